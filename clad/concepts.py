@@ -1,0 +1,188 @@
+"""Concepts and concept datasets.
+
+A *concept* is a regime of normal behaviour with its own anomalies: a name, a 2-D float feature
+array ``X`` and, for test concepts, binary labels ``y`` (0 normal, 1 anomaly).
+
+A :class:`ConceptDataset` holds the ordered *training* concepts (the learning order; a name may
+recur, e.g. A, B, A) and the *test* concepts (which may include concepts never trained). It is
+validated when it is built; every failure is a :class:`~clad.errors.DataError` naming the concept,
+the problem and what is expected.
+
+Arrays are kept as given when they already are floating point, so a memory-mapped ``.npy`` file
+stays on disk: nothing here copies a float array.
+
+>>> import numpy as np
+>>> a = Concept("A", np.zeros((3, 2)))
+>>> t = Concept("A", np.zeros((4, 2)), np.array([0, 0, 1, 1]))
+>>> ds = ConceptDataset([a], [t])
+>>> ds.n_features, ds.train_names, ds.test_names
+(2, ('A',), ('A',))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from .errors import DataError
+
+__all__ = ["Concept", "ConceptDataset"]
+
+# rows checked at a time for NaN/inf, so that a memory-mapped array is never read whole into memory
+_CHECK_CHUNK = 1 << 18
+
+
+def _as_float_2d(X, what: str) -> np.ndarray:
+    if isinstance(X, np.ndarray) and X.dtype.kind == "f":
+        arr = X
+    else:
+        try:
+            arr = np.asarray(X)
+        except Exception as exc:  # ragged lists and the like
+            raise DataError(f"{what}: features could not be read as an array ({exc})") from None
+        if arr.dtype.kind not in "fiub":
+            raise DataError(
+                f"{what}: features have dtype {arr.dtype}; expected numbers (float, int or bool)"
+            )
+        arr = arr.astype(np.float64)
+    if arr.ndim != 2:
+        raise DataError(f"{what}: features must be a 2-D array (rows x features), got shape {arr.shape}")
+    return arr
+
+
+def _check_finite(X: np.ndarray, what: str) -> None:
+    for start in range(0, X.shape[0], _CHECK_CHUNK):
+        block = X[start : start + _CHECK_CHUNK]
+        if not np.isfinite(block).all():
+            bad = np.argwhere(~np.isfinite(block))[0]
+            raise DataError(
+                f"{what}: features contain NaN or infinity (first at row {start + bad[0]}, "
+                f"column {bad[1]}); expected finite numbers"
+            )
+
+
+@dataclass(frozen=True, eq=False)
+class Concept:
+    """One concept: ``name``, features ``X`` (n_rows x n_features) and optional labels ``y``.
+
+    Labels are required for test concepts and optional for training concepts (training data are
+    usually normal-only). ``X`` is validated (2-D, finite, non-empty) when the concept is made.
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray | None = None
+    validate: bool = field(default=True, repr=False)
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise DataError(f"concept name must be a non-empty string, got {self.name!r}")
+        what = f"concept {self.name!r}"
+        X = _as_float_2d(self.X, what)
+        if X.shape[0] == 0:
+            raise DataError(f"{what}: has no rows; expected at least one row")
+        if X.shape[1] == 0:
+            raise DataError(f"{what}: has no feature columns; expected at least one")
+        if self.validate:
+            _check_finite(X, what)
+        object.__setattr__(self, "X", X)
+        if self.y is not None:
+            y = np.asarray(self.y)
+            if y.ndim != 1:
+                raise DataError(f"{what}: labels must be 1-D, got shape {y.shape}")
+            if y.shape[0] != X.shape[0]:
+                raise DataError(
+                    f"{what}: {y.shape[0]} labels for {X.shape[0]} rows; expected one label per row"
+                )
+            if y.dtype.kind == "f" and not np.isfinite(y).all():
+                raise DataError(f"{what}: labels contain NaN or infinity; expected 0 (normal) or 1 (anomaly)")
+            if y.dtype.kind not in "fiub":
+                raise DataError(f"{what}: labels have dtype {y.dtype}; expected 0 (normal) or 1 (anomaly)")
+            values = np.unique(y)
+            if not np.isin(values, (0, 1)).all():
+                shown = ", ".join(repr(v.item()) for v in values[:6])
+                raise DataError(f"{what}: labels must be binary, 0 (normal) or 1 (anomaly); found {shown}")
+            object.__setattr__(self, "y", y.astype(np.int8, copy=False))
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_anomalies(self) -> int | None:
+        return None if self.y is None else int(self.y.sum())
+
+    def __repr__(self) -> str:
+        labels = "" if self.y is None else f", anomalies={self.n_anomalies}"
+        return f"Concept({self.name!r}, rows={self.n_rows}, features={self.n_features}{labels})"
+
+
+class ConceptDataset:
+    """Ordered training concepts and a list of test concepts, validated together.
+
+    Parameters
+    ----------
+    train : sequence of Concept
+        The learning order. A name may recur (the concept is learned again).
+    test : sequence of Concept
+        Concepts to evaluate on after every training step. Names must be unique and every one
+        must have labels. A test concept never trained is allowed ("future-only" concept).
+    name : str
+        A label for results and reports.
+    """
+
+    def __init__(self, train: Sequence[Concept], test: Sequence[Concept], name: str = "dataset",
+                 metadata: dict | None = None):
+        train = list(train)
+        test = list(test)
+        if not train:
+            raise DataError(f"dataset {name!r}: no training concepts; expected at least one")
+        if not test:
+            raise DataError(f"dataset {name!r}: no test concepts; expected at least one")
+        for c in train + test:
+            if not isinstance(c, Concept):
+                raise DataError(f"dataset {name!r}: expected Concept objects, got {type(c).__name__}")
+        n_features = train[0].n_features
+        for role, concepts in (("training", train), ("test", test)):
+            for c in concepts:
+                if c.n_features != n_features:
+                    raise DataError(
+                        f"dataset {name!r}: {role} concept {c.name!r} has {c.n_features} features, "
+                        f"but {train[0].name!r} has {n_features}; all concepts must have the same number"
+                    )
+        seen: set[str] = set()
+        for c in test:
+            if c.y is None:
+                raise DataError(
+                    f"dataset {name!r}: test concept {c.name!r} has no labels; test concepts need "
+                    "labels (0 normal, 1 anomaly)"
+                )
+            if c.name in seen:
+                raise DataError(f"dataset {name!r}: test concept name {c.name!r} is used twice; names must be unique")
+            seen.add(c.name)
+        self.train = tuple(train)
+        self.test = tuple(test)
+        self.name = name
+        self.metadata = dict(metadata or {})
+
+    @property
+    def n_features(self) -> int:
+        return self.train[0].n_features
+
+    @property
+    def train_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.train)
+
+    @property
+    def test_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.test)
+
+    def __repr__(self) -> str:
+        return (f"ConceptDataset({self.name!r}, train={list(self.train_names)}, "
+                f"test={list(self.test_names)}, features={self.n_features})")

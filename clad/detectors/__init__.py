@@ -1,0 +1,76 @@
+"""Detectors: the protocol, adapters for PyOD and scikit-learn, and registered names.
+
+Contract (see :mod:`clad.detectors.base`): ``fit(X) -> self``; ``score(X) -> (n,)`` finite floats,
+**higher = more anomalous**; ``threshold_`` after fit, a row is an anomaly when ``score > threshold_``.
+
+Registered names usable in spec files (any ``package.module:Class`` path works too):
+
+========================  ==================================================
+``iforest``               scikit-learn ``IsolationForest``
+``lof``                   scikit-learn ``LocalOutlierFactor(novelty=True)``
+``ocsvm``                 scikit-learn ``OneClassSVM``
+``elliptic_envelope``     scikit-learn ``EllipticEnvelope``
+``knn`` ``hbos`` ``ecod``  PyOD ``KNN``, ``HBOS``, ``ECOD``, ``COPOD``, ``PCA``, and
+``copod`` ``pca``         ``pyod_iforest``, ``pyod_lof``, ``pyod_ocsvm``
+========================  ==================================================
+"""
+
+from __future__ import annotations
+
+from ..registry import Registry
+from .base import (
+    DetectorAdapter,
+    ProtocolDetector,
+    PyODDetector,
+    SklearnDetector,
+    as_detector,
+    check_scores,
+    detector_name,
+    set_random_state,
+)
+
+__all__ = [
+    "DETECTORS",
+    "make_detector",
+    "as_detector",
+    "check_scores",
+    "detector_name",
+    "set_random_state",
+    "DetectorAdapter",
+    "ProtocolDetector",
+    "PyODDetector",
+    "SklearnDetector",
+]
+
+DETECTORS = Registry("detector")
+DETECTORS.add("iforest", "sklearn.ensemble:IsolationForest", "scikit-learn IsolationForest")
+DETECTORS.add("lof", "sklearn.neighbors:LocalOutlierFactor", "scikit-learn LocalOutlierFactor (novelty=True)",
+              defaults={"novelty": True})
+DETECTORS.add("ocsvm", "sklearn.svm:OneClassSVM", "scikit-learn OneClassSVM")
+DETECTORS.add("elliptic_envelope", "sklearn.covariance:EllipticEnvelope", "scikit-learn EllipticEnvelope")
+for _name, _path in {
+    "knn": "pyod.models.knn:KNN",
+    "hbos": "pyod.models.hbos:HBOS",
+    "ecod": "pyod.models.ecod:ECOD",
+    "copod": "pyod.models.copod:COPOD",
+    "pca": "pyod.models.pca:PCA",
+    "pyod_iforest": "pyod.models.iforest:IForest",
+    "pyod_lof": "pyod.models.lof:LOF",
+    "pyod_ocsvm": "pyod.models.ocsvm:OCSVM",
+}.items():
+    DETECTORS.add(_name, _path, f"PyOD {_path.rsplit(':', 1)[1]}")
+
+
+def make_detector(name: str, params: dict | None = None, random_state: int | None = None):
+    """Build the detector registered as ``name`` (or at import path ``name``) wrapped by
+    :func:`as_detector`; ``random_state`` fills the estimator's ``random_state`` if it has one
+    and ``params`` did not set it.
+
+    >>> det = make_detector("iforest", {"n_estimators": 10}, random_state=3)
+    >>> det.estimator.random_state, det.estimator.n_estimators
+    (3, 10)
+    """
+    det = as_detector(DETECTORS.build(name, params))
+    if random_state is not None:
+        set_random_state(det, random_state)
+    return det

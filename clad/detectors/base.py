@@ -1,0 +1,235 @@
+"""The detector protocol and the adapters that make library estimators follow it.
+
+A clad detector is any object with
+
+* ``fit(X) -> self``;
+* ``score(X) -> ndarray of shape (n,)``, finite, **higher = more anomalous**;
+* ``threshold_`` (set by ``fit``): a row is labelled an anomaly when its score is ``> threshold_``,
+  so labels always come from the same scores as the ranking metrics (never a second pass).
+
+:func:`as_detector` wraps whatever a user gives into an adapter that follows this protocol:
+
+* a PyOD ``BaseDetector`` -> :class:`PyODDetector` (``decision_function``, PyOD's ``threshold_``);
+* a scikit-learn outlier detector -> :class:`SklearnDetector` (``-score_samples``, since scikit-learn
+  scores are *lower* for abnormal rows; the threshold is ``-offset_``);
+* any other object with ``fit`` and ``score`` -> :class:`ProtocolDetector` (its own ``threshold_``
+  if it sets one, else the ``1 - contamination`` quantile of its training scores).
+
+All adapters are scikit-learn estimators: ``sklearn.base.clone`` gives a fresh unfitted copy, and
+they check every score array, naming the detector when it has the wrong shape or is not finite.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+
+from ..errors import CladTypeError, DetectorError
+
+__all__ = [
+    "as_detector",
+    "detector_name",
+    "set_random_state",
+    "check_scores",
+    "DetectorAdapter",
+    "SklearnDetector",
+    "PyODDetector",
+    "ProtocolDetector",
+]
+
+
+def detector_name(obj) -> str:
+    """A short readable name: the class name of the wrapped estimator."""
+    inner = getattr(obj, "estimator", None)
+    if inner is not None and isinstance(obj, DetectorAdapter):
+        return type(inner).__name__
+    return type(obj).__name__
+
+
+def check_scores(scores, n_rows: int, who: str) -> np.ndarray:
+    """Return ``scores`` as a float array of shape ``(n_rows,)`` or raise a DetectorError naming ``who``."""
+    try:
+        s = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DetectorError(f"detector {who}: scores could not be read as numbers ({exc})") from None
+    if s.shape != (n_rows,):
+        raise DetectorError(
+            f"detector {who}: score() returned shape {s.shape} for {n_rows} rows; expected ({n_rows},)"
+        )
+    if not np.isfinite(s).all():
+        k = int((~np.isfinite(s)).sum())
+        raise DetectorError(
+            f"detector {who}: score() returned {k} non-finite value(s) (NaN or infinity) among "
+            f"{n_rows}; expected finite scores"
+        )
+    return s
+
+
+def set_random_state(detector, seed: int, overwrite: bool = False) -> None:
+    """Give the detector (or the estimator inside an adapter) ``random_state=seed``.
+
+    Only a ``random_state`` that is ``None`` is replaced unless ``overwrite`` is true, so an
+    explicit ``random_state`` in a spec wins.
+    """
+    target = detector.estimator if isinstance(detector, DetectorAdapter) else detector
+    get = getattr(target, "get_params", None)
+    if get is None:
+        if hasattr(target, "random_state") and (overwrite or target.random_state is None):
+            target.random_state = seed
+        return
+    params = get(deep=False)
+    if "random_state" in params and (overwrite or params["random_state"] is None):
+        target.set_params(random_state=seed)
+
+
+class DetectorAdapter(BaseEstimator):
+    """Base of the adapters: holds ``estimator`` (never fitted itself) and fits a clone of it."""
+
+    def __init__(self, estimator=None):
+        self.estimator = estimator
+
+    @property
+    def name(self) -> str:
+        return detector_name(self)
+
+    def _fresh(self):
+        try:
+            return clone(self.estimator)
+        except TypeError:
+            return clone(self.estimator, safe=False)
+
+    def fit(self, X, y=None):
+        self.estimator_ = self._fresh()
+        self._fit_estimator(self.estimator_, X)
+        self.threshold_ = float(self._threshold(self.estimator_, X))
+        self.n_features_in_ = int(np.shape(X)[1])
+        return self
+
+    def score(self, X) -> np.ndarray:
+        if not hasattr(self, "estimator_"):
+            raise DetectorError(f"detector {self.name}: score() called before fit()")
+        return check_scores(self._raw_score(self.estimator_, X), int(np.shape(X)[0]), self.name)
+
+    # subclass hooks
+    def _fit_estimator(self, est, X):
+        returned = est.fit(X)
+        return returned
+
+    def _raw_score(self, est, X):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _threshold(self, est, X) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class SklearnDetector(DetectorAdapter):
+    """A scikit-learn outlier detector (``score_samples``: lower = more abnormal) as a clad detector.
+
+    ``score = -score_samples(X)`` and ``threshold_ = -offset_``, which labels exactly the rows that
+    scikit-learn's own ``predict`` calls outliers.
+
+    >>> import numpy as np
+    >>> from sklearn.ensemble import IsolationForest
+    >>> rng = np.random.default_rng(0)
+    >>> det = SklearnDetector(IsolationForest(random_state=0)).fit(rng.normal(size=(200, 2)))
+    >>> bool(det.score(np.array([[8.0, 8.0]]))[0] > det.score(np.array([[0.0, 0.0]]))[0])
+    True
+    """
+
+    def _fit_estimator(self, est, X):
+        if type(est).__name__ == "LocalOutlierFactor" and not getattr(est, "novelty", True):
+            raise DetectorError(
+                "detector LocalOutlierFactor: novelty=False cannot score new data; "
+                "use LocalOutlierFactor(novelty=True) (the registered name 'lof' does this)"
+            )
+        return est.fit(X)
+
+    def _raw_score(self, est, X):
+        return -np.asarray(est.score_samples(X), dtype=np.float64)
+
+    def _threshold(self, est, X) -> float:
+        return -float(est.offset_)
+
+
+class PyODDetector(DetectorAdapter):
+    """A PyOD ``BaseDetector`` as a clad detector: ``decision_function`` (higher = more anomalous)
+    and PyOD's own ``threshold_`` (from its ``contamination``)."""
+
+    def _raw_score(self, est, X):
+        return est.decision_function(X)
+
+    def _threshold(self, est, X) -> float:
+        return float(est.threshold_)
+
+
+class ProtocolDetector(DetectorAdapter):
+    """Any object with ``fit(X)`` and ``score(X)`` (higher = more anomalous).
+
+    If the fitted object has a ``threshold_`` it is used; otherwise the threshold is the
+    ``1 - contamination`` quantile of the training scores (PyOD's convention), computed once at fit.
+    """
+
+    def __init__(self, estimator=None, contamination: float = 0.1):
+        self.estimator = estimator
+        self.contamination = contamination
+
+    def _fit_estimator(self, est, X):
+        returned = est.fit(X)
+        if returned is not est:
+            raise DetectorError(
+                f"detector {type(est).__name__}: fit() returned {type(returned).__name__}, "
+                "expected the detector itself (return self)"
+            )
+        return returned
+
+    def _raw_score(self, est, X):
+        return est.score(X)
+
+    def _threshold(self, est, X) -> float:
+        own = getattr(est, "threshold_", None)
+        if own is not None:
+            return float(own)
+        if not 0.0 < float(self.contamination) < 0.5:
+            raise DetectorError(
+                f"detector {type(est).__name__}: contamination={self.contamination!r}; expected a number in (0, 0.5)"
+            )
+        train_scores = check_scores(est.score(X), int(np.shape(X)[0]), type(est).__name__)
+        return float(np.quantile(train_scores, 1.0 - float(self.contamination)))
+
+
+def _is_pyod(obj) -> bool:
+    if "pyod" not in sys.modules:
+        return False
+    from pyod.models.base import BaseDetector
+
+    return isinstance(obj, BaseDetector)
+
+
+def _is_sklearn_outlier(obj) -> bool:
+    from sklearn.base import is_outlier_detector
+
+    return hasattr(obj, "score_samples") and hasattr(obj, "fit") and is_outlier_detector(obj)
+
+
+def as_detector(obj):
+    """Wrap ``obj`` so that it follows the clad detector protocol (see the module docstring).
+
+    Adapters and clad's own detectors are returned unchanged. A class (rather than an instance)
+    is a :class:`~clad.errors.CladTypeError`.
+    """
+    if isinstance(obj, type):
+        raise CladTypeError(f"as_detector expects a detector instance, got the class {obj.__name__}; call it first")
+    if isinstance(obj, DetectorAdapter) or getattr(obj, "_clad_detector", False):
+        return obj
+    if _is_pyod(obj):
+        return PyODDetector(obj)
+    if _is_sklearn_outlier(obj):
+        return SklearnDetector(obj)
+    if callable(getattr(obj, "fit", None)) and callable(getattr(obj, "score", None)):
+        return ProtocolDetector(obj)
+    raise CladTypeError(
+        f"{type(obj).__name__} is not a detector: expected a PyOD BaseDetector, a scikit-learn outlier "
+        "detector (with score_samples), or an object with fit(X) and score(X) (higher = more anomalous)"
+    )

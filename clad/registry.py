@@ -1,0 +1,155 @@
+"""Name registries for the things a spec file can name.
+
+Detectors, strategies, scenarios and datasets are registered under short names. A spec entry is
+either such a name or an import path ``package.module:Class``. Lookups of unknown names raise a
+:class:`~clad.errors.CladValueError` with a did-you-mean; unknown keyword parameters likewise.
+
+Entries are stored as import paths (strings) so that registering a name never imports a heavy
+library: ``torch`` or ``pyod`` are imported only when a run uses them.
+
+>>> r = Registry("colour")
+>>> r.add("red", "builtins:str")
+>>> r.resolve("red")
+<class 'str'>
+>>> r.resolve("rde")
+Traceback (most recent call last):
+...
+clad.errors.CladValueError: unknown colour 'rde' (did you mean 'red'?); known: red, or an import path 'package.module:Class'
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+from typing import Any, Callable, Iterable
+
+from .errors import CladTypeError, CladValueError
+
+__all__ = ["Registry", "import_object", "did_you_mean", "check_params"]
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest choice, or an empty string."""
+    close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def import_object(path: str, what: str = "object") -> Any:
+    """Import ``package.module:Name`` (or ``package.module.Name``) and return the object."""
+    if not isinstance(path, str) or not path:
+        raise CladTypeError(f"{what} import path must be a non-empty string, got {path!r}")
+    if ":" in path:
+        module_name, _, attr = path.partition(":")
+    else:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name or not attr:
+        raise CladValueError(f"{what} {path!r} is not an import path; expected 'package.module:Name'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CladValueError(f"{what} {path!r}: module {module_name!r} could not be imported ({exc})") from None
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            names = [n for n in dir(module) if not n.startswith("_")]
+            raise CladValueError(
+                f"{what} {path!r}: module {module_name!r} has no attribute {attr!r}{did_you_mean(attr, names)}"
+            ) from None
+    return obj
+
+
+def check_params(factory: Callable, params: dict, what: str) -> None:
+    """Raise if ``params`` has keywords that ``factory`` does not accept (with a did-you-mean)."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    accepted = []
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            return
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            accepted.append(p.name)
+    for key in params:
+        if key not in accepted:
+            allowed = ", ".join(accepted) if accepted else "none"
+            raise CladValueError(
+                f"{what}: unknown parameter {key!r}{did_you_mean(key, accepted)}; allowed: {allowed}"
+            )
+
+
+class Registry:
+    """Short name -> import path of a class or factory, for one kind of thing."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, str] = {}
+        self._docs: dict[str, str] = {}
+        self._defaults: dict[str, dict] = {}
+
+    def add(self, name: str, target: str | Callable, doc: str = "", defaults: dict | None = None) -> None:
+        """Register ``name`` for ``target`` (an import path, or the object itself).
+
+        ``defaults`` are keyword parameters used when the name is built without them
+        (e.g. ``novelty=True`` for scikit-learn's LocalOutlierFactor).
+        """
+        if isinstance(target, str):
+            self._entries[name] = target
+        else:
+            self._entries[name] = f"{target.__module__}:{target.__qualname__}"
+        self._docs[name] = doc
+        self._defaults[name] = dict(defaults or {})
+
+    def register(self, name: str, doc: str = "") -> Callable:
+        """Class decorator form of :meth:`add`."""
+
+        def deco(obj):
+            self.add(name, obj, doc or (inspect.getdoc(obj) or "").split("\n")[0])
+            return obj
+
+        return deco
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def path(self, name: str) -> str:
+        return self._entries[name]
+
+    def doc(self, name: str) -> str:
+        return self._docs.get(name, "")
+
+    def defaults(self, name: str) -> dict:
+        return dict(self._defaults.get(name, {}))
+
+    def build(self, name: str, params: dict | None = None) -> Any:
+        """Resolve ``name`` and call it with the registered defaults updated by ``params``.
+
+        Unknown parameters are refused with a did-you-mean before anything is called.
+        """
+        factory = self.resolve(name)
+        params = {**self.defaults(name), **(params or {})}
+        check_params(factory, params, f"{self.kind} {name!r}")
+        try:
+            return factory(**params)
+        except (TypeError, ValueError) as exc:
+            raise CladValueError(f"{self.kind} {name!r} with parameters {params!r}: {exc}") from exc
+
+    def resolve(self, name: str) -> Any:
+        """The object registered as ``name``, or imported from ``name`` if it is an import path."""
+        if not isinstance(name, str):
+            raise CladTypeError(f"{self.kind} name must be a string, got {type(name).__name__} {name!r}")
+        if name in self._entries:
+            return import_object(self._entries[name], f"{self.kind} {name!r}")
+        if ":" in name:
+            return import_object(name, self.kind)
+        known = ", ".join(self.names())
+        raise CladValueError(
+            f"unknown {self.kind} {name!r}{did_you_mean(name, self._entries)}; "
+            f"known: {known}, or an import path 'package.module:Class'"
+        )

@@ -1,0 +1,196 @@
+"""Typed run results and the strict-JSON results file.
+
+A :class:`RunResult` is frozen: R per base metric (rows = training steps, columns = test
+concepts), the row and column labels, the continual metrics computed from R, timings, seed,
+versions and the run's full configuration. ``to_dict`` gives strict JSON (NaN -> ``null``), and
+``from_dict(to_dict(r))`` gives back an equal result.
+
+The results file ``results.json`` is ``{"clad_version": ..., "runs": [run, ...]}``; it is written
+atomically (a temporary file renamed over the target), so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import tempfile
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from . import __version__
+from .errors import DataError
+
+__all__ = ["RunResult", "versions", "write_results", "read_results", "atomic_write_text", "to_jsonable"]
+
+_PACKAGES = {"numpy": "numpy", "scikit-learn": "scikit-learn", "pyod": "pyod", "torch": "torch", "pandas": "pandas"}
+
+
+def versions() -> dict[str, str | None]:
+    """Versions of clad, Python and the libraries that decide the numbers (None if not installed).
+
+    Read from package metadata, so torch is not imported just to learn its version.
+    """
+    out: dict[str, str | None] = {"clad": __version__, "python": platform.python_version()}
+    for key, dist in _PACKAGES.items():
+        try:
+            out[key] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[key] = None
+    return out
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Numpy arrays/scalars to lists/numbers, NaN and infinities to None, recursively."""
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (np.floating, float)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    return obj
+
+
+def _matrix(rows) -> np.ndarray:
+    return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=np.float64)
+
+
+def _metric_values(d: Mapping) -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out[k] = dict(v)
+        elif isinstance(v, list):
+            out[k] = [float("nan") if x is None else x for x in v]
+        else:
+            out[k] = float("nan") if v is None else v
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """One run: configuration, R per base metric, continual metrics, timings and provenance."""
+
+    dataset: str
+    scenario: str
+    strategy: str
+    detector: str
+    seed: int
+    concepts: tuple[str, ...] = ()
+    test_concepts: tuple[str, ...] = ()
+    R: Mapping[str, np.ndarray] = field(default_factory=dict)
+    metrics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    timings: Mapping[str, Any] = field(default_factory=dict)
+    versions: Mapping[str, str | None] = field(default_factory=dict)
+    config: Mapping[str, Any] = field(default_factory=dict)
+    memory_rows: tuple[int, ...] = ()
+    anytime: Mapping[str, Any] | None = None
+    status: str = "ok"
+    error: str | None = None
+    run_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict:
+        d = {
+            "run_id": self.run_id,
+            "status": self.status,
+            "dataset": self.dataset,
+            "scenario": self.scenario,
+            "strategy": self.strategy,
+            "detector": self.detector,
+            "seed": self.seed,
+            "concepts": list(self.concepts),
+            "test_concepts": list(self.test_concepts),
+            "R": {m: np.asarray(r) for m, r in self.R.items()},
+            "metrics": self.metrics,
+            "timings": self.timings,
+            "memory_rows": list(self.memory_rows),
+            "anytime": self.anytime,
+            "versions": dict(self.versions),
+            "config": self.config,
+            "error": self.error,
+        }
+        return to_jsonable(d)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "RunResult":
+        try:
+            anytime = d.get("anytime")
+            if anytime:
+                anytime = {"rows_seen": list(anytime["rows_seen"]),
+                           "R": {m: _matrix(r) for m, r in anytime["R"].items()}}
+            return cls(
+                dataset=d["dataset"],
+                scenario=d["scenario"],
+                strategy=d["strategy"],
+                detector=d["detector"],
+                seed=int(d["seed"]),
+                concepts=tuple(d.get("concepts", ())),
+                test_concepts=tuple(d.get("test_concepts", ())),
+                R={m: _matrix(r) for m, r in d.get("R", {}).items()},
+                metrics={m: _metric_values(v) for m, v in d.get("metrics", {}).items()},
+                timings=dict(d.get("timings", {})),
+                versions=dict(d.get("versions", {})),
+                config=dict(d.get("config", {})),
+                memory_rows=tuple(d.get("memory_rows", ())),
+                anytime=anytime,
+                status=d.get("status", "ok"),
+                error=d.get("error"),
+                run_id=d.get("run_id"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_results(path: str | os.PathLike, runs: Iterable[RunResult], spec: Mapping | None = None) -> None:
+    """Write ``results.json``: strict JSON (``allow_nan=False``), atomically."""
+    doc = {"clad_version": __version__, "spec": to_jsonable(spec or {}), "runs": [r.to_dict() for r in runs]}
+    atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False))
+
+
+def read_results(path: str | os.PathLike) -> list[RunResult]:
+    """Read a ``results.json`` written by :func:`write_results`."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"results file {str(path)!r} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"results file {str(path)!r} is not valid JSON ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
+        raise DataError(f"results file {str(path)!r} has no 'runs' list")
+    return [RunResult.from_dict(r) for r in doc["runs"]]

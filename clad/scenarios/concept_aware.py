@@ -1,0 +1,24 @@
+"""Concept-aware scenario: the strategy is told the concept id when it learns and when it scores."""
+
+from __future__ import annotations
+
+from .base import Scenario
+
+__all__ = ["ConceptAware"]
+
+
+class ConceptAware(Scenario):
+    """One ``learn(X, concept_id=name)`` call per training concept; test sets are scored with their
+    own concept id. R gets one row per training concept."""
+
+    name = "concept_aware"
+    gives_concept_id = True
+    gives_boundaries = True
+
+    def run(self, dataset, strategy, evaluator):
+        self.check_strategy(strategy)
+        for concept in dataset.train:
+            with evaluator.learning():
+                strategy.learn(concept.X, concept_id=concept.name)
+            evaluator.evaluate(strategy, step=concept.name, with_ids=True)
+        return evaluator.result()

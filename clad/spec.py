@@ -1,0 +1,268 @@
+"""Spec files: a benchmark grid in TOML, validated completely before anything runs.
+
+.. code-block:: toml
+
+    name = "quickstart"
+    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]
+    seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
+
+    [[datasets]]
+    name = "synthetic"                        # a registered name or "package.module:function"
+    n_concepts = 4                            # every other key is a keyword parameter
+
+    [[scenarios]]
+    name = "concept_agnostic"
+    batch_size = 200
+
+    strategies = ["naive", "cumulative"]      # a plain name needs no table
+
+    [[detectors]]
+    name = "iforest"
+    label = "IF-50"                           # optional display label
+    n_estimators = 50
+    grid = { max_samples = [64, 256] }        # optional: one entry per combination
+
+The grid is datasets x scenarios x strategies x detectors x seeds. Every problem in the file is
+reported at once (a :class:`~clad.errors.SpecError` listing them), each with the key it is about
+and a did-you-mean for misspelt names. A spec names classes by import path and so runs code, like a
+Python script: run only specs you trust.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import CladError, SpecError
+from .evaluation import BASE_METRICS
+from .registry import Registry, check_params, did_you_mean
+from .runner import Component, RunConfig
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
+
+TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "skip_incompatible",
+                  "datasets", "scenarios", "strategies", "detectors")
+_RESERVED = ("name", "label", "grid")
+
+
+@dataclass
+class Spec:
+    """A validated spec: its name, source and the expanded grid of run configurations."""
+
+    name: str
+    configs: list[RunConfig]
+    raw: dict = field(default_factory=dict)
+    source: str | None = None
+    skipped: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.configs)
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and validate a TOML spec file."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"spec file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise SpecError(f"spec {str(path)!r} is a folder; expected a TOML file") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"spec file is not UTF-8 text ({exc})", source=str(path)) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"not valid TOML: {exc}", source=str(path)) from None
+    return parse_spec(raw, source=str(path), default_name=path.stem)
+
+
+def _registries() -> dict[str, Registry]:
+    from .datasets import DATASETS
+    from .detectors import DETECTORS
+    from .scenarios import SCENARIOS
+    from .strategies import STRATEGIES
+
+    return {"datasets": DATASETS, "scenarios": SCENARIOS, "strategies": STRATEGIES, "detectors": DETECTORS}
+
+
+def _fmt(v: Any) -> str:
+    return repr(v) if not isinstance(v, str) else v
+
+
+def _entries(section: str, value: Any, registry: Registry, problems: list[str]) -> list[Component]:
+    """Validate one list section and expand its parameter grids into components."""
+    if value is None:
+        problems.append(f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})")
+        return []
+    if isinstance(value, (str, dict)):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        problems.append(f"{section}: expected a non-empty list of names or tables, got {value!r}")
+        return []
+    out: list[Component] = []
+    for i, entry in enumerate(value):
+        key = f"{section}[{i}]"
+        if isinstance(entry, str):
+            entry = {"name": entry}
+        if not isinstance(entry, dict):
+            problems.append(f"{key}: expected a name or a table with 'name', got {entry!r}")
+            continue
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            problems.append(f"{key}.name: missing; expected a registered {registry.kind} name "
+                            f"({', '.join(registry.names())}) or 'package.module:Class'")
+            continue
+        try:
+            factory = registry.resolve(name)
+        except CladError as exc:
+            problems.append(f"{key}.name: {exc}")
+            continue
+        params = {k: v for k, v in entry.items() if k not in _RESERVED}
+        label = entry.get("label")
+        if label is not None and not isinstance(label, str):
+            problems.append(f"{key}.label: expected a string, got {label!r}")
+            label = None
+        grid = entry.get("grid", {})
+        if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+            problems.append(f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}")
+            grid = {}
+        if section == "strategies" and "detector" in params:
+            problems.append(f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key")
+            params.pop("detector")
+        probe = {**registry.defaults(name), **params, **{k: v[0] for k, v in grid.items()}}
+        try:
+            check_params(factory, probe, f"{key} ({name})")
+        except CladError as exc:
+            stray = [k for k in params if k in TOP_LEVEL_KEYS]
+            hint = (f" ('{stray[0]}' is a top-level key: in TOML, top-level keys must come before the "
+                    "first [[table]])") if stray else ""
+            problems.append(str(exc) + hint)
+            continue
+        combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
+        for combo in combos:
+            p = {**params, **combo}
+            lab = label
+            if combo:
+                lab = (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
+            out.append(Component(name=name, params=p, label=lab))
+    # distinct labels where a name is used more than once with different parameters
+    counts: dict[str, int] = {}
+    for c in out:
+        counts[c.display] = counts.get(c.display, 0) + 1
+    fixed = []
+    for c in out:
+        if counts[c.display] > 1 and c.label is None:
+            shown = ", ".join(f"{k}={_fmt(v)}" for k, v in sorted(c.params.items()))
+            c = Component(c.name, c.params, f"{c.name}({shown})")
+        fixed.append(c)
+    labels = [c.display for c in fixed]
+    for lab in sorted({x for x in labels if labels.count(x) > 1}):
+        problems.append(f"{section}: label {lab!r} is used by more than one entry; give each a distinct 'label'")
+    return fixed
+
+
+def _check_scenarios(components: list[Component], problems: list[str]) -> dict[str, Any]:
+    from .scenarios import SCENARIOS
+
+    built = {}
+    for i, c in enumerate(components):
+        try:
+            obj = SCENARIOS.build(c.name, c.params)
+            if hasattr(obj, "_validate"):
+                obj._validate()
+            built[c.display] = obj
+        except CladError as exc:
+            problems.append(f"scenarios[{i}]: {exc}")
+    return built
+
+
+def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchmark") -> Spec:
+    """Validate a spec given as a dict (the parsed TOML) and expand its grid."""
+    if not isinstance(raw, dict):
+        raise SpecError(f"expected a table at the top level, got {type(raw).__name__}", source=source)
+    problems: list[str] = []
+    for key in raw:
+        if key not in TOP_LEVEL_KEYS:
+            problems.append(f"{key}: unknown key{did_you_mean(key, TOP_LEVEL_KEYS)}; allowed: {', '.join(TOP_LEVEL_KEYS)}")
+    name = raw.get("name", default_name)
+    if not isinstance(name, str) or not name:
+        problems.append(f"name: expected a non-empty string, got {name!r}")
+        name = default_name
+
+    metrics = raw.get("base_metrics", ["roc_auc"])
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not isinstance(metrics, list) or not metrics:
+        problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(BASE_METRICS)}")
+        metrics = []
+    for i, m in enumerate(metrics):
+        if m not in BASE_METRICS:
+            problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), BASE_METRICS)}; "
+                            f"allowed: {', '.join(BASE_METRICS)}")
+    if len(set(map(str, metrics))) != len(metrics):
+        problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
+
+    seeds = raw.get("seeds", [0])
+    if isinstance(seeds, bool):
+        seeds = None
+    elif isinstance(seeds, int):
+        seeds = list(range(seeds)) if seeds >= 1 else None
+    if (not isinstance(seeds, list) or not seeds
+            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**63 for s in seeds)
+            or len(set(seeds)) != len(seeds)):
+        problems.append(f"seeds: {raw.get('seeds')!r}; expected a count >= 1 or a list of distinct non-negative integers")
+        seeds = []
+
+    skip_incompatible = raw.get("skip_incompatible", False)
+    if not isinstance(skip_incompatible, bool):
+        problems.append(f"skip_incompatible: expected true or false, got {skip_incompatible!r}")
+        skip_incompatible = False
+
+    regs = _registries()
+    sections = {s: _entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
+    scenario_objs = _check_scenarios(sections["scenarios"], problems)
+
+    # strategies that need what a scenario does not give
+    skipped: list[str] = []
+    pairs = []
+    for sc in sections["scenarios"]:
+        for st in sections["strategies"]:
+            obj = scenario_objs.get(sc.display)
+            reason = None
+            if obj is not None:
+                try:
+                    cls = regs["strategies"].resolve(st.name)
+                    if getattr(cls, "requires_concept_id", False) and not obj.gives_concept_id:
+                        reason = "needs the concept id"
+                    elif getattr(cls, "requires_boundaries", False) and not obj.gives_boundaries:
+                        reason = "needs concept boundaries"
+                except CladError:
+                    pass
+            if reason:
+                msg = f"strategy {st.display!r} cannot run in scenario {sc.display!r} ({reason})"
+                if skip_incompatible:
+                    skipped.append(msg)
+                else:
+                    problems.append(msg + "; remove one of them or set skip_incompatible = true")
+                continue
+            pairs.append((sc, st))
+
+    if problems:
+        raise SpecError(problems, source=source)
+    configs = [
+        RunConfig(dataset=ds, scenario=sc, strategy=st, detector=det, seed=seed, base_metrics=tuple(metrics))
+        for ds in sections["datasets"]
+        for sc, st in pairs
+        for det in sections["detectors"]
+        for seed in seeds
+    ]
+    return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped)
