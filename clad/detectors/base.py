@@ -150,7 +150,7 @@ class SklearnDetector(DetectorAdapter):
         return -np.asarray(est.score_samples(X), dtype=np.float64)
 
     def _threshold(self, est, X) -> float:
-        return -float(est.offset_)
+        return -float(np.ravel(est.offset_)[0])
 
 
 class PyODDetector(DetectorAdapter):
@@ -161,7 +161,7 @@ class PyODDetector(DetectorAdapter):
         return est.decision_function(X)
 
     def _threshold(self, est, X) -> float:
-        return float(est.threshold_)
+        return float(np.ravel(est.threshold_)[0])
 
 
 class ProtocolDetector(DetectorAdapter):
@@ -210,7 +210,7 @@ def _is_pyod(obj) -> bool:
 def _is_sklearn_outlier(obj) -> bool:
     from sklearn.base import is_outlier_detector
 
-    return hasattr(obj, "score_samples") and hasattr(obj, "fit") and is_outlier_detector(obj)
+    return isinstance(obj, BaseEstimator) and hasattr(obj, "fit") and is_outlier_detector(obj)
 
 
 def as_detector(obj):

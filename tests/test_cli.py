@@ -1,0 +1,163 @@
+"""`clad run` on the quickstart spec, and spec errors reported with file, key and did-you-mean."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clad import metrics
+from clad.cli import main
+from clad.errors import SpecError
+from clad.spec import load_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = ROOT / "scenarios" / "quickstart.toml"
+
+
+def strict_loads(text):
+    def refuse(name):
+        raise ValueError(f"non-strict JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture(scope="module")
+def quickstart_runs(tmp_path_factory):
+    out1 = tmp_path_factory.mktemp("qs1")
+    proc = subprocess.run([sys.executable, "-m", "clad.cli", "run", str(QUICKSTART), "--out", str(out1), "--quiet"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    out2 = tmp_path_factory.mktemp("qs2")
+    assert main(["run", str(QUICKSTART), "--out", str(out2), "--quiet"]) == 0
+    return [strict_loads((d / "results.json").read_text()) for d in (out1, out2)]
+
+
+def test_quickstart_results_are_strict_json_with_consistent_metrics(quickstart_runs):
+    doc = quickstart_runs[0]
+    spec = load_spec(QUICKSTART)
+    assert len(doc["runs"]) == len(spec.configs)
+    assert {r["scenario"] for r in doc["runs"]} == {"concept_aware", "concept_incremental", "concept_agnostic"}
+    assert {r["strategy"] for r in doc["runs"]} == {"naive", "cumulative"}
+    for run in doc["runs"]:
+        assert run["status"] == "ok"
+        t = metrics.learned_at(run["concepts"], run["test_concepts"])
+        for m, rows in run["R"].items():
+            R = np.array([[np.nan if v is None else v for v in row] for row in rows])
+            assert R.shape == (len(run["concepts"]), len(run["test_concepts"]))
+            reported = run["metrics"][m]
+            for name, fn in (("continual_average", metrics.continual_average),
+                             ("backward_transfer", metrics.backward_transfer),
+                             ("forward_transfer", metrics.forward_transfer)):
+                value = fn(R, t)
+                if np.isnan(value):
+                    assert reported[name] is None
+                else:
+                    assert reported[name] == value
+
+
+def test_quickstart_twice_gives_identical_R(quickstart_runs):
+    a, b = quickstart_runs
+    assert [r["R"] for r in a["runs"]] == [r["R"] for r in b["runs"]]
+    assert [r["seed"] for r in a["runs"]] == [r["seed"] for r in b["runs"]]
+
+
+def write(tmp_path, text):
+    p = tmp_path / "spec.toml"
+    p.write_text(text)
+    return p
+
+
+GOOD = """
+seeds = [0]
+strategies = ["naive"]
+[[datasets]]
+name = "synthetic"
+n_concepts = 2
+n_train = 50
+n_test = 40
+[[scenarios]]
+name = "concept_aware"
+[[detectors]]
+name = "iforest"
+n_estimators = 5
+"""
+
+
+def test_spec_errors_name_file_key_and_suggestion(tmp_path):
+    p = write(tmp_path, GOOD.replace('"naive"', '"naiv"').replace("n_estimators", "n_estimator")
+              .replace('"concept_aware"', '"concept_awre"').replace("seeds", "seed"))
+    with pytest.raises(SpecError) as err:
+        load_spec(p)
+    msg = str(err.value)
+    assert str(p) in msg
+    assert "4 problems" in msg
+    assert "seed: unknown key (did you mean 'seeds'?)" in msg
+    assert "strategies[0].name: unknown strategy 'naiv' (did you mean 'naive'?)" in msg
+    assert "scenarios[0].name: unknown scenario 'concept_awre' (did you mean 'concept_aware'?)" in msg
+    assert "detectors[0] (iforest): unknown parameter 'n_estimator' (did you mean 'n_estimators'?)" in msg
+
+
+def test_spec_bad_values(tmp_path):
+    p = write(tmp_path, GOOD.replace("seeds = [0]", 'seeds = -1\nbase_metrics = ["auc"]')
+              .replace('name = "concept_aware"', 'name = "concept_agnostic"\nbatch_size = 0'))
+    with pytest.raises(SpecError) as err:
+        load_spec(p)
+    msg = str(err.value)
+    assert "seeds: -1; expected a count >= 1" in msg
+    assert "base_metrics[0]: unknown base metric 'auc'" in msg
+    assert "batch_size=0; expected an integer >= 1" in msg
+
+
+def test_spec_unknown_dataset_and_import_path(tmp_path):
+    p = write(tmp_path, GOOD.replace('name = "synthetic"', 'name = "synthetc"')
+              .replace('name = "iforest"', 'name = "sklearn.ensemble:IsolationForrest"'))
+    with pytest.raises(SpecError) as err:
+        load_spec(p)
+    assert "unknown dataset 'synthetc' (did you mean 'synthetic'?)" in str(err.value)
+    assert "has no attribute 'IsolationForrest' (did you mean 'IsolationForest'?)" in str(err.value)
+
+
+def test_spec_file_problems(tmp_path):
+    with pytest.raises(SpecError, match="does not exist"):
+        load_spec(tmp_path / "missing.toml")
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_spec(write(tmp_path, "name = = 1"))
+    with pytest.raises(SpecError, match="datasets: missing"):
+        load_spec(write(tmp_path, GOOD.split("[[datasets]]")[0] + GOOD.split("n_test = 40")[1]))
+
+
+def test_toml_ordering_mistake_gets_a_hint(tmp_path):
+    text = GOOD.replace('strategies = ["naive"]\n', "") + 'strategies = ["naive"]\n'
+    with pytest.raises(SpecError) as err:
+        load_spec(write(tmp_path, text))
+    assert "top-level keys must come before the first [[table]]" in str(err.value)
+
+
+def test_cli_reports_spec_error_and_exit_code(tmp_path, capsys):
+    p = write(tmp_path, GOOD.replace('"naive"', '"naiv"'))
+    assert main(["run", str(p), "--out", str(tmp_path / "out")]) == 2
+    assert "did you mean 'naive'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_dry_run_lists_grid(tmp_path, capsys):
+    p = write(tmp_path, GOOD.replace("seeds = [0]", "seeds = 3"))
+    assert main(["run", str(p), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "3 runs" in out and "seed 2" in out
+
+
+def test_failed_run_is_recorded_and_others_go_on(tmp_path):
+    spec = GOOD.replace('[[detectors]]\nname = "iforest"\nn_estimators = 5',
+                        '[[detectors]]\nname = "iforest"\nn_estimators = 5\n[[detectors]]\nname = "ocsvm"\nnu = 2.0')
+    p = write(tmp_path, spec)
+    assert main(["run", str(p), "--out", str(tmp_path / "o"), "--quiet"]) == 1
+    runs = strict_loads((tmp_path / "o" / "results.json").read_text())["runs"]
+    status = {r["detector"]: r["status"] for r in runs}
+    assert status == {"iforest": "ok", "ocsvm": "failed"}
+    failed = next(r for r in runs if r["status"] == "failed")
+    assert "Traceback" in failed["error"] and "nu" in failed["error"]

@@ -1,0 +1,209 @@
+"""The three scenarios feed a strategy exactly what they promise; evaluation scores each test set once."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from clad import Concept, ConceptDataset
+from clad.errors import CladValueError, ScenarioError
+from clad.evaluation import Evaluator
+from clad.scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental, stream_batches
+from clad.strategies import Cumulative, Naive, Scored, Strategy
+
+
+class Recorder(Strategy):
+    """Records every call; scores = first feature (which holds the row's concept index)."""
+
+    def learn(self, X, concept_id=None):
+        self.calls_ = getattr(self, "calls_", []) + [("learn", X.copy(), concept_id)]
+        return self
+
+    def score(self, X, concept_id=None):
+        self.calls_.append(("score", len(X), concept_id))
+        return Scored(X[:, 0].astype(float), 0.5)
+
+
+class NeedsId(Recorder):
+    requires_concept_id = True
+
+
+class NeedsBoundaries(Recorder):
+    requires_boundaries = True
+
+
+def dataset(sizes=(5, 7, 4)):
+    """Training concept k has rows whose first column is k and second column the row index."""
+    train = [Concept(f"c{k}", np.c_[np.full(n, k), np.arange(n)].astype(float)) for k, n in enumerate(sizes)]
+    rng = np.random.default_rng(0)
+    test = [Concept(f"c{k}", rng.normal(size=(6, 2)), np.array([0, 0, 0, 0, 1, 1])) for k in range(len(sizes))]
+    return ConceptDataset(train, test)
+
+
+def run(scenario, strategy, ds=None, metrics=("roc_auc",)):
+    ds = ds or dataset()
+    strategy.learn  # noqa: B018
+    ev = Evaluator(ds.test, metrics)
+    out = scenario.run(ds, strategy, ev)
+    return out, strategy.calls_
+
+
+def test_concept_aware_gives_ids_at_learn_and_score():
+    out, calls = run(ConceptAware(), Recorder())
+    learns = [c for c in calls if c[0] == "learn"]
+    assert [c[2] for c in learns] == ["c0", "c1", "c2"]
+    assert [len(c[1]) for c in learns] == [5, 7, 4]
+    scores = [c for c in calls if c[0] == "score"]
+    assert len(scores) == 3 * 3  # every test concept after every step
+    assert [c[2] for c in scores] == ["c0", "c1", "c2"] * 3
+    assert out.steps == ("c0", "c1", "c2")
+    assert out.R["roc_auc"].shape == (3, 3)
+
+
+def test_concept_incremental_gives_no_id():
+    out, calls = run(ConceptIncremental(), Recorder())
+    learns = [c for c in calls if c[0] == "learn"]
+    assert len(learns) == 3 and all(c[2] is None for c in learns)
+    assert [len(c[1]) for c in learns] == [5, 7, 4]
+    assert all(c[2] is None for c in calls if c[0] == "score")
+
+
+def test_concept_agnostic_batches_cross_boundaries():
+    out, calls = run(ConceptAgnostic(batch_size=3), Recorder())
+    learns = [c for c in calls if c[0] == "learn"]
+    sizes = [len(c[1]) for c in learns]
+    # 16 rows in batches of 3: five full batches and one short *last* batch only
+    assert sizes == [3, 3, 3, 3, 3, 1]
+    assert all(c[2] is None for c in learns)
+    # the stream is the concatenation in order, nothing lost or repeated
+    stream = np.vstack([c[1] for c in learns])
+    expected = np.vstack([c.X for c in dataset().train])
+    assert np.array_equal(stream, expected)
+    # batch 2 = rows 3..5 holds c0 rows 3, 4 and c1 row 0: it spans the boundary
+    crossing = [np.unique(c[1][:, 0]).size > 1 for c in learns]
+    assert crossing == [False, True, False, False, False, False]
+    # evaluated once at each concept end: c0 ends in batch 2, c1 in batch 4, c2 in batch 6
+    assert out.steps == ("c0", "c1", "c2")
+    positions = [i for i, c in enumerate(calls) if c[0] == "score"]
+    learn_index_before = [sum(1 for c in calls[:p] if c[0] == "learn") for p in positions[::3]]
+    assert learn_index_before == [2, 4, 6]
+
+
+def test_concept_agnostic_two_ends_in_one_batch_scores_once():
+    ds = dataset(sizes=(2, 2, 8))
+    out, calls = run(ConceptAgnostic(batch_size=5), Recorder(), ds)
+    # c0 and c1 both end in the first batch: two rows of R, but test sets scored once
+    assert out.steps == ("c0", "c1", "c2")
+    assert np.array_equal(out.R["roc_auc"][0], out.R["roc_auc"][1])
+    assert sum(1 for c in calls if c[0] == "score") == 2 * 3
+
+
+def test_anytime_matrix():
+    out, calls = run(ConceptAgnostic(batch_size=2, anytime_every=3), Recorder())
+    # 8 batches of 2 rows; anytime after batches 3 and 6
+    assert out.anytime_rows_seen == (6, 12)
+    assert out.anytime_R["roc_auc"].shape == (2, 3)
+    assert out.R["roc_auc"].shape == (3, 3)
+
+
+def test_stream_batches_views_inside_a_concept():
+    a = np.arange(20, dtype=float).reshape(10, 2)
+    (first, ended), *_ = list(stream_batches([a], 4))
+    assert np.shares_memory(first, a) and ended == []
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "10"])
+def test_bad_batch_size(bad):
+    with pytest.raises(CladValueError, match=f"batch_size={bad!r}; expected an integer >= 1"):
+        run(ConceptAgnostic(batch_size=bad), Recorder())
+
+
+def test_strategy_needing_an_id_is_refused_before_running():
+    s = NeedsId()
+    with pytest.raises(ScenarioError, match="needs the concept id, which scenario 'concept_incremental' does not give"):
+        ConceptIncremental().run(dataset(), s, Evaluator(dataset().test))
+    assert not hasattr(s, "calls_")  # nothing ran
+    with pytest.raises(ScenarioError, match="needs the concept id"):
+        ConceptAgnostic().run(dataset(), NeedsId(), Evaluator(dataset().test))
+    with pytest.raises(ScenarioError, match="needs concept boundaries, which scenario 'concept_agnostic'"):
+        ConceptAgnostic().run(dataset(), NeedsBoundaries(), Evaluator(dataset().test))
+    run(ConceptAware(), NeedsId())  # fine there
+
+
+class CountingDetector:
+    """Counts score calls and rows scored."""
+
+    calls = 0
+
+    def fit(self, X):
+        self.mean_ = X.mean(axis=0)
+        self.threshold_ = 1.0
+        return self
+
+    def score(self, X):
+        type(self).calls += 1
+        return np.linalg.norm(X - self.mean_, axis=1)
+
+
+@pytest.mark.parametrize("metrics", [("roc_auc",), ("roc_auc", "f1", "average_precision")])
+@pytest.mark.parametrize("scenario", [ConceptAware(), ConceptIncremental(), ConceptAgnostic(batch_size=4)])
+def test_each_test_concept_scored_once_per_step(metrics, scenario):
+    CountingDetector.calls = 0
+    ds = dataset()
+    out = scenario.run(ds, Naive(CountingDetector()), Evaluator(ds.test, metrics))
+    n_steps = len(out.steps)
+    assert CountingDetector.calls == n_steps * len(ds.test)
+    assert set(out.R) == set(metrics)
+
+
+def test_f1_uses_threshold_of_same_scores():
+    ds = dataset()
+    out, _ = run(ConceptAware(), Recorder(), ds, metrics=("f1",))
+    from sklearn.metrics import f1_score
+
+    for j, c in enumerate(ds.test):
+        expected = f1_score(c.y, (c.X[:, 0] > 0.5).astype(int), zero_division=0.0)
+        assert out.R["f1"][0, j] == pytest.approx(expected)
+
+
+def test_single_class_concept_is_nan_with_one_warning():
+    rng = np.random.default_rng(1)
+    train = [Concept("a", rng.normal(size=(20, 2))), Concept("b", rng.normal(size=(20, 2)))]
+    test = [Concept("a", rng.normal(size=(10, 2)), np.r_[np.zeros(8), np.ones(2)]),
+            Concept("b", rng.normal(size=(10, 2)), np.zeros(10))]
+    ds = ConceptDataset(train, test)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = ConceptAware().run(ds, Naive(CountingDetector()), Evaluator(ds.test, ("roc_auc", "f1")))
+    msgs = [str(w.message) for w in caught if "single class" in str(w.message)]
+    assert len(msgs) == 1 and "'b'" in msgs[0]
+    assert np.isnan(out.R["roc_auc"][:, 1]).all() and np.isnan(out.R["f1"][:, 1]).all()
+    assert np.isfinite(out.R["roc_auc"][:, 0]).all()
+
+
+def test_unknown_base_metric():
+    with pytest.raises(CladValueError, match=r"unknown base metric 'roc-auc' \(did you mean 'roc_auc'\?\)"):
+        Evaluator(dataset().test, ("roc-auc",))
+
+
+def test_timings_and_memory_recorded():
+    from sklearn.ensemble import IsolationForest
+
+    ds = dataset()
+    out = ConceptIncremental().run(ds, Cumulative(IsolationForest(n_estimators=5, random_state=0)), Evaluator(ds.test))
+    assert len(out.fit_seconds) == len(out.score_seconds) == 3
+    assert all(t > 0 for t in out.fit_seconds)
+    assert out.memory_rows == (5, 12, 16)
+
+
+def test_naive_forgets_cumulative_remembers():
+    from sklearn.ensemble import IsolationForest
+
+    from clad import make_synthetic, metrics
+
+    ds = make_synthetic(n_concepts=3, random_state=0)
+    bwt = {}
+    for S in (Naive, Cumulative):
+        out = ConceptIncremental().run(ds, S(IsolationForest(random_state=0)), Evaluator(ds.test))
+        bwt[S.__name__] = metrics.backward_transfer(out.R["roc_auc"])
+    assert bwt["Naive"] < -0.2 < bwt["Cumulative"]
