@@ -3,6 +3,7 @@
 ``clad run SPEC.toml --out DIR``   run every combination of a spec, write ``DIR/results.json``
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
 ``clad datasets list``             registered datasets
+``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
 
@@ -105,6 +106,38 @@ def _cmd_datasets(args) -> int:
     return 0
 
 
+def _cmd_check(args) -> int:
+    from .detectors import DETECTORS
+    from .strategies import STRATEGIES
+    from .testing import check_detector, check_strategy
+
+    params = {}
+    for item in args.param or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            print(f"clad check: --param {item!r}; expected KEY=VALUE", file=sys.stderr)
+            return 2
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    if args.target in STRATEGIES:
+        factory = STRATEGIES.resolve(args.target)
+    else:
+        factory = DETECTORS.resolve(args.target)
+    if isinstance(factory, type) and callable(getattr(factory, "learn", None)):
+        from sklearn.ensemble import IsolationForest
+
+        strategy = STRATEGIES.build(args.target, {"detector": IsolationForest(n_estimators=20), **params}) \
+            if args.target in STRATEGIES else factory(detector=IsolationForest(n_estimators=20), **params)
+        report = check_strategy(strategy, raise_on_failure=False)
+    else:
+        detector = DETECTORS.build(args.target, params)
+        report = check_detector(detector, raise_on_failure=False)
+    print(report)
+    return 0 if report.ok else 1
+
+
 def _cmd_version(args) -> int:
     from .results import versions
 
@@ -127,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("datasets", help="list registered datasets")
     d.add_argument("action", nargs="?", default="list", choices=["list"])
     d.set_defaults(func=_cmd_datasets)
+
+    c = sub.add_parser("check", help="run the conformance checks on a detector or strategy")
+    c.add_argument("target", help="a registered name or 'package.module:Class'")
+    c.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="a constructor parameter (value parsed as JSON when it can be)")
+    c.set_defaults(func=_cmd_check)
 
     v = sub.add_parser("version", help="versions of clad and its libraries")
     v.set_defaults(func=_cmd_version)

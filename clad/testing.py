@@ -1,0 +1,444 @@
+"""Conformance checks for plug-ins: is a detector or a strategy fit for clad?
+
+:func:`check_detector` and :func:`check_strategy` run every contract check and report all
+failures at once (a :class:`ConformanceError` listing them, or a :class:`CheckReport` with
+``raise_on_failure=False``). Each check is also available alone, so a test suite can parametrise
+over them (:func:`parametrize_detector_checks`), and ``clad check package.module:Class`` runs them
+from the command line.
+
+Detector contract: ``fit(X)`` returns the detector itself; ``score(X)`` has shape ``(n,)`` and
+finite values; higher = more anomalous (checked on an easy concept); a clone is unfitted and has
+equal parameters; a fitted detector survives a pickle round trip; the same ``random_state`` gives
+the same scores; ``fit`` does not change parameters; no mutable defaults in ``__init__``.
+
+>>> from sklearn.ensemble import IsolationForest
+>>> check_detector(IsolationForest(n_estimators=20)).ok
+True
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import pickle
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import roc_auc_score
+
+from .errors import CladError, CladValueError
+
+__all__ = [
+    "CheckReport",
+    "ConformanceError",
+    "DETECTOR_CHECKS",
+    "STRATEGY_CHECKS",
+    "check_detector",
+    "check_strategy",
+    "easy_concept",
+    "parametrize_detector_checks",
+    "parametrize_strategy_checks",
+]
+
+
+class ConformanceError(CladValueError):
+    """A plug-in failed one or more contract checks; the message lists every failure."""
+
+
+@dataclass
+class CheckReport:
+    """The outcome of a conformance run: check name -> None (passed) or the failure message."""
+
+    subject: str
+    results: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def failures(self) -> dict[str, str]:
+        return {k: v for k, v in self.results.items() if v is not None}
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def __str__(self) -> str:
+        lines = [f"{self.subject}: {len(self.results) - len(self.failures)}/{len(self.results)} checks passed"]
+        for name, msg in self.results.items():
+            lines.append(f"  {'ok  ' if msg is None else 'FAIL'} {name}" + ("" if msg is None else f": {msg}"))
+        return "\n".join(lines)
+
+
+def easy_concept(n_train: int = 300, n_test: int = 200, n_features: int = 4, seed: int = 0):
+    """Gaussian training rows; a test set whose anomalies lie far outside (an easy case)."""
+    rng = np.random.default_rng(seed)
+    X_train = rng.normal(size=(n_train, n_features))
+    n_anom = n_test // 10
+    normal = rng.normal(size=(n_test - n_anom, n_features))
+    d = rng.normal(size=(n_anom, n_features))
+    anomalies = 8.0 * d / np.linalg.norm(d, axis=1, keepdims=True)
+    X_test = np.vstack([normal, anomalies])
+    y_test = np.r_[np.zeros(n_test - n_anom), np.ones(n_anom)].astype(int)
+    return X_train, X_test, y_test
+
+
+def _name(obj) -> str:
+    return type(obj).__name__
+
+
+def _params(obj) -> dict:
+    get = getattr(obj, "get_params", None)
+    if callable(get):
+        return get(deep=False)
+    return {k: v for k, v in vars(obj).items() if not k.startswith("_") and not k.endswith("_")}
+
+
+def _same(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if callable(getattr(a, "get_params", None)) and not isinstance(a, type):
+        pa, pb = a.get_params(deep=False), b.get_params(deep=False)
+        return pa.keys() == pb.keys() and all(_same(pa[k], pb[k]) for k in pa)
+    if hasattr(a, "__dict__") and type(a).__eq__ is object.__eq__:
+        va = {k: v for k, v in vars(a).items() if not k.endswith("_")}
+        vb = {k: v for k, v in vars(b).items() if not k.endswith("_")}
+        return va.keys() == vb.keys() and all(_same(va[k], vb[k]) for k in va)
+    try:
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return np.array_equal(a, b)
+        return bool(a == b) if type(a) is type(b) else False
+    except Exception:  # noqa: BLE001 - objects without a usable __eq__
+        return repr(a) == repr(b)
+
+
+def _fitted_attrs(obj) -> list[str]:
+    return [k for k in vars(obj) if k.endswith("_") and not k.startswith("__")]
+
+
+def _fresh(obj):
+    try:
+        return clone(obj)
+    except TypeError:
+        return copy.deepcopy(obj)
+
+
+def _with_seed(obj, seed: int):
+    obj = _fresh(obj)
+    params = _params(obj)
+    if "random_state" in params:
+        if hasattr(obj, "set_params"):
+            obj.set_params(random_state=seed)
+        else:
+            obj.random_state = seed
+    return obj
+
+
+def _mutable_defaults(obj) -> str | None:
+    try:
+        sig = inspect.signature(type(obj).__init__)
+    except (TypeError, ValueError):
+        return None
+    bad = [p.name for p in sig.parameters.values()
+           if isinstance(p.default, (list, dict, set, np.ndarray, bytearray))]
+    return f"__init__ has mutable default(s) for {', '.join(bad)}; use None" if bad else None
+
+
+# ---------------------------------------------------------------------------------- detectors
+def _d_fit_returns_self(det, data):
+    X, _, _ = data
+    obj = _fresh(det)
+    returned = obj.fit(X)
+    if returned is not obj:
+        return f"fit() returned {type(returned).__name__}, expected the detector itself (return self)"
+
+
+def _score(det, X_fit, X):
+    from .detectors import as_detector
+
+    return as_detector(_fresh(det)).fit(X_fit).score(X)
+
+
+def _d_score_shape_finite(det, data):
+    # the adapters check shape and finiteness and raise a DetectorError naming the detector
+    X, X_test, _ = data
+    s = _score(det, X, X_test)
+    if s.shape != (len(X_test),) or not np.isfinite(s).all():  # pragma: no cover - adapters raise first
+        return "score() returned a wrong shape or non-finite values"
+
+
+def _d_higher_is_more_anomalous(det, data):
+    X, X_test, y = data
+    auc = roc_auc_score(y, _score(det, X, X_test))
+    if auc < 0.8:
+        hint = " (scores look inverted: higher must mean more anomalous)" if auc < 0.2 else ""
+        return f"on an easy concept far anomalies get ROC-AUC {auc:.3f}; expected > 0.8{hint}"
+
+
+def _d_threshold(det, data):
+    from .detectors import as_detector
+
+    X, _, _ = data
+    t = as_detector(_fresh(det)).fit(X).threshold_
+    if not np.isfinite(t):
+        return f"threshold_ is {t!r} after fit; expected a finite number"
+
+
+def _d_clone_unfitted_equal_params(det, data):
+    X, _, _ = data
+    if not callable(getattr(det, "get_params", None)):
+        # no get_params: clad clones the adapter, which deep-copies the never-fitted prototype
+        from .detectors import as_detector
+
+        det = as_detector(det)
+    fitted = _fresh(det)
+    fitted.fit(X)
+    c = _fresh(fitted)
+    # attributes a freshly made instance already has (some libraries create helpers in __init__) are fine
+    left = sorted(set(_fitted_attrs(c)) - set(_fitted_attrs(_fresh(det))))
+    if left:
+        return f"a clone of a fitted detector still has fitted attributes {left}; clone must give an unfitted copy"
+    p1, p2 = _params(fitted), _params(c)
+    diff = [k for k in p1 if k not in p2 or not _same(p1[k], p2[k])]
+    if diff:
+        return f"a clone has different parameters: {diff}"
+
+
+def _d_pickle(det, data):
+    from .detectors import as_detector
+
+    X, X_test, _ = data
+    a = as_detector(_fresh(det)).fit(X)
+    b = pickle.loads(pickle.dumps(a))
+    if not np.array_equal(a.score(X_test), b.score(X_test)):
+        return "scores change after a pickle round trip"
+
+
+def _d_same_seed(det, data):
+    X, X_test, _ = data
+    a = _score(_with_seed(det, 7), X, X_test)
+    b = _score(_with_seed(det, 7), X, X_test)
+    if not np.array_equal(a, b):
+        return "the same random_state gave different scores (unseeded randomness?)"
+
+
+def _d_fit_keeps_params(det, data):
+    X, _, _ = data
+    obj = _fresh(det)
+    before = {k: copy.deepcopy(v) for k, v in _params(obj).items()}
+    obj.fit(X)
+    after = _params(obj)
+    changed = [k for k in before if k not in after or not _same(before[k], after[k])]
+    if changed:
+        return f"fit() changed parameter(s) {changed}; learned state belongs in attributes ending in '_'"
+
+
+def _d_no_mutable_defaults(det, data):
+    return _mutable_defaults(det)
+
+
+DETECTOR_CHECKS: dict[str, Callable] = {
+    "fit_returns_self": _d_fit_returns_self,
+    "score_shape_and_finite": _d_score_shape_finite,
+    "higher_is_more_anomalous": _d_higher_is_more_anomalous,
+    "threshold_after_fit": _d_threshold,
+    "clone_is_unfitted_with_equal_params": _d_clone_unfitted_equal_params,
+    "pickle_round_trip": _d_pickle,
+    "same_seed_same_scores": _d_same_seed,
+    "fit_does_not_change_params": _d_fit_keeps_params,
+    "no_mutable_defaults": _d_no_mutable_defaults,
+}
+
+
+def _run(checks: dict[str, Callable], subject, data, raise_on_failure: bool, label: str) -> CheckReport:
+    report = CheckReport(label)
+    for name, fn in checks.items():
+        try:
+            report.results[name] = fn(subject, data)
+        except Exception as exc:  # noqa: BLE001 - a check that raises is a failure with its reason
+            msg = str(exc) if isinstance(exc, CladError) else f"{type(exc).__name__}: {exc}"
+            report.results[name] = f"raised {msg}"
+    if raise_on_failure and not report.ok:
+        raise ConformanceError(str(report))
+    return report
+
+
+def check_detector(detector, raise_on_failure: bool = True) -> CheckReport:
+    """Run every detector check on an (unfitted) detector instance; see the module docstring."""
+    if isinstance(detector, type):
+        raise CladValueError(f"check_detector expects an instance, got the class {detector.__name__}")
+    return _run(DETECTOR_CHECKS, detector, easy_concept(), raise_on_failure, f"detector {_name(detector)}")
+
+
+# --------------------------------------------------------------------------------- strategies
+def _two_concepts():
+    X1, T1, y1 = easy_concept(seed=1)
+    X2, T2, y2 = easy_concept(seed=2)
+    return [("a", X1), ("b", X2 + 1.0)], [("a", T1, y1), ("b", T2 + 1.0, y2)]
+
+
+def _learn_all(strategy, train):
+    for cid, X in train:
+        strategy.learn(X, concept_id=cid if getattr(strategy, "requires_concept_id", False) else None)
+    return strategy
+
+
+def _s_scores(strategy, test):
+    from .strategies.base import Scored
+
+    out = []
+    for cid, X, _ in test:
+        s = strategy.score(X, concept_id=cid if getattr(strategy, "requires_concept_id", False) else None)
+        if not isinstance(s, Scored):
+            raise CladValueError(f"score() returned {type(s).__name__}; expected clad.strategies.Scored")
+        out.append(s)
+    return out
+
+
+def _s_protocol(strat, data):
+    for attr in ("learn", "score"):
+        if not callable(getattr(strat, attr, None)):
+            return f"no {attr}() method"
+    for attr in ("requires_concept_id", "requires_boundaries"):
+        if not isinstance(getattr(strat, attr, False), bool):
+            return f"{attr} must be True or False"
+
+
+def _s_scores_ok(strat, data):
+    train, test = data
+    s = _learn_all(_fresh(strat), train)
+    for (cid, X, y), scored in zip(test, _s_scores(s, test)):
+        sc = np.asarray(scored.scores)
+        if sc.shape != (len(X),):
+            return f"scores for concept {cid!r} have shape {sc.shape}; expected ({len(X)},)"
+        if not np.isfinite(sc).all() or not np.isfinite(scored.threshold):
+            return f"non-finite scores or threshold for concept {cid!r}"
+
+
+def _s_remembers_latest(strat, data):
+    train, test = data
+    s = _learn_all(_fresh(strat), train)
+    cid, X, y = test[-1]
+    auc = roc_auc_score(y, _s_scores(s, test)[-1].scores)
+    if auc < 0.8:
+        return f"ROC-AUC {auc:.3f} on the concept just learned (easy case); expected > 0.8"
+
+
+def _s_clone(strat, data):
+    train, _ = data
+    s = _learn_all(_fresh(strat), train)
+    c = _fresh(s)
+    if _fitted_attrs(c):
+        return f"a clone of a trained strategy has state {_fitted_attrs(c)}; expected none"
+    p1, p2 = _params(s), _params(c)
+    diff = [k for k in p1 if k != "detector" and not _same(p1[k], p2.get(k))]
+    if diff:
+        return f"a clone has different parameters: {diff}"
+
+
+def _s_pickle(strat, data):
+    train, test = data
+    s = _learn_all(_fresh(strat), train)
+    b = pickle.loads(pickle.dumps(s))
+    for x, y in zip(_s_scores(s, test), _s_scores(b, test)):
+        if not np.array_equal(x.scores, y.scores):
+            return "scores change after a pickle round trip"
+
+
+def _s_same_seed(strat, data):
+    train, test = data
+    runs = []
+    for _ in range(2):
+        s = _with_seed(strat, 11)
+        det = _params(s).get("detector")
+        if det is not None:
+            s.set_params(detector=_with_seed(det, 5))
+        runs.append([x.scores for x in _s_scores(_learn_all(s, train), test)])
+    if not all(np.array_equal(a, b) for a, b in zip(*runs)):
+        return "the same random_state gave different scores"
+
+
+def _s_memory(strat, data):
+    train, _ = data
+    s = _learn_all(_fresh(strat), train)
+    fn = getattr(s, "memory_rows", None)
+    if fn is None:
+        return None
+    rows = fn()
+    if not isinstance(rows, (int, np.integer)) or rows < 0:
+        return f"memory_rows() returned {rows!r}; expected a non-negative integer"
+
+
+def _s_keeps_params(strat, data):
+    train, _ = data
+    s = _fresh(strat)
+    before = {k: repr(v) for k, v in _params(s).items()}
+    _learn_all(s, train)
+    changed = [k for k, v in _params(s).items() if before.get(k) != repr(v)]
+    if changed:
+        return f"learn() changed parameter(s) {changed}"
+
+
+def _s_no_mutable_defaults(strat, data):
+    return _mutable_defaults(strat)
+
+
+STRATEGY_CHECKS: dict[str, Callable] = {
+    "protocol": _s_protocol,
+    "scores_shape_and_finite": _s_scores_ok,
+    "detects_on_latest_concept": _s_remembers_latest,
+    "clone_is_untrained_with_equal_params": _s_clone,
+    "pickle_round_trip": _s_pickle,
+    "same_seed_same_scores": _s_same_seed,
+    "memory_rows": _s_memory,
+    "learn_does_not_change_params": _s_keeps_params,
+    "no_mutable_defaults": _s_no_mutable_defaults,
+}
+
+
+def check_strategy(strategy, raise_on_failure: bool = True) -> CheckReport:
+    """Run every strategy check on an untrained strategy (with its detector prototype).
+
+    >>> from sklearn.ensemble import IsolationForest
+    >>> from clad.strategies import Cumulative
+    >>> check_strategy(Cumulative(IsolationForest(n_estimators=20))).ok
+    True
+    """
+    return _run(STRATEGY_CHECKS, strategy, _two_concepts(), raise_on_failure, f"strategy {_name(strategy)}")
+
+
+def _parametrize(objs, checks: dict, data_fn, argnames: str):
+    import pytest
+
+    params, ids = [], []
+    for obj in objs:
+        for name, fn in checks.items():
+            params.append((obj, _bind(fn, data_fn)))
+            ids.append(f"{_name(obj)}-{name}")
+    return pytest.mark.parametrize(argnames, params, ids=ids)
+
+
+def _bind(fn, data_fn) -> Callable[[Any], None]:
+    def check(obj):
+        msg = fn(obj, data_fn())
+        if msg is not None:
+            raise ConformanceError(f"{_name(obj)}: {msg}")
+
+    check.__name__ = fn.__name__.lstrip("_")
+    return check
+
+
+def parametrize_detector_checks(detectors):
+    """``pytest.mark.parametrize("detector, check", ...)``: one test per detector and check.
+
+    Use it as::
+
+        @parametrize_detector_checks([MyDetector(), IsolationForest()])
+        def test_conformance(detector, check):
+            check(detector)
+    """
+    return _parametrize(detectors, DETECTOR_CHECKS, easy_concept, "detector, check")
+
+
+def parametrize_strategy_checks(strategies):
+    """Like :func:`parametrize_detector_checks`, for strategies (``"strategy, check"``)."""
+    return _parametrize(strategies, STRATEGY_CHECKS, _two_concepts, "strategy, check")
