@@ -118,6 +118,7 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str) -> HeatmapData:
     """
     if not runs:
         raise DataError("no runs to average")
+    runs = sorted(runs, key=lambda r: r.seed)
     first = runs[0]
     key = tuple(getattr(first, k) for k in CONFIG_KEYS)
     mats = []

@@ -19,8 +19,30 @@ except ImportError:  # pragma: no cover - depends on the installed version of cl
     _store = None
 
 
+def _with_store(path: Path, read):
+    store = _store.ResultStore(path)
+    try:
+        return read(store)
+    finally:
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
+
+
 def _from_sqlite(path: Path) -> list[RunResult]:
-    return list(_store.ResultStore(path).load_results())
+    return list(_with_store(path, lambda s: s.load_results()))
+
+
+def _spec_from_sqlite(path: Path) -> dict | None:
+    def read(store):
+        for getter, args in (("get_meta", ("spec",)), ("load_spec", ())):
+            fn = getattr(store, getter, None)
+            if callable(fn):
+                return fn(*args)
+        return None
+
+    spec = _with_store(path, read)
+    return dict(spec) if isinstance(spec, dict) and spec else None
 
 
 def load_results(directory: str | os.PathLike) -> list[RunResult]:
@@ -53,19 +75,21 @@ def load_results(directory: str | os.PathLike) -> list[RunResult]:
 
 
 def load_spec_record(directory: str | os.PathLike) -> dict | None:
-    """The spec recorded with the results (the ``"spec"`` entry of ``results.json``), or None."""
+    """The spec recorded with the results (from the same file :func:`load_results` reads), or None."""
     path = Path(directory)
-    js = path if path.is_file() and path.suffix == ".json" else path / "results.json"
-    if js.is_file():
-        try:
-            doc = json.loads(js.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return None
-        spec = doc.get("spec") if isinstance(doc, dict) else None
-        return spec if isinstance(spec, dict) and spec else None
-    if _store is not None and (path / "results.sqlite").is_file():
-        getter = getattr(_store.ResultStore(path / "results.sqlite"), "load_spec", None)
-        if callable(getter):
-            spec = getter()
-            return dict(spec) if spec else None
-    return None
+    if path.is_file():
+        if path.suffix == ".sqlite" and _store is not None:
+            return _spec_from_sqlite(path)
+        js = path
+    else:
+        if _store is not None and (path / "results.sqlite").is_file():
+            return _spec_from_sqlite(path / "results.sqlite")
+        js = path / "results.json"
+    if not js.is_file():
+        return None
+    try:
+        doc = json.loads(js.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    spec = doc.get("spec") if isinstance(doc, dict) else None
+    return spec if isinstance(spec, dict) and spec else None
