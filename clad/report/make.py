@@ -142,7 +142,8 @@ def _comparison_html(c: Comparison, figs: _Figures) -> str:
     for name, m in (("Wilcoxon signed-rank, Holm-adjusted p-values", c.wilcoxon_holm),
                     ("Nemenyi p-values", c.nemenyi)):
         if m is not None:
-            out.append(f"<p class='legend'>{name}:</p>" + frame_html(m, m < c.alpha, index=True))
+            out.append(f"<p class='legend'>{name} (bold: p &lt; α = {c.alpha}):</p>"
+                       + frame_html(m, m < c.alpha, index=True))
     if c.wilcoxon_holm is not None or c.nemenyi is not None:
         fig, ax = new_axes((7.0, 0.9 + 0.3 * c.n_methods))
         plot_cd(c, ax)

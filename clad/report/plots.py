@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ..errors import CladValueError
 from .aggregate import HeatmapData
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -201,7 +202,7 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
     if sig is None:
         sig = comparison.wilcoxon_holm
     if sig is None:
-        raise ValueError(f"{comparison.title}: no post-hoc test was run ({comparison.message})")
+        raise CladValueError(f"{comparison.title}: no post-hoc test was run ({comparison.message})")
     ax = _axes(ax, (6.0, 0.6 + 0.35 * comparison.n_methods))
     sp.critical_difference_diagram(comparison.average_ranks, sig, alpha=comparison.alpha, ax=ax,
                                    label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}")

@@ -128,7 +128,10 @@ def _ranks(scores: pd.DataFrame, higher_is_better: bool) -> pd.DataFrame:
 
 
 def _wilcoxon_holm(scores: pd.DataFrame) -> pd.DataFrame:
-    from statsmodels.stats.multitest import multipletests
+    try:
+        from statsmodels.stats.multitest import multipletests
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("Holm's correction needs statsmodels: pip install 'clad[report]'") from None
 
     names = list(scores.columns)
     pairs = list(itertools.combinations(range(len(names)), 2))
