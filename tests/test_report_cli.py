@@ -6,7 +6,6 @@ import base64
 import io
 import json
 from html.parser import HTMLParser
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -243,7 +243,7 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] = tuple(SCA
     """
     rows = []
     for (dataset, scenario, strategy, detector), runs in group_runs(results).items():
-        base = list(dict.fromkeys(m for r in runs for m in r.metrics)) or list(dict.fromkeys(m for r in runs for m in r.R))
+        base = list(dict.fromkeys(m for r in runs for m in (r.metrics or r.R)))
         for bm in base:
             row = {"dataset": dataset, "base_metric": bm, "scenario": scenario, "detector": detector,
                    "strategy": strategy, "seeds": len(runs)}

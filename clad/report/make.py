@@ -165,7 +165,7 @@ def _provenance(results: Sequence[RunResult]) -> str:
     out.append(f"<h3>Seeds</h3><p>{H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
     datasets: dict[str, dict] = {}
     for r in results:
-        info = {k: v for k, v in r.config.items() if "dataset" in k}
+        info = {k: v for k, v in r.config.items() if "dataset" in k or k in ("metadata", "checksums", "sha256")}
         datasets.setdefault(r.dataset, info)
     if datasets:
         out.append("<h3>Datasets</h3><p class='legend'>As recorded in the run configurations (parameters, and "
