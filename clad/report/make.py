@@ -254,9 +254,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     sections.append(("provenance", "Provenance", _provenance(results)))
 
     name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
-    intro = (f"<p>{len(ok)} finished runs ({n_failed} failed), {len({r.dataset for r in ok})} dataset(s), "
-             f"{len({r.scenario for r in ok})} scenario(s), {len({r.strategy for r in ok})} strateg(ies), "
-             f"{len({r.detector for r in ok})} detector(s), seeds {sorted({r.seed for r in ok})}.</p>")
+    counts = ", ".join(f"{_plural(k)}: {len({getattr(r, k) for r in ok})}" for k in CONFIG_KEYS)
+    intro = (f"<p>{len(ok)} finished runs ({n_failed} failed); {counts}; seeds "
+             f"{', '.join(map(str, sorted({r.seed for r in ok}))) or 'none'}.</p>")
     intro += "".join(H.message(m) for m in report.messages)
     _atomic_write(report.index, H.page(name, sections, intro))
     report.figures = dict(figs.paths)
