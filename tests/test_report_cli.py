@@ -45,17 +45,23 @@ class _Page(HTMLParser):
     def __init__(self):
         super().__init__()
         self.images: list[dict] = []
-        self.tables = 0
+        self.tables: list[list[str]] = []  # the column headers of each table
         self.headings: list[str] = []
         self.sections: list[str] = []
         self._in_heading = False
+        self._in_th = self._in_thead = False
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag == "img":
             self.images.append(attrs)
         elif tag == "table":
-            self.tables += 1
+            self.tables.append([])
+        elif tag == "thead":
+            self._in_thead = True
+        elif tag == "th" and self._in_thead:
+            self._in_th = True
+            self.tables[-1].append("")
         elif tag == "section":
             self.sections.append(attrs.get("id"))
         elif tag in ("h2", "h3"):
@@ -65,10 +71,16 @@ class _Page(HTMLParser):
     def handle_endtag(self, tag):
         if tag in ("h2", "h3"):
             self._in_heading = False
+        elif tag == "th":
+            self._in_th = False
+        elif tag == "thead":
+            self._in_thead = False
 
     def handle_data(self, data):
         if self._in_heading:
             self.headings[-1] += data
+        if self._in_th:
+            self.tables[-1][-1] += data
 
 
 def _png(data: bytes) -> np.ndarray:
@@ -123,10 +135,15 @@ def test_report_html_is_self_contained_and_complete(finished_run):
         assert attrs.get("alt")
         embedded.append(data)
     assert len(embedded) == len(files) and set(embedded) == files  # every figure shown, none missing
-    # tables: the leaderboard of the dataset, versions and runs
+    # tables: the leaderboard of the dataset (every scalar metric defined here), scores per block, versions, runs
     assert "synthetic — roc_auc" in page.headings
     assert {"Versions", "Runs", "Seeds"} <= set(page.headings)
-    assert page.tables >= 3
+    headers = [tuple(h) for h in page.tables]
+    assert ("scenario", "detector", "strategy", "CA", "BWT", "FWT", "Final", "Learning", "Forgetting",
+            "GEM-BWT") in headers
+    assert ("package", "version") in headers
+    assert ("run id", "dataset", "scenario", "strategy", "detector", "seed", "status", "seconds") in headers
+    assert ("", "iforest", "lof") in headers or ("", "lof", "iforest") in headers  # detector scores per block
     # provenance: every run id and both seeds appear; the spec is shown
     runs = json.loads((finished_run / "results.json").read_text())["runs"]
     assert len(runs) == 16
