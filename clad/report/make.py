@@ -194,7 +194,8 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     ``by`` (detectors, strategies), base metric and metric in ``stat_metrics``, methods are compared
     over ``blocks`` with :func:`clad.report.stats.compare`; a comparison that cannot be made (too few
     blocks or methods) is explained on the page and in ``Report.messages`` and issues a
-    :class:`~clad.report.stats.StatisticsWarning`. Failed runs are listed, not used.
+    :class:`~clad.report.stats.StatisticsWarning`. Failed runs are listed, not used. PNGs left in
+    ``out_dir/figures`` by an earlier report are removed first (they would be stale).
     """
     results = list(results)
     for b in by:
