@@ -2,6 +2,7 @@
 
 ``clad run SPEC.toml --out DIR``   run every combination of a spec, write ``DIR/results.json``
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
+``clad report DIR``                 figures, tables and statistics of a results folder in ``DIR/report``
 ``clad datasets list``             registered datasets
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
 ``clad version``                   versions of clad and the libraries behind the numbers
@@ -98,6 +99,23 @@ def _cmd_run(args) -> int:
     return 1 if failed else 0
 
 
+def _cmd_report(args) -> int:
+    import warnings
+
+    from .report import load_results, load_spec_record, make_report
+
+    results = load_results(args.dir)
+    out = Path(args.out) if args.out else Path(args.dir) / "report"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = make_report(results, out, spec=load_spec_record(args.dir))
+    for w in caught:
+        log.warning("%s", w.message)
+    print(f"report: {report.index} ({len(report.figures)} figures; tables: "
+          f"{', '.join(str(p.name) for p in report.tables.values())})")
+    return 0
+
+
 def _cmd_datasets(args) -> int:
     from .datasets import DATASETS
 
@@ -156,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dry-run", action="store_true", help="print the expanded grid and exit")
     r.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     r.set_defaults(func=_cmd_run)
+
+    rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
+    rp.add_argument("dir", help="results folder written by `clad run --out DIR`")
+    rp.add_argument("--out", help="report folder (default DIR/report)")
+    rp.set_defaults(func=_cmd_report)
 
     d = sub.add_parser("datasets", help="list registered datasets")
     d.add_argument("action", nargs="?", default="list", choices=["list"])

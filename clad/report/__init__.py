@@ -1,0 +1,54 @@
+"""Reports: heatmaps of R, learning curves, forgetting, leaderboards and statistical comparisons.
+
+The contract:
+
+* input is a list of :class:`clad.results.RunResult` (:func:`load_results` reads a results folder);
+  failed runs are listed but never enter a number;
+* aggregation over seeds is pure (:mod:`clad.report.aggregate`, :mod:`clad.report.stats`): mean and
+  sample std with NaN left out, never turned into 0;
+* plotting (:mod:`clad.report.plots`) takes aggregated data and an optional matplotlib Axes,
+  computes nothing, never calls ``show()``, and matplotlib is imported only when a plot is drawn;
+* :func:`make_report` writes ``index.html`` (self-contained: images as data URIs), the PNGs, the
+  leaderboard (CSV, Markdown, LaTeX) and ``statistics.csv`` into a folder; ``clad report DIR``
+  does it for ``DIR/report``.
+
+Too few blocks give a message, not an exception:
+
+>>> import warnings
+>>> import pandas as pd
+>>> from clad.report import compare_methods
+>>> with warnings.catch_warnings(record=True):
+...     c = compare_methods(pd.DataFrame({"A": [0.9, 0.8], "B": [0.7, 0.6]}), by="detector")
+>>> c.statistic is None, c.message.split(";")[0]
+(True, 'only 2 complete block(s) (0, 1)')
+"""
+
+from .aggregate import (CONFIG_KEYS, LOWER_IS_BETTER, HeatmapData, best_marks, forgetting_per_concept,
+                        forgetting_table, group_runs, heatmap_data, heatmaps, leaderboard, learning_curves, mean_std)
+from .load import load_results, load_spec_record
+from .make import Report, make_report
+from .stats import Comparison, StatisticsWarning, compare, compare_methods, score_matrix
+
+__all__ = [
+    "load_results",
+    "load_spec_record",
+    "make_report",
+    "Report",
+    "CONFIG_KEYS",
+    "LOWER_IS_BETTER",
+    "HeatmapData",
+    "group_runs",
+    "mean_std",
+    "heatmap_data",
+    "heatmaps",
+    "learning_curves",
+    "forgetting_per_concept",
+    "forgetting_table",
+    "leaderboard",
+    "best_marks",
+    "Comparison",
+    "StatisticsWarning",
+    "score_matrix",
+    "compare_methods",
+    "compare",
+]

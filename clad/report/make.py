@@ -1,0 +1,266 @@
+"""``make_report``: every figure, table and test of a list of run results, written into one folder
+and tied together by ``index.html``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from ..errors import CladValueError
+from ..results import RunResult
+from . import html as H
+from .aggregate import CONFIG_KEYS, forgetting_table, heatmaps, leaderboard, learning_curves
+from .stats import Comparison, StatisticsWarning, _plural, compare
+from .tables import frame_html, leaderboard_html, leaderboard_latex, leaderboard_markdown
+
+__all__ = ["Report", "make_report"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Report:
+    """What :func:`make_report` wrote: the page, the figures (name -> path), the tables
+    (format -> path), the statistical comparisons and the messages (problems and caveats)."""
+
+    out_dir: Path
+    index: Path
+    figures: dict[str, Path] = field(default_factory=dict)
+    tables: dict[str, Path] = field(default_factory=dict)
+    comparisons: list[Comparison] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+
+def _atomic_write(path: Path, data: bytes | str) -> None:
+    """Write through a temporary file and a rename; the file is readable by all (0644), like a
+    page meant to be shared."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _slug(*parts: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", "_".join(parts)).strip("-").lower()[:80]
+
+
+class _Figures:
+    def __init__(self, folder: Path, dpi: int):
+        self.folder, self.dpi = folder, dpi
+        self.paths: dict[str, Path] = {}
+
+    def save(self, fig, *parts: str) -> bytes:
+        from .plots import figure_png
+
+        png = figure_png(fig, dpi=self.dpi)
+        name = f"{len(self.paths) + 1:03d}-{_slug(*parts)}.png"
+        path = self.folder / name
+        _atomic_write(path, png)
+        self.paths[name] = path
+        return png
+
+
+def _heatmap_section(results, figs: _Figures, messages: list) -> str:
+    from .plots import plot_heatmap
+
+    data, problems = heatmaps(results)
+    messages.extend(problems)
+    out = [H.message(p) for p in problems]
+    groups: dict[tuple, list[str]] = {}
+    for hm in data:
+        ax = plot_heatmap(hm)
+        png = figs.save(ax.figure, "heatmap", *hm.key)
+        groups.setdefault((hm.dataset, hm.scenario, hm.base_metric), []).append(
+            H.img(png, f"R heatmap {hm.title}", f"{hm.strategy} + {hm.detector}, seeds {list(hm.seeds)}"))
+    out.append("<p class='legend'>R averaged over seeds (annotation: mean ± std): rows are training steps, columns "
+               "test concepts. A black border marks the step where each concept was first learned; hatched cells "
+               "(//) are future cells, before the concept was learned; dotted cells (..) are test concepts never "
+               "learned; grey 'n/a' cells are undefined (e.g. a single-class test concept).</p>")
+    for (dataset, scenario, base), imgs in groups.items():
+        out.append(f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base}')}</h3>")
+        out.append(H.figure_grid(imgs))
+    return "\n".join(out)
+
+
+def _per_block_figures(table: pd.DataFrame, figs: _Figures, kind: str) -> str:
+    from .plots import new_axes, plot_curves, plot_forgetting
+
+    if table.empty:
+        return H.message("nothing to show: no finished run has a value here")
+    out = []
+    for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
+        if kind == "curves":
+            fig, axes = new_axes((11.0, 4.0), 1, 2)
+            plot_curves(part, axes[0], kind="seen")
+            plot_curves(part, axes[1], kind="all")
+            fig.suptitle(f"{dataset} / {scenario} — {base}", fontsize=10)
+            alt = f"learning curves {dataset} / {scenario} / {base}"
+        else:
+            fig, ax = new_axes((7.0, 4.0))
+            plot_forgetting(part, ax, title=f"{dataset} / {scenario} — {base}: forgetting (peak − final)")
+            alt = f"forgetting {dataset} / {scenario} / {base}"
+        png = figs.save(fig, kind, dataset, scenario, base)
+        out.append(H.img(png, alt))
+    return H.figure_grid(out)
+
+
+def _comparison_html(c: Comparison, figs: _Figures) -> str:
+    from .plots import new_axes, plot_cd
+
+    out = [f"<h3>{H.html.escape(c.title)}</h3>"]
+    if c.statistic is not None:
+        verdict = "differ significantly" if c.significant else "do not differ significantly"
+        out.append(f"<p>Friedman χ² = {c.statistic:.4g}, p = {c.pvalue:.4g} over {c.n_blocks} blocks and "
+                   f"{c.n_methods} {H.html.escape(_plural(c.by))}: they {verdict} at "
+                   f"α = {c.alpha}.</p>")
+    if c.message:
+        out.append(H.message(c.message))
+    for note in c.notes:
+        out.append(f"<p class='legend'>{H.html.escape(note)}</p>")
+    if c.scores.size:
+        table = c.scores.copy()
+        table.loc["average rank"] = c.ranks.mean(axis=0)
+        out.append("<p class='legend'>Scores per block (mean over seeds and other fields) and average rank "
+                   "(1 = best):</p>")
+        out.append(frame_html(table, index=True))
+    for name, m in (("Wilcoxon signed-rank, Holm-adjusted p-values", c.wilcoxon_holm),
+                    ("Nemenyi p-values", c.nemenyi)):
+        if m is not None:
+            out.append(f"<p class='legend'>{name} (bold: p &lt; α = {c.alpha}):</p>"
+                       + frame_html(m, m < c.alpha, index=True))
+    if c.wilcoxon_holm is not None or c.nemenyi is not None:
+        fig, ax = new_axes((7.0, 0.9 + 0.3 * c.n_methods))
+        plot_cd(c, ax)
+        png = figs.save(fig, "cd", c.by, c.metric, c.base_metric)
+        out.append(H.img(png, f"critical difference diagram {c.title}"))
+    return "\n".join(out)
+
+
+def _provenance(results: Sequence[RunResult]) -> str:
+    out = []
+    versions: dict[str, set] = {}
+    for r in results:
+        for k, v in r.versions.items():
+            versions.setdefault(k, set()).add(str(v))
+    if versions:
+        vt = pd.DataFrame({"package": list(versions), "version": [", ".join(sorted(v)) for v in versions.values()]})
+        out.append("<h3>Versions</h3>" + frame_html(vt))
+    seeds = sorted({r.seed for r in results})
+    out.append(f"<h3>Seeds</h3><p>{H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
+    datasets: dict[str, dict] = {}
+    for r in results:
+        info = {k: v for k, v in r.config.items() if "dataset" in k or k in ("metadata", "checksums", "sha256")}
+        datasets.setdefault(r.dataset, info)
+    if datasets:
+        out.append("<h3>Datasets</h3><p class='legend'>As recorded in the run configurations (parameters, and "
+                   "metadata and checksums when the loader records them).</p>")
+        out.append(H.pre(datasets))
+    runs = pd.DataFrame([{"run id": r.run_id or "", **{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed,
+                          "status": r.status, "seconds": r.timings.get("total", float("nan"))} for r in results])
+    out.append("<h3>Runs</h3>" + frame_html(runs))
+    failed = [r for r in results if not r.ok]
+    for r in failed:
+        last = (r.error or "").strip().splitlines()[-1:] or ["no error recorded"]
+        out.append(H.message(f"failed: {r.run_id} {r.dataset} / {r.scenario} / {r.strategy} / {r.detector} / seed "
+                             f"{r.seed}: {last[0]}"))
+    return "\n".join(out)
+
+
+def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
+                by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = ("continual_average",),
+                blocks: Sequence[str] = ("dataset", "scenario"), alpha: float = 0.05, dpi: int = 90,
+                title: str | None = None) -> Report:
+    """Write the report of ``results`` into ``out_dir`` and return what was written.
+
+    ``out_dir/index.html`` (self-contained), ``out_dir/figures/*.png`` (R heatmaps per
+    configuration and base metric, learning curves, per-concept forgetting, critical-difference
+    diagrams), ``out_dir/leaderboard.{csv,md,tex}`` and ``out_dir/statistics.csv``. For every field in
+    ``by`` (detectors, strategies), base metric and metric in ``stat_metrics``, methods are compared
+    over ``blocks`` with :func:`clad.report.stats.compare`; a comparison that cannot be made (too few
+    blocks or methods) is explained on the page and in ``Report.messages`` and issues a
+    :class:`~clad.report.stats.StatisticsWarning`. Failed runs are listed, not used. PNGs left in
+    ``out_dir/figures`` by an earlier report are removed first (they would be stale).
+    """
+    results = list(results)
+    for b in by:
+        if b not in CONFIG_KEYS:
+            raise CladValueError(f"by={b!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}")
+    out = Path(out_dir)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    for old in (out / "figures").glob("*.png"):  # figures of an earlier report would be stale
+        old.unlink()
+    figs = _Figures(out / "figures", dpi)
+    report = Report(out_dir=out, index=out / "index.html")
+    ok = [r for r in results if r.ok]
+    n_failed = len(results) - len(ok)
+    if n_failed:
+        report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance)")
+    sections = []
+
+    lb = leaderboard(ok)
+    numbers = lb.to_csv(index=False)
+    for fmt, text in (("csv", numbers), ("md", leaderboard_markdown(lb)), ("tex", leaderboard_latex(lb))):
+        path = out / f"leaderboard.{fmt}"
+        _atomic_write(path, text)
+        report.tables[fmt] = path
+    sections.append(("leaderboard", "Leaderboard", leaderboard_html(lb) if not lb.empty else
+                     H.message("no finished run: nothing to rank")))
+
+    base_metrics = list(dict.fromkeys(lb["base_metric"])) if not lb.empty else []
+    stat_rows, stat_html = [], []
+    for field_name in by:
+        for base in base_metrics:
+            for metric in stat_metrics:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    c = compare(ok, by=field_name, metric=metric, base_metric=base, blocks=blocks, alpha=alpha)
+                report.comparisons.append(c)
+                if c.message and c.statistic is None and c.wilcoxon_holm is None:
+                    report.messages.append(f"{c.title}: {c.message}")
+                    warnings.warn(f"{c.title}: {c.message}", StatisticsWarning, stacklevel=2)
+                stat_rows.append({"by": c.by, "metric": c.metric, "base_metric": c.base_metric,
+                                  "blocks": c.n_blocks, "methods": c.n_methods, "friedman_statistic": c.statistic,
+                                  "friedman_p": c.pvalue,
+                                  "average_ranks": json.dumps({str(k): float(v) for k, v in c.average_ranks.items()}),
+                                  "message": c.message or ""})
+                stat_html.append(_comparison_html(c, figs))
+    _atomic_write(out / "statistics.csv", pd.DataFrame(stat_rows).to_csv(index=False))
+    report.tables["statistics"] = out / "statistics.csv"
+    intro = (f"<p class='legend'>Blocks: {H.html.escape(' × '.join(blocks))}; each score is the mean over seeds "
+             f"and over the other configuration fields. Friedman test, then Wilcoxon signed-rank with Holm's "
+             f"correction and Nemenyi post-hoc tests (α = {alpha}).</p>")
+    sections.append(("statistics", "Statistical comparison", intro + "\n".join(stat_html)))
+
+    sections.append(("curves", "Learning curves", _per_block_figures(learning_curves(ok), figs, "curves")))
+    sections.append(("forgetting", "Per-concept forgetting", _per_block_figures(forgetting_table(ok), figs,
+                                                                                "forgetting")))
+    sections.append(("heatmaps", "R heatmaps", _heatmap_section(ok, figs, report.messages)))
+    sections.append(("spec", "Spec", H.pre(dict(spec)) if spec else H.message("no spec recorded with the results")))
+    sections.append(("provenance", "Provenance", _provenance(results)))
+
+    name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
+    counts = ", ".join(f"{_plural(k)}: {len({getattr(r, k) for r in ok})}" for k in CONFIG_KEYS)
+    intro = (f"<p>{len(ok)} finished runs ({n_failed} failed); {counts}; seeds "
+             f"{', '.join(map(str, sorted({r.seed for r in ok}))) or 'none'}.</p>")
+    intro += "".join(H.message(m) for m in report.messages)
+    _atomic_write(report.index, H.page(name, sections, intro))
+    report.figures = dict(figs.paths)
+    log.info("report written to %s (%d figures)", report.index, len(report.figures))
+    return report
+

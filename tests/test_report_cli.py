@@ -1,0 +1,177 @@
+"""`clad run` on a small grid, then `clad report DIR`: the page, the PNGs and the tables."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+from clad.cli import main
+
+SPEC = """
+name = "report-check"
+base_metrics = ["roc_auc"]
+seeds = 2
+strategies = ["naive", "cumulative"]
+
+[[datasets]]
+name = "synthetic"
+n_concepts = 3
+n_features = 4
+n_train = 120
+n_test = 80
+
+[[scenarios]]
+name = "concept_aware"
+
+[[scenarios]]
+name = "concept_incremental"
+
+[[detectors]]
+name = "iforest"
+n_estimators = 10
+
+[[detectors]]
+name = "lof"
+n_neighbors = 10
+"""
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.images: list[dict] = []
+        self.tables: list[list[str]] = []  # the column headers of each table
+        self.headings: list[str] = []
+        self.sections: list[str] = []
+        self._in_heading = False
+        self._in_th = self._in_thead = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img":
+            self.images.append(attrs)
+        elif tag == "table":
+            self.tables.append([])
+        elif tag == "thead":
+            self._in_thead = True
+        elif tag == "th" and self._in_thead:
+            self._in_th = True
+            self.tables[-1].append("")
+        elif tag == "section":
+            self.sections.append(attrs.get("id"))
+        elif tag in ("h2", "h3"):
+            self._in_heading = True
+            self.headings.append("")
+
+    def handle_endtag(self, tag):
+        if tag in ("h2", "h3"):
+            self._in_heading = False
+        elif tag == "th":
+            self._in_th = False
+        elif tag == "thead":
+            self._in_thead = False
+
+    def handle_data(self, data):
+        if self._in_heading:
+            self.headings[-1] += data
+        if self._in_th:
+            self.tables[-1][-1] += data
+
+
+def _png(data: bytes) -> np.ndarray:
+    import matplotlib.image
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return matplotlib.image.imread(io.BytesIO(data), format="png")
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("report")
+    spec = d / "spec.toml"
+    spec.write_text(SPEC, encoding="utf-8")
+    out = d / "out"
+    assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
+    assert main(["report", str(out)]) == 0
+    return out
+
+
+def test_report_writes_page_pngs_and_tables(finished_run):
+    report = finished_run / "report"
+    pngs = sorted((report / "figures").glob("*.png"))
+    names = [p.name for p in pngs]
+    # 2 scenarios x 2 strategies x 2 detectors x 1 base metric heatmaps; curves and forgetting per scenario
+    assert sum("heatmap" in n for n in names) == 8
+    assert sum("curves" in n for n in names) == 2
+    assert sum("forgetting" in n for n in names) == 2
+    for p in pngs:
+        img = _png(p.read_bytes())
+        h, w = img.shape[:2]
+        assert 150 <= h <= 3000 and 250 <= w <= 3000, (p.name, img.shape)
+        assert img.std() > 0.05  # not a blank canvas
+    for name in ("leaderboard.csv", "leaderboard.md", "leaderboard.tex", "statistics.csv", "index.html"):
+        assert (report / name).stat().st_size > 0
+
+
+def test_report_html_is_self_contained_and_complete(finished_run):
+    report = finished_run / "report"
+    text = (report / "index.html").read_text(encoding="utf-8")
+    page = _Page()
+    page.feed(text)
+    assert set(page.sections) >= {"leaderboard", "statistics", "curves", "forgetting", "heatmaps", "spec",
+                                  "provenance"}
+    files = {p.read_bytes() for p in (report / "figures").glob("*.png")}
+    embedded = []
+    for attrs in page.images:
+        src = attrs["src"]
+        assert src.startswith("data:image/png;base64,"), src[:40]
+        data = base64.b64decode(src.split(",", 1)[1], validate=True)
+        assert _png(data).size > 0
+        assert attrs.get("alt")
+        embedded.append(data)
+    assert len(embedded) == len(files) and set(embedded) == files  # every figure shown, none missing
+    # tables: the leaderboard of the dataset (every scalar metric defined here), scores per block, versions, runs
+    assert "synthetic — roc_auc" in page.headings
+    assert {"Versions", "Runs", "Seeds"} <= set(page.headings)
+    headers = [tuple(h) for h in page.tables]
+    assert ("scenario", "detector", "strategy", "CA", "BWT", "FWT", "Final", "Learning", "Forgetting",
+            "GEM-BWT") in headers
+    assert ("package", "version") in headers
+    assert ("run id", "dataset", "scenario", "strategy", "detector", "seed", "status", "seconds") in headers
+    assert ("", "iforest", "lof") in headers or ("", "lof", "iforest") in headers  # detector scores per block
+    # provenance: every run id and both seeds appear; the spec is shown
+    runs = json.loads((finished_run / "results.json").read_text())["runs"]
+    assert len(runs) == 16
+    for r in runs:
+        assert r["run_id"] in text
+    assert "report-check" in text and "n_estimators" in text
+    # 2 detectors, 1 dataset x 2 scenarios: too few blocks for the tests, said plainly
+    assert "only 2 complete block(s)" in text
+
+
+def test_report_leaderboard_numbers_match_results(finished_run):
+    import pandas as pd
+
+    lb = pd.read_csv(finished_run / "report" / "leaderboard.csv")
+    runs = json.loads((finished_run / "results.json").read_text())["runs"]
+    assert len(lb) == 8
+    row = lb[(lb.scenario == "concept_aware") & (lb.detector == "iforest") & (lb.strategy == "naive")].iloc[0]
+    values = [r["metrics"]["roc_auc"]["continual_average"] for r in runs
+              if (r["scenario"], r["detector"], r["strategy"]) == ("concept_aware", "iforest", "naive")]
+    assert len(values) == 2
+    assert row["continual_average_mean"] == pytest.approx(np.mean(values))
+    assert row["continual_average_std"] == pytest.approx(np.std(values, ddof=1))
+    md = (finished_run / "report" / "leaderboard.md").read_text()
+    assert md.count("**") >= 2 * 2 * 3  # a best cell per column and scenario
+    tex = (finished_run / "report" / "leaderboard.tex").read_text()
+    assert r"\textbf{" in tex and r"\begin{tabular}" in tex and r"$\pm$" in tex
+
+
+def test_report_of_missing_folder_is_a_clear_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert "does not exist" in capsys.readouterr().err
