@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import DataError
+from .memmap import release
 
 __all__ = ["Concept", "ConceptDataset"]
 
@@ -55,7 +56,9 @@ def _as_float_2d(X, what: str) -> np.ndarray:
 def _check_finite(X: np.ndarray, what: str) -> None:
     for start in range(0, X.shape[0], _CHECK_CHUNK):
         block = X[start : start + _CHECK_CHUNK]
-        if not np.isfinite(block).all():
+        finite = bool(np.isfinite(block).all())
+        release(block)  # a memory-mapped file read for the check goes back to disk
+        if not finite:
             bad = np.argwhere(~np.isfinite(block))[0]
             raise DataError(
                 f"{what}: features contain NaN or infinity (first at row {start + bad[0]}, "

@@ -5,13 +5,22 @@ strategy and fills every requested base metric from those same scores (ROC-AUC a
 precision from the scores, F1 from ``scores > threshold``). A cell whose metric is undefined
 (a single-class test concept) is NaN, with one warning naming the concept; it never stops a run.
 
+``n_jobs`` scores the test concepts of a step concurrently in threads (default 1: one after the
+other). The scores, and so R, are bit-identical either way: each test concept is still scored once
+by the same fitted model, and every cell is written to its own place. Threads help because the
+detectors' scoring code (scikit-learn trees and neighbours, NumPy) releases the GIL. It needs a
+detector whose scoring only reads its fitted state, as every scikit-learn detector does; a few PyOD
+detectors (ECOD, COPOD) write attributes while scoring and must keep ``n_jobs=1``.
+
 Base metric names: ``roc_auc``, ``f1``, ``average_precision``.
 """
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -24,7 +33,7 @@ from .errors import CladValueError
 from .registry import did_you_mean
 from .strategies.base import Scored
 
-__all__ = ["BASE_METRICS", "Evaluator", "Evaluation", "check_base_metrics"]
+__all__ = ["BASE_METRICS", "Evaluator", "Evaluation", "check_base_metrics", "check_n_jobs"]
 
 
 def _roc_auc(y, scored: Scored) -> float:
@@ -67,6 +76,19 @@ def check_base_metrics(names) -> tuple[str, ...]:
     return tuple(names)
 
 
+def check_n_jobs(n_jobs) -> int:
+    """The number of scoring threads for ``n_jobs``: None -> 1, -1 -> every CPU, k >= 1 -> k.
+
+    >>> check_n_jobs(None), check_n_jobs(3)
+    (1, 3)
+    """
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (n_jobs < 1 and n_jobs != -1):
+        raise CladValueError(f"n_jobs={n_jobs!r}; expected None, -1 (every CPU) or an integer >= 1")
+    return int(os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """What a scenario produced: R per base metric, row labels, timings, and the anytime matrix."""
@@ -81,11 +103,34 @@ class Evaluation:
 
 
 class Evaluator:
-    """Fills R row by row. One per run; a scenario calls :meth:`learn` and :meth:`evaluate`."""
+    """Fills R row by row. One per run; a scenario calls :meth:`learning` and :meth:`evaluate`.
 
-    def __init__(self, test_concepts: Sequence[Concept], base_metrics: Sequence[str] = ("roc_auc",)):
+    Parameters
+    ----------
+    test_concepts : sequence of Concept
+    base_metrics : sequence of str, default ("roc_auc",)
+    n_jobs : int or None, default 1
+        Threads scoring the test concepts of a step concurrently (-1: one per CPU). R does not
+        depend on it (see the module docstring for the detectors it suits).
+
+    >>> import numpy as np
+    >>> from sklearn.ensemble import IsolationForest
+    >>> from clad.datasets import make_synthetic
+    >>> from clad.scenarios import ConceptIncremental
+    >>> from clad.strategies import Naive
+    >>> ds = make_synthetic(n_concepts=3, random_state=0)
+    >>> runs = [ConceptIncremental().run(ds, Naive(IsolationForest(n_estimators=10, random_state=0)),
+    ...                                  Evaluator(ds.test, n_jobs=k)) for k in (1, 2)]
+    >>> np.array_equal(runs[0].R["roc_auc"], runs[1].R["roc_auc"])
+    True
+    """
+
+    def __init__(self, test_concepts: Sequence[Concept], base_metrics: Sequence[str] = ("roc_auc",),
+                 n_jobs: int | None = 1):
         self.test_concepts = tuple(test_concepts)
         self.base_metrics = check_base_metrics(base_metrics)
+        self.n_jobs = check_n_jobs(n_jobs)
+        self._pool: ThreadPoolExecutor | None = None
         self._single_class = [len(np.unique(c.y)) < 2 for c in self.test_concepts]
         self._warned: set[str] = set()
         self._rows: dict[str, list[np.ndarray]] = {m: [] for m in self.base_metrics}
@@ -109,28 +154,49 @@ class Evaluator:
             self._pending_fit += time.perf_counter() - t0
             self._last = None  # something was learned: the next evaluation must score again
 
+    def _score_one(self, strategy, j: int, with_ids: bool) -> dict[str, float] | None:
+        """Score test concept ``j`` once; its base metrics, or None when they are undefined."""
+        concept = self.test_concepts[j]
+        scored = strategy.score(concept.X, concept_id=concept.name if with_ids else None)
+        if not isinstance(scored, Scored):
+            raise CladValueError(
+                f"strategy {type(strategy).__name__}: score() returned {type(scored).__name__}; "
+                "expected clad.strategies.Scored(scores, threshold)"
+            )
+        if self._single_class[j]:
+            return None
+        return {m: BASE_METRICS[m](concept.y, scored) for m in self.base_metrics}
+
     def _score_all(self, strategy, with_ids: bool) -> dict[str, np.ndarray]:
-        row = {m: np.full(len(self.test_concepts), np.nan) for m in self.base_metrics}
-        for j, concept in enumerate(self.test_concepts):
-            scored = strategy.score(concept.X, concept_id=concept.name if with_ids else None)
-            if not isinstance(scored, Scored):
-                raise CladValueError(
-                    f"strategy {type(strategy).__name__}: score() returned {type(scored).__name__}; "
-                    "expected clad.strategies.Scored(scores, threshold)"
-                )
-            if self._single_class[j]:
-                if concept.name not in self._warned:
-                    self._warned.add(concept.name)
+        n = len(self.test_concepts)
+        if self.n_jobs > 1 and n > 1:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=min(self.n_jobs, n), thread_name_prefix="clad-score")
+            cells = list(self._pool.map(lambda j: self._score_one(strategy, j, with_ids), range(n)))
+        else:
+            cells = [self._score_one(strategy, j, with_ids) for j in range(n)]
+        row = {m: np.full(n, np.nan) for m in self.base_metrics}
+        for j, values in enumerate(cells):
+            if values is None:
+                name = self.test_concepts[j].name
+                if name not in self._warned:
+                    self._warned.add(name)
                     warnings.warn(
-                        f"test concept {concept.name!r} has a single class; its base metrics are "
+                        f"test concept {name!r} has a single class; its base metrics are "
                         "undefined and recorded as NaN",
                         RuntimeWarning,
                         stacklevel=2,
                     )
                 continue
             for m in self.base_metrics:
-                row[m][j] = BASE_METRICS[m](concept.y, scored)
+                row[m][j] = values[m]
         return row
+
+    def close(self) -> None:
+        """Stop the scoring threads (if any); :meth:`result` calls it."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def evaluate(self, strategy, step: str, with_ids: bool, memory_rows: int | None = None,
                  concept_end: bool = True, anytime_rows_seen: int | None = None) -> None:
@@ -158,6 +224,7 @@ class Evaluator:
             self._any_seen.append(int(anytime_rows_seen))
 
     def result(self) -> Evaluation:
+        self.close()
         R = {m: np.vstack(rows) for m, rows in self._rows.items()}
         anytime = None
         if self._any_seen:

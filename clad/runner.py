@@ -99,12 +99,14 @@ def derive_seeds(seed: int) -> dict[str, int]:
 
 
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
-                   seed: int | None = None, labels: dict | None = None, config: dict | None = None) -> RunResult:
+                   seed: int | None = None, labels: dict | None = None, config: dict | None = None,
+                   n_jobs: int | None = 1) -> RunResult:
     """Run ``strategy`` through ``scenario`` on ``dataset`` and return the result.
 
     The strategy object is cloned (the caller's object is never fitted). With ``seed``, a
     ``random_state`` left as None in the strategy or its detector is filled with a seed derived from
-    it.
+    it. ``n_jobs`` threads score the test concepts of a step concurrently (see
+    :class:`~clad.evaluation.Evaluator`); R does not depend on it.
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic
@@ -128,7 +130,7 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
             strategy.set_params(detector=det)
     labels = dict(labels or {})
     t0 = time.perf_counter()
-    evaluation = scenario.run(dataset, strategy, Evaluator(dataset.test, base_metrics))
+    evaluation = scenario.run(dataset, strategy, Evaluator(dataset.test, base_metrics, n_jobs=n_jobs))
     total = time.perf_counter() - t0
     t = learned_at(evaluation.steps, dataset.test_names)
     metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}

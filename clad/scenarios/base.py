@@ -4,18 +4,45 @@ from __future__ import annotations
 
 from sklearn.base import BaseEstimator
 
-from ..errors import ScenarioError
+from ..errors import CladValueError, ScenarioError
 
 __all__ = ["Scenario"]
 
 
 class Scenario(BaseEstimator):
     """Base class. Subclasses set ``name``, ``gives_concept_id``, ``gives_boundaries`` and write
-    ``run(dataset, strategy, evaluator)`` as one plain loop."""
+    ``run(dataset, strategy, evaluator)`` as one plain loop.
+
+    Every scenario takes ``n_jobs`` (default None: the evaluator's own setting): threads scoring
+    the test concepts of a step concurrently; R does not depend on it (see
+    :class:`~clad.evaluation.Evaluator`). In a spec file it is a key of the scenario's table.
+    """
 
     name = "scenario"
     gives_concept_id = False
     gives_boundaries = False
+
+    def __init__(self, n_jobs: int | None = None):
+        self.n_jobs = n_jobs
+
+    def _validate(self) -> None:
+        """Check this scenario's parameters (a spec checks them before anything runs)."""
+        from ..evaluation import check_n_jobs
+
+        try:
+            check_n_jobs(getattr(self, "n_jobs", None))
+        except CladValueError as exc:
+            raise CladValueError(f"{self.name}: {exc}") from None
+
+    def prepare(self, strategy, evaluator) -> None:
+        """Check the strategy (:meth:`check_strategy`) and give the evaluator this scenario's
+        ``n_jobs`` if one is set; every ``run`` starts with it."""
+        self._validate()
+        self.check_strategy(strategy)
+        if getattr(self, "n_jobs", None) is not None:
+            from ..evaluation import check_n_jobs
+
+            evaluator.n_jobs = check_n_jobs(self.n_jobs)
 
     def check_strategy(self, strategy) -> None:
         """Refuse, before anything runs, a strategy that needs what this scenario does not give."""

@@ -7,6 +7,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..errors import CladValueError
+from ..memmap import release
 from .base import Scenario
 
 __all__ = ["ConceptAgnostic", "stream_batches"]
@@ -18,7 +19,9 @@ def stream_batches(arrays: Sequence[np.ndarray], batch_size: int) -> Iterator[tu
     Yields ``(batch, ended)`` where ``ended`` lists the indexes of the arrays whose last row is in
     this batch. A batch may span two (or more) arrays; only the very last batch of the stream may be
     shorter. A batch inside one array is a view of it (no copy, so memory-mapped data stay on
-    disk); a batch that spans arrays is a copy of ``batch_size`` rows only.
+    disk); a batch that spans arrays is a copy of ``batch_size`` rows only. Once the consumer asks
+    for the next batch, the pages of a memory-mapped source read for the previous one are given
+    back (:func:`clad.memmap.release`), so reading a long stream does not grow the process.
 
     >>> import numpy as np
     >>> a, b = np.zeros((5, 1)), np.ones((3, 1))
@@ -40,9 +43,13 @@ def stream_batches(arrays: Sequence[np.ndarray], batch_size: int) -> Iterator[tu
                 ended.append(k)
             if filled == batch_size:
                 yield (pieces[0] if len(pieces) == 1 else np.concatenate(pieces)), ended
+                for piece in pieces:
+                    release(piece)
                 pieces, ended, filled = [], [], 0
     if filled:
         yield (pieces[0] if len(pieces) == 1 else np.concatenate(pieces)), ended
+        for piece in pieces:
+            release(piece)
 
 
 class ConceptAgnostic(Scenario):
@@ -58,17 +65,21 @@ class ConceptAgnostic(Scenario):
     ----------
     batch_size : int, default 256
     anytime_every : int or None, default None
+    n_jobs : int or None, default None
+        Threads scoring the test concepts (see :class:`~clad.scenarios.Scenario`).
     """
 
     name = "concept_agnostic"
     gives_concept_id = False
     gives_boundaries = False
 
-    def __init__(self, batch_size: int = 256, anytime_every: int | None = None):
+    def __init__(self, batch_size: int = 256, anytime_every: int | None = None, n_jobs: int | None = None):
         self.batch_size = batch_size
         self.anytime_every = anytime_every
+        self.n_jobs = n_jobs
 
     def _validate(self):
+        super()._validate()
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer)) or self.batch_size < 1:
             raise CladValueError(f"concept_agnostic: batch_size={self.batch_size!r}; expected an integer >= 1")
         k = self.anytime_every
@@ -76,8 +87,7 @@ class ConceptAgnostic(Scenario):
             raise CladValueError(f"concept_agnostic: anytime_every={k!r}; expected None or an integer >= 1")
 
     def run(self, dataset, strategy, evaluator):
-        self._validate()
-        self.check_strategy(strategy)
+        self.prepare(strategy, evaluator)
         names = dataset.train_names
         rows_seen = 0
         batches = stream_batches([c.X for c in dataset.train], int(self.batch_size))

@@ -16,7 +16,7 @@ class ConceptIncremental(Scenario):
     gives_boundaries = True
 
     def run(self, dataset, strategy, evaluator):
-        self.check_strategy(strategy)
+        self.prepare(strategy, evaluator)
         for concept in dataset.train:
             with evaluator.learning():
                 strategy.learn(concept.X)
