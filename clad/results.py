@@ -11,6 +11,7 @@ atomically (a temporary file renamed over the target), so a reader never sees ha
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -34,15 +35,21 @@ _PACKAGES = {"numpy": "numpy", "scikit-learn": "scikit-learn", "pyod": "pyod", "
 def versions() -> dict[str, str | None]:
     """Versions of clad, Python and the libraries that decide the numbers (None if not installed).
 
-    Read from package metadata, so torch is not imported just to learn its version.
+    Read from package metadata, so torch is not imported just to learn its version; read once per
+    process (a metadata look-up costs milliseconds, every run records it).
     """
+    return dict(_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _versions() -> tuple[tuple[str, str | None], ...]:
     out: dict[str, str | None] = {"clad": __version__, "python": platform.python_version()}
     for key, dist in _PACKAGES.items():
         try:
             out[key] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             out[key] = None
-    return out
+    return tuple(out.items())
 
 
 def to_jsonable(obj: Any) -> Any:

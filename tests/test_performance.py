@@ -150,3 +150,26 @@ def test_release_keeps_the_data_and_ignores_other_arrays(stream_file):
     assert release(X[:1]) is False  # less than a page: nothing to give back
     copy = np.load(stream_file, mmap_mode="c")
     assert release(copy[:100_000]) is False  # private copy-on-write mapping: never dropped
+
+
+# -- the evaluator's metric calls equal scikit-learn's metric functions bit for bit -------------
+
+@pytest.mark.parametrize("seed", range(6))
+def test_base_metrics_equal_sklearn_functions_exactly(seed):
+    from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
+
+    from clad.evaluation import BASE_METRICS
+    from clad.strategies import Scored
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 900))
+    y = (rng.random(n) < rng.uniform(0.05, 0.6)).astype(np.int8)
+    y[:2] = [0, 1]
+    # ties on purpose in half the cases (rounded scores)
+    scores = rng.normal(size=n) + y * rng.uniform(0, 2)
+    if seed % 2:
+        scores = np.round(scores, 1)
+    scored = Scored(scores, float(np.quantile(scores, 0.8)))
+    assert BASE_METRICS["roc_auc"](y, scored) == roc_auc_score(y, scores)
+    assert BASE_METRICS["average_precision"](y, scored) == average_precision_score(y, scores)
+    assert BASE_METRICS["f1"](y, scored) == f1_score(y, scores > scored.threshold, zero_division=0.0)
