@@ -26,6 +26,11 @@ import psutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]  # this checkout's clad, even when another is installed
+# one BLAS / OpenMP thread (before numpy loads), in this process and in any child it starts: both
+# sides of a comparison then use the cores the same way, and idle BLAS threads do not spin on a
+# loaded machine; clad's own parallelism (n_jobs) is what is measured
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 from _machine import describe, load_now  # noqa: E402
 
 from sklearn.ensemble import IsolationForest  # noqa: E402
