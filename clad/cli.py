@@ -2,7 +2,9 @@
 
 ``clad run SPEC.toml --out DIR``   run every combination of a spec, write ``DIR/results.json``
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
-``clad datasets list``             registered datasets
+``clad datasets list``             registered dataset loaders and dataset cards
+``clad datasets info NAME``        a dataset card (source, sha256, license, citation, recipe) or a loader
+``clad datasets convert SRC DST``  a pyCLAD concept file -> clad's pickle-free .npz (needs --allow-pickle)
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
 
@@ -98,11 +100,9 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_datasets(args) -> int:
-    from .datasets import DATASETS
+    from .datasets import cli as datasets_cli
 
-    for name in DATASETS.names():
-        print(f"{name:24s} {DATASETS.doc(name)}")
-    return 0
+    return datasets_cli.run(args)
 
 
 def _cmd_version(args) -> int:
@@ -124,8 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     r.set_defaults(func=_cmd_run)
 
-    d = sub.add_parser("datasets", help="list registered datasets")
-    d.add_argument("action", nargs="?", default="list", choices=["list"])
+    from .datasets.cli import add_arguments as _dataset_arguments
+
+    d = sub.add_parser("datasets", help="dataset loaders and cards: list, info NAME, convert SRC DST")
+    _dataset_arguments(d)
     d.set_defaults(func=_cmd_datasets)
 
     v = sub.add_parser("version", help="versions of clad and its libraries")
