@@ -14,6 +14,8 @@ scaled to [0, 1] on the normal rows); they differ in where the anomalies go:
 
 For large data the scaler and k-means are fitted on at most ``fit_rows`` normal rows drawn at random,
 and cluster labels are then predicted in blocks, so no scaled copy of the whole array is made.
+k-means runs single-threaded (``threadpoolctl``): these fits are small, and many threads on a busy
+machine, or in runs going on in parallel, make them many times slower, not faster.
 Concept names are ``cluster_0`` .. (``chunk_0`` .. for ``chunks``).
 
 >>> import numpy as np
@@ -81,6 +83,13 @@ def make_groups(X: np.ndarray, y: np.ndarray, recipe: str = "cluster_random", n_
 
     ``rows`` restricts the recipe to those row indices (e.g. a :func:`subsample`).
     """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _make_groups(X, y, recipe, n_concepts, random_state, rows, fit_rows, loader)
+
+
+def _make_groups(X, y, recipe, n_concepts, random_state, rows, fit_rows, loader) -> list[ConceptRows]:
     recipe = _checks.choice(loader, "recipe", recipe, RECIPES)
     k = _checks.integer(loader, "n_concepts", n_concepts, minimum=1)
     fit_rows = _checks.integer(loader, "fit_rows", fit_rows, minimum=10)
