@@ -90,11 +90,11 @@ def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n
     random_state : int
         Seed of every random choice.
     """
-    from .flat import scenario_from_flat
+    from .flat import check_flat, scenario_from_flat
 
     rel = adbench_file(file)
     path = locate(rel, data_dir)
-    X, y = read_npz_xy(path, "adbench")
+    X, y = check_flat(*read_npz_xy(path, "adbench"), "adbench")  # the file's int64 labels are dropped here
     name = os.path.basename(rel)[:-4] if rel.endswith(".npz") else os.path.basename(rel)
     return scenario_from_flat(X, y, name=name, loader="adbench", recipe=recipe, n_concepts=n_concepts,
                               test_size=test_size, contamination=contamination, order=order,

@@ -17,7 +17,7 @@ normal rows and of its anomalies in one flat array ``X``. :func:`make_dataset` t
     and scored on its own test rows (higher ROC-AUC = easier); ``"anomaly_share"`` is the share of
     anomalies in the concept's test rows (a larger share = easier: rarer anomalies are harder to find).
 
-Rows are gathered with one :func:`numpy.take` per concept part (indices sorted, so the file's row
+Rows are gathered with one indexing ``X[idx]`` per concept part (indices sorted, so the file's row
 order is kept inside a concept); nothing else copies ``X``. The difficulty values and the order are
 kept in ``dataset.metadata``.
 
@@ -58,7 +58,8 @@ class ConceptRows:
 
 
 def _take(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    part = np.take(X, idx, axis=0)
+    # fancy indexing, not np.take(axis=0): np.take first copies a Fortran-ordered X whole (ADBench's are)
+    part = X[idx]
     return part if part.dtype.kind == "f" else part.astype(np.float64)
 
 
@@ -83,8 +84,8 @@ def _split(X, y, g: ConceptRows, test_size: float, contamination: float, rng, lo
                         loader, g.name, len(anomalies), contamination, wanted, n_train_anom)
     train_idx = np.sort(np.concatenate([train_normal, anomalies[:n_train_anom]]))
     test_idx = np.sort(np.concatenate([test_normal, anomalies[n_train_anom:]]))
-    train = Concept(g.name, _take(X, train_idx), np.take(y, train_idx))
-    test = Concept(g.name, _take(X, test_idx), np.take(y, test_idx))
+    train = Concept(g.name, _take(X, train_idx), y[train_idx])
+    test = Concept(g.name, _take(X, test_idx), y[test_idx])
     return train, test
 
 

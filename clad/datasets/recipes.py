@@ -41,6 +41,11 @@ RECIPES = ("cluster_random", "cluster_closest", "cluster_clustered", "chunks")
 _BLOCK = 1 << 16
 
 
+def _index_dtype(n: int):
+    """int32 row indices when they fit (half the memory of int64 for a large file)."""
+    return np.int32 if n < 2**31 - 1 else np.int64
+
+
 def subsample(y: np.ndarray, max_rows: int | None, rng: np.random.Generator) -> np.ndarray | None:
     """Sorted indices of at most ``max_rows`` rows keeping the anomaly share (None = all rows)."""
     n = len(y)
@@ -57,7 +62,7 @@ def subsample(y: np.ndarray, max_rows: int | None, rng: np.random.Generator) -> 
 def _predict_blocks(model, scaler, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     out = np.empty(len(idx), dtype=np.int32)
     for start in range(0, len(idx), _BLOCK):
-        block = np.take(X, idx[start:start + _BLOCK], axis=0).astype(np.float64, copy=False)
+        block = X[idx[start:start + _BLOCK]].astype(np.float64, copy=False)
         out[start:start + _BLOCK] = model.predict(scaler.transform(block))
     return out
 
@@ -69,7 +74,7 @@ def _fit_kmeans(X, idx, k, fit_rows, rng, what):
     if len(idx) < k:
         raise DataError(f"cannot cluster {len(idx)} {what} rows into n_concepts={k} clusters; use fewer concepts")
     sample = idx if len(idx) <= fit_rows else np.sort(rng.choice(idx, size=fit_rows, replace=False))
-    Xs = np.take(X, sample, axis=0).astype(np.float64, copy=False)
+    Xs = X[sample].astype(np.float64, copy=False)
     scaler = MinMaxScaler().fit(Xs)
     seed = int(rng.integers(2**31 - 1))
     model = KMeans(n_clusters=k, n_init=10, random_state=seed).fit(scaler.transform(Xs))
@@ -96,10 +101,15 @@ def _make_groups(X, y, recipe, n_concepts, random_state, rows, fit_rows, loader)
     seed = _checks.seed(loader, random_state)
     rng = np.random.default_rng(seed)
     y = np.asarray(y)
-    rows = np.arange(len(y)) if rows is None else np.asarray(rows)
-    yr = np.take(y, rows)
-    normal, anomalies = rows[yr == 0], rows[yr == 1]
-    del yr
+    itype = _index_dtype(len(y))
+    if rows is None:
+        normal, anomalies = np.flatnonzero(y == 0).astype(itype), np.flatnonzero(y == 1).astype(itype)
+        rows = np.arange(len(y), dtype=itype) if recipe == "chunks" else None
+    else:
+        rows = np.asarray(rows).astype(itype)
+        yr = np.take(y, rows)
+        normal, anomalies = rows[yr == 0], rows[yr == 1]
+        del yr
     if recipe == "chunks":
         bounds = np.linspace(0, len(rows), k + 1).astype(int)
         groups = []
