@@ -115,3 +115,26 @@ def test_concept_without_anomalies(tmp_path):
     df = pd.DataFrame({"concept": ["a"] * 4 + ["b"] * 4, "label": [0, 0, 0, 1, 0, 0, 0, 0], "x": np.arange(8.0)})
     with pytest.raises(DataError, match="concept 'b' has no anomalies"):
         load_table(frame=df)
+
+
+def test_clad_npz_refuses_other_files(tmp_path):
+    from clad.datasets import load_clad_npz
+
+    np.savez(tmp_path / "x.npz", X=np.zeros((2, 2)))
+    with pytest.raises(DataError, match="is not a clad concept file"):
+        load_clad_npz(str(tmp_path / "x.npz"))
+
+
+def test_download_needs_a_card(tmp_path):
+    from clad.datasets import download
+
+    with pytest.raises(DataError, match="no dataset card lists 'mine/data.npz'"):
+        download("mine/data.npz", tmp_path)
+
+
+def test_user_sha256_is_checked(tmp_path):
+    from clad.datasets import load_odds_mat
+
+    (tmp_path / "a.mat").write_bytes(b"not really")
+    with pytest.raises(DataError, match="checksum mismatch"):
+        load_odds_mat(str(tmp_path / "a.mat"), sha256="0" * 64)
