@@ -106,6 +106,6 @@ def load_table(file: str | None = None, frame: pd.DataFrame | None = None, conce
         rows = np.flatnonzero(codes == i)
         groups.append(ConceptRows(str(value), rows[y[rows] == 0], rows[y[rows] == 1]))
     name = os.path.splitext(os.path.basename(str(file)))[0] if file is not None else "table"
+    meta = {"file": None if file is None else str(file), "features": [str(c) for c in feature_columns]}
     return make_dataset(X, y, groups, name=name, test_size=test_size, contamination=contamination, order=order,
-                        difficulty=difficulty, random_state=random_state, loader="table",
-                        metadata={"file": None if file is None else str(file), "features": [str(c) for c in feature_columns]})
+                        difficulty=difficulty, random_state=random_state, loader="table", metadata=meta)
