@@ -19,12 +19,20 @@ from __future__ import annotations
 from ..registry import Registry
 from .base import Scored, Strategy
 from .baselines import Cumulative, Naive
+from .replay import BalancedReplay, Replay, Window
 
-__all__ = ["STRATEGIES", "Scored", "Strategy", "Naive", "Cumulative", "make_strategy"]
+__all__ = ["STRATEGIES", "Scored", "Strategy", "Naive", "Cumulative", "Replay", "BalancedReplay", "Window",
+           "make_strategy"]
 
 STRATEGIES = Registry("strategy")
 STRATEGIES.add("naive", Naive, "train a fresh detector on the newest data only")
 STRATEGIES.add("cumulative", Cumulative, "train on everything seen so far (joint upper bound)")
+STRATEGIES.add("replay", Replay, "fresh detector on a reservoir sample of past rows plus the newest data")
+STRATEGIES.add("replay_buffer_only", Replay, "fresh detector on a reservoir sample of all rows seen",
+               defaults={"mode": "buffer_only"})
+STRATEGIES.add("balanced_replay", BalancedReplay,
+               "fresh detector on a concept-balanced buffer of past rows plus the newest data")
+STRATEGIES.add("window", Window, "fresh detector on the last window_size rows (sliding window)")
 
 
 def make_strategy(name: str, detector, params: dict | None = None, random_state: int | None = None):
