@@ -25,6 +25,7 @@ registered names ``autoencoder`` and ``vae`` are lazy import paths).
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -71,6 +72,8 @@ class _DenseAE(nn.Module):
     def reconstruct(self, x):
         return self.decoder(self.encoder(x))
 
+    forward = reconstruct
+
     def loss(self, x, noise=None):
         return torch.mean((self.reconstruct(x) - x) ** 2)
 
@@ -88,6 +91,8 @@ class _DenseVAE(nn.Module):
 
     def reconstruct(self, x):  # deterministic: the decoded mean
         return self.decoder(self.mu(self.body(x)))
+
+    forward = reconstruct
 
     def loss(self, x, noise=None):
         h = self.body(x)
@@ -125,7 +130,8 @@ class TorchDetector(BaseEstimator):
 
     def __init__(self, hidden_sizes=(32, 8), epochs: int = 20, batch_size: int = 64,
                  learning_rate: float = 1e-3, weight_decay: float = 0.0, contamination: float = 0.1,
-                 device: str = "cpu", score_batch_size: int = 4096, random_state: int | None = None):
+                 device: str = "cpu", score_batch_size: int = 4096, num_threads: int | None = None,
+                 random_state: int | None = None):
         self.hidden_sizes = hidden_sizes
         self.epochs = epochs
         self.batch_size = batch_size
@@ -134,6 +140,7 @@ class TorchDetector(BaseEstimator):
         self.contamination = contamination
         self.device = device
         self.score_batch_size = score_batch_size
+        self.num_threads = num_threads
         self.random_state = random_state
 
     # -- checks ------------------------------------------------------------------------------
@@ -146,6 +153,8 @@ class TorchDetector(BaseEstimator):
         _positive_int(who, "epochs", self.epochs)
         _positive_int(who, "batch_size", self.batch_size)
         _positive_int(who, "score_batch_size", self.score_batch_size)
+        if self.num_threads is not None:
+            _positive_int(who, "num_threads", self.num_threads)
         hidden = self.hidden_sizes
         if isinstance(hidden, (int, np.integer)):
             hidden = (hidden,)
@@ -178,6 +187,19 @@ class TorchDetector(BaseEstimator):
         if not hasattr(self, "module_"):
             raise DetectorError(f"detector {self.name}: used before fit()")
 
+    @contextmanager
+    def _threads(self):
+        """torch's intra-op thread count set to ``num_threads`` for the duration (then restored)."""
+        if self.num_threads is None:
+            yield
+            return
+        before = torch.get_num_threads()
+        torch.set_num_threads(int(self.num_threads))
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
     # -- hooks used by strategies --------------------------------------------------------------
     @property
     def torch_device(self):
@@ -202,6 +224,36 @@ class TorchDetector(BaseEstimator):
     def reconstruction_loss(self, xb, module=None):
         """Mean squared reconstruction error of a standardised batch (a scalar tensor with gradient)."""
         return torch.mean((self.reconstruct(xb, module) - xb) ** 2)
+
+    def fisher_diagonal(self, X, max_rows: int | None = None) -> list:
+        """Diagonal empirical Fisher information of the reconstruction loss on ``X``: for each
+        parameter tensor (in ``module_.parameters()`` order), the mean over rows of the squared
+        per-row gradient (computed in vectorised mini-batches with ``torch.func``). With
+        ``max_rows``, at most that many evenly spaced rows are used."""
+        from torch.func import functional_call, grad, vmap
+
+        self._require_fitted()
+        module = self.module_
+        names = [n for n, _ in module.named_parameters()]
+        params = {n: p.detach() for n, p in module.named_parameters()}
+
+        def row_loss(prm, x):
+            recon = functional_call(module, prm, (x.unsqueeze(0),))
+            return torch.mean((recon - x.unsqueeze(0)) ** 2)
+
+        per_row = vmap(grad(row_loss), in_dims=(None, 0))
+        sums = {n: torch.zeros_like(p) for n, p in params.items()}
+        X = np.asarray(X)
+        if max_rows and X.shape[0] > max_rows:
+            X = X[np.linspace(0, X.shape[0] - 1, int(max_rows)).astype(np.int64)]
+        n = 0
+        with self._threads():
+            for xb in self.iter_batches(X, batch_size=self.batch_size):
+                grads = per_row(params, xb)
+                for k in names:
+                    sums[k] += (grads[k] ** 2).sum(dim=0)
+                n += xb.shape[0]
+        return [sums[k] / max(n, 1) for k in names]
 
     # -- training ------------------------------------------------------------------------------
     def _build(self, n_features: int) -> nn.Module:  # pragma: no cover - abstract
@@ -266,8 +318,9 @@ class TorchDetector(BaseEstimator):
         module = self._build(self.n_features_in_)
         _init_(module, gen)
         self.module_ = module.to(self.torch_device)
-        self._train(self.standardise(X), int(self.epochs), None)
-        self._set_threshold(X)
+        with self._threads():
+            self._train(self.standardise(X), int(self.epochs), None)
+            self._set_threshold(X)
         return self
 
     def partial_fit(self, X, y=None, extra_loss=None, epochs: int | None = None):
@@ -278,8 +331,9 @@ class TorchDetector(BaseEstimator):
             return self
         self._check_params()
         epochs = int(self.epochs) if epochs is None else _positive_int(self.name, "epochs", epochs)
-        self._train(self.standardise(X), epochs, extra_loss)
-        self._set_threshold(X)
+        with self._threads():
+            self._train(self.standardise(X), epochs, extra_loss)
+            self._set_threshold(X)
         return self
 
     def score(self, X) -> np.ndarray:
@@ -288,7 +342,7 @@ class TorchDetector(BaseEstimator):
         n = int(np.shape(X)[0])
         out = np.empty(n, dtype=np.float64)
         pos = 0
-        with torch.no_grad():
+        with torch.no_grad(), self._threads():
             for xb in self.iter_batches(X):
                 err = torch.mean((self.reconstruct(xb) - xb) ** 2, dim=1)
                 out[pos : pos + xb.shape[0]] = err.double().cpu().numpy()
@@ -313,6 +367,9 @@ class AutoEncoder(TorchDetector):
     device : str, default "cpu"
     score_batch_size : int
         Rows moved to the device at once when scoring.
+    num_threads : int or None
+        If set, torch's intra-op thread count while this detector trains or scores (restored
+        afterwards); 1 is often fastest for networks this small on a busy CPU.
     random_state : int or None
 
     >>> import numpy as np
@@ -346,11 +403,12 @@ class VAE(TorchDetector):
 
     def __init__(self, hidden_sizes=(32, 8), epochs: int = 20, batch_size: int = 64,
                  learning_rate: float = 1e-3, weight_decay: float = 0.0, contamination: float = 0.1,
-                 device: str = "cpu", score_batch_size: int = 4096, beta: float = 1.0,
-                 random_state: int | None = None):
+                 device: str = "cpu", score_batch_size: int = 4096, num_threads: int | None = None,
+                 beta: float = 1.0, random_state: int | None = None):
         super().__init__(hidden_sizes=hidden_sizes, epochs=epochs, batch_size=batch_size,
                          learning_rate=learning_rate, weight_decay=weight_decay, contamination=contamination,
-                         device=device, score_batch_size=score_batch_size, random_state=random_state)
+                         device=device, score_batch_size=score_batch_size, num_threads=num_threads,
+                         random_state=random_state)
         self.beta = beta
 
     def _check_params(self) -> None:

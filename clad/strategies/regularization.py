@@ -62,8 +62,8 @@ class EWC(_Regularized):
     """Elastic weight consolidation on a clad PyTorch detector.
 
     After training on a concept, the diagonal Fisher information ``F`` of the reconstruction
-    loss is estimated on that concept's rows (mean over mini-batches of the squared gradient, each
-    batch weighted by its size) and kept with the weights ``theta*``. Training on later concepts
+    loss is estimated on that concept's rows (mean of the squared per-row gradient, on at most
+    ``fisher_rows`` rows; ``None`` = all) and kept with the weights ``theta*``. Training on later concepts
     adds ``ewc_lambda / 2 * sum_k sum_p F_k,p (theta_p - theta*_k,p)^2`` to every mini-batch loss.
 
     * ``mode="separate"``: one ``(F_k, theta*_k)`` per past concept (memory grows with concepts);
@@ -83,11 +83,12 @@ class EWC(_Regularized):
     """
 
     def __init__(self, detector=None, ewc_lambda: float = 100.0, mode: str = "separate", gamma: float = 1.0,
-                 random_state: int | None = None):
+                 fisher_rows: int | None = 2000, random_state: int | None = None):
         self.detector = detector
         self.ewc_lambda = ewc_lambda
         self.mode = mode
         self.gamma = gamma
+        self.fisher_rows = fisher_rows
         self.random_state = random_state
 
     def _check_params(self) -> None:
@@ -97,6 +98,9 @@ class EWC(_Regularized):
             raise CladValueError(f"EWC: ewc_lambda={self.ewc_lambda!r}; expected a number >= 0")
         if not 0.0 < float(self.gamma) <= 1.0:
             raise CladValueError(f"EWC: gamma={self.gamma!r}; expected a number in (0, 1]")
+        rows = self.fisher_rows
+        if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
+            raise CladValueError(f"EWC: fisher_rows={rows!r}; expected None or an integer >= 1")
 
     def _penalty(self, module, xb):
         params = list(module.parameters())
@@ -111,7 +115,7 @@ class EWC(_Regularized):
             self._check_params()
             self.penalties_ = []
         self._first_or_continue(X, lambda: self._penalty)
-        fisher = fisher_diagonal(self.detector_, X)
+        fisher = self.detector_.fisher_diagonal(X, max_rows=self.fisher_rows)
         anchor = [p.detach().clone() for p in self.detector_.module_.parameters()]
         if self.mode == "online" and self.penalties_:
             old, _ = self.penalties_[0]
@@ -120,23 +124,6 @@ class EWC(_Regularized):
         else:
             self.penalties_.append((fisher, anchor))
         return self
-
-
-def fisher_diagonal(detector, X) -> list:
-    """Diagonal empirical Fisher information of ``detector``'s reconstruction loss on ``X``: for
-    each parameter tensor, the size-weighted mean over mini-batches of the squared gradient."""
-    module = detector.module_
-    sums = [p.detach().new_zeros(p.shape) for p in module.parameters()]
-    n = 0
-    for xb in detector.iter_batches(X, batch_size=detector.batch_size):
-        module.zero_grad(set_to_none=True)
-        detector.reconstruction_loss(xb).backward()
-        for s, p in zip(sums, module.parameters()):
-            if p.grad is not None:
-                s.add_(p.grad.detach() ** 2, alpha=xb.shape[0])
-        n += xb.shape[0]
-    module.zero_grad(set_to_none=True)
-    return [s / max(n, 1) for s in sums]
 
 
 class LwF(_Regularized):
