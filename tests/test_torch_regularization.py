@@ -169,3 +169,11 @@ def test_registered_clone_pickle_and_stream(name):
     back = pickle.loads(pickle.dumps(fitted))
     X = ds.test[0].X
     assert np.array_equal(back.score(X).scores, fitted.score(X).scores)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("make", [lambda d: FineTune(d), lambda d: EWC(d, ewc_lambda=100.0), lambda d: LwF(d)])
+def test_same_code_runs_on_cuda(make):
+    ds = subspace_stream(n_concepts=2, n_train=60, n_test=40)
+    result = run_experiment(ds, ConceptIncremental(), make(ae(epochs=3, device="cuda")))
+    assert np.isfinite(result.R["roc_auc"]).all()
