@@ -89,7 +89,7 @@ def test_balanced_buffer_bounds_and_balance(capacity, sizes, seed):
         for j, c in enumerate(buf.concepts):
             assert per[c] == min(quotas[c], sizes[j])
             if per[c]:
-                assert set(buf._shares[c].view()[:, 0]) == {float(j)}
+                assert set(buf.rows_of(c)[:, 0]) == {float(j)}
 
 
 def test_balanced_buffer_smaller_than_number_of_concepts():
@@ -110,7 +110,8 @@ def test_balanced_buffer_recurring_concept_adds_to_its_share():
     buf.add(np.ones((20, 1)), "B", rng)
     buf.add(np.zeros((4, 1)), "A", rng)
     assert buf.rows_per_concept() == {"A": 5, "B": 5}
-    assert buf._shares["A"].n_seen == 8
+    assert np.array_equal(buf.rows_of("A"), np.zeros((5, 1)))
+    assert buf.rows_of("never").shape[0] == 0
 
 
 # -- ring buffer -----------------------------------------------------------------------------

@@ -212,10 +212,11 @@ class TorchDetector(BaseEstimator):
 
     def iter_batches(self, X, batch_size: int | None = None):
         """Standardised mini-batches of ``X`` in order, each moved to the device on its own."""
-        Xs = torch.from_numpy(self.standardise(X))
+        self._require_fitted()
+        X = np.asarray(X)
         step = int(batch_size or self.score_batch_size)
-        for start in range(0, Xs.shape[0], step):
-            yield Xs[start : start + step].to(self.torch_device)
+        for start in range(0, X.shape[0], step):  # standardised chunk by chunk: no full copy
+            yield torch.from_numpy(self.standardise(X[start : start + step])).to(self.torch_device)
 
     def reconstruct(self, xb, module=None):
         """Deterministic reconstruction of a standardised batch by ``module`` (default: this detector's)."""
