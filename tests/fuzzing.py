@@ -214,6 +214,9 @@ def cases(seed: int = 0, per_kind: int = 50):
                 ("name = \"caf\xe9\"\n").encode("latin-1") + GOOD_SPEC.encode()][i % 3]
         yield "spec_encoding", f"{len(data)} bytes", lambda data=data: parse_bytes(data)
 
+    # --- data files -----------------------------------------------------------------------
+    yield from file_cases(rng, per_kind)
+
     # --- results files --------------------------------------------------------------------
     good = json.dumps({"runs": [{"dataset": "d", "scenario": "s", "strategy": "t", "detector": "x", "seed": 0,
                                  "R": {"roc_auc": [[0.5]]}}]})
@@ -256,3 +259,93 @@ def read_text(text: str):
     p = _tmpdir() / "results.json"
     p.write_text(text, encoding="utf-8")
     return read_results(p)
+
+
+def _write_npz(path, **arrays):
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def file_cases(rng, per_kind):
+    """Malformed data files read by the real loaders."""
+    import io
+
+    from clad.datasets import load_npz_files, load_odds_mat, load_pyclad, load_table
+
+    d = _tmpdir()
+    good = io.BytesIO()
+    np.savez(good, X=rng.normal(size=(40, 3)), y=np.r_[np.zeros(36), np.ones(4)])
+    good = good.getvalue()
+    for i in range(per_kind):
+        cut = int(rng.integers(0, len(good) - 1))
+
+        def run(cut=cut, i=i):
+            p = d / f"trunc{i}.npz"
+            p.write_bytes(good[:cut])
+            load_npz_files([str(p)], data_dir=str(d))
+
+        yield "npz_truncated", f"cut at {cut}", run
+    variants = [
+        dict(Z=np.zeros((4, 2)), y=np.zeros(4)),                          # no X
+        dict(X=np.zeros((4, 2))),                                         # no y
+        dict(X=np.zeros((4, 2)), y=np.zeros(5)),                          # length mismatch
+        dict(X=np.zeros((4, 2)), y=np.array([0, 1, 2, 1])),               # non-binary
+        dict(X=np.array([[np.nan, 1], [1, 1], [2, 2], [3, 3]]), y=np.array([0, 0, 1, 1])),
+        dict(X=np.zeros(4), y=np.zeros(4)),                               # 1-D X
+        dict(X=np.array([["a", "b"]] * 4), y=np.array([0, 0, 1, 1])),     # strings
+        dict(X=np.zeros((4, 2)), y=np.ones(4)),                           # no normal rows
+        dict(X=np.zeros((0, 2)), y=np.zeros(0)),                          # empty
+    ]
+    for i in range(per_kind):
+        arrays = variants[i % len(variants)]
+
+        def run(arrays=arrays, i=i):
+            p = d / f"content{i}.npz"
+            _write_npz(p, **arrays)
+            load_npz_files([str(p)], data_dir=str(d))
+
+        yield "npz_content", str(sorted(arrays)), run
+    csvs = [
+        "concept,label,x1\na,0,1\na,0,oops\na,1,3\n",               # non-numeric feature
+        "group,label,x1\na,0,1\na,1,2\n",                            # no concept column
+        "concept,lab,x1\na,0,1\na,1,2\n",                            # no label column
+        "concept,label,x1\na,0,1\na,3,2\n",                          # non-binary label
+        "",                                                               # empty file
+        "concept,label,x1\na,0,1,9,9\na,1\n",                        # ragged
+        "concept,label\na,0\na,1\n",                                 # no feature column
+        "concept,label,x1\na,0,\na,1,2\n",                           # missing value
+    ]
+    for i in range(per_kind):
+        text = csvs[i % len(csvs)]
+
+        def run(text=text, i=i):
+            p = d / f"table{i}.csv"
+            p.write_bytes(text.encode() if i % 3 else text.encode("utf-16"))
+            load_table(file=str(p), data_dir=str(d))
+
+        yield "csv_malformed", repr(text[:30]), run
+    for i in range(per_kind):
+        data = bytes(rng.integers(0, 256, size=int(rng.integers(0, 300)), dtype=np.uint8))
+
+        def run(data=data, i=i):
+            p = d / f"odds{i}.mat"
+            p.write_bytes(data)
+            load_odds_mat(str(p), data_dir=str(d))
+
+        yield "mat_malformed", f"{len(data)} random bytes", run
+    for i in range(per_kind):
+        entries = [
+            np.array([1, 2, 3], dtype=object),
+            np.array([{"name": "a"}], dtype=object),
+            np.array([{"name": "a", "train_data": np.zeros((3, 2)), "test_data": np.zeros((3, 3)),
+                       "test_labels": np.array([0, 1, 0])}], dtype=object),
+            np.zeros((3, 3)),
+        ][i % 4]
+        allow = i % 5 != 0  # every fifth: the opt-in is missing
+
+        def run(entries=entries, allow=allow, i=i):
+            p = d / f"pyclad{i}.npy"
+            np.save(p, entries, allow_pickle=True)
+            load_pyclad(str(p), allow_pickle=allow, data_dir=str(d))
+
+        yield "pyclad_file", f"variant {i % 4} allow_pickle={allow}", run

@@ -16,6 +16,8 @@ In a spec file::
 
 from __future__ import annotations
 
+import zipfile
+
 import os
 
 import numpy as np
@@ -66,7 +68,7 @@ def read_npz_xy(path, what: str) -> tuple[np.ndarray, np.ndarray]:
             return z["X"], z["y"]
     except ValueError as exc:  # object arrays need pickle; a broken zip also lands here
         raise DataError(f"{what}: {str(path)!r} could not be read as an .npz of plain arrays ({exc})") from None
-    except OSError as exc:
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:  # truncated or not a zip at all
         raise DataError(f"{what}: {str(path)!r} is not a readable .npz file ({exc})") from None
 
 

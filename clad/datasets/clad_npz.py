@@ -21,6 +21,8 @@ Layout (all plain arrays, so ``numpy.load(..., allow_pickle=False)`` reads it)::
 
 from __future__ import annotations
 
+import zipfile
+
 import os
 import tempfile
 from pathlib import Path
@@ -88,7 +90,7 @@ def load_clad_npz(file: str, sha256: str | None = None, data_dir: str | None = N
                     for i, n in enumerate(names)
                 ]
             name = str(z["name"])
-    except (ValueError, KeyError, OSError) as exc:
+    except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as exc:
         if isinstance(exc, DataError):
             raise
         raise DataError(f"clad_npz: {str(path)!r} could not be read ({exc})") from None

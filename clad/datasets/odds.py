@@ -24,8 +24,10 @@ def read_mat_xy(path, what: str = "odds_mat") -> tuple[np.ndarray, np.ndarray]:
 
     try:
         mat = scipy.io.loadmat(str(path))
-    except (ValueError, NotImplementedError, OSError) as exc:
-        raise DataError(f"{what}: {str(path)!r} could not be read as a MATLAB .mat file ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - scipy's parser fails on malformed files in many ways
+        # (IndexError, TypeError, MatReadError, ValueError...): all mean "not a readable .mat file"
+        raise DataError(f"{what}: {str(path)!r} could not be read as a MATLAB .mat file "
+                        f"({type(exc).__name__}: {exc})") from None
     missing = [k for k in ("X", "y") if k not in mat]
     if missing:
         found = [k for k in mat if not k.startswith("__")]

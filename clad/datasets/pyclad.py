@@ -10,6 +10,8 @@ and load the result with the ``clad_npz`` loader, which never unpickles.
 
 from __future__ import annotations
 
+import pickle
+
 import os
 from pathlib import Path
 
@@ -64,7 +66,7 @@ def load_pyclad(file: str = DEFAULT_FILE, allow_pickle: bool = False, data_dir: 
                 "'clad_npz' loader"
             ) from None
         raise DataError(f"pyclad: {str(path)!r} could not be read ({exc})") from None
-    except OSError as exc:
+    except (OSError, EOFError, pickle.UnpicklingError) as exc:
         raise DataError(f"pyclad: {str(path)!r} is not a readable .npy file ({exc})") from None
     if not isinstance(arr, np.ndarray) or arr.dtype != object or arr.ndim != 1 or len(arr) == 0:
         raise DataError(f"pyclad: {str(path)!r} is not a pyCLAD concept file; expected a 1-D object array of "
