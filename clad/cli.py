@@ -2,8 +2,10 @@
 
 ``clad run SPEC.toml --out DIR``   run every combination of a spec, write ``DIR/results.json``
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
-``clad report DIR``                 figures, tables and statistics of a results folder in ``DIR/report``
-``clad datasets list``             registered datasets
+``clad report DIR``                figures, tables and statistics of a results folder in ``DIR/report``
+``clad datasets list``             registered dataset loaders and dataset cards
+``clad datasets info NAME``        a dataset card (source, sha256, license, citation, recipe) or a loader
+``clad datasets convert SRC DST``  a pyCLAD concept file -> clad's pickle-free .npz (needs --allow-pickle)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -117,11 +120,9 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_datasets(args) -> int:
-    from .datasets import DATASETS
+    from .datasets import cli as datasets_cli
 
-    for name in DATASETS.names():
-        print(f"{name:24s} {DATASETS.doc(name)}")
-    return 0
+    return datasets_cli.run(args)
 
 
 def _cmd_check(args) -> int:
@@ -180,8 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="report folder (default DIR/report)")
     rp.set_defaults(func=_cmd_report)
 
-    d = sub.add_parser("datasets", help="list registered datasets")
-    d.add_argument("action", nargs="?", default="list", choices=["list"])
+    from .datasets.cli import add_arguments as _dataset_arguments
+
+    d = sub.add_parser("datasets", help="dataset loaders and cards: list, info NAME, convert SRC DST")
+    _dataset_arguments(d)
     d.set_defaults(func=_cmd_datasets)
 
     c = sub.add_parser("check", help="run the conformance checks on a detector or strategy")
@@ -197,6 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # like `python -m`, make modules in the current folder importable, so that a spec or
+    # `clad check` can name a plug-in as 'my_module:MyDetector'
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     logging.basicConfig(level=logging.WARNING if getattr(args, "quiet", False) else logging.INFO,
                         format="%(levelname)s %(message)s", stream=sys.stderr)
     try:

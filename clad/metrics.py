@@ -67,13 +67,19 @@ def learned_at(train_names: Sequence[str], test_names: Sequence[str]) -> np.ndar
 
 
 def _prepare(R, t) -> tuple[np.ndarray, np.ndarray]:
-    R = np.asarray(R, dtype=np.float64)
+    try:
+        R = np.asarray(R, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise CladValueError(f"R must be a 2-D matrix of numbers (steps x test concepts); {exc}") from None
     if R.ndim != 2 or R.shape[0] == 0 or R.shape[1] == 0:
         raise CladValueError(f"R must be a non-empty 2-D matrix (steps x test concepts), got shape {R.shape}")
     n_steps, n_cols = R.shape
     if t is None:
         t = np.where(np.arange(n_cols) < n_steps, np.arange(n_cols), -1)
-    t = np.asarray(t, dtype=np.int64)
+    try:
+        t = np.asarray(t, dtype=np.int64)
+    except (TypeError, ValueError) as exc:
+        raise CladValueError(f"learned_at must be integers (-1 for never learned); {exc}") from None
     if t.shape != (n_cols,):
         raise CladValueError(f"learned_at has shape {t.shape}; expected ({n_cols},), one entry per column of R")
     if (t >= n_steps).any() or (t < -1).any():

@@ -136,6 +136,8 @@ class RunResult:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "RunResult":
+        if not isinstance(d, Mapping):
+            raise DataError(f"run record must be a JSON object, got {type(d).__name__} {str(d)[:40]!r}")
         try:
             anytime = d.get("anytime")
             if anytime:
@@ -160,7 +162,7 @@ class RunResult:
                 error=d.get("error"),
                 run_id=d.get("run_id"),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None
 
 

@@ -111,6 +111,14 @@ def _same(a, b) -> bool:
         return repr(a) == repr(b)
 
 
+def _changed_params(obj, action) -> list[str]:
+    """Names of the parameters of ``obj`` that ``action(obj)`` changed."""
+    before = {k: copy.deepcopy(v) for k, v in _params(obj).items()}
+    action(obj)
+    after = _params(obj)
+    return [k for k in before if k not in after or not _same(before[k], after[k])]
+
+
 def _fitted_attrs(obj) -> list[str]:
     return [k for k in vars(obj) if k.endswith("_") and not k.startswith("__")]
 
@@ -223,11 +231,7 @@ def _d_same_seed(det, data):
 
 def _d_fit_keeps_params(det, data):
     X, _, _ = data
-    obj = _fresh(det)
-    before = {k: copy.deepcopy(v) for k, v in _params(obj).items()}
-    obj.fit(X)
-    after = _params(obj)
-    changed = [k for k in before if k not in after or not _same(before[k], after[k])]
+    changed = _changed_params(_fresh(det), lambda obj: obj.fit(X))
     if changed:
         return f"fit() changed parameter(s) {changed}; learned state belongs in attributes ending in '_'"
 
@@ -370,10 +374,7 @@ def _s_memory(strat, data):
 
 def _s_keeps_params(strat, data):
     train, _ = data
-    s = _fresh(strat)
-    before = {k: repr(v) for k, v in _params(s).items()}
-    _learn_all(s, train)
-    changed = [k for k, v in _params(s).items() if before.get(k) != repr(v)]
+    changed = _changed_params(_fresh(strat), lambda s: _learn_all(s, train))
     if changed:
         return f"learn() changed parameter(s) {changed}"
 

@@ -1,25 +1,63 @@
 """Datasets: loaders that return a :class:`~clad.concepts.ConceptDataset`, registered by name.
 
-================  ===============================================================
+================  ===================================================================================
 name              what
-================  ===============================================================
+================  ===================================================================================
 ``synthetic``     seeded moving Gaussian concepts (:func:`make_synthetic`)
-================  ===============================================================
+``pyclad``        a pyCLAD concept file (pickled ``.npy``; needs ``allow_pickle = true``)
+``clad_npz``      clad's own pickle-free concept file (``.npz``; :func:`save_clad_npz`, ``clad datasets convert``)
+``nsl_kdd``       NSL-KDD text files; concepts by attack family or by protocol
+``adbench``       an ADBench ``.npz`` (``X``, ``y``) turned into concepts by a recipe
+``odds_mat``      an ODDS ``.mat`` (``X``, ``y``) turned into concepts by a recipe
+``table``         a CSV / Parquet file (or a DataFrame) with concept, label and feature columns
+``npz_files``     one concept per ``.npz`` file
+``mvtec``         MVTec-AD embeddings from ADBench, one concept per category
+================  ===================================================================================
 
-A loader is any callable returning a ``ConceptDataset``; a spec names it by its registered name or
-by ``package.module:function``. Loaders that take ``random_state`` get one derived from the run seed
-unless the spec sets it.
+The contract: a loader is any callable returning a ``ConceptDataset``; a spec names it by its
+registered name or by ``package.module:function``. Loaders that take ``random_state`` get one
+derived from the run seed unless the spec sets it, and give the same concepts for the same seed.
+Loaders of files take ``data_dir`` (see :mod:`clad.datasets.files` for where files are looked for,
+checksums and the ``CLAD_DATA`` variable). Recipes for flat data are in :mod:`clad.datasets.recipes`,
+the split and concept order in :mod:`clad.datasets.build`, dataset cards in :mod:`clad.datasets.cards`.
 """
 
 from __future__ import annotations
 
 from ..registry import Registry
+from .adbench import load_adbench
+from .build import DIFFICULTIES, ORDERS, ConceptRows, make_dataset, order_concepts
+from .cards import card_names, find_file, load_card
+from .clad_npz import load_clad_npz, save_clad_npz
+from .files import default_cache_dir, download, locate, search_dirs, sha256_of, verify_sha256
+from .flat import scenario_from_flat
+from .mvtec import load_mvtec
+from .nsl_kdd import load_nsl_kdd, read_nsl_kdd
+from .odds import load_odds_mat
+from .per_file import load_npz_files
+from .pyclad import convert_pyclad, load_pyclad
+from .recipes import RECIPES, make_groups
 from .synthetic import make_synthetic
+from .table import load_table
 
-__all__ = ["DATASETS", "make_synthetic", "load_dataset"]
+__all__ = [
+    "DATASETS", "load_dataset", "make_synthetic", "load_pyclad", "convert_pyclad", "load_clad_npz",
+    "save_clad_npz", "load_nsl_kdd", "read_nsl_kdd", "load_adbench", "load_odds_mat", "load_table",
+    "load_npz_files", "load_mvtec", "scenario_from_flat", "make_groups", "make_dataset", "order_concepts",
+    "ConceptRows", "RECIPES", "ORDERS", "DIFFICULTIES", "card_names", "load_card", "find_file", "locate",
+    "search_dirs", "default_cache_dir", "sha256_of", "verify_sha256", "download",
+]
 
 DATASETS = Registry("dataset")
 DATASETS.add("synthetic", make_synthetic, "seeded moving Gaussian concepts with their own anomalies")
+DATASETS.add("pyclad", load_pyclad, "pyCLAD concept file (.npy pickle; needs allow_pickle = true)")
+DATASETS.add("clad_npz", load_clad_npz, "clad's pickle-free concept file (.npz)")
+DATASETS.add("nsl_kdd", load_nsl_kdd, "NSL-KDD text files; concepts by attack family or protocol")
+DATASETS.add("adbench", load_adbench, "ADBench .npz (X, y); concepts by a recipe (cluster_random, ...)")
+DATASETS.add("odds_mat", load_odds_mat, "ODDS .mat (X, y); concepts by a recipe")
+DATASETS.add("table", load_table, "CSV / Parquet table with concept, label and feature columns")
+DATASETS.add("npz_files", load_npz_files, "one concept per .npz file (X, y)")
+DATASETS.add("mvtec", load_mvtec, "MVTec-AD ResNet-18 embeddings, one concept per category")
 
 
 def load_dataset(name: str, params: dict | None = None):

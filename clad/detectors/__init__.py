@@ -12,7 +12,11 @@ Registered names usable in spec files (any ``package.module:Class`` path works t
 ``elliptic_envelope``     scikit-learn ``EllipticEnvelope``
 ``knn`` ``hbos`` ``ecod``  PyOD ``KNN``, ``HBOS``, ``ECOD``, ``COPOD``, ``PCA``, and
 ``copod`` ``pca``         ``pyod_iforest``, ``pyod_lof``, ``pyod_ocsvm``
+``autoencoder``           clad's dense PyTorch autoencoder (:mod:`clad.detectors.torch_ae`)
+``vae``                   clad's small PyTorch variational autoencoder
 ========================  ==================================================
+
+The PyTorch detectors are registered as import paths: torch is imported only when one is built.
 """
 
 from __future__ import annotations
@@ -59,6 +63,9 @@ for _name, _path in {
     "pyod_ocsvm": "pyod.models.ocsvm:OCSVM",
 }.items():
     DETECTORS.add(_name, _path, f"PyOD {_path.rsplit(':', 1)[1]}")
+DETECTORS.add("autoencoder", "clad.detectors.torch_ae:AutoEncoder",
+              "dense PyTorch autoencoder scored by reconstruction error")
+DETECTORS.add("vae", "clad.detectors.torch_ae:VAE", "small PyTorch variational autoencoder")
 
 
 def make_detector(name: str, params: dict | None = None, random_state: int | None = None):

@@ -2,29 +2,58 @@
 
 Protocol (see :mod:`clad.strategies.base`): ``learn(X, concept_id=None)`` and
 ``score(X, concept_id=None) -> Scored``; class attributes ``requires_concept_id`` and
-``requires_boundaries`` say which scenarios can run the strategy.
+``requires_boundaries`` say which scenarios can run the strategy (``supported_scenarios`` lists
+them), and ``memory_rows()`` reports the training rows a strategy keeps. Every strategy is a
+scikit-learn estimator: ``clone`` gives an unfitted copy, and fitted strategies pickle.
 
-Registered names for spec files:
+Registered names for spec files (scenarios: ``aware`` = concept_aware, ``incr`` =
+concept_incremental, ``agn`` = concept_agnostic):
 
-==============  =========================================================  ==================
-name            what it trains on                                          scenarios
-==============  =========================================================  ==================
-``naive``       the newest data only                                       all
-``cumulative``  everything seen so far (joint upper bound)                 all
-==============  =========================================================  ==================
+======================  ==============================================================  ==================
+name                    what it trains on                                               scenarios
+======================  ==============================================================  ==================
+``naive``               a fresh detector on the newest data only                        all
+``cumulative``          a fresh detector on everything seen so far (joint upper bound)  all
+``replay``              a fresh detector on a reservoir sample of past rows + new data  all
+``replay_buffer_only``  a fresh detector on a reservoir sample of all rows seen         all
+``balanced_replay``     a fresh detector on a concept-balanced buffer + new data        aware, incr
+``window``              a fresh detector on the last ``window_size`` rows               all
+``experts``             one fresh detector per concept (MSTE); without an id the expert  aware, incr
+                        whose training scores fit the test set best scores it
+``fine_tune``           one detector trained further (``partial_fit``) on new data      all
+``ewc``                 fine-tuning + EWC penalty (diagonal Fisher; torch detectors)    all
+``lwf``                 fine-tuning + distillation to the previous model (torch)        all
+======================  ==============================================================  ==================
+
+Buffer sizes are parameters (``buffer_size``, ``window_size``); ``replay`` and
+``balanced_replay`` take ``mode="with_new"`` (default) or ``"buffer_only"``.
 """
 
 from __future__ import annotations
 
 from ..registry import Registry
 from .base import Scored, Strategy
-from .baselines import Cumulative, Naive
+from .baselines import Cumulative, FineTune, Naive
+from .experts import Experts
+from .regularization import EWC, LwF
+from .replay import BalancedReplay, Replay, Window
 
-__all__ = ["STRATEGIES", "Scored", "Strategy", "Naive", "Cumulative", "make_strategy"]
+__all__ = ["STRATEGIES", "Scored", "Strategy", "Naive", "FineTune", "Cumulative", "Replay", "BalancedReplay",
+           "Window", "Experts", "EWC", "LwF", "make_strategy"]
 
 STRATEGIES = Registry("strategy")
 STRATEGIES.add("naive", Naive, "train a fresh detector on the newest data only")
 STRATEGIES.add("cumulative", Cumulative, "train on everything seen so far (joint upper bound)")
+STRATEGIES.add("replay", Replay, "fresh detector on a reservoir sample of past rows plus the newest data")
+STRATEGIES.add("replay_buffer_only", Replay, "fresh detector on a reservoir sample of all rows seen",
+               defaults={"mode": "buffer_only"})
+STRATEGIES.add("balanced_replay", BalancedReplay,
+               "fresh detector on a concept-balanced buffer of past rows plus the newest data")
+STRATEGIES.add("window", Window, "fresh detector on the last window_size rows (sliding window)")
+STRATEGIES.add("experts", Experts, "one fresh detector per concept (MSTE); task-agnostic choice without an id")
+STRATEGIES.add("fine_tune", FineTune, "one detector trained further with partial_fit on new data")
+STRATEGIES.add("ewc", EWC, "fine-tuning with an elastic weight consolidation penalty (torch detectors)")
+STRATEGIES.add("lwf", LwF, "fine-tuning with distillation to the previous model (torch detectors)")
 
 
 def make_strategy(name: str, detector, params: dict | None = None, random_state: int | None = None):

@@ -1,20 +1,26 @@
-"""The two baselines every continual comparison needs: Naive and Cumulative."""
+"""The baselines every continual comparison needs: Naive (and its fine-tuning form) and Cumulative."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..buffers import RowBuffer
+from ..detectors import detector_name
+from ..errors import CladValueError
 from .base import Scored, Strategy
 
-__all__ = ["Naive", "Cumulative"]
+__all__ = ["Naive", "FineTune", "Cumulative"]
 
 
 class Naive(Strategy):
-    """Train a fresh detector on the newest data only (each ``learn`` call replaces the model).
+    """Train on the newest data only.
 
-    The lower bound of continual learning: whatever was learned before is forgotten.
-    Works in every scenario.
+    With ``warm_start=False`` (default) each ``learn`` call fits a fresh clone of the prototype:
+    the lower bound of continual learning, whatever was learned before is forgotten. With
+    ``warm_start=True`` the first call fits a clone and every later call *continues training the
+    same detector* with its ``partial_fit(X)`` (fine-tuning; the registered name ``fine_tune``,
+    for detectors that have ``partial_fit`` such as clad's PyTorch detectors). Works in every
+    scenario.
 
     >>> import numpy as np
     >>> from sklearn.ensemble import IsolationForest
@@ -24,14 +30,45 @@ class Naive(Strategy):
     (2, 0)
     """
 
+    def __init__(self, detector=None, warm_start: bool = False, random_state: int | None = None):
+        self.detector = detector
+        self.warm_start = warm_start
+        self.random_state = random_state
+
     def learn(self, X, concept_id=None):
-        self.detector_ = self._new_detector().fit(X)
+        if self.warm_start and hasattr(self, "detector_"):
+            self.detector_.partial_fit(X)
+        else:
+            det = self._new_detector()
+            if self.warm_start and not callable(getattr(det, "partial_fit", None)):
+                raise CladValueError(
+                    f"{type(self).__name__}(warm_start=True) continues training with partial_fit(X), which "
+                    f"detector {detector_name(det)} does not have; use a PyTorch detector "
+                    "('autoencoder', 'vae') or warm_start=False"
+                )
+            self.detector_ = det.fit(X)
         self.n_learn_calls_ = getattr(self, "n_learn_calls_", 0) + 1
         return self
 
     def score(self, X, concept_id=None) -> Scored:
         self._check_fitted()
         return Scored(self.detector_.score(X), self.detector_.threshold_)
+
+
+class FineTune(Naive):
+    """Fine-tuning: :class:`Naive` with ``warm_start=True`` — one detector, trained further with
+    ``partial_fit`` on each new concept or batch (forgets what the new data overwrite).
+
+    >>> import numpy as np
+    >>> from clad.detectors.torch_ae import AutoEncoder
+    >>> s = FineTune(AutoEncoder(hidden_sizes=(4, 2), epochs=2, random_state=0))
+    >>> s = s.learn(np.zeros((30, 3))).learn(np.ones((30, 3)))
+    >>> s.detector_.n_train_calls_
+    2
+    """
+
+    def __init__(self, detector=None, warm_start: bool = True, random_state: int | None = None):
+        super().__init__(detector=detector, warm_start=warm_start, random_state=random_state)
 
 
 class Cumulative(Strategy):

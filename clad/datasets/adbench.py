@@ -1,0 +1,104 @@
+"""ADBench tabular datasets: one ``.npz`` per dataset with arrays ``X`` and ``y`` (0 normal, 1 anomaly).
+
+The files live in ``<data dir>/adbench-classical/`` (see the ``adbench-classical`` dataset card).
+They have no native concepts: :func:`load_adbench` builds a continual scenario with a concept
+recipe (:mod:`clad.datasets.recipes`), by default the ``cluster_random`` recipe with 5 concepts.
+
+In a spec file::
+
+    [[datasets]]
+    name = "adbench"
+    file = "32_shuttle.npz"        # or "shuttle"
+    recipe = "cluster_closest"
+    n_concepts = 5
+    data_dir = "../shared/datasets"
+"""
+
+from __future__ import annotations
+
+import zipfile
+
+import os
+
+import numpy as np
+
+from ..concepts import ConceptDataset
+from ..errors import DataError
+from ..registry import did_you_mean
+from .files import locate
+
+__all__ = ["load_adbench", "read_npz_xy", "adbench_file"]
+
+FOLDER = "adbench-classical"
+
+
+def adbench_file(file: str) -> str:
+    """The path inside a data directory of an ADBench file given as ``32_shuttle.npz``, ``32_shuttle``
+    or ``shuttle`` (a path with a folder, or an absolute path, is returned unchanged).
+
+    >>> adbench_file("shuttle"), adbench_file("6_cardio.npz")
+    ('adbench-classical/32_shuttle.npz', 'adbench-classical/6_cardio.npz')
+    """
+    if not isinstance(file, (str, os.PathLike)) or not str(file):
+        raise DataError(f"adbench: file={file!r}; expected a file name such as '32_shuttle.npz'")
+    file = str(file)
+    if "/" in file or os.sep in file:
+        return file
+    from .cards import load_card
+
+    known = list(load_card(FOLDER)["files"])
+    name = file if file.endswith(".npz") else file + ".npz"
+    if name in known:
+        return f"{FOLDER}/{name}"
+    by_short = {k.split("_", 1)[1].lower(): k for k in known}
+    if name.lower() in by_short:
+        return f"{FOLDER}/{by_short[name.lower()]}"
+    if not file.endswith(".npz"):
+        raise DataError(f"adbench: no dataset {file!r}{did_you_mean(name, known)}; known: {', '.join(known)}")
+    return f"{FOLDER}/{name}"
+
+
+def read_npz_xy(path, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` and ``y`` of an ``.npz`` file, read without unpickling anything."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = [k for k in ("X", "y") if k not in z.files]
+            if missing:
+                raise DataError(f"{what}: {str(path)!r} has arrays {z.files}; expected 'X' and 'y'")
+            return z["X"], z["y"]
+    except ValueError as exc:  # object arrays need pickle; a broken zip also lands here
+        raise DataError(f"{what}: {str(path)!r} could not be read as an .npz of plain arrays ({exc})") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:  # truncated or not a zip at all
+        raise DataError(f"{what}: {str(path)!r} is not a readable .npz file ({exc})") from None
+
+
+def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n_concepts: int = 5,
+                 test_size: float = 0.5, contamination: float = 0.0, order: str = "given",
+                 difficulty: str = "iforest_auc", max_rows: int | None = None, fit_rows: int = 50_000,
+                 data_dir: str | None = None, random_state: int = 0) -> ConceptDataset:
+    """A continual scenario built from one ADBench ``.npz`` file.
+
+    Parameters
+    ----------
+    file : str
+        ``"32_shuttle.npz"``, ``"32_shuttle"`` or ``"shuttle"`` (looked for in
+        ``<data dir>/adbench-classical/``), or a path.
+    recipe, n_concepts, fit_rows : how concepts are made (:mod:`clad.datasets.recipes`).
+    test_size, contamination, order, difficulty : split and order (:mod:`clad.datasets.build`).
+    max_rows : int, optional
+        Stratified random subsample of the rows before anything else (for a quicker run).
+    data_dir : str, optional
+        Data directory (see :mod:`clad.datasets.files`).
+    random_state : int
+        Seed of every random choice.
+    """
+    from .flat import check_flat, scenario_from_flat
+
+    rel = adbench_file(file)
+    path = locate(rel, data_dir)
+    X, y = check_flat(*read_npz_xy(path, "adbench"), "adbench")  # the file's int64 labels are dropped here
+    name = os.path.basename(rel)[:-4] if rel.endswith(".npz") else os.path.basename(rel)
+    return scenario_from_flat(X, y, name=name, loader="adbench", recipe=recipe, n_concepts=n_concepts,
+                              test_size=test_size, contamination=contamination, order=order,
+                              difficulty=difficulty, max_rows=max_rows, fit_rows=fit_rows,
+                              random_state=random_state, metadata={"file": str(path)})

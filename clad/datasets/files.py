@@ -1,0 +1,171 @@
+"""Where data files live, and checking that they are the files the dataset cards describe.
+
+A data file is named by its path *inside* a data directory, e.g. ``"adbench-classical/32_shuttle.npz"``.
+It is looked for, in this order, in
+
+1. ``$CLAD_DATA`` when that environment variable is set (so it overrides a ``data_dir`` written in a
+   spec file),
+2. the ``data_dir`` given (argument or spec key; a relative path is relative to the current directory),
+3. the default cache, ``$XDG_CACHE_HOME/clad`` or ``~/.cache/clad``.
+
+The first place holding the file wins. A missing file is a :class:`~clad.errors.DataError` listing
+every place looked at, with the expected sha256 and the public source address from the dataset card.
+When a card lists the file's sha256 it is checked before the file is used; a mismatch is a
+``DataError``, never a silent use. Hashes are remembered per process (by path, size and modification
+time), so a grid of runs hashes each file once.
+
+>>> from pathlib import Path
+>>> default_cache_dir().name
+'clad'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from pathlib import Path
+
+from ..errors import DataError
+
+__all__ = ["default_cache_dir", "search_dirs", "locate", "sha256_of", "verify_sha256", "download"]
+
+log = logging.getLogger(__name__)
+
+ENV_VAR = "CLAD_DATA"
+
+_hash_cache: dict[tuple[str, int, int], str] = {}
+_hash_lock = threading.Lock()
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/clad``, or ``~/.cache/clad`` when that variable is not set."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "clad"
+
+
+def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
+    """The data directories searched, in order: ``$CLAD_DATA``, ``data_dir``, the default cache."""
+    dirs: list[Path] = []
+    env = os.environ.get(ENV_VAR)
+    if env:
+        dirs.append(Path(env).expanduser())
+    if data_dir is not None:
+        if not isinstance(data_dir, (str, os.PathLike)) or not str(data_dir):
+            raise DataError(f"data_dir={data_dir!r}; expected a folder path (a string)")
+        dirs.append(Path(data_dir).expanduser())
+    dirs.append(default_cache_dir())
+    out: list[Path] = []
+    for d in dirs:
+        if d.absolute() not in [o.absolute() for o in out]:
+            out.append(d)
+    return out
+
+
+def _card_entry(relpath: str) -> tuple[str | None, str | None, int | None]:
+    from .cards import find_file
+
+    entry = find_file(relpath)
+    if entry is None:
+        return None, None, None
+    return entry.get("sha256"), entry.get("url"), entry.get("size")
+
+
+def locate(relpath: str, data_dir: str | os.PathLike | None = None, *, verify: bool = True,
+           sha256: str | None = None) -> Path:
+    """The path of data file ``relpath`` (see the module docstring for where it is looked for).
+
+    An absolute ``relpath`` is used as it is; a file no card lists is also looked for relative to
+    the current directory, last. With ``verify``, a file a dataset card lists is checked against the
+    card's sha256 (or against ``sha256`` when given).
+    """
+    if not isinstance(relpath, (str, os.PathLike)) or not str(relpath):
+        raise DataError(f"data file name {relpath!r}; expected a path such as 'adbench-classical/32_shuttle.npz'")
+    relpath = str(relpath)
+    sha, url, _ = _card_entry(relpath)
+    if sha256 is not None:
+        sha = sha256
+    if Path(relpath).is_absolute():
+        candidates = [Path(relpath)]
+    else:
+        candidates = [d / relpath for d in search_dirs(data_dir)]
+        if sha is None:  # a user's own file may also be named relative to the current directory
+            candidates.append(Path(relpath))
+    for path in candidates:
+        if path.is_file():
+            if verify and sha:
+                verify_sha256(path, sha, source=url)
+            return path
+    looked = "\n".join(f"  {p}" for p in candidates)
+    hint = ""
+    if sha or url:
+        hint = f"\nexpected sha256 {sha}; public source: {url}"
+    else:
+        hint = "\n(no dataset card lists this file; check the name)"
+    raise DataError(
+        f"data file {relpath!r} not found; looked in:\n{looked}{hint}\n"
+        f"Put the file there, set {ENV_VAR} to the folder holding it, or pass data_dir."
+    )
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """The sha256 hex digest of a file, remembered per process by (path, size, mtime)."""
+    path = Path(path)
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    with _hash_lock:
+        if key in _hash_cache:
+            return _hash_cache[key]
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    digest = h.hexdigest()
+    with _hash_lock:
+        _hash_cache[key] = digest
+    return digest
+
+
+def verify_sha256(path: str | os.PathLike, expected: str, source: str | None = None) -> None:
+    """Raise a :class:`DataError` unless the file's sha256 is ``expected``."""
+    actual = sha256_of(path)
+    if actual.lower() != str(expected).lower():
+        where = f"; the original is at {source}" if source else ""
+        raise DataError(
+            f"checksum mismatch for {str(path)!r}: sha256 is {actual}, expected {expected}. "
+            f"The file is corrupted or is not the published version; replace it{where}"
+        )
+
+
+def download(relpath: str, data_dir: str | os.PathLike | None = None, timeout: float = 60.0) -> Path:
+    """Download a file a dataset card lists from its public address into a data directory.
+
+    The file goes to ``data_dir`` (default: the default cache) under ``relpath``; it is written to a
+    temporary name, checked against the card's sha256 and only then moved into place. Needs network
+    access; nothing else in clad downloads.
+    """
+    import tempfile
+    import urllib.request
+
+    sha, url, _ = _card_entry(relpath)
+    if not url:
+        raise DataError(f"no dataset card lists {relpath!r}, so there is no address to download it from")
+    target = Path(data_dir).expanduser() if data_dir is not None else default_cache_dir()
+    dest = target / relpath
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name, suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
+            for block in iter(lambda: resp.read(1 << 20), b""):
+                out.write(block)
+        if sha:
+            verify_sha256(tmp, sha, source=url)
+        os.replace(tmp, dest)
+    except OSError as exc:
+        raise DataError(f"could not download {url} ({exc})") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    log.info("downloaded %s to %s", url, dest)
+    return dest

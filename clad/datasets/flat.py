@@ -1,0 +1,69 @@
+"""A flat labelled dataset ``(X, y)`` -> a continual scenario: recipe, then split and order.
+
+Shared by the loaders of datasets without native concepts (ADBench, ODDS, a table without a concept
+column). The parameters read the same in every one of them and in a spec file:
+
+``recipe``, ``n_concepts``, ``fit_rows``   how concepts are made (:mod:`clad.datasets.recipes`)
+``test_size``, ``contamination``           the split of each concept (:mod:`clad.datasets.build`)
+``order``, ``difficulty``                  the concept order (:mod:`clad.datasets.build`)
+``max_rows``                               optional stratified subsample of the rows first
+``random_state``                           one seed; subsample, recipe and split get independent children
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(300, 3)); y = (rng.random(300) < 0.1).astype(int)
+>>> ds = scenario_from_flat(X, y, name="toy", n_concepts=3, random_state=0)
+>>> ds.train_names
+('cluster_0', 'cluster_1', 'cluster_2')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DataError
+from . import _checks
+from .build import make_dataset
+from .recipes import make_groups, subsample
+
+__all__ = ["check_flat", "scenario_from_flat"]
+
+
+def check_flat(X, y, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Check a flat ``X`` (2-D numbers) and ``y`` (0/1, one per row); return them (y as int8).
+
+    ``X`` is returned as it is (no copy, whatever its number type).
+    """
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise DataError(f"{what}: X must be 2-D (rows x features), got shape {X.shape}")
+    if X.dtype.kind not in "fiub":
+        raise DataError(f"{what}: X has dtype {X.dtype}; expected numbers")
+    y = np.asarray(y).ravel()
+    if y.shape[0] != X.shape[0]:
+        raise DataError(f"{what}: {y.shape[0]} labels for {X.shape[0]} rows; expected one label per row")
+    if y.dtype.kind not in "fiub":
+        raise DataError(f"{what}: labels have dtype {y.dtype}; expected 0 (normal) or 1 (anomaly)")
+    if not ((y == 0) | (y == 1)).all():  # no sorted copy of y, unlike np.unique
+        shown = ", ".join(repr(v.item()) for v in np.unique(y)[:6])
+        raise DataError(f"{what}: labels must be 0 (normal) or 1 (anomaly); found {shown}")
+    return X, y.astype(np.int8)
+
+
+def scenario_from_flat(X, y, *, name: str, loader: str = "dataset", recipe: str = "cluster_random",
+                       n_concepts: int = 5, test_size: float = 0.5, contamination: float = 0.0,
+                       order: str = "given", difficulty: str = "iforest_auc", max_rows: int | None = None,
+                       fit_rows: int = 50_000, random_state: int = 0, metadata: dict | None = None):
+    """Build the :class:`~clad.concepts.ConceptDataset` of a flat dataset (see the module docstring)."""
+    X, y = check_flat(X, y, name)
+    seed = _checks.seed(loader, random_state)
+    max_rows = _checks.integer(loader, "max_rows", max_rows, minimum=2, allow_none=True)
+    sub_ss, recipe_ss, split_ss = np.random.SeedSequence(seed).spawn(3)
+    rows = subsample(y, max_rows, np.random.default_rng(sub_ss))
+    groups = make_groups(X, y, recipe, n_concepts, int(recipe_ss.generate_state(1)[0]), rows=rows,
+                         fit_rows=fit_rows, loader=loader)
+    meta = dict(metadata or {})
+    meta.update(recipe=recipe, n_concepts=n_concepts, max_rows=max_rows)
+    return make_dataset(X, y, groups, name=name, test_size=test_size, contamination=contamination, order=order,
+                        difficulty=difficulty, random_state=int(split_ss.generate_state(1)[0]), metadata=meta,
+                        loader=loader)

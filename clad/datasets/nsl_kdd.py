@@ -1,0 +1,174 @@
+"""NSL-KDD from its original text files, with concepts by attack family or by protocol.
+
+Files (in ``<data dir>/nsl-kdd/``, see the ``nsl-kdd`` dataset card): ``KDDTrain+_20Percent.txt`` and
+``KDDTest+.txt`` (CSV without header: 41 features, the attack name, a difficulty score),
+``field-names.csv`` (feature names) and ``attack-types.csv`` (attack -> family, CR-only line
+endings). 17 attacks occur only in the test file and are missing from ``attack-types.csv``; they are
+mapped to their families by the standard mapping (:data:`TEST_ONLY_ATTACKS`).
+
+Features: the symbolic columns (``protocol_type``, ``service``, ``flag``) are one-hot or ordinal
+encoded and the numeric columns scaled (min-max or standard), every transform fitted on the
+training file only (scikit-learn ``ColumnTransformer``). Training concepts come from the training
+file, test concepts from the test file.
+
+Concepts (``concepts``):
+
+``"family"``    one concept per attack family (dos, probe, r2l, u2r), whose test anomalies are that
+                family's attacks. Normal traffic is split into as many parts by ``normal_by``:
+                ``"service"`` (each service wholly in one part; services dealt, most frequent first,
+                to the part with the fewest training rows, so parts are about equal and each is its
+                own set of services; a service unseen in training goes to the last part) or
+                ``"random"`` (a seeded random equal split).
+``"protocol"``  one concept per protocol (icmp, tcp, udp): its normal traffic, and in the test set
+                every attack on that protocol.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..concepts import Concept
+from ..errors import DataError
+from . import _checks
+from .build import order_concepts
+from .files import locate
+
+__all__ = ["load_nsl_kdd", "read_nsl_kdd", "attack_families", "TEST_ONLY_ATTACKS", "FAMILIES"]
+
+FOLDER = "nsl-kdd"
+FAMILIES = ("dos", "probe", "r2l", "u2r")
+SYMBOLIC = ("protocol_type", "service", "flag")
+#: families of the 17 attacks that occur only in KDDTest+ (the standard NSL-KDD mapping)
+TEST_ONLY_ATTACKS = {
+    "apache2": "dos", "mailbomb": "dos", "processtable": "dos", "udpstorm": "dos",
+    "mscan": "probe", "saint": "probe",
+    "httptunnel": "r2l", "named": "r2l", "sendmail": "r2l", "snmpgetattack": "r2l", "snmpguess": "r2l",
+    "worm": "r2l", "xlock": "r2l", "xsnoop": "r2l",
+    "ps": "u2r", "sqlattack": "u2r", "xterm": "u2r",
+}
+
+
+def attack_families(data_dir: str | None = None) -> dict[str, str]:
+    """attack name -> family, from ``attack-types.csv`` (CR-only line endings) plus the test-only attacks."""
+    text = locate(f"{FOLDER}/attack-types.csv", data_dir).read_bytes().decode("utf-8")
+    mapping = {}
+    for line in text.splitlines():  # splits on \r, \n and \r\n alike
+        if line.strip():
+            attack, _, family = line.partition(",")
+            mapping[attack.strip()] = family.strip()
+    for attack, family in TEST_ONLY_ATTACKS.items():
+        mapping.setdefault(attack, family)
+    return mapping
+
+
+def read_nsl_kdd(data_dir: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The raw training and test tables: 41 named feature columns, ``attack``, ``difficulty``, ``family``."""
+    names = pd.read_csv(locate(f"{FOLDER}/field-names.csv", data_dir), header=None)[0].str.strip().tolist()
+    if len(names) != 41:
+        raise DataError(f"nsl_kdd: field-names.csv lists {len(names)} fields; expected 41")
+    columns = names + ["attack", "difficulty"]
+    families = attack_families(data_dir)
+    frames = []
+    for fname in ("KDDTrain+_20Percent.txt", "KDDTest+.txt"):
+        df = pd.read_csv(locate(f"{FOLDER}/{fname}", data_dir), header=None, names=columns)
+        unknown = sorted(set(df["attack"]) - set(families))
+        if unknown:
+            raise DataError(f"nsl_kdd: {fname} has attacks with no known family: {unknown}")
+        df["family"] = df["attack"].map(families)
+        frames.append(df)
+    return frames[0], frames[1]
+
+
+def _encoder(encoding: str, scaling: str, numeric: list[str]):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, OrdinalEncoder, StandardScaler
+
+    scaler = {"minmax": MinMaxScaler, "standard": StandardScaler}.get(scaling)
+    if encoding == "onehot":
+        sym = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+    else:
+        sym = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)
+        if scaler is not None:
+            sym = make_pipeline(sym, scaler())
+    num = scaler() if scaler is not None else "passthrough"
+    return ColumnTransformer([("symbolic", sym, list(SYMBOLIC)), ("numeric", num, numeric)])
+
+
+def _service_parts(train_normal: pd.Series, k: int) -> dict[str, int]:
+    counts = train_normal.value_counts(sort=False)
+    counts = counts.iloc[np.lexsort((counts.index.to_numpy(dtype=str), -counts.to_numpy()))]
+    sizes = np.zeros(k, dtype=np.int64)
+    part = {}
+    for service, n in counts.items():
+        i = int(np.argmin(sizes))
+        part[service] = i
+        sizes[i] += n
+    return part
+
+
+def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding: str = "onehot",
+                 scaling: str = "minmax", contamination: float = 0.0, order: str = "given",
+                 difficulty: str = "iforest_auc", data_dir: str | None = None, random_state: int = 0):
+    """NSL-KDD as a continual scenario (see the module docstring for every choice).
+
+    ``contamination`` (default 0) moves that share of training rows' worth of the concept's
+    training-file anomalies into its training data; ``order`` and ``difficulty`` are those of
+    :mod:`clad.datasets.build`.
+    """
+    loader = "nsl_kdd"
+    concepts = _checks.choice(loader, "concepts", concepts, ("family", "protocol"))
+    normal_by = _checks.choice(loader, "normal_by", normal_by, ("service", "random"))
+    encoding = _checks.choice(loader, "encoding", encoding, ("onehot", "ordinal"))
+    scaling = _checks.choice(loader, "scaling", scaling, ("minmax", "standard", "none"))
+    contamination = _checks.fraction(loader, "contamination", contamination, 0.0, 0.5, low_open=False)
+    seed = _checks.seed(loader, random_state)
+    split_ss, contam_ss, order_ss = np.random.SeedSequence(seed).spawn(3)
+    train_df, test_df = read_nsl_kdd(data_dir)
+    numeric = [c for c in train_df.columns[:41] if c not in SYMBOLIC]
+    enc = _encoder(encoding, scaling, numeric).fit(train_df[list(SYMBOLIC) + numeric])
+    X_train = enc.transform(train_df[list(SYMBOLIC) + numeric]).astype(np.float64)
+    X_test = enc.transform(test_df[list(SYMBOLIC) + numeric]).astype(np.float64)
+
+    def groups(df: pd.DataFrame, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """concept name -> (normal row indices, anomaly row indices) in ``df``."""
+        normal = (df["family"] == "normal").to_numpy()
+        if concepts == "protocol":
+            proto = df["protocol_type"].to_numpy()
+            return {p: (np.flatnonzero(normal & (proto == p)), np.flatnonzero(~normal & (proto == p)))
+                    for p in sorted(train_df["protocol_type"].unique())}
+        k = len(FAMILIES)
+        if normal_by == "service":
+            part_of = _service_parts(train_df.loc[train_df["family"] == "normal", "service"], k)
+            part = df["service"].map(part_of).fillna(k - 1).to_numpy(dtype=int)
+        else:
+            part = np.empty(len(df), dtype=int)
+            idx = np.flatnonzero(normal)
+            part[idx] = np.arange(len(idx)) % k
+            part[idx] = rng.permutation(part[idx])
+        fam = df["family"].to_numpy()
+        return {f: (np.flatnonzero(normal & (part == i)), np.flatnonzero(fam == f)) for i, f in enumerate(FAMILIES)}
+
+    split_rng = np.random.default_rng(split_ss)
+    g_train, g_test = groups(train_df, split_rng), groups(test_df, split_rng)
+    contam_rng = np.random.default_rng(contam_ss)
+    pairs = []
+    for name in g_train:
+        tr_normal, tr_anom = g_train[name]
+        te_normal, te_anom = g_test[name]
+        if len(tr_normal) == 0 or len(te_normal) + len(te_anom) == 0:
+            raise DataError(f"nsl_kdd: concept {name!r} has no normal training rows or no test rows")
+        n_anom = 0
+        if contamination > 0:
+            n_anom = min(len(tr_anom), int(round(contamination * len(tr_normal) / (1 - contamination))))
+        tr_idx = np.sort(np.concatenate([tr_normal, contam_rng.choice(tr_anom, n_anom, replace=False)]))
+        te_idx = np.sort(np.concatenate([te_normal, te_anom]))
+        y_tr = (train_df["family"].to_numpy()[tr_idx] != "normal").astype(np.int8)
+        y_te = (test_df["family"].to_numpy()[te_idx] != "normal").astype(np.int8)
+        pairs.append((Concept(name, X_train[tr_idx], y_tr), Concept(name, X_test[te_idx], y_te)))
+    meta = {"concepts": concepts, "normal_by": normal_by, "encoding": encoding, "scaling": scaling,
+            "contamination": contamination, "random_state": seed,
+            "feature_names": [str(n) for n in enc.get_feature_names_out()]}
+    return order_concepts(pairs, order=order, difficulty=difficulty, random_state=order_ss, name="nsl-kdd",
+                          metadata=meta, loader=loader)

@@ -1,0 +1,111 @@
+"""Generic tables: a CSV or Parquet file, or a pandas DataFrame, with a concept column, a label
+column and feature columns.
+
+Each distinct value of the concept column is a concept (in order of first appearance); each
+concept's rows are split into training and test rows as in :mod:`clad.datasets.build`. Labels must be
+0 (normal) / 1 (anomaly) or booleans. Features must be numbers: encode symbolic columns first, or
+leave them out with ``feature_columns``.
+
+In a spec file::
+
+    [[datasets]]
+    name = "table"
+    file = "my-data/machines.parquet"
+    concept_column = "machine"
+    label_column = "is_fault"
+
+>>> import pandas as pd
+>>> df = pd.DataFrame({"c": ["a"] * 4 + ["b"] * 4, "y": [0, 0, 0, 1] * 2, "x1": range(8), "x2": range(8)})
+>>> load_table(frame=df, concept_column="c", label_column="y").train_names
+('a', 'b')
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from ..concepts import ConceptDataset
+from ..errors import CladTypeError, DataError
+from ..registry import did_you_mean
+from .build import ConceptRows, make_dataset
+from .files import locate
+
+__all__ = ["load_table", "read_table"]
+
+_CSV = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz")
+_PARQUET = (".parquet", ".pq")
+
+
+def read_table(file: str, sha256: str | None = None, data_dir: str | None = None) -> pd.DataFrame:
+    """Read a ``.csv`` (optionally compressed) or ``.parquet`` file into a DataFrame."""
+    path = locate(file, data_dir, sha256=sha256)
+    name = path.name.lower()
+    try:
+        if name.endswith(_CSV):
+            return pd.read_csv(path)
+        if name.endswith(_PARQUET):
+            return pd.read_parquet(path)
+    except ImportError as exc:
+        raise DataError(f"table: reading {str(path)!r} needs pyarrow ({exc}); pip install 'clad[parquet]'") from None
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise DataError(f"table: {str(path)!r} could not be read ({exc})") from None
+    raise DataError(f"table: {str(path)!r} has an unknown file type; expected one of "
+                    f"{', '.join(_CSV + _PARQUET)}")
+
+
+def _column(df: pd.DataFrame, key: str, column, what: str) -> str:
+    if column not in df.columns:
+        cols = [str(c) for c in df.columns]
+        raise DataError(f"table: {what} column {column!r} (parameter {key}) is not in the table"
+                        f"{did_you_mean(str(column), cols)}; columns: {', '.join(cols)}")
+    return column
+
+
+def load_table(file: str | None = None, frame: pd.DataFrame | None = None, concept_column: str = "concept",
+               label_column: str = "label", feature_columns: list[str] | None = None, test_size: float = 0.5,
+               contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
+               sha256: str | None = None, data_dir: str | None = None, random_state: int = 0) -> ConceptDataset:
+    """A continual scenario from a table (give ``file`` or, from Python, ``frame``).
+
+    ``feature_columns`` defaults to every column except the concept and label columns.
+    ``test_size``, ``contamination``, ``order`` and ``difficulty`` are those of :mod:`clad.datasets.build`.
+    """
+    if (file is None) == (frame is None):
+        raise CladTypeError("table: give exactly one of file (a .csv or .parquet path) and frame (a DataFrame)")
+    if frame is not None and not isinstance(frame, pd.DataFrame):
+        raise CladTypeError(f"table: frame must be a pandas DataFrame, got {type(frame).__name__}")
+    df = read_table(file, sha256, data_dir) if file is not None else frame
+    concept_column = _column(df, "concept_column", concept_column, "concept")
+    label_column = _column(df, "label_column", label_column, "label")
+    if feature_columns is None:
+        feature_columns = [c for c in df.columns if c not in (concept_column, label_column)]
+    if not isinstance(feature_columns, (list, tuple)) or not feature_columns:
+        raise DataError(f"table: feature_columns={feature_columns!r}; expected a non-empty list of column names")
+    for c in feature_columns:
+        _column(df, "feature_columns", c, "feature")
+        dtype = df[c].dtype
+        if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+            sample = df[c].dropna().astype(str).head(3).tolist()
+            raise DataError(f"table: feature column {c!r} has dtype {dtype} (values like {sample}); features "
+                            "must be numbers: encode the column first or leave it out with feature_columns")
+    labels = df[label_column]
+    if not (pd.api.types.is_numeric_dtype(labels.dtype) or pd.api.types.is_bool_dtype(labels.dtype)):
+        raise DataError(f"table: label column {label_column!r} has dtype {labels.dtype}; expected 0 (normal) "
+                        "/ 1 (anomaly) or booleans")
+    from .flat import check_flat
+
+    X, y = check_flat(df[list(feature_columns)].to_numpy(dtype=np.float64), labels.to_numpy(), "table")
+    if df[concept_column].isna().any():
+        raise DataError(f"table: concept column {concept_column!r} has missing values; every row needs a concept")
+    codes, uniques = pd.factorize(df[concept_column], sort=False)
+    groups = []
+    for i, value in enumerate(uniques):
+        rows = np.flatnonzero(codes == i)
+        groups.append(ConceptRows(str(value), rows[y[rows] == 0], rows[y[rows] == 1]))
+    name = os.path.splitext(os.path.basename(str(file)))[0] if file is not None else "table"
+    meta = {"file": None if file is None else str(file), "features": [str(c) for c in feature_columns]}
+    return make_dataset(X, y, groups, name=name, test_size=test_size, contamination=contamination, order=order,
+                        difficulty=difficulty, random_state=random_state, loader="table", metadata=meta)

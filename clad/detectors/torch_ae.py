@@ -1,0 +1,422 @@
+"""PyTorch detectors: a dense autoencoder and a small variational autoencoder.
+
+Both score a row by its **reconstruction error** (mean squared error over the standardised
+features; higher = more anomalous) and follow the clad detector protocol: ``fit(X) -> self``,
+``score(X) -> (n,)`` finite, ``threshold_`` = the ``1 - contamination`` quantile of the training
+rows' errors after training.
+
+* ``fit(X)`` trains from scratch: input standardisation statistics (mean and scale, a constant
+  column gets scale 1) come from this ``X`` and are kept for every later call.
+* ``partial_fit(X, extra_loss=None, epochs=None)`` continues training the same network (a fresh
+  Adam optimiser per call) and recomputes ``threshold_`` on ``X``. ``extra_loss(module, xb)``
+  returns a scalar tensor added to the loss of every mini-batch ``xb`` (standardised, on the
+  device): the hook regularisation strategies (EWC, LwF) use.
+
+Randomness never touches torch's global generator: weights are initialised and batches shuffled
+with a ``torch.Generator`` seeded from ``random_state`` (a different, derived seed for every
+training call), so on CPU the same seed gives bit-identical scores. ``device`` is ``"cpu"``
+(default) or e.g. ``"cuda"``; data stay on the CPU and only mini-batches are moved to the device,
+for training and for scoring.
+
+This module imports torch; clad imports it only when one of these detectors is used (the
+registered names ``autoencoder`` and ``vae`` are lazy import paths).
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..errors import CladValueError, DetectorError
+
+
+def _import_torch():
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - torch is an optional dependency
+        raise ImportError(
+            "clad's autoencoder detectors need PyTorch; install it with: pip install 'clad[torch]'"
+        ) from exc
+    return torch
+
+
+torch = _import_torch()
+nn = torch.nn
+
+__all__ = ["TorchDetector", "AutoEncoder", "VAE", "is_torch_detector"]
+
+
+def is_torch_detector(obj) -> bool:
+    """True for clad's torch detectors (those with the ``partial_fit(X, extra_loss=...)`` hook)."""
+    return bool(getattr(obj, "_clad_torch", False))
+
+
+def _mlp(sizes: list[int], last_activation: bool) -> list:
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1], device="meta"))
+        if i < len(sizes) - 2 or last_activation:
+            layers.append(nn.ReLU())
+    return layers
+
+
+class _DenseAE(nn.Module):
+    def __init__(self, n_features: int, hidden: tuple[int, ...]):
+        super().__init__()
+        self.encoder = nn.Sequential(*_mlp([n_features, *hidden], last_activation=False))
+        self.decoder = nn.Sequential(*_mlp([*hidden[::-1], n_features], last_activation=False))
+
+    def reconstruct(self, x):
+        return self.decoder(self.encoder(x))
+
+    forward = reconstruct
+
+    def loss(self, x, noise=None):
+        return torch.mean((self.reconstruct(x) - x) ** 2)
+
+
+class _DenseVAE(nn.Module):
+    def __init__(self, n_features: int, hidden: tuple[int, ...], beta: float):
+        super().__init__()
+        body, latent = list(hidden[:-1]), hidden[-1]
+        self.body = nn.Sequential(*_mlp([n_features, *body], last_activation=True)) if body else nn.Identity()
+        width = body[-1] if body else n_features
+        self.mu = nn.Linear(width, latent, device="meta")
+        self.logvar = nn.Linear(width, latent, device="meta")
+        self.decoder = nn.Sequential(*_mlp([latent, *body[::-1], n_features], last_activation=False))
+        self.beta = float(beta)
+
+    def reconstruct(self, x):  # deterministic: the decoded mean
+        return self.decoder(self.mu(self.body(x)))
+
+    forward = reconstruct
+
+    def loss(self, x, noise=None):
+        h = self.body(x)
+        mu, logvar = self.mu(h), self.logvar(h).clamp(-10.0, 10.0)
+        eps = torch.randn(mu.shape, generator=noise, device=mu.device, dtype=mu.dtype)
+        recon = self.decoder(mu + torch.exp(0.5 * logvar) * eps)
+        rec = torch.mean((recon - x) ** 2)
+        kl = -0.5 * torch.mean(torch.sum(1 + logvar - mu**2 - torch.exp(logvar), dim=1)) / x.shape[1]
+        return rec + self.beta * kl
+
+
+def _init_(module: nn.Module, gen) -> None:
+    """Materialise a module built on the meta device and initialise it like ``nn.Linear`` does,
+    drawing from ``gen`` only."""
+    module.to_empty(device="cpu")
+    with torch.no_grad():
+        for layer in module.modules():
+            if isinstance(layer, nn.Linear):
+                bound = 1.0 / math.sqrt(layer.in_features)
+                layer.weight.uniform_(-bound, bound, generator=gen)
+                layer.bias.uniform_(-bound, bound, generator=gen)
+
+
+def _positive_int(who: str, name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise CladValueError(f"{who}: {name}={value!r}; expected an integer >= 1")
+    return int(value)
+
+
+class TorchDetector(BaseEstimator):
+    """Base of clad's torch detectors (see the module docstring); subclasses build the network."""
+
+    _clad_detector = True
+    _clad_torch = True
+
+    def __init__(self, hidden_sizes=(32, 8), epochs: int = 20, batch_size: int = 64,
+                 learning_rate: float = 1e-3, weight_decay: float = 0.0, contamination: float = 0.1,
+                 device: str = "cpu", score_batch_size: int = 4096, num_threads: int | None = None,
+                 random_state: int | None = None):
+        self.hidden_sizes = hidden_sizes
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.contamination = contamination
+        self.device = device
+        self.score_batch_size = score_batch_size
+        self.num_threads = num_threads
+        self.random_state = random_state
+
+    # -- checks ------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def _check_params(self) -> None:
+        who = self.name
+        _positive_int(who, "epochs", self.epochs)
+        _positive_int(who, "batch_size", self.batch_size)
+        _positive_int(who, "score_batch_size", self.score_batch_size)
+        if self.num_threads is not None:
+            _positive_int(who, "num_threads", self.num_threads)
+        hidden = self.hidden_sizes
+        if isinstance(hidden, (int, np.integer)):
+            hidden = (hidden,)
+        if not isinstance(hidden, (tuple, list)) or not hidden:
+            raise CladValueError(f"{who}: hidden_sizes={self.hidden_sizes!r}; expected a non-empty list of integers >= 1")
+        for h in hidden:
+            _positive_int(who, "hidden_sizes entry", h)
+        if not float(self.learning_rate) > 0:
+            raise CladValueError(f"{who}: learning_rate={self.learning_rate!r}; expected a number > 0")
+        if not float(self.weight_decay) >= 0:
+            raise CladValueError(f"{who}: weight_decay={self.weight_decay!r}; expected a number >= 0")
+        if not 0.0 < float(self.contamination) < 0.5:
+            raise CladValueError(f"{who}: contamination={self.contamination!r}; expected a number in (0, 0.5)")
+        try:
+            dev = torch.device(self.device)
+        except (RuntimeError, TypeError):
+            raise CladValueError(f"{who}: device={self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'") from None
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise DetectorError(f"{who}: device={self.device!r} but torch.cuda.is_available() is False; use device='cpu'")
+
+    def _check_X(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise CladValueError(f"{self.name}: expected a non-empty 2-D array (rows x features), got shape {X.shape}")
+        if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
+            raise CladValueError(f"{self.name}: X has {X.shape[1]} features; the detector was fitted with {self.n_features_in_}")
+        return X
+
+    def _require_fitted(self) -> None:
+        if not hasattr(self, "module_"):
+            raise DetectorError(f"detector {self.name}: used before fit()")
+
+    @contextmanager
+    def _threads(self):
+        """torch's intra-op thread count set to ``num_threads`` for the duration (then restored)."""
+        if self.num_threads is None:
+            yield
+            return
+        before = torch.get_num_threads()
+        torch.set_num_threads(int(self.num_threads))
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    # -- hooks used by strategies --------------------------------------------------------------
+    @property
+    def torch_device(self):
+        return torch.device(self.device)
+
+    def standardise(self, X) -> np.ndarray:
+        """``X`` in the standardised float32 space the network works in (statistics of the first fit)."""
+        self._require_fitted()
+        return ((self._check_X(X) - self.mean_) / self.scale_).astype(np.float32)
+
+    def iter_batches(self, X, batch_size: int | None = None):
+        """Standardised mini-batches of ``X`` in order, each moved to the device on its own."""
+        self._require_fitted()
+        X = np.asarray(X)
+        step = int(batch_size or self.score_batch_size)
+        for start in range(0, X.shape[0], step):  # standardised chunk by chunk: no full copy
+            yield torch.from_numpy(self.standardise(X[start : start + step])).to(self.torch_device)
+
+    def reconstruct(self, xb, module=None):
+        """Deterministic reconstruction of a standardised batch by ``module`` (default: this detector's)."""
+        return (module or self.module_).reconstruct(xb)
+
+    def reconstruction_loss(self, xb, module=None):
+        """Mean squared reconstruction error of a standardised batch (a scalar tensor with gradient)."""
+        return torch.mean((self.reconstruct(xb, module) - xb) ** 2)
+
+    def fisher_diagonal(self, X, max_rows: int | None = None) -> list:
+        """Diagonal empirical Fisher information of the reconstruction loss on ``X``: for each
+        parameter tensor (in ``module_.parameters()`` order), the mean over rows of the squared
+        per-row gradient (computed in vectorised mini-batches with ``torch.func``). With
+        ``max_rows``, at most that many evenly spaced rows are used."""
+        from torch.func import functional_call, grad, vmap
+
+        self._require_fitted()
+        module = self.module_
+        names = [n for n, _ in module.named_parameters()]
+        params = {n: p.detach() for n, p in module.named_parameters()}
+
+        def row_loss(prm, x):
+            recon = functional_call(module, prm, (x.unsqueeze(0),))
+            return torch.mean((recon - x.unsqueeze(0)) ** 2)
+
+        per_row = vmap(grad(row_loss), in_dims=(None, 0))
+        sums = {n: torch.zeros_like(p) for n, p in params.items()}
+        X = np.asarray(X)
+        if max_rows and X.shape[0] > max_rows:
+            X = X[np.linspace(0, X.shape[0] - 1, int(max_rows)).astype(np.int64)]
+        n = 0
+        with self._threads():
+            for xb in self.iter_batches(X, batch_size=self.batch_size):
+                grads = per_row(params, xb)
+                for k in names:
+                    sums[k] += (grads[k] ** 2).sum(dim=0)
+                n += xb.shape[0]
+        return [sums[k] / max(n, 1) for k in names]
+
+    # -- training ------------------------------------------------------------------------------
+    def _build(self, n_features: int) -> nn.Module:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _generators(self):
+        """(CPU generator for init and shuffling, device generator for sampling noise) of this call."""
+        if self.random_state is None:
+            seq = np.random.SeedSequence()
+        else:
+            seq = np.random.SeedSequence([int(self.random_state), self.n_train_calls_])
+        a, b = (int(s) for s in seq.generate_state(2, dtype=np.uint32))
+        cpu = torch.Generator(device="cpu").manual_seed(a)
+        dev = self.torch_device
+        noise = cpu if dev.type == "cpu" else torch.Generator(device=dev).manual_seed(b)
+        return cpu, noise
+
+    def _train(self, Xs: np.ndarray, epochs: int, extra_loss) -> None:
+        gen, noise = self._generators()
+        self.n_train_calls_ += 1
+        module = self.module_
+        module.train()
+        opt = torch.optim.Adam(module.parameters(), lr=float(self.learning_rate),
+                               weight_decay=float(self.weight_decay))
+        X_cpu = torch.from_numpy(Xs)
+        n, bs, dev = X_cpu.shape[0], int(self.batch_size), self.torch_device
+        last = 0.0
+        for _ in range(epochs):
+            perm = torch.randperm(n, generator=gen)
+            total = 0.0
+            for start in range(0, n, bs):
+                xb = X_cpu[perm[start : start + bs]].to(dev)
+                loss = module.loss(xb, noise)
+                if extra_loss is not None:
+                    loss = loss + extra_loss(module, xb)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                total += float(loss.detach()) * xb.shape[0]
+            last = total / n
+        module.eval()
+        if not math.isfinite(last):
+            raise DetectorError(f"detector {self.name}: training loss is not finite; lower learning_rate")
+        self.train_loss_ = last
+
+    def _set_threshold(self, X) -> None:
+        q = 1.0 - float(self.contamination)
+        self.threshold_ = float(np.quantile(self.score(X), q))
+
+    def fit(self, X, y=None):
+        """Train a new network from scratch on ``X`` (standardisation statistics from ``X``)."""
+        self._check_params()
+        for attr in ("n_features_in_", "module_"):
+            self.__dict__.pop(attr, None)
+        X = self._check_X(X)
+        self.n_features_in_ = int(X.shape[1])
+        self.mean_ = X.mean(axis=0)
+        scale = X.std(axis=0)
+        self.scale_ = np.where(scale > 1e-12, scale, 1.0)
+        self.n_train_calls_ = 0
+        gen, _ = self._generators()
+        module = self._build(self.n_features_in_)
+        _init_(module, gen)
+        self.module_ = module.to(self.torch_device)
+        with self._threads():
+            self._train(self.standardise(X), int(self.epochs), None)
+            self._set_threshold(X)
+        return self
+
+    def partial_fit(self, X, y=None, extra_loss=None, epochs: int | None = None):
+        """Continue training on ``X`` (``fit`` if never fitted); ``extra_loss(module, xb)`` is
+        added to every mini-batch loss. ``threshold_`` is recomputed on ``X``."""
+        if not hasattr(self, "module_"):
+            self.fit(X)
+            return self
+        self._check_params()
+        epochs = int(self.epochs) if epochs is None else _positive_int(self.name, "epochs", epochs)
+        with self._threads():
+            self._train(self.standardise(X), epochs, extra_loss)
+            self._set_threshold(X)
+        return self
+
+    def score(self, X) -> np.ndarray:
+        """Per-row mean squared reconstruction error (higher = more anomalous), in batches."""
+        self._require_fitted()
+        n = int(np.shape(X)[0])
+        out = np.empty(n, dtype=np.float64)
+        pos = 0
+        with torch.no_grad(), self._threads():
+            for xb in self.iter_batches(X):
+                err = torch.mean((self.reconstruct(xb) - xb) ** 2, dim=1)
+                out[pos : pos + xb.shape[0]] = err.double().cpu().numpy()
+                pos += xb.shape[0]
+        if not np.isfinite(out).all():
+            raise DetectorError(f"detector {self.name}: score() produced non-finite values; lower learning_rate")
+        return out
+
+
+class AutoEncoder(TorchDetector):
+    """Dense autoencoder ``d -> hidden_sizes -> reversed(hidden_sizes) -> d`` (ReLU, linear
+    bottleneck), trained with Adam on the mean squared reconstruction error.
+
+    Parameters
+    ----------
+    hidden_sizes : sequence of int, default (32, 8)
+        Encoder widths; the last one is the bottleneck. The decoder mirrors them.
+    epochs, batch_size, learning_rate, weight_decay :
+        Training (Adam) settings of every ``fit`` / ``partial_fit`` call.
+    contamination : float in (0, 0.5)
+        ``threshold_`` is the ``1 - contamination`` quantile of the training errors.
+    device : str, default "cpu"
+    score_batch_size : int
+        Rows moved to the device at once when scoring.
+    num_threads : int or None
+        If set, torch's intra-op thread count while this detector trains or scores (restored
+        afterwards); 1 is often fastest for networks this small on a busy CPU.
+    random_state : int or None
+
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(200, 4))
+    >>> ae = AutoEncoder(hidden_sizes=(8, 2), epochs=5, random_state=0).fit(X)
+    >>> s = ae.score(X)
+    >>> s.shape, bool(np.isfinite(s).all()), bool((s > ae.threshold_).mean() <= 0.11)
+    ((200,), True, True)
+    >>> bool((AutoEncoder(hidden_sizes=(8, 2), epochs=5, random_state=0).fit(X).score(X) == s).all())
+    True
+    """
+
+    def _build(self, n_features: int) -> nn.Module:
+        hidden = (self.hidden_sizes,) if isinstance(self.hidden_sizes, (int, np.integer)) else self.hidden_sizes
+        return _DenseAE(n_features, tuple(int(h) for h in hidden))
+
+
+class VAE(TorchDetector):
+    """Small variational autoencoder: encoder ``d -> hidden_sizes[:-1]`` then a Gaussian latent of
+    size ``hidden_sizes[-1]``; loss = mean squared reconstruction error + ``beta`` x KL divergence
+    (per feature). Scores are the reconstruction error of the decoded latent mean (deterministic).
+
+    Parameters are those of :class:`AutoEncoder`, plus ``beta`` (weight of the KL term).
+
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(200, 4))
+    >>> v = VAE(hidden_sizes=(8, 2), epochs=5, random_state=0).fit(X)
+    >>> v.score(X).shape
+    (200,)
+    """
+
+    def __init__(self, hidden_sizes=(32, 8), epochs: int = 20, batch_size: int = 64,
+                 learning_rate: float = 1e-3, weight_decay: float = 0.0, contamination: float = 0.1,
+                 device: str = "cpu", score_batch_size: int = 4096, num_threads: int | None = None,
+                 beta: float = 1.0, random_state: int | None = None):
+        super().__init__(hidden_sizes=hidden_sizes, epochs=epochs, batch_size=batch_size,
+                         learning_rate=learning_rate, weight_decay=weight_decay, contamination=contamination,
+                         device=device, score_batch_size=score_batch_size, num_threads=num_threads,
+                         random_state=random_state)
+        self.beta = beta
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if not float(self.beta) >= 0:
+            raise CladValueError(f"VAE: beta={self.beta!r}; expected a number >= 0")
+
+    def _build(self, n_features: int) -> nn.Module:
+        hidden = (self.hidden_sizes,) if isinstance(self.hidden_sizes, (int, np.integer)) else self.hidden_sizes
+        return _DenseVAE(n_features, tuple(int(h) for h in hidden), float(self.beta))

@@ -1,0 +1,130 @@
+"""Per-concept experts (MSTE, multiple single-task experts): one fresh detector per concept."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CladValueError
+from .base import Scored, Strategy
+
+__all__ = ["Experts", "NO_EXPERT_POLICIES"]
+
+#: what ``Experts`` does with a concept id it has no expert for
+NO_EXPERT_POLICIES = ("task_agnostic", "latest", "error")
+
+
+class Experts(Strategy):
+    """One fresh detector per concept, trained on that concept alone.
+
+    **Learning.** Each ``learn`` call is one concept (so boundaries are required:
+    ``requires_boundaries = True``, refused in the concept-agnostic stream). With a
+    ``concept_id`` the expert of that id is (re)trained from scratch on ``X``; without one, every
+    call makes a new expert. After fitting, the expert's scores of its own training rows are kept
+    (sorted) as its *training-score distribution*.
+
+    **Scoring with an id** (concept-aware): the expert of that id scores the rows, so the cell
+    ``R[j, j]`` is exactly what a single detector trained on concept ``j`` alone gives.
+
+    **Scoring without an id** (concept-incremental), the task-agnostic rule: every expert ``e``
+    scores the test set, and each score is placed in ``e``'s training-score distribution
+    (``F_e(s)``, the fraction of ``e``'s training scores ``<= s``). The chosen expert is the one
+    with the lowest **median** of ``F_e`` over the test rows — the expert whose training data the
+    test set resembles most (a test set of ``e``'s own concept has a median near 0.5, a foreign one
+    near 1). Ties (e.g. every expert at 1) are broken by the lowest robust distance
+    ``(median test score - median training score) / IQR of training scores``, then by the oldest
+    expert. The median makes the choice robust to the test set's anomalies. The chosen expert's
+    scores and threshold are returned (one scoring pass per expert; no second pass).
+
+    **A concept id with no expert** (concept-aware, a test concept never trained) follows
+    ``no_expert``: ``"task_agnostic"`` (default) applies the rule above, ``"latest"`` uses the
+    most recently trained expert, ``"error"`` raises a :class:`~clad.errors.CladValueError`.
+
+    Parameters
+    ----------
+    detector : detector prototype (cloned, never fitted)
+    no_expert : {"task_agnostic", "latest", "error"}
+    random_state : int or None (unused; the experts' randomness is the detector's own)
+
+    >>> import numpy as np
+    >>> from sklearn.ensemble import IsolationForest
+    >>> rng = np.random.default_rng(0)
+    >>> s = Experts(IsolationForest(n_estimators=20, random_state=0))
+    >>> s = s.learn(rng.normal(0, 1, (200, 2)), "A").learn(rng.normal(20, 1, (200, 2)), "B")
+    >>> s.choose_expert(rng.normal(20, 1, (50, 2)))
+    'B'
+    """
+
+    requires_boundaries = True
+    supported_scenarios = ("concept_aware", "concept_incremental")
+
+    def __init__(self, detector=None, no_expert: str = "task_agnostic", random_state: int | None = None):
+        self.detector = detector
+        self.no_expert = no_expert
+        self.random_state = random_state
+
+    def learn(self, X, concept_id=None):
+        if not hasattr(self, "experts_"):
+            if self.no_expert not in NO_EXPERT_POLICIES:
+                raise CladValueError(
+                    f"Experts: no_expert={self.no_expert!r}; allowed: {', '.join(map(repr, NO_EXPERT_POLICIES))}"
+                )
+            self.experts_ = {}
+            self.train_scores_ = {}
+            self.n_learn_calls_ = 0
+        key = str(concept_id) if concept_id is not None else f"expert_{self.n_learn_calls_}"
+        det = self._new_detector().fit(X)
+        self.experts_.pop(key, None)  # a retrained id becomes the latest expert
+        self.experts_[key] = det
+        self.train_scores_[key] = np.sort(det.score(X))
+        self.n_learn_calls_ += 1
+        return self
+
+    def _check_fitted(self, attr: str = "experts_"):
+        super()._check_fitted(attr)
+
+    def _fit_measures(self, X) -> tuple[list[str], list[np.ndarray], np.ndarray]:
+        keys = list(self.experts_)
+        scores = [self.experts_[k].score(X) for k in keys]
+        measures = np.empty((len(keys), 2))
+        for i, k in enumerate(keys):
+            ref = self.train_scores_[k]
+            cdf = np.searchsorted(ref, scores[i], side="right") / ref.size
+            q25, q50, q75 = np.quantile(ref, [0.25, 0.5, 0.75])
+            iqr = q75 - q25
+            if not iqr > 0:
+                iqr = max(float(np.ptp(ref)), 1e-12)
+            measures[i] = (np.median(cdf), (np.median(scores[i]) - q50) / iqr)
+        return keys, scores, measures
+
+    def choose_expert(self, X) -> str:
+        """The key of the expert the task-agnostic rule picks for the test set ``X``."""
+        self._check_fitted()
+        keys, _, measures = self._fit_measures(X)
+        return keys[self._pick(measures)]
+
+    @staticmethod
+    def _pick(measures: np.ndarray) -> int:
+        # lexicographic: median CDF first, robust distance second, oldest expert last
+        return int(np.lexsort((np.arange(len(measures)), measures[:, 1], measures[:, 0]))[0])
+
+    def score(self, X, concept_id=None) -> Scored:
+        self._check_fitted()
+        if concept_id is not None:
+            key = str(concept_id)
+            if key in self.experts_:
+                det = self.experts_[key]
+                return Scored(det.score(X), det.threshold_)
+            if self.no_expert == "error":
+                raise CladValueError(
+                    f"Experts: no expert for concept {key!r} (trained: {', '.join(self.experts_)}); "
+                    "set no_expert='task_agnostic' or 'latest' to score concepts never trained"
+                )
+            if self.no_expert == "latest":
+                det = self.experts_[next(reversed(self.experts_))]
+                return Scored(det.score(X), det.threshold_)
+        keys, scores, measures = self._fit_measures(X)
+        i = self._pick(measures)
+        return Scored(scores[i], self.experts_[keys[i]].threshold_)
+
+    def memory_rows(self) -> int:
+        return 0

@@ -1,0 +1,168 @@
+"""Regularisation strategies for clad's PyTorch detectors: EWC and LwF.
+
+Both keep **one** detector that is trained further (``partial_fit``) on every new concept, and
+add a term to its training loss through the detector's ``extra_loss(module, xb)`` hook:
+
+* :class:`EWC` (elastic weight consolidation): a quadratic penalty that keeps weights important
+  for past concepts (diagonal Fisher information of the reconstruction loss) near their values
+  after those concepts;
+* :class:`LwF` (learning without forgetting): distillation, the current network's reconstruction
+  of the new data is pulled towards the previous network's reconstruction of it.
+
+They store no training rows (``memory_rows() == 0``). torch is imported only by the detector
+module, which a user has already imported by building the detector.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ..detectors import as_detector, detector_name
+from ..errors import CladValueError
+from .base import Scored, Strategy
+
+__all__ = ["EWC", "LwF", "EWC_MODES"]
+
+EWC_MODES = ("separate", "online")
+
+
+def _check_torch(strategy, det) -> None:
+    if not getattr(det, "_clad_torch", False):
+        raise CladValueError(
+            f"{type(strategy).__name__} needs one of clad's PyTorch detectors ('autoencoder', 'vae'); "
+            f"got detector {detector_name(det)}, which has no trainable network"
+        )
+
+
+class _Regularized(Strategy):
+    """One torch detector, fitted on the first concept and fine-tuned with an extra loss after."""
+
+    def _first_or_continue(self, X, extra_loss_factory) -> None:
+        if not hasattr(self, "detector_"):
+            det = self._new_detector()
+            _check_torch(self, det)
+            self.detector_ = det.fit(X)
+            self.n_learn_calls_ = 1
+            return
+        self.detector_.partial_fit(X, extra_loss=extra_loss_factory())
+        self.n_learn_calls_ += 1
+
+    def score(self, X, concept_id=None) -> Scored:
+        self._check_fitted()
+        return Scored(self.detector_.score(X), self.detector_.threshold_)
+
+    def check_detector(self) -> None:
+        """Raise now if the detector prototype is not a clad PyTorch detector."""
+        if self.detector is None:
+            raise CladValueError(f"{type(self).__name__}: detector=None; give a detector prototype")
+        _check_torch(self, as_detector(self.detector))
+
+
+class EWC(_Regularized):
+    """Elastic weight consolidation on a clad PyTorch detector.
+
+    After training on a concept, the diagonal Fisher information ``F`` of the reconstruction
+    loss is estimated on that concept's rows (mean of the squared per-row gradient, on at most
+    ``fisher_rows`` rows; ``None`` = all) and kept with the weights ``theta*``. Training on later concepts
+    adds ``ewc_lambda / 2 * sum_k sum_p F_k,p (theta_p - theta*_k,p)^2`` to every mini-batch loss.
+
+    * ``mode="separate"``: one ``(F_k, theta*_k)`` per past concept (memory grows with concepts);
+    * ``mode="online"``: one running penalty, ``F <- gamma * F + F_new`` and ``theta* <- theta``
+      (online EWC; ``gamma`` in (0, 1] decays old concepts' importance).
+
+    Works in every scenario (in the concept-agnostic stream each batch counts as a "concept";
+    ``online`` mode keeps the cost constant there). Asking for it with a detector that is not a
+    clad PyTorch detector is a :class:`~clad.errors.CladValueError` naming the detector.
+
+    >>> import numpy as np
+    >>> from clad.detectors.torch_ae import AutoEncoder
+    >>> s = EWC(AutoEncoder(hidden_sizes=(4, 2), epochs=2, random_state=0), ewc_lambda=10.0)
+    >>> s = s.learn(np.zeros((30, 3))).learn(np.ones((30, 3)))
+    >>> len(s.penalties_), s.memory_rows()
+    (2, 0)
+    """
+
+    def __init__(self, detector=None, ewc_lambda: float = 100.0, mode: str = "separate", gamma: float = 1.0,
+                 fisher_rows: int | None = 2000, random_state: int | None = None):
+        self.detector = detector
+        self.ewc_lambda = ewc_lambda
+        self.mode = mode
+        self.gamma = gamma
+        self.fisher_rows = fisher_rows
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        if self.mode not in EWC_MODES:
+            raise CladValueError(f"EWC: mode={self.mode!r}; allowed: {', '.join(map(repr, EWC_MODES))}")
+        if not float(self.ewc_lambda) >= 0:
+            raise CladValueError(f"EWC: ewc_lambda={self.ewc_lambda!r}; expected a number >= 0")
+        if not 0.0 < float(self.gamma) <= 1.0:
+            raise CladValueError(f"EWC: gamma={self.gamma!r}; expected a number in (0, 1]")
+        rows = self.fisher_rows
+        if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
+            raise CladValueError(f"EWC: fisher_rows={rows!r}; expected None or an integer >= 1")
+
+    def _penalty(self, module, xb):
+        params = list(module.parameters())
+        total = 0.0
+        for fisher, anchor in self.penalties_:
+            for p, f, a in zip(params, fisher, anchor):
+                total = total + (f * (p - a) ** 2).sum()
+        return 0.5 * float(self.ewc_lambda) * total
+
+    def learn(self, X, concept_id=None):
+        if not hasattr(self, "penalties_"):
+            self._check_params()
+            self.penalties_ = []
+        self._first_or_continue(X, lambda: self._penalty)
+        fisher = self.detector_.fisher_diagonal(X, max_rows=self.fisher_rows)
+        anchor = [p.detach().clone() for p in self.detector_.module_.parameters()]
+        if self.mode == "online" and self.penalties_:
+            old, _ = self.penalties_[0]
+            fisher = [float(self.gamma) * o + f for o, f in zip(old, fisher)]
+            self.penalties_ = [(fisher, anchor)]
+        else:
+            self.penalties_.append((fisher, anchor))
+        return self
+
+
+class LwF(_Regularized):
+    """Learning without forgetting on a clad PyTorch detector.
+
+    Before training on a new concept, the current network is copied and frozen. Every mini-batch
+    ``xb`` of the new concept then adds ``alpha * mean((f(xb) - f_prev(xb))^2)`` to the loss: the
+    previous network's reconstruction of the *current* data is the soft target (no past rows are
+    kept). Works in every scenario; refused (a :class:`~clad.errors.CladValueError` naming the
+    detector) for a detector that is not a clad PyTorch detector.
+
+    >>> import numpy as np
+    >>> from clad.detectors.torch_ae import AutoEncoder
+    >>> s = LwF(AutoEncoder(hidden_sizes=(4, 2), epochs=2, random_state=0), alpha=1.0)
+    >>> s = s.learn(np.zeros((30, 3))).learn(np.ones((30, 3)))
+    >>> s.n_learn_calls_, s.memory_rows()
+    (2, 0)
+    """
+
+    def __init__(self, detector=None, alpha: float = 1.0, random_state: int | None = None):
+        self.detector = detector
+        self.alpha = alpha
+        self.random_state = random_state
+
+    def _distillation(self):
+        previous = copy.deepcopy(self.detector_.module_)
+        previous.eval()
+        for p in previous.parameters():
+            p.requires_grad_(False)
+        alpha = float(self.alpha)
+
+        def extra_loss(module, xb):
+            target = previous.reconstruct(xb)
+            return alpha * ((module.reconstruct(xb) - target) ** 2).mean()
+
+        return extra_loss
+
+    def learn(self, X, concept_id=None):
+        if not float(self.alpha) >= 0:
+            raise CladValueError(f"LwF: alpha={self.alpha!r}; expected a number >= 0")
+        self._first_or_continue(X, self._distillation)
+        return self
