@@ -96,8 +96,8 @@ def make_strategy(detector):
     try:
         from clad.strategies import STRATEGIES
 
-        cls = STRATEGIES.resolve("reservoir_replay")
-        return cls(detector=detector, buffer_size=10_000, random_state=0), "reservoir_replay(buffer 10,000)"
+        cls = STRATEGIES.resolve("replay")
+        return cls(detector=detector, buffer_size=10_000, random_state=0), "replay (reservoir of 10,000 rows)"
     except Exception:  # noqa: BLE001 - replay not available in this version
         from clad.strategies import Naive
 

@@ -17,7 +17,7 @@ from clad.memmap import is_memmap, release
 from clad.runner import run_experiment
 from clad.scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental, stream_batches
 from clad.spec import parse_spec
-from clad.strategies import Cumulative, Naive
+from clad.strategies import Cumulative, Naive, Replay
 
 METRICS = ("roc_auc", "f1", "average_precision")
 
@@ -121,7 +121,8 @@ def test_stream_of_a_memmap_is_run_without_materialising_it(stream_file):
         ds = ConceptDataset(train, tests)
         tracemalloc.reset_peak()
         out = ConceptAgnostic(batch_size=BATCH).run(
-            ds, Naive(IsolationForest(n_estimators=5, max_samples=64, random_state=0)), Evaluator(ds.test))
+            ds, Replay(IsolationForest(n_estimators=5, max_samples=64, random_state=0), buffer_size=2_000,
+                       random_state=0), Evaluator(ds.test))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
