@@ -27,7 +27,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 import sklearn
-from sklearn.metrics import auc, f1_score, precision_recall_curve, roc_curve
+from scipy.integrate import trapezoid
+from sklearn.metrics import f1_score, precision_recall_curve
 
 from .concepts import Concept
 from .errors import CladValueError
@@ -38,10 +39,28 @@ __all__ = ["BASE_METRICS", "Evaluator", "Evaluation", "check_base_metrics", "che
 
 
 def _roc_auc(y, scored: Scored) -> float:
-    # the binary case of roc_auc_score is exactly auc(roc_curve(...)); calling the two directly
-    # skips its label re-encoding, which cost more than the curve on a test set of a few hundred rows
-    fpr, tpr, _ = roc_curve(y, scored.scores)
-    return float(auc(fpr, tpr))
+    """ROC-AUC of binary labels ``y`` (both classes present) and finite scores.
+
+    The arithmetic of scikit-learn's ``auc(*roc_curve(y, scores)[:2])`` -- which is what
+    ``roc_auc_score`` computes for binary labels -- step for step (descending sort, one point per
+    distinct score, collinear points dropped, trapezoidal rule), without its input checks: the
+    evaluator has checked the labels once and the detector adapter the scores. Those checks cost
+    ten times the computation on a test set of a few hundred rows, and were most of clad's own
+    time in a run. The result equals ``roc_auc_score`` bit for bit (tested on tied and untied
+    scores).
+    """
+    scores = np.asarray(scored.scores)
+    order = np.argsort(scores, kind="stable")[::-1]
+    ranked = scores[order]
+    thresholds = np.r_[np.nonzero(np.diff(ranked))[0], ranked.size - 1]
+    tps = np.cumsum(np.asarray(y)[order], dtype=np.float64)[thresholds]
+    fps = 1 + thresholds.astype(np.float64) - tps
+    if fps.shape[0] > 2:
+        keep = np.flatnonzero(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])
+        fps, tps = fps[keep], tps[keep]
+    fps = np.r_[0.0, fps]
+    tps = np.r_[0.0, tps]
+    return float(trapezoid(tps / tps[-1], fps / fps[-1]))
 
 
 def _average_precision(y, scored: Scored) -> float:

@@ -155,7 +155,7 @@ def test_release_keeps_the_data_and_ignores_other_arrays(stream_file):
 
 # -- the evaluator's metric calls equal scikit-learn's metric functions bit for bit -------------
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(40))
 def test_base_metrics_equal_sklearn_functions_exactly(seed):
     from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
@@ -166,11 +166,27 @@ def test_base_metrics_equal_sklearn_functions_exactly(seed):
     n = int(rng.integers(5, 900))
     y = (rng.random(n) < rng.uniform(0.05, 0.6)).astype(np.int8)
     y[:2] = [0, 1]
-    # ties on purpose in half the cases (rounded scores)
+    # ties on purpose in some cases (rounded scores, or very few distinct values)
     scores = rng.normal(size=n) + y * rng.uniform(0, 2)
-    if seed % 2:
+    if seed % 4 == 1:
         scores = np.round(scores, 1)
+    elif seed % 4 == 2:
+        scores = rng.integers(0, 3, size=n).astype(float)
+    elif seed % 4 == 3:
+        scores = scores * 1e-12 + 5.0
     scored = Scored(scores, float(np.quantile(scores, 0.8)))
     assert BASE_METRICS["roc_auc"](y, scored) == roc_auc_score(y, scores)
     assert BASE_METRICS["average_precision"](y, scored) == average_precision_score(y, scores)
     assert BASE_METRICS["f1"](y, scored) == f1_score(y, scores > scored.threshold, zero_division=0.0)
+
+
+def test_roc_auc_on_hand_computed_cases():
+    from clad.evaluation import BASE_METRICS
+    from clad.strategies import Scored
+
+    auc = BASE_METRICS["roc_auc"]
+    y = np.array([0, 0, 1, 1])
+    assert auc(y, Scored(np.array([0.1, 0.4, 0.35, 0.8]), 0.5)) == 0.75  # 3 of 4 pairs ordered
+    assert auc(y, Scored(np.array([0.0, 0.0, 1.0, 1.0]), 0.5)) == 1.0
+    assert auc(y, Scored(np.array([1.0, 1.0, 0.0, 0.0]), 0.5)) == 0.0
+    assert auc(y, Scored(np.array([0.5, 0.5, 0.5, 0.5]), 0.5)) == 0.5  # all tied
