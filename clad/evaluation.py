@@ -52,14 +52,15 @@ def _roc_auc(y, scored: Scored) -> float:
     scores = np.asarray(scored.scores)
     order = np.argsort(scores, kind="stable")[::-1]
     ranked = scores[order]
-    thresholds = np.r_[np.nonzero(np.diff(ranked))[0], ranked.size - 1]
+    thresholds = np.append(np.flatnonzero(np.diff(ranked)), ranked.size - 1)
     tps = np.cumsum(np.asarray(y)[order], dtype=np.float64)[thresholds]
     fps = 1 + thresholds.astype(np.float64) - tps
     if fps.shape[0] > 2:
-        keep = np.flatnonzero(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])
+        corner = np.logical_or(np.diff(fps, 2), np.diff(tps, 2))
+        keep = np.flatnonzero(np.concatenate(([True], corner, [True])))
         fps, tps = fps[keep], tps[keep]
-    fps = np.r_[0.0, fps]
-    tps = np.r_[0.0, tps]
+    fps = np.concatenate(([0.0], fps))
+    tps = np.concatenate(([0.0], tps))
     return float(trapezoid(tps / tps[-1], fps / fps[-1]))
 
 
