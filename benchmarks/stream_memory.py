@@ -153,16 +153,16 @@ def main(argv=None):
               f"{time.perf_counter() - t0:.1f} s; batches of {args.batch:,} rows; "
               f"{N_CONCEPTS} concepts; test sets of {args.test_rows:,} rows")
         per = args.rows // N_CONCEPTS
+        proc = psutil.Process()
+        print(f"RSS before the dataset is built: {proc.memory_info().rss / MB:.1f} MB")
+        sampler = RssSampler()  # from here on: building (and validating) the concepts counts too
+        sampler.start()
         train = [Concept(f"C{k}", stream[k * per:(k + 1) * per]) for k in range(N_CONCEPTS)]
         assert all(isinstance(c.X, np.memmap) for c in train), "a concept copied its memory-mapped rows"
         ds = ConceptDataset(train, test_concepts(args.test_rows), name="stream")
         strategy, label = make_strategy(IsolationForest(n_estimators=100, random_state=0))
         print(f"strategy: {label}; detector: IsolationForest(n_estimators=100)")
-        proc = psutil.Process()
-        start_rss = proc.memory_info().rss
-        print(f"RSS before the run: {start_rss / MB:.1f} MB")
-        sampler = RssSampler()
-        sampler.start()
+        print(f"RSS before the run (dataset built and validated): {proc.memory_info().rss / MB:.1f} MB")
         t0 = time.perf_counter()
         ev = ProgressEvaluator(ds.test, args.rows, sampler, per)
         result = ConceptAgnostic(batch_size=args.batch).run(ds, strategy, ev)
