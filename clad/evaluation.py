@@ -7,10 +7,12 @@ precision from the scores, F1 from ``scores > threshold``). A cell whose metric 
 
 ``n_jobs`` scores the test concepts of a step concurrently in threads (default 1: one after the
 other). The scores, and so R, are bit-identical either way: each test concept is still scored once
-by the same fitted model, and every cell is written to its own place. Threads help because the
-detectors' scoring code (scikit-learn trees and neighbours, NumPy) releases the GIL. It needs a
-detector whose scoring only reads its fitted state, as every scikit-learn detector does; a few PyOD
-detectors (ECOD, COPOD) write attributes while scoring and must keep ``n_jobs=1``.
+by the same fitted model, and every cell is written to its own place. Threads help where the
+detector's scoring runs outside the GIL for long stretches (neighbour searches such as LOF, kernel
+evaluations such as OneClassSVM, NumPy work); IsolationForest's scoring is a Python loop over its
+trees and does not gain. It needs a detector whose scoring only reads its fitted state, as every
+scikit-learn detector does; a few PyOD detectors (ECOD, COPOD) write attributes while scoring and
+must keep ``n_jobs=1``.
 
 Base metric names: ``roc_auc``, ``f1``, ``average_precision``.
 """
