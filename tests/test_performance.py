@@ -89,7 +89,7 @@ def test_cpu_count_for_minus_one():
 
 # -- streaming: memory-mapped data are never materialised --------------------------------------
 
-N_ROWS, N_FEAT, BATCH = 400_000, 10, 10_000   # a 16 MB float32 stream
+N_ROWS, N_FEAT, BATCH = 800_000, 10, 10_000   # a 32 MB float32 stream
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def stream_file(tmp_path_factory):
     out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(N_ROWS, N_FEAT))
     rng = np.random.default_rng(0)
     for start in range(0, N_ROWS, 50_000):
-        out[start:start + 50_000] = rng.standard_normal((50_000, N_FEAT), dtype=np.float32) + start // 100_000
+        out[start:start + 50_000] = rng.standard_normal((50_000, N_FEAT), dtype=np.float32) + start // (N_ROWS // 4)
     out.flush()
     del out
     return path
