@@ -16,7 +16,6 @@ import argparse
 import os
 import statistics
 import sys
-import time  # noqa: F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]  # this checkout's clad, even when another is installed
