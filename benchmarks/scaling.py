@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import time
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
