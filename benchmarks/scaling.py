@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]  # this checkout's clad, even when another is installed
