@@ -1,0 +1,311 @@
+"""Executors: where the runs of a grid are computed.
+
+:func:`execute_grid` yields :class:`RunEvent` objects (a run started, reached a concept step,
+finished) while it computes a list of :class:`~clad.runner.RunConfig` in one of three places:
+
+* ``jobs=1`` (default): one after another in this process, with a per-step event;
+* ``jobs=N``: N worker processes (:class:`concurrent.futures.ProcessPoolExecutor`, ``spawn``
+  context). Each worker limits its BLAS/OpenMP threads (environment variables set before it
+  starts, :mod:`threadpoolctl`, and ``torch.set_num_threads`` when torch is loaded) to
+  ``cpu_count // N`` so N workers do not oversubscribe the cores;
+* ``dask="tcp://host:8786"``: a running Dask distributed cluster (``Client(address)``,
+  ``client.submit`` per run, results streamed back with ``as_completed``).
+
+Results never depend on where or in which order runs are computed: every seed derives from the
+run seed. A run that raises becomes a failed :class:`~clad.results.RunResult` carrying its traceback
+(the grid goes on). With ``timeout`` a run taking longer is stopped and recorded as failed with
+an error starting ``"timeout"`` (in this process and in worker processes through ``SIGALRM``;
+with worker processes a run stuck in native code is stopped by restarting the pool; on Dask the
+limit is enforced where the worker allows signals, otherwise the run is abandoned and recorded
+as timed out). Datasets are loaded once per process (``clad.runner._cached_dataset``), so a
+worker reuses the arrays for every run on the same dataset.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+from .errors import CladValueError
+from .results import RunResult
+from .runner import RunConfig, failed_result, run_config
+
+__all__ = ["RunEvent", "execute_grid", "execute_one", "RunTimeout", "THREAD_ENV_VARS", "threads_per_worker"]
+
+log = logging.getLogger(__name__)
+
+#: environment variables that cap the threads of BLAS / OpenMP libraries in worker processes
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                   "NUMEXPR_NUM_THREADS")
+
+
+class RunTimeout(BaseException):
+    """Raised inside a run that exceeded its time limit (a BaseException, so that a detector's
+    ``except Exception`` cannot swallow it)."""
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """What happened to one run: ``kind`` is ``"started"`` or ``"finished"`` (then ``result``,
+    ``started`` and ``finished`` are set; times are UTC ISO 8601)."""
+
+    kind: str
+    config: RunConfig
+    result: RunResult | None = None
+    started: str | None = None
+    finished: str | None = None
+
+
+def threads_per_worker(jobs: int) -> int:
+    """BLAS/OpenMP threads each of ``jobs`` workers may use: ``max(1, cpu_count // jobs)``.
+
+    >>> threads_per_worker(10**6)
+    1
+    """
+    return max(1, (os.cpu_count() or 1) // max(1, int(jobs)))
+
+
+def _utc() -> str:
+    from .store import utc_now
+
+    return utc_now()
+
+
+@contextmanager
+def _time_limit(seconds: float | None):
+    """Raise :class:`RunTimeout` in the block after ``seconds`` (``SIGALRM``; only possible in the
+    main thread on POSIX; elsewhere the block runs unbounded)."""
+    usable = (seconds is not None and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise RunTimeout(f"timeout: the run took longer than {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _timeout_result(cfg: RunConfig, seconds: float, detail: str = "") -> RunResult:
+    return failed_result(cfg, f"timeout: the run took longer than {seconds:g} s (time limit)\n{detail}".rstrip())
+
+
+def _limit_threads(threads: int | None) -> None:
+    if threads is None:
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=int(threads))
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(int(threads))
+
+
+def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | None = None,
+                on_step: Callable[[str, int], None] | None = None) -> tuple[RunResult, str, str]:
+    """Run one configuration safely: ``(result, started, finished)``; never raises for a failing
+    run (the result is failed, with the traceback or ``"timeout..."``).
+
+    >>> from clad.runner import Component
+    >>> cfg = RunConfig(Component("synthetic", {"n_concepts": 2, "n_train": 50, "n_test": 40}),
+    ...                 Component("concept_aware"), Component("naive"), Component("hbos"))
+    >>> result, started, finished = execute_one(cfg)
+    >>> result.status, result.R["roc_auc"].shape
+    ('ok', (2, 2))
+    """
+    _limit_threads(threads)
+    started = _utc()
+    try:
+        with _time_limit(timeout):
+            result = run_config(cfg, on_step=on_step)
+    except RunTimeout:
+        result = _timeout_result(cfg, timeout or 0.0, traceback.format_exc())
+    except Exception:  # noqa: BLE001 - a failed run is recorded, the grid goes on
+        result = failed_result(cfg, traceback.format_exc())
+    _limit_threads(threads)  # torch may have been imported by the run
+    return result, started, _utc()
+
+
+# -- worker processes --------------------------------------------------------------------------
+def _init_worker(threads: int) -> None:
+    # the parent decides when to stop (Ctrl-C): workers ignore SIGINT
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _limit_threads(threads)
+
+
+@contextmanager
+def _thread_env(threads: int):
+    """Set the thread-capping variables (those the user did not set) while workers start."""
+    added = [v for v in THREAD_ENV_VARS if v not in os.environ]
+    for v in added:
+        os.environ[v] = str(threads)
+    try:
+        yield
+    finally:
+        for v in added:
+            os.environ.pop(v, None)
+
+
+def _kill_pool(pool) -> None:
+    # ProcessPoolExecutor has no public way to stop a running task: kill its processes
+    procs = list(getattr(pool, "_processes", {}).values())
+    for p in procs:
+        try:
+            p.kill()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.join(timeout=5)
+
+
+def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None) -> Iterator[RunEvent]:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    threads = threads_per_worker(jobs)
+    grace = None if timeout is None else max(5.0, 0.5 * timeout)
+    todo = list(configs)[::-1]  # pop() from the end keeps spec order
+    ctx = multiprocessing.get_context("spawn")
+
+    def new_pool():
+        with _thread_env(threads):
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                       initargs=(threads,))
+            # start the workers now, while the variables are set
+            pool.submit(int, 0).result()
+        return pool
+
+    pool = new_pool()
+    # at most `jobs` runs in flight, so a run starts when it is submitted
+    inflight: dict = {}
+    try:
+        while todo or inflight:
+            while todo and len(inflight) < jobs:
+                cfg = todo.pop()
+                fut = pool.submit(execute_one, cfg, timeout, threads)
+                inflight[fut] = (cfg, time.monotonic(), _utc())
+                yield RunEvent("started", cfg, started=inflight[fut][2])
+            done, _ = wait(list(inflight), timeout=1.0, return_when=FIRST_COMPLETED)
+            broken = False
+            for fut in done:
+                cfg, _, started = inflight.pop(fut)
+                try:
+                    result, started, finished = fut.result()
+                except BrokenProcessPool:
+                    broken = True
+                    inflight[fut] = (cfg, 0.0, started)  # handled below
+                    continue
+                except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                    result, finished = failed_result(cfg, traceback.format_exc()), _utc()
+                yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+            overdue = {f for f, (_, t0, _) in inflight.items()
+                       if grace is not None and t0 and time.monotonic() - t0 > timeout + grace}
+            if overdue or broken:
+                # a run stuck in native code, or a dead worker: restart the pool
+                _kill_pool(pool)
+                for fut, (cfg, t0, started) in list(inflight.items()):
+                    del inflight[fut]
+                    if fut in overdue:
+                        result = _timeout_result(cfg, timeout, "stopped by restarting the worker processes")
+                    elif broken:
+                        result = failed_result(cfg, "a worker process died while this run was in flight "
+                                                    "(killed, out of memory or a crash in native code)")
+                    else:
+                        todo.append(cfg)  # stopped with the pool through no fault of its own: run again
+                        continue
+                    yield RunEvent("finished", cfg, result=result, started=started, finished=_utc())
+                pool = new_pool()
+    finally:
+        _kill_pool(pool)
+
+
+# -- Dask ---------------------------------------------------------------------------------------
+def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None) -> Iterator[RunEvent]:
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError:
+        raise CladValueError("running on Dask needs dask.distributed: pip install 'clad[dask]'") from None
+    own_client = not hasattr(address, "submit")
+    try:
+        client = Client(address, timeout="30s") if own_client else address
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise CladValueError(f"cannot connect to the Dask scheduler at {address!r} ({exc})") from None
+    try:
+        slots = max(1, sum(client.nthreads().values()))
+        todo = list(configs)[::-1]
+        inflight: dict = {}
+        ac = as_completed()
+
+        def submit():
+            cfg = todo.pop()
+            fut = client.submit(execute_one, cfg, timeout, 1, key=f"clad-run-{cfg.run_id}-{time.time_ns()}",
+                                pure=False)
+            inflight[fut.key] = (cfg, _utc())
+            ac.add(fut)
+            return cfg, inflight[fut.key][1]
+
+        while todo and len(inflight) < 2 * slots:
+            cfg, started = submit()
+            yield RunEvent("started", cfg, started=started)
+        for fut in ac:
+            cfg, started = inflight.pop(fut.key)
+            try:
+                result, started, finished = fut.result()
+            except Exception:  # noqa: BLE001 - the task itself failed (not the run)
+                result, finished = failed_result(cfg, traceback.format_exc()), _utc()
+            fut.release()
+            yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+            if todo:
+                cfg, started = submit()
+                yield RunEvent("started", cfg, started=started)
+    finally:
+        if own_client:
+            client.close()
+
+
+# -- sequential ---------------------------------------------------------------------------------
+def _iter_sequential(configs: Sequence[RunConfig], timeout: float | None, on_step) -> Iterator[RunEvent]:
+    for cfg in configs:
+        yield RunEvent("started", cfg, started=_utc())
+        step = None if on_step is None else functools.partial(on_step, cfg)
+        result, started, finished = execute_one(cfg, timeout, None, on_step=step)
+        yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+
+
+def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout: float | None = None,
+                 on_step: Callable[[RunConfig, str, int], None] | None = None) -> Iterator[RunEvent]:
+    """Compute every configuration and yield a ``"started"`` and a ``"finished"`` event for each,
+    as they happen. ``on_step(config, step_name, step_index)`` is called after every evaluated
+    concept step of a sequential run (``jobs=1``, no Dask). Closing the generator (or Ctrl-C)
+    stops the workers."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
+    configs = list(configs)
+    if dask is not None:
+        return _iter_dask(configs, dask, timeout)
+    if jobs > 1:
+        return _iter_processes(configs, jobs, timeout)
+    return _iter_sequential(configs, timeout, on_step)
