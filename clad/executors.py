@@ -189,17 +189,20 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
     ctx = multiprocessing.get_context("spawn")
 
     def new_pool():
-        with _thread_env(threads):
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                       initargs=(threads,))
-            # start the workers now, while the variables are set
-            pool.submit(int, 0).result()
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                   initargs=(threads,))
+        # start every worker now (one per concurrent task), so that a run starts when it is submitted
+        for f in [pool.submit(time.sleep, 0.05) for _ in range(jobs)]:
+            f.result()
         return pool
 
-    pool = new_pool()
+    env = _thread_env(threads)  # set while workers may start (a restarted pool starts new ones)
+    env.__enter__()
+    pool = None
     # at most `jobs` runs in flight, so a run starts when it is submitted
     inflight: dict = {}
     try:
+        pool = new_pool()
         while todo or inflight:
             while todo and len(inflight) < jobs:
                 cfg = todo.pop()
@@ -237,7 +240,9 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
                     yield RunEvent("finished", cfg, result=result, started=started, finished=_utc())
                 pool = new_pool()
     finally:
-        _kill_pool(pool)
+        if pool is not None:
+            _kill_pool(pool)
+        env.__exit__(None, None, None)
 
 
 # -- Dask ---------------------------------------------------------------------------------------

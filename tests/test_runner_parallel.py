@@ -1,0 +1,60 @@
+"""Worker processes: same R as sequential runs, time limits, thread limits."""
+
+from __future__ import annotations
+
+from clad.executors import execute_grid
+from clad.spec import parse_spec
+from clad.store import ResultStore
+
+from runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
+
+import tomllib
+
+
+def test_jobs_2_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
+    spec = write_spec(tmp_path, SMALL_SPEC.replace('name = "hbos"', 'name = "lof"\nn_neighbors = 10'))
+    rc1, _, _ = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "one", "--jobs", "1", "--quiet")
+    rc2, _, log2 = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "two", "--jobs", "2", "--quiet")
+    assert rc1 == rc2 == 0, log2
+    with ResultStore(tmp_path / "one" / "results.sqlite") as a, ResultStore(tmp_path / "two" / "results.sqlite") as b:
+        ra, rb = a.load_results(), b.load_results()
+        assert b.count("ok") == 8
+    assert len(ra) == 8
+    same_results(ra, rb)
+
+
+def test_time_limit_in_worker_processes(tmp_path):
+    raw = tomllib.loads("""
+        seeds = 1
+        strategies = ["naive"]
+        scenarios = ["concept_incremental"]
+        [[datasets]]
+        name = "synthetic"
+        n_concepts = 2
+        n_features = 2
+        n_train = 30
+        n_test = 20
+        [[detectors]]
+        name = "tests.plugins:SlowDetector"
+        label = "sleepy"
+        delay = 60.0
+        [[detectors]]
+        name = "tests.plugins:DeafDetector"
+        label = "deaf"
+        delay = 60.0
+        [[detectors]]
+        name = "tests.plugins:SlowDetector"
+        label = "quick"
+        delay = 0.0
+    """)
+    spec = parse_spec(raw)
+    events = list(execute_grid(spec.configs, jobs=2, timeout=1.0))
+    finished = {e.config.detector.display: e.result for e in events if e.kind == "finished"}
+    assert sorted(e.kind for e in events) == ["finished"] * 3 + ["started"] * 3
+    assert finished["quick"].ok
+    # interrupted by the alarm inside the worker
+    assert finished["sleepy"].status == "failed" and finished["sleepy"].error.startswith("timeout")
+    assert "time.sleep" in finished["sleepy"].error or "sleep" in finished["sleepy"].error
+    # deaf to the alarm (like native code): stopped by restarting the worker processes
+    assert finished["deaf"].status == "failed" and finished["deaf"].error.startswith("timeout")
+    assert "restarting the worker processes" in finished["deaf"].error
