@@ -15,9 +15,10 @@ Results never depend on where or in which order runs are computed: every seed de
 run seed. A run that raises becomes a failed :class:`~clad.results.RunResult` carrying its traceback
 (the grid goes on). With ``timeout`` a run taking longer is stopped and recorded as failed with
 an error starting ``"timeout"`` (in this process and in worker processes through ``SIGALRM``;
-with worker processes a run stuck in native code is stopped by restarting the pool; on Dask the
-limit is enforced where the worker allows signals, otherwise the run is abandoned and recorded
-as timed out). Datasets are loaded once per process (``clad.runner._cached_dataset``), so a
+with worker processes a run stuck in native code is stopped by restarting the pool). Dask runs
+tasks in threads, which cannot be interrupted: there the limit is not enforced (a warning says
+so; use the cluster's own limits). Dask workers must be able to import clad (the same version)
+and every plug-in the spec names. Datasets are loaded once per process (``clad.runner._cached_dataset``), so a
 worker reuses the arrays for every run on the same dataset.
 """
 
@@ -251,6 +252,9 @@ def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None) -> 
         from dask.distributed import Client, as_completed
     except ImportError:
         raise CladValueError("running on Dask needs dask.distributed: pip install 'clad[dask]'") from None
+    if timeout is not None:
+        log.warning("the per-run time limit (%g s) is not enforced on Dask: its workers run tasks in threads, "
+                    "which cannot be interrupted", timeout)
     own_client = not hasattr(address, "submit")
     try:
         client = Client(address, timeout="30s") if own_client else address

@@ -89,3 +89,32 @@ def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
     assert {r: after[r] for r in before} == before  # finished runs were kept, not run again
     runs = read_results(out / "results.json")
     assert sorted(r.run_id for r in runs) == sorted(ids)
+
+
+def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog):
+    spec_path = write_spec(tmp_path, SPEC.replace("delay = 0.15", "delay = 0.25"))
+    out = tmp_path / "out"
+    db = out / "results.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # its own process group, as a terminal's foreground job: Ctrl-C reaches the workers too
+    proc = subprocess.Popen(clad_cmd("run", spec_path, "--out", out, "--jobs", "2"), cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_finished(db)) < 2:
+            assert proc.poll() is None, "the grid ended before it could be interrupted"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert "interrupted" in err and "run the same command again to resume" in err
+    before = _finished(db)
+    assert 2 <= len(before) < 8
+    rc, _, log = run_main(capsys, caplog, "run", spec_path, "--out", out, "--quiet")
+    assert rc == 0, log
+    after = _finished(db)
+    assert len(after) == 8 and {r: after[r] for r in before} == before

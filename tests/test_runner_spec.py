@@ -7,17 +7,16 @@ import pytest
 from clad.errors import SpecError
 from clad.spec import load_spec, parse_spec
 
-from runner_helpers import SMALL_SPEC, run_clad, write_spec
+from runner_helpers import SMALL_SPEC, run_main, write_spec
 
 
-def test_three_mistakes_are_all_reported_and_nothing_is_created(tmp_path):
+def test_three_mistakes_are_all_reported_and_nothing_is_created(tmp_path, capsys, caplog):
     spec = write_spec(tmp_path, SMALL_SPEC.replace('seeds = 2', 'seeds = 2\njobz = 2')
                       .replace('name = "hbos"', 'name = "hbso"')
                       .replace("batch_size = 50", "batch_sise = 50"))
     out = tmp_path / "out"
-    proc = run_clad("run", spec, "--out", out)
-    assert proc.returncode == 2
-    err = proc.stderr
+    rc, stdout, err = run_main(capsys, caplog, "run", spec, "--out", out)
+    assert rc == 2 and stdout == ""
     assert "3 problems" in err and str(spec) in err
     assert "jobz: unknown key (did you mean 'jobs'?)" in err
     assert "detectors[1].name" in err and "'hbso'" in err and "did you mean 'hbos'?" in err
@@ -64,11 +63,11 @@ def test_orders_a_loader_cannot_take_are_refused_with_the_other_problems():
     assert len(ok) == 1 and "order" not in ok.configs[0].dataset.params
 
 
-def test_dry_run_prints_the_grid_and_its_size(tmp_path):
+def test_dry_run_prints_the_grid_and_its_size(tmp_path, capsys, caplog):
     spec = write_spec(tmp_path, SMALL_SPEC)
-    proc = run_clad("run", spec, "--dry-run", "--jobs", "2")
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.strip().splitlines()
+    rc, stdout, err = run_main(capsys, caplog, "run", spec, "--dry-run", "--jobs", "2")
+    assert rc == 0, err
+    lines = stdout.strip().splitlines()
     assert lines[0] == "small: 8 runs (2 processes)"
     ids = {ln.split()[0] for ln in lines[1:]}
     assert ids == {c.run_id for c in load_spec(spec).configs}
