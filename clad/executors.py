@@ -38,7 +38,7 @@ from typing import Callable, Iterator, Sequence
 
 from .errors import CladValueError
 from .results import RunResult
-from .runner import RunConfig, failed_result, run_config
+from .runner import RunConfig, dataset_key, failed_result, run_config
 
 __all__ = ["RunEvent", "execute_grid", "execute_one", "RunTimeout", "THREAD_ENV_VARS", "threads_per_worker"]
 
@@ -185,7 +185,7 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
     from concurrent.futures.process import BrokenProcessPool
 
     threads = threads_per_worker(jobs)
-    grace = None if timeout is None else max(5.0, 0.5 * timeout)
+    grace = None if timeout is None else max(2.0, 0.25 * timeout)
     todo = list(configs)[::-1]  # pop() from the end keeps spec order
     ctx = multiprocessing.get_context("spawn")
 
@@ -202,10 +202,15 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
     pool = None
     # at most `jobs` runs in flight, so a run starts when it is submitted
     inflight: dict = {}
+    # runs that were in flight when a worker died: each is run again alone, to find the culprit
+    suspects: set[str] = set()
     try:
         pool = new_pool()
         while todo or inflight:
             while todo and len(inflight) < jobs:
+                if inflight and (todo[-1].run_id in suspects
+                                 or any(c.run_id in suspects for c, _, _ in inflight.values())):
+                    break
                 cfg = todo.pop()
                 fut = pool.submit(execute_one, cfg, timeout, threads)
                 inflight[fut] = (cfg, time.monotonic(), _utc())
@@ -228,13 +233,18 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
             if overdue or broken:
                 # a run stuck in native code, or a dead worker: restart the pool
                 _kill_pool(pool)
+                alone = len(inflight) == 1
                 for fut, (cfg, t0, started) in list(inflight.items()):
                     del inflight[fut]
                     if fut in overdue:
                         result = _timeout_result(cfg, timeout, "stopped by restarting the worker processes")
-                    elif broken:
-                        result = failed_result(cfg, "a worker process died while this run was in flight "
+                    elif broken and (alone or cfg.run_id in suspects):
+                        result = failed_result(cfg, "the worker process running this run died "
                                                     "(killed, out of memory or a crash in native code)")
+                    elif broken:
+                        suspects.add(cfg.run_id)
+                        todo.append(cfg)
+                        continue
                     else:
                         todo.append(cfg)  # stopped with the pool through no fault of its own: run again
                         continue
@@ -312,7 +322,9 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
         raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
         raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
-    configs = list(configs)
+    # runs on the same data one after another, so each process loads a dataset once (results do
+    # not depend on the order)
+    configs = sorted(configs, key=dataset_key)
     if dask is not None:
         return _iter_dask(configs, dask, timeout)
     if jobs > 1:

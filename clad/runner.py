@@ -31,7 +31,7 @@ from .metrics import learned_at, summarize
 from .results import RunResult, versions
 
 __all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_config", "run_safely",
-           "run_grid", "build_run", "failed_result"]
+           "run_grid", "build_run", "failed_result", "dataset_key"]
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +197,12 @@ def _dataset_params(cfg: RunConfig, seeds: dict) -> dict:
     return params
 
 
+def dataset_key(cfg: RunConfig) -> tuple[str, str]:
+    """The dataset a configuration loads, as ``(loader name, canonical parameters)``: runs with the
+    same key share one cached dataset, so executors run them one after another."""
+    return cfg.dataset.name, _canonical(_dataset_params(cfg, derive_seeds(cfg.seed)))
+
+
 def build_run(cfg: RunConfig):
     """The dataset, scenario and strategy objects of a configuration (the dataset is cached per
     process, so a grid loads each dataset once per worker)."""
@@ -204,7 +210,7 @@ def build_run(cfg: RunConfig):
     from .strategies import make_strategy
 
     seeds = derive_seeds(cfg.seed)
-    dataset = _cached_dataset(cfg.dataset.name, _canonical(_dataset_params(cfg, seeds)))
+    dataset = _cached_dataset(*dataset_key(cfg))
     scenario = SCENARIOS.build(cfg.scenario.name, cfg.scenario.params)
     detector = make_detector(cfg.detector.name, cfg.detector.params, random_state=seeds["detector"])
     strategy = make_strategy(cfg.strategy.name, detector, cfg.strategy.params, random_state=seeds["strategy"])

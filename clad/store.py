@@ -114,7 +114,7 @@ def _real(v: Any) -> float | None:
 
 
 def _json(obj: Any) -> str:
-    return json.dumps(to_jsonable(obj), sort_keys=True, allow_nan=False)
+    return json.dumps(to_jsonable(obj), sort_keys=True, allow_nan=False, default=str)
 
 
 def _unjson(text: str | None, default: Any = None) -> Any:

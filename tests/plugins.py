@@ -67,3 +67,23 @@ def ordered_synthetic(n_concepts: int = 3, n_train: int = 100, n_test: int = 60,
     elif order != "given":
         raise ValueError(f"order={order!r}; expected 'given', 'reversed' or 'random'")
     return ConceptDataset(train, list(ds.test), name=f"synthetic-{order}")
+
+
+class CrashingDetector(SlowDetector):
+    """Ends its own process in fit, as a crash in native code would."""
+
+    def fit(self, X):
+        import os
+
+        os._exit(70)
+
+
+def logged_synthetic(log: str, n_concepts: int = 3, n_features: int = 4, n_train: int = 120, n_test: int = 60,
+                     random_state: int | None = 0) -> ConceptDataset:
+    """The synthetic dataset; appends ``"<pid> <random_state>"`` to the file ``log`` at each load."""
+    import os
+
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"{os.getpid()} {random_state}\n")
+    return make_synthetic(n_concepts=n_concepts, n_features=n_features, n_train=n_train, n_test=n_test,
+                          random_state=random_state)

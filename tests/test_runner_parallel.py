@@ -12,10 +12,19 @@ import tomllib
 
 
 def test_jobs_2_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
-    spec = write_spec(tmp_path, SMALL_SPEC.replace('name = "hbos"', 'name = "lof"\nn_neighbors = 10'))
+    log = tmp_path / "loads.txt"
+    spec = write_spec(tmp_path, SMALL_SPEC.replace('name = "hbos"', 'name = "lof"\nn_neighbors = 10')
+                      .replace('name = "synthetic"', f'name = "tests.plugins:logged_synthetic"\nlog = "{log}"'))
     rc1, _, _ = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "one", "--jobs", "1", "--quiet")
+    loads1 = log.read_text().splitlines()
+    log.unlink()
     rc2, _, log2 = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "two", "--jobs", "2", "--quiet")
     assert rc1 == rc2 == 0, log2
+    loads2 = log.read_text().splitlines()
+    # each dataset (one per seed) is loaded once per process, not once per run
+    assert len(loads1) == 2 and len({ln.split()[0] for ln in loads1}) == 1
+    assert len(loads2) == len(set(loads2)) and 2 <= len(loads2) <= 4
+    assert len({ln.split()[0] for ln in loads2}) <= 2
     with ResultStore(tmp_path / "one" / "results.sqlite") as a, ResultStore(tmp_path / "two" / "results.sqlite") as b:
         ra, rb = a.load_results(), b.load_results()
         assert b.count("ok") == 8
