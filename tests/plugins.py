@@ -87,3 +87,18 @@ def logged_synthetic(log: str, n_concepts: int = 3, n_features: int = 4, n_train
         fh.write(f"{os.getpid()} {random_state}\n")
     return make_synthetic(n_concepts=n_concepts, n_features=n_features, n_train=n_train, n_test=n_test,
                           random_state=random_state)
+
+
+class ThreadReport:
+    """Fails on purpose with the thread limits it sees, so a test can read them in the error."""
+
+    def fit(self, X):
+        import os
+
+        from threadpoolctl import threadpool_info
+
+        counts = sorted({pool["num_threads"] for pool in threadpool_info()})
+        raise RuntimeError(f"threads={counts} OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+
+    def score(self, X):  # pragma: no cover - never fitted
+        return np.zeros(len(X))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from clad.executors import execute_grid
 from clad.spec import parse_spec
 from clad.store import ResultStore
@@ -67,3 +69,22 @@ def test_time_limit_in_worker_processes(tmp_path):
     # deaf to the alarm (like native code): stopped by restarting the worker processes
     assert finished["deaf"].status == "failed" and finished["deaf"].error.startswith("timeout")
     assert "restarting the worker processes" in finished["deaf"].error
+
+
+def test_a_worker_that_dies_fails_only_its_own_run_and_workers_limit_threads():
+    spec = parse_spec({
+        "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
+        "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 30, "n_test": 20}],
+        "detectors": [{"name": "tests.plugins:CrashingDetector", "label": "crash"},
+                      {"name": "tests.plugins:ThreadReport", "label": "report"},
+                      {"name": "hbos"}],
+    })
+    events = [e for e in execute_grid(spec.configs, jobs=2) if e.kind == "finished"]
+    results = {e.config.detector.display: e.result for e in events}
+    assert len(events) == 3 and set(results) == {"crash", "report", "hbos"}
+    assert results["hbos"].ok
+    assert results["crash"].status == "failed" and "worker process running this run died" in results["crash"].error
+    # two workers on this machine's cores: each gets cores // 2 threads, set before it started
+    expected = max(1, (os.cpu_count() or 1) // 2)
+    omp = os.environ.get("OMP_NUM_THREADS", str(expected))  # a value the user set is kept
+    assert f"threads=[{expected}] OMP_NUM_THREADS={omp}" in results["report"].error
