@@ -105,12 +105,14 @@ class _StepEvaluator(Evaluator):
     def __init__(self, test_concepts, base_metrics, on_step):
         super().__init__(test_concepts, base_metrics)
         self._on_step = on_step
+        self._n_rows = 0
 
     def evaluate(self, strategy, step, with_ids, memory_rows=None, concept_end=True, anytime_rows_seen=None):
         super().evaluate(strategy, step, with_ids, memory_rows=memory_rows, concept_end=concept_end,
                          anytime_rows_seen=anytime_rows_seen)
         if concept_end:
-            self._on_step(str(step), len(self._steps) - 1)
+            self._n_rows += 1
+            self._on_step(str(step), self._n_rows - 1)
 
 
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
