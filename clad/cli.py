@@ -7,7 +7,7 @@
                                   Exit status: 0 all fine, N (at most 100) when N runs failed,
                                   2 for a bad spec or command line, 130 when interrupted.
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
-``clad export DIR [--format csv|parquet]``  tidy tables of R, metrics and runs
+``clad export DIR [--format csv|parquet|json]``  tidy tables of R, metrics and runs (or results.json)
 ``clad datasets list``             registered datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
@@ -69,6 +69,7 @@ def _cmd_run(args) -> int:
     interrupted = False
     with ResultStore(db) as store:
         store.set_meta("spec", spec.raw)
+        store.set_meta("clad_version", __version__)
         finished = store.finished_ids() & set(ids)
         todo = [c for c in configs if c.run_id not in finished]
         if finished:
@@ -180,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("export", help="export a results database as tidy CSV or Parquet tables")
     e.add_argument("dir", help="output folder of 'clad run' (holding results.sqlite), or the database file")
-    e.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    e.add_argument("--format", choices=["csv", "parquet", "json"], default="csv",
+                   help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json")
     e.add_argument("--dest", default=None, help="folder to write into (default: next to the database)")
     e.set_defaults(func=_cmd_export)
 

@@ -167,8 +167,9 @@ def _thread_env(threads: int):
 
 
 def _kill_pool(pool) -> None:
-    # ProcessPoolExecutor has no public way to stop a running task: kill its processes
-    procs = list(getattr(pool, "_processes", {}).values())
+    # ProcessPoolExecutor has no public way to stop a running task before Python 3.14
+    # (kill_workers): kill its processes
+    procs = list((getattr(pool, "_processes", None) or {}).values())
     for p in procs:
         try:
             p.kill()

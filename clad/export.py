@@ -7,6 +7,9 @@ Three tables, one row per observation, written atomically next to the database (
   value (empty / null when undefined);
 * ``metrics.<ext>`` — every scalar continual metric of every run, with the cells it left out;
 * ``runs.<ext>`` — one row per run: status, labels, seed, configuration (JSON), error, times.
+
+``json`` writes ``results.json`` instead (the strict-JSON results file, every stored run), e.g. to
+bring it up to date after a run was killed.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from .store import DEFAULT_NAME, ResultStore
 
 __all__ = ["export", "FORMATS"]
 
-FORMATS = ("csv", "parquet")
+FORMATS = ("csv", "parquet", "json")
 
 
 def _atomic(path: Path, write) -> None:
@@ -53,8 +56,15 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
             import pyarrow  # noqa: F401
         except ImportError:
             raise CladValueError("Parquet export needs pyarrow: pip install 'clad[parquet]'") from None
+    if fmt == "json":
+        from .results import write_results
+
+        with ResultStore(db, create=False) as store:
+            runs, spec = store.load_results(), store.get_meta("spec")
+        write_results(dest / "results.json", runs, spec=spec)
+        return [dest / "results.json"]
     written = []
-    with ResultStore(db) as store:
+    with ResultStore(db, create=False) as store:
         tables = {"r_cells": store.tidy(), "metrics": store.metrics_table(), "runs": store.runs_table()}
     for name, df in tables.items():
         path = dest / f"{name}.{fmt}"

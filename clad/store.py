@@ -50,7 +50,7 @@ from . import __version__
 from .errors import DataError
 from .results import RunResult, to_jsonable
 
-__all__ = ["ResultStore", "SCHEMA", "DEFAULT_NAME", "utc_now"]
+__all__ = ["ResultStore", "load_results", "SCHEMA", "DEFAULT_NAME", "utc_now"]
 
 #: file name of the database inside an output folder
 DEFAULT_NAME = "results.sqlite"
@@ -121,16 +121,27 @@ def _unjson(text: str | None, default: Any = None) -> Any:
     return default if text is None else json.loads(text)
 
 
+def load_results(path: str | os.PathLike) -> list[RunResult]:
+    """The finished and failed runs stored in an existing database (a file, or a ``clad run``
+    output folder holding ``results.sqlite``)."""
+    with ResultStore(path, create=False) as store:
+        return store.load_results()
+
+
 class ResultStore:
-    """Open (creating if needed) the results database at ``path``.
+    """Open the results database at ``path`` (a file, or a folder holding ``results.sqlite``),
+    creating it unless ``create=False``.
 
     Use as a context manager, or call :meth:`close`. Methods: :meth:`write` (one run, one
     transaction), :meth:`mark_started`, :meth:`status` / :meth:`finished_ids`,
     :meth:`load_results`, :meth:`tidy` (a pandas long table of R) and :meth:`integrity_check`.
     """
 
-    def __init__(self, path: str | os.PathLike, timeout: float = 30.0):
-        self.path = Path(path)
+    def __init__(self, path: str | os.PathLike, timeout: float = 30.0, create: bool = True):
+        path = Path(path)
+        self.path = path / DEFAULT_NAME if path.is_dir() else path
+        if not create and not self.path.is_file():
+            raise DataError(f"no results database at {str(self.path)!r}; 'clad run SPEC --out DIR' creates one")
         try:
             self._con = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
         except sqlite3.Error as exc:
@@ -144,7 +155,6 @@ class ResultStore:
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
-        self.set_meta("clad_version", __version__)
 
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -160,6 +170,7 @@ class ResultStore:
         return _Transaction(self._con)
 
     def set_meta(self, key: str, value: Any) -> None:
+        """Store a JSON value under ``key`` in the ``meta`` table."""
         with self._transaction() as cur:
             cur.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, _json(value)))
 

@@ -96,6 +96,10 @@ def test_a_failing_run_is_recorded_and_the_grid_goes_on_then_resume_and_export(t
     runs = pd.read_csv(out / "runs.csv")
     assert sorted(runs.status) == ["failed"] * 3 + ["ok"] * 3
 
+    (out / "results.json").unlink()
+    rc, stdout, stderr = run_main(capsys, caplog, "export", out, "--format", "json")
+    assert rc == 0 and len(read_results(out / "results.json")) == 6
+
     # --fresh starts over
     rc, stdout, stderr = run_main(capsys, caplog, "run", spec, "--out", out, "--fresh", "--quiet")
     assert rc == 3 and "already finished" not in stderr
