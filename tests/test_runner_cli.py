@@ -10,7 +10,7 @@ import pandas as pd
 from clad.results import read_results
 from clad.store import ResultStore
 
-from runner_helpers import run_main, write_spec
+from tests.runner_helpers import run_main, write_spec
 
 SPEC = """
 name = "failing"

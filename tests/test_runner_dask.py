@@ -6,7 +6,7 @@ import pytest
 
 from clad.store import ResultStore
 
-from runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
+from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
 
 distributed = pytest.importorskip("dask.distributed")
 

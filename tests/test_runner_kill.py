@@ -11,7 +11,7 @@ import time
 from clad.results import read_results
 from clad.spec import load_spec
 
-from runner_helpers import ROOT, clad_cmd, run_main, write_spec
+from tests.runner_helpers import ROOT, clad_cmd, run_main, write_spec
 
 SPEC = """
 name = "killed"

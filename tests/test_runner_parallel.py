@@ -8,9 +8,8 @@ from clad.executors import execute_grid
 from clad.spec import parse_spec
 from clad.store import ResultStore
 
-from runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
+from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
 
-import tomllib
 
 
 def test_jobs_2_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
@@ -35,29 +34,13 @@ def test_jobs_2_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
 
 
 def test_time_limit_in_worker_processes(tmp_path):
-    raw = tomllib.loads("""
-        seeds = 1
-        strategies = ["naive"]
-        scenarios = ["concept_incremental"]
-        [[datasets]]
-        name = "synthetic"
-        n_concepts = 2
-        n_features = 2
-        n_train = 30
-        n_test = 20
-        [[detectors]]
-        name = "tests.plugins:SlowDetector"
-        label = "sleepy"
-        delay = 60.0
-        [[detectors]]
-        name = "tests.plugins:DeafDetector"
-        label = "deaf"
-        delay = 60.0
-        [[detectors]]
-        name = "tests.plugins:SlowDetector"
-        label = "quick"
-        delay = 0.0
-    """)
+    raw = {
+        "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
+        "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 30, "n_test": 20}],
+        "detectors": [{"name": "tests.plugins:SlowDetector", "label": "sleepy", "delay": 60.0},
+                      {"name": "tests.plugins:DeafDetector", "label": "deaf", "delay": 60.0},
+                      {"name": "tests.plugins:SlowDetector", "label": "quick", "delay": 0.0}],
+    }
     spec = parse_spec(raw)
     events = list(execute_grid(spec.configs, jobs=2, timeout=1.0))
     finished = {e.config.detector.display: e.result for e in events if e.kind == "finished"}

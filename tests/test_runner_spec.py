@@ -7,7 +7,7 @@ import pytest
 from clad.errors import SpecError
 from clad.spec import load_spec, parse_spec
 
-from runner_helpers import SMALL_SPEC, run_main, write_spec
+from tests.runner_helpers import SMALL_SPEC, run_main, write_spec
 
 
 def test_three_mistakes_are_all_reported_and_nothing_is_created(tmp_path, capsys, caplog):
