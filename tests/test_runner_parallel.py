@@ -11,7 +11,6 @@ from clad.store import ResultStore
 from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
 
 
-
 def test_jobs_2_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
     log = tmp_path / "loads.txt"
     spec = write_spec(tmp_path, SMALL_SPEC.replace('name = "hbos"', 'name = "lof"\nn_neighbors = 10')
