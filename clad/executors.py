@@ -326,8 +326,10 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     # runs on the same data one after another, so each process loads a dataset once (results do
     # not depend on the order)
     configs = sorted(configs, key=dataset_key)
+    if not configs:
+        return iter(())
     if dask is not None:
         return _iter_dask(configs, dask, timeout)
     if jobs > 1:
-        return _iter_processes(configs, jobs, timeout)
+        return _iter_processes(configs, min(jobs, len(configs)), timeout)
     return _iter_sequential(configs, timeout, on_step)

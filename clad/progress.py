@@ -27,6 +27,7 @@ class Progress:
         self.failed = 0
         self.desc = desc
         self._current = ""
+        self._running = 0
         if bar is None:
             bar = sys.stderr.isatty()
         self._bar = None
@@ -47,7 +48,8 @@ class Progress:
                                       + (f" | {self._current}" if self._current else ""), refresh=True)
 
     def started(self, cfg: RunConfig) -> None:
-        self._current = cfg.describe()[:70]
+        self._running += 1
+        self._current = cfg.describe()[:70] if self._running == 1 else f"{self._running} running"
         self._refresh()
 
     def step(self, cfg: RunConfig, step: str, index: int) -> None:
@@ -55,13 +57,14 @@ class Progress:
         self._refresh()
 
     def finished(self, result: RunResult, cfg: RunConfig) -> None:
+        self._running = max(0, self._running - 1)
         if result.ok:
             self.done += 1
         else:
             self.failed += 1
         n = self.done + self.failed
         if self._bar is not None:
-            self._current = ""
+            self._current = f"{self._running} running" if self._running > 1 else ""
             self._bar.update(1)
             self._refresh()
             if not result.ok:
