@@ -42,10 +42,10 @@ class Progress:
     def remaining(self) -> int:
         return self.total - self.done - self.failed
 
-    def _refresh(self) -> None:
+    def _refresh(self, now: bool = True) -> None:
         if self._bar is not None:
             self._bar.set_postfix_str(f"done {self.done}, failed {self.failed}, left {self.remaining}"
-                                      + (f" | {self._current}" if self._current else ""), refresh=True)
+                                      + (f" | {self._current}" if self._current else ""), refresh=now)
 
     def started(self, cfg: RunConfig) -> None:
         self._running += 1
@@ -65,8 +65,8 @@ class Progress:
         n = self.done + self.failed
         if self._bar is not None:
             self._current = f"{self._running} running" if self._running > 1 else ""
+            self._refresh(now=False)
             self._bar.update(1)
-            self._refresh()
             if not result.ok:
                 self._bar.write(f"run failed: {cfg.describe()}: {_last_line(result.error)}", file=sys.stderr)
         elif result.ok:
