@@ -3,6 +3,7 @@
 ``clad run SPEC.toml --out DIR``   run every combination of a spec into ``DIR/results.sqlite``
                                   (resuming), then write ``DIR/results.json`` and summaries;
                                   ``--jobs N`` worker processes, ``--dask ADDRESS`` a Dask cluster,
+                                  ``--threads T`` BLAS/OpenMP/torch threads per run (default 1),
                                   ``--fresh`` start over, ``--timeout S`` per-run time limit.
                                   Exit status: 0 all fine, N (at most 100) when N runs failed,
                                   2 for a bad spec or command line, 130 when interrupted.
@@ -45,6 +46,7 @@ def _cmd_run(args) -> int:
     jobs = args.jobs if args.jobs is not None else (spec.jobs or 1)
     dask = args.dask if args.dask is not None else spec.dask
     timeout = args.timeout if args.timeout is not None else spec.timeout
+    threads = args.threads if args.threads is not None else (spec.threads or 1)
     for msg in spec.skipped:
         log.info("skipped: %s", msg)
     if args.dry_run:
@@ -77,7 +79,7 @@ def _cmd_run(args) -> int:
                      db, len(todo))
         progress = Progress(len(configs), already=len(finished), desc=spec.name,
                             bar=not args.quiet and sys.stderr.isatty())
-        events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout,
+        events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
                               on_step=progress.step if jobs == 1 and dask is None else None)
         try:
             for ev in events:
@@ -168,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress bar (plain log lines), no summary")
     r.add_argument("--jobs", "-j", type=_positive_int, default=None,
                    help="run N runs at once in worker processes (default: spec 'jobs', else 1)")
+    r.add_argument("--threads", type=_positive_int, default=None,
+                   help="BLAS/OpenMP/torch threads per run (default: spec 'threads', else 1)")
     r.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run on a Dask distributed cluster, e.g. tcp://scheduler:8786 (default: spec 'dask')")
     r.add_argument("--timeout", type=_positive_float, default=None,

@@ -3,13 +3,17 @@
 :func:`execute_grid` yields :class:`RunEvent` objects (a run started, reached a concept step,
 finished) while it computes a list of :class:`~clad.runner.RunConfig` in one of three places:
 
-* ``jobs=1`` (default): one after another in this process, with a per-step event;
+* ``jobs=1`` (default): one after another in this process, with a per-step callback;
 * ``jobs=N``: N worker processes (:class:`concurrent.futures.ProcessPoolExecutor`, ``spawn``
-  context). Each worker limits its BLAS/OpenMP threads (environment variables set before it
-  starts, :mod:`threadpoolctl`, and ``torch.set_num_threads`` when torch is loaded) to
-  ``cpu_count // N`` so N workers do not oversubscribe the cores;
+  context), at most N runs in flight;
 * ``dask="tcp://host:8786"``: a running Dask distributed cluster (``Client(address)``,
   ``client.submit`` per run, results streamed back with ``as_completed``).
+
+Every run uses ``threads`` BLAS/OpenMP/torch threads (default 1) wherever it runs: environment
+variables set before worker processes start, :mod:`threadpoolctl` limits and
+``torch.set_num_threads`` around each run. So N workers do not oversubscribe the cores, and —
+since a thread count can change the rounding of parallel reductions — the numbers do not depend
+on the executor either.
 
 Results never depend on where or in which order runs are computed: every seed derives from the
 run seed. A run that raises becomes a failed :class:`~clad.results.RunResult` carrying its traceback
@@ -32,6 +36,7 @@ import sys
 import threading
 import time
 import traceback
+import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
@@ -40,7 +45,7 @@ from .errors import CladValueError
 from .results import RunResult
 from .runner import RunConfig, dataset_key, failed_result, run_config
 
-__all__ = ["RunEvent", "execute_grid", "execute_one", "RunTimeout", "THREAD_ENV_VARS", "threads_per_worker"]
+__all__ = ["RunEvent", "execute_grid", "execute_one", "RunTimeout", "THREAD_ENV_VARS", "limited_threads"]
 
 log = logging.getLogger(__name__)
 
@@ -64,15 +69,6 @@ class RunEvent:
     result: RunResult | None = None
     started: str | None = None
     finished: str | None = None
-
-
-def threads_per_worker(jobs: int) -> int:
-    """BLAS/OpenMP threads each of ``jobs`` workers may use: ``max(1, cpu_count // jobs)``.
-
-    >>> threads_per_worker(10**6)
-    1
-    """
-    return max(1, (os.cpu_count() or 1) // max(1, int(jobs)))
 
 
 def _utc() -> str:
@@ -107,24 +103,33 @@ def _timeout_result(cfg: RunConfig, seconds: float, detail: str = "") -> RunResu
     return failed_result(cfg, f"timeout: the run took longer than {seconds:g} s (time limit)\n{detail}".rstrip())
 
 
-def _limit_threads(threads: int | None) -> None:
+@contextmanager
+def limited_threads(threads: int | None):
+    """Run the block with at most ``threads`` BLAS/OpenMP/torch threads (``None``: no limit):
+    threadpoolctl limits, ``torch.set_num_threads`` if torch is loaded, and the thread-count
+    environment variables the user did not set (read by libraries loaded inside the block)."""
     if threads is None:
+        yield
         return
-    try:
-        from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits
 
-        threadpool_limits(limits=int(threads))
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        pass
     torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(int(threads))
+    torch_before = torch.get_num_threads() if torch is not None else None
+    with _thread_env(threads), threadpool_limits(limits=int(threads)):
+        if torch is not None:
+            torch.set_num_threads(int(threads))
+        try:
+            yield
+        finally:
+            if torch_before is not None:
+                torch.set_num_threads(torch_before)
 
 
-def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | None = None,
+def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | None = 1,
                 on_step: Callable[[str, int], None] | None = None) -> tuple[RunResult, str, str]:
-    """Run one configuration safely: ``(result, started, finished)``; never raises for a failing
-    run (the result is failed, with the traceback or ``"timeout..."``).
+    """Run one configuration safely with at most ``threads`` BLAS/OpenMP/torch threads:
+    ``(result, started, finished)``; never raises for a failing run (the result is failed, with
+    the traceback or ``"timeout..."``).
 
     >>> from clad.runner import Component
     >>> cfg = RunConfig(Component("synthetic", {"n_concepts": 2, "n_train": 50, "n_test": 40}),
@@ -133,24 +138,21 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
     >>> result.status, result.R["roc_auc"].shape
     ('ok', (2, 2))
     """
-    _limit_threads(threads)
     started = _utc()
     try:
-        with _time_limit(timeout):
+        with limited_threads(threads), _time_limit(timeout):
             result = run_config(cfg, on_step=on_step)
     except RunTimeout:
         result = _timeout_result(cfg, timeout or 0.0, traceback.format_exc())
     except Exception:  # noqa: BLE001 - a failed run is recorded, the grid goes on
         result = failed_result(cfg, traceback.format_exc())
-    _limit_threads(threads)  # torch may have been imported by the run
     return result, started, _utc()
 
 
 # -- worker processes --------------------------------------------------------------------------
-def _init_worker(threads: int) -> None:
+def _init_worker() -> None:
     # the parent decides when to stop (Ctrl-C): workers ignore SIGINT
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _limit_threads(threads)
 
 
 @contextmanager
@@ -180,25 +182,25 @@ def _kill_pool(pool) -> None:
         p.join(timeout=5)
 
 
-def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None) -> Iterator[RunEvent]:
+def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None,
+                    threads: int | None) -> Iterator[RunEvent]:
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    threads = threads_per_worker(jobs)
     grace = None if timeout is None else max(2.0, 0.25 * timeout)
     todo = list(configs)[::-1]  # pop() from the end keeps spec order
     ctx = multiprocessing.get_context("spawn")
 
     def new_pool():
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                   initargs=(threads,))
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker)
         # start every worker now (one per concurrent task), so that a run starts when it is submitted
         for f in [pool.submit(time.sleep, 0.05) for _ in range(jobs)]:
             f.result()
         return pool
 
-    env = _thread_env(threads)  # set while workers may start (a restarted pool starts new ones)
+    # set while workers may start (a restarted pool starts new ones), read as libraries load
+    env = _thread_env(threads) if threads is not None else contextlib.nullcontext()
     env.__enter__()
     pool = None
     # at most `jobs` runs in flight, so a run starts when it is submitted
@@ -258,7 +260,8 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
 
 
 # -- Dask ---------------------------------------------------------------------------------------
-def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None) -> Iterator[RunEvent]:
+def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None,
+               threads: int | None) -> Iterator[RunEvent]:
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -279,7 +282,7 @@ def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None) -> 
 
         def submit():
             cfg = todo.pop()
-            fut = client.submit(execute_one, cfg, timeout, 1, key=f"clad-run-{cfg.run_id}-{time.time_ns()}",
+            fut = client.submit(execute_one, cfg, timeout, threads, key=f"clad-run-{cfg.run_id}-{time.time_ns()}",
                                 pure=False)
             inflight[fut.key] = (cfg, _utc())
             ac.add(fut)
@@ -305,22 +308,30 @@ def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None) -> 
 
 
 # -- sequential ---------------------------------------------------------------------------------
-def _iter_sequential(configs: Sequence[RunConfig], timeout: float | None, on_step) -> Iterator[RunEvent]:
+def _iter_sequential(configs: Sequence[RunConfig], timeout: float | None, threads: int | None,
+                     on_step) -> Iterator[RunEvent]:
     for cfg in configs:
         yield RunEvent("started", cfg, started=_utc())
         step = None if on_step is None else functools.partial(on_step, cfg)
-        result, started, finished = execute_one(cfg, timeout, None, on_step=step)
+        result, started, finished = execute_one(cfg, timeout, threads, on_step=step)
         yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
 
 
 def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout: float | None = None,
+                 threads: int | None = 1,
                  on_step: Callable[[RunConfig, str, int], None] | None = None) -> Iterator[RunEvent]:
     """Compute every configuration and yield a ``"started"`` and a ``"finished"`` event for each,
-    as they happen. ``on_step(config, step_name, step_index)`` is called after every evaluated
-    concept step of a sequential run (``jobs=1``, no Dask). Closing the generator (or Ctrl-C)
-    stops the workers."""
+    as they happen. Each run uses at most ``threads`` BLAS/OpenMP/torch threads (None: no
+    limit, and then results may depend on the executor). ``on_step(config, step_name,
+    step_index)`` is called after every evaluated concept step of a sequential run (``jobs=1``,
+    no Dask). Closing the generator (or Ctrl-C) stops the workers."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise CladValueError(f"threads={threads!r}; expected an integer >= 1 or None")
+    if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
+        log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
+                    os.cpu_count() or 1)
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
         raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
     # runs on the same data one after another, so each process loads a dataset once (results do
@@ -329,7 +340,7 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     if not configs:
         return iter(())
     if dask is not None:
-        return _iter_dask(configs, dask, timeout)
+        return _iter_dask(configs, dask, timeout, threads)
     if jobs > 1:
-        return _iter_processes(configs, min(jobs, len(configs)), timeout)
-    return _iter_sequential(configs, timeout, on_step)
+        return _iter_processes(configs, min(jobs, len(configs)), timeout, threads)
+    return _iter_sequential(configs, timeout, threads, on_step)

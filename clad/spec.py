@@ -8,6 +8,7 @@
     orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
                                               # loaders that take it ("given" needs no support)
     jobs = 2                                  # optional: worker processes (clad run --jobs wins)
+    threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
     dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
     timeout = 600                             # optional: seconds per run before it is failed
 
@@ -54,7 +55,7 @@ else:  # pragma: no cover
 __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
 TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "skip_incompatible",
-                  "jobs", "dask", "timeout", "datasets", "scenarios", "strategies", "detectors")
+                  "jobs", "threads", "dask", "timeout", "datasets", "scenarios", "strategies", "detectors")
 _RESERVED = ("name", "label", "grid")
 
 
@@ -68,6 +69,7 @@ class Spec:
     source: str | None = None
     skipped: list[str] = field(default_factory=list)
     jobs: int | None = None
+    threads: int | None = None
     dask: str | None = None
     timeout: float | None = None
 
@@ -198,6 +200,10 @@ def _execution_keys(raw: dict, problems: list[str]) -> tuple:
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         problems.append(f"jobs: {jobs!r}; expected an integer >= 1 (worker processes)")
         jobs = None
+    threads = raw.get("threads")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        problems.append(f"threads: {threads!r}; expected an integer >= 1 (BLAS/OpenMP/torch threads per run)")
+        threads = None
     dask = raw.get("dask")
     if dask is not None and (not isinstance(dask, str) or not dask.strip()):
         problems.append(f"dask: {dask!r}; expected a scheduler address such as 'tcp://scheduler:8786'")
@@ -207,7 +213,7 @@ def _execution_keys(raw: dict, problems: list[str]) -> tuple:
                                 or not timeout > 0 or timeout == float("inf")):
         problems.append(f"timeout: {timeout!r}; expected a positive number of seconds per run")
         timeout = None
-    return jobs, dask, timeout
+    return jobs, threads, dask, timeout
 
 
 def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> list[Component]:
@@ -296,7 +302,7 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         problems.append(f"skip_incompatible: expected true or false, got {skip_incompatible!r}")
         skip_incompatible = False
 
-    jobs, dask, timeout = _execution_keys(raw, problems)
+    jobs, threads, dask, timeout = _execution_keys(raw, problems)
 
     regs = _registries()
     sections = {s: _entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
@@ -337,5 +343,5 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         for det in sections["detectors"]
         for seed in seeds
     ]
-    return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped, jobs=jobs, dask=dask,
+    return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped, jobs=jobs, threads=threads, dask=dask,
                 timeout=None if timeout is None else float(timeout))

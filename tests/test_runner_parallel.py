@@ -61,12 +61,25 @@ def test_a_worker_that_dies_fails_only_its_own_run_and_workers_limit_threads():
                       {"name": "tests.plugins:ThreadReport", "label": "report"},
                       {"name": "hbos"}],
     })
-    events = [e for e in execute_grid(spec.configs, jobs=2) if e.kind == "finished"]
+    events = [e for e in execute_grid(spec.configs, jobs=2, threads=1) if e.kind == "finished"]
     results = {e.config.detector.display: e.result for e in events}
     assert len(events) == 3 and set(results) == {"crash", "report", "hbos"}
     assert results["hbos"].ok
     assert results["crash"].status == "failed" and "worker process running this run died" in results["crash"].error
-    # two workers on this machine's cores: each gets cores // 2 threads, set before it started
-    expected = max(1, (os.cpu_count() or 1) // 2)
-    omp = os.environ.get("OMP_NUM_THREADS", str(expected))  # a value the user set is kept
-    assert f"threads=[{expected}] OMP_NUM_THREADS={omp}" in results["report"].error
+    # every run uses one BLAS/OpenMP thread (the default), set before the worker started
+    omp = os.environ.get("OMP_NUM_THREADS", "1")  # a value the user set is kept
+    assert f"threads=[1] OMP_NUM_THREADS={omp}" in results["report"].error
+
+
+def test_limited_threads_applies_and_restores():
+    from threadpoolctl import threadpool_info
+
+    from clad.executors import limited_threads
+
+    before = [p["num_threads"] for p in threadpool_info()]
+    env_before = os.environ.get("OPENBLAS_NUM_THREADS")
+    with limited_threads(1):
+        assert all(p["num_threads"] == 1 for p in threadpool_info())
+        assert os.environ.get("OPENBLAS_NUM_THREADS") == (env_before or "1")
+    assert [p["num_threads"] for p in threadpool_info()] == before
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == env_before

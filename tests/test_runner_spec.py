@@ -27,13 +27,13 @@ def test_three_mistakes_are_all_reported_and_nothing_is_created(tmp_path, capsys
 def test_execution_keys_are_read_and_checked():
     raw = {"datasets": ["synthetic"], "scenarios": ["concept_aware"], "strategies": ["naive"],
            "detectors": ["hbos"]}
-    spec = parse_spec({**raw, "jobs": 3, "dask": "tcp://sched:8786", "timeout": 90})
-    assert (spec.jobs, spec.dask, spec.timeout) == (3, "tcp://sched:8786", 90.0)
+    spec = parse_spec({**raw, "jobs": 3, "threads": 2, "dask": "tcp://sched:8786", "timeout": 90})
+    assert (spec.jobs, spec.threads, spec.dask, spec.timeout) == (3, 2, "tcp://sched:8786", 90.0)
     assert (parse_spec(raw).jobs, parse_spec(raw).dask, parse_spec(raw).timeout) == (None, None, None)
     with pytest.raises(SpecError) as exc:
-        parse_spec({**raw, "jobs": 0, "dask": 7, "timeout": -1})
-    assert len(exc.value.problems) == 3
-    assert [p.split(":")[0] for p in exc.value.problems] == ["jobs", "dask", "timeout"]
+        parse_spec({**raw, "jobs": 0, "threads": "many", "dask": 7, "timeout": -1})
+    assert len(exc.value.problems) == 4
+    assert [p.split(":")[0] for p in exc.value.problems] == ["jobs", "threads", "dask", "timeout"]
 
 
 def test_orders_are_passed_to_loaders_that_take_them():
