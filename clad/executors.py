@@ -4,8 +4,8 @@
 finished) while it computes a list of :class:`~clad.runner.RunConfig` in one of three places:
 
 * ``jobs=1`` (default): one after another in this process, with a per-step callback;
-* ``jobs=N``: N worker processes (:class:`concurrent.futures.ProcessPoolExecutor`, ``spawn``
-  context), at most N runs in flight;
+* ``jobs=N``: N worker processes (:class:`concurrent.futures.ProcessPoolExecutor`,
+  ``forkserver`` context where available, else ``spawn``), at most N runs in flight;
 * ``dask="tcp://host:8786"``: a running Dask distributed cluster (``Client(address)``,
   ``client.submit`` per run, results streamed back with ``as_completed``).
 
@@ -150,9 +150,11 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
 
 
 # -- worker processes --------------------------------------------------------------------------
-def _init_worker() -> None:
+def _init_worker(env: dict) -> None:
     # the parent decides when to stop (Ctrl-C): workers ignore SIGINT
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a forked worker inherits the environment of the fork server; set this grid's values
+    os.environ.update(env)
 
 
 @contextmanager
@@ -182,6 +184,18 @@ def _kill_pool(pool) -> None:
         p.join(timeout=5)
 
 
+def _mp_context():
+    """``forkserver`` where available (each worker is forked from a server that has imported clad
+    once, so workers start fast), else ``spawn``; never plain ``fork`` (unsafe with threads)."""
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["clad.runner", "clad.executors"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
 def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None,
                     threads: int | None) -> Iterator[RunEvent]:
     import multiprocessing
@@ -190,10 +204,11 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
 
     grace = None if timeout is None else max(2.0, 0.25 * timeout)
     todo = list(configs)[::-1]  # pop() from the end keeps spec order
-    ctx = multiprocessing.get_context("spawn")
+    ctx = _mp_context()
 
     def new_pool():
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker)
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                   initargs=(worker_env,))
         # start every worker now (one per concurrent task), so that a run starts when it is submitted
         for f in [pool.submit(time.sleep, 0.05) for _ in range(jobs)]:
             f.result()
@@ -201,6 +216,7 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
 
     # set while workers may start (a restarted pool starts new ones), read as libraries load
     env = _thread_env(threads) if threads is not None else contextlib.nullcontext()
+    worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
     env.__enter__()
     pool = None
     # at most `jobs` runs in flight, so a run starts when it is submitted
