@@ -209,6 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     except CladError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the output went to a command that stopped reading (e.g. `| head`): not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("clad: interrupted; finished runs are kept in the results database", file=sys.stderr)
         return 130
