@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from clad.executors import execute_grid
-from clad.spec import parse_spec
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the clad of this checkout
+
+from clad.executors import execute_grid  # noqa: E402
+from clad.spec import parse_spec  # noqa: E402
 
 
 def grid(runs: int):
@@ -54,8 +58,10 @@ def main() -> None:
     load_after = os.getloadavg()
     same = all(np.array_equal(r1[k].R[m], rn[k].R[m], equal_nan=True) for k in r1 for m in r1[k].R)
     per_run = np.mean([r.timings["total"] for r in r1.values()])
-    print(f"runs: {len(configs)}  (mean {per_run:.2f} s per run, sequential)")
-    print(f"cpu count: {os.cpu_count()}")
+    per_run_n = np.mean([r.timings["total"] for r in rn.values()])
+    print(f"runs: {len(configs)}  (mean time of a run: {per_run:.2f} s sequential, {per_run_n:.2f} s with "
+          f"--jobs {args.jobs}; a longer run in workers means the cores were busy)")
+    print(f"cpu count: {os.cpu_count()}, usable by this process: {len(os.sched_getaffinity(0))}")
     print(f"--jobs 1: {t1:.1f} s wall")
     print(f"--jobs {args.jobs}: {tn:.1f} s wall")
     print(f"speed-up (jobs 1 / jobs {args.jobs}): {t1 / tn:.2f}")
