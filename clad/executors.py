@@ -1,7 +1,7 @@
 """Executors: where the runs of a grid are computed.
 
-:func:`execute_grid` yields :class:`RunEvent` objects (a run started, reached a concept step,
-finished) while it computes a list of :class:`~clad.runner.RunConfig` in one of three places:
+:func:`execute_grid` yields :class:`RunEvent` objects (a run started, a run finished) while it
+computes a list of :class:`~clad.runner.RunConfig` in one of three places:
 
 * ``jobs=1`` (default): one after another in this process, with a per-step callback;
 * ``jobs=N``: N worker processes (:class:`concurrent.futures.ProcessPoolExecutor`,
@@ -22,12 +22,14 @@ an error starting ``"timeout"`` (in this process and in worker processes through
 with worker processes a run stuck in native code is stopped by restarting the pool). Dask runs
 tasks in threads, which cannot be interrupted: there the limit is not enforced (a warning says
 so; use the cluster's own limits). Dask workers must be able to import clad (the same version)
-and every plug-in the spec names. Datasets are loaded once per process (``clad.runner._cached_dataset``), so a
-worker reuses the arrays for every run on the same dataset.
+and every plug-in the spec names. Datasets are loaded once per process
+(``clad.runner._cached_dataset``) and runs on the same dataset are computed one after another, so
+a worker reuses the arrays for every run on the same dataset.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -36,7 +38,6 @@ import sys
 import threading
 import time
 import traceback
-import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
@@ -198,7 +199,6 @@ def _mp_context():
 
 def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None,
                     threads: int | None) -> Iterator[RunEvent]:
-    import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
