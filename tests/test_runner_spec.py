@@ -46,6 +46,13 @@ def test_orders_are_passed_to_loaders_that_take_them():
     assert {c.dataset.display for c in spec.configs} == {"tests.plugins:ordered_synthetic[order=given]",
                                                          "tests.plugins:ordered_synthetic[order=reversed]"}
     assert len({c.run_id for c in spec.configs}) == 4
+    # the order reaches the loader: R's rows follow it
+    from clad.runner import run_config
+
+    rev = next(c for c in spec.configs if c.dataset.params["order"] == "reversed")
+    result = run_config(rev)
+    assert result.concepts == ("C2", "C1", "C0") and result.test_concepts == ("C0", "C1", "C2")
+    assert result.dataset == "tests.plugins:ordered_synthetic[order=reversed]"
 
 
 def test_orders_a_loader_cannot_take_are_refused_with_the_other_problems():
