@@ -6,7 +6,8 @@ The grid: the synthetic dataset (4 concepts, 3000 training rows each), Isolation
 trees, the cumulative strategy, in the concept-incremental scenario, over ``--runs`` seeds: each run
 is CPU-bound and takes a few seconds, so starting the worker processes is a small part of the
 time. Both executors' wall times include everything (for --jobs N: starting the workers). Also
-checks that both give bit-identical R, and prints the load average (the machine may be shared).
+checks that both give bit-identical R, and prints the load average and the speed-up that plain
+CPU-bound processes get at the same moment (the machine may be shared: that is the ceiling).
 """
 
 from __future__ import annotations
@@ -36,6 +37,31 @@ def grid(runs: int):
     }).configs
 
 
+def _burn(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def machine_capacity(jobs: int, n: int = 20_000_000) -> float:
+    """Speed-up of ``jobs`` plain CPU-bound processes over one at this moment (ideal: ``jobs``): the
+    best any executor can do while other programs share the cores."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(jobs) as pool:
+        pool.map(_burn, [1] * jobs)  # workers started
+        t0 = time.perf_counter()
+        for _ in range(jobs):
+            _burn(n)
+        solo = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pool.map(_burn, [n] * jobs)
+        parallel = time.perf_counter() - t0
+    return solo / parallel
+
+
 def timed(configs, jobs):
     t0 = time.perf_counter()
     results = {e.config.run_id: e.result for e in execute_grid(configs, jobs=jobs) if e.kind == "finished"}
@@ -53,8 +79,10 @@ def main() -> None:
     args = ap.parse_args()
     configs = grid(args.runs)
     load_before = os.getloadavg()
+    cap_before = machine_capacity(args.jobs)
     t1, r1 = timed(configs, 1)
     tn, rn = timed(configs, args.jobs)
+    cap_after = machine_capacity(args.jobs)
     load_after = os.getloadavg()
     same = all(np.array_equal(r1[k].R[m], rn[k].R[m], equal_nan=True) for k in r1 for m in r1[k].R)
     per_run = np.mean([r.timings["total"] for r in r1.values()])
@@ -66,6 +94,8 @@ def main() -> None:
     print(f"--jobs {args.jobs}: {tn:.1f} s wall")
     print(f"speed-up (jobs 1 / jobs {args.jobs}): {t1 / tn:.2f}")
     print(f"identical R: {same}")
+    print(f"machine capacity now ({args.jobs} plain CPU-bound processes over 1; ideal {args.jobs}): "
+          f"{cap_before:.2f} before, {cap_after:.2f} after")
     print("load average (1, 5, 15 min) before: {:.2f} {:.2f} {:.2f}; after: {:.2f} {:.2f} {:.2f}".format(
         *load_before, *load_after))
 
