@@ -1,12 +1,19 @@
 """The ``clad`` command line.
 
-``clad run SPEC.toml --out DIR``   run every combination of a spec, write ``DIR/results.json``
+``clad run SPEC.toml --out DIR``   run every combination of a spec into ``DIR/results.sqlite``
+                                  (resuming), then write ``DIR/results.json`` and summaries;
+                                  ``--jobs N`` worker processes, ``--dask ADDRESS`` a Dask cluster,
+                                  ``--threads T`` BLAS/OpenMP/torch threads per run (default 1),
+                                  ``--fresh`` start over, ``--timeout S`` per-run time limit.
+                                  Exit status: 0 all fine, N (at most 100) when N runs failed,
+                                  2 for a bad spec or command line, 130 when interrupted.
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
 ``clad report DIR``                figures, tables and statistics of a results folder in ``DIR/report``
 ``clad datasets list``             registered dataset loaders and dataset cards
 ``clad datasets info NAME``        a dataset card (source, sha256, license, citation, recipe) or a loader
 ``clad datasets convert SRC DST``  a pyCLAD concept file -> clad's pickle-free .npz (needs --allow-pickle)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
+``clad export DIR [--format csv|parquet|json]``  tidy tables of R, metrics and runs (or results.json)
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
 
@@ -25,81 +32,100 @@ from .errors import CladError
 log = logging.getLogger("clad")
 
 
-def _summary_table(results) -> str:
-    import numpy as np
-    import pandas as pd
-
-    rows = []
-    for r in results:
-        if not r.ok:
-            continue
-        for m, vals in r.metrics.items():
-            rows.append({"dataset": r.dataset, "scenario": r.scenario, "strategy": r.strategy,
-                         "detector": r.detector, "base_metric": m, "seed": r.seed,
-                         "CA": vals["continual_average"], "BWT": vals["backward_transfer"],
-                         "FWT": vals["forward_transfer"]})
-    if not rows:
-        return "no finished runs"
-    df = pd.DataFrame(rows)
-    keys = ["dataset", "scenario", "base_metric", "detector", "strategy"]
-
-    def fmt(s):
-        s = s.dropna()
-        if s.empty:
-            return "n/a"
-        return f"{s.mean():.3f} ± {s.std(ddof=1):.3f}" if len(s) > 1 else f"{s.mean():.3f}"
-
-    table = df.groupby(keys, sort=False)[["CA", "BWT", "FWT"]].agg(fmt).reset_index()
-    return table.to_string(index=False)
+def _remove_database(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        p = db.with_name(db.name + suffix)
+        if p.exists():
+            p.unlink()
 
 
 def _cmd_run(args) -> int:
+    from .executors import execute_grid
+    from .progress import Progress
     from .results import write_results
-    from .runner import run_safely
     from .spec import load_spec
+    from .store import DEFAULT_NAME, ResultStore
+    from .summary import format_summary, write_summaries
 
     spec = load_spec(args.spec)
+    jobs = args.jobs if args.jobs is not None else (spec.jobs or 1)
+    dask = args.dask if args.dask is not None else spec.dask
+    timeout = args.timeout if args.timeout is not None else spec.timeout
+    threads = args.threads if args.threads is not None else (spec.threads or 1)
     for msg in spec.skipped:
         log.info("skipped: %s", msg)
     if args.dry_run:
-        print(f"{spec.name}: {len(spec)} runs")
+        where = f"Dask at {dask}" if dask else f"{jobs} process{'es' if jobs > 1 else ''}"
+        print(f"{spec.name}: {len(spec)} runs ({where}"
+              + (f", time limit {timeout:g} s per run" if timeout else "") + ")")
         for cfg in spec.configs:
             print(f"  {cfg.run_id}  {cfg.describe()}")
         return 0
     if args.out is None:
         print("clad run: --out DIR is required (or use --dry-run)", file=sys.stderr)
         return 2
+    if len({c.run_id for c in spec.configs}) != len(spec.configs):
+        log.warning("the spec lists the same run more than once; each is run once")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results_path = out / "results.json"
-    results = []
-    bar = None
-    show_bar = not args.quiet and sys.stderr.isatty()
-    if show_bar:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(spec), unit="run", desc=spec.name, file=sys.stderr)
-    failed = 0
-    for i, cfg in enumerate(spec.configs, start=1):
-        if bar is not None:
-            bar.set_postfix_str(cfg.describe()[:60])
-        result = run_safely(cfg)
-        results.append(result)
-        if not result.ok:
-            failed += 1
-            log.error("run %d/%d failed: %s\n%s", i, len(spec), cfg.describe(), result.error)
-        elif bar is None and not args.quiet:
-            log.info("run %d/%d done: %s (%.1fs)", i, len(spec), cfg.describe(), result.timings.get("total", 0.0))
-        write_results(results_path, results, spec=spec.raw)  # after every run: a crash loses nothing
-        if bar is not None:
-            bar.update(1)
-            bar.set_description(f"{spec.name} ({failed} failed)" if failed else spec.name)
-    if bar is not None:
-        bar.close()
+    db = out / DEFAULT_NAME
+    if args.fresh:
+        _remove_database(db)
+    configs = list({c.run_id: c for c in spec.configs}.values())
+    ids = [c.run_id for c in configs]
+    interrupted = False
+    with ResultStore(db) as store:
+        store.set_meta("spec", spec.raw)
+        store.set_meta("clad_version", __version__)
+        finished = store.finished_ids() & set(ids)
+        todo = [c for c in configs if c.run_id not in finished]
+        if finished:
+            log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
+                     db, len(todo))
+        progress = Progress(len(configs), already=len(finished), desc=spec.name,
+                            bar=not args.quiet and sys.stderr.isatty())
+        events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
+                              on_step=progress.step if jobs == 1 and dask is None else None)
+        try:
+            for ev in events:
+                if ev.kind == "started":
+                    store.mark_started(ev.config.run_id, {
+                        "dataset": ev.config.dataset.display, "scenario": ev.config.scenario.display,
+                        "strategy": ev.config.strategy.display, "detector": ev.config.detector.display,
+                        "seed": ev.config.seed}, ev.config.to_dict(), ev.started)
+                    progress.started(ev.config)
+                else:
+                    store.write(ev.result, ev.started, ev.finished)
+                    progress.finished(ev.result, ev.config)
+        except KeyboardInterrupt:
+            interrupted = True
+            events.close()  # stops the workers
+        finally:
+            progress.close()
+        results = store.load_results(ids)
+    write_results(out / "results.json", results, spec=spec.raw)
+    table = write_summaries(out, results, title=spec.name)
+    n_failed = sum(not r.ok for r in results)
+    n_ok = sum(r.ok for r in results)
+    if interrupted:
+        print(f"clad: interrupted; {n_ok} finished runs are kept in {db}; run the same command again to "
+              "resume", file=sys.stderr)
+        return 130
     if not args.quiet:
-        print(_summary_table(results))
-        print(f"\n{len(results) - failed} runs finished, {failed} failed; results in {results_path}")
-    return 1 if failed else 0
+        print(format_summary(table))
+        print(f"\n{n_ok} runs finished, {n_failed} failed; results in {db} and {out / 'results.json'}")
+    if n_failed:
+        log.error("%d of %d runs failed; their tracebacks are in %s (table runs, column error)", n_failed,
+                  len(configs), db)
+    return min(n_failed, 100)
+
+
+def _cmd_export(args) -> int:
+    from .export import export
+
+    for path in export(args.dir, args.format, args.dest):
+        print(path)
+    return 0
 
 
 def _cmd_report(args) -> int:
@@ -164,6 +190,26 @@ def _cmd_version(args) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clad", description="Benchmarks for continual anomaly detection.")
     p.add_argument("--version", action="version", version=f"clad {__version__}")
@@ -173,8 +219,28 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("spec", help="TOML spec file, e.g. scenarios/quickstart.toml")
     r.add_argument("--out", help="output folder (results.json is written there)")
     r.add_argument("--dry-run", action="store_true", help="print the expanded grid and exit")
-    r.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
-    r.set_defaults(func=_cmd_run)
+    r.add_argument("--quiet", action="store_true", help="no progress bar (plain log lines), no summary")
+    r.add_argument("--jobs", "-j", type=_positive_int, default=None,
+                   help="run N runs at once in worker processes (default: spec 'jobs', else 1)")
+    r.add_argument("--threads", type=_positive_int, default=None,
+                   help="BLAS/OpenMP/torch threads per run (default: spec 'threads', else 1)")
+    r.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="run on a Dask distributed cluster, e.g. tcp://scheduler:8786 (default: spec 'dask')")
+    r.add_argument("--timeout", type=_positive_float, default=None,
+                   help="seconds per run before it is recorded as failed (default: spec 'timeout', else none)")
+    g = r.add_mutually_exclusive_group()
+    g.add_argument("--resume", dest="fresh", action="store_false",
+                   help="skip runs already finished in DIR/results.sqlite (the default)")
+    g.add_argument("--fresh", dest="fresh", action="store_true",
+                   help="delete DIR/results.sqlite and run everything again")
+    r.set_defaults(func=_cmd_run, fresh=False)
+
+    e = sub.add_parser("export", help="export a results database as tidy CSV or Parquet tables")
+    e.add_argument("dir", help="output folder of 'clad run' (holding results.sqlite), or the database file")
+    e.add_argument("--format", choices=["csv", "parquet", "json"], default="csv",
+                   help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json")
+    e.add_argument("--dest", default=None, help="folder to write into (default: next to the database)")
+    e.set_defaults(func=_cmd_export)
 
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")
@@ -206,13 +272,20 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, os.getcwd())
     logging.basicConfig(level=logging.WARNING if getattr(args, "quiet", False) else logging.INFO,
                         format="%(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("clad.progress").setLevel(logging.INFO)  # plain progress lines, even with --quiet
     try:
         return int(args.func(args) or 0)
     except CladError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the output went to a command that stopped reading (e.g. `| head`): not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
-        print("clad: interrupted; finished runs are kept in the results file", file=sys.stderr)
+        print("clad: interrupted; finished runs are kept in the results database", file=sys.stderr)
         return 130
 
 

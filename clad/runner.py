@@ -31,7 +31,7 @@ from .metrics import learned_at, summarize
 from .results import RunResult, versions
 
 __all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_config", "run_safely",
-           "run_grid", "build_run", "failed_result"]
+           "run_grid", "build_run", "failed_result", "dataset_key"]
 
 log = logging.getLogger(__name__)
 
@@ -98,15 +98,33 @@ def derive_seeds(seed: int) -> dict[str, int]:
     return dict(zip(("dataset", "detector", "strategy"), ints))
 
 
+class _StepEvaluator(Evaluator):
+    """An :class:`Evaluator` that tells ``on_step(step_name, step_index)`` after each row of R
+    (it only observes: nothing it is given can change the run)."""
+
+    def __init__(self, test_concepts, base_metrics, on_step, n_jobs=1):
+        super().__init__(test_concepts, base_metrics, n_jobs=n_jobs)
+        self._on_step = on_step
+        self._n_rows = 0
+
+    def evaluate(self, strategy, step, with_ids, memory_rows=None, concept_end=True, anytime_rows_seen=None):
+        super().evaluate(strategy, step, with_ids, memory_rows=memory_rows, concept_end=concept_end,
+                         anytime_rows_seen=anytime_rows_seen)
+        if concept_end:
+            self._n_rows += 1
+            self._on_step(str(step), self._n_rows - 1)
+
+
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
                    seed: int | None = None, labels: dict | None = None, config: dict | None = None,
-                   n_jobs: int | None = 1) -> RunResult:
+                   on_step: Callable[[str, int], None] | None = None, n_jobs: int | None = 1) -> RunResult:
     """Run ``strategy`` through ``scenario`` on ``dataset`` and return the result.
 
     The strategy object is cloned (the caller's object is never fitted). With ``seed``, a
     ``random_state`` left as None in the strategy or its detector is filled with a seed derived from
-    it. ``n_jobs`` threads score the test concepts of a step concurrently (see
-    :class:`~clad.evaluation.Evaluator`); R does not depend on it.
+    it. ``on_step(step_name, step_index)``, if given, is called after each training step is
+    evaluated (for progress display). ``n_jobs`` threads score the test concepts of a step
+    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it.
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic
@@ -130,7 +148,9 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
             strategy.set_params(detector=det)
     labels = dict(labels or {})
     t0 = time.perf_counter()
-    evaluation = scenario.run(dataset, strategy, Evaluator(dataset.test, base_metrics, n_jobs=n_jobs))
+    evaluator = (Evaluator(dataset.test, base_metrics, n_jobs=n_jobs) if on_step is None
+                 else _StepEvaluator(dataset.test, base_metrics, on_step, n_jobs=n_jobs))
+    evaluation = scenario.run(dataset, strategy, evaluator)
     total = time.perf_counter() - t0
     t = learned_at(evaluation.steps, dataset.test_names)
     metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
@@ -180,6 +200,12 @@ def _dataset_params(cfg: RunConfig, seeds: dict) -> dict:
     return params
 
 
+def dataset_key(cfg: RunConfig) -> tuple[str, str]:
+    """The dataset a configuration loads, as ``(loader name, canonical parameters)``: runs with the
+    same key share one cached dataset, so executors run them one after another."""
+    return cfg.dataset.name, _canonical(_dataset_params(cfg, derive_seeds(cfg.seed)))
+
+
 def build_run(cfg: RunConfig):
     """The dataset, scenario and strategy objects of a configuration (the dataset is cached per
     process, so a grid loads each dataset once per worker)."""
@@ -187,20 +213,21 @@ def build_run(cfg: RunConfig):
     from .strategies import make_strategy
 
     seeds = derive_seeds(cfg.seed)
-    dataset = _cached_dataset(cfg.dataset.name, _canonical(_dataset_params(cfg, seeds)))
+    dataset = _cached_dataset(*dataset_key(cfg))
     scenario = SCENARIOS.build(cfg.scenario.name, cfg.scenario.params)
     detector = make_detector(cfg.detector.name, cfg.detector.params, random_state=seeds["detector"])
     strategy = make_strategy(cfg.strategy.name, detector, cfg.strategy.params, random_state=seeds["strategy"])
     return dataset, scenario, strategy
 
 
-def run_config(cfg: RunConfig) -> RunResult:
-    """Run one configuration (see :class:`RunConfig`); errors propagate."""
+def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:
+    """Run one configuration (see :class:`RunConfig`); errors propagate. ``on_step`` as in
+    :func:`run_experiment`."""
     dataset, scenario, strategy = build_run(cfg)
     labels = {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display,
               "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
     return run_experiment(dataset, scenario, strategy, cfg.base_metrics, seed=cfg.seed, labels=labels,
-                          config=cfg.to_dict())
+                          config=cfg.to_dict(), on_step=on_step)
 
 
 def failed_result(cfg: RunConfig, error: str) -> RunResult:

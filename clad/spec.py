@@ -5,6 +5,12 @@
     name = "quickstart"
     base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]
     seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
+    orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
+                                              # loaders that take it ("given" needs no support)
+    jobs = 2                                  # optional: worker processes (clad run --jobs wins)
+    threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
+    dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
+    timeout = 600                             # optional: seconds per run before it is failed
 
     [[datasets]]
     name = "synthetic"                        # a registered name or "package.module:function"
@@ -22,7 +28,7 @@
     n_estimators = 50
     grid = { max_samples = [64, 256] }        # optional: one entry per combination
 
-The grid is datasets x scenarios x strategies x detectors x seeds. Every problem in the file is
+The grid is datasets x orders x scenarios x strategies x detectors x seeds. Every problem in the file is
 reported at once (a :class:`~clad.errors.SpecError` listing them), each with the key it is about
 and a did-you-mean for misspelt names. A spec names classes by import path and so runs code, like a
 Python script: run only specs you trust.
@@ -48,8 +54,8 @@ else:  # pragma: no cover
 
 __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
-TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "skip_incompatible",
-                  "datasets", "scenarios", "strategies", "detectors")
+TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "skip_incompatible",
+                  "jobs", "threads", "dask", "timeout", "datasets", "scenarios", "strategies", "detectors")
 _RESERVED = ("name", "label", "grid")
 
 
@@ -62,6 +68,10 @@ class Spec:
     raw: dict = field(default_factory=dict)
     source: str | None = None
     skipped: list[str] = field(default_factory=list)
+    jobs: int | None = None
+    threads: int | None = None
+    dask: str | None = None
+    timeout: float | None = None
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -185,6 +195,71 @@ def _check_scenarios(components: list[Component], problems: list[str]) -> dict[s
     return built
 
 
+def _execution_keys(raw: dict, problems: list[str]) -> tuple:
+    jobs = raw.get("jobs")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        problems.append(f"jobs: {jobs!r}; expected an integer >= 1 (worker processes)")
+        jobs = None
+    threads = raw.get("threads")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        problems.append(f"threads: {threads!r}; expected an integer >= 1 (BLAS/OpenMP/torch threads per run)")
+        threads = None
+    dask = raw.get("dask")
+    if dask is not None and (not isinstance(dask, str) or not dask.strip()):
+        problems.append(f"dask: {dask!r}; expected a scheduler address such as 'tcp://scheduler:8786'")
+        dask = None
+    timeout = raw.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not timeout > 0 or timeout == float("inf")):
+        problems.append(f"timeout: {timeout!r}; expected a positive number of seconds per run")
+        timeout = None
+    return jobs, threads, dask, timeout
+
+
+def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> list[Component]:
+    """One dataset component per concept order (``order=<value>`` for loaders that take it)."""
+    if "orders" not in raw:
+        return datasets
+    orders = raw["orders"]
+    if isinstance(orders, str):
+        orders = [orders]
+    if (not isinstance(orders, list) or not orders or not all(isinstance(o, str) and o for o in orders)
+            or len(set(orders)) != len(orders)):
+        problems.append(f"orders: {raw['orders']!r}; expected a list of distinct names, e.g. [\"given\", \"random\"]")
+        return datasets
+    import inspect
+
+    from .datasets import DATASETS
+
+    out: list[Component] = []
+    reported: set[str] = set()
+    for c in datasets:
+        try:
+            sig = inspect.signature(DATASETS.resolve(c.name)).parameters
+            takes_order = "order" in sig or any(p.kind is p.VAR_KEYWORD for p in sig.values())
+        except (CladError, TypeError, ValueError):
+            takes_order = False
+        if "order" in c.params:
+            if c.name not in reported:
+                reported.add(c.name)
+                problems.append(f"datasets ({c.display}).order: set the concept order either here or in the "
+                                "top-level 'orders' list, not both")
+            continue
+        for o in orders:
+            if not takes_order:
+                if o != "given":
+                    if c.name not in reported:
+                        reported.add(c.name)
+                        problems.append(f"orders: dataset {c.display!r} cannot be given order {o!r}: its loader "
+                                        f"{c.name!r} has no 'order' parameter (only \"given\" is possible)")
+                    continue
+                out.append(c)
+                continue
+            label = c.display if orders == ["given"] else f"{c.display}[order={o}]"
+            out.append(Component(c.name, {**c.params, "order": o}, label))
+    return out
+
+
 def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchmark") -> Spec:
     """Validate a spec given as a dict (the parsed TOML) and expand its grid."""
     if not isinstance(raw, dict):
@@ -227,8 +302,11 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         problems.append(f"skip_incompatible: expected true or false, got {skip_incompatible!r}")
         skip_incompatible = False
 
+    jobs, threads, dask, timeout = _execution_keys(raw, problems)
+
     regs = _registries()
     sections = {s: _entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
+    sections["datasets"] = _apply_orders(raw, sections["datasets"], problems)
     scenario_objs = _check_scenarios(sections["scenarios"], problems)
 
     # strategies that need what a scenario does not give
@@ -265,4 +343,5 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         for det in sections["detectors"]
         for seed in seeds
     ]
-    return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped)
+    return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped, jobs=jobs, threads=threads, dask=dask,
+                timeout=None if timeout is None else float(timeout))

@@ -1,7 +1,108 @@
-"""Small plug-ins used by the tests (named by import path 'plugins:Name' from specs and the CLI)."""
+"""Small plug-ins named by import path in the tests' spec files and `clad check`
+(``tests.plugins:Name``, or ``plugins:Name`` with tests/ on the path)."""
+
+from __future__ import annotations
+
+import signal
+import time
 
 import numpy as np
 
+from clad.concepts import ConceptDataset
+from clad.datasets import make_synthetic
+
+
+class FailingDetector:
+    """A detector whose fit always raises."""
+
+    def __init__(self, message: str = "this detector always fails"):
+        self.message = message
+
+    def fit(self, X):
+        raise RuntimeError(self.message)
+
+    def score(self, X):  # pragma: no cover - never fitted
+        return np.zeros(len(X))
+
+
+class SlowDetector:
+    """Distance to the training mean, after sleeping ``delay`` seconds in every fit."""
+
+    def __init__(self, delay: float = 0.2):
+        self.delay = delay
+
+    def fit(self, X):
+        time.sleep(self.delay)
+        self.mean_ = np.asarray(X).mean(axis=0)
+        d = self.score(X)
+        self.threshold_ = float(np.quantile(d, 0.9))
+        return self
+
+    def score(self, X):
+        return np.linalg.norm(np.asarray(X) - self.mean_, axis=1)
+
+
+class DeafDetector(SlowDetector):
+    """Like :class:`SlowDetector`, but blocks SIGALRM while it sleeps, as native code that never
+    returns to the interpreter would: only killing its process stops it."""
+
+    def fit(self, X):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        try:
+            return super().fit(X)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
+
+
+def ordered_synthetic(n_concepts: int = 3, n_train: int = 100, n_test: int = 60, order: str = "given",
+                      random_state: int | None = 0) -> ConceptDataset:
+    """The synthetic dataset with its training concepts in the ``given`` order, ``reversed``, or a
+    ``random`` permutation drawn from ``random_state``."""
+    ds = make_synthetic(n_concepts=n_concepts, n_train=n_train, n_test=n_test, random_state=random_state)
+    train = list(ds.train)
+    if order == "reversed":
+        train = train[::-1]
+    elif order == "random":
+        perm = np.random.default_rng(random_state).permutation(len(train))
+        train = [train[i] for i in perm]
+    elif order != "given":
+        raise ValueError(f"order={order!r}; expected 'given', 'reversed' or 'random'")
+    return ConceptDataset(train, list(ds.test), name=f"synthetic-{order}")
+
+
+class CrashingDetector(SlowDetector):
+    """Ends its own process in fit, as a crash in native code would."""
+
+    def fit(self, X):
+        import os
+
+        os._exit(70)
+
+
+def logged_synthetic(log: str, n_concepts: int = 3, n_features: int = 4, n_train: int = 120, n_test: int = 60,
+                     random_state: int | None = 0) -> ConceptDataset:
+    """The synthetic dataset; appends ``"<pid> <random_state>"`` to the file ``log`` at each load."""
+    import os
+
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"{os.getpid()} {random_state}\n")
+    return make_synthetic(n_concepts=n_concepts, n_features=n_features, n_train=n_train, n_test=n_test,
+                          random_state=random_state)
+
+
+class ThreadReport:
+    """Fails on purpose with the thread limits it sees, so a test can read them in the error."""
+
+    def fit(self, X):
+        import os
+
+        from threadpoolctl import threadpool_info
+
+        counts = sorted({pool["num_threads"] for pool in threadpool_info()})
+        raise RuntimeError(f"threads={counts} OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+
+    def score(self, X):  # pragma: no cover - never fitted
+        return np.zeros(len(X))
 
 class DistanceToMean:
     """A correct ten-line detector."""

@@ -1,0 +1,362 @@
+"""Executors: where the runs of a grid are computed.
+
+:func:`execute_grid` yields :class:`RunEvent` objects (a run started, a run finished) while it
+computes a list of :class:`~clad.runner.RunConfig` in one of three places:
+
+* ``jobs=1`` (default): one after another in this process, with a per-step callback;
+* ``jobs=N``: N worker processes (:class:`concurrent.futures.ProcessPoolExecutor`,
+  ``forkserver`` context where available, else ``spawn``), at most N runs in flight;
+* ``dask="tcp://host:8786"``: a running Dask distributed cluster (``Client(address)``,
+  ``client.submit`` per run, results streamed back with ``as_completed``).
+
+Every run uses ``threads`` BLAS/OpenMP/torch threads (default 1) wherever it runs: environment
+variables set before worker processes start, :mod:`threadpoolctl` limits and
+``torch.set_num_threads`` around each run. So N workers do not oversubscribe the cores, and —
+since a thread count can change the rounding of parallel reductions — the numbers do not depend
+on the executor either.
+
+Results never depend on where or in which order runs are computed: every seed derives from the
+run seed. A run that raises becomes a failed :class:`~clad.results.RunResult` carrying its traceback
+(the grid goes on). With ``timeout`` a run taking longer is stopped and recorded as failed with
+an error starting ``"timeout"`` (in this process and in worker processes through ``SIGALRM``;
+with worker processes a run stuck in native code is stopped by restarting the pool). Dask runs
+tasks in threads, which cannot be interrupted: there the limit is not enforced (a warning says
+so; use the cluster's own limits). Dask workers must be able to import clad (the same version)
+and every plug-in the spec names. Datasets are loaded once per process
+(``clad.runner._cached_dataset``) and runs on the same dataset are computed one after another, so
+a worker reuses the arrays for every run on the same dataset.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+from .errors import CladValueError
+from .results import RunResult
+from .runner import RunConfig, dataset_key, failed_result, run_config
+
+__all__ = ["RunEvent", "execute_grid", "execute_one", "RunTimeout", "THREAD_ENV_VARS", "limited_threads"]
+
+log = logging.getLogger(__name__)
+
+#: environment variables that cap the threads of BLAS / OpenMP libraries in worker processes
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                   "NUMEXPR_NUM_THREADS")
+
+
+class RunTimeout(BaseException):
+    """Raised inside a run that exceeded its time limit (a BaseException, so that a detector's
+    ``except Exception`` cannot swallow it)."""
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """What happened to one run: ``kind`` is ``"started"`` or ``"finished"`` (then ``result``,
+    ``started`` and ``finished`` are set; times are UTC ISO 8601)."""
+
+    kind: str
+    config: RunConfig
+    result: RunResult | None = None
+    started: str | None = None
+    finished: str | None = None
+
+
+def _utc() -> str:
+    from .store import utc_now
+
+    return utc_now()
+
+
+@contextmanager
+def _time_limit(seconds: float | None):
+    """Raise :class:`RunTimeout` in the block after ``seconds`` (``SIGALRM``; only possible in the
+    main thread on POSIX; elsewhere the block runs unbounded)."""
+    usable = (seconds is not None and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise RunTimeout(f"timeout: the run took longer than {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _timeout_result(cfg: RunConfig, seconds: float, detail: str = "") -> RunResult:
+    return failed_result(cfg, f"timeout: the run took longer than {seconds:g} s (time limit)\n{detail}".rstrip())
+
+
+@contextmanager
+def limited_threads(threads: int | None):
+    """Run the block with at most ``threads`` BLAS/OpenMP/torch threads (``None``: no limit):
+    threadpoolctl limits, ``torch.set_num_threads`` if torch is loaded, and the thread-count
+    environment variables the user did not set (read by libraries loaded inside the block)."""
+    if threads is None:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    torch = sys.modules.get("torch")
+    torch_before = torch.get_num_threads() if torch is not None else None
+    with _thread_env(threads), threadpool_limits(limits=int(threads)):
+        if torch is not None:
+            torch.set_num_threads(int(threads))
+        try:
+            yield
+        finally:
+            if torch_before is not None:
+                torch.set_num_threads(torch_before)
+
+
+def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | None = 1,
+                on_step: Callable[[str, int], None] | None = None) -> tuple[RunResult, str, str]:
+    """Run one configuration safely with at most ``threads`` BLAS/OpenMP/torch threads:
+    ``(result, started, finished)``; never raises for a failing run (the result is failed, with
+    the traceback or ``"timeout..."``).
+
+    >>> from clad.runner import Component
+    >>> cfg = RunConfig(Component("synthetic", {"n_concepts": 2, "n_train": 50, "n_test": 40}),
+    ...                 Component("concept_aware"), Component("naive"), Component("hbos"))
+    >>> result, started, finished = execute_one(cfg)
+    >>> result.status, result.R["roc_auc"].shape
+    ('ok', (2, 2))
+    """
+    started = _utc()
+    try:
+        with limited_threads(threads), _time_limit(timeout):
+            result = run_config(cfg, on_step=on_step)
+    except RunTimeout:
+        result = _timeout_result(cfg, timeout or 0.0, traceback.format_exc())
+    except Exception:  # noqa: BLE001 - a failed run is recorded, the grid goes on
+        result = failed_result(cfg, traceback.format_exc())
+    return result, started, _utc()
+
+
+# -- worker processes --------------------------------------------------------------------------
+def _init_worker(env: dict) -> None:
+    # the parent decides when to stop (Ctrl-C): workers ignore SIGINT
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a forked worker inherits the environment of the fork server; set this grid's values
+    os.environ.update(env)
+
+
+@contextmanager
+def _thread_env(threads: int):
+    """Set the thread-capping variables (those the user did not set) while workers start."""
+    added = [v for v in THREAD_ENV_VARS if v not in os.environ]
+    for v in added:
+        os.environ[v] = str(threads)
+    try:
+        yield
+    finally:
+        for v in added:
+            os.environ.pop(v, None)
+
+
+def _kill_pool(pool) -> None:
+    # ProcessPoolExecutor has no public way to stop a running task before Python 3.14
+    # (kill_workers): kill its processes
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        try:
+            p.kill()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.join(timeout=5)
+
+
+def _mp_context():
+    """``forkserver`` where available (each worker is forked from a server that has imported clad
+    once, so workers start fast), else ``spawn``; never plain ``fork`` (unsafe with threads)."""
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["clad.runner", "clad.executors"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None,
+                    threads: int | None) -> Iterator[RunEvent]:
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    grace = None if timeout is None else max(2.0, 0.25 * timeout)
+    todo = list(configs)[::-1]  # pop() from the end keeps spec order
+    ctx = _mp_context()
+
+    def new_pool():
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                   initargs=(worker_env,))
+        # start every worker now (one per concurrent task), so that a run starts when it is submitted
+        for f in [pool.submit(time.sleep, 0.05) for _ in range(jobs)]:
+            f.result()
+        return pool
+
+    # set while workers may start (a restarted pool starts new ones), read as libraries load
+    env = _thread_env(threads) if threads is not None else contextlib.nullcontext()
+    worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
+    env.__enter__()
+    pool = None
+    # at most `jobs` runs in flight, so a run starts when it is submitted
+    inflight: dict = {}
+    # runs that were in flight when a worker died: each is run again alone, to find the culprit
+    suspects: set[str] = set()
+    try:
+        pool = new_pool()
+        while todo or inflight:
+            while todo and len(inflight) < jobs:
+                if inflight and (todo[-1].run_id in suspects
+                                 or any(c.run_id in suspects for c, _, _ in inflight.values())):
+                    break
+                cfg = todo.pop()
+                fut = pool.submit(execute_one, cfg, timeout, threads)
+                inflight[fut] = (cfg, time.monotonic(), _utc())
+                yield RunEvent("started", cfg, started=inflight[fut][2])
+            done, _ = wait(list(inflight), timeout=1.0, return_when=FIRST_COMPLETED)
+            broken = False
+            for fut in done:
+                cfg, _, started = inflight.pop(fut)
+                try:
+                    result, started, finished = fut.result()
+                except BrokenProcessPool:
+                    broken = True
+                    inflight[fut] = (cfg, 0.0, started)  # handled below
+                    continue
+                except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                    result, finished = failed_result(cfg, traceback.format_exc()), _utc()
+                yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+            overdue = {f for f, (_, t0, _) in inflight.items()
+                       if grace is not None and t0 and time.monotonic() - t0 > timeout + grace}
+            if overdue or broken:
+                # a run stuck in native code, or a dead worker: restart the pool
+                _kill_pool(pool)
+                alone = len(inflight) == 1
+                for fut, (cfg, t0, started) in list(inflight.items()):
+                    del inflight[fut]
+                    if fut in overdue:
+                        result = _timeout_result(cfg, timeout, "stopped by restarting the worker processes")
+                    elif broken and (alone or cfg.run_id in suspects):
+                        result = failed_result(cfg, "the worker process running this run died "
+                                                    "(killed, out of memory or a crash in native code)")
+                    elif broken:
+                        suspects.add(cfg.run_id)
+                        todo.append(cfg)
+                        continue
+                    else:
+                        todo.append(cfg)  # stopped with the pool through no fault of its own: run again
+                        continue
+                    yield RunEvent("finished", cfg, result=result, started=started, finished=_utc())
+                pool = new_pool()
+    finally:
+        if pool is not None:
+            _kill_pool(pool)
+        env.__exit__(None, None, None)
+
+
+# -- Dask ---------------------------------------------------------------------------------------
+def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None,
+               threads: int | None) -> Iterator[RunEvent]:
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError:
+        raise CladValueError("running on Dask needs dask.distributed: pip install 'clad[dask]'") from None
+    if timeout is not None:
+        log.warning("the per-run time limit (%g s) is not enforced on Dask: its workers run tasks in threads, "
+                    "which cannot be interrupted", timeout)
+    own_client = not hasattr(address, "submit")
+    try:
+        client = Client(address, timeout="30s") if own_client else address
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise CladValueError(f"cannot connect to the Dask scheduler at {address!r} ({exc})") from None
+    try:
+        slots = max(1, sum(client.nthreads().values()))
+        todo = list(configs)[::-1]
+        inflight: dict = {}
+        ac = as_completed()
+
+        def submit():
+            cfg = todo.pop()
+            fut = client.submit(execute_one, cfg, timeout, threads, key=f"clad-run-{cfg.run_id}-{time.time_ns()}",
+                                pure=False)
+            inflight[fut.key] = (cfg, _utc())
+            ac.add(fut)
+            return cfg, inflight[fut.key][1]
+
+        while todo and len(inflight) < 2 * slots:
+            cfg, started = submit()
+            yield RunEvent("started", cfg, started=started)
+        for fut in ac:
+            cfg, started = inflight.pop(fut.key)
+            try:
+                result, started, finished = fut.result()
+            except Exception:  # noqa: BLE001 - the task itself failed (not the run)
+                result, finished = failed_result(cfg, traceback.format_exc()), _utc()
+            fut.release()
+            yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+            if todo:
+                cfg, started = submit()
+                yield RunEvent("started", cfg, started=started)
+    finally:
+        if own_client:
+            client.close()
+
+
+# -- sequential ---------------------------------------------------------------------------------
+def _iter_sequential(configs: Sequence[RunConfig], timeout: float | None, threads: int | None,
+                     on_step) -> Iterator[RunEvent]:
+    for cfg in configs:
+        yield RunEvent("started", cfg, started=_utc())
+        step = None if on_step is None else functools.partial(on_step, cfg)
+        result, started, finished = execute_one(cfg, timeout, threads, on_step=step)
+        yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+
+
+def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout: float | None = None,
+                 threads: int | None = 1,
+                 on_step: Callable[[RunConfig, str, int], None] | None = None) -> Iterator[RunEvent]:
+    """Compute every configuration and yield a ``"started"`` and a ``"finished"`` event for each,
+    as they happen. Each run uses at most ``threads`` BLAS/OpenMP/torch threads (None: no
+    limit, and then results may depend on the executor). ``on_step(config, step_name,
+    step_index)`` is called after every evaluated concept step of a sequential run (``jobs=1``,
+    no Dask). Closing the generator (or Ctrl-C) stops the workers."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise CladValueError(f"threads={threads!r}; expected an integer >= 1 or None")
+    if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
+        log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
+                    os.cpu_count() or 1)
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
+    # runs on the same data one after another, so each process loads a dataset once (results do
+    # not depend on the order)
+    configs = sorted(configs, key=dataset_key)
+    if not configs:
+        return iter(())
+    if dask is not None:
+        return _iter_dask(configs, dask, timeout, threads)
+    if jobs > 1:
+        return _iter_processes(configs, min(jobs, len(configs)), timeout, threads)
+    return _iter_sequential(configs, timeout, threads, on_step)

@@ -1,0 +1,91 @@
+"""Shared helpers of the runner tests: small spec files and running the ``clad`` command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# a small, fast grid: 3 concepts, 2 strategies, 2 detectors, 2 seeds = 8 runs
+SMALL_SPEC = """
+name = "small"
+base_metrics = ["roc_auc", "f1"]
+seeds = 2
+strategies = ["naive", "cumulative"]
+
+[[datasets]]
+name = "synthetic"
+n_concepts = 3
+n_features = 4
+n_train = 120
+n_test = 60
+
+[[scenarios]]
+name = "concept_agnostic"
+batch_size = 50
+
+[[detectors]]
+name = "iforest"
+n_estimators = 10
+
+[[detectors]]
+name = "hbos"
+"""
+
+
+def write_spec(folder: Path, text: str, name: str = "spec.toml") -> Path:
+    path = Path(folder) / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def clad_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "clad.cli", *map(str, args)]
+
+
+def run_clad(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``clad ARGS`` in a subprocess from the project root (so ``tests.plugins`` imports)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run(clad_cmd(*args), cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def same_results(a, b) -> None:
+    """Assert that two lists of RunResult have bit-identical R and metrics, run by run."""
+    da = {r.run_id: r for r in a}
+    db = {r.run_id: r for r in b}
+    assert set(da) == set(db) and len(da) == len(a) == len(b)
+    for rid, ra in da.items():
+        rb = db[rid]
+        assert ra.status == rb.status == "ok", (ra.error, rb.error)
+        assert set(ra.R) == set(rb.R)
+        for m in ra.R:
+            assert np.array_equal(ra.R[m], rb.R[m], equal_nan=True), (rid, m)
+        for m in ra.metrics:
+            for k, v in ra.metrics[m].items():
+                w = rb.metrics[m][k]
+                if isinstance(v, (list, dict)):
+                    assert np.array_equal(np.asarray(v if isinstance(v, list) else list(v.values()), float),
+                                          np.asarray(w if isinstance(w, list) else list(w.values()), float),
+                                          equal_nan=True)
+                else:
+                    assert np.array_equal(v, w, equal_nan=True), (rid, m, k)
+
+
+def run_main(capsys, caplog, *args: str) -> tuple[int, str, str]:
+    """Run ``clad ARGS`` in this process: ``(exit status, stdout, stderr + log text)``."""
+    import logging
+
+    from clad.cli import main
+
+    caplog.clear()
+    capsys.readouterr()
+    with caplog.at_level(logging.INFO):
+        rc = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err + "\n" + caplog.text

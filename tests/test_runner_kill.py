@@ -1,0 +1,120 @@
+"""A grid killed mid-way (SIGKILL) resumes: every run present exactly once, nothing lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+from clad.results import read_results
+from clad.spec import load_spec
+
+from tests.runner_helpers import ROOT, clad_cmd, run_main, write_spec
+
+SPEC = """
+name = "killed"
+seeds = 4
+base_metrics = ["roc_auc", "average_precision"]
+strategies = ["naive", "cumulative"]
+
+[[datasets]]
+name = "synthetic"
+n_concepts = 3
+n_features = 3
+n_train = 60
+n_test = 40
+
+[[scenarios]]
+name = "concept_incremental"
+
+[[detectors]]
+name = "tests.plugins:SlowDetector"
+delay = 0.15
+"""
+
+
+def _finished(db) -> dict:
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return dict(con.execute("SELECT run_id, finished FROM runs WHERE status = 'ok'").fetchall())
+        finally:
+            con.close()
+    except sqlite3.OperationalError:  # not created yet
+        return {}
+
+
+def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
+    spec_path = write_spec(tmp_path, SPEC)
+    out = tmp_path / "out"
+    db = out / "results.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(clad_cmd("run", spec_path, "--out", out, "--quiet"), cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_finished(db)) < 3:
+            assert proc.poll() is None, "the grid ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    before = _finished(db)
+    configs = load_spec(spec_path).configs
+    assert 3 <= len(before) < len(configs) == 8  # killed mid-way
+
+    rc, _, log = run_main(capsys, caplog, "run", spec_path, "--out", out, "--quiet")
+    assert rc == 0, log
+    assert f"{len(before)} of 8 runs already finished" in log
+
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        ids = [r for (r,) in con.execute("SELECT run_id FROM runs")]
+        assert sorted(ids) == sorted(c.run_id for c in configs)  # each run exactly once
+        assert {s for (s,) in con.execute("SELECT status FROM runs")} == {"ok"}
+        per_run = dict(con.execute("SELECT run_id, COUNT(*) FROM r_cells GROUP BY run_id").fetchall())
+        assert per_run == {r: 2 * 3 * 3 for r in ids}  # 2 base metrics x 3 steps x 3 test concepts
+        per_run = dict(con.execute("SELECT run_id, COUNT(*) FROM metrics GROUP BY run_id").fetchall())
+        assert len(set(per_run.values())) == 1 and set(per_run) == set(ids)
+    finally:
+        con.close()
+    after = _finished(db)
+    assert {r: after[r] for r in before} == before  # finished runs were kept, not run again
+    runs = read_results(out / "results.json")
+    assert sorted(r.run_id for r in runs) == sorted(ids)
+
+
+def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog):
+    spec_path = write_spec(tmp_path, SPEC.replace("delay = 0.15", "delay = 0.25"))
+    out = tmp_path / "out"
+    db = out / "results.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # its own process group, as a terminal's foreground job: Ctrl-C reaches the workers too
+    proc = subprocess.Popen(clad_cmd("run", spec_path, "--out", out, "--jobs", "2"), cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_finished(db)) < 2:
+            assert proc.poll() is None, "the grid ended before it could be interrupted"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert "interrupted" in err and "run the same command again to resume" in err
+    before = _finished(db)
+    assert 2 <= len(before) < 8
+    rc, _, log = run_main(capsys, caplog, "run", spec_path, "--out", out, "--quiet")
+    assert rc == 0, log
+    after = _finished(db)
+    assert len(after) == 8 and {r: after[r] for r in before} == before

@@ -1,0 +1,85 @@
+"""Worker processes: same R as sequential runs, time limits, thread limits."""
+
+from __future__ import annotations
+
+import os
+
+from clad.executors import execute_grid
+from clad.spec import parse_spec
+from clad.store import ResultStore
+
+from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
+
+
+def test_jobs_2_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
+    log = tmp_path / "loads.txt"
+    spec = write_spec(tmp_path, SMALL_SPEC.replace('name = "hbos"', 'name = "lof"\nn_neighbors = 10')
+                      .replace('name = "synthetic"', f'name = "tests.plugins:logged_synthetic"\nlog = "{log}"'))
+    rc1, _, _ = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "one", "--jobs", "1", "--quiet")
+    loads1 = log.read_text().splitlines()
+    log.unlink()
+    rc2, _, log2 = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "two", "--jobs", "2", "--quiet")
+    assert rc1 == rc2 == 0, log2
+    loads2 = log.read_text().splitlines()
+    # each dataset (one per seed) is loaded once per process, not once per run
+    assert len(loads1) == 2 and len({ln.split()[0] for ln in loads1}) == 1
+    assert len(loads2) == len(set(loads2)) and 2 <= len(loads2) <= 4
+    assert len({ln.split()[0] for ln in loads2}) <= 2
+    with ResultStore(tmp_path / "one" / "results.sqlite") as a, ResultStore(tmp_path / "two" / "results.sqlite") as b:
+        ra, rb = a.load_results(), b.load_results()
+        assert b.count("ok") == 8
+    assert len(ra) == 8
+    same_results(ra, rb)
+
+
+def test_time_limit_in_worker_processes(tmp_path):
+    raw = {
+        "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
+        "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 30, "n_test": 20}],
+        "detectors": [{"name": "tests.plugins:SlowDetector", "label": "sleepy", "delay": 60.0},
+                      {"name": "tests.plugins:DeafDetector", "label": "deaf", "delay": 60.0},
+                      {"name": "tests.plugins:SlowDetector", "label": "quick", "delay": 0.0}],
+    }
+    spec = parse_spec(raw)
+    events = list(execute_grid(spec.configs, jobs=2, timeout=1.0))
+    finished = {e.config.detector.display: e.result for e in events if e.kind == "finished"}
+    assert sorted(e.kind for e in events) == ["finished"] * 3 + ["started"] * 3
+    assert finished["quick"].ok
+    # interrupted by the alarm inside the worker
+    assert finished["sleepy"].status == "failed" and finished["sleepy"].error.startswith("timeout")
+    assert "time.sleep" in finished["sleepy"].error or "sleep" in finished["sleepy"].error
+    # deaf to the alarm (like native code): stopped by restarting the worker processes
+    assert finished["deaf"].status == "failed" and finished["deaf"].error.startswith("timeout")
+    assert "restarting the worker processes" in finished["deaf"].error
+
+
+def test_a_worker_that_dies_fails_only_its_own_run_and_workers_limit_threads():
+    spec = parse_spec({
+        "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
+        "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 30, "n_test": 20}],
+        "detectors": [{"name": "tests.plugins:CrashingDetector", "label": "crash"},
+                      {"name": "tests.plugins:ThreadReport", "label": "report"},
+                      {"name": "hbos"}],
+    })
+    events = [e for e in execute_grid(spec.configs, jobs=2, threads=1) if e.kind == "finished"]
+    results = {e.config.detector.display: e.result for e in events}
+    assert len(events) == 3 and set(results) == {"crash", "report", "hbos"}
+    assert results["hbos"].ok
+    assert results["crash"].status == "failed" and "worker process running this run died" in results["crash"].error
+    # every run uses one BLAS/OpenMP thread (the default), set before the worker started
+    omp = os.environ.get("OMP_NUM_THREADS", "1")  # a value the user set is kept
+    assert f"threads=[1] OMP_NUM_THREADS={omp}" in results["report"].error
+
+
+def test_limited_threads_applies_and_restores():
+    from threadpoolctl import threadpool_info
+
+    from clad.executors import limited_threads
+
+    before = [p["num_threads"] for p in threadpool_info()]
+    env_before = os.environ.get("OPENBLAS_NUM_THREADS")
+    with limited_threads(1):
+        assert all(p["num_threads"] == 1 for p in threadpool_info())
+        assert os.environ.get("OPENBLAS_NUM_THREADS") == (env_before or "1")
+    assert [p["num_threads"] for p in threadpool_info()] == before
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == env_before

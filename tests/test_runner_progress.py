@@ -1,0 +1,65 @@
+"""Per-step progress callback, plain progress lines, and the mean ± std summaries."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from clad.progress import Progress
+from clad.results import RunResult
+from clad.runner import Component, RunConfig, failed_result, run_config
+from clad.summary import format_summary, markdown_table, summary_table, write_summaries
+
+CFG = RunConfig(Component("synthetic", {"n_concepts": 3, "n_features": 2, "n_train": 50, "n_test": 40}),
+                Component("concept_agnostic", {"batch_size": 40, "anytime_every": 1}), Component("naive"),
+                Component("hbos"))
+
+
+def test_on_step_reports_each_row_of_R_and_changes_nothing():
+    seen = []
+    with_steps = run_config(CFG, on_step=lambda step, i: seen.append((step, i)))
+    assert seen == [("C0", 0), ("C1", 1), ("C2", 2)]
+    assert (with_steps.R["roc_auc"] == run_config(CFG).R["roc_auc"]).all()
+
+
+def test_plain_progress_lines(caplog):
+    with caplog.at_level(logging.INFO, logger="clad.progress"):
+        p = Progress(3, already=1, bar=False)
+        p.started(CFG)
+        p.finished(RunResult("d", "s", "st", "de", 0, timings={"total": 1.25}), CFG)
+        p.finished(failed_result(CFG, "Traceback...\nValueError: bad value"), CFG)
+        p.close()
+    assert p.done == 2 and p.failed == 1 and p.remaining == 0
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0].startswith("run 2/3 done (1.2s)") or lines[0].startswith("run 2/3 done (1.3s)")
+    assert lines[1].startswith("run 3/3 FAILED") and lines[1].endswith("ValueError: bad value")
+
+
+def _run(scenario, strategy, seed, ca, bwt, fwt, metric="roc_auc"):
+    return RunResult("data", scenario, strategy, "iforest", seed, metrics={metric: {
+        "continual_average": ca, "backward_transfer": bwt, "forward_transfer": fwt}})
+
+
+def test_summary_mean_and_std_over_seeds_by_hand(tmp_path):
+    runs = [_run("aware", "naive", 0, 0.9, -0.2, 0.5), _run("aware", "naive", 1, 0.7, -0.4, float("nan")),
+            _run("aware", "naive", 2, 0.8, -0.3, 0.7), _run("agnostic", "naive", 0, 0.6, -0.1, 0.4),
+            failed_result(CFG, "boom")]
+    t = summary_table(runs)
+    assert list(t.scenario) == ["aware", "agnostic"] and list(t.n_seeds) == [3, 1]
+    aware = t.iloc[0]
+    assert math.isclose(aware.CA_mean, 0.8) and math.isclose(aware.CA_std, 0.1)  # sqrt(((.1)^2*2)/2)
+    assert math.isclose(aware.BWT_mean, -0.3) and math.isclose(aware.BWT_std, 0.1)
+    assert math.isclose(aware.FWT_mean, 0.6) and math.isclose(aware.FWT_std, math.sqrt(0.02))  # NaN left out
+    assert math.isnan(t.iloc[1].CA_std)  # one seed: no spread
+    text = format_summary(t)
+    assert "scenario aware" in text and "0.800 ± 0.100" in text and "0.600" in text
+    write_summaries(tmp_path, runs, title="t")
+    md = (tmp_path / "summary.md").read_text()
+    assert md.count("## ") == 2 and "| data | roc_auc | iforest | naive | 3 | 0.800 ± 0.100 |" in md
+    assert (tmp_path / "summary.csv").read_text().splitlines()[0].startswith("dataset,scenario,base_metric")
+
+
+def test_markdown_table_escapes_pipes():
+    import pandas as pd
+
+    assert markdown_table(pd.DataFrame({"a|b": ["x"]})) == "| a\\|b |\n|---|\n| x |"
