@@ -6,7 +6,8 @@
                                   ``--threads T`` BLAS/OpenMP/torch threads per run (default 1),
                                   ``--fresh`` start over, ``--timeout S`` per-run time limit.
                                   Exit status: 0 all fine, N (at most 100) when N runs failed,
-                                  2 for a bad spec or command line, 130 when interrupted.
+                                  2 for a bad spec or command line, 111 when the results could
+                                  not be written (e.g. disk full), 130 when interrupted.
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
 ``clad report DIR``                figures, tables and statistics of a results folder in ``DIR/report``
 ``clad datasets list``             registered dataset loaders and dataset cards
@@ -23,6 +24,7 @@ import argparse
 import json
 import logging
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -30,6 +32,9 @@ from . import __version__
 from .errors import CladError
 
 log = logging.getLogger("clad")
+
+#: exit status when the results could not be written (disk full, database unwritable)
+EXIT_WRITE_FAILED = 111
 
 
 def _remove_database(db: Path) -> None:
@@ -74,37 +79,47 @@ def _cmd_run(args) -> int:
     configs = list({c.run_id: c for c in spec.configs}.values())
     ids = [c.run_id for c in configs]
     interrupted = False
-    with ResultStore(db) as store:
-        store.set_meta("spec", spec.raw)
-        store.set_meta("clad_version", __version__)
-        finished = store.finished_ids() & set(ids)
-        todo = [c for c in configs if c.run_id not in finished]
-        if finished:
-            log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
-                     db, len(todo))
-        progress = Progress(len(configs), already=len(finished), desc=spec.name,
-                            bar=not args.quiet and sys.stderr.isatty())
-        events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
-                              on_step=progress.step if jobs == 1 and dask is None else None)
-        try:
-            for ev in events:
-                if ev.kind == "started":
-                    store.mark_started(ev.config.run_id, {
-                        "dataset": ev.config.dataset.display, "scenario": ev.config.scenario.display,
-                        "strategy": ev.config.strategy.display, "detector": ev.config.detector.display,
-                        "seed": ev.config.seed}, ev.config.to_dict(), ev.started)
-                    progress.started(ev.config)
-                else:
-                    store.write(ev.result, ev.started, ev.finished)
-                    progress.finished(ev.result, ev.config)
-        except KeyboardInterrupt:
-            interrupted = True
-            events.close()  # stops the workers
-        finally:
-            progress.close()
-        results = store.load_results(ids)
-    write_results(out / "results.json", results, spec=spec.raw)
-    table = write_summaries(out, results, title=spec.name)
+    try:
+        with ResultStore(db) as store:
+            store.set_meta("spec", spec.raw)
+            store.set_meta("clad_version", __version__)
+            finished = store.finished_ids() & set(ids)
+            todo = [c for c in configs if c.run_id not in finished]
+            if finished:
+                log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
+                         db, len(todo))
+            progress = Progress(len(configs), already=len(finished), desc=spec.name,
+                                bar=not args.quiet and sys.stderr.isatty())
+            events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
+                                  on_step=progress.step if jobs == 1 and dask is None else None)
+            try:
+                for ev in events:
+                    if ev.kind == "started":
+                        store.mark_started(ev.config.run_id, {
+                            "dataset": ev.config.dataset.display, "scenario": ev.config.scenario.display,
+                            "strategy": ev.config.strategy.display, "detector": ev.config.detector.display,
+                            "seed": ev.config.seed}, ev.config.to_dict(), ev.started)
+                        progress.started(ev.config)
+                    else:
+                        store.write(ev.result, ev.started, ev.finished)
+                        progress.finished(ev.result, ev.config)
+            except KeyboardInterrupt:
+                interrupted = True
+                events.close()  # stops the workers
+            except (sqlite3.Error, OSError):
+                events.close()
+                raise
+            finally:
+                progress.close()
+            results = store.load_results(ids)
+        write_results(out / "results.json", results, spec=spec.raw)
+        table = write_summaries(out, results, title=spec.name)
+    except (sqlite3.Error, OSError) as exc:
+        # the disk (or the database file) failed: what was committed before is kept, nothing is half-written
+        print(f"clad: error: writing the results in {out} failed ({type(exc).__name__}: {exc}); runs finished "
+              f"before this are kept in {db}; fix the cause and run the same command again to resume",
+              file=sys.stderr)
+        return EXIT_WRITE_FAILED
     n_failed = sum(not r.ok for r in results)
     n_ok = sum(r.ok for r in results)
     if interrupted:
@@ -280,8 +295,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         # the output went to a command that stopped reading (e.g. `| head`): not an error
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:

@@ -156,3 +156,19 @@ class NaNScores(DistanceToMean):
 
     def score(self, X):
         return np.full(len(X), np.nan)
+
+
+class RaisesInScore(DistanceToMean):
+    """Fits, then raises when asked for scores."""
+
+    threshold_ = 1.0
+
+    def score(self, X):
+        if getattr(self, "fitted_for_threshold_", False):
+            raise RuntimeError("this detector always fails in score")
+        return super().score(X)
+
+    def fit(self, X):
+        super().fit(X)
+        self.fitted_for_threshold_ = True
+        return self
