@@ -15,9 +15,9 @@ bring it up to date after a run was killed.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
+from .atomic import atomic_output
 from .errors import CladValueError, DataError
 from .store import DEFAULT_NAME, ResultStore
 
@@ -27,17 +27,8 @@ FORMATS = ("csv", "parquet", "json")
 
 
 def _atomic(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_output(path) as tmp:
         write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike | None = None) -> list[Path]:

@@ -16,7 +16,6 @@ import json
 import math
 import os
 import platform
-import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from . import __version__
+from .atomic import atomic_output
 from .errors import DataError
 
 __all__ = ["RunResult", "versions", "write_results", "read_results", "atomic_write_text", "to_jsonable"]
@@ -167,22 +167,9 @@ class RunResult:
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write ``text`` to ``path`` atomically (see :func:`clad.atomic.atomic_output`)."""
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 def write_results(path: str | os.PathLike, runs: Iterable[RunResult], spec: Mapping | None = None) -> None:

@@ -46,7 +46,6 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from . import __version__
 from .errors import DataError
 from .results import RunResult, to_jsonable
 

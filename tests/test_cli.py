@@ -1,7 +1,6 @@
 """`clad run` on the quickstart spec, and spec errors reported with file, key and did-you-mean."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -1,7 +1,6 @@
 """The conformance suite passes on every built-in detector and strategy, and fails, with the reason,
 on deliberately broken detectors."""
 
-import numpy as np
 import pytest
 
 from clad.cli import main

@@ -9,7 +9,6 @@ import resource
 import signal
 import sqlite3
 import subprocess
-import sys
 
 import pytest
 

@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.ensemble import IsolationForest
 from sklearn.metrics import roc_auc_score
 
-from clad import Concept, ConceptDataset, make_synthetic, run_experiment
+from clad import ConceptDataset, make_synthetic, run_experiment
 from clad.errors import CladValueError, ScenarioError
 from clad.scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental
 from clad.strategies import Experts, make_strategy

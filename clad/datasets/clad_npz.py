@@ -24,11 +24,11 @@ from __future__ import annotations
 import zipfile
 
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from ..atomic import atomic_output
 from ..concepts import Concept, ConceptDataset
 from ..errors import DataError
 from .files import locate
@@ -57,15 +57,8 @@ def save_clad_npz(dataset: ConceptDataset, path: str | os.PathLike, compress: bo
             arrays[f"{role}_X_{i}"] = np.asarray(c.X)
             if c.y is not None:
                 arrays[f"{role}_y_{i}"] = np.asarray(c.y)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            (np.savez_compressed if compress else np.savez)(fh, **arrays)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_output(path) as tmp, open(tmp, "wb") as fh:
+        (np.savez_compressed if compress else np.savez)(fh, **arrays)
     return path
 
 

@@ -145,27 +145,23 @@ def download(relpath: str, data_dir: str | os.PathLike | None = None, timeout: f
     temporary name, checked against the card's sha256 and only then moved into place. Needs network
     access; nothing else in clad downloads.
     """
-    import tempfile
     import urllib.request
+
+    from ..atomic import atomic_output
 
     sha, url, _ = _card_entry(relpath)
     if not url:
         raise DataError(f"no dataset card lists {relpath!r}, so there is no address to download it from")
     target = Path(data_dir).expanduser() if data_dir is not None else default_cache_dir()
     dest = target / relpath
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name, suffix=".part")
     try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
-            for block in iter(lambda: resp.read(1 << 20), b""):
-                out.write(block)
-        if sha:
-            verify_sha256(tmp, sha, source=url)
-        os.replace(tmp, dest)
+        with atomic_output(dest) as tmp:
+            with open(tmp, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
+                for block in iter(lambda: resp.read(1 << 20), b""):
+                    out.write(block)
+            if sha:
+                verify_sha256(tmp, sha, source=url)
     except OSError as exc:
         raise DataError(f"could not download {url} ({exc})") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     log.info("downloaded %s to %s", url, dest)
     return dest

@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from ..atomic import atomic_output
 from ..errors import CladValueError
 from ..results import RunResult
 from . import html as H
@@ -41,19 +41,9 @@ class Report:
 
 
 def _atomic_write(path: Path, data: bytes | str) -> None:
-    """Write through a temporary file and a rename; the file is readable by all (0644), like a
-    page meant to be shared."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write through a temporary file and a rename (readable by all, like a page meant to be shared)."""
+    with atomic_output(path) as tmp:
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def _slug(*parts: str) -> str:
