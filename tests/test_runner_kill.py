@@ -91,6 +91,12 @@ def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
     assert sorted(r.run_id for r in runs) == sorted(ids)
 
 
+def _default_sigint():
+    # a job started in the background of a non-interactive shell (as CI may be) inherits SIGINT
+    # *ignored*, and Python then never raises KeyboardInterrupt: give the child the default back
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog):
     spec_path = write_spec(tmp_path, SPEC.replace("delay = 0.15", "delay = 0.25"))
     out = tmp_path / "out"
@@ -98,7 +104,8 @@ def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog)
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     # its own process group, as a terminal's foreground job: Ctrl-C reaches the workers too
     proc = subprocess.Popen(clad_cmd("run", spec_path, "--out", out, "--jobs", "2"), cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 120
         while len(_finished(db)) < 2:
