@@ -15,6 +15,7 @@
 ``clad datasets convert SRC DST``  a pyCLAD concept file -> clad's pickle-free .npz (needs --allow-pickle)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
 ``clad export DIR [--format csv|parquet|json]``  tidy tables of R, metrics and runs (or results.json)
+``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
 
@@ -198,6 +199,21 @@ def _cmd_check(args) -> int:
     return 0 if report.ok else 1
 
 
+def _cmd_list(args) -> int:
+    from .datasets import DATASETS
+    from .detectors import DETECTORS
+    from .scenarios import SCENARIOS
+    from .strategies import STRATEGIES
+
+    kinds = {"detectors": DETECTORS, "strategies": STRATEGIES, "scenarios": SCENARIOS, "datasets": DATASETS}
+    for kind in [args.kind] if args.kind else list(kinds):
+        registry = kinds[kind]
+        print(f"{kind} (name in a spec, or any 'package.module:Class'):")
+        for name in registry.names():
+            print(f"  {name:20s} {registry.doc(name)}")
+    return 0
+
+
 def _cmd_version(args) -> int:
     from .results import versions
 
@@ -273,6 +289,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a constructor parameter (value parsed as JSON when it can be)")
     c.set_defaults(func=_cmd_check)
+
+    ls = sub.add_parser("list", help="registered detectors, strategies, scenarios and datasets")
+    ls.add_argument("kind", nargs="?", choices=["detectors", "strategies", "scenarios", "datasets"])
+    ls.set_defaults(func=_cmd_list)
 
     v = sub.add_parser("version", help="versions of clad and its libraries")
     v.set_defaults(func=_cmd_version)

@@ -160,3 +160,13 @@ def test_failed_run_is_recorded_and_others_go_on(tmp_path):
     assert status == {"iforest": "ok", "ocsvm": "failed"}
     failed = next(r for r in runs if r["status"] == "failed")
     assert "Traceback" in failed["error"] and "nu" in failed["error"]
+
+
+def test_list_shows_every_registered_name(capsys):
+    from clad.detectors import DETECTORS
+    from clad.strategies import STRATEGIES
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in DETECTORS.names() + STRATEGIES.names() + ["concept_agnostic", "synthetic"]:
+        assert f"  {name} " in out
