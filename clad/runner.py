@@ -88,14 +88,14 @@ class RunConfig:
 
 
 def derive_seeds(seed: int) -> dict[str, int]:
-    """Independent 32-bit seeds for the dataset, the detector and the strategy of a run.
+    """Independent 32-bit seeds for the dataset, the detector, the strategy and the scenario of a run.
 
     >>> derive_seeds(0) == derive_seeds(0), derive_seeds(0) == derive_seeds(1)
     (True, False)
     """
-    children = np.random.SeedSequence(int(seed)).spawn(3)
+    children = np.random.SeedSequence(int(seed)).spawn(4)
     ints = [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
-    return dict(zip(("dataset", "detector", "strategy"), ints))
+    return dict(zip(("dataset", "detector", "strategy", "scenario"), ints))
 
 
 class _StepEvaluator(Evaluator):
@@ -121,7 +121,7 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     """Run ``strategy`` through ``scenario`` on ``dataset`` and return the result.
 
     The strategy object is cloned (the caller's object is never fitted). With ``seed``, a
-    ``random_state`` left as None in the strategy or its detector is filled with a seed derived from
+    ``random_state`` left as None in the strategy, its detector or the scenario is filled with a seed derived from
     it. ``on_step(step_name, step_index)``, if given, is called after each training step is
     evaluated (for progress display). ``n_jobs`` threads score the test concepts of a step
     concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it.
@@ -146,6 +146,8 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
             det = as_detector(params["detector"])
             set_random_state(det, seeds["detector"])
             strategy.set_params(detector=det)
+        if getattr(scenario, "random_state", "absent") is None:  # e.g. a gradual transition's interleaving
+            scenario = clone(scenario).set_params(random_state=seeds["scenario"])
     labels = dict(labels or {})
     t0 = time.perf_counter()
     evaluator = (Evaluator(dataset.test, base_metrics, n_jobs=n_jobs) if on_step is None

@@ -207,3 +207,62 @@ def test_naive_forgets_cumulative_remembers():
         out = ConceptIncremental().run(ds, S(IsolationForest(random_state=0)), Evaluator(ds.test))
         bwt[S.__name__] = metrics.backward_transfer(out.R["roc_auc"])
     assert bwt["Naive"] < -0.2 < bwt["Cumulative"]
+
+
+def _stream(scenario, ds):
+    rec = Recorder()
+    out = scenario.run(ds, rec, Evaluator(ds.test))
+    batches = [c[1] for c in rec.calls_ if c[0] == "learn"]
+    return np.vstack(batches), [len(b) for b in batches], out
+
+
+def test_gradual_transition_interleaves_around_boundaries():
+    ds = dataset(sizes=(40, 40, 40))
+    stream, sizes, out = _stream(ConceptAgnostic(batch_size=7, transition=20, random_state=3), ds)
+    # every row exactly once, each concept in its own order
+    assert stream.shape == (120, 2)
+    for k in range(3):
+        rows = stream[stream[:, 0] == k, 1]
+        assert rows.tolist() == list(range(40))
+    concept = stream[:, 0]
+    # outside the windows the stream is pure; inside, the two concepts alternate
+    assert (concept[:30] == 0).all() and (concept[50:70] == 1).all() and (concept[90:] == 2).all()
+    window = concept[30:50]
+    assert set(window) == {0, 1}
+    first_new, last_old = np.argmax(window == 1), len(window) - 1 - np.argmax(window[::-1] == 0)
+    assert first_new < last_old  # a real mixture, not a shifted boundary
+    assert sizes[:-1] == [7] * (len(sizes) - 1)
+    assert out.steps == ("c0", "c1", "c2")
+
+
+def test_gradual_transition_is_seeded_and_zero_is_abrupt():
+    ds = dataset(sizes=(40, 40, 40))
+    a, _, _ = _stream(ConceptAgnostic(batch_size=7, transition=20, random_state=3), ds)
+    b, _, _ = _stream(ConceptAgnostic(batch_size=7, transition=20, random_state=3), ds)
+    c, _, _ = _stream(ConceptAgnostic(batch_size=7, transition=20, random_state=4), ds)
+    abrupt, _, _ = _stream(ConceptAgnostic(batch_size=7), ds)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    assert np.array_equal(abrupt, np.vstack([x.X for x in ds.train]))
+
+
+def test_gradual_transition_wider_than_concepts():
+    ds = dataset(sizes=(5, 3, 6))
+    stream, _, out = _stream(ConceptAgnostic(batch_size=4, transition=100, random_state=0), ds)
+    assert sorted(map(tuple, stream)) == sorted(map(tuple, np.vstack([x.X for x in ds.train])))
+    assert out.steps == ("c0", "c1", "c2")
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, "10", True])
+def test_bad_transition(bad):
+    with pytest.raises(CladValueError, match=f"transition={bad!r}; expected an integer >= 0"):
+        run(ConceptAgnostic(transition=bad), Recorder())
+
+
+def test_run_seed_drives_the_transition():
+    from clad import make_synthetic, run_experiment
+    from sklearn.ensemble import IsolationForest
+
+    ds = make_synthetic(n_concepts=3, n_train=100, n_test=60, random_state=0)
+    runs = [run_experiment(ds, ConceptAgnostic(batch_size=50, transition=60),
+                           Naive(IsolationForest(n_estimators=10)), seed=s) for s in (1, 1)]
+    assert np.array_equal(runs[0].R["roc_auc"], runs[1].R["roc_auc"])

@@ -10,7 +10,7 @@ from ..errors import CladValueError
 from ..memmap import release
 from .base import Scenario
 
-__all__ = ["ConceptAgnostic", "stream_batches"]
+__all__ = ["ConceptAgnostic", "stream_batches", "transition_segments"]
 
 
 def stream_batches(arrays: Sequence[np.ndarray], batch_size: int) -> Iterator[tuple[np.ndarray, list[int]]]:
@@ -52,6 +52,65 @@ def stream_batches(arrays: Sequence[np.ndarray], batch_size: int) -> Iterator[tu
             release(piece)
 
 
+def _interleave(tail: np.ndarray, head: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Merge ``tail`` (the end of one concept) and ``head`` (the start of the next), each in its
+    own order; the chance that the next row comes from ``head`` grows linearly over the window."""
+    a, b = len(tail), len(head)
+    w = a + b
+    from_head = np.empty(w, dtype=bool)
+    left_a, left_b = a, b
+    draws = rng.random(w)
+    for t in range(w):
+        if left_a == 0:
+            take_head = True
+        elif left_b == 0:
+            take_head = False
+        else:
+            take_head = draws[t] < (t + 0.5) / w
+        from_head[t] = take_head
+        left_b -= take_head
+        left_a -= not take_head
+    out = np.empty((w, tail.shape[1]), dtype=np.result_type(tail, head))
+    out[~from_head] = tail
+    out[from_head] = head
+    return out
+
+
+def transition_segments(arrays: Sequence[np.ndarray], transition: int, rng: np.random.Generator):
+    """The stream's pieces when each change of concept is spread over ``transition`` rows.
+
+    Returns ``(segments, ends)``: the arrays to stream in order, and for each the index of the
+    concept that ends with it (or None). Around each boundary the last ``transition // 2`` rows
+    of one concept and the first ``transition // 2`` rows of the next (at most half of either
+    concept) are interleaved by :func:`_interleave`; a concept ends after its transition to the
+    next is over. The other rows are views of the original arrays; only the windows are copies.
+
+    >>> import numpy as np
+    >>> segs, ends = transition_segments([np.zeros((6, 1)), np.ones((6, 1))], 4, np.random.default_rng(0))
+    >>> [len(s) for s in segs], ends
+    ([4, 4, 4], [None, 0, 1])
+    """
+    n = len(arrays)
+    half = transition // 2
+    head = [0] + [min(half, arrays[k].shape[0] // 2) for k in range(1, n)]
+    tail = [min(half, arrays[k].shape[0] // 2) for k in range(n - 1)] + [0]
+    segments, ends = [], []
+    for k, arr in enumerate(arrays):
+        core = arr[head[k] : arr.shape[0] - tail[k]]
+        mixed = None
+        if k < n - 1 and tail[k] + head[k + 1] > 0:
+            mixed = _interleave(arr[arr.shape[0] - tail[k]:], arrays[k + 1][: head[k + 1]], rng)
+        # head and tail take at most half of a concept each, so a core is empty only when the
+        # concept's tail goes into a window, which then ends the concept
+        if len(core):
+            segments.append(core)
+            ends.append(k if mixed is None else None)
+        if mixed is not None:
+            segments.append(mixed)
+            ends.append(k)
+    return segments, ends
+
+
 class ConceptAgnostic(Scenario):
     """The training concepts, in order, form one stream cut into batches of ``batch_size`` rows.
 
@@ -61,10 +120,19 @@ class ConceptAgnostic(Scenario):
     concept's last row). With ``anytime_every=k`` the test concepts are also scored every ``k``
     batches into the *anytime* matrix, whose rows are labelled by the number of rows seen.
 
+    With ``transition=w`` a change of concept is gradual rather than abrupt: over ``w`` rows around
+    each boundary the rows of the two concepts are interleaved, the share of the new one growing
+    linearly (seeded by ``random_state``); every row is still streamed exactly once, each concept
+    in its own order, and R's row for a concept comes after its transition to the next is over.
+
     Parameters
     ----------
     batch_size : int, default 256
     anytime_every : int or None, default None
+    transition : int, default 0
+        Rows over which each change of concept is spread (0: abrupt).
+    random_state : int or None
+        Seed of the interleaving (a run gives it one derived from its seed).
     n_jobs : int or None, default None
         Threads scoring the test concepts (see :class:`~clad.scenarios.Scenario`).
     """
@@ -73,9 +141,12 @@ class ConceptAgnostic(Scenario):
     gives_concept_id = False
     gives_boundaries = False
 
-    def __init__(self, batch_size: int = 256, anytime_every: int | None = None, n_jobs: int | None = None):
+    def __init__(self, batch_size: int = 256, anytime_every: int | None = None, transition: int = 0,
+                 random_state: int | None = None, n_jobs: int | None = None):
         self.batch_size = batch_size
         self.anytime_every = anytime_every
+        self.transition = transition
+        self.random_state = random_state
         self.n_jobs = n_jobs
 
     def _validate(self):
@@ -85,13 +156,22 @@ class ConceptAgnostic(Scenario):
         k = self.anytime_every
         if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
             raise CladValueError(f"concept_agnostic: anytime_every={k!r}; expected None or an integer >= 1")
+        w = self.transition
+        if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 0:
+            raise CladValueError(f"concept_agnostic: transition={w!r}; expected an integer >= 0 (rows)")
 
     def run(self, dataset, strategy, evaluator):
         self.prepare(strategy, evaluator)
         names = dataset.train_names
         rows_seen = 0
-        batches = stream_batches([c.X for c in dataset.train], int(self.batch_size))
-        for b, (batch, ended) in enumerate(batches, start=1):
+        arrays = [c.X for c in dataset.train]
+        ends = list(range(len(arrays)))
+        if self.transition:
+            arrays, ends = transition_segments(arrays, int(self.transition),
+                                               np.random.default_rng(self.random_state))
+        batches = stream_batches(arrays, int(self.batch_size))
+        for b, (batch, ended_segments) in enumerate(batches, start=1):
+            ended = [ends[i] for i in ended_segments if ends[i] is not None]
             with evaluator.learning():
                 strategy.learn(batch)
             rows_seen += batch.shape[0]
