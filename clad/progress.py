@@ -19,7 +19,7 @@ log = logging.getLogger("clad.progress")
 
 
 class Progress:
-    """Follow ``total`` runs, of which ``already`` were finished before this session."""
+    """Follow ``total`` runs, of which ``already`` were finished before this invocation (a resumed grid)."""
 
     def __init__(self, total: int, already: int = 0, desc: str = "runs", bar: bool | None = None):
         self.total = int(total)
