@@ -44,7 +44,7 @@ from typing import Callable, Iterator, Sequence
 
 from .errors import CladValueError
 from .results import RunResult
-from .runner import RunConfig, dataset_key, failed_result, run_config
+from .runner import RunConfig, dataset_key, failed_result, run_safely
 
 __all__ = ["RunEvent", "execute_grid", "execute_one", "RunTimeout", "THREAD_ENV_VARS", "limited_threads"]
 
@@ -142,11 +142,9 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
     started = _utc()
     try:
         with limited_threads(threads), _time_limit(timeout):
-            result = run_config(cfg, on_step=on_step)
-    except RunTimeout:
+            result = run_safely(cfg, on_step=on_step)
+    except RunTimeout:  # a BaseException: run_safely lets it through
         result = _timeout_result(cfg, timeout or 0.0, traceback.format_exc())
-    except Exception:  # noqa: BLE001 - a failed run is recorded, the grid goes on
-        result = failed_result(cfg, traceback.format_exc())
     return result, started, _utc()
 
 

@@ -5,8 +5,8 @@
 * :class:`RunConfig` / :func:`run_config` — the same from registered names and parameters (what a
   spec file expands to); every stochastic piece gets a seed derived from the run seed with
   :class:`numpy.random.SeedSequence`, so the same configuration gives bit-identical R.
-* :func:`run_grid` — every configuration one after another; a run that raises is recorded as
-  failed (with its traceback) and the others go on.
+* :func:`run_safely` — :func:`run_config` where a run that raises becomes a failed result with its
+  traceback. Whole grids (sequential, worker processes, Dask) are run by :mod:`clad.executors`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import logging
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from sklearn.base import clone
@@ -31,7 +31,7 @@ from .metrics import learned_at, summarize
 from .results import RunResult, versions
 
 __all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_config", "run_safely",
-           "run_grid", "build_run", "failed_result", "dataset_key"]
+           "build_run", "failed_result", "dataset_key"]
 
 log = logging.getLogger(__name__)
 
@@ -241,22 +241,9 @@ def failed_result(cfg: RunConfig, error: str) -> RunResult:
     )
 
 
-def run_safely(cfg: RunConfig) -> RunResult:
+def run_safely(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:
     """:func:`run_config`, but an exception becomes a failed result carrying its traceback."""
     try:
-        return run_config(cfg)
+        return run_config(cfg, on_step=on_step)
     except Exception:  # noqa: BLE001 - a failed run is recorded, the grid goes on
         return failed_result(cfg, traceback.format_exc())
-
-
-def run_grid(configs: Iterable[RunConfig], on_result: Callable[[RunResult], None] | None = None) -> list[RunResult]:
-    """Run every configuration in turn; failures are recorded, not raised."""
-    results = []
-    for cfg in configs:
-        result = run_safely(cfg)
-        if not result.ok:
-            log.warning("run failed: %s\n%s", cfg.describe(), result.error)
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
-    return results

@@ -141,7 +141,7 @@ def _with_seed(obj, seed: int):
     return obj
 
 
-def _mutable_defaults(obj) -> str | None:
+def _mutable_defaults(obj, data=None) -> str | None:
     try:
         sig = inspect.signature(type(obj).__init__)
     except (TypeError, ValueError):
@@ -236,10 +236,6 @@ def _d_fit_keeps_params(det, data):
         return f"fit() changed parameter(s) {changed}; learned state belongs in attributes ending in '_'"
 
 
-def _d_no_mutable_defaults(det, data):
-    return _mutable_defaults(det)
-
-
 DETECTOR_CHECKS: dict[str, Callable] = {
     "fit_returns_self": _d_fit_returns_self,
     "score_shape_and_finite": _d_score_shape_finite,
@@ -249,7 +245,7 @@ DETECTOR_CHECKS: dict[str, Callable] = {
     "pickle_round_trip": _d_pickle,
     "same_seed_same_scores": _d_same_seed,
     "fit_does_not_change_params": _d_fit_keeps_params,
-    "no_mutable_defaults": _d_no_mutable_defaults,
+    "no_mutable_defaults": _mutable_defaults,
 }
 
 
@@ -379,10 +375,6 @@ def _s_keeps_params(strat, data):
         return f"learn() changed parameter(s) {changed}"
 
 
-def _s_no_mutable_defaults(strat, data):
-    return _mutable_defaults(strat)
-
-
 STRATEGY_CHECKS: dict[str, Callable] = {
     "protocol": _s_protocol,
     "scores_shape_and_finite": _s_scores_ok,
@@ -392,7 +384,7 @@ STRATEGY_CHECKS: dict[str, Callable] = {
     "same_seed_same_scores": _s_same_seed,
     "memory_rows": _s_memory,
     "learn_does_not_change_params": _s_keeps_params,
-    "no_mutable_defaults": _s_no_mutable_defaults,
+    "no_mutable_defaults": _mutable_defaults,
 }
 
 
