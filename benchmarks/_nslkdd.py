@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from clad.concepts import Concept, ConceptDataset
+from clad.core.concepts import Concept, ConceptDataset
 
 DEFAULT = os.environ.get(
     "CLAD_PYCLAD_NSL_KDD",

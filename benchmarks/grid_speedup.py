@@ -22,8 +22,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the clad of this checkout
 
-from clad.executors import execute_grid  # noqa: E402
-from clad.spec import parse_spec  # noqa: E402
+from clad.engine.executors import execute_grid  # noqa: E402
+from clad.engine.spec import parse_spec  # noqa: E402
 
 
 def grid(runs: int):

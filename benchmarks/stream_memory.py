@@ -35,8 +35,8 @@ from _machine import describe, load_now  # noqa: E402
 
 from sklearn.ensemble import IsolationForest  # noqa: E402
 
-from clad.concepts import Concept, ConceptDataset  # noqa: E402
-from clad.evaluation import Evaluator  # noqa: E402
+from clad.core.concepts import Concept, ConceptDataset  # noqa: E402
+from clad.core.evaluation import Evaluator  # noqa: E402
 from clad.scenarios import ConceptAgnostic  # noqa: E402
 
 MB = 1_000_000  # decimal megabytes, as in the target
@@ -131,17 +131,17 @@ def main(argv=None):
     ap.add_argument("--test-rows", type=int, default=20_000)
     ap.add_argument("--target-mb", type=float, default=400.0)
     ap.add_argument("--keep-pages", action="store_true",
-                    help="for comparison: do not give memory-mapped pages back (clad.memmap.release disabled)")
+                    help="for comparison: do not give memory-mapped pages back (clad.core.memmap.release disabled)")
     args = ap.parse_args(argv)
     print(describe())
     if args.keep_pages:
-        import clad.concepts
+        import clad.core.concepts
         import clad.scenarios.concept_agnostic
 
         def keep(arr):
             return False
 
-        clad.concepts.release = clad.scenarios.concept_agnostic.release = keep
+        clad.core.concepts.release = clad.scenarios.concept_agnostic.release = keep
         print("pages of the memory-mapped stream are NOT given back (--keep-pages)")
     tmp = tempfile.mkdtemp(prefix="clad-stream-")
     try:

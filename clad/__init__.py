@@ -12,18 +12,18 @@ A stream of *concepts* is fed through a *scenario* to a *strategy* that manages 
 (3, 3)
 """
 
-__version__ = "0.1.0"
-
-from . import metrics  # noqa: E402
-from .concepts import Concept, ConceptDataset  # noqa: E402
-from .datasets import make_synthetic  # noqa: E402
-from .detectors import as_detector  # noqa: E402
-from .errors import CladError, DataError, DetectorError, ScenarioError, SpecError  # noqa: E402
-from .results import RunResult, read_results, write_results  # noqa: E402
-from .runner import RunConfig, run_experiment  # noqa: E402
-from .scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental  # noqa: E402
-from .spec import load_spec  # noqa: E402
-from .strategies import Cumulative, Naive, Scored, Strategy  # noqa: E402
+from . import metrics
+from ._version import __version__
+from .core.concepts import Concept, ConceptDataset
+from .core.experiment import run_experiment
+from .core.results import RunResult, read_results, write_results
+from .datasets import make_synthetic
+from .detectors import as_detector
+from .engine.config import RunConfig
+from .engine.spec import load_spec
+from .errors import CladError, DataError, DetectorError, ScenarioError, SpecError
+from .scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental
+from .strategies import Cumulative, Naive, Scored, Strategy
 
 __all__ = [
     "__version__",

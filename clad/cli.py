@@ -29,7 +29,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .errors import CladError
 
 log = logging.getLogger("clad")
@@ -46,12 +46,12 @@ def _remove_database(db: Path) -> None:
 
 
 def _cmd_run(args) -> int:
-    from .executors import execute_grid
-    from .progress import Progress
-    from .results import write_results
-    from .spec import load_spec
-    from .store import DEFAULT_NAME, ResultStore
-    from .summary import format_summary, write_summaries
+    from .core.results import write_results
+    from .engine.executors import execute_grid
+    from .engine.progress import Progress
+    from .engine.spec import load_spec
+    from .engine.store import DEFAULT_NAME, ResultStore
+    from .engine.summary import format_summary, write_summaries
 
     spec = load_spec(args.spec)
     jobs = args.jobs if args.jobs is not None else (spec.jobs or 1)
@@ -137,7 +137,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    from .export import export
+    from .engine.export import export
 
     for path in export(args.dir, args.format, args.dest):
         print(path)
@@ -215,7 +215,7 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_version(args) -> int:
-    from .results import versions
+    from .core.results import versions
 
     print(json.dumps(versions(), indent=1))
     return 0
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, os.getcwd())
     logging.basicConfig(level=logging.WARNING if getattr(args, "quiet", False) else logging.INFO,
                         format="%(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("clad.progress").setLevel(logging.INFO)  # plain progress lines, even with --quiet
+    logging.getLogger("clad.engine.progress").setLevel(logging.INFO)  # plain progress lines, even with --quiet
     try:
         return int(args.func(args) or 0)
     except CladError as exc:

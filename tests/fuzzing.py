@@ -14,10 +14,10 @@ import string
 import numpy as np
 
 from clad import Concept, ConceptDataset, metrics
-from clad.evaluation import Evaluator, check_base_metrics
-from clad.results import read_results
+from clad.core.evaluation import Evaluator, check_base_metrics
+from clad.core.results import read_results
 from clad.scenarios import ConceptAgnostic
-from clad.spec import load_spec, parse_spec
+from clad.engine.spec import load_spec, parse_spec
 
 GOOD_SPEC = """\
 name = "fuzz"

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from clad.concepts import ConceptDataset
+from clad.core.concepts import ConceptDataset
 from clad.datasets import make_synthetic
 
 

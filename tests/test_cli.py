@@ -11,7 +11,7 @@ import pytest
 from clad import metrics
 from clad.cli import main
 from clad.errors import SpecError
-from clad.spec import load_spec
+from clad.engine.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "scenarios" / "quickstart.toml"

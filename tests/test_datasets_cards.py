@@ -9,7 +9,7 @@ import pytest
 from clad.cli import main
 from clad.datasets.cards import tomllib
 from clad.datasets import DATASETS, card_names, load_card
-from clad.spec import load_spec
+from clad.engine.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"

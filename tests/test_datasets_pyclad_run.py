@@ -64,10 +64,10 @@ def test_without_opt_in_the_error_explains_why():
 
 
 def test_without_opt_in_through_a_spec(tmp_path):
-    spec = clad.spec.parse_spec({
+    spec = clad.engine.spec.parse_spec({
         "datasets": [{"name": "pyclad", "data_dir": str(SHARED)}], "scenarios": ["concept_aware"],
         "strategies": ["naive"], "detectors": [{"name": "iforest", "n_estimators": 10}]})
-    result = clad.runner.run_safely(spec.configs[0])
+    result = clad.engine.run.run_safely(spec.configs[0])
     assert result.status == "failed" and "allow_pickle = true" in result.error
 
 

@@ -9,14 +9,14 @@ import pytest
 from sklearn.ensemble import IsolationForest
 from sklearn.neighbors import LocalOutlierFactor
 
-from clad.concepts import Concept, ConceptDataset
+from clad.core.concepts import Concept, ConceptDataset
 from clad.datasets import make_synthetic
 from clad.errors import CladValueError, SpecError
-from clad.evaluation import Evaluator, check_n_jobs
-from clad.memmap import is_memmap, release
-from clad.runner import run_experiment
+from clad.core.evaluation import Evaluator, check_n_jobs
+from clad.core.memmap import is_memmap, release
+from clad.engine.run import run_experiment
 from clad.scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental, stream_batches
-from clad.spec import parse_spec
+from clad.engine.spec import parse_spec
 from clad.strategies import Cumulative, Naive, Replay
 
 METRICS = ("roc_auc", "f1", "average_precision")
@@ -159,7 +159,7 @@ def test_release_keeps_the_data_and_ignores_other_arrays(stream_file):
 def test_base_metrics_equal_sklearn_functions_exactly(seed):
     from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
-    from clad.evaluation import BASE_METRICS
+    from clad.core.evaluation import BASE_METRICS
     from clad.strategies import Scored
 
     rng = np.random.default_rng(seed)
@@ -181,7 +181,7 @@ def test_base_metrics_equal_sklearn_functions_exactly(seed):
 
 
 def test_roc_auc_on_hand_computed_cases():
-    from clad.evaluation import BASE_METRICS
+    from clad.core.evaluation import BASE_METRICS
     from clad.strategies import Scored
 
     auc = BASE_METRICS["roc_auc"]

@@ -8,7 +8,7 @@ from sklearn.ensemble import IsolationForest
 
 from clad import ConceptAgnostic, ConceptAware, Cumulative, make_synthetic, run_experiment
 from clad.errors import DataError
-from clad.results import RunResult, read_results, write_results
+from clad.core.results import RunResult, read_results, write_results
 
 
 def strict_loads(text):

@@ -7,8 +7,8 @@ import sqlite3
 
 import pandas as pd
 
-from clad.results import read_results
-from clad.store import ResultStore
+from clad.core.results import read_results
+from clad.engine.store import ResultStore
 
 from tests.runner_helpers import run_main, write_spec
 

@@ -8,8 +8,8 @@ import sqlite3
 import subprocess
 import time
 
-from clad.results import read_results
-from clad.spec import load_spec
+from clad.core.results import read_results
+from clad.engine.spec import load_spec
 
 from tests.runner_helpers import ROOT, clad_cmd, run_main, write_spec
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from clad.executors import execute_grid
-from clad.spec import parse_spec
-from clad.store import ResultStore
+from clad.engine.executors import execute_grid
+from clad.engine.spec import parse_spec
+from clad.engine.store import ResultStore
 
 from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
 
@@ -74,7 +74,7 @@ def test_a_worker_that_dies_fails_only_its_own_run_and_workers_limit_threads():
 def test_limited_threads_applies_and_restores():
     from threadpoolctl import threadpool_info
 
-    from clad.executors import limited_threads
+    from clad.engine.executors import limited_threads
 
     before = [p["num_threads"] for p in threadpool_info()]
     env_before = os.environ.get("OPENBLAS_NUM_THREADS")

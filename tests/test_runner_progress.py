@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import math
 
-from clad.progress import Progress
-from clad.results import RunResult
-from clad.runner import Component, RunConfig, failed_result, run_config
-from clad.summary import format_summary, markdown_table, summary_table, write_summaries
+from clad.engine.progress import Progress
+from clad.core.results import RunResult
+from clad.engine.run import Component, RunConfig, failed_result, run_config
+from clad.engine.summary import format_summary, markdown_table, summary_table, write_summaries
 
 CFG = RunConfig(Component("synthetic", {"n_concepts": 3, "n_features": 2, "n_train": 50, "n_test": 40}),
                 Component("concept_agnostic", {"batch_size": 40, "anytime_every": 1}), Component("naive"),
@@ -23,7 +23,7 @@ def test_on_step_reports_each_row_of_R_and_changes_nothing():
 
 
 def test_plain_progress_lines(caplog):
-    with caplog.at_level(logging.INFO, logger="clad.progress"):
+    with caplog.at_level(logging.INFO, logger="clad.engine.progress"):
         p = Progress(3, already=1, bar=False)
         p.started(CFG)
         p.finished(RunResult("d", "s", "st", "de", 0, timings={"total": 1.25}), CFG)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from clad.errors import SpecError
-from clad.spec import load_spec, parse_spec
+from clad.engine.spec import load_spec, parse_spec
 
 from tests.runner_helpers import SMALL_SPEC, run_main, write_spec
 
@@ -47,7 +47,7 @@ def test_orders_are_passed_to_loaders_that_take_them():
                                                          "tests.plugins:ordered_synthetic[order=reversed]"}
     assert len({c.run_id for c in spec.configs}) == 4
     # the order reaches the loader: R's rows follow it
-    from clad.runner import run_config
+    from clad.engine.run import run_config
 
     rev = next(c for c in spec.configs if c.dataset.params["order"] == "reversed")
     result = run_config(rev)

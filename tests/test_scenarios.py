@@ -7,7 +7,7 @@ import pytest
 
 from clad import Concept, ConceptDataset
 from clad.errors import CladValueError, ScenarioError
-from clad.evaluation import Evaluator
+from clad.core.evaluation import Evaluator
 from clad.scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental, stream_batches
 from clad.strategies import Cumulative, Naive, Scored, Strategy
 

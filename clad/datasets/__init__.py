@@ -1,4 +1,4 @@
-"""Datasets: loaders that return a :class:`~clad.concepts.ConceptDataset`, registered by name.
+"""Datasets: loaders that return a :class:`~clad.core.concepts.ConceptDataset`, registered by name.
 
 ================  ===================================================================================
 name              what
@@ -29,7 +29,14 @@ from .adbench import load_adbench
 from .build import DIFFICULTIES, ORDERS, ConceptRows, make_dataset, order_concepts
 from .cards import card_names, find_file, load_card
 from .clad_npz import load_clad_npz, save_clad_npz
-from .files import default_cache_dir, download, locate, search_dirs, sha256_of, verify_sha256
+from .files import (
+    default_cache_dir,
+    download,
+    locate,
+    search_dirs,
+    sha256_of,
+    verify_sha256,
+)
 from .flat import scenario_from_flat
 from .mvtec import load_mvtec
 from .nsl_kdd import load_nsl_kdd, read_nsl_kdd
@@ -62,7 +69,7 @@ DATASETS.add("mvtec", load_mvtec, "MVTec-AD ResNet-18 embeddings, one concept pe
 
 def load_dataset(name: str, params: dict | None = None):
     """Build the dataset registered as ``name`` with ``params``; check that it is a ConceptDataset."""
-    from ..concepts import ConceptDataset
+    from ..core.concepts import ConceptDataset
     from ..errors import CladTypeError
 
     ds = DATASETS.build(name, params)

@@ -16,13 +16,12 @@ In a spec file::
 
 from __future__ import annotations
 
-import zipfile
-
 import os
+import zipfile
 
 import numpy as np
 
-from ..concepts import ConceptDataset
+from ..core.concepts import ConceptDataset
 from ..errors import DataError
 from ..registry import did_you_mean
 from .files import locate

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..concepts import Concept, ConceptDataset
+from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
 from . import _checks
 

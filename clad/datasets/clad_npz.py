@@ -10,7 +10,7 @@ Layout (all plain arrays, so ``numpy.load(..., allow_pickle=False)`` reads it)::
     test_X_<j>    features of test concept j          test_y_<j>   its labels
 
 >>> import tempfile, os, numpy as np
->>> from clad.concepts import Concept, ConceptDataset
+>>> from clad.core.concepts import Concept, ConceptDataset
 >>> ds = ConceptDataset([Concept("a", np.zeros((2, 3)))], [Concept("a", np.ones((2, 3)), np.array([0, 1]))], name="t")
 >>> path = os.path.join(tempfile.mkdtemp(), "t.npz")
 >>> _ = save_clad_npz(ds, path)
@@ -21,15 +21,14 @@ Layout (all plain arrays, so ``numpy.load(..., allow_pickle=False)`` reads it)::
 
 from __future__ import annotations
 
-import zipfile
-
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from ..atomic import atomic_output
-from ..concepts import Concept, ConceptDataset
+from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
 from .files import locate
 

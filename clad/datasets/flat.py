@@ -54,7 +54,7 @@ def scenario_from_flat(X, y, *, name: str, loader: str = "dataset", recipe: str 
                        n_concepts: int = 5, test_size: float = 0.5, contamination: float = 0.0,
                        order: str = "given", difficulty: str = "iforest_auc", max_rows: int | None = None,
                        fit_rows: int = 50_000, random_state: int = 0, metadata: dict | None = None):
-    """Build the :class:`~clad.concepts.ConceptDataset` of a flat dataset (see the module docstring)."""
+    """Build the :class:`~clad.core.concepts.ConceptDataset` of a flat dataset (see the module docstring)."""
     X, y = check_flat(X, y, name)
     seed = _checks.seed(loader, random_state)
     max_rows = _checks.integer(loader, "max_rows", max_rows, minimum=2, allow_none=True)

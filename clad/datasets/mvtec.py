@@ -7,7 +7,7 @@ concept-incremental scenario; its rows are split as in :mod:`clad.datasets.build
 
 from __future__ import annotations
 
-from ..concepts import ConceptDataset
+from ..core.concepts import ConceptDataset
 from ..errors import DataError
 from ..registry import did_you_mean
 from .per_file import load_npz_files

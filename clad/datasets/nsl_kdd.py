@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..concepts import Concept
+from ..core.concepts import Concept
 from ..errors import DataError
 from . import _checks
 from .build import order_concepts
@@ -83,7 +83,12 @@ def read_nsl_kdd(data_dir: str | None = None) -> tuple[pd.DataFrame, pd.DataFram
 def _encoder(encoding: str, scaling: str, numeric: list[str]):
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, OrdinalEncoder, StandardScaler
+    from sklearn.preprocessing import (
+        MinMaxScaler,
+        OneHotEncoder,
+        OrdinalEncoder,
+        StandardScaler,
+    )
 
     scaler = {"minmax": MinMaxScaler, "standard": StandardScaler}.get(scaling)
     if encoding == "onehot":

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ..concepts import ConceptDataset
+from ..core.concepts import ConceptDataset
 from ..errors import DataError
 from .files import locate
 

@@ -10,14 +10,13 @@ and load the result with the ``clad_npz`` loader, which never unpickles.
 
 from __future__ import annotations
 
-import pickle
-
 import os
+import pickle
 from pathlib import Path
 
 import numpy as np
 
-from ..concepts import Concept, ConceptDataset
+from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
 from . import _checks
 from .files import locate

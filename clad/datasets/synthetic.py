@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..concepts import Concept, ConceptDataset
+from ..core.concepts import Concept, ConceptDataset
 from ..errors import CladValueError
 
 __all__ = ["make_synthetic"]

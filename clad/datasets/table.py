@@ -27,7 +27,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from ..concepts import ConceptDataset
+from ..core.concepts import ConceptDataset
 from ..errors import CladTypeError, DataError
 from ..registry import did_you_mean
 from .build import ConceptRows, make_dataset

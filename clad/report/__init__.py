@@ -2,7 +2,7 @@
 
 The contract:
 
-* input is a list of :class:`clad.results.RunResult` (:func:`load_results` reads a results folder);
+* input is a list of :class:`clad.core.results.RunResult` (:func:`load_results` reads a results folder);
   failed runs are listed but never enter a number;
 * aggregation over seeds is pure (:mod:`clad.report.aggregate`, :mod:`clad.report.stats`): mean and
   sample std with NaN left out, never turned into 0;
@@ -23,8 +23,20 @@ Too few blocks give a message, not an exception:
 (True, 'only 2 complete block(s) (0, 1)')
 """
 
-from .aggregate import (CONFIG_KEYS, LOWER_IS_BETTER, HeatmapData, best_marks, forgetting_per_concept,
-                        forgetting_table, group_runs, heatmap_data, heatmaps, leaderboard, learning_curves, mean_std)
+from .aggregate import (
+                        CONFIG_KEYS,
+                        LOWER_IS_BETTER,
+                        HeatmapData,
+                        best_marks,
+                        forgetting_per_concept,
+                        forgetting_table,
+                        group_runs,
+                        heatmap_data,
+                        heatmaps,
+                        leaderboard,
+                        learning_curves,
+                        mean_std,
+)
 from .load import load_results, load_spec_record
 from .make import Report, make_report
 from .stats import Comparison, StatisticsWarning, compare, compare_methods, score_matrix

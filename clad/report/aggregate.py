@@ -15,9 +15,9 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.results import RunResult
 from ..errors import DataError
 from ..metrics import SCALAR_METRICS, accuracy_all, accuracy_seen, learned_at
-from ..results import RunResult
 
 __all__ = [
     "CONFIG_KEYS",
@@ -43,7 +43,7 @@ LOWER_IS_BETTER = frozenset({"forgetting"})
 def group_runs(results: Iterable[RunResult]) -> dict[tuple[str, str, str, str], list[RunResult]]:
     """Finished runs grouped by configuration (first-seen order), each group sorted by seed.
 
-    >>> from clad.results import RunResult
+    >>> from clad.core.results import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", 1), RunResult("d", "s", "naive", "iforest", 0),
     ...       RunResult("d", "s", "naive", "lof", 0, status="failed")]
     >>> {k: [r.seed for r in v] for k, v in group_runs(rs).items()}
@@ -109,7 +109,7 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str) -> HeatmapData:
 
     The runs must share the configuration and the row and column labels.
 
-    >>> from clad.results import RunResult
+    >>> from clad.core.results import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", seed, ("A", "B"), ("A", "B"),
     ...                 R={"roc_auc": np.array([[0.9, v], [0.7, 0.8]])}) for seed, v in [(0, 0.4), (1, np.nan)]]
     >>> h = heatmap_data(rs, "roc_auc")
@@ -233,7 +233,7 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] = tuple(SCA
     """One row per dataset x base metric x scenario x detector x strategy; for every scalar metric
     ``m`` the columns ``m_mean``, ``m_std`` and ``m_n`` (seeds with a value), plus ``seeds``.
 
-    >>> from clad.results import RunResult
+    >>> from clad.core.results import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", seed, metrics={"roc_auc": {"continual_average": v}})
     ...       for seed, v in [(0, 0.7), (1, 0.9)]]
     >>> lb = leaderboard(rs, ["continual_average"])

@@ -8,13 +8,13 @@ import json
 import os
 from pathlib import Path
 
+from ..core.results import RunResult, read_results
 from ..errors import DataError
-from ..results import RunResult, read_results
 
 __all__ = ["load_results", "load_spec_record"]
 
 try:  # the SQLite results store is optional
-    from .. import store as _store
+    from ..engine import store as _store
 except ImportError:  # pragma: no cover - depends on the installed version of clad
     _store = None
 
@@ -49,7 +49,7 @@ def load_results(directory: str | os.PathLike) -> list[RunResult]:
     """Every run recorded in a results folder (failed runs included, see ``RunResult.ok``).
 
     ``directory`` is the folder given to ``clad run --out``. ``results.sqlite`` is preferred when
-    ``clad.store`` exists and the file is there; otherwise ``results.json`` is read. A path to one
+    ``clad.engine.store`` exists and the file is there; otherwise ``results.json`` is read. A path to one
     of these files is accepted too.
 
     >>> import tempfile, clad

@@ -15,12 +15,23 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 
 from ..atomic import atomic_output
+from ..core.results import RunResult
 from ..errors import CladValueError
-from ..results import RunResult
 from . import html as H
-from .aggregate import CONFIG_KEYS, forgetting_table, heatmaps, leaderboard, learning_curves
+from .aggregate import (
+    CONFIG_KEYS,
+    forgetting_table,
+    heatmaps,
+    leaderboard,
+    learning_curves,
+)
 from .stats import Comparison, StatisticsWarning, _plural, compare
-from .tables import frame_html, leaderboard_html, leaderboard_latex, leaderboard_markdown
+from .tables import (
+    frame_html,
+    leaderboard_html,
+    leaderboard_latex,
+    leaderboard_markdown,
+)
 
 __all__ = ["Report", "make_report"]
 

@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..core.results import RunResult
 from ..errors import CladValueError
-from ..results import RunResult
 from .aggregate import CONFIG_KEYS, LOWER_IS_BETTER, _scalar
 
 __all__ = ["StatisticsWarning", "Comparison", "score_matrix", "compare_methods", "compare", "MIN_BLOCKS"]
@@ -96,7 +96,7 @@ def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str
     configuration field that is neither ``by`` nor a block field (e.g. over strategies when
     comparing detectors). A method missing from a block leaves NaN.
 
-    >>> from clad.results import RunResult
+    >>> from clad.core.results import RunResult
     >>> rs = [RunResult("d", sc, st, det, 0, metrics={"roc_auc": {"continual_average": v}})
     ...       for sc, st, det, v in [("s1", "naive", "a", 0.6), ("s1", "cumulative", "a", 0.8),
     ...                              ("s1", "naive", "b", 0.5), ("s2", "naive", "a", 0.9)]]

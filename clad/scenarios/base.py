@@ -15,7 +15,7 @@ class Scenario(BaseEstimator):
 
     Every scenario takes ``n_jobs`` (default None: the evaluator's own setting): threads scoring
     the test concepts of a step concurrently; R does not depend on it (see
-    :class:`~clad.evaluation.Evaluator`). In a spec file it is a key of the scenario's table.
+    :class:`~clad.core.evaluation.Evaluator`). In a spec file it is a key of the scenario's table.
     """
 
     name = "scenario"
@@ -27,7 +27,7 @@ class Scenario(BaseEstimator):
 
     def _validate(self) -> None:
         """Check this scenario's parameters (a spec checks them before anything runs)."""
-        from ..evaluation import check_n_jobs
+        from ..core.evaluation import check_n_jobs
 
         try:
             check_n_jobs(getattr(self, "n_jobs", None))
@@ -40,7 +40,7 @@ class Scenario(BaseEstimator):
         self._validate()
         self.check_strategy(strategy)
         if getattr(self, "n_jobs", None) is not None:
-            from ..evaluation import check_n_jobs
+            from ..core.evaluation import check_n_jobs
 
             evaluator.n_jobs = check_n_jobs(self.n_jobs)
 

@@ -6,8 +6,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from ..core.memmap import release
 from ..errors import CladValueError
-from ..memmap import release
 from .base import Scenario
 
 __all__ = ["ConceptAgnostic", "stream_batches", "transition_segments"]
@@ -21,7 +21,7 @@ def stream_batches(arrays: Sequence[np.ndarray], batch_size: int) -> Iterator[tu
     shorter. A batch inside one array is a view of it (no copy, so memory-mapped data stay on
     disk); a batch that spans arrays is a copy of ``batch_size`` rows only. Once the consumer asks
     for the next batch, the pages of a memory-mapped source read for the previous one are given
-    back (:func:`clad.memmap.release`), so reading a long stream does not grow the process.
+    back (:func:`clad.core.memmap.release`), so reading a long stream does not grow the process.
 
     >>> import numpy as np
     >>> a, b = np.zeros((5, 1)), np.ones((3, 1))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..buffers import RowBuffer
+from ..core.buffers import RowBuffer
 from ..detectors import detector_name
 from ..errors import CladValueError
 from .base import Scored, Strategy

@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import DataError
+from ..errors import DataError
 from .memmap import release
 
 __all__ = ["Concept", "ConceptDataset"]

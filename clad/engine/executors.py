@@ -1,7 +1,7 @@
 """Executors: where the runs of a grid are computed.
 
 :func:`execute_grid` yields :class:`RunEvent` objects (a run started, a run finished) while it
-computes a list of :class:`~clad.runner.RunConfig` in one of three places:
+computes a list of :class:`~clad.engine.run.RunConfig` in one of three places:
 
 * ``jobs=1`` (default): one after another in this process, with a per-step callback;
 * ``jobs=N``: N worker processes (:class:`concurrent.futures.ProcessPoolExecutor`,
@@ -16,14 +16,14 @@ since a thread count can change the rounding of parallel reductions — the numb
 on the executor either.
 
 Results never depend on where or in which order runs are computed: every seed derives from the
-run seed. A run that raises becomes a failed :class:`~clad.results.RunResult` carrying its traceback
+run seed. A run that raises becomes a failed :class:`~clad.core.results.RunResult` carrying its traceback
 (the grid goes on). With ``timeout`` a run taking longer is stopped and recorded as failed with
 an error starting ``"timeout"`` (in this process and in worker processes through ``SIGALRM``;
 with worker processes a run stuck in native code is stopped by restarting the pool). Dask runs
 tasks in threads, which cannot be interrupted: there the limit is not enforced (a warning says
 so; use the cluster's own limits). Dask workers must be able to import clad (the same version)
 and every plug-in the spec names. Datasets are loaded once per process
-(``clad.runner._cached_dataset``) and runs on the same dataset are computed one after another, so
+(``clad.engine.run._cached_dataset``) and runs on the same dataset are computed one after another, so
 a worker reuses the arrays for every run on the same dataset.
 """
 
@@ -42,9 +42,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
-from .errors import CladValueError
-from .results import RunResult
-from .runner import RunConfig, dataset_key, failed_result, run_safely
+from ..core.results import RunResult
+from ..errors import CladValueError
+from .run import RunConfig, dataset_key, failed_result, run_safely
 
 __all__ = ["RunEvent", "execute_grid", "execute_one", "RunTimeout", "THREAD_ENV_VARS", "limited_threads"]
 
@@ -132,7 +132,7 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
     ``(result, started, finished)``; never raises for a failing run (the result is failed, with
     the traceback or ``"timeout..."``).
 
-    >>> from clad.runner import Component
+    >>> from clad.engine.run import Component
     >>> cfg = RunConfig(Component("synthetic", {"n_concepts": 2, "n_train": 50, "n_test": 40}),
     ...                 Component("concept_aware"), Component("naive"), Component("hbos"))
     >>> result, started, finished = execute_one(cfg)
@@ -190,7 +190,7 @@ def _mp_context():
 
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["clad.runner", "clad.executors"])
+        ctx.set_forkserver_preload(["clad.engine.run", "clad.engine.executors"])
         return ctx
     return multiprocessing.get_context("spawn")
 

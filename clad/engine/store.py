@@ -4,7 +4,7 @@
 summaries and ``clad export`` are produced from it. Tables:
 
 ``runs``
-    one row per run: ``run_id`` (primary key, :attr:`clad.runner.RunConfig.run_id`), ``status``
+    one row per run: ``run_id`` (primary key, :attr:`clad.engine.run.RunConfig.run_id`), ``status``
     (``ok``, ``failed`` or ``running``), the display labels, ``seed``, ``config`` (JSON), row and
     column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime`` and per-step ``curves``
     (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601).
@@ -21,7 +21,7 @@ nothing. Only one process writes (the one that runs ``clad run``); the database 
 with a busy timeout so readers never block it.
 
 >>> import tempfile, os
->>> from clad.results import RunResult
+>>> from clad.core.results import RunResult
 >>> import numpy as np
 >>> path = os.path.join(tempfile.mkdtemp(), "results.sqlite")
 >>> r = RunResult("synthetic", "concept_aware", "naive", "iforest", 0, concepts=("A", "B"),
@@ -46,8 +46,8 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .errors import DataError
-from .results import RunResult, to_jsonable
+from ..core.results import RunResult, to_jsonable
+from ..errors import DataError
 
 __all__ = ["ResultStore", "load_results", "SCHEMA", "DEFAULT_NAME", "utc_now"]
 
@@ -250,7 +250,7 @@ class ResultStore:
         return int(self._con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0])
 
     def load_results(self, run_ids: Iterable[str] | None = None, include_unfinished: bool = False) -> list[RunResult]:
-        """The stored runs as :class:`~clad.results.RunResult` objects (finished and failed ones;
+        """The stored runs as :class:`~clad.core.results.RunResult` objects (finished and failed ones;
         ``running`` ones too with ``include_unfinished``), in the order they were started, or in the
         order of ``run_ids`` (ids not in the database are skipped)."""
         cur = self._con.cursor()

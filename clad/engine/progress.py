@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging
 import sys
 
-from .results import RunResult
-from .runner import RunConfig
+from ..core.results import RunResult
+from .run import RunConfig
 
 __all__ = ["Progress"]
 
-log = logging.getLogger("clad.progress")
+log = logging.getLogger("clad.engine.progress")
 
 
 class Progress:

@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CladError, SpecError
-from .evaluation import BASE_METRICS
-from .registry import Registry, check_params, did_you_mean
-from .runner import Component, RunConfig
+from ..core.evaluation import BASE_METRICS
+from ..errors import CladError, SpecError
+from ..registry import Registry, check_params, did_you_mean
+from .run import Component, RunConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -96,10 +96,10 @@ def load_spec(path: str | Path) -> Spec:
 
 
 def _registries() -> dict[str, Registry]:
-    from .datasets import DATASETS
-    from .detectors import DETECTORS
-    from .scenarios import SCENARIOS
-    from .strategies import STRATEGIES
+    from ..datasets import DATASETS
+    from ..detectors import DETECTORS
+    from ..scenarios import SCENARIOS
+    from ..strategies import STRATEGIES
 
     return {"datasets": DATASETS, "scenarios": SCENARIOS, "strategies": STRATEGIES, "detectors": DETECTORS}
 
@@ -181,7 +181,7 @@ def _entries(section: str, value: Any, registry: Registry, problems: list[str]) 
 
 
 def _check_scenarios(components: list[Component], problems: list[str]) -> dict[str, Any]:
-    from .scenarios import SCENARIOS
+    from ..scenarios import SCENARIOS
 
     built = {}
     for i, c in enumerate(components):
@@ -229,7 +229,7 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
         return datasets
     import inspect
 
-    from .datasets import DATASETS
+    from ..datasets import DATASETS
 
     out: list[Component] = []
     reported: set[str] = set()

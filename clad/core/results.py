@@ -23,9 +23,9 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from . import __version__
-from .atomic import atomic_output
-from .errors import DataError
+from .._version import __version__
+from ..atomic import atomic_output
+from ..errors import DataError
 
 __all__ = ["RunResult", "versions", "write_results", "read_results", "atomic_write_text", "to_jsonable"]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .atomic import atomic_output
-from .errors import CladValueError, DataError
+from ..atomic import atomic_output
+from ..errors import CladValueError, DataError
 from .store import DEFAULT_NAME, ResultStore
 
 __all__ = ["export", "FORMATS"]
@@ -48,7 +48,7 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
         except ImportError:
             raise CladValueError("Parquet export needs pyarrow: pip install 'clad[parquet]'") from None
     if fmt == "json":
-        from .results import write_results
+        from ..core.results import write_results
 
         with ResultStore(db, create=False) as store:
             runs, spec = store.load_results(), store.get_meta("spec")

@@ -7,7 +7,7 @@ seeds, NaN values left out. :func:`write_summaries` writes it as ``summary.csv``
 ``summary.md`` (one Markdown table per scenario), atomically; :func:`format_summary` is the text
 printed at the end of ``clad run``.
 
->>> from clad.results import RunResult
+>>> from clad.core.results import RunResult
 >>> runs = [RunResult("d", "s", "naive", "if", seed, metrics={"roc_auc": {
 ...     "continual_average": ca, "backward_transfer": -0.1, "forward_transfer": 0.5}})
 ...     for seed, ca in [(0, 0.8), (1, 0.6)]]
@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from .results import RunResult, atomic_write_text
+from ..core.results import RunResult, atomic_write_text
 
 __all__ = ["summary_table", "format_summary", "markdown_table", "write_summaries", "KEYS", "METRICS"]
 

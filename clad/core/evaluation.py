@@ -32,10 +32,10 @@ import sklearn
 from scipy.integrate import trapezoid
 from sklearn.metrics import f1_score, precision_recall_curve
 
+from ..errors import CladValueError
+from ..registry import did_you_mean
+from ..strategies.base import Scored
 from .concepts import Concept
-from .errors import CladValueError
-from .registry import did_you_mean
-from .strategies.base import Scored
 
 __all__ = ["BASE_METRICS", "Evaluator", "Evaluation", "check_base_metrics", "check_n_jobs"]
 

@@ -1,0 +1,98 @@
+"""The object API: a dataset, a scenario and a strategy object in, a run result out."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+from sklearn.base import clone
+
+from ..detectors import as_detector, detector_name, set_random_state
+from ..engine.config import derive_seeds
+from ..metrics import learned_at, summarize
+from .concepts import ConceptDataset
+from .evaluation import Evaluator, check_base_metrics
+from .results import RunResult, versions
+
+__all__ = ["run_experiment"]
+
+
+class _StepEvaluator(Evaluator):
+    """An :class:`Evaluator` that tells ``on_step(step_name, step_index)`` after each row of R
+    (it only observes: nothing it is given can change the run)."""
+
+    def __init__(self, test_concepts, base_metrics, on_step, n_jobs=1):
+        super().__init__(test_concepts, base_metrics, n_jobs=n_jobs)
+        self._on_step = on_step
+        self._n_rows = 0
+
+    def evaluate(self, strategy, step, with_ids, memory_rows=None, concept_end=True, anytime_rows_seen=None):
+        super().evaluate(strategy, step, with_ids, memory_rows=memory_rows, concept_end=concept_end,
+                         anytime_rows_seen=anytime_rows_seen)
+        if concept_end:
+            self._n_rows += 1
+            self._on_step(str(step), self._n_rows - 1)
+
+
+def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
+                   seed: int | None = None, labels: dict | None = None, config: dict | None = None,
+                   on_step: Callable[[str, int], None] | None = None, n_jobs: int | None = 1) -> RunResult:
+    """Run ``strategy`` through ``scenario`` on ``dataset`` and return the result.
+
+    The strategy object is cloned (the caller's object is never fitted). With ``seed``, a
+    ``random_state`` left as None in the strategy, its detector or the scenario is filled with a seed derived from
+    it. ``on_step(step_name, step_index)``, if given, is called after each training step is
+    evaluated (for progress display). ``n_jobs`` threads score the test concepts of a step
+    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it.
+
+    >>> from sklearn.ensemble import IsolationForest
+    >>> from clad.datasets import make_synthetic
+    >>> from clad.scenarios import ConceptAware
+    >>> from clad.strategies import Naive
+    >>> ds = make_synthetic(n_concepts=3, random_state=0)
+    >>> r = run_experiment(ds, ConceptAware(), Naive(IsolationForest(n_estimators=20)), seed=0)
+    >>> r.R["roc_auc"].shape, r.metrics["roc_auc"]["backward_transfer"] < 0
+    ((3, 3), True)
+    """
+    base_metrics = check_base_metrics(base_metrics)
+    strategy = clone(strategy)
+    if seed is not None:
+        seeds = derive_seeds(seed)
+        params = strategy.get_params(deep=False)
+        if "random_state" in params and params["random_state"] is None:
+            strategy.set_params(random_state=seeds["strategy"])
+        if params.get("detector") is not None:
+            det = as_detector(params["detector"])
+            set_random_state(det, seeds["detector"])
+            strategy.set_params(detector=det)
+        if getattr(scenario, "random_state", "absent") is None:  # e.g. a gradual transition's interleaving
+            scenario = clone(scenario).set_params(random_state=seeds["scenario"])
+    labels = dict(labels or {})
+    t0 = time.perf_counter()
+    evaluator = (Evaluator(dataset.test, base_metrics, n_jobs=n_jobs) if on_step is None
+                 else _StepEvaluator(dataset.test, base_metrics, on_step, n_jobs=n_jobs))
+    evaluation = scenario.run(dataset, strategy, evaluator)
+    total = time.perf_counter() - t0
+    t = learned_at(evaluation.steps, dataset.test_names)
+    metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
+    anytime = None
+    if evaluation.anytime_R is not None:
+        anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "R": evaluation.anytime_R}
+    det_proto = strategy.get_params(deep=False).get("detector")
+    return RunResult(
+        dataset=labels.get("dataset", dataset.name),
+        scenario=labels.get("scenario", getattr(scenario, "name", type(scenario).__name__)),
+        strategy=labels.get("strategy", type(strategy).__name__),
+        detector=labels.get("detector", detector_name(as_detector(det_proto)) if det_proto is not None else ""),
+        seed=-1 if seed is None else int(seed),
+        concepts=evaluation.steps,
+        test_concepts=dataset.test_names,
+        R=evaluation.R,
+        metrics=metrics,
+        timings={"fit": list(evaluation.fit_seconds), "score": list(evaluation.score_seconds), "total": total},
+        versions=versions(),
+        config=dict(config or {}),
+        memory_rows=evaluation.memory_rows,
+        anytime=anytime,
+        run_id=labels.get("run_id"),
+    )

@@ -1,0 +1,11 @@
+"""The grid engine: from a spec file to a results folder.
+
+* :mod:`clad.engine.config` — :class:`Component`, :class:`RunConfig`, run identity and seed derivation;
+* :mod:`clad.engine.spec` — spec files, validated completely before anything runs;
+* :mod:`clad.engine.run` — one configuration built and run (a failure becomes a failed result);
+* :mod:`clad.engine.executors` — where runs are computed: sequentially, worker processes, Dask;
+* :mod:`clad.engine.store` — the SQLite results database (resume);
+* :mod:`clad.engine.progress`, :mod:`clad.engine.summary`, :mod:`clad.engine.export` — what a person sees.
+
+Submodules are imported on demand: validating a spec imports no executor.
+"""

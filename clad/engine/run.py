@@ -1,0 +1,99 @@
+"""Running experiments: one run from objects, from a configuration, or a whole grid.
+
+* :func:`run_experiment` — the Python API: a dataset, a scenario and a strategy object in, a
+  :class:`~clad.results.RunResult` out.
+* :class:`RunConfig` / :func:`run_config` — the same from registered names and parameters (what a
+  spec file expands to); every stochastic piece gets a seed derived from the run seed with
+  :class:`numpy.random.SeedSequence`, so the same configuration gives bit-identical R.
+* :func:`run_safely` — :func:`run_config` where a run that raises becomes a failed result with its
+  traceback. Whole grids (sequential, worker processes, Dask) are run by :mod:`clad.executors`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import traceback
+from typing import Callable
+
+from ..core.concepts import ConceptDataset
+from ..core.experiment import run_experiment
+from ..core.results import RunResult, versions
+from ..detectors import make_detector
+from .config import Component, RunConfig, canonical, derive_seeds
+
+__all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_config", "run_safely",
+           "build_run", "failed_result", "dataset_key"]
+
+log = logging.getLogger(__name__)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_dataset(name: str, params_json: str) -> ConceptDataset:
+    from ..datasets import load_dataset
+
+    return load_dataset(name, json.loads(params_json))
+
+
+def _dataset_params(cfg: RunConfig, seeds: dict) -> dict:
+    from ..datasets import DATASETS
+
+    params = dict(cfg.dataset.params)
+    if "random_state" not in params:
+        import inspect
+
+        try:
+            factory = DATASETS.resolve(cfg.dataset.name)
+            if "random_state" in inspect.signature(factory).parameters:
+                params["random_state"] = seeds["dataset"]
+        except (TypeError, ValueError):
+            pass
+    return params
+
+
+def dataset_key(cfg: RunConfig) -> tuple[str, str]:
+    """The dataset a configuration loads, as ``(loader name, canonical parameters)``: runs with the
+    same key share one cached dataset, so executors run them one after another."""
+    return cfg.dataset.name, canonical(_dataset_params(cfg, derive_seeds(cfg.seed)))
+
+
+def build_run(cfg: RunConfig):
+    """The dataset, scenario and strategy objects of a configuration (the dataset is cached per
+    process, so a grid loads each dataset once per worker)."""
+    from ..scenarios import SCENARIOS
+    from ..strategies import make_strategy
+
+    seeds = derive_seeds(cfg.seed)
+    dataset = _cached_dataset(*dataset_key(cfg))
+    scenario = SCENARIOS.build(cfg.scenario.name, cfg.scenario.params)
+    detector = make_detector(cfg.detector.name, cfg.detector.params, random_state=seeds["detector"])
+    strategy = make_strategy(cfg.strategy.name, detector, cfg.strategy.params, random_state=seeds["strategy"])
+    return dataset, scenario, strategy
+
+
+def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:
+    """Run one configuration (see :class:`RunConfig`); errors propagate. ``on_step`` as in
+    :func:`run_experiment`."""
+    dataset, scenario, strategy = build_run(cfg)
+    labels = {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display,
+              "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
+    return run_experiment(dataset, scenario, strategy, cfg.base_metrics, seed=cfg.seed, labels=labels,
+                          config=cfg.to_dict(), on_step=on_step)
+
+
+def failed_result(cfg: RunConfig, error: str) -> RunResult:
+    """The record of a run that raised: its configuration, ``status="failed"`` and the traceback."""
+    return RunResult(
+        dataset=cfg.dataset.display, scenario=cfg.scenario.display, strategy=cfg.strategy.display,
+        detector=cfg.detector.display, seed=int(cfg.seed), versions=versions(), config=cfg.to_dict(),
+        status="failed", error=error, run_id=cfg.run_id,
+    )
+
+
+def run_safely(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:
+    """:func:`run_config`, but an exception becomes a failed result carrying its traceback."""
+    try:
+        return run_config(cfg, on_step=on_step)
+    except Exception:  # noqa: BLE001 - a failed run is recorded, the grid goes on
+        return failed_result(cfg, traceback.format_exc())
