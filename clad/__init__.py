@@ -19,6 +19,7 @@ from .core.experiment import run_experiment
 from .core.results import RunResult, read_results, write_results
 from .datasets import make_synthetic
 from .detectors import as_detector
+from .engine.benchmark import BenchmarkResult, run_spec
 from .engine.config import RunConfig
 from .engine.spec import load_spec
 from .errors import CladError, DataError, DetectorError, ScenarioError, SpecError
@@ -46,6 +47,8 @@ __all__ = [
     "ConceptIncremental",
     "ConceptAgnostic",
     "load_spec",
+    "run_spec",
+    "BenchmarkResult",
     "Naive",
     "Cumulative",
     "Scored",

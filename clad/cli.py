@@ -25,7 +25,6 @@ import argparse
 import json
 import logging
 import os
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -38,29 +37,20 @@ log = logging.getLogger("clad")
 EXIT_WRITE_FAILED = 111
 
 
-def _remove_database(db: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        p = db.with_name(db.name + suffix)
-        if p.exists():
-            p.unlink()
-
-
 def _cmd_run(args) -> int:
-    from .core.results import write_results
-    from .engine.executors import execute_grid
-    from .engine.progress import Progress
+    from .engine.benchmark import ResultsWriteError, run_spec
+    from .engine.progress import ProgressEvents
     from .engine.spec import load_spec
-    from .engine.store import DEFAULT_NAME, ResultStore
-    from .engine.summary import format_summary, write_summaries
+    from .engine.summary import format_summary
 
     spec = load_spec(args.spec)
-    jobs = args.jobs if args.jobs is not None else (spec.jobs or 1)
-    dask = args.dask if args.dask is not None else spec.dask
-    timeout = args.timeout if args.timeout is not None else spec.timeout
-    threads = args.threads if args.threads is not None else (spec.threads or 1)
-    for msg in spec.skipped:
-        log.info("skipped: %s", msg)
+    if args.dry_run or args.out is None:
+        for msg in spec.skipped:
+            log.info("skipped: %s", msg)
     if args.dry_run:
+        jobs = args.jobs if args.jobs is not None else (spec.jobs or 1)
+        dask = args.dask if args.dask is not None else spec.dask
+        timeout = args.timeout if args.timeout is not None else spec.timeout
         where = f"Dask at {dask}" if dask else f"{jobs} process{'es' if jobs > 1 else ''}"
         print(f"{spec.name}: {len(spec)} runs ({where}"
               + (f", time limit {timeout:g} s per run" if timeout else "") + ")")
@@ -70,70 +60,24 @@ def _cmd_run(args) -> int:
     if args.out is None:
         print("clad run: --out DIR is required (or use --dry-run)", file=sys.stderr)
         return 2
-    if len({c.run_id for c in spec.configs}) != len(spec.configs):
-        log.warning("the spec lists the same run more than once; each is run once")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    db = out / DEFAULT_NAME
-    if args.fresh:
-        _remove_database(db)
-    configs = list({c.run_id: c for c in spec.configs}.values())
-    ids = [c.run_id for c in configs]
-    interrupted = False
     try:
-        with ResultStore(db) as store:
-            store.set_meta("spec", spec.raw)
-            store.set_meta("clad_version", __version__)
-            finished = store.finished_ids() & set(ids)
-            todo = [c for c in configs if c.run_id not in finished]
-            if finished:
-                log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
-                         db, len(todo))
-            progress = Progress(len(configs), already=len(finished), desc=spec.name,
-                                bar=not args.quiet and sys.stderr.isatty())
-            events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
-                                  on_step=progress.step if jobs == 1 and dask is None else None)
-            try:
-                for ev in events:
-                    if ev.kind == "started":
-                        store.mark_started(ev.config.run_id, {
-                            "dataset": ev.config.dataset.display, "scenario": ev.config.scenario.display,
-                            "strategy": ev.config.strategy.display, "detector": ev.config.detector.display,
-                            "seed": ev.config.seed}, ev.config.to_dict(), ev.started)
-                        progress.started(ev.config)
-                    else:
-                        store.write(ev.result, ev.started, ev.finished)
-                        progress.finished(ev.result, ev.config)
-            except KeyboardInterrupt:
-                interrupted = True
-                events.close()  # stops the workers
-            except (sqlite3.Error, OSError):
-                events.close()
-                raise
-            finally:
-                progress.close()
-            results = store.load_results(ids)
-        write_results(out / "results.json", results, spec=spec.raw)
-        table = write_summaries(out, results, title=spec.name)
-    except (sqlite3.Error, OSError) as exc:
-        # the disk (or the database file) failed: what was committed before is kept, nothing is half-written
-        print(f"clad: error: writing the results in {out} failed ({type(exc).__name__}: {exc}); runs finished "
-              f"before this are kept in {db}; fix the cause and run the same command again to resume",
-              file=sys.stderr)
+        done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
+                        fresh=args.fresh, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
+    except ResultsWriteError as exc:
+        print(f"clad: error: {exc}", file=sys.stderr)
         return EXIT_WRITE_FAILED
-    n_failed = sum(not r.ok for r in results)
-    n_ok = sum(r.ok for r in results)
-    if interrupted:
-        print(f"clad: interrupted; {n_ok} finished runs are kept in {db}; run the same command again to "
-              "resume", file=sys.stderr)
+    if done.interrupted:
+        print(f"clad: interrupted; {done.n_ok} finished runs are kept in {done.database}; run the same command "
+              "again to resume", file=sys.stderr)
         return 130
     if not args.quiet:
-        print(format_summary(table))
-        print(f"\n{n_ok} runs finished, {n_failed} failed; results in {db} and {out / 'results.json'}")
-    if n_failed:
-        log.error("%d of %d runs failed; their tracebacks are in %s (table runs, column error)", n_failed,
-                  len(configs), db)
-    return min(n_failed, 100)
+        print(format_summary(done.summary))
+        print(f"\n{done.n_ok} runs finished, {done.n_failed} failed; results in {done.database} and "
+              f"{done.results_json}")
+    if done.n_failed:
+        log.error("%d of %d runs failed; their tracebacks are in %s (table runs, column error)", done.n_failed,
+                  done.n_total, done.database)
+    return min(done.n_failed, 100)
 
 
 def _cmd_export(args) -> int:

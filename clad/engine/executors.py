@@ -46,7 +46,8 @@ from ..core.results import RunResult
 from ..errors import CladValueError
 from .run import RunConfig, dataset_key, failed_result, run_safely
 
-__all__ = ["RunEvent", "execute_grid", "execute_one", "RunTimeout", "THREAD_ENV_VARS", "limited_threads"]
+__all__ = ["RunEvent", "execute_grid", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
+           "limited_threads"]
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +63,17 @@ class RunTimeout(BaseException):
 
 @dataclass(frozen=True)
 class RunEvent:
-    """What happened to one run: ``kind`` is ``"started"`` or ``"finished"`` (then ``result``,
-    ``started`` and ``finished`` are set; times are UTC ISO 8601)."""
+    """What happened to one run: ``kind`` is ``"started"``, ``"step"`` (a sequential run evaluated
+    its training step ``index``, named ``step``) or ``"finished"`` (then ``result``, ``started``
+    and ``finished`` are set; times are UTC ISO 8601)."""
 
     kind: str
     config: RunConfig
     result: RunResult | None = None
     started: str | None = None
     finished: str | None = None
+    step: str | None = None
+    index: int | None = None
 
 
 def _utc() -> str:
@@ -146,6 +150,24 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
     except RunTimeout:  # a BaseException: run_safely lets it through
         result = _timeout_result(cfg, timeout or 0.0, traceback.format_exc())
     return result, started, _utc()
+
+
+def check_execution(jobs: int, threads: int | None, timeout: float | None) -> None:
+    """A :class:`~clad.errors.CladValueError` naming ``jobs``, ``threads`` or ``timeout`` when it is not allowed.
+
+    >>> check_execution(2, 1, None)
+    >>> check_execution(0, 1, None)
+    Traceback (most recent call last):
+    ...
+    clad.errors.CladValueError: jobs=0; expected an integer >= 1
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise CladValueError(f"threads={threads!r}; expected an integer >= 1 or None")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not 0 < timeout < float("inf")):
+        raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
 
 
 # -- worker processes --------------------------------------------------------------------------
@@ -339,20 +361,15 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     limit, and then results may depend on the executor). ``on_step(config, step_name,
     step_index)`` is called after every evaluated concept step of a sequential run (``jobs=1``,
     no Dask). Closing the generator (or Ctrl-C) stops the workers."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise CladValueError(f"threads={threads!r}; expected an integer >= 1 or None")
+    check_execution(jobs, threads, timeout)
     if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
         log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
                     os.cpu_count() or 1)
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
     # runs on the same data one after another, so each process loads a dataset once (results do
     # not depend on the order)
     configs = sorted(configs, key=dataset_key)
     if not configs:
-        return iter(())
+        return (e for e in ())
     if dask is not None:
         return _iter_dask(configs, dask, timeout, threads)
     if jobs > 1:
