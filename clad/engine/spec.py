@@ -45,7 +45,7 @@ from typing import Any
 from ..core.evaluation import BASE_METRICS
 from ..errors import CladError, SpecError
 from ..registry import Registry, check_params, did_you_mean
-from .run import Component, RunConfig
+from .config import Component, RunConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
