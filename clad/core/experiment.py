@@ -7,12 +7,12 @@ from typing import Callable, Sequence
 
 from sklearn.base import clone
 
-from ..detectors import as_detector, detector_name, set_random_state
-from ..engine.config import derive_seeds
+from ..detectors import as_detector, detector_name
 from ..metrics import learned_at, summarize
 from .concepts import ConceptDataset
 from .evaluation import Evaluator, check_base_metrics
 from .results import RunResult, versions
+from .seeding import seed_run
 
 __all__ = ["run_experiment"]
 
@@ -57,16 +57,8 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     base_metrics = check_base_metrics(base_metrics)
     strategy = clone(strategy)
     if seed is not None:
-        seeds = derive_seeds(seed)
-        params = strategy.get_params(deep=False)
-        if "random_state" in params and params["random_state"] is None:
-            strategy.set_params(random_state=seeds["strategy"])
-        if params.get("detector") is not None:
-            det = as_detector(params["detector"])
-            set_random_state(det, seeds["detector"])
-            strategy.set_params(detector=det)
-        if getattr(scenario, "random_state", "absent") is None:  # e.g. a gradual transition's interleaving
-            scenario = clone(scenario).set_params(random_state=seeds["scenario"])
+        seeded = seed_run(seed, strategy=strategy, scenario=scenario)
+        strategy, scenario = seeded.strategy, seeded.scenario
     labels = dict(labels or {})
     t0 = time.perf_counter()
     evaluator = (Evaluator(dataset.test, base_metrics, n_jobs=n_jobs) if on_step is None
