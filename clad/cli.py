@@ -7,7 +7,8 @@
                                   ``--fresh`` start over, ``--timeout S`` per-run time limit.
                                   Exit status: 0 all fine, N (at most 100) when N runs failed,
                                   2 for a bad spec or command line, 111 when the results could
-                                  not be written (e.g. disk full), 130 when interrupted.
+                                  not be written (e.g. disk full), 130 when interrupted (Ctrl-C),
+                                  143 when terminated (SIGTERM, handled like Ctrl-C).
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
 ``clad report DIR``                figures, tables and statistics of a results folder in ``DIR/report``
 ``clad datasets list``             registered dataset loaders and dataset cards
@@ -25,8 +26,12 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 from ._version import __version__
 from .errors import CladError
@@ -35,6 +40,46 @@ log = logging.getLogger("clad")
 
 #: exit status when the results could not be written (disk full, database unwritable)
 EXIT_WRITE_FAILED = 111
+#: exit status after Ctrl-C (SIGINT) and after SIGTERM (128 + the signal's number, as a shell reports it)
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+RUN_EPILOG = """exit status:
+  0      every run finished
+  N      N runs failed (at most 100); their tracebacks are in DIR/results.sqlite
+  2      a bad spec or command line
+  111    the results could not be written (e.g. disk full); finished runs are kept
+  130    interrupted by Ctrl-C (SIGINT)
+  143    terminated by SIGTERM, handled like Ctrl-C
+After Ctrl-C or SIGTERM the runs that finished are kept, the worker processes are stopped and
+results.json is written; run the same command again to resume. Worker processes also end by
+themselves when this process is killed (SIGKILL)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread on SIGTERM, so that it stops a run exactly as Ctrl-C does."""
+
+
+@contextmanager
+def _sigterm_as_interrupt():
+    """While the block runs, SIGTERM raises :class:`Terminated` (once: a second SIGTERM during the
+    clean-up is ignored; SIGKILL still ends everything, workers included). Yields a record whose
+    ``received`` tells whether SIGTERM came."""
+    record = SimpleNamespace(received=False)
+    if threading.current_thread() is not threading.main_thread():
+        yield record
+        return
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        record.received = True
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield record
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _cmd_run(args) -> int:
@@ -67,9 +112,10 @@ def _cmd_run(args) -> int:
         print(f"clad: error: {exc}", file=sys.stderr)
         return EXIT_WRITE_FAILED
     if done.interrupted:
-        print(f"clad: interrupted; {done.n_ok} finished runs are kept in {done.database}; run the same command "
-              "again to resume", file=sys.stderr)
-        return 130
+        by = " by SIGTERM" if args.signals.received else ""
+        print(f"clad: interrupted{by}; {done.n_ok} finished runs are kept in {done.database}; run the same "
+              "command again to resume", file=sys.stderr)
+        return EXIT_TERMINATED if by else EXIT_INTERRUPTED
     if not args.quiet:
         print(format_summary(done.summary))
         print(f"\n{done.n_ok} runs finished, {done.n_failed} failed; results in {done.database} and "
@@ -190,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"clad {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="run a spec file")
+    r = sub.add_parser("run", help="run a spec file", epilog=RUN_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("spec", help="TOML spec file, e.g. scenarios/quickstart.toml")
     r.add_argument("--out", help="output folder (results.json is written there)")
     r.add_argument("--dry-run", action="store_true", help="print the expanded grid and exit")
@@ -253,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("clad.engine.progress").setLevel(logging.INFO)  # plain progress lines, even with --quiet
     try:
-        return int(args.func(args) or 0)
+        with _sigterm_as_interrupt() as args.signals:
+            return int(args.func(args) or 0)
     except CladError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
         return 2
@@ -261,9 +309,10 @@ def main(argv: list[str] | None = None) -> int:
         # the output went to a command that stopped reading (e.g. `| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        print("clad: interrupted; finished runs are kept in the results database", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        by = " by SIGTERM" if isinstance(exc, Terminated) else ""
+        print(f"clad: interrupted{by}; finished runs are kept in the results database", file=sys.stderr)
+        return EXIT_TERMINATED if by else EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover
