@@ -229,8 +229,8 @@ class Evaluator:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def evaluate(self, strategy, step: str, with_ids: bool, memory_rows: int | None = None,
-                 concept_end: bool = True, anytime_rows_seen: int | None = None) -> None:
+    def evaluate(self, strategy, step: str, with_ids: bool, concept_end: bool = True,
+                 anytime_rows_seen: int | None = None) -> None:
         """Score every test concept once and append a row (to R if ``concept_end``, and to the
         anytime matrix if ``anytime_rows_seen`` is given). If nothing was learned since the last
         evaluation, the previous scores are reused rather than computed again."""
@@ -247,7 +247,7 @@ class Evaluator:
             self._steps.append(step)
             self._fit.append(self._pending_fit)
             self._score.append(score_time)
-            self._memory.append(int(memory_rows if memory_rows is not None else _memory_rows(strategy)))
+            self._memory.append(_memory_rows(strategy))
             self._pending_fit = 0.0
         if anytime_rows_seen is not None:
             for m in self.base_metrics:

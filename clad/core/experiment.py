@@ -26,9 +26,8 @@ class _StepEvaluator(Evaluator):
         self._on_step = on_step
         self._n_rows = 0
 
-    def evaluate(self, strategy, step, with_ids, memory_rows=None, concept_end=True, anytime_rows_seen=None):
-        super().evaluate(strategy, step, with_ids, memory_rows=memory_rows, concept_end=concept_end,
-                         anytime_rows_seen=anytime_rows_seen)
+    def evaluate(self, strategy, step, with_ids, concept_end=True, anytime_rows_seen=None):
+        super().evaluate(strategy, step, with_ids, concept_end=concept_end, anytime_rows_seen=anytime_rows_seen)
         if concept_end:
             self._n_rows += 1
             self._on_step(str(step), self._n_rows - 1)
