@@ -234,7 +234,9 @@ class ProtocolDetector(DetectorAdapter):
             raise DetectorError(
                 f"detector {type(est).__name__}: contamination={self.contamination!r}; expected a number in (0, 0.5)"
             )
-        train_scores = check_scores(est.score(X), int(np.shape(X)[0]), type(est).__name__)
+        with writes_guard(self.name, "score"):  # the training rows' scores, for the threshold
+            raw = est.score(X)
+        train_scores = check_scores(raw, int(np.shape(X)[0]), type(est).__name__)
         return float(np.quantile(train_scores, 1.0 - float(self.contamination)))
 
 
