@@ -18,7 +18,7 @@ from clad.scenarios import ConceptAgnostic, ConceptAware
 from clad.strategies import STRATEGIES, Cumulative, Naive
 
 from tests.plugins import CentresInScore, ZeroesInFit
-from tests.runner_helpers import run_clad, write_spec
+from tests.runner_helpers import SMALL_SPEC, run_clad, write_spec
 
 
 def _snapshot(ds):
@@ -81,26 +81,6 @@ def test_clad_check_passes_detectors_that_leave_their_input_alone(capsys):
     assert main(["check", "plugins:DistanceToMean"]) == 0
 
 
-SPEC = """
-name = "isolation"
-seeds = 2
-strategies = ["naive", "cumulative"]
-
-[[datasets]]
-name = "synthetic"
-n_concepts = 3
-n_features = 3
-n_train = 80
-n_test = 40
-
-[[scenarios]]
-name = "concept_incremental"
-{mutators}
-[[detectors]]
-name = "iforest"
-n_estimators = 10
-"""
-
 MUTATORS = """
 [[detectors]]
 name = "tests.plugins:ZeroesInFit"
@@ -112,24 +92,32 @@ label = "centres"
 """
 
 
-def _iforest_R(folder):
+MUTANTS = ("zeroes", "centres")
+
+
+def _others_R(folder):
+    """R of the runs of the well-behaved detectors, and the runs of the mutating ones."""
     with ResultStore(folder / "results.sqlite", create=False) as store:
         runs = store.load_results()
-    return {r.run_id: r.R for r in runs if r.detector == "iforest"}, [r for r in runs if r.detector != "iforest"]
+    return {r.run_id: r.R for r in runs if r.detector not in MUTANTS}, [r for r in runs if r.detector in MUTANTS]
 
 
 @pytest.mark.slow
 def test_mutating_detectors_before_iforest_leave_its_R_as_when_run_alone(tmp_path):
-    alone = write_spec(tmp_path, SPEC.format(mutators=""), "alone.toml")
-    mixed = write_spec(tmp_path, SPEC.format(mutators=MUTATORS), "mixed.toml")
+    # SMALL_SPEC: iforest and hbos, naive and cumulative, 2 seeds, concept_agnostic; the two
+    # mutating plug-ins are listed first
+    first = '[[detectors]]\nname = "iforest"'
+    assert first in SMALL_SPEC
+    alone = write_spec(tmp_path, SMALL_SPEC, "alone.toml")
+    mixed = write_spec(tmp_path, SMALL_SPEC.replace(first, MUTATORS + "\n" + first), "mixed.toml")
     done = run_clad("run", alone, "--out", tmp_path / "alone", "--jobs", "1", "--quiet")
     assert done.returncode == 0, done.stderr
-    reference, _ = _iforest_R(tmp_path / "alone")
-    assert len(reference) == 4
+    reference, _ = _others_R(tmp_path / "alone")
+    assert len(reference) == 8
     for jobs in ("1", "2"):
         out = tmp_path / f"mixed{jobs}"
         done = run_clad("run", mixed, "--out", out, "--jobs", jobs, "--quiet")
-        got, failed = _iforest_R(out)
+        got, failed = _others_R(out)
         assert got.keys() == reference.keys()
         for rid, R in reference.items():
             for m in R:
