@@ -8,8 +8,11 @@ recur, e.g. A, B, A) and the *test* concepts (which may include concepts never t
 validated when it is built; every failure is a :class:`~clad.errors.DataError` naming the concept,
 the problem and what is expected.
 
-Arrays are kept as given when they already are floating point, so a memory-mapped ``.npy`` file
-stays on disk: nothing here copies a float array.
+A concept owns its arrays read-only: a float array is kept as a read-only *view* of what was given
+(no copy, so a memory-mapped ``.npy`` file stays on disk and memory-mapped), other arrays are
+converted once and frozen. Detectors and strategies get these arrays, so no run can change the
+data of another run, nor the caller's dataset; the caller's own array stays writeable (code that
+keeps changing it should pass a copy).
 
 >>> import numpy as np
 >>> a = Concept("A", np.zeros((3, 2)))
@@ -29,10 +32,27 @@ import numpy as np
 from ..errors import DataError
 from .memmap import release
 
-__all__ = ["Concept", "ConceptDataset"]
+__all__ = ["Concept", "ConceptDataset", "readonly"]
 
 # rows checked at a time for NaN/inf, so that a memory-mapped array is never read whole into memory
 _CHECK_CHUNK = 1 << 18
+
+
+def readonly(X) -> np.ndarray:
+    """``X`` as an array nobody can write through: itself when it already is read-only, else a
+    read-only view of it (never a copy; a memory-mapped array stays memory-mapped).
+
+    >>> a = np.zeros(3)
+    >>> v = readonly(a)
+    >>> v.flags.writeable, a.flags.writeable, np.shares_memory(a, v)
+    (False, True, True)
+    """
+    X = np.asanyarray(X)
+    if not X.flags.writeable:
+        return X
+    view = X.view()
+    view.flags.writeable = False
+    return view
 
 
 def _as_float_2d(X, what: str) -> np.ndarray:
@@ -71,7 +91,14 @@ class Concept:
     """One concept: ``name``, features ``X`` (n_rows x n_features) and optional labels ``y``.
 
     Labels are required for test concepts and optional for training concepts (training data are
-    usually normal-only). ``X`` is validated (2-D, finite, non-empty) when the concept is made.
+    usually normal-only). ``X`` is validated (2-D, finite, non-empty) when the concept is made, and
+    ``X`` and ``y`` are read-only from then on.
+
+    >>> c = Concept("A", np.zeros((2, 2)))
+    >>> c.X[0, 0] = 1.0
+    Traceback (most recent call last):
+    ...
+    ValueError: assignment destination is read-only
     """
 
     name: str
@@ -90,7 +117,7 @@ class Concept:
             raise DataError(f"{what}: has no feature columns; expected at least one")
         if self.validate:
             _check_finite(X, what)
-        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "X", readonly(X))
         if self.y is not None:
             y = np.asarray(self.y)
             if y.ndim != 1:
@@ -107,7 +134,7 @@ class Concept:
             if not np.isin(values, (0, 1)).all():
                 shown = ", ".join(repr(v.item()) for v in values[:6])
                 raise DataError(f"{what}: labels must be binary, 0 (normal) or 1 (anomaly); found {shown}")
-            object.__setattr__(self, "y", y.astype(np.int8, copy=False))
+            object.__setattr__(self, "y", readonly(y.astype(np.int8, copy=False)))
 
     @property
     def n_rows(self) -> int:

@@ -10,28 +10,21 @@ from sklearn.base import clone
 from ..detectors import as_detector, detector_name
 from ..metrics import learned_at, summarize
 from .concepts import ConceptDataset
-from .evaluation import Evaluator, check_base_metrics
+from .evaluation import Evaluator, StepEvent, check_base_metrics
 from .results import RunResult, versions
 from .seeding import seed_run
 
 __all__ = ["run_experiment"]
 
 
-class _StepEvaluator(Evaluator):
-    """An :class:`Evaluator` that tells ``on_step(step_name, step_index)`` after each row of R
-    (it only observes: nothing it is given can change the run)."""
+def _step_observer(on_step: Callable[[str, int], None]):
+    """An evaluator observer that calls ``on_step(step_name, step_index)`` after each row of R."""
 
-    def __init__(self, test_concepts, base_metrics, on_step, n_jobs=1):
-        super().__init__(test_concepts, base_metrics, n_jobs=n_jobs)
-        self._on_step = on_step
-        self._n_rows = 0
+    def observe(event) -> None:
+        if isinstance(event, StepEvent):
+            on_step(event.step, event.index)
 
-    def evaluate(self, strategy, step, with_ids, memory_rows=None, concept_end=True, anytime_rows_seen=None):
-        super().evaluate(strategy, step, with_ids, memory_rows=memory_rows, concept_end=concept_end,
-                         anytime_rows_seen=anytime_rows_seen)
-        if concept_end:
-            self._n_rows += 1
-            self._on_step(str(step), self._n_rows - 1)
+    return observe
 
 
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
@@ -61,8 +54,8 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         strategy, scenario = seeded.strategy, seeded.scenario
     labels = dict(labels or {})
     t0 = time.perf_counter()
-    evaluator = (Evaluator(dataset.test, base_metrics, n_jobs=n_jobs) if on_step is None
-                 else _StepEvaluator(dataset.test, base_metrics, on_step, n_jobs=n_jobs))
+    observers = () if on_step is None else (_step_observer(on_step),)
+    evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers)
     evaluation = scenario.run(dataset, strategy, evaluator)
     total = time.perf_counter() - t0
     t = learned_at(evaluation.steps, dataset.test_names)

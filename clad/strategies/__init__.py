@@ -6,6 +6,10 @@ Protocol (see :mod:`clad.strategies.base`): ``learn(X, concept_id=None)`` and
 them), and ``memory_rows()`` reports the training rows a strategy keeps. Every strategy is a
 scikit-learn estimator: ``clone`` gives an unfitted copy, and fitted strategies pickle.
 
+A new strategy subclasses :class:`Strategy` and writes ``learn`` (and ``score`` only if it keeps
+several detectors): the base class counts the learn calls, scores with ``detector_``, reports the
+rows of ``buffer_`` and hands every array over read-only.
+
 Registered names for spec files (scenarios: ``aware`` = concept_aware, ``incr`` =
 concept_incremental, ``agn`` = concept_agnostic):
 

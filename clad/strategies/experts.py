@@ -55,7 +55,6 @@ class Experts(Strategy):
     """
 
     requires_boundaries = True
-    supported_scenarios = ("concept_aware", "concept_incremental")
 
     def __init__(self, detector=None, no_expert: str = "task_agnostic", random_state: int | None = None):
         self.detector = detector
@@ -70,13 +69,11 @@ class Experts(Strategy):
                 )
             self.experts_ = {}
             self.train_scores_ = {}
-            self.n_learn_calls_ = 0
         key = str(concept_id) if concept_id is not None else f"expert_{self.n_learn_calls_}"
-        det = self._new_detector().fit(X)
+        det = self._fit_new(X)
         self.experts_.pop(key, None)  # a retrained id becomes the latest expert
         self.experts_[key] = det
         self.train_scores_[key] = np.sort(det.score(X))
-        self.n_learn_calls_ += 1
         return self
 
     def _check_fitted(self, attr: str = "experts_"):
@@ -125,6 +122,3 @@ class Experts(Strategy):
         keys, scores, measures = self._fit_measures(X)
         i = self._pick(measures)
         return Scored(scores[i], self.experts_[keys[i]].threshold_)
-
-    def memory_rows(self) -> int:
-        return 0

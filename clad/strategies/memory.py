@@ -177,14 +177,6 @@ class ConceptBalancedBuffer:
             raise CladValueError("buffer is empty: nothing was added yet")
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def rows_of(self, concept: str) -> np.ndarray:
-        """The stored rows of one concept (possibly none)."""
-        share = self._shares.get(str(concept))
-        if share is None or len(share) == 0:
-            width = 0 if share is None or share._data is None else share._data.shape[1]
-            return np.empty((0, width))
-        return share.view()
-
     def rows_per_concept(self) -> dict[str, int]:
         return {c: len(self._shares[c]) for c in self._order}
 

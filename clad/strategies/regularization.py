@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import copy
 
-from ..detectors import as_detector, detector_name
+from ..detectors import detector_name
 from ..errors import CladValueError
-from .base import Scored, Strategy
+from .base import Strategy
 
 __all__ = ["EWC", "LwF", "EWC_MODES"]
 
@@ -42,20 +42,8 @@ class _Regularized(Strategy):
             det = self._new_detector()
             _check_torch(self, det)
             self.detector_ = det.fit(X)
-            self.n_learn_calls_ = 1
             return
         self.detector_.partial_fit(X, extra_loss=extra_loss_factory())
-        self.n_learn_calls_ += 1
-
-    def score(self, X, concept_id=None) -> Scored:
-        self._check_fitted()
-        return Scored(self.detector_.score(X), self.detector_.threshold_)
-
-    def check_detector(self) -> None:
-        """Raise now if the detector prototype is not a clad PyTorch detector."""
-        if self.detector is None:
-            raise CladValueError(f"{type(self).__name__}: detector=None; give a detector prototype")
-        _check_torch(self, as_detector(self.detector))
 
 
 class EWC(_Regularized):
