@@ -140,7 +140,7 @@ def test_report_html_is_self_contained_and_complete(finished_run):
     assert {"Versions", "Runs", "Seeds"} <= set(page.headings)
     headers = [tuple(h) for h in page.tables]
     assert ("scenario", "detector", "strategy", "CA", "BWT", "FWT", "Final", "Learning", "Forgetting",
-            "GEM-BWT") in headers
+            "GEM-BWT", "pyCLAD-code-BWT", "Stability", "AUAC", "All-avg") in headers
     assert ("package", "version") in headers
     assert ("run id", "dataset", "scenario", "strategy", "detector", "seed", "status", "seconds") in headers
     assert ("", "iforest", "lof") in headers or ("", "lof", "iforest") in headers  # detector scores per block

@@ -86,7 +86,14 @@ def test_leaderboard_and_best_marks():
     assert marks["continual_average"].tolist() == (c == c.max()).tolist()
     md = leaderboard_markdown(lb)
     best_ca = lb.loc[c.idxmax()]
-    assert f"**{best_ca.continual_average_mean:.3f} ± {best_ca.continual_average_std:.3f}**" in md
+    lo, hi = best_ca.continual_average_ci_low, best_ca.continual_average_ci_high
+    assert f"**{best_ca.continual_average_mean:.3f} ± {best_ca.continual_average_std:.3f} [{lo:.3f}, {hi:.3f}] n=2**" in md
+    # the 95 % interval is t-based over the 2 seeds: mean ± t(0.975, 1) * std / sqrt(2), t(0.975, 1) = 12.7062
+    row = lb.loc[0]
+    half = 12.706204736 * row.continual_average_std / np.sqrt(2)
+    assert (row.continual_average_ci_low, row.continual_average_ci_high) == pytest.approx(
+        (row.continual_average_mean - half, row.continual_average_mean + half))
+    assert row.continual_average_n == 2 and row.runs == 2
     assert "### toy — roc_auc" in md
     tex = leaderboard_latex(lb)
     assert r"\textbf{" in tex and r"\toprule" in tex

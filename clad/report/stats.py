@@ -25,7 +25,8 @@ from scipy import stats
 
 from ..core.results import RunResult
 from ..errors import CladValueError
-from .aggregate import CONFIG_KEYS, LOWER_IS_BETTER, _scalar
+from ..metrics import get_metric
+from .aggregate import CONFIG_KEYS, scalar_value
 
 __all__ = ["StatisticsWarning", "Comparison", "score_matrix", "compare_methods", "compare", "MIN_BLOCKS"]
 
@@ -110,7 +111,7 @@ def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str
     if bad or not blocks:
         raise CladValueError(f"blocks={blocks!r}: each must be a configuration field other than by={by!r} "
                              f"({', '.join(k for k in CONFIG_KEYS if k != by)})")
-    rows = [{**{k: getattr(r, k) for k in CONFIG_KEYS}, "value": _scalar(r, base_metric, metric)}
+    rows = [{**{k: getattr(r, k) for k in CONFIG_KEYS}, "value": scalar_value(r, base_metric, metric)}
             for r in results if r.ok]
     if not rows:
         return pd.DataFrame()
@@ -222,7 +223,9 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
 def compare(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
             base_metric: str = "roc_auc", blocks: Sequence[str] = ("dataset", "scenario"),
             alpha: float = 0.05) -> Comparison:
-    """:func:`score_matrix` then :func:`compare_methods` (lower is better for ``forgetting``)."""
+    """:func:`score_matrix` then :func:`compare_methods` (higher or lower is better as the metric's
+    declaration in :data:`clad.metrics.REGISTRY` says)."""
+    higher = get_metric(metric).higher_is_better
     scores = score_matrix(results, by=by, metric=metric, base_metric=base_metric, blocks=blocks)
-    return compare_methods(scores, higher_is_better=metric not in LOWER_IS_BETTER, alpha=alpha, by=by,
+    return compare_methods(scores, higher_is_better=higher, alpha=alpha, by=by,
                            metric=metric, base_metric=base_metric)
