@@ -172,3 +172,11 @@ def test_registry_declares_every_public_metric_once():
     assert metrics.scalar_names(headline=True) == ["continual_average", "backward_transfer", "forward_transfer"]
     with pytest.raises(ValueError, match="did you mean"):
         metrics.get_metric("continual_averge")
+
+
+def test_pyclad_code_bwt_is_two_over_n_times_gem_bwt_without_nan():
+    # the step-to-step changes of a concept add up to its final value minus its first (docs/guides/metrics.md)
+    rng = np.random.default_rng(3)
+    for n in range(2, 7):
+        R = rng.uniform(size=(n, n))
+        assert metrics.pyclad_code_backward_transfer(R) == pytest.approx(2 / n * metrics.gem_backward_transfer(R))
