@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from clad import metrics
+from clad.core.results import RunResult
 from clad.errors import CladValueError
 
 NAN = float("nan")
@@ -180,3 +181,33 @@ def test_pyclad_code_bwt_is_two_over_n_times_gem_bwt_without_nan():
     for n in range(2, 7):
         R = rng.uniform(size=(n, n))
         assert metrics.pyclad_code_backward_transfer(R) == pytest.approx(2 / n * metrics.gem_backward_transfer(R))
+
+
+def test_run_experiment_warns_when_no_concept_name_matches():
+    from sklearn.ensemble import IsolationForest
+
+    from clad import ConceptDataset, ConceptIncremental, Naive, make_synthetic, run_experiment
+    from clad.core.concepts import Concept
+
+    ds = make_synthetic(n_concepts=2, n_features=2, n_train=40, n_test=40, random_state=0)
+    renamed = ConceptDataset(ds.train, [Concept(f"test_{c.name}", c.X, c.y) for c in ds.test], name="renamed")
+    with pytest.warns(metrics.ConceptNamesWarning, match=r"training \['C0', 'C1'\], test \['test_C0', 'test_C1'\]"):
+        r = run_experiment(renamed, ConceptIncremental(), Naive(IsolationForest(n_estimators=5)), seed=0)
+    assert math.isnan(r.metrics["roc_auc"]["continual_average"])
+    # every scalar metric of the run records its left-out count
+    assert set(r.metrics["roc_auc"]["left_out"]) == set(metrics.scalar_names(needs_only=()))
+
+
+def test_the_store_keeps_every_left_out_count_and_the_per_concept_values(tmp_path):
+    from clad.engine.store import ResultStore
+
+    R = RB.copy()
+    R[2, 0] = NAN
+    run = RunResult("d", "s", "naive", "if", 0, ("A", "B"), ("A", "B", "C"), R={"roc_auc": R[:2]},
+                    metrics={"roc_auc": metrics.summarize(R[:2])}, run_id="abc")
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.write(run)
+        back = store.load_results()[0].metrics["roc_auc"]
+    assert back["left_out"] == run.metrics["roc_auc"]["left_out"]
+    assert len(back["left_out"]) == len(metrics.scalar_names(needs_only=()))
+    np.testing.assert_allclose(back["per_concept_drop"], [0.2, 0.0, NAN])

@@ -9,7 +9,7 @@ from sklearn.base import clone
 
 from ..detectors import as_detector, detector_name, set_random_state
 from ..engine.config import derive_seeds
-from ..metrics import learned_at, summarize
+from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
 from .evaluation import Evaluator, check_base_metrics
 from .results import RunResult, versions
@@ -73,6 +73,7 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
                  else _StepEvaluator(dataset.test, base_metrics, on_step, n_jobs=n_jobs))
     evaluation = scenario.run(dataset, strategy, evaluator)
     total = time.perf_counter() - t0
+    check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
     t = learned_at(evaluation.steps, dataset.test_names)
     metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
     anytime = None
