@@ -143,7 +143,8 @@ def _cmd_report(args) -> int:
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report = make_report(results, out, spec=load_spec_record(args.dir))
+        report = make_report(results, out, spec=load_spec_record(args.dir),
+                             stat_metrics=args.metric or ("continual_average",))
     for w in caught:
         log.warning("%s", w.message)
     print(f"report: {report.index} ({len(report.figures)} figures; tables: "
@@ -267,6 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")
     rp.add_argument("--out", help="report folder (default DIR/report)")
+    rp.add_argument("--metric", action="append", metavar="NAME",
+                    help="scalar metric the statistics compare methods on (repeatable; default continual_average)")
     rp.set_defaults(func=_cmd_report)
 
     from .datasets.cli import add_arguments as _dataset_arguments

@@ -164,3 +164,29 @@ def test_list_shows_every_registered_name(capsys):
     out = capsys.readouterr().out
     for name in DETECTORS.names() + STRATEGIES.names() + ["concept_agnostic", "synthetic"]:
         assert f"  {name} " in out
+
+
+@pytest.mark.slow
+def test_quickstart_report_makes_no_claim_from_duplicated_blocks(quickstart_runs, tmp_path):
+    """`clad run scenarios/quickstart.toml --out DIR && clad report DIR`: concept_aware and
+    concept_incremental are the same computation for naive and cumulative; the report merges them and
+    claims no significance from them."""
+    import warnings
+
+    from clad.core.results import RunResult, write_results
+    from clad.report import compare
+
+    results = [RunResult.from_dict(r) for r in quickstart_runs[0]["runs"]]
+    write_results(tmp_path / "results.json", results, spec=quickstart_runs[0]["spec"])
+    assert main(["report", str(tmp_path), "--metric", "continual_average", "--metric", "forgetting"]) == 0
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "differ significantly" not in page and "Friedman" in page  # the tests are described, none is claimed
+    assert "synthetic: concept_aware = concept_incremental hold identical R for every detector and seed" in page
+    assert "detectors by forgetting (roc_auc)" in page and "weaker claim" in page
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        finer = compare(results, by="detector", blocks=("dataset", "scenario"))
+    # dataset x scenario: 3 settings, two of them one computation -> 2 blocks, too few for a test
+    assert finer.n_blocks == 2 and finer.pvalue is None and not finer.significant
+    assert any("concept_aware = synthetic / concept_incremental" in n for n in finer.notes)
+    assert main(["report", str(tmp_path), "--metric", "continual_averag"]) == 2  # unknown: a clear error

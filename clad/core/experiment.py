@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 from sklearn.base import clone
 
 from ..detectors import as_detector, detector_name
-from ..metrics import learned_at, summarize
+from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
 from .evaluation import Evaluator, StepEvent, check_base_metrics
 from .results import RunResult, versions
@@ -58,6 +58,7 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers)
     evaluation = scenario.run(dataset, strategy, evaluator)
     total = time.perf_counter() - t0
+    check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
     t = learned_at(evaluation.steps, dataset.test_names)
     metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
     anytime = None
