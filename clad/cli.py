@@ -13,6 +13,7 @@
 ``clad datasets list``             registered dataset loaders and dataset cards
 ``clad datasets info NAME``        a dataset card (source, sha256, license, citation, recipe) or a loader
 ``clad datasets convert SRC DST``  a pyCLAD concept file -> clad's pickle-free .npz (needs --allow-pickle)
+``clad validate SPEC.toml``        scenario validity from single-task matrices (exit 1 when a check fails)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
 ``clad export DIR [--format csv|parquet|json]``  tidy tables of R, metrics and runs (or results.json)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
@@ -199,6 +200,12 @@ def _cmd_check(args) -> int:
     return 0 if report.ok else 1
 
 
+def _cmd_validate(args) -> int:
+    from .protocol.cli import run_validate
+
+    return run_validate(args)
+
+
 def _cmd_list(args) -> int:
     from .datasets import DATASETS
     from .detectors import DETECTORS
@@ -289,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a constructor parameter (value parsed as JSON when it can be)")
     c.set_defaults(func=_cmd_check)
+
+    from .protocol.cli import add_validate_arguments
+
+    va = sub.add_parser("validate", help="is a spec's scenario feasible, non-trivial, forgetting, free of redundancy")
+    add_validate_arguments(va)
+    va.set_defaults(func=_cmd_validate)
 
     ls = sub.add_parser("list", help="registered detectors, strategies, scenarios and datasets")
     ls.add_argument("kind", nargs="?", choices=["detectors", "strategies", "scenarios", "datasets"])
