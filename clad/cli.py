@@ -14,6 +14,8 @@
 ``clad datasets list``             registered dataset loaders and dataset cards
 ``clad datasets info NAME``        a dataset card (source, sha256, license, citation, recipe) or a loader
 ``clad datasets convert SRC DST``  a pyCLAD concept file -> clad's pickle-free .npz (needs --allow-pickle)
+``clad validate SPEC.toml``        scenario validity from single-task matrices (exit 1 when a check fails)
+``clad verify SPEC|FOLDER``        rerun a reference suite and compare with its committed results (--update rewrites them)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
 ``clad export DIR [--format csv|parquet|json]``  tidy tables of R, metrics and runs (or results.json)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
@@ -190,6 +192,18 @@ def _cmd_check(args) -> int:
     return 0 if report.ok else 1
 
 
+def _cmd_validate(args) -> int:
+    from .protocol.cli import run_validate
+
+    return run_validate(args)
+
+
+def _cmd_verify(args) -> int:
+    from .protocol.cli import run_verify
+
+    return run_verify(args)
+
+
 def _cmd_list(args) -> int:
     from .datasets import DATASETS
     from .detectors import DETECTORS
@@ -283,6 +297,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a constructor parameter (value parsed as JSON when it can be)")
     c.set_defaults(func=_cmd_check)
+
+    from .protocol.cli import add_validate_arguments, add_verify_arguments
+
+    va = sub.add_parser("validate", help="is a spec's scenario feasible, non-trivial, forgetting, free of redundancy")
+    add_validate_arguments(va)
+    va.set_defaults(func=_cmd_validate)
+
+    vf = sub.add_parser("verify", help="rerun reference specs and compare with their committed results")
+    add_verify_arguments(vf)
+    vf.set_defaults(func=_cmd_verify)
 
     ls = sub.add_parser("list", help="registered detectors, strategies, scenarios and datasets")
     ls.add_argument("kind", nargs="?", choices=["detectors", "strategies", "scenarios", "datasets"])
