@@ -27,7 +27,7 @@ def test_run_spec_writes_the_folder_then_resumes_and_recomputes_a_deleted_run(tm
     assert sorted(r.run_id for r in read_results(first.results_json)) == sorted(r.run_id for r in first.runs)
     assert (out / "summary.csv").is_file() and (out / "summary.md").is_file()
     assert len(first.summary) == 2 * 2 * 2  # 2 base metrics x 2 detectors x 2 strategies, over 2 seeds
-    assert set(first.summary.n_seeds) == {2}
+    assert set(first.summary.runs) == {2} and set(first.summary.CA_n) == {2}
     # the events: the grid, each run started and finished, each step of a sequential run, the end
     kinds = [e.kind for e in events]
     assert kinds[0] == "grid_started" and kinds[-1] == "grid_finished"
