@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from ..errors import CladTypeError, DetectorError
+from .tabular import as_table
 
 __all__ = [
     "as_detector",
@@ -101,6 +102,7 @@ class DetectorAdapter(BaseEstimator):
             return clone(self.estimator, safe=False)
 
     def fit(self, X, y=None):
+        X = as_table(X)  # windows (n, window, features) reach a library estimator flattened
         self.estimator_ = self._fresh()
         self._fit_estimator(self.estimator_, X)
         self.threshold_ = float(self._threshold(self.estimator_, X))
@@ -110,6 +112,7 @@ class DetectorAdapter(BaseEstimator):
     def score(self, X) -> np.ndarray:
         if not hasattr(self, "estimator_"):
             raise DetectorError(f"detector {self.name}: score() called before fit()")
+        X = as_table(X)
         return check_scores(self._raw_score(self.estimator_, X), int(np.shape(X)[0]), self.name)
 
     # subclass hooks
