@@ -14,6 +14,8 @@ Registered names usable in spec files (any ``package.module:Class`` path works t
 ``copod`` ``pca``         ``pyod_iforest``, ``pyod_lof``, ``pyod_ocsvm``
 ``autoencoder``           clad's dense PyTorch autoencoder (:mod:`clad.detectors.torch_ae`)
 ``vae``                   clad's small PyTorch variational autoencoder
+``lstm_autoencoder``      LSTM sequence autoencoder over windows (:mod:`clad.detectors.torch_seq`)
+``gru_autoencoder``       GRU sequence autoencoder over windows
 ========================  ==================================================
 
 The PyTorch detectors are registered as import paths: torch is imported only when one is built.
@@ -66,6 +68,8 @@ for _name, _path in {
 DETECTORS.add("autoencoder", "clad.detectors.torch_ae:AutoEncoder",
               "dense PyTorch autoencoder scored by reconstruction error")
 DETECTORS.add("vae", "clad.detectors.torch_ae:VAE", "small PyTorch variational autoencoder")
+DETECTORS.add("lstm_autoencoder", "clad.detectors.torch_seq:LSTMAutoEncoder", "LSTM sequence autoencoder over windows")
+DETECTORS.add("gru_autoencoder", "clad.detectors.torch_seq:GRUAutoEncoder", "GRU sequence autoencoder over windows")
 
 
 def make_detector(name: str, params: dict | None = None, random_state: int | None = None):

@@ -29,7 +29,8 @@ EWC_MODES = ("separate", "online")
 def _check_torch(strategy, det) -> None:
     if not getattr(det, "_clad_torch", False):
         raise CladValueError(
-            f"{type(strategy).__name__} needs one of clad's PyTorch detectors ('autoencoder', 'vae'); "
+            f"{type(strategy).__name__} needs one of clad's PyTorch detectors ('autoencoder', 'vae', "
+            "'lstm_autoencoder', 'gru_autoencoder'); "
             f"got detector {detector_name(det)}, which has no trainable network"
         )
 
