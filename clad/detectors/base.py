@@ -14,6 +14,8 @@ A clad detector is any object with
   scores are *lower* for abnormal rows; the threshold is ``-offset_``);
 * any other object with ``fit`` and ``score`` -> :class:`ProtocolDetector` (its own ``threshold_``
   if it sets one, else the ``1 - contamination`` quantile of its training scores).
+* a river anomaly detector (``learn_one`` / ``score_one``) ->
+  :class:`~clad.detectors.incremental.RiverDetector`.
 
 All adapters are scikit-learn estimators: ``sklearn.base.clone`` gives a fresh unfitted copy, and
 they check every score array, naming the detector when it has the wrong shape or is not finite.
@@ -232,7 +234,12 @@ def as_detector(obj):
         return SklearnDetector(obj)
     if callable(getattr(obj, "fit", None)) and callable(getattr(obj, "score", None)):
         return ProtocolDetector(obj)
+    if callable(getattr(obj, "learn_one", None)) and callable(getattr(obj, "score_one", None)):
+        from .incremental import RiverDetector  # a river anomaly detector (learns row by row)
+
+        return RiverDetector(obj)
     raise CladTypeError(
         f"{type(obj).__name__} is not a detector: expected a PyOD BaseDetector, a scikit-learn outlier "
-        "detector (with score_samples), or an object with fit(X) and score(X) (higher = more anomalous)"
+        "detector (with score_samples), a river anomaly detector (learn_one/score_one), or an object with "
+        "fit(X) and score(X) (higher = more anomalous)"
     )

@@ -23,6 +23,7 @@ name                    what it trains on                                       
 ``fine_tune``           one detector trained further (``partial_fit``) on new data      all
 ``ewc``                 fine-tuning + EWC penalty (diagonal Fisher; torch detectors)    all
 ``lwf``                 fine-tuning + distillation to the previous model (torch)        all
+``incremental``         one detector updated batch after batch (river, ``partial_fit``)  all
 ======================  ==============================================================  ==================
 
 Buffer sizes are parameters (``buffer_size``, ``window_size``); ``replay`` and
@@ -35,11 +36,12 @@ from ..registry import Registry
 from .base import Scored, Strategy
 from .baselines import Cumulative, FineTune, Naive
 from .experts import Experts
+from .incremental import Incremental
 from .regularization import EWC, LwF
 from .replay import BalancedReplay, Replay, Window
 
 __all__ = ["STRATEGIES", "Scored", "Strategy", "Naive", "FineTune", "Cumulative", "Replay", "BalancedReplay",
-           "Window", "Experts", "EWC", "LwF", "make_strategy"]
+           "Window", "Experts", "EWC", "LwF", "Incremental", "make_strategy"]
 
 STRATEGIES = Registry("strategy")
 STRATEGIES.add("naive", Naive, "train a fresh detector on the newest data only")
@@ -54,6 +56,7 @@ STRATEGIES.add("experts", Experts, "one fresh detector per concept (MSTE); task-
 STRATEGIES.add("fine_tune", FineTune, "one detector trained further with partial_fit on new data")
 STRATEGIES.add("ewc", EWC, "fine-tuning with an elastic weight consolidation penalty (torch detectors)")
 STRATEGIES.add("lwf", LwF, "fine-tuning with distillation to the previous model (torch detectors)")
+STRATEGIES.add("incremental", Incremental, "one detector updated batch after batch (river detectors, partial_fit)")
 
 
 def make_strategy(name: str, detector, params: dict | None = None, random_state: int | None = None):
