@@ -80,8 +80,8 @@ def test_river_objects_are_wrapped_and_seeded():
 def test_registered_names():
     assert DETECTORS.resolve("half_space_trees") is half_space_trees
     assert STRATEGIES.resolve("incremental") is Incremental
-    strat = make_strategy("incremental", make_detector("sgd_ocsvm", random_state=0))
-    assert isinstance(strat, Incremental)
+    strat = make_strategy("incremental", make_detector("sklearn.linear_model:SGDOneClassSVM", random_state=0))
+    assert isinstance(strat.learn(np.random.default_rng(0).normal(size=(50, 2))).detector_, PartialFitDetector)
 
 
 def test_what_cannot_learn_incrementally_is_named():

@@ -18,7 +18,6 @@ Registered names usable in spec files (any ``package.module:Class`` path works t
 ``gru_autoencoder``       GRU sequence autoencoder over windows
 ``half_space_trees``      river ``HalfSpaceTrees`` (incremental; :mod:`clad.detectors.incremental`)
 ``river_one_class_svm``   river's online ``OneClassSVM`` on random Fourier features
-``sgd_ocsvm``             scikit-learn ``SGDOneClassSVM`` (has ``partial_fit``)
 ========================  ==================================================
 
 The PyTorch and river detectors are registered as import paths: torch and river are imported only
@@ -76,7 +75,6 @@ DETECTORS.add("lstm_autoencoder", "clad.detectors.torch_seq:LSTMAutoEncoder", "L
 DETECTORS.add("gru_autoencoder", "clad.detectors.torch_seq:GRUAutoEncoder", "GRU sequence autoencoder over windows")
 DETECTORS.add("half_space_trees", "clad.detectors.incremental:half_space_trees", "river HalfSpaceTrees (incremental)")
 DETECTORS.add("river_one_class_svm", "clad.detectors.incremental:river_one_class_svm", "river online OneClassSVM")
-DETECTORS.add("sgd_ocsvm", "sklearn.linear_model:SGDOneClassSVM", "scikit-learn SGDOneClassSVM (has partial_fit)")
 
 
 def make_detector(name: str, params: dict | None = None, random_state: int | None = None):
