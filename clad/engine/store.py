@@ -6,8 +6,8 @@ summaries and ``clad export`` are produced from it. Tables:
 ``runs``
     one row per run: ``run_id`` (primary key, :attr:`clad.engine.run.RunConfig.run_id`), ``status``
     (``ok``, ``failed`` or ``running``), the display labels, ``seed``, ``config`` (JSON), row and
-    column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime`` and per-step ``curves``
-    (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601).
+    column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime``, per-step ``curves`` and
+    the strategy's ``extras`` (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601).
 ``r_cells``
     R in long format: ``run_id, base_metric, step_index, step_concept, test_index, test_concept,
     value`` (``NULL`` for an undefined cell).
@@ -75,6 +75,7 @@ CREATE TABLE IF NOT EXISTS runs (
     memory_rows   TEXT,
     anytime       TEXT,
     curves        TEXT,
+    extras        TEXT,
     error         TEXT,
     started       TEXT,
     finished      TEXT
@@ -154,6 +155,17 @@ class ResultStore:
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
+        self._extras = self._ensure_column("extras")
+
+    def _ensure_column(self, name: str) -> bool:
+        """Add a column that a database written by an older clad lacks; False if it cannot (read-only)."""
+        if name in {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}:
+            return True
+        try:
+            self._con.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
+        except sqlite3.OperationalError:
+            return False
+        return True
 
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -217,13 +229,14 @@ class ResultStore:
             cur.execute("DELETE FROM runs WHERE run_id = ?", (rid,))
             cur.execute(
                 "INSERT INTO runs(run_id, status, dataset, scenario, strategy, detector, seed, config, concepts, "
-                "test_concepts, timings, versions, memory_rows, anytime, curves, error, started, finished) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "test_concepts, timings, versions, memory_rows, anytime, curves, extras, error, started, finished) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (rid, result.status, result.dataset, result.scenario, result.strategy, result.detector,
                  int(result.seed), _json(result.config), _json(list(result.concepts)),
                  _json(list(result.test_concepts)), _json(result.timings), _json(result.versions),
                  _json(list(result.memory_rows)), None if result.anytime is None else _json(result.anytime),
-                 _json(curves), result.error, started or utc_now(), finished or utc_now()),
+                 _json(curves), None if result.extras is None else _json(result.extras), result.error,
+                 started or utc_now(), finished or utc_now()),
             )
             cells = []
             for m, R in result.R.items():
@@ -256,7 +269,8 @@ class ResultStore:
         cur = self._con.cursor()
         rows = cur.execute(
             "SELECT run_id, status, dataset, scenario, strategy, detector, seed, config, concepts, test_concepts, "
-            "timings, versions, memory_rows, anytime, curves, error FROM runs ORDER BY started, run_id"
+            f"timings, versions, memory_rows, anytime, curves, {'extras' if self._extras else 'NULL'}, error "
+            "FROM runs ORDER BY started, run_id"
         ).fetchall()
         cells: dict[str, dict[str, list]] = {}
         for rid, m, i, j, v in cur.execute(
@@ -271,7 +285,7 @@ class ResultStore:
                 d.setdefault("left_out", {})[k] = int(lo)
         out = {}
         for (rid, status, ds, sc, st, det, seed, config, concepts, tests, timings, vers, memory, anytime, curves,
-             error) in rows:
+             extras, error) in rows:
             if status == "running" and not include_unfinished:
                 continue
             concepts = tuple(_unjson(concepts, []))
@@ -296,7 +310,7 @@ class ResultStore:
                 dataset=ds, scenario=sc, strategy=st, detector=det, seed=int(seed), concepts=concepts,
                 test_concepts=tests, R=R, metrics=metrics, timings=_unjson(timings, {}),
                 versions=_unjson(vers, {}), config=_unjson(config, {}), memory_rows=tuple(_unjson(memory, [])),
-                anytime=any_ or None, status=status, error=error, run_id=rid,
+                anytime=any_ or None, extras=_unjson(extras), status=status, error=error, run_id=rid,
             )
         if run_ids is None:
             return list(out.values())

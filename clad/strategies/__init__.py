@@ -24,6 +24,8 @@ name                    what it trains on                                       
 ``ewc``                 fine-tuning + EWC penalty (diagonal Fisher; torch detectors)    all
 ``lwf``                 fine-tuning + distillation to the previous model (torch)        all
 ``incremental``         one detector updated batch after batch (river, ``partial_fit``)  all
+``drift_experts``       a new expert whenever a change detector (river ADWIN,            all
+                        Page-Hinkley) fires on the stream; task-agnostic choice
 ======================  ==============================================================  ==================
 
 Buffer sizes are parameters (``buffer_size``, ``window_size``); ``replay`` and
@@ -36,12 +38,14 @@ from ..registry import Registry
 from .base import Scored, Strategy
 from .baselines import Cumulative, FineTune, Naive
 from .experts import Experts
+from .drift import DriftExperts
 from .incremental import Incremental
 from .regularization import EWC, LwF
 from .replay import BalancedReplay, Replay, Window
 
 __all__ = ["STRATEGIES", "Scored", "Strategy", "Naive", "FineTune", "Cumulative", "Replay", "BalancedReplay",
-           "Window", "Experts", "EWC", "LwF", "Incremental", "make_strategy"]
+           "Window", "Experts", "EWC", "LwF", "Incremental", "DriftExperts",
+           "make_strategy"]
 
 STRATEGIES = Registry("strategy")
 STRATEGIES.add("naive", Naive, "train a fresh detector on the newest data only")
@@ -57,6 +61,7 @@ STRATEGIES.add("fine_tune", FineTune, "one detector trained further with partial
 STRATEGIES.add("ewc", EWC, "fine-tuning with an elastic weight consolidation penalty (torch detectors)")
 STRATEGIES.add("lwf", LwF, "fine-tuning with distillation to the previous model (torch detectors)")
 STRATEGIES.add("incremental", Incremental, "one detector updated batch after batch (river detectors, partial_fit)")
+STRATEGIES.add("drift_experts", DriftExperts, "a new expert on each change a drift detector finds in the stream")
 
 
 def make_strategy(name: str, detector, params: dict | None = None, random_state: int | None = None):
