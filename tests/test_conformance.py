@@ -37,7 +37,7 @@ def test_builtin_detectors_conform(detector, check):
 def _detector_for(name):
     from sklearn.ensemble import IsolationForest
 
-    if name in ("ewc", "lwf", "fine_tune", "incremental"):  # need a trainable network (or partial_fit)
+    if name in ("ewc", "lwf", "fine_tune", "incremental", "agem", "der"):  # need a trainable network (or partial_fit)
         pytest.importorskip("torch")
         from clad.detectors.torch_ae import AutoEncoder
 
