@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 needs_data = pytest.mark.skipif(not SHARED.is_dir(),
                                 reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)")
-SPECS = ["pyclad_nsl_kdd", "nsl_kdd_families", "adbench_clustering", "mvtec_categories"]
+SPECS = ["pyclad_nsl_kdd", "nsl_kdd_families", "adbench_clustering", "mvtec_categories", "nasa_smap"]
 
 
 def test_every_card_is_complete():

@@ -79,7 +79,7 @@ def test_windows_never_span_two_channels_or_the_split(mini):
     assert {float(v) for v in np.unique(ds.train[0].X[:, :, 0])} == {10.0, 11.0}  # train channels only
     # test A windows: A-1 starts 0,2,4,6 (ranges 2-3, 8-9), A-2 starts 0,2 (steps 1, 4, 5)
     assert ds.test[0].y.tolist() == [1, 1, 0, 1, 1, 1]
-    last = load_telemanom("tele", spacecraft="X", window=4, stride=2, label="last", data_dir=str(mini))
+    last = load_telemanom("tele", spacecraft="X", window=4, stride=2, window_label="last", data_dir=str(mini))
     assert last.test[0].y.tolist() == [1, 0, 0, 1, 0, 1]
 
 

@@ -18,7 +18,7 @@ subsystem ``A``): the channels of a subsystem are concatenated per split, in cha
 within a letter); ``subsystems`` keeps only the listed letters.
 
 Windows: with ``window`` set, every concept goes through :func:`clad.datasets.windows.window_dataset`
-with ``stride`` and ``label``; the channels of a subsystem are its segments, so no window spans
+with ``stride`` and ``window_label`` (its ``label``: ``"any"`` or ``"last"``); the channels of a subsystem are its segments, so no window spans
 two channels (nor the train/test split: they are different concepts). Without ``window`` a row is
 one time step (a 2-D concept). ``dataset.metadata`` records the channels of each concept and the
 rows each channel gives.
@@ -114,7 +114,7 @@ def _load(path: str, split: str, chan: str, data_dir, n_cols: int | None) -> np.
 
 def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: str = "subsystem",
                    subsystems: list[str] | None = None, window: int | None = None, stride: int = 1,
-                   label: str = "any", data_dir: str | None = None) -> ConceptDataset:
+                   window_label: str = "any", data_dir: str | None = None) -> ConceptDataset:
     """The telemanom layout as a continual scenario (see the module docstring).
 
     Parameters
@@ -127,7 +127,9 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
     concepts : {"subsystem", "channel"}
     subsystems : list of str, optional
         Only these subsystem letters (e.g. ``["A", "E"]``).
-    window, stride, label : windows (:mod:`clad.datasets.windows`); ``window=None`` keeps steps as rows.
+    window, stride, window_label : windows (:mod:`clad.datasets.windows`; ``window_label`` is its
+        ``label``, ``"any"`` or ``"last"``, named apart from a spec entry's display ``label``);
+        ``window=None`` keeps steps as rows.
     data_dir : str, optional
     """
     who = "telemanom"
@@ -139,7 +141,7 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
     if window is not None:
         _checks.integer(who, "window", window)
     _checks.integer(who, "stride", stride)
-    _checks.choice(who, "label", label, LABELS)
+    _checks.choice(who, "window_label", window_label, LABELS)
     labels = read_labels(path, spacecraft, data_dir)
     channels = sorted(labels, key=_channel_key)
     if subsystems is not None:
@@ -181,4 +183,4 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
     ds = ConceptDataset(train, test, name=f"telemanom-{spacecraft.lower()}", metadata=meta)
     if window is None:
         return ds
-    return window_dataset(ds, window=window, stride=stride, label=label)
+    return window_dataset(ds, window=window, stride=stride, label=window_label)

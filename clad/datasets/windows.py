@@ -165,24 +165,26 @@ def window_dataset(dataset: ConceptDataset, window: int, stride: int = 1, label:
 
 
 def load_windowed(dataset: str = "synthetic", params: dict | None = None, window: int = 16, stride: int = 1,
-                  label: str = "any", random_state: int | None = None) -> ConceptDataset:
-    """The dataset registered as ``dataset`` (built with ``params``), windowed by :func:`window_dataset`.
+                  window_label: str = "any", random_state: int | None = None) -> ConceptDataset:
+    """The dataset registered as ``dataset`` (built with ``params``), windowed by :func:`window_dataset`
+    (``window_label`` is its ``label``, named apart from a spec entry's display ``label``).
 
     ``random_state`` goes to the inner loader when it takes one and ``params`` does not set it. In a
     spec file::
 
         [[datasets]]
         name = "windowed"
-        dataset = "table"
-        params = { path = "series.csv", concept_column = "machine" }
+        dataset = "clad_npz"                # concepts holding series in time order
+        params = { file = "machines.npz" }
         window = 32
         stride = 8
+        window_label = "last"
     """
     import inspect
 
     from . import DATASETS, load_dataset
 
-    check_window_params("windowed", window, stride, label)
+    check_window_params("windowed", window, stride, window_label)
     if params is not None and not isinstance(params, dict):
         raise DataError(f"windowed: params={params!r}; expected a table of the inner loader's parameters")
     params = dict(params or {})
@@ -193,4 +195,4 @@ def load_windowed(dataset: str = "synthetic", params: dict | None = None, window
             takes_seed = False
         if takes_seed:
             params["random_state"] = random_state
-    return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=label)
+    return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=window_label)
