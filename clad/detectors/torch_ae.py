@@ -246,32 +246,35 @@ class TorchDetector(BaseEstimator):
     def fisher_diagonal(self, X, max_rows: int | None = None) -> list:
         """Diagonal empirical Fisher information of the reconstruction loss on ``X``: for each
         parameter tensor (in ``module_.parameters()`` order), the mean over rows of the squared
-        per-row gradient (computed in vectorised mini-batches with ``torch.func``). With
+        per-row gradient (computed in mini-batches by :meth:`_squared_grad_sums`). With
         ``max_rows``, at most that many evenly spaced rows are used."""
+        self._require_fitted()
+        X = np.asarray(X)
+        if max_rows and X.shape[0] > max_rows:
+            X = X[np.linspace(0, X.shape[0] - 1, int(max_rows)).astype(np.int64)]
+        sums = [torch.zeros_like(p) for p in self.module_.parameters()]
+        n = 0
+        with self._threads():
+            for xb in self.iter_batches(X, batch_size=self.batch_size):
+                for total, part in zip(sums, self._squared_grad_sums(xb)):
+                    total += part
+                n += xb.shape[0]
+        return [total / max(n, 1) for total in sums]
+
+    def _squared_grad_sums(self, xb) -> list:
+        """For each parameter, the sum over the rows of ``xb`` of its squared per-row gradient of the
+        reconstruction loss, vectorised with ``torch.func``."""
         from torch.func import functional_call, grad, vmap
 
-        self._require_fitted()
         module = self.module_
-        names = [n for n, _ in module.named_parameters()]
         params = {n: p.detach() for n, p in module.named_parameters()}
 
         def row_loss(prm, x):
             recon = functional_call(module, prm, (x.unsqueeze(0),))
             return torch.mean((recon - x.unsqueeze(0)) ** 2)
 
-        per_row = vmap(grad(row_loss), in_dims=(None, 0))
-        sums = {n: torch.zeros_like(p) for n, p in params.items()}
-        X = np.asarray(X)
-        if max_rows and X.shape[0] > max_rows:
-            X = X[np.linspace(0, X.shape[0] - 1, int(max_rows)).astype(np.int64)]
-        n = 0
-        with self._threads():
-            for xb in self.iter_batches(X, batch_size=self.batch_size):
-                grads = per_row(params, xb)
-                for k in names:
-                    sums[k] += (grads[k] ** 2).sum(dim=0)
-                n += xb.shape[0]
-        return [sums[k] / max(n, 1) for k in names]
+        grads = vmap(grad(row_loss), in_dims=(None, 0))(params, xb)
+        return [(grads[k] ** 2).sum(dim=0) for k in params]
 
     # -- training ------------------------------------------------------------------------------
     def _build(self, n_features: int) -> nn.Module:  # pragma: no cover - abstract

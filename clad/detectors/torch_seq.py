@@ -103,25 +103,15 @@ class SequenceAutoEncoder(TorchDetector):
         hidden = (self.hidden_sizes,) if isinstance(self.hidden_sizes, (int, np.integer)) else self.hidden_sizes
         return _SeqAE(n_features, tuple(int(h) for h in hidden), self._cell)
 
-    def fisher_diagonal(self, X, max_rows: int | None = None) -> list:
-        """As :meth:`TorchDetector.fisher_diagonal` (mean over rows of the squared per-row gradient
-        of the reconstruction loss), one row at a time: ``torch.func.vmap`` has no batching rule
-        for the fused recurrent kernels (it loops anyway for LSTM, and fails for GRU)."""
-        self._require_fitted()
+    def _squared_grad_sums(self, xb) -> list:
+        """As :meth:`TorchDetector._squared_grad_sums`, one row at a time: ``torch.func.vmap`` has
+        no batching rule for the fused recurrent kernels (it loops anyway for LSTM, and fails for GRU)."""
         params = list(self.module_.parameters())
         sums = [torch.zeros_like(p) for p in params]
-        X = np.asarray(X)
-        if max_rows and X.shape[0] > max_rows:
-            X = X[np.linspace(0, X.shape[0] - 1, int(max_rows)).astype(np.int64)]
-        n = 0
-        with self._threads():
-            for xb in self.iter_batches(X, batch_size=self.batch_size):
-                for x in xb:
-                    grads = torch.autograd.grad(self.reconstruction_loss(x[None]), params)
-                    for s, g in zip(sums, grads):
-                        s += g.detach() ** 2
-                n += xb.shape[0]
-        return [s / max(n, 1) for s in sums]
+        for x in xb:
+            for total, g in zip(sums, torch.autograd.grad(self.reconstruction_loss(x[None]), params)):
+                total += g.detach() ** 2
+        return sums
 
 
 class LSTMAutoEncoder(SequenceAutoEncoder):
