@@ -101,6 +101,10 @@ def _same(a, b) -> bool:
     if callable(getattr(a, "get_params", None)) and not isinstance(a, type):
         pa, pb = a.get_params(deep=False), b.get_params(deep=False)
         return pa.keys() == pb.keys() and all(_same(pa[k], pb[k]) for k in pa)
+    if callable(getattr(a, "_get_params", None)) and not isinstance(a, type):  # river estimators
+        return _same(a._get_params(), b._get_params())
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if hasattr(a, "__dict__") and type(a).__eq__ is object.__eq__:
         va = {k: v for k, v in vars(a).items() if not k.endswith("_")}
         vb = {k: v for k, v in vars(b).items() if not k.endswith("_")}

@@ -48,7 +48,7 @@ def test_every_builtin_detector_is_checked():
 def _detector_for(name):
     from sklearn.ensemble import IsolationForest
 
-    if name in ("ewc", "lwf", "fine_tune"):  # need a trainable network
+    if name in ("ewc", "lwf", "fine_tune", "incremental", "agem", "der"):  # need a trainable network (or partial_fit)
         pytest.importorskip("torch")
         from clad.detectors.torch_ae import AutoEncoder
 

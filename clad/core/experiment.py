@@ -10,6 +10,7 @@ from sklearn.base import clone
 from ..detectors import as_detector, detector_name
 from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
+from .drift import stream_boundaries
 from .evaluation import Evaluator, StepEvent, check_base_metrics
 from .results import RunResult, versions
 from .seeding import seed_run
@@ -36,7 +37,10 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     ``random_state`` left as None in the strategy, its detector or the scenario is filled with a seed derived from
     it. ``on_step(step_name, step_index)``, if given, is called after each training step is
     evaluated (for progress display). ``n_jobs`` threads score the test concepts of a step
-    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it.
+    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it. A strategy
+    with an ``extra_results(boundaries)`` method is asked, after the run, for a JSON-ready dict of
+    what it reports beyond R, given the rows of the training stream at which each concept after
+    the first starts (:func:`~clad.core.drift.stream_boundaries`); it is stored as ``extras``.
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic
@@ -64,6 +68,8 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     anytime = None
     if evaluation.anytime_R is not None:
         anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "R": evaluation.anytime_R}
+    extra = getattr(strategy, "extra_results", None)  # what a strategy reports beyond R (optional)
+    extras = extra(stream_boundaries(dataset)) if callable(extra) else None
     det_proto = strategy.get_params(deep=False).get("detector")
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
@@ -80,5 +86,6 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         config=dict(config or {}),
         memory_rows=evaluation.memory_rows,
         anytime=anytime,
+        extras=extras,
         run_id=labels.get("run_id"),
     )

@@ -2,7 +2,8 @@
 
 A :class:`RunResult` is frozen: R per base metric (rows = training steps, columns = test
 concepts), the row and column labels, the continual metrics computed from R, timings, seed,
-versions and the run's full configuration. ``to_dict`` gives strict JSON (NaN -> ``null``), and
+versions and the run's full configuration; ``extras`` holds what a strategy reports beyond R
+(its optional ``extra_results(boundaries)`` hook, e.g. the drift report of ``drift_experts``). ``to_dict`` gives strict JSON (NaN -> ``null``), and
 ``from_dict(to_dict(r))`` gives back an equal result. This pair is the one mapping between a run
 and stored data: ``results.json`` holds these records, and the results database
 (:mod:`clad.engine.store`) lays the same records out in tables.
@@ -106,6 +107,7 @@ class RunResult:
     config: Mapping[str, Any] = field(default_factory=dict)
     memory_rows: tuple[int, ...] = ()
     anytime: Mapping[str, Any] | None = None
+    extras: Mapping[str, Any] | None = None
     status: str = "ok"
     error: str | None = None
     run_id: str | None = None
@@ -130,6 +132,7 @@ class RunResult:
             "timings": self.timings,
             "memory_rows": list(self.memory_rows),
             "anytime": self.anytime,
+            "extras": self.extras,
             "versions": dict(self.versions),
             "config": self.config,
             "error": self.error,
@@ -160,6 +163,7 @@ class RunResult:
                 config=dict(d.get("config", {})),
                 memory_rows=tuple(d.get("memory_rows", ())),
                 anytime=anytime,
+                extras=d.get("extras"),
                 status=d.get("status", "ok"),
                 error=d.get("error"),
                 run_id=d.get("run_id"),

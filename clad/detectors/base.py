@@ -14,6 +14,8 @@ A clad detector is any object with
   scores are *lower* for abnormal rows; the threshold is ``-offset_``);
 * any other object with ``fit`` and ``score`` -> :class:`ProtocolDetector` (its own ``threshold_``
   if it sets one, else the ``1 - contamination`` quantile of its training scores).
+* a river anomaly detector (``learn_one`` / ``score_one``) ->
+  :class:`~clad.detectors.incremental.RiverDetector`.
 
 All adapters are scikit-learn estimators: ``sklearn.base.clone`` gives a fresh unfitted copy, and
 they check every score array, naming the detector when it has the wrong shape or is not finite.
@@ -33,6 +35,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from ..errors import CladError, CladTypeError, DetectorError
+from .tabular import as_table
 
 __all__ = [
     "as_detector",
@@ -137,6 +140,7 @@ class DetectorAdapter(BaseEstimator):
             return clone(self.estimator, safe=False)
 
     def fit(self, X, y=None):
+        X = as_table(X)  # windows (n, window, features) reach a library estimator flattened
         self.estimator_ = self._fresh()
         with writes_guard(self.name, "fit"):
             self._fit_estimator(self.estimator_, X)
@@ -147,6 +151,7 @@ class DetectorAdapter(BaseEstimator):
     def score(self, X) -> np.ndarray:
         if not hasattr(self, "estimator_"):
             raise DetectorError(f"detector {self.name}: score() called before fit()")
+        X = as_table(X)
         with writes_guard(self.name, "score"):
             raw = self._raw_score(self.estimator_, X)
         return check_scores(raw, int(np.shape(X)[0]), self.name)
@@ -270,7 +275,12 @@ def as_detector(obj):
         return SklearnDetector(obj)
     if callable(getattr(obj, "fit", None)) and callable(getattr(obj, "score", None)):
         return ProtocolDetector(obj)
+    if callable(getattr(obj, "learn_one", None)) and callable(getattr(obj, "score_one", None)):
+        from .incremental import RiverDetector  # a river anomaly detector (learns row by row)
+
+        return RiverDetector(obj)
     raise CladTypeError(
         f"{type(obj).__name__} is not a detector: expected a PyOD BaseDetector, a scikit-learn outlier "
-        "detector (with score_samples), or an object with fit(X) and score(X) (higher = more anomalous)"
+        "detector (with score_samples), a river anomaly detector (learn_one/score_one), or an object with "
+        "fit(X) and score(X) (higher = more anomalous)"
     )

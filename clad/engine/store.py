@@ -6,8 +6,8 @@ summaries and ``clad export`` are produced from it. Tables:
 ``runs``
     one row per run: ``run_id`` (primary key, :attr:`clad.engine.run.RunConfig.run_id`), ``status``
     (``ok``, ``failed`` or ``running``), the display labels, ``seed``, ``config`` (JSON), row and
-    column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime`` and per-step ``curves``
-    (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601).
+    column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime``, per-step ``curves`` and
+    the strategy's ``extras`` (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601).
 ``r_cells``
     R in long format: ``run_id, base_metric, step_index, step_concept, test_index, test_concept,
     value`` (``NULL`` for an undefined cell).
@@ -80,6 +80,7 @@ CREATE TABLE IF NOT EXISTS runs (
     memory_rows   TEXT,
     anytime       TEXT,
     curves        TEXT,
+    extras        TEXT,
     error         TEXT,
     started       TEXT,
     finished      TEXT
@@ -124,7 +125,7 @@ def _real(v: Any) -> float | None:
 
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
 _PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error")
-_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime")
+_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "extras")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -219,6 +220,17 @@ class ResultStore:
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
+        self._extras = self._ensure_column("extras")
+
+    def _ensure_column(self, name: str) -> bool:
+        """Add a column that a database written by an older clad lacks; False if it cannot (read-only)."""
+        if name in {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}:
+            return True
+        try:
+            self._con.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
+        except sqlite3.OperationalError:
+            return False
+        return True
 
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -266,7 +278,7 @@ class ResultStore:
         metric_rows, curves = _split_metrics(rec["metrics"])
         row = [rec[c] for c in _PLAIN]
         row[_PLAIN.index("seed")] = int(rec["seed"])
-        row += [None if c == "anytime" and rec[c] is None else _json(rec[c]) for c in _JSON]
+        row += [None if c in ("anytime", "extras") and rec.get(c) is None else _json(rec[c]) for c in _JSON]
         cells = [(rid, m, i, rec["concepts"][i], j, rec["test_concepts"][j], _real(v))
                  for m, R in rec["R"].items() for i, values in enumerate(R) for j, v in enumerate(values)]
         with self._transaction() as cur:
@@ -301,7 +313,8 @@ class ResultStore:
         order of ``run_ids`` (ids not in the database are skipped)."""
         cur = self._con.cursor()
         columns = _PLAIN + _JSON + ("curves",)
-        rows = cur.execute(f"SELECT {', '.join(columns)} FROM runs ORDER BY started, run_id").fetchall()
+        selected = [c if c != "extras" or self._extras else "NULL" for c in columns]  # an older database
+        rows = cur.execute(f"SELECT {', '.join(selected)} FROM runs ORDER BY started, run_id").fetchall()
         cells: dict[str, dict[str, list]] = {}
         for rid, m, i, j, v in cur.execute(
             "SELECT run_id, base_metric, step_index, test_index, value FROM r_cells ORDER BY run_id, base_metric"

@@ -70,7 +70,7 @@ def _interleave(tail: np.ndarray, head: np.ndarray, rng: np.random.Generator) ->
         from_head[t] = take_head
         left_b -= take_head
         left_a -= not take_head
-    out = np.empty((w, tail.shape[1]), dtype=np.result_type(tail, head))
+    out = np.empty((w, *tail.shape[1:]), dtype=np.result_type(tail, head))
     out[~from_head] = tail
     out[from_head] = head
     return out

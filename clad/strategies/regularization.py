@@ -29,7 +29,8 @@ EWC_MODES = ("separate", "online")
 def _check_torch(strategy, det) -> None:
     if not getattr(det, "_clad_torch", False):
         raise CladValueError(
-            f"{type(strategy).__name__} needs one of clad's PyTorch detectors ('autoencoder', 'vae'); "
+            f"{type(strategy).__name__} needs one of clad's PyTorch detectors ('autoencoder', 'vae', "
+            "'lstm_autoencoder', 'gru_autoencoder'); "
             f"got detector {detector_name(det)}, which has no trainable network"
         )
 
@@ -37,13 +38,14 @@ def _check_torch(strategy, det) -> None:
 class _Regularized(Strategy):
     """One torch detector, fitted on the first concept and fine-tuned with an extra loss after."""
 
-    def _first_or_continue(self, X, extra_loss_factory) -> None:
+    def _first_or_continue(self, X, extra_loss_factory=None, grad_hook_factory=None) -> None:
         if not hasattr(self, "detector_"):
             det = self._new_detector()
             _check_torch(self, det)
             self.detector_ = det.fit(X)
             return
-        self.detector_.partial_fit(X, extra_loss=extra_loss_factory())
+        self.detector_.partial_fit(X, extra_loss=None if extra_loss_factory is None else extra_loss_factory(),
+                                   grad_hook=None if grad_hook_factory is None else grad_hook_factory())
 
 
 class EWC(_Regularized):
