@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..detectors.incremental import as_incremental
-from .base import Scored, Strategy
+from .base import Strategy
 
 __all__ = ["Incremental"]
 
