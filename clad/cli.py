@@ -5,8 +5,8 @@
                                   ``--jobs N`` worker processes, ``--dask ADDRESS`` a Dask cluster,
                                   ``--threads T`` BLAS/OpenMP/torch threads per run (default 1),
                                   ``--fresh`` start over, ``--timeout S`` per-run time limit.
-                                  Exit status: 0 all fine, N (at most 100) when N runs failed,
-                                  2 for a bad spec or command line, 111 when the results could
+                                  Exit status: 0 all fine, 1 when runs failed (the count and
+                                  their causes are printed), 2 for a bad spec or command line, 111 when the results could
                                   not be written (e.g. disk full), 130 when interrupted (Ctrl-C),
                                   143 when terminated (SIGTERM, handled like Ctrl-C).
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
@@ -40,6 +40,10 @@ from .errors import CladError
 
 log = logging.getLogger("clad")
 
+#: exit status when one or more runs failed (the others finished and are kept)
+EXIT_RUNS_FAILED = 1
+#: exit status for a bad spec or command line
+EXIT_USAGE = 2
 #: exit status when the results could not be written (disk full, database unwritable)
 EXIT_WRITE_FAILED = 111
 #: exit status after Ctrl-C (SIGINT) and after SIGTERM (128 + the signal's number, as a shell reports it)
@@ -48,8 +52,10 @@ EXIT_TERMINATED = 143
 
 RUN_EPILOG = """exit status:
   0      every run finished
-  N      N runs failed (at most 100); their tracebacks are in DIR/results.sqlite
-  2      a bad spec or command line
+  1      runs failed: each failure's cause is printed when it happens, and at the end one table
+         of the failures grouped by cause with their count; the full tracebacks are in
+         DIR/results.sqlite (table runs, column error) and DIR/results.json
+  2      a bad spec or command line (nothing was run)
   111    the results could not be written (e.g. disk full); finished runs are kept
   130    interrupted by Ctrl-C (SIGINT)
   143    terminated by SIGTERM, handled like Ctrl-C
@@ -86,7 +92,7 @@ def _sigterm_as_interrupt():
 
 def _cmd_run(args) -> int:
     from .engine.benchmark import ResultsWriteError, run_spec
-    from .engine.progress import ProgressEvents
+    from .engine.progress import ProgressEvents, format_failures, format_warnings
     from .engine.spec import load_spec
     from .engine.summary import format_summary
 
@@ -106,7 +112,7 @@ def _cmd_run(args) -> int:
         return 0
     if args.out is None:
         print("clad run: --out DIR is required (or use --dry-run)", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
                         fresh=args.fresh, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
@@ -122,10 +128,15 @@ def _cmd_run(args) -> int:
         print(format_summary(done.summary))
         print(f"\n{done.n_ok} runs finished, {done.n_failed} failed; results in {done.database} and "
               f"{done.results_json}")
+    flagged = format_warnings(done.runs)
+    if flagged:
+        print(flagged, file=sys.stderr)
     if done.n_failed:
-        log.error("%d of %d runs failed; their tracebacks are in %s (table runs, column error)", done.n_failed,
-                  done.n_total, done.database)
-    return min(done.n_failed, 100)
+        print(format_failures(done.runs), file=sys.stderr)
+        print(f"clad: {done.n_failed} of {done.n_total} runs failed; their tracebacks are in {done.database} "
+              "(table runs, column error)", file=sys.stderr)
+        return EXIT_RUNS_FAILED
+    return 0
 
 
 def _cmd_export(args) -> int:
@@ -331,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.func(args) or 0)
     except CladError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except BrokenPipeError:
         # the output went to a command that stopped reading (e.g. `| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

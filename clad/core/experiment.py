@@ -10,8 +10,9 @@ from sklearn.base import clone
 from ..detectors import as_detector, detector_name
 from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
-from .evaluation import Evaluator, StepEvent, check_base_metrics
+from .evaluation import Evaluator, StepEvent, check_base_metrics, check_data, check_reversed
 from .results import RunResult, versions
+from .run_warnings import recording
 from .seeding import seed_run
 
 __all__ = ["run_experiment"]
@@ -36,7 +37,9 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     ``random_state`` left as None in the strategy, its detector or the scenario is filled with a seed derived from
     it. ``on_step(step_name, step_index)``, if given, is called after each training step is
     evaluated (for progress display). ``n_jobs`` threads score the test concepts of a step
-    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it.
+    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it. Warnings
+    raised while the run computes (a library's, or clad's :class:`~clad.errors.RunWarning` about a
+    degenerate run) are recorded in ``RunResult.warnings`` instead of being shown.
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic
@@ -55,16 +58,19 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     labels = dict(labels or {})
     t0 = time.perf_counter()
     observers = () if on_step is None else (_step_observer(on_step),)
-    evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers)
-    evaluation = scenario.run(dataset, strategy, evaluator)
-    total = time.perf_counter() - t0
-    check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
-    t = learned_at(evaluation.steps, dataset.test_names)
-    metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
+    det_proto = strategy.get_params(deep=False).get("detector")
+    with recording() as flagged:  # every warning of the run lands in its record
+        check_data(dataset, det_proto, getattr(scenario, "batch_size", None))
+        evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers)
+        evaluation = scenario.run(dataset, strategy, evaluator)
+        total = time.perf_counter() - t0
+        check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
+        t = learned_at(evaluation.steps, dataset.test_names)
+        check_reversed(evaluation.R, evaluation.steps, dataset.test_names)
+        metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
     anytime = None
     if evaluation.anytime_R is not None:
         anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "R": evaluation.anytime_R}
-    det_proto = strategy.get_params(deep=False).get("detector")
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
         scenario=labels.get("scenario", getattr(scenario, "name", type(scenario).__name__)),
@@ -81,4 +87,5 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         memory_rows=evaluation.memory_rows,
         anytime=anytime,
         run_id=labels.get("run_id"),
+        warnings=tuple(flagged),
     )

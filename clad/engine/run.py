@@ -21,6 +21,7 @@ from typing import Callable
 from ..core.concepts import ConceptDataset
 from ..core.experiment import run_experiment
 from ..core.results import RunResult, versions
+from ..core.run_warnings import merge, recording
 from ..core.seeding import seed_run
 from ..detectors import make_detector
 from .config import Component, RunConfig, canonical, derive_seeds
@@ -75,12 +76,13 @@ def build_run(cfg: RunConfig):
 def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:
     """Run one configuration (see :class:`RunConfig`); errors propagate. ``on_step`` as in
     :func:`run_experiment`."""
-    dataset, scenario, strategy = build_run(cfg)  # seeded there, so not again by run_experiment
+    with recording() as built:  # warnings while the run's objects are built belong to the run too
+        dataset, scenario, strategy = build_run(cfg)  # seeded there, so not again by run_experiment
     labels = {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display,
               "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
     result = run_experiment(dataset, scenario, strategy, cfg.base_metrics, labels=labels, config=cfg.to_dict(),
                             on_step=on_step)
-    return dataclasses.replace(result, seed=int(cfg.seed))
+    return dataclasses.replace(result, seed=int(cfg.seed), warnings=merge(built, result.warnings))
 
 
 def failed_result(cfg: RunConfig, error: str) -> RunResult:

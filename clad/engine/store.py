@@ -81,6 +81,7 @@ CREATE TABLE IF NOT EXISTS runs (
     anytime       TEXT,
     curves        TEXT,
     error         TEXT,
+    warnings      TEXT,
     started       TEXT,
     finished      TEXT
 );
@@ -124,7 +125,7 @@ def _real(v: Any) -> float | None:
 
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
 _PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error")
-_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime")
+_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "warnings")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -216,6 +217,7 @@ class ResultStore:
             self._con.execute("PRAGMA synchronous = NORMAL")
             self._con.execute("PRAGMA foreign_keys = ON")
             self._con.executescript(SCHEMA)
+            _add_missing_columns(self._con)
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
@@ -367,6 +369,13 @@ class ResultStore:
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` ("ok" for a sound file)."""
         return ";".join(r[0] for r in self._con.execute("PRAGMA integrity_check").fetchall())
+
+
+def _add_missing_columns(con: sqlite3.Connection) -> None:
+    """Columns added to ``runs`` since a database was created (``warnings``) are added to it."""
+    have = {row[1] for row in con.execute("PRAGMA table_info(runs)")}
+    if "warnings" not in have:
+        con.execute("ALTER TABLE runs ADD COLUMN warnings TEXT")
 
 
 class _Transaction:
