@@ -107,7 +107,9 @@ def _cmd_run(args) -> int:
         where = f"Dask at {dask}" if dask else f"{jobs} process{'es' if jobs > 1 else ''}"
         print(f"{spec.name}: {len(spec)} runs ({where}"
               + (f", time limit {timeout:g} s per run" if timeout else "") + ")")
-        for cfg in spec.configs:
+        from .engine.run import execution_order
+
+        for cfg in execution_order(spec.configs):  # the order the runs will start in
             print(f"  {cfg.run_id}  {cfg.describe()}")
         return 0
     if args.out is None:

@@ -84,3 +84,76 @@ def test_a_missing_data_file_during_a_run_is_named_with_where_clad_looked(tmp_pa
     for text in ("data file 'adbench-classical/32_shuttle.npz' not found; looked in:",
                  str(empty / "adbench-classical" / "32_shuttle.npz"), "expected sha256 ", "public source: http"):
         assert stderr.count(text) == 2, (text, stderr)  # when it fails, and in the table by cause
+
+
+class WarnsInFit:
+    """Distance to the training mean; warns in every fit, as PyOD's ECOD does on some data."""
+
+    def fit(self, X):
+        import warnings
+
+        import numpy as np
+
+        warnings.warn("divide by zero encountered in log (a library's warning)", RuntimeWarning)
+        self.mean_ = np.asarray(X).mean(axis=0)
+        return self
+
+    def score(self, X):
+        import numpy as np
+
+        return np.linalg.norm(np.asarray(X) - self.mean_, axis=1)
+
+
+ORDERED = FAILING.replace('seeds = 2', 'seeds = 3').replace(
+    'name = "tests.plugins:FailingDetector"\nlabel = "failing"\nmessage = "the plug-in\'s own words: fit cannot work on this data"',
+    'name = "tests.test_console:WarnsInFit"\nlabel = "warns"')
+
+
+def test_runs_start_in_the_order_of_the_dry_run(tmp_path, capsys, caplog):
+    spec = write_spec(tmp_path, ORDERED)
+    rc, listed, _ = run_main(capsys, caplog, "run", spec, "--dry-run")
+    assert rc == 0
+    listed = [line.split("  ", 2)[2] for line in listed.splitlines() if line.startswith("  ")]
+    assert len(listed) == 6 and listed[0].endswith("seed 0")
+    rc, _, stderr = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "out", "--quiet")
+    assert rc == 0, stderr
+    ran = [r.getMessage().rsplit("): ", 1)[1] for r in caplog.records if r.getMessage().startswith("run ")]
+    assert ran == listed
+
+
+def test_a_warning_inside_a_run_lands_in_its_record_and_is_counted(tmp_path, capsys, caplog):
+    import json
+    import sqlite3
+
+    spec = write_spec(tmp_path, ORDERED.replace("seeds = 3", "seeds = 1"))
+    rc, _, stderr = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "out")
+    assert rc == 0, stderr
+    runs = {r["detector"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["runs"]}
+    expected = "RuntimeWarning: divide by zero encountered in log (a library's warning) (2 times)"  # 2 concepts
+    assert runs["warns"]["warnings"] == [expected] and runs["hbos"]["warnings"] == []
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as con:
+        stored = dict(con.execute("SELECT detector, warnings FROM runs").fetchall())
+    assert json.loads(stored["warns"]) == [expected]
+    assert "1 run recorded 1 warning" in stderr and "warnings.warn(" not in stderr
+
+
+def test_the_bar_keeps_its_width_and_cuts_labels_at_words_on_a_0_column_terminal(monkeypatch, capsys):
+    import os
+
+    from clad.engine import progress
+    from clad.engine.config import Component, RunConfig
+
+    monkeypatch.setattr(progress.shutil, "get_terminal_size", lambda fallback=None: os.terminal_size((0, 0)))
+    cfg = RunConfig(Component("synthetic", label="a-long-dataset-name"),
+                    Component("concept_incremental"), Component("replay"), Component("iforest"), seed=7)
+    p = progress.Progress(4, desc="console", bar=True)
+    p.started(cfg)
+    p.close()
+    lines = [ln for ln in capsys.readouterr().err.replace("\r", "\n").splitlines() if ln.strip()]
+    last = lines[-1]
+    assert len(last) <= progress.FALLBACK_COLUMNS
+    assert "|" + " " * progress.BAR_WIDTH + "|" in last  # the bar at its full width
+    label = last.rsplit("], ", 1)[1]
+    words = cfg.describe().split(" ")
+    kept = label.removesuffix(" …").split(" ")
+    assert kept == words[:len(kept)] and label.endswith("…")  # whole words, then the mark of the cut

@@ -1,7 +1,7 @@
 """Progress of a grid: a tqdm bar on a terminal, plain log lines otherwise.
 
 The bar counts runs (finished and failed together, with elapsed time and estimated time left);
-its postfix shows how many are done, failed, flagged with warnings and remaining, and the current
+its postfix shows how many failed and how many recorded warnings (when any did), and the current
 run's label, shortened at a word boundary to the room the terminal leaves (sequential runs report
 each concept step; worker runs report per run). The bar keeps a fixed width whatever the label,
 and a terminal that reports 0 columns is drawn 80 columns wide. While the bar is shown, clad's log
@@ -42,17 +42,20 @@ def shorten(text: str, width: int) -> str:
     """``text`` cut at a word boundary to at most ``width`` characters, ending in ``…`` when cut
     ('' when not even one word fits).
 
-    >>> shorten("adbench-classical / concept_incremental / replay / iforest / seed 3", 40)
+    >>> shorten("adbench-classical / concept_incremental / replay / iforest / seed 3", 42)
     'adbench-classical / concept_incremental …'
     >>> shorten("short", 40), shorten("unbreakable_long_name", 5)
     ('short', '')
     """
-    if width <= 0:
-        return ""
     if len(text) <= width:
         return text
-    cut = textwrap.shorten(text, width=width, placeholder=" …")
-    return "" if cut == "…" or cut.strip() == "…" else cut
+    kept = ""
+    for word in text.split(" "):  # spaces only: a hyphenated or dotted name is one word
+        longer = f"{kept} {word}" if kept else word
+        if len(longer) + 2 > width:
+            break
+        kept = longer
+    return f"{kept} …" if kept else ""
 
 
 def _columns() -> int:
@@ -93,8 +96,8 @@ class Progress:
         return self.total - self.done - self.failed
 
     def _counts(self) -> str:
-        flagged = f", warnings {self.flagged}" if self.flagged else ""
-        return f"done {self.done}, failed {self.failed}{flagged}, left {self.remaining}"
+        parts = [f"failed {self.failed}" if self.failed else "", f"warnings {self.flagged}" if self.flagged else ""]
+        return ", ".join(p for p in parts if p)
 
     def _refresh(self, now: bool = True) -> None:
         if self._bar is None:
@@ -104,7 +107,7 @@ class Progress:
         counts = self._counts()
         meter = bar.format_meter(**{**bar.format_dict, "postfix": counts})
         label = shorten(self._current, bar.ncols - len(meter) - 4)
-        bar.set_postfix_str(counts + (f" | {label}" if label else ""), refresh=now)
+        bar.set_postfix_str(" | ".join(p for p in (counts, label) if p), refresh=now)
 
     def started(self, cfg: RunConfig) -> None:
         self._running += 1

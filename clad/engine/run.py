@@ -27,7 +27,7 @@ from ..detectors import make_detector
 from .config import Component, RunConfig, canonical, derive_seeds
 
 __all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_config", "run_safely",
-           "build_run", "failed_result", "dataset_key"]
+           "build_run", "failed_result", "dataset_key", "execution_order"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,26 @@ def dataset_key(cfg: RunConfig) -> tuple[str, str]:
     """The dataset a configuration loads, as ``(loader name, canonical parameters)``: runs with the
     same key share one cached dataset, so executors run them one after another."""
     return cfg.dataset.name, canonical(_seeded(cfg).dataset_params)
+
+
+def execution_order(configs) -> list[RunConfig]:
+    """The order in which a grid's runs start (and ``clad run --dry-run`` lists them): the given
+    order, with the runs that load the same dataset (:func:`dataset_key`) brought together at the
+    place of the first of them, so a process loads each dataset once.
+
+    >>> from clad.engine.config import Component
+    >>> cfgs = [RunConfig(Component("synthetic"), Component("concept_aware"), Component("naive"),
+    ...                   Component(d), seed=s) for s in (0, 1) for d in ("hbos", "iforest")]
+    >>> [(c.detector.name, c.seed) for c in execution_order(cfgs)] == [(c.detector.name, c.seed) for c in cfgs]
+    True
+    >>> swapped = [cfgs[0], cfgs[2], cfgs[1], cfgs[3]]  # seeds interleaved: each seed's runs together
+    >>> [(c.detector.name, c.seed) for c in execution_order(swapped)]
+    [('hbos', 0), ('iforest', 0), ('hbos', 1), ('iforest', 1)]
+    """
+    groups: dict[tuple[str, str], list[RunConfig]] = {}
+    for cfg in configs:
+        groups.setdefault(dataset_key(cfg), []).append(cfg)
+    return [cfg for group in groups.values() for cfg in group]
 
 
 def build_run(cfg: RunConfig):
