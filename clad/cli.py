@@ -50,7 +50,11 @@ EXIT_WRITE_FAILED = 111
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
-RUN_EPILOG = """exit status:
+RUN_EPILOG = """Runs start in the order --dry-run lists them. A failed run's cause is printed when it fails;
+warnings raised inside a run are recorded in its results (field 'warnings') and counted.
+See docs/guides/running.md.
+
+exit status:
   0      every run finished
   1      runs failed: each failure's cause is printed when it happens, and at the end one table
          of the failures grouped by cause with their count; the full tracebacks are in
@@ -268,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("spec", help="TOML spec file, e.g. scenarios/quickstart.toml")
     r.add_argument("--out", help="output folder (results.json is written there)")
-    r.add_argument("--dry-run", action="store_true", help="print the expanded grid and exit")
+    r.add_argument("--dry-run", action="store_true", help="print the expanded grid, in the order the runs will start, and exit")
     r.add_argument("--quiet", action="store_true", help="no progress bar (plain log lines), no summary")
     r.add_argument("--jobs", "-j", type=_positive_int, default=None,
                    help="run N runs at once in worker processes (default: spec 'jobs', else 1)")
