@@ -5,8 +5,8 @@
                                   ``--jobs N`` worker processes, ``--dask ADDRESS`` a Dask cluster,
                                   ``--threads T`` BLAS/OpenMP/torch threads per run (default 1),
                                   ``--fresh`` start over, ``--timeout S`` per-run time limit.
-                                  Exit status: 0 all fine, N (at most 100) when N runs failed,
-                                  2 for a bad spec or command line, 111 when the results could
+                                  Exit status: 0 all fine, 1 when runs failed (the count and
+                                  their causes are printed), 2 for a bad spec or command line, 111 when the results could
                                   not be written (e.g. disk full), 130 when interrupted (Ctrl-C),
                                   143 when terminated (SIGTERM, handled like Ctrl-C).
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
@@ -40,16 +40,26 @@ from .errors import CladError
 
 log = logging.getLogger("clad")
 
+#: exit status when one or more runs failed (the others finished and are kept)
+EXIT_RUNS_FAILED = 1
+#: exit status for a bad spec or command line
+EXIT_USAGE = 2
 #: exit status when the results could not be written (disk full, database unwritable)
 EXIT_WRITE_FAILED = 111
 #: exit status after Ctrl-C (SIGINT) and after SIGTERM (128 + the signal's number, as a shell reports it)
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
-RUN_EPILOG = """exit status:
+RUN_EPILOG = """Runs start in the order --dry-run lists them. A failed run's cause is printed when it fails;
+warnings raised inside a run are recorded in its results (field 'warnings') and counted.
+See docs/guides/running.md.
+
+exit status:
   0      every run finished
-  N      N runs failed (at most 100); their tracebacks are in DIR/results.sqlite
-  2      a bad spec or command line
+  1      runs failed: each failure's cause is printed when it happens, and at the end one table
+         of the failures grouped by cause with their count; the full tracebacks are in
+         DIR/results.sqlite (table runs, column error) and DIR/results.json
+  2      a bad spec or command line (nothing was run)
   111    the results could not be written (e.g. disk full); finished runs are kept
   130    interrupted by Ctrl-C (SIGINT)
   143    terminated by SIGTERM, handled like Ctrl-C
@@ -86,7 +96,7 @@ def _sigterm_as_interrupt():
 
 def _cmd_run(args) -> int:
     from .engine.benchmark import ResultsWriteError, run_spec
-    from .engine.progress import ProgressEvents
+    from .engine.progress import ProgressEvents, format_failures, format_warnings
     from .engine.spec import load_spec
     from .engine.summary import format_summary
 
@@ -101,12 +111,14 @@ def _cmd_run(args) -> int:
         where = f"Dask at {dask}" if dask else f"{jobs} process{'es' if jobs > 1 else ''}"
         print(f"{spec.name}: {len(spec)} runs ({where}"
               + (f", time limit {timeout:g} s per run" if timeout else "") + ")")
-        for cfg in spec.configs:
+        from .engine.run import execution_order
+
+        for cfg in execution_order(spec.configs):  # the order the runs will start in
             print(f"  {cfg.run_id}  {cfg.describe()}")
         return 0
     if args.out is None:
         print("clad run: --out DIR is required (or use --dry-run)", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
                         fresh=args.fresh, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
@@ -122,10 +134,15 @@ def _cmd_run(args) -> int:
         print(format_summary(done.summary))
         print(f"\n{done.n_ok} runs finished, {done.n_failed} failed; results in {done.database} and "
               f"{done.results_json}")
+    flagged = format_warnings(done.runs)
+    if flagged:
+        print(flagged, file=sys.stderr)
     if done.n_failed:
-        log.error("%d of %d runs failed; their tracebacks are in %s (table runs, column error)", done.n_failed,
-                  done.n_total, done.database)
-    return min(done.n_failed, 100)
+        print(format_failures(done.runs), file=sys.stderr)
+        print(f"clad: {done.n_failed} of {done.n_total} runs failed; their tracebacks are in {done.database} "
+              "(table runs, column error)", file=sys.stderr)
+        return EXIT_RUNS_FAILED
+    return 0
 
 
 def _cmd_export(args) -> int:
@@ -255,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("spec", help="TOML spec file, e.g. scenarios/quickstart.toml")
     r.add_argument("--out", help="output folder (results.json is written there)")
-    r.add_argument("--dry-run", action="store_true", help="print the expanded grid and exit")
+    r.add_argument("--dry-run", action="store_true", help="print the expanded grid, in the order the runs will start, and exit")
     r.add_argument("--quiet", action="store_true", help="no progress bar (plain log lines), no summary")
     r.add_argument("--jobs", "-j", type=_positive_int, default=None,
                    help="run N runs at once in worker processes (default: spec 'jobs', else 1)")
@@ -331,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.func(args) or 0)
     except CladError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except BrokenPipeError:
         # the output went to a command that stopped reading (e.g. `| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -15,6 +15,7 @@ __all__ = [
     "DetectorError",
     "SpecError",
     "ScenarioError",
+    "RunWarning",
 ]
 
 
@@ -56,3 +57,9 @@ class SpecError(CladValueError):
         else:
             msg = f"{head}{len(self.problems)} problems:\n" + "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(msg)
+
+
+class RunWarning(UserWarning):
+    """A run finished, but its numbers may mean little (constant scores, constant features, too
+    few training rows, reversed scores, values lost in a cast): recorded in the run's
+    ``warnings`` and counted on the console."""

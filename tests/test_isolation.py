@@ -122,7 +122,7 @@ def test_mutating_detectors_before_iforest_leave_its_R_as_when_run_alone(tmp_pat
         for rid, R in reference.items():
             for m in R:
                 assert np.array_equal(got[rid][m], R[m], equal_nan=True), (jobs, rid, m, got[rid][m], R[m])
-        assert done.returncode == 8, done.stderr  # every run of the two mutating detectors fails
+        assert done.returncode == 1 and "8 of " in done.stderr, done.stderr  # every run of the two mutating detectors fails
         assert len(failed) == 8 and all(r.status == "failed" for r in failed)
         for r in failed:
             name, method = ("ZeroesInFit", "fit") if r.detector == "zeroes" else ("CentresInScore", "score")

@@ -191,8 +191,10 @@ def test_run_experiment_warns_when_no_concept_name_matches():
 
     ds = make_synthetic(n_concepts=2, n_features=2, n_train=40, n_test=40, random_state=0)
     renamed = ConceptDataset(ds.train, [Concept(f"test_{c.name}", c.X, c.y) for c in ds.test], name="renamed")
-    with pytest.warns(metrics.ConceptNamesWarning, match=r"training \['C0', 'C1'\], test \['test_C0', 'test_C1'\]"):
-        r = run_experiment(renamed, ConceptIncremental(), Naive(IsolationForest(n_estimators=5)), seed=0)
+    r = run_experiment(renamed, ConceptIncremental(), Naive(IsolationForest(n_estimators=5)), seed=0)
+    # the warning is recorded in the run's record (and counted on the console), not shown
+    assert any(w.startswith("ConceptNamesWarning: ") and "training ['C0', 'C1'], test ['test_C0', 'test_C1']" in w
+               for w in r.warnings), r.warnings
     assert math.isnan(r.metrics["roc_auc"]["continual_average"])
     # every scalar metric of the run records its left-out count
     assert set(r.metrics["roc_auc"]["left_out"]) == set(metrics.scalar_names(needs_only=()))

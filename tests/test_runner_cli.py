@@ -41,8 +41,12 @@ def test_a_failing_run_is_recorded_and_the_grid_goes_on_then_resume_and_export(t
     spec = write_spec(tmp_path, SPEC)
     out = tmp_path / "out"
     rc, stdout, stderr = run_main(capsys, caplog, "run", spec, "--out", out)
-    assert rc == 3, stderr  # the exit status is the number of failed runs
+    assert rc == 1, stderr  # runs failed: exit status 1, the count printed
     assert "3 of 6 runs failed" in stderr
+    # the cause is shown where it happens and once more in the table of failures grouped by cause
+    assert "RuntimeError: fit exploded on purpose" in stderr
+    table = stderr[stderr.index("Failed runs by cause (3 failed):"):]
+    assert "  3 runs:\n      RuntimeError: fit exploded on purpose" in table
     db = out / "results.sqlite"
     con = sqlite3.connect(db)
     rows = con.execute("SELECT detector, status, error, started, finished FROM runs ORDER BY detector, seed").fetchall()
@@ -77,7 +81,7 @@ def test_a_failing_run_is_recorded_and_the_grid_goes_on_then_resume_and_export(t
     with ResultStore(db) as store:
         before = {r.run_id: r.timings for r in store.load_results() if r.ok}
     rc, stdout, stderr = run_main(capsys, caplog, "run", spec, "--out", out)
-    assert rc == 3
+    assert rc == 1
     assert "3 of 6 runs already finished" in stderr
     with ResultStore(db) as store:
         after = store.load_results()
@@ -102,7 +106,7 @@ def test_a_failing_run_is_recorded_and_the_grid_goes_on_then_resume_and_export(t
 
     # --fresh starts over
     rc, stdout, stderr = run_main(capsys, caplog, "run", spec, "--out", out, "--fresh", "--quiet")
-    assert rc == 3 and "already finished" not in stderr
+    assert rc == 1 and "already finished" not in stderr
     assert stdout == ""  # --quiet: no summary, progress as plain log lines on stderr
     assert stderr.count("done") == 3 and stderr.count("FAILED") == 3
 

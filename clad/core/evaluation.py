@@ -38,13 +38,13 @@ import sklearn
 from scipy.integrate import trapezoid
 from sklearn.metrics import f1_score, precision_recall_curve
 
-from ..errors import CladValueError
+from ..errors import CladValueError, RunWarning
 from ..registry import did_you_mean
 from ..strategies.base import Scored
 from .concepts import Concept
 
 __all__ = ["BASE_METRICS", "Evaluator", "Evaluation", "StepEvent", "AnytimeEvent", "check_base_metrics",
-           "check_n_jobs"]
+           "check_n_jobs", "check_reversed", "check_data"]
 
 
 def _roc_auc(y, scored: Scored) -> float:
@@ -228,10 +228,20 @@ class Evaluator:
             )
         if self._single_class[j]:
             return None
+        scores = np.asarray(scored.scores)
+        if scores.size and np.all(scores == scores.flat[0]):
+            self._warn_once(f"constant:{concept.name}", f"test concept {concept.name!r}: every score is the same "
+                            f"({scores.flat[0]:g}), so its ROC-AUC is 0.5 and its other metrics say nothing about "
+                            "the detector")
         # the arguments are clad's own, valid by construction: skip scikit-learn's parameter checks
         # (the data checks stay), which cost as much as the metric on a test set of a few hundred rows
         with sklearn.config_context(skip_parameter_validation=True):
             return {m: BASE_METRICS[m](concept.y, scored) for m in self.base_metrics}
+
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(message, RunWarning, stacklevel=3)
 
     def _score_all(self, strategy, with_ids: bool) -> dict[str, np.ndarray]:
         n = len(self.test_concepts)
@@ -314,6 +324,78 @@ class Evaluator:
             anytime_R=anytime,
             anytime_rows_seen=tuple(self._any_seen) if self._any_seen else None,
         )
+
+
+def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str]) -> None:
+    """Warn (:class:`~clad.errors.RunWarning`) when the ROC-AUC of most concepts right after they
+    were learned (the cells of R where the step and the test concept have the same name) is below
+    0.5: a detector ranks anomalies *lower* than normal rows there, so its scores may be reversed
+    (clad expects higher = more anomalous)."""
+    if "roc_auc" not in R:
+        return
+    position = {name: j for j, name in enumerate(test_names)}
+    diagonal = [R["roc_auc"][i, position[s]] for i, s in enumerate(steps) if s in position]
+    diagonal = [v for v in diagonal if np.isfinite(v)]
+    below = sum(v < 0.5 for v in diagonal)
+    if diagonal and below > len(diagonal) / 2:
+        warnings.warn(f"ROC-AUC below 0.5 on {below} of {len(diagonal)} concepts just learned (mean "
+                      f"{np.mean(diagonal):.3f}): are the scores reversed? clad expects higher scores for more "
+                      "anomalous rows", RunWarning, stacklevel=2)
+
+
+#: detector parameters that a training step needs more rows than
+_ROW_PARAMETERS = ("n_neighbors", "n_clusters", "n_components")
+#: a feature whose spread is at most this fraction of its magnitude (plus an absolute floor) is near-constant
+_NEAR_CONSTANT = 1e-9
+
+
+def _rows_needed(detector) -> tuple[int, str]:
+    """The fewest training rows ``detector`` can learn from, and why: 2, or one more than its
+    largest ``n_neighbors`` / ``n_clusters`` / ``n_components`` parameter."""
+    needed, why = 2, "a detector needs at least 2 rows"
+    params = detector.get_params(deep=True) if hasattr(detector, "get_params") else {}
+    for key, value in params.items():
+        if key.rsplit("__", 1)[-1] in _ROW_PARAMETERS and isinstance(value, (int, np.integer)) and value + 1 > needed:
+            needed, why = int(value) + 1, f"the detector's {key.rsplit('__', 1)[-1]}={int(value)}"
+    return needed, why
+
+
+def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
+    """Warn (:class:`~clad.errors.RunWarning`) before a run about data that makes its numbers
+    meaningless: constant or near-constant features in a training concept, a training concept with
+    fewer rows than ``detector`` needs, finite values beyond float32's range (a detector that casts
+    to float32 sees infinities), and a ``batch_size`` at least as long as the whole training stream
+    (concept-agnostic: one batch, so every row of R is the same)."""
+    big = float(np.finfo(np.float32).max)
+    needed, why = _rows_needed(detector) if detector is not None else (2, "a detector needs at least 2 rows")
+    for c in dataset.train:
+        X = np.asarray(c.X)
+        if len(X) < needed:
+            warnings.warn(f"training concept {c.name!r} has {len(X)} row(s); {why}, so what it learns there "
+                          "means little", RunWarning, stacklevel=2)
+        if len(X) > 1 and np.issubdtype(X.dtype, np.number):
+            spread = np.ptp(X, axis=0).astype(np.float64)
+            scale = np.abs(X).max(axis=0).astype(np.float64)
+            flat = np.flatnonzero(spread <= _NEAR_CONSTANT * np.maximum(scale, 1.0))
+            if flat.size:
+                shown = ", ".join(map(str, flat[:10])) + (", ..." if flat.size > 10 else "")
+                warnings.warn(f"training concept {c.name!r}: {flat.size} of {X.shape[1]} feature(s) constant or "
+                              f"near-constant (column {shown}); a detector learns nothing from them", RunWarning,
+                              stacklevel=2)
+    for c in (*dataset.train, *dataset.test):
+        X = np.asarray(c.X)
+        if np.issubdtype(X.dtype, np.floating) and X.size:
+            with np.errstate(invalid="ignore"):
+                over = int(np.count_nonzero(np.isfinite(X) & (np.abs(X) > big)))
+            if over:
+                warnings.warn(f"concept {c.name!r}: {over} value(s) beyond float32's range (|x| > {big:.3g}) become "
+                              "non-finite when a detector casts to float32; rescale the features", RunWarning,
+                              stacklevel=2)
+    if batch_size is not None:
+        stream = sum(len(c.X) for c in dataset.train)
+        if stream and int(batch_size) >= stream:
+            warnings.warn(f"batch_size={batch_size} is at least the whole training stream ({stream} rows): one "
+                          "batch, so every row of R is the same", RunWarning, stacklevel=2)
 
 
 def _memory_rows(strategy) -> int:

@@ -11,8 +11,9 @@ from ..detectors import as_detector, detector_name
 from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
 from .drift import stream_boundaries
-from .evaluation import Evaluator, StepEvent, check_base_metrics
+from .evaluation import Evaluator, StepEvent, check_base_metrics, check_data, check_reversed
 from .results import RunResult, versions
+from .run_warnings import recording
 from .seeding import seed_run
 
 __all__ = ["run_experiment"]
@@ -40,7 +41,9 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it. A strategy
     with an ``extra_results(boundaries)`` method is asked, after the run, for a JSON-ready dict of
     what it reports beyond R, given the rows of the training stream at which each concept after
-    the first starts (:func:`~clad.core.drift.stream_boundaries`); it is stored as ``extras``.
+    the first starts (:func:`~clad.core.drift.stream_boundaries`); it is stored as ``extras``. Warnings
+    raised while the run computes (a library's, or clad's :class:`~clad.errors.RunWarning` about a
+    degenerate run) are recorded in ``RunResult.warnings`` instead of being shown.
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic
@@ -59,18 +62,21 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     labels = dict(labels or {})
     t0 = time.perf_counter()
     observers = () if on_step is None else (_step_observer(on_step),)
-    evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers)
-    evaluation = scenario.run(dataset, strategy, evaluator)
-    total = time.perf_counter() - t0
-    check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
-    t = learned_at(evaluation.steps, dataset.test_names)
-    metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
+    det_proto = strategy.get_params(deep=False).get("detector")
+    with recording() as flagged:  # every warning of the run lands in its record
+        check_data(dataset, det_proto, getattr(scenario, "batch_size", None))
+        evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers)
+        evaluation = scenario.run(dataset, strategy, evaluator)
+        total = time.perf_counter() - t0
+        check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
+        t = learned_at(evaluation.steps, dataset.test_names)
+        check_reversed(evaluation.R, evaluation.steps, dataset.test_names)
+        metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
     anytime = None
     if evaluation.anytime_R is not None:
         anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "R": evaluation.anytime_R}
     extra = getattr(strategy, "extra_results", None)  # what a strategy reports beyond R (optional)
     extras = extra(stream_boundaries(dataset)) if callable(extra) else None
-    det_proto = strategy.get_params(deep=False).get("detector")
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
         scenario=labels.get("scenario", getattr(scenario, "name", type(scenario).__name__)),
@@ -88,4 +94,5 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         anytime=anytime,
         extras=extras,
         run_id=labels.get("run_id"),
+        warnings=tuple(flagged),
     )

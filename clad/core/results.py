@@ -30,7 +30,7 @@ from .._version import __version__
 from ..atomic import atomic_output
 from ..errors import DataError
 
-__all__ = ["RunResult", "versions", "write_results", "read_results", "atomic_write_text", "to_jsonable"]
+__all__ = ["RunResult", "error_cause", "versions", "write_results", "read_results", "atomic_write_text", "to_jsonable"]
 
 _PACKAGES = {"numpy": "numpy", "scikit-learn": "scikit-learn", "pyod": "pyod", "torch": "torch", "pandas": "pandas"}
 
@@ -111,10 +111,26 @@ class RunResult:
     status: str = "ok"
     error: str | None = None
     run_id: str | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def cause(self) -> str | None:
+        r"""Why a failed run failed: the message of the exception that ended it (every line of it,
+        which for a missing data file names the file, where clad looked, its sha256 and source),
+        without the traceback's frames; None for a run that did not fail.
+
+        >>> RunResult("d", "s", "st", "det", 0, status="failed", error=(
+        ...     "Traceback (most recent call last):\n  File \"x.py\", line 1, in fit\n    raise E\n"
+        ...     "DataError: data file 'a.npz' not found; looked in:\n  /data/a.npz\n")).cause
+        "DataError: data file 'a.npz' not found; looked in:\n  /data/a.npz"
+        """
+        if self.ok:
+            return None
+        return error_cause(self.error)
 
     def to_dict(self) -> dict:
         d = {
@@ -136,6 +152,7 @@ class RunResult:
             "versions": dict(self.versions),
             "config": self.config,
             "error": self.error,
+            "warnings": list(self.warnings),
         }
         return to_jsonable(d)
 
@@ -167,9 +184,27 @@ class RunResult:
                 status=d.get("status", "ok"),
                 error=d.get("error"),
                 run_id=d.get("run_id"),
+                warnings=tuple(str(w) for w in d.get("warnings") or ()),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None
+
+
+def error_cause(error: str | None) -> str:
+    """The exception part of a formatted traceback: from the first line after the frames of the
+    last ``Traceback (most recent call last):`` block to the end (a message of several lines stays
+    whole); text that is not a traceback is returned stripped."""
+    text = (error or "").strip()
+    if not text:
+        return "unknown error"
+    marker = "Traceback (most recent call last):"
+    if marker not in text:
+        return text
+    lines = text.rsplit(marker, 1)[1].splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() and not line[0].isspace():
+            return "\n".join(lines[i:]).strip()
+    return lines[-1].strip() if lines else text
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "detector_name",
     "set_random_state",
     "check_scores",
+    "check_threshold",
     "writes_guard",
     "DetectorAdapter",
     "SklearnDetector",
@@ -59,7 +60,19 @@ def detector_name(obj) -> str:
 
 
 def check_scores(scores, n_rows: int, who: str) -> np.ndarray:
-    """Return ``scores`` as a float array of shape ``(n_rows,)`` or raise a DetectorError naming ``who``."""
+    """Return ``scores`` as a float array of shape ``(n_rows,)`` or raise a DetectorError naming
+    ``who``: finite real numbers, one per row (complex scores are refused, never silently cast).
+
+    >>> check_scores([0.5, 2.0], 2, "Mine")
+    array([0.5, 2. ])
+    >>> check_scores(np.array([1 + 2j, 3]), 2, "Mine")
+    Traceback (most recent call last):
+    ...
+    clad.errors.DetectorError: detector Mine: score() returned complex numbers (dtype complex128); expected real scores
+    """
+    if np.iscomplexobj(scores):
+        raise DetectorError(f"detector {who}: score() returned complex numbers (dtype {np.asarray(scores).dtype}); "
+                            "expected real scores")
     try:
         s = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -75,6 +88,28 @@ def check_scores(scores, n_rows: int, who: str) -> np.ndarray:
             f"{n_rows}; expected finite scores"
         )
     return s
+
+
+def check_threshold(value, who: str) -> float:
+    """``threshold_`` as a float, or a DetectorError naming ``who`` when it is not a finite real
+    number (a NaN threshold would label no row an anomaly, and F1 would be 0 everywhere).
+
+    >>> check_threshold(np.float32(1.5), "Mine")
+    1.5
+    >>> check_threshold(float("nan"), "Mine")
+    Traceback (most recent call last):
+    ...
+    clad.errors.DetectorError: detector Mine: threshold_ is nan; expected a finite real number
+    """
+    if isinstance(value, (bool, np.bool_)) or np.iscomplexobj(value):
+        raise DetectorError(f"detector {who}: threshold_ is {value!r}; expected a finite real number")
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        raise DetectorError(f"detector {who}: threshold_ is {value!r}; expected a finite real number") from None
+    if not np.isfinite(t):
+        raise DetectorError(f"detector {who}: threshold_ is {t!r}; expected a finite real number")
+    return t
 
 
 @contextmanager
@@ -144,7 +179,7 @@ class DetectorAdapter(BaseEstimator):
         self.estimator_ = self._fresh()
         with writes_guard(self.name, "fit"):
             self._fit_estimator(self.estimator_, X)
-            self.threshold_ = float(self._threshold(self.estimator_, X))
+            self.threshold_ = check_threshold(self._threshold(self.estimator_, X), self.name)
         self.n_features_in_ = int(np.shape(X)[1])
         return self
 
@@ -234,7 +269,7 @@ class ProtocolDetector(DetectorAdapter):
     def _threshold(self, est, X) -> float:
         own = getattr(est, "threshold_", None)
         if own is not None:
-            return float(own)
+            return own  # checked by check_threshold
         if not 0.0 < float(self.contamination) < 0.5:
             raise DetectorError(
                 f"detector {type(est).__name__}: contamination={self.contamination!r}; expected a number in (0, 0.5)"

@@ -26,7 +26,8 @@ tasks in threads, which cannot be interrupted: there the limit is not enforced (
 so; use the cluster's own limits). Dask workers must be able to import clad (the same version)
 and every plug-in the spec names. Datasets are loaded once per process
 (``clad.engine.run._cached_dataset``) and runs on the same dataset are computed one after another, so
-a worker reuses the arrays for every run on the same dataset.
+a worker reuses the arrays for every run on the same dataset: runs start in
+:func:`~clad.engine.run.execution_order`, the order ``clad run --dry-run`` lists.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from typing import Callable, Iterator, Sequence
 
 from ..core.results import RunResult
 from ..errors import CladValueError
-from .run import RunConfig, dataset_key, failed_result, run_safely
+from .run import RunConfig, execution_order, failed_result, run_safely
 
 __all__ = ["RunEvent", "execute_grid", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
            "limited_threads"]
@@ -391,8 +392,8 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
         log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
                     os.cpu_count() or 1)
     # runs on the same data one after another, so each process loads a dataset once (results do
-    # not depend on the order)
-    configs = sorted(configs, key=dataset_key)
+    # not depend on the order); the order --dry-run lists
+    configs = execution_order(configs)
     if not configs:
         return (e for e in ())
     if dask is not None:

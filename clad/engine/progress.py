@@ -1,21 +1,70 @@
 """Progress of a grid: a tqdm bar on a terminal, plain log lines otherwise.
 
 The bar counts runs (finished and failed together, with elapsed time and estimated time left);
-its postfix shows how many are done, failed and remaining, and the current run's concept step
-(sequential runs report each step; worker runs report per run).
+its postfix shows how many failed and how many recorded warnings (when any did), and the current
+run's label, shortened at a word boundary to the room the terminal leaves (sequential runs report
+each concept step; worker runs report per run). The bar keeps a fixed width whatever the label,
+and a terminal that reports 0 columns is drawn 80 columns wide. While the bar is shown, clad's log
+lines go through tqdm (:func:`tqdm.contrib.logging.logging_redirect_tqdm`), so they never break it;
+warnings raised inside a run are recorded in that run's result (``RunResult.warnings``), counted
+here, and not printed.
+
+A failed run's cause (the exception's whole message, see :attr:`RunResult.cause`) is printed when
+it happens; :func:`format_failures` groups every failure of a grid by cause for the end of the
+command's output.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
+import textwrap
+from contextlib import ExitStack
+from typing import Iterable
 
 from ..core.results import RunResult
-from .run import RunConfig
+from .config import RunConfig
 
-__all__ = ["Progress", "ProgressEvents"]
+__all__ = ["Progress", "ProgressEvents", "format_failures", "format_warnings", "shorten"]
 
 log = logging.getLogger("clad.engine.progress")
+
+#: the bar's own width in characters: fixed, so a long label never collapses it
+BAR_WIDTH = 16
+#: the width used when the terminal reports none (0 columns, e.g. some CI consoles)
+FALLBACK_COLUMNS = 80
+_BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar:" + str(BAR_WIDTH)
+               + "}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]{postfix}")
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` cut at a word boundary to at most ``width`` characters, ending in ``…`` when cut
+    ('' when not even one word fits).
+
+    >>> shorten("adbench-classical / concept_incremental / replay / iforest / seed 3", 42)
+    'adbench-classical / concept_incremental …'
+    >>> shorten("short", 40), shorten("unbreakable_long_name", 5)
+    ('short', '')
+    """
+    if len(text) <= width:
+        return text
+    kept = ""
+    for word in text.split(" "):  # spaces only: a hyphenated or dotted name is one word
+        longer = f"{kept} {word}" if kept else word
+        if len(longer) + 2 > width:
+            break
+        kept = longer
+    return f"{kept} …" if kept else ""
+
+
+def _columns() -> int:
+    cols = shutil.get_terminal_size((FALLBACK_COLUMNS, 24)).columns
+    return cols if cols > 0 else FALLBACK_COLUMNS
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return textwrap.indent(text, prefix)
 
 
 class Progress:
@@ -25,35 +74,48 @@ class Progress:
         self.total = int(total)
         self.done = int(already)
         self.failed = 0
+        self.flagged = 0  # runs that recorded warnings
         self.desc = desc
         self._current = ""
         self._running = 0
         if bar is None:
             bar = sys.stderr.isatty()
         self._bar = None
+        self._stack = ExitStack()
         if bar:
             from tqdm import tqdm
+            from tqdm.contrib.logging import logging_redirect_tqdm
 
-            self._bar = tqdm(total=self.total, initial=self.done, unit="run", desc=desc, file=sys.stderr,
-                             dynamic_ncols=True)
+            self._bar = tqdm(total=self.total, initial=self.done, unit="run", desc=shorten(desc, 30) or "runs",
+                             file=sys.stderr, ncols=_columns(), bar_format=_BAR_FORMAT)
+            self._stack.enter_context(logging_redirect_tqdm(loggers=[logging.getLogger("clad")], tqdm_class=tqdm))
         self._refresh()
 
     @property
     def remaining(self) -> int:
         return self.total - self.done - self.failed
 
+    def _counts(self) -> str:
+        parts = [f"failed {self.failed}" if self.failed else "", f"warnings {self.flagged}" if self.flagged else ""]
+        return ", ".join(p for p in parts if p)
+
     def _refresh(self, now: bool = True) -> None:
-        if self._bar is not None:
-            self._bar.set_postfix_str(f"done {self.done}, failed {self.failed}, left {self.remaining}"
-                                      + (f" | {self._current}" if self._current else ""), refresh=now)
+        if self._bar is None:
+            return
+        bar = self._bar
+        bar.ncols = _columns()  # follows a resized terminal; 0 columns is drawn 80 wide
+        counts = self._counts()
+        meter = bar.format_meter(**{**bar.format_dict, "postfix": counts})
+        label = shorten(self._current, bar.ncols - len(meter) - 4)
+        bar.set_postfix_str(" | ".join(p for p in (counts, label) if p), refresh=now)
 
     def started(self, cfg: RunConfig) -> None:
         self._running += 1
-        self._current = cfg.describe()[:70] if self._running == 1 else f"{self._running} running"
+        self._current = cfg.describe() if self._running == 1 else f"{self._running} running"
         self._refresh()
 
     def step(self, cfg: RunConfig, step: str, index: int) -> None:
-        self._current = f"{cfg.describe()[:60]} step {index + 1} ({step})"
+        self._current = f"{cfg.describe()} step {index + 1} ({step})"
         self._refresh()
 
     def finished(self, result: RunResult, cfg: RunConfig) -> None:
@@ -62,23 +124,27 @@ class Progress:
             self.done += 1
         else:
             self.failed += 1
+        if result.warnings:
+            self.flagged += 1
         n = self.done + self.failed
         if self._bar is not None:
             self._current = f"{self._running} running" if self._running > 1 else ""
             self._refresh(now=False)
             self._bar.update(1)
             if not result.ok:
-                self._bar.write(f"run failed: {cfg.describe()}: {_last_line(result.error)}", file=sys.stderr)
+                self._bar.write(f"run failed: {cfg.describe()}\n{_indent(result.cause)}", file=sys.stderr)
         elif result.ok:
-            log.info("run %d/%d done (%.1fs): %s", n, self.total, float(result.timings.get("total", 0.0)),
+            extra = f", {len(result.warnings)} warning(s)" if result.warnings else ""
+            log.info("run %d/%d done (%.1fs%s): %s", n, self.total, float(result.timings.get("total", 0.0)), extra,
                      cfg.describe())
         else:
-            log.warning("run %d/%d FAILED: %s: %s", n, self.total, cfg.describe(), _last_line(result.error))
+            log.warning("run %d/%d FAILED: %s:\n%s", n, self.total, cfg.describe(), _indent(result.cause))
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        self._stack.close()
 
 
 class ProgressEvents:
@@ -104,6 +170,56 @@ class ProgressEvents:
             self.progress.close()
 
 
-def _last_line(text: str | None) -> str:
-    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else "unknown error"
+def run_label(run: RunResult) -> str:
+    """``dataset / scenario / strategy / detector / seed N`` of a run (as ``RunConfig.describe``)."""
+    return f"{run.dataset} / {run.scenario} / {run.strategy} / {run.detector} / seed {run.seed}"
+
+
+def _grouped(runs: Iterable[RunResult], key) -> dict[str, list[RunResult]]:
+    groups: dict[str, list[RunResult]] = {}
+    for r in runs:
+        for k in key(r):
+            groups.setdefault(k, []).append(r)
+    return dict(sorted(groups.items(), key=lambda kv: -len(kv[1])))
+
+
+def _table(title: str, groups: dict[str, list[RunResult]], shown: int) -> str:
+    lines = [title]
+    for what, members in groups.items():
+        lines.append(f"  {len(members)} run{'s' if len(members) > 1 else ''}:")
+        lines.append(_indent(what, "      "))
+        lines += [f"    - {run_label(r)}" for r in members[:shown]]
+        if len(members) > shown:
+            lines.append(f"    - ... and {len(members) - shown} more")
+    return "\n".join(lines)
+
+
+def format_failures(runs: Iterable[RunResult], shown: int = 5) -> str:
+    """One table of the failed runs grouped by cause (most frequent first), each cause in full
+    with its count and up to ``shown`` of its runs; '' when none failed.
+
+    >>> from clad.core.results import RunResult
+    >>> bad = [RunResult("d", "s", "naive", "x", seed, status="failed", error="ValueError: nu=2.0")
+    ...        for seed in (0, 1)]
+    >>> print(format_failures(bad))
+    Failed runs by cause (2 failed):
+      2 runs:
+          ValueError: nu=2.0
+        - d / s / naive / x / seed 0
+        - d / s / naive / x / seed 1
+    """
+    failed = [r for r in runs if not r.ok]
+    if not failed:
+        return ""
+    return _table(f"Failed runs by cause ({len(failed)} failed):", _grouped(failed, lambda r: [r.cause]), shown)
+
+
+def format_warnings(runs: Iterable[RunResult], shown: int = 3) -> str:
+    """The runs that recorded warnings, grouped by warning (most frequent first); '' when none did."""
+    flagged = [r for r in runs if r.warnings]
+    if not flagged:
+        return ""
+    n = sum(len(r.warnings) for r in flagged)
+    title = (f"{len(flagged)} run{'s' if len(flagged) > 1 else ''} recorded {n} warning{'s' if n > 1 else ''} "
+             "(listed in results.json, field 'warnings', and in the report):")
+    return _table(title, _grouped(flagged, lambda r: sorted(set(r.warnings))), shown)

@@ -21,12 +21,13 @@ from typing import Callable
 from ..core.concepts import ConceptDataset
 from ..core.experiment import run_experiment
 from ..core.results import RunResult, versions
+from ..core.run_warnings import merge, recording
 from ..core.seeding import seed_run
 from ..detectors import make_detector
 from .config import Component, RunConfig, canonical, derive_seeds
 
 __all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_config", "run_safely",
-           "build_run", "failed_result", "dataset_key"]
+           "build_run", "failed_result", "dataset_key", "execution_order"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,26 @@ def dataset_key(cfg: RunConfig) -> tuple[str, str]:
     return cfg.dataset.name, canonical(_seeded(cfg).dataset_params)
 
 
+def execution_order(configs) -> list[RunConfig]:
+    """The order in which a grid's runs start (and ``clad run --dry-run`` lists them): the given
+    order, with the runs that load the same dataset (:func:`dataset_key`) brought together at the
+    place of the first of them, so a process loads each dataset once.
+
+    >>> from clad.engine.config import Component
+    >>> cfgs = [RunConfig(Component("synthetic"), Component("concept_aware"), Component("naive"),
+    ...                   Component(d), seed=s) for s in (0, 1) for d in ("hbos", "iforest")]
+    >>> [(c.detector.name, c.seed) for c in execution_order(cfgs)] == [(c.detector.name, c.seed) for c in cfgs]
+    True
+    >>> swapped = [cfgs[0], cfgs[2], cfgs[1], cfgs[3]]  # seeds interleaved: each seed's runs together
+    >>> [(c.detector.name, c.seed) for c in execution_order(swapped)]
+    [('hbos', 0), ('iforest', 0), ('hbos', 1), ('iforest', 1)]
+    """
+    groups: dict[tuple[str, str], list[RunConfig]] = {}
+    for cfg in configs:
+        groups.setdefault(dataset_key(cfg), []).append(cfg)
+    return [cfg for group in groups.values() for cfg in group]
+
+
 def build_run(cfg: RunConfig):
     """The dataset, scenario and strategy objects of a configuration, seeded from ``cfg.seed`` by
     :func:`~clad.core.seeding.seed_run` (the dataset is cached per process, so a grid loads each
@@ -75,12 +96,13 @@ def build_run(cfg: RunConfig):
 def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:
     """Run one configuration (see :class:`RunConfig`); errors propagate. ``on_step`` as in
     :func:`run_experiment`."""
-    dataset, scenario, strategy = build_run(cfg)  # seeded there, so not again by run_experiment
+    with recording() as built:  # warnings while the run's objects are built belong to the run too
+        dataset, scenario, strategy = build_run(cfg)  # seeded there, so not again by run_experiment
     labels = {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display,
               "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
     result = run_experiment(dataset, scenario, strategy, cfg.base_metrics, labels=labels, config=cfg.to_dict(),
                             on_step=on_step)
-    return dataclasses.replace(result, seed=int(cfg.seed))
+    return dataclasses.replace(result, seed=int(cfg.seed), warnings=merge(built, result.warnings))
 
 
 def failed_result(cfg: RunConfig, error: str) -> RunResult:

@@ -82,6 +82,7 @@ CREATE TABLE IF NOT EXISTS runs (
     curves        TEXT,
     extras        TEXT,
     error         TEXT,
+    warnings      TEXT,
     started       TEXT,
     finished      TEXT
 );
@@ -125,7 +126,7 @@ def _real(v: Any) -> float | None:
 
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
 _PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error")
-_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "extras")
+_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "extras", "warnings")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -220,7 +221,8 @@ class ResultStore:
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
-        self._extras = self._ensure_column("extras")
+        #: columns added since a database was first written; False where an old one cannot take them
+        self._columns = {c: self._ensure_column(c) for c in ("extras", "warnings")}
 
     def _ensure_column(self, name: str) -> bool:
         """Add a column that a database written by an older clad lacks; False if it cannot (read-only)."""
@@ -278,7 +280,7 @@ class ResultStore:
         metric_rows, curves = _split_metrics(rec["metrics"])
         row = [rec[c] for c in _PLAIN]
         row[_PLAIN.index("seed")] = int(rec["seed"])
-        row += [None if c in ("anytime", "extras") and rec.get(c) is None else _json(rec[c]) for c in _JSON]
+        row += [None if c in ("anytime", "extras") and rec.get(c) is None else _json(rec.get(c)) for c in _JSON]
         cells = [(rid, m, i, rec["concepts"][i], j, rec["test_concepts"][j], _real(v))
                  for m, R in rec["R"].items() for i, values in enumerate(R) for j, v in enumerate(values)]
         with self._transaction() as cur:
@@ -313,7 +315,7 @@ class ResultStore:
         order of ``run_ids`` (ids not in the database are skipped)."""
         cur = self._con.cursor()
         columns = _PLAIN + _JSON + ("curves",)
-        selected = [c if c != "extras" or self._extras else "NULL" for c in columns]  # an older database
+        selected = [c if self._columns.get(c, True) else "NULL" for c in columns]  # an older database
         rows = cur.execute(f"SELECT {', '.join(selected)} FROM runs ORDER BY started, run_id").fetchall()
         cells: dict[str, dict[str, list]] = {}
         for rid, m, i, j, v in cur.execute(

@@ -188,10 +188,22 @@ def _provenance(results: Sequence[RunResult]) -> str:
     out.append("<h3>Runs</h3>" + frame_html(runs))
     failed = [r for r in results if not r.ok]
     for r in failed:
-        last = (r.error or "").strip().splitlines()[-1:] or ["no error recorded"]
         out.append(H.message(f"failed: {r.run_id} {r.dataset} / {r.scenario} / {r.strategy} / {r.detector} / seed "
-                             f"{r.seed}: {last[0]}"))
+                             f"{r.seed}: {r.cause}"))
     return "\n".join(out)
+
+
+def _warnings_section(results: Sequence[RunResult]) -> str:
+    """Every warning a run recorded (degenerate data or scores, a library's warnings), one row each."""
+    rows = [{"run id": r.run_id or "", **{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed, "warning": w}
+            for r in results for w in r.warnings]
+    if not rows:
+        return H.message("no run recorded a warning")
+    n_runs = len({(row["run id"], *(row[k] for k in CONFIG_KEYS), row["seed"]) for row in rows})
+    return (f"<p class='legend'>{n_runs} run{'s' if n_runs > 1 else ''} recorded {len(rows)} warning"
+            f"{'s' if len(rows) > 1 else ''}: their numbers may mean little (constant scores, constant features, "
+            "too few rows, reversed scores, values lost in a cast) or a library warned while they ran.</p>"
+            + frame_html(pd.DataFrame(rows)))
 
 
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
@@ -273,6 +285,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     sections.append(("forgetting", "Per-concept forgetting", _per_block_figures(forgetting_table(ok), figs,
                                                                                 "forgetting")))
     sections.append(("heatmaps", "R heatmaps", _heatmap_section(ok, figs, report.messages)))
+    sections.append(("warnings", "Runs with warnings", _warnings_section(results)))
     sections.append(("spec", "Spec", H.pre(dict(spec)) if spec else H.message("no spec recorded with the results")))
     sections.append(("provenance", "Provenance", _provenance(results)))
 
