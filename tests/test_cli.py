@@ -167,7 +167,7 @@ def test_list_shows_every_registered_name(capsys):
 
 
 @pytest.mark.slow
-def test_quickstart_report_makes_no_claim_from_duplicated_blocks(quickstart_runs, tmp_path):
+def test_quickstart_report_makes_no_claim_from_duplicated_blocks(quickstart, tmp_path):
     """`clad run scenarios/quickstart.toml --out DIR && clad report DIR`: concept_aware and
     concept_incremental are the same computation for naive and cumulative; the report merges them and
     claims no significance from them."""
@@ -176,8 +176,8 @@ def test_quickstart_report_makes_no_claim_from_duplicated_blocks(quickstart_runs
     from clad.core.results import RunResult, write_results
     from clad.report import compare
 
-    results = [RunResult.from_dict(r) for r in quickstart_runs[0]["runs"]]
-    write_results(tmp_path / "results.json", results, spec=quickstart_runs[0]["spec"])
+    results = [RunResult.from_dict(r) for r in quickstart.doc["runs"]]
+    write_results(tmp_path / "results.json", results, spec=quickstart.doc["spec"])
     assert main(["report", str(tmp_path), "--metric", "continual_average", "--metric", "forgetting"]) == 0
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert "differ significantly" not in page and "Friedman" in page  # the tests are described, none is claimed
