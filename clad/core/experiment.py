@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Sequence
 
+import numpy as np
 from sklearn.base import clone
 
 from ..detectors import as_detector, detector_name
@@ -25,6 +26,14 @@ def _step_observer(on_step: Callable[[str, int], None]):
             on_step(event.step, event.index)
 
     return observe
+
+
+def _anytime_input(anytime: dict | None, base_metric: str) -> dict:
+    """``summarize``'s ``anytime`` input for one base metric (none when the run has no anytime matrix
+    or it does not say which training concept each evaluation came during)."""
+    if anytime is None or any(k is None for k in anytime["task"]):
+        return {}
+    return {"anytime": {"R": anytime["R"][base_metric], "task": anytime["task"], "rows_seen": anytime["rows_seen"]}}
 
 
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
@@ -60,10 +69,11 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     total = time.perf_counter() - t0
     check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
     t = learned_at(evaluation.steps, dataset.test_names)
-    metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
     anytime = None
     if evaluation.anytime_R is not None:
-        anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "R": evaluation.anytime_R}
+        anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "task": list(evaluation.anytime_task),
+                   "boundaries": np.cumsum([c.n_rows for c in dataset.train]).tolist(), "R": evaluation.anytime_R}
+    metrics = {m: summarize(R, t, **_anytime_input(anytime, m)) for m, R in evaluation.R.items()}
     det_proto = strategy.get_params(deep=False).get("detector")
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
@@ -80,5 +90,8 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         config=dict(config or {}),
         memory_rows=evaluation.memory_rows,
         anytime=anytime,
+        learned_rows=evaluation.learned_rows,
+        prequential=evaluation.prequential,
+        order=None if dataset.metadata.get("order") is None else str(dataset.metadata["order"]),
         run_id=labels.get("run_id"),
     )

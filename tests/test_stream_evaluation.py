@@ -1,0 +1,82 @@
+"""concept_agnostic: no look-ahead by default, anytime evaluation per concept, prequential scores."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from clad import Concept, ConceptDataset, run_experiment
+from clad.core.results import RunResult
+from clad.errors import CladValueError
+from clad.scenarios import ConceptAgnostic
+from clad.strategies import Cumulative, Naive
+
+
+class RowLog:
+    """A detector that records the training concepts of the rows it was fitted on (column 0 holds
+    the row's concept index); its score is column 1."""
+
+    fitted: list = []  # class attribute: clone() copies parameters, so a log passed in would be copied
+
+    def __init__(self, tag: str = ""):
+        self.tag = tag
+
+    def get_params(self, deep=True):
+        return {"tag": self.tag}
+
+    def set_params(self, **params):
+        self.tag = params.get("tag", self.tag)
+        return self
+
+    def fit(self, X):
+        RowLog.fitted.append(set(np.unique(X[:, 0]).astype(int).tolist()))
+        self.threshold_ = 0.0
+        return self
+
+    def score(self, X):
+        return np.asarray(X[:, 1], dtype=float)
+
+
+def stream_dataset(sizes=(23, 17, 31), n_test=20, seed=0):
+    rng = np.random.default_rng(seed)
+    train = [Concept(f"c{k}", np.c_[np.full(n, k), rng.normal(size=n)]) for k, n in enumerate(sizes)]
+    test = [Concept(f"c{k}", np.c_[np.full(n_test, k), rng.normal(size=n_test)],
+                    np.r_[np.zeros(n_test - 4), np.ones(4)].astype(int)) for k in range(len(sizes))]
+    return ConceptDataset(train, test, name="stream")
+
+
+@pytest.mark.parametrize("strategy", [Naive, Cumulative])
+def test_no_evaluation_of_a_concept_follows_training_on_a_later_one(strategy):
+    ds = stream_dataset()
+    RowLog.fitted = []
+    seen_at_step = []
+
+    def on_step(name, index):
+        learned = set().union(*RowLog.fitted) if RowLog.fitted else set()
+        seen_at_step.append((index, learned))
+
+    r = run_experiment(ds, ConceptAgnostic(batch_size=10), strategy(RowLog()), seed=0, on_step=on_step)
+    assert [i for i, _ in seen_at_step] == [0, 1, 2]
+    for k, learned in seen_at_step:
+        assert max(learned) <= k, f"row of c{k} evaluated after learning rows of {sorted(learned)}"
+    # the recorded look-ahead is 0; the rows of the concept itself are those of whole batches before its end
+    assert [row["later"] for row in r.learned_rows] == [0, 0, 0]
+    assert [row["concept"] for row in r.learned_rows] == [20, 40 - 23, 31]
+    # the record survives results.json
+    back = RunResult.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert back.learned_rows == r.learned_rows
+
+
+def test_after_crossing_batch_is_the_named_look_ahead():
+    ds = stream_dataset()
+    RowLog.fitted = []
+    r = run_experiment(ds, ConceptAgnostic(batch_size=10, evaluate="after_crossing_batch"), Cumulative(RowLog()),
+                       seed=0)
+    # c0 ends at row 23, inside batch 3 (rows 20..29): 7 rows of c1 learned; c1 ends at 40 exactly
+    assert [(row["concept"], row["later"]) for row in r.learned_rows] == [(23, 7), (17, 0), (31, 0)]
+
+
+def test_bad_evaluate():
+    with pytest.raises(CladValueError, match="evaluate='later'; expected one of before_crossing_batch"):
+        run_experiment(stream_dataset(), ConceptAgnostic(evaluate="later"), Naive(RowLog()))
