@@ -80,3 +80,47 @@ def test_after_crossing_batch_is_the_named_look_ahead():
 def test_bad_evaluate():
     with pytest.raises(CladValueError, match="evaluate='later'; expected one of before_crossing_batch"):
         run_experiment(stream_dataset(), ConceptAgnostic(evaluate="later"), Naive(RowLog()))
+
+
+SPEC = {
+    "name": "anytime", "seeds": 1, "strategies": ["naive"],
+    "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 4, "n_train": 90, "n_test": 40}],
+    "scenarios": [{"name": "concept_agnostic", "batch_size": 20, "anytime_per_concept": 4}],
+    "detectors": [{"name": "iforest", "n_estimators": 10}],
+}
+
+
+def test_anytime_per_concept_rows_metrics_and_figure(tmp_path):
+    from clad.engine.benchmark import run_spec
+    from clad.metrics import anytime_accuracy_seen
+    from clad.report import make_report
+
+    run_spec(SPEC, tmp_path / "out")
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    (run,) = doc["runs"]
+    # 4 anytime rows per training concept, in order, labelled by the concept being learned
+    assert run["anytime"]["task"] == [0] * 4 + [1] * 4 + [2] * 4
+    assert len(run["anytime"]["R"]["roc_auc"]) == 12 and run["anytime"]["boundaries"] == [90, 180, 270]
+    # at each quarter of a concept: 90 rows in batches of 20 -> after 40, 60, 80 rows, and c0's end (inside
+    # batch 5, which holds c1 rows) before that batch
+    assert run["anytime"]["rows_seen"][:4] == [40, 60, 80, 80]
+    m = run["metrics"]["roc_auc"]
+    for name in ("anytime_accuracy_all", "anytime_accuracy_seen"):
+        assert len(m[name]) == 12
+    assert m["anytime_accuracy_seen_avg"] == pytest.approx(np.mean(m["anytime_accuracy_seen"]))
+    # the seen curve by hand: evaluation e during concept k averages test concepts 0..k
+    A = np.array(run["anytime"]["R"]["roc_auc"], dtype=float)
+    hand = [A[e, : k + 1].mean() for e, k in enumerate(run["anytime"]["task"])]
+    assert m["anytime_accuracy_seen"] == pytest.approx(hand)
+    assert anytime_accuracy_seen(run["R"]["roc_auc"], {"R": A, "task": run["anytime"]["task"]}).tolist() == \
+        pytest.approx(hand)
+    from clad.report import load_results
+
+    report = make_report(load_results(tmp_path / "out"), tmp_path / "report")
+    assert any("anytime" in name for name in report.figures)
+    assert "Anytime curves" in report.index.read_text()
+
+
+def test_anytime_options_exclusive():
+    with pytest.raises(CladValueError, match="anytime_every or anytime_per_concept, not both"):
+        run_experiment(stream_dataset(), ConceptAgnostic(anytime_every=2, anytime_per_concept=2), Naive(RowLog()))

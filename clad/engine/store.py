@@ -79,6 +79,9 @@ CREATE TABLE IF NOT EXISTS runs (
     versions      TEXT,
     memory_rows   TEXT,
     anytime       TEXT,
+    learned_rows  TEXT,
+    prequential   TEXT,
+    run_order     TEXT,
     curves        TEXT,
     error         TEXT,
     started       TEXT,
@@ -124,7 +127,12 @@ def _real(v: Any) -> float | None:
 
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
 _PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error")
-_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime")
+_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "learned_rows",
+         "prequential", "run_order")
+#: JSON columns that are None when the run has no such record (absent, not ``null`` text)
+_OPTIONAL = ("anytime", "learned_rows", "prequential", "run_order")
+#: columns added to ``runs`` after its first version, added to an older database when it is opened
+_ADDED_COLUMNS = ("learned_rows", "prequential", "run_order")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -216,6 +224,10 @@ class ResultStore:
             self._con.execute("PRAGMA synchronous = NORMAL")
             self._con.execute("PRAGMA foreign_keys = ON")
             self._con.executescript(SCHEMA)
+            have = {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}
+            for column in _ADDED_COLUMNS:
+                if column not in have:
+                    self._con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
@@ -266,7 +278,8 @@ class ResultStore:
         metric_rows, curves = _split_metrics(rec["metrics"])
         row = [rec[c] for c in _PLAIN]
         row[_PLAIN.index("seed")] = int(rec["seed"])
-        row += [None if c == "anytime" and rec[c] is None else _json(rec[c]) for c in _JSON]
+        rec["run_order"] = rec.get("order")  # "order" is an SQL keyword
+        row += [None if c in _OPTIONAL and rec[c] is None else _json(rec[c]) for c in _JSON]
         cells = [(rid, m, i, rec["concepts"][i], j, rec["test_concepts"][j], _real(v))
                  for m, R in rec["R"].items() for i, values in enumerate(R) for j, v in enumerate(values)]
         with self._transaction() as cur:
@@ -320,6 +333,7 @@ class ResultStore:
                 continue
             rid = rec["run_id"]
             rec.update({c: _unjson(rec[c]) for c in _JSON})
+            rec["order"] = rec.pop("run_order")
             shape = (len(rec["concepts"] or ()), len(rec["test_concepts"] or ()))
             rec["R"] = {}
             for m, triples in cells.get(rid, {}).items():
