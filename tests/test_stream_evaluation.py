@@ -124,3 +124,51 @@ def test_anytime_per_concept_rows_metrics_and_figure(tmp_path):
 def test_anytime_options_exclusive():
     with pytest.raises(CladValueError, match="anytime_every or anytime_per_concept, not both"):
         run_experiment(stream_dataset(), ConceptAgnostic(anytime_every=2, anytime_per_concept=2), Naive(RowLog()))
+
+
+def contaminated_dataset():
+    from clad.datasets.build import ConceptRows, make_dataset
+
+    rng = np.random.default_rng(1)
+    X = np.r_[rng.normal(size=(300, 3)), rng.normal(4.0, 1.0, size=(60, 3))]
+    y = np.r_[np.zeros(300, int), np.ones(60, int)]
+    groups = [ConceptRows(f"g{k}", np.arange(100 * k, 100 * k + 100), np.arange(300 + 20 * k, 320 + 20 * k))
+              for k in range(3)]
+    return make_dataset(X, y, groups, test_size=0.3, contamination=0.1, random_state=0)
+
+
+def test_prequential_windowed_roc_auc_equals_a_hand_loop():
+    from sklearn.ensemble import IsolationForest
+
+    from clad.core.seeding import seed_run
+
+    ds = contaminated_dataset()
+    assert all(c.y is not None and c.y.any() for c in ds.train)
+    scenario = ConceptAgnostic(batch_size=25, prequential=True, prequential_window=3)
+    r = run_experiment(ds, scenario, Naive(IsolationForest(n_estimators=10)), seed=4)
+    rec = r.prequential
+    # the hand loop: the same stream, score each batch with the model of the batches before it
+    seeded = seed_run(4, strategy=Naive(IsolationForest(n_estimators=10)), scenario=ConceptAgnostic(batch_size=25))
+    strategy = seeded.strategy
+    X = np.vstack([c.X for c in ds.train])
+    y = np.concatenate([c.y for c in ds.train])
+    scores, labels, windowed = [], [], []
+    for start in range(0, len(X), 25):
+        xb, yb = X[start:start + 25], y[start:start + 25]
+        if start:
+            scores.append(strategy.score(xb).scores)
+            labels.append(yb)
+            ys, ss = np.concatenate(labels[-3:]), np.concatenate(scores[-3:])
+            windowed.append(roc_auc_score(ys, ss) if len(set(ys)) == 2 else float("nan"))
+        strategy.learn(xb)
+    assert rec["rows_seen"] == list(range(25, len(X), 25))
+    np.testing.assert_allclose(rec["windowed"]["roc_auc"], windowed, equal_nan=True)
+    assert rec["cumulative"]["roc_auc"][-1] == pytest.approx(roc_auc_score(np.concatenate(labels),
+                                                                           np.concatenate(scores)))
+    back = RunResult.from_dict(json.loads(json.dumps(r.to_dict(), allow_nan=False)))
+    assert back.prequential["window"] == 3
+
+
+def test_prequential_needs_labelled_training_rows():
+    with pytest.raises(CladValueError, match="prequential=true needs training concepts with labelled anomalies"):
+        run_experiment(stream_dataset(), ConceptAgnostic(prequential=True), Naive(RowLog()))
