@@ -27,6 +27,7 @@ from .aggregate import (
     learning_curves,
 )
 from ..metrics import get_metric
+from .orders import order_sensitivity
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
 from .tables import (
     frame_html,
@@ -162,6 +163,19 @@ def _stream_section(results, figs: _Figures, kind: str) -> str | None:
     return out[0] + H.figure_grid(out[1:])
 
 
+def _orders_html(table: pd.DataFrame) -> str:
+    legend = ("<p class='legend'>Configurations run over several concept orders: each metric averaged over the "
+              "seeds of one order, then described over the orders (how many orders have a value, min, max, range "
+              "= max − min, std over orders). The spread over seeds is in the leaderboard. The heatmaps below are "
+              "drawn per order, with the test concepts in one canonical order (sorted names); learning curves "
+              "are averaged step by step, forgetting concept by concept, over every order and seed.</p>")
+    shown = table.copy()
+    for c in shown.columns:
+        if shown[c].dtype.kind == "f" and not c.endswith("_orders"):
+            shown[c] = [f"{v:.3f}" if v == v else "n/a" for v in shown[c]]
+    return legend + frame_html(shown)
+
+
 def _comparison_html(c: Comparison, figs: _Figures) -> str:
     from .plots import new_axes, plot_cd
 
@@ -276,6 +290,13 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
         report.tables[fmt] = path
     sections.append(("leaderboard", "Leaderboard", leaderboard_html(lb) if not lb.empty else
                      H.message("no finished run: nothing to rank")))
+
+    orders_table = order_sensitivity(ok)
+    if not orders_table.empty:
+        path = out / "order_sensitivity.csv"
+        _atomic_write(path, orders_table.to_csv(index=False))
+        report.tables["order_sensitivity"] = path
+        sections.append(("orders", "Order sensitivity", _orders_html(orders_table)))
 
     base_metrics = list(dict.fromkeys(lb["base_metric"])) if not lb.empty else []
     stat_rows, stat_html = [], []
