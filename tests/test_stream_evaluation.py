@@ -90,6 +90,7 @@ SPEC = {
 }
 
 
+@pytest.mark.slow
 def test_anytime_per_concept_rows_metrics_and_figure(tmp_path):
     from clad.engine.benchmark import run_spec
     from clad.metrics import anytime_accuracy_seen
@@ -137,7 +138,7 @@ def contaminated_dataset():
     return make_dataset(X, y, groups, test_size=0.3, contamination=0.1, random_state=0)
 
 
-def test_prequential_windowed_roc_auc_equals_a_hand_loop():
+def test_prequential_windowed_roc_auc_equals_a_hand_loop(tmp_path):
     from sklearn.ensemble import IsolationForest
 
     from clad.core.seeding import seed_run
@@ -167,6 +168,16 @@ def test_prequential_windowed_roc_auc_equals_a_hand_loop():
                                                                            np.concatenate(scores)))
     back = RunResult.from_dict(json.loads(json.dumps(r.to_dict(), allow_nan=False)))
     assert back.prequential["window"] == 3
+    # plotted in the report
+    import warnings
+
+    from clad.report import make_report
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = make_report([back], tmp_path / "report")
+    assert any("prequential" in name for name in report.figures)
+    assert "Prequential evaluation" in report.index.read_text()
 
 
 def test_prequential_needs_labelled_training_rows():
