@@ -183,3 +183,14 @@ def test_prequential_windowed_roc_auc_equals_a_hand_loop(tmp_path):
 def test_prequential_needs_labelled_training_rows():
     with pytest.raises(CladValueError, match="prequential=true needs training concepts with labelled anomalies"):
         run_experiment(stream_dataset(), ConceptAgnostic(prequential=True), Naive(RowLog()))
+
+
+def test_anytime_positions_follow_the_rows_of_each_concept_through_transitions():
+    from clad.scenarios.concept_agnostic import _materialize, _plan, _position
+
+    sizes = [30, 12, 25]
+    plan, _ = _plan(sizes, 16, np.random.default_rng(3))
+    owner = np.concatenate(_materialize(plan, [np.full(n, k) for k, n in enumerate(sizes)]))
+    for k, n in enumerate(sizes):
+        rows = np.flatnonzero(owner == k)
+        assert [_position(plan, k, i) for i in range(1, n + 1)] == (rows + 1).tolist()

@@ -101,6 +101,33 @@ def _plan(lengths: Sequence[int], transition: int, rng: np.random.Generator | No
     return plan, ends
 
 
+def _position(plan, k: int, nth: int) -> int:
+    """The stream position just after the ``nth`` row (1-based) of concept ``k`` under ``plan``.
+
+    >>> plan, _ = _plan([4, 4], 0, None)
+    >>> [_position(plan, 0, i) for i in (1, 4)], _position(plan, 1, 4)
+    ([1, 4], 8)
+    """
+    offset, before = 0, 0
+    for seg_k, start, stop, mask, head_stop in plan:
+        length = stop - start if mask is None else mask.size
+        if mask is None:
+            if seg_k == k:
+                if before + length >= nth:
+                    return offset + nth - before
+                before += length
+            offset += length
+            continue
+        mine = ~mask if seg_k == k else (mask if seg_k + 1 == k else None)
+        if mine is not None:
+            count = int(mine.sum())
+            if before + count >= nth:
+                return offset + int(np.flatnonzero(mine)[nth - before - 1]) + 1
+            before += count
+        offset += length
+    raise CladValueError(f"concept {k} has fewer than {nth} rows in the stream")
+
+
 def _materialize(plan, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The segments of ``plan`` cut from ``arrays`` (views for cores, copies for windows)."""
     out = []
@@ -264,17 +291,14 @@ class ConceptAgnostic(Scenario):
                 f"{dataset.name!r} has none (use a recipe with contamination > 0)")
         return [np.asarray(y) for y in ys]
 
-    def _anytime_points(self, owner: np.ndarray, n_concepts: int) -> list[tuple[int, int]]:
-        """``(stream position, concept)`` of each per-concept anytime evaluation, in stream order."""
-        H = self.anytime_per_concept
+    def _anytime_points(self, plan, sizes) -> list[tuple[int, int]]:
+        """``(stream position, concept)`` of each per-concept anytime evaluation, in stream order:
+        the position just after the ``ceil(h * n / H)``-th row of the concept, h = 1..H."""
+        H = int(self.anytime_per_concept)
         points = []
-        for k in range(n_concepts):
-            rows = np.flatnonzero(owner == k)
-            if rows.size == 0:
-                continue
+        for k, n in enumerate(sizes):
             for h in range(1, H + 1):
-                nth = max(1, -(-h * rows.size // H))
-                points.append((int(rows[nth - 1]) + 1, k))
+                points.append((_position(plan, k, max(1, -(-h * n // H))), k))
         return sorted(points)
 
     def run(self, dataset, strategy, evaluator):
@@ -285,13 +309,13 @@ class ConceptAgnostic(Scenario):
         labels = self._labels(dataset)
         rng = np.random.default_rng(self.random_state) if self.transition else None
         plan, ends = _plan(sizes, int(self.transition), rng)
-        owners = _materialize(plan, [np.full(n, k, dtype=np.int32) for k, n in enumerate(sizes)])
+        # which concept each row comes from, without a copy (a broadcast scalar per concept)
+        owners = _materialize(plan, [np.broadcast_to(np.int32(k), (n,)) for k, n in enumerate(sizes)])
         seg_end = np.cumsum([len(o) for o in owners])
-        owner = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int32)
         # the evaluations, as (stream position, concept, kind) with kind "R" or "anytime"
         events = [(int(seg_end[i]), k, "R") for i, k in enumerate(ends) if k is not None]
         if self.anytime_per_concept is not None:
-            events += [(p, k, "anytime") for p, k in self._anytime_points(owner, len(arrays))]
+            events += [(p, k, "anytime") for p, k in self._anytime_points(plan, sizes)]
         events.sort(key=lambda e: (e[0], e[2] == "anytime"))
         learned = np.zeros(len(arrays), dtype=np.int64)
         rows_seen = 0
