@@ -56,17 +56,19 @@ def test_orders_are_passed_to_loaders_that_take_them():
 
 
 def test_orders_a_loader_cannot_take_are_refused_with_the_other_problems():
-    raw = {"datasets": ["synthetic", {"name": "tests.plugins:ordered_synthetic", "order": "random"}],
+    plain = {"name": "tests.plugins:logged_synthetic", "log": "unused.log"}  # a loader without an order
+    raw = {"datasets": [plain, {"name": "tests.plugins:ordered_synthetic", "order": "random"}],
            "scenarios": ["concept_aware"], "strategies": ["naive"], "detectors": ["hbos"],
            "orders": ["given", "random"], "seeds": [1, 1]}
     with pytest.raises(SpecError) as exc:
         parse_spec(raw)
     text = str(exc.value)
-    assert "dataset 'synthetic' cannot be given order 'random'" in text and "no 'order' parameter" in text
+    assert ("dataset 'tests.plugins:logged_synthetic' cannot be given order 'random'" in text
+            and "no 'order' parameter" in text)
     assert "either here or in the top-level 'orders' list" in text
     assert "seeds:" in text
     # "given" alone needs no support from the loader
-    ok = parse_spec({**raw, "datasets": ["synthetic"], "orders": ["given"], "seeds": 1})
+    ok = parse_spec({**raw, "datasets": [plain], "orders": ["given"], "seeds": 1})
     assert len(ok) == 1 and "order" not in ok.configs[0].dataset.params
 
 

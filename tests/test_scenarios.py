@@ -82,18 +82,28 @@ def test_concept_agnostic_batches_cross_boundaries():
     # batch 2 = rows 3..5 holds c0 rows 3, 4 and c1 row 0: it spans the boundary
     crossing = [np.unique(c[1][:, 0]).size > 1 for c in learns]
     assert crossing == [False, True, False, False, False, False]
-    # evaluated once at each concept end: c0 ends in batch 2, c1 in batch 4, c2 in batch 6
+    # evaluated once per concept: c0 ends inside batch 2, which holds a c1 row, so by default c0's row
+    # comes before batch 2 (no look-ahead); c1 ends with batch 4, c2 with batch 6
     assert out.steps == ("c0", "c1", "c2")
     positions = [i for i, c in enumerate(calls) if c[0] == "score"]
     learn_index_before = [sum(1 for c in calls[:p] if c[0] == "learn") for p in positions[::3]]
-    assert learn_index_before == [2, 4, 6]
+    assert learn_index_before == [1, 4, 6]
+    assert out.learned_rows == ({"concept": 3, "later": 0, "size": 5}, {"concept": 7, "later": 0, "size": 7},
+                                {"concept": 4, "later": 0, "size": 4})
+    # the earlier behaviour, by name: after the batch that crosses the boundary
+    out, calls = run(ConceptAgnostic(batch_size=3, evaluate="after_crossing_batch"), Recorder())
+    positions = [i for i, c in enumerate(calls) if c[0] == "score"]
+    assert [sum(1 for c in calls[:p] if c[0] == "learn") for p in positions[::3]] == [2, 4, 6]
+    assert [r["later"] for r in out.learned_rows] == [1, 0, 0]
 
 
 def test_concept_agnostic_two_ends_in_one_batch_scores_once():
     ds = dataset(sizes=(2, 2, 8))
     out, calls = run(ConceptAgnostic(batch_size=5), Recorder(), ds)
-    # c0 and c1 both end in the first batch: two rows of R, but test sets scored once
+    # c0 and c1 both end in the first batch: two rows of R, but test sets scored once; nothing was
+    # learned before it, so they come after it (and record the look-ahead)
     assert out.steps == ("c0", "c1", "c2")
+    assert [(r["concept"], r["later"]) for r in out.learned_rows] == [(2, 3), (2, 1), (8, 0)]
     assert np.array_equal(out.R["roc_auc"][0], out.R["roc_auc"][1])
     assert sum(1 for c in calls if c[0] == "score") == 2 * 3
 

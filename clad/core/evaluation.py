@@ -36,15 +36,15 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import sklearn
 from scipy.integrate import trapezoid
-from sklearn.metrics import f1_score, precision_recall_curve
+from sklearn.metrics import average_precision_score, f1_score, precision_recall_curve, roc_auc_score
 
 from ..errors import CladValueError, RunWarning
 from ..registry import did_you_mean
 from ..strategies.base import Scored
 from .concepts import Concept
 
-__all__ = ["BASE_METRICS", "Evaluator", "Evaluation", "StepEvent", "AnytimeEvent", "check_base_metrics",
-           "check_n_jobs", "check_reversed", "check_data"]
+__all__ = ["BASE_METRICS", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
+           "AnytimeEvent", "check_base_metrics", "check_n_jobs", "check_reversed", "check_data"]
 
 
 def _roc_auc(y, scored: Scored) -> float:
@@ -151,6 +151,9 @@ class Evaluation:
     memory_rows: tuple[int, ...]
     anytime_R: dict[str, np.ndarray] | None = None
     anytime_rows_seen: tuple[int, ...] | None = None
+    anytime_task: tuple[int | None, ...] | None = None
+    learned_rows: tuple[dict, ...] | None = None
+    prequential: dict | None = None
 
 
 class Evaluator:
@@ -200,6 +203,9 @@ class Evaluator:
         self._rows: dict[str, list[np.ndarray]] = {m: [] for m in self.base_metrics}
         self._any_rows: dict[str, list[np.ndarray]] = {m: [] for m in self.base_metrics}
         self._any_seen: list[int] = []
+        self._any_task: list[int | None] = []
+        self._learned_rows: list[dict | None] = []
+        self._preq = Prequential()
         self._steps: list[str] = []
         self._fit: list[float] = []
         self._score: list[float] = []
@@ -287,10 +293,12 @@ class Evaluator:
         for obs in self.observers:
             obs(event)
 
-    def end_of_concept(self, strategy, step: str, with_ids: bool) -> None:
+    def end_of_concept(self, strategy, step: str, with_ids: bool, learned_rows: dict | None = None) -> None:
         """A training concept ended (named ``step``): score every test concept once (with their
         concept ids if ``with_ids``) and append a row to R, with the step's timings and the rows
-        the strategy keeps."""
+        the strategy keeps. ``learned_rows`` (a stream's scenario) says how many rows of the
+        concept and of later concepts had been learned (see :class:`~clad.scenarios.ConceptAgnostic`)."""
+        self._learned_rows.append(None if learned_rows is None else dict(learned_rows))
         row, score_time = self._scores(strategy, with_ids)
         for m in self.base_metrics:
             self._rows[m].append(row[m].copy())
@@ -301,13 +309,22 @@ class Evaluator:
         self._pending_fit = 0.0
         self._tell(StepEvent(str(step), len(self._steps) - 1))
 
-    def anytime(self, strategy, rows_seen: int, with_ids: bool = False) -> None:
-        """``rows_seen`` training rows were learned: append a row to the anytime matrix."""
+    def anytime(self, strategy, rows_seen: int, with_ids: bool = False, task: int | None = None) -> None:
+        """``rows_seen`` training rows were learned, while learning training concept number ``task``
+        (its index in the training order, if known): append a row to the anytime matrix."""
         row, _ = self._scores(strategy, with_ids)
         for m in self.base_metrics:
             self._any_rows[m].append(row[m].copy())
         self._any_seen.append(int(rows_seen))
+        self._any_task.append(None if task is None else int(task))
         self._tell(AnytimeEvent(int(rows_seen), len(self._any_seen) - 1))
+
+    def prequential(self, strategy, X, y, rows_seen: int, window: int) -> None:
+        """Test-then-train: score the batch ``X`` (labels ``y``) before it is learned, after
+        ``rows_seen`` training rows; ``window`` batches make the windowed scores (see
+        :class:`Prequential`)."""
+        self._preq.window = int(window)
+        self._preq.add(np.asarray(y), strategy.score(X, concept_id=None), rows_seen)
 
     def result(self) -> Evaluation:
         self.close()
@@ -323,6 +340,9 @@ class Evaluator:
             memory_rows=tuple(self._memory),
             anytime_R=anytime,
             anytime_rows_seen=tuple(self._any_seen) if self._any_seen else None,
+            anytime_task=tuple(self._any_task) if self._any_seen else None,
+            learned_rows=tuple(self._learned_rows) if any(r is not None for r in self._learned_rows) else None,
+            prequential=self._preq.record(),
         )
 
 
@@ -396,6 +416,65 @@ def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
         if stream and int(batch_size) >= stream:
             warnings.warn(f"batch_size={batch_size} is at least the whole training stream ({stream} rows): one "
                           "batch, so every row of R is the same", RunWarning, stacklevel=2)
+
+
+#: the prequential scores: name -> function(y_true, scores, labels)
+PREQUENTIAL_METRICS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], float]] = {
+    "roc_auc": lambda y, s, lab: float(roc_auc_score(y, s)),
+    "average_precision": lambda y, s, lab: float(average_precision_score(y, s)),
+    "f1": lambda y, s, lab: float(f1_score(y, lab, zero_division=0.0)),
+}
+
+
+class Prequential:
+    """Test-then-train scores of a stream, batch after batch.
+
+    Each batch is scored before it is learned; after batch ``b`` every metric of
+    :data:`PREQUENTIAL_METRICS` (scikit-learn's ``roc_auc_score``, ``average_precision_score`` and
+    ``f1_score`` on ``scores > threshold``, the threshold of the model that scored the batch) is
+    computed over every row scored so far (*cumulative*) and over the rows of the last ``window``
+    batches (*windowed*). A value whose rows hold a single class is NaN.
+
+    >>> import numpy as np
+    >>> from clad.strategies.base import Scored
+    >>> p = Prequential(window=1)
+    >>> p.add(np.array([0, 1]), Scored(np.array([0.1, 0.9]), 0.5), 10)
+    >>> p.add(np.array([0, 1]), Scored(np.array([0.8, 0.2]), 0.5), 12)
+    >>> rec = p.record()
+    >>> rec["windowed"]["roc_auc"], rec["cumulative"]["roc_auc"]
+    ([1.0, 0.0], [1.0, 0.75])
+    """
+
+    def __init__(self, window: int = 10):
+        self.window = window
+        self._y: list[np.ndarray] = []
+        self._scores: list[np.ndarray] = []
+        self._labels: list[np.ndarray] = []
+        self._rows_seen: list[int] = []
+        self._values: dict[str, dict[str, list[float]]] = {
+            kind: {m: [] for m in PREQUENTIAL_METRICS} for kind in ("cumulative", "windowed")}
+
+    def add(self, y: np.ndarray, scored: Scored, rows_seen: int) -> None:
+        self._y.append(np.asarray(y).astype(np.int8))
+        self._scores.append(np.asarray(scored.scores, dtype=np.float64))
+        self._labels.append(scored.labels)
+        self._rows_seen.append(int(rows_seen))
+        for kind, first in (("cumulative", 0), ("windowed", max(0, len(self._y) - self.window))):
+            y_all = np.concatenate(self._y[first:])
+            s_all = np.concatenate(self._scores[first:])
+            lab_all = np.concatenate(self._labels[first:])
+            defined = np.unique(y_all).size == 2
+            for m, fn in PREQUENTIAL_METRICS.items():
+                self._values[kind][m].append(fn(y_all, s_all, lab_all) if defined else float("nan"))
+
+    def record(self) -> dict | None:
+        """The run's prequential record (None if no batch was scored)."""
+        if not self._rows_seen:
+            return None
+        return {"window": self.window, "rows_seen": list(self._rows_seen),
+                "n_rows": [int(len(y)) for y in self._y],
+                "cumulative": {m: list(v) for m, v in self._values["cumulative"].items()},
+                "windowed": {m: list(v) for m, v in self._values["windowed"].items()}}
 
 
 def _memory_rows(strategy) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Sequence
 
+import numpy as np
 from sklearn.base import clone
 
 from ..detectors import as_detector, detector_name
@@ -27,6 +28,14 @@ def _step_observer(on_step: Callable[[str, int], None]):
             on_step(event.step, event.index)
 
     return observe
+
+
+def _anytime_input(anytime: dict | None, base_metric: str) -> dict:
+    """``summarize``'s ``anytime`` input for one base metric (none when the run has no anytime matrix
+    or it does not say which training concept each evaluation came during)."""
+    if anytime is None or any(k is None for k in anytime["task"]):
+        return {}
+    return {"anytime": {"R": anytime["R"][base_metric], "task": anytime["task"], "rows_seen": anytime["rows_seen"]}}
 
 
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
@@ -71,10 +80,12 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
         t = learned_at(evaluation.steps, dataset.test_names)
         check_reversed(evaluation.R, evaluation.steps, dataset.test_names)
-        metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
-    anytime = None
-    if evaluation.anytime_R is not None:
-        anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "R": evaluation.anytime_R}
+        anytime = None
+        if evaluation.anytime_R is not None:
+            anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "task": list(evaluation.anytime_task),
+                       "boundaries": np.cumsum([c.n_rows for c in dataset.train]).tolist(),
+                       "R": evaluation.anytime_R}
+        metrics = {m: summarize(R, t, **_anytime_input(anytime, m)) for m, R in evaluation.R.items()}
     extra = getattr(strategy, "extra_results", None)  # what a strategy reports beyond R (optional)
     extras = extra(stream_boundaries(dataset)) if callable(extra) else None
     return RunResult(
@@ -93,6 +104,9 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         memory_rows=evaluation.memory_rows,
         anytime=anytime,
         extras=extras,
+        learned_rows=evaluation.learned_rows,
+        prequential=evaluation.prequential,
+        order=None if dataset.metadata.get("order") is None else str(dataset.metadata["order"]),
         run_id=labels.get("run_id"),
         warnings=tuple(flagged),
     )

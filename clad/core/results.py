@@ -89,6 +89,14 @@ def _metric_values(d: Mapping) -> dict:
     return out
 
 
+def _prequential(d: Mapping | None) -> dict | None:
+    if not d:
+        return None
+    nan = float("nan")
+    return {**d, **{kind: {m: [nan if v is None else v for v in vals] for m, vals in d[kind].items()}
+                    for kind in ("cumulative", "windowed")}}
+
+
 @dataclass(frozen=True, eq=False)
 class RunResult:
     """One run: configuration, R per base metric, continual metrics, timings and provenance."""
@@ -108,6 +116,9 @@ class RunResult:
     memory_rows: tuple[int, ...] = ()
     anytime: Mapping[str, Any] | None = None
     extras: Mapping[str, Any] | None = None
+    learned_rows: tuple[Mapping[str, int] | None, ...] | None = None
+    prequential: Mapping[str, Any] | None = None
+    order: str | None = None
     status: str = "ok"
     error: str | None = None
     run_id: str | None = None
@@ -149,6 +160,9 @@ class RunResult:
             "memory_rows": list(self.memory_rows),
             "anytime": self.anytime,
             "extras": self.extras,
+            "learned_rows": None if self.learned_rows is None else list(self.learned_rows),
+            "prequential": self.prequential,
+            "order": self.order,
             "versions": dict(self.versions),
             "config": self.config,
             "error": self.error,
@@ -163,7 +177,7 @@ class RunResult:
         try:
             anytime = d.get("anytime")
             if anytime:
-                anytime = {"rows_seen": list(anytime["rows_seen"]),
+                anytime = {**anytime, "rows_seen": list(anytime["rows_seen"]),
                            "R": {m: _matrix(r) for m, r in anytime["R"].items()}}
             return cls(
                 dataset=d["dataset"],
@@ -181,6 +195,9 @@ class RunResult:
                 memory_rows=tuple(d.get("memory_rows", ())),
                 anytime=anytime,
                 extras=d.get("extras"),
+                learned_rows=None if d.get("learned_rows") is None else tuple(d["learned_rows"]),
+                prequential=_prequential(d.get("prequential")),
+                order=d.get("order"),
                 status=d.get("status", "ok"),
                 error=d.get("error"),
                 run_id=d.get("run_id"),

@@ -10,7 +10,9 @@ normal rows and of its anomalies in one flat array ``X``. :func:`make_dataset` t
 * orders the concepts (training order = test-column order):
 
   - ``"given"``: as the recipe made them;
-  - ``"random"``: a seeded random permutation;
+  - ``"random"``: a seeded random permutation (seeded by ``random_state``, i.e. the run seed);
+  - ``"random:<seed>"``: the random permutation fixed by ``<seed>`` alone, whatever the run seed
+    (what a spec's ``orders = { random = 3 }`` gives each of its orders);
   - ``"easy_to_hard"`` / ``"hard_to_easy"``: by a stated difficulty measure, ``difficulty``:
     ``"iforest_auc"`` (default) is the ROC-AUC of a fixed simple detector,
     ``IsolationForest(n_estimators=100, random_state=0)``, trained on the concept's own training rows
@@ -125,6 +127,21 @@ def _matrix_order(pairs, order: str, name: str) -> tuple[list[int], dict]:
                   "names": list(st.names), "M": st.M.tolist()}
 
 
+def fixed_order_seed(order) -> int | None:
+    """The seed of a fixed random order ``"random:<seed>"``, or None for any other order.
+
+    >>> fixed_order_seed("random:42"), fixed_order_seed("random")
+    (42, None)
+    """
+    if isinstance(order, str) and order.startswith("random:") and order[7:].isdigit():
+        return int(order[7:])
+    return None
+
+
+def _check_order(loader: str, order) -> str:
+    return order if fixed_order_seed(order) is not None else _checks.choice(loader, "order", order, ORDERS)
+
+
 def make_dataset(X: np.ndarray, y: np.ndarray, groups, *, name: str = "dataset", test_size: float = 0.5,
                  contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
                  random_state: int = 0, metadata: dict | None = None, loader: str = "dataset") -> ConceptDataset:
@@ -135,7 +152,7 @@ def make_dataset(X: np.ndarray, y: np.ndarray, groups, *, name: str = "dataset",
     """
     test_size = _checks.fraction(loader, "test_size", test_size)
     contamination = _checks.fraction(loader, "contamination", contamination, 0.0, 0.5, low_open=False)
-    _checks.choice(loader, "order", order, ORDERS)
+    _check_order(loader, order)
     _checks.choice(loader, "difficulty", difficulty, DIFFICULTIES)
     seed = _checks.seed(loader, random_state)
     groups = list(groups)
@@ -153,13 +170,15 @@ def make_dataset(X: np.ndarray, y: np.ndarray, groups, *, name: str = "dataset",
 def order_concepts(pairs, *, order: str = "given", difficulty: str = "iforest_auc", random_state=0,
                    name: str = "dataset", metadata: dict | None = None, loader: str = "dataset") -> ConceptDataset:
     """The dataset of ``(train, test)`` concept pairs put in ``order`` (see the module docstring)."""
-    order = _checks.choice(loader, "order", order, ORDERS)
+    order = _check_order(loader, order)
     difficulty = _checks.choice(loader, "difficulty", difficulty, DIFFICULTIES)
     meta = dict(metadata or {})
     meta["order"] = order
     pairs = list(pairs)
     perm = np.arange(len(pairs))
-    if order == "random":
+    if fixed_order_seed(order) is not None:
+        perm = np.random.default_rng(fixed_order_seed(order)).permutation(len(pairs))
+    elif order == "random":
         perm = np.random.default_rng(random_state).permutation(len(pairs))
     elif order in ("easy_to_hard", "hard_to_easy"):
         ease = np.array([concept_difficulty(tr, te, difficulty) for tr, te in pairs])

@@ -32,6 +32,7 @@ def make_synthetic(
     separation: float = 8.0,
     anomaly_radius: float = 4.0,
     random_state: int | None = 0,
+    order: str = "given",
 ) -> ConceptDataset:
     """Build the dataset: concepts ``C0 .. C{n-1}``, trained in that order, tested on all.
 
@@ -49,6 +50,13 @@ def make_synthetic(
         Inner radius of the anomaly shell, in units of the concept's scale.
     random_state : int
         Seed; the same seed gives the same arrays, bit for bit.
+    order : str, default "given"
+        Concept order (:func:`clad.datasets.build.order_concepts`): ``"given"`` keeps ``C0 .. C{n-1}``;
+        ``"random"`` draws a permutation from ``random_state``; ``"random:<seed>"`` is the permutation
+        fixed by ``<seed>``.
+
+    >>> make_synthetic(n_concepts=3, n_features=2, n_train=10, n_test=10, order="random:5").train_names
+    ('C1', 'C2', 'C0')
 
     >>> ds = make_synthetic(n_concepts=3, n_features=2, n_train=10, n_test=10, random_state=1)
     >>> ds.train_names, ds.test[0].X.shape, int(ds.test[0].y.sum())
@@ -90,8 +98,14 @@ def make_synthetic(
         normal = centres[k] + scales[k] * rng.normal(size=(n_test - n_anom, n_features))
         X_test = np.vstack([normal, shell(k, n_anom)])
         y_test = np.r_[np.zeros(n_test - n_anom, dtype=np.int8), np.ones(n_anom, dtype=np.int8)]
-        order = rng.permutation(n_test)
+        shuffle = rng.permutation(n_test)
         train.append(Concept(name, X_train))
-        test.append(Concept(name, X_test[order], y_test[order]))
-    return ConceptDataset(train, test, name="synthetic",
-                          metadata={"generator": "clad.datasets.make_synthetic", "random_state": random_state})
+        test.append(Concept(name, X_test[shuffle], y_test[shuffle]))
+    meta = {"generator": "clad.datasets.make_synthetic", "random_state": random_state}
+    if order != "given":
+        from .build import order_concepts
+
+        order_rng = None if random_state is None else np.random.SeedSequence([random_state, 1])
+        return order_concepts(list(zip(train, test)), order=order, random_state=order_rng, name="synthetic",
+                              metadata=meta, loader="synthetic")
+    return ConceptDataset(train, test, name="synthetic", metadata=meta)

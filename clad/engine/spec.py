@@ -6,7 +6,11 @@
     base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]
     seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
     orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
-                                              # loaders that take it ("given" needs no support)
+                                              # loaders that take it ("given" needs no support);
+                                              # or a table: orders = { random = 3 } draws three
+                                              # fixed permutations from `order_seed`, each run
+                                              # with every seed (see docs/guides/orders.md)
+    order_seed = 0                            # optional: seed of those permutations (default 0)
     jobs = 2                                  # optional: worker processes (clad run --jobs wins)
     threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
     dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
@@ -42,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..core.evaluation import BASE_METRICS
 from ..errors import CladError, SpecError
 from ..registry import Registry, check_params, did_you_mean
@@ -54,7 +60,7 @@ else:  # pragma: no cover
 
 __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
-TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "skip_incompatible",
+TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "order_seed", "skip_incompatible",
                   "jobs", "threads", "dask", "timeout", "datasets", "scenarios", "strategies", "detectors")
 _RESERVED = ("name", "label", "grid")
 
@@ -220,17 +226,58 @@ def _execution_keys(raw: dict, problems: list[str]) -> tuple:
     return jobs, threads, dask, timeout
 
 
-def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> list[Component]:
-    """One dataset component per concept order (``order=<value>`` for loaders that take it)."""
-    if "orders" not in raw:
-        return datasets
+def _order_values(raw: dict, problems: list[str]) -> list[tuple[str, str]] | None:
+    """``(order value, label)`` per concept order of ``raw["orders"]``, or None after a problem.
+
+    A list names orders (``"random"`` is then drawn from each run's seed). A table maps an order
+    name to a count: ``{ random = 3 }`` gives three permutations fixed by ``order_seed``
+    (``"random:<seed>"``, labelled ``random#1`` ...), independent of the run seed, so that every
+    seed runs every order; any other name takes the count 1.
+    """
     orders = raw["orders"]
     if isinstance(orders, str):
         orders = [orders]
+    if isinstance(orders, dict):
+        order_seed = raw.get("order_seed", 0)
+        if isinstance(order_seed, bool) or not isinstance(order_seed, int) or order_seed < 0:
+            problems.append(f"order_seed: {order_seed!r}; expected an integer >= 0")
+            return None
+        out = []
+        for name, count in orders.items():
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1 or (name != "random" and count != 1):
+                problems.append(f"orders.{name}: {count!r}; expected a count >= 1 (more than 1 only for \"random\")")
+                return None
+            if name != "random":
+                out.append((name, name))
+                continue
+            seeds = [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(order_seed).spawn(count)]
+            out += [(f"random:{sd}", f"random#{i + 1}") for i, sd in enumerate(seeds)]
+        if not out:
+            problems.append("orders: an empty table; expected e.g. { random = 3 }")
+            return None
+        return out
+    if "order_seed" in raw:
+        problems.append("order_seed: only used with a table of orders, e.g. orders = { random = 3 }")
     if (not isinstance(orders, list) or not orders or not all(isinstance(o, str) and o for o in orders)
             or len(set(orders)) != len(orders)):
-        problems.append(f"orders: {raw['orders']!r}; expected a list of distinct names, e.g. [\"given\", \"random\"]")
+        problems.append(f"orders: {raw['orders']!r}; expected a list of distinct names, e.g. [\"given\", \"random\"], "
+                        "or a table of counts, e.g. { random = 3 }")
+        return None
+    return [(o, o) for o in orders]
+
+
+def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> list[Component]:
+    """One dataset component per concept order (``order=<value>`` for loaders that take it).
+
+    The label of a dataset names the order only when the spec has several order *names*: the fixed
+    permutations of ``{ random = 3 }`` share the label ``<dataset>[order=random]`` (they are one
+    configuration, run over orders and seeds; each run records its order)."""
+    if "orders" not in raw:
         return datasets
+    values = _order_values(raw, problems)
+    if values is None:
+        return datasets
+    names = list(dict.fromkeys(v.split(":")[0] for v, _ in values))
     import inspect
 
     from ..datasets import DATASETS
@@ -249,7 +296,7 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
                 problems.append(f"datasets ({c.display}).order: set the concept order either here or in the "
                                 "top-level 'orders' list, not both")
             continue
-        for o in orders:
+        for o, _ in values:
             if not takes_order:
                 if o != "given":
                     if c.name not in reported:
@@ -259,7 +306,7 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
                     continue
                 out.append(c)
                 continue
-            label = c.display if orders == ["given"] else f"{c.display}[order={o}]"
+            label = c.display if names == ["given"] else f"{c.display}[order={o.split(':')[0]}]"
             out.append(Component(c.name, {**c.params, "order": o}, label))
     return out
 

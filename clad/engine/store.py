@@ -79,6 +79,9 @@ CREATE TABLE IF NOT EXISTS runs (
     versions      TEXT,
     memory_rows   TEXT,
     anytime       TEXT,
+    learned_rows  TEXT,
+    prequential   TEXT,
+    run_order     TEXT,
     curves        TEXT,
     extras        TEXT,
     error         TEXT,
@@ -126,7 +129,12 @@ def _real(v: Any) -> float | None:
 
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
 _PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error")
-_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "extras", "warnings")
+_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "learned_rows",
+         "prequential", "run_order", "extras", "warnings")
+#: JSON columns that are None when the run has no such record (absent, not ``null`` text)
+_OPTIONAL = ("anytime", "learned_rows", "prequential", "run_order", "extras")
+#: columns added to ``runs`` after its first version, added to an older database when it is opened
+_ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -222,7 +230,7 @@ class ResultStore:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
         #: columns added since a database was first written; False where an old one cannot take them
-        self._columns = {c: self._ensure_column(c) for c in ("extras", "warnings")}
+        self._columns = {c: self._ensure_column(c) for c in _ADDED_COLUMNS}
 
     def _ensure_column(self, name: str) -> bool:
         """Add a column that a database written by an older clad lacks; False if it cannot (read-only)."""
@@ -280,7 +288,8 @@ class ResultStore:
         metric_rows, curves = _split_metrics(rec["metrics"])
         row = [rec[c] for c in _PLAIN]
         row[_PLAIN.index("seed")] = int(rec["seed"])
-        row += [None if c in ("anytime", "extras") and rec.get(c) is None else _json(rec.get(c)) for c in _JSON]
+        rec["run_order"] = rec.get("order")  # "order" is an SQL keyword
+        row += [None if c in _OPTIONAL and rec.get(c) is None else _json(rec.get(c)) for c in _JSON]
         cells = [(rid, m, i, rec["concepts"][i], j, rec["test_concepts"][j], _real(v))
                  for m, R in rec["R"].items() for i, values in enumerate(R) for j, v in enumerate(values)]
         with self._transaction() as cur:
@@ -335,6 +344,7 @@ class ResultStore:
                 continue
             rid = rec["run_id"]
             rec.update({c: _unjson(rec[c]) for c in _JSON})
+            rec["order"] = rec.pop("run_order")
             shape = (len(rec["concepts"] or ()), len(rec["test_concepts"] or ()))
             rec["R"] = {}
             for m, triples in cells.get(rid, {}).items():

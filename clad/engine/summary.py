@@ -94,9 +94,24 @@ def format_summary(table) -> str:
     return "\n".join(parts).rstrip()
 
 
+def _order_section(folder: Path, results) -> list[str]:
+    """When configurations ran over several concept orders: ``order_sensitivity.csv`` and the
+    Markdown lines of its table (:func:`clad.report.orders.order_sensitivity`)."""
+    from ..report.orders import order_sensitivity
+
+    table = order_sensitivity(results)
+    if table.empty:
+        return []
+    atomic_write_text(folder / "order_sensitivity.csv", table.to_csv(index=False))
+    return ["## Order sensitivity", "", "Each metric averaged over the seeds of one concept order, then described "
+            "over the orders (count, min, max, range, std); also in order_sensitivity.csv.", "",
+            markdown_table(table.round(4)), ""]
+
+
 def write_summaries(folder: str | os.PathLike, results: Iterable[RunResult], title: str = "benchmark"):
     """Write ``summary.csv`` and ``summary.md`` into ``folder``; returns the table."""
     folder = Path(folder)
+    results = list(results)
     table = summary_table(results)
     atomic_write_text(folder / "summary.csv", table.to_csv(index=False))
     md = [f"# {title}: summary", "", f"{_legend()[0].upper()}{_legend()[1:]}; every metric is in summary.csv.", ""]
@@ -104,5 +119,6 @@ def write_summaries(folder: str | os.PathLike, results: Iterable[RunResult], tit
         md.append("No finished runs.")
     for scenario, sub in table.groupby("scenario", sort=False):
         md += [f"## {scenario}", "", markdown_table(_display(sub)), ""]
+    md += _order_section(folder, results)
     atomic_write_text(folder / "summary.md", "\n".join(md).rstrip() + "\n")
     return table

@@ -36,6 +36,12 @@ decorator (:func:`scalar_metric`, :func:`curve_metric` or :func:`concept_metric`
 leaderboard, statistic and report reads it from :data:`REGISTRY`.
 """
 
+from .anytime import (
+    anytime_accuracy_all,
+    anytime_accuracy_all_avg,
+    anytime_accuracy_seen,
+    anytime_accuracy_seen_avg,
+)
 from .cells import ConceptNamesWarning, check_concept_names, learned_at
 from .continual import (
     accuracy_all_average,
@@ -97,6 +103,10 @@ __all__ = [
     "backward_transfer_curve",
     "forward_transfer_curve",
     "forgetting_per_concept",
+    "anytime_accuracy_all",
+    "anytime_accuracy_seen",
+    "anytime_accuracy_all_avg",
+    "anytime_accuracy_seen_avg",
     "per_concept_drop",
     "Metric",
     "INPUTS",

@@ -117,20 +117,36 @@ class HeatmapData:
     cols: tuple[str, ...]
     learned_at: np.ndarray
     seeds: tuple[int, ...]
+    order: str | None = None
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        return (self.dataset, self.scenario, self.strategy, self.detector, self.base_metric)
+    def key(self) -> tuple[str, ...]:
+        return (self.dataset, self.scenario, self.strategy, self.detector, self.base_metric) + (
+            (f"order {self.order}",) if self.order is not None else ())
 
     @property
     def title(self) -> str:
         return " / ".join(self.key)
 
 
-def heatmap_data(runs: Sequence[RunResult], base_metric: str) -> HeatmapData:
+def _columns(r: RunResult, base_metric: str, cols: Sequence[str] | None) -> np.ndarray:
+    """R of run ``r`` with its columns in the order ``cols`` (by test concept name), or as it is."""
+    R = np.asarray(r.R[base_metric], dtype=np.float64)
+    if cols is None or tuple(cols) == tuple(r.test_concepts):
+        return R
+    names = list(r.test_concepts)
+    if sorted(names) != sorted(cols) or len(set(names)) != len(names):
+        raise DataError(f"seed {r.seed} has test concepts {r.test_concepts}; they cannot be put in the order {cols}")
+    return R[:, [names.index(c) for c in cols]]
+
+
+def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str] | None = None,
+                 order: str | None = None) -> HeatmapData:
     """Average R over the seeds of one configuration.
 
-    The runs must share the configuration and the row and column labels.
+    The runs must share the configuration and the row labels, and the column labels unless ``cols``
+    gives the test concepts' order to put every run's columns in (by name); ``order`` names the
+    runs' concept order (shown in the title).
 
     >>> from clad.core.results import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", seed, ("A", "B"), ("A", "B"),
@@ -149,17 +165,18 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str) -> HeatmapData:
         if tuple(getattr(r, k) for k in CONFIG_KEYS) != key:
             raise DataError(f"runs of different configurations cannot be averaged: {key} and "
                             f"{tuple(getattr(r, k) for k in CONFIG_KEYS)}")
-        if r.concepts != first.concepts or r.test_concepts != first.test_concepts:
+        if r.concepts != first.concepts or (cols is None and r.test_concepts != first.test_concepts):
             raise DataError(f"{' / '.join(key)}: seed {r.seed} has concepts {r.concepts} x {r.test_concepts}, "
                             f"seed {first.seed} has {first.concepts} x {first.test_concepts}; R cannot be averaged")
         if base_metric not in r.R:
             raise DataError(f"{' / '.join(key)}: seed {r.seed} has no R for base metric {base_metric!r} "
                             f"(it has {', '.join(r.R) or 'none'})")
-        mats.append(np.asarray(r.R[base_metric], dtype=np.float64))
+        mats.append(_columns(r, base_metric, cols))
     mean, std, n = mean_std(np.stack(mats))
+    cols = tuple(first.test_concepts) if cols is None else tuple(cols)
     return HeatmapData(*key, base_metric=base_metric, mean=mean, std=std, n=n, rows=tuple(first.concepts),
-                       cols=tuple(first.test_concepts), learned_at=learned_at(first.concepts, first.test_concepts),
-                       seeds=tuple(r.seed for r in runs))
+                       cols=cols, learned_at=learned_at(first.concepts, cols),
+                       seeds=tuple(r.seed for r in runs), order=order)
 
 
 def _base_metrics(runs: Sequence[RunResult]) -> list[str]:
@@ -167,15 +184,50 @@ def _base_metrics(runs: Sequence[RunResult]) -> list[str]:
     return [m for m in names if all(m in r.R for r in runs)]
 
 
+def by_order(runs: Sequence[RunResult]) -> dict[tuple[str, ...], list[RunResult]]:
+    """The runs of one configuration split by concept order (the training concepts' sequence),
+    first-seen order.
+
+    >>> from clad.core.results import RunResult
+    >>> rs = [RunResult("d", "s", "n", "i", 0, ("A", "B")), RunResult("d", "s", "n", "i", 0, ("B", "A")),
+    ...       RunResult("d", "s", "n", "i", 1, ("A", "B"))]
+    >>> {k: [r.seed for r in v] for k, v in by_order(rs).items()}
+    {('A', 'B'): [0, 1], ('B', 'A'): [0]}
+    """
+    out: dict[tuple[str, ...], list[RunResult]] = {}
+    for r in runs:
+        out.setdefault(tuple(r.concepts), []).append(r)
+    return out
+
+
+def canonical_columns(runs: Sequence[RunResult]) -> tuple[str, ...] | None:
+    """The one test-concept order for runs of several concept orders (names sorted), or None when
+    the runs share their columns."""
+    if len({tuple(r.test_concepts) for r in runs}) <= 1:
+        return None
+    return tuple(sorted(runs[0].test_concepts))
+
+
+def _order_name(runs: Sequence[RunResult], index: int) -> str:
+    names = {r.order for r in runs if r.order}
+    return names.pop() if len(names) == 1 else f"#{index + 1}"
+
+
 def _averaged(results: Iterable[RunResult]):
-    """(runs, HeatmapData) per configuration and base metric, and the problems met."""
+    """(runs, HeatmapData) per configuration, concept order and base metric, and the problems met.
+    Runs of several concept orders give one heatmap per order, every one with its columns in the
+    same canonical order (:func:`canonical_columns`)."""
     out, problems = [], []
     for runs in group_runs(results).values():
+        orders = by_order(runs)
+        cols = canonical_columns(runs) if len(orders) > 1 else None
         for m in _base_metrics(runs):
-            try:
-                out.append((runs, heatmap_data(runs, m)))
-            except DataError as exc:
-                problems.append(str(exc))
+            for i, part in enumerate(orders.values()):
+                try:
+                    out.append((part, heatmap_data(part, m, cols,
+                                                   _order_name(part, i) if len(orders) > 1 else None)))
+                except DataError as exc:
+                    problems.append(str(exc))
     return out, problems
 
 
@@ -194,36 +246,50 @@ def _stats_at(d: dict, k) -> dict:
     return {key: (int(d[key][k]) if key == "n" else float(d[key][k])) for key in _STATS}
 
 
+def _by_configuration(results: Iterable[RunResult]):
+    """(key, runs, base metric) per configuration and base metric, over every concept order."""
+    for key, runs in group_runs(results).items():
+        for m in _base_metrics(runs):
+            yield key, runs, m
+
+
 def learning_curves(results: Iterable[RunResult]) -> pd.DataFrame:
-    """Per configuration, base metric and step: :func:`describe` over seeds (mean, std, n,
-    ci_low, ci_high) of :func:`clad.metrics.accuracy_seen` (``kind="seen"``) and
-    :func:`clad.metrics.accuracy_all` (``kind="all"``). Long format, one row per (configuration,
-    base metric, kind, step).
+    """Per configuration, base metric and step: :func:`describe` over seeds (and over concept
+    orders, step by step, when the runs differ in order) of :func:`clad.metrics.accuracy_seen`
+    (``kind="seen"``) and :func:`clad.metrics.accuracy_all` (``kind="all"``). Long format, one row
+    per (configuration, base metric, kind, step); ``concept`` is the concept learned at the step,
+    or ``""`` when the orders differ there.
     """
     rows = []
-    for runs, hm in _averaged(results)[0]:
+    for key, runs, m in _by_configuration(results):
+        if len({len(r.concepts) for r in runs}) > 1:
+            continue
         for kind, fn in (("seen", accuracy_seen), ("all", accuracy_all)):
-            curves = np.stack([fn(r.R[hm.base_metric], hm.learned_at) for r in runs])
+            curves = np.stack([fn(r.R[m], learned_at(r.concepts, r.test_concepts)) for r in runs])
             d = describe(curves)
             for step in range(curves.shape[1]):
-                rows.append({"dataset": hm.dataset, "scenario": hm.scenario, "strategy": hm.strategy,
-                             "detector": hm.detector, "base_metric": hm.base_metric, "kind": kind, "step": step,
-                             "concept": hm.rows[step], **_stats_at(d, step)})
+                names = {r.concepts[step] for r in runs}
+                rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "kind": kind, "step": step,
+                             "concept": names.pop() if len(names) == 1 else "", **_stats_at(d, step)})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "kind",
                                        "step", "concept", *_STATS])
 
 
 def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
-    """Per configuration, base metric and test concept: :func:`describe` over seeds of
-    :func:`clad.metrics.forgetting_per_concept` (concepts without a defined value in any seed are
-    left out)."""
+    """Per configuration, base metric and test concept (by name, over every concept order):
+    :func:`describe` over seeds of :func:`clad.metrics.forgetting_per_concept` (concepts without a
+    defined value in any seed are left out)."""
     rows = []
-    for runs, hm in _averaged(results)[0]:
-        d = describe(np.stack([forgetting_per_concept(r.R[hm.base_metric], hm.learned_at) for r in runs]))
-        for j, concept in enumerate(hm.cols):
+    for key, runs, m in _by_configuration(results):
+        cols = canonical_columns(runs) or tuple(runs[0].test_concepts)
+        try:
+            values = [forgetting_per_concept(_columns(r, m, cols), learned_at(r.concepts, cols)) for r in runs]
+        except DataError:
+            continue
+        d = describe(np.stack(values))
+        for j, concept in enumerate(cols):
             if d["n"][j]:
-                rows.append({"dataset": hm.dataset, "scenario": hm.scenario, "strategy": hm.strategy,
-                             "detector": hm.detector, "base_metric": hm.base_metric, "concept": concept,
+                rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "concept": concept,
                              **_stats_at(d, j)})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "concept",
                                        *_STATS])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..atomic import atomic_output
@@ -26,6 +27,7 @@ from .aggregate import (
     learning_curves,
 )
 from ..metrics import get_metric
+from .orders import order_sensitivity
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
 from .tables import (
     frame_html,
@@ -121,6 +123,57 @@ def _per_block_figures(table: pd.DataFrame, figs: _Figures, kind: str) -> str:
         png = figs.save(fig, kind, dataset, scenario, base)
         out.append(H.img(png, alt))
     return H.figure_grid(out)
+
+
+def _stream_section(results, figs: _Figures, kind: str) -> str | None:
+    """The anytime or prequential curves of the runs that record them (None when none does)."""
+    from .plots import new_axes, plot_stream
+    from .stream import anytime_table, prequential_table
+
+    table = anytime_table(results) if kind == "anytime" else prequential_table(results)
+    if table.empty:
+        return None
+    out = []
+    if kind == "anytime":
+        out.append("<p class='legend'>Anytime evaluation: the test concepts scored several times while the stream "
+                   "is learned; mean over all test concepts (left) and over the concepts learned so far (right), "
+                   "mean over seeds ± std; dotted lines mark the concept boundaries.</p>")
+        for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
+            fig, axes = new_axes((11.0, 4.0), 1, 2)
+            for ax, curve in zip(axes, ("all", "seen")):
+                plot_stream(part[part["kind"] == curve], ax, ylabel=f"{base}, mean over {curve} concepts",
+                            title=f"anytime: {curve} concepts", boundaries=part["boundaries"].iloc[0])
+            fig.suptitle(f"{dataset} / {scenario} — {base}", fontsize=10)
+            out.append(H.img(figs.save(fig, "anytime", dataset, scenario, base),
+                             f"anytime curves {dataset} / {scenario} / {base}"))
+    else:
+        window = ", ".join(sorted({str(w) for w in table["window"]}))
+        out.append("<p class='legend'>Prequential (test-then-train) evaluation: each batch of the stream scored "
+                   f"before it is learned; cumulative over every row scored so far (solid) and over the last "
+                   f"{H.html.escape(window)} batches (windowed), mean over seeds ± std.</p>")
+        for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
+            metrics = list(dict.fromkeys(part["metric"]))
+            fig, axes = new_axes((4.5 * len(metrics), 4.0), 1, len(metrics))
+            for ax, metric in zip(np.atleast_1d(axes), metrics):
+                plot_stream(part[part["metric"] == metric], ax, ylabel=metric, title=f"prequential {metric}",
+                            line="kind")
+            fig.suptitle(f"{dataset} / {scenario}", fontsize=10)
+            out.append(H.img(figs.save(fig, "prequential", dataset, scenario),
+                             f"prequential scores {dataset} / {scenario}"))
+    return out[0] + H.figure_grid(out[1:])
+
+
+def _orders_html(table: pd.DataFrame) -> str:
+    legend = ("<p class='legend'>Configurations run over several concept orders: each metric averaged over the "
+              "seeds of one order, then described over the orders (how many orders have a value, min, max, range "
+              "= max − min, std over orders). The spread over seeds is in the leaderboard. The heatmaps below are "
+              "drawn per order, with the test concepts in one canonical order (sorted names); learning curves "
+              "are averaged step by step, forgetting concept by concept, over every order and seed.</p>")
+    shown = table.copy()
+    for c in shown.columns:
+        if shown[c].dtype.kind == "f" and not c.endswith("_orders"):
+            shown[c] = [f"{v:.3f}" if v == v else "n/a" for v in shown[c]]
+    return legend + frame_html(shown)
 
 
 def _comparison_html(c: Comparison, figs: _Figures) -> str:
@@ -250,6 +303,13 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     sections.append(("leaderboard", "Leaderboard", leaderboard_html(lb) if not lb.empty else
                      H.message("no finished run: nothing to rank")))
 
+    orders_table = order_sensitivity(ok)
+    if not orders_table.empty:
+        path = out / "order_sensitivity.csv"
+        _atomic_write(path, orders_table.to_csv(index=False))
+        report.tables["order_sensitivity"] = path
+        sections.append(("orders", "Order sensitivity", _orders_html(orders_table)))
+
     base_metrics = list(dict.fromkeys(lb["base_metric"])) if not lb.empty else []
     stat_rows, stat_html = [], []
     for field_name in by:
@@ -286,6 +346,10 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
                                                                                 "forgetting")))
     sections.append(("heatmaps", "R heatmaps", _heatmap_section(ok, figs, report.messages)))
     sections.append(("warnings", "Runs with warnings", _warnings_section(results)))
+    for kind, heading in (("anytime", "Anytime curves"), ("prequential", "Prequential evaluation")):
+        html_part = _stream_section(ok, figs, kind)
+        if html_part is not None:
+            sections.append((kind, heading, html_part))
     sections.append(("spec", "Spec", H.pre(dict(spec)) if spec else H.message("no spec recorded with the results")))
     sections.append(("provenance", "Provenance", _provenance(results)))
 

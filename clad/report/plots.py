@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .stats import Comparison
 
-__all__ = ["new_axes", "figure_png", "plot_heatmap", "plot_curves", "plot_forgetting", "plot_cd",
+__all__ = ["new_axes", "figure_png", "plot_heatmap", "plot_curves", "plot_forgetting", "plot_cd", "plot_stream",
            "BAD_COLOUR", "FUTURE_HATCH", "UNLEARNED_HATCH"]
 
 #: colour of undefined (NaN) cells
@@ -159,6 +159,33 @@ def plot_curves(curves: pd.DataFrame, ax: "Axes | None" = None, *, kind: str = "
     ax.set_xlabel("training step: concept learned")
     ax.set_title(title or ("average over concepts seen so far" if kind == "seen" else "average over all concepts"),
                  fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return ax
+
+
+def plot_stream(table: pd.DataFrame, ax: "Axes | None" = None, *, ylabel: str, title: str = "",
+                boundaries=None, line: str | None = None) -> "Axes":
+    """Curves over a stream from :mod:`clad.report.stream` (rows of one panel): the mean per
+    evaluation against the training rows seen, one line per strategy + detector (and per value of
+    the column ``line``, if given), a ± std band over seeds, and a dotted vertical line at each
+    concept boundary in ``boundaries`` (training rows seen when each concept ends)."""
+    ax = _axes(ax, (6.0, 4.0))
+    keys = ["strategy", "detector"] + ([line] if line else [])
+    for values, g in table.groupby(keys, sort=False):
+        g = g.sort_values("rows_seen")
+        x, m, s = g["rows_seen"].to_numpy(float), g["mean"].to_numpy(float), g["std"].to_numpy(float)
+        (ln,) = ax.plot(x, m, marker=".", ms=3, label=" + ".join(map(str, values[:2])) + (
+            f" ({values[2]})" if line else ""))
+        band = ~np.isnan(s)
+        if band.any():
+            ax.fill_between(x, np.where(band, m - s, np.nan), np.where(band, m + s, np.nan),
+                            color=ln.get_color(), alpha=0.2, lw=0)
+    for b in boundaries or ():
+        ax.axvline(b, color="black", ls=":", lw=0.8)
+    ax.set_xlabel("training rows seen" + (" (dotted: concept boundaries)" if boundaries else ""))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     return ax

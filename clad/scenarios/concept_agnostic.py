@@ -52,10 +52,9 @@ def stream_batches(arrays: Sequence[np.ndarray], batch_size: int) -> Iterator[tu
             release(piece)
 
 
-def _interleave(tail: np.ndarray, head: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Merge ``tail`` (the end of one concept) and ``head`` (the start of the next), each in its
-    own order; the chance that the next row comes from ``head`` grows linearly over the window."""
-    a, b = len(tail), len(head)
+def _interleave_mask(a: int, b: int, rng: np.random.Generator) -> np.ndarray:
+    """Which of the ``a + b`` rows of a window come from the head of the next concept: the chance
+    that the next row does grows linearly over the window (``a`` tail rows, ``b`` head rows)."""
     w = a + b
     from_head = np.empty(w, dtype=bool)
     left_a, left_b = a, b
@@ -70,9 +69,77 @@ def _interleave(tail: np.ndarray, head: np.ndarray, rng: np.random.Generator) ->
         from_head[t] = take_head
         left_b -= take_head
         left_a -= not take_head
-    out = np.empty((w, *tail.shape[1:]), dtype=np.result_type(tail, head))
-    out[~from_head] = tail
-    out[from_head] = head
+    return from_head
+
+
+def _plan(lengths: Sequence[int], transition: int, rng: np.random.Generator | None):
+    """The stream's segments as ``(k, start, stop, mask, head_stop)`` and the concept each ends.
+
+    A *core* segment is rows ``start:stop`` of concept ``k`` (``mask`` None); a *window* merges
+    rows ``start:`` of concept ``k`` with rows ``:head_stop`` of concept ``k + 1`` as ``mask`` says
+    (True: from the head). The same plan cuts every per-row array (features, labels, owners) alike.
+    """
+    n = len(lengths)
+    if not transition:
+        return [(k, 0, lengths[k], None, 0) for k in range(n)], list(range(n))
+    half = transition // 2
+    head = [0] + [min(half, lengths[k] // 2) for k in range(1, n)]
+    tail = [min(half, lengths[k] // 2) for k in range(n - 1)] + [0]
+    plan, ends = [], []
+    for k in range(n):
+        mixed = None
+        if k < n - 1 and tail[k] + head[k + 1] > 0:
+            mixed = (k, lengths[k] - tail[k], lengths[k], _interleave_mask(tail[k], head[k + 1], rng), head[k + 1])
+        # head and tail take at most half of a concept each, so a core is empty only when the
+        # concept's tail goes into a window, which then ends the concept
+        if lengths[k] - tail[k] - head[k] > 0:
+            plan.append((k, head[k], lengths[k] - tail[k], None, 0))
+            ends.append(k if mixed is None else None)
+        if mixed is not None:
+            plan.append(mixed)
+            ends.append(k)
+    return plan, ends
+
+
+def _position(plan, k: int, nth: int) -> int:
+    """The stream position just after the ``nth`` row (1-based) of concept ``k`` under ``plan``.
+
+    >>> plan, _ = _plan([4, 4], 0, None)
+    >>> [_position(plan, 0, i) for i in (1, 4)], _position(plan, 1, 4)
+    ([1, 4], 8)
+    """
+    offset, before = 0, 0
+    for seg_k, start, stop, mask, head_stop in plan:
+        length = stop - start if mask is None else mask.size
+        if mask is None:
+            if seg_k == k:
+                if before + length >= nth:
+                    return offset + nth - before
+                before += length
+            offset += length
+            continue
+        mine = ~mask if seg_k == k else (mask if seg_k + 1 == k else None)
+        if mine is not None:
+            count = int(mine.sum())
+            if before + count >= nth:
+                return offset + int(np.flatnonzero(mine)[nth - before - 1]) + 1
+            before += count
+        offset += length
+    raise CladValueError(f"concept {k} has fewer than {nth} rows in the stream")
+
+
+def _materialize(plan, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The segments of ``plan`` cut from ``arrays`` (views for cores, copies for windows)."""
+    out = []
+    for k, start, stop, mask, head_stop in plan:
+        if mask is None:
+            out.append(arrays[k][start:stop])
+            continue
+        tail, head = arrays[k][start:stop], arrays[k + 1][:head_stop]
+        seg = np.empty((mask.size,) + tail.shape[1:], dtype=np.result_type(tail, head))
+        seg[~mask] = tail
+        seg[mask] = head
+        out.append(seg)
     return out
 
 
@@ -82,59 +149,96 @@ def transition_segments(arrays: Sequence[np.ndarray], transition: int, rng: np.r
     Returns ``(segments, ends)``: the arrays to stream in order, and for each the index of the
     concept that ends with it (or None). Around each boundary the last ``transition // 2`` rows
     of one concept and the first ``transition // 2`` rows of the next (at most half of either
-    concept) are interleaved by :func:`_interleave`; a concept ends after its transition to the
-    next is over. The other rows are views of the original arrays; only the windows are copies.
+    concept) are interleaved, the chance that the next row comes from the new concept growing
+    linearly over the window; a concept ends after its transition to the next is over. The other
+    rows are views of the original arrays; only the windows are copies.
 
     >>> import numpy as np
     >>> segs, ends = transition_segments([np.zeros((6, 1)), np.ones((6, 1))], 4, np.random.default_rng(0))
     >>> [len(s) for s in segs], ends
     ([4, 4, 4], [None, 0, 1])
     """
-    n = len(arrays)
-    half = transition // 2
-    head = [0] + [min(half, arrays[k].shape[0] // 2) for k in range(1, n)]
-    tail = [min(half, arrays[k].shape[0] // 2) for k in range(n - 1)] + [0]
-    segments, ends = [], []
-    for k, arr in enumerate(arrays):
-        core = arr[head[k] : arr.shape[0] - tail[k]]
-        mixed = None
-        if k < n - 1 and tail[k] + head[k + 1] > 0:
-            mixed = _interleave(arr[arr.shape[0] - tail[k]:], arrays[k + 1][: head[k + 1]], rng)
-        # head and tail take at most half of a concept each, so a core is empty only when the
-        # concept's tail goes into a window, which then ends the concept
-        if len(core):
-            segments.append(core)
-            ends.append(k if mixed is None else None)
-        if mixed is not None:
-            segments.append(mixed)
-            ends.append(k)
-    return segments, ends
+    plan, ends = _plan([a.shape[0] for a in arrays], transition, rng)
+    return _materialize(plan, arrays), ends
+
+
+#: when R's row of a concept is evaluated if the batch holding its last row also holds later rows
+EVALUATE = ("before_crossing_batch", "after_crossing_batch")
+
+
+def _is_count(v, low: int) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= low
 
 
 class ConceptAgnostic(Scenario):
     """The training concepts, in order, form one stream cut into batches of ``batch_size`` rows.
 
     The strategy gets ``learn(batch)`` calls only: no id, and no boundary signal (a batch may
-    span two concepts, and batches are never cut short at a boundary). The evaluator knows the
-    boundaries: R gets a row at the end of every training concept (after the batch holding the
-    concept's last row). With ``anytime_every=k`` the test concepts are also scored every ``k``
-    batches into the *anytime* matrix, whose rows are labelled by the number of rows seen.
+    span two concepts, and batches are never cut short at a boundary: every batch but the last
+    has ``batch_size`` rows). The evaluator knows the boundaries: R gets a row per training concept.
+
+    **When R's row of concept k is evaluated** (``evaluate``). The batch holding k's last row may
+    also hold rows of the next concepts (the *crossing* batch).
+
+    * ``"before_crossing_batch"`` (default, no look-ahead): k's row is evaluated before the
+      crossing batch is learned, i.e. after the last batch made only of rows up to k's end; k's
+      last rows, in the crossing batch, are learned in the next step. No cell of a later concept
+      is then evaluated after the strategy has learned any row of it. When a batch ends exactly
+      at k's end, k's row comes after that batch. The one exception: when the crossing batch is the
+      stream's first (a first concept shorter than a batch), nothing has been learned yet and
+      nothing could be scored, so k's row comes after it (``learned_rows`` records the rows of
+      later concepts it has seen).
+    * ``"after_crossing_batch"``: k's row is evaluated after the crossing batch is learned, so it
+      has seen every row of k and up to ``batch_size - 1`` rows of the next concepts (their
+      "future" cells are then not zero-shot).
+
+    Either way each R row records in ``learned_rows`` how many rows of its own concept
+    (``"concept"``) and of the later training concepts (``"later"``) the strategy had learned when
+    it was evaluated, out of the concept's ``"size"``.
+
+    **Anytime evaluation.** With ``anytime_every=k`` the test concepts are also scored after every
+    ``k``-th batch; with ``anytime_per_concept=H``, ``H`` times per training concept, when the
+    strategy has learned 1/H, 2/H, ..., all of its rows (the last one follows the ``evaluate``
+    rule, so it coincides with R's row). These rows form the *anytime* matrix, labelled by the
+    rows seen and by the task index (the training concept being learned); the anytime metrics
+    (:mod:`clad.metrics.anytime`) are derived from it.
+
+    **Prequential evaluation** (``prequential=True``, training concepts with labels, e.g. a recipe
+    with ``contamination``): each batch after the first is scored before it is learned
+    (test-then-train), and ROC-AUC, average precision and F1 are recorded over all rows scored so
+    far (cumulative) and over the last ``prequential_window`` batches (windowed).
 
     With ``transition=w`` a change of concept is gradual rather than abrupt: over ``w`` rows around
     each boundary the rows of the two concepts are interleaved, the share of the new one growing
     linearly (seeded by ``random_state``); every row is still streamed exactly once, each concept
-    in its own order, and R's row for a concept comes after its transition to the next is over.
+    in its own order, and a concept ends after its transition to the next is over (so its R row
+    has seen rows of the next concept: ``learned_rows`` says how many).
 
     Parameters
     ----------
     batch_size : int, default 256
+    evaluate : {"before_crossing_batch", "after_crossing_batch"}, default "before_crossing_batch"
     anytime_every : int or None, default None
+    anytime_per_concept : int or None, default None
+    prequential : bool, default False
+    prequential_window : int, default 10
+        Batches in the prequential window.
     transition : int, default 0
         Rows over which each change of concept is spread (0: abrupt).
     random_state : int or None
         Seed of the interleaving (a run gives it one derived from its seed).
     n_jobs : int or None, default None
         Threads scoring the test concepts (see :class:`~clad.scenarios.Scenario`).
+
+    >>> from sklearn.ensemble import IsolationForest
+    >>> from clad.core.evaluation import Evaluator
+    >>> from clad.datasets import make_synthetic
+    >>> from clad.strategies import Naive
+    >>> ds = make_synthetic(n_concepts=3, random_state=0)
+    >>> ev = ConceptAgnostic(batch_size=70).run(ds, Naive(IsolationForest(n_estimators=5, random_state=0)),
+    ...                                         Evaluator(ds.test))
+    >>> [row["later"] for row in ev.learned_rows]
+    [0, 0, 0]
     """
 
     name = "concept_agnostic"
@@ -142,41 +246,114 @@ class ConceptAgnostic(Scenario):
     gives_boundaries = False
 
     def __init__(self, batch_size: int = 256, anytime_every: int | None = None, transition: int = 0,
-                 random_state: int | None = None, n_jobs: int | None = None):
+                 random_state: int | None = None, n_jobs: int | None = None,
+                 evaluate: str = "before_crossing_batch", anytime_per_concept: int | None = None,
+                 prequential: bool = False, prequential_window: int = 10):
         self.batch_size = batch_size
         self.anytime_every = anytime_every
         self.transition = transition
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.evaluate = evaluate
+        self.anytime_per_concept = anytime_per_concept
+        self.prequential = prequential
+        self.prequential_window = prequential_window
 
     def _validate(self):
         super()._validate()
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer)) or self.batch_size < 1:
+        if not _is_count(self.batch_size, 1):
             raise CladValueError(f"concept_agnostic: batch_size={self.batch_size!r}; expected an integer >= 1")
-        k = self.anytime_every
-        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
-            raise CladValueError(f"concept_agnostic: anytime_every={k!r}; expected None or an integer >= 1")
+        for key in ("anytime_every", "anytime_per_concept"):
+            k = getattr(self, key)
+            if k is not None and not _is_count(k, 1):
+                raise CladValueError(f"concept_agnostic: {key}={k!r}; expected None or an integer >= 1")
+        if self.anytime_every is not None and self.anytime_per_concept is not None:
+            raise CladValueError("concept_agnostic: set anytime_every or anytime_per_concept, not both "
+                                 f"(got {self.anytime_every!r} and {self.anytime_per_concept!r})")
         w = self.transition
-        if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 0:
+        if not _is_count(w, 0):
             raise CladValueError(f"concept_agnostic: transition={w!r}; expected an integer >= 0 (rows)")
+        if self.evaluate not in EVALUATE:
+            raise CladValueError(f"concept_agnostic: evaluate={self.evaluate!r}; expected one of {', '.join(EVALUATE)}")
+        if not isinstance(self.prequential, (bool, np.bool_)):
+            raise CladValueError(f"concept_agnostic: prequential={self.prequential!r}; expected true or false")
+        if not _is_count(self.prequential_window, 1):
+            raise CladValueError(f"concept_agnostic: prequential_window={self.prequential_window!r}; expected an "
+                                 "integer >= 1 (batches)")
+
+    def _labels(self, dataset) -> list[np.ndarray] | None:
+        if not self.prequential:
+            return None
+        ys = [c.y for c in dataset.train]
+        if any(y is None for y in ys) or not any(np.any(np.asarray(y) == 1) for y in ys):
+            raise CladValueError(
+                f"concept_agnostic: prequential=true needs training concepts with labelled anomalies; dataset "
+                f"{dataset.name!r} has none (use a recipe with contamination > 0)")
+        return [np.asarray(y) for y in ys]
+
+    def _anytime_points(self, plan, sizes) -> list[tuple[int, int]]:
+        """``(stream position, concept)`` of each per-concept anytime evaluation, in stream order:
+        the position just after the ``ceil(h * n / H)``-th row of the concept, h = 1..H."""
+        H = int(self.anytime_per_concept)
+        points = []
+        for k, n in enumerate(sizes):
+            for h in range(1, H + 1):
+                points.append((_position(plan, k, max(1, -(-h * n // H))), k))
+        return sorted(points)
 
     def run(self, dataset, strategy, evaluator):
         self.prepare(strategy, evaluator)
         names = dataset.train_names
-        rows_seen = 0
         arrays = [c.X for c in dataset.train]
-        ends = list(range(len(arrays)))
-        if self.transition:
-            arrays, ends = transition_segments(arrays, int(self.transition),
-                                               np.random.default_rng(self.random_state))
-        batches = stream_batches(arrays, int(self.batch_size))
-        for b, (batch, ended_segments) in enumerate(batches, start=1):
-            ended = [ends[i] for i in ended_segments if ends[i] is not None]
+        sizes = [a.shape[0] for a in arrays]
+        labels = self._labels(dataset)
+        rng = np.random.default_rng(self.random_state) if self.transition else None
+        plan, ends = _plan(sizes, int(self.transition), rng)
+        # which concept each row comes from, without a copy (a broadcast scalar per concept)
+        owners = _materialize(plan, [np.broadcast_to(np.int32(k), (n,)) for k, n in enumerate(sizes)])
+        seg_end = np.cumsum([len(o) for o in owners])
+        # the evaluations, as (stream position, concept, kind) with kind "R" or "anytime"
+        events = [(int(seg_end[i]), k, "R") for i, k in enumerate(ends) if k is not None]
+        if self.anytime_per_concept is not None:
+            events += [(p, k, "anytime") for p, k in self._anytime_points(plan, sizes)]
+        events.sort(key=lambda e: (e[0], e[2] == "anytime"))
+        learned = np.zeros(len(arrays), dtype=np.int64)
+        rows_seen = 0
+        batch_size = int(self.batch_size)
+        parts = [stream_batches(_materialize(plan, arrays), batch_size), stream_batches(owners, batch_size)]
+        if labels is not None:
+            parts.append(stream_batches(_materialize(plan, labels), batch_size))
+        before_crossing = self.evaluate == "before_crossing_batch"
+        e = 0
+        for b, pieces in enumerate(zip(*parts), start=1):
+            (batch, _), (batch_owner, _) = pieces[0], pieces[1]
+            stop = rows_seen + batch.shape[0]
+            due = []
+            while e < len(events) and events[e][0] <= stop:
+                due.append(events[e])
+                e += 1
+            # an evaluation inside the batch, for concept k, comes before it when the batch holds a
+            # later concept's rows (no look-ahead), otherwise after it
+            early = [ev for ev in due
+                     if before_crossing and rows_seen and ev[0] < stop and int(batch_owner.max()) > ev[1]]
+            late = [ev for ev in due if ev not in early]
+            self._evaluate(early, strategy, evaluator, names, learned, rows_seen, sizes)
+            if labels is not None and rows_seen:
+                evaluator.prequential(strategy, batch, pieces[2][0], rows_seen, int(self.prequential_window))
             with evaluator.learning():
                 strategy.learn(batch)
-            rows_seen += batch.shape[0]
-            for k in ended:
-                evaluator.end_of_concept(strategy, names[k], with_ids=False)
+            rows_seen = stop
+            learned += np.bincount(batch_owner, minlength=len(arrays))
+            self._evaluate(late, strategy, evaluator, names, learned, rows_seen, sizes)
             if self.anytime_every is not None and b % self.anytime_every == 0:
-                evaluator.anytime(strategy, rows_seen)
+                evaluator.anytime(strategy, rows_seen, task=int(batch_owner[-1]))
         return evaluator.result()
+
+    @staticmethod
+    def _evaluate(events, strategy, evaluator, names, learned: np.ndarray, rows_seen: int, sizes) -> None:
+        for _, k, kind in events:
+            if kind == "R":
+                evaluator.end_of_concept(strategy, names[k], with_ids=False, learned_rows={
+                    "concept": int(learned[k]), "later": int(learned[k + 1:].sum()), "size": int(sizes[k])})
+            else:
+                evaluator.anytime(strategy, rows_seen, task=k)
