@@ -147,13 +147,13 @@ def _cmd_export(args) -> int:
 def _cmd_report(args) -> int:
     import warnings
 
-    from .report import load_results, load_spec_record, make_report
+    from .report import load_results, load_spec_record, load_spec_text, make_report
 
     results = load_results(args.dir)
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report = make_report(results, out, spec=load_spec_record(args.dir))
+        report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir))
     for w in caught:
         log.warning("%s", w.message)
     print(f"report: {report.index} ({len(report.figures)} figures; tables: "

@@ -143,7 +143,7 @@ def test_make_report_writes_cd_diagrams_and_lists_failures(tmp_path):
     assert any("only 1 strateg" in m for m in report.messages)
     det = next(c for c in report.comparisons if c.by == "detector")
     assert det.n_blocks == 6 and det.average_ranks.index[0] == "lof" and det.significant
-    cd = [p for n, p in report.figures.items() if n.split("-", 1)[1].startswith("cd-detector")]
+    cd = [p for n, p in report.figures.items() if n.startswith("cd__detector__")]
     assert len(cd) == 1 and cd[0].read_bytes()[:4] == b"\x89PNG"
     stats_csv = pd.read_csv(report.tables["statistics"])
     assert stats_csv.loc[0, "friedman_statistic"] == pytest.approx(det.statistic)

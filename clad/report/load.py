@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core.results import RunResult, read_results
 from ..errors import DataError
 
-__all__ = ["load_results", "load_spec_record"]
+__all__ = ["load_results", "load_spec_record", "load_spec_text"]
 
 try:  # the SQLite results store is optional
     from ..engine import store as _store
@@ -93,3 +93,19 @@ def load_spec_record(directory: str | os.PathLike) -> dict | None:
         return None
     spec = doc.get("spec") if isinstance(doc, dict) else None
     return spec if isinstance(spec, dict) and spec else None
+
+
+def load_spec_text(directory: str | os.PathLike) -> str | None:
+    """The spec file's text as the user wrote it (stored by ``clad run`` in the database's meta
+    table as ``spec_text``), or None when it was not stored (older results, a JSON file only)."""
+    path = Path(directory)
+    db = path if path.is_file() and path.suffix == ".sqlite" else path / "results.sqlite"
+    if _store is None or not db.is_file():
+        return None
+
+    def read(store):
+        fn = getattr(store, "get_meta", None)
+        return fn("spec_text") if callable(fn) else None
+
+    text = _with_store(db, read)
+    return text if isinstance(text, str) and text.strip() else None
