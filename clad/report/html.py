@@ -23,7 +23,7 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: .8rem; }
 table.table { display: block; max-width: 100%; overflow-x: auto; }
 .grid { display: flex; flex-wrap: wrap; gap: 1rem; }
 figure { margin: 0 0 1rem; min-width: 0; max-width: 100%; }
-figure img { display: block; max-width: 100%; height: auto; border: 1px solid #eee; }
+figure img { display: block; box-sizing: border-box; max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .75rem; color: #555; overflow-wrap: anywhere; }
 table.index td { text-align: left; overflow-wrap: anywhere; }
 .message { background: #fff4d6; border-left: 4px solid #e0a800; padding: .5rem .8rem; }
