@@ -18,12 +18,16 @@ from .core.concepts import Concept, ConceptDataset
 from .core.experiment import run_experiment
 from .core.results import RunResult, read_results, write_results
 from .datasets import make_synthetic
-from .detectors import as_detector
+from .detectors import DetectorAdapter, ProtocolDetector, PyODDetector, SklearnDetector, as_detector
 from .engine.config import RunConfig
 from .engine.spec import load_spec
 from .errors import CladError, DataError, DetectorError, ScenarioError, SpecError
-from .scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental
-from .strategies import Cumulative, Naive, Scored, Strategy
+from .scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental, Scenario
+from .strategies import EWC, BalancedReplay, Cumulative, Experts, FineTune, LwF, Naive, Replay, Scored, Strategy, Window
+
+#: names imported on first use because their module imports torch (``import clad`` does not)
+_LAZY = {"AutoEncoder": "clad.detectors.torch_ae", "VAE": "clad.detectors.torch_ae",
+         "TorchDetector": "clad.detectors.torch_ae"}
 
 __all__ = [
     "__version__",
@@ -42,12 +46,45 @@ __all__ = [
     "write_results",
     "RunConfig",
     "run_experiment",
+    "load_spec",
+    # scenarios
+    "Scenario",
     "ConceptAware",
     "ConceptIncremental",
     "ConceptAgnostic",
-    "load_spec",
+    # strategies
+    "Strategy",
+    "Scored",
     "Naive",
     "Cumulative",
-    "Scored",
-    "Strategy",
+    "FineTune",
+    "Replay",
+    "BalancedReplay",
+    "Window",
+    "Experts",
+    "EWC",
+    "LwF",
+    # detectors
+    "DetectorAdapter",
+    "ProtocolDetector",
+    "PyODDetector",
+    "SklearnDetector",
+    "TorchDetector",
+    "AutoEncoder",
+    "VAE",
 ]
+
+
+def __getattr__(name: str):
+    """The PyTorch detectors, imported when first asked for (``clad.AutoEncoder``)."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'clad' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

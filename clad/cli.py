@@ -200,17 +200,51 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_list(args) -> int:
+    import inspect
+    import shutil
+    import textwrap
+
     from .datasets import DATASETS
     from .detectors import DETECTORS
     from .scenarios import SCENARIOS
     from .strategies import STRATEGIES
 
+    def toml_value(v) -> str:  # a default as it would be written in a spec (None: left unset)
+        if v is None:
+            return "none"
+        try:
+            return json.dumps(v)
+        except (TypeError, ValueError):
+            return repr(v)
+
+    def parameters(kind: str, registry, name: str) -> str:
+        try:
+            sig = inspect.signature(registry.resolve(name))
+        except (ImportError, CladError, TypeError, ValueError) as exc:
+            return f"(parameters not shown: {exc})"
+        defaults = registry.defaults(name)
+        parts = []
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or (kind == "strategies" and p.name == "detector"):
+                continue  # a strategy's detector comes from the spec's [[detectors]]
+            if p.name in defaults:
+                parts.append(f"{p.name}={toml_value(defaults[p.name])}")
+            elif p.default is p.empty:
+                parts.append(f"{p.name} (required)")
+            else:
+                parts.append(f"{p.name}={toml_value(p.default)}")
+        return ", ".join(parts) or "no parameters"
+
     kinds = {"detectors": DETECTORS, "strategies": STRATEGIES, "scenarios": SCENARIOS, "datasets": DATASETS}
+    width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     for kind in [args.kind] if args.kind else list(kinds):
         registry = kinds[kind]
-        print(f"{kind} (name in a spec, or any 'package.module:Class'):")
+        path = "package.module:function" if kind == "datasets" else "package.module:Class"
+        print(f"{kind} (name in a spec, or any '{path}'), with their parameters and defaults:")
         for name in registry.names():
             print(f"  {name:20s} {registry.doc(name)}")
+            print(textwrap.fill(parameters(kind, registry, name), width, initial_indent=" " * 23,
+                                subsequent_indent=" " * 23, break_on_hyphens=False))
     return 0
 
 
