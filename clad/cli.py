@@ -14,7 +14,8 @@
 ``clad datasets info NAME``        a dataset card (source, sha256, license, citation, recipe) or a loader
 ``clad datasets convert SRC DST``  a pyCLAD concept file -> clad's pickle-free .npz (needs --allow-pickle)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
-``clad export DIR [--format csv|parquet|json]``  tidy tables of R, metrics and runs (or results.json)
+``clad export DIR [--format csv|parquet|json|mlflow]``  tidy tables of R, metrics and runs (or results.json),
+                                  or every run logged to MLflow (``--tracking-uri URI``)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
@@ -137,6 +138,16 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_export(args) -> int:
+    if args.format == "mlflow":
+        from .engine.export_mlflow import export_mlflow
+
+        done = export_mlflow(args.dir, tracking_uri=args.tracking_uri)
+        print(f"{done['exported']} runs logged to MLflow ({done['skipped']} already there), experiment "
+              f"{done['experiment_id']} at {done['tracking_uri']}")
+        return 0
+    if args.tracking_uri is not None:
+        print("clad export: --tracking-uri is for --format mlflow", file=sys.stderr)
+        return 2
     from .engine.export import export
 
     for path in export(args.dir, args.format, args.dest):
@@ -302,9 +313,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("export", help="export a results database as tidy CSV or Parquet tables")
     e.add_argument("dir", help="output folder of 'clad run' (holding results.sqlite), or the database file")
-    e.add_argument("--format", choices=["csv", "parquet", "json"], default="csv",
-                   help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json")
+    e.add_argument("--format", choices=["csv", "parquet", "json", "mlflow"], default="csv",
+                   help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json; mlflow: every "
+                        "run logged into an MLflow tracking store (pip install 'clad[mlflow]')")
     e.add_argument("--dest", default=None, help="folder to write into (default: next to the database)")
+    e.add_argument("--tracking-uri", default=None, metavar="URI",
+                   help="with --format mlflow: the MLflow tracking store (default: a local store in DIR/mlruns)")
     e.set_defaults(func=_cmd_export)
 
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
