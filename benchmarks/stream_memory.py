@@ -104,24 +104,18 @@ def make_strategy(detector):
         return Naive(detector), "naive (replay not available)"
 
 
-class ProgressEvaluator(Evaluator):
-    """Prints the RSS when the stream passes 10 %, 50 % and 100 % (observes only)."""
+def progress_observer(sampler, per_concept):
+    """An evaluator observer printing the RSS when the stream passes 10 %, 50 % and 100 %."""
 
-    def __init__(self, tests, n_rows, sampler, per_concept, base_metrics=("roc_auc",)):
-        super().__init__(tests, base_metrics)
-        self.sampler, self.per_concept = sampler, per_concept
-        self.n_rows = n_rows
-        self.done = 0
-
-    def evaluate(self, strategy, step, with_ids, **kw):
-        super().evaluate(strategy, step, with_ids, **kw)
-        self.done += 1
-        frac = self.done / N_CONCEPTS
+    def observe(event):
+        done = event.index + 1
         rss = psutil.Process().memory_info().rss / MB
-        if self.done in (1, 5, 10):
-            print(f"  after {frac:4.0%} of the stream ({self.done * self.per_concept:,} rows): "
-                  f"RSS {rss:7.1f} MB (peak so far {self.sampler.peak / MB:7.1f} MB), load {load_now()}",
+        if done in (1, 5, 10):
+            print(f"  after {done / N_CONCEPTS:4.0%} of the stream ({done * per_concept:,} rows): "
+                  f"RSS {rss:7.1f} MB (peak so far {sampler.peak / MB:7.1f} MB), load {load_now()}",
                   flush=True)
+
+    return observe
 
 
 def main(argv=None):
@@ -164,7 +158,7 @@ def main(argv=None):
         print(f"strategy: {label}; detector: IsolationForest(n_estimators=100)")
         print(f"RSS before the run (dataset built and validated): {proc.memory_info().rss / MB:.1f} MB")
         t0 = time.perf_counter()
-        ev = ProgressEvaluator(ds.test, args.rows, sampler, per)
+        ev = Evaluator(ds.test, observers=[progress_observer(sampler, per)])
         result = ConceptAgnostic(batch_size=args.batch).run(ds, strategy, ev)
         wall = time.perf_counter() - t0
         sampler.stop()

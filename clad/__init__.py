@@ -19,15 +19,18 @@ from .core.experiment import run_experiment
 from .core.results import RunResult, read_results, write_results
 from .datasets import make_synthetic
 from .detectors import DetectorAdapter, ProtocolDetector, PyODDetector, SklearnDetector, as_detector
+from .engine.benchmark import BenchmarkResult, run_spec
 from .engine.config import RunConfig
 from .engine.spec import load_spec
 from .errors import CladError, DataError, DetectorError, ScenarioError, SpecError
 from .scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental, Scenario
-from .strategies import EWC, BalancedReplay, Cumulative, Experts, FineTune, LwF, Naive, Replay, Scored, Strategy, Window
+from .strategies import (AGEM, DER, EWC, BalancedReplay, Cumulative, DriftExperts, Experts, FineTune, Incremental, LwF,
+                         Naive, Replay, Scored, Strategy, Window)
 
 #: names imported on first use because their module imports torch (``import clad`` does not)
 _LAZY = {"AutoEncoder": "clad.detectors.torch_ae", "VAE": "clad.detectors.torch_ae",
-         "TorchDetector": "clad.detectors.torch_ae"}
+         "TorchDetector": "clad.detectors.torch_ae", "GRUAutoEncoder": "clad.detectors.torch_seq",
+         "LSTMAutoEncoder": "clad.detectors.torch_seq"}
 
 __all__ = [
     "__version__",
@@ -52,6 +55,8 @@ __all__ = [
     "ConceptAware",
     "ConceptIncremental",
     "ConceptAgnostic",
+    "run_spec",
+    "BenchmarkResult",
     # strategies
     "Strategy",
     "Scored",
@@ -64,6 +69,10 @@ __all__ = [
     "Experts",
     "EWC",
     "LwF",
+    "AGEM",
+    "DER",
+    "DriftExperts",
+    "Incremental",
     # detectors
     "DetectorAdapter",
     "ProtocolDetector",
@@ -72,6 +81,8 @@ __all__ = [
     "TorchDetector",
     "AutoEncoder",
     "VAE",
+    "GRUAutoEncoder",
+    "LSTMAutoEncoder",
 ]
 
 

@@ -7,12 +7,15 @@
                                   ``--fresh`` start over, ``--timeout S`` per-run time limit.
                                   Exit status: 0 all fine, N (at most 100) when N runs failed,
                                   2 for a bad spec or command line, 111 when the results could
-                                  not be written (e.g. disk full), 130 when interrupted.
+                                  not be written (e.g. disk full), 130 when interrupted (Ctrl-C),
+                                  143 when terminated (SIGTERM, handled like Ctrl-C).
 ``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
 ``clad report DIR``                figures, tables and statistics of a results folder in ``DIR/report``
 ``clad datasets list``             registered dataset loaders and dataset cards
 ``clad datasets info NAME``        a dataset card (source, sha256, license, citation, recipe) or a loader
 ``clad datasets convert SRC DST``  a pyCLAD concept file -> clad's pickle-free .npz (needs --allow-pickle)
+``clad validate SPEC.toml``        scenario validity from single-task matrices (exit 1 when a check fails)
+``clad verify SPEC|FOLDER``        rerun a reference suite and compare with its committed results (--update rewrites them)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
 ``clad export DIR [--format csv|parquet|json|mlflow]``  tidy tables of R, metrics and runs (or results.json),
                                   or every run logged to MLflow (``--tracking-uri URI``)
@@ -26,9 +29,12 @@ import argparse
 import json
 import logging
 import os
-import sqlite3
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 from ._version import __version__
 from .errors import CladError
@@ -37,31 +43,62 @@ log = logging.getLogger("clad")
 
 #: exit status when the results could not be written (disk full, database unwritable)
 EXIT_WRITE_FAILED = 111
+#: exit status after Ctrl-C (SIGINT) and after SIGTERM (128 + the signal's number, as a shell reports it)
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+RUN_EPILOG = """exit status:
+  0      every run finished
+  N      N runs failed (at most 100); their tracebacks are in DIR/results.sqlite
+  2      a bad spec or command line
+  111    the results could not be written (e.g. disk full); finished runs are kept
+  130    interrupted by Ctrl-C (SIGINT)
+  143    terminated by SIGTERM, handled like Ctrl-C
+After Ctrl-C or SIGTERM the runs that finished are kept, the worker processes are stopped and
+results.json is written; run the same command again to resume. Worker processes also end by
+themselves when this process is killed (SIGKILL)."""
 
 
-def _remove_database(db: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        p = db.with_name(db.name + suffix)
-        if p.exists():
-            p.unlink()
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread on SIGTERM, so that it stops a run exactly as Ctrl-C does."""
+
+
+@contextmanager
+def _sigterm_as_interrupt():
+    """While the block runs, SIGTERM raises :class:`Terminated` (once: a second SIGTERM during the
+    clean-up is ignored; SIGKILL still ends everything, workers included). Yields a record whose
+    ``received`` tells whether SIGTERM came."""
+    record = SimpleNamespace(received=False)
+    if threading.current_thread() is not threading.main_thread():
+        yield record
+        return
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        record.received = True
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield record
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _cmd_run(args) -> int:
-    from .core.results import write_results
-    from .engine.executors import execute_grid
-    from .engine.progress import Progress
+    from .engine.benchmark import ResultsWriteError, run_spec
+    from .engine.progress import ProgressEvents
     from .engine.spec import load_spec
-    from .engine.store import DEFAULT_NAME, ResultStore
-    from .engine.summary import format_summary, write_summaries
+    from .engine.summary import format_summary
 
     spec = load_spec(args.spec)
-    jobs = args.jobs if args.jobs is not None else (spec.jobs or 1)
-    dask = args.dask if args.dask is not None else spec.dask
-    timeout = args.timeout if args.timeout is not None else spec.timeout
-    threads = args.threads if args.threads is not None else (spec.threads or 1)
-    for msg in spec.skipped:
-        log.info("skipped: %s", msg)
+    if args.dry_run or args.out is None:
+        for msg in spec.skipped:
+            log.info("skipped: %s", msg)
     if args.dry_run:
+        jobs = args.jobs if args.jobs is not None else (spec.jobs or 1)
+        dask = args.dask if args.dask is not None else spec.dask
+        timeout = args.timeout if args.timeout is not None else spec.timeout
         where = f"Dask at {dask}" if dask else f"{jobs} process{'es' if jobs > 1 else ''}"
         print(f"{spec.name}: {len(spec)} runs ({where}"
               + (f", time limit {timeout:g} s per run" if timeout else "") + ")")
@@ -71,70 +108,25 @@ def _cmd_run(args) -> int:
     if args.out is None:
         print("clad run: --out DIR is required (or use --dry-run)", file=sys.stderr)
         return 2
-    if len({c.run_id for c in spec.configs}) != len(spec.configs):
-        log.warning("the spec lists the same run more than once; each is run once")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    db = out / DEFAULT_NAME
-    if args.fresh:
-        _remove_database(db)
-    configs = list({c.run_id: c for c in spec.configs}.values())
-    ids = [c.run_id for c in configs]
-    interrupted = False
     try:
-        with ResultStore(db) as store:
-            store.set_meta("spec", spec.raw)
-            store.set_meta("clad_version", __version__)
-            finished = store.finished_ids() & set(ids)
-            todo = [c for c in configs if c.run_id not in finished]
-            if finished:
-                log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
-                         db, len(todo))
-            progress = Progress(len(configs), already=len(finished), desc=spec.name,
-                                bar=not args.quiet and sys.stderr.isatty())
-            events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
-                                  on_step=progress.step if jobs == 1 and dask is None else None)
-            try:
-                for ev in events:
-                    if ev.kind == "started":
-                        store.mark_started(ev.config.run_id, {
-                            "dataset": ev.config.dataset.display, "scenario": ev.config.scenario.display,
-                            "strategy": ev.config.strategy.display, "detector": ev.config.detector.display,
-                            "seed": ev.config.seed}, ev.config.to_dict(), ev.started)
-                        progress.started(ev.config)
-                    else:
-                        store.write(ev.result, ev.started, ev.finished)
-                        progress.finished(ev.result, ev.config)
-            except KeyboardInterrupt:
-                interrupted = True
-                events.close()  # stops the workers
-            except (sqlite3.Error, OSError):
-                events.close()
-                raise
-            finally:
-                progress.close()
-            results = store.load_results(ids)
-        write_results(out / "results.json", results, spec=spec.raw)
-        table = write_summaries(out, results, title=spec.name)
-    except (sqlite3.Error, OSError) as exc:
-        # the disk (or the database file) failed: what was committed before is kept, nothing is half-written
-        print(f"clad: error: writing the results in {out} failed ({type(exc).__name__}: {exc}); runs finished "
-              f"before this are kept in {db}; fix the cause and run the same command again to resume",
-              file=sys.stderr)
+        done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
+                        fresh=args.fresh, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
+    except ResultsWriteError as exc:
+        print(f"clad: error: {exc}", file=sys.stderr)
         return EXIT_WRITE_FAILED
-    n_failed = sum(not r.ok for r in results)
-    n_ok = sum(r.ok for r in results)
-    if interrupted:
-        print(f"clad: interrupted; {n_ok} finished runs are kept in {db}; run the same command again to "
-              "resume", file=sys.stderr)
-        return 130
+    if done.interrupted:
+        by = " by SIGTERM" if args.signals.received else ""
+        print(f"clad: interrupted{by}; {done.n_ok} finished runs are kept in {done.database}; run the same "
+              "command again to resume", file=sys.stderr)
+        return EXIT_TERMINATED if by else EXIT_INTERRUPTED
     if not args.quiet:
-        print(format_summary(table))
-        print(f"\n{n_ok} runs finished, {n_failed} failed; results in {db} and {out / 'results.json'}")
-    if n_failed:
-        log.error("%d of %d runs failed; their tracebacks are in %s (table runs, column error)", n_failed,
-                  len(configs), db)
-    return min(n_failed, 100)
+        print(format_summary(done.summary))
+        print(f"\n{done.n_ok} runs finished, {done.n_failed} failed; results in {done.database} and "
+              f"{done.results_json}")
+    if done.n_failed:
+        log.error("%d of %d runs failed; their tracebacks are in %s (table runs, column error)", done.n_failed,
+                  done.n_total, done.database)
+    return min(done.n_failed, 100)
 
 
 def _cmd_export(args) -> int:
@@ -164,7 +156,8 @@ def _cmd_report(args) -> int:
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir))
+        report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
+                             stat_metrics=args.metric or ("continual_average",))
     for w in caught:
         log.warning("%s", w.message)
     print(f"report: {report.index} ({len(report.figures)} figures; tables: "
@@ -208,6 +201,18 @@ def _cmd_check(args) -> int:
         report = check_detector(detector, raise_on_failure=False)
     print(report)
     return 0 if report.ok else 1
+
+
+def _cmd_validate(args) -> int:
+    from .protocol.cli import run_validate
+
+    return run_validate(args)
+
+
+def _cmd_verify(args) -> int:
+    from .protocol.cli import run_verify
+
+    return run_verify(args)
 
 
 def _cmd_list(args) -> int:
@@ -291,7 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"clad {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="run a spec file")
+    r = sub.add_parser("run", help="run a spec file", epilog=RUN_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("spec", help="TOML spec file, e.g. scenarios/quickstart.toml")
     r.add_argument("--out", help="output folder (results.json is written there)")
     r.add_argument("--dry-run", action="store_true", help="print the expanded grid and exit")
@@ -324,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")
     rp.add_argument("--out", help="report folder (default DIR/report)")
+    rp.add_argument("--metric", action="append", metavar="NAME",
+                    help="scalar metric the statistics compare methods on (repeatable; default continual_average)")
     rp.set_defaults(func=_cmd_report)
 
     from .datasets.cli import add_arguments as _dataset_arguments
@@ -337,6 +345,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a constructor parameter (value parsed as JSON when it can be)")
     c.set_defaults(func=_cmd_check)
+
+    from .protocol.cli import add_validate_arguments, add_verify_arguments
+
+    va = sub.add_parser("validate", help="is a spec's scenario feasible, non-trivial, forgetting, free of redundancy")
+    add_validate_arguments(va)
+    va.set_defaults(func=_cmd_validate)
+
+    vf = sub.add_parser("verify", help="rerun reference specs and compare with their committed results")
+    add_verify_arguments(vf)
+    vf.set_defaults(func=_cmd_verify)
 
     ls = sub.add_parser("list", help="registered detectors, strategies, scenarios and datasets")
     ls.add_argument("kind", nargs="?", choices=["detectors", "strategies", "scenarios", "datasets"])
@@ -357,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("clad.engine.progress").setLevel(logging.INFO)  # plain progress lines, even with --quiet
     try:
-        return int(args.func(args) or 0)
+        with _sigterm_as_interrupt() as args.signals:
+            return int(args.func(args) or 0)
     except CladError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
         return 2
@@ -365,9 +384,10 @@ def main(argv: list[str] | None = None) -> int:
         # the output went to a command that stopped reading (e.g. `| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        print("clad: interrupted; finished runs are kept in the results database", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        by = " by SIGTERM" if isinstance(exc, Terminated) else ""
+        print(f"clad: interrupted{by}; finished runs are kept in the results database", file=sys.stderr)
+        return EXIT_TERMINATED if by else EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

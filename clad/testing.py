@@ -9,7 +9,9 @@ from the command line.
 Detector contract: ``fit(X)`` returns the detector itself; ``score(X)`` has shape ``(n,)`` and
 finite values; higher = more anomalous (checked on an easy concept); a clone is unfitted and has
 equal parameters; a fitted detector survives a pickle round trip; the same ``random_state`` gives
-the same scores; ``fit`` does not change parameters; no mutable defaults in ``__init__``.
+the same scores; ``fit`` does not change parameters; ``fit`` and ``score`` leave their input
+unchanged (clad hands detectors read-only data, so a detector that writes into it fails every
+run); no mutable defaults in ``__init__``. Each check gets its own copy of the data.
 
 >>> from sklearn.ensemble import IsolationForest
 >>> check_detector(IsolationForest(n_estimators=20)).ok
@@ -99,6 +101,10 @@ def _same(a, b) -> bool:
     if callable(getattr(a, "get_params", None)) and not isinstance(a, type):
         pa, pb = a.get_params(deep=False), b.get_params(deep=False)
         return pa.keys() == pb.keys() and all(_same(pa[k], pb[k]) for k in pa)
+    if callable(getattr(a, "_get_params", None)) and not isinstance(a, type):  # river estimators
+        return _same(a._get_params(), b._get_params())
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if hasattr(a, "__dict__") and type(a).__eq__ is object.__eq__:
         va = {k: v for k, v in vars(a).items() if not k.endswith("_")}
         vb = {k: v for k, v in vars(b).items() if not k.endswith("_")}
@@ -163,7 +169,8 @@ def _d_fit_returns_self(det, data):
 def _score(det, X_fit, X):
     from .detectors import as_detector
 
-    return as_detector(_fresh(det)).fit(X_fit).score(X)
+    # copies: a detector that writes into its input fails leaves_input_unchanged, and no other check
+    return as_detector(_fresh(det)).fit(X_fit.copy()).score(X.copy())
 
 
 def _d_score_shape_finite(det, data):
@@ -215,9 +222,9 @@ def _d_pickle(det, data):
     from .detectors import as_detector
 
     X, X_test, _ = data
-    a = as_detector(_fresh(det)).fit(X)
+    a = as_detector(_fresh(det)).fit(X.copy())
     b = pickle.loads(pickle.dumps(a))
-    if not np.array_equal(a.score(X_test), b.score(X_test)):
+    if not np.array_equal(a.score(X_test.copy()), b.score(X_test.copy())):
         return "scores change after a pickle round trip"
 
 
@@ -227,6 +234,26 @@ def _d_same_seed(det, data):
     b = _score(_with_seed(det, 7), X, X_test)
     if not np.array_equal(a, b):
         return "the same random_state gave different scores (unseeded randomness?)"
+
+
+def _changed_input(before: np.ndarray, after: np.ndarray, method: str) -> str | None:
+    if np.array_equal(before, after):
+        return None
+    n = int(np.sum(before != after))
+    return (f"{method}() changed its input X in place ({n} of {before.size} values differ); a detector must "
+            "leave the data it is given unchanged (clad hands detectors read-only data, so this one fails in "
+            "every run): work on a copy (X = np.array(X))")
+
+
+def _d_leaves_input_unchanged(det, data):
+    from .detectors import as_detector
+
+    X, X_test, _ = data
+    X_fit, X_score = X.copy(), X_test.copy()  # writeable, so that a write shows instead of raising
+    fitted = as_detector(_fresh(det)).fit(X_fit)
+    fitted.score(X_score)
+    # score first: a fit that scores its training rows (for a threshold) changes them through score
+    return _changed_input(X_test, X_score, "score") or _changed_input(X, X_fit, "fit")
 
 
 def _d_fit_keeps_params(det, data):
@@ -245,6 +272,7 @@ DETECTOR_CHECKS: dict[str, Callable] = {
     "pickle_round_trip": _d_pickle,
     "same_seed_same_scores": _d_same_seed,
     "fit_does_not_change_params": _d_fit_keeps_params,
+    "leaves_input_unchanged": _d_leaves_input_unchanged,
     "no_mutable_defaults": _mutable_defaults,
 }
 
@@ -253,7 +281,7 @@ def _run(checks: dict[str, Callable], subject, data, raise_on_failure: bool, lab
     report = CheckReport(label)
     for name, fn in checks.items():
         try:
-            report.results[name] = fn(subject, data)
+            report.results[name] = fn(subject, copy.deepcopy(data))  # a check that writes harms no other
         except Exception as exc:  # noqa: BLE001 - a check that raises is a failure with its reason
             msg = str(exc) if isinstance(exc, CladError) else f"{type(exc).__name__}: {exc}"
             report.results[name] = f"raised {msg}"

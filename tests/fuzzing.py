@@ -67,7 +67,8 @@ def cases(seed: int = 0, per_kind: int = 50):
         X.flat[rng.integers(0, X.size)] = rng.choice([np.inf, -np.inf])
         yield "features_inf", f"inf in {n}x{d}", lambda X=X: Concept("c", X)
     for i in range(per_kind):
-        shape = [(int(rng.integers(1, 9)),), (2, 2, int(rng.integers(1, 4))), ()][i % 3]
+        # 3-D features are windows (rows x steps x features), valid: 4-D is not
+        shape = [(int(rng.integers(1, 9)),), (2, 2, 2, int(rng.integers(1, 4))), ()][i % 3]
         X = rng.normal(size=shape)
         yield "features_ndim", f"shape {shape}", lambda X=X: Concept("c", X)
     for i in range(per_kind):

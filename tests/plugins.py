@@ -172,3 +172,28 @@ class RaisesInScore(DistanceToMean):
         super().fit(X)
         self.fitted_for_threshold_ = True
         return self
+
+
+class ZeroesInFit(SlowDetector):
+    """Breaks the rules: zeroes the rows it is fitted on (``X *= 0``)."""
+
+    def __init__(self, delay: float = 0.0):
+        self.delay = delay
+
+    def fit(self, X):
+        super().fit(X)
+        X *= 0
+        return self
+
+
+class CentresInScore:
+    """Breaks the rules: centres the rows it scores in place (``X -= X.mean(0)``); no threshold of
+    its own (clad takes a quantile of its training scores)."""
+
+    def fit(self, X):
+        self.mean_ = np.asarray(X).mean(axis=0)
+        return self
+
+    def score(self, X):
+        X -= X.mean(0)
+        return np.linalg.norm(X - self.mean_, axis=1)

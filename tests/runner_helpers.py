@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,6 +38,14 @@ n_estimators = 10
 [[detectors]]
 name = "hbos"
 """
+
+
+def strict_loads(text: str):
+    """``json.loads`` that refuses NaN and Infinity literals (results files are strict JSON)."""
+    def refuse(name):
+        raise ValueError(f"non-strict JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
 
 
 def write_spec(folder: Path, text: str, name: str = "spec.toml") -> Path:

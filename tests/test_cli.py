@@ -1,8 +1,5 @@
 """`clad run` on the quickstart spec, and spec errors reported with file, key and did-you-mean."""
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,30 +10,15 @@ from clad.cli import main
 from clad.errors import SpecError
 from clad.engine.spec import load_spec
 
+from tests.runner_helpers import strict_loads
+
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "scenarios" / "quickstart.toml"
 
 
-def strict_loads(text):
-    def refuse(name):
-        raise ValueError(f"non-strict JSON constant {name}")
-
-    return json.loads(text, parse_constant=refuse)
-
-
-@pytest.fixture(scope="module")
-def quickstart_runs(tmp_path_factory):
-    out1 = tmp_path_factory.mktemp("qs1")
-    proc = subprocess.run([sys.executable, "-m", "clad.cli", "run", str(QUICKSTART), "--out", str(out1), "--quiet"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    out2 = tmp_path_factory.mktemp("qs2")
-    assert main(["run", str(QUICKSTART), "--out", str(out2), "--quiet"]) == 0
-    return [strict_loads((d / "results.json").read_text()) for d in (out1, out2)]
-
-
-def test_quickstart_results_are_strict_json_with_consistent_metrics(quickstart_runs):
-    doc = quickstart_runs[0]
+@pytest.mark.slow
+def test_quickstart_results_are_strict_json_with_consistent_metrics(quickstart):
+    doc = quickstart.doc
     spec = load_spec(QUICKSTART)
     assert len(doc["runs"]) == len(spec.configs)
     assert {r["scenario"] for r in doc["runs"]} == {"concept_aware", "concept_incremental", "concept_agnostic"}
@@ -58,10 +40,22 @@ def test_quickstart_results_are_strict_json_with_consistent_metrics(quickstart_r
                     assert reported[name] == value
 
 
-def test_quickstart_twice_gives_identical_R(quickstart_runs):
-    a, b = quickstart_runs
-    assert [r["R"] for r in a["runs"]] == [r["R"] for r in b["runs"]]
-    assert [r["seed"] for r in a["runs"]] == [r["seed"] for r in b["runs"]]
+@pytest.mark.slow
+def test_quickstart_runs_recomputed_in_this_process_give_identical_R(quickstart):
+    from clad.engine.run import run_config
+
+    by_id = {r["run_id"]: r for r in quickstart.doc["runs"]}
+    configs = load_spec(QUICKSTART).configs
+    # one run per scenario and strategy, taking detectors and seeds in turn: every part of the grid
+    groups: dict = {}
+    for c in configs:
+        groups.setdefault((c.scenario.display, c.strategy.display), []).append(c)
+    sample = [group[i % len(group)] for i, group in enumerate(groups.values())]
+    assert len(sample) == 6 and {c.seed for c in sample} == {0, 1} and len({c.detector.display for c in sample}) == 3
+    for cfg in sample:
+        again = run_config(cfg).to_dict()
+        assert again["R"] == by_id[cfg.run_id]["R"], cfg.describe()
+        assert again["seed"] == by_id[cfg.run_id]["seed"]
 
 
 def write(tmp_path, text):
@@ -170,3 +164,29 @@ def test_list_shows_every_registered_name(capsys):
     out = capsys.readouterr().out
     for name in DETECTORS.names() + STRATEGIES.names() + ["concept_agnostic", "synthetic"]:
         assert f"  {name} " in out
+
+
+@pytest.mark.slow
+def test_quickstart_report_makes_no_claim_from_duplicated_blocks(quickstart_runs, tmp_path):
+    """`clad run scenarios/quickstart.toml --out DIR && clad report DIR`: concept_aware and
+    concept_incremental are the same computation for naive and cumulative; the report merges them and
+    claims no significance from them."""
+    import warnings
+
+    from clad.core.results import RunResult, write_results
+    from clad.report import compare
+
+    results = [RunResult.from_dict(r) for r in quickstart_runs[0]["runs"]]
+    write_results(tmp_path / "results.json", results, spec=quickstart_runs[0]["spec"])
+    assert main(["report", str(tmp_path), "--metric", "continual_average", "--metric", "forgetting"]) == 0
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "differ significantly" not in page and "Friedman" in page  # the tests are described, none is claimed
+    assert "synthetic: concept_aware = concept_incremental hold identical R for every detector and seed" in page
+    assert "detectors by forgetting (roc_auc)" in page and "weaker claim" in page
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        finer = compare(results, by="detector", blocks=("dataset", "scenario"))
+    # dataset x scenario: 3 settings, two of them one computation -> 2 blocks, too few for a test
+    assert finer.n_blocks == 2 and finer.pvalue is None and not finer.significant
+    assert any("concept_aware = synthetic / concept_incremental" in n for n in finer.notes)
+    assert main(["report", str(tmp_path), "--metric", "continual_averag"]) == 2  # unknown: a clear error

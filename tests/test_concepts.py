@@ -20,9 +20,14 @@ def test_valid_dataset():
     assert ds.n_features == 3
 
 
-def test_float_arrays_are_not_copied():
+def test_float_arrays_are_not_copied_but_read_only():
     X = np.zeros((5, 2), dtype=np.float32)
-    assert Concept("A", X).X is X
+    c = Concept("A", X, np.zeros(5, dtype=np.int8))
+    assert np.shares_memory(c.X, X) and c.X.dtype == np.float32  # a view, not a copy
+    assert not c.X.flags.writeable and not c.y.flags.writeable
+    assert X.flags.writeable  # the caller's own array is left as it was
+    with pytest.raises(ValueError, match="read-only"):
+        c.X[0, 0] = 1.0
 
 
 def test_int_features_become_float():

@@ -15,11 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 needs_data = pytest.mark.skipif(not SHARED.is_dir(),
                                 reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)")
-SPECS = ["pyclad_nsl_kdd", "nsl_kdd_families", "adbench_clustering", "mvtec_categories"]
+SPECS = ["pyclad_nsl_kdd", "nsl_kdd_families", "adbench_clustering", "mvtec_categories", "nasa_smap"]
 
 
 def test_every_card_is_complete():
-    assert card_names() == ["adbench-classical", "adbench-mvtec-resnet18", "nsl-kdd", "pyclad-nsl-kdd"]
+    assert card_names() == ["adbench-classical", "adbench-mvtec-resnet18", "nasa-smap", "nsl-kdd", "pyclad-nsl-kdd"]
     for name in card_names():
         card = load_card(name)
         assert card["loader"] in DATASETS
@@ -35,9 +35,11 @@ def test_every_card_is_complete():
 @needs_data
 def test_cards_match_the_published_checksums():
     listed = {}
-    for line in (SHARED / "SHA256SUMS.tsv").read_text().splitlines():
-        sha, size, path = line.split("\t")
-        listed[path] = (sha, int(size))
+    # the first four folders in one list; nasa-smap has its own (paths relative to that folder)
+    for sums, prefix in ((SHARED / "SHA256SUMS.tsv", ""), (SHARED / "nasa-smap" / "SHA256SUMS.tsv", "nasa-smap/")):
+        for line in sums.read_text().splitlines():
+            sha, size, path = line.split("\t")
+            listed[prefix + path] = (sha, int(size))
     carded = {f"{load_card(n)['folder']}/{f}": (e["sha256"], e["size"])
               for n in card_names() for f, e in load_card(n)["files"].items()}
     assert carded == listed

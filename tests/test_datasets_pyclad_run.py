@@ -8,6 +8,8 @@ from sklearn.ensemble import IsolationForest
 
 import clad
 from clad.datasets import convert_pyclad, load_clad_npz, load_pyclad
+from clad.engine.run import run_safely
+from clad.engine.spec import parse_spec
 from clad.errors import DataError
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
@@ -64,10 +66,10 @@ def test_without_opt_in_the_error_explains_why():
 
 
 def test_without_opt_in_through_a_spec(tmp_path):
-    spec = clad.engine.spec.parse_spec({
+    spec = parse_spec({
         "datasets": [{"name": "pyclad", "data_dir": str(SHARED)}], "scenarios": ["concept_aware"],
         "strategies": ["naive"], "detectors": [{"name": "iforest", "n_estimators": 10}]})
-    result = clad.engine.run.run_safely(spec.configs[0])
+    result = run_safely(spec.configs[0])
     assert result.status == "failed" and "allow_pickle = true" in result.error
 
 

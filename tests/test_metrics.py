@@ -49,7 +49,12 @@ def test_nan_cells_are_left_out_not_propagated():
     # FWT: 0.5, 0.6 (R[0,2] left out)
     assert metrics.forward_transfer(R) == pytest.approx(0.55)
     s = metrics.summarize(R)
-    assert s["left_out"] == {"continual_average": 1, "backward_transfer": 1, "forward_transfer": 1}
+    assert {k: s["left_out"][k] for k in ("continual_average", "backward_transfer", "forward_transfer")} == {
+        "continual_average": 1, "backward_transfer": 1, "forward_transfer": 1}
+    # every scalar metric records its left-out count: final row 0.6 (NaN) out of final/forgetting/GEM-BWT
+    assert set(s["left_out"]) == set(metrics.scalar_names(needs_only=()))
+    assert s["left_out"]["final_average"] == 1 and s["left_out"]["forgetting"] == 1
+    assert s["left_out"]["gem_backward_transfer"] == 1 and s["left_out"]["learning_average"] == 0
 
 
 def test_nan_diagonal_removes_its_bwt_terms():

@@ -86,7 +86,14 @@ def test_leaderboard_and_best_marks():
     assert marks["continual_average"].tolist() == (c == c.max()).tolist()
     md = leaderboard_markdown(lb)
     best_ca = lb.loc[c.idxmax()]
-    assert f"**{best_ca.continual_average_mean:.3f} ± {best_ca.continual_average_std:.3f}**" in md
+    lo, hi = best_ca.continual_average_ci_low, best_ca.continual_average_ci_high
+    assert f"**{best_ca.continual_average_mean:.3f} ± {best_ca.continual_average_std:.3f} [{lo:.3f}, {hi:.3f}] n=2**" in md
+    # the 95 % interval is t-based over the 2 seeds: mean ± t(0.975, 1) * std / sqrt(2), t(0.975, 1) = 12.7062
+    row = lb.loc[0]
+    half = 12.706204736 * row.continual_average_std / np.sqrt(2)
+    assert (row.continual_average_ci_low, row.continual_average_ci_high) == pytest.approx(
+        (row.continual_average_mean - half, row.continual_average_mean + half))
+    assert row.continual_average_n == 2 and row.runs == 2
     assert "### toy — roc_auc" in md
     tex = leaderboard_latex(lb)
     assert r"\textbf{" in tex and r"\toprule" in tex
@@ -142,7 +149,9 @@ def test_make_report_writes_cd_diagrams_and_lists_failures(tmp_path):
     assert any(issubclass(w.category, StatisticsWarning) and "only 1 strateg" in str(w.message) for w in caught)
     assert any("only 1 strateg" in m for m in report.messages)
     det = next(c for c in report.comparisons if c.by == "detector")
-    assert det.n_blocks == 6 and det.average_ranks.index[0] == "lof" and det.significant
+    # blocks are datasets; in each, aware and agnostic hold identical R (the same computation): counted once
+    assert det.n_blocks == 3 and det.average_ranks.index[0] == "lof" and det.significant
+    assert any("aware = agnostic hold identical R" in n for n in det.notes)
     cd = [p for n, p in report.figures.items() if n.startswith("cd__detector__")]
     assert len(cd) == 1 and cd[0].read_bytes()[:4] == b"\x89PNG"
     stats_csv = pd.read_csv(report.tables["statistics"])
@@ -150,7 +159,8 @@ def test_make_report_writes_cd_diagrams_and_lists_failures(tmp_path):
     page = report.index.read_text(encoding="utf-8")
     assert "deadbeef" in page and "ValueError: boom" in page and "hand-made" in page
     assert "1 of 37 runs failed" in page
-    assert "Friedman χ² = 12" in page  # 6 blocks, 3 methods, same order everywhere: 12/(6*3*4)*(36+144+324) - 72
+    assert "Friedman χ² = 6" in page  # 3 blocks, 3 methods, same order everywhere: 12/(3*3*4)*(9+36+81) - 36
+    assert "data0: aware = agnostic hold identical R for every detector and seed" in page
 
 
 def test_make_report_without_finished_runs_still_writes_a_page(tmp_path):

@@ -129,19 +129,27 @@ def _results_from_table(table: pd.DataFrame) -> list[RunResult]:
 
 def test_compare_from_run_results():
     results = _results_from_table(TABLE)
-    scores = score_matrix(results, by="detector")
+    fine = ("dataset", "scenario")
+    scores = score_matrix(results, by="detector", blocks=fine)
     assert scores.shape == (6, 4)
     np.testing.assert_allclose(scores.to_numpy(), TABLE.to_numpy())
-    c = compare(results, by="detector")
+    c = compare(results, by="detector", blocks=fine)
     assert c.statistic == pytest.approx(4.0)
     assert c.average_ranks.index[0] == "A"
+    # dataset x scenario blocks share datasets: said with the result
+    assert any("share dataset data0" in n for n in c.notes)
+    # the default blocks are datasets, each the mean of its two scenario settings
+    by_dataset = score_matrix(results, by="detector")
+    assert list(by_dataset.index) == ["data0", "data1", "data2"]
+    np.testing.assert_allclose(by_dataset.to_numpy(), TABLE.to_numpy().reshape(3, 2, 4).mean(axis=1))
+    assert not any("share" in n for n in compare(results, by="detector").notes)
     # forgetting = 1 - v: lower is better, so the order is the same as for the continual average
-    f = compare(results, by="detector", metric="forgetting")
+    f = compare(results, by="detector", metric="forgetting", blocks=fine)
     assert list(f.average_ranks.index) == list(c.average_ranks.index)
     with pytest.warns(StatisticsWarning, match="only 1 detector"):
         compare([r for r in results if r.detector == "A"], by="detector")
     # strategies over the same blocks: cumulative is 0.04 above naive in every block
-    s = compare(results, by="strategy")
+    s = compare(results, by="strategy", blocks=fine)
     assert s.average_ranks.to_dict() == {"cumulative": 1.0, "naive": 2.0}
 
 

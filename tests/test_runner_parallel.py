@@ -50,7 +50,7 @@ def test_time_limit_in_worker_processes(tmp_path):
     assert "time.sleep" in finished["sleepy"].error or "sleep" in finished["sleepy"].error
     # deaf to the alarm (like native code): stopped by restarting the worker processes
     assert finished["deaf"].status == "failed" and finished["deaf"].error.startswith("timeout")
-    assert "restarting the worker processes" in finished["deaf"].error
+    assert "killing and replacing its worker process" in finished["deaf"].error
 
 
 def test_a_worker_that_dies_fails_only_its_own_run_and_workers_limit_threads():

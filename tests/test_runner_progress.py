@@ -45,18 +45,34 @@ def test_summary_mean_and_std_over_seeds_by_hand(tmp_path):
             _run("aware", "naive", 2, 0.8, -0.3, 0.7), _run("agnostic", "naive", 0, 0.6, -0.1, 0.4),
             failed_result(CFG, "boom")]
     t = summary_table(runs)
-    assert list(t.scenario) == ["aware", "agnostic"] and list(t.n_seeds) == [3, 1]
+    assert list(t.scenario) == ["aware", "agnostic"] and list(t.runs) == [3, 1]
+    assert list(t.CA_n) == [3, 1] and list(t.FWT_n) == [2, 1]  # counts of values: the NaN FWT is not one
     aware = t.iloc[0]
     assert math.isclose(aware.CA_mean, 0.8) and math.isclose(aware.CA_std, 0.1)  # sqrt(((.1)^2*2)/2)
     assert math.isclose(aware.BWT_mean, -0.3) and math.isclose(aware.BWT_std, 0.1)
     assert math.isclose(aware.FWT_mean, 0.6) and math.isclose(aware.FWT_std, math.sqrt(0.02))  # NaN left out
     assert math.isnan(t.iloc[1].CA_std)  # one seed: no spread
     text = format_summary(t)
-    assert "scenario aware" in text and "0.800 ± 0.100" in text and "0.600" in text
+    # CA over 3 seeds: 0.8 ± 0.1, 95 % t-interval 0.8 ± t(0.975, 2) * 0.1 / sqrt(3) = 0.8 ± 0.2484
+    assert math.isclose(aware.CA_ci_low, 0.8 - 4.302652730 * 0.1 / math.sqrt(3), rel_tol=1e-6)
+    assert "scenario aware" in text and "0.800 ± 0.100 [0.552, 1.048] n=3" in text and "0.600 n=1" in text
     write_summaries(tmp_path, runs, title="t")
     md = (tmp_path / "summary.md").read_text()
-    assert md.count("## ") == 2 and "| data | roc_auc | iforest | naive | 3 | 0.800 ± 0.100 |" in md
+    assert md.count("## ") == 2 and "| data | roc_auc | iforest | naive | 3 | 0.800 ± 0.100 [0.552, 1.048] n=3 |" in md
     assert (tmp_path / "summary.csv").read_text().splitlines()[0].startswith("dataset,scenario,base_metric")
+
+
+def test_summary_counts_values_not_runs():
+    runs = [_run("aware", "naive", s, 0.8, bwt, 0.5) for s, bwt in ((0, -0.1), (1, float("nan")), (2, float("nan")))]
+    t = summary_table(runs)
+    assert t.iloc[0].runs == 3 and t.iloc[0].BWT_n == 1 and t.iloc[0].BWT_mean == -0.1
+    assert "-0.100 n=1" in format_summary(t)  # not "n = 3"
+    # the summary is a view of the leaderboard: the same numbers
+    from clad.report import leaderboard
+
+    lb = leaderboard(runs)
+    assert lb.backward_transfer_n.tolist() == t.BWT_n.tolist()
+    assert lb.continual_average_ci_high.tolist() == t.CA_ci_high.tolist()
 
 
 def test_markdown_table_escapes_pipes():

@@ -1,4 +1,4 @@
-"""Growable row storage used by strategies that keep training data.
+"""Growable row storage used by strategies that keep training data (rows, or windows of a series).
 
 :class:`RowBuffer` appends rows in amortised O(1) (capacity doubles), so a strategy that keeps
 everything it has seen does not concatenate an ever-growing array at every step.
@@ -34,17 +34,17 @@ class RowBuffer:
 
     def append(self, X: np.ndarray) -> None:
         X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"RowBuffer.append expects a 2-D array, got shape {X.shape}")
+        if X.ndim not in (2, 3):
+            raise ValueError(f"RowBuffer.append expects a 2-D array (or 3-D windows), got shape {X.shape}")
         if self._data is None:
             cap = max(self._initial, X.shape[0])
-            self._data = np.empty((cap, X.shape[1]), dtype=X.dtype)
-        elif X.shape[1] != self._data.shape[1]:
-            raise ValueError(f"RowBuffer.append: {X.shape[1]} columns, buffer has {self._data.shape[1]}")
+            self._data = np.empty((cap, *X.shape[1:]), dtype=X.dtype)
+        elif X.shape[1:] != self._data.shape[1:]:
+            raise ValueError(f"RowBuffer.append: rows of shape {X.shape[1:]}, buffer has {self._data.shape[1:]}")
         need = self._n + X.shape[0]
         if need > self._data.shape[0]:
             cap = max(need, 2 * self._data.shape[0])
-            grown = np.empty((cap, self._data.shape[1]), dtype=np.result_type(self._data, X))
+            grown = np.empty((cap, *self._data.shape[1:]), dtype=np.result_type(self._data, X))
             grown[: self._n] = self._data[: self._n]
             self._data = grown
         self._data[self._n : need] = X

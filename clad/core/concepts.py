@@ -3,13 +3,23 @@
 A *concept* is a regime of normal behaviour with its own anomalies: a name, a 2-D float feature
 array ``X`` and, for test concepts, binary labels ``y`` (0 normal, 1 anomaly).
 
+``X`` may also be 3-D, ``(rows, window, features)``: each row is then a window of a time series
+(see :mod:`clad.datasets.windows`), one label per window. Everything that handles rows (scenarios,
+buffers, strategies) treats a window as one row; sequence models read the 3-D array as it is, and
+tabular detectors get each window flattened to ``window * features`` columns by their adapter
+(:func:`clad.detectors.tabular.as_table`). ``n_features`` is that flattened width and
+``row_shape`` the shape of one row, which every concept of a dataset shares.
+
 A :class:`ConceptDataset` holds the ordered *training* concepts (the learning order; a name may
 recur, e.g. A, B, A) and the *test* concepts (which may include concepts never trained). It is
 validated when it is built; every failure is a :class:`~clad.errors.DataError` naming the concept,
 the problem and what is expected.
 
-Arrays are kept as given when they already are floating point, so a memory-mapped ``.npy`` file
-stays on disk: nothing here copies a float array.
+A concept owns its arrays read-only: a float array is kept as a read-only *view* of what was given
+(no copy, so a memory-mapped ``.npy`` file stays on disk and memory-mapped), other arrays are
+converted once and frozen. Detectors and strategies get these arrays, so no run can change the
+data of another run, nor the caller's dataset; the caller's own array stays writeable (code that
+keeps changing it should pass a copy).
 
 >>> import numpy as np
 >>> a = Concept("A", np.zeros((3, 2)))
@@ -29,13 +39,30 @@ import numpy as np
 from ..errors import DataError
 from .memmap import release
 
-__all__ = ["Concept", "ConceptDataset"]
+__all__ = ["Concept", "ConceptDataset", "readonly"]
 
 # rows checked at a time for NaN/inf, so that a memory-mapped array is never read whole into memory
 _CHECK_CHUNK = 1 << 18
 
 
-def _as_float_2d(X, what: str) -> np.ndarray:
+def readonly(X) -> np.ndarray:
+    """``X`` as an array nobody can write through: itself when it already is read-only, else a
+    read-only view of it (never a copy; a memory-mapped array stays memory-mapped).
+
+    >>> a = np.zeros(3)
+    >>> v = readonly(a)
+    >>> v.flags.writeable, a.flags.writeable, np.shares_memory(a, v)
+    (False, True, True)
+    """
+    X = np.asanyarray(X)
+    if not X.flags.writeable:
+        return X
+    view = X.view()
+    view.flags.writeable = False
+    return view
+
+
+def _as_float_rows(X, what: str) -> np.ndarray:
     if isinstance(X, np.ndarray) and X.dtype.kind == "f":
         arr = X
     else:
@@ -48,8 +75,9 @@ def _as_float_2d(X, what: str) -> np.ndarray:
                 f"{what}: features have dtype {arr.dtype}; expected numbers (float, int or bool)"
             )
         arr = arr.astype(np.float64)
-    if arr.ndim != 2:
-        raise DataError(f"{what}: features must be a 2-D array (rows x features), got shape {arr.shape}")
+    if arr.ndim not in (2, 3):
+        raise DataError(f"{what}: features must be a 2-D array (rows x features) or 3-D windows "
+                        f"(rows x steps x features), got shape {arr.shape}")
     return arr
 
 
@@ -60,18 +88,27 @@ def _check_finite(X: np.ndarray, what: str) -> None:
         release(block)  # a memory-mapped file read for the check goes back to disk
         if not finite:
             bad = np.argwhere(~np.isfinite(block))[0]
+            step = f", step {bad[1]}" if X.ndim == 3 else ""
             raise DataError(
-                f"{what}: features contain NaN or infinity (first at row {start + bad[0]}, "
-                f"column {bad[1]}); expected finite numbers"
+                f"{what}: features contain NaN or infinity (first at row {start + bad[0]}{step}, "
+                f"column {bad[-1]}); expected finite numbers"
             )
 
 
 @dataclass(frozen=True, eq=False)
 class Concept:
-    """One concept: ``name``, features ``X`` (n_rows x n_features) and optional labels ``y``.
+    """One concept: ``name``, features ``X`` (n_rows x n_features, or n_rows x window x features)
+    and optional labels ``y`` (one per row).
 
     Labels are required for test concepts and optional for training concepts (training data are
-    usually normal-only). ``X`` is validated (2-D, finite, non-empty) when the concept is made.
+    usually normal-only). ``X`` is validated (2-D, finite, non-empty) when the concept is made, and
+    ``X`` and ``y`` are read-only from then on.
+
+    >>> c = Concept("A", np.zeros((2, 2)))
+    >>> c.X[0, 0] = 1.0
+    Traceback (most recent call last):
+    ...
+    ValueError: assignment destination is read-only
     """
 
     name: str
@@ -83,14 +120,16 @@ class Concept:
         if not isinstance(self.name, str) or not self.name:
             raise DataError(f"concept name must be a non-empty string, got {self.name!r}")
         what = f"concept {self.name!r}"
-        X = _as_float_2d(self.X, what)
+        X = _as_float_rows(self.X, what)
         if X.shape[0] == 0:
             raise DataError(f"{what}: has no rows; expected at least one row")
-        if X.shape[1] == 0:
+        if X.shape[-1] == 0:
             raise DataError(f"{what}: has no feature columns; expected at least one")
+        if X.ndim == 3 and X.shape[1] == 0:
+            raise DataError(f"{what}: windows of length 0; expected at least one step per window")
         if self.validate:
             _check_finite(X, what)
-        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "X", readonly(X))
         if self.y is not None:
             y = np.asarray(self.y)
             if y.ndim != 1:
@@ -107,7 +146,7 @@ class Concept:
             if not np.isin(values, (0, 1)).all():
                 shown = ", ".join(repr(v.item()) for v in values[:6])
                 raise DataError(f"{what}: labels must be binary, 0 (normal) or 1 (anomaly); found {shown}")
-            object.__setattr__(self, "y", y.astype(np.int8, copy=False))
+            object.__setattr__(self, "y", readonly(y.astype(np.int8, copy=False)))
 
     @property
     def n_rows(self) -> int:
@@ -115,7 +154,18 @@ class Concept:
 
     @property
     def n_features(self) -> int:
-        return int(self.X.shape[1])
+        """Values per row: the feature count, or ``window * features`` for windows."""
+        return int(np.prod(self.X.shape[1:]))
+
+    @property
+    def row_shape(self) -> tuple[int, ...]:
+        """The shape of one row: ``(features,)`` or ``(window, features)``."""
+        return tuple(int(k) for k in self.X.shape[1:])
+
+    @property
+    def window(self) -> int | None:
+        """Steps per window for 3-D concepts, else None."""
+        return int(self.X.shape[1]) if self.X.ndim == 3 else None
 
     @property
     def n_anomalies(self) -> int | None:
@@ -123,7 +173,9 @@ class Concept:
 
     def __repr__(self) -> str:
         labels = "" if self.y is None else f", anomalies={self.n_anomalies}"
-        return f"Concept({self.name!r}, rows={self.n_rows}, features={self.n_features}{labels})"
+        shape = (f"window={self.window}, features={self.X.shape[2]}" if self.window is not None
+                 else f"features={self.n_features}")
+        return f"Concept({self.name!r}, rows={self.n_rows}, {shape}{labels})"
 
 
 class ConceptDataset:
@@ -151,13 +203,18 @@ class ConceptDataset:
         for c in train + test:
             if not isinstance(c, Concept):
                 raise DataError(f"dataset {name!r}: expected Concept objects, got {type(c).__name__}")
-        n_features = train[0].n_features
+        shape = train[0].row_shape
         for role, concepts in (("training", train), ("test", test)):
             for c in concepts:
-                if c.n_features != n_features:
+                if c.row_shape != shape:
+                    if len(c.row_shape) == len(shape) == 1:
+                        raise DataError(
+                            f"dataset {name!r}: {role} concept {c.name!r} has {c.n_features} features, "
+                            f"but {train[0].name!r} has {shape[0]}; all concepts must have the same number"
+                        )
                     raise DataError(
-                        f"dataset {name!r}: {role} concept {c.name!r} has {c.n_features} features, "
-                        f"but {train[0].name!r} has {n_features}; all concepts must have the same number"
+                        f"dataset {name!r}: {role} concept {c.name!r} has rows of shape {c.row_shape}, "
+                        f"but {train[0].name!r} has {shape}; all concepts must have the same row shape"
                     )
         seen: set[str] = set()
         for c in test:
@@ -179,6 +236,11 @@ class ConceptDataset:
         return self.train[0].n_features
 
     @property
+    def row_shape(self) -> tuple[int, ...]:
+        """The shape of one row of every concept (see :attr:`Concept.row_shape`)."""
+        return self.train[0].row_shape
+
+    @property
     def train_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.train)
 
@@ -187,5 +249,7 @@ class ConceptDataset:
         return tuple(c.name for c in self.test)
 
     def __repr__(self) -> str:
+        shape = self.row_shape
+        rows = f"window={shape[0]}, features={shape[1]}" if len(shape) == 2 else f"features={self.n_features}"
         return (f"ConceptDataset({self.name!r}, train={list(self.train_names)}, "
-                f"test={list(self.test_names)}, features={self.n_features})")
+                f"test={list(self.test_names)}, {rows})")

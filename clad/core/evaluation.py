@@ -14,6 +14,12 @@ trees and does not gain. It needs a detector whose scoring only reads its fitted
 scikit-learn detector does; a few PyOD detectors (ECOD, COPOD) write attributes while scoring and
 must keep ``n_jobs=1``.
 
+A scenario tells the evaluator what a step is by the method it calls: :meth:`Evaluator.end_of_concept`
+after the last row of a training concept (a row of R) and :meth:`Evaluator.anytime` every few
+batches of a stream (a row of the anytime matrix). Code that wants to follow a run passes
+*observers*: callables that receive a frozen event (:class:`StepEvent`, :class:`AnytimeEvent`)
+after each row and can change nothing.
+
 Base metric names: ``roc_auc``, ``f1``, ``average_precision``.
 """
 
@@ -25,7 +31,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import sklearn
@@ -37,7 +43,8 @@ from ..registry import did_you_mean
 from ..strategies.base import Scored
 from .concepts import Concept
 
-__all__ = ["BASE_METRICS", "Evaluator", "Evaluation", "check_base_metrics", "check_n_jobs"]
+__all__ = ["BASE_METRICS", "Evaluator", "Evaluation", "StepEvent", "AnytimeEvent", "check_base_metrics",
+           "check_n_jobs"]
 
 
 def _roc_auc(y, scored: Scored) -> float:
@@ -118,6 +125,22 @@ def check_n_jobs(n_jobs) -> int:
 
 
 @dataclass(frozen=True)
+class StepEvent:
+    """Row ``index`` of R was filled, after the training concept ``step`` ended."""
+
+    step: str
+    index: int
+
+
+@dataclass(frozen=True)
+class AnytimeEvent:
+    """Row ``index`` of the anytime matrix was filled, after ``rows_seen`` training rows."""
+
+    rows_seen: int
+    index: int
+
+
+@dataclass(frozen=True)
 class Evaluation:
     """What a scenario produced: R per base metric, row labels, timings, and the anytime matrix."""
 
@@ -131,7 +154,8 @@ class Evaluation:
 
 
 class Evaluator:
-    """Fills R row by row. One per run; a scenario calls :meth:`learning` and :meth:`evaluate`.
+    """Fills R row by row. One per run; a scenario calls :meth:`learning`, :meth:`end_of_concept`
+    and :meth:`anytime`.
 
     Parameters
     ----------
@@ -140,6 +164,9 @@ class Evaluator:
     n_jobs : int or None, default 1
         Threads scoring the test concepts of a step concurrently (-1: one per CPU). R does not
         depend on it (see the module docstring for the detectors it suits).
+    observers : iterable of callables, default ()
+        Each is called with a frozen :class:`StepEvent` or :class:`AnytimeEvent` after every row
+        (progress display, logging); nothing they are given can change the run.
 
     >>> import numpy as np
     >>> from sklearn.ensemble import IsolationForest
@@ -151,13 +178,22 @@ class Evaluator:
     ...                                  Evaluator(ds.test, n_jobs=k)) for k in (1, 2)]
     >>> np.array_equal(runs[0].R["roc_auc"], runs[1].R["roc_auc"])
     True
+    >>> seen = []
+    >>> out = ConceptIncremental().run(ds, Naive(IsolationForest(n_estimators=10, random_state=0)),
+    ...                                Evaluator(ds.test, observers=[seen.append]))
+    >>> seen[-1]
+    StepEvent(step='C2', index=2)
     """
 
     def __init__(self, test_concepts: Sequence[Concept], base_metrics: Sequence[str] = ("roc_auc",),
-                 n_jobs: int | None = 1):
+                 n_jobs: int | None = 1, observers: Iterable[Callable[[StepEvent | AnytimeEvent], None]] = ()):
         self.test_concepts = tuple(test_concepts)
         self.base_metrics = check_base_metrics(base_metrics)
         self.n_jobs = check_n_jobs(n_jobs)
+        self.observers = tuple(observers)
+        for obs in self.observers:
+            if not callable(obs):
+                raise CladValueError(f"observers: {obs!r} is not callable; expected functions of one event")
         self._pool: ThreadPoolExecutor | None = None
         self._single_class = [len(np.unique(c.y)) < 2 for c in self.test_concepts]
         self._warned: set[str] = set()
@@ -170,7 +206,6 @@ class Evaluator:
         self._memory: list[int] = []
         self._pending_fit = 0.0
         self._last: dict[str, np.ndarray] | None = None
-        self._last_score_time = 0.0
 
     @contextmanager
     def learning(self):
@@ -229,30 +264,40 @@ class Evaluator:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def evaluate(self, strategy, step: str, with_ids: bool, memory_rows: int | None = None,
-                 concept_end: bool = True, anytime_rows_seen: int | None = None) -> None:
-        """Score every test concept once and append a row (to R if ``concept_end``, and to the
-        anytime matrix if ``anytime_rows_seen`` is given). If nothing was learned since the last
-        evaluation, the previous scores are reused rather than computed again."""
-        if self._last is None:
-            t0 = time.perf_counter()
-            self._last = self._score_all(strategy, with_ids)
-            self._last_score_time = time.perf_counter() - t0
-            score_time = self._last_score_time
-        else:
-            score_time = 0.0
-        if concept_end:
-            for m in self.base_metrics:
-                self._rows[m].append(self._last[m].copy())
-            self._steps.append(step)
-            self._fit.append(self._pending_fit)
-            self._score.append(score_time)
-            self._memory.append(int(memory_rows if memory_rows is not None else _memory_rows(strategy)))
-            self._pending_fit = 0.0
-        if anytime_rows_seen is not None:
-            for m in self.base_metrics:
-                self._any_rows[m].append(self._last[m].copy())
-            self._any_seen.append(int(anytime_rows_seen))
+    def _scores(self, strategy, with_ids: bool) -> tuple[dict[str, np.ndarray], float]:
+        """The base metrics of every test concept and the seconds spent scoring. If nothing was
+        learned since the last row, the previous scores are reused (0 seconds), not computed again."""
+        if self._last is not None:
+            return self._last, 0.0
+        t0 = time.perf_counter()
+        self._last = self._score_all(strategy, with_ids)
+        return self._last, time.perf_counter() - t0
+
+    def _tell(self, event) -> None:
+        for obs in self.observers:
+            obs(event)
+
+    def end_of_concept(self, strategy, step: str, with_ids: bool) -> None:
+        """A training concept ended (named ``step``): score every test concept once (with their
+        concept ids if ``with_ids``) and append a row to R, with the step's timings and the rows
+        the strategy keeps."""
+        row, score_time = self._scores(strategy, with_ids)
+        for m in self.base_metrics:
+            self._rows[m].append(row[m].copy())
+        self._steps.append(step)
+        self._fit.append(self._pending_fit)
+        self._score.append(score_time)
+        self._memory.append(_memory_rows(strategy))
+        self._pending_fit = 0.0
+        self._tell(StepEvent(str(step), len(self._steps) - 1))
+
+    def anytime(self, strategy, rows_seen: int, with_ids: bool = False) -> None:
+        """``rows_seen`` training rows were learned: append a row to the anytime matrix."""
+        row, _ = self._scores(strategy, with_ids)
+        for m in self.base_metrics:
+            self._any_rows[m].append(row[m].copy())
+        self._any_seen.append(int(rows_seen))
+        self._tell(AnytimeEvent(int(rows_seen), len(self._any_seen) - 1))
 
     def result(self) -> Evaluation:
         self.close()

@@ -7,31 +7,25 @@ from typing import Callable, Sequence
 
 from sklearn.base import clone
 
-from ..detectors import as_detector, detector_name, set_random_state
-from ..engine.config import derive_seeds
-from ..metrics import learned_at, summarize
+from ..detectors import as_detector, detector_name
+from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
-from .evaluation import Evaluator, check_base_metrics
+from .drift import stream_boundaries
+from .evaluation import Evaluator, StepEvent, check_base_metrics
 from .results import RunResult, versions
+from .seeding import seed_run
 
 __all__ = ["run_experiment"]
 
 
-class _StepEvaluator(Evaluator):
-    """An :class:`Evaluator` that tells ``on_step(step_name, step_index)`` after each row of R
-    (it only observes: nothing it is given can change the run)."""
+def _step_observer(on_step: Callable[[str, int], None]):
+    """An evaluator observer that calls ``on_step(step_name, step_index)`` after each row of R."""
 
-    def __init__(self, test_concepts, base_metrics, on_step, n_jobs=1):
-        super().__init__(test_concepts, base_metrics, n_jobs=n_jobs)
-        self._on_step = on_step
-        self._n_rows = 0
+    def observe(event) -> None:
+        if isinstance(event, StepEvent):
+            on_step(event.step, event.index)
 
-    def evaluate(self, strategy, step, with_ids, memory_rows=None, concept_end=True, anytime_rows_seen=None):
-        super().evaluate(strategy, step, with_ids, memory_rows=memory_rows, concept_end=concept_end,
-                         anytime_rows_seen=anytime_rows_seen)
-        if concept_end:
-            self._n_rows += 1
-            self._on_step(str(step), self._n_rows - 1)
+    return observe
 
 
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
@@ -43,7 +37,10 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     ``random_state`` left as None in the strategy, its detector or the scenario is filled with a seed derived from
     it. ``on_step(step_name, step_index)``, if given, is called after each training step is
     evaluated (for progress display). ``n_jobs`` threads score the test concepts of a step
-    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it.
+    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it. A strategy
+    with an ``extra_results(boundaries)`` method is asked, after the run, for a JSON-ready dict of
+    what it reports beyond R, given the rows of the training stream at which each concept after
+    the first starts (:func:`~clad.core.drift.stream_boundaries`); it is stored as ``extras``.
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic
@@ -57,27 +54,22 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     base_metrics = check_base_metrics(base_metrics)
     strategy = clone(strategy)
     if seed is not None:
-        seeds = derive_seeds(seed)
-        params = strategy.get_params(deep=False)
-        if "random_state" in params and params["random_state"] is None:
-            strategy.set_params(random_state=seeds["strategy"])
-        if params.get("detector") is not None:
-            det = as_detector(params["detector"])
-            set_random_state(det, seeds["detector"])
-            strategy.set_params(detector=det)
-        if getattr(scenario, "random_state", "absent") is None:  # e.g. a gradual transition's interleaving
-            scenario = clone(scenario).set_params(random_state=seeds["scenario"])
+        seeded = seed_run(seed, strategy=strategy, scenario=scenario)
+        strategy, scenario = seeded.strategy, seeded.scenario
     labels = dict(labels or {})
     t0 = time.perf_counter()
-    evaluator = (Evaluator(dataset.test, base_metrics, n_jobs=n_jobs) if on_step is None
-                 else _StepEvaluator(dataset.test, base_metrics, on_step, n_jobs=n_jobs))
+    observers = () if on_step is None else (_step_observer(on_step),)
+    evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers)
     evaluation = scenario.run(dataset, strategy, evaluator)
     total = time.perf_counter() - t0
+    check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
     t = learned_at(evaluation.steps, dataset.test_names)
     metrics = {m: summarize(R, t) for m, R in evaluation.R.items()}
     anytime = None
     if evaluation.anytime_R is not None:
         anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "R": evaluation.anytime_R}
+    extra = getattr(strategy, "extra_results", None)  # what a strategy reports beyond R (optional)
+    extras = extra(stream_boundaries(dataset)) if callable(extra) else None
     det_proto = strategy.get_params(deep=False).get("detector")
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
@@ -94,5 +86,6 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         config=dict(config or {}),
         memory_rows=evaluation.memory_rows,
         anytime=anytime,
+        extras=extras,
         run_id=labels.get("run_id"),
     )

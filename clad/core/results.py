@@ -2,11 +2,15 @@
 
 A :class:`RunResult` is frozen: R per base metric (rows = training steps, columns = test
 concepts), the row and column labels, the continual metrics computed from R, timings, seed,
-versions and the run's full configuration. ``to_dict`` gives strict JSON (NaN -> ``null``), and
-``from_dict(to_dict(r))`` gives back an equal result.
+versions and the run's full configuration; ``extras`` holds what a strategy reports beyond R
+(its optional ``extra_results(boundaries)`` hook, e.g. the drift report of ``drift_experts``). ``to_dict`` gives strict JSON (NaN -> ``null``), and
+``from_dict(to_dict(r))`` gives back an equal result. This pair is the one mapping between a run
+and stored data: ``results.json`` holds these records, and the results database
+(:mod:`clad.engine.store`) lays the same records out in tables.
 
 The results file ``results.json`` is ``{"clad_version": ..., "runs": [run, ...]}``; it is written
 atomically (a temporary file renamed over the target), so a reader never sees half a file.
+:func:`clad.engine.store.load_results` reads it back (``read_results`` is that function).
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ import os
 import platform
 from dataclasses import dataclass, field
 from importlib import metadata
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -104,6 +107,7 @@ class RunResult:
     config: Mapping[str, Any] = field(default_factory=dict)
     memory_rows: tuple[int, ...] = ()
     anytime: Mapping[str, Any] | None = None
+    extras: Mapping[str, Any] | None = None
     status: str = "ok"
     error: str | None = None
     run_id: str | None = None
@@ -128,6 +132,7 @@ class RunResult:
             "timings": self.timings,
             "memory_rows": list(self.memory_rows),
             "anytime": self.anytime,
+            "extras": self.extras,
             "versions": dict(self.versions),
             "config": self.config,
             "error": self.error,
@@ -158,6 +163,7 @@ class RunResult:
                 config=dict(d.get("config", {})),
                 memory_rows=tuple(d.get("memory_rows", ())),
                 anytime=anytime,
+                extras=d.get("extras"),
                 status=d.get("status", "ok"),
                 error=d.get("error"),
                 run_id=d.get("run_id"),
@@ -179,14 +185,8 @@ def write_results(path: str | os.PathLike, runs: Iterable[RunResult], spec: Mapp
 
 
 def read_results(path: str | os.PathLike) -> list[RunResult]:
-    """Read a ``results.json`` written by :func:`write_results`."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"results file {str(path)!r} does not exist") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"results file {str(path)!r} is not valid JSON ({exc})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
-        raise DataError(f"results file {str(path)!r} has no 'runs' list")
-    return [RunResult.from_dict(r) for r in doc["runs"]]
+    """The runs of a ``results.json`` written by :func:`write_results` (or of any results folder or
+    database): :func:`clad.engine.store.load_results`, the one reader of results."""
+    from ..engine.store import load_results
+
+    return load_results(path)

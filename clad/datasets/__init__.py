@@ -12,6 +12,8 @@ name              what
 ``table``         a CSV / Parquet file (or a DataFrame) with concept, label and feature columns
 ``npz_files``     one concept per ``.npz`` file
 ``mvtec``         MVTec-AD embeddings from ADBench, one concept per category
+``telemanom``     NASA SMAP / MSL telemetry (telemanom layout); concepts by subsystem or channel, windows
+``windowed``      any registered loader's concepts cut into sliding windows (:mod:`clad.datasets.windows`)
 ================  ===================================================================================
 
 The contract: a loader is any callable returning a ``ConceptDataset``; a spec names it by its
@@ -46,13 +48,16 @@ from .pyclad import convert_pyclad, load_pyclad
 from .recipes import RECIPES, make_groups
 from .synthetic import make_synthetic
 from .table import load_table
+from .telemanom import load_telemanom
+from .windows import load_windowed, window_dataset
 
 __all__ = [
     "DATASETS", "load_dataset", "make_synthetic", "load_pyclad", "convert_pyclad", "load_clad_npz",
     "save_clad_npz", "load_nsl_kdd", "read_nsl_kdd", "load_adbench", "load_odds_mat", "load_table",
     "load_npz_files", "load_mvtec", "scenario_from_flat", "make_groups", "make_dataset", "order_concepts",
     "ConceptRows", "RECIPES", "ORDERS", "DIFFICULTIES", "card_names", "load_card", "find_file", "locate",
-    "search_dirs", "default_cache_dir", "sha256_of", "verify_sha256", "download",
+    "search_dirs", "default_cache_dir", "sha256_of", "verify_sha256", "download", "load_telemanom", "load_windowed",
+    "window_dataset",
 ]
 
 DATASETS = Registry("dataset")
@@ -65,6 +70,8 @@ DATASETS.add("odds_mat", load_odds_mat, "ODDS .mat (X, y); concepts by a recipe"
 DATASETS.add("table", load_table, "CSV / Parquet table with concept, label and feature columns")
 DATASETS.add("npz_files", load_npz_files, "one concept per .npz file (X, y)")
 DATASETS.add("mvtec", load_mvtec, "MVTec-AD ResNet-18 embeddings, one concept per category")
+DATASETS.add("telemanom", load_telemanom, "NASA SMAP/MSL telemetry; concepts by subsystem or channel; windows")
+DATASETS.add("windowed", load_windowed, "a registered loader's concepts cut into sliding windows")
 
 
 def load_dataset(name: str, params: dict | None = None):

@@ -74,7 +74,9 @@ def read_npz_xy(path, what: str) -> tuple[np.ndarray, np.ndarray]:
 def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n_concepts: int = 5,
                  test_size: float = 0.5, contamination: float = 0.0, order: str = "given",
                  difficulty: str = "iforest_auc", max_rows: int | None = None, fit_rows: int = 50_000,
-                 data_dir: str | None = None, random_state: int = 0) -> ConceptDataset:
+                 data_dir: str | None = None, random_state: int = 0,
+                 size_per_concept: int = 1000, assignment: str = "random", kmeans_random_state: int = 42,
+                 anomaly_shuffle: str = "permutation") -> ConceptDataset:
     """A continual scenario built from one ADBench ``.npz`` file.
 
     Parameters
@@ -83,6 +85,8 @@ def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n
         ``"32_shuttle.npz"``, ``"32_shuttle"`` or ``"shuttle"`` (looked for in
         ``<data dir>/adbench-classical/``), or a path.
     recipe, n_concepts, fit_rows : how concepts are made (:mod:`clad.datasets.recipes`).
+    size_per_concept, assignment, kmeans_random_state, anomaly_shuffle : parameters of the
+        ``faber2024`` recipe (:mod:`clad.datasets.faber`).
     test_size, contamination, order, difficulty : split and order (:mod:`clad.datasets.build`).
     max_rows : int, optional
         Stratified random subsample of the rows before anything else (for a quicker run).
@@ -100,4 +104,6 @@ def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n
     return scenario_from_flat(X, y, name=name, loader="adbench", recipe=recipe, n_concepts=n_concepts,
                               test_size=test_size, contamination=contamination, order=order,
                               difficulty=difficulty, max_rows=max_rows, fit_rows=fit_rows,
-                              random_state=random_state, metadata={"file": str(path)})
+                              random_state=random_state, metadata={"file": str(path)},
+                              size_per_concept=size_per_concept, assignment=assignment,
+                              kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle)

@@ -15,7 +15,11 @@ normal rows and of its anomalies in one flat array ``X``. :func:`make_dataset` t
     ``"iforest_auc"`` (default) is the ROC-AUC of a fixed simple detector,
     ``IsolationForest(n_estimators=100, random_state=0)``, trained on the concept's own training rows
     and scored on its own test rows (higher ROC-AUC = easier); ``"anomaly_share"`` is the share of
-    anomalies in the concept's test rows (a larger share = easier: rarer anomalies are harder to find).
+    anomalies in the concept's test rows (a larger share = easier: rarer anomalies are harder to find);
+  - ``"curriculum_ascending"`` / ``"curriculum_descending"`` / ``"drift_smooth"`` / ``"drift_abrupt"``:
+    from the single-task matrix M of the concepts (:mod:`clad.protocol.orders`), computed with the
+    same fixed detector, ``IsolationForest(n_estimators=100, random_state=0)``, a fresh one trained on
+    each concept's training rows and scored (ROC-AUC) on every concept's test rows.
 
 Rows are gathered with one indexing ``X[idx]`` per concept part (indices sorted, so the file's row
 order is kept inside a concept); nothing else copies ``X``. The difficulty values and the order are
@@ -40,11 +44,14 @@ from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
 from . import _checks
 
-__all__ = ["ConceptRows", "make_dataset", "order_concepts", "ORDERS", "DIFFICULTIES", "concept_difficulty"]
+__all__ = ["ConceptRows", "make_dataset", "order_concepts", "ORDERS", "MATRIX_ORDERS", "DIFFICULTIES",
+           "concept_difficulty"]
 
 log = logging.getLogger(__name__)
 
-ORDERS = ("given", "random", "easy_to_hard", "hard_to_easy")
+#: orders computed from the concepts' single-task matrix (:mod:`clad.protocol.orders`)
+MATRIX_ORDERS = ("curriculum_ascending", "curriculum_descending", "drift_smooth", "drift_abrupt")
+ORDERS = ("given", "random", "easy_to_hard", "hard_to_easy") + MATRIX_ORDERS
 DIFFICULTIES = ("iforest_auc", "anomaly_share")
 
 
@@ -101,6 +108,23 @@ def concept_difficulty(train: Concept, test: Concept, measure: str = "iforest_au
     return float(roc_auc_score(test.y, -det.score_samples(test.X)))
 
 
+def _matrix_order(pairs, order: str, name: str) -> tuple[list[int], dict]:
+    """The permutation of ``order`` from the pairs' single-task matrix, and M as metadata."""
+    from sklearn.ensemble import IsolationForest
+
+    from ..protocol.orders import order_from_matrix
+    from ..protocol.single_task import single_task_matrix
+
+    names = [p[0].name for p in pairs]
+    if len(set(names)) != len(names) or any(tr.name != te.name for tr, te in pairs):
+        raise DataError(f"order {order!r} needs one training and one test concept per name; got {names}")
+    st = single_task_matrix(ConceptDataset([p[0] for p in pairs], [p[1] for p in pairs], name=name),
+                            IsolationForest(n_estimators=100, random_state=0))
+    perm = order_from_matrix(st.M, order, st.names)
+    return perm, {"detector": "IsolationForest(n_estimators=100, random_state=0)", "metric": "roc_auc",
+                  "names": list(st.names), "M": st.M.tolist()}
+
+
 def make_dataset(X: np.ndarray, y: np.ndarray, groups, *, name: str = "dataset", test_size: float = 0.5,
                  contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
                  random_state: int = 0, metadata: dict | None = None, loader: str = "dataset") -> ConceptDataset:
@@ -142,5 +166,7 @@ def order_concepts(pairs, *, order: str = "given", difficulty: str = "iforest_au
         meta["difficulty"] = {"measure": difficulty, "values": {p[0].name: float(e) for p, e in zip(pairs, ease)},
                               "larger_is": "easier"}
         perm = np.argsort(-ease if order == "easy_to_hard" else ease, kind="stable")
+    elif order in MATRIX_ORDERS:
+        perm, meta["single_task"] = _matrix_order(pairs, order, name)
     pairs = [pairs[i] for i in perm]
     return ConceptDataset([p[0] for p in pairs], [p[1] for p in pairs], name=name, metadata=meta)

@@ -4,13 +4,15 @@ A card describes one public dataset: where it comes from (``source``, a reposito
 fixed commit), its ``license`` and ``citation``, the ``loader`` that reads it, the ``folder`` its
 files live in inside a data directory, its ``default_recipe`` (the loader parameters of the
 scenario clad builds by default) and, under ``[files."NAME"]``, each file's ``sha256``, ``size`` in
-bytes and download ``url``. The cards are package data, so they are there after any install.
+bytes and download ``url`` (a name may hold a subfolder: ``"train/A-1.npy"``). The cards are package data, so they are there after any install.
 
 >>> card = load_card("adbench-classical")
 >>> card["loader"], card["files"]["32_shuttle.npz"]["size"]
 ('adbench', 332929)
 >>> find_file("adbench-classical/32_shuttle.npz")["sha256"][:12]
 '26900b0f6be4'
+>>> find_file("nasa-smap/train/A-1.npy")["size"]
+576128
 """
 
 from __future__ import annotations
@@ -68,9 +70,9 @@ def load_card(name: str) -> dict:
 def find_file(relpath: str) -> dict | None:
     """The card entry (``sha256``, ``size``, ``url``) of ``folder/file``, or None if no card lists it."""
     parts = PurePosixPath(str(relpath).replace("\\", "/")).parts
-    if len(parts) != 2:
+    if len(parts) < 2:
         return None
-    folder, fname = parts
+    folder, fname = parts[0], "/".join(parts[1:])  # a card may list files in subfolders (train/A-1.npy)
     for card in _all_cards().values():
         if card["folder"] == folder and fname in card["files"]:
             return dict(card["files"][fname])

@@ -6,13 +6,15 @@ It is looked for, in this order, in
 1. ``$CLAD_DATA`` when that environment variable is set (so it overrides a ``data_dir`` written in a
    spec file),
 2. the ``data_dir`` given (argument or spec key; a relative path is relative to the current directory),
-3. the default cache, ``$XDG_CACHE_HOME/clad`` or ``~/.cache/clad``.
+3. the default cache, the platform's user cache folder for clad (``platformdirs.user_cache_dir``:
+   ``$XDG_CACHE_HOME/clad`` or ``~/.cache/clad`` on Linux, ``~/Library/Caches/clad`` on macOS).
 
 The first place holding the file wins. A missing file is a :class:`~clad.errors.DataError` listing
 every place looked at, with the expected sha256 and the public source address from the dataset card.
 When a card lists the file's sha256 it is checked before the file is used; a mismatch is a
-``DataError``, never a silent use. Hashes are remembered per process (by path, size and modification
-time), so a grid of runs hashes each file once.
+``DataError``, never a silent use. Hashes are computed by :func:`pooch.file_hash` and remembered per
+process (by path, size and modification time), so a grid of runs hashes each file once; downloads
+go through :func:`pooch.retrieve`.
 
 >>> from pathlib import Path
 >>> default_cache_dir().name
@@ -21,11 +23,13 @@ time), so a grid of runs hashes each file once.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
 from pathlib import Path
+
+import platformdirs
+import pooch
 
 from ..errors import DataError
 
@@ -40,9 +44,9 @@ _hash_lock = threading.Lock()
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/clad``, or ``~/.cache/clad`` when that variable is not set."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "clad"
+    """The user cache folder for clad: ``platformdirs.user_cache_dir("clad")`` (on Linux
+    ``$XDG_CACHE_HOME/clad``, or ``~/.cache/clad`` when that variable is not set)."""
+    return Path(platformdirs.user_cache_dir("clad", appauthor=False))
 
 
 def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
@@ -117,11 +121,7 @@ def sha256_of(path: str | os.PathLike) -> str:
     with _hash_lock:
         if key in _hash_cache:
             return _hash_cache[key]
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
+    digest = pooch.file_hash(str(path), alg="sha256")
     with _hash_lock:
         _hash_cache[key] = digest
     return digest
@@ -141,27 +141,24 @@ def verify_sha256(path: str | os.PathLike, expected: str, source: str | None = N
 def download(relpath: str, data_dir: str | os.PathLike | None = None, timeout: float = 60.0) -> Path:
     """Download a file a dataset card lists from its public address into a data directory.
 
-    The file goes to ``data_dir`` (default: the default cache) under ``relpath``; it is written to a
-    temporary name, checked against the card's sha256 and only then moved into place. Needs network
-    access; nothing else in clad downloads.
+    The file goes to ``data_dir`` (default: the default cache) under ``relpath``, through
+    :func:`pooch.retrieve`: it is written to a temporary name, checked against the card's sha256
+    and only then moved into place (a file already there with the right sha256 is kept). Needs
+    network access; nothing else in clad downloads.
     """
-    import urllib.request
-
-    from ..atomic import atomic_output
-
     sha, url, _ = _card_entry(relpath)
     if not url:
         raise DataError(f"no dataset card lists {relpath!r}, so there is no address to download it from")
     target = Path(data_dir).expanduser() if data_dir is not None else default_cache_dir()
     dest = target / relpath
     try:
-        with atomic_output(dest) as tmp:
-            with open(tmp, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
-                for block in iter(lambda: resp.read(1 << 20), b""):
-                    out.write(block)
-            if sha:
-                verify_sha256(tmp, sha, source=url)
-    except OSError as exc:
+        pooch.retrieve(url, known_hash=f"sha256:{sha}" if sha else None, fname=dest.name, path=dest.parent,
+                       downloader=pooch.HTTPDownloader(timeout=timeout, progressbar=False))
+    except ValueError as exc:  # pooch: the downloaded file's hash is not the known one
+        raise DataError(
+            f"checksum mismatch downloading {url}: expected sha256 {sha} ({exc}); the file was not kept"
+        ) from None
+    except OSError as exc:  # network and file-system errors (requests' errors are OSErrors)
         raise DataError(f"could not download {url} ({exc})") from None
     log.info("downloaded %s to %s", url, dest)
     return dest

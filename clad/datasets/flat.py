@@ -4,6 +4,10 @@ Shared by the loaders of datasets without native concepts (ADBench, ODDS, a tabl
 column). The parameters read the same in every one of them and in a spec file:
 
 ``recipe``, ``n_concepts``, ``fit_rows``   how concepts are made (:mod:`clad.datasets.recipes`)
+``size_per_concept``, ``assignment``,      parameters of the ``faber2024`` recipe, the published generator
+``kmeans_random_state``, ``anomaly_shuffle``  of Faber et al. (:mod:`clad.datasets.faber`); it makes its
+                                           own split (3/5 of each concept trains), so ``test_size``,
+                                           ``contamination`` and ``fit_rows`` stay at their defaults
 ``test_size``, ``contamination``           the split of each concept (:mod:`clad.datasets.build`)
 ``order``, ``difficulty``                  the concept order (:mod:`clad.datasets.build`)
 ``max_rows``                               optional stratified subsample of the rows first
@@ -21,10 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import CladValueError, DataError
 from . import _checks
 from .build import make_dataset
-from .recipes import make_groups, subsample
+from .faber import scenario_faber
+from .recipes import FABER, make_groups, subsample
 
 __all__ = ["check_flat", "scenario_from_flat"]
 
@@ -50,16 +55,38 @@ def check_flat(X, y, what: str) -> tuple[np.ndarray, np.ndarray]:
     return X, y.astype(np.int8)
 
 
+def _no_split_params(loader: str, test_size, contamination, fit_rows) -> None:
+    """The faber2024 recipe splits each concept itself and clusters every row: say so if asked otherwise."""
+    given = {k: v for k, v, default in (("test_size", test_size, 0.5), ("contamination", contamination, 0.0),
+                                        ("fit_rows", fit_rows, 50_000)) if v != default}
+    if given:
+        shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        raise CladValueError(f"{loader}: {shown} does not apply to recipe='faber2024', which trains on the first "
+                             "3/5 of each concept's normal rows, keeps every anomaly for testing and clusters all "
+                             "rows; leave these at their defaults")
+
+
 def scenario_from_flat(X, y, *, name: str, loader: str = "dataset", recipe: str = "cluster_random",
                        n_concepts: int = 5, test_size: float = 0.5, contamination: float = 0.0,
                        order: str = "given", difficulty: str = "iforest_auc", max_rows: int | None = None,
-                       fit_rows: int = 50_000, random_state: int = 0, metadata: dict | None = None):
+                       fit_rows: int = 50_000, random_state: int = 0, metadata: dict | None = None,
+                       size_per_concept: int = 1000, assignment: str = "random", kmeans_random_state: int = 42,
+                       anomaly_shuffle: str = "permutation"):
     """Build the :class:`~clad.core.concepts.ConceptDataset` of a flat dataset (see the module docstring)."""
     X, y = check_flat(X, y, name)
     seed = _checks.seed(loader, random_state)
     max_rows = _checks.integer(loader, "max_rows", max_rows, minimum=2, allow_none=True)
     sub_ss, recipe_ss, split_ss = np.random.SeedSequence(seed).spawn(3)
     rows = subsample(y, max_rows, np.random.default_rng(sub_ss))
+    if recipe == FABER:
+        _no_split_params(loader, test_size, contamination, fit_rows)
+        meta = dict(metadata or {})
+        meta["max_rows"] = max_rows
+        return scenario_faber(X, y, name=name, loader=loader, n_concepts=n_concepts,
+                              size_per_concept=size_per_concept, assignment=assignment,
+                              kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle, order=order,
+                              difficulty=difficulty, random_state=int(recipe_ss.generate_state(1)[0]), rows=rows,
+                              metadata=meta)
     groups = make_groups(X, y, recipe, n_concepts, int(recipe_ss.generate_state(1)[0]), rows=rows,
                          fit_rows=fit_rows, loader=loader)
     meta = dict(metadata or {})

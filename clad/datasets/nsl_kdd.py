@@ -6,10 +6,17 @@ Files (in ``<data dir>/nsl-kdd/``, see the ``nsl-kdd`` dataset card): ``KDDTrain
 endings). 17 attacks occur only in the test file and are missing from ``attack-types.csv``; they are
 mapped to their families by the standard mapping (:data:`TEST_ONLY_ATTACKS`).
 
-Features: the symbolic columns (``protocol_type``, ``service``, ``flag``) are one-hot or ordinal
-encoded and the numeric columns scaled (min-max or standard), every transform fitted on the
-training file only (scikit-learn ``ColumnTransformer``). Training concepts come from the training
-file, test concepts from the test file.
+Features (``preprocessing``):
+
+``"clad"``       (default) the symbolic columns (``protocol_type``, ``service``, ``flag``) one-hot or
+                 ordinal encoded (``encoding``) and the numeric columns scaled (``scaling``: min-max or
+                 standard), every transform fitted on the training file only (scikit-learn
+                 ``ColumnTransformer``; symbolic columns first).
+``"faber2024"``  the preprocessing of the scenarios published by Faber et al. (IEEE Access 2024):
+                 both files pooled (training rows first), the three symbolic columns replaced in place
+                 by ordinal codes (``OrdinalEncoder``, categories in sorted order, fitted on both files),
+                 then all 41 columns min-max scaled over both files together. ``encoding`` and
+                 ``scaling`` stay at their defaults.
 
 Concepts (``concepts``):
 
@@ -21,6 +28,15 @@ Concepts (``concepts``):
                 ``"random"`` (a seeded random equal split).
 ``"protocol"``  one concept per protocol (icmp, tcp, udp): its normal traffic, and in the test set
                 every attack on that protocol.
+``"faber2024"`` the rows of both files pooled (as the published scenarios did) and cut into concepts by
+                the published generator (:mod:`clad.datasets.faber`: ``n_concepts``,
+                ``size_per_concept``, ``assignment``, ``kmeans_random_state``, ``anomaly_shuffle``).
+                With ``preprocessing="faber2024"``, ``n_concepts=5`` and ``size_per_concept=1000`` this
+                is how pyCLAD's NSL-KDD concept file was made (from the full KDDTrain+; the data here
+                hold its 20 % subset).
+
+Training concepts come from the training file and test concepts from the test file, except with
+``concepts="faber2024"``.
 """
 
 from __future__ import annotations
@@ -29,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.concepts import Concept
-from ..errors import DataError
+from ..errors import CladValueError, DataError
 from . import _checks
 from .build import order_concepts
 from .files import locate
@@ -101,6 +117,16 @@ def _encoder(encoding: str, scaling: str, numeric: list[str]):
     return ColumnTransformer([("symbolic", sym, list(SYMBOLIC)), ("numeric", num, numeric)])
 
 
+def _published_features(train_df: pd.DataFrame, test_df: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Both files' 41 features as the published scenarios prepared them (see the module docstring)."""
+    from sklearn.preprocessing import MinMaxScaler, OrdinalEncoder
+
+    features = pd.concat([train_df.iloc[:, :41], test_df.iloc[:, :41]], ignore_index=True)
+    for col in SYMBOLIC:
+        features[col] = OrdinalEncoder().fit_transform(features[[col]].to_numpy())[:, 0]
+    return MinMaxScaler().fit_transform(features.to_numpy(dtype=np.float64)), [str(c) for c in features.columns]
+
+
 def _service_parts(train_normal: pd.Series, k: int) -> dict[str, int]:
     counts = train_normal.value_counts(sort=False)
     counts = counts.iloc[np.lexsort((counts.index.to_numpy(dtype=str), -counts.to_numpy()))]
@@ -113,28 +139,59 @@ def _service_parts(train_normal: pd.Series, k: int) -> dict[str, int]:
     return part
 
 
-def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding: str = "onehot",
-                 scaling: str = "minmax", contamination: float = 0.0, order: str = "given",
-                 difficulty: str = "iforest_auc", data_dir: str | None = None, random_state: int = 0):
-    """NSL-KDD as a continual scenario (see the module docstring for every choice).
-
-    ``contamination`` (default 0) moves that share of training rows' worth of the concept's
-    training-file anomalies into its training data; ``order`` and ``difficulty`` are those of
-    :mod:`clad.datasets.build`.
-    """
-    loader = "nsl_kdd"
-    concepts = _checks.choice(loader, "concepts", concepts, ("family", "protocol"))
-    normal_by = _checks.choice(loader, "normal_by", normal_by, ("service", "random"))
-    encoding = _checks.choice(loader, "encoding", encoding, ("onehot", "ordinal"))
-    scaling = _checks.choice(loader, "scaling", scaling, ("minmax", "standard", "none"))
-    contamination = _checks.fraction(loader, "contamination", contamination, 0.0, 0.5, low_open=False)
-    seed = _checks.seed(loader, random_state)
-    split_ss, contam_ss, order_ss = np.random.SeedSequence(seed).spawn(3)
-    train_df, test_df = read_nsl_kdd(data_dir)
+def _features(train_df, test_df, preprocessing: str, encoding: str, scaling: str):
+    """``(X_train, X_test, feature names)`` by ``preprocessing`` (see the module docstring)."""
+    if preprocessing == "faber2024":
+        if (encoding, scaling) != ("onehot", "minmax"):
+            raise CladValueError(f"nsl_kdd: encoding={encoding!r}, scaling={scaling!r} with "
+                                 "preprocessing='faber2024', which fixes both (ordinal codes, then min-max over "
+                                 "both files); leave encoding and scaling at their defaults")
+        X, names = _published_features(train_df, test_df)
+        return X[:len(train_df)], X[len(train_df):], names
     numeric = [c for c in train_df.columns[:41] if c not in SYMBOLIC]
     enc = _encoder(encoding, scaling, numeric).fit(train_df[list(SYMBOLIC) + numeric])
     X_train = enc.transform(train_df[list(SYMBOLIC) + numeric]).astype(np.float64)
     X_test = enc.transform(test_df[list(SYMBOLIC) + numeric]).astype(np.float64)
+    return X_train, X_test, [str(n) for n in enc.get_feature_names_out()]
+
+
+def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding: str = "onehot",
+                 scaling: str = "minmax", contamination: float = 0.0, order: str = "given",
+                 difficulty: str = "iforest_auc", data_dir: str | None = None, random_state: int = 0,
+                 preprocessing: str = "clad", n_concepts: int = 5, size_per_concept: int = 1000,
+                 assignment: str = "random", kmeans_random_state: int = 42, anomaly_shuffle: str = "permutation"):
+    """NSL-KDD as a continual scenario (see the module docstring for every choice).
+
+    ``contamination`` (default 0) moves that share of training rows' worth of the concept's
+    training-file anomalies into its training data; ``order`` and ``difficulty`` are those of
+    :mod:`clad.datasets.build`. ``n_concepts``, ``size_per_concept``, ``assignment``,
+    ``kmeans_random_state`` and ``anomaly_shuffle`` are for ``concepts="faber2024"`` only.
+    """
+    loader = "nsl_kdd"
+    concepts = _checks.choice(loader, "concepts", concepts, ("family", "protocol", "faber2024"))
+    normal_by = _checks.choice(loader, "normal_by", normal_by, ("service", "random"))
+    encoding = _checks.choice(loader, "encoding", encoding, ("onehot", "ordinal"))
+    scaling = _checks.choice(loader, "scaling", scaling, ("minmax", "standard", "none"))
+    preprocessing = _checks.choice(loader, "preprocessing", preprocessing, ("clad", "faber2024"))
+    contamination = _checks.fraction(loader, "contamination", contamination, 0.0, 0.5, low_open=False)
+    seed = _checks.seed(loader, random_state)
+    split_ss, contam_ss, order_ss = np.random.SeedSequence(seed).spawn(3)
+    train_df, test_df = read_nsl_kdd(data_dir)
+    X_train, X_test, feature_names = _features(train_df, test_df, preprocessing, encoding, scaling)
+    meta = {"concepts": concepts, "normal_by": normal_by, "encoding": encoding, "scaling": scaling,
+            "preprocessing": preprocessing, "contamination": contamination, "random_state": seed,
+            "feature_names": feature_names}
+    if concepts == "faber2024":
+        if contamination != 0:
+            raise CladValueError(f"nsl_kdd: contamination={contamination!r} does not apply to concepts='faber2024' "
+                                 "(the published generator keeps every anomaly for testing)")
+        from .faber import scenario_faber
+
+        y = np.r_[train_df["family"].to_numpy() != "normal", test_df["family"].to_numpy() != "normal"]
+        return scenario_faber(np.vstack([X_train, X_test]), y.astype(np.int8), name="nsl-kdd", loader=loader,
+                              n_concepts=n_concepts, size_per_concept=size_per_concept, assignment=assignment,
+                              kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle,
+                              order=order, difficulty=difficulty, random_state=seed, metadata=meta)
 
     def groups(df: pd.DataFrame, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """concept name -> (normal row indices, anomaly row indices) in ``df``."""
@@ -172,8 +229,5 @@ def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding:
         y_tr = (train_df["family"].to_numpy()[tr_idx] != "normal").astype(np.int8)
         y_te = (test_df["family"].to_numpy()[te_idx] != "normal").astype(np.int8)
         pairs.append((Concept(name, X_train[tr_idx], y_tr), Concept(name, X_test[te_idx], y_te)))
-    meta = {"concepts": concepts, "normal_by": normal_by, "encoding": encoding, "scaling": scaling,
-            "contamination": contamination, "random_state": seed,
-            "feature_names": [str(n) for n in enc.get_feature_names_out()]}
     return order_concepts(pairs, order=order, difficulty=difficulty, random_state=order_ss, name="nsl-kdd",
                           metadata=meta, loader=loader)

@@ -38,7 +38,9 @@ def read_mat_xy(path, what: str = "odds_mat") -> tuple[np.ndarray, np.ndarray]:
 def load_odds_mat(file: str, recipe: str = "cluster_random", n_concepts: int = 5, test_size: float = 0.5,
                   contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
                   max_rows: int | None = None, fit_rows: int = 50_000, sha256: str | None = None,
-                  data_dir: str | None = None, random_state: int = 0) -> ConceptDataset:
+                  data_dir: str | None = None, random_state: int = 0,
+                  size_per_concept: int = 1000, assignment: str = "random", kmeans_random_state: int = 42,
+                  anomaly_shuffle: str = "permutation") -> ConceptDataset:
     """A continual scenario built from one ODDS ``.mat`` file (``file`` is looked for in the data
     directories, then relative to the current directory; ``sha256``, when given, is checked).
 
@@ -52,4 +54,6 @@ def load_odds_mat(file: str, recipe: str = "cluster_random", n_concepts: int = 5
     return scenario_from_flat(X, y, name=name, loader="odds_mat", recipe=recipe, n_concepts=n_concepts,
                               test_size=test_size, contamination=contamination, order=order,
                               difficulty=difficulty, max_rows=max_rows, fit_rows=fit_rows,
-                              random_state=random_state, metadata={"file": str(path)})
+                              random_state=random_state, metadata={"file": str(path)},
+                              size_per_concept=size_per_concept, assignment=assignment,
+                              kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle)

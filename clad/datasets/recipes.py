@@ -9,6 +9,8 @@ scaled to [0, 1] on the normal rows); they differ in where the anomalies go:
 ``cluster_closest``    each anomaly goes to the concept whose cluster centre is closest
 ``cluster_clustered``  anomalies clustered into ``n_concepts`` clusters (k-means), and each anomaly
                        cluster given to one concept through a seeded random one-to-one assignment
+``faber2024``          the published generator of Faber et al., step for step (:mod:`clad.datasets.faber`;
+                       run through :func:`clad.datasets.flat.scenario_from_flat`, as it makes its own split)
 ``chunks``             no clustering: the rows, in file order, cut into ``n_concepts`` consecutive parts
                        (for data kept in stream order, such as ADBench's http and smtp)
 
@@ -35,9 +37,11 @@ from ..errors import DataError
 from . import _checks
 from .build import ConceptRows
 
-__all__ = ["RECIPES", "make_groups", "subsample"]
+__all__ = ["RECIPES", "FABER", "make_groups", "subsample"]
 
-RECIPES = ("cluster_random", "cluster_closest", "cluster_clustered", "chunks")
+#: the published generator's recipe name (:mod:`clad.datasets.faber`)
+FABER = "faber2024"
+RECIPES = ("cluster_random", "cluster_closest", "cluster_clustered", "chunks", FABER)
 _BLOCK = 1 << 16
 
 
@@ -96,6 +100,9 @@ def make_groups(X: np.ndarray, y: np.ndarray, recipe: str = "cluster_random", n_
 
 def _make_groups(X, y, recipe, n_concepts, random_state, rows, fit_rows, loader) -> list[ConceptRows]:
     recipe = _checks.choice(loader, "recipe", recipe, RECIPES)
+    if recipe == FABER:
+        raise DataError(f"{loader}: recipe {FABER!r} makes its own train/test split; build it with "
+                        "clad.datasets.flat.scenario_from_flat or clad.datasets.faber.scenario_faber")
     k = _checks.integer(loader, "n_concepts", n_concepts, minimum=1)
     fit_rows = _checks.integer(loader, "fit_rows", fit_rows, minimum=10)
     seed = _checks.seed(loader, random_state)

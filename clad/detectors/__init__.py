@@ -14,9 +14,14 @@ Registered names usable in spec files (any ``package.module:Class`` path works t
 ``copod`` ``pca``         ``pyod_iforest``, ``pyod_lof``, ``pyod_ocsvm``
 ``autoencoder``           clad's dense PyTorch autoencoder (:mod:`clad.detectors.torch_ae`)
 ``vae``                   clad's small PyTorch variational autoencoder
+``lstm_autoencoder``      LSTM sequence autoencoder over windows (:mod:`clad.detectors.torch_seq`)
+``gru_autoencoder``       GRU sequence autoencoder over windows
+``half_space_trees``      river ``HalfSpaceTrees`` (incremental; :mod:`clad.detectors.incremental`)
+``river_one_class_svm``   river's online ``OneClassSVM`` on random Fourier features
 ========================  ==================================================
 
-The PyTorch detectors are registered as import paths: torch is imported only when one is built.
+The PyTorch and river detectors are registered as import paths: torch and river are imported only
+when one is built.
 """
 
 from __future__ import annotations
@@ -66,6 +71,10 @@ for _name, _path in {
 DETECTORS.add("autoencoder", "clad.detectors.torch_ae:AutoEncoder",
               "dense PyTorch autoencoder scored by reconstruction error")
 DETECTORS.add("vae", "clad.detectors.torch_ae:VAE", "small PyTorch variational autoencoder")
+DETECTORS.add("lstm_autoencoder", "clad.detectors.torch_seq:LSTMAutoEncoder", "LSTM sequence autoencoder over windows")
+DETECTORS.add("gru_autoencoder", "clad.detectors.torch_seq:GRUAutoEncoder", "GRU sequence autoencoder over windows")
+DETECTORS.add("half_space_trees", "clad.detectors.incremental:half_space_trees", "river HalfSpaceTrees (incremental)")
+DETECTORS.add("river_one_class_svm", "clad.detectors.incremental:river_one_class_svm", "river online OneClassSVM")
 
 
 def make_detector(name: str, params: dict | None = None, random_state: int | None = None):

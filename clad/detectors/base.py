@@ -14,25 +14,35 @@ A clad detector is any object with
   scores are *lower* for abnormal rows; the threshold is ``-offset_``);
 * any other object with ``fit`` and ``score`` -> :class:`ProtocolDetector` (its own ``threshold_``
   if it sets one, else the ``1 - contamination`` quantile of its training scores).
+* a river anomaly detector (``learn_one`` / ``score_one``) ->
+  :class:`~clad.detectors.incremental.RiverDetector`.
 
 All adapters are scikit-learn estimators: ``sklearn.base.clone`` gives a fresh unfitted copy, and
 they check every score array, naming the detector when it has the wrong shape or is not finite.
+
+Detectors get their data read-only (a :class:`~clad.core.concepts.Concept` owns frozen arrays), so
+that no run can change the data of the runs after it. A detector that writes into its input raises
+a :class:`~clad.errors.DetectorError` naming it and the method (:func:`writes_guard`).
 """
 
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
+from typing import Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
-from ..errors import CladTypeError, DetectorError
+from ..errors import CladError, CladTypeError, DetectorError
+from .tabular import as_table
 
 __all__ = [
     "as_detector",
     "detector_name",
     "set_random_state",
     "check_scores",
+    "writes_guard",
     "DetectorAdapter",
     "SklearnDetector",
     "PyODDetector",
@@ -65,6 +75,35 @@ def check_scores(scores, n_rows: int, who: str) -> np.ndarray:
             f"{n_rows}; expected finite scores"
         )
     return s
+
+
+@contextmanager
+def writes_guard(who: str | Callable[[], str], method: str):
+    """Turn numpy's error for a write into a read-only array (``ValueError: assignment
+    destination is read-only``, ``output array is read-only``) raised inside the block into a
+    :class:`~clad.errors.DetectorError` naming the detector ``who`` (a string, or a callable giving
+    it) and its ``method``.
+
+    >>> import numpy as np
+    >>> X = np.zeros(3)
+    >>> X.flags.writeable = False
+    >>> with writes_guard("Zeroing", "fit"):  # doctest: +ELLIPSIS
+    ...     X *= 0
+    Traceback (most recent call last):
+    ...
+    clad.errors.DetectorError: detector Zeroing: fit() changes its input X in place ...
+    """
+    try:
+        yield
+    except ValueError as exc:
+        if isinstance(exc, CladError) or "read-only" not in str(exc):
+            raise
+        name = who() if callable(who) else who
+        raise DetectorError(
+            f"detector {name}: {method}() changes its input X in place ({exc}); clad hands detectors "
+            "read-only data so that no run can change another run's data. A detector that must write "
+            "works on its own copy (X = np.array(X))"
+        ) from exc
 
 
 def set_random_state(detector, seed: int, overwrite: bool = False) -> None:
@@ -101,16 +140,21 @@ class DetectorAdapter(BaseEstimator):
             return clone(self.estimator, safe=False)
 
     def fit(self, X, y=None):
+        X = as_table(X)  # windows (n, window, features) reach a library estimator flattened
         self.estimator_ = self._fresh()
-        self._fit_estimator(self.estimator_, X)
-        self.threshold_ = float(self._threshold(self.estimator_, X))
+        with writes_guard(self.name, "fit"):
+            self._fit_estimator(self.estimator_, X)
+            self.threshold_ = float(self._threshold(self.estimator_, X))
         self.n_features_in_ = int(np.shape(X)[1])
         return self
 
     def score(self, X) -> np.ndarray:
         if not hasattr(self, "estimator_"):
             raise DetectorError(f"detector {self.name}: score() called before fit()")
-        return check_scores(self._raw_score(self.estimator_, X), int(np.shape(X)[0]), self.name)
+        X = as_table(X)
+        with writes_guard(self.name, "score"):
+            raw = self._raw_score(self.estimator_, X)
+        return check_scores(raw, int(np.shape(X)[0]), self.name)
 
     # subclass hooks
     def _fit_estimator(self, est, X):
@@ -195,7 +239,9 @@ class ProtocolDetector(DetectorAdapter):
             raise DetectorError(
                 f"detector {type(est).__name__}: contamination={self.contamination!r}; expected a number in (0, 0.5)"
             )
-        train_scores = check_scores(est.score(X), int(np.shape(X)[0]), type(est).__name__)
+        with writes_guard(self.name, "score"):  # the training rows' scores, for the threshold
+            raw = est.score(X)
+        train_scores = check_scores(raw, int(np.shape(X)[0]), type(est).__name__)
         return float(np.quantile(train_scores, 1.0 - float(self.contamination)))
 
 
@@ -229,7 +275,12 @@ def as_detector(obj):
         return SklearnDetector(obj)
     if callable(getattr(obj, "fit", None)) and callable(getattr(obj, "score", None)):
         return ProtocolDetector(obj)
+    if callable(getattr(obj, "learn_one", None)) and callable(getattr(obj, "score_one", None)):
+        from .incremental import RiverDetector  # a river anomaly detector (learns row by row)
+
+        return RiverDetector(obj)
     raise CladTypeError(
         f"{type(obj).__name__} is not a detector: expected a PyOD BaseDetector, a scikit-learn outlier "
-        "detector (with score_samples), or an object with fit(X) and score(X) (higher = more anomalous)"
+        "detector (with score_samples), a river anomaly detector (learn_one/score_one), or an object with "
+        "fit(X) and score(X) (higher = more anomalous)"
     )

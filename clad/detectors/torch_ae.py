@@ -7,10 +7,17 @@ rows' errors after training.
 
 * ``fit(X)`` trains from scratch: input standardisation statistics (mean and scale, a constant
   column gets scale 1) come from this ``X`` and are kept for every later call.
-* ``partial_fit(X, extra_loss=None, epochs=None)`` continues training the same network (a fresh
-  Adam optimiser per call) and recomputes ``threshold_`` on ``X``. ``extra_loss(module, xb)``
-  returns a scalar tensor added to the loss of every mini-batch ``xb`` (standardised, on the
-  device): the hook regularisation strategies (EWC, LwF) use.
+* ``partial_fit(X, extra_loss=None, epochs=None, grad_hook=None)`` continues training the same
+  network (a fresh Adam optimiser per call) and recomputes ``threshold_`` on ``X``.
+  ``extra_loss(module, xb)`` returns a scalar tensor added to the loss of every mini-batch ``xb``
+  (standardised, on the device): the hook regularisation and replay strategies (EWC, LwF, DER)
+  use. ``grad_hook(module)`` is called after every backward pass, before the optimiser step, and
+  may change the gradients (A-GEM projects them).
+
+Windows (3-D input, ``rows x window x features``) reach the dense networks flattened
+(:func:`clad.detectors.tabular.as_table`); the sequence autoencoders of
+:mod:`clad.detectors.torch_seq` read them as sequences. Standardisation statistics are per feature
+(over rows, and over the steps of windows).
 
 Randomness never touches torch's global generator: weights are initialised and batches shuffled
 with a ``torch.Generator`` seeded from ``random_state`` (a different, derived seed for every
@@ -31,6 +38,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..errors import CladValueError, DetectorError
+from .tabular import as_table
 
 
 def _import_torch():
@@ -105,8 +113,8 @@ class _DenseVAE(nn.Module):
 
 
 def _init_(module: nn.Module, gen) -> None:
-    """Materialise a module built on the meta device and initialise it like ``nn.Linear`` does,
-    drawing from ``gen`` only."""
+    """Materialise a module built on the meta device and initialise it like ``nn.Linear`` and the
+    recurrent layers (``nn.LSTM``, ``nn.GRU``) do, drawing from ``gen`` only."""
     module.to_empty(device="cpu")
     with torch.no_grad():
         for layer in module.modules():
@@ -114,6 +122,10 @@ def _init_(module: nn.Module, gen) -> None:
                 bound = 1.0 / math.sqrt(layer.in_features)
                 layer.weight.uniform_(-bound, bound, generator=gen)
                 layer.bias.uniform_(-bound, bound, generator=gen)
+            elif isinstance(layer, nn.RNNBase):
+                bound = 1.0 / math.sqrt(layer.hidden_size)
+                for p in layer.parameters(recurse=False):
+                    p.uniform_(-bound, bound, generator=gen)
 
 
 def _positive_int(who: str, name: str, value) -> int:
@@ -175,12 +187,17 @@ class TorchDetector(BaseEstimator):
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise DetectorError(f"{who}: device={self.device!r} but torch.cuda.is_available() is False; use device='cpu'")
 
-    def _check_X(self, X) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
+    def _shape_input(self, X: np.ndarray) -> np.ndarray:
+        """The array the network reads: a table (windows flattened); sequence models override it."""
+        X = as_table(X)
         if X.ndim != 2 or X.shape[0] == 0:
             raise CladValueError(f"{self.name}: expected a non-empty 2-D array (rows x features), got shape {X.shape}")
-        if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
-            raise CladValueError(f"{self.name}: X has {X.shape[1]} features; the detector was fitted with {self.n_features_in_}")
+        return X
+
+    def _check_X(self, X) -> np.ndarray:
+        X = self._shape_input(np.asarray(X, dtype=np.float64))
+        if hasattr(self, "n_features_in_") and X.shape[-1] != self.n_features_in_:
+            raise CladValueError(f"{self.name}: X has {X.shape[-1]} features; the detector was fitted with {self.n_features_in_}")
         return X
 
     def _require_fitted(self) -> None:
@@ -229,32 +246,35 @@ class TorchDetector(BaseEstimator):
     def fisher_diagonal(self, X, max_rows: int | None = None) -> list:
         """Diagonal empirical Fisher information of the reconstruction loss on ``X``: for each
         parameter tensor (in ``module_.parameters()`` order), the mean over rows of the squared
-        per-row gradient (computed in vectorised mini-batches with ``torch.func``). With
+        per-row gradient (computed in mini-batches by :meth:`_squared_grad_sums`). With
         ``max_rows``, at most that many evenly spaced rows are used."""
+        self._require_fitted()
+        X = np.asarray(X)
+        if max_rows and X.shape[0] > max_rows:
+            X = X[np.linspace(0, X.shape[0] - 1, int(max_rows)).astype(np.int64)]
+        sums = [torch.zeros_like(p) for p in self.module_.parameters()]
+        n = 0
+        with self._threads():
+            for xb in self.iter_batches(X, batch_size=self.batch_size):
+                for total, part in zip(sums, self._squared_grad_sums(xb)):
+                    total += part
+                n += xb.shape[0]
+        return [total / max(n, 1) for total in sums]
+
+    def _squared_grad_sums(self, xb) -> list:
+        """For each parameter, the sum over the rows of ``xb`` of its squared per-row gradient of the
+        reconstruction loss, vectorised with ``torch.func``."""
         from torch.func import functional_call, grad, vmap
 
-        self._require_fitted()
         module = self.module_
-        names = [n for n, _ in module.named_parameters()]
         params = {n: p.detach() for n, p in module.named_parameters()}
 
         def row_loss(prm, x):
             recon = functional_call(module, prm, (x.unsqueeze(0),))
             return torch.mean((recon - x.unsqueeze(0)) ** 2)
 
-        per_row = vmap(grad(row_loss), in_dims=(None, 0))
-        sums = {n: torch.zeros_like(p) for n, p in params.items()}
-        X = np.asarray(X)
-        if max_rows and X.shape[0] > max_rows:
-            X = X[np.linspace(0, X.shape[0] - 1, int(max_rows)).astype(np.int64)]
-        n = 0
-        with self._threads():
-            for xb in self.iter_batches(X, batch_size=self.batch_size):
-                grads = per_row(params, xb)
-                for k in names:
-                    sums[k] += (grads[k] ** 2).sum(dim=0)
-                n += xb.shape[0]
-        return [sums[k] / max(n, 1) for k in names]
+        grads = vmap(grad(row_loss), in_dims=(None, 0))(params, xb)
+        return [(grads[k] ** 2).sum(dim=0) for k in params]
 
     # -- training ------------------------------------------------------------------------------
     def _build(self, n_features: int) -> nn.Module:  # pragma: no cover - abstract
@@ -272,7 +292,7 @@ class TorchDetector(BaseEstimator):
         noise = cpu if dev.type == "cpu" else torch.Generator(device=dev).manual_seed(b)
         return cpu, noise
 
-    def _train(self, Xs: np.ndarray, epochs: int, extra_loss) -> None:
+    def _train(self, Xs: np.ndarray, epochs: int, extra_loss, grad_hook=None) -> None:
         gen, noise = self._generators()
         self.n_train_calls_ += 1
         module = self.module_
@@ -292,6 +312,8 @@ class TorchDetector(BaseEstimator):
                     loss = loss + extra_loss(module, xb)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
+                if grad_hook is not None:
+                    grad_hook(module)
                 opt.step()
                 total += float(loss.detach()) * xb.shape[0]
             last = total / n
@@ -310,9 +332,10 @@ class TorchDetector(BaseEstimator):
         for attr in ("n_features_in_", "module_"):
             self.__dict__.pop(attr, None)
         X = self._check_X(X)
-        self.n_features_in_ = int(X.shape[1])
-        self.mean_ = X.mean(axis=0)
-        scale = X.std(axis=0)
+        self.n_features_in_ = int(X.shape[-1])
+        axes = tuple(range(X.ndim - 1))  # per feature: over rows (and the steps of windows)
+        self.mean_ = X.mean(axis=axes)
+        scale = X.std(axis=axes)
         self.scale_ = np.where(scale > 1e-12, scale, 1.0)
         self.n_train_calls_ = 0
         gen, _ = self._generators()
@@ -324,28 +347,30 @@ class TorchDetector(BaseEstimator):
             self._set_threshold(X)
         return self
 
-    def partial_fit(self, X, y=None, extra_loss=None, epochs: int | None = None):
+    def partial_fit(self, X, y=None, extra_loss=None, epochs: int | None = None, grad_hook=None):
         """Continue training on ``X`` (``fit`` if never fitted); ``extra_loss(module, xb)`` is
-        added to every mini-batch loss. ``threshold_`` is recomputed on ``X``."""
+        added to every mini-batch loss and ``grad_hook(module)`` sees the gradients before each
+        optimiser step. ``threshold_`` is recomputed on ``X``."""
         if not hasattr(self, "module_"):
             self.fit(X)
             return self
         self._check_params()
         epochs = int(self.epochs) if epochs is None else _positive_int(self.name, "epochs", epochs)
         with self._threads():
-            self._train(self.standardise(X), epochs, extra_loss)
+            self._train(self.standardise(X), epochs, extra_loss, grad_hook)
             self._set_threshold(X)
         return self
 
     def score(self, X) -> np.ndarray:
-        """Per-row mean squared reconstruction error (higher = more anomalous), in batches."""
+        """Per-row mean squared reconstruction error (over a row's features, and a window's
+        steps; higher = more anomalous), in batches."""
         self._require_fitted()
         n = int(np.shape(X)[0])
         out = np.empty(n, dtype=np.float64)
         pos = 0
         with torch.no_grad(), self._threads():
             for xb in self.iter_batches(X):
-                err = torch.mean((self.reconstruct(xb) - xb) ** 2, dim=1)
+                err = torch.mean(((self.reconstruct(xb) - xb) ** 2).flatten(1), dim=1)
                 out[pos : pos + xb.shape[0]] = err.double().cpu().numpy()
                 pos += xb.shape[0]
         if not np.isfinite(out).all():

@@ -2,6 +2,8 @@
 
 * :mod:`clad.engine.config` — :class:`Component`, :class:`RunConfig`, run identity and seed derivation;
 * :mod:`clad.engine.spec` — spec files, validated completely before anything runs;
+* :mod:`clad.engine.benchmark` — :func:`~clad.engine.benchmark.run_spec`: a whole spec into a results
+  folder (resume, the store, results.json, summaries), what ``clad run`` calls;
 * :mod:`clad.engine.run` — one configuration built and run (a failure becomes a failed result);
 * :mod:`clad.engine.executors` — where runs are computed: sequentially, worker processes, Dask;
 * :mod:`clad.engine.store` — the SQLite results database (resume);

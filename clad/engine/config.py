@@ -2,7 +2,8 @@
 
 :class:`Component` is a registered name (or import path) with keyword parameters; a
 :class:`RunConfig` is one run of a grid (dataset, scenario, strategy, detector, seed, base
-metrics) and its ``run_id``. Seeds for a run's parts are derived here (:func:`derive_seeds`).
+metrics) and its ``run_id``. :func:`derive_seeds` (seeds for a run's parts) lives in
+:mod:`clad.core.seeding` with the one function that applies them, and is re-exported here.
 This module imports nothing of the run engine, so a spec can be validated without it.
 """
 
@@ -13,9 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from .._version import __version__
+from ..core.seeding import derive_seeds
 
 __all__ = ["Component", "RunConfig", "derive_seeds", "canonical"]
 
@@ -69,14 +69,3 @@ class RunConfig:
     def describe(self) -> str:
         return (f"{self.dataset.display} / {self.scenario.display} / {self.strategy.display} / "
                 f"{self.detector.display} / seed {self.seed}")
-
-
-def derive_seeds(seed: int) -> dict[str, int]:
-    """Independent 32-bit seeds for the dataset, the detector, the strategy and the scenario of a run.
-
-    >>> derive_seeds(0) == derive_seeds(0), derive_seeds(0) == derive_seeds(1)
-    (True, False)
-    """
-    children = np.random.SeedSequence(int(seed)).spawn(4)
-    ints = [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
-    return dict(zip(("dataset", "detector", "strategy", "scenario"), ints))

@@ -4,8 +4,10 @@
 computes a list of :class:`~clad.engine.run.RunConfig` in one of three places:
 
 * ``jobs=1`` (default): one after another in this process, with a per-step callback;
-* ``jobs=N``: N worker processes (:class:`concurrent.futures.ProcessPoolExecutor`,
-  ``forkserver`` context where available, else ``spawn``), at most N runs in flight;
+* ``jobs=N``: N worker processes (a :class:`pebble.ProcessPool`, ``forkserver`` context where
+  available, else ``spawn``), at most N runs in flight. A worker that dies (killed, out of
+  memory, a crash in native code) fails only its own run and is replaced; workers end by
+  themselves when the main process ends, even by SIGKILL (:func:`exit_with`);
 * ``dask="tcp://host:8786"``: a running Dask distributed cluster (``Client(address)``,
   ``client.submit`` per run, results streamed back with ``as_completed``).
 
@@ -19,7 +21,7 @@ Results never depend on where or in which order runs are computed: every seed de
 run seed. A run that raises becomes a failed :class:`~clad.core.results.RunResult` carrying its traceback
 (the grid goes on). With ``timeout`` a run taking longer is stopped and recorded as failed with
 an error starting ``"timeout"`` (in this process and in worker processes through ``SIGALRM``;
-with worker processes a run stuck in native code is stopped by restarting the pool). Dask runs
+with worker processes a run stuck in native code is stopped by killing and replacing its worker). Dask runs
 tasks in threads, which cannot be interrupted: there the limit is not enforced (a warning says
 so; use the cluster's own limits). Dask workers must be able to import clad (the same version)
 and every plug-in the spec names. Datasets are loaded once per process
@@ -46,7 +48,8 @@ from ..core.results import RunResult
 from ..errors import CladValueError
 from .run import RunConfig, dataset_key, failed_result, run_safely
 
-__all__ = ["RunEvent", "execute_grid", "execute_one", "RunTimeout", "THREAD_ENV_VARS", "limited_threads"]
+__all__ = ["RunEvent", "execute_grid", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
+           "limited_threads"]
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +65,17 @@ class RunTimeout(BaseException):
 
 @dataclass(frozen=True)
 class RunEvent:
-    """What happened to one run: ``kind`` is ``"started"`` or ``"finished"`` (then ``result``,
-    ``started`` and ``finished`` are set; times are UTC ISO 8601)."""
+    """What happened to one run: ``kind`` is ``"started"``, ``"step"`` (a sequential run evaluated
+    its training step ``index``, named ``step``) or ``"finished"`` (then ``result``, ``started``
+    and ``finished`` are set; times are UTC ISO 8601)."""
 
     kind: str
     config: RunConfig
     result: RunResult | None = None
     started: str | None = None
     finished: str | None = None
+    step: str | None = None
+    index: int | None = None
 
 
 def _utc() -> str:
@@ -148,12 +154,66 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
     return result, started, _utc()
 
 
+def check_execution(jobs: int, threads: int | None, timeout: float | None) -> None:
+    """A :class:`~clad.errors.CladValueError` naming ``jobs``, ``threads`` or ``timeout`` when it is not allowed.
+
+    >>> check_execution(2, 1, None)
+    >>> check_execution(0, 1, None)
+    Traceback (most recent call last):
+    ...
+    clad.errors.CladValueError: jobs=0; expected an integer >= 1
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise CladValueError(f"threads={threads!r}; expected an integer >= 1 or None")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not 0 < timeout < float("inf")):
+        raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
+
+
 # -- worker processes --------------------------------------------------------------------------
-def _init_worker(env: dict) -> None:
-    # the parent decides when to stop (Ctrl-C): workers ignore SIGINT
+def _init_worker(env: dict, main_pid: int) -> None:
+    # the parent decides when to stop (Ctrl-C, SIGTERM): workers ignore SIGINT
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # a forked worker inherits the environment of the fork server; set this grid's values
     os.environ.update(env)
+    exit_with(main_pid)
+
+
+def exit_with(pid: int) -> None:
+    """End this process as soon as process ``pid`` ends, however it ends (SIGKILL included).
+
+    A daemon thread waits on a pidfd of ``pid`` (Linux), which becomes readable when it ends;
+    elsewhere it checks every half second. Workers watch the main process itself rather than
+    their parent: a fork server's children keep the fork server alive, so a parent-death signal
+    from it would never come.
+    """
+    def wait_for_end():
+        try:
+            fd = os.pidfd_open(pid)
+        except (AttributeError, OSError) as exc:  # no pidfd here, or the process is already gone
+            if isinstance(exc, ProcessLookupError):
+                os._exit(1)
+            while _exists(pid):
+                time.sleep(0.5)
+        else:
+            import select
+
+            select.select([fd], [], [])
+        os._exit(1)
+
+    threading.Thread(target=wait_for_end, name=f"clad-exit-with-{pid}", daemon=True).start()
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextmanager
@@ -169,20 +229,6 @@ def _thread_env(threads: int):
             os.environ.pop(v, None)
 
 
-def _kill_pool(pool) -> None:
-    # ProcessPoolExecutor has no public way to stop a running task before Python 3.14
-    # (kill_workers): kill its processes
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    for p in procs:
-        try:
-            p.kill()
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        p.join(timeout=5)
-
-
 def _mp_context():
     """``forkserver`` where available (each worker is forked from a server that has imported clad
     once, so workers start fast), else ``spawn``; never plain ``fork`` (unsafe with threads)."""
@@ -195,82 +241,83 @@ def _mp_context():
     return multiprocessing.get_context("spawn")
 
 
+def _stop_pool(pool) -> None:
+    pool.stop()  # workers get SIGTERM, then SIGKILL after a few seconds
+    pool.join()
+
+
 def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None,
                     threads: int | None) -> Iterator[RunEvent]:
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    """Runs in a :class:`pebble.ProcessPool`: a run past its time limit (plus a grace period for
+    the alarm inside the worker) has its worker killed and replaced, and a worker that dies fails
+    only the run it was computing; the other workers go on."""
+    from concurrent.futures import FIRST_COMPLETED, TimeoutError, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    grace = None if timeout is None else max(2.0, 0.25 * timeout)
-    todo = list(configs)[::-1]  # pop() from the end keeps spec order
-    ctx = _mp_context()
+    from pebble import ProcessExpired, ProcessPool
+
+    hard_limit = None if timeout is None else timeout + max(2.0, 0.25 * timeout)
+    todo = list(configs)[::-1]  # pop() from the end keeps the given order
+    worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
 
     def new_pool():
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                   initargs=(worker_env,))
-        # start every worker now (one per concurrent task), so that a run starts when it is submitted
-        for f in [pool.submit(time.sleep, 0.05) for _ in range(jobs)]:
-            f.result()
-        return pool
+        return ProcessPool(max_workers=jobs, initializer=_init_worker, initargs=(worker_env, os.getpid()),
+                           context=_mp_context())
 
-    # set while workers may start (a restarted pool starts new ones), read as libraries load
+    # set while workers may start (a replaced worker starts later), read as libraries load
     env = _thread_env(threads) if threads is not None else contextlib.nullcontext()
-    worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
-    env.__enter__()
+    inflight: dict = {}  # at most `jobs` runs in flight, so a run starts when it is submitted
+    retried: set[str] = set()  # runs already resubmitted once after the pool broke
     pool = None
-    # at most `jobs` runs in flight, so a run starts when it is submitted
-    inflight: dict = {}
-    # runs that were in flight when a worker died: each is run again alone, to find the culprit
-    suspects: set[str] = set()
-    try:
-        pool = new_pool()
-        while todo or inflight:
-            while todo and len(inflight) < jobs:
-                if inflight and (todo[-1].run_id in suspects
-                                 or any(c.run_id in suspects for c, _, _ in inflight.values())):
-                    break
-                cfg = todo.pop()
-                fut = pool.submit(execute_one, cfg, timeout, threads)
-                inflight[fut] = (cfg, time.monotonic(), _utc())
-                yield RunEvent("started", cfg, started=inflight[fut][2])
-            done, _ = wait(list(inflight), timeout=1.0, return_when=FIRST_COMPLETED)
-            broken = False
-            for fut in done:
-                cfg, _, started = inflight.pop(fut)
-                try:
-                    result, started, finished = fut.result()
-                except BrokenProcessPool:
-                    broken = True
-                    inflight[fut] = (cfg, 0.0, started)  # handled below
-                    continue
-                except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
-                    result, finished = failed_result(cfg, traceback.format_exc()), _utc()
-                yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
-            overdue = {f for f, (_, t0, _) in inflight.items()
-                       if grace is not None and t0 and time.monotonic() - t0 > timeout + grace}
-            if overdue or broken:
-                # a run stuck in native code, or a dead worker: restart the pool
-                _kill_pool(pool)
-                alone = len(inflight) == 1
-                for fut, (cfg, t0, started) in list(inflight.items()):
-                    del inflight[fut]
-                    if fut in overdue:
-                        result = _timeout_result(cfg, timeout, "stopped by restarting the worker processes")
-                    elif broken and (alone or cfg.run_id in suspects):
-                        result = failed_result(cfg, "the worker process running this run died "
-                                                    "(killed, out of memory or a crash in native code)")
-                    elif broken:
-                        suspects.add(cfg.run_id)
-                        todo.append(cfg)
+    with env:
+        try:
+            pool = new_pool()
+            while todo or inflight:
+                broken = []
+                while todo and len(inflight) < jobs:
+                    cfg = todo.pop()
+                    try:
+                        fut = pool.schedule(execute_one, args=(cfg, timeout, threads), timeout=hard_limit)
+                    except RuntimeError:  # the pool failed between two runs
+                        broken.append(cfg)
+                        break
+                    inflight[fut] = (cfg, _utc())
+                    yield RunEvent("started", cfg, started=inflight[fut][1])
+                done, _ = wait(list(inflight), timeout=1.0, return_when=FIRST_COMPLETED) if inflight else ((), ())
+                for fut in done:
+                    cfg, started = inflight.pop(fut)
+                    finished = _utc()
+                    try:
+                        result, started, finished = fut.result()
+                    except TimeoutError:
+                        result = _timeout_result(cfg, timeout, "stopped by killing and replacing its worker process")
+                    except ProcessExpired as exc:
+                        result = failed_result(cfg, f"the worker process running this run died (exit code "
+                                                    f"{exc.exitcode}: killed, out of memory or a crash in native code)")
+                    except (BrokenProcessPool, RuntimeError):
+                        broken.append(cfg)
                         continue
-                    else:
-                        todo.append(cfg)  # stopped with the pool through no fault of its own: run again
-                        continue
-                    yield RunEvent("finished", cfg, result=result, started=started, finished=_utc())
-                pool = new_pool()
-    finally:
-        if pool is not None:
-            _kill_pool(pool)
-        env.__exit__(None, None, None)
+                    except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                        result = failed_result(cfg, traceback.format_exc())
+                    yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+                if broken:
+                    # the pool itself failed (it cannot tell which run was at fault): a new pool, and
+                    # each run then in flight is tried once more
+                    _stop_pool(pool)
+                    broken += [cfg for cfg, _ in inflight.values()]
+                    inflight.clear()
+                    for cfg in broken:
+                        if cfg.run_id in retried:
+                            yield RunEvent("finished", cfg, result=failed_result(
+                                cfg, "the worker processes failed twice while computing this run"),
+                                started=_utc(), finished=_utc())
+                        else:
+                            retried.add(cfg.run_id)
+                            todo.append(cfg)
+                    pool = new_pool()
+        finally:
+            if pool is not None:
+                _stop_pool(pool)
 
 
 # -- Dask ---------------------------------------------------------------------------------------
@@ -339,20 +386,15 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     limit, and then results may depend on the executor). ``on_step(config, step_name,
     step_index)`` is called after every evaluated concept step of a sequential run (``jobs=1``,
     no Dask). Closing the generator (or Ctrl-C) stops the workers."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise CladValueError(f"threads={threads!r}; expected an integer >= 1 or None")
+    check_execution(jobs, threads, timeout)
     if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
         log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
                     os.cpu_count() or 1)
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
     # runs on the same data one after another, so each process loads a dataset once (results do
     # not depend on the order)
     configs = sorted(configs, key=dataset_key)
     if not configs:
-        return iter(())
+        return (e for e in ())
     if dask is not None:
         return _iter_dask(configs, dask, timeout, threads)
     if jobs > 1:

@@ -13,7 +13,7 @@ import sys
 from ..core.results import RunResult
 from .run import RunConfig
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "ProgressEvents"]
 
 log = logging.getLogger("clad.engine.progress")
 
@@ -79,6 +79,29 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+class ProgressEvents:
+    """An ``on_event`` consumer for :func:`clad.engine.benchmark.run_spec`: a :class:`Progress`
+    from the grid's start to its end (``bar`` as in :class:`Progress`)."""
+
+    def __init__(self, bar: bool | None = None):
+        self.bar = bar
+        self.progress: Progress | None = None
+
+    def __call__(self, event) -> None:
+        if event.kind == "grid_started":
+            self.progress = Progress(event.total, already=event.finished_before, desc=event.name, bar=self.bar)
+        elif self.progress is None:
+            return
+        elif event.kind == "started":
+            self.progress.started(event.config)
+        elif event.kind == "step":
+            self.progress.step(event.config, event.step, event.index)
+        elif event.kind == "finished":
+            self.progress.finished(event.result, event.config)
+        elif event.kind == "grid_finished":
+            self.progress.close()
 
 
 def _last_line(text: str | None) -> str:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -20,6 +21,7 @@ from typing import Callable
 from ..core.concepts import ConceptDataset
 from ..core.experiment import run_experiment
 from ..core.results import RunResult, versions
+from ..core.seeding import seed_run
 from ..detectors import make_detector
 from .config import Component, RunConfig, canonical, derive_seeds
 
@@ -36,50 +38,49 @@ def _cached_dataset(name: str, params_json: str) -> ConceptDataset:
     return load_dataset(name, json.loads(params_json))
 
 
-def _dataset_params(cfg: RunConfig, seeds: dict) -> dict:
+def _seeded(cfg: RunConfig, strategy=None, scenario=None):
+    """:func:`~clad.core.seeding.seed_run` for a configuration: its dataset parameters and, when
+    given, its strategy and scenario objects."""
     from ..datasets import DATASETS
 
-    params = dict(cfg.dataset.params)
-    if "random_state" not in params:
-        import inspect
-
-        try:
-            factory = DATASETS.resolve(cfg.dataset.name)
-            if "random_state" in inspect.signature(factory).parameters:
-                params["random_state"] = seeds["dataset"]
-        except (TypeError, ValueError):
-            pass
-    return params
+    try:
+        factory = DATASETS.resolve(cfg.dataset.name)
+    except (TypeError, ValueError):  # an unknown loader: load_dataset says so when the run starts
+        factory = None
+    return seed_run(cfg.seed, strategy=strategy, scenario=scenario, dataset_factory=factory,
+                    dataset_params=cfg.dataset.params)
 
 
 def dataset_key(cfg: RunConfig) -> tuple[str, str]:
     """The dataset a configuration loads, as ``(loader name, canonical parameters)``: runs with the
     same key share one cached dataset, so executors run them one after another."""
-    return cfg.dataset.name, canonical(_dataset_params(cfg, derive_seeds(cfg.seed)))
+    return cfg.dataset.name, canonical(_seeded(cfg).dataset_params)
 
 
 def build_run(cfg: RunConfig):
-    """The dataset, scenario and strategy objects of a configuration (the dataset is cached per
-    process, so a grid loads each dataset once per worker)."""
+    """The dataset, scenario and strategy objects of a configuration, seeded from ``cfg.seed`` by
+    :func:`~clad.core.seeding.seed_run` (the dataset is cached per process, so a grid loads each
+    dataset once per worker)."""
     from ..scenarios import SCENARIOS
     from ..strategies import make_strategy
 
-    seeds = derive_seeds(cfg.seed)
-    dataset = _cached_dataset(*dataset_key(cfg))
     scenario = SCENARIOS.build(cfg.scenario.name, cfg.scenario.params)
-    detector = make_detector(cfg.detector.name, cfg.detector.params, random_state=seeds["detector"])
-    strategy = make_strategy(cfg.strategy.name, detector, cfg.strategy.params, random_state=seeds["strategy"])
-    return dataset, scenario, strategy
+    strategy = make_strategy(cfg.strategy.name, make_detector(cfg.detector.name, cfg.detector.params),
+                             cfg.strategy.params)
+    seeded = _seeded(cfg, strategy, scenario)
+    dataset = _cached_dataset(cfg.dataset.name, canonical(seeded.dataset_params))
+    return dataset, seeded.scenario, seeded.strategy
 
 
 def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:
     """Run one configuration (see :class:`RunConfig`); errors propagate. ``on_step`` as in
     :func:`run_experiment`."""
-    dataset, scenario, strategy = build_run(cfg)
+    dataset, scenario, strategy = build_run(cfg)  # seeded there, so not again by run_experiment
     labels = {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display,
               "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
-    return run_experiment(dataset, scenario, strategy, cfg.base_metrics, seed=cfg.seed, labels=labels,
-                          config=cfg.to_dict(), on_step=on_step)
+    result = run_experiment(dataset, scenario, strategy, cfg.base_metrics, labels=labels, config=cfg.to_dict(),
+                            on_step=on_step)
+    return dataclasses.replace(result, seed=int(cfg.seed))
 
 
 def failed_result(cfg: RunConfig, error: str) -> RunResult:

@@ -45,7 +45,7 @@ from typing import Any
 from ..core.evaluation import BASE_METRICS
 from ..errors import CladError, SpecError
 from ..registry import Registry, check_params, did_you_mean
-from .run import Component, RunConfig
+from .config import Component, RunConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -61,7 +61,8 @@ _RESERVED = ("name", "label", "grid")
 
 @dataclass
 class Spec:
-    """A validated spec: its name, source and the expanded grid of run configurations."""
+    """A validated spec: its name, source and the expanded grid of run configurations; ``text``
+    is the TOML the user wrote (None for a spec given as a dict)."""
 
     name: str
     configs: list[RunConfig]
@@ -72,6 +73,7 @@ class Spec:
     threads: int | None = None
     dask: str | None = None
     timeout: float | None = None
+    text: str | None = None
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -92,7 +94,9 @@ def load_spec(path: str | Path) -> Spec:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"not valid TOML: {exc}", source=str(path)) from None
-    return parse_spec(raw, source=str(path), default_name=path.stem)
+    spec = parse_spec(raw, source=str(path), default_name=path.stem)
+    spec.text = text
+    return spec
 
 
 def _registries() -> dict[str, Registry]:

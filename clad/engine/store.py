@@ -6,8 +6,8 @@ summaries and ``clad export`` are produced from it. Tables:
 ``runs``
     one row per run: ``run_id`` (primary key, :attr:`clad.engine.run.RunConfig.run_id`), ``status``
     (``ok``, ``failed`` or ``running``), the display labels, ``seed``, ``config`` (JSON), row and
-    column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime`` and per-step ``curves``
-    (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601).
+    column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime``, per-step ``curves`` and
+    the strategy's ``extras`` (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601).
 ``r_cells``
     R in long format: ``run_id, base_metric, step_index, step_concept, test_index, test_concept,
     value`` (``NULL`` for an undefined cell).
@@ -15,6 +15,12 @@ summaries and ``clad export`` are produced from it. Tables:
     ``run_id, base_metric, metric, value, left_out`` (cells a mean left out; ``NULL`` if not counted).
 ``meta``
     key/value pairs: the spec that last wrote to the database, clad's version.
+
+Rows are written from, and read back into, the strict-JSON record of a run
+(:meth:`RunResult.to_dict <clad.core.results.RunResult.to_dict>` /
+:meth:`~clad.core.results.RunResult.from_dict`), the same mapping ``results.json`` uses: the
+database only lays that record out in tables. :func:`load_results` reads any results folder,
+database or ``results.json``.
 
 A run is written in one transaction when it finishes, so a crash leaves either the whole run or
 nothing. Only one process writes (the one that runs ``clad run``); the database is in WAL mode
@@ -37,22 +43,21 @@ with a busy timeout so readers never block it.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import numpy as np
-
 from ..core.results import RunResult, to_jsonable
 from ..errors import DataError
 
-__all__ = ["ResultStore", "load_results", "SCHEMA", "DEFAULT_NAME", "utc_now"]
+__all__ = ["ResultStore", "load_results", "results_source", "read_document", "SCHEMA", "DEFAULT_NAME", "JSON_NAME", "utc_now"]
 
 #: file name of the database inside an output folder
 DEFAULT_NAME = "results.sqlite"
+#: file name of the strict-JSON results file beside it
+JSON_NAME = "results.json"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -75,6 +80,7 @@ CREATE TABLE IF NOT EXISTS runs (
     memory_rows   TEXT,
     anytime       TEXT,
     curves        TEXT,
+    extras        TEXT,
     error         TEXT,
     started       TEXT,
     finished      TEXT
@@ -105,13 +111,6 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _real(v: Any) -> float | None:
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
 def _json(obj: Any) -> str:
     return json.dumps(to_jsonable(obj), sort_keys=True, allow_nan=False, default=str)
 
@@ -120,11 +119,78 @@ def _unjson(text: str | None, default: Any = None) -> Any:
     return default if text is None else json.loads(text)
 
 
+def _real(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+#: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
+_PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error")
+_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "extras")
+_RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
+
+
+def _split_metrics(metrics: Mapping) -> tuple[list[tuple], dict]:
+    """A record's ``metrics`` as rows ``(base_metric, metric, value, left_out)`` and the per-step
+    curves (``{base_metric: {name: list}}``)."""
+    rows, curves = [], {}
+    for m, values in metrics.items():
+        left = values.get("left_out") or {}
+        for k, v in values.items():
+            if isinstance(v, list):
+                curves.setdefault(m, {})[k] = v
+            elif k != "left_out":
+                rows.append((m, k, _real(v), left.get(k)))
+    return rows, curves
+
+
+def results_source(path: str | os.PathLike) -> Path:
+    """The file a results path is read from: a ``.sqlite`` or ``.json`` file as given; in a folder
+    (the one given to ``clad run --out``) ``results.sqlite`` when it is there, else ``results.json``.
+    A :class:`~clad.errors.DataError` says what is missing."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.suffix in (".json", ".sqlite"):
+        raise DataError(f"results file {str(path)!r} does not exist")
+    if not path.is_dir():
+        raise DataError(f"results folder {str(path)!r} does not exist; give the folder passed to `clad run --out`")
+    for name in (DEFAULT_NAME, JSON_NAME):
+        if (path / name).is_file():
+            return path / name
+    raise DataError(f"results folder {str(path)!r} holds neither {DEFAULT_NAME} nor {JSON_NAME}")
+
+
+def read_document(source: Path) -> dict:
+    """The JSON object of a ``results.json`` file, checked to hold a ``"runs"`` list."""
+    try:
+        doc = json.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"results file {str(source)!r} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"results file {str(source)!r} is not valid JSON ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
+        raise DataError(f"results file {str(source)!r} has no 'runs' list")
+    return doc
+
+
 def load_results(path: str | os.PathLike) -> list[RunResult]:
-    """The finished and failed runs stored in an existing database (a file, or a ``clad run``
-    output folder holding ``results.sqlite``)."""
-    with ResultStore(path, create=False) as store:
-        return store.load_results()
+    """Every run recorded at ``path`` (finished and failed ones, see ``RunResult.ok``): a results
+    folder, its database or its ``results.json`` (see :func:`results_source`). The one reader of
+    results; :func:`clad.report.load_results` and :func:`clad.core.results.read_results` are this
+    function.
+
+    >>> import tempfile
+    >>> from clad.core.results import RunResult, write_results
+    >>> d = tempfile.mkdtemp()
+    >>> write_results(f"{d}/results.json", [RunResult("toy", "aware", "naive", "iforest", 0)])
+    >>> [r.dataset for r in load_results(d)]
+    ['toy']
+    """
+    source = results_source(path)
+    if source.suffix == ".sqlite":
+        with ResultStore(source, create=False) as store:
+            return store.load_results()
+    return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
 
 
 class ResultStore:
@@ -154,6 +220,17 @@ class ResultStore:
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
+        self._extras = self._ensure_column("extras")
+
+    def _ensure_column(self, name: str) -> bool:
+        """Add a column that a database written by an older clad lacks; False if it cannot (read-only)."""
+        if name in {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}:
+            return True
+        try:
+            self._con.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
+        except sqlite3.OperationalError:
+            return False
+        return True
 
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -196,44 +273,25 @@ class ResultStore:
         in a single transaction."""
         if not result.run_id:
             raise DataError("a run needs a run_id to be stored; build it from a RunConfig")
-        rid = result.run_id
-        metrics = {}
-        curves = {}
-        for m, values in result.metrics.items():
-            left = values.get("left_out", {}) if isinstance(values, Mapping) else {}
-            for k, v in values.items():
-                if k == "left_out":
-                    continue
-                if isinstance(v, (list, tuple, np.ndarray)):
-                    curves.setdefault(m, {})[k] = v
-                else:
-                    metrics[(m, k)] = (_real(v), left.get(k))
+        rec = result.to_dict()
+        rid = rec["run_id"]
+        metric_rows, curves = _split_metrics(rec["metrics"])
+        row = [rec[c] for c in _PLAIN]
+        row[_PLAIN.index("seed")] = int(rec["seed"])
+        row += [None if c in ("anytime", "extras") and rec.get(c) is None else _json(rec[c]) for c in _JSON]
+        cells = [(rid, m, i, rec["concepts"][i], j, rec["test_concepts"][j], _real(v))
+                 for m, R in rec["R"].items() for i, values in enumerate(R) for j, v in enumerate(values)]
         with self._transaction() as cur:
-            row = cur.execute("SELECT started FROM runs WHERE run_id = ?", (rid,)).fetchone()
-            if started is None and row is not None:
-                started = row[0]
+            old = cur.execute("SELECT started FROM runs WHERE run_id = ?", (rid,)).fetchone()
+            if started is None and old is not None:
+                started = old[0]
             cur.execute("DELETE FROM r_cells WHERE run_id = ?", (rid,))
             cur.execute("DELETE FROM metrics WHERE run_id = ?", (rid,))
             cur.execute("DELETE FROM runs WHERE run_id = ?", (rid,))
-            cur.execute(
-                "INSERT INTO runs(run_id, status, dataset, scenario, strategy, detector, seed, config, concepts, "
-                "test_concepts, timings, versions, memory_rows, anytime, curves, error, started, finished) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (rid, result.status, result.dataset, result.scenario, result.strategy, result.detector,
-                 int(result.seed), _json(result.config), _json(list(result.concepts)),
-                 _json(list(result.test_concepts)), _json(result.timings), _json(result.versions),
-                 _json(list(result.memory_rows)), None if result.anytime is None else _json(result.anytime),
-                 _json(curves), result.error, started or utc_now(), finished or utc_now()),
-            )
-            cells = []
-            for m, R in result.R.items():
-                R = np.asarray(R, dtype=np.float64)
-                for i in range(R.shape[0]):
-                    for j in range(R.shape[1]):
-                        cells.append((rid, m, i, result.concepts[i], j, result.test_concepts[j], _real(R[i, j])))
+            cur.execute(f"INSERT INTO runs({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})",
+                        (*row, _json(curves), started or utc_now(), finished or utc_now()))
             cur.executemany("INSERT INTO r_cells VALUES (?, ?, ?, ?, ?, ?, ?)", cells)
-            cur.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)",
-                            [(rid, m, k, v, lo) for (m, k), (v, lo) in metrics.items()])
+            cur.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", [(rid, *r) for r in metric_rows])
 
     # -- reading ----------------------------------------------------------------------------
     def status(self) -> dict[str, str]:
@@ -254,10 +312,9 @@ class ResultStore:
         ``running`` ones too with ``include_unfinished``), in the order they were started, or in the
         order of ``run_ids`` (ids not in the database are skipped)."""
         cur = self._con.cursor()
-        rows = cur.execute(
-            "SELECT run_id, status, dataset, scenario, strategy, detector, seed, config, concepts, test_concepts, "
-            "timings, versions, memory_rows, anytime, curves, error FROM runs ORDER BY started, run_id"
-        ).fetchall()
+        columns = _PLAIN + _JSON + ("curves",)
+        selected = [c if c != "extras" or self._extras else "NULL" for c in columns]  # an older database
+        rows = cur.execute(f"SELECT {', '.join(selected)} FROM runs ORDER BY started, run_id").fetchall()
         cells: dict[str, dict[str, list]] = {}
         for rid, m, i, j, v in cur.execute(
             "SELECT run_id, base_metric, step_index, test_index, value FROM r_cells ORDER BY run_id, base_metric"
@@ -266,38 +323,27 @@ class ResultStore:
         mets: dict[str, dict[str, dict]] = {}
         for rid, m, k, v, lo in cur.execute("SELECT run_id, base_metric, metric, value, left_out FROM metrics"):
             d = mets.setdefault(rid, {}).setdefault(m, {})
-            d[k] = float("nan") if v is None else v
+            d[k] = v
             if lo is not None:
                 d.setdefault("left_out", {})[k] = int(lo)
         out = {}
-        for (rid, status, ds, sc, st, det, seed, config, concepts, tests, timings, vers, memory, anytime, curves,
-             error) in rows:
-            if status == "running" and not include_unfinished:
+        for values in rows:
+            rec = dict(zip(columns, values))
+            if rec["status"] == "running" and not include_unfinished:
                 continue
-            concepts = tuple(_unjson(concepts, []))
-            tests = tuple(_unjson(tests, []))
-            R = {}
+            rid = rec["run_id"]
+            rec.update({c: _unjson(rec[c]) for c in _JSON})
+            shape = (len(rec["concepts"] or ()), len(rec["test_concepts"] or ()))
+            rec["R"] = {}
             for m, triples in cells.get(rid, {}).items():
-                mat = np.full((len(concepts), len(tests)), np.nan)
+                matrix = [[None] * shape[1] for _ in range(shape[0])]
                 for i, j, v in triples:
-                    if v is not None:
-                        mat[i, j] = v
-                R[m] = mat
-            metrics = mets.get(rid, {})
-            for m, cdict in _unjson(curves, {}).items():
-                for k, vals in cdict.items():
-                    metrics.setdefault(m, {})[k] = [float("nan") if x is None else x for x in vals]
-            any_ = _unjson(anytime)
-            if any_:
-                any_ = {"rows_seen": list(any_["rows_seen"]),
-                        "R": {m: np.array([[np.nan if x is None else x for x in row] for row in rows_],
-                                          dtype=np.float64) for m, rows_ in any_["R"].items()}}
-            out[rid] = RunResult(
-                dataset=ds, scenario=sc, strategy=st, detector=det, seed=int(seed), concepts=concepts,
-                test_concepts=tests, R=R, metrics=metrics, timings=_unjson(timings, {}),
-                versions=_unjson(vers, {}), config=_unjson(config, {}), memory_rows=tuple(_unjson(memory, [])),
-                anytime=any_ or None, status=status, error=error, run_id=rid,
-            )
+                    matrix[i][j] = v
+                rec["R"][m] = matrix
+            rec["metrics"] = mets.get(rid, {})
+            for m, named in _unjson(rec.pop("curves"), {}).items():
+                rec["metrics"].setdefault(m, {}).update(named)
+            out[rid] = RunResult.from_dict({k: v for k, v in rec.items() if v is not None})
         if run_ids is None:
             return list(out.values())
         return [out[r] for r in run_ids if r in out]

@@ -25,9 +25,9 @@ Too few blocks give a message, not an exception:
 
 from .aggregate import (
                         CONFIG_KEYS,
-                        LOWER_IS_BETTER,
                         HeatmapData,
                         best_marks,
+                        describe,
                         forgetting_per_concept,
                         forgetting_table,
                         group_runs,
@@ -48,10 +48,10 @@ __all__ = [
     "make_report",
     "Report",
     "CONFIG_KEYS",
-    "LOWER_IS_BETTER",
     "HeatmapData",
     "group_runs",
     "mean_std",
+    "describe",
     "heatmap_data",
     "heatmaps",
     "learning_curves",

@@ -3,7 +3,12 @@
 Nothing here plots or writes files. A *configuration* is dataset x scenario x strategy x detector;
 its runs differ only by seed. Means over seeds leave NaN out (a cell undefined in one seed does not
 hide the others); a value undefined in every seed stays NaN. ``std`` is the sample standard
-deviation (``ddof=1``) and is NaN with fewer than two values.
+deviation (``ddof=1``), ``n`` the number of values (not runs) that entered the mean, and
+``ci_low``/``ci_high`` a 95 % t-based confidence interval of the mean,
+``mean ± t(0.975, n-1) · std / sqrt(n)`` (Student's t, as the spread over a handful of seeds
+calls for: a bootstrap over 2 to 5 seeds has too few distinct resamples to give an interval).
+With fewer than two values std and the interval are NaN. Which scalar metrics exist, and whether
+higher or lower is better, is read from :data:`clad.metrics.REGISTRY`.
 """
 
 from __future__ import annotations
@@ -14,17 +19,21 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..core.results import RunResult
 from ..errors import DataError
-from ..metrics import SCALAR_METRICS, accuracy_all, accuracy_seen, learned_at
+from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
+                       scalar_names)
 
 __all__ = [
     "CONFIG_KEYS",
-    "LOWER_IS_BETTER",
+    "CONFIDENCE",
     "HeatmapData",
     "group_runs",
     "mean_std",
+    "describe",
+    "scalar_value",
     "heatmap_data",
     "heatmaps",
     "learning_curves",
@@ -36,8 +45,8 @@ __all__ = [
 
 #: the fields that identify a configuration (its runs differ only by seed)
 CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
-#: scalar metrics for which lower is better (all others: higher is better)
-LOWER_IS_BETTER = frozenset({"forgetting"})
+#: the confidence level of every interval
+CONFIDENCE = 0.95
 
 
 def group_runs(results: Iterable[RunResult]) -> dict[tuple[str, str, str, str], list[RunResult]]:
@@ -71,6 +80,20 @@ def mean_std(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         std = np.nanstd(a, axis=0, ddof=1)
     std = np.where(n >= 2, std, np.nan)
     return np.asarray(mean), np.asarray(std), np.asarray(n)
+
+
+def describe(values) -> dict[str, np.ndarray]:
+    """:func:`mean_std` plus the 95 % t-based confidence interval of the mean, over axis 0.
+
+    >>> d = describe([[0.7], [0.9], [np.nan]])
+    >>> d["mean"].tolist(), d["n"].tolist(), [round(float(d[k][0]), 4) for k in ("ci_low", "ci_high")]
+    ([0.8], [2], [-0.4706, 2.0706])
+    """
+    mean, std, n = mean_std(values)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = stats.t.ppf(0.5 + CONFIDENCE / 2, np.maximum(n - 1, 1)) * std / np.sqrt(np.maximum(n, 1))
+    half = np.where(n >= 2, half, np.nan)
+    return {"mean": mean, "std": std, "n": n, "ci_low": mean - half, "ci_high": mean + half}
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,102 +186,104 @@ def heatmaps(results: Iterable[RunResult]) -> tuple[list[HeatmapData], list[str]
     return [hm for _, hm in pairs], problems
 
 
+_STATS = ("mean", "std", "n", "ci_low", "ci_high")
+
+
+def _stats_at(d: dict, k) -> dict:
+    """The statistics of :func:`describe` at index ``k`` as plain numbers."""
+    return {key: (int(d[key][k]) if key == "n" else float(d[key][k])) for key in _STATS}
+
+
 def learning_curves(results: Iterable[RunResult]) -> pd.DataFrame:
-    """Per configuration, base metric and step: mean/std/n over seeds of
-    :func:`clad.metrics.accuracy_seen` (``kind="seen"``) and :func:`clad.metrics.accuracy_all`
-    (``kind="all"``). Long format, one row per (configuration, base metric, kind, step).
+    """Per configuration, base metric and step: :func:`describe` over seeds (mean, std, n,
+    ci_low, ci_high) of :func:`clad.metrics.accuracy_seen` (``kind="seen"``) and
+    :func:`clad.metrics.accuracy_all` (``kind="all"``). Long format, one row per (configuration,
+    base metric, kind, step).
     """
     rows = []
     for runs, hm in _averaged(results)[0]:
         for kind, fn in (("seen", accuracy_seen), ("all", accuracy_all)):
             curves = np.stack([fn(r.R[hm.base_metric], hm.learned_at) for r in runs])
-            mean, std, n = mean_std(curves)
+            d = describe(curves)
             for step in range(curves.shape[1]):
                 rows.append({"dataset": hm.dataset, "scenario": hm.scenario, "strategy": hm.strategy,
                              "detector": hm.detector, "base_metric": hm.base_metric, "kind": kind, "step": step,
-                             "concept": hm.rows[step], "mean": mean[step], "std": std[step], "n": int(n[step])})
+                             "concept": hm.rows[step], **_stats_at(d, step)})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "kind",
-                                       "step", "concept", "mean", "std", "n"])
-
-
-def forgetting_per_concept(R, learned_at=None) -> np.ndarray:
-    """Per test concept: peak before the last step minus the final value,
-    ``max_{t(j) <= l < N-1} R[l, j] - R[N-1, j]`` (NaN for concepts learned at the last step or
-    never, and where no value is defined). Its NaN-free mean is :func:`clad.metrics.forgetting`.
-
-    >>> forgetting_per_concept([[0.9, 0.5, 0.4], [0.7, 0.8, 0.6], [0.6, 0.75, 0.95]]).round(3).tolist()
-    [0.3, 0.05, nan]
-    """
-    R = np.asarray(R, dtype=np.float64)
-    last = R.shape[0] - 1
-    t = np.asarray(learned_at if learned_at is not None else
-                   np.where(np.arange(R.shape[1]) < R.shape[0], np.arange(R.shape[1]), -1))
-    out = np.full(R.shape[1], np.nan)
-    for j in range(R.shape[1]):
-        if t[j] < 0 or t[j] >= last or np.isnan(R[last, j]):
-            continue
-        earlier = R[t[j]:last, j]
-        if not np.isnan(earlier).all():
-            out[j] = np.nanmax(earlier) - R[last, j]
-    return out
+                                       "step", "concept", *_STATS])
 
 
 def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
-    """Per configuration, base metric and test concept: mean/std/n over seeds of
-    :func:`forgetting_per_concept` (concepts without a defined value in any seed are left out)."""
+    """Per configuration, base metric and test concept: :func:`describe` over seeds of
+    :func:`clad.metrics.forgetting_per_concept` (concepts without a defined value in any seed are
+    left out)."""
     rows = []
     for runs, hm in _averaged(results)[0]:
-        per_seed = np.stack([forgetting_per_concept(r.R[hm.base_metric], hm.learned_at) for r in runs])
-        mean, std, n = mean_std(per_seed)
+        d = describe(np.stack([forgetting_per_concept(r.R[hm.base_metric], hm.learned_at) for r in runs]))
         for j, concept in enumerate(hm.cols):
-            if n[j]:
+            if d["n"][j]:
                 rows.append({"dataset": hm.dataset, "scenario": hm.scenario, "strategy": hm.strategy,
                              "detector": hm.detector, "base_metric": hm.base_metric, "concept": concept,
-                             "mean": mean[j], "std": std[j], "n": int(n[j])})
+                             **_stats_at(d, j)})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "concept",
-                                       "mean", "std", "n"])
+                                       *_STATS])
 
 
-def _scalar(r: RunResult, base_metric: str, name: str) -> float:
+def scalar_value(r: RunResult, base_metric: str, name: str) -> float:
+    """A run's value of scalar metric ``name``: as recorded, else computed from its R when the
+    metric needs nothing but R (a metric declared after the run still gets a value); NaN if neither.
+
+    >>> from clad.core.results import RunResult
+    >>> r = RunResult("d", "s", "naive", "if", 0, ("A", "B"), ("A", "B"),
+    ...               R={"roc_auc": np.array([[0.9, 0.5], [0.7, 0.8]])})
+    >>> scalar_value(r, "roc_auc", "final_average"), scalar_value(r, "roc_auc", "intransigence")
+    (0.75, nan)
+    """
     v = r.metrics.get(base_metric, {}).get(name)
-    if v is None and base_metric in r.R and name in SCALAR_METRICS:
-        return float(SCALAR_METRICS[name](r.R[base_metric], learned_at(r.concepts, r.test_concepts)))
+    if v is None and base_metric in r.R and name in REGISTRY and not get_metric(name).needs:
+        return float(get_metric(name).function(r.R[base_metric], learned_at=learned_at(r.concepts, r.test_concepts)))
     return float("nan") if v is None else float(v)
 
 
 LEADERBOARD_KEYS = ("dataset", "base_metric", "scenario", "detector", "strategy")
 
 
-def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] = tuple(SCALAR_METRICS)) -> pd.DataFrame:
-    """One row per dataset x base metric x scenario x detector x strategy; for every scalar metric
-    ``m`` the columns ``m_mean``, ``m_std`` and ``m_n`` (seeds with a value), plus ``seeds``.
+def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per dataset x base metric x scenario x detector x strategy; ``runs`` (finished runs,
+    one per seed) and, for every scalar metric ``m`` (default: every declared one), the columns of
+    :func:`describe` over seeds: ``m_mean``, ``m_std``, ``m_n`` (values, NaN left out),
+    ``m_ci_low``, ``m_ci_high``.
 
     >>> from clad.core.results import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", seed, metrics={"roc_auc": {"continual_average": v}})
-    ...       for seed, v in [(0, 0.7), (1, 0.9)]]
-    >>> lb = leaderboard(rs, ["continual_average"])
-    >>> row = lb.iloc[0]
-    >>> float(row["continual_average_mean"]), round(float(row["continual_average_std"]), 4), int(row["seeds"])
-    (0.8, 0.1414, 2)
+    ...       for seed, v in [(0, 0.7), (1, 0.9), (2, None)]]
+    >>> row = leaderboard(rs, ["continual_average"]).iloc[0]
+    >>> float(row["continual_average_mean"]), round(float(row["continual_average_std"]), 4), int(row["runs"])
+    (0.8, 0.1414, 3)
+    >>> int(row["continual_average_n"]), round(float(row["continual_average_ci_high"]), 4)
+    (2, 2.0706)
     """
+    metrics = scalar_names() if metrics is None else list(metrics)
+    for name in metrics:
+        get_metric(name)  # an unknown name is a clear error
     rows = []
     for (dataset, scenario, strategy, detector), runs in group_runs(results).items():
         base = list(dict.fromkeys(m for r in runs for m in (r.metrics or r.R)))
         for bm in base:
             row = {"dataset": dataset, "base_metric": bm, "scenario": scenario, "detector": detector,
-                   "strategy": strategy, "seeds": len(runs)}
+                   "strategy": strategy, "runs": len(runs)}
             for name in metrics:
-                mean, std, n = mean_std(np.array([[_scalar(r, bm, name)] for r in runs]))
-                row[f"{name}_mean"], row[f"{name}_std"], row[f"{name}_n"] = float(mean[0]), float(std[0]), int(n[0])
+                d = describe(np.array([[scalar_value(r, bm, name)] for r in runs]))
+                row.update({f"{name}_{k}": v for k, v in _stats_at(d, 0).items()})
             rows.append(row)
-    cols = list(LEADERBOARD_KEYS) + ["seeds"] + [f"{m}_{s}" for m in metrics for s in ("mean", "std", "n")]
+    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in metrics for s in _STATS]
     return pd.DataFrame(rows, columns=cols)
 
 
 def best_marks(table: pd.DataFrame, metrics: Sequence[str],
                within: Sequence[str] = ("dataset", "base_metric", "scenario")) -> pd.DataFrame:
     """True where a row holds the best mean of a metric column among the rows that share ``within``
-    (higher is better except for :data:`LOWER_IS_BETTER`; ties are all marked; NaN never is).
+    (higher or lower is better as each metric's declaration says; ties are all marked; NaN never is).
 
     >>> t = pd.DataFrame({"dataset": ["d"] * 3, "forgetting_mean": [0.2, 0.1, np.nan],
     ...                   "continual_average_mean": [0.9, 0.8, 0.9]})
@@ -269,11 +294,11 @@ def best_marks(table: pd.DataFrame, metrics: Sequence[str],
     if table.empty:
         return marks
     for name in metrics:
+        pick = "max" if get_metric(name).higher_is_better else "min"
         col = table[f"{name}_mean"]
         if within:
-            grouped = col.groupby([table[w] for w in within], sort=False)
-            best = grouped.transform("min" if name in LOWER_IS_BETTER else "max")
+            best = col.groupby([table[w] for w in within], sort=False).transform(pick)
         else:
-            best = pd.Series(col.min() if name in LOWER_IS_BETTER else col.max(), index=col.index)
+            best = pd.Series(getattr(col, pick)(), index=col.index)
         marks[name] = (col == best) & col.notna()
     return marks

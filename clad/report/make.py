@@ -23,10 +23,12 @@ from .aggregate import (
     leaderboard,
     learning_curves,
 )
+from ..metrics import get_metric
 from .figures import FigureStore, cd_html, curves_section, forgetting_section, heatmap_section
-from .stats import Comparison, StatisticsWarning, _plural, compare
+from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
 from .tables import (
     frame_html,
+    stats_text,
     leaderboard_html,
     leaderboard_latex,
     leaderboard_markdown,
@@ -66,12 +68,21 @@ def _comparison_html(c: Comparison, figs: FigureStore) -> str:
     if c.message:
         out.append(H.message(c.message))
     for note in c.notes:
-        out.append(f"<p class='legend'>{H.html.escape(note)}</p>")
+        out.append(H.message(note))
+    if c.paired is not None and not c.paired.empty:
+        shown = pd.DataFrame({
+            "pair": [f"{a} vs {b}" for a, b in zip(c.paired["a"], c.paired["b"])],
+            "difference a − b": stats_text(c.paired, "difference"),
+            "a better in": [f"{k} of {n} seeds" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
+        out.append("<p class='legend'>Paired over seeds (one block): per pair, the mean over seeds of the "
+                   "difference in " + H.html.escape(c.metric) + f" ({'higher' if c.higher_is_better else 'lower'} is "
+                   "better), its std, 95 % t-based interval and the number of seeds with both values:</p>")
+        out.append(frame_html(shown))
     if c.scores.size:
         table = c.scores.copy()
         table.loc["average rank"] = c.ranks.mean(axis=0)
-        out.append("<p class='legend'>Scores per block (mean over seeds and other fields) and average rank "
-                   "(1 = best):</p>")
+        out.append("<p class='legend'>Scores per block (mean over seeds, distinct scenario settings and other "
+                   "fields) and average rank (1 = best):</p>")
         out.append(frame_html(table, index=True))
     for name, m in (("Wilcoxon signed-rank, Holm-adjusted p-values", c.wilcoxon_holm),
                     ("Nemenyi p-values", c.nemenyi)):
@@ -123,7 +134,7 @@ def _provenance(results: Sequence[RunResult]) -> str:
 
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
                 by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = ("continual_average",),
-                blocks: Sequence[str] = ("dataset", "scenario"), alpha: float = 0.05, dpi: int = 90,
+                blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
                 title: str | None = None, spec_text: str | None = None) -> Report:
     """Write the report of ``results`` into ``out_dir`` and return what was written.
 
@@ -131,7 +142,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     configuration and base metric, learning curves, per-concept forgetting, critical-difference
     diagrams), ``out_dir/leaderboard.{csv,md,tex}`` and ``out_dir/statistics.csv``. For every field in
     ``by`` (detectors, strategies), base metric and metric in ``stat_metrics``, methods are compared
-    over ``blocks`` with :func:`clad.report.stats.compare`; a comparison that cannot be made (too few
+    over ``blocks`` with :func:`clad.report.stats.compare` (``stat_metrics``: any declared scalar
+    metric; ``blocks``: by default datasets, the independent units; runs that are the same
+    computation are merged and the page says so); a comparison that cannot be made (too few
     blocks or methods) is explained on the page and in ``Report.messages`` and issues a
     :class:`~clad.report.stats.StatisticsWarning`. Failed runs are listed, not used. PNGs left in
     ``out_dir/figures`` by an earlier report are removed first (they would be stale). The page shows
@@ -139,6 +152,8 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     and ends with an index of its figures and their files.
     """
     results = list(results)
+    for m in stat_metrics:
+        get_metric(m)  # an unknown metric is a clear error before anything is written
     for b in by:
         if b not in CONFIG_KEYS:
             raise CladValueError(f"by={b!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}")
@@ -179,13 +194,19 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
                                   "blocks": c.n_blocks, "methods": c.n_methods, "friedman_statistic": c.statistic,
                                   "friedman_p": c.pvalue,
                                   "average_ranks": json.dumps({str(k): float(v) for k, v in c.average_ranks.items()}),
-                                  "message": c.message or ""})
+                                  "message": c.message or "", "notes": " | ".join(c.notes)})
                 stat_html.append(_comparison_html(c, figs))
     _atomic_write(out / "statistics.csv", pd.DataFrame(stat_rows).to_csv(index=False))
     report.tables["statistics"] = out / "statistics.csv"
-    intro = (f"<p class='legend'>Blocks: {H.html.escape(' × '.join(blocks))}; each score is the mean over seeds "
-             f"and over the other configuration fields. Friedman test, then Wilcoxon signed-rank with Holm's "
-             f"correction and Nemenyi post-hoc tests (α = {alpha}).</p>")
+    default = (" (the default: datasets are the independent units, and blocks that share a dataset would not be "
+               "independent)" if tuple(blocks) == DEFAULT_BLOCKS else "")
+    intro = (f"<p class='legend'>Blocks: {H.html.escape(' × '.join(blocks))}{default}. Each score is the mean over "
+             f"seeds, over the distinct scenario settings and over the other configuration fields; runs that are the "
+             f"same computation (identical R for every method and seed, e.g. a strategy that never reads the concept "
+             f"id in concept_aware and concept_incremental) are counted once, and the page says where. With at least "
+             f"3 blocks: Friedman test, then Wilcoxon signed-rank with Holm's correction and Nemenyi post-hoc tests "
+             f"(α = {alpha}); they assume independent blocks. With fewer no test is run; with one block the methods "
+             f"are compared paired over seeds, evidence about that block only.</p>")
     sections.append(("statistics", "Statistical comparison", intro + "\n".join(stat_html)))
 
     sections.append(("curves", "Learning curves", curves_section(learning_curves(ok), figs)))

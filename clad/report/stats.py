@@ -1,5 +1,6 @@
-"""Statistical comparison of methods (detectors or strategies) over blocks (by default every
-dataset x scenario), following Demšar (2006) and Benavoli et al. (2016):
+"""Statistical comparison of methods (detectors or strategies) over independent blocks (by
+default every dataset, see :mod:`clad.report.blocks`), following Demšar (2006) and Benavoli et al.
+(2016):
 
 * the Friedman test (:func:`scipy.stats.friedmanchisquare`) on the blocks x methods table;
 * average ranks (:func:`scipy.stats.rankdata` per block; rank 1 = best);
@@ -8,8 +9,13 @@ dataset x scenario), following Demšar (2006) and Benavoli et al. (2016):
   (``scikit_posthocs.posthoc_nemenyi_friedman``);
 * a critical-difference diagram is drawn from the result by :func:`clad.report.plots.plot_cd`.
 
-With too few blocks (< 3) or methods (< 2) no test is run: :class:`Comparison` then carries a
-``message`` saying why, and a :class:`StatisticsWarning` is issued; nothing raises.
+Assumptions, stated with every result: the blocks are independent (runs that are the same
+computation are merged first, and blocks that share a dataset are named), and a method's score in
+a block is the mean over seeds and the remaining configuration fields. With too few blocks (< 3)
+or methods (< 2) no test is run: :class:`Comparison` then carries a ``message`` saying why, and a
+:class:`StatisticsWarning` is issued; nothing raises. With exactly one block, methods are compared
+paired over seeds (:attr:`Comparison.paired`: the mean difference per pair with a 95 % t-based
+interval): evidence about that one block only, a weaker claim than a test over blocks.
 """
 
 from __future__ import annotations
@@ -25,9 +31,12 @@ from scipy import stats
 
 from ..core.results import RunResult
 from ..errors import CladValueError
-from .aggregate import CONFIG_KEYS, LOWER_IS_BETTER, _scalar
+from ..metrics import get_metric
+from .aggregate import describe
+from .blocks import DEFAULT_BLOCKS, evidence_blocks
 
-__all__ = ["StatisticsWarning", "Comparison", "score_matrix", "compare_methods", "compare", "MIN_BLOCKS"]
+__all__ = ["StatisticsWarning", "Comparison", "score_matrix", "compare_methods", "compare", "paired_over_seeds",
+           "MIN_BLOCKS", "DEFAULT_BLOCKS"]
 
 #: fewest blocks for which the tests are run at all
 MIN_BLOCKS = 3
@@ -44,7 +53,9 @@ class Comparison:
     ``scores``: blocks x methods (the blocks used); ``ranks``: per-block ranks (1 = best);
     ``average_ranks``: sorted best first; ``statistic``/``pvalue``: Friedman (None if not run);
     ``wilcoxon_holm``/``nemenyi``: methods x methods p-values (None if not run); ``message``: why a
-    test was not run or what limits it (None when everything ran).
+    test was not run or what limits it (None when everything ran); ``notes``: caveats (merged
+    computations, shared datasets, dropped blocks); ``paired``: with one block, the comparison
+    paired over seeds (one row per pair of methods).
     """
 
     by: str
@@ -62,6 +73,7 @@ class Comparison:
     dropped_blocks: tuple[str, ...] = ()
     message: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    paired: pd.DataFrame | None = None
 
     @property
     def n_blocks(self) -> int:
@@ -91,35 +103,20 @@ def _plural(word: str) -> str:
 
 
 def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
-                 base_metric: str = "roc_auc", blocks: Sequence[str] = ("dataset", "scenario")) -> pd.DataFrame:
+                 base_metric: str = "roc_auc", blocks: Sequence[str] = DEFAULT_BLOCKS) -> pd.DataFrame:
     """Blocks x methods table of ``metric``: each cell the mean over seeds and over every
     configuration field that is neither ``by`` nor a block field (e.g. over strategies when
-    comparing detectors). A method missing from a block leaves NaN.
+    comparing detectors), runs that are the same computation counted once
+    (:func:`clad.report.blocks.evidence_blocks`). A method missing from a block leaves NaN.
 
     >>> from clad.core.results import RunResult
-    >>> rs = [RunResult("d", sc, st, det, 0, metrics={"roc_auc": {"continual_average": v}})
-    ...       for sc, st, det, v in [("s1", "naive", "a", 0.6), ("s1", "cumulative", "a", 0.8),
-    ...                              ("s1", "naive", "b", 0.5), ("s2", "naive", "a", 0.9)]]
+    >>> rs = [RunResult(ds, sc, st, det, 0, metrics={"roc_auc": {"continual_average": v}})
+    ...       for ds, sc, st, det, v in [("d", "s1", "naive", "a", 0.6), ("d", "s1", "cumulative", "a", 0.8),
+    ...                                  ("d", "s1", "naive", "b", 0.5), ("e", "s2", "naive", "a", 0.9)]]
     >>> score_matrix(rs).round(2).to_dict()
-    {'a': {'d / s1': 0.7, 'd / s2': 0.9}, 'b': {'d / s1': 0.5, 'd / s2': nan}}
+    {'a': {'d': 0.7, 'e': 0.9}, 'b': {'d': 0.5, 'e': nan}}
     """
-    if by not in CONFIG_KEYS:
-        raise CladValueError(f"by={by!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}")
-    blocks = list(blocks)
-    bad = [b for b in blocks if b not in CONFIG_KEYS or b == by]
-    if bad or not blocks:
-        raise CladValueError(f"blocks={blocks!r}: each must be a configuration field other than by={by!r} "
-                             f"({', '.join(k for k in CONFIG_KEYS if k != by)})")
-    rows = [{**{k: getattr(r, k) for k in CONFIG_KEYS}, "value": _scalar(r, base_metric, metric)}
-            for r in results if r.ok]
-    if not rows:
-        return pd.DataFrame()
-    df = pd.DataFrame(rows)
-    df["block"] = df[blocks].astype(str).agg(" / ".join, axis=1)
-    table = df.pivot_table(index="block", columns=by, values="value", aggfunc="mean", sort=False, dropna=False)
-    table.columns.name = None
-    table.index.name = None
-    return table
+    return evidence_blocks(results, by, metric, base_metric, blocks).scores
 
 
 def _ranks(scores: pd.DataFrame, higher_is_better: bool) -> pd.DataFrame:
@@ -162,12 +159,14 @@ def _nemenyi(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float = 0.05, *,
-                    by: str = "method", metric: str = "score", base_metric: str = "") -> Comparison:
+                    by: str = "method", metric: str = "score", base_metric: str = "",
+                    notes: Sequence[str] = ()) -> Comparison:
     """Friedman test, average ranks and post-hoc tests on a blocks x methods table.
 
     Blocks with a missing value are left out (listed in ``dropped_blocks``). With fewer than
     :data:`MIN_BLOCKS` blocks or fewer than 2 methods no test runs; with exactly 2 methods the
-    Friedman test (which needs 3) is replaced by the Wilcoxon signed-rank test alone.
+    Friedman test (which needs 3) is replaced by the Wilcoxon signed-rank test alone. ``notes``
+    (caveats about the blocks) are kept with the result.
 
     >>> scores = pd.DataFrame({"A": [0.9, 0.8, 0.85, 0.95], "B": [0.7, 0.6, 0.65, 0.8],
     ...                        "C": [0.5, 0.55, 0.6, 0.7]})
@@ -186,7 +185,7 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
     average = ranks.mean(axis=0).astype(float).sort_values(kind="stable")
     common = dict(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher_is_better, alpha=alpha,
                   scores=scores, ranks=ranks, average_ranks=average, dropped_blocks=dropped)
-    notes = []
+    notes = list(notes)
     if dropped:
         notes.append(f"{len(dropped)} block(s) left out for a missing value: {', '.join(dropped)}")
     n, k = scores.shape
@@ -219,10 +218,56 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
                       nemenyi=nemenyi, message=message, notes=tuple(notes))
 
 
+def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
+    """Methods compared pair by pair over the seeds of one block: per pair ``(a, b)`` (``a`` the
+    better on average) the difference ``a - b`` over the seeds where both have a value, described
+    as in :func:`clad.report.aggregate.describe` (``difference_mean``, ``_std``, ``_n``,
+    ``_ci_low``, ``_ci_high``: a 95 % t-based interval), and ``a_better``, in how many seeds ``a``
+    was better.
+
+    >>> t = pd.DataFrame({"A": [0.9, 0.8, 0.85], "B": [0.7, 0.75, 0.8]})
+    >>> p = paired_over_seeds(t)
+    >>> p[["a", "b", "difference_n", "a_better"]].values.tolist(), round(float(p["difference_mean"][0]), 4)
+    ([['A', 'B', 3, 3]], 0.1)
+    """
+    means = per_seed.mean(axis=0).sort_values(ascending=not higher_is_better, kind="stable")
+    rows = []
+    for a, b in itertools.combinations(list(means.index), 2):
+        d = (per_seed[a] - per_seed[b]).dropna().to_numpy()
+        st = describe(d[:, None]) if d.size else describe(np.full((1, 1), np.nan))
+        better = int((d > 0).sum() if higher_is_better else (d < 0).sum())
+        rows.append({"a": a, "b": b, **{f"difference_{k}": (int(v[0]) if k == "n" else float(v[0]))
+                                        for k, v in st.items()}, "a_better": better})
+    return pd.DataFrame(rows, columns=["a", "b", *(f"difference_{k}" for k in ("mean", "std", "n", "ci_low",
+                                                                              "ci_high")), "a_better"])
+
+
 def compare(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
-            base_metric: str = "roc_auc", blocks: Sequence[str] = ("dataset", "scenario"),
+            base_metric: str = "roc_auc", blocks: Sequence[str] = DEFAULT_BLOCKS,
             alpha: float = 0.05) -> Comparison:
-    """:func:`score_matrix` then :func:`compare_methods` (lower is better for ``forgetting``)."""
-    scores = score_matrix(results, by=by, metric=metric, base_metric=base_metric, blocks=blocks)
-    return compare_methods(scores, higher_is_better=metric not in LOWER_IS_BETTER, alpha=alpha, by=by,
-                           metric=metric, base_metric=base_metric)
+    """Compare methods on any declared scalar metric (higher or lower is better as its declaration
+    in :data:`clad.metrics.REGISTRY` says) over independent blocks.
+
+    The blocks come from :func:`clad.report.blocks.evidence_blocks` (same computations merged,
+    shared datasets noted); then :func:`compare_methods`. With a single block the methods are
+    compared paired over its seeds instead (:func:`paired_over_seeds`), and the message says that
+    this is evidence about one block only.
+    """
+    higher = get_metric(metric).higher_is_better
+    ev = evidence_blocks(results, by=by, metric=metric, base_metric=base_metric, blocks=blocks)
+    notes = [*ev.merged, *ev.shared]
+    if ev.scores.shape[0] != 1 or ev.scores.shape[1] < 2:
+        return compare_methods(ev.scores, higher_is_better=higher, alpha=alpha, by=by, metric=metric,
+                               base_metric=base_metric, notes=notes)
+    block = str(ev.scores.index[0])
+    seeds = ev.per_seed.dropna(how="all")
+    paired = paired_over_seeds(seeds, higher)
+    ranks = _ranks(ev.scores, higher)
+    message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, so "
+               f"the {_plural(by)} are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
+               f"t-interval). This shows whether a difference is consistent over seeds on this block, not that it "
+               f"holds on other data: a weaker claim than a test over independent datasets")
+    warnings.warn(f"{_plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
+    return Comparison(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher, alpha=alpha,
+                      scores=ev.scores, ranks=ranks, average_ranks=ranks.mean(axis=0).sort_values(kind="stable"),
+                      message=message, notes=tuple(notes), paired=paired)

@@ -1,9 +1,10 @@
-"""Leaderboard tables as text: CSV (numbers), Markdown, LaTeX and HTML (``mean ± std``, best
-per column in bold).
+"""Leaderboard tables as text: CSV (numbers), Markdown, LaTeX and HTML (``mean ± std [95 % CI]
+n=values``, best per column in bold).
 
 Input is :func:`clad.report.aggregate.leaderboard`; one table is made per dataset and base metric
 (rows: scenario x detector x strategy), and the best mean of each column is marked within each
-scenario (see :func:`clad.report.aggregate.best_marks`). A metric undefined for every row (e.g.
+scenario (see :func:`clad.report.aggregate.best_marks`). Column headers are the metrics' declared
+labels (:data:`clad.metrics.REGISTRY`). A metric undefined for every row (e.g.
 ``unlearned_average`` when every test concept is learned) is left out of the text tables.
 """
 
@@ -15,39 +16,59 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from ..metrics import SCALAR_METRICS
-from .aggregate import LOWER_IS_BETTER, best_marks
+from ..metrics import get_metric, scalar_names
+from .aggregate import best_marks
 
-__all__ = ["SHORT_NAMES", "cell_text", "leaderboard_sections", "leaderboard_markdown", "leaderboard_latex",
-           "leaderboard_html", "frame_html"]
+__all__ = ["label", "cell_text", "stats_text", "leaderboard_sections", "leaderboard_markdown", "leaderboard_latex",
+           "leaderboard_html", "frame_html", "LEGEND"]
 
-#: column headers of the scalar metrics
-SHORT_NAMES = {
-    "continual_average": "CA",
-    "backward_transfer": "BWT",
-    "forward_transfer": "FWT",
-    "final_average": "Final",
-    "learning_average": "Learning",
-    "forgetting": "Forgetting",
-    "gem_backward_transfer": "GEM-BWT",
-    "unlearned_average": "Unlearned",
-}
 _ROW_KEYS = ["scenario", "detector", "strategy"]
+#: what a cell of a leaderboard or summary shows
+LEGEND = "mean ± std over seeds [95 % t-based confidence interval of the mean] n = values used (NaN left out)"
 
 
-def cell_text(mean: float, std: float, digits: int = 3) -> str:
-    """``mean ± std`` (no ``±`` part when std is undefined; ``n/a`` when the mean is).
+def label(name: str) -> str:
+    """The declared short label of a scalar metric (e.g. ``CA``)."""
+    return get_metric(name).label
 
-    >>> cell_text(0.81234, 0.0123), cell_text(0.5, float("nan")), cell_text(float("nan"), 0.1)
-    ('0.812 ± 0.012', '0.500', 'n/a')
+
+def _bad(x) -> bool:
+    return x is None or (isinstance(x, (float, np.floating)) and np.isnan(x))
+
+
+def cell_text(mean: float, std: float, n: int | None = None, ci_low: float | None = None,
+              ci_high: float | None = None, digits: int = 3) -> str:
+    """``mean ± std [ci_low, ci_high] n=k``; parts that are undefined are left out (``n/a`` when
+    the mean is).
+
+    >>> cell_text(0.81234, 0.0123, 3, 0.78, 0.84)
+    '0.812 ± 0.012 [0.780, 0.840] n=3'
+    >>> cell_text(0.5, float("nan"), 1), cell_text(float("nan"), 0.1, 0), cell_text(0.5, 0.1)
+    ('0.500 n=1', 'n/a', '0.500 ± 0.100')
     """
-    if mean is None or np.isnan(mean):
+    if _bad(mean):
         return "n/a"
-    return f"{mean:.{digits}f}" if std is None or np.isnan(std) else f"{mean:.{digits}f} ± {std:.{digits}f}"
+    out = f"{mean:.{digits}f}"
+    if not _bad(std):
+        out += f" ± {std:.{digits}f}"
+    if not (_bad(ci_low) or _bad(ci_high)):
+        out += f" [{ci_low:.{digits}f}, {ci_high:.{digits}f}]"
+    if n is not None and not _bad(n):
+        out += f" n={int(n)}"
+    return out
+
+
+def stats_text(table: pd.DataFrame, prefix: str) -> list[str]:
+    """:func:`cell_text` of every row of ``table`` from its columns ``<prefix>_mean``, ``_std``,
+    ``_n``, ``_ci_low``, ``_ci_high`` (the last three when present)."""
+    cols = [f"{prefix}_{k}" for k in ("mean", "std", "n", "ci_low", "ci_high")]
+    parts = [table[c] if c in table.columns else [None] * len(table) for c in cols]
+    return [cell_text(*vals) for vals in zip(*parts)]
 
 
 def _metrics_of(table: pd.DataFrame) -> list[str]:
-    return [m for m in SCALAR_METRICS if f"{m}_mean" in table.columns]
+    """The scalar metrics with a column in ``table`` and a value in some row."""
+    return [m for m in scalar_names() if f"{m}_mean" in table.columns and table[f"{m}_mean"].notna().any()]
 
 
 def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = None
@@ -63,14 +84,14 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
         text = part[_ROW_KEYS].astype(str).copy()
         mk = pd.DataFrame(False, index=part.index, columns=_ROW_KEYS)
         for m in used:
-            text[SHORT_NAMES.get(m, m)] = [cell_text(a, b) for a, b in zip(part[f"{m}_mean"], part[f"{m}_std"])]
-            mk[SHORT_NAMES.get(m, m)] = marks.loc[part.index, m].to_numpy()
+            text[label(m)] = stats_text(part, m)
+            mk[label(m)] = marks.loc[part.index, m].to_numpy()
         yield f"{dataset} — {base}", text.reset_index(drop=True), mk.reset_index(drop=True)
 
 
 def _legend(metrics: Sequence[str]) -> str:
-    lower = [SHORT_NAMES.get(m, m) for m in metrics if m in LOWER_IS_BETTER]
-    return ("mean ± std over seeds; best per column within each scenario in bold; higher is better"
+    lower = [label(m) for m in metrics if not get_metric(m).higher_is_better]
+    return (f"{LEGEND}; best mean per column within each scenario in bold; higher is better"
             + (f" except {', '.join(lower)} (lower is better)" if lower else ""))
 
 

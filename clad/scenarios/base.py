@@ -11,7 +11,9 @@ __all__ = ["Scenario"]
 
 class Scenario(BaseEstimator):
     """Base class. Subclasses set ``name``, ``gives_concept_id``, ``gives_boundaries`` and write
-    ``run(dataset, strategy, evaluator)`` as one plain loop.
+    ``run(dataset, strategy, evaluator)`` as one plain loop: ``strategy.learn`` inside
+    ``evaluator.learning()``, then ``evaluator.end_of_concept`` when a training concept ends (and
+    ``evaluator.anytime`` for intermediate rows), and ``return evaluator.result()``.
 
     Every scenario takes ``n_jobs`` (default None: the evaluator's own setting): threads scoring
     the test concepts of a step concurrently; R does not depend on it (see

@@ -70,7 +70,7 @@ def _interleave(tail: np.ndarray, head: np.ndarray, rng: np.random.Generator) ->
         from_head[t] = take_head
         left_b -= take_head
         left_a -= not take_head
-    out = np.empty((w, tail.shape[1]), dtype=np.result_type(tail, head))
+    out = np.empty((w, *tail.shape[1:]), dtype=np.result_type(tail, head))
     out[~from_head] = tail
     out[from_head] = head
     return out
@@ -175,12 +175,8 @@ class ConceptAgnostic(Scenario):
             with evaluator.learning():
                 strategy.learn(batch)
             rows_seen += batch.shape[0]
-            anytime = self.anytime_every is not None and b % self.anytime_every == 0
             for k in ended:
-                evaluator.evaluate(strategy, step=names[k], with_ids=False,
-                                   anytime_rows_seen=rows_seen if anytime else None)
-                anytime = False  # recorded once
-            if anytime:
-                evaluator.evaluate(strategy, step="", with_ids=False, concept_end=False,
-                                   anytime_rows_seen=rows_seen)
+                evaluator.end_of_concept(strategy, names[k], with_ids=False)
+            if self.anytime_every is not None and b % self.anytime_every == 0:
+                evaluator.anytime(strategy, rows_seen)
         return evaluator.result()

@@ -20,5 +20,5 @@ class ConceptAware(Scenario):
         for concept in dataset.train:
             with evaluator.learning():
                 strategy.learn(concept.X, concept_id=concept.name)
-            evaluator.evaluate(strategy, step=concept.name, with_ids=True)
+            evaluator.end_of_concept(strategy, concept.name, with_ids=True)
         return evaluator.result()

@@ -20,5 +20,5 @@ class ConceptIncremental(Scenario):
         for concept in dataset.train:
             with evaluator.learning():
                 strategy.learn(concept.X)
-            evaluator.evaluate(strategy, step=concept.name, with_ids=False)
+            evaluator.end_of_concept(strategy, concept.name, with_ids=False)
         return evaluator.result()

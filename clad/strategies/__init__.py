@@ -6,6 +6,10 @@ Protocol (see :mod:`clad.strategies.base`): ``learn(X, concept_id=None)`` and
 them), and ``memory_rows()`` reports the training rows a strategy keeps. Every strategy is a
 scikit-learn estimator: ``clone`` gives an unfitted copy, and fitted strategies pickle.
 
+A new strategy subclasses :class:`Strategy` and writes ``learn`` (and ``score`` only if it keeps
+several detectors): the base class counts the learn calls, scores with ``detector_``, reports the
+rows of ``buffer_`` and hands every array over read-only.
+
 Registered names for spec files (scenarios: ``aware`` = concept_aware, ``incr`` =
 concept_incremental, ``agn`` = concept_agnostic):
 
@@ -23,6 +27,13 @@ name                    what it trains on                                       
 ``fine_tune``           one detector trained further (``partial_fit``) on new data      all
 ``ewc``                 fine-tuning + EWC penalty (diagonal Fisher; torch detectors)    all
 ``lwf``                 fine-tuning + distillation to the previous model (torch)        all
+``agem``                fine-tuning, gradients projected away from raising the loss on  all
+                        a reservoir memory of past rows (A-GEM; torch)
+``der``                 fine-tuning + matching the recorded outputs of a reservoir      all
+                        memory (dark experience replay, DER++ with beta; torch)
+``incremental``         one detector updated batch after batch (river, ``partial_fit``)  all
+``drift_experts``       a new expert whenever a change detector (river ADWIN,            all
+                        Page-Hinkley) fires on the stream; task-agnostic choice
 ======================  ==============================================================  ==================
 
 Buffer sizes are parameters (``buffer_size``, ``window_size``); ``replay`` and
@@ -35,11 +46,15 @@ from ..registry import Registry
 from .base import Scored, Strategy
 from .baselines import Cumulative, FineTune, Naive
 from .experts import Experts
+from .drift import DriftExperts
+from .incremental import Incremental
 from .regularization import EWC, LwF
+from .rehearsal import AGEM, DER
 from .replay import BalancedReplay, Replay, Window
 
 __all__ = ["STRATEGIES", "Scored", "Strategy", "Naive", "FineTune", "Cumulative", "Replay", "BalancedReplay",
-           "Window", "Experts", "EWC", "LwF", "make_strategy"]
+           "Window", "Experts", "EWC", "LwF", "AGEM", "DER", "Incremental", "DriftExperts",
+           "make_strategy"]
 
 STRATEGIES = Registry("strategy")
 STRATEGIES.add("naive", Naive, "train a fresh detector on the newest data only")
@@ -54,6 +69,10 @@ STRATEGIES.add("experts", Experts, "one fresh detector per concept (MSTE); task-
 STRATEGIES.add("fine_tune", FineTune, "one detector trained further with partial_fit on new data")
 STRATEGIES.add("ewc", EWC, "fine-tuning with an elastic weight consolidation penalty (torch detectors)")
 STRATEGIES.add("lwf", LwF, "fine-tuning with distillation to the previous model (torch detectors)")
+STRATEGIES.add("agem", AGEM, "fine-tuning with A-GEM gradient projection on a reservoir memory (torch detectors)")
+STRATEGIES.add("der", DER, "fine-tuning with dark experience replay of recorded outputs (torch detectors)")
+STRATEGIES.add("incremental", Incremental, "one detector updated batch after batch (river detectors, partial_fit)")
+STRATEGIES.add("drift_experts", DriftExperts, "a new expert on each change a drift detector finds in the stream")
 
 
 def make_strategy(name: str, detector, params: dict | None = None, random_state: int | None = None):

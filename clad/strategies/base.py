@@ -1,4 +1,4 @@
-"""The strategy protocol.
+"""The strategy protocol and the base class that does the work every strategy shares.
 
 A strategy owns one or more detectors and decides what they are trained on:
 
@@ -11,21 +11,46 @@ Strategies are scikit-learn style estimators: ``__init__`` stores parameters onl
 prototype is never fitted: each detector a strategy trains is a fresh ``clone`` of it.
 
 Class attributes tell scenarios what a strategy needs: ``requires_concept_id`` (concept-aware only)
-and ``requires_boundaries`` (not the concept-agnostic stream). A scenario refuses a strategy whose
-needs it cannot meet before anything runs.
+and ``requires_boundaries`` (not the concept-agnostic stream); ``supported_scenarios`` is derived
+from them and from what each registered scenario gives. A scenario refuses a strategy whose needs
+it cannot meet before anything runs.
+
+What :class:`Strategy` does for every subclass, so that a subclass writes only ``learn`` (and
+``score`` when it has more than one detector):
+
+* ``learn`` and ``score`` receive ``X`` as a read-only array (a view, never a copy), and a detector
+  that tries to write into it raises a :class:`~clad.errors.DetectorError` naming the detector
+  and the method: runs never change each other's data;
+* ``n_learn_calls_`` counts the ``learn`` calls;
+* the default ``score`` scores with the single fitted detector ``detector_``;
+* the default ``memory_rows()`` is the number of rows in ``buffer_`` (0 without one).
+
+>>> import numpy as np
+>>> from sklearn.ensemble import IsolationForest
+>>> class Latest(Strategy):
+...     def learn(self, X, concept_id=None):
+...         self.detector_ = self._fit_new(X)
+...         return self
+>>> s = Latest(IsolationForest(n_estimators=10, random_state=0)).learn(np.zeros((20, 2)))
+>>> s.n_learn_calls_, s.memory_rows(), s.supported_scenarios
+(1, 0, ('concept_agnostic', 'concept_aware', 'concept_incremental'))
 """
 
 from __future__ import annotations
 
+import abc
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
+from ..core.concepts import readonly
 from ..detectors import as_detector, detector_name
+from ..detectors.base import writes_guard
 from ..errors import CladValueError
 
-__all__ = ["Scored", "Strategy"]
+__all__ = ["Scored", "Strategy", "scenarios_for"]
 
 
 @dataclass(frozen=True)
@@ -40,41 +65,117 @@ class Scored:
         return (self.scores > self.threshold).astype(np.int8)
 
 
-class Strategy(BaseEstimator):
-    """Base class of clad's strategies (a user's strategy may also just follow the protocol)."""
+def scenarios_for(requires_concept_id: bool, requires_boundaries: bool) -> tuple[str, ...]:
+    """Names of the registered scenarios that give what a strategy with these needs requires.
+
+    >>> scenarios_for(False, True)
+    ('concept_aware', 'concept_incremental')
+    """
+    from ..scenarios import SCENARIOS
+
+    out = []
+    for name in SCENARIOS.names():
+        scenario = SCENARIOS.resolve(name)
+        if requires_concept_id and not getattr(scenario, "gives_concept_id", False):
+            continue
+        if requires_boundaries and not getattr(scenario, "gives_boundaries", False):
+            continue
+        out.append(name)
+    return tuple(out)
+
+
+class _SupportedScenarios:
+    """``supported_scenarios``, read from the class's ``requires_*`` flags when asked for."""
+
+    def __get__(self, obj, cls=None) -> tuple[str, ...]:
+        cls = type(obj) if cls is None else cls
+        return scenarios_for(bool(cls.requires_concept_id), bool(cls.requires_boundaries))
+
+
+def _guarded(method):
+    """Wrap a strategy's ``learn`` or ``score``: ``X`` handed over read-only, a detector's write
+    into it reported by name, and each ``learn`` call counted once in ``n_learn_calls_`` (also
+    when a subclass's ``learn`` calls ``super().learn``)."""
+    name = method.__name__
+    counted = name == "learn"
+
+    @functools.wraps(method)
+    def wrapper(self, X, concept_id=None, *args, **kwargs):
+        X = readonly(X)
+        outer = counted and not self.__dict__.get("_clad_learning", False)
+        if outer:
+            self.__dict__["_clad_learning"] = True
+            if not hasattr(self, "n_learn_calls_"):
+                self.n_learn_calls_ = 0
+        try:
+            with writes_guard(lambda: f"{self._detector_name()} (in {type(self).__name__}.{name})", name):
+                out = method(self, X, concept_id, *args, **kwargs)
+        finally:
+            if outer:
+                self.__dict__.pop("_clad_learning", None)
+        if outer:
+            self.n_learn_calls_ += 1
+        return out
+
+    wrapper._clad_guarded = True
+    return wrapper
+
+
+class Strategy(BaseEstimator, abc.ABC):
+    """Base class of clad's strategies (a user's strategy may also just follow the protocol).
+
+    A subclass implements :meth:`learn`; it overrides :meth:`score` only when it keeps more than
+    one detector (as :class:`~clad.strategies.Experts` does).
+    """
 
     requires_concept_id: bool = False
     requires_boundaries: bool = False
-    #: scenario names this strategy runs in (documentation and early checks)
-    supported_scenarios: tuple[str, ...] = ("concept_aware", "concept_incremental", "concept_agnostic")
+    #: scenario names this strategy runs in (derived from the two flags above)
+    supported_scenarios = _SupportedScenarios()
 
     def __init__(self, detector=None, random_state: int | None = None):
         self.detector = detector
         self.random_state = random_state
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("learn", "score"):
+            method = cls.__dict__.get(name)
+            if callable(method) and not getattr(method, "_clad_guarded", False):
+                setattr(cls, name, _guarded(method))
 
     # -- helpers for subclasses -------------------------------------------------------------
     def _new_detector(self):
         """A fresh, unfitted detector cloned from the prototype."""
         if self.detector is None:
             raise CladValueError(f"{type(self).__name__}: detector=None; give a detector prototype")
-        proto = as_detector(self.detector)
-        return clone(proto)
+        return clone(as_detector(self.detector))
 
-    def _check_fitted(self, attr: str = "detector_"):
+    def _fit_new(self, X):
+        """A fresh detector fitted on ``X`` (handed over read-only)."""
+        return self._new_detector().fit(readonly(X))
+
+    def _check_fitted(self, attr: str = "detector_") -> None:
         if not hasattr(self, attr):
             raise CladValueError(f"{type(self).__name__}: score() called before any learn()")
 
-    @property
-    def detector_label(self) -> str:
-        return detector_name(as_detector(self.detector)) if self.detector is not None else "None"
+    def _detector_name(self) -> str:
+        try:
+            return detector_name(as_detector(self.detector)) if self.detector is not None else "None"
+        except Exception:  # noqa: BLE001 - only a label for an error message
+            return type(self.detector).__name__
 
     def memory_rows(self) -> int:
-        """Training rows this strategy keeps in memory (0 for strategies that keep none)."""
-        return 0
+        """Training rows this strategy keeps in memory: the rows of ``buffer_`` (0 without one)."""
+        return len(self.buffer_) if hasattr(self, "buffer_") else 0
 
     # -- protocol --------------------------------------------------------------------------
-    def learn(self, X: np.ndarray, concept_id: str | None = None) -> "Strategy":  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def learn(self, X: np.ndarray, concept_id: str | None = None) -> "Strategy":
+        """One training call; returns ``self``."""
 
-    def score(self, X: np.ndarray, concept_id: str | None = None) -> Scored:  # pragma: no cover
-        raise NotImplementedError
+    @_guarded
+    def score(self, X: np.ndarray, concept_id: str | None = None) -> Scored:
+        """Scores of ``X`` and the threshold, from the single fitted detector ``detector_``."""
+        self._check_fitted()
+        return Scored(self.detector_.score(X), self.detector_.threshold_)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 
 from ..core.buffers import RowBuffer
 from ..detectors import detector_name
 from ..errors import CladValueError
-from .base import Scored, Strategy
+from .base import Strategy
 
 __all__ = ["Naive", "FineTune", "Cumulative"]
 
@@ -47,12 +46,7 @@ class Naive(Strategy):
                     "('autoencoder', 'vae') or warm_start=False"
                 )
             self.detector_ = det.fit(X)
-        self.n_learn_calls_ = getattr(self, "n_learn_calls_", 0) + 1
         return self
-
-    def score(self, X, concept_id=None) -> Scored:
-        self._check_fitted()
-        return Scored(self.detector_.score(X), self.detector_.threshold_)
 
 
 class FineTune(Naive):
@@ -88,13 +82,6 @@ class Cumulative(Strategy):
     def learn(self, X, concept_id=None):
         if not hasattr(self, "buffer_"):
             self.buffer_ = RowBuffer(initial_capacity=max(1024, len(X)))
-        self.buffer_.append(np.asarray(X))
-        self.detector_ = self._new_detector().fit(self.buffer_.view())
+        self.buffer_.append(X)
+        self.detector_ = self._fit_new(self.buffer_.view())
         return self
-
-    def score(self, X, concept_id=None) -> Scored:
-        self._check_fitted()
-        return Scored(self.detector_.score(X), self.detector_.threshold_)
-
-    def memory_rows(self) -> int:
-        return len(self.buffer_) if hasattr(self, "buffer_") else 0

@@ -7,10 +7,40 @@ import numpy as np
 from ..errors import CladValueError
 from .base import Scored, Strategy
 
-__all__ = ["Experts", "NO_EXPERT_POLICIES"]
+__all__ = ["Experts", "NO_EXPERT_POLICIES", "task_agnostic_choice", "fit_measures"]
 
 #: what ``Experts`` does with a concept id it has no expert for
 NO_EXPERT_POLICIES = ("task_agnostic", "latest", "error")
+
+
+def fit_measures(reference: np.ndarray, scores: np.ndarray) -> tuple[float, float]:
+    """How well an expert fits a test set: ``(median of F(scores), robust distance)``, where ``F`` is
+    the empirical CDF of the expert's sorted training scores ``reference`` and the robust distance
+    is ``(median test score - median training score) / IQR of the training scores``.
+
+    >>> import numpy as np
+    >>> [round(v, 3) for v in fit_measures(np.arange(1.0, 11.0), np.array([2.0, 3.0, 9.0]))]
+    [0.3, -0.556]
+    """
+    cdf = np.searchsorted(reference, scores, side="right") / reference.size
+    q25, q50, q75 = np.quantile(reference, [0.25, 0.5, 0.75])
+    iqr = q75 - q25
+    if not iqr > 0:
+        iqr = max(float(np.ptp(reference)), 1e-12)
+    return float(np.median(cdf)), float((np.median(scores) - q50) / iqr)
+
+
+def task_agnostic_choice(experts, train_scores, X) -> tuple[str, np.ndarray]:
+    """The task-agnostic rule of :class:`Experts`: every expert scores ``X`` once; the one with the
+    lowest median CDF (:func:`fit_measures`) wins, ties broken by the robust distance, then by the
+    oldest expert. Returns the winner's key and its scores of ``X``. ``experts`` maps keys to fitted
+    detectors in age order, ``train_scores`` the same keys to their sorted training scores."""
+    keys = list(experts)
+    scores = [experts[k].score(X) for k in keys]
+    measures = np.array([fit_measures(train_scores[k], s) for k, s in zip(keys, scores)])
+    # lexicographic: median CDF first, robust distance second, oldest expert last
+    i = int(np.lexsort((np.arange(len(keys)), measures[:, 1], measures[:, 0]))[0])
+    return keys[i], scores[i]
 
 
 class Experts(Strategy):
@@ -55,7 +85,6 @@ class Experts(Strategy):
     """
 
     requires_boundaries = True
-    supported_scenarios = ("concept_aware", "concept_incremental")
 
     def __init__(self, detector=None, no_expert: str = "task_agnostic", random_state: int | None = None):
         self.detector = detector
@@ -70,42 +99,20 @@ class Experts(Strategy):
                 )
             self.experts_ = {}
             self.train_scores_ = {}
-            self.n_learn_calls_ = 0
         key = str(concept_id) if concept_id is not None else f"expert_{self.n_learn_calls_}"
-        det = self._new_detector().fit(X)
+        det = self._fit_new(X)
         self.experts_.pop(key, None)  # a retrained id becomes the latest expert
         self.experts_[key] = det
         self.train_scores_[key] = np.sort(det.score(X))
-        self.n_learn_calls_ += 1
         return self
 
     def _check_fitted(self, attr: str = "experts_"):
         super()._check_fitted(attr)
 
-    def _fit_measures(self, X) -> tuple[list[str], list[np.ndarray], np.ndarray]:
-        keys = list(self.experts_)
-        scores = [self.experts_[k].score(X) for k in keys]
-        measures = np.empty((len(keys), 2))
-        for i, k in enumerate(keys):
-            ref = self.train_scores_[k]
-            cdf = np.searchsorted(ref, scores[i], side="right") / ref.size
-            q25, q50, q75 = np.quantile(ref, [0.25, 0.5, 0.75])
-            iqr = q75 - q25
-            if not iqr > 0:
-                iqr = max(float(np.ptp(ref)), 1e-12)
-            measures[i] = (np.median(cdf), (np.median(scores[i]) - q50) / iqr)
-        return keys, scores, measures
-
     def choose_expert(self, X) -> str:
         """The key of the expert the task-agnostic rule picks for the test set ``X``."""
         self._check_fitted()
-        keys, _, measures = self._fit_measures(X)
-        return keys[self._pick(measures)]
-
-    @staticmethod
-    def _pick(measures: np.ndarray) -> int:
-        # lexicographic: median CDF first, robust distance second, oldest expert last
-        return int(np.lexsort((np.arange(len(measures)), measures[:, 1], measures[:, 0]))[0])
+        return task_agnostic_choice(self.experts_, self.train_scores_, X)[0]
 
     def score(self, X, concept_id=None) -> Scored:
         self._check_fitted()
@@ -122,9 +129,5 @@ class Experts(Strategy):
             if self.no_expert == "latest":
                 det = self.experts_[next(reversed(self.experts_))]
                 return Scored(det.score(X), det.threshold_)
-        keys, scores, measures = self._fit_measures(X)
-        i = self._pick(measures)
-        return Scored(scores[i], self.experts_[keys[i]].threshold_)
-
-    def memory_rows(self) -> int:
-        return 0
+        key, scores = task_agnostic_choice(self.experts_, self.train_scores_, X)
+        return Scored(scores, self.experts_[key].threshold_)

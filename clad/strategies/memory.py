@@ -36,11 +36,20 @@ def check_capacity(value, who: str, what: str = "buffer_size", minimum: int = 1)
     return int(value)
 
 
-def _as_2d(X) -> np.ndarray:
+def _as_rows(X) -> np.ndarray:
     X = np.asarray(X)
-    if X.ndim != 2:
-        raise CladValueError(f"buffer: expected a 2-D array (rows x features), got shape {X.shape}")
+    if X.ndim not in (2, 3):
+        raise CladValueError(f"buffer: expected a 2-D array (rows x features) or 3-D windows, got shape {X.shape}")
     return X
+
+
+def _empty_like_rows(capacity: int, X: np.ndarray) -> np.ndarray:
+    return np.empty((capacity, *X.shape[1:]), dtype=X.dtype)
+
+
+def _check_rows(X: np.ndarray, data: np.ndarray) -> None:
+    if X.shape[1:] != data.shape[1:]:
+        raise CladValueError(f"buffer: batch has rows of shape {X.shape[1:]}, buffer has {data.shape[1:]}")
 
 
 class ReservoirBuffer:
@@ -64,13 +73,13 @@ class ReservoirBuffer:
 
     def _allocate(self, X: np.ndarray) -> None:
         if self._data is None:
-            self._data = np.empty((self.capacity, X.shape[1]), dtype=X.dtype)
-        elif X.shape[1] != self._data.shape[1]:
-            raise CladValueError(f"buffer: batch has {X.shape[1]} columns, buffer has {self._data.shape[1]}")
+            self._data = _empty_like_rows(self.capacity, X)
+        else:
+            _check_rows(X, self._data)
 
     def add(self, X, rng: np.random.Generator) -> None:
         """Offer the rows of ``X`` to the reservoir."""
-        X = _as_2d(X)
+        X = _as_rows(X)
         m = X.shape[0]
         if m == 0:
             return
@@ -109,7 +118,7 @@ class ReservoirBuffer:
         """Allow up to ``capacity`` rows from now on (rows already dropped stay dropped)."""
         capacity = check_capacity(capacity, "ReservoirBuffer", "capacity", minimum=0)
         if capacity > self.capacity and self._data is not None:
-            grown = np.empty((capacity, self._data.shape[1]), dtype=self._data.dtype)
+            grown = _empty_like_rows(capacity, self._data)
             grown[: self._n] = self._data[: self._n]
             self._data = grown
         self.capacity = max(capacity, self.capacity)
@@ -152,7 +161,7 @@ class ConceptBalancedBuffer:
 
     def add(self, X, concept: str, rng: np.random.Generator) -> None:
         """Add the rows of one concept, re-balancing the shares."""
-        X = _as_2d(X)
+        X = _as_rows(X)
         if X.shape[0] == 0:
             return
         concept = str(concept)
@@ -177,14 +186,6 @@ class ConceptBalancedBuffer:
             raise CladValueError("buffer is empty: nothing was added yet")
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def rows_of(self, concept: str) -> np.ndarray:
-        """The stored rows of one concept (possibly none)."""
-        share = self._shares.get(str(concept))
-        if share is None or len(share) == 0:
-            width = 0 if share is None or share._data is None else share._data.shape[1]
-            return np.empty((0, width))
-        return share.view()
-
     def rows_per_concept(self) -> dict[str, int]:
         return {c: len(self._shares[c]) for c in self._order}
 
@@ -203,14 +204,14 @@ class RingBuffer:
         return self._n
 
     def add(self, X) -> None:
-        X = _as_2d(X)
+        X = _as_rows(X)
         m = X.shape[0]
         if m == 0:
             return
         if self._data is None:
-            self._data = np.empty((self.capacity, X.shape[1]), dtype=X.dtype)
-        elif X.shape[1] != self._data.shape[1]:
-            raise CladValueError(f"buffer: batch has {X.shape[1]} columns, buffer has {self._data.shape[1]}")
+            self._data = _empty_like_rows(self.capacity, X)
+        else:
+            _check_rows(X, self._data)
         self.n_seen += m
         if m >= self.capacity:  # only the last `capacity` rows survive
             self._data[:] = X[m - self.capacity :]

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import copy
 
-from ..detectors import as_detector, detector_name
+from ..detectors import detector_name
 from ..errors import CladValueError
-from .base import Scored, Strategy
+from .base import Strategy
 
 __all__ = ["EWC", "LwF", "EWC_MODES"]
 
@@ -29,7 +29,8 @@ EWC_MODES = ("separate", "online")
 def _check_torch(strategy, det) -> None:
     if not getattr(det, "_clad_torch", False):
         raise CladValueError(
-            f"{type(strategy).__name__} needs one of clad's PyTorch detectors ('autoencoder', 'vae'); "
+            f"{type(strategy).__name__} needs one of clad's PyTorch detectors ('autoencoder', 'vae', "
+            "'lstm_autoencoder', 'gru_autoencoder'); "
             f"got detector {detector_name(det)}, which has no trainable network"
         )
 
@@ -37,25 +38,14 @@ def _check_torch(strategy, det) -> None:
 class _Regularized(Strategy):
     """One torch detector, fitted on the first concept and fine-tuned with an extra loss after."""
 
-    def _first_or_continue(self, X, extra_loss_factory) -> None:
+    def _first_or_continue(self, X, extra_loss_factory=None, grad_hook_factory=None) -> None:
         if not hasattr(self, "detector_"):
             det = self._new_detector()
             _check_torch(self, det)
             self.detector_ = det.fit(X)
-            self.n_learn_calls_ = 1
             return
-        self.detector_.partial_fit(X, extra_loss=extra_loss_factory())
-        self.n_learn_calls_ += 1
-
-    def score(self, X, concept_id=None) -> Scored:
-        self._check_fitted()
-        return Scored(self.detector_.score(X), self.detector_.threshold_)
-
-    def check_detector(self) -> None:
-        """Raise now if the detector prototype is not a clad PyTorch detector."""
-        if self.detector is None:
-            raise CladValueError(f"{type(self).__name__}: detector=None; give a detector prototype")
-        _check_torch(self, as_detector(self.detector))
+        self.detector_.partial_fit(X, extra_loss=None if extra_loss_factory is None else extra_loss_factory(),
+                                   grad_hook=None if grad_hook_factory is None else grad_hook_factory())
 
 
 class EWC(_Regularized):

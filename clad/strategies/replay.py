@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CladValueError
-from .base import Scored, Strategy
+from .base import Strategy
 from .memory import ConceptBalancedBuffer, ReservoirBuffer, RingBuffer, check_capacity
 
 __all__ = ["Replay", "BalancedReplay", "Window", "REPLAY_MODES"]
@@ -14,20 +14,7 @@ __all__ = ["Replay", "BalancedReplay", "Window", "REPLAY_MODES"]
 REPLAY_MODES = ("with_new", "buffer_only")
 
 
-class _FreshOnMemory(Strategy):
-    """Shared part: refit a fresh clone of the prototype at every ``learn`` and score with it."""
-
-    def score(self, X, concept_id=None) -> Scored:
-        self._check_fitted()
-        return Scored(self.detector_.score(X), self.detector_.threshold_)
-
-    def _rng(self) -> np.random.Generator:
-        if not hasattr(self, "rng_"):
-            self.rng_ = np.random.default_rng(self.random_state)
-        return self.rng_
-
-
-class Replay(_FreshOnMemory):
+class Replay(Strategy):
     """Replay from a reservoir: a uniform sample of at most ``buffer_size`` of all rows seen.
 
     At every ``learn(X)`` a fresh clone of the detector is fitted on
@@ -70,6 +57,11 @@ class Replay(_FreshOnMemory):
                 f"{type(self).__name__}: mode={self.mode!r}; allowed: {', '.join(map(repr, REPLAY_MODES))}"
             )
 
+    def _rng(self) -> np.random.Generator:
+        if not hasattr(self, "rng_"):
+            self.rng_ = np.random.default_rng(self.random_state)
+        return self.rng_
+
     def _make_buffer(self):
         return ReservoirBuffer(self.buffer_size)
 
@@ -77,25 +69,19 @@ class Replay(_FreshOnMemory):
         self.buffer_.add(X, self._rng())
 
     def learn(self, X, concept_id=None):
-        X = np.asarray(X)
         if not hasattr(self, "buffer_"):
             self._check_params()
             self.buffer_ = self._make_buffer()
-            self.n_learn_calls_ = 0
         if self.mode == "buffer_only":
             self._offer(X, concept_id)
             train = self.buffer_.view()
         else:
             train = X if len(self.buffer_) == 0 else np.concatenate([self.buffer_.view(), X])
-        self.detector_ = self._new_detector().fit(train)
+        self.detector_ = self._fit_new(train)
         self.n_trained_rows_ = int(train.shape[0])
         if self.mode == "with_new":
             self._offer(X, concept_id)
-        self.n_learn_calls_ += 1
         return self
-
-    def memory_rows(self) -> int:
-        return len(self.buffer_) if hasattr(self, "buffer_") else 0
 
 
 class BalancedReplay(Replay):
@@ -118,7 +104,6 @@ class BalancedReplay(Replay):
     """
 
     requires_boundaries = True
-    supported_scenarios = ("concept_aware", "concept_incremental")
 
     def _make_buffer(self):
         return ConceptBalancedBuffer(self.buffer_size)
@@ -128,7 +113,7 @@ class BalancedReplay(Replay):
         self.buffer_.add(X, key, self._rng())
 
 
-class Window(_FreshOnMemory):
+class Window(Strategy):
     """Sliding window: a fresh detector fitted on the last ``window_size`` rows seen.
 
     The natural baseline of the concept-agnostic stream (it needs neither ids nor boundaries).
@@ -151,9 +136,6 @@ class Window(_FreshOnMemory):
     def learn(self, X, concept_id=None):
         if not hasattr(self, "buffer_"):
             self.buffer_ = RingBuffer(check_capacity(self.window_size, "Window", "window_size"))
-        self.buffer_.add(np.asarray(X))
-        self.detector_ = self._new_detector().fit(self.buffer_.view())
+        self.buffer_.add(X)
+        self.detector_ = self._fit_new(self.buffer_.view())
         return self
-
-    def memory_rows(self) -> int:
-        return len(self.buffer_) if hasattr(self, "buffer_") else 0

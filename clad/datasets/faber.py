@@ -1,0 +1,200 @@
+"""The concept generator of Faber et al. (IEEE Access 2024), step for step as its published code.
+
+Reference: K. Faber, R. Corizzo, B. Sniezynski, N. Japkowicz, "Lifelong Continual Learning for
+Anomaly Detection: New Challenges, Perspectives, and Insights", IEEE Access 12, 2024; generator:
+github.com/lifelonglab/lifelong-anomaly-detection-scenarios (the scenarios pyCLAD ships were made
+with it). The recipe is ``faber2024`` beside clad's own recipes (:mod:`clad.datasets.recipes`).
+With ``k = n_concepts`` and ``s = size_per_concept``:
+
+1. The normal rows are clustered by k-means on the features *as given* (no scaling here):
+   scikit-learn ``KMeans(n_clusters=k, init="k-means++", n_init=10, max_iter=300, tol=1e-4,
+   algorithm="lloyd", random_state=kmeans_random_state)``, ``kmeans_random_state = 42`` as published.
+2. Concept ``c`` is made of the ``s`` rows *assigned to cluster c* that lie nearest its centroid
+   (all of them when the cluster has fewer; ties keep the rows' order), shuffled (seeded); its
+   first ``int(3 n / 5)`` rows train, the other normal rows test (``n`` = the concept's row count).
+3. Anomalies per concept: ``a = min(int(n_anomalies / k), int(2 s / 5))``, in test sets only,
+   placed by ``assignment``:
+
+   ``"random"``             all anomalies shuffled (seeded), concept c gets rows ``c a .. (c + 1) a - 1``;
+   ``"clustered_random"``   the anomalies clustered as in steps 1-2 (``a`` nearest rows per cluster),
+                            the k clusters put in a seeded random order, the i-th to concept i;
+   ``"clustered_closest"``  the same anomaly clusters matched greedily: for each concept in order, the
+                            remaining anomaly cluster whose mean lies nearest (Euclidean) the mean of
+                            the concept's normal rows (ties to the lowest cluster number).
+4. Each test set (normal test rows then anomalies) is shuffled (seeded).
+
+The published code's only unseeded steps are its shuffles; here each is drawn from ``random_state``
+(independent child seeds for the normal rows, the anomalies and the test sets). Given the same
+features, the concepts hold the same rows, as sets, as the published code's. One difference is a
+choice: the published ``"random"`` assignment shuffles the anomaly array with Python's
+``random.shuffle``, which on a 2-D NumPy array copies rows over one another instead of permuting
+them (so some anomalies occur several times and others never: the pyCLAD NSL-KDD file holds 2,000
+anomalous test rows of which 989 are distinct). clad permutes (``anomaly_shuffle="permutation"``,
+the default); ``anomaly_shuffle="published"`` reproduces the copying, seeded, for anyone who
+needs the published behaviour itself. Concept names are ``cluster_0`` .. ``cluster_{k-1}``.
+
+A small case (two tight groups of normal rows, four anomalies):
+
+>>> import numpy as np
+>>> X = np.array([[0.0], [0.1], [0.2], [0.3], [0.4], [10.0], [10.1], [10.2], [10.3], [10.4],
+...               [5.0], [5.1], [5.2], [5.3]])
+>>> y = np.r_[np.zeros(10, int), np.ones(4, int)]
+>>> cs = faber_concepts(X, y, n_concepts=2, size_per_concept=5, assignment="random", random_state=0)
+>>> [(len(c.train), len(c.test), int(y[c.test].sum())) for c in cs]
+[(3, 4, 2), (3, 4, 2)]
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.concepts import Concept, ConceptDataset
+from ..errors import DataError
+from . import _checks
+from .build import order_concepts
+
+__all__ = ["FaberConcept", "ASSIGNMENTS", "ANOMALY_SHUFFLES", "faber_concepts", "nearest_in_clusters",
+           "scenario_faber", "published_kmeans"]
+
+ASSIGNMENTS = ("random", "clustered_random", "clustered_closest")
+ANOMALY_SHUFFLES = ("permutation", "published")
+
+
+@dataclass(frozen=True)
+class FaberConcept:
+    """One concept as row indices into the flat array: ``train`` (normal rows) and ``test``
+    (normal test rows and anomalies), each in its (shuffled) published order."""
+
+    name: str
+    train: np.ndarray
+    test: np.ndarray
+
+
+def published_kmeans(k: int, random_state: int = 42):
+    """The k-means of the published generator (every setting written out)."""
+    from sklearn.cluster import KMeans
+
+    return KMeans(n_clusters=k, init="k-means++", n_init=10, max_iter=300, tol=1e-4, verbose=0,
+                  random_state=random_state, copy_x=True, algorithm="lloyd")
+
+
+def nearest_in_clusters(X: np.ndarray, rows: np.ndarray, k: int, size: int, kmeans_random_state: int = 42,
+                        what: str = "normal", loader: str = "faber2024") -> list[np.ndarray]:
+    """For each k-means cluster ``c`` of ``X[rows]``: the at most ``size`` rows assigned to ``c``
+    nearest its centroid, nearest first (a stable sort: equal distances keep the rows' order).
+
+    >>> X = np.array([[0.0], [3.0], [1.0], [10.0], [12.0], [11.5]])
+    >>> [r.tolist() for r in nearest_in_clusters(X, np.arange(6), 2, 2)]
+    [[2, 0], [5, 4]]
+    """
+    from threadpoolctl import threadpool_limits
+
+    if len(rows) < k:
+        raise DataError(f"{loader}: cannot cluster {len(rows)} {what} rows into n_concepts={k} clusters; "
+                        "use fewer concepts")
+    data = X[rows]
+    with threadpool_limits(limits=1):
+        model = published_kmeans(k, kmeans_random_state)
+        labels = model.fit_predict(data)
+        dist = model.transform(data)
+    own = dist[np.arange(len(rows)), labels]
+    out = []
+    for c in range(k):
+        members = np.flatnonzero(labels == c)
+        nearest = members[np.argsort(own[members], kind="stable")][:size]
+        out.append(rows[nearest])
+    return out
+
+
+def _anomaly_parts(X, anomalies, normal_parts, k, per_concept, assignment, kmeans_random_state, anomaly_shuffle,
+                   ss: np.random.SeedSequence, loader) -> list[np.ndarray]:
+    if assignment == "random":
+        if anomaly_shuffle == "published":
+            # Python's random.shuffle on a 2-D NumPy array, as published: its swaps go through row
+            # views, so a row is copied over another instead of exchanged (seeded here)
+            col = anomalies.reshape(-1, 1).copy()
+            random.Random(int(ss.generate_state(1)[0])).shuffle(col)
+            shuffled = col[:, 0]
+        else:
+            shuffled = np.random.default_rng(ss).permutation(anomalies)
+        return [shuffled[per_concept * i: per_concept * (i + 1)] for i in range(k)]
+    clusters = nearest_in_clusters(X, anomalies, k, per_concept, kmeans_random_state, "anomalous", loader)
+    if assignment == "clustered_random":
+        order = np.random.default_rng(ss).permutation(k)
+        return [clusters[i] for i in order]
+    # clustered_closest: greedy, concept by concept, nearest remaining anomaly-cluster mean
+    left = list(range(k))
+    means = [X[c].mean(axis=0) for c in clusters]
+    out = []
+    for part in normal_parts:
+        centre = X[part].mean(axis=0)
+        best = left[int(np.argmin([np.linalg.norm(centre - means[i]) for i in left]))]
+        out.append(clusters[best])
+        left.remove(best)
+    return out
+
+
+def faber_concepts(X, y, n_concepts: int = 5, size_per_concept: int = 1000, assignment: str = "random",
+                   kmeans_random_state: int = 42, anomaly_shuffle: str = "permutation", random_state: int = 0,
+                   rows: np.ndarray | None = None, loader: str = "faber2024") -> list[FaberConcept]:
+    """The concepts of the published generator (see the module docstring for every step).
+
+    ``rows`` restricts the recipe to those row indices of ``X`` (default: all rows).
+    """
+    k = _checks.integer(loader, "n_concepts", n_concepts, minimum=1)
+    size = _checks.integer(loader, "size_per_concept", size_per_concept, minimum=1)
+    assignment = _checks.choice(loader, "assignment", assignment, ASSIGNMENTS)
+    anomaly_shuffle = _checks.choice(loader, "anomaly_shuffle", anomaly_shuffle, ANOMALY_SHUFFLES)
+    km_seed = _checks.seed(loader, kmeans_random_state)
+    seed = _checks.seed(loader, random_state)
+    y = np.asarray(y)
+    rows = np.arange(len(y)) if rows is None else np.asarray(rows, dtype=np.int64)
+    normal, anomalies = rows[y[rows] == 0], rows[y[rows] == 1]
+    normal_ss, anom_ss, test_ss = np.random.SeedSequence(seed).spawn(3)
+    normal_rng, test_rng = np.random.default_rng(normal_ss), np.random.default_rng(test_ss)
+    normal_parts = [normal_rng.permutation(p) for p in nearest_in_clusters(X, normal, k, size, km_seed, "normal",
+                                                                           loader)]
+    per_concept = min(int(len(anomalies) / k), int(2 * size / 5))
+    if per_concept < 1:
+        raise DataError(f"{loader}: {len(anomalies)} anomalies and size_per_concept={size} give each of the "
+                        f"{k} concepts min(int({len(anomalies)} / {k}), int(2 * {size} / 5)) = {per_concept} "
+                        "anomalies; a test set needs at least one")
+    anom_parts = _anomaly_parts(X, anomalies, normal_parts, k, per_concept, assignment, km_seed, anomaly_shuffle,
+                                anom_ss, loader)
+    out = []
+    for c, (part, anom) in enumerate(zip(normal_parts, anom_parts)):
+        split = int(3 * len(part) / 5)
+        test = test_rng.permutation(np.concatenate([part[split:], anom]))
+        out.append(FaberConcept(f"cluster_{c}", part[:split], test))
+    return out
+
+
+def scenario_faber(X, y, *, name: str, loader: str = "faber2024", n_concepts: int = 5, size_per_concept: int = 1000,
+                   assignment: str = "random", kmeans_random_state: int = 42, anomaly_shuffle: str = "permutation",
+                   order: str = "given", difficulty: str = "iforest_auc", random_state: int = 0,
+                   rows: np.ndarray | None = None, metadata: dict | None = None) -> ConceptDataset:
+    """The :class:`~clad.core.concepts.ConceptDataset` of :func:`faber_concepts`, concepts put in
+    ``order`` (:func:`clad.datasets.build.order_concepts`); rows keep their published (shuffled) order.
+
+    ``random_state`` seeds the shuffles and, independently, the ``"random"`` concept order.
+    """
+    seed = _checks.seed(loader, random_state)
+    recipe_ss, order_ss = np.random.SeedSequence(seed).spawn(2)
+    concepts = faber_concepts(X, y, n_concepts, size_per_concept, assignment, kmeans_random_state, anomaly_shuffle,
+                              int(recipe_ss.generate_state(1)[0]), rows=rows, loader=loader)
+    y = np.asarray(y)
+
+    def take(idx):
+        part = X[idx]
+        return part if part.dtype.kind == "f" else part.astype(np.float64)
+
+    pairs = [(Concept(c.name, take(c.train), y[c.train].astype(np.int8)),
+              Concept(c.name, take(c.test), y[c.test].astype(np.int8))) for c in concepts]
+    meta = dict(metadata or {})
+    meta.update(recipe="faber2024", n_concepts=n_concepts, size_per_concept=size_per_concept, assignment=assignment,
+                kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle, random_state=seed)
+    return order_concepts(pairs, order=order, difficulty=difficulty, random_state=order_ss, name=name,
+                          metadata=meta, loader=loader)

@@ -1,0 +1,186 @@
+"""NASA spacecraft telemetry in the telemanom layout (SMAP and MSL, Hundman et al. 2018).
+
+Files, inside a data directory (see :mod:`clad.datasets.files`), in the folder ``path``:
+
+* ``labeled_anomalies.csv`` — one row per channel: ``chan_id``, ``spacecraft``,
+  ``anomaly_sequences`` (``[[start, end], ...]``, inclusive indices into the channel's *test*
+  series), ``class``, ``num_values`` (the length of the test series);
+* ``train/CHAN.npy`` — the channel's nominal operation (steps x features, no labels);
+* ``test/CHAN.npy`` — the series to score; a step is an anomaly (label 1) when it lies in one of
+  the channel's ranges.
+
+``spacecraft`` chooses the CSV rows (``"SMAP"`` or ``"MSL"``; the original release lists both).
+A channel listed twice (P-2 in the SMAP release) is read once and its ranges are united.
+
+Concepts (``concepts``): ``"subsystem"`` (default) — the channel id's letter (``A-1`` is in
+subsystem ``A``): the channels of a subsystem are concatenated per split, in channel order;
+``"channel"`` — one concept per channel. Concepts come in alphabetical order (channels by number
+within a letter); ``subsystems`` keeps only the listed letters.
+
+Windows: with ``window`` set, every concept goes through :func:`clad.datasets.windows.window_dataset`
+with ``stride`` and ``window_label`` (its ``label``: ``"any"`` or ``"last"``); the channels of a subsystem are its segments, so no window spans
+two channels (nor the train/test split: they are different concepts). Without ``window`` a row is
+one time step (a 2-D concept). ``dataset.metadata`` records the channels of each concept and the
+rows each channel gives.
+
+>>> from clad.datasets.cards import load_card
+>>> load_card("nasa-smap")["default_recipe"]["concepts"]
+'subsystem'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..core.concepts import Concept, ConceptDataset
+from ..errors import DataError
+from . import _checks
+from .files import locate
+from .windows import LABELS, window_dataset
+
+__all__ = ["load_telemanom", "read_labels", "CONCEPTS"]
+
+log = logging.getLogger(__name__)
+
+CONCEPTS = ("subsystem", "channel")
+_CHANNEL = re.compile(r"^([A-Za-z]+)-(\d+)$")
+
+
+def _channel_key(chan: str) -> tuple[str, int, str]:
+    m = _CHANNEL.match(chan)
+    return (m.group(1), int(m.group(2)), chan) if m else (chan, -1, chan)
+
+
+def _ranges(text, chan: str, n: int) -> list[tuple[int, int]]:
+    try:
+        pairs = json.loads(text)
+        out = [(int(a), int(b)) for a, b in pairs]
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"telemanom: channel {chan!r}: anomaly_sequences {text!r} is not a list of "
+                        f"[start, end] pairs ({exc})") from None
+    for a, b in out:
+        if not 0 <= a <= b < n:
+            raise DataError(f"telemanom: channel {chan!r}: anomaly range [{a}, {b}] is outside its "
+                            f"{n} test steps (ranges are inclusive indices into the test series)")
+    return out
+
+
+def read_labels(path: str = "nasa-smap", spacecraft: str = "SMAP", data_dir: str | None = None) -> dict:
+    """``{channel: (n_test_steps, [(start, end), ...])}`` from ``labeled_anomalies.csv``, for one
+    spacecraft; a channel listed twice gets the union of its ranges."""
+    csv = locate(f"{path}/labeled_anomalies.csv", data_dir)
+    try:
+        table = pd.read_csv(csv)
+    except (ValueError, OSError) as exc:
+        raise DataError(f"telemanom: {str(csv)!r} could not be read as a CSV ({exc})") from None
+    missing = [c for c in ("chan_id", "spacecraft", "anomaly_sequences", "num_values") if c not in table.columns]
+    if missing:
+        raise DataError(f"telemanom: {str(csv)!r} lacks columns {missing}; expected the telemanom "
+                        "labeled_anomalies.csv (chan_id, spacecraft, anomaly_sequences, class, num_values)")
+    known = sorted(table["spacecraft"].astype(str).unique())
+    rows = table[table["spacecraft"].astype(str) == spacecraft]
+    if rows.empty:
+        raise DataError(f"telemanom: no channel of spacecraft={spacecraft!r} in {str(csv)!r}; it lists: {', '.join(known)}")
+    out: dict[str, tuple[int, list]] = {}
+    for chan, text, n in zip(rows["chan_id"].astype(str), rows["anomaly_sequences"], rows["num_values"]):
+        n = int(n)
+        if chan in out:
+            if out[chan][0] != n:
+                raise DataError(f"telemanom: channel {chan!r} is listed twice with {out[chan][0]} and {n} test steps")
+            log.info("telemanom: channel %s is listed twice; its anomaly ranges are united", chan)
+        ranges = _ranges(text, chan, n)
+        out[chan] = (n, (out[chan][1] if chan in out else []) + ranges)
+    return out
+
+
+def _load(path: str, split: str, chan: str, data_dir, n_cols: int | None) -> np.ndarray:
+    file = locate(f"{path}/{split}/{chan}.npy", data_dir)
+    try:
+        X = np.load(file, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise DataError(f"telemanom: {str(file)!r} is not a readable .npy array ({exc})") from None
+    if X.ndim != 2 or X.shape[0] == 0 or X.dtype.kind not in "fiu":
+        raise DataError(f"telemanom: {str(file)!r} holds a {X.dtype} array of shape {X.shape}; expected "
+                        "numbers, steps x features")
+    if n_cols is not None and X.shape[1] != n_cols:
+        raise DataError(f"telemanom: {str(file)!r} has {X.shape[1]} columns, other channels {n_cols}")
+    return X if X.dtype.kind == "f" else X.astype(np.float64)
+
+
+def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: str = "subsystem",
+                   subsystems: list[str] | None = None, window: int | None = None, stride: int = 1,
+                   window_label: str = "any", data_dir: str | None = None) -> ConceptDataset:
+    """The telemanom layout as a continual scenario (see the module docstring).
+
+    Parameters
+    ----------
+    path : str
+        The folder inside a data directory (``"nasa-smap"`` for the SMAP copy; an MSL copy in
+        its own folder works alike).
+    spacecraft : str
+        Which rows of ``labeled_anomalies.csv`` to take (``"SMAP"`` or ``"MSL"``).
+    concepts : {"subsystem", "channel"}
+    subsystems : list of str, optional
+        Only these subsystem letters (e.g. ``["A", "E"]``).
+    window, stride, window_label : windows (:mod:`clad.datasets.windows`; ``window_label`` is its
+        ``label``, ``"any"`` or ``"last"``, named apart from a spec entry's display ``label``);
+        ``window=None`` keeps steps as rows.
+    data_dir : str, optional
+    """
+    who = "telemanom"
+    if not isinstance(path, str) or not path:
+        raise DataError(f"{who}: path={path!r}; expected the folder name inside a data directory, e.g. 'nasa-smap'")
+    if not isinstance(spacecraft, str) or not spacecraft:
+        raise DataError(f"{who}: spacecraft={spacecraft!r}; expected 'SMAP' or 'MSL'")
+    concepts = _checks.choice(who, "concepts", concepts, CONCEPTS)
+    if window is not None:
+        _checks.integer(who, "window", window)
+    _checks.integer(who, "stride", stride)
+    _checks.choice(who, "window_label", window_label, LABELS)
+    labels = read_labels(path, spacecraft, data_dir)
+    channels = sorted(labels, key=_channel_key)
+    if subsystems is not None:
+        if isinstance(subsystems, str) or not isinstance(subsystems, (list, tuple)) or not subsystems:
+            raise DataError(f"{who}: subsystems={subsystems!r}; expected a non-empty list of letters")
+        letters = sorted({_channel_key(c)[0] for c in channels})
+        unknown = [s for s in subsystems if s not in letters]
+        if unknown:
+            raise DataError(f"{who}: unknown subsystems {unknown}; {spacecraft} has: {', '.join(letters)}")
+        channels = [c for c in channels if _channel_key(c)[0] in subsystems]
+    groups: dict[str, list[str]] = {}
+    for chan in channels:
+        groups.setdefault(_channel_key(chan)[0] if concepts == "subsystem" else chan, []).append(chan)
+    train, test, seg_train, seg_test = [], [], [], []
+    n_cols = None
+    for name, chans in groups.items():
+        parts = {"train": [], "test": [], "y": []}
+        for chan in chans:
+            X_tr = _load(path, "train", chan, data_dir, n_cols)
+            n_cols = X_tr.shape[1]
+            X_te = _load(path, "test", chan, data_dir, n_cols)
+            n_test, ranges = labels[chan]
+            if X_te.shape[0] != n_test:
+                raise DataError(f"{who}: test/{chan}.npy has {X_te.shape[0]} steps; labeled_anomalies.csv "
+                                f"says num_values={n_test}")
+            y = np.zeros(n_test, dtype=np.int8)
+            for a, b in ranges:
+                y[a : b + 1] = 1
+            parts["train"].append(X_tr)
+            parts["test"].append(X_te)
+            parts["y"].append(y)
+        join = (lambda arrs: arrs[0] if len(arrs) == 1 else np.concatenate(arrs))
+        train.append(Concept(name, join(parts["train"])))
+        test.append(Concept(name, join(parts["test"]), join(parts["y"])))
+        seg_train.append([len(a) for a in parts["train"]])
+        seg_test.append([len(a) for a in parts["test"]])
+    meta = {"path": path, "spacecraft": spacecraft, "concepts": concepts, "channels": groups,
+            "segments": {"train": seg_train, "test": seg_test}}
+    ds = ConceptDataset(train, test, name=f"telemanom-{spacecraft.lower()}", metadata=meta)
+    if window is None:
+        return ds
+    return window_dataset(ds, window=window, stride=stride, label=window_label)

@@ -1,0 +1,198 @@
+"""Sliding windows over time series: a transform any dataset's concepts can go through.
+
+A series of ``T`` steps and ``f`` features becomes ``n = (T - window) // stride + 1`` windows
+(none when ``T < window``); window ``i`` holds steps ``[i * stride, i * stride + window)`` and is
+one row of shape ``(window, f)``, so a windowed concept's ``X`` is 3-D, ``(n, window, f)``.
+Sequence models read it as it is; tabular detectors get each window flattened to ``window * f``
+columns by their adapter (:func:`clad.detectors.tabular.as_table`).
+
+Labels (``label``): a window is anomalous if **any** of its steps is (``"any"``, the default), or
+if its **last** step is (``"last"``: the window is the context that step is judged in). Training
+concepts without labels stay without labels.
+
+No window spans two series: a concept made of several segments (the channels of a telemetry
+subsystem, say) is windowed segment by segment, and a segment shorter than ``window`` gives no
+window. Training and test concepts are windowed apart, so no window spans the split either.
+
+Memory: the windows of one segment are a strided, read-only view of its array
+(:func:`numpy.lib.stride_tricks.sliding_window_view`), no copy; a concept of several segments
+concatenates their windows, one copy of ``n * window * f`` values. Choose ``stride`` with that in
+mind (``stride = window`` gives non-overlapping windows, as many values as the series).
+
+>>> import numpy as np
+>>> X = np.arange(10.0).reshape(10, 1); y = np.zeros(10, dtype=int); y[6] = 1
+>>> W = sliding_windows(X, 4, stride=2)
+>>> W.shape, W[1, :, 0].tolist(), np.shares_memory(W, X)
+((4, 4, 1), [2.0, 3.0, 4.0, 5.0], True)
+>>> window_labels(y, 4, 2, "any").tolist(), window_labels(y, 4, 2, "last").tolist()
+([0, 0, 1, 1], [0, 0, 0, 0])
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..core.concepts import Concept, ConceptDataset
+from ..errors import DataError
+from . import _checks
+
+__all__ = ["LABELS", "n_windows", "sliding_windows", "window_labels", "window_concept", "window_dataset", "load_windowed",
+           "check_window_params"]
+
+log = logging.getLogger(__name__)
+
+#: how a window's label comes from its steps' labels
+LABELS = ("any", "last")
+
+
+def check_window_params(who: str, window, stride, label) -> tuple[int, int, str]:
+    """``window`` and ``stride`` as integers >= 1 and ``label`` one of :data:`LABELS`, or a clear error."""
+    return (_checks.integer(who, "window", window), _checks.integer(who, "stride", stride),
+            _checks.choice(who, "label", label, LABELS))
+
+
+def n_windows(n_steps: int, window: int, stride: int) -> int:
+    """How many windows a series of ``n_steps`` steps gives.
+
+    >>> n_windows(10, 4, 2), n_windows(3, 4, 1)
+    (4, 0)
+    """
+    return 0 if n_steps < window else (n_steps - window) // stride + 1
+
+
+def sliding_windows(X: np.ndarray, window: int, stride: int = 1) -> np.ndarray:
+    """The windows of one series ``X`` (steps x features) as a read-only view ``(n, window, features)``."""
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise DataError(f"windows: a series must be 2-D (steps x features), got shape {X.shape}")
+    if X.shape[0] < window:
+        return np.empty((0, window, X.shape[1]), dtype=X.dtype)
+    # (T - window + 1, features, window): every start; keep every stride-th, steps before features
+    return sliding_window_view(X, window, axis=0)[::stride].transpose(0, 2, 1)
+
+
+def window_labels(y: np.ndarray, window: int, stride: int = 1, label: str = "any") -> np.ndarray:
+    """One label per window of a series with step labels ``y`` (see the module docstring)."""
+    y = np.asarray(y)
+    n = n_windows(y.shape[0], window, stride)
+    if label == "last":
+        return y[window - 1 :: stride][:n].astype(np.int8)
+    starts = np.arange(n) * stride
+    counts = np.concatenate(([0], np.cumsum(y != 0)))
+    return (counts[starts + window] - counts[starts] > 0).astype(np.int8)
+
+
+def window_concept(name: str, segments: Sequence[tuple[np.ndarray, np.ndarray | None]], window: int,
+                   stride: int = 1, label: str = "any") -> Concept:
+    """A concept of the windows of each ``(X, y)`` segment (``y`` None for unlabelled training data).
+
+    >>> import numpy as np
+    >>> a, b = np.zeros((5, 2)), np.ones((3, 2))
+    >>> c = window_concept("c", [(a, None), (b, None)], window=3)
+    >>> c.X.shape, [float(w.mean()) for w in c.X]
+    ((4, 3, 2), [0.0, 0.0, 0.0, 1.0])
+    """
+    window, stride, label = check_window_params("windows", window, stride, label)
+    labelled = [seg[1] is not None for seg in segments]
+    if any(labelled) and not all(labelled):
+        raise DataError(f"windows: concept {name!r} has segments with and without labels; give labels to all or none")
+    parts, labels = [], []
+    for X, y in segments:
+        W = sliding_windows(X, window, stride)
+        if W.shape[0] == 0:
+            log.warning("windows: a segment of concept %r has %d steps, fewer than window=%d; it gives no window",
+                        name, np.shape(X)[0], window)
+            continue
+        parts.append(W)
+        if y is not None:
+            if np.shape(y)[0] != np.shape(X)[0]:
+                raise DataError(f"windows: concept {name!r} has a segment of {np.shape(X)[0]} steps with "
+                                f"{np.shape(y)[0]} labels; expected one label per step")
+            labels.append(window_labels(y, window, stride, label))
+    if not parts:
+        raise DataError(f"windows: concept {name!r} has no segment of at least window={window} steps; "
+                        "use a smaller window")
+    X = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    y = None if not labels else (labels[0] if len(labels) == 1 else np.concatenate(labels))
+    return Concept(name, X, y)
+
+
+def _segments(concept: Concept, lengths) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    if concept.X.ndim != 2:
+        raise DataError(f"windows: concept {concept.name!r} is already windowed (shape {concept.X.shape})")
+    lengths = [concept.n_rows] if lengths is None else [int(k) for k in lengths]
+    if sum(lengths) != concept.n_rows or min(lengths) < 0:
+        raise DataError(f"windows: concept {concept.name!r} has {concept.n_rows} rows but its segment lengths "
+                        f"{lengths} add up to {sum(lengths)}")
+    cuts = np.cumsum([0] + lengths)
+    return [(concept.X[a:b], None if concept.y is None else concept.y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def window_dataset(dataset: ConceptDataset, window: int, stride: int = 1, label: str = "any") -> ConceptDataset:
+    """Every concept of ``dataset`` (rows in time order) turned into windows.
+
+    A concept is one series unless ``dataset.metadata["segments"]`` gives, for ``"train"`` and
+    ``"test"``, one list of segment lengths per concept (in order), as the ``telemanom`` loader
+    does for the channels of a subsystem; windows never cross a segment boundary. The result's
+    ``metadata["segments"]`` gives the windows each segment made.
+
+    >>> import numpy as np
+    >>> from clad import Concept, ConceptDataset
+    >>> ds = ConceptDataset([Concept("A", np.zeros((20, 2)))], [Concept("A", np.zeros((12, 2)), np.r_[np.zeros(11), 1])])
+    >>> w = window_dataset(ds, window=4, stride=4)
+    >>> w.train[0].X.shape, w.test[0].y.tolist()
+    ((5, 4, 2), [0, 0, 1])
+    """
+    window, stride, label = check_window_params("windows", window, stride, label)
+    segments = dataset.metadata.get("segments") or {}
+    out, rows = {}, {}
+    for role, concepts in (("train", dataset.train), ("test", dataset.test)):
+        lengths = segments.get(role) or [None] * len(concepts)
+        if len(lengths) != len(concepts):
+            raise DataError(f"windows: metadata['segments'][{role!r}] has {len(lengths)} entries for "
+                            f"{len(concepts)} {role} concepts")
+        parts = [_segments(c, k) for c, k in zip(concepts, lengths)]
+        out[role] = [window_concept(c.name, p, window, stride, label) for c, p in zip(concepts, parts)]
+        rows[role] = [[n_windows(len(X), window, stride) for X, _ in p] for p in parts]
+    meta = dict(dataset.metadata)
+    meta["windows"] = {"window": window, "stride": stride, "label": label}
+    meta["segments"] = rows  # now in windows: the rows each segment gives
+    return ConceptDataset(out["train"], out["test"], name=dataset.name, metadata=meta)
+
+
+def load_windowed(dataset: str = "synthetic", params: dict | None = None, window: int = 16, stride: int = 1,
+                  window_label: str = "any", random_state: int | None = None) -> ConceptDataset:
+    """The dataset registered as ``dataset`` (built with ``params``), windowed by :func:`window_dataset`
+    (``window_label`` is its ``label``, named apart from a spec entry's display ``label``).
+
+    ``random_state`` goes to the inner loader when it takes one and ``params`` does not set it. In a
+    spec file::
+
+        [[datasets]]
+        name = "windowed"
+        dataset = "clad_npz"                # concepts holding series in time order
+        params = { file = "machines.npz" }
+        window = 32
+        stride = 8
+        window_label = "last"
+    """
+    import inspect
+
+    from . import DATASETS, load_dataset
+
+    check_window_params("windowed", window, stride, window_label)
+    if params is not None and not isinstance(params, dict):
+        raise DataError(f"windowed: params={params!r}; expected a table of the inner loader's parameters")
+    params = dict(params or {})
+    if random_state is not None and "random_state" not in params:
+        try:
+            takes_seed = "random_state" in inspect.signature(DATASETS.resolve(dataset)).parameters
+        except (TypeError, ValueError):
+            takes_seed = False
+        if takes_seed:
+            params["random_state"] = random_state
+    return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=window_label)

@@ -1,0 +1,288 @@
+"""Incremental detectors: estimators that learn batch after batch without starting over.
+
+Two adapters give such estimators clad's detector protocol plus ``partial_fit(X)``:
+
+* :class:`RiverDetector` — any river anomaly detector (``learn_one`` / ``score_one``, and
+  ``learn_many`` where it exists), e.g. ``HalfSpaceTrees`` or ``OneClassSVM``, usually behind a
+  river scaler in a pipeline. A row goes to river as ``{column index: value}``.
+* :class:`PartialFitDetector` — any scikit-learn / PyOD / clad-protocol estimator with
+  ``partial_fit`` (scikit-learn's ``SGDOneClassSVM``, say): ``fit`` is the estimator's own
+  ``fit``, ``partial_fit`` its ``partial_fit``, scores and threshold those of the matching adapter
+  of :func:`~clad.detectors.as_detector`.
+
+``fit(X)`` starts from a fresh copy of the estimator, ``partial_fit(X)`` goes on learning (``fit``
+if never fitted). ``threshold_`` is the estimator's own when the adapter has one (scikit-learn's
+``offset_``), else the ``1 - contamination`` quantile of the scores of the rows just learned,
+scored after learning. Windows (3-D rows) are flattened (:func:`~clad.detectors.tabular.as_table`).
+``random_state`` becomes the ``seed`` of every river estimator in a pipeline that takes one (or
+the wrapped estimator's ``random_state``), so the same seed gives the same scores.
+
+:func:`as_incremental` turns a detector into one of these, or says why it cannot; the
+``incremental`` strategy (:class:`clad.strategies.Incremental`) uses it.
+
+>>> import numpy as np
+>>> det = half_space_trees(n_trees=5, height=4, window_size=50, random_state=0)
+>>> X = np.random.default_rng(0).uniform(size=(200, 2))
+>>> det = det.fit(X[:100]).partial_fit(X[100:])
+>>> det.n_rows_learned_, bool(det.score(np.array([[5.0, 5.0]]))[0] >= det.score(np.array([[0.5, 0.5]]))[0])
+(200, True)
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+
+from ..errors import CladValueError, DetectorError
+from .base import DetectorAdapter, as_detector, check_scores, detector_name, set_random_state
+from .tabular import as_table
+
+__all__ = ["RiverDetector", "PartialFitDetector", "as_incremental", "is_river", "half_space_trees",
+           "river_one_class_svm"]
+
+
+def is_river(obj) -> bool:
+    """Whether ``obj`` is a river-style anomaly detector (``learn_one`` and ``score_one``)."""
+    return callable(getattr(obj, "learn_one", None)) and callable(getattr(obj, "score_one", None))
+
+
+def _check_contamination(who: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < float(value) < 0.5:
+        raise CladValueError(f"{who}: contamination={value!r}; expected a number in (0, 0.5)")
+    return float(value)
+
+
+class _Incremental(BaseEstimator):
+    """What both adapters share: fit from fresh / go on learning, the threshold, the checks."""
+
+    _clad_detector = True
+
+    def __init__(self, estimator=None, contamination: float = 0.1, random_state: int | None = None):
+        self.estimator = estimator
+        self.contamination = contamination
+        self.random_state = random_state
+
+    @property
+    def name(self) -> str:
+        return type(self.estimator).__name__
+
+    def _learn(self, X, first: bool) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _raw_score(self, X) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _own_threshold(self, X) -> float | None:
+        return None
+
+    def _fresh(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _after_learning(self, X) -> None:
+        own = self._own_threshold(X)
+        if own is None:
+            q = 1.0 - _check_contamination(self.name, self.contamination)
+            own = float(np.quantile(self.score(X), q))
+        self.threshold_ = float(own)
+        self.n_rows_learned_ = getattr(self, "n_rows_learned_", 0) + int(X.shape[0])
+
+    def _table(self, X) -> np.ndarray:
+        X = np.asarray(as_table(X), dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise CladValueError(f"{self.name}: expected a non-empty 2-D array (rows x features), got shape {X.shape}")
+        if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
+            raise CladValueError(f"{self.name}: X has {X.shape[1]} features; the detector learned {self.n_features_in_}")
+        return X
+
+    def fit(self, X, y=None):
+        """Learn ``X`` with a fresh copy of the estimator."""
+        if self.estimator is None:
+            raise CladValueError(f"{type(self).__name__}: estimator=None; give an estimator")
+        _check_contamination(self.name, self.contamination)
+        for attr in ("n_features_in_", "n_rows_learned_"):
+            self.__dict__.pop(attr, None)
+        X = self._table(X)
+        self.estimator_ = self._fresh()
+        self.n_features_in_ = int(X.shape[1])
+        self._learn(X, first=True)
+        self._after_learning(X)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """Go on learning with ``X`` (``fit`` if never fitted); ``threshold_`` is set again."""
+        if not hasattr(self, "estimator_"):
+            return self.fit(X)
+        X = self._table(X)
+        self._learn(X, first=False)
+        self._after_learning(X)
+        return self
+
+    def score(self, X) -> np.ndarray:
+        if not hasattr(self, "estimator_"):
+            raise DetectorError(f"detector {self.name}: score() called before fit()")
+        X = self._table(X)
+        return check_scores(self._raw_score(X), X.shape[0], self.name)
+
+
+def _seeded_params(est, seed: int) -> dict:
+    """river ``clone`` parameters giving every estimator in ``est`` (a pipeline too) ``seed``."""
+    params = est._get_params() if callable(getattr(est, "_get_params", None)) else {}
+    out = {}
+    for key, value in params.items():
+        if key == "seed":
+            out[key] = int(seed)
+        elif isinstance(value, dict) and "seed" in value:
+            out[key] = {"seed": int(seed)}
+    return out
+
+
+def _has_learn_many(est) -> bool:
+    """Whether river ``est`` (every step, for a pipeline) learns a whole batch at once."""
+    steps = getattr(est, "steps", None)
+    parts = list(steps.values()) if isinstance(steps, dict) else [est]
+    return all(callable(getattr(p, "learn_many", None)) for p in parts)
+
+
+class RiverDetector(_Incremental):
+    """A river anomaly detector as an incremental clad detector (see the module docstring).
+
+    Parameters
+    ----------
+    estimator : river anomaly detector (or a river pipeline ending in one), never fitted itself
+    contamination : float in (0, 0.5)
+        ``threshold_`` is the ``1 - contamination`` quantile of the rows just learned.
+    higher_is_normal : bool, default False
+        Negate river's score (for detectors whose score is larger for normal rows, such as
+        river's ``OneClassSVM``, whose score is a decision function).
+    use_learn_many : bool, default True
+        Learn a batch with ``learn_many`` (a pandas DataFrame) when the estimator has it.
+    random_state : int or None
+        The ``seed`` of every estimator in the pipeline that takes one.
+    """
+
+    def __init__(self, estimator=None, contamination: float = 0.1, higher_is_normal: bool = False,
+                 use_learn_many: bool = True, random_state: int | None = None):
+        super().__init__(estimator=estimator, contamination=contamination, random_state=random_state)
+        self.higher_is_normal = higher_is_normal
+        self.use_learn_many = use_learn_many
+
+    @property
+    def name(self) -> str:
+        steps = getattr(self.estimator, "steps", None)  # a river pipeline: its last step
+        return str(list(steps)[-1]) if isinstance(steps, dict) and steps else type(self.estimator).__name__
+
+    def _fresh(self):
+        if not is_river(self.estimator):
+            raise CladValueError(f"RiverDetector: {type(self.estimator).__name__} has no learn_one/score_one; "
+                                 "expected a river anomaly detector")
+        if self.random_state is not None:
+            return self.estimator.clone(_seeded_params(self.estimator, self.random_state))
+        return self.estimator.clone()
+
+    def _learn(self, X, first: bool) -> None:
+        est = self.estimator_
+        if self.use_learn_many and _has_learn_many(est):
+            import pandas as pd
+
+            est.learn_many(pd.DataFrame(X))
+            return
+        for row in X.tolist():
+            est.learn_one(dict(enumerate(row)))
+
+    def _raw_score(self, X) -> np.ndarray:
+        score_one = self.estimator_.score_one
+        s = np.fromiter((score_one(dict(enumerate(row))) for row in X.tolist()), dtype=np.float64, count=X.shape[0])
+        return -s if self.higher_is_normal else s
+
+
+class PartialFitDetector(_Incremental):
+    """An estimator with ``partial_fit`` as an incremental clad detector: ``fit`` is its ``fit``,
+    ``partial_fit`` its ``partial_fit``; scores and threshold as :func:`~clad.detectors.as_detector`'s
+    adapter for it gives them (see the module docstring).
+
+    >>> import numpy as np
+    >>> from sklearn.linear_model import SGDOneClassSVM
+    >>> X = np.random.default_rng(0).normal(size=(300, 2))
+    >>> det = PartialFitDetector(SGDOneClassSVM(random_state=0)).fit(X).partial_fit(X + 0.1)
+    >>> det.n_rows_learned_, det.threshold_ == -float(det.estimator_.offset_[0])
+    (600, True)
+    """
+
+    def _adapter(self) -> DetectorAdapter:
+        adapter = as_detector(self.estimator)
+        if not isinstance(adapter, DetectorAdapter):  # a clad detector: its own protocol
+            return None
+        return adapter
+
+    def _fresh(self):
+        if not callable(getattr(self.estimator, "partial_fit", None)):
+            raise CladValueError(f"PartialFitDetector: {detector_name(self.estimator)} has no partial_fit")
+        try:
+            est = clone(self.estimator)
+        except TypeError:
+            est = copy.deepcopy(self.estimator)
+        if self.random_state is not None:
+            set_random_state(est, int(self.random_state))
+        return est
+
+    def _learn(self, X, first: bool) -> None:
+        (self.estimator_.fit if first else self.estimator_.partial_fit)(X)
+
+    def _raw_score(self, X) -> np.ndarray:
+        adapter = self._adapter()
+        return self.estimator_.score(X) if adapter is None else adapter._raw_score(self.estimator_, X)
+
+    def _own_threshold(self, X) -> float | None:
+        adapter = self._adapter()
+        if adapter is None:
+            own = getattr(self.estimator_, "threshold_", None)
+            return None if own is None else float(own)
+        try:
+            return float(adapter._threshold(self.estimator_, X))
+        except (AttributeError, DetectorError):
+            return None
+
+
+def as_incremental(detector):
+    """``detector`` as a detector with ``partial_fit``: unchanged if it has one; a river estimator
+    in a :class:`RiverDetector`; an adapter (or an estimator) whose estimator has ``partial_fit`` in a
+    :class:`PartialFitDetector`. Anything else is a :class:`~clad.errors.CladValueError` naming it."""
+    if callable(getattr(detector, "partial_fit", None)):
+        return detector
+    if is_river(detector):
+        return RiverDetector(detector)
+    inner = detector.estimator if isinstance(detector, DetectorAdapter) else None
+    if callable(getattr(inner, "partial_fit", None)):
+        return PartialFitDetector(inner, contamination=getattr(detector, "contamination", 0.1))
+    raise CladValueError(
+        f"detector {detector_name(detector)} cannot learn incrementally: it has no partial_fit and is not a "
+        "river anomaly detector (learn_one/score_one); use e.g. 'half_space_trees', 'river_one_class_svm', "
+        "scikit-learn's SGDOneClassSVM or a clad PyTorch detector"
+    )
+
+
+def half_space_trees(n_trees: int = 10, height: int = 8, window_size: int = 250, scale: bool = True,
+                     contamination: float = 0.1, random_state: int | None = None) -> RiverDetector:
+    """river's ``HalfSpaceTrees`` (Tan et al. 2011) behind a running ``MinMaxScaler`` (``scale``): the
+    trees expect features in [0, 1]. Registered as ``half_space_trees``."""
+    from river import anomaly, preprocessing
+
+    model = anomaly.HalfSpaceTrees(n_trees=n_trees, height=height, window_size=window_size)
+    return RiverDetector(preprocessing.MinMaxScaler() | model if scale else model,
+                         contamination=contamination, random_state=random_state)
+
+
+def river_one_class_svm(nu: float = 0.1, n_components: int = 100, gamma: float = 1.0,
+                        contamination: float = 0.1, random_state: int | None = None) -> RiverDetector:
+    """river's online ``OneClassSVM`` on random Fourier features of standardised rows
+    (``StandardScaler | RBFSampler | OneClassSVM``, as river's documentation advises). Its score is
+    a decision function, larger inside the learned region, so clad negates it. Registered as
+    ``river_one_class_svm``."""
+    from river import anomaly, feature_extraction, preprocessing
+
+    model = (preprocessing.StandardScaler()
+             | feature_extraction.RBFSampler(gamma=gamma, n_components=n_components)
+             | anomaly.OneClassSVM(nu=nu))
+    return RiverDetector(model, contamination=contamination, higher_is_normal=True, random_state=random_state)

@@ -1,0 +1,204 @@
+"""A whole benchmark as a library call: a spec in, a results folder out.
+
+:func:`run_spec` is what ``clad run SPEC --out DIR`` does, without the command line: it validates
+the spec, opens (or creates) ``DIR/results.sqlite``, skips the runs already finished there
+(resume), computes the others with the chosen executor, then writes ``DIR/results.json`` and the
+summaries (``summary.csv``, ``summary.md``). It prints nothing: what happens is told to
+``on_event`` (a :class:`GridStarted`, then a :class:`~clad.engine.executors.RunEvent` for each run
+started, each evaluated step of a sequential run and each run finished, then a
+:class:`GridFinished`), which is where a progress display plugs in
+(:class:`clad.engine.progress.ProgressEvents`).
+
+>>> import tempfile
+>>> from clad.engine.spec import parse_spec
+>>> spec = parse_spec({"seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
+...                    "detectors": ["hbos"], "datasets": [{"name": "synthetic", "n_concepts": 2,
+...                    "n_features": 2, "n_train": 40, "n_test": 30}]})
+>>> out = tempfile.mkdtemp()
+>>> first = run_spec(spec, out)
+>>> first.n_ok, first.n_failed, first.n_computed, first.results_json.name
+(1, 0, 1, 'results.json')
+>>> run_spec(spec, out).n_computed  # resumed: nothing left to compute
+0
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .._version import __version__
+from ..core.results import RunResult
+from ..errors import CladTypeError
+from .spec import Spec, load_spec, parse_spec
+
+__all__ = ["run_spec", "BenchmarkResult", "GridStarted", "GridFinished", "ResultsWriteError", "remove_database"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GridStarted:
+    """Told to ``on_event`` once the store is open: ``total`` runs in the spec, of which
+    ``finished_before`` were already finished in ``database`` (resumed)."""
+
+    name: str
+    total: int
+    finished_before: int
+    database: Path
+    kind: str = "grid_started"
+
+
+@dataclass(frozen=True)
+class GridFinished:
+    """Told to ``on_event`` when no run is computing any more (all done, interrupted or failed)."""
+
+    interrupted: bool
+    kind: str = "grid_finished"
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """What :func:`run_spec` did: every run of the spec found in the database (this call's and
+    earlier ones'), counts, the files written and the end-of-grid summary table."""
+
+    name: str
+    runs: tuple[RunResult, ...]
+    n_total: int
+    n_ok: int
+    n_failed: int
+    n_resumed: int
+    n_computed: int
+    out: Path
+    database: Path
+    results_json: Path
+    summary: Any
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Every run of the spec finished without error and nothing was interrupted."""
+        return not self.interrupted and self.n_failed == 0 and self.n_ok == self.n_total
+
+
+class ResultsWriteError(OSError):
+    """Writing the results failed (disk full, database unwritable): runs committed before are
+    kept in ``database``; run the same benchmark again to resume."""
+
+    def __init__(self, out: Path, database: Path, cause: BaseException):
+        self.out, self.database, self.cause = Path(out), Path(database), cause
+        super().__init__(f"writing the results in {out} failed ({type(cause).__name__}: {cause}); runs finished "
+                         f"before this are kept in {database}; fix the cause and run the same command again to "
+                         "resume")
+
+
+def remove_database(db: Path) -> None:
+    """Delete a results database and its SQLite side files (``--fresh``)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        p = db.with_name(db.name + suffix)
+        if p.exists():
+            p.unlink()
+
+
+def _as_spec(spec: Spec | str | os.PathLike | Mapping) -> Spec:
+    if isinstance(spec, Spec):
+        return spec
+    if isinstance(spec, (str, os.PathLike)):
+        return load_spec(spec)
+    if isinstance(spec, Mapping):
+        return parse_spec(dict(spec))
+    raise CladTypeError(f"spec={spec!r}; expected a Spec, a path to a TOML spec file or a dict")
+
+
+def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *, jobs: int | None = None,
+             threads: int | None = None, dask=None, timeout: float | None = None, fresh: bool = False,
+             on_event: Callable[[Any], None] | None = None) -> BenchmarkResult:
+    """Run every configuration of ``spec`` into the results folder ``out``, resuming.
+
+    ``spec`` is a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the
+    parsed TOML). ``jobs`` worker processes, ``dask`` (a scheduler address or a
+    ``distributed.Client``), ``threads`` BLAS/OpenMP/torch threads per run and ``timeout``
+    seconds per run default to the spec's keys (``jobs`` and ``threads`` then to 1). Runs
+    recorded as finished in ``out/results.sqlite`` are not computed again unless ``fresh``
+    (which deletes the database first); failed runs are tried again. A Ctrl-C
+    (:class:`KeyboardInterrupt`) while runs compute stops the workers and returns with
+    ``interrupted=True``; what finished is kept and written. A failure to write the results
+    raises :class:`ResultsWriteError`. ``on_event`` receives the events described in the module
+    docstring; it must only observe.
+    """
+    from ..core.results import write_results
+    from .executors import RunEvent, check_execution, execute_grid
+    from .store import DEFAULT_NAME, ResultStore
+    from .summary import write_summaries
+
+    spec = _as_spec(spec)
+    jobs = jobs if jobs is not None else (spec.jobs or 1)
+    dask = dask if dask is not None else spec.dask
+    timeout = timeout if timeout is not None else spec.timeout
+    threads = threads if threads is not None else (spec.threads or 1)
+    check_execution(jobs, threads, timeout)
+    tell = on_event or (lambda event: None)
+    for msg in spec.skipped:
+        log.info("skipped: %s", msg)
+    if len({c.run_id for c in spec.configs}) != len(spec.configs):
+        log.warning("the spec lists the same run more than once; each is run once")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    db = out / DEFAULT_NAME
+    if fresh:
+        remove_database(db)
+    configs = list({c.run_id: c for c in spec.configs}.values())
+    ids = [c.run_id for c in configs]
+    interrupted = False
+    computed = 0
+    try:
+        with ResultStore(db) as store:
+            store.set_meta("spec", spec.raw)
+            store.set_meta("spec_text", spec.text)
+            store.set_meta("clad_version", __version__)
+            finished = store.finished_ids() & set(ids)
+            todo = [c for c in configs if c.run_id not in finished]
+            if finished:
+                log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
+                         db, len(todo))
+            on_step = None
+            if on_event is not None and jobs == 1 and dask is None:
+                def on_step(cfg, step, index):
+                    tell(RunEvent("step", cfg, step=step, index=index))
+            try:
+                tell(GridStarted(spec.name, len(configs), len(finished), db))
+                events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step)
+                try:
+                    for ev in events:
+                        if ev.kind == "started":
+                            store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(), ev.started)
+                        else:
+                            store.write(ev.result, ev.started, ev.finished)
+                            computed += 1
+                        tell(ev)
+                except KeyboardInterrupt:
+                    interrupted = True
+                finally:
+                    events.close()  # stops the workers
+            finally:
+                tell(GridFinished(interrupted))
+            results = store.load_results(ids)
+        write_results(out / "results.json", results, spec=spec.raw)
+        table = write_summaries(out, results, title=spec.name)
+    except (sqlite3.Error, OSError) as exc:
+        # the disk (or the database file) failed: what was committed before is kept, nothing is half-written
+        raise ResultsWriteError(out, db, exc) from exc
+    n_ok = sum(r.ok for r in results)
+    return BenchmarkResult(
+        name=spec.name, runs=tuple(results), n_total=len(configs), n_ok=n_ok, n_failed=len(results) - n_ok,
+        n_resumed=len(finished), n_computed=computed, out=out,
+        database=db, results_json=out / "results.json", summary=table, interrupted=interrupted)
+
+
+def _labels(cfg) -> dict:
+    return {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display, "strategy": cfg.strategy.display,
+            "detector": cfg.detector.display, "seed": cfg.seed}

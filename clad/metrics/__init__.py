@@ -1,0 +1,113 @@
+r"""Continual metrics: pure functions of the matrix R, each declared once.
+
+``R[i, j]`` is a base metric (ROC-AUC, F1, average precision) on test concept ``j`` after training
+step ``i``: rows are training steps, columns test concepts.
+
+Which cells count is decided by ``learned_at``: ``learned_at[j]`` is the first step ``t(j)`` at
+which test concept ``j`` was learned, or ``-1`` if it never was. Cells with ``i >= t(j)`` are
+*seen*, cells with ``i < t(j)`` are *future*. By default (the standard case: concept ``j`` learned at
+step ``j``) ``learned_at = [0, 1, ..., N-1]`` and columns beyond the number of rows are never
+learned. :func:`learned_at` builds it from concept names for the general case (recurring concepts,
+other orders, test concepts never trained).
+
+**NaN cells** (undefined base metric, e.g. ROC-AUC on a single-class test concept) are left out of
+every mean, never propagated; a mean over nothing is NaN. :func:`summarize` records, for every
+scalar metric, how many of its terms (cells, differences, concepts or steps) were left out.
+
+The formulas (the documented pyCLAD formulation; N steps, standard case):
+
+* continual average  :math:`CA = \mathrm{mean}_{i \ge j} R_{ij}`  (N(N+1)/2 cells)
+* backward transfer  :math:`BWT = \mathrm{mean}_{i > j} (R_{ij} - R_{jj})`  (N(N-1)/2 cells);
+  negative = forgetting. (pyCLAD's *code* averages :math:`R_{ij} - R_{i-1,j}`:
+  :func:`pyclad_code_backward_transfer`.)
+* forward transfer   :math:`FWT = \mathrm{mean}_{i < j} R_{ij}`  (N(N-1)/2 cells)
+
+>>> import numpy as np
+>>> R = np.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]], dtype=float)
+>>> continual_average(R), backward_transfer(R), forward_transfer(R)
+(5.666666666666667, 4.0, 3.6666666666666665)
+
+Modules: :mod:`~clad.metrics.registry` (the declarations and :func:`summarize`),
+:mod:`~clad.metrics.continual` (scalar metrics), :mod:`~clad.metrics.curves` and
+:mod:`~clad.metrics.dynamic` (per-step curves), :mod:`~clad.metrics.per_concept` (per-concept
+values), :mod:`~clad.metrics.cells` (shared helpers). **Adding a metric** is one function and its
+decorator (:func:`scalar_metric`, :func:`curve_metric` or :func:`concept_metric`) in
+``clad/metrics/continual.py`` (or any module of one's own that is imported); every summary,
+leaderboard, statistic and report reads it from :data:`REGISTRY`.
+"""
+
+from .cells import ConceptNamesWarning, check_concept_names, learned_at
+from .continual import (
+    accuracy_all_average,
+    accuracy_seen_average,
+    backward_transfer,
+    continual_average,
+    final_average,
+    forgetting,
+    forward_transfer,
+    gem_backward_transfer,
+    gem_forward_transfer,
+    intransigence,
+    learning_average,
+    memory_stability,
+    pyclad_code_backward_transfer,
+    reference_forward_transfer,
+    unlearned_average,
+)
+from .curves import accuracy_all, accuracy_seen
+from .dynamic import backward_transfer_curve, continual_average_curve, forward_transfer_curve
+from .per_concept import forgetting_per_concept, per_concept_drop
+from .registry import (
+    INPUTS,
+    REGISTRY,
+    SCALAR_METRICS,
+    Metric,
+    concept_metric,
+    curve_metric,
+    get_metric,
+    register,
+    scalar_metric,
+    scalar_names,
+    summarize,
+    unregister,
+)
+
+__all__ = [
+    "learned_at",
+    "check_concept_names",
+    "ConceptNamesWarning",
+    "continual_average",
+    "backward_transfer",
+    "forward_transfer",
+    "final_average",
+    "learning_average",
+    "forgetting",
+    "gem_backward_transfer",
+    "pyclad_code_backward_transfer",
+    "gem_forward_transfer",
+    "unlearned_average",
+    "memory_stability",
+    "accuracy_seen_average",
+    "accuracy_all_average",
+    "intransigence",
+    "reference_forward_transfer",
+    "accuracy_seen",
+    "accuracy_all",
+    "continual_average_curve",
+    "backward_transfer_curve",
+    "forward_transfer_curve",
+    "forgetting_per_concept",
+    "per_concept_drop",
+    "Metric",
+    "INPUTS",
+    "REGISTRY",
+    "SCALAR_METRICS",
+    "scalar_metric",
+    "curve_metric",
+    "concept_metric",
+    "register",
+    "unregister",
+    "get_metric",
+    "scalar_names",
+    "summarize",
+]

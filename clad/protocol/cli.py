@@ -1,0 +1,85 @@
+"""The ``clad validate`` and ``clad verify`` subcommands (arguments and what they run)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..core.evaluation import BASE_METRICS
+
+__all__ = ["add_validate_arguments", "run_validate", "add_verify_arguments", "run_verify"]
+
+
+def add_validate_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of ``clad validate``."""
+    from .validity import Thresholds
+
+    d = Thresholds()
+    p.add_argument("spec", help="TOML spec file; M is computed for each of its (dataset, detector, seed)")
+    p.add_argument("--metric", default="roc_auc", choices=list(BASE_METRICS), help="base metric of M (default roc_auc)")
+    p.add_argument("--feasible", type=float, default=d.feasible_min, metavar="X",
+                   help=f"feasible: every M[j, j] >= X (default {d.feasible_min:g})")
+    p.add_argument("--ceiling", type=float, default=d.trivial_ceiling, metavar="X",
+                   help=f"non-trivial: not every cell >= X (default {d.trivial_ceiling:g})")
+    p.add_argument("--forgetting", type=float, default=d.forgetting_max, metavar="X",
+                   help=f"forgetting: naive's backward transfer < X (default {d.forgetting_max:g})")
+    p.add_argument("--redundancy", type=float, default=d.redundancy_tol, metavar="X",
+                   help=f"no redundancy: no pair whose cross scores both lie within X of their diagonals "
+                        f"(default {d.redundancy_tol:g})")
+    p.add_argument("--json", metavar="FILE", default=None, help="also write the reports as JSON")
+
+
+def run_validate(args) -> int:
+    """Print a validity report per (dataset, detector, seed) of the spec; 1 when a check fails."""
+    from ..core.results import atomic_write_text
+    from ..engine.spec import load_spec
+    from .from_spec import validate_spec
+    from .validity import Thresholds
+
+    spec = load_spec(args.spec)
+    thresholds = Thresholds(args.feasible, args.ceiling, args.forgetting, args.redundancy)
+    reports = []
+    for report in validate_spec(spec, args.metric, thresholds):
+        reports.append(report)
+        print(report.format(), flush=True)
+    n_ok = sum(r.ok for r in reports)
+    print(f"\n{spec.name}: {n_ok} of {len(reports)} scenario(s) pass every check")
+    if args.json:
+        atomic_write_text(args.json, json.dumps([r.to_dict() for r in reports], indent=1, allow_nan=False))
+    return 0 if n_ok == len(reports) else 1
+
+
+def add_verify_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of ``clad verify``."""
+    p.add_argument("target", help="a spec file, or a folder of specs (e.g. scenarios/suite), each with "
+                                  "NAME.reference.json beside NAME.toml")
+    p.add_argument("--update", action="store_true", help="rerun and (re)write the reference results instead")
+    p.add_argument("--tolerance", type=float, default=None,
+                   help="with --update: absolute tolerance to record for every run (default: 1e-9, or 1e-4 for "
+                        "PyTorch detectors)")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default 1)")
+
+
+def run_verify(args) -> int:
+    """Verify (or with ``--update`` rewrite) every spec of the target; 1 when anything differs."""
+    import time
+
+    from .verify import format_check, spec_files, update_reference, verify_spec
+
+    t0 = time.perf_counter()
+    files = spec_files(args.target)
+    if args.update:
+        for f in files:
+            path, n, seconds = update_reference(f, jobs=args.jobs, tolerance=args.tolerance)
+            print(f"wrote {path} ({n} runs, {seconds:.1f} s)", flush=True)
+        return 0
+    checks = []
+    for f in files:
+        check = verify_spec(f, jobs=args.jobs)
+        checks.append(check)
+        print(format_check(check), flush=True)
+    bad = [c.spec_file.name for c in checks if not c.ok]
+    total = sum(len(c.runs) for c in checks)
+    print(f"\n{len(checks)} spec(s), {total} runs, {time.perf_counter() - t0:.1f} s: "
+          + ("every number equals its reference" if not bad else f"differences in {', '.join(bad)}"))
+    return 1 if bad else 0

@@ -1,0 +1,226 @@
+"""Is a scenario worth drawing conclusions from? Four checks on its single-task matrix M.
+
+M (see :mod:`clad.protocol.single_task`) holds, in cell ``[i, j]``, the score on concept ``j`` of a
+detector trained on concept ``i`` alone. With the default thresholds (ROC-AUC; every threshold is a
+parameter of :class:`Thresholds` and of ``clad validate``):
+
+=================  =========================================================================  ========
+check              passes when                                                                default
+=================  =========================================================================  ========
+``feasible``       every diagonal cell ``M[j, j] >= feasible_min``: each concept can be        0.7
+                   learned (a pure-noise concept stays near 0.5)
+``non_trivial``    not every cell ``>= trivial_ceiling``: something is left to get wrong        0.99
+``forgetting``     naive's backward transfer ``< forgetting_max``: learning a later concept     -0.01
+                   costs earlier ones, so continual strategies have something to fix
+``no_redundancy``  no pair ``i < j`` with ``M[i, j] >= M[j, j] - redundancy_tol`` *and*          0.01
+                   ``M[j, i] >= M[i, i] - redundancy_tol``: no two concepts that a detector
+                   trained on either one learns equally well
+=================  =========================================================================  ========
+
+Each check states its numbers and a verdict: ``PASS``, ``FAIL`` or ``n/a`` (undefined: NaN cells,
+or backward transfer with a single concept). A verdict compares point values with a threshold; it
+is not a significance test. For ROC-AUC the feasibility check also prints each diagonal cell's 95 %
+interval (Hanley & McNeil 1982: normal approximation, test rows independent) and flags a verdict
+whose interval contains the threshold as borderline.
+
+>>> import numpy as np
+>>> M = np.array([[0.95, 0.60], [0.55, 0.90]])
+>>> [c.verdict for c in check_matrix(M, ("a", "b"), naive_bwt=-0.35)]
+['PASS', 'PASS', 'PASS', 'PASS']
+>>> [c.verdict for c in check_matrix(np.array([[0.95, 0.95], [0.945, 0.95]]), ("a", "b"), naive_bwt=-0.005)]
+['PASS', 'PASS', 'FAIL', 'FAIL']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import CladValueError
+from .single_task import SingleTaskMatrix
+
+__all__ = ["Thresholds", "Check", "ValidityReport", "check_matrix", "validate", "auc_interval"]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The thresholds of the four checks (see the module docstring for their meaning and defaults)."""
+
+    feasible_min: float = 0.7
+    trivial_ceiling: float = 0.99
+    forgetting_max: float = -0.01
+    redundancy_tol: float = 0.01
+
+    def __post_init__(self):
+        for name in ("feasible_min", "trivial_ceiling", "forgetting_max", "redundancy_tol"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise CladValueError(f"{name}={v!r}; expected a finite number")
+        if self.redundancy_tol < 0:
+            raise CladValueError(f"redundancy_tol={self.redundancy_tol!r}; expected a number >= 0")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: its ``name``, ``verdict`` (``"PASS"``, ``"FAIL"``, ``"n/a"``), a one-line
+    ``summary`` with its numbers, and the numbers themselves (``values``)."""
+
+    name: str
+    verdict: str
+    summary: str
+    values: dict = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict == "FAIL"
+
+
+def auc_interval(auc: float, n_anomalous: int, n_normal: int, level: float = 0.95) -> tuple[float, float]:
+    """Hanley & McNeil (1982) interval of a ROC-AUC from ``n_anomalous`` and ``n_normal`` test rows.
+
+    >>> lo, hi = auc_interval(0.9, 100, 100)
+    >>> round(lo, 3), round(hi, 3)
+    (0.856, 0.944)
+    """
+    from scipy.stats import norm
+
+    if not math.isfinite(auc) or n_anomalous < 1 or n_normal < 1:
+        return (float("nan"), float("nan"))
+    q1, q2 = auc / (2 - auc), 2 * auc * auc / (1 + auc)
+    var = (auc * (1 - auc) + (n_anomalous - 1) * (q1 - auc * auc) + (n_normal - 1) * (q2 - auc * auc)) / (
+        n_anomalous * n_normal)
+    half = float(norm.ppf(0.5 + level / 2)) * math.sqrt(max(var, 0.0))
+    return (max(0.0, float(auc) - half), min(1.0, float(auc) + half))
+
+
+def _fmt(v: float) -> str:
+    return "nan" if not math.isfinite(v) else f"{v:.3f}"
+
+
+def _feasible(M, names, th, counts) -> Check:
+    diag = np.diag(M)
+    if np.isnan(diag).any():
+        missing = [n for n, d in zip(names, diag) if np.isnan(d)]
+        return Check("feasible", "n/a", f"undefined diagonal cells for {missing}", {"diagonal": diag.tolist()})
+    j = int(np.argmin(diag))
+    ok = bool(diag.min() >= th.feasible_min)
+    text = f"min M[j, j] = {_fmt(diag[j])} ({names[j]}) {'>=' if ok else '<'} {th.feasible_min:g}"
+    values = {"diagonal": diag.tolist(), "min": float(diag[j]), "argmin": names[j], "threshold": th.feasible_min}
+    if counts is not None:
+        intervals = [auc_interval(d, a, n) for d, (n, a) in zip(diag, counts)]
+        values["intervals_95"] = [list(iv) for iv in intervals]
+        lo, hi = intervals[j]
+        text += f" (95% interval {_fmt(lo)}-{_fmt(hi)}, {counts[j][1]} anomalous / {counts[j][0]} normal rows)"
+        borderline = [names[i] for i, (lo_i, hi_i) in enumerate(intervals) if lo_i <= th.feasible_min <= hi_i]
+        if borderline:
+            text += f"; borderline (interval contains the threshold): {', '.join(borderline)}"
+        values["borderline"] = borderline
+    return Check("feasible", "PASS" if ok else "FAIL", text, values)
+
+
+def _non_trivial(M, names, th) -> Check:
+    cells = M[~np.isnan(M)]
+    if cells.size == 0:
+        return Check("non_trivial", "n/a", "no defined cell", {})
+    above = int((cells >= th.trivial_ceiling).sum())
+    ok = above < cells.size
+    text = (f"{above} of {cells.size} cells >= {th.trivial_ceiling:g} (min cell {_fmt(cells.min())})"
+            + ("" if ok else ": every cell is at the ceiling"))
+    return Check("non_trivial", "PASS" if ok else "FAIL", text,
+                 {"cells_at_ceiling": above, "cells": int(cells.size), "min": float(cells.min()),
+                  "threshold": th.trivial_ceiling})
+
+
+def _forgetting(naive_bwt: float, n: int, th) -> Check:
+    cells = n * (n - 1) // 2
+    if not math.isfinite(naive_bwt):
+        return Check("forgetting", "n/a", f"naive's backward transfer is undefined ({n} concept(s))", {})
+    ok = naive_bwt < th.forgetting_max
+    text = f"naive BWT = {naive_bwt:.3f} over {cells} cells {'<' if ok else '>='} {th.forgetting_max:g}"
+    if not ok:
+        text += ": learning later concepts costs little on earlier ones"
+    return Check("forgetting", "PASS" if ok else "FAIL", text,
+                 {"naive_bwt": naive_bwt, "cells": cells, "threshold": th.forgetting_max})
+
+
+def _no_redundancy(M, names, th) -> Check:
+    n = len(names)
+    diag = np.diag(M)
+    pairs, closest = [], None
+    for i in range(n):
+        for j in range(i + 1, n):
+            gaps = (diag[j] - M[i, j], diag[i] - M[j, i])  # how far each cross score stays below its diagonal
+            if any(np.isnan(gaps)):
+                continue
+            worst = max(gaps)
+            if closest is None or worst < closest[0]:
+                closest = (worst, names[i], names[j], gaps)
+            if worst <= th.redundancy_tol:
+                pairs.append({"pair": [names[i], names[j]], "gaps": [float(g) for g in gaps]})
+    if closest is None:
+        return Check("no_redundancy", "n/a", "fewer than two concepts with defined cells", {})
+    values = {"redundant_pairs": pairs, "threshold": th.redundancy_tol,
+              "closest_pair": [closest[1], closest[2]], "closest_gaps": [float(g) for g in closest[3]]}
+    if pairs:
+        shown = "; ".join(f"{p['pair'][0]} & {p['pair'][1]} (gaps {p['gaps'][0]:.3f}, {p['gaps'][1]:.3f})"
+                          for p in pairs)
+        return Check("no_redundancy", "FAIL", f"{len(pairs)} redundant pair(s), cross scores within "
+                     f"{th.redundancy_tol:g} of both diagonals: {shown}", values)
+    g = closest[3]
+    return Check("no_redundancy", "PASS", f"no pair within {th.redundancy_tol:g}; closest: {closest[1]} & "
+                 f"{closest[2]} (gaps {g[0]:.3f}, {g[1]:.3f})", values)
+
+
+def check_matrix(M, names, naive_bwt: float, thresholds: Thresholds | None = None,
+                 counts: list[tuple[int, int]] | None = None) -> list[Check]:
+    """The four checks on a square ``M`` with concept ``names`` and naive's backward transfer.
+    ``counts`` (``(n_normal, n_anomalous)`` per concept), when given, adds ROC-AUC intervals."""
+    th = thresholds or Thresholds()
+    M = np.asarray(M, dtype=np.float64)
+    names = tuple(names)
+    if M.ndim != 2 or M.shape != (len(names), len(names)):
+        raise CladValueError(f"M has shape {M.shape}; expected a square matrix with one row per name ({len(names)})")
+    return [_feasible(M, names, th, counts), _non_trivial(M, names, th), _forgetting(naive_bwt, len(names), th),
+            _no_redundancy(M, names, th)]
+
+
+@dataclass(frozen=True, eq=False)
+class ValidityReport:
+    """The checks of one single-task matrix, with what it was computed from (``labels``)."""
+
+    labels: dict
+    matrix: SingleTaskMatrix
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.failed for c in self.checks)
+
+    def format(self) -> str:
+        st = self.matrix
+        head = ", ".join(f"{k} {v}" for k, v in self.labels.items())
+        width = max(len(n) for n in st.names) + len(str(len(st.names))) + 2
+        lines = [head, f"  single-task matrix M ({st.metric}; row: trained on, column: scored on)"]
+        lines.append("  " + " " * width + "  " + "  ".join(f"{j:>6d}" for j in range(len(st.names))))
+        for i, (name, row) in enumerate(zip(st.names, st.M)):
+            lines.append(f"  {f'{i}: {name}':<{width}s}  " + "  ".join(f"{_fmt(v):>6s}" for v in row))
+        for c in self.checks:
+            lines.append(f"  {c.name:14s} {c.verdict:5s} {c.summary}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        from ..core.results import to_jsonable
+
+        return to_jsonable({"labels": self.labels, "ok": self.ok, "matrix": self.matrix.to_dict(),
+                            "checks": [{"name": c.name, "verdict": c.verdict, "summary": c.summary,
+                                        "values": c.values} for c in self.checks]})
+
+
+def validate(matrix: SingleTaskMatrix, thresholds: Thresholds | None = None, labels: dict | None = None
+             ) -> ValidityReport:
+    """The :class:`ValidityReport` of a single-task matrix."""
+    counts = list(zip(matrix.n_normal, matrix.n_anomalous)) if matrix.metric == "roc_auc" else None
+    checks = check_matrix(matrix.M, matrix.names, matrix.naive_bwt, thresholds, counts)
+    return ValidityReport(dict(labels or {}), matrix, tuple(checks))

@@ -1,0 +1,144 @@
+"""Independent evidence for the statistics: which runs are blocks of a test, and which are one.
+
+A *block* is a set of configuration fields (by default the dataset alone, :data:`DEFAULT_BLOCKS`);
+each method's score in a block is the mean over seeds and over the remaining fields. Two rules
+keep blocks independent:
+
+* **the same computation counts once.** Two scenario settings (or two blocks) whose runs have
+  identical R for every method, other field and seed (e.g. a strategy that never reads the concept
+  id, in ``concept_aware`` and ``concept_incremental``) are merged, and :class:`Blocks` says so.
+  Identity is checked on the recorded R matrices (every base metric) and concept names; runs
+  without R are never merged.
+* **blocks that share a dataset are not independent.** The default blocks are datasets, each
+  dataset's score being the mean over its (distinct) scenario settings; finer blocks such as
+  dataset x scenario are allowed, and :class:`Blocks` names the datasets they share.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..core.results import RunResult
+from ..errors import CladValueError
+from .aggregate import CONFIG_KEYS, scalar_value
+
+__all__ = ["DEFAULT_BLOCKS", "Blocks", "run_fingerprint", "evidence_blocks"]
+
+#: blocks of the statistics unless asked otherwise: datasets (independent data)
+DEFAULT_BLOCKS = ("dataset",)
+
+
+def run_fingerprint(r: RunResult) -> str | None:
+    """A digest of what a run computed (its concept names and every R), or None without R.
+
+    >>> a = RunResult("d", "aware", "naive", "if", 0, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])})
+    >>> b = RunResult("d", "incremental", "naive", "if", 0, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])})
+    >>> run_fingerprint(a) == run_fingerprint(b), run_fingerprint(RunResult("d", "s", "n", "i", 0))
+    (True, None)
+    """
+    if not r.R:
+        return None
+    h = hashlib.sha256(repr((tuple(r.concepts), tuple(r.test_concepts))).encode())
+    for name in sorted(r.R):
+        R = np.asarray(r.R[name], dtype=np.float64)
+        h.update(name.encode() + repr(R.shape).encode())
+        h.update(np.where(np.isnan(R), np.nan, R).tobytes())  # one NaN bit pattern
+    return h.hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class Blocks:
+    """The evidence of a comparison.
+
+    ``scores``: blocks x methods (mean over seeds, distinct scenario settings and other fields);
+    ``per_seed``: (block, seed) x methods, the same before averaging over seeds; ``merged``: what was
+    counted once and why; ``shared``: what the blocks share (they are then not independent).
+    """
+
+    fields: tuple[str, ...]
+    scores: pd.DataFrame
+    per_seed: pd.DataFrame
+    merged: tuple[str, ...] = ()
+    shared: tuple[str, ...] = ()
+
+
+def _label(values) -> str:
+    return " / ".join(map(str, values if isinstance(values, tuple) else (values,)))
+
+
+def _signature(part: pd.DataFrame, keys: list[str]):
+    """What a group of runs computed, independent of its own labels (None if not provable)."""
+    if part["fingerprint"].isna().any():
+        return None
+    return frozenset(zip(map(tuple, part[keys].astype(str).to_numpy()), part["fingerprint"]))
+
+
+def _identical_groups(df: pd.DataFrame, fields: list[str], keys: list[str]) -> list[list[tuple]]:
+    """The groups of ``df`` by ``fields``, as lists of group keys whose runs are identical (first-seen
+    order; a group that cannot be proved identical to another stands alone)."""
+    found: dict = {}
+    for key, part in df.groupby(fields, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        sig = _signature(part, keys)
+        found.setdefault(("alone", key) if sig is None else sig, []).append(key)
+    return list(found.values())
+
+
+def _drop(df: pd.DataFrame, fields: list[str], keys: list[tuple]) -> pd.DataFrame:
+    if not keys:
+        return df
+    return df[~pd.MultiIndex.from_frame(df[fields]).isin(pd.MultiIndex.from_tuples(keys))]
+
+
+def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
+                    base_metric: str = "roc_auc", blocks: Sequence[str] = DEFAULT_BLOCKS) -> Blocks:
+    """The blocks x methods scores of ``metric`` with duplicated computations counted once.
+
+    Scenario settings of one block whose runs are identical are merged before the block's mean is
+    taken; blocks whose runs are identical are merged into one block (labelled ``a = b``).
+    """
+    if by not in CONFIG_KEYS:
+        raise CladValueError(f"by={by!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}")
+    fields = list(blocks)
+    bad = [b for b in fields if b not in CONFIG_KEYS or b == by]
+    if bad or not fields or len(set(fields)) != len(fields):
+        raise CladValueError(f"blocks={fields!r}: each must be a configuration field other than by={by!r} "
+                             f"({', '.join(k for k in CONFIG_KEYS if k != by)}), each once")
+    rows = [{**{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed, "fingerprint": run_fingerprint(r),
+             "value": scalar_value(r, base_metric, metric)} for r in results if r.ok]
+    if not rows:
+        return Blocks(tuple(fields), pd.DataFrame(), pd.DataFrame())
+    df = pd.DataFrame(rows)
+    fine = fields + (["scenario"] if "scenario" not in fields and by != "scenario" else [])
+    rest = [k for k in CONFIG_KEYS if k != by and k not in fine]
+    merged: list[str] = []
+    if fine != fields:  # scenario settings of one block with identical runs count once
+        for block, sub in df.groupby(fields, sort=False):
+            for group in _identical_groups(sub, fine, [by, *rest, "seed"]):
+                if len(group) > 1:
+                    merged.append(f"{_label(block)}: {' = '.join(_label(k[len(fields):]) for k in group)} hold "
+                                  f"identical R for every {by} and seed (the same computation): counted once")
+                    df = _drop(df, fine, group[1:])
+    df["block"] = df[fields].astype(str).agg(" / ".join, axis=1)
+    for group in _identical_groups(df, fields, [by, *rest, *fine[len(fields):], "seed"]):
+        if len(group) > 1:  # whole blocks with identical runs are one block
+            label = " = ".join(_label(k) for k in group)
+            merged.append(f"blocks {label} hold identical R for every {by} and seed (the same computation): "
+                          f"one block")
+            df = _drop(df, fields, group[1:])
+            df.loc[df["block"] == _label(group[0]), "block"] = label
+    by_setting = df.groupby(["block", *fine[len(fields):], by, "seed"], sort=False)["value"].mean()
+    per_seed_long = by_setting.groupby(["block", by, "seed"], sort=False).mean()
+    per_seed = per_seed_long.unstack(by)
+    per_seed.columns.name = None
+    scores = per_seed.groupby(level="block", sort=False).mean()
+    scores.index.name = None
+    blocks_of = df.groupby("dataset", sort=False)["block"].unique()
+    shared = [f"blocks {', '.join(b)} share dataset {d}: they are not independent"
+              for d, b in blocks_of.items() if len(b) > 1]
+    return Blocks(tuple(fields), scores, per_seed, tuple(merged), tuple(shared))

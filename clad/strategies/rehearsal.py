@@ -1,0 +1,227 @@
+"""Rehearsal for clad's PyTorch detectors: A-GEM and DER.
+
+Both keep **one** network, trained further (``partial_fit``) on every new concept or batch, and a
+bounded memory of past rows: a reservoir (:class:`~clad.strategies.memory.ReservoirBuffer`) of at
+most ``buffer_size`` rows, offered each ``learn`` call's rows after the call (so a call trains
+against the memory of the calls before it). The memory needs neither ids nor boundaries, so both
+run in every scenario. Rows are kept standardised (the detector's statistics from its first fit).
+
+* :class:`AGEM` (averaged gradient episodic memory, Chaudhry et al., ICLR 2019): at every optimiser
+  step the gradient ``g`` of the new mini-batch is compared with the gradient ``g_ref`` of the
+  reconstruction loss on a random mini-batch of the memory; if ``g . g_ref < 0`` (the step would
+  increase the loss on the past), ``g`` is projected to ``g - (g . g_ref / g_ref . g_ref) g_ref``
+  (through the detector's ``grad_hook``).
+* :class:`DER` (dark experience replay, Buzzega et al., NeurIPS 2020): the memory keeps each row
+  with the network's output for it (for an autoencoder, its reconstruction) and every mini-batch
+  adds ``alpha * mean((f(x_m) - z_m)^2)`` on a random memory mini-batch ``(x_m, z_m)``; with
+  ``beta > 0`` (DER++) also ``beta *`` the reconstruction loss of another memory mini-batch
+  (through the detector's ``extra_loss``). A row's output is recorded after the ``learn`` call
+  that saw it (the original records it at the optimiser step that saw it).
+
+Randomness: the reservoir draws from ``numpy.random.default_rng(random_state)``; memory
+mini-batches come from a ``torch.Generator`` seeded from ``(random_state, learn call)``. The same
+seeds give bit-identical results on the CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CladValueError
+from .memory import ReservoirBuffer, check_capacity
+from .regularization import _Regularized
+
+__all__ = ["AGEM", "DER"]
+
+
+class _Rehearsal(_Regularized):
+    """A torch detector fine-tuned with a reservoir memory of standardised past rows."""
+
+    def _check_common(self) -> None:
+        check_capacity(self.buffer_size, type(self).__name__)
+        if self.memory_batch_size is not None:
+            check_capacity(self.memory_batch_size, type(self).__name__, "memory_batch_size")
+
+    def _row_targets(self, Xs):
+        """What the memory keeps for each standardised row besides the row itself (None: nothing)."""
+        return None
+
+    def _remember(self, X) -> None:
+        det = self.detector_
+        for start in range(0, len(X), 4096):
+            Xs = det.standardise(X[start : start + 4096])
+            self.row_shape_ = Xs.shape[1:]
+            rows = Xs.reshape(len(Xs), -1)
+            extra = self._row_targets(Xs)
+            if extra is not None:
+                rows = np.concatenate([rows, extra.reshape(len(Xs), -1)], axis=1)
+            self.buffer_.add(rows, self.rng_)
+
+    def _generator(self):
+        from ..detectors.torch_ae import torch
+
+        seed = (np.random.SeedSequence() if self.random_state is None
+                else np.random.SeedSequence([int(self.random_state), int(self.n_learn_calls_)]))
+        return torch.Generator(device="cpu").manual_seed(int(seed.generate_state(1, dtype=np.uint32)[0]))
+
+    def _sampler(self):
+        """``sample()`` -> a random memory mini-batch (a float32 tensor on the device, rows of
+        the memory's width), drawn with this call's generator."""
+        from ..detectors.torch_ae import torch
+
+        memory = torch.from_numpy(np.ascontiguousarray(self.buffer_.view()))
+        gen = self._generator()
+        k = int(self.memory_batch_size or self.detector_.batch_size)
+        device = self.detector_.torch_device
+
+        def sample():
+            idx = torch.randint(memory.shape[0], (min(k, memory.shape[0]),), generator=gen)
+            return memory[idx].to(device)
+
+        return sample
+
+    def _rows(self, flat):
+        """Standardised rows (with their row shape) from the first part of memory rows."""
+        width = int(np.prod(self.row_shape_))
+        return flat[:, :width].reshape(flat.shape[0], *self.row_shape_)
+
+    def learn(self, X, concept_id=None):
+        X = np.asarray(X)
+        if not hasattr(self, "buffer_"):
+            self._check_params()
+            self.buffer_ = ReservoirBuffer(int(self.buffer_size))
+            self.rng_ = np.random.default_rng(self.random_state)
+        if hasattr(self, "detector_") and len(self.buffer_):
+            self._continue(X)
+        else:
+            self._first_or_continue(X)
+        self._remember(X)
+        return self
+
+
+class AGEM(_Rehearsal):
+    """A-GEM on a clad PyTorch detector (see the module docstring).
+
+    Parameters
+    ----------
+    detector : a clad PyTorch detector prototype (cloned, never fitted)
+    buffer_size : int, default 1000
+        Rows of the episodic memory (a reservoir over every row learned).
+    memory_batch_size : int or None
+        Memory rows per reference gradient (default: the detector's ``batch_size``).
+    random_state : int or None
+
+    >>> import numpy as np
+    >>> from clad.detectors.torch_ae import AutoEncoder
+    >>> s = AGEM(AutoEncoder(hidden_sizes=(4, 2), epochs=2, random_state=0), buffer_size=20, random_state=0)
+    >>> s = s.learn(np.zeros((30, 3))).learn(np.ones((30, 3)))
+    >>> s.memory_rows(), s.n_steps_ > 0
+    (20, True)
+    """
+
+    def __init__(self, detector=None, buffer_size: int = 1000, memory_batch_size: int | None = None,
+                 random_state: int | None = None):
+        self.detector = detector
+        self.buffer_size = buffer_size
+        self.memory_batch_size = memory_batch_size
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        self._check_common()
+
+    def _projection(self):
+        from ..detectors.torch_ae import torch
+
+        sample = self._sampler()
+        det = self.detector_
+
+        def grad_hook(module):
+            params = [p for p in module.parameters() if p.grad is not None]
+            g = torch.cat([p.grad.reshape(-1) for p in params])
+            ref_loss = det.reconstruction_loss(self._rows(sample()), module)
+            g_ref = torch.cat([r.reshape(-1) for r in torch.autograd.grad(ref_loss, params)])
+            dot = torch.dot(g, g_ref)
+            self.n_steps_ += 1
+            if dot < 0:
+                self.n_projections_ += 1
+                g = g - (dot / torch.dot(g_ref, g_ref).clamp_min(1e-12)) * g_ref
+                pos = 0
+                for p in params:
+                    n = p.grad.numel()
+                    p.grad.copy_(g[pos : pos + n].view_as(p.grad))
+                    pos += n
+
+        return grad_hook
+
+    def _continue(self, X) -> None:
+        self.n_steps_ = getattr(self, "n_steps_", 0)
+        self.n_projections_ = getattr(self, "n_projections_", 0)
+        self._first_or_continue(X, grad_hook_factory=self._projection)
+
+
+class DER(_Rehearsal):
+    """Dark experience replay (DER; DER++ with ``beta > 0``) on a clad PyTorch detector (see the
+    module docstring).
+
+    Parameters
+    ----------
+    detector : a clad PyTorch detector prototype (cloned, never fitted)
+    buffer_size : int, default 1000
+    alpha : float >= 0, default 1.0
+        Weight of matching the recorded outputs of memory rows.
+    beta : float >= 0, default 0.0
+        Weight of the reconstruction loss on memory rows (DER++).
+    memory_batch_size : int or None
+        Memory rows per mini-batch (default: the detector's ``batch_size``).
+    random_state : int or None
+
+    >>> import numpy as np
+    >>> from clad.detectors.torch_ae import AutoEncoder
+    >>> s = DER(AutoEncoder(hidden_sizes=(4, 2), epochs=2, random_state=0), buffer_size=20, random_state=0)
+    >>> s = s.learn(np.zeros((30, 3))).learn(np.ones((30, 3)))
+    >>> s.memory_rows(), s.buffer_.view().shape
+    (20, (20, 6))
+    """
+
+    def __init__(self, detector=None, buffer_size: int = 1000, alpha: float = 1.0, beta: float = 0.0,
+                 memory_batch_size: int | None = None, random_state: int | None = None):
+        self.detector = detector
+        self.buffer_size = buffer_size
+        self.alpha = alpha
+        self.beta = beta
+        self.memory_batch_size = memory_batch_size
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        self._check_common()
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value) >= 0:
+                raise CladValueError(f"DER: {name}={value!r}; expected a number >= 0")
+
+    def _row_targets(self, Xs):
+        from ..detectors.torch_ae import torch
+
+        det = self.detector_
+        with torch.no_grad():
+            out = det.reconstruct(torch.from_numpy(Xs).to(det.torch_device))
+        return out.float().cpu().numpy()
+
+    def _replay_loss(self):
+        sample = self._sampler()
+        alpha, beta = float(self.alpha), float(self.beta)
+        det = self.detector_
+        width = int(np.prod(self.row_shape_))
+
+        def extra_loss(module, xb):
+            flat = sample()
+            x_m, z_m = self._rows(flat), flat[:, width:].reshape(flat.shape[0], *self.row_shape_)
+            loss = alpha * ((det.reconstruct(x_m, module) - z_m) ** 2).mean()
+            if beta > 0:
+                loss = loss + beta * det.reconstruction_loss(self._rows(sample()), module)
+            return loss
+
+        return extra_loss
+
+    def _continue(self, X) -> None:
+        self._first_or_continue(X, extra_loss_factory=self._replay_loss)
