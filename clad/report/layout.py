@@ -64,9 +64,29 @@ def text_width(texts: Sequence[str], fontsize: float) -> float:
     return max((text_size(t, fontsize)[0] for t in texts), default=0.0)
 
 
-def _pieces(word: str) -> list[str]:
-    """A word cut after ``_ . : / - +`` (where a long identifier can break), each cut kept."""
-    return [p for p in re.split(r"(?<=[_.:/\-+,=])", word) if p]
+def _cut(piece: str, width: float, fontsize: float) -> list[str]:
+    """``piece`` in chunks each at most ``width`` wide (one character at least)."""
+    out = []
+    while len(piece) > 1 and _line_width(piece, fontsize) > width:
+        cut = 1
+        while cut < len(piece) and _line_width(piece[:cut + 1], fontsize) <= width:
+            cut += 1
+        out.append(piece[:cut])
+        piece = piece[cut:]
+    return out + [piece]
+
+
+def _tokens(para: str, width: float, fontsize: float) -> list[str]:
+    """Words with their leading space; a word wider than ``width`` cut after ``_ . : / - + , =``
+    (where a long identifier can break), and a piece still too wide cut where it must."""
+    out = []
+    for word in re.findall(r"\s*\S+", para):
+        if _line_width(word.strip(), fontsize) <= width:
+            out.append(word)
+            continue
+        for k, piece in enumerate(p for p in re.split(r"(?<=[_.:/\-+,=])", word) if p):
+            out += _cut(piece.lstrip() if k else piece, width, fontsize)
+    return out
 
 
 def wrap(text: str, width: float, fontsize: float) -> str:
@@ -78,29 +98,12 @@ def wrap(text: str, width: float, fontsize: float) -> str:
     out: list[str] = []
     for para in str(text).split("\n"):
         line = ""
-        for word in para.split(" "):
-            candidate = f"{line} {word}" if line else word
-            if _line_width(candidate, fontsize) <= width:
-                line = candidate
-                continue
-            if line:
+        for token in _tokens(para, width, fontsize):
+            candidate = line + token if line else token.lstrip()
+            if line and _line_width(candidate, fontsize) > width:
                 out.append(line)
-                line = ""
-            for piece in _pieces(word):
-                candidate = line + piece
-                if _line_width(candidate, fontsize) <= width:
-                    line = candidate
-                    continue
-                if line:
-                    out.append(line)
-                    line = ""
-                while _line_width(piece, fontsize) > width and len(piece) > 1:
-                    cut = 1
-                    while cut < len(piece) and _line_width(piece[:cut + 1], fontsize) <= width:
-                        cut += 1
-                    out.append(piece[:cut])
-                    piece = piece[cut:]
-                line = piece
+                candidate = token.lstrip()
+            line = candidate
         out.append(line)
     return "\n".join(out)
 
