@@ -17,7 +17,8 @@
 ``clad validate SPEC.toml``        scenario validity from single-task matrices (exit 1 when a check fails)
 ``clad verify SPEC|FOLDER``        rerun a reference suite and compare with its committed results (--update rewrites them)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
-``clad export DIR [--format csv|parquet|json]``  tidy tables of R, metrics and runs (or results.json)
+``clad export DIR [--format csv|parquet|json|mlflow]``  tidy tables of R, metrics and runs (or results.json),
+                                  or every run logged to MLflow (``--tracking-uri URI``)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
@@ -52,7 +53,7 @@ EXIT_TERMINATED = 143
 
 RUN_EPILOG = """Runs start in the order --dry-run lists them. A failed run's cause is printed when it fails;
 warnings raised inside a run are recorded in its results (field 'warnings') and counted.
-See docs/guides/running.md.
+See docs/guides/console.md.
 
 exit status:
   0      every run finished
@@ -146,6 +147,16 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_export(args) -> int:
+    if args.format == "mlflow":
+        from .engine.export_mlflow import export_mlflow
+
+        done = export_mlflow(args.dir, tracking_uri=args.tracking_uri)
+        print(f"{done['exported']} runs logged to MLflow ({done['skipped']} already there), experiment "
+              f"{done['experiment_id']} at {done['tracking_uri']}")
+        return 0
+    if args.tracking_uri is not None:
+        print("clad export: --tracking-uri is for --format mlflow", file=sys.stderr)
+        return 2
     from .engine.export import export
 
     for path in export(args.dir, args.format, args.dest):
@@ -156,13 +167,13 @@ def _cmd_export(args) -> int:
 def _cmd_report(args) -> int:
     import warnings
 
-    from .report import load_results, load_spec_record, make_report
+    from .report import load_results, load_spec_record, load_spec_text, make_report
 
     results = load_results(args.dir)
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report = make_report(results, out, spec=load_spec_record(args.dir),
+        report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
                              stat_metrics=args.metric or ("continual_average",))
     for w in caught:
         log.warning("%s", w.message)
@@ -222,17 +233,51 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_list(args) -> int:
+    import inspect
+    import shutil
+    import textwrap
+
     from .datasets import DATASETS
     from .detectors import DETECTORS
     from .scenarios import SCENARIOS
     from .strategies import STRATEGIES
 
+    def toml_value(v) -> str:  # a default as it would be written in a spec (None: left unset)
+        if v is None:
+            return "none"
+        try:
+            return json.dumps(v)
+        except (TypeError, ValueError):
+            return repr(v)
+
+    def parameters(kind: str, registry, name: str) -> str:
+        try:
+            sig = inspect.signature(registry.resolve(name))
+        except (ImportError, CladError, TypeError, ValueError) as exc:
+            return f"(parameters not shown: {exc})"
+        defaults = registry.defaults(name)
+        parts = []
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or (kind == "strategies" and p.name == "detector"):
+                continue  # a strategy's detector comes from the spec's [[detectors]]
+            if p.name in defaults:
+                parts.append(f"{p.name}={toml_value(defaults[p.name])}")
+            elif p.default is p.empty:
+                parts.append(f"{p.name} (required)")
+            else:
+                parts.append(f"{p.name}={toml_value(p.default)}")
+        return ", ".join(parts) or "no parameters"
+
     kinds = {"detectors": DETECTORS, "strategies": STRATEGIES, "scenarios": SCENARIOS, "datasets": DATASETS}
+    width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     for kind in [args.kind] if args.kind else list(kinds):
         registry = kinds[kind]
-        print(f"{kind} (name in a spec, or any 'package.module:Class'):")
+        path = "package.module:function" if kind == "datasets" else "package.module:Class"
+        print(f"{kind} (name in a spec, or any '{path}'), with their parameters and defaults:")
         for name in registry.names():
             print(f"  {name:20s} {registry.doc(name)}")
+            print(textwrap.fill(parameters(kind, registry, name), width, initial_indent=" " * 23,
+                                subsequent_indent=" " * 23, break_on_hyphens=False))
     return 0
 
 
@@ -291,9 +336,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("export", help="export a results database as tidy CSV or Parquet tables")
     e.add_argument("dir", help="output folder of 'clad run' (holding results.sqlite), or the database file")
-    e.add_argument("--format", choices=["csv", "parquet", "json"], default="csv",
-                   help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json")
+    e.add_argument("--format", choices=["csv", "parquet", "json", "mlflow"], default="csv",
+                   help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json; mlflow: every "
+                        "run logged into an MLflow tracking store (pip install 'clad[mlflow]')")
     e.add_argument("--dest", default=None, help="folder to write into (default: next to the database)")
+    e.add_argument("--tracking-uri", default=None, metavar="URI",
+                   help="with --format mlflow: the MLflow tracking store (default: a local store in DIR/mlruns)")
     e.set_defaults(func=_cmd_export)
 
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")

@@ -91,6 +91,27 @@ def test_table_with_non_binary_labels():
         load_table(frame=df)
 
 
+def test_csv_errors_name_the_file_line_and_the_column(tmp_path):
+    # a quoted field spanning two lines and a blank line: the message points at the line in the file,
+    # not at a position in a concept's shuffled split
+    (tmp_path / "t.csv").write_text('concept,label,x1,x2,note\n'
+                                    'a,0,1.0,2.0,"two\nlines"\n'
+                                    '\n'
+                                    'a,0,2.0,3.0,ok\n'
+                                    'b,0,3.0,,ok\n'
+                                    'b,1,4.0,5.0,ok\n', encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        load_table(str(tmp_path / "t.csv"), feature_columns=["x1", "x2"])
+    msg = str(info.value)
+    assert "feature column 'x2' has nan at line 6, data row 3 of" in msg and "t.csv" in msg
+    df = pd.DataFrame({"concept": ["a", "a", "b"], "label": [0, 1, 0], "x": [1.0, np.inf, 2.0]}, index=[7, 8, 9])
+    with pytest.raises(DataError, match=r"feature column 'x' has inf at row 8 of the frame \(position 1\)"):
+        load_table(frame=df)
+    df = pd.DataFrame({"concept": ["a"] * 3, "label": [0.0, np.nan, 1.0], "x": [1.0, 2.0, 3.0]})
+    with pytest.raises(DataError, match=r"label column 'label' has nan at row 1 of the frame"):
+        load_table(frame=df)
+
+
 def test_table_needs_exactly_one_source():
     with pytest.raises(CladTypeError, match="exactly one of file"):
         load_table()

@@ -105,8 +105,9 @@ def test_report_writes_page_pngs_and_tables(finished_run):
     report = finished_run / "report"
     pngs = sorted((report / "figures").glob("*.png"))
     names = [p.name for p in pngs]
-    # 2 scenarios x 2 strategies x 2 detectors x 1 base metric heatmaps; curves and forgetting per scenario
-    assert sum("heatmap" in n for n in names) == 8
+    # per scenario (2) and base metric (1): one figure of heatmaps (2 strategies x 2 detectors); curves and
+    # forgetting per scenario
+    assert sum(n.startswith("heatmap__") for n in names) == 2
     assert sum("curves" in n for n in names) == 2
     assert sum("forgetting" in n for n in names) == 2
     for p in pngs:
@@ -178,3 +179,32 @@ def test_report_leaderboard_numbers_match_results(finished_run):
 def test_report_of_missing_folder_is_a_clear_error(tmp_path, capsys):
     assert main(["report", str(tmp_path / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_report_prints_once_and_shows_the_spec_as_written(finished_run, tmp_path, capsys):
+    import html
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    from clad.engine.store import ResultStore
+
+    page = (finished_run / "report" / "index.html").read_text(encoding="utf-8")
+    # the spec is shown as TOML that reads back as the recorded spec
+    shown = page.split('<section id="spec">', 1)[1].split("<pre>", 1)[1].split("</pre>", 1)[0]
+    recorded = json.loads((finished_run / "results.json").read_text())["spec"]
+    assert tomllib.loads(html.unescape(shown)) == recorded
+    assert shown.lstrip().startswith("name = ")
+    # the text of the spec file, when the run stored it, is shown as written (comments included)
+    text = "# the spec as its author wrote it\n" + SPEC
+    with ResultStore(finished_run / "results.sqlite") as store:
+        store.set_meta("spec_text", text)
+    capsys.readouterr()
+    assert main(["report", str(finished_run), "--out", str(tmp_path / "again")]) == 0
+    captured = capsys.readouterr()
+    index = str(tmp_path / "again" / "index.html")
+    assert (captured.out + captured.err).count(index) == 1, captured  # the result is printed once
+    page = (tmp_path / "again" / "index.html").read_text(encoding="utf-8")
+    assert html.escape("# the spec as its author wrote it") in page

@@ -57,18 +57,33 @@ def test_nan_cells_are_masked_not_zero():
 
 
 def test_diagonal_and_future_cells_are_marked():
-    from clad.report.plots import FUTURE_HATCH, UNLEARNED_HATCH, plot_heatmap
+    from clad.report.plots import FUTURE_HATCH, UNLEARNED_HATCH, cells_of, plot_heatmap
 
     R = np.arange(12, dtype=float).reshape(3, 4) / 12
     t = np.array([0, 2, 1, -1])  # C1 learned at step 2, C2 at step 1, C3 never
     ax = plot_heatmap(_heatmap(R, t))
-    cells = lambda hatch: {(int(p.get_x() + 0.5), int(p.get_y() + 0.5)) for p in ax.patches  # noqa: E731
-                           if p.get_hatch() == hatch}
-    assert cells(FUTURE_HATCH) == {(j, i) for j in range(3) for i in range(3) if i < t[j]}
-    assert cells(UNLEARNED_HATCH) == {(3, i) for i in range(3)}
-    borders = {(int(p.get_x() + 0.5), int(p.get_y() + 0.5)) for p in ax.patches
-               if not p.get_fill() and p.get_linewidth() == 2.0}
-    assert borders == {(0, 0), (1, 2), (2, 1)}
+    assert cells_of(ax, "future") == {(i, j) for j in range(3) for i in range(3) if i < t[j]}
+    assert cells_of(ax, "never learned") == {(i, 3) for i in range(3)}
+    assert cells_of(ax, "learned") == {(0, 0), (2, 1), (1, 2)}
+    style = {p.get_gid(): (p.get_hatch(), p.get_fill(), p.get_linewidth()) for p in ax.patches if p.get_gid()}
+    assert style["future"][0] == FUTURE_HATCH and style["never learned"][0] == UNLEARNED_HATCH
+    assert style["learned"] == (None, False, 2.0)
+    # the marks are drawn: pixels of a future cell carry the white hatching, a learned cell's border is black
+    fig = ax.figure
+    fig.canvas.draw()
+    img = np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(int)
+
+    def cell_pixels(i, j):
+        (x0, y0), (x1, y1) = ax.transData.transform([(j - 0.45, i + 0.45), (j + 0.45, i - 0.45)])
+        h = img.shape[0]
+        return img[int(h - y1):int(h - y0), int(x0):int(x1)].reshape(-1, 3)
+
+    def lighter_share(px):  # pixels much lighter than the cell's own colour: hatch lines
+        return ((px.sum(axis=1) - np.median(px, axis=0).sum()) > 150).mean()
+
+    assert lighter_share(cell_pixels(0, 1)) > 0.05 and lighter_share(cell_pixels(2, 0)) == 0
+    x, y = ax.transData.transform((2 - 0.5, 1))  # left edge of the learned cell (1, 2)
+    assert img[int(round(img.shape[0] - y)), int(round(x))].max() < 60  # black
 
 
 def test_annotations_show_mean_and_std():

@@ -45,15 +45,76 @@ def read_table(file: str, sha256: str | None = None, data_dir: str | None = None
     name = path.name.lower()
     try:
         if name.endswith(_CSV):
-            return pd.read_csv(path)
-        if name.endswith(_PARQUET):
-            return pd.read_parquet(path)
+            df = pd.read_csv(path)
+        elif name.endswith(_PARQUET):
+            df = pd.read_parquet(path)
+        else:
+            df = None
+        if df is not None:
+            df.attrs["path"] = str(path)  # where errors point to (see _where)
+            return df
     except ImportError as exc:
         raise DataError(f"table: reading {str(path)!r} needs pyarrow ({exc}); pip install 'clad[parquet]'") from None
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise DataError(f"table: {str(path)!r} could not be read ({exc})") from None
     raise DataError(f"table: {str(path)!r} has an unknown file type; expected one of "
                     f"{', '.join(_CSV + _PARQUET)}")
+
+
+def _csv_line(path: str, row: int) -> int | None:
+    """The line of a plain ``.csv`` file where data row ``row`` (0-based, the header not counted)
+    starts, as pandas reads it (blank lines skipped, quoted fields may span lines); None if the
+    file is compressed or has fewer rows."""
+    import csv
+
+    if not path.lower().endswith(".csv"):
+        return None
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        reader = csv.reader(fh)
+        seen, start = -1, 1  # -1: the header comes first
+        for record in reader:
+            if record:
+                if seen == row:
+                    return start
+                seen += 1
+            start = reader.line_num + 1
+    return None
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _where(df: pd.DataFrame, row: int, file: str | None) -> str:
+    """Where row ``row`` (position) of a table is for its author: the file's line and data row, or the
+    frame's index label."""
+    if file is None:
+        return f"row {_plain(df.index[row])!r} of the frame (position {row})"
+    path = df.attrs.get("path", str(file))
+    line = _csv_line(path, row)
+    return f"{'line ' + str(line) + ', ' if line else ''}data row {row + 1} of {str(path)!r}"
+
+
+def _check_values(df: pd.DataFrame, feature_columns, label_column, file: str | None) -> None:
+    """Refuse a missing or infinite feature or a label other than 0 / 1, naming the row and column
+    as they are in the table (before any split or shuffle)."""
+    values = df[list(feature_columns)].to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        r, c = (int(v) for v in np.argwhere(bad)[0])
+        raise DataError(f"table: feature column {str(feature_columns[c])!r} has {values[r, c]} at "
+                        f"{_where(df, r, file)}; features must be finite numbers ({int(bad.sum())} such "
+                        f"value(s) in {int(bad.any(axis=1).sum())} row(s)): fill or drop them first")
+    labels = df[label_column].to_numpy()
+    with np.errstate(invalid="ignore"):
+        wrong = ~((labels == 0) | (labels == 1))
+    if wrong.any():
+        r = int(np.flatnonzero(wrong)[0])
+        shown = ", ".join(repr(_plain(v)) for v in pd.unique(labels)[:6])
+        raise DataError(f"table: label column {str(label_column)!r} has {_plain(labels[r])!r} at "
+                        f"{_where(df, r, file)}; labels must be 0 (normal) or 1 (anomaly); found {shown} "
+                        f"({int(wrong.sum())} row(s) with another value)")
 
 
 def _column(df: pd.DataFrame, key: str, column, what: str) -> str:
@@ -95,6 +156,7 @@ def load_table(file: str | None = None, frame: pd.DataFrame | None = None, conce
     if not (pd.api.types.is_numeric_dtype(labels.dtype) or pd.api.types.is_bool_dtype(labels.dtype)):
         raise DataError(f"table: label column {label_column!r} has dtype {labels.dtype}; expected 0 (normal) "
                         "/ 1 (anomaly) or booleans")
+    _check_values(df, feature_columns, label_column, file)
     from .flat import check_flat
 
     X, y = check_flat(df[list(feature_columns)].to_numpy(dtype=np.float64), labels.to_numpy(), "table")

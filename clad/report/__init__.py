@@ -37,13 +37,14 @@ from .aggregate import (
                         learning_curves,
                         mean_std,
 )
-from .load import load_results, load_spec_record
+from .load import load_results, load_spec_record, load_spec_text
 from .make import Report, make_report
 from .stats import Comparison, StatisticsWarning, compare, compare_methods, score_matrix
 
 __all__ = [
     "load_results",
     "load_spec_record",
+    "load_spec_text",
     "make_report",
     "Report",
     "CONFIG_KEYS",

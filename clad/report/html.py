@@ -6,9 +6,10 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from typing import Sequence
 
-__all__ = ["img", "pre", "message", "page", "figure_grid"]
+__all__ = ["img", "pre", "message", "page", "figure_grid", "toml_text"]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px;
@@ -19,28 +20,89 @@ table.table { border-collapse: collapse; margin: .5rem 0 1.2rem; font-size: .85r
 table.table th, table.table td { border-bottom: 1px solid #ddd; padding: .25rem .6rem; text-align: right; }
 table.table th { background: #f3f3f3; }
 pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: .8rem; }
+table.table { display: block; max-width: 100%; overflow-x: auto; }
 .grid { display: flex; flex-wrap: wrap; gap: 1rem; }
-figure { margin: 0; } figure img { max-width: 100%; border: 1px solid #eee; }
-figcaption { font-size: .75rem; color: #555; }
+figure { margin: 0 0 1rem; min-width: 0; max-width: 100%; }
+figure img { display: block; box-sizing: border-box; max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: .75rem; color: #555; overflow-wrap: anywhere; }
+table.index td { text-align: left; overflow-wrap: anywhere; }
 .message { background: #fff4d6; border-left: 4px solid #e0a800; padding: .5rem .8rem; }
 .legend { font-size: .85rem; color: #444; }
 nav ul { columns: 2; }
 """
 
 
-def img(png: bytes, alt: str, caption: str | None = None) -> str:
-    """A ``<figure>`` with the PNG embedded as a base64 data URI.
+def img(png: bytes, alt: str, caption: str | None = None, *, anchor: str | None = None,
+        href: str | None = None) -> str:
+    """A ``<figure>`` with the PNG embedded as a base64 data URI; ``anchor`` is its ``id`` and
+    ``href`` (the PNG file, relative to the page) is linked from the caption.
 
     >>> img(b"\\x89PNG", "R").startswith('<figure><img src="data:image/png;base64,iVBORw==" alt="R"')
     True
+    >>> 'id="fig-a"' in img(b"", "R", "R of a", anchor="fig-a", href="figures/a.png")
+    True
     """
     data = base64.b64encode(png).decode("ascii")
-    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-    return f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}">{cap}</figure>'
+    link = f' <a href="{html.escape(href, quote=True)}">{html.escape(href.rsplit("/", 1)[-1])}</a>' if href else ""
+    cap = f"<figcaption>{html.escape(caption or '')}{link}</figcaption>" if caption or href else ""
+    ident = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
+    return (f'<figure{ident}><img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}">'
+            f"{cap}</figure>")
 
 
 def figure_grid(figures: Sequence[str]) -> str:
     return '<div class="grid">' + "\n".join(figures) + "</div>"
+
+
+def _toml_key(key) -> str:
+    key = str(key)
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml_value(value, tomli_w) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v, tomli_w)}" for k, v in value.items()
+                                if v is not None) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v, tomli_w) for v in value if v is not None) + "]"
+    if not isinstance(value, (str, int, float, bool)):
+        value = str(value)
+    return tomli_w.dumps({"v": value})[4:].rstrip("\n")
+
+
+def _name_first(table: dict) -> list:
+    return sorted(table.items(), key=lambda kv: kv[0] != "name")  # stable: the rest keep their order
+
+
+def toml_text(spec) -> str:
+    """A spec as TOML text: ``spec`` as written when it is a string, else the mapping rendered by
+    ``tomli_w``: top-level values first, then each list of tables as ``[[name]]`` blocks, ``name``
+    first in each (values that are tables inline; None values, which TOML cannot hold, left out).
+
+    >>> print(toml_text({"name": "q", "seeds": 2, "datasets": [{"name": "synthetic", "grid": {"k": [1, 2]}}]}))
+    name = "q"
+    seeds = 2
+    <BLANKLINE>
+    [[datasets]]
+    name = "synthetic"
+    grid = { k = [1, 2] }
+    <BLANKLINE>
+    """
+    if isinstance(spec, str):
+        return spec
+    try:
+        import tomli_w
+    except ImportError:  # pragma: no cover - depends on the environment
+        return json.dumps(spec, indent=1, default=str)
+    tables = {k: v for k, v in spec.items()
+              if isinstance(v, (list, tuple)) and v and all(isinstance(t, dict) for t in v)}
+    lines = [f"{_toml_key(k)} = {_toml_value(v, tomli_w)}" for k, v in _name_first(spec)
+             if k not in tables and v is not None]
+    for name, items in tables.items():
+        for table in items:
+            lines += ["", f"[[{_toml_key(name)}]]"]
+            lines += [f"{_toml_key(k)} = {_toml_value(v, tomli_w)}" for k, v in _name_first(table) if v is not None]
+    return "\n".join(lines) + "\n"
 
 
 def pre(obj) -> str:

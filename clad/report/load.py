@@ -11,7 +11,7 @@ import os
 from ..engine.store import ResultStore, load_results, read_document, results_source
 from ..errors import DataError
 
-__all__ = ["load_results", "load_spec_record"]
+__all__ = ["load_results", "load_spec_record", "load_spec_text"]
 
 
 def load_spec_record(directory: str | os.PathLike) -> dict | None:
@@ -33,3 +33,17 @@ def load_spec_record(directory: str | os.PathLike) -> dict | None:
     except DataError:
         return None
     return spec if isinstance(spec, dict) and spec else None
+
+
+def load_spec_text(directory: str | os.PathLike) -> str | None:
+    """The spec file's text as the user wrote it (stored by ``clad run`` in the database's meta
+    table as ``spec_text``), or None when it was not stored (older results, a JSON file only)."""
+    try:
+        source = results_source(directory)
+        if source.suffix != ".sqlite":
+            return None
+        with ResultStore(source, create=False) as store:
+            text = store.get_meta("spec_text")
+    except DataError:
+        return None
+    return text if isinstance(text, str) and text.strip() else None

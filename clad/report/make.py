@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,12 +21,12 @@ from . import html as H
 from .aggregate import (
     CONFIG_KEYS,
     forgetting_table,
-    heatmaps,
     leaderboard,
     learning_curves,
 )
 from ..metrics import get_metric
 from .orders import order_sensitivity
+from .figures import FigureStore, cd_html, curves_section, forgetting_section, heatmap_section
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
 from .tables import (
     frame_html,
@@ -61,71 +60,7 @@ def _atomic_write(path: Path, data: bytes | str) -> None:
         tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
 
 
-def _slug(*parts: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", "_".join(parts)).strip("-").lower()[:80]
-
-
-class _Figures:
-    def __init__(self, folder: Path, dpi: int):
-        self.folder, self.dpi = folder, dpi
-        self.paths: dict[str, Path] = {}
-
-    def save(self, fig, *parts: str) -> bytes:
-        from .plots import figure_png
-
-        png = figure_png(fig, dpi=self.dpi)
-        name = f"{len(self.paths) + 1:03d}-{_slug(*parts)}.png"
-        path = self.folder / name
-        _atomic_write(path, png)
-        self.paths[name] = path
-        return png
-
-
-def _heatmap_section(results, figs: _Figures, messages: list) -> str:
-    from .plots import plot_heatmap
-
-    data, problems = heatmaps(results)
-    messages.extend(problems)
-    out = [H.message(p) for p in problems]
-    groups: dict[tuple, list[str]] = {}
-    for hm in data:
-        ax = plot_heatmap(hm)
-        png = figs.save(ax.figure, "heatmap", *hm.key)
-        groups.setdefault((hm.dataset, hm.scenario, hm.base_metric), []).append(
-            H.img(png, f"R heatmap {hm.title}", f"{hm.strategy} + {hm.detector}, seeds {list(hm.seeds)}"))
-    out.append("<p class='legend'>R averaged over seeds (annotation: mean ± std): rows are training steps, columns "
-               "test concepts. A black border marks the step where each concept was first learned; hatched cells "
-               "(//) are future cells, before the concept was learned; dotted cells (..) are test concepts never "
-               "learned; grey 'n/a' cells are undefined (e.g. a single-class test concept).</p>")
-    for (dataset, scenario, base), imgs in groups.items():
-        out.append(f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base}')}</h3>")
-        out.append(H.figure_grid(imgs))
-    return "\n".join(out)
-
-
-def _per_block_figures(table: pd.DataFrame, figs: _Figures, kind: str) -> str:
-    from .plots import new_axes, plot_curves, plot_forgetting
-
-    if table.empty:
-        return H.message("nothing to show: no finished run has a value here")
-    out = []
-    for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
-        if kind == "curves":
-            fig, axes = new_axes((11.0, 4.0), 1, 2)
-            plot_curves(part, axes[0], kind="seen")
-            plot_curves(part, axes[1], kind="all")
-            fig.suptitle(f"{dataset} / {scenario} — {base}", fontsize=10)
-            alt = f"learning curves {dataset} / {scenario} / {base}"
-        else:
-            fig, ax = new_axes((7.0, 4.0))
-            plot_forgetting(part, ax, title=f"{dataset} / {scenario} — {base}: forgetting (peak − final)")
-            alt = f"forgetting {dataset} / {scenario} / {base}"
-        png = figs.save(fig, kind, dataset, scenario, base)
-        out.append(H.img(png, alt))
-    return H.figure_grid(out)
-
-
-def _stream_section(results, figs: _Figures, kind: str) -> str | None:
+def _stream_section(results, figs: FigureStore, kind: str) -> str | None:
     """The anytime or prequential curves of the runs that record them (None when none does)."""
     from .plots import new_axes, plot_stream
     from .stream import anytime_table, prequential_table
@@ -144,8 +79,8 @@ def _stream_section(results, figs: _Figures, kind: str) -> str | None:
                 plot_stream(part[part["kind"] == curve], ax, ylabel=f"{base}, mean over {curve} concepts",
                             title=f"anytime: {curve} concepts", boundaries=part["boundaries"].iloc[0])
             fig.suptitle(f"{dataset} / {scenario} — {base}", fontsize=10)
-            out.append(H.img(figs.save(fig, "anytime", dataset, scenario, base),
-                             f"anytime curves {dataset} / {scenario} / {base}"))
+            out.append(figs.add(fig, "anytime", f"anytime curves {dataset} / {scenario} / {base}", "anytime",
+                                dataset, scenario, base))
     else:
         window = ", ".join(sorted({str(w) for w in table["window"]}))
         out.append("<p class='legend'>Prequential (test-then-train) evaluation: each batch of the stream scored "
@@ -158,8 +93,8 @@ def _stream_section(results, figs: _Figures, kind: str) -> str | None:
                 plot_stream(part[part["metric"] == metric], ax, ylabel=metric, title=f"prequential {metric}",
                             line="kind")
             fig.suptitle(f"{dataset} / {scenario}", fontsize=10)
-            out.append(H.img(figs.save(fig, "prequential", dataset, scenario),
-                             f"prequential scores {dataset} / {scenario}"))
+            out.append(figs.add(fig, "prequential", f"prequential scores {dataset} / {scenario}", "prequential",
+                                dataset, scenario))
     return out[0] + H.figure_grid(out[1:])
 
 
@@ -176,9 +111,7 @@ def _orders_html(table: pd.DataFrame) -> str:
     return legend + frame_html(shown)
 
 
-def _comparison_html(c: Comparison, figs: _Figures) -> str:
-    from .plots import new_axes, plot_cd
-
+def _comparison_html(c: Comparison, figs: FigureStore) -> str:
     out = [f"<h3>{H.html.escape(c.title)}</h3>"]
     if c.statistic is not None:
         verdict = "differ significantly" if c.significant else "do not differ significantly"
@@ -209,12 +142,17 @@ def _comparison_html(c: Comparison, figs: _Figures) -> str:
         if m is not None:
             out.append(f"<p class='legend'>{name} (bold: p &lt; α = {c.alpha}):</p>"
                        + frame_html(m, m < c.alpha, index=True))
-    if c.wilcoxon_holm is not None or c.nemenyi is not None:
-        fig, ax = new_axes((7.0, 0.9 + 0.3 * c.n_methods))
-        plot_cd(c, ax)
-        png = figs.save(fig, "cd", c.by, c.metric, c.base_metric)
-        out.append(H.img(png, f"critical difference diagram {c.title}"))
+    out.append(cd_html(c, figs))
     return "\n".join(out)
+
+
+def _spec_html(spec: Mapping | None, spec_text: str | None) -> str:
+    if spec_text:
+        return H.pre(spec_text)
+    if spec:
+        return (H.pre(H.toml_text(spec)) + "<p class='legend'>The spec as recorded with the results (the file's "
+                "text was not stored: comments and layout are not shown).</p>")
+    return H.message("no spec recorded with the results")
 
 
 def _provenance(results: Sequence[RunResult]) -> str:
@@ -262,7 +200,7 @@ def _warnings_section(results: Sequence[RunResult]) -> str:
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
                 by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = ("continual_average",),
                 blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
-                title: str | None = None) -> Report:
+                title: str | None = None, spec_text: str | None = None) -> Report:
     """Write the report of ``results`` into ``out_dir`` and return what was written.
 
     ``out_dir/index.html`` (self-contained), ``out_dir/figures/*.png`` (R heatmaps per
@@ -274,7 +212,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     computation are merged and the page says so); a comparison that cannot be made (too few
     blocks or methods) is explained on the page and in ``Report.messages`` and issues a
     :class:`~clad.report.stats.StatisticsWarning`. Failed runs are listed, not used. PNGs left in
-    ``out_dir/figures`` by an earlier report are removed first (they would be stale).
+    ``out_dir/figures`` by an earlier report are removed first (they would be stale). The page shows
+    the spec as the TOML the user wrote (``spec_text``) when given, else ``spec`` rendered as TOML,
+    and ends with an index of its figures and their files.
     """
     results = list(results)
     for m in stat_metrics:
@@ -286,7 +226,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     (out / "figures").mkdir(parents=True, exist_ok=True)
     for old in (out / "figures").glob("*.png"):  # figures of an earlier report would be stale
         old.unlink()
-    figs = _Figures(out / "figures", dpi)
+    figs = FigureStore(out / "figures", dpi)
     report = Report(out_dir=out, index=out / "index.html")
     ok = [r for r in results if r.ok]
     n_failed = len(results) - len(ok)
@@ -341,17 +281,17 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
              f"are compared paired over seeds, evidence about that block only.</p>")
     sections.append(("statistics", "Statistical comparison", intro + "\n".join(stat_html)))
 
-    sections.append(("curves", "Learning curves", _per_block_figures(learning_curves(ok), figs, "curves")))
-    sections.append(("forgetting", "Per-concept forgetting", _per_block_figures(forgetting_table(ok), figs,
-                                                                                "forgetting")))
-    sections.append(("heatmaps", "R heatmaps", _heatmap_section(ok, figs, report.messages)))
+    sections.append(("curves", "Learning curves", curves_section(learning_curves(ok), figs)))
+    sections.append(("forgetting", "Per-concept forgetting", forgetting_section(forgetting_table(ok), figs)))
+    sections.append(("heatmaps", "R heatmaps", heatmap_section(ok, figs, report.messages)))
     sections.append(("warnings", "Runs with warnings", _warnings_section(results)))
     for kind, heading in (("anytime", "Anytime curves"), ("prequential", "Prequential evaluation")):
         html_part = _stream_section(ok, figs, kind)
         if html_part is not None:
             sections.append((kind, heading, html_part))
-    sections.append(("spec", "Spec", H.pre(dict(spec)) if spec else H.message("no spec recorded with the results")))
+    sections.append(("spec", "Spec", _spec_html(spec, spec_text)))
     sections.append(("provenance", "Provenance", _provenance(results)))
+    sections.append(("figures", "Index of figures", figs.index_html()))
 
     name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
     counts = ", ".join(f"{_plural(k)}: {len({getattr(r, k) for r in ok})}" for k in CONFIG_KEYS)
@@ -360,6 +300,6 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     intro += "".join(H.message(m) for m in report.messages)
     _atomic_write(report.index, H.page(name, sections, intro))
     report.figures = dict(figs.paths)
-    log.info("report written to %s (%d figures)", report.index, len(report.figures))
+    log.debug("report written to %s (%d figures)", report.index, len(report.figures))
     return report
 

@@ -1,0 +1,201 @@
+"""Export a results database to MLflow (``clad export DIR --format mlflow [--tracking-uri URI]``).
+
+Every run stored in ``DIR/results.sqlite`` becomes one MLflow run in the experiment named after
+the spec (tagged ``clad.run_id``; a run already exported to that experiment is not exported
+twice):
+
+* **parameters**: ``dataset``, ``scenario``, ``strategy``, ``detector`` (their labels), ``seed``,
+  ``base_metrics``, and every component parameter as ``<component>.<name>`` (e.g.
+  ``detector.n_estimators``);
+* **metrics**: every scalar continual metric as ``<base metric>.<metric>`` (e.g.
+  ``roc_auc.continual_average``) with the count of R cells it left out
+  (``<base metric>.<metric>.left_out``), the per-step curves (``roc_auc.accuracy_seen``, ...) and
+  the training rows kept (``memory_rows``) with ``step`` = the training step, and the run's
+  seconds (``seconds.total``, ...). Undefined values (NaN) are not logged: MLflow would show
+  them as numbers; the tag ``clad.undefined_metrics`` names them;
+* **artifacts**: R of every base metric as an MLflow table (``R/<base metric>.json``: a ``step``
+  column, ``"i: concept"``, then one column per test concept) and as a heatmap
+  (``R/<base metric>.png``); a failed run's traceback as ``error.txt``;
+* **tags**: ``clad.run_id``, ``clad.status`` and the versions of clad and the libraries behind
+  the numbers (``clad.version.<package>``).
+
+By default the tracking store is a local folder, ``DIR/mlruns``: MLflow's SQLite backend
+(``DIR/mlruns/mlflow.db``) with the artifacts in ``DIR/mlruns/artifacts`` — MLflow has put its
+plain-file backend in maintenance mode. ``tracking_uri`` may name any store MLflow reads
+(``sqlite:////absolute/path.db`` — artifacts of a new experiment then go to ``artifacts/`` beside
+the database —, ``http://host:5000``, or a ``file:`` folder when ``MLFLOW_ALLOW_FILE_STORE=true`` is
+set). Needs ``pip install 'clad[mlflow]'``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import CladValueError, DataError
+from .store import DEFAULT_NAME, ResultStore
+
+__all__ = ["export_mlflow", "default_tracking_uri"]
+
+
+def _mlflow():
+    try:
+        from mlflow.entities import Metric, Param, RunTag
+        from mlflow.tracking import MlflowClient
+    except ImportError:
+        raise CladValueError("MLflow export needs MLflow: pip install 'clad[mlflow]' "
+                             "(mlflow-skinny with SQLAlchemy and Alembic)") from None
+    return MlflowClient, Metric, Param, RunTag
+
+
+def default_tracking_uri(folder: str | os.PathLike) -> str:
+    """``sqlite:///FOLDER/mlruns/mlflow.db``: the local store clad exports to by default."""
+    return "sqlite:///" + str((Path(folder) / "mlruns" / "mlflow.db").resolve())
+
+
+def _params(run) -> dict[str, str]:
+    out = {k: str(getattr(run, k)) for k in ("dataset", "scenario", "strategy", "detector", "seed")}
+    config = run.config or {}
+    if config.get("base_metrics"):
+        out["base_metrics"] = ",".join(map(str, config["base_metrics"]))
+    for part in ("dataset", "scenario", "strategy", "detector"):
+        comp = config.get(part)
+        if isinstance(comp, dict):
+            out[f"{part}.name"] = str(comp.get("name"))
+            for k, v in (comp.get("params") or {}).items():
+                out[f"{part}.{k}"] = str(v)[:6000]
+    return out
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _metrics(run, Metric, now: int) -> tuple[list, list[str]]:
+    out, undefined = [], []
+
+    def add(key: str, value: Any, step: int = 0) -> None:
+        f = _number(value)
+        if f is None:
+            undefined.append(key if step == 0 else f"{key}@{step}")
+        else:
+            out.append(Metric(key, f, now, step))
+
+    for base, values in (run.metrics or {}).items():
+        for name, value in values.items():
+            if name == "left_out" and isinstance(value, dict):
+                for k, n in value.items():
+                    add(f"{base}.{k}.left_out", n)
+            elif isinstance(value, (list, tuple)):
+                for step, v in enumerate(value):
+                    add(f"{base}.{name}", v, step)
+            else:
+                add(f"{base}.{name}", value)
+    for step, rows in enumerate(run.memory_rows or ()):
+        add("memory_rows", rows, step)
+    for key, value in (run.timings or {}).items():
+        if isinstance(value, (list, tuple)):
+            add(f"seconds.{key}", sum(_number(v) or 0.0 for v in value))
+        else:
+            add(f"seconds.{key}", value)
+    return out, undefined
+
+
+def _r_table(run, base):
+    import pandas as pd
+
+    return pd.DataFrame(run.R[base], index=[f"{i}: {c}" for i, c in enumerate(run.concepts)],
+                        columns=list(run.test_concepts)).rename_axis("step").reset_index()
+
+
+def _log_run(client, experiment_id: str, run, classes) -> str:
+    _, Metric, Param, RunTag = classes
+    import time
+
+    now = int(time.time() * 1000)
+    tags = {"clad.run_id": run.run_id or "", "clad.status": run.status}
+    tags.update({f"clad.version.{k}": str(v) for k, v in (run.versions or {}).items() if v is not None})
+    name = f"{run.dataset} / {run.scenario} / {run.strategy} / {run.detector} / seed {run.seed}"
+    mlrun = client.create_run(experiment_id, run_name=name[:250], tags=tags)
+    rid = mlrun.info.run_id
+    metrics, undefined = _metrics(run, Metric, now)
+    params = [Param(k, v) for k, v in _params(run).items()]
+    for k in range(0, len(params), 100):  # MLflow's limits per batch: 100 parameters, 1000 metrics
+        client.log_batch(rid, params=params[k:k + 100])
+    for k in range(0, len(metrics), 1000):
+        client.log_batch(rid, metrics=metrics[k:k + 1000])
+    if undefined:
+        client.log_batch(rid, tags=[RunTag("clad.undefined_metrics", ", ".join(undefined)[:5000])])
+    if run.ok:
+        from ..report.aggregate import heatmap_data
+        from ..report.plots import plot_heatmap
+
+        for base in run.R:
+            client.log_table(rid, _r_table(run, base), f"R/{base}.json")
+            ax = plot_heatmap(heatmap_data([run], base))
+            client.log_figure(rid, ax.figure, f"R/{base}.png")
+    else:
+        client.log_text(rid, run.error or "no error recorded", "error.txt")
+    client.set_terminated(rid, status="FINISHED" if run.ok else "FAILED")
+    return rid
+
+
+def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
+                  experiment: str | None = None) -> dict:
+    """Log every run of ``folder/results.sqlite`` (or a database file) into an MLflow tracking
+    store; return ``{"tracking_uri", "experiment_id", "exported", "skipped"}`` (runs already in
+    the experiment are skipped)."""
+    folder = Path(folder)
+    db = folder if folder.is_file() else folder / DEFAULT_NAME
+    if not db.is_file():
+        raise DataError(f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first")
+    classes = _mlflow()
+    with ResultStore(db, create=False) as store:
+        runs, spec = store.load_results(), store.get_meta("spec") or {}
+    name = experiment or (spec.get("name") if isinstance(spec, dict) else None) or db.parent.name
+    if tracking_uri is None:
+        tracking_uri = default_tracking_uri(db.parent)
+        (db.parent / "mlruns").mkdir(parents=True, exist_ok=True)
+    artifacts = _artifact_location(tracking_uri)
+    client = classes[0](tracking_uri=tracking_uri)
+    found = client.get_experiment_by_name(name)
+    experiment_id = found.experiment_id if found else client.create_experiment(name, artifact_location=artifacts)
+    done = set()
+    for found_run in _all_runs(client, experiment_id):
+        done.add(found_run.data.tags.get("clad.run_id"))
+    exported = skipped = 0
+    for run in runs:
+        if run.run_id and run.run_id in done:
+            skipped += 1
+            continue
+        _log_run(client, experiment_id, run, classes)
+        exported += 1
+    return {"tracking_uri": tracking_uri, "experiment_id": experiment_id, "exported": exported,
+            "skipped": skipped}
+
+
+def _artifact_location(tracking_uri: str) -> str | None:
+    """For a SQLite store, ``artifacts/`` beside its database file (MLflow would otherwise put a new
+    experiment's artifacts in ``./mlruns`` of the current folder); else the store's own default."""
+    prefix = "sqlite:///"
+    if not tracking_uri.startswith(prefix) or tracking_uri[len(prefix):] in ("", ":memory:"):
+        return None
+    return (Path(tracking_uri[len(prefix):]).resolve().parent / "artifacts").as_uri()
+
+
+def _all_runs(client, experiment_id: str):
+    token = None
+    while True:
+        page = client.search_runs([experiment_id], max_results=1000, page_token=token)
+        yield from page
+        token = page.token
+        if not token:
+            return

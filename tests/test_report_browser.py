@@ -1,0 +1,114 @@
+"""The HTML report in a real browser: headless Chromium (Debian's ``chromium`` and ``chromium-driver``
+packages, driven by Selenium) opens ``index.html`` of a report made from real runs with long names and
+checks that every image loads, that nothing is wider than the page (the page and each figure, at a
+desktop and at a narrow window width), and that the browser's console has no errors; it saves a
+screenshot.
+
+``CLAD_REPORT_SCREENSHOT=docs/report-screenshot.png python -m pytest tests/test_report_browser.py``
+also writes the screenshot there (the one the README shows).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+import clad
+from clad.report import StatisticsWarning, make_report
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
+                       reason="needs Chromium and its driver (Debian: apt-get install chromium chromium-driver)"),
+]
+
+LONG = "detector_with_a_long_name_to_check_that_nothing_overflows_x1"  # 60 characters
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    from sklearn.ensemble import IsolationForest
+    from sklearn.neighbors import LocalOutlierFactor
+
+    ds = clad.make_synthetic(n_concepts=3, n_features=4, n_train=150, n_test=100, random_state=0)
+    detectors = {"iforest": lambda: IsolationForest(n_estimators=20),
+                 LONG: lambda: LocalOutlierFactor(n_neighbors=10, novelty=True)}
+    runs = []
+    for scenario in (clad.ConceptAware(), clad.ConceptAgnostic(batch_size=75)):
+        for strategy in (clad.Naive, clad.Cumulative):
+            for name, make in detectors.items():
+                for seed in (0, 1):
+                    runs.append(clad.run_experiment(ds, scenario, strategy(make()), base_metrics=["roc_auc", "f1"],
+                                                    seed=seed, labels={"detector": name,
+                                                                       "strategy": strategy.__name__.lower()}))
+    out = tmp_path_factory.mktemp("browser") / "report"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatisticsWarning)
+        return make_report(runs, out, spec={"name": "browser check", "seeds": 2})
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (pip install 'clad[test]')")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1280,1000",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    yield driver
+    driver.quit()
+
+
+_IMAGES = """
+return Array.from(document.images).map(img => ({alt: img.alt, complete: img.complete,
+                                                width: img.naturalWidth, height: img.naturalHeight}));
+"""
+
+_OVERFLOW = """
+const root = document.documentElement;
+const out = {page: [root.scrollWidth, root.clientWidth], figures: []};
+for (const el of document.querySelectorAll('figure, img, table, pre, section')) {
+  const box = el.getBoundingClientRect();
+  if (el.scrollWidth > el.clientWidth + 1 && el.tagName !== 'TABLE' && el.tagName !== 'PRE'
+      || box.right > root.clientWidth + 1 || box.left < -1) {
+    out.figures.push([el.tagName, el.id || (el.alt || '').slice(0, 60), el.scrollWidth, el.clientWidth, box.right]);
+  }
+}
+return out;
+"""
+
+
+def test_report_renders_in_chromium(report, browser, tmp_path):
+    browser.get(report.index.resolve().as_uri())
+    assert browser.title.startswith("clad report")
+    images = browser.execute_script(_IMAGES)
+    assert len(images) == len(report.figures) >= 6
+    broken = [i["alt"] for i in images if not (i["complete"] and i["width"] > 0 and i["height"] > 0)]
+    assert not broken, f"images that did not load: {broken}"
+    for width in (1280, 720):  # a desktop window and a narrow one
+        browser.set_window_size(width, 1000)
+        layout = browser.execute_script(_OVERFLOW)
+        scroll, client = layout["page"]
+        assert scroll <= client, f"the page is {scroll} px wide in a {client} px window"
+        assert not layout["figures"], f"elements wider than the page at {width} px: {layout['figures']}"
+    browser.set_window_size(1280, 1000)
+    errors = [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
+    assert not errors, f"browser console errors: {errors}"
+    browser.execute_script("document.getElementById('heatmaps').scrollIntoView()")
+    shot = tmp_path / "report-screenshot.png"
+    assert browser.save_screenshot(str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    target = os.environ.get("CLAD_REPORT_SCREENSHOT")
+    if target:
+        Path(target).write_bytes(shot.read_bytes())
