@@ -109,7 +109,7 @@ def _cmd_run(args) -> int:
         return 2
     try:
         done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
-                        fresh=args.fresh, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
+                        fresh=args.fresh, share=False if args.no_share else None, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
     except ResultsWriteError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
         return EXIT_WRITE_FAILED
@@ -270,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip runs already finished in DIR/results.sqlite (the default)")
     g.add_argument("--fresh", dest="fresh", action="store_true",
                    help="delete DIR/results.sqlite and run everything again")
+    r.add_argument("--no-share", action="store_true",
+                   help="compute every run itself, even runs that are the same computation as another "
+                        "(default: spec 'share', else true: computed once, recorded with shared_from)")
     r.set_defaults(func=_cmd_run, fresh=False)
 
     e = sub.add_parser("export", help="export a results database as tidy CSV or Parquet tables")

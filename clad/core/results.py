@@ -109,6 +109,9 @@ class RunResult:
     status: str = "ok"
     error: str | None = None
     run_id: str | None = None
+    #: the run_id of the run that computed this result, when this configuration is the same
+    #: computation (see :mod:`clad.engine.identity`); None when it was computed for itself
+    shared_from: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -133,6 +136,7 @@ class RunResult:
             "versions": dict(self.versions),
             "config": self.config,
             "error": self.error,
+            "shared_from": self.shared_from,
         }
         return to_jsonable(d)
 
@@ -163,6 +167,7 @@ class RunResult:
                 status=d.get("status", "ok"),
                 error=d.get("error"),
                 run_id=d.get("run_id"),
+                shared_from=d.get("shared_from"),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None

@@ -34,6 +34,8 @@ from typing import Any, Callable, Mapping
 from .._version import __version__
 from ..core.results import RunResult
 from ..errors import CladTypeError
+from .config import RunConfig
+from .identity import computation_keys
 from .spec import Spec, load_spec, parse_spec
 
 __all__ = ["run_spec", "BenchmarkResult", "GridStarted", "GridFinished", "ResultsWriteError", "remove_database"]
@@ -78,6 +80,7 @@ class BenchmarkResult:
     results_json: Path
     summary: Any
     interrupted: bool = False
+    n_shared: int = 0
 
     @property
     def ok(self) -> bool:
@@ -116,7 +119,7 @@ def _as_spec(spec: Spec | str | os.PathLike | Mapping) -> Spec:
 
 def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *, jobs: int | None = None,
              threads: int | None = None, dask=None, timeout: float | None = None, fresh: bool = False,
-             on_event: Callable[[Any], None] | None = None) -> BenchmarkResult:
+             share: bool | None = None, on_event: Callable[[Any], None] | None = None) -> BenchmarkResult:
     """Run every configuration of ``spec`` into the results folder ``out``, resuming.
 
     ``spec`` is a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the
@@ -127,7 +130,9 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     (which deletes the database first); failed runs are tried again. A Ctrl-C
     (:class:`KeyboardInterrupt`) while runs compute stops the workers and returns with
     ``interrupted=True``; what finished is kept and written. A failure to write the results
-    raises :class:`ResultsWriteError`. ``on_event`` receives the events described in the module
+    raises :class:`ResultsWriteError`. Runs that are one computation (:mod:`clad.engine.identity`)
+    are computed once and the others recorded with ``shared_from`` naming the run that computed
+    them, unless ``share`` is false (default: the spec's ``share`` key, true). ``on_event`` receives the events described in the module
     docstring; it must only observe.
     """
     from ..core.results import write_results
@@ -140,6 +145,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     dask = dask if dask is not None else spec.dask
     timeout = timeout if timeout is not None else spec.timeout
     threads = threads if threads is not None else (spec.threads or 1)
+    share = share if share is not None else spec.share
     check_execution(jobs, threads, timeout)
     tell = on_event or (lambda event: None)
     for msg in spec.skipped:
@@ -153,6 +159,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
         remove_database(db)
     configs = list({c.run_id: c for c in spec.configs}.values())
     ids = [c.run_id for c in configs]
+    groups = _groups(configs, computation_keys(configs, share))
     interrupted = False
     computed = 0
     try:
@@ -161,7 +168,9 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
             store.set_meta("spec_text", spec.text)
             store.set_meta("clad_version", __version__)
             finished = store.finished_ids() & set(ids)
-            todo = [c for c in configs if c.run_id not in finished]
+            resumed = len(finished)
+            shared = _fill_shared(store, groups, finished)
+            todo = [g[0] for g in groups.values() if not finished & {c.run_id for c in g}]
             if finished:
                 log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
                          db, len(todo))
@@ -170,7 +179,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
                 def on_step(cfg, step, index):
                     tell(RunEvent("step", cfg, step=step, index=index))
             try:
-                tell(GridStarted(spec.name, len(configs), len(finished), db))
+                tell(GridStarted(spec.name, len(configs), len(configs) - len(todo), db))
                 events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step)
                 try:
                     for ev in events:
@@ -179,6 +188,8 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
                         else:
                             store.write(ev.result, ev.started, ev.finished)
                             computed += 1
+                            shared += _write_shared(store, ev.result, groups[_key_of(groups, ev.config)],
+                                                    ev.started, ev.finished)
                         tell(ev)
                 except KeyboardInterrupt:
                     interrupted = True
@@ -195,10 +206,59 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     n_ok = sum(r.ok for r in results)
     return BenchmarkResult(
         name=spec.name, runs=tuple(results), n_total=len(configs), n_ok=n_ok, n_failed=len(results) - n_ok,
-        n_resumed=len(finished), n_computed=computed, out=out,
+        n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
         database=db, results_json=out / "results.json", summary=table, interrupted=interrupted)
 
 
 def _labels(cfg) -> dict:
     return {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display, "strategy": cfg.strategy.display,
             "detector": cfg.detector.display, "seed": cfg.seed}
+
+
+def _groups(configs: list[RunConfig], keys: dict[str, str]) -> dict[str, list[RunConfig]]:
+    """Configurations by computation key, in the spec's order (the first computes)."""
+    groups: dict[str, list[RunConfig]] = {}
+    for c in configs:
+        groups.setdefault(keys[c.run_id], []).append(c)
+    return groups
+
+
+def _key_of(groups: dict[str, list[RunConfig]], cfg: RunConfig) -> str:
+    return next(k for k, g in groups.items() if any(c.run_id == cfg.run_id for c in g))
+
+
+def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
+    """The record of configuration ``cfg`` that is the same computation as ``result``: its own
+    labels, seed, configuration and run_id, the computed R, metrics and timings, and
+    ``shared_from`` naming the run that computed them."""
+    import dataclasses
+
+    labels = _labels(cfg)
+    return dataclasses.replace(result, dataset=labels["dataset"], scenario=labels["scenario"],
+                               strategy=labels["strategy"], detector=labels["detector"], seed=int(cfg.seed),
+                               config=cfg.to_dict(), run_id=cfg.run_id,
+                               shared_from=result.shared_from or result.run_id)
+
+
+def _write_shared(store, result: RunResult, group: list[RunConfig], started=None, finished=None,
+                  done: set | None = None) -> int:
+    n = 0
+    for cfg in group:
+        if cfg.run_id != result.run_id and cfg.run_id not in (done or ()):
+            store.write(shared_copy(result, cfg), started, finished)
+            n += 1
+    return n
+
+
+def _fill_shared(store, groups: dict[str, list[RunConfig]], finished: set[str]) -> int:
+    """Record, from a finished run of its group, every configuration not finished yet (a resumed
+    grid whose computing run finished before); ``finished`` is updated."""
+    n = 0
+    for group in groups.values():
+        ids = [c.run_id for c in group]
+        done = finished & set(ids)
+        if done and len(done) < len(ids):
+            source = store.load_results([next(i for i in ids if i in done)])[0]
+            n += _write_shared(store, source, group, done=done)
+            finished |= set(ids)
+    return n

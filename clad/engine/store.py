@@ -7,7 +7,9 @@ summaries and ``clad export`` are produced from it. Tables:
     one row per run: ``run_id`` (primary key, :attr:`clad.engine.run.RunConfig.run_id`), ``status``
     (``ok``, ``failed`` or ``running``), the display labels, ``seed``, ``config`` (JSON), row and
     column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime`` and per-step ``curves``
-    (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601).
+    (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601),
+    ``shared_from`` (the run_id of the run that computed this result when the configuration is the
+    same computation, see :mod:`clad.engine.identity`; NULL otherwise).
 ``r_cells``
     R in long format: ``run_id, base_metric, step_index, step_concept, test_index, test_concept,
     value`` (``NULL`` for an undefined cell).
@@ -82,7 +84,8 @@ CREATE TABLE IF NOT EXISTS runs (
     curves        TEXT,
     error         TEXT,
     started       TEXT,
-    finished      TEXT
+    finished      TEXT,
+    shared_from   TEXT
 );
 CREATE TABLE IF NOT EXISTS r_cells (
     run_id       TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -123,7 +126,7 @@ def _real(v: Any) -> float | None:
 
 
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
-_PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error")
+_PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error", "shared_from")
 _JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
@@ -216,9 +219,16 @@ class ResultStore:
             self._con.execute("PRAGMA synchronous = NORMAL")
             self._con.execute("PRAGMA foreign_keys = ON")
             self._con.executescript(SCHEMA)
+            self._migrate()
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
+
+    def _migrate(self) -> None:
+        """Add the columns a database written by an earlier clad lacks."""
+        have = {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}
+        if "shared_from" not in have:
+            self._con.execute("ALTER TABLE runs ADD COLUMN shared_from TEXT")
 
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
