@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -137,7 +138,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     """
     from ..core.results import write_results
     from .executors import RunEvent, check_execution, execute_grid
-    from .store import DEFAULT_NAME, ResultStore
+    from .store import DEFAULT_NAME, ResultStore, utc_now
     from .summary import write_summaries
 
     spec = _as_spec(spec)
@@ -170,7 +171,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
             finished = store.finished_ids() & set(ids)
             resumed = len(finished)
             shared = _fill_shared(store, groups, finished)
-            todo = [g[0] for g in groups.values() if not finished & {c.run_id for c in g}]
+            todo = _todo(groups, finished)
             if finished:
                 log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
                          db, len(todo))
@@ -178,24 +179,47 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
             if on_event is not None and jobs == 1 and dask is None:
                 def on_step(cfg, step, index):
                     tell(RunEvent("step", cfg, step=step, index=index))
+            since, attempted = utc_now(), set()
+
+            def claim(cfg):
+                attempted.add(cfg.run_id)
+                return store.claim(cfg.run_id)
+
             try:
                 tell(GridStarted(spec.name, len(configs), len(configs) - len(todo), db))
-                events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step)
-                try:
-                    for ev in events:
-                        if ev.kind == "started":
-                            store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(), ev.started)
-                        else:
-                            store.write(ev.result, ev.started, ev.finished)
-                            computed += 1
-                            shared += _write_shared(store, ev.result, groups[_key_of(groups, ev.config)],
-                                                    ev.started, ev.finished)
-                        tell(ev)
-                except KeyboardInterrupt:
-                    interrupted = True
-                finally:
-                    events.close()  # stops the workers
+                with _Renewer(db):
+                    while todo and not interrupted:
+                        if dask is not None:  # runs on Dask are claimed before they are submitted
+                            todo = [c for c in todo if claim(c)]
+                        events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
+                                              on_step=on_step, claim=None if dask is not None else claim)
+                        try:
+                            for ev in events:
+                                if ev.kind == "started":
+                                    store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
+                                                       ev.started)
+                                else:
+                                    store.write(ev.result, ev.started, ev.finished)
+                                    computed += 1
+                                    shared += _write_shared(store, ev.result, groups[_key_of(groups, ev.config)],
+                                                            ev.started, ev.finished)
+                                    store.release([ev.config.run_id])
+                                tell(ev)
+                        except KeyboardInterrupt:
+                            interrupted = True
+                        finally:
+                            events.close()  # stops the workers
+                        # runs another process computes: wait for them, or take them over if it dies
+                        settled = store.settled_since(since)
+                        shared += _fill_shared(store, groups, settled)
+                        todo = [c for c in _todo(groups, settled)]
+                        if todo and not interrupted:
+                            log.info("%d runs are being computed by another process on %s; waiting", len(todo), db)
+                            time.sleep(POLL_SECONDS)
+            except KeyboardInterrupt:
+                interrupted = True
             finally:
+                store.release()
                 tell(GridFinished(interrupted))
             results = store.load_results(ids)
         write_results(out / "results.json", results, spec=spec.raw)
@@ -213,6 +237,44 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
 def _labels(cfg) -> dict:
     return {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display, "strategy": cfg.strategy.display,
             "detector": cfg.detector.display, "seed": cfg.seed}
+
+
+#: seconds between two looks at runs another process computes
+POLL_SECONDS = 1.0
+
+
+def _todo(groups: dict[str, list[RunConfig]], settled: set[str]) -> list[RunConfig]:
+    """The computing run of every group none of whose runs is settled."""
+    return [g[0] for g in groups.values() if not settled & {c.run_id for c in g}]
+
+
+class _Renewer:
+    """Renews this process's claims in ``db`` (its own connection, a daemon thread) while the
+    grid runs, so that a run longer than a lease is not taken over."""
+
+    def __init__(self, db: Path):
+        import threading
+
+        self.db, self.stop = db, threading.Event()
+        self.thread = threading.Thread(target=self._run, name="clad-claims", daemon=True)
+
+    def _run(self) -> None:
+        from .store import LEASE_SECONDS, ResultStore
+
+        with ResultStore(self.db, create=False) as store:
+            while not self.stop.wait(LEASE_SECONDS / 4):
+                try:
+                    store.renew_claims()
+                except sqlite3.Error as exc:  # the main thread will meet the same problem and say so
+                    log.debug("renewing claims failed: %s", exc)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
 
 
 def _groups(configs: list[RunConfig], keys: dict[str, str]) -> dict[str, list[RunConfig]]:

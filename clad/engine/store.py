@@ -15,6 +15,11 @@ summaries and ``clad export`` are produced from it. Tables:
     value`` (``NULL`` for an undefined cell).
 ``metrics``
     ``run_id, base_metric, metric, value, left_out`` (cells a mean left out; ``NULL`` if not counted).
+``claims``
+    ``run_id, host, pid, expires``: the process computing a run (claimed before it starts, so two
+    ``clad run`` processes on one folder never compute the same run) and when its lease ends (Unix
+    time; renewed while it runs). A claim whose process is gone (same host, no such pid) or whose
+    lease has ended is taken over (:meth:`ResultStore.claim`).
 ``meta``
     key/value pairs: the spec that last wrote to the database, clad's version.
 
@@ -46,7 +51,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -58,6 +65,9 @@ __all__ = ["ResultStore", "load_results", "results_source", "read_document", "SC
 
 #: file name of the database inside an output folder
 DEFAULT_NAME = "results.sqlite"
+#: seconds a claim on a run lasts unless renewed (the process computing it renews it while it runs)
+LEASE_SECONDS = 120.0
+
 #: file name of the strict-JSON results file beside it
 JSON_NAME = "results.json"
 
@@ -87,6 +97,12 @@ CREATE TABLE IF NOT EXISTS runs (
     finished      TEXT,
     shared_from   TEXT
 );
+CREATE TABLE IF NOT EXISTS claims (
+    run_id  TEXT PRIMARY KEY,
+    host    TEXT NOT NULL,
+    pid     INTEGER NOT NULL,
+    expires REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS r_cells (
     run_id       TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     base_metric  TEXT NOT NULL,
@@ -106,6 +122,16 @@ CREATE TABLE IF NOT EXISTS metrics (
     PRIMARY KEY (run_id, base_metric, metric)
 );
 """
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
 
 
 def utc_now() -> str:
@@ -291,7 +317,49 @@ class ResultStore:
             cur.executemany("INSERT INTO r_cells VALUES (?, ?, ?, ?, ?, ?, ?)", cells)
             cur.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", [(rid, *r) for r in metric_rows])
 
+    # -- claims: which process computes which run ---------------------------------------------
+    def claim(self, run_id: str, lease: float = LEASE_SECONDS) -> bool:
+        """Claim ``run_id`` for this process for ``lease`` seconds: True unless the run is finished
+        (status ``ok``) or claimed by another live process whose lease has not ended. A claim held
+        by a process that is gone (on this host) or whose lease has ended is taken over."""
+        host, pid, now = socket.gethostname(), os.getpid(), time.time()
+        with self._transaction() as cur:
+            if cur.execute("SELECT 1 FROM runs WHERE run_id = ? AND status = 'ok'", (run_id,)).fetchone():
+                return False
+            row = cur.execute("SELECT host, pid, expires FROM claims WHERE run_id = ?", (run_id,)).fetchone()
+            if row is not None and (row[0], row[1]) != (host, pid) and row[2] > now \
+                    and not (row[0] == host and not _pid_alive(row[1])):
+                return False
+            cur.execute("INSERT OR REPLACE INTO claims(run_id, host, pid, expires) VALUES (?, ?, ?, ?)",
+                        (run_id, host, pid, now + lease))
+            return True
+
+    def renew_claims(self, lease: float = LEASE_SECONDS) -> None:
+        """Extend the lease of every claim this process holds."""
+        with self._transaction() as cur:
+            cur.execute("UPDATE claims SET expires = ? WHERE host = ? AND pid = ?",
+                        (time.time() + lease, socket.gethostname(), os.getpid()))
+
+    def release(self, run_ids: Iterable[str] | None = None) -> None:
+        """Drop this process's claims on ``run_ids`` (all of them if None)."""
+        me = (socket.gethostname(), os.getpid())
+        with self._transaction() as cur:
+            if run_ids is None:
+                cur.execute("DELETE FROM claims WHERE host = ? AND pid = ?", me)
+            else:
+                cur.executemany("DELETE FROM claims WHERE run_id = ? AND host = ? AND pid = ?",
+                                [(r, *me) for r in run_ids])
+
+    def claims(self) -> dict[str, tuple[str, int, float]]:
+        """``{run_id: (host, pid, expires)}`` of every claim."""
+        return {r: (h, p, e) for r, h, p, e in self._con.execute("SELECT run_id, host, pid, expires FROM claims")}
+
     # -- reading ----------------------------------------------------------------------------
+    def settled_since(self, when: str) -> set[str]:
+        """Run ids finished (status ``ok``), or failed at or after ``when`` (ISO 8601, UTC)."""
+        return {r for r, in self._con.execute(
+            "SELECT run_id FROM runs WHERE status = 'ok' OR (status = 'failed' AND finished >= ?)", (when,))}
+
     def status(self) -> dict[str, str]:
         """``{run_id: status}`` for every recorded run."""
         return dict(self._con.execute("SELECT run_id, status FROM runs").fetchall())
