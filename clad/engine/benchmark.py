@@ -35,7 +35,8 @@ from typing import Any, Callable, Mapping
 from .._version import __version__
 from ..core.results import RunResult
 from ..errors import CladTypeError
-from .config import RunConfig
+from .config import RunConfig, canonical
+from .folder import FolderInUse, FolderLock
 from .identity import computation_keys
 from .spec import Spec, load_spec, parse_spec
 
@@ -120,7 +121,7 @@ def _as_spec(spec: Spec | str | os.PathLike | Mapping) -> Spec:
 
 def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *, jobs: int | None = None,
              threads: int | None = None, dask=None, timeout: float | None = None, fresh: bool = False,
-             share: bool | None = None, on_event: Callable[[Any], None] | None = None) -> BenchmarkResult:
+             share: bool | None = None, add: bool = False, on_event: Callable[[Any], None] | None = None) -> BenchmarkResult:
     """Run every configuration of ``spec`` into the results folder ``out``, resuming.
 
     ``spec`` is a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the
@@ -133,13 +134,14 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     ``interrupted=True``; what finished is kept and written. A failure to write the results
     raises :class:`ResultsWriteError`. Runs that are one computation (:mod:`clad.engine.identity`)
     are computed once and the others recorded with ``shared_from`` naming the run that computed
-    them, unless ``share`` is false (default: the spec's ``share`` key, true). ``on_event`` receives the events described in the module
+    them, unless ``share`` is false (default: the spec's ``share`` key, true). A folder belongs to
+    one spec: another spec's results there are refused (:class:`~clad.engine.folder.FolderInUse`)
+    unless ``fresh`` (replace them) or ``add`` (add this spec's runs to them; results.json then
+    holds every run of the database). ``on_event`` receives the events described in the module
     docstring; it must only observe.
     """
-    from ..core.results import write_results
-    from .executors import RunEvent, check_execution, execute_grid
-    from .store import DEFAULT_NAME, ResultStore, utc_now
-    from .summary import write_summaries
+    from .executors import check_execution
+    from .store import DEFAULT_NAME
 
     spec = _as_spec(spec)
     jobs = jobs if jobs is not None else (spec.jobs or 1)
@@ -154,10 +156,24 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     if len({c.run_id for c in spec.configs}) != len(spec.configs):
         log.warning("the spec lists the same run more than once; each is run once")
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     db = out / DEFAULT_NAME
-    if fresh:
-        remove_database(db)
+    _writable_folder(out, db)
+    lock = FolderLock(out, spec.name).acquire(exclusive=fresh)  # --fresh beside a live writer is refused
+    try:
+        if fresh:
+            remove_database(db)
+            lock.share()
+        return _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event)
+    finally:
+        lock.release()
+
+
+def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event) -> BenchmarkResult:
+    from ..core.results import write_results
+    from .executors import RunEvent, execute_grid
+    from .store import ResultStore, utc_now
+    from .summary import write_summaries
+
     configs = list({c.run_id: c for c in spec.configs}.values())
     ids = [c.run_id for c in configs]
     groups = _groups(configs, computation_keys(configs, share))
@@ -165,6 +181,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     computed = 0
     try:
         with ResultStore(db) as store:
+            _check_owner(store, spec, out, add)
             store.set_meta("spec", spec.raw)
             store.set_meta("spec_text", spec.text)
             store.set_meta("clad_version", __version__)
@@ -221,9 +238,10 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
             finally:
                 store.release()
                 tell(GridFinished(interrupted))
-            results = store.load_results(ids)
-        write_results(out / "results.json", results, spec=spec.raw)
-        table = write_summaries(out, results, title=spec.name)
+            everything = store.load_results()  # results.json, the database and the report: the same runs
+        results = [r for r in everything if r.run_id in set(ids)]
+        write_results(out / "results.json", everything, spec=spec.raw)
+        table = write_summaries(out, everything, title=spec.name)
     except (sqlite3.Error, OSError) as exc:
         # the disk (or the database file) failed: what was committed before is kept, nothing is half-written
         raise ResultsWriteError(out, db, exc) from exc
@@ -232,6 +250,34 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
         name=spec.name, runs=tuple(results), n_total=len(configs), n_ok=n_ok, n_failed=len(results) - n_ok,
         n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
         database=db, results_json=out / "results.json", summary=table, interrupted=interrupted)
+
+
+def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:
+    """Refuse to write ``spec``'s runs into a folder holding another spec's runs, unless ``add``."""
+    recorded = store.get_meta("spec")
+    known = [canonical(s) for s in [recorded, *store.get_meta("specs_added", [])] if s is not None]
+    if recorded is None or not store.count() or canonical(spec.raw) in known:
+        return
+    if add:
+        store.set_meta("specs_added", [*store.get_meta("specs_added", []), recorded])
+        return
+    name = recorded.get("name", "?") if isinstance(recorded, dict) else "?"
+    raise FolderInUse(f"{str(out)!r} holds the results of another spec ({name!r}); this is spec {spec.name!r}"
+                      f"{f' ({spec.source})' if spec.source else ''}: use another --out folder, --fresh to "
+                      "replace those results, or --add to add this spec's runs to them")
+
+
+def _writable_folder(out: Path, db: Path) -> None:
+    """Create ``out``; a :class:`ResultsWriteError` naming the path and why when it cannot be
+    written (a file of that name, a read-only or full file system)."""
+    try:
+        if out.exists() and not out.is_dir():
+            raise NotADirectoryError(f"--out {str(out)!r} names a file, not a folder")
+        out.mkdir(parents=True, exist_ok=True)
+        if not os.access(out, os.W_OK):
+            raise PermissionError(f"the folder {str(out)!r} is read-only")
+    except OSError as exc:
+        raise ResultsWriteError(out, db, exc) from exc
 
 
 def _labels(cfg) -> dict:
@@ -261,7 +307,7 @@ class _Renewer:
     def _run(self) -> None:
         from .store import LEASE_SECONDS, ResultStore
 
-        with ResultStore(self.db, create=False) as store:
+        with ResultStore(self.db, create=False, readonly=False) as store:
             while not self.stop.wait(LEASE_SECONDS / 4):
                 try:
                     store.renew_claims()

@@ -124,6 +124,26 @@ CREATE TABLE IF NOT EXISTS metrics (
 """
 
 
+#: the ``meta`` key clad sets in every database it creates
+MARKER = "clad_results_database"
+
+
+def _connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``; ``immutable=1`` when the folder cannot be written,
+    where SQLite could not create its shared-memory file): reading never needs write access."""
+    writable = os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
+    uri = path.resolve().as_uri() + ("?mode=ro" if writable else "?mode=ro&immutable=1")
+    try:
+        con = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as exc:
+        raise DataError(f"{str(path)!r} is not a clad results database, or cannot be read ({exc})") from None
+    if "runs" not in tables:
+        con.close()
+        raise DataError(f"{str(path)!r} is not a clad results database (it has no runs table)")
+    return con
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(int(pid), 0)
@@ -216,7 +236,7 @@ def load_results(path: str | os.PathLike) -> list[RunResult]:
     """
     source = results_source(path)
     if source.suffix == ".sqlite":
-        with ResultStore(source, create=False) as store:
+        with ResultStore(source, create=False) as store:  # read-only
             return store.load_results()
     return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
 
@@ -230,25 +250,54 @@ class ResultStore:
     :meth:`load_results`, :meth:`tidy` (a pandas long table of R) and :meth:`integrity_check`.
     """
 
-    def __init__(self, path: str | os.PathLike, timeout: float = 30.0, create: bool = True):
+    def __init__(self, path: str | os.PathLike, timeout: float = 30.0, create: bool = True,
+                 readonly: bool | None = None):
         path = Path(path)
         self.path = path / DEFAULT_NAME if path.is_dir() else path
+        self.readonly = (not create) if readonly is None else bool(readonly)
         if not create and not self.path.is_file():
             raise DataError(f"no results database at {str(self.path)!r}; 'clad run SPEC --out DIR' creates one")
+        if self.readonly:
+            self._con = _connect_readonly(self.path, timeout)
+            return
+        existed = self.path.is_file() and self.path.stat().st_size > 0
         try:
             self._con = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+        except sqlite3.OperationalError:
+            raise  # the folder cannot be written (read-only, full): the caller says where and why
         except sqlite3.Error as exc:
             raise DataError(f"results database {str(self.path)!r} cannot be opened ({exc})") from None
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            if existed:
+                self._check_ours()
             self._con.execute("PRAGMA journal_mode = WAL")
             self._con.execute("PRAGMA synchronous = NORMAL")
             self._con.execute("PRAGMA foreign_keys = ON")
             self._con.executescript(SCHEMA)
             self._migrate()
+            self._con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (MARKER, _json(True)))
+        except sqlite3.OperationalError as exc:
+            self._con.close()
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
+            raise
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
+
+    def _check_ours(self) -> None:
+        """Refuse a SQLite file clad did not create (no marker, and not a results database of an
+        earlier clad): clad never writes into someone else's database."""
+        tables = {r[0] for r in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return
+        if "meta" in tables and self._con.execute(
+                "SELECT 1 FROM meta WHERE key IN (?, 'clad_version')", (MARKER,)).fetchone():
+            return
+        self._con.close()
+        raise DataError(f"{str(self.path)!r} is a SQLite database that clad did not create (tables: "
+                        f"{', '.join(sorted(tables))}); clad does not write into it: choose another --out folder")
 
     def _migrate(self) -> None:
         """Add the columns a database written by an earlier clad lacks."""
@@ -379,7 +428,9 @@ class ResultStore:
         order of ``run_ids`` (ids not in the database are skipped)."""
         cur = self._con.cursor()
         columns = _PLAIN + _JSON + ("curves",)
-        rows = cur.execute(f"SELECT {', '.join(columns)} FROM runs ORDER BY started, run_id").fetchall()
+        have = {row[1] for row in cur.execute("PRAGMA table_info(runs)")}  # an earlier clad's file lacks some
+        select = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
+        rows = cur.execute(f"SELECT {select} FROM runs ORDER BY started, run_id").fetchall()
         cells: dict[str, dict[str, list]] = {}
         for rid, m, i, j, v in cur.execute(
             "SELECT run_id, base_metric, step_index, test_index, value FROM r_cells ORDER BY run_id, base_metric"
