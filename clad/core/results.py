@@ -112,6 +112,9 @@ class RunResult:
     #: the run_id of the run that computed this result, when this configuration is the same
     #: computation (see :mod:`clad.engine.identity`); None when it was computed for itself
     shared_from: str | None = None
+    #: fingerprints of what the run read: ``{"data file PATH": sha256, "code MODULE": hash or
+    #: version}`` (a changed one makes a finished run stale, see :mod:`clad.engine.identity`)
+    inputs: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -137,6 +140,7 @@ class RunResult:
             "config": self.config,
             "error": self.error,
             "shared_from": self.shared_from,
+            "inputs": dict(self.inputs),
         }
         return to_jsonable(d)
 
@@ -168,6 +172,7 @@ class RunResult:
                 error=d.get("error"),
                 run_id=d.get("run_id"),
                 shared_from=d.get("shared_from"),
+                inputs=dict(d.get("inputs") or {}),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None

@@ -24,6 +24,7 @@ started, each evaluated step of a sequential run and each run finished, then a
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sqlite3
@@ -37,7 +38,7 @@ from ..core.results import RunResult
 from ..errors import CladTypeError
 from .config import RunConfig, canonical
 from .folder import FolderInUse, FolderLock
-from .identity import computation_keys
+from .identity import changed_inputs, code_inputs, computation_keys
 from .spec import Spec, load_spec, parse_spec
 
 __all__ = ["run_spec", "BenchmarkResult", "GridStarted", "GridFinished", "ResultsWriteError", "remove_database"]
@@ -176,7 +177,9 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
 
     configs = list({c.run_id: c for c in spec.configs}.values())
     ids = [c.run_id for c in configs]
-    groups = _groups(configs, computation_keys(configs, share))
+    keys = computation_keys(configs, share)
+    groups = _groups(configs, keys)
+    key_of = keys
     interrupted = False
     computed = 0
     try:
@@ -185,7 +188,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             store.set_meta("spec", spec.raw)
             store.set_meta("spec_text", spec.text)
             store.set_meta("clad_version", __version__)
-            finished = store.finished_ids() & set(ids)
+            finished = _fresh_finished(store, configs)
             resumed = len(finished)
             shared = _fill_shared(store, groups, finished)
             todo = _todo(groups, finished)
@@ -216,10 +219,11 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                                     store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
                                                        ev.started)
                                 else:
+                                    ev = dataclasses.replace(ev, result=dataclasses.replace(
+                                        ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)}))
                                     store.write(ev.result, ev.started, ev.finished)
                                     computed += 1
-                                    shared += _write_shared(store, ev.result, groups[_key_of(groups, ev.config)],
-                                                            ev.started, ev.finished)
+                                    shared += _write_shared(store, ev.result, groups[key_of[ev.config.run_id]])
                                     store.release([ev.config.run_id])
                                 tell(ev)
                         except KeyboardInterrupt:
@@ -238,8 +242,9 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             finally:
                 store.release()
                 tell(GridFinished(interrupted))
-            everything = store.load_results()  # results.json, the database and the report: the same runs
-        results = [r for r in everything if r.run_id in set(ids)]
+            results = store.load_results(ids)  # in the spec's order
+            # results.json, the database and the report describe the same runs (other specs' after --add)
+            everything = results + [r for r in store.load_results() if r.run_id not in set(ids)]
         write_results(out / "results.json", everything, spec=spec.raw)
         table = write_summaries(out, everything, title=spec.name)
     except (sqlite3.Error, OSError) as exc:
@@ -265,6 +270,29 @@ def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:
     raise FolderInUse(f"{str(out)!r} holds the results of another spec ({name!r}); this is spec {spec.name!r}"
                       f"{f' ({spec.source})' if spec.source else ''}: use another --out folder, --fresh to "
                       "replace those results, or --add to add this spec's runs to them")
+
+
+def _fresh_finished(store, configs: list[RunConfig]) -> set[str]:
+    """The runs of ``configs`` finished in ``store`` whose R cells are all there and whose inputs
+    (data files, plug-in code) are unchanged; the others are marked stale, and the console says
+    why."""
+    by_id = {c.run_id: c for c in configs}
+    ok, status = store.finished_ids(), store.status()
+    recorded = store.recorded_inputs(by_id)
+    stale = []
+    for rid, cfg in by_id.items():
+        if rid not in ok:
+            if status.get(rid) == "ok":
+                log.warning("%s: computed again: R cells are missing from the database", cfg.describe())
+                stale.append(rid)
+            continue
+        changed = changed_inputs(recorded.get(rid, {}), cfg)
+        if changed:
+            log.warning("%s: computed again: input changed: %s", cfg.describe(), "; ".join(changed))
+            stale.append(rid)
+    if stale:
+        store.invalidate(stale)
+    return (ok & set(by_id)) - set(stale)
 
 
 def _writable_folder(out: Path, db: Path) -> None:
@@ -331,16 +359,10 @@ def _groups(configs: list[RunConfig], keys: dict[str, str]) -> dict[str, list[Ru
     return groups
 
 
-def _key_of(groups: dict[str, list[RunConfig]], cfg: RunConfig) -> str:
-    return next(k for k, g in groups.items() if any(c.run_id == cfg.run_id for c in g))
-
-
 def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
     """The record of configuration ``cfg`` that is the same computation as ``result``: its own
     labels, seed, configuration and run_id, the computed R, metrics and timings, and
     ``shared_from`` naming the run that computed them."""
-    import dataclasses
-
     labels = _labels(cfg)
     return dataclasses.replace(result, dataset=labels["dataset"], scenario=labels["scenario"],
                                strategy=labels["strategy"], detector=labels["detector"], seed=int(cfg.seed),
@@ -348,12 +370,13 @@ def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
                                shared_from=result.shared_from or result.run_id)
 
 
-def _write_shared(store, result: RunResult, group: list[RunConfig], started=None, finished=None,
-                  done: set | None = None) -> int:
+def _write_shared(store, result: RunResult, group: list[RunConfig], done: set | None = None) -> int:
+    """Record every other configuration of ``group`` as sharing ``result`` (stamped when written,
+    after the run that computed it)."""
     n = 0
     for cfg in group:
         if cfg.run_id != result.run_id and cfg.run_id not in (done or ()):
-            store.write(shared_copy(result, cfg), started, finished)
+            store.write(shared_copy(result, cfg))
             n += 1
     return n
 

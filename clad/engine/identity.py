@@ -79,3 +79,74 @@ def computation_keys(configs: Iterable[RunConfig], share: bool = True,
         else:
             out[cfg.run_id] = cfg.computation_key(scenario, seed_matters, inputs.get(cfg.run_id))
     return out
+
+
+# -- inputs: the data files and plug-in code a run reads ------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _distributions() -> dict:
+    from importlib import metadata
+
+    return metadata.packages_distributions()
+
+
+def _module_fingerprint(module: str) -> str:
+    """An installed package's ``name==version``, else the sha256 of the module's file (``missing``
+    if it cannot be found)."""
+    import importlib.util
+    from importlib import metadata
+
+    top = module.split(".")[0]
+    dists = _distributions().get(top)
+    if dists and top != "clad":  # clad's own code is covered by its version in every run_id
+        try:
+            return f"{dists[0]}=={metadata.version(dists[0])}"
+        except metadata.PackageNotFoundError:
+            pass
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin or not spec.has_location:
+        return "missing"
+    from ..datasets.files import sha256_of
+
+    return "sha256:" + sha256_of(spec.origin)
+
+
+def code_inputs(cfg: RunConfig) -> dict[str, str]:
+    """``{"code MODULE": fingerprint}`` for every component of ``cfg`` named by an import path
+    (``module:Name``) outside clad."""
+    out = {}
+    for c in (cfg.dataset, cfg.scenario, cfg.strategy, cfg.detector):
+        module, sep, _ = c.name.partition(":")
+        if sep and module.split(".")[0] != "clad":
+            out[f"code {module}"] = _module_fingerprint(module)
+    return out
+
+
+def current_fingerprint(key: str) -> str:
+    """The fingerprint of input ``key`` (as recorded in a run's ``inputs``) now."""
+    from pathlib import Path
+
+    from ..datasets.files import sha256_of
+
+    kind, _, what = key.partition(" ")
+    if key.startswith("data file "):
+        path = Path(key[len("data file "):])
+        return sha256_of(path) if path.is_file() else "missing"
+    if kind == "code":
+        return _module_fingerprint(what)
+    return "unknown"
+
+
+def changed_inputs(recorded: dict[str, str], cfg: RunConfig) -> list[str]:
+    """The inputs of a finished run that are not what they were when it ran (a replaced data
+    file, an edited plug-in), each as ``"KEY (OLD -> NEW)"``."""
+    now = {**{k: current_fingerprint(k) for k in recorded}, **code_inputs(cfg)}
+    return [f"{k} ({_short(recorded.get(k))} -> {_short(v)})" for k, v in now.items() if recorded.get(k) != v]
+
+
+def _short(v: str | None) -> str:
+    if v is None:
+        return "not recorded"
+    return v if len(v) <= 20 else v[:19] + "…"

@@ -9,7 +9,8 @@ summaries and ``clad export`` are produced from it. Tables:
     column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime`` and per-step ``curves``
     (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601),
     ``shared_from`` (the run_id of the run that computed this result when the configuration is the
-    same computation, see :mod:`clad.engine.identity`; NULL otherwise).
+    same computation, see :mod:`clad.engine.identity`; NULL otherwise), ``inputs`` (JSON: the
+    fingerprints of the data files and plug-in code the run read).
 ``r_cells``
     R in long format: ``run_id, base_metric, step_index, step_concept, test_index, test_concept,
     value`` (``NULL`` for an undefined cell).
@@ -95,7 +96,8 @@ CREATE TABLE IF NOT EXISTS runs (
     error         TEXT,
     started       TEXT,
     finished      TEXT,
-    shared_from   TEXT
+    shared_from   TEXT,
+    inputs        TEXT
 );
 CREATE TABLE IF NOT EXISTS claims (
     run_id  TEXT PRIMARY KEY,
@@ -173,7 +175,7 @@ def _real(v: Any) -> float | None:
 
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
 _PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error", "shared_from")
-_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime")
+_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "inputs")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -302,8 +304,9 @@ class ResultStore:
     def _migrate(self) -> None:
         """Add the columns a database written by an earlier clad lacks."""
         have = {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}
-        if "shared_from" not in have:
-            self._con.execute("ALTER TABLE runs ADD COLUMN shared_from TEXT")
+        for column in ("shared_from", "inputs"):
+            if column not in have:
+                self._con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
 
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -414,8 +417,27 @@ class ResultStore:
         return dict(self._con.execute("SELECT run_id, status FROM runs").fetchall())
 
     def finished_ids(self) -> set[str]:
-        """Run ids recorded with status ``ok`` (what ``--resume`` skips)."""
-        return {r for r, s in self.status().items() if s == "ok"}
+        """Run ids recorded with status ``ok`` and every R cell present (what ``--resume`` skips;
+        a run whose cells are missing is computed again)."""
+        cells = dict(self._con.execute("SELECT run_id, COUNT(*) FROM r_cells GROUP BY run_id"))
+        out = set()
+        for rid, concepts, tests, config in self._con.execute(
+                "SELECT run_id, concepts, test_concepts, config FROM runs WHERE status = 'ok'"):
+            metrics = (_unjson(config, {}) or {}).get("base_metrics") or ()
+            expected = len(_unjson(concepts, []) or []) * len(_unjson(tests, []) or []) * len(metrics)
+            if not metrics or cells.get(rid, 0) == expected:
+                out.add(rid)
+        return out
+
+    def invalidate(self, run_ids: Iterable[str]) -> None:
+        """Mark finished runs ``stale`` (to be computed again: an input changed, or cells are missing)."""
+        with self._transaction() as cur:
+            cur.executemany("UPDATE runs SET status = 'stale' WHERE run_id = ?", [(r,) for r in run_ids])
+
+    def recorded_inputs(self, run_ids: Iterable[str]) -> dict[str, dict]:
+        """``{run_id: inputs}`` (the fingerprints recorded with each run)."""
+        want = set(run_ids)
+        return {r: _unjson(i, {}) or {} for r, i in self._con.execute("SELECT run_id, inputs FROM runs") if r in want}
 
     def count(self, status: str | None = None) -> int:
         if status is None:
