@@ -133,38 +133,53 @@ def test_out_naming_a_file_exits_111(tmp_path):
     assert proc.returncode != 0  # no results there: a plain error
 
 
-def _chmod_ro(path: Path) -> None:
+def _chmod(path: Path, writable: bool) -> None:
+    w = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
     for p in [path, *path.rglob("*")]:
-        p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+        mode = p.stat().st_mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+        if p.is_dir():
+            mode |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+        p.chmod(mode | stat.S_IWUSR if writable else mode & ~w)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def _without_root_override() -> list[str]:
+    """A command prefix under which root, like everyone else, cannot write into read-only files
+    (its capability to override file permissions dropped), or none when not root."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: read-only folders cannot be tested")
+    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
+
+
 def test_report_of_a_read_only_copy_with_out_elsewhere(tmp_path):
     data = tmp_path / "data.csv"
     _table(data, 0.0)
     run_spec(_spec(data), tmp_path / "out")
-    copy = tmp_path / "archived"
+    base = tmp_path
+    copy, report = base / "archived", base / "report"
     shutil.copytree(tmp_path / "out", copy)
-    _chmod_ro(copy)
+    _chmod(copy, writable=False)
+    prefix = _without_root_override()
+    run = dict(capture_output=True, text=True, cwd=ROOT, timeout=300)
     try:
-        proc = subprocess.run([sys.executable, "-m", "clad.cli", "report", str(copy), "--out",
-                               str(tmp_path / "report")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+        proc = subprocess.run([*prefix, sys.executable, "-m", "clad.cli", "report", str(copy), "--out",
+                               str(report / "r")], **run)
         assert proc.returncode == 0, proc.stderr
-        assert (tmp_path / "report" / "index.html").is_file()
+        assert (report / "r" / "index.html").is_file()
         # writing the report into the read-only folder itself: exit 111 naming the path
-        proc = subprocess.run([sys.executable, "-m", "clad.cli", "report", str(copy)], capture_output=True,
-                              text=True, cwd=ROOT, timeout=300)
+        proc = subprocess.run([*prefix, sys.executable, "-m", "clad.cli", "report", str(copy)], **run)
         assert proc.returncode == 111 and str(copy) in proc.stderr, proc.stderr
-        # running into it: exit 111 too
+        # running into it: exit 111 too, naming the folder
         spec = tmp_path / "spec.toml"
         spec.write_text('seeds = 1\nstrategies = ["naive"]\nscenarios = ["concept_incremental"]\n'
                         'detectors = ["hbos"]\n[[datasets]]\nname = "synthetic"\nn_concepts = 2\n')
-        proc = subprocess.run([sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(copy / "sub")],
-                              capture_output=True, text=True, cwd=ROOT, timeout=300)
-        assert proc.returncode == 111 and "sub" in proc.stderr, proc.stderr
+        proc = subprocess.run([*prefix, sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(copy)],
+                              **run)
+        assert proc.returncode == 111 and str(copy) in proc.stderr, proc.stderr
     finally:
-        for p in [copy, *copy.rglob("*")]:
-            p.chmod(p.stat().st_mode | stat.S_IWUSR)
+        _chmod(copy, writable=True)
 
 
 SLOW = textwrap.dedent("""
