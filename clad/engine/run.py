@@ -31,8 +31,8 @@ __all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_conf
 log = logging.getLogger(__name__)
 
 
-#: the data files each cached dataset was read from, ``{absolute path: sha256}``
-_DATA_FILES: dict[tuple[str, str], dict[str, str]] = {}
+#: the data files each cached dataset was read from, ``{absolute path: sha256}``, by ``id(dataset)``
+_DATA_FILES: dict[int, dict[str, str]] = {}
 
 
 @functools.lru_cache(maxsize=4)
@@ -42,7 +42,7 @@ def _cached_dataset(name: str, params_json: str) -> ConceptDataset:
 
     with recording() as seen:
         dataset = load_dataset(name, json.loads(params_json))
-    _DATA_FILES[(name, params_json)] = seen
+    _DATA_FILES[id(dataset)] = seen
     return dataset
 
 
@@ -88,7 +88,7 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
               "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
     result = run_experiment(dataset, scenario, strategy, cfg.base_metrics, labels=labels, config=cfg.to_dict(),
                             on_step=on_step)
-    files = _DATA_FILES.get(dataset_key(cfg), {})
+    files = _DATA_FILES.get(id(dataset), {})
     return dataclasses.replace(result, seed=int(cfg.seed), inputs={f"data file {p}": h for p, h in files.items()})
 
 
