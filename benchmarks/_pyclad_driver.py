@@ -2,7 +2,7 @@
 
 Reads one JSON request per line on stdin: {"data": path, "scenario": "concept_aware" |
 "concept_incremental", "strategy": "naive" | "cumulative", "detector": "IsolationForest" | "LOF" |
-"OCSVM"}; builds pyCLAD's dataset, strategy, model adapter and ROC-AUC concept-metric callback
+"OCSVM" | "ECOD", "random_state": IsolationForest's seed (default 0)}; builds pyCLAD's dataset, strategy, model adapter and ROC-AUC concept-metric callback
 (outside the timing), times only ``scenario.run()``, and writes one JSON line: the seconds, R
 (rows = learned concepts, columns = evaluated concepts, in learning order) and versions.
 The data file is a trusted numpy pickle (pyCLAD's concept-file format).
@@ -22,6 +22,7 @@ def build(req):
     from pyclad.metrics.continual.average_continual import ContinualAverage
     from pyclad.metrics.continual.backward_transfer import BackwardTransfer
     from pyclad.metrics.continual.forward_transfer import ForwardTransfer
+    from pyclad.models.adapters import pyod_adapters
     from pyclad.models.adapters.pyod_adapters import (
         IsolationForestAdapter,
         LocalOutlierFactorAdapter,
@@ -33,9 +34,10 @@ def build(req):
     from pyclad.strategies.baselines.naive import NaiveStrategy
 
     dataset = read_dataset_from_npy(req["data"], dataset_name="nsl-kdd")
-    model = {"IsolationForest": lambda: IsolationForestAdapter(random_state=0),
+    model = {"IsolationForest": lambda: IsolationForestAdapter(random_state=req.get("random_state", 0)),
              "LOF": lambda: LocalOutlierFactorAdapter(),
-             "OCSVM": lambda: OneClassSVMAdapter()}[req["detector"]]()
+             "OCSVM": lambda: OneClassSVMAdapter(),
+             "ECOD": lambda: _ecod(pyod_adapters)}[req["detector"]]()
     strategy = {"naive": NaiveStrategy, "cumulative": CumulativeStrategy}[req["strategy"]](model)
     metric = ConceptMetricCallback(base_metric=RocAuc(),
                                    metrics=[ContinualAverage(), BackwardTransfer(), ForwardTransfer()])
@@ -43,6 +45,15 @@ def build(req):
     scenario_cls = {"concept_aware": ConceptAwareScenario,
                     "concept_incremental": ConceptIncrementalScenario}[req["scenario"]]
     return scenario_cls(dataset=dataset, strategy=strategy, callbacks=callbacks), metric
+
+
+def _ecod(pyod_adapters):
+    """pyCLAD's ECOD adapter (its contamination changes labels only, not the scores ROC-AUC uses)."""
+    if hasattr(pyod_adapters, "ECODAdapter"):
+        return pyod_adapters.ECODAdapter()
+    from pyod.models.ecod import ECOD
+
+    return pyod_adapters.PyODAdapter(ECOD(), "ECOD")
 
 
 def main():

@@ -78,8 +78,9 @@ class PyCLAD:
         self.proc = subprocess.Popen([python, os.path.join(HERE, "_pyclad_driver.py")], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True)
 
-    def run(self, data, scenario, strategy, detector) -> dict:
-        req = {"data": data, "scenario": scenario, "strategy": strategy, "detector": detector}
+    def run(self, data, scenario, strategy, detector, random_state: int = 0) -> dict:
+        req = {"data": data, "scenario": scenario, "strategy": strategy, "detector": detector,
+               "random_state": random_state}
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()

@@ -122,7 +122,7 @@ def _cmd_run(args) -> int:
         return EXIT_USAGE
     try:
         done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
-                        fresh=args.fresh, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
+                        fresh=args.fresh, share=False if args.no_share else None, add=args.add, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
     except ResultsWriteError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
         return EXIT_WRITE_FAILED
@@ -173,8 +173,14 @@ def _cmd_report(args) -> int:
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
-                             stat_metrics=args.metric or ("continual_average",))
+        try:
+            report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
+                                 stat_metrics=args.metric or ("continual_average",))
+        except OSError as exc:  # a read-only or full disk, or --out naming a file
+            where = exc.filename or out
+            print(f"clad: error: cannot write the report in {str(out)!r}: {where}: {exc.strerror or exc}; "
+                  "give a writable folder with --out", file=sys.stderr)
+            return EXIT_WRITE_FAILED
     for w in caught:
         log.warning("%s", w.message)
     print(f"report: {report.index} ({len(report.figures)} figures; tables: "
@@ -332,6 +338,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip runs already finished in DIR/results.sqlite (the default)")
     g.add_argument("--fresh", dest="fresh", action="store_true",
                    help="delete DIR/results.sqlite and run everything again")
+    r.add_argument("--no-share", action="store_true",
+                   help="compute every run itself, even runs that are the same computation as another "
+                        "(default: spec 'share', else true: computed once, recorded with shared_from)")
+    r.add_argument("--add", action="store_true",
+                   help="add this spec's runs to a folder holding another spec's results (by default another "
+                        "spec's folder is refused); results.json then holds every run of the folder")
     r.set_defaults(func=_cmd_run, fresh=False)
 
     e = sub.add_parser("export", help="export a results database as tidy CSV or Parquet tables")

@@ -123,6 +123,12 @@ class RunResult:
     error: str | None = None
     run_id: str | None = None
     warnings: tuple[str, ...] = ()
+    #: the run_id of the run that computed this result, when this configuration is the same
+    #: computation (see :mod:`clad.engine.identity`); None when it was computed for itself
+    shared_from: str | None = None
+    #: fingerprints of what the run read: ``{"data file PATH": sha256, "code MODULE": hash or
+    #: version}`` (a changed one makes a finished run stale, see :mod:`clad.engine.identity`)
+    inputs: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -167,6 +173,8 @@ class RunResult:
             "config": self.config,
             "error": self.error,
             "warnings": list(self.warnings),
+            "shared_from": self.shared_from,
+            "inputs": dict(self.inputs),
         }
         return to_jsonable(d)
 
@@ -202,6 +210,8 @@ class RunResult:
                 error=d.get("error"),
                 run_id=d.get("run_id"),
                 warnings=tuple(str(w) for w in d.get("warnings") or ()),
+                shared_from=d.get("shared_from"),
+                inputs=dict(d.get("inputs") or {}),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-__all__ = ["derive_seeds", "seed_run", "SeededRun"]
+__all__ = ["derive_seeds", "seed_run", "SeededRun", "seed_consumers"]
 
 
 def derive_seeds(seed: int) -> dict[str, int]:
@@ -93,3 +93,42 @@ def seed_run(seed: int, strategy=None, scenario=None, dataset_factory: Callable 
     if getattr(scenario, "random_state", "absent") is None:  # e.g. a gradual transition's interleaving
         scenario = clone(scenario).set_params(random_state=seeds["scenario"])
     return SeededRun(strategy=strategy, scenario=scenario, dataset_params=params)
+
+
+def _seed_of(obj) -> Any:
+    from ..detectors.base import DetectorAdapter
+
+    target = obj.estimator if isinstance(obj, DetectorAdapter) else obj
+    return getattr(target, "random_state", None), getattr(target, "uses_random_state", True)
+
+
+def seed_consumers(strategy=None, scenario=None, dataset_factory: Callable | None = None,
+                   dataset_params: Mapping | None = None) -> tuple[str, ...]:
+    """The parts of a run whose result depends on the run seed: those :func:`seed_run` gives a
+    seed to (found by seeding with two seeds and comparing, so this follows :func:`seed_run`'s
+    rules), less those that declare they never use it (a class or loader attribute
+    ``uses_random_state = False``, e.g. a strategy that only hands the seed on).
+
+    >>> from sklearn.ensemble import IsolationForest
+    >>> from sklearn.neighbors import LocalOutlierFactor
+    >>> from clad.strategies import Naive, Replay
+    >>> seed_consumers(strategy=Naive(LocalOutlierFactor(novelty=True)))
+    ()
+    >>> seed_consumers(strategy=Replay(IsolationForest()))
+    ('strategy', 'detector')
+    """
+    a, b = (seed_run(s, strategy=strategy, scenario=scenario, dataset_factory=dataset_factory,
+                     dataset_params=dataset_params) for s in (1, 2))
+    parts = []
+    if a.dataset_params != b.dataset_params and getattr(dataset_factory, "uses_random_state", True):
+        parts.append("dataset")
+    if strategy is not None:
+        for part, x, y in (("strategy", a.strategy, b.strategy),
+                           ("detector", a.strategy.get_params(deep=False).get("detector"),
+                            b.strategy.get_params(deep=False).get("detector"))):
+            (sx, uses), (sy, _) = _seed_of(x), _seed_of(y)
+            if sx != sy and uses:
+                parts.append(part)
+    if scenario is not None and _seed_of(a.scenario) != _seed_of(b.scenario):
+        parts.append("scenario")
+    return tuple(parts)

@@ -23,6 +23,7 @@ go through :func:`pooch.retrieve`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -33,7 +34,38 @@ import pooch
 
 from ..errors import DataError
 
-__all__ = ["default_cache_dir", "search_dirs", "locate", "sha256_of", "verify_sha256", "download"]
+__all__ = ["default_cache_dir", "search_dirs", "locate", "sha256_of", "verify_sha256", "download", "recording"]
+
+#: open :func:`recording` blocks of this thread: each gets every file located inside it
+_recorders = threading.local()
+
+
+@contextlib.contextmanager
+def recording():
+    """Record the data files :func:`locate` finds inside the block: ``{absolute path: sha256}``
+    (what a run's identity covers, so that a replaced file makes its runs stale).
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
+    >>> _ = f.write_text("a\\n1\\n")
+    >>> with recording() as seen:
+    ...     _ = locate(str(f))
+    >>> list(seen.values()) == [sha256_of(f)]
+    True
+    """
+    stack = _recorders.__dict__.setdefault("stack", [])
+    seen: dict[str, str] = {}
+    stack.append(seen)
+    try:
+        yield seen
+    finally:
+        stack.remove(seen)
+
+
+def _record(path: Path) -> Path:
+    for seen in getattr(_recorders, "stack", ()):
+        seen[str(path.resolve())] = sha256_of(path)
+    return path
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +132,7 @@ def locate(relpath: str, data_dir: str | os.PathLike | None = None, *, verify: b
         if path.is_file():
             if verify and sha:
                 verify_sha256(path, sha, source=url)
-            return path
+            return _record(path)
     looked = "\n".join(f"  {p}" for p in candidates)
     hint = ""
     if sha or url:

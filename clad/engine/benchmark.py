@@ -24,9 +24,11 @@ started, each evaluated step of a sequential run and each run finished, then a
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -34,6 +36,9 @@ from typing import Any, Callable, Mapping
 from .._version import __version__
 from ..core.results import RunResult
 from ..errors import CladTypeError
+from .config import RunConfig, canonical
+from .folder import FolderInUse, FolderLock
+from .identity import changed_inputs, code_inputs, computation_keys
 from .spec import Spec, load_spec, parse_spec
 
 __all__ = ["run_spec", "BenchmarkResult", "GridStarted", "GridFinished", "ResultsWriteError", "remove_database"]
@@ -78,6 +83,7 @@ class BenchmarkResult:
     results_json: Path
     summary: Any
     interrupted: bool = False
+    n_shared: int = 0
 
     @property
     def ok(self) -> bool:
@@ -116,7 +122,7 @@ def _as_spec(spec: Spec | str | os.PathLike | Mapping) -> Spec:
 
 def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *, jobs: int | None = None,
              threads: int | None = None, dask=None, timeout: float | None = None, fresh: bool = False,
-             on_event: Callable[[Any], None] | None = None) -> BenchmarkResult:
+             share: bool | None = None, add: bool = False, on_event: Callable[[Any], None] | None = None) -> BenchmarkResult:
     """Run every configuration of ``spec`` into the results folder ``out``, resuming.
 
     ``spec`` is a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the
@@ -127,19 +133,23 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     (which deletes the database first); failed runs are tried again. A Ctrl-C
     (:class:`KeyboardInterrupt`) while runs compute stops the workers and returns with
     ``interrupted=True``; what finished is kept and written. A failure to write the results
-    raises :class:`ResultsWriteError`. ``on_event`` receives the events described in the module
+    raises :class:`ResultsWriteError`. Runs that are one computation (:mod:`clad.engine.identity`)
+    are computed once and the others recorded with ``shared_from`` naming the run that computed
+    them, unless ``share`` is false (default: the spec's ``share`` key, true). A folder belongs to
+    one spec: another spec's results there are refused (:class:`~clad.engine.folder.FolderInUse`)
+    unless ``fresh`` (replace them) or ``add`` (add this spec's runs to them; results.json then
+    holds every run of the database). ``on_event`` receives the events described in the module
     docstring; it must only observe.
     """
-    from ..core.results import write_results
-    from .executors import RunEvent, check_execution, execute_grid
-    from .store import DEFAULT_NAME, ResultStore
-    from .summary import write_summaries
+    from .executors import check_execution
+    from .store import DEFAULT_NAME
 
     spec = _as_spec(spec)
     jobs = jobs if jobs is not None else (spec.jobs or 1)
     dask = dask if dask is not None else spec.dask
     timeout = timeout if timeout is not None else spec.timeout
     threads = threads if threads is not None else (spec.threads or 1)
+    share = share if share is not None else spec.share
     check_execution(jobs, threads, timeout)
     tell = on_event or (lambda event: None)
     for msg in spec.skipped:
@@ -147,21 +157,41 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     if len({c.run_id for c in spec.configs}) != len(spec.configs):
         log.warning("the spec lists the same run more than once; each is run once")
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     db = out / DEFAULT_NAME
-    if fresh:
-        remove_database(db)
+    _writable_folder(out, db)
+    lock = FolderLock(out, spec.name).acquire(exclusive=fresh)  # --fresh beside a live writer is refused
+    try:
+        if fresh:
+            remove_database(db)
+            lock.share()
+        return _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event)
+    finally:
+        lock.release()
+
+
+def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event) -> BenchmarkResult:
+    from ..core.results import write_results
+    from .executors import RunEvent, execute_grid
+    from .store import ResultStore, utc_now
+    from .summary import write_summaries
+
     configs = list({c.run_id: c for c in spec.configs}.values())
     ids = [c.run_id for c in configs]
+    keys = computation_keys(configs, share)
+    groups = _groups(configs, keys)
+    key_of = keys
     interrupted = False
     computed = 0
     try:
         with ResultStore(db) as store:
+            _check_owner(store, spec, out, add)
             store.set_meta("spec", spec.raw)
             store.set_meta("spec_text", spec.text)
             store.set_meta("clad_version", __version__)
-            finished = store.finished_ids() & set(ids)
-            todo = [c for c in configs if c.run_id not in finished]
+            finished = _fresh_finished(store, configs)
+            resumed = len(finished)
+            shared = _fill_shared(store, groups, finished)
+            todo = _todo(groups, finished)
             if finished:
                 log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
                          db, len(todo))
@@ -169,36 +199,197 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
             if on_event is not None and jobs == 1 and dask is None:
                 def on_step(cfg, step, index):
                     tell(RunEvent("step", cfg, step=step, index=index))
+            since, attempted = utc_now(), set()
+
+            def claim(cfg):
+                attempted.add(cfg.run_id)
+                return store.claim(cfg.run_id)
+
             try:
-                tell(GridStarted(spec.name, len(configs), len(finished), db))
-                events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step)
-                try:
-                    for ev in events:
-                        if ev.kind == "started":
-                            store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(), ev.started)
-                        else:
-                            store.write(ev.result, ev.started, ev.finished)
-                            computed += 1
-                        tell(ev)
-                except KeyboardInterrupt:
-                    interrupted = True
-                finally:
-                    events.close()  # stops the workers
+                tell(GridStarted(spec.name, len(configs), len(configs) - len(todo), db))
+                with _Renewer(db):
+                    while todo and not interrupted:
+                        if dask is not None:  # runs on Dask are claimed before they are submitted
+                            todo = [c for c in todo if claim(c)]
+                        events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
+                                              on_step=on_step, claim=None if dask is not None else claim)
+                        try:
+                            for ev in events:
+                                if ev.kind == "started":
+                                    store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
+                                                       ev.started)
+                                else:
+                                    ev = dataclasses.replace(ev, result=dataclasses.replace(
+                                        ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)}))
+                                    store.write(ev.result, ev.started, ev.finished)
+                                    computed += 1
+                                    shared += _write_shared(store, ev.result, groups[key_of[ev.config.run_id]])
+                                    store.release([ev.config.run_id])
+                                tell(ev)
+                        except KeyboardInterrupt:
+                            interrupted = True
+                        finally:
+                            events.close()  # stops the workers
+                        # runs another process computes: wait for them, or take them over if it dies
+                        settled = store.settled_since(since)
+                        shared += _fill_shared(store, groups, settled)
+                        todo = [c for c in _todo(groups, settled)]
+                        if todo and not interrupted:
+                            log.info("%d runs are being computed by another process on %s; waiting", len(todo), db)
+                            time.sleep(POLL_SECONDS)
+            except KeyboardInterrupt:
+                interrupted = True
             finally:
+                store.release()
                 tell(GridFinished(interrupted))
-            results = store.load_results(ids)
-        write_results(out / "results.json", results, spec=spec.raw)
-        table = write_summaries(out, results, title=spec.name)
+            results = store.load_results(ids)  # in the spec's order
+            # results.json, the database and the report describe the same runs (other specs' after --add)
+            everything = results + [r for r in store.load_results() if r.run_id not in set(ids)]
+        write_results(out / "results.json", everything, spec=spec.raw)
+        table = write_summaries(out, everything, title=spec.name)
     except (sqlite3.Error, OSError) as exc:
         # the disk (or the database file) failed: what was committed before is kept, nothing is half-written
         raise ResultsWriteError(out, db, exc) from exc
     n_ok = sum(r.ok for r in results)
     return BenchmarkResult(
         name=spec.name, runs=tuple(results), n_total=len(configs), n_ok=n_ok, n_failed=len(results) - n_ok,
-        n_resumed=len(finished), n_computed=computed, out=out,
+        n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
         database=db, results_json=out / "results.json", summary=table, interrupted=interrupted)
+
+
+def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:
+    """Refuse to write ``spec``'s runs into a folder holding another spec's runs, unless ``add``."""
+    recorded = store.get_meta("spec")
+    known = [canonical(s) for s in [recorded, *store.get_meta("specs_added", [])] if s is not None]
+    if recorded is None or not store.count() or canonical(spec.raw) in known:
+        return
+    if add:
+        store.set_meta("specs_added", [*store.get_meta("specs_added", []), recorded])
+        return
+    name = recorded.get("name", "?") if isinstance(recorded, dict) else "?"
+    raise FolderInUse(f"{str(out)!r} holds the results of another spec ({name!r}); this is spec {spec.name!r}"
+                      f"{f' ({spec.source})' if spec.source else ''}: use another --out folder, --fresh to "
+                      "replace those results, or --add to add this spec's runs to them")
+
+
+def _fresh_finished(store, configs: list[RunConfig]) -> set[str]:
+    """The runs of ``configs`` finished in ``store`` whose R cells are all there and whose inputs
+    (data files, plug-in code) are unchanged; the others are marked stale, and the console says
+    why."""
+    by_id = {c.run_id: c for c in configs}
+    ok, status = store.finished_ids(), store.status()
+    recorded = store.recorded_inputs(by_id)
+    stale = []
+    for rid, cfg in by_id.items():
+        if rid not in ok:
+            if status.get(rid) == "ok":
+                log.warning("%s: computed again: R cells are missing from the database", cfg.describe())
+                stale.append(rid)
+            continue
+        changed = changed_inputs(recorded.get(rid, {}), cfg)
+        if changed:
+            log.warning("%s: computed again: input changed: %s", cfg.describe(), "; ".join(changed))
+            stale.append(rid)
+    if stale:
+        store.invalidate(stale)
+    return (ok & set(by_id)) - set(stale)
+
+
+def _writable_folder(out: Path, db: Path) -> None:
+    """Create ``out``; a :class:`ResultsWriteError` naming the path and why when it cannot be
+    written (a file of that name, a read-only or full file system)."""
+    try:
+        if out.exists() and not out.is_dir():
+            raise NotADirectoryError(f"--out {str(out)!r} names a file, not a folder")
+        out.mkdir(parents=True, exist_ok=True)
+        if not os.access(out, os.W_OK):
+            raise PermissionError(f"the folder {str(out)!r} is read-only")
+    except OSError as exc:
+        raise ResultsWriteError(out, db, exc) from exc
 
 
 def _labels(cfg) -> dict:
     return {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display, "strategy": cfg.strategy.display,
             "detector": cfg.detector.display, "seed": cfg.seed}
+
+
+#: seconds between two looks at runs another process computes
+POLL_SECONDS = 1.0
+
+
+def _todo(groups: dict[str, list[RunConfig]], settled: set[str]) -> list[RunConfig]:
+    """The computing run of every group none of whose runs is settled."""
+    return [g[0] for g in groups.values() if not settled & {c.run_id for c in g}]
+
+
+class _Renewer:
+    """Renews this process's claims in ``db`` (its own connection, a daemon thread) while the
+    grid runs, so that a run longer than a lease is not taken over."""
+
+    def __init__(self, db: Path):
+        import threading
+
+        self.db, self.stop = db, threading.Event()
+        self.thread = threading.Thread(target=self._run, name="clad-claims", daemon=True)
+
+    def _run(self) -> None:
+        from .store import LEASE_SECONDS, ResultStore
+
+        with ResultStore(self.db, create=False, readonly=False) as store:
+            while not self.stop.wait(LEASE_SECONDS / 4):
+                try:
+                    store.renew_claims()
+                except sqlite3.Error as exc:  # the main thread will meet the same problem and say so
+                    log.debug("renewing claims failed: %s", exc)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def _groups(configs: list[RunConfig], keys: dict[str, str]) -> dict[str, list[RunConfig]]:
+    """Configurations by computation key, in the spec's order (the first computes)."""
+    groups: dict[str, list[RunConfig]] = {}
+    for c in configs:
+        groups.setdefault(keys[c.run_id], []).append(c)
+    return groups
+
+
+def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
+    """The record of configuration ``cfg`` that is the same computation as ``result``: its own
+    labels, seed, configuration and run_id, the computed R, metrics and timings, and
+    ``shared_from`` naming the run that computed them."""
+    labels = _labels(cfg)
+    return dataclasses.replace(result, dataset=labels["dataset"], scenario=labels["scenario"],
+                               strategy=labels["strategy"], detector=labels["detector"], seed=int(cfg.seed),
+                               config=cfg.to_dict(), run_id=cfg.run_id,
+                               shared_from=result.shared_from or result.run_id)
+
+
+def _write_shared(store, result: RunResult, group: list[RunConfig], done: set | None = None) -> int:
+    """Record every other configuration of ``group`` as sharing ``result`` (stamped when written,
+    after the run that computed it)."""
+    n = 0
+    for cfg in group:
+        if cfg.run_id != result.run_id and cfg.run_id not in (done or ()):
+            store.write(shared_copy(result, cfg))
+            n += 1
+    return n
+
+
+def _fill_shared(store, groups: dict[str, list[RunConfig]], finished: set[str]) -> int:
+    """Record, from a finished run of its group, every configuration not finished yet (a resumed
+    grid whose computing run finished before); ``finished`` is updated."""
+    n = 0
+    for group in groups.values():
+        ids = [c.run_id for c in group]
+        done = finished & set(ids)
+        if done and len(done) < len(ids):
+            source = store.load_results([next(i for i in ids if i in done)])[0]
+            n += _write_shared(store, source, group, done=done)
+            finished |= set(ids)
+    return n

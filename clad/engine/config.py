@@ -66,6 +66,32 @@ class RunConfig:
         """A hash of the full configuration and clad's version (the run's identity)."""
         return hashlib.sha256(canonical({"config": self.to_dict(), "clad": __version__}).encode()).hexdigest()[:16]
 
+    def computation_key(self, scenario: str | None = None, seed_matters: bool = True,
+                        inputs: dict | None = None) -> str:
+        """What decides this run's numbers, as a hash: the configuration without display labels,
+        with the scenario named ``scenario`` instead of its own (one whose loop is the same for this
+        strategy), without the seed unless ``seed_matters``, and with the fingerprints of the
+        ``inputs`` (data files, plug-in code). Runs with equal keys are one computation (see
+        :mod:`clad.engine.identity`, which decides the arguments).
+
+        >>> from clad.engine.config import Component, RunConfig
+        >>> a = RunConfig(Component("d"), Component("concept_aware"), Component("naive"), Component("lof"), seed=0)
+        >>> b = RunConfig(Component("d"), Component("concept_incremental"), Component("naive"), Component("lof"), seed=1)
+        >>> a.computation_key() == b.computation_key()
+        False
+        >>> a.computation_key("concept_incremental", False) == b.computation_key(seed_matters=False)
+        True
+        """
+        d = {k: {"name": v.name, "params": dict(v.params)} for k, v in
+             (("dataset", self.dataset), ("scenario", self.scenario), ("strategy", self.strategy),
+              ("detector", self.detector))}
+        if scenario is not None:
+            d["scenario"]["name"] = scenario
+        d["seed"] = int(self.seed) if seed_matters else None
+        d["base_metrics"] = list(self.base_metrics)
+        d["inputs"] = dict(inputs or {})
+        return hashlib.sha256(canonical({"computation": d, "clad": __version__}).encode()).hexdigest()[:16]
+
     def describe(self) -> str:
         return (f"{self.dataset.display} / {self.scenario.display} / {self.strategy.display} / "
                 f"{self.detector.display} / seed {self.seed}")

@@ -248,7 +248,7 @@ def _stop_pool(pool) -> None:
 
 
 def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None,
-                    threads: int | None) -> Iterator[RunEvent]:
+                    threads: int | None, claim=None) -> Iterator[RunEvent]:
     """Runs in a :class:`pebble.ProcessPool`: a run past its time limit (plus a grace period for
     the alarm inside the worker) has its worker killed and replaced, and a worker that dies fails
     only the run it was computing; the other workers go on."""
@@ -277,6 +277,8 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
                 broken = []
                 while todo and len(inflight) < jobs:
                     cfg = todo.pop()
+                    if claim is not None and not claim(cfg):
+                        continue
                     try:
                         fut = pool.schedule(execute_one, args=(cfg, timeout, threads), timeout=hard_limit)
                     except RuntimeError:  # the pool failed between two runs
@@ -371,8 +373,10 @@ def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None,
 
 # -- sequential ---------------------------------------------------------------------------------
 def _iter_sequential(configs: Sequence[RunConfig], timeout: float | None, threads: int | None,
-                     on_step) -> Iterator[RunEvent]:
+                     on_step, claim=None) -> Iterator[RunEvent]:
     for cfg in configs:
+        if claim is not None and not claim(cfg):
+            continue
         yield RunEvent("started", cfg, started=_utc())
         step = None if on_step is None else functools.partial(on_step, cfg)
         result, started, finished = execute_one(cfg, timeout, threads, on_step=step)
@@ -381,12 +385,14 @@ def _iter_sequential(configs: Sequence[RunConfig], timeout: float | None, thread
 
 def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout: float | None = None,
                  threads: int | None = 1,
-                 on_step: Callable[[RunConfig, str, int], None] | None = None) -> Iterator[RunEvent]:
+                 on_step: Callable[[RunConfig, str, int], None] | None = None,
+                 claim: Callable[[RunConfig], bool] | None = None) -> Iterator[RunEvent]:
     """Compute every configuration and yield a ``"started"`` and a ``"finished"`` event for each,
     as they happen. Each run uses at most ``threads`` BLAS/OpenMP/torch threads (None: no
     limit, and then results may depend on the executor). ``on_step(config, step_name,
     step_index)`` is called after every evaluated concept step of a sequential run (``jobs=1``,
-    no Dask). Closing the generator (or Ctrl-C) stops the workers."""
+    no Dask). ``claim(config)`` is asked just before a run starts (not on Dask, where runs are
+    claimed before they are submitted): False skips the run (another process computes it). Closing the generator (or Ctrl-C) stops the workers."""
     check_execution(jobs, threads, timeout)
     if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
         log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
@@ -399,5 +405,5 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     if dask is not None:
         return _iter_dask(configs, dask, timeout, threads)
     if jobs > 1:
-        return _iter_processes(configs, min(jobs, len(configs)), timeout, threads)
-    return _iter_sequential(configs, timeout, threads, on_step)
+        return _iter_processes(configs, min(jobs, len(configs)), timeout, threads, claim)
+    return _iter_sequential(configs, timeout, threads, on_step, claim)

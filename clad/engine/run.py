@@ -32,11 +32,19 @@ __all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_conf
 log = logging.getLogger(__name__)
 
 
+#: the data files each cached dataset was read from, ``{absolute path: sha256}``, by ``id(dataset)``
+_DATA_FILES: dict[int, dict[str, str]] = {}
+
+
 @functools.lru_cache(maxsize=4)
 def _cached_dataset(name: str, params_json: str) -> ConceptDataset:
     from ..datasets import load_dataset
+    from ..datasets.files import recording
 
-    return load_dataset(name, json.loads(params_json))
+    with recording() as seen:
+        dataset = load_dataset(name, json.loads(params_json))
+    _DATA_FILES[id(dataset)] = seen
+    return dataset
 
 
 def _seeded(cfg: RunConfig, strategy=None, scenario=None):
@@ -102,7 +110,9 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
               "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
     result = run_experiment(dataset, scenario, strategy, cfg.base_metrics, labels=labels, config=cfg.to_dict(),
                             on_step=on_step)
-    return dataclasses.replace(result, seed=int(cfg.seed), warnings=merge(built, result.warnings))
+    files = _DATA_FILES.get(id(dataset), {})
+    return dataclasses.replace(result, seed=int(cfg.seed), warnings=merge(built, result.warnings),
+                               inputs={f"data file {p}": h for p, h in files.items()})
 
 
 def failed_result(cfg: RunConfig, error: str) -> RunResult:

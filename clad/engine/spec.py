@@ -61,7 +61,7 @@ else:  # pragma: no cover
 __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
 TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "order_seed", "skip_incompatible",
-                  "jobs", "threads", "dask", "timeout", "datasets", "scenarios", "strategies", "detectors")
+                  "jobs", "threads", "dask", "timeout", "share", "datasets", "scenarios", "strategies", "detectors")
 _RESERVED = ("name", "label", "grid")
 
 
@@ -80,6 +80,7 @@ class Spec:
     dask: str | None = None
     timeout: float | None = None
     text: str | None = None
+    share: bool = True
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -354,6 +355,10 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         skip_incompatible = False
 
     jobs, threads, dask, timeout = _execution_keys(raw, problems)
+    share = raw.get("share", True)
+    if not isinstance(share, bool):
+        problems.append(f"share: expected true or false (compute runs that are one computation once), got {share!r}")
+        share = True
 
     regs = _registries()
     sections = {s: _entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
@@ -395,4 +400,4 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         for seed in seeds
     ]
     return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped, jobs=jobs, threads=threads, dask=dask,
-                timeout=None if timeout is None else float(timeout))
+                timeout=None if timeout is None else float(timeout), share=share)

@@ -6,13 +6,22 @@ summaries and ``clad export`` are produced from it. Tables:
 ``runs``
     one row per run: ``run_id`` (primary key, :attr:`clad.engine.run.RunConfig.run_id`), ``status``
     (``ok``, ``failed`` or ``running``), the display labels, ``seed``, ``config`` (JSON), row and
-    column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime``, per-step ``curves`` and
-    the strategy's ``extras`` (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601).
+    column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime``, per-step ``curves``,
+    ``learned_rows``, ``prequential``, ``run_order``, the strategy's ``extras`` and the run's ``warnings``
+    (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601),
+    ``shared_from`` (the run_id of the run that computed this result when the configuration is the
+    same computation, see :mod:`clad.engine.identity`; NULL otherwise), ``inputs`` (JSON: the
+    fingerprints of the data files and plug-in code the run read).
 ``r_cells``
     R in long format: ``run_id, base_metric, step_index, step_concept, test_index, test_concept,
     value`` (``NULL`` for an undefined cell).
 ``metrics``
     ``run_id, base_metric, metric, value, left_out`` (cells a mean left out; ``NULL`` if not counted).
+``claims``
+    ``run_id, host, pid, expires``: the process computing a run (claimed before it starts, so two
+    ``clad run`` processes on one folder never compute the same run) and when its lease ends (Unix
+    time; renewed while it runs). A claim whose process is gone (same host, no such pid) or whose
+    lease has ended is taken over (:meth:`ResultStore.claim`).
 ``meta``
     key/value pairs: the spec that last wrote to the database, clad's version.
 
@@ -44,7 +53,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -56,6 +67,9 @@ __all__ = ["ResultStore", "load_results", "results_source", "read_document", "SC
 
 #: file name of the database inside an output folder
 DEFAULT_NAME = "results.sqlite"
+#: seconds a claim on a run lasts unless renewed (the process computing it renews it while it runs)
+LEASE_SECONDS = 120.0
+
 #: file name of the strict-JSON results file beside it
 JSON_NAME = "results.json"
 
@@ -87,7 +101,15 @@ CREATE TABLE IF NOT EXISTS runs (
     error         TEXT,
     warnings      TEXT,
     started       TEXT,
-    finished      TEXT
+    finished      TEXT,
+    shared_from   TEXT,
+    inputs        TEXT
+);
+CREATE TABLE IF NOT EXISTS claims (
+    run_id  TEXT PRIMARY KEY,
+    host    TEXT NOT NULL,
+    pid     INTEGER NOT NULL,
+    expires REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS r_cells (
     run_id       TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -110,6 +132,36 @@ CREATE TABLE IF NOT EXISTS metrics (
 """
 
 
+#: the ``meta`` key clad sets in every database it creates
+MARKER = "clad_results_database"
+
+
+def _connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``; ``immutable=1`` when the folder cannot be written,
+    where SQLite could not create its shared-memory file): reading never needs write access."""
+    writable = os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
+    uri = path.resolve().as_uri() + ("?mode=ro" if writable else "?mode=ro&immutable=1")
+    try:
+        con = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as exc:
+        raise DataError(f"{str(path)!r} is not a clad results database, or cannot be read ({exc})") from None
+    if "runs" not in tables:
+        con.close()
+        raise DataError(f"{str(path)!r} is not a clad results database (it has no runs table)")
+    return con
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
 def utc_now() -> str:
     """The current UTC time in ISO 8601 (what ``started`` / ``finished`` hold)."""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -128,13 +180,13 @@ def _real(v: Any) -> float | None:
 
 
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
-_PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error")
+_PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error", "shared_from")
 _JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "learned_rows",
-         "prequential", "run_order", "extras", "warnings")
+         "prequential", "run_order", "extras", "warnings", "inputs")
 #: JSON columns that are None when the run has no such record (absent, not ``null`` text)
 _OPTIONAL = ("anytime", "learned_rows", "prequential", "run_order", "extras")
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
-_ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings")
+_ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -197,7 +249,7 @@ def load_results(path: str | os.PathLike) -> list[RunResult]:
     """
     source = results_source(path)
     if source.suffix == ".sqlite":
-        with ResultStore(source, create=False) as store:
+        with ResultStore(source, create=False) as store:  # read-only
             return store.load_results()
     return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
 
@@ -211,36 +263,60 @@ class ResultStore:
     :meth:`load_results`, :meth:`tidy` (a pandas long table of R) and :meth:`integrity_check`.
     """
 
-    def __init__(self, path: str | os.PathLike, timeout: float = 30.0, create: bool = True):
+    def __init__(self, path: str | os.PathLike, timeout: float = 30.0, create: bool = True,
+                 readonly: bool | None = None):
         path = Path(path)
         self.path = path / DEFAULT_NAME if path.is_dir() else path
+        self.readonly = (not create) if readonly is None else bool(readonly)
         if not create and not self.path.is_file():
             raise DataError(f"no results database at {str(self.path)!r}; 'clad run SPEC --out DIR' creates one")
+        if self.readonly:
+            self._con = _connect_readonly(self.path, timeout)
+            return
+        existed = self.path.is_file() and self.path.stat().st_size > 0
         try:
             self._con = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+        except sqlite3.OperationalError:
+            raise  # the folder cannot be written (read-only, full): the caller says where and why
         except sqlite3.Error as exc:
             raise DataError(f"results database {str(self.path)!r} cannot be opened ({exc})") from None
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            if existed:
+                self._check_ours()
             self._con.execute("PRAGMA journal_mode = WAL")
             self._con.execute("PRAGMA synchronous = NORMAL")
             self._con.execute("PRAGMA foreign_keys = ON")
             self._con.executescript(SCHEMA)
+            self._migrate()
+            self._con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (MARKER, _json(True)))
+        except sqlite3.OperationalError as exc:
+            self._con.close()
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
+            raise
         except sqlite3.DatabaseError as exc:
             self._con.close()
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
-        #: columns added since a database was first written; False where an old one cannot take them
-        self._columns = {c: self._ensure_column(c) for c in _ADDED_COLUMNS}
+    def _check_ours(self) -> None:
+        """Refuse a SQLite file clad did not create (no marker, and not a results database of an
+        earlier clad): clad never writes into someone else's database."""
+        tables = {r[0] for r in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return
+        if "meta" in tables and self._con.execute(
+                "SELECT 1 FROM meta WHERE key IN (?, 'clad_version')", (MARKER,)).fetchone():
+            return
+        self._con.close()
+        raise DataError(f"{str(self.path)!r} is a SQLite database that clad did not create (tables: "
+                        f"{', '.join(sorted(tables))}); clad does not write into it: choose another --out folder")
 
-    def _ensure_column(self, name: str) -> bool:
-        """Add a column that a database written by an older clad lacks; False if it cannot (read-only)."""
-        if name in {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}:
-            return True
-        try:
-            self._con.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
-        except sqlite3.OperationalError:
-            return False
-        return True
+    def _migrate(self) -> None:
+        """Add the columns a database written by an earlier clad lacks."""
+        have = {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}
+        for column in _ADDED_COLUMNS:
+            if column not in have:
+                self._con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
 
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -304,14 +380,75 @@ class ResultStore:
             cur.executemany("INSERT INTO r_cells VALUES (?, ?, ?, ?, ?, ?, ?)", cells)
             cur.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", [(rid, *r) for r in metric_rows])
 
+    # -- claims: which process computes which run ---------------------------------------------
+    def claim(self, run_id: str, lease: float = LEASE_SECONDS) -> bool:
+        """Claim ``run_id`` for this process for ``lease`` seconds: True unless the run is finished
+        (status ``ok``) or claimed by another live process whose lease has not ended. A claim held
+        by a process that is gone (on this host) or whose lease has ended is taken over."""
+        host, pid, now = socket.gethostname(), os.getpid(), time.time()
+        with self._transaction() as cur:
+            if cur.execute("SELECT 1 FROM runs WHERE run_id = ? AND status = 'ok'", (run_id,)).fetchone():
+                return False
+            row = cur.execute("SELECT host, pid, expires FROM claims WHERE run_id = ?", (run_id,)).fetchone()
+            if row is not None and (row[0], row[1]) != (host, pid) and row[2] > now \
+                    and not (row[0] == host and not _pid_alive(row[1])):
+                return False
+            cur.execute("INSERT OR REPLACE INTO claims(run_id, host, pid, expires) VALUES (?, ?, ?, ?)",
+                        (run_id, host, pid, now + lease))
+            return True
+
+    def renew_claims(self, lease: float = LEASE_SECONDS) -> None:
+        """Extend the lease of every claim this process holds."""
+        with self._transaction() as cur:
+            cur.execute("UPDATE claims SET expires = ? WHERE host = ? AND pid = ?",
+                        (time.time() + lease, socket.gethostname(), os.getpid()))
+
+    def release(self, run_ids: Iterable[str] | None = None) -> None:
+        """Drop this process's claims on ``run_ids`` (all of them if None)."""
+        me = (socket.gethostname(), os.getpid())
+        with self._transaction() as cur:
+            if run_ids is None:
+                cur.execute("DELETE FROM claims WHERE host = ? AND pid = ?", me)
+            else:
+                cur.executemany("DELETE FROM claims WHERE run_id = ? AND host = ? AND pid = ?",
+                                [(r, *me) for r in run_ids])
+
+    def claims(self) -> dict[str, tuple[str, int, float]]:
+        """``{run_id: (host, pid, expires)}`` of every claim."""
+        return {r: (h, p, e) for r, h, p, e in self._con.execute("SELECT run_id, host, pid, expires FROM claims")}
+
     # -- reading ----------------------------------------------------------------------------
+    def settled_since(self, when: str) -> set[str]:
+        """Run ids finished (status ``ok``), or failed at or after ``when`` (ISO 8601, UTC)."""
+        return {r for r, in self._con.execute(
+            "SELECT run_id FROM runs WHERE status = 'ok' OR (status = 'failed' AND finished >= ?)", (when,))}
+
     def status(self) -> dict[str, str]:
         """``{run_id: status}`` for every recorded run."""
         return dict(self._con.execute("SELECT run_id, status FROM runs").fetchall())
 
     def finished_ids(self) -> set[str]:
-        """Run ids recorded with status ``ok`` (what ``--resume`` skips)."""
-        return {r for r, s in self.status().items() if s == "ok"}
+        """Run ids recorded with status ``ok`` and every R cell present (what ``--resume`` skips;
+        a run whose cells are missing is computed again)."""
+        cells = dict(self._con.execute("SELECT run_id, COUNT(*) FROM r_cells GROUP BY run_id"))
+        out = set()
+        for rid, concepts, tests, config in self._con.execute(
+                "SELECT run_id, concepts, test_concepts, config FROM runs WHERE status = 'ok'"):
+            metrics = (_unjson(config, {}) or {}).get("base_metrics") or ()
+            expected = len(_unjson(concepts, []) or []) * len(_unjson(tests, []) or []) * len(metrics)
+            if not metrics or cells.get(rid, 0) == expected:
+                out.add(rid)
+        return out
+
+    def invalidate(self, run_ids: Iterable[str]) -> None:
+        """Mark finished runs ``stale`` (to be computed again: an input changed, or cells are missing)."""
+        with self._transaction() as cur:
+            cur.executemany("UPDATE runs SET status = 'stale' WHERE run_id = ?", [(r,) for r in run_ids])
+
+    def recorded_inputs(self, run_ids: Iterable[str]) -> dict[str, dict]:
+        """``{run_id: inputs}`` (the fingerprints recorded with each run)."""
+        want = set(run_ids)
+        return {r: _unjson(i, {}) or {} for r, i in self._con.execute("SELECT run_id, inputs FROM runs") if r in want}
 
     def count(self, status: str | None = None) -> int:
         if status is None:
@@ -324,8 +461,9 @@ class ResultStore:
         order of ``run_ids`` (ids not in the database are skipped)."""
         cur = self._con.cursor()
         columns = _PLAIN + _JSON + ("curves",)
-        selected = [c if self._columns.get(c, True) else "NULL" for c in columns]  # an older database
-        rows = cur.execute(f"SELECT {', '.join(selected)} FROM runs ORDER BY started, run_id").fetchall()
+        have = {row[1] for row in cur.execute("PRAGMA table_info(runs)")}  # an earlier clad's file lacks some
+        select = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
+        rows = cur.execute(f"SELECT {select} FROM runs ORDER BY started, run_id").fetchall()
         cells: dict[str, dict[str, list]] = {}
         for rid, m, i, j, v in cur.execute(
             "SELECT run_id, base_metric, step_index, test_index, value FROM r_cells ORDER BY run_id, base_metric"

@@ -7,8 +7,9 @@ keep blocks independent:
 * **the same computation counts once.** Two scenario settings (or two blocks) whose runs have
   identical R for every method, other field and seed (e.g. a strategy that never reads the concept
   id, in ``concept_aware`` and ``concept_incremental``) are merged, and :class:`Blocks` says so.
-  Identity is checked on the recorded R matrices (every base metric) and concept names; runs
-  without R are never merged.
+  Identity is checked on the recorded R matrices (every base metric) and concept names, and a
+  run recorded as sharing another's result (``shared_from``, see :mod:`clad.engine.identity`) is
+  that run's computation; runs without R are never merged.
 * **blocks that share a dataset are not independent.** The default blocks are datasets, each
   dataset's score being the mean over its (distinct) scenario settings; finer blocks such as
   dataset x scenario are allowed, and :class:`Blocks` names the datasets they share.
@@ -109,8 +110,12 @@ def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: 
     if bad or not fields or len(set(fields)) != len(fields):
         raise CladValueError(f"blocks={fields!r}: each must be a configuration field other than by={by!r} "
                              f"({', '.join(k for k in CONFIG_KEYS if k != by)}), each once")
-    rows = [{**{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed, "fingerprint": run_fingerprint(r),
-             "value": scalar_value(r, base_metric, metric)} for r in results if r.ok]
+    results = [r for r in results if r.ok]
+    # a run recorded as sharing another's result (shared_from) is that computation, by record
+    digest = {r.run_id: run_fingerprint(r) for r in results if r.run_id and not r.shared_from}
+    rows = [{**{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed,
+             "fingerprint": digest.get(r.shared_from) or run_fingerprint(r),
+             "value": scalar_value(r, base_metric, metric)} for r in results]
     if not rows:
         return Blocks(tuple(fields), pd.DataFrame(), pd.DataFrame())
     df = pd.DataFrame(rows)

@@ -23,6 +23,9 @@ class Scenario(BaseEstimator):
     name = "scenario"
     gives_concept_id = False
     gives_boundaries = False
+    #: the scenario whose loop this one equals for a strategy that never reads the concept id
+    #: (the two then differ only in the id they pass), or None
+    same_without_id: str | None = None
 
     def __init__(self, n_jobs: int | None = None):
         self.n_jobs = n_jobs

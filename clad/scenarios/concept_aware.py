@@ -14,6 +14,7 @@ class ConceptAware(Scenario):
     name = "concept_aware"
     gives_concept_id = True
     gives_boundaries = True
+    same_without_id = "concept_incremental"
 
     def run(self, dataset, strategy, evaluator):
         self.prepare(strategy, evaluator)

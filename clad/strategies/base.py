@@ -130,6 +130,12 @@ class Strategy(BaseEstimator, abc.ABC):
 
     requires_concept_id: bool = False
     requires_boundaries: bool = False
+    #: whether ``learn`` or ``score`` read ``concept_id`` (True unless a subclass says otherwise: a
+    #: strategy that ignores it gives the same R in concept_aware and concept_incremental)
+    reads_concept_id: bool = True
+    #: whether the strategy draws from ``random_state`` (False: it only hands it on, and the run
+    #: seed does not change its result; see :func:`clad.core.seeding.seed_consumers`)
+    uses_random_state: bool = True
     #: scenario names this strategy runs in (derived from the two flags above)
     supported_scenarios = _SupportedScenarios()
 

@@ -29,6 +29,9 @@ class Naive(Strategy):
     (2, 0)
     """
 
+    reads_concept_id = False
+    uses_random_state = False
+
     def __init__(self, detector=None, warm_start: bool = False, random_state: int | None = None):
         self.detector = detector
         self.warm_start = warm_start
@@ -78,6 +81,9 @@ class Cumulative(Strategy):
     >>> s.memory_rows()
     80
     """
+
+    reads_concept_id = False
+    uses_random_state = False
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "buffer_"):

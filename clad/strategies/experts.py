@@ -85,6 +85,7 @@ class Experts(Strategy):
     """
 
     requires_boundaries = True
+    uses_random_state = False
 
     def __init__(self, detector=None, no_expert: str = "task_agnostic", random_state: int | None = None):
         self.detector = detector

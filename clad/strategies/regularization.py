@@ -38,6 +38,9 @@ def _check_torch(strategy, det) -> None:
 class _Regularized(Strategy):
     """One torch detector, fitted on the first concept and fine-tuned with an extra loss after."""
 
+    reads_concept_id = False
+    uses_random_state = False
+
     def _first_or_continue(self, X, extra_loss_factory=None, grad_hook_factory=None) -> None:
         if not hasattr(self, "detector_"):
             det = self._new_detector()

@@ -43,6 +43,8 @@ class Replay(Strategy):
     (60, 100)
     """
 
+    reads_concept_id = False
+
     def __init__(self, detector=None, buffer_size: int = 1000, mode: str = "with_new",
                  random_state: int | None = None):
         self.detector = detector
@@ -104,6 +106,7 @@ class BalancedReplay(Replay):
     """
 
     requires_boundaries = True
+    reads_concept_id = True
 
     def _make_buffer(self):
         return ConceptBalancedBuffer(self.buffer_size)
@@ -127,6 +130,9 @@ class Window(Strategy):
     >>> s.memory_rows(), float(s.buffer_.view()[:20].mean()), float(s.buffer_.view()[20:].mean())
     (70, 0.0, 1.0)
     """
+
+    reads_concept_id = False
+    uses_random_state = False
 
     def __init__(self, detector=None, window_size: int = 1000, random_state: int | None = None):
         self.detector = detector

@@ -1,0 +1,140 @@
+"""A comparison grid as a lab would run it: clad (``clad run --jobs 2``) against pyCLAD 0.3.0 (a
+Python loop over the grid in one process, in its own virtual environment, as
+``benchmarks/vs_pyclad.py`` sets up).
+
+Grid: the pyCLAD NSL-KDD concept file and an ADBench set (``38_thyroid``) with the
+``cluster_random`` recipe (k = 5); concept_aware and concept_incremental; naive and cumulative;
+PyOD IForest (random_state from the run seed), LOF(novelty=True), OCSVM and ECOD; 3 seeds.
+pyCLAD gets exactly clad's concepts (clad's seeded ADBench dataset of each seed is written as a
+pyCLAD concept file) and IForest's seed as clad derives it, so both compute the same R; clad
+computes the runs that are one computation once (an unseeded detector on fixed data: one run for
+every seed; naive and cumulative in concept_aware = concept_incremental). Both wall times include
+loading the data. Prints the agreement of every R both compute (target: equal to 1e-9) and, last,
+``grid: clad / pyCLAD = X (target <= 0.15)``; before it, the quickstart's wall time with sharing
+over without (target <= 0.6).
+
+    python benchmarks/grid_vs_pyclad.py [--pyclad-python PATH] [--seeds 3] [--skip-quickstart]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path[:0] = [HERE, ROOT]
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+from _machine import describe, load_now  # noqa: E402
+from vs_pyclad import PyCLAD, pyclad_python  # noqa: E402
+
+DATA = os.environ.get("CLAD_DATA", os.path.join(ROOT, "..", "shared", "datasets"))
+NSL = "pyclad-nsl-kdd/nsl-kdd_random_anomalies_5_concepts_1000_per_cluster.npy"
+ADBENCH = "38_thyroid.npz"
+DETECTORS = {"IsolationForest": {"name": "pyod.models.iforest:IForest", "label": "IsolationForest"},
+             "LOF": {"name": "pyod.models.lof:LOF", "novelty": True, "label": "LOF"},
+             "OCSVM": {"name": "pyod.models.ocsvm:OCSVM", "label": "OCSVM"},
+             "ECOD": {"name": "pyod.models.ecod:ECOD", "label": "ECOD"}}
+
+
+def spec(seeds: int) -> dict:
+    return {"name": "grid-vs-pyclad", "seeds": seeds, "base_metrics": ["roc_auc"],
+            "strategies": ["naive", "cumulative"], "scenarios": ["concept_aware", "concept_incremental"],
+            "detectors": list(DETECTORS.values()),
+            "datasets": [{"name": "pyclad", "label": "nsl-kdd", "file": NSL, "allow_pickle": True, "data_dir": DATA},
+                         {"name": "adbench", "label": "thyroid", "file": ADBENCH, "recipe": "cluster_random",
+                          "n_concepts": 5, "data_dir": DATA}]}
+
+
+def concept_file(cfg, folder: str) -> str:
+    """clad's dataset of ``cfg`` (seeded as in the run) as a pyCLAD concept file."""
+    from clad.engine.run import build_run
+
+    dataset, _, _ = build_run(cfg)
+    rows = [{"name": tr.name, "train_data": np.asarray(tr.X), "test_data": np.asarray(te.X),
+             "test_labels": np.asarray(te.y)} for tr, te in zip(dataset.train, dataset.test)]
+    path = os.path.join(folder, f"{cfg.dataset.display}-{cfg.seed}.npy")
+    if not os.path.exists(path):
+        arr = np.empty(len(rows), dtype=object)
+        arr[:] = rows
+        np.save(path, arr, allow_pickle=True)
+    return path
+
+
+def timed_clad(spec_path: str, out: str, *extra: str) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "clad.cli", "run", spec_path, "--out", out, "--quiet", *extra],
+                   check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pyclad-python", default=None)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--skip-quickstart", action="store_true")
+    args = ap.parse_args(argv)
+    print(describe())
+    from clad.core.seeding import derive_seeds
+    from clad.engine.spec import parse_spec
+    from clad.engine.store import load_results
+
+    work = tempfile.mkdtemp(prefix="clad-grid-")
+    raw = spec(args.seeds)
+    spec_path = os.path.join(work, "grid.toml")
+    import tomli_w
+
+    with open(spec_path, "wb") as f:
+        tomli_w.dump(raw, f)
+    configs = parse_spec(raw).configs
+    files = {(c.dataset.display, c.seed): concept_file(c, work) for c in configs}  # outside both timings
+
+    print(f"\nclad: {len(configs)} runs, clad run --jobs 2; load {load_now()}", flush=True)
+    t_clad = timed_clad(spec_path, os.path.join(work, "clad"), "--jobs", "2")
+    clad = {(r.dataset, r.scenario, r.strategy, r.detector, r.seed): r for r in load_results(os.path.join(work, "clad"))}
+    n_shared = sum(r.shared_from is not None for r in clad.values())
+    print(f"clad: {t_clad:.1f} s ({len(clad) - n_shared} runs computed, {n_shared} shared)", flush=True)
+
+    py = PyCLAD(pyclad_python(args.pyclad_python))
+    print(f"pyCLAD: the same {len(configs)} runs in a Python loop in one process; load {load_now()}", flush=True)
+    t0 = time.perf_counter()
+    answers = {}
+    for c in configs:
+        key = (c.dataset.display, c.scenario.display, c.strategy.display, c.detector.display, c.seed)
+        answers[key] = py.run(files[(c.dataset.display, c.seed)], c.scenario.name, c.strategy.name,
+                              c.detector.display, random_state=derive_seeds(c.seed)["detector"])
+    t_py = time.perf_counter() - t0
+    py.close()
+    print(f"pyCLAD: {t_py:.1f} s", flush=True)
+
+    worst, compared = 0.0, 0
+    for key, ans in answers.items():
+        r = clad[key]
+        assert list(ans["order"]) == list(r.concepts), key
+        diff = float(np.nanmax(np.abs(np.array(ans["R"], dtype=float) - r.R["roc_auc"])))
+        worst, compared = max(worst, diff), compared + 1
+        if diff > 1e-9:
+            print(f"  DISAGREE {key}: max |dR| = {diff:.2e}")
+    print(f"R agreement: {compared} runs compared, max |R_pyCLAD - R_clad| = {worst:.2e} "
+          f"({'every R agrees' if worst <= 1e-9 else 'NOT all agree'} to 1e-9)")
+
+    if not args.skip_quickstart:
+        quick = os.path.join(ROOT, "scenarios", "quickstart.toml")
+        t_share = timed_clad(quick, os.path.join(work, "q-share"))
+        t_alone = timed_clad(quick, os.path.join(work, "q-alone"), "--no-share")
+        print(f"quickstart: with sharing {t_share:.1f} s, without {t_alone:.1f} s: "
+              f"sharing / not = {t_share / t_alone:.3f} (target <= 0.6)")
+    print(f"grid: clad / pyCLAD = {t_clad / t_py:.3f} (target <= 0.15)")
+
+
+if __name__ == "__main__":
+    main()

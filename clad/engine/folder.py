@@ -1,0 +1,84 @@
+"""One owner per results folder: an OS file lock held by the processes that write into it.
+
+``clad run`` holds a *shared* lock on ``DIR/.clad.lock`` while it writes (so two processes of
+the same spec share the grid, through the run claims of :mod:`clad.engine.store`), and takes it
+*exclusively* to delete the folder's database (``--fresh``): a ``--fresh`` while another process
+writes there is refused, naming that process. The lock is ``fcntl.flock``: the operating system
+drops it when its process ends, however it ends.
+
+>>> import tempfile
+>>> d = tempfile.mkdtemp()
+>>> with FolderLock(d, "a") as lock:
+...     lock.holder()["spec"]
+'a'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+from ..errors import CladError
+
+__all__ = ["FolderLock", "FolderInUse", "LOCK_NAME"]
+
+LOCK_NAME = ".clad.lock"
+
+
+class FolderInUse(CladError):
+    """The results folder is being written by another process, or belongs to another spec."""
+
+
+class FolderLock:
+    """The lock of results folder ``out`` for a process running spec ``spec_name``; use as a
+    context manager (shared), or :meth:`acquire` with ``exclusive=True`` first."""
+
+    def __init__(self, out: str | os.PathLike, spec_name: str):
+        self.path = Path(out) / LOCK_NAME
+        self.spec_name = spec_name
+        self._fd: int | None = None
+
+    def holder(self) -> dict:
+        """Who took the lock last: ``{"pid", "host", "spec"}`` (empty if unknown)."""
+        try:
+            return json.loads(self.path.read_text(encoding="utf-8") or "{}")
+        except (OSError, ValueError):
+            return {}
+
+    def acquire(self, exclusive: bool = False) -> "FolderLock":
+        import fcntl
+
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            h = self.holder()
+            who = (f"process {h.get('pid')} on {h.get('host')} (spec {h.get('spec')!r})" if h
+                   else "another process")
+            self.release()
+            raise FolderInUse(f"{str(self.path.parent)!r} is being written by {who}; --fresh would delete "
+                              "its results: wait for it to end, or use another --out folder") from None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                        "spec": self.spec_name}).encode(), 0)
+        return self
+
+    def share(self) -> None:
+        """Turn an exclusive lock into a shared one (after ``--fresh`` has deleted the database)."""
+        import fcntl
+
+        fcntl.flock(self._fd, fcntl.LOCK_SH)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # drops the lock
+            self._fd = None
+
+    def __enter__(self) -> "FolderLock":
+        return self.acquire() if self._fd is None else self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
