@@ -26,13 +26,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CladValueError, DataError
+from ..validation import COUNT, Integral, Interval, StrOptions
 from . import _checks
-from .build import make_dataset
-from .faber import scenario_faber
-from .recipes import FABER, make_groups, subsample
+from .build import SPLIT_CONSTRAINTS, make_dataset
+from .faber import ANOMALY_SHUFFLES, ASSIGNMENTS, scenario_faber
+from .recipes import FABER, RECIPES, make_groups, subsample
 
-__all__ = ["check_flat", "scenario_from_flat"]
+__all__ = ["check_flat", "scenario_from_flat", "FLAT_CONSTRAINTS"]
 
+
+#: parameters of every loader of flat data (``adbench``, ``odds_mat``): the split's and the recipe's
+FLAT_CONSTRAINTS = {
+    **SPLIT_CONSTRAINTS, "recipe": [StrOptions(set(RECIPES))], "n_concepts": [COUNT],
+    "max_rows": [None, Interval(Integral, 2, None, closed="left")], "fit_rows": [Interval(Integral, 10, None, closed="left")],
+    "size_per_concept": [COUNT], "assignment": [StrOptions(set(ASSIGNMENTS))], "kmeans_random_state": _checks.SEEDS,
+    "anomaly_shuffle": [StrOptions(set(ANOMALY_SHUFFLES))], "sha256": [None, str],
+}
 
 def check_flat(X, y, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Check a flat ``X`` (2-D numbers) and ``y`` (0/1, one per row); return them (y as int8).

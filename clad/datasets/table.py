@@ -30,7 +30,8 @@ import pandas as pd
 from ..core.concepts import ConceptDataset
 from ..errors import CladTypeError, DataError
 from ..registry import did_you_mean
-from .build import ConceptRows, make_dataset
+from ..validation import declare
+from .build import SPLIT_CONSTRAINTS, ConceptRows, make_dataset
 from .files import locate
 
 __all__ = ["load_table", "read_table"]
@@ -64,6 +65,7 @@ def _column(df: pd.DataFrame, key: str, column, what: str) -> str:
     return column
 
 
+@declare(SPLIT_CONSTRAINTS, files=lambda a: [(a["file"], a["sha256"])] if a["file"] is not None else [])
 def load_table(file: str | None = None, frame: pd.DataFrame | None = None, concept_column: str = "concept",
                label_column: str = "label", feature_columns: list[str] | None = None, test_size: float = 0.5,
                contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",

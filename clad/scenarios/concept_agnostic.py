@@ -7,7 +7,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..core.memmap import release
-from ..errors import CladValueError
+from ..validation import COUNT, Integral, Interval
 from .base import Scenario
 
 __all__ = ["ConceptAgnostic", "stream_batches", "transition_segments"]
@@ -141,6 +141,9 @@ class ConceptAgnostic(Scenario):
     gives_concept_id = False
     gives_boundaries = False
 
+    _parameter_constraints = {"batch_size": [COUNT], "anytime_every": [None, COUNT],
+                              "transition": [Interval(Integral, 0, None, closed="left")]}
+
     def __init__(self, batch_size: int = 256, anytime_every: int | None = None, transition: int = 0,
                  random_state: int | None = None, n_jobs: int | None = None):
         self.batch_size = batch_size
@@ -148,17 +151,6 @@ class ConceptAgnostic(Scenario):
         self.transition = transition
         self.random_state = random_state
         self.n_jobs = n_jobs
-
-    def _validate(self):
-        super()._validate()
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer)) or self.batch_size < 1:
-            raise CladValueError(f"concept_agnostic: batch_size={self.batch_size!r}; expected an integer >= 1")
-        k = self.anytime_every
-        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
-            raise CladValueError(f"concept_agnostic: anytime_every={k!r}; expected None or an integer >= 1")
-        w = self.transition
-        if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 0:
-            raise CladValueError(f"concept_agnostic: transition={w!r}; expected an integer >= 0 (rows)")
 
     def run(self, dataset, strategy, evaluator):
         self.prepare(strategy, evaluator)

@@ -25,14 +25,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CladValueError
+from ..validation import Integral, Interval, check
 
 __all__ = ["ReservoirBuffer", "ConceptBalancedBuffer", "RingBuffer", "check_capacity"]
 
 
 def check_capacity(value, who: str, what: str = "buffer_size", minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum``, or a CladValueError naming ``who`` and ``what``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise CladValueError(f"{who}: {what}={value!r}; expected an integer >= {minimum}")
+    check(who, {what: value}, {what: [Interval(Integral, minimum, None, closed="left")]})
     return int(value)
 
 
