@@ -8,13 +8,13 @@ Unlike scikit-learn's, clad's :class:`Interval` refuses booleans (``true`` is no
 failure names the component, the key, the value and what is allowed, every failing key at once.
 
 >>> from numbers import Integral
->>> C = {"buffer_size": [Interval(Integral, 1, None, closed="left")], "mode": [StrOptions({"a", "b"})]}
+>>> C = {"buffer_size": [Interval(Integral, 1, None, closed="left")], "mode": [StrOptions(("a", "b"))]}
 >>> problems("Replay", {"buffer_size": 0, "mode": "a"}, C)
-['Replay: buffer_size=0; expected an int in the range [1, inf)']
+['Replay: buffer_size=0; expected an integer >= 1']
 >>> check("Replay", {"buffer_size": True, "mode": "c"}, C)
 Traceback (most recent call last):
 ...
-clad.errors.CladValueError: Replay: buffer_size=True; expected an int in the range [1, inf); Replay: mode='c'; expected a str among {'a', 'b'}
+clad.errors.CladValueError: Replay: buffer_size=True; expected an integer >= 1; Replay: mode='c'; allowed: 'a', 'b'
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import Any, Callable
 
 import numpy as np
 from sklearn.utils._param_validation import Interval as _SkInterval
-from sklearn.utils._param_validation import Options, StrOptions, make_constraint  # noqa: F401 - re-exported
+from sklearn.utils._param_validation import Options, make_constraint  # noqa: F401 - re-exported
+from sklearn.utils._param_validation import StrOptions as _SkStrOptions
 
 from .errors import CladValueError
 
@@ -42,6 +43,34 @@ class Interval(_SkInterval):
             return False
         return super().is_satisfied_by(val)
 
+    def __str__(self):
+        return self.describe()
+
+    def describe(self, plural: bool = False) -> str:
+        kind = "an integer" if self.type is Integral else "a number"
+        if plural:
+            kind = "integers" if self.type is Integral else "numbers"
+        lo_in = self.closed in ("left", "both")
+        hi_in = self.closed in ("right", "both")
+        if self.right is None and self.left is not None:
+            return f"{kind} {'>=' if lo_in else '>'} {self.left}"
+        if self.left is None and self.right is not None:
+            return f"{kind} {'<=' if hi_in else '<'} {self.right}"
+        if self.left is None:
+            return kind
+        return f"{kind} in {'[' if lo_in else '('}{self.left}, {self.right}{']' if hi_in else ')'}"
+
+
+class StrOptions(_SkStrOptions):
+    """One of the given strings; the options keep the order they are given in (for messages)."""
+
+    def __init__(self, options, *, deprecated=None):
+        self.ordered = tuple(options)
+        super().__init__(set(self.ordered), deprecated=deprecated)
+
+    def __str__(self):
+        return "one of " + ", ".join(map(repr, self.ordered))
+
 
 class ListOf:
     """A non-empty list (or tuple) whose every item satisfies ``item``."""
@@ -54,7 +83,8 @@ class ListOf:
         return isinstance(val, (list, tuple)) and len(val) > 0 and all(self.item.is_satisfied_by(v) for v in val)
 
     def __str__(self):
-        return f"a non-empty list of {self.item}"
+        item = self.item.describe(plural=True) if isinstance(self.item, Interval) else str(self.item)
+        return f"a non-empty list of {item}"
 
 
 #: a seed: an integer in [0, 2**63 - 1]
@@ -78,7 +108,14 @@ def problems(who: str, params: dict, constraints: dict) -> list[str]:
         if any(c.is_satisfied_by(value) for c in cons):
             continue
         shown = [str(c) for c in cons if not getattr(c, "hidden", False)]
-        out.append(f"{who}: {key}={value!r}; expected {' or '.join(shown)}")
+        options = [c for c in cons if isinstance(c, StrOptions)]
+        if options and len(options) == len(cons):
+            from .registry import did_you_mean
+
+            hint = did_you_mean(value, options[0].ordered) if isinstance(value, str) else ""
+            out.append(f"{who}: {key}={value!r}{hint}; allowed: {', '.join(map(repr, options[0].ordered))}")
+        else:
+            out.append(f"{who}: {key}={value!r}; expected {' or '.join(shown)}")
     return out
 
 
@@ -127,7 +164,7 @@ def declare(constraints: dict, files: Callable[[dict], list] | None = None) -> C
     >>> f(0)
     Traceback (most recent call last):
     ...
-    clad.errors.CladValueError: f: n=0; expected an int in the range [1, inf)
+    clad.errors.CladValueError: f: n=0; expected an integer >= 1
     """
 
     def deco(fn):

@@ -15,7 +15,7 @@ FLAG = ["boolean"]
 
 
 def choice(loader: str, key: str, value, allowed) -> str:
-    check(loader, {key: value}, {key: [StrOptions(set(allowed))]})
+    check(loader, {key: value}, {key: [StrOptions(allowed)]})
     return value
 
 

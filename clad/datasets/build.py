@@ -58,7 +58,7 @@ DIFFICULTIES = ("iforest_auc", "anomaly_share")
 
 #: the split and order parameters every loader shares (declared once, see clad.validation)
 SPLIT_CONSTRAINTS = {"test_size": _checks.TEST_SIZE, "contamination": _checks.CONTAMINATION,
-                     "order": [StrOptions(set(ORDERS))], "difficulty": [StrOptions(set(DIFFICULTIES))],
+                     "order": [StrOptions(ORDERS)], "difficulty": [StrOptions(DIFFICULTIES)],
                      "random_state": _checks.SEEDS, "data_dir": [None, str, os.PathLike]}
 
 

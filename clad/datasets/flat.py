@@ -37,10 +37,10 @@ __all__ = ["check_flat", "scenario_from_flat", "FLAT_CONSTRAINTS"]
 
 #: parameters of every loader of flat data (``adbench``, ``odds_mat``): the split's and the recipe's
 FLAT_CONSTRAINTS = {
-    **SPLIT_CONSTRAINTS, "recipe": [StrOptions(set(RECIPES))], "n_concepts": [COUNT],
+    **SPLIT_CONSTRAINTS, "recipe": [StrOptions(RECIPES)], "n_concepts": [COUNT],
     "max_rows": [None, Interval(Integral, 2, None, closed="left")], "fit_rows": [Interval(Integral, 10, None, closed="left")],
-    "size_per_concept": [COUNT], "assignment": [StrOptions(set(ASSIGNMENTS))], "kmeans_random_state": _checks.SEEDS,
-    "anomaly_shuffle": [StrOptions(set(ANOMALY_SHUFFLES))], "sha256": [None, str],
+    "size_per_concept": [COUNT], "assignment": [StrOptions(ASSIGNMENTS)], "kmeans_random_state": _checks.SEEDS,
+    "anomaly_shuffle": [StrOptions(ANOMALY_SHUFFLES)], "sha256": [None, str],
 }
 
 def check_flat(X, y, what: str) -> tuple[np.ndarray, np.ndarray]:

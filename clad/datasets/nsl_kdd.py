@@ -158,9 +158,9 @@ def _features(train_df, test_df, preprocessing: str, encoding: str, scaling: str
     return X_train, X_test, [str(n) for n in enc.get_feature_names_out()]
 
 
-@declare({**SPLIT_CONSTRAINTS, "concepts": [StrOptions({"family", "protocol", "faber2024"})],
-          "normal_by": [StrOptions({"service", "random"})], "encoding": [StrOptions({"onehot", "ordinal"})],
-          "scaling": [StrOptions({"minmax", "standard", "none"})], "preprocessing": [StrOptions({"clad", "faber2024"})],
+@declare({**SPLIT_CONSTRAINTS, "concepts": [StrOptions(("family", "protocol", "faber2024"))],
+          "normal_by": [StrOptions(("service", "random"))], "encoding": [StrOptions(("onehot", "ordinal"))],
+          "scaling": [StrOptions(("minmax", "standard", "none"))], "preprocessing": [StrOptions(("clad", "faber2024"))],
           "n_concepts": [COUNT], "size_per_concept": [COUNT], "kmeans_random_state": _checks.SEEDS},
          files=lambda a: [(f"{FOLDER}/{f}", None) for f in FILES])
 def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding: str = "onehot",

@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..errors import CladValueError, DetectorError
-from ..validation import COUNT, SEED, Interval, ListOf, Real, Validated
+from ..validation import COUNT, SEED, Interval, ListOf, Real, Validated, check
 
 
 def _import_torch():
@@ -123,7 +123,7 @@ class TorchDetector(Validated, BaseEstimator):
     _clad_detector = True
     _clad_torch = True
     _parameter_constraints = {
-        "hidden_sizes": [COUNT, ListOf(COUNT)], "epochs": [COUNT], "batch_size": [COUNT],
+        "hidden_sizes": [ListOf(COUNT), COUNT], "epochs": [COUNT], "batch_size": [COUNT],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "contamination": [Interval(Real, 0, 0.5, closed="neither")], "device": [str],
@@ -316,7 +316,9 @@ class TorchDetector(Validated, BaseEstimator):
             self.fit(X)
             return self
         self._check_params()
-        epochs = int(self.epochs) if epochs is None else _positive_int(self.name, "epochs", epochs)
+        if epochs is not None:
+            check(self.name, {"epochs": epochs}, {"epochs": [COUNT]})
+        epochs = int(self.epochs if epochs is None else epochs)
         with self._threads():
             self._train(self.standardise(X), epochs, extra_loss)
             self._set_threshold(X)

@@ -57,7 +57,7 @@ class Experts(Strategy):
 
     requires_boundaries = True
 
-    _parameter_constraints = {"no_expert": [StrOptions(set(NO_EXPERT_POLICIES))]}
+    _parameter_constraints = {"no_expert": [StrOptions(NO_EXPERT_POLICIES)]}
 
     def __init__(self, detector=None, no_expert: str = "task_agnostic", random_state: int | None = None):
         self.detector = detector

@@ -72,7 +72,7 @@ class EWC(_Regularized):
     """
 
     _parameter_constraints = {"ewc_lambda": [Interval(Real, 0, None, closed="left")],
-                              "mode": [StrOptions(set(EWC_MODES))], "gamma": [Interval(Real, 0, 1, closed="right")],
+                              "mode": [StrOptions(EWC_MODES)], "gamma": [Interval(Real, 0, 1, closed="right")],
                               "fisher_rows": [None, COUNT]}
 
     def __init__(self, detector=None, ewc_lambda: float = 100.0, mode: str = "separate", gamma: float = 1.0,

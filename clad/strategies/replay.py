@@ -43,7 +43,7 @@ class Replay(Strategy):
     (60, 100)
     """
 
-    _parameter_constraints = {"buffer_size": [COUNT], "mode": [StrOptions(set(REPLAY_MODES))]}
+    _parameter_constraints = {"buffer_size": [COUNT], "mode": [StrOptions(REPLAY_MODES)]}
 
     def __init__(self, detector=None, buffer_size: int = 1000, mode: str = "with_new",
                  random_state: int | None = None):
