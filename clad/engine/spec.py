@@ -36,6 +36,7 @@ Python script: run only specs you trust.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import sys
 from dataclasses import dataclass, field
@@ -112,8 +113,30 @@ def _fmt(v: Any) -> str:
     return repr(v) if not isinstance(v, str) else v
 
 
-def _entries(section: str, value: Any, registry: Registry, problems: list[str]) -> list[Component]:
-    """Validate one list section and expand its parameter grids into components."""
+def _value_problems(section: str, who: str, name: str, factory: Any, registry: Registry, params: dict,
+                    located: dict) -> list[str]:
+    """The values of one component (its declared constraints; a detector built and checked by
+    scikit-learn's declarations; a dataset's files located and verified): see spec_checks."""
+    from . import spec_checks
+
+    full = {**registry.defaults(name), **params}
+    if section == "datasets":
+        return spec_checks.dataset_problems(who, factory, full, located)
+    if section == "strategies" and inspect.isclass(factory):
+        return spec_checks.strategy_problems(who, factory, full)
+    if section == "detectors":
+        try:
+            obj = registry.build(name, params)
+        except CladError as exc:
+            return [f"{who}: {exc}"]
+        return spec_checks.detector_problems(who, obj)
+    return []  # scenarios are built and checked by _check_scenarios
+
+
+def _entries(section: str, value: Any, registry: Registry, problems: list[str],
+             located: dict | None = None) -> list[Component]:
+    """Validate one list section (names, keys and values) and expand its parameter grids into components."""
+    located = {} if located is None else located
     if value is None:
         problems.append(f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})")
         return []
@@ -164,6 +187,9 @@ def _entries(section: str, value: Any, registry: Registry, problems: list[str]) 
         combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
         for combo in combos:
             p = {**params, **combo}
+            for problem in _value_problems(section, f"{key} ({name})", name, factory, registry, p, located):
+                if problem not in problems:
+                    problems.append(problem)
             lab = label
             if combo:
                 lab = (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
@@ -284,7 +310,7 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(BASE_METRICS)}")
         metrics = []
     for i, m in enumerate(metrics):
-        if m not in BASE_METRICS:
+        if not isinstance(m, str) or m not in BASE_METRICS:
             problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), BASE_METRICS)}; "
                             f"allowed: {', '.join(BASE_METRICS)}")
     if len(set(map(str, metrics))) != len(metrics):
