@@ -108,3 +108,61 @@ def test_loaders_check_their_declared_parameters_when_called():
     # the declaration is checked before the loader looks for its file
     with pytest.raises(CladValueError, match="adbench: recipe='kmeans'; allowed: 'cluster_random'"):
         load_adbench(file="no_such.npz", recipe="kmeans")
+
+
+# -- bounded sizes --------------------------------------------------------------------------------
+
+SMALL = {"datasets": ["synthetic"], "scenarios": ["concept_aware"], "strategies": ["naive"], "detectors": ["iforest"]}
+
+
+def test_a_billion_seeds_are_counted_not_built_and_refused_without_max_runs():
+    with pytest.raises(SpecError, match=r"1,000,000,000 runs .* more than max_runs = 100,000; .*max_runs = 1000000000"):
+        parse_spec({**SMALL, "seeds": 10**9})
+    spec = parse_spec({**SMALL, "seeds": 10**9, "max_runs": 10**9})
+    assert isinstance(spec.configs.seeds, range)  # never expanded into a list
+    assert len(spec) == 10**9 and spec.configs[-1].seed == 10**9 - 1 and spec.configs[5].seed == 5
+
+
+def test_the_lazy_grid_equals_the_product_in_order():
+    import itertools
+
+    raw = {"datasets": ["synthetic", {"name": "synthetic", "n_concepts": 2}], "scenarios": ["concept_aware"],
+           "strategies": ["naive", "cumulative"], "detectors": ["iforest", "lof"], "seeds": [3, 1, 2]}
+    spec = parse_spec(raw)
+    got = [(c.dataset.display, c.strategy.display, c.detector.display, c.seed) for c in spec.configs]
+    want = list(itertools.product([c.display for c in spec.configs.datasets], ["naive", "cumulative"],
+                                  ["iforest", "lof"], [3, 1, 2]))
+    assert got == want and len(spec) == 24
+    assert spec.configs[-1] == list(spec.configs)[-1] and spec.configs[2:4] == list(spec.configs)[2:4]
+
+
+@pytest.mark.parametrize("bad", [0, True, 2.5, "10"])
+def test_max_runs_must_be_a_positive_integer(bad):
+    with pytest.raises(SpecError, match="max_runs: "):
+        parse_spec({**SMALL, "max_runs": bad})
+
+
+@pytest.mark.parametrize("cls,key", [("Replay", "buffer_size"), ("Window", "window_size")])
+def test_huge_buffers_hold_only_the_rows_they_were_given(cls, key):
+    import numpy as np
+    from sklearn.ensemble import IsolationForest
+
+    import clad.strategies as S
+
+    X = np.random.default_rng(0).normal(size=(300, 4))
+    s = getattr(S, cls)(IsolationForest(n_estimators=5, random_state=0), **{key: 10**9}, random_state=0)
+    s.learn(X[:100]).learn(X[100:])
+    assert s.memory_rows() == 300
+    assert s.buffer_._data.nbytes <= 2 * 300 * 4 * 8  # grows with the data (doubling), not 10**9 rows
+
+
+def test_a_growing_window_keeps_the_last_rows():
+    import numpy as np
+
+    from clad.strategies.memory import RingBuffer
+
+    X = np.arange(200.0).reshape(100, 2)
+    w = RingBuffer(25)
+    for k in range(0, 100, 9):
+        w.add(X[k:k + 9])
+        assert np.array_equal(w.view(), X[max(0, k + 9 - 25):k + 9])

@@ -11,6 +11,7 @@
     threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
     dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
     timeout = 600                             # optional: seconds per run before it is failed
+    max_runs = 200000                         # optional: accept a grid this large (default 100,000)
 
     [[datasets]]
     name = "synthetic"                        # a registered name or "package.module:function"
@@ -38,7 +39,9 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import operator
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,8 +59,51 @@ else:  # pragma: no cover
 __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
 TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "skip_incompatible",
-                  "jobs", "threads", "dask", "timeout", "datasets", "scenarios", "strategies", "detectors")
+                  "jobs", "threads", "dask", "timeout", "max_runs", "datasets", "scenarios", "strategies", "detectors")
 _RESERVED = ("name", "label", "grid")
+#: a grid larger than this needs an explicit ``max_runs`` in the spec
+MAX_RUNS = 100_000
+
+
+class Grid(Sequence):
+    """The run configurations of a spec, computed on demand: datasets x (scenario, strategy) pairs
+    x detectors x seeds, seeds varying fastest. Its length is a product, so a grid of 10**9 runs
+    costs no memory until it is iterated (and a spec refuses it unless ``max_runs`` allows it).
+
+    >>> from clad.engine.config import Component
+    >>> g = Grid([Component("synthetic")], [(Component("concept_aware"), Component("naive"))],
+    ...          [Component("iforest")], range(10**9), ("roc_auc",))
+    >>> len(g), g[-1].seed, g[3].seed
+    (1000000000, 999999999, 3)
+    """
+
+    def __init__(self, datasets, pairs, detectors, seeds, base_metrics):
+        self.datasets, self.pairs, self.detectors = list(datasets), list(pairs), list(detectors)
+        self.seeds, self.base_metrics = seeds, tuple(base_metrics)
+
+    @property
+    def size(self) -> int:
+        """The number of runs (also when it is beyond what ``len()`` can return)."""
+        return len(self.datasets) * len(self.pairs) * len(self.detectors) * self.seeds.__len__()
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        i = operator.index(i)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("grid index out of range")
+        i, s = divmod(i, len(self.seeds))
+        i, d = divmod(i, len(self.detectors))
+        ds, p = divmod(i, len(self.pairs))
+        sc, st = self.pairs[p]
+        return RunConfig(dataset=self.datasets[ds], scenario=sc, strategy=st, detector=self.detectors[d],
+                         seed=int(self.seeds[s]), base_metrics=self.base_metrics)
 
 
 @dataclass
@@ -66,7 +112,7 @@ class Spec:
     is the TOML the user wrote (None for a spec given as a dict)."""
 
     name: str
-    configs: list[RunConfig]
+    configs: Sequence[RunConfig]
     raw: dict = field(default_factory=dict)
     source: str | None = None
     skipped: list[str] = field(default_factory=list)
@@ -290,6 +336,20 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
     return out
 
 
+def _seeds(value: Any, problems: list[str]) -> Sequence[int]:
+    """The seeds: a count ``n`` is ``range(n)`` (never a list), or a list of distinct seeds."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 1 <= value < 2**63:
+            return range(value)
+    elif isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool)
+                                                   and 0 <= s < 2**63 for s in value):
+        if len(set(value)) == len(value):
+            return value
+    shown = repr(value) if not isinstance(value, list) or len(value) < 20 else f"a list of {len(value)} values"
+    problems.append(f"seeds: {shown}; expected a count >= 1 or a list of distinct non-negative integers")
+    return []
+
+
 def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchmark") -> Spec:
     """Validate a spec given as a dict (the parsed TOML) and expand its grid."""
     if not isinstance(raw, dict):
@@ -316,16 +376,7 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
     if len(set(map(str, metrics))) != len(metrics):
         problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
 
-    seeds = raw.get("seeds", [0])
-    if isinstance(seeds, bool):
-        seeds = None
-    elif isinstance(seeds, int):
-        seeds = list(range(seeds)) if seeds >= 1 else None
-    if (not isinstance(seeds, list) or not seeds
-            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**63 for s in seeds)
-            or len(set(seeds)) != len(seeds)):
-        problems.append(f"seeds: {raw.get('seeds')!r}; expected a count >= 1 or a list of distinct non-negative integers")
-        seeds = []
+    seeds = _seeds(raw.get("seeds", [0]), problems)
 
     skip_incompatible = raw.get("skip_incompatible", False)
     if not isinstance(skip_incompatible, bool):
@@ -333,6 +384,11 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         skip_incompatible = False
 
     jobs, threads, dask, timeout = _execution_keys(raw, problems)
+    max_runs = raw.get("max_runs", MAX_RUNS)
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        problems.append(f"max_runs: {max_runs!r}; expected an integer >= 1 (the largest grid to accept; "
+                        f"default {MAX_RUNS:,})")
+        max_runs = MAX_RUNS
 
     regs = _registries()
     sections = {s: _entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
@@ -364,14 +420,13 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
                 continue
             pairs.append((sc, st))
 
+    configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics)
+    if configs.size > max_runs:
+        problems.append(
+            f"the grid has {configs.size:,} runs ({len(configs.datasets)} datasets x {len(pairs)} scenario-strategy "
+            f"pairs x {len(configs.detectors)} detectors x {len(seeds):,} seeds), more than max_runs = "
+            f"{max_runs:,}; to run it, set max_runs = {configs.size} at the top of the spec")
     if problems:
         raise SpecError(problems, source=source)
-    configs = [
-        RunConfig(dataset=ds, scenario=sc, strategy=st, detector=det, seed=seed, base_metrics=tuple(metrics))
-        for ds in sections["datasets"]
-        for sc, st in pairs
-        for det in sections["detectors"]
-        for seed in seeds
-    ]
     return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped, jobs=jobs, threads=threads, dask=dask,
                 timeout=None if timeout is None else float(timeout))

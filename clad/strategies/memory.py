@@ -7,9 +7,10 @@
   each batch (one ``learn`` call = one concept).
 * :class:`RingBuffer` — the last ``capacity`` rows, written in place (a sliding window).
 
-All three keep their rows in one preallocated array: adding never re-concatenates the history, a
-buffer never holds more than ``capacity`` rows, and once a non-empty batch was added it is never
-empty. Randomness comes only from the ``numpy.random.Generator`` passed in.
+All three keep their rows in one array that grows with the rows it holds (doubling, never beyond
+``capacity``, so ``capacity = 10**9`` with 300 rows of data holds 300 rows, not 10**9): adding never
+re-concatenates the history, a buffer never holds more than ``capacity`` rows, and once a non-empty
+batch was added it is never empty. Randomness comes only from the ``numpy.random.Generator`` passed in.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -43,6 +44,21 @@ def _as_2d(X) -> np.ndarray:
     return X
 
 
+def _room(data: np.ndarray | None, X: np.ndarray, rows: int, capacity: int) -> np.ndarray:
+    """Storage for at least ``rows`` rows (at most ``capacity``): it grows with the data it holds,
+    doubling, so that a large ``capacity`` never preallocates memory the data does not fill."""
+    if data is not None and X.shape[1] != data.shape[1]:
+        raise CladValueError(f"buffer: batch has {X.shape[1]} columns, buffer has {data.shape[1]}")
+    have = 0 if data is None else data.shape[0]
+    if rows <= have:
+        return data
+    size = min(capacity, max(rows, 2 * have))
+    grown = np.empty((size, X.shape[1]), dtype=X.dtype if data is None else data.dtype)
+    if have:
+        grown[:have] = data
+    return grown
+
+
 class ReservoirBuffer:
     """A uniform random sample of at most ``capacity`` of all rows ever added (algorithm R).
 
@@ -62,21 +78,15 @@ class ReservoirBuffer:
     def __len__(self) -> int:
         return self._n
 
-    def _allocate(self, X: np.ndarray) -> None:
-        if self._data is None:
-            self._data = np.empty((self.capacity, X.shape[1]), dtype=X.dtype)
-        elif X.shape[1] != self._data.shape[1]:
-            raise CladValueError(f"buffer: batch has {X.shape[1]} columns, buffer has {self._data.shape[1]}")
-
     def add(self, X, rng: np.random.Generator) -> None:
         """Offer the rows of ``X`` to the reservoir."""
         X = _as_2d(X)
         m = X.shape[0]
         if m == 0:
             return
-        self._allocate(X)
-        # rows that fill the free slots
+        # rows that fill the free slots (the storage grows with them)
         free = min(self.capacity - self._n, m)
+        self._data = _room(self._data, X, self._n + free, self.capacity)
         if free > 0:
             self._data[self._n : self._n + free] = X[:free]
             self._n += free
@@ -108,10 +118,6 @@ class ReservoirBuffer:
     def grow(self, capacity: int) -> None:
         """Allow up to ``capacity`` rows from now on (rows already dropped stay dropped)."""
         capacity = check_capacity(capacity, "ReservoirBuffer", "capacity", minimum=0)
-        if capacity > self.capacity and self._data is not None:
-            grown = np.empty((capacity, self._data.shape[1]), dtype=self._data.dtype)
-            grown[: self._n] = self._data[: self._n]
-            self._data = grown
         self.capacity = max(capacity, self.capacity)
 
     def view(self) -> np.ndarray:
@@ -199,10 +205,8 @@ class RingBuffer:
         m = X.shape[0]
         if m == 0:
             return
-        if self._data is None:
-            self._data = np.empty((self.capacity, X.shape[1]), dtype=X.dtype)
-        elif X.shape[1] != self._data.shape[1]:
-            raise CladValueError(f"buffer: batch has {X.shape[1]} columns, buffer has {self._data.shape[1]}")
+        # until the window is full, the head is at the end of the rows held: grow to fit the batch
+        self._data = _room(self._data, X, min(self.capacity, self._n + m), self.capacity)
         self.n_seen += m
         if m >= self.capacity:  # only the last `capacity` rows survive
             self._data[:] = X[m - self.capacity :]
