@@ -165,4 +165,5 @@ def test_a_growing_window_keeps_the_last_rows():
     w = RingBuffer(25)
     for k in range(0, 100, 9):
         w.add(X[k:k + 9])
-        assert np.array_equal(w.view(), X[max(0, k + 9 - 25):k + 9])
+        end = min(k + 9, 100)
+        assert np.array_equal(w.view(), X[max(0, end - 25):end])
