@@ -55,7 +55,7 @@ __all__ = [
     "search_dirs", "default_cache_dir", "sha256_of", "verify_sha256", "download",
 ]
 
-DATASETS = Registry("dataset")
+DATASETS = Registry("dataset", functions=True)
 DATASETS.add("synthetic", make_synthetic, "seeded moving Gaussian concepts with their own anomalies")
 DATASETS.add("pyclad", load_pyclad, "pyCLAD concept file (.npy pickle; needs allow_pickle = true)")
 DATASETS.add("clad_npz", load_clad_npz, "clad's pickle-free concept file (.npz)")

@@ -1,0 +1,74 @@
+"""Adversarial inputs: nothing runs that was not asked for, seeds that are not seeds, data errors
+that point at the file, its row and its column."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clad.engine.spec import parse_spec
+from clad.errors import CladError, SpecError
+
+ROOT = Path(__file__).resolve().parents[1]
+CLAD = [sys.executable, "-c", "import sys; from clad.cli import main; sys.exit(main())"]
+
+
+def _run(args, cwd, timeout=120):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([*CLAD, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+# -- nothing runs that was not asked for ------------------------------------------------------------
+
+def test_dry_run_of_a_spec_naming_os_system_as_a_scenario_creates_nothing(tmp_path):
+    (tmp_path / "evil.toml").write_text('datasets = ["synthetic"]\nstrategies = ["naive"]\ndetectors = ["iforest"]\n'
+                                        '[[scenarios]]\nname = "os:system"\ncommand = "touch MARK"\n')
+    proc = _run(["run", "evil.toml", "--dry-run"], tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "scenario 'os:system' is not a scenario" in proc.stderr and "nothing was called" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.toml"]
+
+
+@pytest.mark.parametrize("section,path", [
+    ("scenarios", "threading:Thread"),          # a stdlib class with a run() method
+    ("strategies", "os:system"),
+    ("detectors", "subprocess:Popen"),
+    ("datasets", "shutil:rmtree"),              # a Python function, but of the standard library
+    ("detectors", "clad.strategies:Replay"),    # a class of another kind (no fit)
+    ("scenarios", "clad.scenarios.base:Scenario.check_strategy"),  # a function, not a class
+])
+def test_an_import_path_must_name_an_object_of_its_kind(section, path):
+    raw = {"datasets": ["synthetic"], "scenarios": ["concept_aware"], "strategies": ["naive"], "detectors": ["iforest"]}
+    raw[section] = [{"name": path}]
+    with pytest.raises(SpecError, match=f"{path}' is not a "):
+        parse_spec(raw)
+
+
+def test_plugins_beside_the_spec_are_found(tmp_path):
+    (tmp_path / "my_plugin.py").write_text(
+        "from sklearn.ensemble import IsolationForest\n\nclass MyForest(IsolationForest):\n    pass\n")
+    (tmp_path / "s.toml").write_text('datasets = ["synthetic"]\nscenarios = ["concept_aware"]\n'
+                                     'strategies = ["naive"]\ndetectors = ["my_plugin:MyForest"]\n')
+    proc = _run(["run", str(tmp_path / "s.toml"), "--dry-run"], ROOT)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.slow
+def test_a_module_in_the_current_folder_never_shadows_an_installed_package(tmp_path):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text('scenarios = ["concept_aware"]\nstrategies = ["naive"]\n'
+                    '[[datasets]]\nname = "synthetic"\nn_concepts = 2\nn_train = 40\nn_test = 20\n'
+                    '[[detectors]]\nname = "iforest"\nn_estimators = 5\n')
+    folder = tmp_path / "results"
+    proc = _run(["run", str(spec), "--out", str(folder), "--quiet"], ROOT)
+    assert proc.returncode == 0, proc.stderr
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "matplotlib.py").write_text("open('SHADOWED', 'w').close()\nraise SystemExit(99)\n")
+    proc = _run(["report", str(folder), "--out", str(tmp_path / "rep")], work)
+    assert not (work / "SHADOWED").exists(), proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert any((tmp_path / "rep").rglob("*.png")) or any((tmp_path / "rep").rglob("*.svg"))
