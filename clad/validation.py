@@ -43,8 +43,12 @@ class Interval(_SkInterval):
             return False
         return super().is_satisfied_by(val)
 
+    def __init__(self, *args, description: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.description = description
+
     def __str__(self):
-        return self.describe()
+        return self.description or self.describe()
 
     def describe(self, plural: bool = False) -> str:
         kind = "an integer" if self.type is Integral else "a number"
@@ -88,7 +92,7 @@ class ListOf:
 
 
 #: a seed: an integer in [0, 2**63 - 1]
-SEED = Interval(Integral, 0, 2**63 - 1, closed="both")
+SEED = Interval(Integral, 0, 2**63 - 1, closed="both", description="a non-negative integer below 2**63")
 #: a count of at least one
 COUNT = Interval(Integral, 1, None, closed="left")
 

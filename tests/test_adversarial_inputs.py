@@ -72,3 +72,67 @@ def test_a_module_in_the_current_folder_never_shadows_an_installed_package(tmp_p
     assert not (work / "SHADOWED").exists(), proc.stderr
     assert proc.returncode == 0, proc.stderr
     assert any((tmp_path / "rep").rglob("*.png")) or any((tmp_path / "rep").rglob("*.svg"))
+
+
+# -- seeds that are not seeds ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "3", 2**64])
+def test_run_experiment_refuses_a_seed_that_is_not_a_non_negative_integer(seed):
+    from sklearn.ensemble import IsolationForest
+
+    from clad.core.experiment import run_experiment
+    from clad.datasets import make_synthetic
+    from clad.scenarios import ConceptAware
+    from clad.strategies import Naive
+
+    ds = make_synthetic(n_concepts=2, n_features=2, n_train=20, n_test=10)
+    with pytest.raises(CladError, match=rf"seed={seed!r}; expected a non-negative integer"):
+        run_experiment(ds, ConceptAware(), Naive(IsolationForest(n_estimators=5)), seed=seed)
+
+
+@pytest.mark.parametrize("seeds", [[1.5], [-1], [0, 0], 0, 1.5, "3", [True]])
+def test_spec_seeds_that_are_not_seeds_name_the_key(seeds):
+    raw = {"datasets": ["synthetic"], "scenarios": ["concept_aware"], "strategies": ["naive"],
+           "detectors": ["iforest"], "seeds": seeds}
+    with pytest.raises(SpecError, match=r"seeds: .*expected a count >= 1 or a list of distinct non-negative integers"):
+        parse_spec(raw)
+
+
+# -- errors that point at the data -----------------------------------------------------------------
+
+def test_a_csv_row_with_an_extra_field_shows_the_parsers_whole_message(tmp_path):
+    from clad.datasets import load_table
+
+    f = tmp_path / "extra.csv"
+    f.write_text("concept,label,a,b\nA,0,1,2\nA,0,1,2,3\nB,1,2,3\n")
+    with pytest.raises(CladError) as info:
+        load_table(str(f))
+    msg = str(info.value)
+    assert str(f) in msg and "Expected 4 fields in line 3, saw 5" in msg and "\n" not in msg
+
+
+def test_a_missing_csv_value_names_the_file_line_and_column(tmp_path):
+    from clad.datasets import load_table
+
+    f = tmp_path / "gap.csv"
+    f.write_text("concept,label,a,b\n" + "".join(f"{c},{int(i % 5 == 0)},{i},{i}\n" for c in "AB" for i in range(10))
+                 .replace("A,0,3,3\n", "A,0,3,\n"))
+    with pytest.raises(CladError, match=r"gap.csv': X has nan at data row 4 \(line 5 of the file\), column 'b'"):
+        load_table(str(f))
+
+
+def test_a_nan_in_an_adbench_file_is_reported_by_clad_before_kmeans(tmp_path):
+    from clad.datasets import load_adbench
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    X[137, 2] = np.nan
+    y = (rng.random(200) < 0.1).astype(np.int64)
+    folder = tmp_path / "adbench-classical"
+    folder.mkdir()
+    np.savez(folder / "mine.npz", X=X, y=y)
+    with pytest.raises(CladError) as info:
+        load_adbench(file="adbench-classical/mine.npz", data_dir=str(tmp_path), n_concepts=2)
+    msg = str(info.value)
+    assert "mine.npz" in msg and "row 137" in msg and "column 2" in msg
+    assert "KMeans" not in msg and "Input X contains NaN" not in msg

@@ -102,7 +102,7 @@ def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n
 
     rel = adbench_file(file)
     path = locate(rel, data_dir)
-    X, y = check_flat(*read_npz_xy(path, "adbench"), "adbench")  # the file's int64 labels are dropped here
+    X, y = check_flat(*read_npz_xy(path, "adbench"), f"adbench: {str(path)!r}")  # the file's int64 labels are dropped here
     name = os.path.basename(rel)[:-4] if rel.endswith(".npz") else os.path.basename(rel)
     return scenario_from_flat(X, y, name=name, loader="adbench", recipe=recipe, n_concepts=n_concepts,
                               test_size=test_size, contamination=contamination, order=order,

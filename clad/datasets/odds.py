@@ -52,7 +52,7 @@ def load_odds_mat(file: str, recipe: str = "cluster_random", n_concepts: int = 5
     from .flat import check_flat, scenario_from_flat
 
     path = locate(file, data_dir, sha256=sha256)
-    X, y = check_flat(*read_mat_xy(path), "odds_mat")
+    X, y = check_flat(*read_mat_xy(path), f"odds_mat: {str(path)!r}")
     name = os.path.splitext(os.path.basename(str(file)))[0]
     return scenario_from_flat(X, y, name=name, loader="odds_mat", recipe=recipe, n_concepts=n_concepts,
                               test_size=test_size, contamination=contamination, order=order,

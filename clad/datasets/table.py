@@ -52,7 +52,8 @@ def read_table(file: str, sha256: str | None = None, data_dir: str | None = None
     except ImportError as exc:
         raise DataError(f"table: reading {str(path)!r} needs pyarrow ({exc}); pip install 'clad[parquet]'") from None
     except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise DataError(f"table: {str(path)!r} could not be read ({exc})") from None
+        # the parser's whole message (it names the line), on one line of its own
+        raise DataError(f"table: {str(path)!r} could not be read: {' '.join(str(exc).split())}") from None
     raise DataError(f"table: {str(path)!r} has an unknown file type; expected one of "
                     f"{', '.join(_CSV + _PARQUET)}")
 
@@ -99,7 +100,15 @@ def load_table(file: str | None = None, frame: pd.DataFrame | None = None, conce
                         "/ 1 (anomaly) or booleans")
     from .flat import check_flat
 
-    X, y = check_flat(df[list(feature_columns)].to_numpy(dtype=np.float64), labels.to_numpy(), "table")
+    where = f"table: {str(file)!r}" if file is not None else "table"
+    if file is not None and str(file).lower().endswith(_CSV):
+        def row_name(i):  # line 1 is the header
+            return f"data row {i + 1} (line {i + 2} of the file)"
+    else:
+        def row_name(i):
+            return f"row {df.index[i]!r}"
+    X, y = check_flat(df[list(feature_columns)].to_numpy(dtype=np.float64), labels.to_numpy(), where,
+                      columns=[str(c) for c in feature_columns], row_name=row_name)
     if df[concept_column].isna().any():
         raise DataError(f"table: concept column {concept_column!r} has missing values; every row needs a concept")
     codes, uniques = pd.factorize(df[concept_column], sort=False)
