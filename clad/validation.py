@@ -101,8 +101,13 @@ def _constraint(c):
     return c if isinstance(c, ListOf) else make_constraint(c)
 
 
-def problems(who: str, params: dict, constraints: dict) -> list[str]:
-    """One message per parameter of ``params`` that satisfies none of its declared constraints."""
+def _head(who: str | None, key: str, value: Any) -> str:
+    return f"{key}: {value!r}" if who is None else f"{who}: {key}={value!r}"
+
+
+def problems(who: str | None, params: dict, constraints: dict) -> list[str]:
+    """One message per parameter of ``params`` that satisfies none of its declared constraints
+    (``who: key=value; ...``, or ``key: value; ...`` without ``who``, as for a spec's own keys)."""
     out = []
     for key, value in params.items():
         allowed = constraints.get(key)
@@ -117,9 +122,9 @@ def problems(who: str, params: dict, constraints: dict) -> list[str]:
             from .registry import did_you_mean
 
             hint = did_you_mean(value, options[0].ordered) if isinstance(value, str) else ""
-            out.append(f"{who}: {key}={value!r}{hint}; allowed: {', '.join(map(repr, options[0].ordered))}")
+            out.append(f"{_head(who, key, value)}{hint}; allowed: {', '.join(map(repr, options[0].ordered))}")
         else:
-            out.append(f"{who}: {key}={value!r}; expected {' or '.join(shown)}")
+            out.append(f"{_head(who, key, value)}; expected {' or '.join(shown)}")
     return out
 
 

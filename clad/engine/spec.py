@@ -49,6 +49,8 @@ from typing import Any
 from ..core.evaluation import BASE_METRICS
 from ..errors import CladError, SpecError
 from ..registry import Registry, check_params, did_you_mean
+from ..validation import Integral, Interval, Real
+from ..validation import problems as validation_problems
 from .config import Component, RunConfig
 
 if sys.version_info >= (3, 11):
@@ -271,25 +273,33 @@ def _check_scenarios(components: list[Component], problems: list[str]) -> dict[s
     return built
 
 
+#: the spec's own keys of numbers, in the one vocabulary of clad.validation
+_EXECUTION_CONSTRAINTS = {
+    "jobs": [Interval(Integral, 1, None, closed="left", description="an integer >= 1 (worker processes)")],
+    "threads": [Interval(Integral, 1, None, closed="left",
+                         description="an integer >= 1 (BLAS/OpenMP/torch threads per run)")],
+    "timeout": [Interval(Real, 0, float("inf"), closed="neither",
+                         description="a positive number of seconds per run")],
+    "max_runs": [Interval(Integral, 1, None, closed="left",
+                          description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})")],
+}
+
+
 def _execution_keys(raw: dict, problems: list[str]) -> tuple:
-    jobs = raw.get("jobs")
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        problems.append(f"jobs: {jobs!r}; expected an integer >= 1 (worker processes)")
-        jobs = None
-    threads = raw.get("threads")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        problems.append(f"threads: {threads!r}; expected an integer >= 1 (BLAS/OpenMP/torch threads per run)")
-        threads = None
-    dask = raw.get("dask")
-    if dask is not None and (not isinstance(dask, str) or not dask.strip()):
-        problems.append(f"dask: {dask!r}; expected a scheduler address such as 'tcp://scheduler:8786'")
-        dask = None
-    timeout = raw.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not timeout > 0 or timeout == float("inf")):
-        problems.append(f"timeout: {timeout!r}; expected a positive number of seconds per run")
-        timeout = None
-    return jobs, threads, dask, timeout
+    """jobs, threads, dask, timeout and max_runs, each problem reported in that order."""
+    out = {}
+    for key in ("jobs", "threads", "dask", "timeout", "max_runs"):
+        value = raw.get(key)
+        if value is None:
+            found = []
+        elif key == "dask":
+            found = [] if isinstance(value, str) and value.strip() else [
+                f"dask: {value!r}; expected a scheduler address such as 'tcp://scheduler:8786'"]
+        else:
+            found = validation_problems(None, {key: value}, _EXECUTION_CONSTRAINTS)
+        problems.extend(found)
+        out[key] = None if found else value
+    return out["jobs"], out["threads"], out["dask"], out["timeout"], out["max_runs"] or MAX_RUNS
 
 
 def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> list[Component]:
@@ -383,12 +393,7 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         problems.append(f"skip_incompatible: expected true or false, got {skip_incompatible!r}")
         skip_incompatible = False
 
-    jobs, threads, dask, timeout = _execution_keys(raw, problems)
-    max_runs = raw.get("max_runs", MAX_RUNS)
-    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
-        problems.append(f"max_runs: {max_runs!r}; expected an integer >= 1 (the largest grid to accept; "
-                        f"default {MAX_RUNS:,})")
-        max_runs = MAX_RUNS
+    jobs, threads, dask, timeout, max_runs = _execution_keys(raw, problems)
 
     regs = _registries()
     sections = {s: _entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}

@@ -96,7 +96,9 @@ def detector_problems(who: str, obj: Any) -> list[str]:
 def strategy_problems(who: str, cls: Any, params: dict) -> list[str]:
     """Build the strategy without a detector and check its declared constraints."""
     try:
-        obj = cls(**params)
+        sig = inspect.signature(cls).parameters
+        needs = "detector" in sig and sig["detector"].default is inspect.Parameter.empty and "detector" not in params
+        obj = cls(**params, **({"detector": None} if needs else {}))
     except (TypeError, ValueError) as exc:
         return [f"{who}: {_first_line(exc)}"]
     except CladError as exc:
