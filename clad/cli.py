@@ -394,12 +394,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _plugin_path(args) -> None:
+    """Where plug-ins named by import path ('my_module:MyDetector') are found: after the installed
+    packages, never before them (so a ``matplotlib.py`` in the current folder never shadows
+    matplotlib). The spec's folder is appended for the commands that read a spec, the current
+    folder for ``clad check``; the implicit current-folder entry of ``python -c`` goes last."""
+    if "" in sys.path:
+        sys.path.remove("")
+        sys.path.append("")
+    extra = []
+    for key in ("spec", "target"):
+        value = getattr(args, key, None)
+        if isinstance(value, str) and value.endswith(".toml"):
+            extra.append(os.path.dirname(os.path.abspath(value)))
+    if getattr(args, "func", None) is _cmd_check:
+        extra.append(os.getcwd())
+    for folder in extra:
+        if folder not in sys.path:
+            sys.path.append(folder)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # like `python -m`, make modules in the current folder importable, so that a spec or
-    # `clad check` can name a plug-in as 'my_module:MyDetector'
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    _plugin_path(args)
     logging.basicConfig(level=logging.WARNING if getattr(args, "quiet", False) else logging.INFO,
                         format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("clad.engine.progress").setLevel(logging.INFO)  # plain progress lines, even with --quiet

@@ -22,11 +22,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import sys
 from typing import Any, Callable, Iterable
 
 from .errors import CladTypeError, CladValueError
 
-__all__ = ["Registry", "import_object", "did_you_mean", "check_params"]
+__all__ = ["Registry", "import_object", "did_you_mean", "check_params", "kind_problem"]
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
@@ -81,11 +82,45 @@ def check_params(factory: Callable, params: dict, what: str) -> None:
             )
 
 
-class Registry:
-    """Short name -> import path of a class or factory, for one kind of thing."""
+def _describe(obj: Any) -> str:
+    what = "class" if inspect.isclass(obj) else ("built-in function" if inspect.isbuiltin(obj)
+                                                  else type(obj).__name__)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)[:60]
+    return f"the {what} {getattr(obj, '__module__', None) or '?'}.{name}"
 
-    def __init__(self, kind: str):
+
+def kind_problem(obj: Any, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False) -> str | None:
+    """Why ``obj`` is not a ``kind`` (None when it is one): a class with ``methods`` (and one of
+    ``any_of``), or with ``functions`` also a Python function; never an object of the standard
+    library (``os:system``, ``threading:Thread``) or a built-in. Nothing is called to decide it."""
+    wanted = ("a class" + (" or a Python function" if functions else "")
+              + (f" with {', '.join(m + '()' for m in methods)}" if methods else "")
+              + (f" and one of {', '.join(m + '()' for m in any_of)}" if any_of else ""))
+    module = (getattr(obj, "__module__", None) or "").split(".")[0]
+    if module == "builtins" or module in sys.stdlib_module_names or inspect.isbuiltin(obj):
+        return f"expected {wanted}; got {_describe(obj)} from the standard library"
+    if inspect.isclass(obj):
+        missing = [m for m in methods if not callable(getattr(obj, m, None))]
+        if any_of and not any(callable(getattr(obj, m, None)) for m in any_of):
+            missing.append(" or ".join(any_of))
+        if missing:
+            return f"expected {wanted}; got {_describe(obj)}, which has no {', '.join(m + '()' for m in missing)}"
+        return None
+    if functions and inspect.isfunction(obj):
+        return None
+    return f"expected {wanted}; got {_describe(obj)}"
+
+
+class Registry:
+    """Short name -> import path of a class or factory, for one kind of thing.
+
+    ``methods``, ``any_of`` and ``functions`` say what an object of this kind is (see
+    :func:`kind_problem`); an import path naming anything else is refused before it is called.
+    """
+
+    def __init__(self, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False):
         self.kind = kind
+        self._kind_rule = (tuple(methods), tuple(any_of), functions) if (methods or any_of or functions) else None
         self._entries: dict[str, str] = {}
         self._docs: dict[str, str] = {}
         self._defaults: dict[str, dict] = {}
@@ -145,9 +180,17 @@ class Registry:
         if not isinstance(name, str):
             raise CladTypeError(f"{self.kind} name must be a string, got {type(name).__name__} {name!r}")
         if name in self._entries:
-            return import_object(self._entries[name], f"{self.kind} {name!r}")
-        if ":" in name:
-            return import_object(name, self.kind)
+            obj = import_object(self._entries[name], f"{self.kind} {name!r}")
+        elif ":" in name:
+            obj = import_object(name, self.kind)
+        else:
+            obj = None
+        if obj is not None:
+            if self._kind_rule is not None:
+                problem = kind_problem(obj, self.kind, *self._kind_rule)
+                if problem:
+                    raise CladTypeError(f"{self.kind} {name!r} is not a {self.kind}: {problem}; nothing was called")
+            return obj
         known = ", ".join(self.names())
         raise CladValueError(
             f"unknown {self.kind} {name!r}{did_you_mean(name, self._entries)}; "

@@ -145,15 +145,18 @@ def test_dry_run_lists_grid(tmp_path, capsys):
 
 
 def test_failed_run_is_recorded_and_others_go_on(tmp_path):
+    # a valid parameter that fails only on the data (a precomputed kernel needs a square matrix);
+    # values no detector accepts are refused by the spec check before anything runs
     spec = GOOD.replace('[[detectors]]\nname = "iforest"\nn_estimators = 5',
-                        '[[detectors]]\nname = "iforest"\nn_estimators = 5\n[[detectors]]\nname = "ocsvm"\nnu = 2.0')
+                        '[[detectors]]\nname = "iforest"\nn_estimators = 5\n[[detectors]]\nname = "ocsvm"\n'
+                        'kernel = "precomputed"')
     p = write(tmp_path, spec)
     assert main(["run", str(p), "--out", str(tmp_path / "o"), "--quiet"]) == 1
     runs = strict_loads((tmp_path / "o" / "results.json").read_text())["runs"]
     status = {r["detector"]: r["status"] for r in runs}
     assert status == {"iforest": "ok", "ocsvm": "failed"}
     failed = next(r for r in runs if r["status"] == "failed")
-    assert "Traceback" in failed["error"] and "nu" in failed["error"]
+    assert "Traceback" in failed["error"] and "square" in failed["error"]
 
 
 def test_list_shows_every_registered_name(capsys):

@@ -74,7 +74,9 @@ def seed_run(seed: int, strategy=None, scenario=None, dataset_factory: Callable 
     from sklearn.base import clone
 
     from ..detectors import as_detector, set_random_state
+    from ..validation import SEED, check
 
+    check("run", {"seed": seed}, {"seed": [SEED]})  # never numpy's message, never 1.5 -> 1
     seeds = derive_seeds(seed)
     params = None
     if dataset_params is not None:

@@ -60,7 +60,7 @@ __all__ = [
     "window_dataset",
 ]
 
-DATASETS = Registry("dataset")
+DATASETS = Registry("dataset", functions=True)
 DATASETS.add("synthetic", make_synthetic, "seeded moving Gaussian concepts with their own anomalies")
 DATASETS.add("pyclad", load_pyclad, "pyCLAD concept file (.npy pickle; needs allow_pickle = true)")
 DATASETS.add("clad_npz", load_clad_npz, "clad's pickle-free concept file (.npz)")

@@ -24,6 +24,8 @@ import numpy as np
 from ..core.concepts import ConceptDataset
 from ..errors import DataError
 from ..registry import did_you_mean
+from ..validation import declare
+from .flat import FLAT_CONSTRAINTS
 from .files import locate
 
 __all__ = ["load_adbench", "read_npz_xy", "adbench_file"]
@@ -71,6 +73,7 @@ def read_npz_xy(path, what: str) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"{what}: {str(path)!r} is not a readable .npz file ({exc})") from None
 
 
+@declare(FLAT_CONSTRAINTS, files=lambda a: [(adbench_file(a["file"]), None)])
 def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n_concepts: int = 5,
                  test_size: float = 0.5, contamination: float = 0.0, order: str = "given",
                  difficulty: str = "iforest_auc", max_rows: int | None = None, fit_rows: int = 50_000,
@@ -99,7 +102,7 @@ def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n
 
     rel = adbench_file(file)
     path = locate(rel, data_dir)
-    X, y = check_flat(*read_npz_xy(path, "adbench"), "adbench")  # the file's int64 labels are dropped here
+    X, y = check_flat(*read_npz_xy(path, "adbench"), f"adbench: {str(path)!r}")  # the file's int64 labels are dropped here
     name = os.path.basename(rel)[:-4] if rel.endswith(".npz") else os.path.basename(rel)
     return scenario_from_flat(X, y, name=name, loader="adbench", recipe=recipe, n_concepts=n_concepts,
                               test_size=test_size, contamination=contamination, order=order,

@@ -38,12 +38,14 @@ kept in ``dataset.metadata``.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
+from ..validation import StrOptions
 from . import _checks
 
 __all__ = ["ConceptRows", "make_dataset", "order_concepts", "ORDERS", "MATRIX_ORDERS", "DIFFICULTIES",
@@ -55,6 +57,11 @@ log = logging.getLogger(__name__)
 MATRIX_ORDERS = ("curriculum_ascending", "curriculum_descending", "drift_smooth", "drift_abrupt")
 ORDERS = ("given", "random", "easy_to_hard", "hard_to_easy") + MATRIX_ORDERS
 DIFFICULTIES = ("iforest_auc", "anomaly_share")
+
+#: the split and order parameters every loader shares (declared once, see clad.validation)
+SPLIT_CONSTRAINTS = {"test_size": _checks.TEST_SIZE, "contamination": _checks.CONTAMINATION,
+                     "order": [StrOptions(ORDERS)], "difficulty": [StrOptions(DIFFICULTIES)],
+                     "random_state": _checks.SEEDS, "data_dir": [None, str, os.PathLike]}
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ import numpy as np
 from ..atomic import atomic_output
 from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
+from ..validation import declare
 from .files import locate
 
 __all__ = ["save_clad_npz", "load_clad_npz", "FORMAT"]
@@ -61,6 +62,7 @@ def save_clad_npz(dataset: ConceptDataset, path: str | os.PathLike, compress: bo
     return path
 
 
+@declare({"sha256": [None, str], "data_dir": [None, str]}, files=lambda a: [(a["file"], a["sha256"])])
 def load_clad_npz(file: str, sha256: str | None = None, data_dir: str | None = None) -> ConceptDataset:
     """Read a dataset written by :func:`save_clad_npz` (never unpickles anything).
 

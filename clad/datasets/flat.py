@@ -26,18 +26,47 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CladValueError, DataError
+from ..validation import COUNT, Integral, Interval, StrOptions
 from . import _checks
-from .build import make_dataset
-from .faber import scenario_faber
-from .recipes import FABER, make_groups, subsample
+from .build import SPLIT_CONSTRAINTS, make_dataset
+from .faber import ANOMALY_SHUFFLES, ASSIGNMENTS, scenario_faber
+from .recipes import FABER, RECIPES, make_groups, subsample
 
-__all__ = ["check_flat", "scenario_from_flat"]
+__all__ = ["check_flat", "scenario_from_flat", "FLAT_CONSTRAINTS"]
 
 
-def check_flat(X, y, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """Check a flat ``X`` (2-D numbers) and ``y`` (0/1, one per row); return them (y as int8).
+#: parameters of every loader of flat data (``adbench``, ``odds_mat``): the split's and the recipe's
+FLAT_CONSTRAINTS = {
+    **SPLIT_CONSTRAINTS, "recipe": [StrOptions(RECIPES)], "n_concepts": [COUNT],
+    "max_rows": [None, Interval(Integral, 2, None, closed="left")], "fit_rows": [Interval(Integral, 10, None, closed="left")],
+    "size_per_concept": [COUNT], "assignment": [StrOptions(ASSIGNMENTS)], "kmeans_random_state": _checks.SEEDS,
+    "anomaly_shuffle": [StrOptions(ANOMALY_SHUFFLES)], "sha256": [None, str],
+}
 
-    ``X`` is returned as it is (no copy, whatever its number type).
+def first_non_finite(X: np.ndarray, block: int = 1 << 16) -> tuple[int, int] | None:
+    """``(row, column)`` of the first NaN or infinity of a 2-D array (read in blocks of rows), or None."""
+    if X.dtype.kind not in "fc":
+        return None
+    for start in range(0, X.shape[0], block):
+        part = X[start:start + block]
+        if not np.isfinite(part).all():
+            r, c = np.argwhere(~np.isfinite(part))[0]
+            return start + int(r), int(c)
+    return None
+
+
+def check_flat(X, y, what: str, columns=None, row_name=None) -> tuple[np.ndarray, np.ndarray]:
+    """Check a flat ``X`` (2-D finite numbers) and ``y`` (0/1, one per row); return them (y as int8).
+
+    ``X`` is returned as it is (no copy, whatever its number type). A NaN or infinity is reported by
+    its row and column in the file, before any recipe (or scikit-learn) sees it: ``columns`` names
+    the columns, ``row_name(i)`` says where array row ``i`` is in the file (default: ``row i``,
+    counted from 0 as in the file's array).
+
+    >>> check_flat(np.array([[0.0, 1.0], [np.nan, 2.0]]), [0, 1], "adbench: 'x.npz'", columns=["a", "b"])
+    Traceback (most recent call last):
+    ...
+    clad.errors.DataError: adbench: 'x.npz': X has nan at row 1 (counted from 0), column 'a' (index 0); expected finite numbers: fix or drop that row
     """
     X = np.asarray(X)
     if X.ndim != 2:
@@ -49,6 +78,12 @@ def check_flat(X, y, what: str) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"{what}: {y.shape[0]} labels for {X.shape[0]} rows; expected one label per row")
     if y.dtype.kind not in "fiub":
         raise DataError(f"{what}: labels have dtype {y.dtype}; expected 0 (normal) or 1 (anomaly)")
+    bad = first_non_finite(X)
+    if bad is not None:
+        r, c = bad
+        where = row_name(r) if row_name is not None else f"row {r} (counted from 0)"
+        col = f"column {columns[c]!r} (index {c})" if columns is not None else f"column {c} (counted from 0)"
+        raise DataError(f"{what}: X has {float(X[r, c])!r} at {where}, {col}; expected finite numbers: fix or drop that row")
     if not ((y == 0) | (y == 1)).all():  # no sorted copy of y, unlike np.unique
         shown = ", ".join(repr(v.item()) for v in np.unique(y)[:6])
         raise DataError(f"{what}: labels must be 0 (normal) or 1 (anomaly); found {shown}")

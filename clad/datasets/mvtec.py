@@ -10,6 +10,8 @@ from __future__ import annotations
 from ..core.concepts import ConceptDataset
 from ..errors import DataError
 from ..registry import did_you_mean
+from ..validation import declare
+from .build import SPLIT_CONSTRAINTS
 from .per_file import load_npz_files
 
 __all__ = ["load_mvtec", "CATEGORIES"]
@@ -19,6 +21,7 @@ CATEGORIES = ("bottle", "cable", "capsule", "carpet", "grid", "hazelnut", "leath
               "screw", "tile", "toothbrush", "transistor", "wood", "zipper")
 
 
+@declare(SPLIT_CONSTRAINTS, files=lambda a: [(f"{FOLDER}/MVTec-AD_{c}.npz", None) for c in (a["categories"] or CATEGORIES) if c in CATEGORIES])
 def load_mvtec(categories: list[str] | None = None, test_size: float = 0.5, contamination: float = 0.0,
                order: str = "given", difficulty: str = "iforest_auc", data_dir: str | None = None,
                random_state: int = 0) -> ConceptDataset:

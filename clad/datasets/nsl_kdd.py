@@ -46,13 +46,16 @@ import pandas as pd
 
 from ..core.concepts import Concept
 from ..errors import CladValueError, DataError
+from ..validation import COUNT, StrOptions, declare
 from . import _checks
-from .build import order_concepts
+from .build import SPLIT_CONSTRAINTS, order_concepts
 from .files import locate
 
 __all__ = ["load_nsl_kdd", "read_nsl_kdd", "attack_families", "TEST_ONLY_ATTACKS", "FAMILIES"]
 
 FOLDER = "nsl-kdd"
+#: the files the loader reads inside FOLDER
+FILES = ("attack-types.csv", "field-names.csv", "KDDTrain+_20Percent.txt", "KDDTest+.txt")
 FAMILIES = ("dos", "probe", "r2l", "u2r")
 SYMBOLIC = ("protocol_type", "service", "flag")
 #: families of the 17 attacks that occur only in KDDTest+ (the standard NSL-KDD mapping)
@@ -155,6 +158,11 @@ def _features(train_df, test_df, preprocessing: str, encoding: str, scaling: str
     return X_train, X_test, [str(n) for n in enc.get_feature_names_out()]
 
 
+@declare({**SPLIT_CONSTRAINTS, "concepts": [StrOptions(("family", "protocol", "faber2024"))],
+          "normal_by": [StrOptions(("service", "random"))], "encoding": [StrOptions(("onehot", "ordinal"))],
+          "scaling": [StrOptions(("minmax", "standard", "none"))], "preprocessing": [StrOptions(("clad", "faber2024"))],
+          "n_concepts": [COUNT], "size_per_concept": [COUNT], "kmeans_random_state": _checks.SEEDS},
+         files=lambda a: [(f"{FOLDER}/{f}", None) for f in FILES])
 def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding: str = "onehot",
                  scaling: str = "minmax", contamination: float = 0.0, order: str = "given",
                  difficulty: str = "iforest_auc", data_dir: str | None = None, random_state: int = 0,
@@ -168,13 +176,7 @@ def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding:
     ``kmeans_random_state`` and ``anomaly_shuffle`` are for ``concepts="faber2024"`` only.
     """
     loader = "nsl_kdd"
-    concepts = _checks.choice(loader, "concepts", concepts, ("family", "protocol", "faber2024"))
-    normal_by = _checks.choice(loader, "normal_by", normal_by, ("service", "random"))
-    encoding = _checks.choice(loader, "encoding", encoding, ("onehot", "ordinal"))
-    scaling = _checks.choice(loader, "scaling", scaling, ("minmax", "standard", "none"))
-    preprocessing = _checks.choice(loader, "preprocessing", preprocessing, ("clad", "faber2024"))
-    contamination = _checks.fraction(loader, "contamination", contamination, 0.0, 0.5, low_open=False)
-    seed = _checks.seed(loader, random_state)
+    seed = int(random_state)
     split_ss, contam_ss, order_ss = np.random.SeedSequence(seed).spawn(3)
     train_df, test_df = read_nsl_kdd(data_dir)
     X_train, X_test, feature_names = _features(train_df, test_df, preprocessing, encoding, scaling)

@@ -13,7 +13,9 @@ import numpy as np
 
 from ..core.concepts import ConceptDataset
 from ..errors import DataError
+from ..validation import declare
 from .files import locate
+from .flat import FLAT_CONSTRAINTS
 
 __all__ = ["load_odds_mat", "read_mat_xy"]
 
@@ -35,6 +37,7 @@ def read_mat_xy(path, what: str = "odds_mat") -> tuple[np.ndarray, np.ndarray]:
     return mat["X"], np.asarray(mat["y"]).ravel()
 
 
+@declare(FLAT_CONSTRAINTS, files=lambda a: [(a["file"], a["sha256"])])
 def load_odds_mat(file: str, recipe: str = "cluster_random", n_concepts: int = 5, test_size: float = 0.5,
                   contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
                   max_rows: int | None = None, fit_rows: int = 50_000, sha256: str | None = None,
@@ -49,7 +52,7 @@ def load_odds_mat(file: str, recipe: str = "cluster_random", n_concepts: int = 5
     from .flat import check_flat, scenario_from_flat
 
     path = locate(file, data_dir, sha256=sha256)
-    X, y = check_flat(*read_mat_xy(path), "odds_mat")
+    X, y = check_flat(*read_mat_xy(path), f"odds_mat: {str(path)!r}")
     name = os.path.splitext(os.path.basename(str(file)))[0]
     return scenario_from_flat(X, y, name=name, loader="odds_mat", recipe=recipe, n_concepts=n_concepts,
                               test_size=test_size, contamination=contamination, order=order,

@@ -13,15 +13,16 @@ import numpy as np
 
 from ..core.concepts import ConceptDataset
 from ..errors import DataError
-from . import _checks
+from ..validation import declare
 from .adbench import read_npz_xy
-from .build import ConceptRows, _split, order_concepts
+from .build import SPLIT_CONSTRAINTS, ConceptRows, _split, order_concepts
 from .files import locate
 from .flat import check_flat
 
 __all__ = ["load_npz_files"]
 
 
+@declare(SPLIT_CONSTRAINTS, files=lambda a: [(f, None) for f in a["files"]] if isinstance(a["files"], (list, tuple)) else [])
 def load_npz_files(files: list[str], names: list[str] | None = None, test_size: float = 0.5,
                    contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
                    data_dir: str | None = None, random_state: int = 0, loader: str = "npz_files",
@@ -33,9 +34,7 @@ def load_npz_files(files: list[str], names: list[str] | None = None, test_size: 
         names = [os.path.splitext(os.path.basename(str(f)))[0] for f in files]
     if len(names) != len(files) or len(set(names)) != len(names):
         raise DataError(f"{loader}: names={names!r}; expected one distinct name per file")
-    test_size = _checks.fraction(loader, "test_size", test_size)
-    contamination = _checks.fraction(loader, "contamination", contamination, 0.0, 0.5, low_open=False)
-    seed = _checks.seed(loader, random_state)
+    seed = int(random_state)
     split_ss, order_ss = np.random.SeedSequence(seed).spawn(2)
     split_rng = np.random.default_rng(split_ss)
     pairs, first = [], None

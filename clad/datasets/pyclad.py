@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
+from ..validation import declare
 from . import _checks
 from .files import locate
 
@@ -37,6 +38,7 @@ def _relpath(file: str) -> str:
     return file
 
 
+@declare({"allow_pickle": _checks.FLAG, "data_dir": [None, str]}, files=lambda a: [(_relpath(a["file"]), None)])
 def load_pyclad(file: str = DEFAULT_FILE, allow_pickle: bool = False, data_dir: str | None = None) -> ConceptDataset:
     """The concepts of a pyCLAD concept file, trained in file order and tested on all.
 
@@ -51,7 +53,6 @@ def load_pyclad(file: str = DEFAULT_FILE, allow_pickle: bool = False, data_dir: 
     data_dir : str, optional
         Data directory (see :mod:`clad.datasets.files`).
     """
-    allow_pickle = _checks.flag("pyclad", "allow_pickle", allow_pickle)
     path = locate(_relpath(file), data_dir)
     try:
         arr = np.load(path, allow_pickle=allow_pickle)

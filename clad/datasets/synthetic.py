@@ -12,17 +12,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.concepts import Concept, ConceptDataset
-from ..errors import CladValueError
+from ..validation import COUNT, SEED, Integral, Interval, Real, declare
 
 __all__ = ["make_synthetic"]
 
 
-def _positive_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise CladValueError(f"synthetic: {name}={value!r}; expected an integer >= {minimum}")
-    return int(value)
-
-
+@declare({"n_concepts": [COUNT], "n_features": [COUNT], "n_train": [COUNT],
+          "n_test": [Interval(Integral, 2, None, closed="left")],
+          "anomaly_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
+          "separation": [Interval(Real, 0.0, None, closed="neither")],
+          "anomaly_radius": [Interval(Real, 0.0, None, closed="neither")], "random_state": [None, SEED]})
 def make_synthetic(
     n_concepts: int = 4,
     n_features: int = 8,
@@ -62,16 +61,6 @@ def make_synthetic(
     >>> ds.train_names, ds.test[0].X.shape, int(ds.test[0].y.sum())
     (('C0', 'C1', 'C2'), (10, 2), 1)
     """
-    n_concepts = _positive_int("n_concepts", n_concepts)
-    n_features = _positive_int("n_features", n_features)
-    n_train = _positive_int("n_train", n_train)
-    n_test = _positive_int("n_test", n_test, minimum=2)
-    if not 0.0 < float(anomaly_fraction) < 1.0:
-        raise CladValueError(f"synthetic: anomaly_fraction={anomaly_fraction!r}; expected a number in (0, 1)")
-    if not float(separation) > 0 or not float(anomaly_radius) > 0:
-        raise CladValueError(
-            f"synthetic: separation={separation!r}, anomaly_radius={anomaly_radius!r}; expected positive numbers"
-        )
     n_anom = min(max(1, int(round(anomaly_fraction * n_test))), n_test - 1)
     rng = np.random.default_rng(random_state)
     scales = rng.uniform(0.6, 1.4, size=n_concepts)

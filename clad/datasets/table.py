@@ -30,7 +30,8 @@ import pandas as pd
 from ..core.concepts import ConceptDataset
 from ..errors import CladTypeError, DataError
 from ..registry import did_you_mean
-from .build import ConceptRows, make_dataset
+from ..validation import declare
+from .build import SPLIT_CONSTRAINTS, ConceptRows, make_dataset
 from .files import locate
 
 __all__ = ["load_table", "read_table"]
@@ -56,7 +57,8 @@ def read_table(file: str, sha256: str | None = None, data_dir: str | None = None
     except ImportError as exc:
         raise DataError(f"table: reading {str(path)!r} needs pyarrow ({exc}); pip install 'clad[parquet]'") from None
     except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise DataError(f"table: {str(path)!r} could not be read ({exc})") from None
+        # the parser's whole message (it names the line), on one line of its own
+        raise DataError(f"table: {str(path)!r} could not be read: {' '.join(str(exc).split())}") from None
     raise DataError(f"table: {str(path)!r} has an unknown file type; expected one of "
                     f"{', '.join(_CSV + _PARQUET)}")
 
@@ -125,6 +127,7 @@ def _column(df: pd.DataFrame, key: str, column, what: str) -> str:
     return column
 
 
+@declare(SPLIT_CONSTRAINTS, files=lambda a: [(a["file"], a["sha256"])] if a["file"] is not None else [])
 def load_table(file: str | None = None, frame: pd.DataFrame | None = None, concept_column: str = "concept",
                label_column: str = "label", feature_columns: list[str] | None = None, test_size: float = 0.5,
                contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
@@ -159,7 +162,15 @@ def load_table(file: str | None = None, frame: pd.DataFrame | None = None, conce
     _check_values(df, feature_columns, label_column, file)
     from .flat import check_flat
 
-    X, y = check_flat(df[list(feature_columns)].to_numpy(dtype=np.float64), labels.to_numpy(), "table")
+    where = f"table: {str(file)!r}" if file is not None else "table"
+    if file is not None and str(file).lower().endswith(_CSV):
+        def row_name(i):  # line 1 is the header
+            return f"data row {i + 1} (line {i + 2} of the file)"
+    else:
+        def row_name(i):
+            return f"row {df.index[i]!r}"
+    X, y = check_flat(df[list(feature_columns)].to_numpy(dtype=np.float64), labels.to_numpy(), where,
+                      columns=[str(c) for c in feature_columns], row_name=row_name)
     if df[concept_column].isna().any():
         raise DataError(f"table: concept column {concept_column!r} has missing values; every row needs a concept")
     codes, uniques = pd.factorize(df[concept_column], sort=False)

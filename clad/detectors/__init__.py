@@ -51,7 +51,7 @@ __all__ = [
     "SklearnDetector",
 ]
 
-DETECTORS = Registry("detector")
+DETECTORS = Registry("detector", methods=("fit",), any_of=("score", "decision_function", "score_samples"))
 DETECTORS.add("iforest", "sklearn.ensemble:IsolationForest", "scikit-learn IsolationForest")
 DETECTORS.add("lof", "sklearn.neighbors:LocalOutlierFactor", "scikit-learn LocalOutlierFactor (novelty=True)",
               defaults={"novelty": True})

@@ -39,6 +39,7 @@ from sklearn.base import BaseEstimator
 
 from ..errors import CladValueError, DetectorError
 from .tabular import as_table
+from ..validation import COUNT, SEED, Interval, ListOf, Real, Validated, check
 
 
 def _import_torch():
@@ -128,17 +129,18 @@ def _init_(module: nn.Module, gen) -> None:
                     p.uniform_(-bound, bound, generator=gen)
 
 
-def _positive_int(who: str, name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise CladValueError(f"{who}: {name}={value!r}; expected an integer >= 1")
-    return int(value)
-
-
-class TorchDetector(BaseEstimator):
+class TorchDetector(Validated, BaseEstimator):
     """Base of clad's torch detectors (see the module docstring); subclasses build the network."""
 
     _clad_detector = True
     _clad_torch = True
+    _parameter_constraints = {
+        "hidden_sizes": [ListOf(COUNT), COUNT], "epochs": [COUNT], "batch_size": [COUNT],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "contamination": [Interval(Real, 0, 0.5, closed="neither")], "device": [str],
+        "score_batch_size": [COUNT], "num_threads": [None, COUNT], "random_state": [None, SEED],
+    }
 
     def __init__(self, hidden_sizes=(32, 8), epochs: int = 20, batch_size: int = 64,
                  learning_rate: float = 1e-3, weight_decay: float = 0.0, contamination: float = 0.1,
@@ -162,24 +164,7 @@ class TorchDetector(BaseEstimator):
 
     def _check_params(self) -> None:
         who = self.name
-        _positive_int(who, "epochs", self.epochs)
-        _positive_int(who, "batch_size", self.batch_size)
-        _positive_int(who, "score_batch_size", self.score_batch_size)
-        if self.num_threads is not None:
-            _positive_int(who, "num_threads", self.num_threads)
-        hidden = self.hidden_sizes
-        if isinstance(hidden, (int, np.integer)):
-            hidden = (hidden,)
-        if not isinstance(hidden, (tuple, list)) or not hidden:
-            raise CladValueError(f"{who}: hidden_sizes={self.hidden_sizes!r}; expected a non-empty list of integers >= 1")
-        for h in hidden:
-            _positive_int(who, "hidden_sizes entry", h)
-        if not float(self.learning_rate) > 0:
-            raise CladValueError(f"{who}: learning_rate={self.learning_rate!r}; expected a number > 0")
-        if not float(self.weight_decay) >= 0:
-            raise CladValueError(f"{who}: weight_decay={self.weight_decay!r}; expected a number >= 0")
-        if not 0.0 < float(self.contamination) < 0.5:
-            raise CladValueError(f"{who}: contamination={self.contamination!r}; expected a number in (0, 0.5)")
+        self._validate_params()
         try:
             dev = torch.device(self.device)
         except (RuntimeError, TypeError):
@@ -355,7 +340,9 @@ class TorchDetector(BaseEstimator):
             self.fit(X)
             return self
         self._check_params()
-        epochs = int(self.epochs) if epochs is None else _positive_int(self.name, "epochs", epochs)
+        if epochs is not None:
+            check(self.name, {"epochs": epochs}, {"epochs": [COUNT]})
+        epochs = int(self.epochs if epochs is None else epochs)
         with self._threads():
             self._train(self.standardise(X), epochs, extra_loss, grad_hook)
             self._set_threshold(X)
@@ -427,6 +414,8 @@ class VAE(TorchDetector):
     (200,)
     """
 
+    _parameter_constraints = {"beta": [Interval(Real, 0, None, closed="left")]}
+
     def __init__(self, hidden_sizes=(32, 8), epochs: int = 20, batch_size: int = 64,
                  learning_rate: float = 1e-3, weight_decay: float = 0.0, contamination: float = 0.1,
                  device: str = "cpu", score_batch_size: int = 4096, num_threads: int | None = None,
@@ -436,11 +425,6 @@ class VAE(TorchDetector):
                          device=device, score_batch_size=score_batch_size, num_threads=num_threads,
                          random_state=random_state)
         self.beta = beta
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        if not float(self.beta) >= 0:
-            raise CladValueError(f"VAE: beta={self.beta!r}; expected a number >= 0")
 
     def _build(self, n_features: int) -> nn.Module:
         hidden = (self.hidden_sizes,) if isinstance(self.hidden_sizes, (int, np.integer)) else self.hidden_sizes

@@ -15,6 +15,7 @@
     threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
     dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
     timeout = 600                             # optional: seconds per run before it is failed
+    max_runs = 200000                         # optional: accept a grid this large (default 100,000)
 
     [[datasets]]
     name = "synthetic"                        # a registered name or "package.module:function"
@@ -40,8 +41,11 @@ Python script: run only specs you trust.
 
 from __future__ import annotations
 
+import inspect
 import itertools
+import operator
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +55,8 @@ import numpy as np
 from ..core.evaluation import BASE_METRICS
 from ..errors import CladError, SpecError
 from ..registry import Registry, check_params, did_you_mean
+from ..validation import Integral, Interval, Real
+from ..validation import problems as validation_problems
 from .config import Component, RunConfig
 
 if sys.version_info >= (3, 11):
@@ -61,8 +67,52 @@ else:  # pragma: no cover
 __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
 TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "order_seed", "skip_incompatible",
-                  "jobs", "threads", "dask", "timeout", "share", "datasets", "scenarios", "strategies", "detectors")
+                  "jobs", "threads", "dask", "timeout", "share", "max_runs", "datasets", "scenarios", "strategies",
+                  "detectors")
 _RESERVED = ("name", "label", "grid")
+#: a grid larger than this needs an explicit ``max_runs`` in the spec
+MAX_RUNS = 100_000
+
+
+class Grid(Sequence):
+    """The run configurations of a spec, computed on demand: datasets x (scenario, strategy) pairs
+    x detectors x seeds, seeds varying fastest. Its length is a product, so a grid of 10**9 runs
+    costs no memory until it is iterated (and a spec refuses it unless ``max_runs`` allows it).
+
+    >>> from clad.engine.config import Component
+    >>> g = Grid([Component("synthetic")], [(Component("concept_aware"), Component("naive"))],
+    ...          [Component("iforest")], range(10**9), ("roc_auc",))
+    >>> len(g), g[-1].seed, g[3].seed
+    (1000000000, 999999999, 3)
+    """
+
+    def __init__(self, datasets, pairs, detectors, seeds, base_metrics):
+        self.datasets, self.pairs, self.detectors = list(datasets), list(pairs), list(detectors)
+        self.seeds, self.base_metrics = seeds, tuple(base_metrics)
+
+    @property
+    def size(self) -> int:
+        """The number of runs (also when it is beyond what ``len()`` can return)."""
+        return len(self.datasets) * len(self.pairs) * len(self.detectors) * self.seeds.__len__()
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        i = operator.index(i)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("grid index out of range")
+        i, s = divmod(i, len(self.seeds))
+        i, d = divmod(i, len(self.detectors))
+        ds, p = divmod(i, len(self.pairs))
+        sc, st = self.pairs[p]
+        return RunConfig(dataset=self.datasets[ds], scenario=sc, strategy=st, detector=self.detectors[d],
+                         seed=int(self.seeds[s]), base_metrics=self.base_metrics)
 
 
 @dataclass
@@ -71,7 +121,7 @@ class Spec:
     is the TOML the user wrote (None for a spec given as a dict)."""
 
     name: str
-    configs: list[RunConfig]
+    configs: Sequence[RunConfig]
     raw: dict = field(default_factory=dict)
     source: str | None = None
     skipped: list[str] = field(default_factory=list)
@@ -119,8 +169,30 @@ def _fmt(v: Any) -> str:
     return repr(v) if not isinstance(v, str) else v
 
 
-def _entries(section: str, value: Any, registry: Registry, problems: list[str]) -> list[Component]:
-    """Validate one list section and expand its parameter grids into components."""
+def _value_problems(section: str, who: str, name: str, factory: Any, registry: Registry, params: dict,
+                    located: dict) -> list[str]:
+    """The values of one component (its declared constraints; a detector built and checked by
+    scikit-learn's declarations; a dataset's files located and verified): see spec_checks."""
+    from . import spec_checks
+
+    full = {**registry.defaults(name), **params}
+    if section == "datasets":
+        return spec_checks.dataset_problems(who, factory, full, located)
+    if section == "strategies" and inspect.isclass(factory):
+        return spec_checks.strategy_problems(who, factory, full)
+    if section == "detectors":
+        try:
+            obj = registry.build(name, params)
+        except CladError as exc:
+            return [f"{who}: {exc}"]
+        return spec_checks.detector_problems(who, obj)
+    return []  # scenarios are built and checked by _check_scenarios
+
+
+def _entries(section: str, value: Any, registry: Registry, problems: list[str],
+             located: dict | None = None) -> list[Component]:
+    """Validate one list section (names, keys and values) and expand its parameter grids into components."""
+    located = {} if located is None else located
     if value is None:
         problems.append(f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})")
         return []
@@ -171,6 +243,9 @@ def _entries(section: str, value: Any, registry: Registry, problems: list[str]) 
         combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
         for combo in combos:
             p = {**params, **combo}
+            for problem in _value_problems(section, f"{key} ({name})", name, factory, registry, p, located):
+                if problem not in problems:
+                    problems.append(problem)
             lab = label
             if combo:
                 lab = (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
@@ -206,25 +281,33 @@ def _check_scenarios(components: list[Component], problems: list[str]) -> dict[s
     return built
 
 
+#: the spec's own keys of numbers, in the one vocabulary of clad.validation
+_EXECUTION_CONSTRAINTS = {
+    "jobs": [Interval(Integral, 1, None, closed="left", description="an integer >= 1 (worker processes)")],
+    "threads": [Interval(Integral, 1, None, closed="left",
+                         description="an integer >= 1 (BLAS/OpenMP/torch threads per run)")],
+    "timeout": [Interval(Real, 0, float("inf"), closed="neither",
+                         description="a positive number of seconds per run")],
+    "max_runs": [Interval(Integral, 1, None, closed="left",
+                          description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})")],
+}
+
+
 def _execution_keys(raw: dict, problems: list[str]) -> tuple:
-    jobs = raw.get("jobs")
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        problems.append(f"jobs: {jobs!r}; expected an integer >= 1 (worker processes)")
-        jobs = None
-    threads = raw.get("threads")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        problems.append(f"threads: {threads!r}; expected an integer >= 1 (BLAS/OpenMP/torch threads per run)")
-        threads = None
-    dask = raw.get("dask")
-    if dask is not None and (not isinstance(dask, str) or not dask.strip()):
-        problems.append(f"dask: {dask!r}; expected a scheduler address such as 'tcp://scheduler:8786'")
-        dask = None
-    timeout = raw.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not timeout > 0 or timeout == float("inf")):
-        problems.append(f"timeout: {timeout!r}; expected a positive number of seconds per run")
-        timeout = None
-    return jobs, threads, dask, timeout
+    """jobs, threads, dask, timeout and max_runs, each problem reported in that order."""
+    out = {}
+    for key in ("jobs", "threads", "dask", "timeout", "max_runs"):
+        value = raw.get(key)
+        if value is None:
+            found = []
+        elif key == "dask":
+            found = [] if isinstance(value, str) and value.strip() else [
+                f"dask: {value!r}; expected a scheduler address such as 'tcp://scheduler:8786'"]
+        else:
+            found = validation_problems(None, {key: value}, _EXECUTION_CONSTRAINTS)
+        problems.extend(found)
+        out[key] = None if found else value
+    return out["jobs"], out["threads"], out["dask"], out["timeout"], out["max_runs"] or MAX_RUNS
 
 
 def _order_values(raw: dict, problems: list[str]) -> list[tuple[str, str]] | None:
@@ -312,6 +395,20 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
     return out
 
 
+def _seeds(value: Any, problems: list[str]) -> Sequence[int]:
+    """The seeds: a count ``n`` is ``range(n)`` (never a list), or a list of distinct seeds."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 1 <= value < 2**63:
+            return range(value)
+    elif isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool)
+                                                   and 0 <= s < 2**63 for s in value):
+        if len(set(value)) == len(value):
+            return value
+    shown = repr(value) if not isinstance(value, list) or len(value) < 20 else f"a list of {len(value)} values"
+    problems.append(f"seeds: {shown}; expected a count >= 1 or a list of distinct non-negative integers")
+    return []
+
+
 def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchmark") -> Spec:
     """Validate a spec given as a dict (the parsed TOML) and expand its grid."""
     if not isinstance(raw, dict):
@@ -332,29 +429,20 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(BASE_METRICS)}")
         metrics = []
     for i, m in enumerate(metrics):
-        if m not in BASE_METRICS:
+        if not isinstance(m, str) or m not in BASE_METRICS:
             problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), BASE_METRICS)}; "
                             f"allowed: {', '.join(BASE_METRICS)}")
     if len(set(map(str, metrics))) != len(metrics):
         problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
 
-    seeds = raw.get("seeds", [0])
-    if isinstance(seeds, bool):
-        seeds = None
-    elif isinstance(seeds, int):
-        seeds = list(range(seeds)) if seeds >= 1 else None
-    if (not isinstance(seeds, list) or not seeds
-            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**63 for s in seeds)
-            or len(set(seeds)) != len(seeds)):
-        problems.append(f"seeds: {raw.get('seeds')!r}; expected a count >= 1 or a list of distinct non-negative integers")
-        seeds = []
+    seeds = _seeds(raw.get("seeds", [0]), problems)
 
     skip_incompatible = raw.get("skip_incompatible", False)
     if not isinstance(skip_incompatible, bool):
         problems.append(f"skip_incompatible: expected true or false, got {skip_incompatible!r}")
         skip_incompatible = False
 
-    jobs, threads, dask, timeout = _execution_keys(raw, problems)
+    jobs, threads, dask, timeout, max_runs = _execution_keys(raw, problems)
     share = raw.get("share", True)
     if not isinstance(share, bool):
         problems.append(f"share: expected true or false (compute runs that are one computation once), got {share!r}")
@@ -390,14 +478,13 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
                 continue
             pairs.append((sc, st))
 
+    configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics)
+    if configs.size > max_runs:
+        problems.append(
+            f"the grid has {configs.size:,} runs ({len(configs.datasets)} datasets x {len(pairs)} scenario-strategy "
+            f"pairs x {len(configs.detectors)} detectors x {len(seeds):,} seeds), more than max_runs = "
+            f"{max_runs:,}; to run it, set max_runs = {configs.size} at the top of the spec")
     if problems:
         raise SpecError(problems, source=source)
-    configs = [
-        RunConfig(dataset=ds, scenario=sc, strategy=st, detector=det, seed=seed, base_metrics=tuple(metrics))
-        for ds in sections["datasets"]
-        for sc, st in pairs
-        for det in sections["detectors"]
-        for seed in seeds
-    ]
     return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped, jobs=jobs, threads=threads, dask=dask,
                 timeout=None if timeout is None else float(timeout), share=share)

@@ -22,7 +22,7 @@ from .concept_incremental import ConceptIncremental
 
 __all__ = ["SCENARIOS", "Scenario", "ConceptAware", "ConceptIncremental", "ConceptAgnostic", "stream_batches"]
 
-SCENARIOS = Registry("scenario")
+SCENARIOS = Registry("scenario", methods=("run",))
 SCENARIOS.add("concept_aware", ConceptAware, "concept id at learn and score time")
 SCENARIOS.add("concept_incremental", ConceptIncremental, "boundaries known, no id")
 SCENARIOS.add("concept_agnostic", ConceptAgnostic, "a stream of batches, neither id nor boundaries")

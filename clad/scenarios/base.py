@@ -5,11 +5,12 @@ from __future__ import annotations
 from sklearn.base import BaseEstimator
 
 from ..errors import CladValueError, ScenarioError
+from ..validation import SEED, Validated
 
 __all__ = ["Scenario"]
 
 
-class Scenario(BaseEstimator):
+class Scenario(Validated, BaseEstimator):
     """Base class. Subclasses set ``name``, ``gives_concept_id``, ``gives_boundaries`` and write
     ``run(dataset, strategy, evaluator)`` as one plain loop: ``strategy.learn`` inside
     ``evaluator.learning()``, then ``evaluator.end_of_concept`` when a training concept ends (and
@@ -26,6 +27,8 @@ class Scenario(BaseEstimator):
     #: the scenario whose loop this one equals for a strategy that never reads the concept id
     #: (the two then differ only in the id they pass), or None
     same_without_id: str | None = None
+    #: parameter constraints (clad.validation); a subclass adds its own
+    _parameter_constraints = {"random_state": [None, SEED]}
 
     def __init__(self, n_jobs: int | None = None):
         self.n_jobs = n_jobs
@@ -34,6 +37,7 @@ class Scenario(BaseEstimator):
         """Check this scenario's parameters (a spec checks them before anything runs)."""
         from ..core.evaluation import check_n_jobs
 
+        self._validate_params()
         try:
             check_n_jobs(getattr(self, "n_jobs", None))
         except CladValueError as exc:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core.memmap import release
 from ..errors import CladValueError
+from ..validation import COUNT, Integral, Interval, StrOptions
 from .base import Scenario
 
 __all__ = ["ConceptAgnostic", "stream_batches", "transition_segments"]
@@ -166,10 +167,6 @@ def transition_segments(arrays: Sequence[np.ndarray], transition: int, rng: np.r
 EVALUATE = ("before_crossing_batch", "after_crossing_batch")
 
 
-def _is_count(v, low: int) -> bool:
-    return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= low
-
-
 class ConceptAgnostic(Scenario):
     """The training concepts, in order, form one stream cut into batches of ``batch_size`` rows.
 
@@ -245,6 +242,12 @@ class ConceptAgnostic(Scenario):
     gives_concept_id = False
     gives_boundaries = False
 
+    _parameter_constraints = {"batch_size": [COUNT], "anytime_every": [None, COUNT],
+                              "anytime_per_concept": [None, COUNT],
+                              "transition": [Interval(Integral, 0, None, closed="left")],
+                              "evaluate": [StrOptions(EVALUATE)], "prequential": ["boolean"],
+                              "prequential_window": [COUNT]}
+
     def __init__(self, batch_size: int = 256, anytime_every: int | None = None, transition: int = 0,
                  random_state: int | None = None, n_jobs: int | None = None,
                  evaluate: str = "before_crossing_batch", anytime_per_concept: int | None = None,
@@ -261,25 +264,9 @@ class ConceptAgnostic(Scenario):
 
     def _validate(self):
         super()._validate()
-        if not _is_count(self.batch_size, 1):
-            raise CladValueError(f"concept_agnostic: batch_size={self.batch_size!r}; expected an integer >= 1")
-        for key in ("anytime_every", "anytime_per_concept"):
-            k = getattr(self, key)
-            if k is not None and not _is_count(k, 1):
-                raise CladValueError(f"concept_agnostic: {key}={k!r}; expected None or an integer >= 1")
         if self.anytime_every is not None and self.anytime_per_concept is not None:
             raise CladValueError("concept_agnostic: set anytime_every or anytime_per_concept, not both "
                                  f"(got {self.anytime_every!r} and {self.anytime_per_concept!r})")
-        w = self.transition
-        if not _is_count(w, 0):
-            raise CladValueError(f"concept_agnostic: transition={w!r}; expected an integer >= 0 (rows)")
-        if self.evaluate not in EVALUATE:
-            raise CladValueError(f"concept_agnostic: evaluate={self.evaluate!r}; expected one of {', '.join(EVALUATE)}")
-        if not isinstance(self.prequential, (bool, np.bool_)):
-            raise CladValueError(f"concept_agnostic: prequential={self.prequential!r}; expected true or false")
-        if not _is_count(self.prequential_window, 1):
-            raise CladValueError(f"concept_agnostic: prequential_window={self.prequential_window!r}; expected an "
-                                 "integer >= 1 (batches)")
 
     def _labels(self, dataset) -> list[np.ndarray] | None:
         if not self.prequential:

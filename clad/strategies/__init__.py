@@ -56,7 +56,7 @@ __all__ = ["STRATEGIES", "Scored", "Strategy", "Naive", "FineTune", "Cumulative"
            "Window", "Experts", "EWC", "LwF", "AGEM", "DER", "Incremental", "DriftExperts",
            "make_strategy"]
 
-STRATEGIES = Registry("strategy")
+STRATEGIES = Registry("strategy", methods=("learn", "score"))
 STRATEGIES.add("naive", Naive, "train a fresh detector on the newest data only")
 STRATEGIES.add("cumulative", Cumulative, "train on everything seen so far (joint upper bound)")
 STRATEGIES.add("replay", Replay, "fresh detector on a reservoir sample of past rows plus the newest data")

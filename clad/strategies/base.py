@@ -21,6 +21,8 @@ What :class:`Strategy` does for every subclass, so that a subclass writes only `
 * ``learn`` and ``score`` receive ``X`` as a read-only array (a view, never a copy), and a detector
   that tries to write into it raises a :class:`~clad.errors.DetectorError` naming the detector
   and the method: runs never change each other's data;
+* the parameters are checked against ``_parameter_constraints`` (:mod:`clad.validation`) at the
+  first ``learn``;
 * ``n_learn_calls_`` counts the ``learn`` calls;
 * the default ``score`` scores with the single fitted detector ``detector_``;
 * the default ``memory_rows()`` is the number of rows in ``buffer_`` (0 without one).
@@ -49,6 +51,7 @@ from ..core.concepts import readonly
 from ..detectors import as_detector, detector_name
 from ..detectors.base import writes_guard
 from ..errors import CladValueError
+from ..validation import SEED, Validated
 
 __all__ = ["Scored", "Strategy", "scenarios_for"]
 
@@ -106,6 +109,7 @@ def _guarded(method):
         if outer:
             self.__dict__["_clad_learning"] = True
             if not hasattr(self, "n_learn_calls_"):
+                self._validate_params()  # the declared constraints, before the first training call
                 self.n_learn_calls_ = 0
         try:
             with writes_guard(lambda: f"{self._detector_name()} (in {type(self).__name__}.{name})", name):
@@ -121,7 +125,7 @@ def _guarded(method):
     return wrapper
 
 
-class Strategy(BaseEstimator, abc.ABC):
+class Strategy(Validated, BaseEstimator, abc.ABC):
     """Base class of clad's strategies (a user's strategy may also just follow the protocol).
 
     A subclass implements :meth:`learn`; it overrides :meth:`score` only when it keeps more than
@@ -136,6 +140,8 @@ class Strategy(BaseEstimator, abc.ABC):
     #: whether the strategy draws from ``random_state`` (False: it only hands it on, and the run
     #: seed does not change its result; see :func:`clad.core.seeding.seed_consumers`)
     uses_random_state: bool = True
+    #: parameter constraints (clad.validation), checked at the first learn and by a spec before any run
+    _parameter_constraints = {"random_state": [None, SEED]}
     #: scenario names this strategy runs in (derived from the two flags above)
     supported_scenarios = _SupportedScenarios()
 

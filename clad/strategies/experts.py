@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CladValueError
+from ..validation import StrOptions
 from .base import Scored, Strategy
 
 __all__ = ["Experts", "NO_EXPERT_POLICIES", "task_agnostic_choice", "fit_measures"]
@@ -87,6 +88,8 @@ class Experts(Strategy):
     requires_boundaries = True
     uses_random_state = False
 
+    _parameter_constraints = {"no_expert": [StrOptions(NO_EXPERT_POLICIES)]}
+
     def __init__(self, detector=None, no_expert: str = "task_agnostic", random_state: int | None = None):
         self.detector = detector
         self.no_expert = no_expert
@@ -94,10 +97,6 @@ class Experts(Strategy):
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "experts_"):
-            if self.no_expert not in NO_EXPERT_POLICIES:
-                raise CladValueError(
-                    f"Experts: no_expert={self.no_expert!r}; allowed: {', '.join(map(repr, NO_EXPERT_POLICIES))}"
-                )
             self.experts_ = {}
             self.train_scores_ = {}
         key = str(concept_id) if concept_id is not None else f"expert_{self.n_learn_calls_}"

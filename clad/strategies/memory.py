@@ -7,9 +7,10 @@
   each batch (one ``learn`` call = one concept).
 * :class:`RingBuffer` — the last ``capacity`` rows, written in place (a sliding window).
 
-All three keep their rows in one preallocated array: adding never re-concatenates the history, a
-buffer never holds more than ``capacity`` rows, and once a non-empty batch was added it is never
-empty. Randomness comes only from the ``numpy.random.Generator`` passed in.
+All three keep their rows in one array that grows with the rows it holds (doubling, never beyond
+``capacity``, so ``capacity = 10**9`` with 300 rows of data holds 300 rows, not 10**9): adding never
+re-concatenates the history, a buffer never holds more than ``capacity`` rows, and once a non-empty
+batch was added it is never empty. Randomness comes only from the ``numpy.random.Generator`` passed in.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -25,14 +26,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CladValueError
+from ..validation import Integral, Interval, check
 
 __all__ = ["ReservoirBuffer", "ConceptBalancedBuffer", "RingBuffer", "check_capacity"]
 
 
 def check_capacity(value, who: str, what: str = "buffer_size", minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum``, or a CladValueError naming ``who`` and ``what``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise CladValueError(f"{who}: {what}={value!r}; expected an integer >= {minimum}")
+    check(who, {what: value}, {what: [Interval(Integral, minimum, None, closed="left")]})
     return int(value)
 
 
@@ -43,13 +44,19 @@ def _as_rows(X) -> np.ndarray:
     return X
 
 
-def _empty_like_rows(capacity: int, X: np.ndarray) -> np.ndarray:
-    return np.empty((capacity, *X.shape[1:]), dtype=X.dtype)
-
-
-def _check_rows(X: np.ndarray, data: np.ndarray) -> None:
-    if X.shape[1:] != data.shape[1:]:
+def _room(data: np.ndarray | None, X: np.ndarray, rows: int, capacity: int) -> np.ndarray:
+    """Storage for at least ``rows`` rows (at most ``capacity``): it grows with the data it holds,
+    doubling, so that a large ``capacity`` never preallocates memory the data does not fill."""
+    if data is not None and X.shape[1:] != data.shape[1:]:
         raise CladValueError(f"buffer: batch has rows of shape {X.shape[1:]}, buffer has {data.shape[1:]}")
+    have = 0 if data is None else data.shape[0]
+    if rows <= have:
+        return data
+    size = min(capacity, max(rows, 2 * have))
+    grown = np.empty((size, *X.shape[1:]), dtype=X.dtype if data is None else data.dtype)
+    if have:
+        grown[:have] = data
+    return grown
 
 
 class ReservoirBuffer:
@@ -71,21 +78,15 @@ class ReservoirBuffer:
     def __len__(self) -> int:
         return self._n
 
-    def _allocate(self, X: np.ndarray) -> None:
-        if self._data is None:
-            self._data = _empty_like_rows(self.capacity, X)
-        else:
-            _check_rows(X, self._data)
-
     def add(self, X, rng: np.random.Generator) -> None:
         """Offer the rows of ``X`` to the reservoir."""
         X = _as_rows(X)
         m = X.shape[0]
         if m == 0:
             return
-        self._allocate(X)
-        # rows that fill the free slots
+        # rows that fill the free slots (the storage grows with them)
         free = min(self.capacity - self._n, m)
+        self._data = _room(self._data, X, self._n + free, self.capacity)
         if free > 0:
             self._data[self._n : self._n + free] = X[:free]
             self._n += free
@@ -117,10 +118,6 @@ class ReservoirBuffer:
     def grow(self, capacity: int) -> None:
         """Allow up to ``capacity`` rows from now on (rows already dropped stay dropped)."""
         capacity = check_capacity(capacity, "ReservoirBuffer", "capacity", minimum=0)
-        if capacity > self.capacity and self._data is not None:
-            grown = _empty_like_rows(capacity, self._data)
-            grown[: self._n] = self._data[: self._n]
-            self._data = grown
         self.capacity = max(capacity, self.capacity)
 
     def view(self) -> np.ndarray:
@@ -208,10 +205,8 @@ class RingBuffer:
         m = X.shape[0]
         if m == 0:
             return
-        if self._data is None:
-            self._data = _empty_like_rows(self.capacity, X)
-        else:
-            _check_rows(X, self._data)
+        # until the window is full, the head is at the end of the rows held: grow to fit the batch
+        self._data = _room(self._data, X, min(self.capacity, self._n + m), self.capacity)
         self.n_seen += m
         if m >= self.capacity:  # only the last `capacity` rows survive
             self._data[:] = X[m - self.capacity :]

@@ -19,6 +19,7 @@ import copy
 
 from ..detectors import detector_name
 from ..errors import CladValueError
+from ..validation import COUNT, Interval, Real, StrOptions
 from .base import Strategy
 
 __all__ = ["EWC", "LwF", "EWC_MODES"]
@@ -75,6 +76,10 @@ class EWC(_Regularized):
     (2, 0)
     """
 
+    _parameter_constraints = {"ewc_lambda": [Interval(Real, 0, None, closed="left")],
+                              "mode": [StrOptions(EWC_MODES)], "gamma": [Interval(Real, 0, 1, closed="right")],
+                              "fisher_rows": [None, COUNT]}
+
     def __init__(self, detector=None, ewc_lambda: float = 100.0, mode: str = "separate", gamma: float = 1.0,
                  fisher_rows: int | None = 2000, random_state: int | None = None):
         self.detector = detector
@@ -83,17 +88,6 @@ class EWC(_Regularized):
         self.gamma = gamma
         self.fisher_rows = fisher_rows
         self.random_state = random_state
-
-    def _check_params(self) -> None:
-        if self.mode not in EWC_MODES:
-            raise CladValueError(f"EWC: mode={self.mode!r}; allowed: {', '.join(map(repr, EWC_MODES))}")
-        if not float(self.ewc_lambda) >= 0:
-            raise CladValueError(f"EWC: ewc_lambda={self.ewc_lambda!r}; expected a number >= 0")
-        if not 0.0 < float(self.gamma) <= 1.0:
-            raise CladValueError(f"EWC: gamma={self.gamma!r}; expected a number in (0, 1]")
-        rows = self.fisher_rows
-        if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
-            raise CladValueError(f"EWC: fisher_rows={rows!r}; expected None or an integer >= 1")
 
     def _penalty(self, module, xb):
         params = list(module.parameters())
@@ -105,7 +99,6 @@ class EWC(_Regularized):
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "penalties_"):
-            self._check_params()
             self.penalties_ = []
         self._first_or_continue(X, lambda: self._penalty)
         fisher = self.detector_.fisher_diagonal(X, max_rows=self.fisher_rows)
@@ -136,6 +129,8 @@ class LwF(_Regularized):
     (2, 0)
     """
 
+    _parameter_constraints = {"alpha": [Interval(Real, 0, None, closed="left")]}
+
     def __init__(self, detector=None, alpha: float = 1.0, random_state: int | None = None):
         self.detector = detector
         self.alpha = alpha
@@ -155,7 +150,5 @@ class LwF(_Regularized):
         return extra_loss
 
     def learn(self, X, concept_id=None):
-        if not float(self.alpha) >= 0:
-            raise CladValueError(f"LwF: alpha={self.alpha!r}; expected a number >= 0")
         self._first_or_continue(X, self._distillation)
         return self

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import CladValueError
+from ..validation import COUNT, StrOptions
 from .base import Strategy
-from .memory import ConceptBalancedBuffer, ReservoirBuffer, RingBuffer, check_capacity
+from .memory import ConceptBalancedBuffer, ReservoirBuffer, RingBuffer
 
 __all__ = ["Replay", "BalancedReplay", "Window", "REPLAY_MODES"]
 
@@ -44,6 +44,7 @@ class Replay(Strategy):
     """
 
     reads_concept_id = False
+    _parameter_constraints = {"buffer_size": [COUNT], "mode": [StrOptions(REPLAY_MODES)]}
 
     def __init__(self, detector=None, buffer_size: int = 1000, mode: str = "with_new",
                  random_state: int | None = None):
@@ -51,13 +52,6 @@ class Replay(Strategy):
         self.buffer_size = buffer_size
         self.mode = mode
         self.random_state = random_state
-
-    def _check_params(self) -> None:
-        check_capacity(self.buffer_size, type(self).__name__)
-        if self.mode not in REPLAY_MODES:
-            raise CladValueError(
-                f"{type(self).__name__}: mode={self.mode!r}; allowed: {', '.join(map(repr, REPLAY_MODES))}"
-            )
 
     def _rng(self) -> np.random.Generator:
         if not hasattr(self, "rng_"):
@@ -72,7 +66,6 @@ class Replay(Strategy):
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "buffer_"):
-            self._check_params()
             self.buffer_ = self._make_buffer()
         if self.mode == "buffer_only":
             self._offer(X, concept_id)
@@ -133,6 +126,7 @@ class Window(Strategy):
 
     reads_concept_id = False
     uses_random_state = False
+    _parameter_constraints = {"window_size": [COUNT]}
 
     def __init__(self, detector=None, window_size: int = 1000, random_state: int | None = None):
         self.detector = detector
@@ -141,7 +135,7 @@ class Window(Strategy):
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "buffer_"):
-            self.buffer_ = RingBuffer(check_capacity(self.window_size, "Window", "window_size"))
+            self.buffer_ = RingBuffer(self.window_size)
         self.buffer_.add(X)
         self.detector_ = self._fit_new(self.buffer_.view())
         return self

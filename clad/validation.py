@@ -1,0 +1,204 @@
+"""One vocabulary of parameter checks: each component declares its constraints once.
+
+Modelled on scikit-learn's ``_parameter_constraints`` (and built on its constraint objects in
+:mod:`sklearn.utils._param_validation`): a class sets ``_parameter_constraints = {"key": [...]}``
+and a loader function is wrapped by :func:`declare`. Each key maps to a list of allowed kinds
+(any one suffices): :class:`Interval`, :class:`StrOptions`, ``None``, ``"boolean"``, a type, ...
+Unlike scikit-learn's, clad's :class:`Interval` refuses booleans (``true`` is not a count), and a
+failure names the component, the key, the value and what is allowed, every failing key at once.
+
+>>> from numbers import Integral
+>>> C = {"buffer_size": [Interval(Integral, 1, None, closed="left")], "mode": [StrOptions(("a", "b"))]}
+>>> problems("Replay", {"buffer_size": 0, "mode": "a"}, C)
+['Replay: buffer_size=0; expected an integer >= 1']
+>>> check("Replay", {"buffer_size": True, "mode": "c"}, C)
+Traceback (most recent call last):
+...
+clad.errors.CladValueError: Replay: buffer_size=True; expected an integer >= 1; Replay: mode='c'; allowed: 'a', 'b'
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from numbers import Integral, Real
+from typing import Any, Callable
+
+import numpy as np
+from sklearn.utils._param_validation import Interval as _SkInterval
+from sklearn.utils._param_validation import Options, make_constraint  # noqa: F401 - re-exported
+from sklearn.utils._param_validation import StrOptions as _SkStrOptions
+
+from .errors import CladValueError
+
+__all__ = ["Interval", "StrOptions", "Options", "ListOf", "SEED", "COUNT", "declare", "problems", "check",
+           "constraints_of", "Validated", "Integral", "Real"]
+
+
+class Interval(_SkInterval):
+    """scikit-learn's Interval, except that a boolean is never a number."""
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return super().is_satisfied_by(val)
+
+    def __init__(self, *args, description: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.description = description
+
+    def __str__(self):
+        return self.description or self.describe()
+
+    def describe(self, plural: bool = False) -> str:
+        kind = "an integer" if self.type is Integral else "a number"
+        if plural:
+            kind = "integers" if self.type is Integral else "numbers"
+        lo_in = self.closed in ("left", "both")
+        hi_in = self.closed in ("right", "both")
+        if self.right is None and self.left is not None:
+            return f"{kind} {'>=' if lo_in else '>'} {self.left}"
+        if self.left is None and self.right is not None:
+            return f"{kind} {'<=' if hi_in else '<'} {self.right}"
+        if self.left is None:
+            return kind
+        return f"{kind} in {'[' if lo_in else '('}{self.left}, {self.right}{']' if hi_in else ')'}"
+
+
+class StrOptions(_SkStrOptions):
+    """One of the given strings; the options keep the order they are given in (for messages)."""
+
+    def __init__(self, options, *, deprecated=None):
+        self.ordered = tuple(options)
+        super().__init__(set(self.ordered), deprecated=deprecated)
+
+    def __str__(self):
+        return "one of " + ", ".join(map(repr, self.ordered))
+
+
+class ListOf:
+    """A non-empty list (or tuple) whose every item satisfies ``item``."""
+
+    def __init__(self, item):
+        self.item = make_constraint(item)
+        self.hidden = False
+
+    def is_satisfied_by(self, val):
+        return isinstance(val, (list, tuple)) and len(val) > 0 and all(self.item.is_satisfied_by(v) for v in val)
+
+    def __str__(self):
+        item = self.item.describe(plural=True) if isinstance(self.item, Interval) else str(self.item)
+        return f"a non-empty list of {item}"
+
+
+#: a seed: an integer in [0, 2**63 - 1]
+SEED = Interval(Integral, 0, 2**63 - 1, closed="both", description="a non-negative integer below 2**63")
+#: a count of at least one
+COUNT = Interval(Integral, 1, None, closed="left")
+
+
+def _constraint(c):
+    return c if isinstance(c, ListOf) else make_constraint(c)
+
+
+def _head(who: str | None, key: str, value: Any) -> str:
+    return f"{key}: {value!r}" if who is None else f"{who}: {key}={value!r}"
+
+
+def problems(who: str | None, params: dict, constraints: dict) -> list[str]:
+    """One message per parameter of ``params`` that satisfies none of its declared constraints
+    (``who: key=value; ...``, or ``key: value; ...`` without ``who``, as for a spec's own keys)."""
+    out = []
+    for key, value in params.items():
+        allowed = constraints.get(key)
+        if allowed is None or allowed == "no_validation":
+            continue
+        cons = [_constraint(c) for c in allowed]
+        if any(c.is_satisfied_by(value) for c in cons):
+            continue
+        shown = [str(c) for c in cons if not getattr(c, "hidden", False)]
+        options = [c for c in cons if isinstance(c, StrOptions)]
+        if options and len(options) == len(cons):
+            from .registry import did_you_mean
+
+            hint = did_you_mean(value, options[0].ordered) if isinstance(value, str) else ""
+            out.append(f"{_head(who, key, value)}{hint}; allowed: {', '.join(map(repr, options[0].ordered))}")
+        else:
+            out.append(f"{_head(who, key, value)}; expected {' or '.join(shown)}")
+    return out
+
+
+def check(who: str, params: dict, constraints: dict) -> None:
+    """Raise a :class:`~clad.errors.CladValueError` listing every failing parameter."""
+    found = problems(who, params, constraints)
+    if found:
+        raise CladValueError("; ".join(found))
+
+
+def constraints_of(obj: Any) -> dict:
+    """The constraints ``obj`` (a class, an instance or a declared function) declares; {} if none."""
+    return dict(getattr(obj, "_parameter_constraints", None) or {})
+
+
+class Validated:
+    """Mixin: ``_validate_params()`` checks ``get_params(deep=False)`` against the class's
+    ``_parameter_constraints`` (the declarations of every base class merged)."""
+
+    _parameter_constraints: dict = {}
+
+    @classmethod
+    def _all_constraints(cls) -> dict:
+        merged: dict = {}
+        for klass in reversed(cls.__mro__):
+            merged.update(klass.__dict__.get("_parameter_constraints", {}) or {})
+        return merged
+
+    def _validate_params(self) -> None:
+        check(getattr(self, "name", None) if isinstance(getattr(self, "name", None), str) else type(self).__name__,
+              self.get_params(deep=False), self._all_constraints())
+
+
+def declare(constraints: dict, files: Callable[[dict], list] | None = None) -> Callable:
+    """Decorator for a loader function: its parameters are checked against ``constraints`` on every
+    call (before its body runs), and the declaration stays readable for a spec check without a call.
+
+    ``files(arguments) -> [(relpath, sha256 or None), ...]`` names the data files a call reads, so
+    that a spec can locate and verify them before anything runs.
+
+    >>> @declare({"n": [COUNT]})
+    ... def f(n=1):
+    ...     return n
+    >>> f(2), f.__name__
+    (2, 'f')
+    >>> f(0)
+    Traceback (most recent call last):
+    ...
+    clad.errors.CladValueError: f: n=0; expected an integer >= 1
+    """
+
+    def deco(fn):
+        sig = inspect.signature(fn)
+        who = fn.__name__.removeprefix("load_").removeprefix("make_")
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            check(who, dict(bound.arguments), constraints)
+            return fn(*args, **kwargs)
+
+        wrapper._parameter_constraints = dict(constraints)
+        wrapper._data_files = files
+        wrapper._clad_name = who
+        return wrapper
+
+    return deco
+
+
+def arguments(fn: Callable, params: dict) -> dict:
+    """``params`` completed with ``fn``'s defaults (what a call would see), without calling it."""
+    sig = inspect.signature(fn)
+    out = {k: p.default for k, p in sig.parameters.items()
+           if p.default is not inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    out.update(params)
+    return out
