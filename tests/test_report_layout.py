@@ -191,3 +191,30 @@ def test_figure_files_are_whole_unique_and_indexed(tmp_path):
     assert 'id="figures"' in page
     for n in names:
         assert f'href="figures/{n}"' in page and f'id="fig-{n[:-4]}"' in page
+
+
+def test_a_reused_heatmap_figure_shows_what_a_fresh_one_shows():
+    import dataclasses
+
+    runs = _made_runs(3)
+    other = [dataclasses.replace(r, scenario="concept_aware", R={m: 1 - v for m, v in r.R.items()}) for r in runs]
+    first = [h for h in heatmaps(runs)[0] if h.base_metric == "roc_auc"]
+    second = [h for h in heatmaps(other)[0] if h.base_metric == "f1"]  # another scenario and base metric
+    build = HeatmapFigures()
+    for fig in build(first):
+        figure_png(fig, dpi=90)
+    (reused,) = build(second)
+    (fresh,) = HeatmapFigures()(second)
+    check_readable(reused)  # the layout kept from the first group still fits (only a label's width differs)
+    assert reused.get_suptitle() == fresh.get_suptitle() and "concept_aware: f1" in reused.get_suptitle()
+
+    def shown(fig):
+        panels = [ax for ax in fig.axes if ax.images]
+        return ([np.ma.filled(ax.images[0].get_array(), np.nan) for ax in panels],
+                [[(t.get_text(), t.get_color()) for t in ax.texts] for ax in panels],
+                [ax.get_title() for ax in panels])
+
+    (r_cells, r_texts, r_titles), (f_cells, f_texts, f_titles) = shown(reused), shown(fresh)
+    for a, b in zip(r_cells, f_cells, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert sorted(map(sorted, r_texts)) == sorted(map(sorted, f_texts)) and r_titles == f_titles

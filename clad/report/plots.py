@@ -89,7 +89,7 @@ def figure_png(fig, dpi: int = 100) -> bytes:
     canvas.draw()
     image = Image.frombuffer("RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     buf = io.BytesIO()
-    image.save(buf, format="png")
+    image.save(buf, format="png", compress_level=3)  # 7 % larger than level 6, encoded in 2/3 of the time
     return buf.getvalue()
 
 
@@ -315,9 +315,9 @@ def _arrangement(items: Sequence[HeatmapData], max_cols: int) -> list[list[int]]
 class HeatmapFigures:
     """Builds the small-multiple R figures of :func:`heatmap_figures`, reusing the figures of the
     previous call when the next group has the same layout (same panels, concepts and seeds: e.g.
-    the same configurations under another base metric). Only the cells, the annotations, the
-    colour-bar label and the title change, and the layout computed for the first is kept. Save
-    (draw) each figure before the next call: a reused figure is changed in place."""
+    the same configurations under another base metric or in another scenario). Only the cells, the
+    annotations, the colour-bar label and the title change, and the layout computed for the first
+    is kept. Save (draw) each figure before the next call: a reused figure is changed in place."""
 
     def __init__(self, *, vmin: float = 0.0, vmax: float = 1.0, cmap: str = "viridis",
                  annotate: bool | None = None):
@@ -327,8 +327,7 @@ class HeatmapFigures:
 
     @staticmethod
     def _signature(items: Sequence[HeatmapData]) -> tuple:
-        return tuple((h.dataset, h.scenario, h.strategy, h.detector, h.rows, h.cols, tuple(h.learned_at),
-                      len(h.seeds)) for h in items)
+        return tuple((h.strategy, h.detector, h.rows, h.cols, tuple(h.learned_at), len(h.seeds)) for h in items)
 
     def __call__(self, items: Sequence[HeatmapData]) -> list["Figure"]:
         if not items:
