@@ -89,10 +89,12 @@ def _describe(obj: Any) -> str:
     return f"the {what} {getattr(obj, '__module__', None) or '?'}.{name}"
 
 
-def kind_problem(obj: Any, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False) -> str | None:
+def kind_problem(obj: Any, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False,
+                 or_methods: tuple = ()) -> str | None:
     """Why ``obj`` is not a ``kind`` (None when it is one): a class with ``methods`` (and one of
-    ``any_of``), or with ``functions`` also a Python function; never an object of the standard
-    library (``os:system``, ``threading:Thread``) or a built-in. Nothing is called to decide it."""
+    ``any_of``) or with all of ``or_methods``; with ``functions`` also a Python function, and
+    clad's own factory functions always; never an object of the standard library (``os:system``,
+    ``threading:Thread``) or a built-in. Nothing is called to decide it."""
     wanted = ("a class" + (" or a Python function" if functions else "")
               + (f" with {', '.join(m + '()' for m in methods)}" if methods else "")
               + (f" and one of {', '.join(m + '()' for m in any_of)}" if any_of else ""))
@@ -100,13 +102,15 @@ def kind_problem(obj: Any, kind: str, methods: tuple = (), any_of: tuple = (), f
     if module == "builtins" or module in sys.stdlib_module_names or inspect.isbuiltin(obj):
         return f"expected {wanted}; got {_describe(obj)} from the standard library"
     if inspect.isclass(obj):
+        if or_methods and all(callable(getattr(obj, m, None)) for m in or_methods):
+            return None
         missing = [m for m in methods if not callable(getattr(obj, m, None))]
         if any_of and not any(callable(getattr(obj, m, None)) for m in any_of):
             missing.append(" or ".join(any_of))
         if missing:
             return f"expected {wanted}; got {_describe(obj)}, which has no {', '.join(m + '()' for m in missing)}"
         return None
-    if functions and inspect.isfunction(obj):
+    if inspect.isfunction(obj) and (functions or module == "clad"):
         return None
     return f"expected {wanted}; got {_describe(obj)}"
 
@@ -118,9 +122,11 @@ class Registry:
     :func:`kind_problem`); an import path naming anything else is refused before it is called.
     """
 
-    def __init__(self, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False):
+    def __init__(self, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False,
+                 or_methods: tuple = ()):
         self.kind = kind
-        self._kind_rule = (tuple(methods), tuple(any_of), functions) if (methods or any_of or functions) else None
+        self._kind_rule = ((tuple(methods), tuple(any_of), functions, tuple(or_methods))
+                           if (methods or any_of or functions) else None)
         self._entries: dict[str, str] = {}
         self._docs: dict[str, str] = {}
         self._defaults: dict[str, dict] = {}
@@ -179,14 +185,17 @@ class Registry:
         """The object registered as ``name``, or imported from ``name`` if it is an import path."""
         if not isinstance(name, str):
             raise CladTypeError(f"{self.kind} name must be a string, got {type(name).__name__} {name!r}")
-        if name in self._entries:
+        registered = name in self._entries
+        if registered:
             obj = import_object(self._entries[name], f"{self.kind} {name!r}")
         elif ":" in name:
             obj = import_object(name, self.kind)
         else:
             obj = None
         if obj is not None:
-            if self._kind_rule is not None:
+            # clad's own registered names may be factories; an import path from a spec must name an
+            # object of this kind before anything is called
+            if self._kind_rule is not None and not registered:
                 problem = kind_problem(obj, self.kind, *self._kind_rule)
                 if problem:
                     raise CladTypeError(f"{self.kind} {name!r} is not a {self.kind}: {problem}; nothing was called")

@@ -157,6 +157,8 @@ def test_a_database_from_before_extras_gains_the_column(tmp_path):
     path = tmp_path / "old.sqlite"
     con = sqlite3.connect(path)
     con.executescript(SCHEMA.replace("    extras        TEXT,\n", ""))
+    con.execute("INSERT INTO meta(key, value) VALUES ('clad_version', '\"0.1.0\"')")  # written by clad
+    con.commit()
     con.close()
     r = RunResult("d", "s", "st", "det", 0, concepts=("A",), test_concepts=("A",),
                   R={"roc_auc": np.array([[0.5]])}, extras={"drift": {"detected": 1}}, run_id="r1")

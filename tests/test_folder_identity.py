@@ -126,6 +126,7 @@ def test_a_foreign_sqlite_file_is_never_written(tmp_path):
 def test_out_naming_a_file_exits_111(tmp_path):
     target = tmp_path / "afile"
     target.write_text("x")
+    _table(tmp_path / "data.csv", 0.0)
     with pytest.raises(ResultsWriteError, match="names a file"):
         run_spec(_spec(tmp_path / "data.csv"), target)
     proc = subprocess.run([sys.executable, "-m", "clad.cli", "report", str(tmp_path), "--out", str(target)],

@@ -78,7 +78,7 @@ def test_after_crossing_batch_is_the_named_look_ahead():
 
 
 def test_bad_evaluate():
-    with pytest.raises(CladValueError, match="evaluate='later'; expected one of before_crossing_batch"):
+    with pytest.raises(CladValueError, match="evaluate='later'; allowed: 'before_crossing_batch'"):
         run_experiment(stream_dataset(), ConceptAgnostic(evaluate="later"), Naive(RowLog()))
 
 

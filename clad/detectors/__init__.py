@@ -51,7 +51,8 @@ __all__ = [
     "SklearnDetector",
 ]
 
-DETECTORS = Registry("detector", methods=("fit",), any_of=("score", "decision_function", "score_samples"))
+DETECTORS = Registry("detector", methods=("fit",), any_of=("score", "decision_function", "score_samples"),
+                     or_methods=("learn_one", "score_one"))  # river's incremental detectors
 DETECTORS.add("iforest", "sklearn.ensemble:IsolationForest", "scikit-learn IsolationForest")
 DETECTORS.add("lof", "sklearn.neighbors:LocalOutlierFactor", "scikit-learn LocalOutlierFactor (novelty=True)",
               defaults={"novelty": True})
