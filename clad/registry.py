@@ -110,7 +110,8 @@ def kind_problem(obj: Any, kind: str, methods: tuple = (), any_of: tuple = (), f
         if missing:
             return f"expected {wanted}; got {_describe(obj)}, which has no {', '.join(m + '()' for m in missing)}"
         return None
-    if inspect.isfunction(obj) and (functions or module == "clad"):
+    # clad's own module-level factories (e.g. clad.detectors.incremental:half_space_trees), never a method
+    if inspect.isfunction(obj) and (functions or (module == "clad" and "." not in obj.__qualname__)):
         return None
     return f"expected {wanted}; got {_describe(obj)}"
 
