@@ -13,6 +13,7 @@ from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
 from .drift import stream_boundaries
 from .evaluation import Evaluator, StepEvent, check_base_metrics, check_data, check_reversed
+from .memory import peak_rss
 from .results import RunResult, versions
 from .run_warnings import recording
 from .seeding import seed_run
@@ -52,7 +53,8 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     what it reports beyond R, given the rows of the training stream at which each concept after
     the first starts (:func:`~clad.core.drift.stream_boundaries`); it is stored as ``extras``. Warnings
     raised while the run computes (a library's, or clad's :class:`~clad.errors.RunWarning` about a
-    degenerate run) are recorded in ``RunResult.warnings`` instead of being shown.
+    degenerate run) are recorded in ``RunResult.warnings`` instead of being shown. The run's peak memory
+    (:func:`~clad.core.memory.peak_rss` around the scenario's loop) is ``RunResult.peak_memory``.
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic
@@ -75,7 +77,8 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     with recording() as flagged:  # every warning of the run lands in its record
         check_data(dataset, det_proto, getattr(scenario, "batch_size", None))
         evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers)
-        evaluation = scenario.run(dataset, strategy, evaluator)
+        with peak_rss() as peak:
+            evaluation = scenario.run(dataset, strategy, evaluator)
         total = time.perf_counter() - t0
         check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
         t = learned_at(evaluation.steps, dataset.test_names)
@@ -109,4 +112,5 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         order=None if dataset.metadata.get("order") is None else str(dataset.metadata["order"]),
         run_id=labels.get("run_id"),
         warnings=tuple(flagged),
+        peak_memory=peak.bytes,
     )

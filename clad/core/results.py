@@ -129,6 +129,9 @@ class RunResult:
     #: fingerprints of what the run read: ``{"data file PATH": sha256, "code MODULE": hash or
     #: version}`` (a changed one makes a finished run stale, see :mod:`clad.engine.identity`)
     inputs: Mapping[str, str] = field(default_factory=dict)
+    #: the peak memory of the run in bytes: how far the process's resident set size rose above its
+    #: value when the run began (see :mod:`clad.core.memory`); None when not measured
+    peak_memory: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -175,6 +178,7 @@ class RunResult:
             "warnings": list(self.warnings),
             "shared_from": self.shared_from,
             "inputs": dict(self.inputs),
+            "peak_memory": self.peak_memory,
         }
         return to_jsonable(d)
 
@@ -212,6 +216,7 @@ class RunResult:
                 warnings=tuple(str(w) for w in d.get("warnings") or ()),
                 shared_from=d.get("shared_from"),
                 inputs=dict(d.get("inputs") or {}),
+                peak_memory=None if d.get("peak_memory") is None else int(d["peak_memory"]),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None

@@ -11,7 +11,8 @@ summaries and ``clad export`` are produced from it. Tables:
     (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601),
     ``shared_from`` (the run_id of the run that computed this result when the configuration is the
     same computation, see :mod:`clad.engine.identity`; NULL otherwise), ``inputs`` (JSON: the
-    fingerprints of the data files and plug-in code the run read).
+    fingerprints of the data files and plug-in code the run read), ``peak_memory`` (bytes, the run's
+    peak memory above its start, see :mod:`clad.core.memory`).
 ``r_cells``
     R in long format: ``run_id, base_metric, step_index, step_concept, test_index, test_concept,
     value`` (``NULL`` for an undefined cell).
@@ -182,11 +183,13 @@ def _real(v: Any) -> float | None:
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
 _PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error", "shared_from")
 _JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "learned_rows",
-         "prequential", "run_order", "extras", "warnings", "inputs")
+         "prequential", "run_order", "extras", "warnings", "inputs", "peak_memory")
 #: JSON columns that are None when the run has no such record (absent, not ``null`` text)
-_OPTIONAL = ("anytime", "learned_rows", "prequential", "run_order", "extras")
+_OPTIONAL = ("anytime", "learned_rows", "prequential", "run_order", "extras", "peak_memory")
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
-_ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs")
+#: (also to a new one: the CREATE TABLE above is the first version's columns and these)
+_ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
+                  "peak_memory")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 

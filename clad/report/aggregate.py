@@ -25,6 +25,7 @@ from ..core.results import RunResult
 from ..errors import DataError
 from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
                        scalar_names)
+from .cost import COST, cost_columns
 
 __all__ = [
     "CONFIG_KEYS",
@@ -318,7 +319,8 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
     """One row per dataset x base metric x scenario x detector x strategy; ``runs`` (finished runs,
     one per seed) and, for every scalar metric ``m`` (default: every declared one), the columns of
     :func:`describe` over seeds: ``m_mean``, ``m_std``, ``m_n`` (values, NaN left out),
-    ``m_ci_low``, ``m_ci_high``.
+    ``m_ci_low``, ``m_ci_high``; then the same columns for every cost of
+    :data:`clad.report.cost.COST` (fit and score seconds per step, peak memory MB, training rows kept).
 
     >>> from clad.core.results import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", seed, metrics={"roc_auc": {"continual_average": v}})
@@ -341,8 +343,8 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
             for name in metrics:
                 d = describe(np.array([[scalar_value(r, bm, name)] for r in runs]))
                 row.update({f"{name}_{k}": v for k, v in _stats_at(d, 0).items()})
-            rows.append(row)
-    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in metrics for s in _STATS]
+            rows.append({**row, **cost_columns(runs)})
+    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in _STATS]
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -25,6 +25,7 @@ from .aggregate import (
     learning_curves,
 )
 from ..metrics import get_metric
+from .cost import cost_section
 from .orders import order_sensitivity
 from .figures import FigureStore, cd_html, curves_section, forgetting_section, heatmap_section
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
@@ -284,6 +285,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     sections.append(("curves", "Learning curves", curves_section(learning_curves(ok), figs)))
     sections.append(("forgetting", "Per-concept forgetting", forgetting_section(forgetting_table(ok), figs)))
     sections.append(("heatmaps", "R heatmaps", heatmap_section(ok, figs, report.messages)))
+    cost_html = cost_section(ok, figs)
+    if cost_html is not None:
+        sections.append(("cost", "Cost", cost_html))
     sections.append(("warnings", "Runs with warnings", _warnings_section(results)))
     for kind, heading in (("anytime", "Anytime curves"), ("prequential", "Prequential evaluation")):
         html_part = _stream_section(ok, figs, kind)

@@ -4,7 +4,7 @@ n=values``, best per column in bold).
 Input is :func:`clad.report.aggregate.leaderboard`; one table is made per dataset and base metric
 (rows: scenario x detector x strategy), and the best mean of each column is marked within each
 scenario (see :func:`clad.report.aggregate.best_marks`). Column headers are the metrics' declared
-labels (:data:`clad.metrics.REGISTRY`). A metric undefined for every row (e.g.
+labels (:data:`clad.metrics.REGISTRY`), followed by the cost columns (:data:`clad.report.cost.COST`). A metric undefined for every row (e.g.
 ``unlearned_average`` when every test concept is learned) is left out of the text tables.
 """
 
@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..metrics import get_metric, scalar_names
 from .aggregate import best_marks
+from .cost import COST
 
 __all__ = ["label", "cell_text", "stats_text", "leaderboard_sections", "leaderboard_markdown", "leaderboard_latex",
            "leaderboard_html", "frame_html", "LEGEND"]
@@ -86,13 +87,20 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
         for m in used:
             text[label(m)] = stats_text(part, m)
             mk[label(m)] = marks.loc[part.index, m].to_numpy()
+        for name, cost in COST.items():  # measured cost: shown, never marked best
+            if f"{name}_mean" in part.columns and part[f"{name}_mean"].notna().any():
+                text[cost.label] = stats_text(part, name)
+                mk[cost.label] = False
         yield f"{dataset} — {base}", text.reset_index(drop=True), mk.reset_index(drop=True)
 
 
 def _legend(metrics: Sequence[str]) -> str:
     lower = [label(m) for m in metrics if not get_metric(m).higher_is_better]
     return (f"{LEGEND}; best mean per column within each scenario in bold; higher is better"
-            + (f" except {', '.join(lower)} (lower is better)" if lower else ""))
+            + (f" except {', '.join(lower)} (lower is better)" if lower else "")
+            + f"; cost columns ({', '.join(c.label for c in COST.values())}: fit and score seconds per training "
+              "step, the run's peak memory above its start, training rows kept) are measurements of this machine, "
+              "not marked")
 
 
 def leaderboard_markdown(table: pd.DataFrame) -> str:

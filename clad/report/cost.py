@@ -1,0 +1,136 @@
+"""What each run cost: fit and score seconds per training step, peak memory and training rows kept.
+
+Every run records the seconds its strategy spent learning and scoring at each step
+(``RunResult.timings["fit"]`` / ``["score"]``), the training rows it kept after each step
+(``memory_rows``) and its peak memory (``peak_memory``, the rise of the process's resident set
+size above its start, see :mod:`clad.core.memory`). :data:`COST` declares the per-run values shown
+(name -> label and how a run gives it); :func:`cost_table` describes them over seeds per
+configuration (as :func:`clad.report.aggregate.describe`), the leaderboard adds them as columns and
+:func:`cost_section` draws them. Lower is better for all of them; they are measurements of one
+machine at one time, not properties of the method: compare them within one results folder.
+
+>>> from clad.core.results import RunResult
+>>> r = RunResult("d", "s", "naive", "if", 0, timings={"fit": [0.5, 1.5], "score": [0.25, 0.25]},
+...               memory_rows=(100, 300), peak_memory=2_500_000)
+>>> [cost_value(r, name) for name in COST]
+[1.0, 0.25, 2.5, 300.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..core.results import RunResult
+
+__all__ = ["Cost", "COST", "cost_value", "cost_table", "cost_figure", "cost_section"]
+
+
+def _mean(values) -> float:
+    values = [float(v) for v in values or () if v is not None]
+    return float(np.mean(values)) if values else float("nan")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One cost column: its label and the value a run gives (NaN when the run did not record it)."""
+
+    label: str
+    value: Callable[[RunResult], float]
+    description: str
+
+
+#: the cost columns of the leaderboard, in order (all: lower is better)
+COST: dict[str, Cost] = {
+    "fit_seconds": Cost("fit s/step", lambda r: _mean(r.timings.get("fit")),
+                        "seconds the strategy spent learning, mean over the training steps"),
+    "score_seconds": Cost("score s/step", lambda r: _mean(r.timings.get("score")),
+                          "seconds spent scoring the test concepts, mean over the training steps"),
+    "peak_memory_mb": Cost("peak MB", lambda r: float("nan") if r.peak_memory is None else r.peak_memory / 1e6,
+                           "peak memory of the run: rise of the process's resident set size above its start, MB"),
+    "memory_rows": Cost("memory rows", lambda r: float(max(r.memory_rows)) if r.memory_rows else float("nan"),
+                        "training rows the strategy kept, largest over the steps"),
+}
+
+
+def cost_value(r: RunResult, name: str) -> float:
+    """The value of cost column ``name`` of run ``r`` (NaN when not recorded)."""
+    return float(COST[name].value(r))
+
+
+def cost_columns(runs: list[RunResult]) -> dict[str, float]:
+    """``{name_mean, name_std, name_n, name_ci_low, name_ci_high}`` of every cost over ``runs``."""
+    from .aggregate import _stats_at, describe
+
+    out: dict[str, float] = {}
+    for name in COST:
+        d = describe(np.array([[cost_value(r, name)] for r in runs], dtype=float))
+        out.update({f"{name}_{k}": v for k, v in _stats_at(d, 0).items()})
+    return out
+
+
+def cost_table(results: Iterable[RunResult]) -> pd.DataFrame:
+    """One row per configuration (dataset, scenario, strategy, detector): ``runs`` and every
+    :data:`COST` column described over seeds (``_mean``, ``_std``, ``_n``, ``_ci_low``, ``_ci_high``)."""
+    from .aggregate import CONFIG_KEYS, _STATS, group_runs
+
+    rows = [{**dict(zip(CONFIG_KEYS, key)), "runs": len(runs), **cost_columns(runs)}
+            for key, runs in group_runs(results).items()]
+    return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "runs", *[f"{n}_{s}" for n in COST for s in _STATS]])
+
+
+def cost_figure(table: pd.DataFrame, title: str):
+    """Cost of the configurations of one dataset and scenario (rows of :func:`cost_table`): fit and
+    score seconds per step stacked (left) and peak memory in MB (right), one horizontal bar per
+    strategy + detector, error bars ± std over seeds."""
+    from .layout import text_width
+    from .plots import FONT, _figure, _suptitle
+
+    labels = [f"{s} + {d}" for s, d in zip(table["strategy"], table["detector"])]
+    y = np.arange(len(labels))
+    width = min(12.5, 2 * 3.2 + text_width(labels, FONT["tick"]) + 0.8)
+    fig = _figure((width, 1.4 + 0.3 * len(labels)))
+    _suptitle(fig, title)
+    left, right = fig.subplots(1, 2, sharey=True)
+
+    def err(name):
+        return np.nan_to_num(table[f"{name}_std"].to_numpy(float))
+
+    fit, score = table["fit_seconds_mean"].to_numpy(float), table["score_seconds_mean"].to_numpy(float)
+    left.barh(y, fit, xerr=err("fit_seconds"), color="tab:blue", label="fit", error_kw={"lw": 0.8, "zorder": 3})
+    left.barh(y, score, left=np.nan_to_num(fit), xerr=err("score_seconds"), color="tab:orange", label="score",
+              error_kw={"lw": 0.8, "zorder": 3})
+    left.set_xlabel("seconds per training step (mean over steps and seeds)", fontsize=FONT["label"])
+    left.legend(fontsize=FONT["legend"], frameon=False)
+    right.barh(y, table["peak_memory_mb_mean"].to_numpy(float), xerr=err("peak_memory_mb"), color="tab:green",
+               error_kw={"lw": 0.8, "zorder": 3})
+    right.set_xlabel("peak memory, MB (rise of the RSS above the run's start)", fontsize=FONT["label"])
+    left.set_yticks(y, labels=labels, fontsize=FONT["tick"])
+    left.invert_yaxis()
+    for ax in (left, right):
+        ax.tick_params(axis="x", labelsize=FONT["tick"])
+        ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def cost_section(results: Iterable[RunResult], figs) -> str | None:
+    """The report's cost section: one :func:`cost_figure` per dataset x scenario (None when no run
+    recorded a cost)."""
+    from . import html as H
+
+    table = cost_table(results)
+    if table.empty or not table[[f"{n}_mean" for n in COST]].notna().any().any():
+        return None
+    out = ["<p class='legend'>Cost of each configuration, measured while it ran (one machine, one time: compare "
+           "within this report). Left: seconds per training step spent learning (fit) and scoring the test concepts "
+           "(score), stacked; right: peak memory, the rise of the process's resident set size above its value at "
+           "the run's start (memory an earlier run of the same process freed can be reused without showing). Mean "
+           "over seeds, error bars ± std; the leaderboard gives the numbers, with the training rows kept.</p>"]
+    figures = []
+    for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
+        fig = cost_figure(part, f"Cost of {dataset} / {scenario}")
+        figures.append(figs.add(fig, "Cost", f"cost {dataset} / {scenario}", "cost", dataset, scenario))
+    return out[0] + H.figure_grid(figures)
