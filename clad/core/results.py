@@ -245,9 +245,14 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def write_results(path: str | os.PathLike, runs: Iterable[RunResult], spec: Mapping | None = None) -> None:
-    """Write ``results.json``: strict JSON (``allow_nan=False``), atomically."""
+def write_results(path: str | os.PathLike, runs: Iterable[RunResult], spec: Mapping | None = None,
+                  references: Iterable[RunResult] = ()) -> None:
+    """Write ``results.json``: strict JSON (``allow_nan=False``), atomically; the reference runs of
+    a spec with ``references`` (:mod:`clad.engine.references`), if any, under ``"references"``."""
     doc = {"clad_version": __version__, "spec": to_jsonable(spec or {}), "runs": [r.to_dict() for r in runs]}
+    references = [r.to_dict() for r in references]
+    if references:
+        doc["references"] = references
     atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False))
 
 

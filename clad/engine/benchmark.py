@@ -84,6 +84,9 @@ class BenchmarkResult:
     summary: Any
     interrupted: bool = False
     n_shared: int = 0
+    #: the reference runs of the spec's ``references`` found in the database, and how many this call computed
+    references: tuple[RunResult, ...] = ()
+    n_references_computed: int = 0
 
     @property
     def ok(self) -> bool:
@@ -172,6 +175,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
 def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event) -> BenchmarkResult:
     from ..core.results import write_results
     from .executors import RunEvent, execute_grid
+    from .references import attach_references, is_reference, reference_plan
     from .store import ResultStore, utc_now
     from .summary import write_summaries
 
@@ -180,8 +184,9 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
     keys = computation_keys(configs, share)
     groups = _groups(configs, keys)
     key_of = keys
+    plan = reference_plan(configs, spec.references)
     interrupted = False
-    computed = 0
+    computed = refs_computed = 0
     try:
         with ResultStore(db) as store:
             _check_owner(store, spec, out, add)
@@ -192,6 +197,11 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             resumed = len(finished)
             shared = _fill_shared(store, groups, finished)
             todo = _todo(groups, finished)
+            have = store.reference_ids()
+            ref_todo = [c for c in plan.configs if c.run_id not in have]  # computed once, never again on resume
+            if ref_todo:
+                log.info("%d reference runs to compute (%s)", len(ref_todo), ", ".join(spec.references))
+            todo = ref_todo + todo
             if finished:
                 log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
                          db, len(todo))
@@ -215,6 +225,12 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                                               on_step=on_step, claim=None if dask is not None else claim)
                         try:
                             for ev in events:
+                                if is_reference(ev.config):  # stored apart; the progress counts the spec's runs
+                                    if ev.kind == "finished":
+                                        store.write_reference(ev.result, ev.started, ev.finished)
+                                        store.release([ev.config.run_id])
+                                        refs_computed += 1
+                                    continue
                                 if ev.kind == "started":
                                     store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
                                                        ev.started)
@@ -242,10 +258,12 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             finally:
                 store.release()
                 tell(GridFinished(interrupted))
+            attach_references(store, plan, ids)  # every finished run's metrics against its references
             results = store.load_results(ids)  # in the spec's order
+            references = tuple(store.load_references())
             # results.json, the database and the report describe the same runs (other specs' after --add)
             everything = results + [r for r in store.load_results() if r.run_id not in set(ids)]
-        write_results(out / "results.json", everything, spec=spec.raw)
+        write_results(out / "results.json", everything, spec=spec.raw, references=references)
         table = write_summaries(out, everything, title=spec.name)
     except (sqlite3.Error, OSError) as exc:
         # the disk (or the database file) failed: what was committed before is kept, nothing is half-written
@@ -254,7 +272,8 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
     return BenchmarkResult(
         name=spec.name, runs=tuple(results), n_total=len(configs), n_ok=n_ok, n_failed=len(results) - n_ok,
         n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
-        database=db, results_json=out / "results.json", summary=table, interrupted=interrupted)
+        database=db, results_json=out / "results.json", summary=table, interrupted=interrupted,
+        references=references, n_references_computed=refs_computed)
 
 
 def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:

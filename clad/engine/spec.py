@@ -16,6 +16,9 @@
     dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
     timeout = 600                             # optional: seconds per run before it is failed
     max_runs = 200000                         # optional: accept a grid this large (default 100,000)
+    references = ["joint", "single_task"]     # optional: reference runs, once per dataset x detector x
+                                              # seed, and every run's metrics against them
+                                              # (see docs/guides/references.md)
 
     [[datasets]]
     name = "synthetic"                        # a registered name or "package.module:function"
@@ -68,7 +71,7 @@ __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
 TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "order_seed", "skip_incompatible",
                   "jobs", "threads", "dask", "timeout", "share", "max_runs", "datasets", "scenarios", "strategies",
-                  "detectors")
+                  "detectors", "references")
 _RESERVED = ("name", "label", "grid")
 #: a grid larger than this needs an explicit ``max_runs`` in the spec
 MAX_RUNS = 100_000
@@ -131,6 +134,9 @@ class Spec:
     timeout: float | None = None
     text: str | None = None
     share: bool = True
+    #: the reference runs to compute (:mod:`clad.engine.references`): kinds of
+    #: :data:`clad.protocol.references.REFERENCE_KINDS`
+    references: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -409,6 +415,27 @@ def _seeds(value: Any, problems: list[str]) -> Sequence[int]:
     return []
 
 
+def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
+    """The reference kinds of the ``references`` key: a list of distinct kinds."""
+    from ..protocol.references import REFERENCE_KINDS
+
+    allowed = ", ".join(f'"{k}"' for k in REFERENCE_KINDS)
+    if not isinstance(value, list):
+        problems.append(f"references: {value!r}; expected a list of reference kinds, e.g. [\"joint\", "
+                        f"\"single_task\"] (allowed: {allowed})")
+        return ()
+    found = []
+    for i, v in enumerate(value):
+        if not isinstance(v, str) or v not in REFERENCE_KINDS:
+            problems.append(f"references[{i}]: {v!r} is not a reference kind{did_you_mean(str(v), REFERENCE_KINDS)}; "
+                            f"allowed: {allowed}")
+        elif v in found:
+            problems.append(f"references: {v!r} is listed twice in {value!r}")
+        else:
+            found.append(v)
+    return tuple(found)
+
+
 def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchmark") -> Spec:
     """Validate a spec given as a dict (the parsed TOML) and expand its grid."""
     if not isinstance(raw, dict):
@@ -447,6 +474,8 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
     if not isinstance(share, bool):
         problems.append(f"share: expected true or false (compute runs that are one computation once), got {share!r}")
         share = True
+
+    references = _references(raw.get("references", []), problems)
 
     regs = _registries()
     sections = {s: _entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
@@ -487,4 +516,4 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
     if problems:
         raise SpecError(problems, source=source)
     return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped, jobs=jobs, threads=threads, dask=dask,
-                timeout=None if timeout is None else float(timeout), share=share)
+                timeout=None if timeout is None else float(timeout), share=share, references=references)

@@ -18,6 +18,10 @@ summaries and ``clad export`` are produced from it. Tables:
     value`` (``NULL`` for an undefined cell).
 ``metrics``
     ``run_id, base_metric, metric, value, left_out`` (cells a mean left out; ``NULL`` if not counted).
+``reference_runs``
+    ``run_id, status, record, started, finished``: the reference runs of a spec with ``references``
+    (:mod:`clad.engine.references`), each record the strict-JSON record of a run
+    (:meth:`RunResult.to_dict <clad.core.results.RunResult.to_dict>`).
 ``claims``
     ``run_id, host, pid, expires``: the process computing a run (claimed before it starts, so two
     ``clad run`` processes on one folder never compute the same run) and when its lease ends (Unix
@@ -105,6 +109,13 @@ CREATE TABLE IF NOT EXISTS runs (
     finished      TEXT,
     shared_from   TEXT,
     inputs        TEXT
+);
+CREATE TABLE IF NOT EXISTS reference_runs (
+    run_id   TEXT PRIMARY KEY,
+    status   TEXT NOT NULL,
+    record   TEXT NOT NULL,
+    started  TEXT,
+    finished TEXT
 );
 CREATE TABLE IF NOT EXISTS claims (
     run_id  TEXT PRIMARY KEY,
@@ -382,6 +393,41 @@ class ResultStore:
                         (*row, _json(curves), started or utc_now(), finished or utc_now()))
             cur.executemany("INSERT INTO r_cells VALUES (?, ?, ?, ?, ?, ?, ?)", cells)
             cur.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", [(rid, *r) for r in metric_rows])
+
+    def write_metrics(self, result: RunResult) -> None:
+        """Replace the continual metrics of a stored run with ``result``'s (one transaction; its R,
+        labels and times are left as they are)."""
+        rid = result.run_id
+        metric_rows, curves = _split_metrics(result.to_dict()["metrics"])
+        with self._transaction() as cur:
+            cur.execute("DELETE FROM metrics WHERE run_id = ?", (rid,))
+            cur.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", [(rid, *r) for r in metric_rows])
+            cur.execute("UPDATE runs SET curves = ? WHERE run_id = ?", (_json(curves), rid))
+
+    # -- reference runs (clad.engine.references) ----------------------------------------------
+    def write_reference(self, result: RunResult, started: str | None = None, finished: str | None = None) -> None:
+        """Write one reference run (finished or failed), replacing an earlier record of it."""
+        with self._transaction() as cur:
+            cur.execute("INSERT OR REPLACE INTO reference_runs(run_id, status, record, started, finished) "
+                        "VALUES (?, ?, ?, ?, ?)", (result.run_id, result.status, _json(result.to_dict()),
+                                                   started or utc_now(), finished or utc_now()))
+
+    def _has_table(self, name: str) -> bool:
+        return self._con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                 (name,)).fetchone() is not None
+
+    def reference_ids(self) -> set[str]:
+        """The run_ids of the reference runs finished without error."""
+        if not self._has_table("reference_runs"):
+            return set()
+        return {r for r, in self._con.execute("SELECT run_id FROM reference_runs WHERE status = 'ok'")}
+
+    def load_references(self) -> list[RunResult]:
+        """Every stored reference run (finished and failed), in the order they finished."""
+        if not self._has_table("reference_runs"):  # a database of an earlier clad, opened read-only
+            return []
+        return [RunResult.from_dict(json.loads(rec)) for rec, in
+                self._con.execute("SELECT record FROM reference_runs ORDER BY finished, run_id")]
 
     # -- claims: which process computes which run ---------------------------------------------
     def claim(self, run_id: str, lease: float = LEASE_SECONDS) -> bool:

@@ -30,7 +30,8 @@ The formulas (the documented pyCLAD formulation; N steps, standard case):
 Modules: :mod:`~clad.metrics.registry` (the declarations and :func:`summarize`),
 :mod:`~clad.metrics.continual` (scalar metrics), :mod:`~clad.metrics.curves` and
 :mod:`~clad.metrics.dynamic` (per-step curves), :mod:`~clad.metrics.per_concept` (per-concept
-values), :mod:`~clad.metrics.cells` (shared helpers). **Adding a metric** is one function and its
+values), :mod:`~clad.metrics.references` (the metrics against each reference model of a benchmark:
+``intransigence_joint``, ``intransigence_single_task``, ...), :mod:`~clad.metrics.cells` (shared helpers). **Adding a metric** is one function and its
 decorator (:func:`scalar_metric`, :func:`curve_metric` or :func:`concept_metric`) in
 ``clad/metrics/continual.py`` (or any module of one's own that is imported); every summary,
 leaderboard, statistic and report reads it from :data:`REGISTRY`.
@@ -63,6 +64,7 @@ from .continual import (
 from .curves import accuracy_all, accuracy_seen
 from .dynamic import backward_transfer_curve, continual_average_curve, forward_transfer_curve
 from .per_concept import forgetting_per_concept, per_concept_drop
+from .references import REFERENCE_METRICS, reference_input
 from .registry import (
     INPUTS,
     REGISTRY,
@@ -108,6 +110,8 @@ __all__ = [
     "anytime_accuracy_all_avg",
     "anytime_accuracy_seen_avg",
     "per_concept_drop",
+    "REFERENCE_METRICS",
+    "reference_input",
     "Metric",
     "INPUTS",
     "REGISTRY",

@@ -1,0 +1,130 @@
+"""Reference runs of a grid: computed once per dataset x detector x seed x base metrics, shared by
+every strategy, scenario and concept order, and turned into metrics of every run.
+
+A spec's ``references = ["joint", "single_task"]`` (either or both) adds, for every distinct
+(dataset, detector, seed, base metrics) of its grid, one :class:`ReferenceConfig` per kind: a naive,
+concept-incremental run (labelled scenario ``reference``, strategy ``<kind>``) on the dataset
+:func:`clad.protocol.references.reference_dataset` derives from the grid's (the joint model: all
+training concepts stacked; the single-task experts: each concept alone, the single-task matrix).
+The dataset is taken without its ``order`` parameter: a reference does not depend on the concept
+order, so the runs of every order share it. References are computed by the grid's executor beside
+the runs (worker processes, Dask), stored in the results database's ``reference_runs`` table and in
+``results.json`` under ``"references"``, and not computed again on resume.
+
+When the grid is done, :func:`attach_references` adds to every finished run the metrics against
+each reference (:mod:`clad.metrics.references`: ``intransigence_joint``,
+``reference_forward_transfer_single_task``, ...), computed from the run's R and the reference's
+score for each of its test concepts (:func:`clad.protocol.references.reference_scores`).
+
+>>> from clad.engine.config import Component, RunConfig
+>>> cfg = RunConfig(Component("synthetic", {"order": "random"}), Component("concept_aware"), Component("naive"),
+...                 Component("hbos"), seed=3)
+>>> plan = reference_plan([cfg], ("joint",))
+>>> ref = plan.configs[0]
+>>> ref.reference, ref.dataset.params, ref.strategy.display, ref.seed, plan.of_run[cfg.run_id] == {"joint": ref.run_id}
+('joint', {}, 'joint', 3, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ..core.results import RunResult, to_jsonable
+from ..metrics import learned_at, reference_input, summarize
+from ..metrics.references import REFERENCE_METRICS
+from .config import Component, RunConfig
+
+__all__ = ["ReferenceConfig", "ReferencePlan", "reference_plan", "is_reference", "attach_references",
+           "with_references"]
+
+
+@dataclass(frozen=True)
+class ReferenceConfig(RunConfig):
+    """The configuration of one reference run: a :class:`RunConfig` (naive, concept-incremental)
+    and the ``reference`` kind, which enters its identity (``run_id``)."""
+
+    reference: str = "joint"
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "reference": self.reference}
+
+    def describe(self) -> str:
+        return f"{self.reference} reference: {self.dataset.display} / {self.detector.display} / seed {self.seed}"
+
+
+def is_reference(cfg) -> bool:
+    """Whether ``cfg`` is a reference run's configuration."""
+    return isinstance(cfg, ReferenceConfig)
+
+
+@dataclass(frozen=True)
+class ReferencePlan:
+    """The reference configurations of a grid and, per run_id, ``{kind: reference run_id}``."""
+
+    configs: tuple[ReferenceConfig, ...] = ()
+    of_run: dict = dataclasses.field(default_factory=dict)
+
+
+def _reference_dataset(c: Component) -> Component:
+    if "order" not in c.params:
+        return c
+    return Component(c.name, {k: v for k, v in c.params.items() if k != "order"})
+
+
+def reference_plan(configs: Iterable[RunConfig], kinds: Sequence[str]) -> ReferencePlan:
+    """One :class:`ReferenceConfig` per kind and distinct (dataset without its order, detector,
+    seed, base metrics) of ``configs``."""
+    if not kinds:
+        return ReferencePlan()
+    refs: dict[str, ReferenceConfig] = {}
+    of_run: dict[str, dict[str, str]] = {}
+    for cfg in configs:
+        mine = of_run.setdefault(cfg.run_id, {})
+        for kind in kinds:
+            ref = ReferenceConfig(_reference_dataset(cfg.dataset), Component("concept_incremental", label="reference"),
+                                  Component("naive", label=kind), cfg.detector, cfg.seed, cfg.base_metrics,
+                                  reference=kind)
+            refs.setdefault(ref.run_id, ref)
+            mine[kind] = ref.run_id
+    return ReferencePlan(tuple(refs.values()), of_run)
+
+
+def with_references(run: RunResult, references: dict[str, RunResult]) -> RunResult:
+    """``run`` with its metrics against each reference of ``references`` (``{kind: reference run}``,
+    finished ones) added, per base metric, left-out counts included."""
+    if not run.ok or not references:
+        return run
+    from ..protocol.references import reference_scores
+
+    t = learned_at(run.concepts, run.test_concepts)
+    metrics = {m: dict(v) for m, v in run.metrics.items()}
+    for base, R in run.R.items():
+        inputs = {reference_input(kind): reference_scores(kind, ref.concepts, ref.test_concepts, ref.R[base],
+                                                          run.test_concepts)
+                  for kind, ref in references.items() if ref.ok and base in ref.R}
+        if not inputs:
+            continue
+        s = summarize(R, t, **inputs)
+        mine = metrics.setdefault(base, {})
+        mine.update({k: s[k] for k in REFERENCE_METRICS if k in s})
+        mine["left_out"] = {**mine.get("left_out", {}),
+                            **{k: v for k, v in s["left_out"].items() if k in REFERENCE_METRICS}}
+    return dataclasses.replace(run, metrics=metrics)
+
+
+def attach_references(store, plan: ReferencePlan, run_ids: Iterable[str]) -> int:
+    """Rewrite every finished run of ``run_ids`` in ``store`` whose metrics against its references
+    are missing or differ; returns how many were rewritten."""
+    if not plan.configs:
+        return 0
+    refs = {r.run_id: r for r in store.load_references()}
+    n = 0
+    for run in store.load_results(list(run_ids)):
+        mine = {kind: refs[rid] for kind, rid in plan.of_run.get(run.run_id, {}).items() if rid in refs}
+        new = with_references(run, mine)
+        if to_jsonable(new.metrics) != to_jsonable(run.metrics):
+            store.write_metrics(new)
+            n += 1
+    return n
