@@ -116,6 +116,13 @@ def _cmd_run(args) -> int:
 
         for cfg in execution_order(spec.configs):  # the order the runs will start in
             print(f"  {cfg.run_id}  {cfg.describe()}")
+        if spec.references:
+            from .engine.references import reference_plan
+
+            refs = reference_plan(spec.configs, spec.references).configs
+            print(f"and {len(refs)} reference runs (computed first, once each):")
+            for cfg in refs:
+                print(f"  {cfg.run_id}  {cfg.describe()}")
         return 0
     if args.out is None:
         print("clad run: --out DIR is required (or use --dry-run)", file=sys.stderr)
@@ -135,6 +142,9 @@ def _cmd_run(args) -> int:
         print(format_summary(done.summary))
         print(f"\n{done.n_ok} runs finished, {done.n_failed} failed; results in {done.database} and "
               f"{done.results_json}")
+        if done.references:
+            print(f"{sum(r.ok for r in done.references)} reference runs finished ({done.n_references_computed} "
+                  "computed now); every run's metrics against them are in the summary")
     flagged = format_warnings(done.runs)
     if flagged:
         print(flagged, file=sys.stderr)
@@ -167,7 +177,7 @@ def _cmd_export(args) -> int:
 def _cmd_report(args) -> int:
     import warnings
 
-    from .report import load_results, load_spec_record, load_spec_text, make_report
+    from .report import load_references, load_results, load_spec_record, load_spec_text, make_report
 
     results = load_results(args.dir)
     out = Path(args.out) if args.out else Path(args.dir) / "report"
@@ -175,7 +185,8 @@ def _cmd_report(args) -> int:
         warnings.simplefilter("always")
         try:
             report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
-                                 stat_metrics=args.metric or ("continual_average",))
+                                 stat_metrics=args.metric or ("continual_average",),
+                                 references=load_references(args.dir))
         except OSError as exc:  # a read-only or full disk, or --out naming a file
             where = exc.filename or out
             print(f"clad: error: cannot write the report in {str(out)!r}: {where}: {exc.strerror or exc}; "

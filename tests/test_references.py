@@ -3,6 +3,7 @@ seed through the grid, stored, and every run's intransigence and forward transfe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -10,9 +11,10 @@ import pytest
 
 from clad.engine.benchmark import run_spec
 from clad.engine.spec import parse_spec
+from clad.engine.store import ResultStore
 from clad.errors import SpecError
 from clad.metrics import REGISTRY, learned_at
-from clad.report import leaderboard
+from clad.report import leaderboard, load_references, load_results, make_report
 
 N_CONCEPTS, N_TRAIN = 3, 60
 
@@ -94,14 +96,27 @@ def test_references_once_per_dataset_detector_seed_and_metrics_of_every_run(tmp_
         assert REGISTRY[f"intransigence_{kind}"].lower_is_better
     assert "Intransigence (joint)" in (out / "summary.csv").read_text()
 
+    # the report shows the reference scores (read back from the folder)
+    refs_back = load_references(out)
+    assert len(refs_back) == 4
+    report = make_report(load_results(out), tmp_path / "report", stat_metrics=(), references=refs_back)
+    assert "Reference runs" in report.index.read_text(encoding="utf-8")
+
     # resume: nothing computed again, references included; the values are unchanged
     again = run_spec(_spec(log, ["joint", "single_task"]), out)
     assert again.n_computed == 0 and again.n_references_computed == 0
     assert _fits(log) == fits
     assert json.loads((out / "results.json").read_text())["runs"] == doc["runs"]
 
+    # a reference whose input changed since (here: a data file it read) is computed again, alone
+    with ResultStore(out / "results.sqlite") as store:
+        ref = store.load_references()[0]
+        store.write_reference(dataclasses.replace(ref, inputs={"data file /nonexistent/x.npz": "sha256:0"}))
+    third = run_spec(_spec(log, ["joint", "single_task"]), out)
+    assert third.n_computed == 0 and third.n_references_computed == 1
+    assert json.loads((out / "results.json").read_text())["runs"] == doc["runs"]
 
-@pytest.mark.slow
+
 def test_without_references_the_metrics_are_absent(tmp_path):
     out = tmp_path / "out"
     result = run_spec(_spec(tmp_path / "fits.txt", seeds=1), out)

@@ -175,7 +175,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
 def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event) -> BenchmarkResult:
     from ..core.results import write_results
     from .executors import RunEvent, execute_grid
-    from .references import attach_references, is_reference, reference_plan
+    from .references import attach_references, is_reference, record_reference, reference_plan, references_to_compute
     from .store import ResultStore, utc_now
     from .summary import write_summaries
 
@@ -197,8 +197,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             resumed = len(finished)
             shared = _fill_shared(store, groups, finished)
             todo = _todo(groups, finished)
-            have = store.reference_ids()
-            ref_todo = [c for c in plan.configs if c.run_id not in have]  # computed once, never again on resume
+            ref_todo = references_to_compute(store, plan)  # computed once, not again on resume
             if ref_todo:
                 log.info("%d reference runs to compute (%s)", len(ref_todo), ", ".join(spec.references))
             todo = ref_todo + todo
@@ -227,7 +226,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                             for ev in events:
                                 if is_reference(ev.config):  # stored apart; the progress counts the spec's runs
                                     if ev.kind == "finished":
-                                        store.write_reference(ev.result, ev.started, ev.finished)
+                                        record_reference(store, ev)
                                         store.release([ev.config.run_id])
                                         refs_computed += 1
                                     continue

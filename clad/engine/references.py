@@ -28,6 +28,7 @@ score for each of its test concepts (:func:`clad.protocol.references.reference_s
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -37,7 +38,9 @@ from ..metrics.references import REFERENCE_METRICS
 from .config import Component, RunConfig
 
 __all__ = ["ReferenceConfig", "ReferencePlan", "reference_plan", "is_reference", "attach_references",
-           "with_references"]
+           "with_references", "references_to_compute", "record_reference"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,34 @@ def reference_plan(configs: Iterable[RunConfig], kinds: Sequence[str]) -> Refere
             refs.setdefault(ref.run_id, ref)
             mine[kind] = ref.run_id
     return ReferencePlan(tuple(refs.values()), of_run)
+
+
+def references_to_compute(store, plan: ReferencePlan) -> list[ReferenceConfig]:
+    """The reference configurations of ``plan`` not finished in ``store``, or finished from inputs
+    (data files, plug-in code) that have changed since (the console says which)."""
+    from .identity import changed_inputs
+
+    recorded = {r.run_id: r for r in store.load_references() if r.ok}
+    todo = []
+    for cfg in plan.configs:
+        done = recorded.get(cfg.run_id)
+        changed = [] if done is None else changed_inputs(dict(done.inputs), cfg)
+        if changed:
+            log.warning("%s: computed again: input changed: %s", cfg.describe(), "; ".join(changed))
+        if done is None or changed:
+            todo.append(cfg)
+    return todo
+
+
+def record_reference(store, event) -> None:
+    """Store the finished reference run of an executor's ``event`` (with the fingerprints of the
+    plug-in code it ran), and say when it failed: the runs then have no metrics against it."""
+    from .identity import code_inputs
+
+    result = dataclasses.replace(event.result, inputs={**event.result.inputs, **code_inputs(event.config)})
+    store.write_reference(result, event.started, event.finished)
+    if not result.ok:
+        log.warning("%s failed: %s; the runs have no metrics against it", event.config.describe(), result.cause)
 
 
 def with_references(run: RunResult, references: dict[str, RunResult]) -> RunResult:

@@ -68,7 +68,7 @@ from typing import Any, Iterable, Mapping
 from ..core.results import RunResult, to_jsonable
 from ..errors import DataError
 
-__all__ = ["ResultStore", "load_results", "results_source", "read_document", "SCHEMA", "DEFAULT_NAME", "JSON_NAME", "utc_now"]
+__all__ = ["ResultStore", "load_results", "load_references", "results_source", "read_document", "SCHEMA", "DEFAULT_NAME", "JSON_NAME", "utc_now"]
 
 #: file name of the database inside an output folder
 DEFAULT_NAME = "results.sqlite"
@@ -268,6 +268,16 @@ def load_results(path: str | os.PathLike) -> list[RunResult]:
     return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
 
 
+def load_references(path: str | os.PathLike) -> list[RunResult]:
+    """The reference runs recorded at ``path`` (a results folder, its database or its
+    ``results.json``; see :mod:`clad.engine.references`), none for a benchmark without references."""
+    source = results_source(path)
+    if source.suffix == ".sqlite":
+        with ResultStore(source, create=False) as store:  # read-only
+            return store.load_references()
+    return [RunResult.from_dict(r) for r in read_document(source).get("references") or []]
+
+
 class ResultStore:
     """Open the results database at ``path`` (a file, or a folder holding ``results.sqlite``),
     creating it unless ``create=False``.
@@ -415,12 +425,6 @@ class ResultStore:
     def _has_table(self, name: str) -> bool:
         return self._con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                                  (name,)).fetchone() is not None
-
-    def reference_ids(self) -> set[str]:
-        """The run_ids of the reference runs finished without error."""
-        if not self._has_table("reference_runs"):
-            return set()
-        return {r for r, in self._con.execute("SELECT run_id FROM reference_runs WHERE status = 'ok'")}
 
     def load_references(self) -> list[RunResult]:
         """Every stored reference run (finished and failed), in the order they finished."""

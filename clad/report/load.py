@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 
-from ..engine.store import ResultStore, load_results, read_document, results_source
+from ..engine.store import ResultStore, load_references, load_results, read_document, results_source
 from ..errors import DataError
 
-__all__ = ["load_results", "load_spec_record", "load_spec_text"]
+__all__ = ["load_results", "load_references", "load_spec_record", "load_spec_text"]
 
 
 def load_spec_record(directory: str | os.PathLike) -> dict | None:

@@ -99,6 +99,29 @@ def _stream_section(results, figs: FigureStore, kind: str) -> str | None:
     return out[0] + H.figure_grid(out[1:])
 
 
+def _references_html(references: Sequence[RunResult]) -> str | None:
+    """The reference runs' score on each test concept (joint model; single-task expert: M's
+    diagonal), one row per reference kind, dataset, detector, seed and base metric (None without)."""
+    from ..protocol.references import reference_scores
+
+    rows = []
+    for r in references:
+        kind = r.config.get("reference")
+        if not r.ok or kind is None:
+            continue
+        for base, R in r.R.items():
+            scores = reference_scores(kind, r.concepts, r.test_concepts, R, r.test_concepts)
+            rows.append({"reference": kind, "dataset": r.dataset, "detector": r.detector, "seed": r.seed,
+                         "base_metric": base, **dict(zip(r.test_concepts, scores.tolist()))})
+    if not rows:
+        return None
+    return ("<p class='legend'>The reference scores each run is compared with (intransigence and forward transfer "
+            "against a reference, in the leaderboard): per test concept, the joint model's score (one detector fitted "
+            "on every training concept together) and the single-task expert's (a fresh detector fitted on that "
+            "concept alone: the diagonal of the single-task matrix). Computed once per dataset, detector and "
+            "seed.</p>" + frame_html(pd.DataFrame(rows)))
+
+
 def _orders_html(table: pd.DataFrame) -> str:
     legend = ("<p class='legend'>Configurations run over several concept orders: each metric averaged over the "
               "seeds of one order, then described over the orders (how many orders have a value, min, max, range "
@@ -201,7 +224,8 @@ def _warnings_section(results: Sequence[RunResult]) -> str:
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
                 by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = ("continual_average",),
                 blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
-                title: str | None = None, spec_text: str | None = None) -> Report:
+                title: str | None = None, spec_text: str | None = None,
+                references: Sequence[RunResult] = ()) -> Report:
     """Write the report of ``results`` into ``out_dir`` and return what was written.
 
     ``out_dir/index.html`` (self-contained), ``out_dir/figures/*.png`` (R heatmaps per
@@ -215,7 +239,8 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     :class:`~clad.report.stats.StatisticsWarning`. Failed runs are listed, not used. PNGs left in
     ``out_dir/figures`` by an earlier report are removed first (they would be stale). The page shows
     the spec as the TOML the user wrote (``spec_text``) when given, else ``spec`` rendered as TOML,
-    and ends with an index of its figures and their files.
+    the scores of the benchmark's reference runs (``references``, :func:`clad.report.load_references`)
+    when given, and ends with an index of its figures and their files.
     """
     results = list(results)
     for m in stat_metrics:
@@ -243,6 +268,10 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
         report.tables[fmt] = path
     sections.append(("leaderboard", "Leaderboard", leaderboard_html(lb) if not lb.empty else
                      H.message("no finished run: nothing to rank")))
+
+    refs_html = _references_html(references)
+    if refs_html is not None:
+        sections.append(("references", "Reference runs", refs_html))
 
     orders_table = order_sensitivity(ok)
     if not orders_table.empty:
