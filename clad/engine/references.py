@@ -34,7 +34,7 @@ from typing import Iterable, Sequence
 
 from ..core.results import RunResult, to_jsonable
 from ..metrics import learned_at, reference_input, summarize
-from ..metrics.references import REFERENCE_METRICS
+from ..metrics.references import declare_reference_metrics
 from .config import Component, RunConfig
 
 __all__ = ["ReferenceConfig", "ReferencePlan", "reference_plan", "is_reference", "attach_references",
@@ -138,10 +138,10 @@ def with_references(run: RunResult, references: dict[str, RunResult]) -> RunResu
         if not inputs:
             continue
         s = summarize(R, t, **inputs)
+        names = declare_reference_metrics()  # also those of metrics declared after clad.metrics was imported
         mine = metrics.setdefault(base, {})
-        mine.update({k: s[k] for k in REFERENCE_METRICS if k in s})
-        mine["left_out"] = {**mine.get("left_out", {}),
-                            **{k: v for k, v in s["left_out"].items() if k in REFERENCE_METRICS}}
+        mine.update({k: s[k] for k in names if k in s})
+        mine["left_out"] = {**mine.get("left_out", {}), **{k: v for k, v in s["left_out"].items() if k in names}}
     return dataclasses.replace(run, metrics=metrics)
 
 

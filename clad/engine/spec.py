@@ -417,7 +417,7 @@ def _seeds(value: Any, problems: list[str]) -> Sequence[int]:
 
 def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
     """The reference kinds of the ``references`` key: a list of distinct kinds."""
-    from ..protocol.references import REFERENCE_KINDS
+    from ..metrics.references import REFERENCE_KINDS
 
     allowed = ", ".join(f'"{k}"' for k in REFERENCE_KINDS)
     if not isinstance(value, list):

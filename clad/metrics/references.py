@@ -24,17 +24,26 @@ from __future__ import annotations
 
 import dataclasses
 
-from .registry import REGISTRY, register
+from .registry import INPUTS, REGISTRY, register
 
-__all__ = ["REFERENCE_LABELS", "REFERENCE_METRICS", "reference_input", "reference_metric", "declare_reference_metrics"]
+__all__ = ["REFERENCE_KINDS", "REFERENCE_LABELS", "REFERENCE_METRICS", "reference_input", "reference_metric",
+           "declare_reference_metrics"]
 
-#: the reference kinds (:data:`clad.protocol.references.REFERENCE_KINDS`) and their short labels
+#: the reference models a benchmark can have (a spec's ``references``), what each is, and their short labels
+REFERENCE_KINDS = {
+    "joint": "one detector fitted on all training concepts together, scored on every test concept",
+    "single_task": "a fresh detector per concept (its single-task expert), scored on every concept",
+}
 REFERENCE_LABELS = {"joint": "joint", "single_task": "ST"}
 
 
 def reference_input(kind: str) -> str:
     """The name of the :func:`~clad.metrics.summarize` input holding reference ``kind``'s scores."""
     return f"reference_{kind}"
+
+
+for _kind, _what in REFERENCE_KINDS.items():  # the inputs of the metrics against each reference
+    INPUTS.setdefault(reference_input(_kind), f"one score per test concept from the {_kind} reference: {_what}")
 
 
 def reference_metric(name: str, kind: str) -> str:

@@ -47,8 +47,6 @@ __all__ = ["Metric", "INPUTS", "KINDS", "REGISTRY", "scalar_metric", "curve_metr
 #: the inputs a metric may need beyond R and ``learned_at``
 INPUTS = {
     "reference": "one score per test concept from a reference model (joint model or single-task expert)",
-    "reference_joint": "one score per test concept from the joint model (see clad.metrics.references)",
-    "reference_single_task": "each test concept's score by its single-task expert (see clad.metrics.references)",
     "baseline": "one score per test concept from an untrained (randomly initialised) model",
     "anytime": "the anytime matrix and the rows seen at each of its evaluations",
 }

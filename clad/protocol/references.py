@@ -33,16 +33,10 @@ import numpy as np
 
 from ..core.concepts import Concept, ConceptDataset
 from ..errors import CladValueError
+from ..metrics.references import REFERENCE_KINDS
 from .single_task import single_task_dataset
 
 __all__ = ["REFERENCE_KINDS", "check_kind", "joint_dataset", "reference_dataset", "reference_scores"]
-
-#: the reference models a spec's ``references`` may name, and what each is
-REFERENCE_KINDS = {
-    "joint": "one detector fitted on all training concepts together, scored on every test concept",
-    "single_task": "a fresh detector per concept (its single-task expert), scored on every concept",
-}
-
 
 def check_kind(kind) -> str:
     """``kind`` if it is a reference kind, else a :class:`~clad.errors.CladValueError` naming it."""
