@@ -135,7 +135,7 @@ class Spec:
     text: str | None = None
     share: bool = True
     #: the reference runs to compute (:mod:`clad.engine.references`): kinds of
-    #: :data:`clad.protocol.references.REFERENCE_KINDS`
+    #: :data:`clad.metrics.references.REFERENCE_KINDS`
     references: tuple[str, ...] = ()
 
     def __len__(self) -> int:
