@@ -28,15 +28,16 @@ def _measurable():
 
 def test_peak_memory_is_recorded_and_grows_with_what_a_strategy_holds():
     _measurable()
-    # 4 concepts of 20,000 x 20 rows (3.2 MB each): cumulative holds all 12.8 MB at its last step
-    ds = make_synthetic(n_concepts=4, n_train=20_000, n_test=100, n_features=20, random_state=0)
+    # 4 concepts of 40,000 x 40 rows (12.8 MB each): cumulative stacks all 51 MB at its last step, an
+    # array beyond malloc's largest mmap threshold (32 MiB), so new pages whatever the process freed before
+    ds = make_synthetic(n_concepts=4, n_train=40_000, n_test=100, n_features=40, random_state=0)
     runs = {S.__name__: run_experiment(ds, ConceptIncremental(), S(IsolationForest(n_estimators=5)), seed=0)
             for S in (Naive, Cumulative)}
     naive, cumulative = runs["Naive"], runs["Cumulative"]
     assert naive.peak_memory is not None and naive.peak_memory >= 0
     assert cumulative.peak_memory > 0
-    assert cumulative.peak_memory > naive.peak_memory + 8_000_000  # at least most of the 12.8 MB it keeps
-    assert max(cumulative.memory_rows) == 80_000 and max(naive.memory_rows) == 0
+    assert cumulative.peak_memory > naive.peak_memory + 40_000_000  # most of the 51 MB it stacks
+    assert max(cumulative.memory_rows) == 160_000 and max(naive.memory_rows) == 0
 
 
 def test_peak_memory_round_trips_through_the_record_and_the_store(tmp_path):

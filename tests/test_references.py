@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from clad.engine.benchmark import run_spec
+from clad.engine.references import is_reference
 from clad.engine.spec import parse_spec
 from clad.engine.store import ResultStore
 from clad.errors import SpecError
@@ -50,8 +51,13 @@ def _by_hand(R, ref, t):
 def test_references_once_per_dataset_detector_seed_and_metrics_of_every_run(tmp_path):
     log = tmp_path / "fits.txt"
     out = tmp_path / "out"
-    result = run_spec(_spec(log, ["joint", "single_task"]), out)
+    events = []
+    result = run_spec(_spec(log, ["joint", "single_task"]), out, on_event=events.append)
     assert result.ok and result.n_total == 2 * 2 * 2  # 2 strategies x 2 scenarios x 2 seeds
+    # the progress tells the spec's runs only: 8 to run, none finished before, no reference among them
+    started = [e for e in events if e.kind == "grid_started"][0]
+    assert (started.total, started.finished_before) == (8, 0)
+    assert not [e for e in events if getattr(e, "config", None) is not None and is_reference(e.config)]
     # counted three ways: reference runs computed by the grid, stored records, and the joint model's fits
     # (the only fits on every training row: naive fits one concept, replay one concept + 30 buffered rows)
     assert result.n_references_computed == 2 * 2  # (joint, single_task) x 2 seeds, not per run

@@ -200,7 +200,6 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             ref_todo = references_to_compute(store, plan)  # computed once, not again on resume
             if ref_todo:
                 log.info("%d reference runs to compute (%s)", len(ref_todo), ", ".join(spec.references))
-            todo = ref_todo + todo
             if finished:
                 log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
                          db, len(todo))
@@ -216,6 +215,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
 
             try:
                 tell(GridStarted(spec.name, len(configs), len(configs) - len(todo), db))
+                todo = ref_todo + todo  # the references first, in the same executor as the runs
                 with _Renewer(db):
                     while todo and not interrupted:
                         if dask is not None:  # runs on Dask are claimed before they are submitted
