@@ -206,7 +206,8 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             on_step = None
             if on_event is not None and jobs == 1 and dask is None:
                 def on_step(cfg, step, index):
-                    tell(RunEvent("step", cfg, step=step, index=index))
+                    if not is_reference(cfg):
+                        tell(RunEvent("step", cfg, step=step, index=index))
             since, attempted = utc_now(), set()
 
             def claim(cfg):
