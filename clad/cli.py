@@ -144,7 +144,7 @@ def _cmd_run(args) -> int:
               f"{done.results_json}")
         if done.references:
             print(f"{sum(r.ok for r in done.references)} reference runs finished ({done.n_references_computed} "
-                  "computed now); every run's metrics against them are in the summary")
+                  "computed now); every run's metrics against them are in summary.csv and results.json")
     flagged = format_warnings(done.runs)
     if flagged:
         print(flagged, file=sys.stderr)
