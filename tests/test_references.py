@@ -146,3 +146,13 @@ def test_references_one_kind_and_bad_values():
         _spec("x", "joint")
     with pytest.raises(SpecError, match="listed twice"):
         _spec("x", ["joint", "joint"])
+
+
+@pytest.mark.slow
+def test_references_are_computed_in_worker_processes(tmp_path):
+    log = tmp_path / "fits.txt"
+    result = run_spec(_spec(log, ["joint"], seeds=1), tmp_path / "out", jobs=2)
+    assert result.ok and result.n_references_computed == 1
+    assert _fits(log).count(N_CONCEPTS * N_TRAIN) == 1  # the joint model, fitted once, in a worker
+    assert all("intransigence_joint" in r.metrics["roc_auc"] for r in result.runs)
+    assert not any("intransigence_single_task" in r.metrics["roc_auc"] for r in result.runs)
