@@ -15,6 +15,7 @@ from clad.engine.spec import parse_spec
 from clad.engine.store import ResultStore
 from clad.errors import SpecError
 from clad.metrics import REGISTRY, learned_at
+from clad.protocol import spec_matrices
 from clad.report import leaderboard, load_references, load_results, make_report
 
 N_CONCEPTS, N_TRAIN = 3, 60
@@ -90,6 +91,10 @@ def test_references_once_per_dataset_detector_seed_and_metrics_of_every_run(tmp_
             assert m[f"reference_forward_transfer_{kind}"] == pytest.approx(fwt)
             assert m["left_out"][f"intransigence_{kind}"] == 0
         assert "intransigence" not in m  # the generic one needs a single reference: absent
+
+    # the single-task reference is the single-task matrix M that `clad validate` computes for the spec
+    for labels, matrix in spec_matrices(_spec(tmp_path / "validate-fits.txt", ["single_task"])):
+        np.testing.assert_array_equal(np.array(ref_of["single_task", labels["seed"]]["R"]["roc_auc"]), matrix.M)
 
     # naive in concept_incremental is the single-task run itself: its diagonal equals the experts'
     naive = [r for r in doc["runs"] if r["strategy"] == "naive" and r["scenario"] == "concept_incremental"]
