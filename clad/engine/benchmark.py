@@ -181,7 +181,8 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
     grid = list({c.run_id: c for c in spec.configs}.values())
     plan = spec.tuning
     interrupted = False
-    computed = shared = 0
+    computed = shared = resumed = 0
+    phases: list[_Phase] = []
     try:
         with ResultStore(db) as store:
             _check_owner(store, spec, out, add)
@@ -198,7 +199,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                     configs, phases = grid, [_Phase(store, grid, share)]
                 else:  # [tuning]: the tuning runs first, then the evaluation runs with the chosen parameters
                     phases = [_Phase(store, plan.tuning_configs(grid), share)]
-                    configs = grid  # until the choice is known
+                    configs = grid  # until the choice is known (the ids of an interrupted grid)
                 total = sum(len(p.configs) for p in phases) + (0 if plan is None else len(grid))
                 tell(GridStarted(spec.name, total, total - sum(len(p.todo) for p in phases)
                                  - (0 if plan is None else len(grid)), db))
@@ -233,7 +234,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
         name=spec.name, runs=tuple(results), n_total=len(configs), n_ok=n_ok, n_failed=len(results) - n_ok,
         n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
         database=db, results_json=out / "results.json", summary=table, interrupted=interrupted,
-        n_tuning=0 if plan is None else len(phases[0].configs))
+        n_tuning=len(phases[0].configs) if plan is not None and phases else 0)
 
 
 class _Phase:

@@ -249,7 +249,7 @@ def _grids(section: str, table: Any, components: list[Component], problems: list
                 continue
             entry = {"name": c.name, **c.params, "grid": grid}
             before = len(problems)
-            _entries(where, [entry], registry, problems)
+            _entries(section, [entry], registry, problems, where=where)
             if len(problems) == before:
                 out[c.display] = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
     return out
