@@ -253,3 +253,29 @@ def test_a_spec_without_tuning_keeps_its_run_ids():
     del raw["tuning"]
     cfg = parse_spec(raw).configs[0]
     assert cfg.data_view is None and "data_view" not in cfg.to_dict()
+
+
+@pytest.mark.parametrize("mode, shared", [({"mode": "first_concepts", "k": 1}, True),
+                                          ({"mode": "validation_split", "fraction": 0.3}, False)])
+def test_tuning_runs_are_shared_when_they_are_one_computation(tmp_path, mode, shared):
+    # LOF under naive consumes no seed: seeds 0 and 1 are one computation, unless the split is drawn from the seed
+    raw = _spec({**mode, "detectors": {"lof": {"n_neighbors": [5, 10]}}}, detectors=["lof"], seeds=[0, 1])
+    raw["datasets"][0]["random_state"] = 0
+    done = run_spec(raw, tmp_path / "o")
+    assert done.ok and done.n_tuning == 4
+    assert done.n_computed == (3 if shared else 6) and done.n_shared == (3 if shared else 0)
+    recs = [r.extras["tuning"] for r in done.runs]
+    assert [c["run_id"] for c in recs[0]["candidates"]] != [c["run_id"] for c in recs[1]["candidates"]]
+    if shared:
+        assert done.runs[1].shared_from == done.runs[0].run_id
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_same_choice_and_numbers(tmp_path):
+    raw = _spec({"mode": "validation_split", "fraction": 0.3, "detectors": {"iforest": {"max_samples": [8, 32]}}},
+                seeds=[0, 1])
+    one, two = run_spec(raw, tmp_path / "a", jobs=1), run_spec(raw, tmp_path / "b", jobs=2)
+    assert one.ok and two.ok
+    for a, b in zip(one.runs, two.runs):
+        assert a.extras["tuning"] == b.extras["tuning"] and a.config == b.config
+        assert np.array_equal(a.R["roc_auc"], b.R["roc_auc"])

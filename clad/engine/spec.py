@@ -33,6 +33,10 @@
     n_estimators = 50
     grid = { max_samples = [64, 256] }        # optional: one entry per combination
 
+An optional ``[tuning]`` section chooses detector (and strategy) parameters on data the evaluation
+never scores (:mod:`clad.engine.tuning`, docs/guides/tuning.md); the grid's runs are then its
+evaluation runs.
+
 The grid is datasets x orders x scenarios x strategies x detectors x seeds. Every problem in the file is
 reported at once (a :class:`~clad.errors.SpecError` listing them), each with the key it is about
 and a did-you-mean for misspelt names. A spec names classes by import path and so runs code, like a
