@@ -163,6 +163,12 @@ def test_clad_run_records_the_choice_and_evaluates_with_it(tmp_path, capsys):
         assert run["config"]["data_view"] == {"mode": "first_concepts", "part": "evaluate", "k": 2}
         assert run["test_concepts"] == ["C2", "C3"] and run["concepts"] == ["C2", "C3"]
         assert run["detector"] == "iforest"
+    # the readers of a results folder (report, export) leave the tuning runs out
+    from clad.engine.store import load_results
+
+    assert len(load_results(tmp_path / "out")) == 2 and len(load_results(tmp_path / "out", tuning=True)) == 10
+    assert main(["export", str(tmp_path / "out"), "--format", "json", "--dest", str(tmp_path / "x")]) == 0
+    assert len(json.loads((tmp_path / "x" / "results.json").read_text())["runs"]) == 2
     # resumed: nothing computed again, the same choice
     again = run_spec(load_spec(spec), tmp_path / "out")
     assert again.n_computed == 0 and [r.config for r in again.runs] == [r["config"] for r in runs]

@@ -336,8 +336,10 @@ def _evaluation_runs(store, plan, grid: list[RunConfig], tuning: list[RunConfig]
 def _tuning_record(result: RunResult) -> bool:
     """A tuning run's record, or an evaluation run that failed for want of a choice (the database
     keeps them; results.json lists the spec's evaluation runs)."""
+    from ..core.data_views import is_tuning_run
+
     view = (result.config or {}).get("data_view") or {}
-    return view.get("part") == "tune" or (view.get("part") == "evaluate" and not result.ok)
+    return is_tuning_run(result.config) or (view.get("part") == "evaluate" and not result.ok)
 
 
 def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:
