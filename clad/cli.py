@@ -119,9 +119,11 @@ def _cmd_run(args) -> int:
 
         for cfg in execution_order(tuning):
             print(f"  {cfg.run_id}  tuning: {cfg.describe()}")
-
         for cfg in execution_order(spec.configs):  # the order the runs will start in
-            print(f"  {cfg.run_id}  {cfg.describe()}")
+            if spec.tuning is not None and spec.tuning.tuned(cfg):  # its id follows the choice
+                print(f"  {'(after tuning)':16s}  {cfg.describe()}")
+            else:
+                print(f"  {cfg.run_id}  {cfg.describe()}")
         return 0
     if args.out is None:
         print("clad run: --out DIR is required (or use --dry-run)", file=sys.stderr)

@@ -141,6 +141,7 @@ def test_clad_run_records_the_choice_and_evaluates_with_it(tmp_path, capsys):
     assert main(["run", str(spec), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "2 runs" in out and "after 8 tuning runs" in out and out.count("tuning: ") == 8
+    assert out.count("(after tuning)    synthetic / concept_incremental / naive / iforest / seed") == 2
     assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     runs = json.loads((tmp_path / "out" / "results.json").read_text())["runs"]
     assert len(runs) == 2  # the evaluation runs only; the tuning runs stay in the database
