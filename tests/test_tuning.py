@@ -286,3 +286,13 @@ def test_worker_processes_give_the_same_choice_and_numbers(tmp_path):
     for a, b in zip(one.runs, two.runs):
         assert a.extras["tuning"] == b.extras["tuning"] and a.config == b.config
         assert np.array_equal(a.R["roc_auc"], b.R["roc_auc"])
+
+
+def test_progress_events_count_tuning_and_evaluation_runs(tmp_path):
+    raw = _spec({"mode": "first_concepts", "k": 1, "detectors": {"iforest": {"max_samples": [8, 16]}}}, seeds=[0, 1])
+    for finished_before in (0, 6):  # then resumed: every run finished before
+        events = []
+        run_spec(raw, tmp_path / "o", on_event=events.append)
+        started = [e for e in events if e.kind == "grid_started"]
+        assert len(started) == 1 and started[0].total == 6 and started[0].finished_before == finished_before
+        assert sum(e.kind == "finished" for e in events) == 6 - finished_before

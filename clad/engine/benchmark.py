@@ -195,24 +195,23 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                     tell(RunEvent("step", cfg, step=step, index=index))
             run = _Phase.runner(store, share, jobs, threads, dask, timeout, on_step, tell)
             try:
+                configs = grid  # a tuned grid's evaluation runs are known once its tuning runs are
                 if plan is None:
-                    configs, phases = grid, [_Phase(store, grid, share)]
+                    phases.append(_Phase(store, grid, share))
                 else:  # [tuning]: the tuning runs first, then the evaluation runs with the chosen parameters
-                    phases = [_Phase(store, plan.tuning_configs(grid), share)]
-                    configs = grid  # until the choice is known (the ids of an interrupted grid)
-                total = sum(len(p.configs) for p in phases) + (0 if plan is None else len(grid))
-                tell(GridStarted(spec.name, total, total - sum(len(p.todo) for p in phases)
-                                 - (0 if plan is None else len(grid)), db))
+                    phases.append(_Phase(store, plan.tuning_configs(grid), share))
+                    if not phases[0].todo:  # all finished before: the choice is known now
+                        configs = _evaluation_phase(store, plan, grid, phases, share)
+                waiting = len(grid) if len(phases) == 1 and plan is not None else 0
+                total = sum(len(p.configs) for p in phases) + waiting
+                tell(GridStarted(spec.name, total, total - waiting - sum(len(p.todo) for p in phases), db))
+                for p in list(phases):
+                    interrupted = interrupted or run(p)
+                if waiting and not interrupted:
+                    configs = _evaluation_phase(store, plan, grid, phases, share)
+                    interrupted = run(phases[-1])
                 resumed = sum(p.resumed for p in phases)
-                for p in phases:
-                    interrupted = run(p) or interrupted
-                    computed, shared = computed + p.computed, shared + p.shared
-                if plan is not None and not interrupted:
-                    configs, records, unscored = _evaluation_runs(store, plan, grid, phases[0].configs)
-                    phase = _Phase(store, [c for c in configs if c.run_id not in unscored], share, records)
-                    resumed += phase.resumed
-                    interrupted = run(phase)
-                    computed, shared = computed + phase.computed, shared + phase.shared
+                computed, shared = sum(p.computed for p in phases), sum(p.shared for p in phases)
             except KeyboardInterrupt:
                 interrupted = True
             finally:
@@ -306,6 +305,14 @@ class _Phase:
             return interrupted
 
         return run
+
+
+def _evaluation_phase(store, plan, grid: list[RunConfig], phases: list["_Phase"], share: bool) -> list[RunConfig]:
+    """Append to ``phases`` (whose first is the tuning runs') the evaluation runs with their chosen
+    parameters; return every evaluation configuration (those without a choice recorded as failed)."""
+    configs, records, unscored = _evaluation_runs(store, plan, grid, phases[0].configs)
+    phases.append(_Phase(store, [c for c in configs if c.run_id not in unscored], share, records))
+    return configs
 
 
 def _evaluation_runs(store, plan, grid: list[RunConfig], tuning: list[RunConfig]
