@@ -68,7 +68,7 @@ def test_no_evaluation_test_row_is_scored_during_tuning(tmp_path, mode):
             assert tuned >= test_rows["C0"] and not evaluated & test_rows["C0"]  # C0: tuning only
             assert list(cfg.test_concepts) == ["C1", "C2"] and list(cfg.concepts) == ["C1", "C2"]
         else:
-            for name, rows in test_rows.items():
+            for rows in test_rows.values():
                 validation, test = tuned & rows, evaluated & rows
                 assert validation and test and not validation & test  # disjoint parts of every concept
                 assert validation | test == rows

@@ -181,7 +181,6 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
     grid = list({c.run_id: c for c in spec.configs}.values())
     plan = spec.tuning
     interrupted = False
-    computed = shared = resumed = 0
     phases: list[_Phase] = []
     try:
         with ResultStore(db) as store:
@@ -205,18 +204,18 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                 waiting = len(grid) if len(phases) == 1 and plan is not None else 0
                 total = sum(len(p.configs) for p in phases) + waiting
                 tell(GridStarted(spec.name, total, total - waiting - sum(len(p.todo) for p in phases), db))
-                for p in list(phases):
+                for p in phases:
                     interrupted = interrupted or run(p)
                 if waiting and not interrupted:
                     configs = _evaluation_phase(store, plan, grid, phases, share)
                     interrupted = run(phases[-1])
-                resumed = sum(p.resumed for p in phases)
-                computed, shared = sum(p.computed for p in phases), sum(p.shared for p in phases)
             except KeyboardInterrupt:
                 interrupted = True
             finally:
                 store.release()
                 tell(GridFinished(interrupted))
+            resumed = sum(p.resumed for p in phases)
+            computed, shared = sum(p.computed for p in phases), sum(p.shared for p in phases)
             ids = [c.run_id for c in configs]
             results = store.load_results(ids)  # in the spec's order
             # results.json, the database and the report describe the same runs (other specs' after --add);

@@ -40,7 +40,7 @@ from typing import Any, Mapping, Sequence
 from ..core.data_views import MODES
 from ..errors import CladError
 from ..registry import did_you_mean
-from ..validation import Interval, Integral, Real
+from ..validation import Integral, Interval, Real
 from ..validation import problems as validation_problems
 from .config import Component, RunConfig
 
