@@ -173,6 +173,7 @@ def test_clad_run_records_the_choice_and_evaluates_with_it(tmp_path, capsys):
     # resumed: nothing computed again, the same choice
     again = run_spec(load_spec(spec), tmp_path / "out")
     assert again.n_computed == 0 and [r.config for r in again.runs] == [r["config"] for r in runs]
+    assert [r.extras["tuning"] for r in again.runs] == [r["extras"]["tuning"] for r in runs]  # from the store
 
 
 def test_strategy_grid_and_lower_is_better_objective(tmp_path):
