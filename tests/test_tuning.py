@@ -297,3 +297,10 @@ def test_progress_events_count_tuning_and_evaluation_runs(tmp_path):
         started = [e for e in events if e.kind == "grid_started"]
         assert len(started) == 1 and started[0].total == 6 and started[0].finished_before == finished_before
         assert sum(e.kind == "finished" for e in events) == 6 - finished_before
+
+
+def test_bad_strategy_values_fail_at_spec_time():
+    raw = _spec({"mode": "first_concepts", "k": 1, "strategies": {"replay": {"buffer_size": [10, -1]}}})
+    raw["strategies"] = ["replay"]
+    with pytest.raises(SpecError, match=r"tuning.strategies.replay\[0\] \(replay\): buffer_size=-1; expected an integer >= 1"):
+        parse_spec(raw)
