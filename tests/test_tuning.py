@@ -170,6 +170,17 @@ def test_clad_run_records_the_choice_and_evaluates_with_it(tmp_path, capsys):
     assert len(load_results(tmp_path / "out")) == 2 and len(load_results(tmp_path / "out", tuning=True)) == 10
     assert main(["export", str(tmp_path / "out"), "--format", "json", "--dest", str(tmp_path / "x")]) == 0
     assert len(json.loads((tmp_path / "x" / "results.json").read_text())["runs"]) == 2
+    # the report shows each choice, its tuning score and its margin over the runner-up
+    from clad.report import make_report
+    from clad.report.protocol import tuning_table
+
+    table = tuning_table(load_results(tmp_path / "out"))
+    for row, run in zip(table.itertuples(), runs):
+        scores = [c["score"] for c in run["extras"]["tuning"]["candidates"]]
+        assert row.score == max(scores) and row.candidates == 4
+        assert row.margin == pytest.approx(max(scores) - sorted(scores)[-2])
+    page = make_report(load_results(tmp_path / "out"), tmp_path / "report").index.read_text()
+    assert "Tuning" in page and "max_samples=" in page and "never score an evaluation test row" in page
     # resumed: nothing computed again, the same choice
     again = run_spec(load_spec(spec), tmp_path / "out")
     assert again.n_computed == 0 and [r.config for r in again.runs] == [r["config"] for r in runs]
