@@ -102,7 +102,9 @@ def main(argv=None) -> None:
     t_clad = timed_clad(spec_path, os.path.join(work, "clad"), "--jobs", "2")
     clad = {(r.dataset, r.scenario, r.strategy, r.detector, r.seed): r for r in load_results(os.path.join(work, "clad"))}
     n_shared = sum(r.shared_from is not None for r in clad.values())
-    print(f"clad: {t_clad:.1f} s ({len(clad) - n_shared} runs computed, {n_shared} shared)", flush=True)
+    run_s = sum(float(r.timings.get("total", 0.0)) for r in clad.values() if r.shared_from is None)
+    print(f"clad: {t_clad:.1f} s ({len(clad) - n_shared} runs computed, {n_shared} shared; "
+          f"{run_s:.1f} s inside the computed runs)", flush=True)
 
     py = PyCLAD(pyclad_python(args.pyclad_python))
     print(f"pyCLAD: the same {len(configs)} runs in a Python loop in one process; load {load_now()}", flush=True)
@@ -114,7 +116,12 @@ def main(argv=None) -> None:
                               c.detector.display, random_state=derive_seeds(c.seed)["detector"])
     t_py = time.perf_counter() - t0
     py.close()
-    print(f"pyCLAD: {t_py:.1f} s", flush=True)
+    py_run_s = sum(a["seconds"] for a in answers.values())
+    print(f"pyCLAD: {t_py:.1f} s ({py_run_s:.1f} s inside scenario.run())", flush=True)
+    # where the ratio comes from: work computed (runs and their cost) and how it is spread on 2 workers
+    print(f"work: clad computes {len(clad) - n_shared}/{len(answers)} runs; seconds inside runs clad / pyCLAD = "
+          f"{run_s / py_run_s:.3f}; on 2 workers at best {run_s / 2 / t_py:.3f} of pyCLAD's wall time; "
+          f"clad's time outside runs {t_clad - run_s / 2:.1f} s", flush=True)
 
     worst, compared = 0.0, 0
     for key, ans in answers.items():

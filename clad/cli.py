@@ -110,17 +110,27 @@ def _cmd_run(args) -> int:
         dask = args.dask if args.dask is not None else spec.dask
         timeout = args.timeout if args.timeout is not None else spec.timeout
         where = f"Dask at {dask}" if dask else f"{jobs} process{'es' if jobs > 1 else ''}"
+        tuning = spec.tuning_configs
         print(f"{spec.name}: {len(spec)} runs ({where}"
-              + (f", time limit {timeout:g} s per run" if timeout else "") + ")")
+              + (f", time limit {timeout:g} s per run" if timeout else "") + ")"
+              + (f", after {len(tuning)} tuning runs (mode {spec.tuning.mode}; the evaluation runs' tuned "
+                 "parameters are chosen by them)" if spec.tuning is not None else ""))
         from .engine.run import execution_order
 
+        for cfg in execution_order(tuning):
+            print(f"  {cfg.run_id}  tuning: {cfg.describe()}")
         for cfg in execution_order(spec.configs):  # the order the runs will start in
-            print(f"  {cfg.run_id}  {cfg.describe()}")
-        if spec.references:
+            if spec.tuning is not None and spec.tuning.tuned(cfg):  # its id follows the choice
+                print(f"  {'(after tuning)':16s}  {cfg.describe()}")
+            else:
+                print(f"  {cfg.run_id}  {cfg.describe()}")
+        if spec.references and spec.tuning is not None:
+            print("then the reference runs of the evaluation runs, once their parameters are chosen")
+        elif spec.references:
             from .engine.references import reference_plan
 
             refs = reference_plan(spec.configs, spec.references).configs
-            print(f"and {len(refs)} reference runs (computed first, once each):")
+            print(f"then {len(refs)} reference runs (once each):")
             for cfg in refs:
                 print(f"  {cfg.run_id}  {cfg.describe()}")
         return 0

@@ -217,3 +217,35 @@ class CentresInScore:
     def score(self, X):
         X -= X.mean(0)
         return np.linalg.norm(X - self.mean_, axis=1)
+
+
+def row_hashes(X) -> list[str]:
+    """One sha1 per row of ``X`` (its bytes as float64), the ids a RecordingDetector logs."""
+    import hashlib
+
+    X = np.ascontiguousarray(np.asarray(X, dtype=np.float64).reshape(len(X), -1))
+    return [hashlib.sha1(row.tobytes()).hexdigest() for row in X]
+
+
+class RecordingDetector:
+    """Distance to the training mean (to the power ``power``) that appends the hash of every row
+    it scores, one per line, to the file ``log`` (nothing when empty)."""
+
+    def __init__(self, log: str = "", power: float = 1.0):
+        self.log = log
+        self.power = power
+
+    def fit(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        self.mean_ = X.mean(axis=0)
+        self.threshold_ = float(np.quantile(self._distance(X), 0.9))
+        return self
+
+    def _distance(self, X):
+        return np.linalg.norm(np.asarray(X, dtype=np.float64) - self.mean_, axis=1) ** self.power
+
+    def score(self, X):
+        if self.log:
+            with open(self.log, "a", encoding="utf-8") as f:
+                f.writelines(h + "\n" for h in row_hashes(X))
+        return self._distance(X)

@@ -23,6 +23,7 @@ def _run(args, cwd, timeout=120):
 
 # -- nothing runs that was not asked for ------------------------------------------------------------
 
+@pytest.mark.slow
 def test_dry_run_of_a_spec_naming_os_system_as_a_scenario_creates_nothing(tmp_path):
     (tmp_path / "evil.toml").write_text('datasets = ["synthetic"]\nstrategies = ["naive"]\ndetectors = ["iforest"]\n'
                                         '[[scenarios]]\nname = "os:system"\ncommand = "touch MARK"\n')
@@ -47,6 +48,7 @@ def test_an_import_path_must_name_an_object_of_its_kind(section, path):
         parse_spec(raw)
 
 
+@pytest.mark.slow
 def test_plugins_beside_the_spec_are_found(tmp_path):
     (tmp_path / "my_plugin.py").write_text(
         "from sklearn.ensemble import IsolationForest\n\nclass MyForest(IsolationForest):\n    pass\n")

@@ -40,6 +40,7 @@ def test_clad_detector_classes_are_top_level():
             assert obj.__name__ in clad.__all__ and getattr(clad, obj.__name__) is obj, path
 
 
+@pytest.mark.slow
 def test_torch_detectors_are_lazy_and_the_top_level_stays_light():
     code = ("import sys, clad\n"
             "assert 'torch' not in sys.modules, 'torch imported by import clad'\n"

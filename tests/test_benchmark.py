@@ -15,6 +15,7 @@ from clad.errors import CladValueError
 from tests.runner_helpers import SMALL_SPEC, write_spec
 
 
+@pytest.mark.slow
 def test_run_spec_writes_the_folder_then_resumes_and_recomputes_a_deleted_run(tmp_path):
     spec_path = write_spec(tmp_path, SMALL_SPEC)
     out = tmp_path / "out"
@@ -63,6 +64,7 @@ def test_run_spec_writes_the_folder_then_resumes_and_recomputes_a_deleted_run(tm
     assert (fresh.n_resumed, fresh.n_computed) == (0, 8)
 
 
+@pytest.mark.slow
 def test_run_spec_from_a_dict_records_no_text_and_checks_its_arguments_first(tmp_path):
     raw = {"seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"], "detectors": ["hbos"],
            "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 40, "n_test": 30}]}

@@ -35,7 +35,18 @@ def builtin_detectors():
     return out
 
 
-@parametrize_detector_checks(builtin_detectors() + [DistanceToMean()])
+_DETECTORS = builtin_detectors() + [DistanceToMean()]
+#: checked in the fast loop (`pytest -m "not slow"`); the full suite checks every detector
+_LIGHT = ("IsolationForest", "LocalOutlierFactor", "DistanceToMean")
+
+
+@parametrize_detector_checks([d for d in _DETECTORS if type(d).__name__ in _LIGHT])
+def test_light_detectors_conform(detector, check):
+    check(detector)
+
+
+@pytest.mark.slow
+@parametrize_detector_checks([d for d in _DETECTORS if type(d).__name__ not in _LIGHT])
 def test_builtin_detectors_conform(detector, check):
     check(detector)
 
@@ -56,6 +67,7 @@ def _detector_for(name):
     return IsolationForest(n_estimators=20)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", STRATEGIES.names())
 def test_builtin_strategies_conform(name):
     strategy = STRATEGIES.build(name, {"detector": _detector_for(name)})
@@ -85,6 +97,7 @@ def test_broken_detectors_fail_with_the_reason(broken, check, reason):
         check_detector(broken)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["iforest", "lof", "ocsvm", "elliptic_envelope", "knn", "ecod"])
 def test_cli_check_passes_on_builtin(name, capsys):
     assert main(["check", name]) == 0

@@ -135,6 +135,7 @@ ORDERED = FAILING.replace(
     'name = "tests.test_console:WarnsInFit"\nlabel = "warns"')
 
 
+@pytest.mark.slow
 def test_runs_start_in_the_order_of_the_dry_run(tmp_path, capsys, caplog):
     spec = write_spec(tmp_path, ORDERED)
     rc, listed, _ = run_main(capsys, caplog, "run", spec, "--dry-run")
@@ -147,6 +148,7 @@ def test_runs_start_in_the_order_of_the_dry_run(tmp_path, capsys, caplog):
     assert ran == listed
 
 
+@pytest.mark.slow
 def test_a_warning_inside_a_run_lands_in_its_record_and_is_counted(tmp_path, capsys, caplog):
     import json
     import sqlite3

@@ -26,6 +26,7 @@ def _measurable():
         pytest.skip("the resident set size's high-water mark cannot be reset here (not Linux)")
 
 
+@pytest.mark.slow
 def test_peak_memory_is_recorded_and_grows_with_what_a_strategy_holds():
     _measurable()
     # 4 concepts of 40,000 x 40 rows (12.8 MB each): cumulative stacks all 51 MB at its last step, an
@@ -82,6 +83,7 @@ def test_leaderboard_has_the_cost_columns():
     assert cost_table(RUNS)["fit_seconds_mean"].tolist() == pytest.approx([2.0, 5.0])
 
 
+@pytest.mark.slow
 def test_report_contains_the_cost_figure(tmp_path):
     report = make_report(RUNS, tmp_path, stat_metrics=())
     names = [n for n in report.figures if n.startswith("cost__")]

@@ -83,6 +83,7 @@ def test_spec_validates(spec, monkeypatch):
     assert len(s) >= 2 and all(c.dataset.params["data_dir"] == "../shared/datasets" for c in s.configs)
 
 
+@pytest.mark.slow
 @needs_data
 def test_spec_dry_run_from_the_repo_root():
     proc = subprocess.run([sys.executable, "-m", "clad.cli", "run", "scenarios/adbench_clustering.toml", "--dry-run"],

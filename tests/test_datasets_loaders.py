@@ -41,6 +41,7 @@ def test_nsl_kdd_raw_counts():
                                                        "probe": 2_421, "u2r": 67}
 
 
+@pytest.mark.slow
 @needs_data
 def test_nsl_kdd_family_concepts():
     ds = load_nsl_kdd(data_dir=str(SHARED))

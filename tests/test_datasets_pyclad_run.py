@@ -33,12 +33,14 @@ def results():
     return out
 
 
+@pytest.mark.slow
 def test_learning_order_and_columns(results):
     for r in results.values():
         assert r.concepts == NAMES and r.test_concepts == NAMES
         assert r.R["roc_auc"].shape == (5, 5)
 
 
+@pytest.mark.slow
 def test_cumulative_keeps_every_learned_concept(results):
     R = results["Cumulative"].R["roc_auc"]
     assert (np.diag(R) >= 0.95).all()

@@ -38,6 +38,7 @@ def _same(a, b):
                                                                                           b.train + b.test)))
 
 
+@pytest.mark.slow
 @needs_data
 @pytest.mark.parametrize("recipe", CLUSTERING)
 def test_shuttle_recipes(recipe, shuttle):
@@ -54,6 +55,7 @@ def test_shuttle_recipes(recipe, shuttle):
     assert not _same(ds, _load(recipe, 8))  # another seed, other concepts
 
 
+@pytest.mark.slow
 @needs_data
 def test_recipes_differ_in_where_anomalies_go(shuttle):
     X, y = shuttle
@@ -125,6 +127,7 @@ def test_orders():
     assert vals == {"a": 2 / 6, "b": 2 / 4}
 
 
+@pytest.mark.slow
 @needs_data
 def test_difficulty_order_by_detector_auc():
     ds = load_adbench("6_cardio.npz", n_concepts=3, order="easy_to_hard", data_dir=str(SHARED), random_state=0)

@@ -126,6 +126,7 @@ def test_the_detector_contract_is_checked_on_real_scores(name, words):
     assert run.status == "failed" and run.cause == f"clad.errors.DetectorError: detector {name}: {words}"
 
 
+@pytest.mark.slow
 def test_the_report_lists_the_runs_with_warnings(tmp_path):
     from clad.report import make_report
 

@@ -62,6 +62,7 @@ def build(module, cls, params):
     return getattr(importlib.import_module(module), cls)(**params)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module, cls, params", SKLEARN + PYOD, ids=[c for _, c, _ in SKLEARN + PYOD])
 def test_every_adapter_scores_anomalies_higher(easy, module, cls, params):
     X_train, X_test, y_test = easy

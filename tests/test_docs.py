@@ -45,7 +45,7 @@ def test_readme_links_to_the_guides():
     assert "docs/report-screenshot.png" in readme and (ROOT / "docs" / "report-screenshot.png").is_file()
 
 
-@pytest.mark.parametrize("guide", ["specs.md", "strategies.md", "running.md"])
+@pytest.mark.parametrize("guide", ["specs.md", "strategies.md", "running.md", "tuning.md"])
 def test_spec_examples_in_the_guides_are_valid(guide):
     from clad.engine.spec import parse_spec
 

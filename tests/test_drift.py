@@ -80,6 +80,7 @@ def matched(report):
     return [next((d - b for d in report["detections"] if b <= d < e), None) for b, e in zip(report["boundaries"], ends)]
 
 
+@pytest.mark.slow
 def test_detects_each_hand_placed_change_with_a_short_delay():
     ds = stream()
     assert stream_boundaries(ds) == (400, 800)
@@ -96,6 +97,7 @@ def test_detects_each_hand_placed_change_with_a_short_delay():
     assert again.extras == r.extras and np.array_equal(again.R["roc_auc"], r.R["roc_auc"])
 
 
+@pytest.mark.slow
 def test_a_transient_burst_is_reported_as_false_alarms():
     r = run(stream(burst=(150, 230)))
     report = r.extras["drift"]
@@ -105,6 +107,7 @@ def test_a_transient_burst_is_reported_as_false_alarms():
     assert report["missed"] == 0 and report["delays"] == matched(report)
 
 
+@pytest.mark.slow
 def test_page_hinkley_and_the_raw_score_signal():
     # Page-Hinkley's threshold is in units of the signal: a rank lies in [0, 1]
     report = run(stream(), drift="page_hinkley", drift_params={"threshold": 20.0}).extras["drift"]
@@ -113,11 +116,13 @@ def test_page_hinkley_and_the_raw_score_signal():
     assert raw["detected"] >= 1 and raw["delays"] == matched(raw)
 
 
+@pytest.mark.slow
 def test_gradual_transitions_keep_the_boundaries_in_the_middle():
     r = run_experiment(stream(), ConceptAgnostic(batch_size=50, transition=40), drift_experts(), seed=0)
     assert r.extras["drift"]["boundaries"] == [400, 800] and r.extras["drift"]["detected"] == 2
 
 
+@pytest.mark.slow
 def test_extras_survive_json_and_the_results_database(tmp_path):
     r = run(stream(n=200))
     back = RunResult.from_dict(json.loads(json.dumps(r.to_dict())))
@@ -132,6 +137,7 @@ def test_extras_survive_json_and_the_results_database(tmp_path):
     assert plain.extras is None  # strategies without the hook report nothing beyond R
 
 
+@pytest.mark.slow
 def test_contract_registration_and_errors():
     assert STRATEGIES.resolve("drift_experts") is DriftExperts
     report = check_strategy(DriftExperts(IsolationForest(n_estimators=20), window_size=300), raise_on_failure=False)

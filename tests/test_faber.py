@@ -134,6 +134,7 @@ def test_adbench_takes_the_recipe_and_refuses_split_parameters():
         load_adbench("6_cardio.npz", recipe="faber2024", test_size=0.3, data_dir=str(DATA))
 
 
+@pytest.mark.slow
 @needs_data
 def test_nsl_kdd_published_preprocessing_by_hand():
     ds = load_nsl_kdd(concepts="protocol", preprocessing="faber2024", data_dir=str(DATA))

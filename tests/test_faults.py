@@ -82,6 +82,7 @@ def runs_by_label(db):
         return {r.detector: r for r in store.load_results()}
 
 
+@pytest.mark.slow
 def test_faulty_detectors_and_a_dying_worker_in_worker_processes(tmp_path):
     spec = write_spec(tmp_path, FAULTY)
     out = tmp_path / "out"
@@ -101,6 +102,7 @@ def test_faulty_detectors_and_a_dying_worker_in_worker_processes(tmp_path):
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+@pytest.mark.slow
 def test_a_failing_disk_stops_cleanly_and_a_rerun_completes(tmp_path):
     spec = write_spec(tmp_path, FAULTY.split("[[detectors]]")[0].replace("seeds = 1", "seeds = 12") + """
 [[detectors]]
@@ -128,6 +130,7 @@ n_estimators = 5
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+@pytest.mark.slow
 def test_a_dask_worker_lost_mid_run(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     import dask

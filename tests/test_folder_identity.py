@@ -123,6 +123,7 @@ def test_a_foreign_sqlite_file_is_never_written(tmp_path):
     con.close()
 
 
+@pytest.mark.slow
 def test_out_naming_a_file_exits_111(tmp_path):
     target = tmp_path / "afile"
     target.write_text("x")
@@ -154,6 +155,7 @@ def _without_root_override() -> list[str]:
     return [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
 
 
+@pytest.mark.slow
 def test_report_of_a_read_only_copy_with_out_elsewhere(tmp_path):
     data = tmp_path / "data.csv"
     _table(data, 0.0)

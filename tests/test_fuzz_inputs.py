@@ -4,11 +4,14 @@ KeyError or bare ValueError), and no half-written file is left behind."""
 import collections
 import warnings
 
+import pytest
+
 from clad.errors import CladError
 
 from fuzzing import MAY_BE_VALID, cases
 
 
+@pytest.mark.slow
 def test_every_bad_input_ends_in_a_clean_clad_error(capsys):
     tally = collections.Counter()
     clean = collections.Counter()

@@ -24,6 +24,7 @@ def hst(**kw):
     return half_space_trees(**{"n_trees": 10, "height": 6, "window_size": 100, **kw})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda: hst(), lambda: river_one_class_svm(n_components=50)])
 def test_river_detector_contract(make):
     report = check_detector(make(), raise_on_failure=False)
@@ -46,6 +47,7 @@ def autoencoder():
     return torch_ae.AutoEncoder(hidden_sizes=(4, 2), epochs=15, num_threads=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [hst, autoencoder])
 def test_strategy_contract(make):
     report = check_strategy(Incremental(make()), raise_on_failure=False)
@@ -105,6 +107,7 @@ def drifting_stream(seed=0):
     return ConceptDataset(train, test, name="corners")
 
 
+@pytest.mark.slow
 def test_half_space_trees_through_incremental_in_concept_agnostic():
     ds = drifting_stream()
     strat = Incremental(hst(n_trees=25, window_size=200))

@@ -44,6 +44,7 @@ def test_a_detector_writing_into_its_input_fails_by_name_and_the_dataset_is_unch
     assert np.array_equal(a.R["roc_auc"], b.R["roc_auc"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["naive", "cumulative", "replay", "window", "experts", "balanced_replay"])
 def test_strategies_keep_working_on_read_only_data_and_leave_it_unchanged(name):
     ds = make_synthetic(n_concepts=3, n_features=3, n_train=60, n_test=30, random_state=0)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # scikit-learn imports joblib, which imports concurrent.futures.process and multiprocessing.pool (its
@@ -17,6 +19,7 @@ FORBIDDEN = ("clad.engine.executors", "clad.engine.run", "clad.engine.store", "c
              "distributed", "torch", "pebble", "loky")
 
 
+@pytest.mark.slow
 def test_validating_a_spec_imports_no_executor():
     code = ("import json, sys, clad\n"
             "from clad.engine.spec import load_spec, parse_spec\n"

@@ -3,6 +3,8 @@
 import json
 import math
 
+import pytest
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -62,6 +64,7 @@ def same(a, b):
     return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
 
 
+@pytest.mark.slow
 @given(matrices())
 def test_standard_case_equals_reference(R):
     assert same(metrics.continual_average(R), ref_ca(R))
@@ -69,6 +72,7 @@ def test_standard_case_equals_reference(R):
     assert same(metrics.forward_transfer(R), ref_fwt(R))
 
 
+@pytest.mark.slow
 @given(general_case())
 def test_general_case_equals_reference(case):
     R, t = case
@@ -84,6 +88,7 @@ def perturb(R, mask, data):
     return R2
 
 
+@pytest.mark.slow
 @given(matrices(min_n=2), st.data())
 def test_ca_and_bwt_ignore_the_upper_triangle(R, data):
     n, m = R.shape
@@ -93,6 +98,7 @@ def test_ca_and_bwt_ignore_the_upper_triangle(R, data):
     assert same(metrics.backward_transfer(R2), metrics.backward_transfer(R))
 
 
+@pytest.mark.slow
 @given(matrices(min_n=2), st.data())
 def test_fwt_ignores_lower_triangle_and_diagonal(R, data):
     n, m = R.shape
@@ -101,6 +107,7 @@ def test_fwt_ignores_lower_triangle_and_diagonal(R, data):
     assert same(metrics.forward_transfer(R2), metrics.forward_transfer(R))
 
 
+@pytest.mark.slow
 @given(matrices())
 def test_bounds_for_R_in_unit_interval(R):
     for fn in (metrics.continual_average, metrics.forward_transfer, metrics.final_average,
@@ -112,6 +119,7 @@ def test_bounds_for_R_in_unit_interval(R):
         assert math.isnan(v) or -1 - 1e-12 <= v <= 1 + 1e-12
 
 
+@pytest.mark.slow
 @given(matrices())
 def test_left_out_counts_nan_cells(R):
     s = metrics.summarize(R)
@@ -120,6 +128,7 @@ def test_left_out_counts_nan_cells(R):
     assert s["left_out"]["continual_average"] == sum(math.isnan(R[i, j]) for i, j in seen)
 
 
+@pytest.mark.slow
 @given(matrices())
 def test_results_file_invariant_under_json_round_trip(R):
     r = RunResult(dataset="d", scenario="s", strategy="st", detector="det", seed=0,

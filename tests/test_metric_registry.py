@@ -44,6 +44,7 @@ def _runs():
     return out
 
 
+@pytest.mark.slow
 def test_a_declared_metric_reaches_summary_leaderboard_statistics(last_step_spread):
     R = np.array([[0.9, 0.5], [0.6, 0.9]])
     s = metrics.summarize(R)

@@ -27,6 +27,7 @@ def ds():
     return make_synthetic(n_concepts=4, n_features=4, n_train=150, n_test=120, random_state=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", [ConceptAware(), ConceptIncremental(), ConceptAgnostic(batch_size=100, anytime_every=2)],
                          ids=lambda s: s.name)
 @pytest.mark.parametrize("strategy", [Naive, Cumulative], ids=lambda c: c.__name__)
@@ -44,6 +45,7 @@ def test_threaded_scoring_gives_bit_identical_R(ds, scenario, strategy, detector
     assert np.nanmax(runs[1].R["roc_auc"]) > 0.9
 
 
+@pytest.mark.slow
 def test_n_jobs_from_run_experiment_and_scenario_param(ds):
     strat = Naive(IsolationForest(n_estimators=20))
     base = run_experiment(ds, ConceptIncremental(), strat, METRICS, seed=5)
@@ -104,6 +106,7 @@ def stream_file(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_stream_of_a_memmap_is_run_without_materialising_it(stream_file):
     stream_bytes = N_ROWS * N_FEAT * 4
     rng = np.random.default_rng(1)
@@ -155,6 +158,7 @@ def test_release_keeps_the_data_and_ignores_other_arrays(stream_file):
 
 # -- the evaluator's metric calls equal scikit-learn's metric functions bit for bit -------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(40))
 def test_base_metrics_equal_sklearn_functions_exactly(seed):
     from sklearn.metrics import average_precision_score, f1_score, roc_auc_score

@@ -51,6 +51,7 @@ def test_ties_go_to_the_first_concept_and_nan_is_refused():
         order_from_matrix(bad, "drift_smooth", names=("a", "b", "c", "d"))
 
 
+@pytest.mark.slow
 def test_named_orders_reach_every_recipe_loader(tmp_path):
     for name in ("curriculum_ascending", "curriculum_descending", "drift_smooth", "drift_abrupt"):
         assert name in ORDERS
@@ -75,6 +76,7 @@ def test_named_orders_reach_every_recipe_loader(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_named_orders_in_a_spec(tmp_path):
     from clad.engine.run import build_run
     from clad.engine.spec import parse_spec

@@ -49,6 +49,7 @@ def _edit(spec, change):
     path.write_text(json.dumps(doc))
 
 
+@pytest.mark.slow
 def test_update_then_verify_passes(tiny, capsys):
     doc = json.loads(reference_path(tiny).read_text())
     assert [r["key"]["strategy"] for r in doc["runs"]] == ["cumulative", "naive"]
@@ -75,6 +76,7 @@ def test_a_changed_reference_number_fails_and_names_the_run(tiny, capsys):
     assert "differences in tiny.toml" in out
 
 
+@pytest.mark.slow
 def test_within_tolerance_passes_and_a_changed_metric_fails(tiny, capsys):
     def nudge(doc):
         doc["runs"][0]["R"]["roc_auc"][0][0] += 1e-12  # well inside 1e-9

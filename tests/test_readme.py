@@ -34,6 +34,7 @@ def test_ci_runs_the_readme_commands():
     assert "venv" in ci
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", ["quickstart.py", "custom_detector.py"])
 def test_examples_run(script):
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / script)], capture_output=True, text=True,
@@ -42,6 +43,7 @@ def test_examples_run(script):
     assert proc.stdout.strip()
 
 
+@pytest.mark.slow
 def test_plugin_guide_passes_checks_and_runs_in_a_spec(tmp_path):
     guide = (ROOT / "docs" / "guides" / "plugins.md").read_text()
     code = re.search(r"```python\n(# my_detectors.py\n.+?)```", guide, re.S).group(1)

@@ -142,6 +142,24 @@ def test_without_references_the_metrics_are_absent(tmp_path):
     assert lb["intransigence_joint_mean"].isna().all()  # absent, not zero
 
 
+@pytest.mark.slow
+def test_references_of_a_tuned_grid_see_the_evaluation_data_and_the_chosen_parameters(tmp_path):
+    raw = {"seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"], "detectors": ["iforest"],
+           "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 3, "n_train": 60, "n_test": 40}],
+           "tuning": {"mode": "first_concepts", "k": 1, "detectors": {"iforest": {"max_samples": [16, 32]}}},
+           "references": ["joint", "single_task"]}
+    done = run_spec(raw, tmp_path / "out")
+    assert done.ok and done.n_total == 1 and done.n_tuning == 2 and done.n_references_computed == 2
+    run = done.runs[0]
+    for ref in done.references:  # the evaluation run's part of the data (C0 went to tuning) and its detector
+        assert ref.config["data_view"] == run.config["data_view"]
+        assert ref.config["detector"] == run.config["detector"]
+        assert ref.test_concepts == run.test_concepts == ("C1", "C2")
+    # naive in concept_incremental is the single-task run: the same seeds, so no intransigence against it
+    assert run.metrics["roc_auc"]["intransigence_single_task"] == pytest.approx(0.0, abs=1e-12)
+    assert np.isfinite(run.metrics["roc_auc"]["intransigence_joint"])
+
+
 def test_references_one_kind_and_bad_values():
     assert _spec("x", ["single_task"]).references == ("single_task",)
     assert _spec("x").references == ()

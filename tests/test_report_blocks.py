@@ -43,6 +43,7 @@ def _quiet(fn, *args, **kw):
         return fn(*args, **kw)
 
 
+@pytest.mark.slow
 def test_identical_scenario_settings_are_merged_into_one_block():
     ev = evidence_blocks(_grid(("d0", "d1", "d2")), by="detector", blocks=("dataset", "scenario"))
     assert list(ev.scores.index) == ["d0 / aware = d0 / incremental", "d1 / aware = d1 / incremental",

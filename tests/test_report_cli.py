@@ -101,6 +101,7 @@ def finished_run(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_report_writes_page_pngs_and_tables(finished_run):
     report = finished_run / "report"
     pngs = sorted((report / "figures").glob("*.png"))
@@ -119,6 +120,7 @@ def test_report_writes_page_pngs_and_tables(finished_run):
         assert (report / name).stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_report_html_is_self_contained_and_complete(finished_run):
     report = finished_run / "report"
     text = (report / "index.html").read_text(encoding="utf-8")
@@ -184,6 +186,7 @@ def test_report_of_missing_folder_is_a_clear_error(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_report_prints_once_and_shows_the_spec_as_written(finished_run, tmp_path, capsys):
     import html
 

@@ -116,6 +116,7 @@ def runs(request):
     return _made_runs(request.param)
 
 
+@pytest.mark.slow
 def test_heatmaps_curves_and_forgetting_are_readable(runs):
     n = len(runs[0].test_concepts)
     hms, problems = heatmaps(runs)
@@ -132,6 +133,7 @@ def test_heatmaps_curves_and_forgetting_are_readable(runs):
     assert checked >= 3 * n  # the concepts' tick labels were measured
 
 
+@pytest.mark.slow
 def test_cd_diagram_with_long_names_fits():
     # three detectors that rank the same way on every dataset: the best, the worst (scores of the
     # wrong sign) and one in between, so that the tests find differences and draw the diagram
@@ -178,6 +180,7 @@ def test_zero_forgetting_has_a_visible_mark():
     assert marks[0].get_xdata()[0] == pytest.approx(keeps_bar.get_x() + keeps_bar.get_width() / 2)
 
 
+@pytest.mark.slow
 def test_figure_files_are_whole_unique_and_indexed(tmp_path):
     runs = _runs(3, seeds=(0,))  # a real (small) run
     with warnings.catch_warnings():
@@ -193,6 +196,7 @@ def test_figure_files_are_whole_unique_and_indexed(tmp_path):
         assert f'href="figures/{n}"' in page and f'id="fig-{n[:-4]}"' in page
 
 
+@pytest.mark.slow
 def test_a_reused_heatmap_figure_shows_what_a_fresh_one_shows():
     import dataclasses
 

@@ -140,6 +140,7 @@ def _many_blocks() -> list[RunResult]:
     return out + [failed]
 
 
+@pytest.mark.slow
 def test_make_report_writes_cd_diagrams_and_lists_failures(tmp_path):
     results = _many_blocks()
     with warnings.catch_warnings(record=True) as caught:

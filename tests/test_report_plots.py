@@ -114,6 +114,7 @@ def test_plots_draw_on_a_given_axes_from_aggregated_data():
     assert heights == pytest.approx([0.9 - 0.65])
 
 
+@pytest.mark.slow
 def test_import_clad_does_not_import_matplotlib_and_plots_never_use_pyplot():
     code = (
         "import sys, clad, clad.report\n"

@@ -26,6 +26,7 @@ HAND_RANKS = pd.DataFrame(
     index=TABLE.index, dtype=float)
 
 
+@pytest.mark.slow
 def test_friedman_matches_hand_formula_and_scipy():
     c = compare_methods(TABLE, by="detector")
     n, k = TABLE.shape
@@ -53,6 +54,7 @@ def _clear_winner() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list("ABCD"), index=[f"block{i}" for i in range(10)])
 
 
+@pytest.mark.slow
 def test_a_clearly_best_method_ranks_first_and_differs_significantly():
     scores = _clear_winner()
     c = compare_methods(scores, by="detector")
@@ -76,6 +78,7 @@ def test_a_clearly_best_method_ranks_first_and_differs_significantly():
     assert (c.nemenyi.loc["B", ["C", "D"]] > 0.05).all()
 
 
+@pytest.mark.slow
 def test_lower_is_better_reverses_the_ranks():
     c = compare_methods(TABLE, higher_is_better=False)
     pd.testing.assert_frame_equal(c.ranks, 5.0 - HAND_RANKS)
@@ -94,6 +97,7 @@ def test_too_few_blocks_is_a_message_and_a_warning_not_an_exception():
     assert c.statistic is None and "at least 2" in c.message
 
 
+@pytest.mark.slow
 def test_two_methods_use_wilcoxon_alone():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a usable comparison issues no warning
@@ -103,6 +107,7 @@ def test_two_methods_use_wilcoxon_alone():
     assert "needs at least 3 strategies" in c.message
 
 
+@pytest.mark.slow
 def test_blocks_with_a_missing_value_are_left_out():
     scores = TABLE.copy()
     scores.loc["b7"] = [0.5, np.nan, 0.4, 0.3]
@@ -127,6 +132,7 @@ def _results_from_table(table: pd.DataFrame) -> list[RunResult]:
     return out
 
 
+@pytest.mark.slow
 def test_compare_from_run_results():
     results = _results_from_table(TABLE)
     fine = ("dataset", "scenario")

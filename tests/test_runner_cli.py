@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 import pandas as pd
+import pytest
 
 from clad.core.results import read_results
 from clad.engine.store import ResultStore
@@ -37,6 +38,7 @@ message = "fit exploded on purpose"
 """
 
 
+@pytest.mark.slow
 def test_a_failing_run_is_recorded_and_the_grid_goes_on_then_resume_and_export(tmp_path, capsys, caplog):
     spec = write_spec(tmp_path, SPEC)
     out = tmp_path / "out"

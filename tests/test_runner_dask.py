@@ -11,6 +11,7 @@ from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
 distributed = pytest.importorskip("dask.distributed")
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
     spec = write_spec(tmp_path, SMALL_SPEC)
     rc1, _, _ = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "seq", "--jobs", "1", "--quiet")

@@ -8,6 +8,8 @@ import sqlite3
 import subprocess
 import time
 
+import pytest
+
 from clad.core.results import read_results
 from clad.engine.spec import load_spec
 
@@ -46,6 +48,7 @@ def _finished(db) -> dict:
         return {}
 
 
+@pytest.mark.slow
 def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
     spec_path = write_spec(tmp_path, SPEC)
     out = tmp_path / "out"
@@ -97,6 +100,7 @@ def _default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog):
     spec_path = write_spec(tmp_path, SPEC.replace("delay = 0.15", "delay = 0.25"))
     out = tmp_path / "out"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from clad.engine.executors import execute_grid
 from clad.engine.spec import parse_spec
 from clad.engine.store import ResultStore
@@ -11,6 +13,7 @@ from clad.engine.store import ResultStore
 from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
 
 
+@pytest.mark.slow
 def test_jobs_2_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
     log = tmp_path / "loads.txt"
     spec = write_spec(tmp_path, SMALL_SPEC.replace('name = "hbos"', 'name = "lof"\nn_neighbors = 10')
@@ -32,6 +35,7 @@ def test_jobs_2_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
     same_results(ra, rb)
 
 
+@pytest.mark.slow
 def test_time_limit_in_worker_processes(tmp_path):
     raw = {
         "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
@@ -53,6 +57,7 @@ def test_time_limit_in_worker_processes(tmp_path):
     assert "killing and replacing its worker process" in finished["deaf"].error
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_fails_only_its_own_run_and_workers_limit_threads():
     spec = parse_spec({
         "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],

@@ -206,6 +206,7 @@ def test_timings_and_memory_recorded():
     assert out.memory_rows == (5, 12, 16)
 
 
+@pytest.mark.slow
 def test_naive_forgets_cumulative_remembers():
     from sklearn.ensemble import IsolationForest
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sklearn.ensemble import IsolationForest
 
 import clad.core.seeding as seeding
@@ -45,6 +46,7 @@ def test_seed_run_fills_only_what_is_unset_and_changes_nothing_given():
     assert config_derive_seeds is derive_seeds
 
 
+@pytest.mark.slow
 def test_object_and_configuration_apis_give_the_same_R_deriving_seeds_once(monkeypatch):
     calls = []
     real = seeding.derive_seeds

@@ -63,6 +63,7 @@ SMALL = {"seeds": 2, "strategies": ["naive", "balanced_replay"], "detectors": ["
                        "random_state": 5}]}
 
 
+@pytest.mark.slow
 def test_sharing_is_exact_and_recorded(tmp_path):
     shared = run_spec(SMALL, tmp_path / "shared")
     alone = run_spec({**SMALL, "share": False}, tmp_path / "alone")

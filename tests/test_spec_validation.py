@@ -43,6 +43,7 @@ def _env(tmp_path):
     return env
 
 
+@pytest.mark.slow
 def test_dry_run_lists_every_bad_value_and_the_missing_file_and_creates_nothing(tmp_path):
     spec = tmp_path / "bad.toml"
     spec.write_text(BAD)

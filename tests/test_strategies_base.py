@@ -62,6 +62,7 @@ def test_the_base_is_abstract_in_learn():
         NoLearn(DistanceToMean())
 
 
+@pytest.mark.slow
 def test_a_minimal_subclass_gets_counter_score_memory_rows_and_passes_the_checks():
     s = Latest(DistanceToMean())
     with pytest.raises(CladValueError, match=r"Latest: score\(\) called before any learn\(\)"):
@@ -79,6 +80,7 @@ def test_a_learn_calling_super_is_counted_once():
     assert LatestTwice(DistanceToMean()).learn(X).learn(X).n_learn_calls_ == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", STRATEGIES.names())
 def test_every_registered_strategy_counts_its_learn_calls(name):
     if name in ("ewc", "lwf", "fine_tune", "incremental", "agem", "der"):  # need a trainable network

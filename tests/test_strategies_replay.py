@@ -45,6 +45,7 @@ def test_reservoir_never_over_capacity_nor_empty(capacity, batches, seed):
     assert buf.n_seen == seen
 
 
+@pytest.mark.slow
 def test_reservoir_is_uniform_over_the_stream():
     # every one of the 100 rows ends up in a buffer of 10 with probability 1/10
     rng = np.random.default_rng(1)
@@ -131,6 +132,7 @@ def test_ring_buffer_holds_the_last_rows_in_order(capacity, batches):
 
 # -- strategies in the scenarios ---------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch_size", [1, 7, 256])
 def test_replay_buffer_bounded_in_concept_agnostic_stream(batch_size):
     ds = make_synthetic(n_concepts=3, n_features=2, n_train=40, n_test=20, random_state=0)
@@ -227,6 +229,7 @@ def test_supported_scenarios_match_requirements():
     assert BalancedReplay.requires_boundaries and "concept_agnostic" not in BalancedReplay.supported_scenarios
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not NSL_KDD.exists(), reason="shared NSL-KDD concept file not available")
 def test_replay_reduces_forgetting_on_nsl_kdd():
     # a pyCLAD concept file from the shared data folder (a trusted pickle)

@@ -138,6 +138,7 @@ def contaminated_dataset():
     return make_dataset(X, y, groups, test_size=0.3, contamination=0.1, random_state=0)
 
 
+@pytest.mark.slow
 def test_prequential_windowed_roc_auc_equals_a_hand_loop(tmp_path):
     from sklearn.ensemble import IsolationForest
 

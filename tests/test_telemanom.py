@@ -107,6 +107,7 @@ def test_errors_name_the_problem(mini):
         load_telemanom("nowhere", data_dir=str(mini))
 
 
+@pytest.mark.slow
 @needs_smap
 def test_the_shared_smap_copy_as_its_readme_describes():
     ds = load_telemanom(data_dir=str(SHARED))

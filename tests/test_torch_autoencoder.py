@@ -34,6 +34,7 @@ def data():
     return X
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", KINDS)
 def test_protocol(cls, data):
     det = small(cls, epochs=15)
@@ -64,6 +65,7 @@ def test_batched_scoring_matches(cls, data):
     np.testing.assert_allclose(det_small_batches.score(data), det.score(data), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", KINDS)
 def test_partial_fit_continues_and_keeps_standardisation(cls, data):
     det = small(cls).fit(data)
@@ -147,6 +149,7 @@ def test_clone_and_pickle(cls, data):
     back.partial_fit(data)  # a restored detector can go on training
 
 
+@pytest.mark.slow
 def test_registered_names_are_lazy():
     assert DETECTORS.path("autoencoder") == "clad.detectors.torch_ae:AutoEncoder"
     assert DETECTORS.path("vae") == "clad.detectors.torch_ae:VAE"

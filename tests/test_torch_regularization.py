@@ -58,6 +58,7 @@ def fine_tuned(stream):
     return run_experiment(stream, ConceptIncremental(), FineTune(ae()))
 
 
+@pytest.mark.slow
 def test_ewc_forgets_less_than_fine_tuning(stream, fine_tuned):
     ewc = run_experiment(stream, ConceptIncremental(), EWC(ae(), ewc_lambda=1e4))
     bwt_ft = fine_tuned.metrics["roc_auc"]["backward_transfer"]
@@ -68,6 +69,7 @@ def test_ewc_forgets_less_than_fine_tuning(stream, fine_tuned):
     assert ewc.R["roc_auc"][0, 0] == fine_tuned.R["roc_auc"][0, 0]
 
 
+@pytest.mark.slow
 def test_same_seed_twice_gives_identical_R(stream):
     a = run_experiment(stream, ConceptIncremental(), EWC(ae(epochs=5), ewc_lambda=100.0, mode="online"))
     b = run_experiment(stream, ConceptIncremental(), EWC(ae(epochs=5), ewc_lambda=100.0, mode="online"))
@@ -77,6 +79,7 @@ def test_same_seed_twice_gives_identical_R(stream):
     assert np.array_equal(c.R["roc_auc"], d.R["roc_auc"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda: EWC(ae(), ewc_lambda=0.0), lambda: LwF(ae(), alpha=0.0)])
 def test_zero_strength_is_exactly_fine_tuning(stream, fine_tuned, make):
     result = run_experiment(stream, ConceptIncremental(), make())
@@ -123,6 +126,7 @@ def test_separate_and_online_modes():
     assert all(torch.equal(a, p) for a, p in zip(onl.penalties_[0][1], onl.detector_.module_.parameters()))
 
 
+@pytest.mark.slow
 def test_lwf_stays_closer_to_the_previous_model(stream):
     first, second = stream.train[0].X, stream.train[1].X
     strong = LwF(ae(epochs=10), alpha=50.0).learn(first)

@@ -88,6 +88,7 @@ def test_der_keeps_each_row_with_its_recorded_output():
         np.testing.assert_array_equal(memory[:, 3:], s.detector_.reconstruct(x).numpy())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [AGEM, DER])
 def test_contract_and_errors(cls):
     report = check_strategy(cls(ae(hidden_sizes=(8, 3), epochs=6), buffer_size=100), raise_on_failure=False)
@@ -106,6 +107,7 @@ def test_der_bad_weights():
         DER(ae(), alpha=-1).learn(np.zeros((10, 2)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [AGEM, DER])
 def test_on_windows_with_a_sequence_autoencoder_in_the_stream(cls):
     ds = window_dataset(subspace_stream(n_concepts=2, n_train=120, n_test=60), window=4, stride=2)

@@ -30,6 +30,7 @@ def waves(n=800, period=40.0, phase=0.0, seed=0):
         + 0.02 * rng.normal(size=(n, 2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", SEQ)
 def test_detector_contract(cls):
     report = check_detector(small(cls, epochs=6), raise_on_failure=False)
@@ -47,6 +48,7 @@ def test_windows_in_scores_out(cls):
         ae.score(np.zeros((4, 16, 3)))
 
 
+@pytest.mark.slow
 def test_a_broken_rhythm_scores_higher():
     W = sliding_windows(waves(), 20, 5)
     ae = small(LSTMAutoEncoder, hidden_sizes=(16,), epochs=30).fit(W)
@@ -56,6 +58,7 @@ def test_a_broken_rhythm_scores_higher():
     assert np.median(ae.score(broken)) > 3 * np.median(ae.score(test))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", SEQ)
 def test_same_seed_same_scores_and_partial_fit_continues(cls):
     W = sliding_windows(waves(), 16, 8)
@@ -88,6 +91,7 @@ def rhythms(n_concepts=3, window=16, stride=8):
     return window_dataset(ConceptDataset(train, test, name="rhythms"), window=window, stride=stride)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda d: FineTune(d), lambda d: EWC(d, ewc_lambda=10.0, fisher_rows=20),
                                   lambda d: LwF(d)])
 def test_torch_strategies_run_on_windows(make):
@@ -97,6 +101,7 @@ def test_torch_strategies_run_on_windows(make):
         assert r.R["roc_auc"].shape == (3, 3) and np.isfinite(r.R["roc_auc"]).all()
 
 
+@pytest.mark.slow
 def test_ewc_fisher_on_windows_matches_per_row_gradients():
     W = sliding_windows(waves(200), 8, 8)
     det = small(LSTMAutoEncoder, hidden_sizes=(4,), epochs=1).fit(W)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-__all__ = ["derive_seeds", "seed_run", "SeededRun", "seed_consumers"]
+__all__ = ["derive_seeds", "seed_run", "SeededRun", "seed_consumers", "validation_seed"]
 
 
 def derive_seeds(seed: int) -> dict[str, int]:
@@ -30,6 +30,17 @@ def derive_seeds(seed: int) -> dict[str, int]:
     children = np.random.SeedSequence(int(seed)).spawn(4)
     ints = [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
     return dict(zip(("dataset", "detector", "strategy", "scenario"), ints))
+
+
+def validation_seed(seed: int) -> int:
+    """The seed of a run's validation split (:mod:`clad.core.data_views`): a fifth child of the run
+    seed, independent of the four of :func:`derive_seeds`, so that a tuning run and the evaluation
+    run it serves (same run seed) split every test concept alike.
+
+    >>> validation_seed(0) == validation_seed(0), validation_seed(0) in derive_seeds(0).values()
+    (True, False)
+    """
+    return int(np.random.SeedSequence(int(seed), spawn_key=(4,)).generate_state(1, dtype=np.uint32)[0])
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,9 @@ class BenchmarkResult:
     summary: Any
     interrupted: bool = False
     n_shared: int = 0
+    #: the tuning runs of a spec's ``[tuning]`` section (counted in ``n_computed``, ``n_resumed``
+    #: and ``n_shared`` too; not in ``runs`` nor ``n_total``, which are the evaluation runs)
+    n_tuning: int = 0
     #: the reference runs of the spec's ``references`` found in the database, and how many this call computed
     references: tuple[RunResult, ...] = ()
     n_references_computed: int = 0
@@ -174,95 +177,63 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
 
 def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event) -> BenchmarkResult:
     from ..core.results import write_results
-    from .executors import RunEvent, execute_grid
-    from .references import attach_references, is_reference, record_reference, reference_plan, references_to_compute
-    from .store import ResultStore, utc_now
+    from .executors import RunEvent
+    from .references import ReferencePlan, attach_references, compute_references, reference_plan
+    from .store import ResultStore
     from .summary import write_summaries
 
-    configs = list({c.run_id: c for c in spec.configs}.values())
-    ids = [c.run_id for c in configs]
-    keys = computation_keys(configs, share)
-    groups = _groups(configs, keys)
-    key_of = keys
-    plan = reference_plan(configs, spec.references)
+    grid = list({c.run_id: c for c in spec.configs}.values())
+    plan = spec.tuning
     interrupted = False
-    computed = refs_computed = 0
+    phases: list[_Phase] = []
+    refs, refs_computed = ReferencePlan(), 0
     try:
         with ResultStore(db) as store:
             _check_owner(store, spec, out, add)
             store.set_meta("spec", spec.raw)
             store.set_meta("spec_text", spec.text)
             store.set_meta("clad_version", __version__)
-            finished = _fresh_finished(store, configs)
-            resumed = len(finished)
-            shared = _fill_shared(store, groups, finished)
-            todo = _todo(groups, finished)
-            ref_todo = references_to_compute(store, plan)  # computed once, not again on resume
-            if ref_todo:
-                log.info("%d reference runs to compute (%s)", len(ref_todo), ", ".join(spec.references))
-            if finished:
-                log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
-                         db, len(todo))
             on_step = None
             if on_event is not None and jobs == 1 and dask is None:
                 def on_step(cfg, step, index):
-                    if not is_reference(cfg):
-                        tell(RunEvent("step", cfg, step=step, index=index))
-            since, attempted = utc_now(), set()
-
-            def claim(cfg):
-                attempted.add(cfg.run_id)
-                return store.claim(cfg.run_id)
-
+                    tell(RunEvent("step", cfg, step=step, index=index))
+            run = _Phase.runner(store, share, jobs, threads, dask, timeout, on_step, tell)
             try:
-                tell(GridStarted(spec.name, len(configs), len(configs) - len(todo), db))
-                todo = ref_todo + todo  # the references first, in the same executor as the runs
-                with _Renewer(db):
-                    while todo and not interrupted:
-                        if dask is not None:  # runs on Dask are claimed before they are submitted
-                            todo = [c for c in todo if claim(c)]
-                        events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
-                                              on_step=on_step, claim=None if dask is not None else claim)
-                        try:
-                            for ev in events:
-                                if is_reference(ev.config):  # stored apart; the progress counts the spec's runs
-                                    if ev.kind == "finished":
-                                        record_reference(store, ev)
-                                        store.release([ev.config.run_id])
-                                        refs_computed += 1
-                                    continue
-                                if ev.kind == "started":
-                                    store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
-                                                       ev.started)
-                                else:
-                                    ev = dataclasses.replace(ev, result=dataclasses.replace(
-                                        ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)}))
-                                    store.write(ev.result, ev.started, ev.finished)
-                                    computed += 1
-                                    shared += _write_shared(store, ev.result, groups[key_of[ev.config.run_id]])
-                                    store.release([ev.config.run_id])
-                                tell(ev)
-                        except KeyboardInterrupt:
-                            interrupted = True
-                        finally:
-                            events.close()  # stops the workers
-                        # runs another process computes: wait for them, or take them over if it dies
-                        settled = store.settled_since(since)
-                        shared += _fill_shared(store, groups, settled)
-                        todo = [c for c in _todo(groups, settled)]
-                        if todo and not interrupted:
-                            log.info("%d runs are being computed by another process on %s; waiting", len(todo), db)
-                            time.sleep(POLL_SECONDS)
+                configs = grid  # a tuned grid's evaluation runs are known once its tuning runs are
+                if plan is None:
+                    phases.append(_Phase(store, grid, share))
+                else:  # [tuning]: the tuning runs first, then the evaluation runs with the chosen parameters
+                    phases.append(_Phase(store, plan.tuning_configs(grid), share))
+                    if not phases[0].todo:  # all finished before: the choice is known now
+                        configs = _evaluation_phase(store, plan, grid, phases, share)
+                waiting = len(grid) if len(phases) == 1 and plan is not None else 0
+                total = sum(len(p.configs) for p in phases) + waiting
+                tell(GridStarted(spec.name, total, total - waiting - sum(len(p.todo) for p in phases), db))
+                for p in phases:
+                    interrupted = interrupted or run(p)
+                if waiting and not interrupted:
+                    configs = _evaluation_phase(store, plan, grid, phases, share)
+                    interrupted = run(phases[-1])
+                if spec.references and not interrupted:  # once per dataset x detector x seed of the runs
+                    refs = reference_plan(configs, spec.references)
+                    with _Renewer(store.path):
+                        refs_computed, interrupted = compute_references(store, refs, jobs=jobs, dask=dask,
+                                                                        timeout=timeout, threads=threads)
             except KeyboardInterrupt:
                 interrupted = True
             finally:
                 store.release()
                 tell(GridFinished(interrupted))
-            attach_references(store, plan, ids)  # every finished run's metrics against its references
+            resumed = sum(p.resumed for p in phases)
+            computed, shared = sum(p.computed for p in phases), sum(p.shared for p in phases)
+            ids = [c.run_id for c in configs]
+            attach_references(store, refs, ids)  # every finished run's metrics against its references
             results = store.load_results(ids)  # in the spec's order
             references = tuple(store.load_references())
-            # results.json, the database and the report describe the same runs (other specs' after --add)
-            everything = results + [r for r in store.load_results() if r.run_id not in set(ids)]
+            # results.json, the database and the report describe the same runs (other specs' after --add);
+            # tuning runs stay in the database only
+            everything = results + [r for r in store.load_results() if r.run_id not in set(ids)
+                                    and not _tuning_record(r)]
         write_results(out / "results.json", everything, spec=spec.raw, references=references)
         table = write_summaries(out, everything, title=spec.name)
     except (sqlite3.Error, OSError) as exc:
@@ -273,7 +244,121 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
         name=spec.name, runs=tuple(results), n_total=len(configs), n_ok=n_ok, n_failed=len(results) - n_ok,
         n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
         database=db, results_json=out / "results.json", summary=table, interrupted=interrupted,
-        references=references, n_references_computed=refs_computed)
+        n_tuning=len(phases[0].configs) if plan is not None and phases else 0, references=references,
+        n_references_computed=refs_computed)
+
+
+class _Phase:
+    """Runs computed together into a store: resumed, shared and computed as one grid. ``records``
+    (``{run_id: dict}``) go into the matching results' ``extras["tuning"]`` when they are written."""
+
+    def __init__(self, store, configs: list[RunConfig], share: bool, records: Mapping[str, dict] | None = None):
+        self.configs, self.records = configs, dict(records or {})
+        self.keys = computation_keys(configs, share)
+        self.groups = _groups(configs, self.keys)
+        finished = _fresh_finished(store, configs)
+        self.resumed = len(finished)
+        self.shared = _fill_shared(store, self.groups, finished, self.decorate)
+        self.todo = _todo(self.groups, finished)
+        self.computed = 0
+        if finished:
+            log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
+                     store.path, len(self.todo))
+
+    def decorate(self, result: RunResult) -> RunResult:
+        rec = self.records.get(result.run_id)
+        if rec is None:
+            return result
+        return dataclasses.replace(result, extras={**(result.extras or {}), "tuning": rec})
+
+    @staticmethod
+    def runner(store, share, jobs, threads, dask, timeout, on_step, tell) -> Callable[["_Phase"], bool]:
+        """A function computing a phase's runs (True when interrupted)."""
+        from .executors import execute_grid
+        from .store import utc_now
+
+        def run(phase: _Phase) -> bool:
+            interrupted = False
+            todo = phase.todo
+            since = utc_now()
+            with _Renewer(store.path):
+                while todo and not interrupted:
+                    if dask is not None:  # runs on Dask are claimed before they are submitted
+                        todo = [c for c in todo if store.claim(c.run_id)]
+                    events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
+                                          on_step=on_step,
+                                          claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)))
+                    try:
+                        for ev in events:
+                            if ev.kind == "started":
+                                store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
+                                                   ev.started)
+                            else:
+                                ev = dataclasses.replace(ev, result=phase.decorate(dataclasses.replace(
+                                    ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)})))
+                                store.write(ev.result, ev.started, ev.finished)
+                                phase.computed += 1
+                                phase.shared += _write_shared(store, ev.result, phase.groups[phase.keys[ev.config.run_id]],
+                                                              decorate=phase.decorate)
+                                store.release([ev.config.run_id])
+                            tell(ev)
+                    except KeyboardInterrupt:
+                        interrupted = True
+                    finally:
+                        events.close()  # stops the workers
+                    # runs another process computes: wait for them, or take them over if it dies
+                    settled = store.settled_since(since)
+                    phase.shared += _fill_shared(store, phase.groups, settled, phase.decorate)
+                    todo = _todo(phase.groups, settled)
+                    if todo and not interrupted:
+                        log.info("%d runs are being computed by another process on %s; waiting", len(todo),
+                                 store.path)
+                        time.sleep(POLL_SECONDS)
+            return interrupted
+
+        return run
+
+
+def _evaluation_phase(store, plan, grid: list[RunConfig], phases: list["_Phase"], share: bool) -> list[RunConfig]:
+    """Append to ``phases`` (whose first is the tuning runs') the evaluation runs with their chosen
+    parameters; return every evaluation configuration (those without a choice recorded as failed)."""
+    configs, records, unscored = _evaluation_runs(store, plan, grid, phases[0].configs)
+    phases.append(_Phase(store, [c for c in configs if c.run_id not in unscored], share, records))
+    return configs
+
+
+def _evaluation_runs(store, plan, grid: list[RunConfig], tuning: list[RunConfig]
+                     ) -> tuple[list[RunConfig], dict[str, dict], set[str]]:
+    """The evaluation runs of a tuned grid with their parameters chosen from the tuning runs in
+    ``store``, ``{run_id: tuning record}`` and the ids of those without a choice: an evaluation
+    run none of whose candidates has a score is recorded as failed, naming why, and not run."""
+    from .run import failed_result
+
+    results = {r.run_id: r for r in store.load_results([c.run_id for c in tuning])}
+    configs, records, unscored = [], {}, set()
+    for cfg in grid:
+        chosen, rec = plan.choose(cfg, results)
+        if chosen is None:
+            causes = sorted({r.cause for r in results.values() if r.run_id in {c["run_id"] for c in rec["candidates"]}
+                             and r.cause} or {"no candidate gave a defined objective"})
+            msg = (f"TuningError: no tuning run of {cfg.describe()} gave a score for {plan.objective} on "
+                   f"{plan.base_metric}; " + "; ".join(c.splitlines()[-1] for c in causes))
+            failed = dataclasses.replace(failed_result(cfg, msg), extras={"tuning": rec})
+            store.write(failed)
+            chosen = cfg
+            unscored.add(cfg.run_id)
+        configs.append(chosen)
+        records[chosen.run_id] = rec
+    return list({c.run_id: c for c in configs}.values()), records, unscored
+
+
+def _tuning_record(result: RunResult) -> bool:
+    """A tuning run's record, or an evaluation run that failed for want of a choice (the database
+    keeps them; results.json lists the spec's evaluation runs)."""
+    from ..core.data_views import is_tuning_run
+
+    view = (result.config or {}).get("data_view") or {}
+    return is_tuning_run(result.config) or (view.get("part") == "evaluate" and not result.ok)
 
 
 def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:
@@ -389,18 +474,21 @@ def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
                                shared_from=result.shared_from or result.run_id)
 
 
-def _write_shared(store, result: RunResult, group: list[RunConfig], done: set | None = None) -> int:
+def _write_shared(store, result: RunResult, group: list[RunConfig], done: set | None = None,
+                  decorate: Callable[[RunResult], RunResult] | None = None) -> int:
     """Record every other configuration of ``group`` as sharing ``result`` (stamped when written,
-    after the run that computed it)."""
+    after the run that computed it), each passed through ``decorate`` when given."""
     n = 0
     for cfg in group:
         if cfg.run_id != result.run_id and cfg.run_id not in (done or ()):
-            store.write(shared_copy(result, cfg))
+            copy = shared_copy(result, cfg)
+            store.write(decorate(copy) if decorate else copy)
             n += 1
     return n
 
 
-def _fill_shared(store, groups: dict[str, list[RunConfig]], finished: set[str]) -> int:
+def _fill_shared(store, groups: dict[str, list[RunConfig]], finished: set[str],
+                 decorate: Callable[[RunResult], RunResult] | None = None) -> int:
     """Record, from a finished run of its group, every configuration not finished yet (a resumed
     grid whose computing run finished before); ``finished`` is updated."""
     n = 0
@@ -409,6 +497,6 @@ def _fill_shared(store, groups: dict[str, list[RunConfig]], finished: set[str]) 
         done = finished & set(ids)
         if done and len(done) < len(ids):
             source = store.load_results([next(i for i in ids if i in done)])[0]
-            n += _write_shared(store, source, group, done=done)
+            n += _write_shared(store, source, group, done=done, decorate=decorate)
             finished |= set(ids)
     return n

@@ -50,9 +50,12 @@ class RunConfig:
     detector: Component
     seed: int = 0
     base_metrics: tuple[str, ...] = ("roc_auc",)
+    #: the part of the dataset this run sees (:mod:`clad.core.data_views`), None for all of it; a
+    #: spec's ``[tuning]`` section sets it (recorded only when set, so other run ids are unchanged)
+    data_view: dict | None = None
 
     def to_dict(self) -> dict:
-        return {
+        d = {
             "dataset": self.dataset.to_dict(),
             "scenario": self.scenario.to_dict(),
             "strategy": self.strategy.to_dict(),
@@ -60,6 +63,9 @@ class RunConfig:
             "seed": int(self.seed),
             "base_metrics": list(self.base_metrics),
         }
+        if self.data_view is not None:
+            d["data_view"] = dict(self.data_view)
+        return d
 
     @property
     def run_id(self) -> str:
@@ -90,6 +96,10 @@ class RunConfig:
         d["seed"] = int(self.seed) if seed_matters else None
         d["base_metrics"] = list(self.base_metrics)
         d["inputs"] = dict(inputs or {})
+        if self.data_view is not None:
+            d["data_view"] = dict(self.data_view)
+            if self.data_view.get("mode") == "validation_split":  # the split is drawn from the seed
+                d["seed"] = int(self.seed)
         return hashlib.sha256(canonical({"computation": d, "clad": __version__}).encode()).hexdigest()[:16]
 
     def describe(self) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..atomic import atomic_output
 from ..errors import CladValueError, DataError
-from .store import DEFAULT_NAME, ResultStore
+from .store import DEFAULT_NAME, ResultStore, load_results
 
 __all__ = ["export", "FORMATS"]
 
@@ -51,7 +51,7 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
         from ..core.results import write_results
 
         with ResultStore(db, create=False) as store:
-            runs, spec = store.load_results(), store.get_meta("spec")
+            runs, spec = load_results(db), store.get_meta("spec")
         write_results(dest / "results.json", runs, spec=spec)
         return [dest / "results.json"]
     written = []

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CladValueError, DataError
-from .store import DEFAULT_NAME, ResultStore
+from .store import DEFAULT_NAME, ResultStore, load_results
 
 __all__ = ["export_mlflow", "default_tracking_uri"]
 
@@ -159,7 +159,7 @@ def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
         raise DataError(f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first")
     classes = _mlflow()
     with ResultStore(db, create=False) as store:
-        runs, spec = store.load_results(), store.get_meta("spec") or {}
+        runs, spec = load_results(db), store.get_meta("spec") or {}
     name = experiment or (spec.get("name") if isinstance(spec, dict) else None) or db.parent.name
     if tracking_uri is None:
         tracking_uri = default_tracking_uri(db.parent)

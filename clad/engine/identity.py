@@ -89,6 +89,15 @@ def _distributions() -> dict:
     return metadata.packages_distributions()
 
 
+@functools.lru_cache(maxsize=None)
+def _installed_version(dist: str) -> str:
+    """An installed distribution's version (looked up once per process: installing a package
+    over a running process is not a case a run's inputs need to follow)."""
+    from importlib import metadata
+
+    return metadata.version(dist)
+
+
 def _module_fingerprint(module: str) -> str:
     """An installed package's ``name==version``, else the sha256 of the module's file (``missing``
     if it cannot be found)."""
@@ -99,7 +108,7 @@ def _module_fingerprint(module: str) -> str:
     dists = _distributions().get(top)
     if dists and top != "clad":  # clad's own code is covered by its version in every run_id
         try:
-            return f"{dists[0]}=={metadata.version(dists[0])}"
+            return f"{dists[0]}=={_installed_version(dists[0])}"
         except metadata.PackageNotFoundError:
             pass
     try:

@@ -7,9 +7,11 @@ concept-incremental run (labelled scenario ``reference``, strategy ``<kind>``) o
 :func:`clad.protocol.references.reference_dataset` derives from the grid's (the joint model: all
 training concepts stacked; the single-task experts: each concept alone, the single-task matrix).
 The dataset is taken without its ``order`` parameter: a reference does not depend on the concept
-order, so the runs of every order share it. References are computed by the grid's executor beside
-the runs (worker processes, Dask), stored in the results database's ``reference_runs`` table and in
-``results.json`` under ``"references"``, and not computed again on resume.
+order, so the runs of every order share it. References are computed by the grid's executor
+(worker processes, Dask) after the runs (those of a ``[tuning]`` grid's evaluation runs, with the
+parameters the tuning chose), stored in the results database's ``reference_runs`` table and in
+``results.json`` under ``"references"``, and not computed again on resume
+(:func:`compute_references`).
 
 When the grid is done, :func:`attach_references` adds to every finished run the metrics against
 each reference (:mod:`clad.metrics.references`: ``intransigence_joint``,
@@ -38,7 +40,7 @@ from ..metrics.references import declare_reference_metrics
 from .config import Component, RunConfig
 
 __all__ = ["ReferenceConfig", "ReferencePlan", "reference_plan", "is_reference", "attach_references",
-           "with_references", "references_to_compute", "record_reference"]
+           "with_references", "references_to_compute", "record_reference", "compute_references"]
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +80,8 @@ def _reference_dataset(c: Component) -> Component:
 
 def reference_plan(configs: Iterable[RunConfig], kinds: Sequence[str]) -> ReferencePlan:
     """One :class:`ReferenceConfig` per kind and distinct (dataset without its order, detector,
-    seed, base metrics) of ``configs``."""
+    seed, base metrics, data view) of ``configs`` (the evaluation runs of a ``[tuning]`` grid see a
+    part of the data, and so do their references)."""
     if not kinds:
         return ReferencePlan()
     refs: dict[str, ReferenceConfig] = {}
@@ -88,7 +91,7 @@ def reference_plan(configs: Iterable[RunConfig], kinds: Sequence[str]) -> Refere
         for kind in kinds:
             ref = ReferenceConfig(_reference_dataset(cfg.dataset), Component("concept_incremental", label="reference"),
                                   Component("naive", label=kind), cfg.detector, cfg.seed, cfg.base_metrics,
-                                  reference=kind)
+                                  data_view=cfg.data_view, reference=kind)
             refs.setdefault(ref.run_id, ref)
             mine[kind] = ref.run_id
     return ReferencePlan(tuple(refs.values()), of_run)
@@ -120,6 +123,36 @@ def record_reference(store, event) -> None:
     store.write_reference(result, event.started, event.finished)
     if not result.ok:
         log.warning("%s failed: %s; the runs have no metrics against it", event.config.describe(), result.cause)
+
+
+def compute_references(store, plan: ReferencePlan, *, jobs: int = 1, dask=None, timeout: float | None = None,
+                       threads: int | None = 1) -> tuple[int, bool]:
+    """Compute the references of ``plan`` not finished in ``store`` (:func:`references_to_compute`)
+    with the grid's executor (:func:`~clad.engine.executors.execute_grid`: worker processes, Dask,
+    time limits, claims so that two processes on one folder never compute one twice) and store each;
+    returns how many were computed and whether a Ctrl-C stopped them."""
+    from .executors import execute_grid
+
+    todo = references_to_compute(store, plan)
+    if not todo:
+        return 0, False
+    log.info("%d reference runs to compute", len(todo))
+    if dask is not None:  # runs on Dask are claimed before they are submitted
+        todo = [c for c in todo if store.claim(c.run_id)]
+    events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
+                          claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)))
+    n = 0
+    try:
+        for ev in events:
+            if ev.kind == "finished":
+                record_reference(store, ev)
+                store.release([ev.config.run_id])
+                n += 1
+    except KeyboardInterrupt:
+        return n, True
+    finally:
+        events.close()  # stops the workers
+    return n, False
 
 
 def with_references(run: RunResult, references: dict[str, RunResult]) -> RunResult:

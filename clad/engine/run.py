@@ -16,6 +16,7 @@ import functools
 import json
 import logging
 import traceback
+import weakref
 from typing import Callable
 
 from ..core.concepts import ConceptDataset
@@ -98,7 +99,22 @@ def build_run(cfg: RunConfig):
                              cfg.strategy.params)
     seeded = _seeded(cfg, strategy, scenario)
     dataset = _cached_dataset(cfg.dataset.name, canonical(seeded.dataset_params))
+    if cfg.data_view is not None:  # a [tuning] section's part of the data (clad.core.data_views)
+        from ..core.data_views import apply_view
+        from ..core.seeding import validation_seed
+
+        dataset = _viewed(dataset, apply_view(dataset, cfg.data_view, validation_seed(cfg.seed)))
     return dataset, seeded.scenario, seeded.strategy
+
+
+#: the data files a view's source dataset was read from, by view (released with the view)
+_VIEW_FILES: "weakref.WeakKeyDictionary[ConceptDataset, dict[str, str]]" = weakref.WeakKeyDictionary()
+
+
+def _viewed(source: ConceptDataset, view: ConceptDataset) -> ConceptDataset:
+    """``view`` (a part of the cached ``source``), reading the data files ``source`` read."""
+    _VIEW_FILES[view] = _DATA_FILES.get(id(source), {})
+    return view
 
 
 def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:
@@ -115,7 +131,7 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
               "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
     result = run_experiment(learned, scenario, strategy, cfg.base_metrics, labels=labels, config=cfg.to_dict(),
                             on_step=on_step)
-    files = _DATA_FILES.get(id(dataset), {})
+    files = _VIEW_FILES.get(dataset) or _DATA_FILES.get(id(dataset), {})
     flagged = result.warnings
     if kind == "joint":  # its one training concept is named after all of them: no name can match a test concept
         flagged = tuple(w for w in flagged if not w.startswith("ConceptNamesWarning:"))

@@ -36,6 +36,10 @@
     n_estimators = 50
     grid = { max_samples = [64, 256] }        # optional: one entry per combination
 
+An optional ``[tuning]`` section chooses detector (and strategy) parameters on data the evaluation
+never scores (:mod:`clad.engine.tuning`, docs/guides/tuning.md); the grid's runs are then its
+evaluation runs.
+
 The grid is datasets x orders x scenarios x strategies x detectors x seeds. Every problem in the file is
 reported at once (a :class:`~clad.errors.SpecError` listing them), each with the key it is about
 and a did-you-mean for misspelt names. A spec names classes by import path and so runs code, like a
@@ -71,7 +75,7 @@ __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
 TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "order_seed", "skip_incompatible",
                   "jobs", "threads", "dask", "timeout", "share", "max_runs", "datasets", "scenarios", "strategies",
-                  "detectors", "references")
+                  "detectors", "tuning", "references")
 _RESERVED = ("name", "label", "grid")
 #: a grid larger than this needs an explicit ``max_runs`` in the spec
 MAX_RUNS = 100_000
@@ -118,6 +122,19 @@ class Grid(Sequence):
                          seed=int(self.seeds[s]), base_metrics=self.base_metrics)
 
 
+class _TunedGrid(Grid):
+    """A grid whose runs are evaluation runs of a ``[tuning]`` section: each sees the ``evaluate``
+    part of its data (its tuned parameters are chosen when the tuning runs have finished)."""
+
+    def __init__(self, grid: Grid, plan):
+        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics)
+        self.plan = plan
+
+    def __getitem__(self, i):
+        cfg = super().__getitem__(i)
+        return cfg if isinstance(i, slice) else self.plan.evaluation_base(cfg)  # a slice calls this per item
+
+
 @dataclass
 class Spec:
     """A validated spec: its name, source and the expanded grid of run configurations; ``text``
@@ -134,9 +151,16 @@ class Spec:
     timeout: float | None = None
     text: str | None = None
     share: bool = True
+    #: the validated ``[tuning]`` section (:class:`clad.engine.tuning.TuningPlan`), or None
+    tuning: Any = None
     #: the reference runs to compute (:mod:`clad.engine.references`): kinds of
     #: :data:`clad.metrics.references.REFERENCE_KINDS`
     references: tuple[str, ...] = ()
+
+    @property
+    def tuning_configs(self) -> list[RunConfig]:
+        """The tuning runs of a spec with a ``[tuning]`` section (none without)."""
+        return [] if self.tuning is None else self.tuning.tuning_configs(self.configs)
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -196,8 +220,9 @@ def _value_problems(section: str, who: str, name: str, factory: Any, registry: R
 
 
 def _entries(section: str, value: Any, registry: Registry, problems: list[str],
-             located: dict | None = None) -> list[Component]:
-    """Validate one list section (names, keys and values) and expand its parameter grids into components."""
+             located: dict | None = None, where: str | None = None) -> list[Component]:
+    """Validate one list section (names, keys and values) and expand its parameter grids into
+    components; ``where`` names the section's entries in messages (default: ``section``)."""
     located = {} if located is None else located
     if value is None:
         problems.append(f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})")
@@ -209,7 +234,7 @@ def _entries(section: str, value: Any, registry: Registry, problems: list[str],
         return []
     out: list[Component] = []
     for i, entry in enumerate(value):
-        key = f"{section}[{i}]"
+        key = f"{where or section}[{i}]"
         if isinstance(entry, str):
             entry = {"name": entry}
         if not isinstance(entry, dict):
@@ -508,6 +533,17 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
             pairs.append((sc, st))
 
     configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics)
+    tuning = None
+    if "tuning" in raw:
+        from .tuning import parse_tuning
+
+        tuning = parse_tuning(raw["tuning"], sections, metrics, problems)
+        if tuning is not None and not problems:
+            configs = _TunedGrid(configs, tuning)
+            n_tuning = len(tuning.tuning_configs(configs)) if configs.size <= max_runs else 0
+            if configs.size + n_tuning > max_runs:
+                problems.append(f"the grid has {configs.size:,} evaluation runs and {n_tuning:,} tuning runs, more "
+                                f"than max_runs = {max_runs:,}; to run it, set max_runs = {configs.size + n_tuning}")
     if configs.size > max_runs:
         problems.append(
             f"the grid has {configs.size:,} runs ({len(configs.datasets)} datasets x {len(pairs)} scenario-strategy "
@@ -516,4 +552,5 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
     if problems:
         raise SpecError(problems, source=source)
     return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped, jobs=jobs, threads=threads, dask=dask,
-                timeout=None if timeout is None else float(timeout), share=share, references=references)
+                timeout=None if timeout is None else float(timeout), share=share, tuning=tuning,
+                references=references)

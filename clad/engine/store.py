@@ -248,11 +248,12 @@ def read_document(source: Path) -> dict:
     return doc
 
 
-def load_results(path: str | os.PathLike) -> list[RunResult]:
+def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResult]:
     """Every run recorded at ``path`` (finished and failed ones, see ``RunResult.ok``): a results
     folder, its database or its ``results.json`` (see :func:`results_source`). The one reader of
     results; :func:`clad.report.load_results` and :func:`clad.core.results.read_results` are this
-    function.
+    function. The tuning runs of a spec's ``[tuning]`` section (kept in the database) are left out
+    unless ``tuning``.
 
     >>> import tempfile
     >>> from clad.core.results import RunResult, write_results
@@ -264,7 +265,12 @@ def load_results(path: str | os.PathLike) -> list[RunResult]:
     source = results_source(path)
     if source.suffix == ".sqlite":
         with ResultStore(source, create=False) as store:  # read-only
-            return store.load_results()
+            runs = store.load_results()
+        if tuning:
+            return runs
+        from ..core.data_views import is_tuning_run
+
+        return [r for r in runs if not is_tuning_run(r.config)]
     return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
 
 

@@ -28,6 +28,7 @@ from ..metrics import get_metric
 from .cost import cost_section
 from .orders import order_sensitivity
 from .figures import FigureStore, cd_html, curves_section, forgetting_section, heatmap_section
+from .protocol import tuning_section
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
 from .tables import (
     frame_html,
@@ -322,6 +323,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
         html_part = _stream_section(ok, figs, kind)
         if html_part is not None:
             sections.append((kind, heading, html_part))
+    tuning = tuning_section(ok)
+    if tuning is not None:
+        sections.append(("tuning", "Tuning", tuning))
     sections.append(("spec", "Spec", _spec_html(spec, spec_text)))
     sections.append(("provenance", "Provenance", _provenance(results)))
     sections.append(("figures", "Index of figures", figs.index_html()))

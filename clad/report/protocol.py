@@ -1,0 +1,85 @@
+"""The report's protocol sections: what tuning chose, and on which data.
+
+A tuned evaluation run carries ``extras["tuning"]`` (see :mod:`clad.engine.tuning`): the mode,
+the objective, every candidate with its tuning score, and the choice. :func:`tuning_table` lays
+that out one row per evaluation run, with the margin between the chosen candidate and the
+runner-up, so that a reader sees how close the choice was and that it was made on data the
+evaluation never scored.
+
+>>> from clad.core.results import RunResult
+>>> rec = {"mode": "first_concepts", "k": 1, "objective": "continual_average", "base_metric": "roc_auc",
+...        "higher_is_better": True, "candidates": [
+...            {"strategy": {}, "detector": {"max_samples": 64}, "score": 0.8, "status": "ok"},
+...            {"strategy": {}, "detector": {"max_samples": 256}, "score": 0.9, "status": "ok"}], "chosen": 1}
+>>> r = RunResult("d", "concept_aware", "naive", "iforest", 0, extras={"tuning": rec})
+>>> row = tuning_table([r]).iloc[0]
+>>> row["chosen"], float(row["score"]), round(float(row["margin"]), 3), int(row["candidates"])
+('max_samples=256', 0.9, 0.1, 2)
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Sequence
+
+import pandas as pd
+
+from ..core.results import RunResult
+from .aggregate import CONFIG_KEYS
+from .tables import frame_html
+
+__all__ = ["tuning_table", "tuning_section"]
+
+_MODES = {
+    "first_concepts": "tuned on the first {k} concept(s) as a scenario of their own; the evaluation trains and "
+                      "scores only the remaining concepts",
+    "validation_split": "tuned on a validation share ({fraction:g}) of each concept's labelled test pool; the "
+                        "evaluation scores only the rest",
+}
+
+
+def _params(choice: dict) -> str:
+    parts = [f"{k}={v}" for part in ("strategy", "detector") for k, v in sorted((choice.get(part) or {}).items())]
+    return ", ".join(parts) or "(defaults)"
+
+
+def tuning_table(results: Sequence[RunResult]) -> pd.DataFrame:
+    """One row per tuned run: its configuration, the mode, the objective, how many candidates had a
+    score, the chosen parameters, their tuning score, and the margin over the runner-up (in the
+    objective's better direction; NaN with a single scored candidate)."""
+    rows = []
+    for r in results:
+        rec = (r.extras or {}).get("tuning")
+        if not rec or rec.get("chosen") is None:
+            continue
+        cands = rec.get("candidates", [])
+        scored = [c["score"] for c in cands if c.get("score") is not None and not math.isnan(c["score"])]
+        best = cands[rec["chosen"]]
+        sign = 1.0 if rec.get("higher_is_better", True) else -1.0
+        others = sorted((sign * s for i, s in enumerate(c.get("score") for c in cands)
+                         if i != rec["chosen"] and s is not None and not math.isnan(s)), reverse=True)
+        margin = sign * best["score"] - others[0] if others else float("nan")
+        rows.append({**{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed, "mode": rec.get("mode"),
+                     "objective": rec.get("objective"), "candidates": len(scored), "chosen": _params(best),
+                     "score": best["score"], "margin": margin})
+    return pd.DataFrame(rows)
+
+
+def tuning_section(results: Sequence[RunResult]) -> str | None:
+    """The report's "Tuning" section, or None when no run was tuned."""
+    table = tuning_table(results)
+    if table.empty:
+        return None
+    recs = [(r.extras or {})["tuning"] for r in results if (r.extras or {}).get("tuning")]
+    modes = {rec["mode"]: _MODES.get(rec["mode"], "{mode}").format(**{"k": "?", "fraction": float("nan"), **rec})
+             for rec in recs}
+    legend = ("<p class='legend'>Parameters chosen per dataset × scenario × strategy × detector × seed by the "
+              "objective of tuning runs that never score an evaluation test row: "
+              + "; ".join(html.escape(v) for v in modes.values())
+              + ". <em>margin</em>: how far the choice's tuning score lies ahead of the runner-up's; a small "
+                "margin means the choice is close to arbitrary.</p>")
+    shown = table.copy()
+    shown["score"] = shown["score"].map(lambda v: f"{v:.4f}")
+    shown["margin"] = shown["margin"].map(lambda v: "–" if math.isnan(v) else f"{v:.4f}")
+    return legend + frame_html(shown)
