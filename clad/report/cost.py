@@ -86,33 +86,44 @@ def cost_figure(table: pd.DataFrame, title: str):
     """Cost of the configurations of one dataset and scenario (rows of :func:`cost_table`): fit and
     score seconds per step stacked (left) and peak memory in MB (right), one horizontal bar per
     strategy + detector, error bars ± std over seeds."""
+    from matplotlib.ticker import MaxNLocator
+
     from .layout import text_width
-    from .plots import FONT, _figure, _suptitle
+    from .plots import FONT, _figure, _legend_below, _suptitle
 
     labels = [f"{s} + {d}" for s, d in zip(table["strategy"], table["detector"])]
     y = np.arange(len(labels))
-    width = min(12.5, 2 * 3.2 + text_width(labels, FONT["tick"]) + 0.8)
-    fig = _figure((width, 1.4 + 0.3 * len(labels)))
+    width = min(12.5, 2 * 3.4 + text_width(labels, FONT["tick"]) + 0.8)
+    fig = _figure((width, 1.8 + 0.3 * len(labels)))
     _suptitle(fig, title)
     left, right = fig.subplots(1, 2, sharey=True)
+    bar = {"error_kw": {"lw": 0.8, "zorder": 3}}
 
     def err(name):
         return np.nan_to_num(table[f"{name}_std"].to_numpy(float))
 
     fit, score = table["fit_seconds_mean"].to_numpy(float), table["score_seconds_mean"].to_numpy(float)
-    left.barh(y, fit, xerr=err("fit_seconds"), color="tab:blue", label="fit", error_kw={"lw": 0.8, "zorder": 3})
-    left.barh(y, score, left=np.nan_to_num(fit), xerr=err("score_seconds"), color="tab:orange", label="score",
-              error_kw={"lw": 0.8, "zorder": 3})
+    peak = table["peak_memory_mb_mean"].to_numpy(float)
+    left.barh(y, fit, xerr=err("fit_seconds"), color="tab:blue", label="fit", **bar)
+    left.barh(y, score, left=np.nan_to_num(fit), xerr=err("score_seconds"), color="tab:orange", label="score", **bar)
+    right.barh(y, peak, xerr=err("peak_memory_mb"), color="tab:green", label="peak memory", **bar)
+    total = np.nan_to_num(fit) + np.nan_to_num(score)
+    beyond = np.maximum(total + err("score_seconds"), np.nan_to_num(fit) + err("fit_seconds"))  # past the error bars
+    for ax, ends, at, unit in ((left, total, beyond, "s"), (right, peak, np.nan_to_num(peak) + err("peak_memory_mb"),
+                                                             "MB")):
+        for k, (v, x) in enumerate(zip(ends, at)):  # the value beside each bar (a zero bar is invisible)
+            ax.annotate("n/a" if np.isnan(v) else f"{v:.3g} {unit}", (x, k), xytext=(3, 0),
+                        textcoords="offset points", va="center", fontsize=FONT["tick"])
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+        ax.tick_params(axis="x", labelsize=FONT["tick"])
+        ax.grid(axis="x", alpha=0.3)
+        ax.margins(x=0.25)
     left.set_xlabel("seconds per training step (mean over steps and seeds)", fontsize=FONT["label"])
-    left.legend(fontsize=FONT["legend"], frameon=False)
-    right.barh(y, table["peak_memory_mb_mean"].to_numpy(float), xerr=err("peak_memory_mb"), color="tab:green",
-               error_kw={"lw": 0.8, "zorder": 3})
     right.set_xlabel("peak memory, MB (rise of the RSS above the run's start)", fontsize=FONT["label"])
     left.set_yticks(y, labels=labels, fontsize=FONT["tick"])
     left.invert_yaxis()
-    for ax in (left, right):
-        ax.tick_params(axis="x", labelsize=FONT["tick"])
-        ax.grid(axis="x", alpha=0.3)
+    handles = [h for ax in (left, right) for h in ax.get_legend_handles_labels()[0]]
+    _legend_below(fig, handles, [h.get_label() for h in handles])
     return fig
 
 
