@@ -10,8 +10,8 @@ twice):
 * **metrics**: every scalar continual metric as ``<base metric>.<metric>`` (e.g.
   ``roc_auc.continual_average``) with the count of R cells it left out
   (``<base metric>.<metric>.left_out``), the per-step curves (``roc_auc.accuracy_seen``, ...) and
-  the training rows kept (``memory_rows``) with ``step`` = the training step, and the run's
-  seconds (``seconds.total``, ...). Undefined values (NaN) are not logged: MLflow would show
+  the training rows kept (``memory_rows``) with ``step`` = the training step, the run's
+  seconds (``seconds.total``, ...) and peak memory (``peak_memory_mb``, when measured). Undefined values (NaN) are not logged: MLflow would show
   them as numbers; the tag ``clad.undefined_metrics`` names them;
 * **artifacts**: R of every base metric as an MLflow table (``R/<base metric>.json``: a ``step``
   column, ``"i: concept"``, then one column per test concept) and as a heatmap
@@ -101,6 +101,8 @@ def _metrics(run, Metric, now: int) -> tuple[list, list[str]]:
                 add(f"{base}.{name}", value)
     for step, rows in enumerate(run.memory_rows or ()):
         add("memory_rows", rows, step)
+    if run.peak_memory is not None:
+        add("peak_memory_mb", run.peak_memory / 1e6)
     for key, value in (run.timings or {}).items():
         if isinstance(value, (list, tuple)):
             add(f"seconds.{key}", sum(_number(v) or 0.0 for v in value))
