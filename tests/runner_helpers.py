@@ -13,6 +13,22 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
+def tiny_data(n_concepts: int = 2) -> str:
+    """The TOML of a tiny synthetic dataset (3 features, 60 training and 40 test rows per concept)
+    in one concept-incremental scenario, for specs whose other keys are what a test is about."""
+    return f"""
+[[datasets]]
+name = "synthetic"
+n_concepts = {n_concepts}
+n_features = 3
+n_train = 60
+n_test = 40
+
+[[scenarios]]
+name = "concept_incremental"
+"""
+
+
 # a small, fast grid: 3 concepts, 2 strategies, 2 detectors, 2 seeds = 8 runs
 SMALL_SPEC = """
 name = "small"

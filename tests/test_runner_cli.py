@@ -11,23 +11,14 @@ import pytest
 from clad.core.results import read_results
 from clad.engine.store import ResultStore
 
-from tests.runner_helpers import run_main, write_spec
+from tests.runner_helpers import run_main, tiny_data, write_spec
 
 SPEC = """
 name = "failing"
 seeds = 3
 strategies = ["naive"]
 
-[[datasets]]
-name = "synthetic"
-n_concepts = 2
-n_features = 3
-n_train = 60
-n_test = 40
-
-[[scenarios]]
-name = "concept_incremental"
-
+""" + tiny_data(2) + """
 [[detectors]]
 name = "hbos"
 

@@ -13,7 +13,7 @@ import pytest
 from clad.core.results import read_results
 from clad.engine.spec import load_spec
 
-from tests.runner_helpers import ROOT, clad_cmd, run_main, write_spec
+from tests.runner_helpers import ROOT, clad_cmd, run_main, tiny_data, write_spec
 
 SPEC = """
 name = "killed"
@@ -21,16 +21,7 @@ seeds = 4
 base_metrics = ["roc_auc", "average_precision"]
 strategies = ["naive", "cumulative"]
 
-[[datasets]]
-name = "synthetic"
-n_concepts = 3
-n_features = 3
-n_train = 60
-n_test = 40
-
-[[scenarios]]
-name = "concept_incremental"
-
+""" + tiny_data(3) + """
 [[detectors]]
 name = "tests.plugins:SlowDetector"
 delay = 0.15

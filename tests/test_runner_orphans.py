@@ -13,7 +13,7 @@ import pytest
 
 from clad.engine.spec import load_spec
 
-from tests.runner_helpers import ROOT, clad_cmd, write_spec
+from tests.runner_helpers import ROOT, clad_cmd, tiny_data, write_spec
 
 psutil = pytest.importorskip("psutil")
 
@@ -22,16 +22,7 @@ name = "orphans"
 seeds = 2
 strategies = ["naive", "cumulative"]
 
-[[datasets]]
-name = "synthetic"
-n_concepts = 2
-n_features = 3
-n_train = 60
-n_test = 40
-
-[[scenarios]]
-name = "concept_incremental"
-
+""" + tiny_data(2) + """
 [[detectors]]
 name = "tests.plugins:DistanceToMean"
 label = "quick"

@@ -19,6 +19,7 @@ from clad.engine.spec import load_spec, parse_spec
 from clad.engine.store import ResultStore
 from clad.errors import DataError, SpecError
 from tests.plugins import row_hashes
+from tests.runner_helpers import tiny_data
 
 DATA = {"name": "synthetic", "n_concepts": 3, "n_features": 3, "n_train": 60, "n_test": 40}
 
@@ -110,16 +111,7 @@ name = "tuned"
 seeds = [0, 1]
 strategies = ["naive"]
 
-[[datasets]]
-name = "synthetic"
-n_concepts = 4
-n_features = 3
-n_train = 60
-n_test = 40
-
-[[scenarios]]
-name = "concept_incremental"
-
+""" + tiny_data(4) + """
 [[detectors]]
 name = "iforest"
 n_estimators = 10

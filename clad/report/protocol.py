@@ -1,4 +1,5 @@
-"""The report's protocol sections: what tuning chose, and on which data.
+"""The report's protocol sections: what tuning chose, and on which data; whether each scenario is
+worth drawing conclusions from.
 
 A tuned evaluation run carries ``extras["tuning"]`` (see :mod:`clad.engine.tuning`): the mode,
 the objective, every candidate with its tuning score, and the choice. :func:`tuning_table` lays
@@ -23,13 +24,14 @@ import html
 import math
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..core.results import RunResult
 from .aggregate import CONFIG_KEYS
 from .tables import frame_html
 
-__all__ = ["tuning_table", "tuning_section"]
+__all__ = ["tuning_table", "tuning_section", "validity_table", "validity_section"]
 
 _MODES = {
     "first_concepts": "tuned on the first {k} concept(s) as a scenario of their own; the evaluation trains and "
@@ -83,3 +85,51 @@ def tuning_section(results: Sequence[RunResult]) -> str | None:
     shown["score"] = shown["score"].map(lambda v: f"{v:.4f}")
     shown["margin"] = shown["margin"].map(lambda v: "–" if math.isnan(v) else f"{v:.4f}")
     return legend + frame_html(shown)
+
+
+def validity_table(single_task: Sequence[RunResult], thresholds=None) -> pd.DataFrame:
+    """The four validity checks (:mod:`clad.protocol.validity`) of each single-task reference run
+    (its R is the single-task matrix M: rows the concept trained on, columns the concept scored, in
+    the same order), one row per dataset × detector × seed: each check's verdict and numbers.
+
+    >>> from clad.core.results import RunResult
+    >>> import numpy as np
+    >>> M = np.array([[0.95, 0.60], [0.55, 0.90]])
+    >>> ref = RunResult("d", "concept_incremental", "naive", "iforest", 0, concepts=("a", "b"),
+    ...                 test_concepts=("a", "b"), R={"roc_auc": M})
+    >>> validity_table([ref])[["feasible", "forgetting"]].values.tolist()
+    [['PASS', 'PASS']]
+    """
+    from ..metrics import backward_transfer
+    from ..protocol.validity import check_matrix
+
+    rows = []
+    for ref in single_task:
+        metric = "roc_auc" if "roc_auc" in ref.R else next(iter(ref.R), None)
+        if metric is None or list(ref.concepts) != list(ref.test_concepts):
+            continue
+        M = np.asarray(ref.R[metric], dtype=np.float64)
+        checks = check_matrix(M, ref.concepts, backward_transfer(M), thresholds)
+        row = {"dataset": ref.dataset, "detector": ref.detector, "seed": ref.seed, "metric": metric}
+        row.update({c.name: c.verdict for c in checks})
+        row["details"] = " · ".join(f"{c.name}: {c.summary}" for c in checks if c.verdict != "PASS") or "–"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def validity_section(single_task: Sequence[RunResult]) -> str | None:
+    """The report's "Scenario validity" section from the single-task references, or None."""
+    table = validity_table(single_task)
+    if table.empty:
+        return None
+    from ..protocol.validity import Thresholds
+
+    th = Thresholds()
+    legend = ("<p class='legend'>From each single-task matrix M (a fresh detector per concept, scored on every "
+              f"concept; the <code>single_task</code> reference): <em>feasible</em> every M[j, j] &ge; "
+              f"{th.feasible_min:g}; <em>non_trivial</em> not every cell &ge; {th.trivial_ceiling:g}; "
+              f"<em>forgetting</em> naive's BWT &lt; {th.forgetting_max:g}; <em>no_redundancy</em> no two "
+              f"concepts that a detector trained on either learns equally well (within {th.redundancy_tol:g}). "
+              "Point values against thresholds, not significance tests; <code>clad validate SPEC</code> prints "
+              "the matrices and takes other thresholds.</p>")
+    return legend + frame_html(table)
