@@ -28,7 +28,7 @@ from ..metrics import get_metric
 from .cost import cost_section
 from .orders import order_sensitivity
 from .figures import FigureStore, cd_html, curves_section, forgetting_section, heatmap_section
-from .protocol import tuning_section
+from .protocol import tuning_section, validity_section
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
 from .tables import (
     frame_html,
@@ -241,7 +241,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     ``out_dir/figures`` by an earlier report are removed first (they would be stale). The page shows
     the spec as the TOML the user wrote (``spec_text``) when given, else ``spec`` rendered as TOML,
     the scores of the benchmark's reference runs (``references``, :func:`clad.report.load_references`)
-    when given, and ends with an index of its figures and their files.
+    and the validity checks of its single-task matrices when given, and ends with an index of its figures and their files.
     """
     results = list(results)
     for m in stat_metrics:
@@ -326,6 +326,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     tuning = tuning_section(ok)
     if tuning is not None:
         sections.append(("tuning", "Tuning", tuning))
+    validity = validity_section([r for r in references if r.ok and r.config.get("reference") == "single_task"])
+    if validity is not None:  # from the single-task references: is each scenario worth concluding from
+        sections.append(("validity", "Scenario validity", validity))
     sections.append(("spec", "Spec", _spec_html(spec, spec_text)))
     sections.append(("provenance", "Provenance", _provenance(results)))
     sections.append(("figures", "Index of figures", figs.index_html()))
