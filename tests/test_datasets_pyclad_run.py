@@ -50,6 +50,7 @@ def test_cumulative_keeps_every_learned_concept(results):
     assert seen.mean() > future.mean() + 0.2  # concepts not yet learned are clearly worse
 
 
+@pytest.mark.slow
 def test_naive_learns_each_concept_then_forgets(results):
     naive, cum = results["Naive"], results["Cumulative"]
     Rn, Rc = naive.R["roc_auc"], cum.R["roc_auc"]

@@ -35,6 +35,7 @@ def _spec(data: Path, detector: str = "hbos") -> dict:
                                                  "label_column": "y", "random_state": 0}]}
 
 
+@pytest.mark.slow
 def test_a_replaced_data_file_makes_its_runs_stale(tmp_path, caplog):
     data = tmp_path / "data.csv"
     _table(data, 0.0)
@@ -64,6 +65,7 @@ class Mean:
 """
 
 
+@pytest.mark.slow
 def test_an_edited_plugin_makes_its_runs_stale(tmp_path, caplog, monkeypatch):
     plugin = tmp_path / "edited_plugin.py"
     plugin.write_text(PLUGIN.format(q=0.9))

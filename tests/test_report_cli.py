@@ -163,6 +163,7 @@ def test_report_html_is_self_contained_and_complete(finished_run):
     assert ("pair", "difference a − b", "a better in") in headers
 
 
+@pytest.mark.slow
 def test_report_leaderboard_numbers_match_results(finished_run):
     import pandas as pd
 

@@ -127,6 +127,7 @@ max_features = [1, 3]
 """
 
 
+@pytest.mark.slow
 def test_clad_run_records_the_choice_and_evaluates_with_it(tmp_path, capsys):
     spec = tmp_path / "tuned.toml"
     spec.write_text(SPEC)
