@@ -13,7 +13,9 @@ loading the data. Prints the agreement of every R both compute (target: equal to
 ``grid: clad / pyCLAD = X (target <= 0.15)``; before it, the quickstart's wall time with sharing
 over without (target <= 0.6).
 
-    python benchmarks/grid_vs_pyclad.py [--pyclad-python PATH] [--seeds 3] [--skip-quickstart]
+clad's wall times are the median of ``--repeat`` runs (default 3); pyCLAD's loop runs once.
+
+    python benchmarks/grid_vs_pyclad.py [--pyclad-python PATH] [--seeds 3] [--skip-quickstart] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -70,11 +72,22 @@ def concept_file(cfg, folder: str) -> str:
     return path
 
 
-def timed_clad(spec_path: str, out: str, *extra: str) -> float:
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "clad.cli", "run", spec_path, "--out", out, "--quiet", *extra],
-                   check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+def timed_clad(spec_path: str, out: str, *extra: str, repeat: int = 1) -> float:
+    """The median wall time of ``repeat`` fresh ``clad run``s (each into an empty folder; the last
+    one's folder is kept): this machine's speed drifts by 10-15 % from one run to the next."""
+    import shutil
+    import statistics
+
+    times = []
+    for _ in range(repeat):
+        shutil.rmtree(out, ignore_errors=True)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "clad.cli", "run", spec_path, "--out", out, "--quiet", *extra],
+                       check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t0)
+    if repeat > 1:
+        print(f"  {' '.join(extra) or 'clad run'}: {', '.join(f'{t:.1f}' for t in times)} s; median", flush=True)
+    return statistics.median(times)
 
 
 def main(argv=None) -> None:
@@ -82,6 +95,7 @@ def main(argv=None) -> None:
     ap.add_argument("--pyclad-python", default=None)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--skip-quickstart", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="clad timings: the median of this many runs")
     args = ap.parse_args(argv)
     print(describe())
     from clad.core.seeding import derive_seeds
@@ -99,7 +113,7 @@ def main(argv=None) -> None:
     files = {(c.dataset.display, c.seed): concept_file(c, work) for c in configs}  # outside both timings
 
     print(f"\nclad: {len(configs)} runs, clad run --jobs 2; load {load_now()}", flush=True)
-    t_clad = timed_clad(spec_path, os.path.join(work, "clad"), "--jobs", "2")
+    t_clad = timed_clad(spec_path, os.path.join(work, "clad"), "--jobs", "2", repeat=args.repeat)
     clad = {(r.dataset, r.scenario, r.strategy, r.detector, r.seed): r for r in load_results(os.path.join(work, "clad"))}
     n_shared = sum(r.shared_from is not None for r in clad.values())
     run_s = sum(float(r.timings.get("total", 0.0)) for r in clad.values() if r.shared_from is None)
@@ -136,8 +150,8 @@ def main(argv=None) -> None:
 
     if not args.skip_quickstart:
         quick = os.path.join(ROOT, "scenarios", "quickstart.toml")
-        t_share = timed_clad(quick, os.path.join(work, "q-share"))
-        t_alone = timed_clad(quick, os.path.join(work, "q-alone"), "--no-share")
+        t_share = timed_clad(quick, os.path.join(work, "q-share"), repeat=args.repeat)
+        t_alone = timed_clad(quick, os.path.join(work, "q-alone"), "--no-share", repeat=args.repeat)
         print(f"quickstart: with sharing {t_share:.1f} s, without {t_alone:.1f} s: "
               f"sharing / not = {t_share / t_alone:.3f} (target <= 0.6)")
     print(f"grid: clad / pyCLAD = {t_clad / t_py:.3f} (target <= 0.15)")

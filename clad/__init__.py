@@ -12,25 +12,29 @@ A stream of *concepts* is fed through a *scenario* to a *strategy* that manages 
 (3, 3)
 """
 
-from . import metrics
 from ._version import __version__
-from .core.concepts import Concept, ConceptDataset
-from .core.experiment import run_experiment
-from .core.results import RunResult, read_results, write_results
-from .datasets import make_synthetic
-from .detectors import DetectorAdapter, ProtocolDetector, PyODDetector, SklearnDetector, as_detector
-from .engine.benchmark import BenchmarkResult, run_spec
-from .engine.config import RunConfig
-from .engine.spec import load_spec
-from .errors import CladError, DataError, DetectorError, ScenarioError, SpecError
-from .scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental, Scenario
-from .strategies import (AGEM, DER, EWC, BalancedReplay, Cumulative, DriftExperts, Experts, FineTune, Incremental, LwF,
-                         Naive, Replay, Scored, Strategy, Window)
 
-#: names imported on first use because their module imports torch (``import clad`` does not)
-_LAZY = {"AutoEncoder": "clad.detectors.torch_ae", "VAE": "clad.detectors.torch_ae",
-         "TorchDetector": "clad.detectors.torch_ae", "GRUAutoEncoder": "clad.detectors.torch_seq",
-         "LSTMAutoEncoder": "clad.detectors.torch_seq"}
+#: every public name and the module it lives in: imported when first used (``clad.run_spec``,
+#: ``from clad import Naive``), so ``import clad`` and the command line start without loading
+#: scikit-learn, PyOD or torch until a command needs them
+_LAZY = {
+    "metrics": None,
+    **dict.fromkeys(("Concept", "ConceptDataset"), "clad.core.concepts"),
+    "run_experiment": "clad.core.experiment",
+    **dict.fromkeys(("RunResult", "read_results", "write_results"), "clad.core.results"),
+    "make_synthetic": "clad.datasets",
+    **dict.fromkeys(("DetectorAdapter", "ProtocolDetector", "PyODDetector", "SklearnDetector", "as_detector"),
+                    "clad.detectors"),
+    **dict.fromkeys(("BenchmarkResult", "run_spec"), "clad.engine.benchmark"),
+    "RunConfig": "clad.engine.config",
+    "load_spec": "clad.engine.spec",
+    **dict.fromkeys(("CladError", "DataError", "DetectorError", "ScenarioError", "SpecError"), "clad.errors"),
+    **dict.fromkeys(("ConceptAgnostic", "ConceptAware", "ConceptIncremental", "Scenario"), "clad.scenarios"),
+    **dict.fromkeys(("AGEM", "DER", "EWC", "BalancedReplay", "Cumulative", "DriftExperts", "Experts", "FineTune",
+                     "Incremental", "LwF", "Naive", "Replay", "Scored", "Strategy", "Window"), "clad.strategies"),
+    **dict.fromkeys(("AutoEncoder", "VAE", "TorchDetector"), "clad.detectors.torch_ae"),
+    **dict.fromkeys(("GRUAutoEncoder", "LSTMAutoEncoder"), "clad.detectors.torch_seq"),
+}
 
 __all__ = [
     "__version__",
@@ -87,11 +91,13 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """The PyTorch detectors, imported when first asked for (``clad.AutoEncoder``)."""
+    """A public name, imported from its module when first asked for."""
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        module = _LAZY[name]
+        value = importlib.import_module(f"clad.{name}") if module is None else getattr(
+            importlib.import_module(module), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'clad' has no attribute {name!r}")

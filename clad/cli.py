@@ -101,6 +101,10 @@ def _cmd_run(args) -> int:
     from .engine.spec import load_spec
     from .engine.summary import format_summary
 
+    if not args.dry_run and args.out is not None and (args.jobs or 1) > 1 and args.dask is None:
+        from .engine.forkserver import prestart_workers
+
+        prestart_workers()  # the workers' imports overlap with checking the spec
     spec = load_spec(args.spec)
     if args.dry_run or args.out is None:
         for msg in spec.skipped:

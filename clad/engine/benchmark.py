@@ -148,6 +148,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     docstring; it must only observe.
     """
     from .executors import check_execution
+    from .forkserver import prestart_workers
     from .store import DEFAULT_NAME
 
     spec = _as_spec(spec)
@@ -157,6 +158,8 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     threads = threads if threads is not None else (spec.threads or 1)
     share = share if share is not None else spec.share
     check_execution(jobs, threads, timeout)
+    if jobs > 1 and dask is None:
+        prestart_workers()  # its imports overlap with opening the folder and planning the grid
     tell = on_event or (lambda event: None)
     for msg in spec.skipped:
         log.info("skipped: %s", msg)

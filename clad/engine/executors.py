@@ -47,6 +47,7 @@ from typing import Callable, Iterator, Sequence
 
 from ..core.results import RunResult
 from ..errors import CladValueError
+from .forkserver import mp_context
 from .run import RunConfig, execution_order, failed_result, run_safely
 
 __all__ = ["RunEvent", "execute_grid", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
@@ -230,18 +231,6 @@ def _thread_env(threads: int):
             os.environ.pop(v, None)
 
 
-def _mp_context():
-    """``forkserver`` where available (each worker is forked from a server that has imported clad
-    once, so workers start fast), else ``spawn``; never plain ``fork`` (unsafe with threads)."""
-    import multiprocessing
-
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["clad.engine.run", "clad.engine.executors"])
-        return ctx
-    return multiprocessing.get_context("spawn")
-
-
 def _stop_pool(pool) -> None:
     pool.stop()  # workers get SIGTERM, then SIGKILL after a few seconds
     pool.join()
@@ -263,7 +252,7 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
 
     def new_pool():
         return ProcessPool(max_workers=jobs, initializer=_init_worker, initargs=(worker_env, os.getpid()),
-                           context=_mp_context())
+                           context=mp_context())
 
     # set while workers may start (a replaced worker starts later), read as libraries load
     env = _thread_env(threads) if threads is not None else contextlib.nullcontext()
