@@ -101,10 +101,6 @@ def _cmd_run(args) -> int:
     from .engine.spec import load_spec
     from .engine.summary import format_summary
 
-    if not args.dry_run and args.out is not None and (args.jobs or 1) > 1 and args.dask is None:
-        from .engine.forkserver import prestart_workers
-
-        prestart_workers()  # the workers' imports overlap with checking the spec
     spec = load_spec(args.spec)
     if args.dry_run or args.out is None:
         for msg in spec.skipped:
@@ -439,7 +435,22 @@ def _plugin_path(args) -> None:
             sys.path.append(folder)
 
 
+def _prestart_for(argv: list[str]) -> None:
+    """``clad run ... --jobs N`` (N > 1, not a dry run, no Dask): start the worker server before
+    anything else, so that its imports overlap with building the parser and checking the spec."""
+    if argv[:1] != ["run"] or "--dry-run" in argv or any(a.startswith("--dask") for a in argv):
+        return
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--jobs", "-j", default="1")
+    known, _ = pre.parse_known_args(argv[1:])
+    if known.jobs.isdigit() and int(known.jobs) > 1:  # a bad value is the real parser's to report
+        from .engine.forkserver import prestart_workers
+
+        prestart_workers()
+
+
 def main(argv: list[str] | None = None) -> int:
+    _prestart_for(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     _plugin_path(args)
     logging.basicConfig(level=logging.WARNING if getattr(args, "quiet", False) else logging.INFO,
