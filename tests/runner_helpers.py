@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -27,6 +28,19 @@ n_test = 40
 [[scenarios]]
 name = "concept_incremental"
 """
+
+
+def finished_runs(db) -> dict:
+    """``{run_id: finished}`` of the runs a results database holds as ok, read without writing to
+    it (another process may be running the grid); empty before the database exists."""
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return dict(con.execute("SELECT run_id, finished FROM runs WHERE status = 'ok'").fetchall())
+        finally:
+            con.close()
+    except sqlite3.OperationalError:  # not created yet
+        return {}
 
 
 # a small, fast grid: 3 concepts, 2 strategies, 2 detectors, 2 seeds = 8 runs

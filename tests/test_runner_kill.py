@@ -13,7 +13,7 @@ import pytest
 from clad.core.results import read_results
 from clad.engine.spec import load_spec
 
-from tests.runner_helpers import ROOT, clad_cmd, run_main, tiny_data, write_spec
+from tests.runner_helpers import ROOT, clad_cmd, finished_runs, run_main, tiny_data, write_spec
 
 SPEC = """
 name = "killed"
@@ -28,17 +28,6 @@ delay = 0.15
 """
 
 
-def _finished(db) -> dict:
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            return dict(con.execute("SELECT run_id, finished FROM runs WHERE status = 'ok'").fetchall())
-        finally:
-            con.close()
-    except sqlite3.OperationalError:  # not created yet
-        return {}
-
-
 @pytest.mark.slow
 def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
     spec_path = write_spec(tmp_path, SPEC)
@@ -49,7 +38,7 @@ def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while len(_finished(db)) < 3:
+        while len(finished_runs(db)) < 3:
             assert proc.poll() is None, "the grid ended before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.05)
@@ -59,7 +48,7 @@ def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == -signal.SIGKILL
-    before = _finished(db)
+    before = finished_runs(db)
     configs = load_spec(spec_path).configs
     assert 3 <= len(before) < len(configs) == 8  # killed mid-way
 
@@ -79,7 +68,7 @@ def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
         assert len(set(per_run.values())) == 1 and set(per_run) == set(ids)
     finally:
         con.close()
-    after = _finished(db)
+    after = finished_runs(db)
     assert {r: after[r] for r in before} == before  # finished runs were kept, not run again
     runs = read_results(out / "results.json")
     assert sorted(r.run_id for r in runs) == sorted(ids)
@@ -103,7 +92,7 @@ def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog)
                             preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 120
-        while len(_finished(db)) < 2:
+        while len(finished_runs(db)) < 2:
             assert proc.poll() is None, "the grid ended before it could be interrupted"
             assert time.monotonic() < deadline
             time.sleep(0.05)
@@ -114,9 +103,9 @@ def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog)
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130
     assert "interrupted" in err and "run the same command again to resume" in err
-    before = _finished(db)
+    before = finished_runs(db)
     assert 2 <= len(before) < 8
     rc, _, log = run_main(capsys, caplog, "run", spec_path, "--out", out, "--quiet")
     assert rc == 0, log
-    after = _finished(db)
+    after = finished_runs(db)
     assert len(after) == 8 and {r: after[r] for r in before} == before

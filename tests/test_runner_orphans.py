@@ -13,7 +13,7 @@ import pytest
 
 from clad.engine.spec import load_spec
 
-from tests.runner_helpers import ROOT, clad_cmd, tiny_data, write_spec
+from tests.runner_helpers import ROOT, clad_cmd, finished_runs, tiny_data, write_spec
 
 psutil = pytest.importorskip("psutil")
 
@@ -65,17 +65,6 @@ def _count(db, status) -> int:
             con.close()
     except sqlite3.OperationalError:  # not created yet
         return 0
-
-
-def _finished(db) -> dict:
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            return dict(con.execute("SELECT run_id, finished FROM runs WHERE status = 'ok'").fetchall())
-        finally:
-            con.close()
-    except sqlite3.OperationalError:  # not created yet
-        return {}
 
 
 def _alive(procs) -> list:
@@ -142,7 +131,7 @@ def _signal_and_rerun(tmp_path, monkeypatch, sig, family):
     left = _alive(family)
     assert left == [], [(p.pid, p.cmdline()) for p in left]
 
-    before = _finished(db)
+    before = finished_runs(db)
     configs = load_spec(spec_path).configs
     assert len(before) == 2 and len(configs) == 8
     (tmp_path / "busy.flag").unlink()
@@ -159,5 +148,5 @@ def _signal_and_rerun(tmp_path, monkeypatch, sig, family):
         assert per_run == {r: 2 * 2 for r in ids}
     finally:
         con.close()
-    after = _finished(db)
+    after = finished_runs(db)
     assert {r: after[r] for r in before} == before  # what finished before the signal was kept, not rerun

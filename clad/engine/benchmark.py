@@ -277,7 +277,7 @@ class _Phase:
     @staticmethod
     def runner(store, share, jobs, threads, dask, timeout, on_step, tell) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
-        from .executors import execute_grid
+        from .executors import execute_claimed
         from .store import utc_now
 
         def run(phase: _Phase) -> bool:
@@ -286,11 +286,8 @@ class _Phase:
             since = utc_now()
             with _Renewer(store.path):
                 while todo and not interrupted:
-                    if dask is not None:  # runs on Dask are claimed before they are submitted
-                        todo = [c for c in todo if store.claim(c.run_id)]
-                    events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
-                                          on_step=on_step,
-                                          claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)))
+                    events = execute_claimed(todo, store, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
+                                             on_step=on_step)
                     try:
                         for ev in events:
                             if ev.kind == "started":
@@ -361,7 +358,8 @@ def _tuning_record(result: RunResult) -> bool:
     from ..core.data_views import is_tuning_run
 
     view = (result.config or {}).get("data_view") or {}
-    return is_tuning_run(result.config) or (view.get("part") == "evaluate" and not result.ok)
+    no_choice = not result.ok and ((result.extras or {}).get("tuning") or {}).get("chosen", 0) is None
+    return is_tuning_run(result.config) or (view.get("part") == "evaluate" and no_choice)
 
 
 def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:

@@ -50,7 +50,7 @@ from ..errors import CladValueError
 from .forkserver import mp_context
 from .run import RunConfig, execution_order, failed_result, run_safely
 
-__all__ = ["RunEvent", "execute_grid", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
+__all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
            "limited_threads"]
 
 log = logging.getLogger(__name__)
@@ -396,3 +396,15 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     if jobs > 1:
         return _iter_processes(configs, min(jobs, len(configs)), timeout, threads, claim)
     return _iter_sequential(configs, timeout, threads, on_step, claim)
+
+
+def execute_claimed(configs: Sequence[RunConfig], store, *, jobs: int = 1, dask=None, timeout: float | None = None,
+                    threads: int | None = 1, on_step: Callable[[RunConfig, str, int], None] | None = None
+                    ) -> Iterator[RunEvent]:
+    """:func:`execute_grid` over the runs this process claims in ``store``, so that two processes
+    on one results folder never compute one run twice: on Dask each run is claimed before it is
+    submitted, elsewhere just before it starts. Closing the generator stops the workers."""
+    if dask is not None:
+        configs = [c for c in configs if store.claim(c.run_id)]
+    return execute_grid(configs, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step,
+                        claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)))

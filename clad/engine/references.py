@@ -131,16 +131,13 @@ def compute_references(store, plan: ReferencePlan, *, jobs: int = 1, dask=None, 
     with the grid's executor (:func:`~clad.engine.executors.execute_grid`: worker processes, Dask,
     time limits, claims so that two processes on one folder never compute one twice) and store each;
     returns how many were computed and whether a Ctrl-C stopped them."""
-    from .executors import execute_grid
+    from .executors import execute_claimed
 
     todo = references_to_compute(store, plan)
     if not todo:
         return 0, False
     log.info("%d reference runs to compute", len(todo))
-    if dask is not None:  # runs on Dask are claimed before they are submitted
-        todo = [c for c in todo if store.claim(c.run_id)]
-    events = execute_grid(todo, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
-                          claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)))
+    events = execute_claimed(todo, store, jobs=jobs, dask=dask, timeout=timeout, threads=threads)
     n = 0
     try:
         for ev in events:

@@ -56,14 +56,13 @@ def tuning_table(results: Sequence[RunResult]) -> pd.DataFrame:
         if not rec or rec.get("chosen") is None:
             continue
         cands = rec.get("candidates", [])
-        scored = [c["score"] for c in cands if c.get("score") is not None and not math.isnan(c["score"])]
+        defined = [i for i, c in enumerate(cands) if c.get("score") is not None and not math.isnan(c["score"])]
         best = cands[rec["chosen"]]
-        sign = 1.0 if rec.get("higher_is_better", True) else -1.0
-        others = sorted((sign * s for i, s in enumerate(c.get("score") for c in cands)
-                         if i != rec["chosen"] and s is not None and not math.isnan(s)), reverse=True)
-        margin = sign * best["score"] - others[0] if others else float("nan")
+        sign = 1.0 if rec.get("higher_is_better", True) else -1.0  # margins in the better direction
+        runner_up = max((sign * cands[i]["score"] for i in defined if i != rec["chosen"]), default=None)
+        margin = float("nan") if runner_up is None else sign * best["score"] - runner_up
         rows.append({**{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed, "mode": rec.get("mode"),
-                     "objective": rec.get("objective"), "candidates": len(scored), "chosen": _params(best),
+                     "objective": rec.get("objective"), "candidates": len(defined), "chosen": _params(best),
                      "score": best["score"], "margin": margin})
     return pd.DataFrame(rows)
 
