@@ -158,12 +158,16 @@ class Validated:
               self.get_params(deep=False), self._all_constraints())
 
 
-def declare(constraints: dict, files: Callable[[dict], list] | None = None) -> Callable:
+def declare(constraints: dict, files: Callable[[dict], list] | None = None,
+            nbytes: Callable[[dict], int | None] | None = None) -> Callable:
     """Decorator for a loader function: its parameters are checked against ``constraints`` on every
     call (before its body runs), and the declaration stays readable for a spec check without a call.
 
     ``files(arguments) -> [(relpath, sha256 or None), ...]`` names the data files a call reads, so
-    that a spec can locate and verify them before anything runs.
+    that a spec can locate and verify them before anything runs. ``nbytes(arguments)`` is the
+    memory the data set a call builds takes, known from the arguments (None when it is not): a
+    spec refuses one above its ``max_data_gb`` before anything is built (its docstring says how
+    the size is counted).
 
     >>> @declare({"n": [COUNT]})
     ... def f(n=1):
@@ -189,6 +193,7 @@ def declare(constraints: dict, files: Callable[[dict], list] | None = None) -> C
 
         wrapper._parameter_constraints = dict(constraints)
         wrapper._data_files = files
+        wrapper._data_nbytes = nbytes
         wrapper._clad_name = who
         return wrapper
 

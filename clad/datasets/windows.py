@@ -196,3 +196,20 @@ def load_windowed(dataset: str = "synthetic", params: dict | None = None, window
         if takes_seed:
             params["random_state"] = random_state
     return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=window_label)
+
+
+def _windowed_nbytes(args: dict) -> int | None:
+    """the inner data set's bytes x window / stride"""
+    from . import DATASETS
+    from ..validation import arguments
+
+    window, stride, inner = args.get("window"), args.get("stride", 1), args.get("dataset")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (window, stride)):
+        return None
+    loader = DATASETS.resolve(inner)
+    size = getattr(loader, "_data_nbytes", None)
+    base = size(arguments(loader, {**DATASETS.defaults(inner), **(args.get("params") or {})})) if size else None
+    return None if base is None else base * window // stride
+
+
+load_windowed._data_nbytes = _windowed_nbytes

@@ -17,7 +17,11 @@ from typing import Any
 from .._version import __version__
 from ..core.seeding import derive_seeds
 
-__all__ = ["Component", "RunConfig", "derive_seeds", "canonical"]
+__all__ = ["Component", "RunConfig", "derive_seeds", "canonical", "MAX_TIMEOUT"]
+
+#: the longest time limit per run (seconds, 30 days; beyond it timers overflow): leave the
+#: timeout out for no limit
+MAX_TIMEOUT = 30 * 24 * 3600.0
 
 
 def canonical(obj: Any) -> str:

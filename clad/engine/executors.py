@@ -169,9 +169,12 @@ def check_execution(jobs: int, threads: int | None, timeout: float | None) -> No
         raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise CladValueError(f"threads={threads!r}; expected an integer >= 1 or None")
+    from .config import MAX_TIMEOUT
+
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not 0 < timeout < float("inf")):
-        raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
+                                or not 0 < timeout <= MAX_TIMEOUT):
+        raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds up to {MAX_TIMEOUT:,.0f} "
+                             "(30 days), or None for no limit")
 
 
 # -- worker processes --------------------------------------------------------------------------

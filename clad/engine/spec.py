@@ -15,7 +15,10 @@
     threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
     dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
     timeout = 600                             # optional: seconds per run before it is failed
-    max_runs = 200000                         # optional: accept a grid this large (default 100,000)
+    max_runs = 200000                         # optional: accept a grid this large (default 100,000),
+                                              # tuning runs and parameter combinations included
+    max_evaluations = 20000                   # optional: anytime evaluations per run (default 10,000)
+    max_data_gb = 16                          # optional: the largest generated data set (default 4 GB)
     references = ["joint", "single_task"]     # optional: reference runs, once per dataset x detector x
                                               # seed, and every run's metrics against them
                                               # (see docs/guides/references.md)
@@ -48,8 +51,10 @@ Python script: run only specs you trust.
 
 from __future__ import annotations
 
+import collections
 import inspect
 import itertools
+import math
 import operator
 import sys
 from collections.abc import Sequence
@@ -64,7 +69,7 @@ from ..errors import CladError, SpecError
 from ..registry import Registry, check_params, did_you_mean
 from ..validation import Integral, Interval, Real
 from ..validation import problems as validation_problems
-from .config import Component, RunConfig
+from .config import MAX_TIMEOUT, Component, RunConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -74,11 +79,26 @@ else:  # pragma: no cover
 __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
 TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "order_seed", "skip_incompatible",
-                  "jobs", "threads", "dask", "timeout", "share", "max_runs", "datasets", "scenarios", "strategies",
+                  "jobs", "threads", "dask", "timeout", "share", "max_runs", "max_evaluations", "max_data_gb",
+                  "datasets", "scenarios", "strategies",
                   "detectors", "tuning", "references")
 _RESERVED = ("name", "label", "grid")
 #: a grid larger than this needs an explicit ``max_runs`` in the spec
 MAX_RUNS = 100_000
+#: anytime evaluations of one run above this need an explicit ``max_evaluations``
+MAX_EVALUATIONS = 10_000
+#: a data set a spec generates (its size known from its parameters) above this many GB needs ``max_data_gb``
+MAX_DATA_GB = 4.0
+
+
+def grid_size(grid: dict) -> int:
+    """How many combinations a parameter grid (``{name: [values]}``) has: the product of its
+    lengths, computed before any combination is built.
+
+    >>> grid_size({"a": list(range(500)), "b": list(range(300))})
+    150000
+    """
+    return math.prod(len(v) for v in grid.values()) if grid else 1
 
 
 class Grid(Sequence):
@@ -220,9 +240,10 @@ def _value_problems(section: str, who: str, name: str, factory: Any, registry: R
 
 
 def _entries(section: str, value: Any, registry: Registry, problems: list[str],
-             located: dict | None = None, where: str | None = None) -> list[Component]:
+             located: dict | None = None, where: str | None = None, max_runs: int = MAX_RUNS) -> list[Component]:
     """Validate one list section (names, keys and values) and expand its parameter grids into
-    components; ``where`` names the section's entries in messages (default: ``section``)."""
+    components; ``where`` names the section's entries in messages (default: ``section``). A grid
+    with more combinations than ``max_runs`` is refused before any combination is built."""
     located = {} if located is None else located
     if value is None:
         problems.append(f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})")
@@ -259,6 +280,12 @@ def _entries(section: str, value: Any, registry: Registry, problems: list[str],
         if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
             problems.append(f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}")
             grid = {}
+        n_combos = grid_size(grid)
+        if n_combos > max_runs:
+            shape = " x ".join(f"{len(v):,} {k}" for k, v in grid.items())
+            problems.append(f"{key}.grid: {n_combos:,} combinations ({shape}), more than max_runs = {max_runs:,}; "
+                            f"to run it, set max_runs = {n_combos} at the top of the spec")
+            continue
         if section == "strategies" and "detector" in params:
             problems.append(f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key")
             params.pop("detector")
@@ -272,11 +299,13 @@ def _entries(section: str, value: Any, registry: Registry, problems: list[str],
             problems.append(str(exc) + hint)
             continue
         combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
-        for combo in combos:
+        for combo in _combos_to_check(grid, combos):
             p = {**params, **combo}
             for problem in _value_problems(section, f"{key} ({name})", name, factory, registry, p, located):
                 if problem not in problems:
                     problems.append(problem)
+        for combo in combos:
+            p = {**params, **combo}
             lab = label
             if combo:
                 lab = (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
@@ -291,10 +320,27 @@ def _entries(section: str, value: Any, registry: Registry, problems: list[str],
             shown = ", ".join(f"{k}={_fmt(v)}" for k, v in sorted(c.params.items()))
             c = Component(c.name, c.params, f"{c.name}({shown})")
         fixed.append(c)
-    labels = [c.display for c in fixed]
-    for lab in sorted({x for x in labels if labels.count(x) > 1}):
+    seen = collections.Counter(c.display for c in fixed)
+    for lab in sorted(x for x, n in seen.items() if n > 1):
         problems.append(f"{section}: label {lab!r} is used by more than one entry; give each a distinct 'label'")
     return fixed
+
+
+#: a parameter grid with at most this many combinations has every combination checked; a larger
+#: one has every value checked (each with the other parameters at their first value)
+CHECK_EVERY_COMBINATION = 256
+
+
+def _combos_to_check(grid: dict, combos: list[dict]) -> list[dict]:
+    """The combinations of ``grid`` whose values are checked: all of them for a small grid, else
+    one per value (the sum of the list lengths, not their product)."""
+    if len(combos) <= CHECK_EVERY_COMBINATION:
+        return combos
+    first = {k: v[0] for k, v in grid.items()}
+    out = [first]
+    for k, values in grid.items():
+        out += [{**first, k: v} for v in values[1:]]
+    return out
 
 
 def _check_scenarios(components: list[Component], problems: list[str]) -> dict[str, Any]:
@@ -317,17 +363,25 @@ _EXECUTION_CONSTRAINTS = {
     "jobs": [Interval(Integral, 1, None, closed="left", description="an integer >= 1 (worker processes)")],
     "threads": [Interval(Integral, 1, None, closed="left",
                          description="an integer >= 1 (BLAS/OpenMP/torch threads per run)")],
-    "timeout": [Interval(Real, 0, float("inf"), closed="neither",
-                         description="a positive number of seconds per run")],
+    "timeout": [Interval(Real, 0, MAX_TIMEOUT, closed="right",
+                         description=f"a positive number of seconds per run, at most {MAX_TIMEOUT:,.0f} (30 days); "
+                                     "leave timeout out for no limit")],
     "max_runs": [Interval(Integral, 1, None, closed="left",
                           description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})")],
+    "max_evaluations": [Interval(Integral, 1, None, closed="left",
+                                 description=f"an integer >= 1 (the most anytime evaluations of one run; "
+                                             f"default {MAX_EVALUATIONS:,})")],
+    "max_data_gb": [Interval(Real, 0, None, closed="neither",
+                             description=f"a positive number of gigabytes (the largest generated data set; "
+                                         f"default {MAX_DATA_GB:g})")],
 }
 
 
 def _execution_keys(raw: dict, problems: list[str]) -> tuple:
-    """jobs, threads, dask, timeout and max_runs, each problem reported in that order."""
+    """jobs, threads, dask, timeout, max_runs, max_evaluations and max_data_gb, each problem
+    reported in that order (the limits take their defaults when absent or wrong)."""
     out = {}
-    for key in ("jobs", "threads", "dask", "timeout", "max_runs"):
+    for key in ("jobs", "threads", "dask", "timeout", "max_runs", "max_evaluations", "max_data_gb"):
         value = raw.get(key)
         if value is None:
             found = []
@@ -338,7 +392,8 @@ def _execution_keys(raw: dict, problems: list[str]) -> tuple:
             found = validation_problems(None, {key: value}, _EXECUTION_CONSTRAINTS)
         problems.extend(found)
         out[key] = None if found else value
-    return out["jobs"], out["threads"], out["dask"], out["timeout"], out["max_runs"] or MAX_RUNS
+    return (out["jobs"], out["threads"], out["dask"], out["timeout"], out["max_runs"] or MAX_RUNS,
+            out["max_evaluations"] or MAX_EVALUATIONS, out["max_data_gb"] or MAX_DATA_GB)
 
 
 def _order_values(raw: dict, problems: list[str]) -> list[tuple[str, str]] | None:
@@ -426,6 +481,45 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
     return out
 
 
+def _size_problems(sections: dict, max_evaluations: int, max_data_gb: float) -> list[str]:
+    """Sizes known from the parameters before anything is built: the anytime evaluations of a run
+    (``anytime_per_concept`` x training concepts, where the dataset states its concept count) and
+    the bytes of a generated data set (a loader's declared ``nbytes``)."""
+    from ..datasets import DATASETS
+    from ..validation import arguments
+
+    out = []
+    concepts = [1]
+    for c in sections.get("datasets", []):
+        try:
+            loader = DATASETS.resolve(c.name)
+            args = arguments(loader, {**DATASETS.defaults(c.name), **c.params})
+        except (CladError, TypeError, ValueError):
+            continue
+        n = args.get("n_concepts")
+        if isinstance(n, int) and not isinstance(n, bool):
+            concepts.append(n)
+        size = getattr(loader, "_data_nbytes", None)
+        try:
+            nbytes = size(args) if size is not None else None
+        except (TypeError, ValueError, KeyError, CladError):
+            nbytes = None
+        if nbytes is not None and nbytes > max_data_gb * 1e9:
+            out.append(f"datasets ({c.display}): the data set would take {nbytes / 1e9:,.1f} GB in memory "
+                       f"({size.__doc__ or 'from its parameters'}), more than max_data_gb = {max_data_gb:g}; "
+                       f"to build it, set max_data_gb = {math.ceil(nbytes / 1e9)} at the top of the spec")
+    for i, c in enumerate(sections.get("scenarios", [])):
+        h = c.params.get("anytime_per_concept")
+        if isinstance(h, int) and not isinstance(h, bool) and h > 0:
+            n = h * max(concepts)
+            if n > max_evaluations:
+                out.append(f"scenarios[{i}] ({c.display}).anytime_per_concept: {h:,} evaluations per training "
+                           f"concept x {max(concepts):,} concepts = {n:,} anytime evaluations per run, more than "
+                           f"max_evaluations = {max_evaluations:,}; to run it, set max_evaluations = {n} at the "
+                           "top of the spec")
+    return out
+
+
 def _seeds(value: Any, problems: list[str]) -> Sequence[int]:
     """The seeds: a count ``n`` is ``range(n)`` (never a list), or a list of distinct seeds."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -494,7 +588,7 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         problems.append(f"skip_incompatible: expected true or false, got {skip_incompatible!r}")
         skip_incompatible = False
 
-    jobs, threads, dask, timeout, max_runs = _execution_keys(raw, problems)
+    jobs, threads, dask, timeout, max_runs, max_evaluations, max_data_gb = _execution_keys(raw, problems)
     share = raw.get("share", True)
     if not isinstance(share, bool):
         problems.append(f"share: expected true or false (compute runs that are one computation once), got {share!r}")
@@ -503,7 +597,8 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
     references = _references(raw.get("references", []), problems)
 
     regs = _registries()
-    sections = {s: _entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
+    sections = {s: _entries(s, raw.get(s), regs[s], problems, max_runs=max_runs)
+                for s in ("datasets", "scenarios", "strategies", "detectors")}
     sections["datasets"] = _apply_orders(raw, sections["datasets"], problems)
     scenario_objs = _check_scenarios(sections["scenarios"], problems)
 
@@ -537,13 +632,14 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
     if "tuning" in raw:
         from .tuning import parse_tuning
 
-        tuning = parse_tuning(raw["tuning"], sections, metrics, problems)
+        tuning = parse_tuning(raw["tuning"], sections, metrics, problems, max_runs=max_runs)
         if tuning is not None and not problems:
             configs = _TunedGrid(configs, tuning)
-            n_tuning = len(tuning.tuning_configs(configs)) if configs.size <= max_runs else 0
+            n_tuning = tuning.count_upper(configs)  # a product, known before any tuning run is built
             if configs.size + n_tuning > max_runs:
                 problems.append(f"the grid has {configs.size:,} evaluation runs and {n_tuning:,} tuning runs, more "
                                 f"than max_runs = {max_runs:,}; to run it, set max_runs = {configs.size + n_tuning}")
+    problems.extend(_size_problems(sections, max_evaluations, max_data_gb))
     if configs.size > max_runs:
         problems.append(
             f"the grid has {configs.size:,} runs ({len(configs.datasets)} datasets x {len(pairs)} scenario-strategy "
