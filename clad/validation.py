@@ -159,7 +159,8 @@ class Validated:
 
 
 def declare(constraints: dict, files: Callable[[dict], list] | None = None,
-            nbytes: Callable[[dict], int | None] | None = None) -> Callable:
+            nbytes: Callable[[dict], int | None] | None = None,
+            rules: Callable[[dict], list] | None = None) -> Callable:
     """Decorator for a loader function: its parameters are checked against ``constraints`` on every
     call (before its body runs), and the declaration stays readable for a spec check without a call.
 
@@ -167,7 +168,9 @@ def declare(constraints: dict, files: Callable[[dict], list] | None = None,
     that a spec can locate and verify them before anything runs. ``nbytes(arguments)`` is the
     memory the data set a call builds takes, known from the arguments (None when it is not): a
     spec refuses one above its ``max_data_gb`` before anything is built (its docstring says how
-    the size is counted).
+    the size is counted). ``rules(arguments) -> [problem, ...]`` states what the constraints of
+    single parameters cannot (one parameter against another, or against the data file once it is
+    located); it runs on every call (the first problem is raised) and in a spec's check.
 
     >>> @declare({"n": [COUNT]})
     ... def f(n=1):
@@ -189,11 +192,16 @@ def declare(constraints: dict, files: Callable[[dict], list] | None = None,
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             check(who, dict(bound.arguments), constraints)
+            if rules is not None:
+                found = rules(dict(bound.arguments))
+                if found:
+                    raise CladValueError(f"{who}: {found[0]}")
             return fn(*args, **kwargs)
 
         wrapper._parameter_constraints = dict(constraints)
         wrapper._data_files = files
         wrapper._data_nbytes = nbytes
+        wrapper._data_rules = rules
         wrapper._clad_name = who
         return wrapper
 

@@ -73,7 +73,28 @@ def read_npz_xy(path, what: str) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"{what}: {str(path)!r} is not a readable .npz file ({exc})") from None
 
 
-@declare(FLAT_CONSTRAINTS, files=lambda a: [(adbench_file(a["file"]), None)])
+def _concepts_rule(args: dict) -> list[str]:
+    """n_concepts against the normal rows of the file (each concept needs 2 training and 2 test rows)."""
+    try:
+        path = locate(adbench_file(args["file"]), args.get("data_dir"), verify=False)
+        with np.load(path, allow_pickle=False) as z:
+            y = np.asarray(z["y"])
+    except Exception:  # noqa: BLE001 - an unreadable file is the loader's to report, naming it
+        return []
+    normal, anomalies = int(np.sum(y == 0)), int(np.sum(y == 1))
+    if args.get("max_rows") is not None and isinstance(args["max_rows"], int):
+        share = min(1.0, int(args["max_rows"]) / max(len(y), 1))
+        normal, anomalies = int(normal * share), int(anomalies * share)
+    most = max(min(normal // 4, anomalies), 1)
+    n = args.get("n_concepts")
+    if isinstance(n, int) and not isinstance(n, bool) and n > most:
+        return [f"n_concepts={n}; {str(path)!r} has {normal:,} normal rows and {anomalies:,} anomalies, enough for at "
+                f"most {most:,} concepts (each needs 2 training and 2 test rows and an anomaly to test on); "
+                f"allowed: 1 to {most:,}"]
+    return []
+
+
+@declare(FLAT_CONSTRAINTS, files=lambda a: [(adbench_file(a["file"]), None)], rules=_concepts_rule)
 def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n_concepts: int = 5,
                  test_size: float = 0.5, contamination: float = 0.0, order: str = "given",
                  difficulty: str = "iforest_auc", max_rows: int | None = None, fit_rows: int = 50_000,

@@ -38,6 +38,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
+from ..validation import Integral, Interval, StrOptions
 from . import _checks
 
 __all__ = ["LABELS", "n_windows", "sliding_windows", "window_labels", "window_concept", "window_dataset", "load_windowed",
@@ -213,3 +214,10 @@ def _windowed_nbytes(args: dict) -> int | None:
 
 
 load_windowed._data_nbytes = _windowed_nbytes
+# what a spec checks before anything is loaded (the loader checks the same on its call); the
+# wrapped dataset is resolved and checked as a spec's own entry
+load_windowed._parameter_constraints = {
+    "dataset": [str], "params": [None, dict], "window": [Interval(Integral, 1, None, closed="left")],
+    "stride": [Interval(Integral, 1, None, closed="left")],
+    "window_label": [StrOptions(LABELS)]}
+load_windowed._nested_datasets = lambda a: [(a["dataset"], a.get("params") or {})]

@@ -452,14 +452,28 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
 
     from ..datasets import DATASETS
 
+    from ..datasets.build import ORDERS, fixed_order_seed
+
     out: list[Component] = []
     reported: set[str] = set()
     for c in datasets:
         try:
-            sig = inspect.signature(DATASETS.resolve(c.name)).parameters
+            loader = DATASETS.resolve(c.name)
+            sig = inspect.signature(loader).parameters
             takes_order = "order" in sig or any(p.kind is p.VAR_KEYWORD for p in sig.values())
         except (CladError, TypeError, ValueError):
-            takes_order = False
+            loader, takes_order = None, False
+        if takes_order and (getattr(loader, "__module__", "") or "").split(".")[0] == "clad":
+            # clad's loaders know the orders of clad.datasets.build; a plug-in loader may know others
+            unknown = [o for o, _ in values if o not in ORDERS and fixed_order_seed(o) is None]
+            for o in unknown:
+                if (c.name, o) not in reported:
+                    reported.add((c.name, o))
+                    problems.append(f"orders: {o!r} is not a concept order of dataset {c.display!r}"
+                                    f"{did_you_mean(o, ORDERS)}; allowed: {', '.join(map(repr, ORDERS))} or "
+                                    "'random:<seed>'")
+            if unknown:
+                continue
         if "order" in c.params:
             if c.name not in reported:
                 reported.add(c.name)
@@ -627,6 +641,9 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
                 continue
             pairs.append((sc, st))
 
+    from .spec_checks import pair_problems
+
+    problems.extend(pair_problems(pairs, sections["detectors"], regs))
     configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics)
     tuning = None
     if "tuning" in raw:

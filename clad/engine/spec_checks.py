@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ..errors import CladError
 from ..validation import arguments, constraints_of, problems
 
-__all__ = ["dataset_problems", "estimator_problems", "detector_problems", "strategy_problems"]
+__all__ = ["dataset_problems", "estimator_problems", "detector_problems", "strategy_problems", "pair_problems"]
 
 #: PyOD detector -> the scikit-learn estimator it builds in ``fit`` (whose declarations check its parameters)
 PYOD_WRAPS = {
@@ -37,24 +37,31 @@ def _first_line(exc: BaseException) -> str:
 
 
 def dataset_problems(who: str, loader: Callable, params: dict, located: dict) -> list[str]:
-    """The loader's declared constraints, then every data file it names (``located`` remembers
-    the files already found, so each is located and hashed once)."""
-    from ..datasets.files import locate
+    """The loader's declared constraints, then every data file it names (inside a data directory,
+    located and verified; ``located`` remembers the files already found, so each is located and
+    hashed once), then the loader's declared rules (:func:`clad.validation.declare`) and the
+    datasets it wraps (``_nested_datasets``, e.g. ``windowed``), each checked the same way."""
+    from ..datasets.files import locate, outside_data_dirs
     from ..errors import DataError
 
     args = arguments(loader, params)
     found = problems(who, args, constraints_of(loader))
-    files = getattr(loader, "_data_files", None)
-    if found or files is None:
+    if found:
         return found
+    found += _nested_problems(who, loader, args, located)
+    files = getattr(loader, "_data_files", None)
     try:
-        named = list(files(args))
+        named = list(files(args)) if files is not None else []
     except CladError as exc:
-        return [f"{who}: {exc}"]
+        return found + [f"{who}: {exc}"]
     except (TypeError, ValueError, KeyError):
-        return []  # the loader's own call reports an unusual argument
+        named = []  # the loader's own call reports an unusual argument
     data_dir = args.get("data_dir")
     for relpath, sha in named:
+        outside = outside_data_dirs(relpath, data_dir)
+        if outside:
+            found.append(f"{who}: data file {outside}")
+            continue
         key = (str(relpath), None if data_dir is None else str(data_dir), sha)
         if key not in located:
             try:
@@ -64,7 +71,34 @@ def dataset_problems(who: str, loader: Callable, params: dict, located: dict) ->
                 located[key] = str(exc)
         if located[key]:
             found.append(f"{who}: " + located[key].replace("\n", "\n      "))
+    rules = getattr(loader, "_data_rules", None)
+    if rules is not None and not found:
+        try:
+            found += [f"{who}: {p}" for p in rules(args)]
+        except CladError as exc:
+            found.append(f"{who}: {exc}")
     return found
+
+
+def _nested_problems(who: str, loader: Callable, args: dict, located: dict) -> list[str]:
+    """The datasets a loader wraps (``loader._nested_datasets(args) -> [(name, params)]``): each
+    name resolved as the spec's own (an import path must name a dataset loader) and checked."""
+    nested = getattr(loader, "_nested_datasets", None)
+    if nested is None:
+        return []
+    from ..datasets import DATASETS
+
+    out = []
+    for name, params in nested(args):
+        try:
+            inner = DATASETS.resolve(name)
+        except CladError as exc:
+            out.append(f"{who}.dataset: {exc}")
+            continue
+        if not isinstance(params, dict):
+            continue  # the loader's own constraint names it
+        out += dataset_problems(f"{who} > {name}", inner, {**DATASETS.defaults(name), **params}, located)
+    return out
 
 
 def estimator_problems(who: str, obj: Any) -> list[str]:
@@ -104,3 +138,42 @@ def strategy_problems(who: str, cls: Any, params: dict) -> list[str]:
     except CladError as exc:
         return [f"{who}: {exc}"]
     return estimator_problems(who, obj)
+
+
+def pair_problems(pairs, detectors, registries: dict) -> list[str]:
+    """Every strategy x detector pair of a grid: the strategy (built without a detector) asked
+    whether it can train the built detector (:meth:`clad.strategies.base.Strategy.detector_problem`,
+    e.g. ``incremental`` needs a detector that learns incrementally)."""
+    built: dict[str, Any] = {}
+    for d in detectors:
+        try:
+            built[d.display] = registries["detectors"].build(d.name, d.params)
+        except CladError:
+            pass  # reported with the detector's own values
+    out: list[str] = []
+    seen = set()
+    for _, st in pairs:
+        if st.display in seen:
+            continue
+        seen.add(st.display)
+        try:
+            cls = registries["strategies"].resolve(st.name)
+            sig = inspect.signature(cls).parameters
+            needs = "detector" in sig and "detector" not in st.params
+            strategy = cls(**st.params, **({"detector": None} if needs else {}))
+        except (CladError, TypeError, ValueError):
+            continue  # reported with the strategy's own values
+        ask = getattr(strategy, "detector_problem", None)
+        if not callable(ask):
+            continue
+        for d in detectors:
+            if d.display not in built:
+                continue
+            try:
+                problem = ask(built[d.display])
+            except (CladError, TypeError, ValueError) as exc:
+                problem = _first_line(exc)
+            if problem:
+                out.append(f"strategy {st.display!r} cannot train detector {d.display!r}: {problem}; remove one of "
+                           "them from the spec")
+    return out
