@@ -499,6 +499,20 @@ class ResultStore:
                 out.add(rid)
         return out
 
+    def retire(self, run_ids: Iterable[str] = (), reference_ids: Iterable[str] = ()) -> None:
+        """Delete runs (with their R cells, metrics and claims) and reference runs that are no
+        longer part of the computation of the folder's spec (one transaction)."""
+        runs, refs = [(r,) for r in run_ids], [(r,) for r in reference_ids]
+        with self._transaction() as cur:
+            for table in ("r_cells", "metrics", "claims", "runs"):
+                cur.executemany(f"DELETE FROM {table} WHERE run_id = ?", runs)
+            cur.executemany("DELETE FROM reference_runs WHERE run_id = ?", refs)
+
+    def meta_like(self, prefix: str) -> dict[str, Any]:
+        """``{key: value}`` of every ``meta`` key starting with ``prefix``."""
+        return {k: json.loads(v) for k, v in self._con.execute(
+            "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?", (len(prefix), prefix))}
+
     def invalidate(self, run_ids: Iterable[str]) -> None:
         """Mark finished runs ``stale`` (to be computed again: an input changed, or cells are missing)."""
         with self._transaction() as cur:
