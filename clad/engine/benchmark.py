@@ -475,13 +475,11 @@ def _fresh_finished(store, configs: list[RunConfig]) -> set[str]:
 def _writable_folder(out: Path, db: Path) -> None:
     """Create ``out``; a :class:`ResultsWriteError` naming the path and why when it cannot be
     written (a file of that name, a read-only or full file system)."""
+    from .store import DestinationError, writable_destination
+
     try:
-        if out.exists() and not out.is_dir():
-            raise NotADirectoryError(f"--out {str(out)!r} names a file, not a folder")
-        out.mkdir(parents=True, exist_ok=True)
-        if not os.access(out, os.W_OK):
-            raise PermissionError(f"the folder {str(out)!r} is read-only")
-    except OSError as exc:
+        writable_destination(out, "folder", "--out")
+    except DestinationError as exc:
         raise ResultsWriteError(out, db, exc) from exc
 
 
