@@ -99,10 +99,12 @@ def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
     return out
 
 
-def outside_data_dirs(relpath: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> str | None:
+def outside_data_dirs(relpath: str | os.PathLike, data_dir: str | os.PathLike | None = None,
+                      also: tuple = ()) -> str | None:
     """Why a data file a spec names lies outside every data directory (None when it does not): a
     relative path may not climb out of its data directory (``../``), and an absolute one must lie
-    inside a data directory (:func:`search_dirs`) or the current directory. Links are followed.
+    inside a data directory (:func:`search_dirs`), the current directory or a folder of ``also``
+    (the spec file's). Links are followed.
 
     >>> outside_data_dirs("adbench-classical/32_shuttle.npz") is None
     True
@@ -117,7 +119,7 @@ def outside_data_dirs(relpath: str | os.PathLike, data_dir: str | os.PathLike | 
             return f"{str(relpath)!r} climbs out of its data directory ('..'); name a file inside a data directory"
         return None
     try:
-        dirs = search_dirs(data_dir) + [Path.cwd()]
+        dirs = search_dirs(data_dir) + [Path.cwd()] + [Path(a) for a in also]
     except DataError:
         return None
     real = Path(os.path.realpath(path))

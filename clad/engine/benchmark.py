@@ -457,9 +457,16 @@ def _fresh_finished(store, configs: list[RunConfig]) -> set[str]:
     ok, status = store.finished_ids(), store.status()
     recorded = store.recorded_inputs(by_id)
     stale = []
+    damaged: dict[str, str] = {}
+    store.load_results([r for r in by_id if r in ok], damaged=damaged)
+    for rid, why in damaged.items():  # computed again; its new record replaces the damaged one
+        log.warning("%s: computed again: its stored record is damaged (%s)", by_id[rid].describe(),
+                    why.split(" is damaged: ", 1)[-1].split("; delete the folder", 1)[0])
+        stale.append(rid)
+    ok -= set(damaged)
     for rid, cfg in by_id.items():
         if rid not in ok:
-            if status.get(rid) == "ok":
+            if status.get(rid) == "ok" and rid not in damaged:
                 log.warning("%s: computed again: R cells are missing from the database", cfg.describe())
                 stale.append(rid)
             continue

@@ -570,7 +570,19 @@ def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
 
 
 def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchmark") -> Spec:
-    """Validate a spec given as a dict (the parsed TOML) and expand its grid."""
+    """Validate a spec given as a dict (the parsed TOML) and expand its grid (data files may also
+    lie beside the spec file ``source``)."""
+    from .spec_checks import SPEC_FOLDER
+
+    folder = str(Path(source).resolve().parent) if source and Path(source).is_file() else None
+    token = SPEC_FOLDER.set(folder)
+    try:
+        return _parse_spec(raw, source, default_name)
+    finally:
+        SPEC_FOLDER.reset(token)
+
+
+def _parse_spec(raw: dict, source: str | None, default_name: str) -> Spec:
     if not isinstance(raw, dict):
         raise SpecError(f"expected a table at the top level, got {type(raw).__name__}", source=source)
     problems: list[str] = []

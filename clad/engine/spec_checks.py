@@ -15,6 +15,7 @@ Nothing here fits, loads or runs anything.
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 from typing import Any, Callable
 
@@ -22,6 +23,9 @@ from ..errors import CladError
 from ..validation import arguments, constraints_of, problems
 
 __all__ = ["dataset_problems", "estimator_problems", "detector_problems", "strategy_problems", "pair_problems"]
+
+#: the folder of the spec file being checked (a data file beside the spec is inside a data folder)
+SPEC_FOLDER: contextvars.ContextVar = contextvars.ContextVar("clad_spec_folder", default=None)
 
 #: PyOD detector -> the scikit-learn estimator it builds in ``fit`` (whose declarations check its parameters)
 PYOD_WRAPS = {
@@ -58,7 +62,8 @@ def dataset_problems(who: str, loader: Callable, params: dict, located: dict) ->
         named = []  # the loader's own call reports an unusual argument
     data_dir = args.get("data_dir")
     for relpath, sha in named:
-        outside = outside_data_dirs(relpath, data_dir)
+        folder = SPEC_FOLDER.get()
+        outside = outside_data_dirs(relpath, data_dir, also=(folder,) if folder else ())
         if outside:
             found.append(f"{who}: data file {outside}")
             continue

@@ -201,7 +201,14 @@ def _json(obj: Any) -> str:
 
 
 def _unjson(text: str | None, default: Any = None) -> Any:
-    return default if text is None else json.loads(text)
+    """JSON text decoded; ``default`` for NULL and for a damaged value (not text, not JSON), which
+    :meth:`ResultStore.load_results` names when it reads the run."""
+    if text is None:
+        return default
+    try:
+        return json.loads(text) if isinstance(text, str) else default
+    except ValueError:
+        return default
 
 
 def _real(v: Any) -> float | None:
@@ -265,6 +272,11 @@ def writable_destination(path: str | os.PathLike, kind: str = "folder", option: 
         raise DestinationError(path, "it names a file, not a folder", hint)
     if kind == "file" and path.is_dir():
         raise DestinationError(path, "it names a folder, not a file", hint)
+    up = folder
+    while not up.exists() and up != up.parent:
+        up = up.parent
+    if up.exists() and not up.is_dir():
+        raise DestinationError(path, f"{str(up)!r} is a file, not a folder", hint)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -605,10 +617,14 @@ class ResultStore:
             return int(self._con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
         return int(self._con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0])
 
-    def load_results(self, run_ids: Iterable[str] | None = None, include_unfinished: bool = False) -> list[RunResult]:
+    def load_results(self, run_ids: Iterable[str] | None = None, include_unfinished: bool = False,
+                     damaged: dict | None = None) -> list[RunResult]:
         """The stored runs as :class:`~clad.core.results.RunResult` objects (finished and failed ones;
         ``running`` ones too with ``include_unfinished``), in the order they were started, or in the
-        order of ``run_ids`` (ids not in the database are skipped)."""
+        order of ``run_ids`` (ids not in the database are skipped). Each is checked against its
+        shape and types: a damaged one is a :class:`~clad.errors.DataError` naming it, its table
+        and column, or, when a ``damaged`` dict is given, left out and recorded there
+        (``{run_id: message}``)."""
         cur = self._con.cursor()
         wanted = None if run_ids is None else set(run_ids := list(run_ids))
         columns = _PLAIN + _JSON + ("curves",)
@@ -634,7 +650,12 @@ class ResultStore:
             if run_ids is not None and rec["run_id"] not in wanted:
                 continue
             rid = rec["run_id"]
-            out[rid] = self._checked_run(rec, cells.get(rid, {}), mets.get(rid, {}))
+            try:
+                out[rid] = self._checked_run(rec, cells.get(rid, {}), mets.get(rid, {}))
+            except DataError as exc:
+                if damaged is None:
+                    raise
+                damaged[rid] = str(exc)
         if run_ids is None:
             return list(out.values())
         return [out[r] for r in run_ids if r in out]
