@@ -91,3 +91,27 @@ def test_a_timeout_beyond_30_days_is_a_spec_error_not_an_overflow(timeout):
     with pytest.raises(CladValueError, match="up to 2,592,000"):
         check_execution(1, 1, timeout)
     assert parse_spec({**SMALL, "timeout": 30 * 24 * 3600}).timeout == 2592000.0
+
+
+def test_run_experiment_stops_a_hanging_score_at_its_timeout():
+    import time as _time
+
+    from clad import ConceptIncremental, run_experiment
+    from clad.datasets import make_synthetic
+    from clad.errors import RunTimeoutError
+    from clad.strategies import Naive
+
+    from plugins import DistanceToMean
+
+    class Hangs(DistanceToMean):
+        def score(self, X):
+            _time.sleep(30)
+            return super().score(X)
+
+    ds = make_synthetic(n_concepts=2, n_features=2, n_train=20, n_test=10)
+    start = _time.perf_counter()
+    with pytest.raises(RunTimeoutError, match=r"timeout: the run took longer than 0.3 s"):
+        run_experiment(ds, ConceptIncremental(), Naive(Hangs()), timeout=0.3)
+    assert _time.perf_counter() - start < 10
+    with pytest.raises(CladValueError, match="up to 2,592,000"):
+        run_experiment(ds, ConceptIncremental(), Naive(Hangs()), timeout=1e12)

@@ -89,3 +89,30 @@ def test_dry_run_and_run_share_the_check(tmp_path, capsys):
     assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == dry and "cannot train detector 'iforest'" in dry
     assert not (tmp_path / "out").exists()
+
+
+def test_a_detector_returning_numeric_strings_fails_its_run_as_clad_check_says():
+    """The run-time contract is as strict as `clad check`: numeric strings are not scores."""
+    import numpy as np
+
+    from clad import ConceptIncremental, run_experiment
+    from clad.datasets import make_synthetic
+    from clad.errors import DetectorError
+    from clad.strategies import Naive
+    from clad.testing import check_detector
+
+    from plugins import DistanceToMean
+
+    class Texty(DistanceToMean):
+        def score(self, X):
+            return np.array([str(v) for v in super().score(X)])
+
+    class TextyList(DistanceToMean):
+        def score(self, X):
+            return [str(v) for v in super().score(X)]
+
+    ds = make_synthetic(n_concepts=2, n_features=2, n_train=20, n_test=10)
+    for det in (Texty(), TextyList()):
+        with pytest.raises(DetectorError, match=r"score\(\) returned text .*numeric strings are refused"):
+            run_experiment(ds, ConceptIncremental(), Naive(det))
+        assert not check_detector(det, raise_on_failure=False).ok

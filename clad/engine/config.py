@@ -16,12 +16,10 @@ from typing import Any
 
 from .._version import __version__
 from ..core.seeding import derive_seeds
+from ..core.time_limit import MAX_TIMEOUT
 
 __all__ = ["Component", "RunConfig", "derive_seeds", "canonical", "MAX_TIMEOUT"]
 
-#: the longest time limit per run (seconds, 30 days; beyond it timers overflow): leave the
-#: timeout out for no limit
-MAX_TIMEOUT = 30 * 24 * 3600.0
 
 
 def canonical(obj: Any) -> str:
