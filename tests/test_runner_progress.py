@@ -6,7 +6,7 @@ import logging
 import math
 
 from clad.engine.progress import Progress
-from clad.core.results import RunResult
+from clad.results import RunResult
 from clad.engine.run import Component, RunConfig, failed_result, run_config
 from clad.engine.summary import format_summary, markdown_table, summary_table, write_summaries
 

@@ -7,7 +7,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from clad import Concept, ConceptDataset, run_experiment
-from clad.core.results import RunResult
+from clad.results import RunResult
 from clad.errors import CladValueError
 from clad.scenarios import ConceptAgnostic
 from clad.strategies import Cumulative, Naive

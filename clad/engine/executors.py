@@ -18,7 +18,7 @@ since a thread count can change the rounding of parallel reductions — the numb
 on the executor either.
 
 Results never depend on where or in which order runs are computed: every seed derives from the
-run seed. A run that raises becomes a failed :class:`~clad.core.results.RunResult` carrying its traceback
+run seed. A run that raises becomes a failed :class:`~clad.results.record.RunResult` carrying its traceback
 (the grid goes on). With ``timeout`` a run taking longer is stopped and recorded as failed with
 an error starting ``"timeout"`` (in this process and in worker processes through ``SIGALRM``;
 with worker processes a run stuck in native code is stopped by killing and replacing its worker). Dask runs
@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import CladValueError
 from .forkserver import mp_context
 from .run import RunConfig, execution_order, failed_result, run_safely
@@ -81,7 +81,7 @@ class RunEvent:
 
 
 def _utc() -> str:
-    from .store import utc_now
+    from ..results.store import utc_now
 
     return utc_now()
 

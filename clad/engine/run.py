@@ -21,7 +21,7 @@ from typing import Callable
 
 from ..core.concepts import ConceptDataset
 from ..core.experiment import run_experiment
-from ..core.results import RunResult, versions
+from ..results.record import RunResult, versions
 from ..core.run_warnings import merge, recording
 from ..core.seeding import seed_run
 from ..detectors import make_detector

@@ -1,4 +1,4 @@
-"""Typed run results and the strict-JSON results file.
+"""The run record: typed run results and the strict-JSON results file.
 
 A :class:`RunResult` is frozen: R per base metric (rows = training steps, columns = test
 concepts), the row and column labels, the continual metrics computed from R, timings, seed,
@@ -6,11 +6,11 @@ versions and the run's full configuration; ``extras`` holds what a strategy repo
 (its optional ``extra_results(boundaries)`` hook, e.g. the drift report of ``drift_experts``). ``to_dict`` gives strict JSON (NaN -> ``null``), and
 ``from_dict(to_dict(r))`` gives back an equal result. This pair is the one mapping between a run
 and stored data: ``results.json`` holds these records, and the results database
-(:mod:`clad.engine.store`) lays the same records out in tables.
+(:mod:`clad.results.store`) lays the same records out in tables.
 
 The results file ``results.json`` is ``{"clad_version": ..., "runs": [run, ...]}``; it is written
 atomically (a temporary file renamed over the target), so a reader never sees half a file.
-:func:`clad.engine.store.load_results` reads it back (``read_results`` is that function).
+:func:`clad.results.store.load_results` reads it back.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .._version import __version__
 from ..atomic import atomic_output
 from ..errors import DataError
 
-__all__ = ["RunResult", "error_cause", "versions", "write_results", "read_results", "atomic_write_text", "to_jsonable"]
+__all__ = ["RunResult", "error_cause", "versions", "write_results", "atomic_write_text", "to_jsonable", "is_tuning_run"]
 
 _PACKAGES = {"numpy": "numpy", "scikit-learn": "scikit-learn", "pyod": "pyod", "torch": "torch", "pandas": "pandas"}
 
@@ -256,9 +256,14 @@ def write_results(path: str | os.PathLike, runs: Iterable[RunResult], spec: Mapp
     atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False))
 
 
-def read_results(path: str | os.PathLike) -> list[RunResult]:
-    """The runs of a ``results.json`` written by :func:`write_results` (or of any results folder or
-    database): :func:`clad.engine.store.load_results`, the one reader of results."""
-    from ..engine.store import load_results
 
-    return load_results(path)
+def is_tuning_run(config: Mapping | None) -> bool:
+    """Whether a run's configuration (``RunResult.config``) is a tuning run's: it saw the ``tune``
+    part of its data (:mod:`clad.core.data_views`). Readers of a results folder leave these runs out
+    (they are the means of a choice, not results).
+
+    >>> is_tuning_run({"data_view": {"mode": "first_concepts", "part": "tune", "k": 1}}), is_tuning_run({})
+    (True, False)
+    """
+    view = (config or {}).get("data_view") or {}
+    return isinstance(view, Mapping) and view.get("part") == "tune"

@@ -21,7 +21,7 @@ summaries and ``clad export`` are produced from it. Tables:
 ``reference_runs``
     ``run_id, status, record, started, finished``: the reference runs of a spec with ``references``
     (:mod:`clad.engine.references`), each record the strict-JSON record of a run
-    (:meth:`RunResult.to_dict <clad.core.results.RunResult.to_dict>`).
+    (:meth:`RunResult.to_dict <clad.results.record.RunResult.to_dict>`).
 ``claims``
     ``run_id, host, pid, expires``: the process computing a run (claimed before it starts, so two
     ``clad run`` processes on one folder never compute the same run) and when its lease ends (Unix
@@ -31,8 +31,8 @@ summaries and ``clad export`` are produced from it. Tables:
     key/value pairs: the spec that last wrote to the database, clad's version.
 
 Rows are written from, and read back into, the strict-JSON record of a run
-(:meth:`RunResult.to_dict <clad.core.results.RunResult.to_dict>` /
-:meth:`~clad.core.results.RunResult.from_dict`), the same mapping ``results.json`` uses: the
+(:meth:`RunResult.to_dict <clad.results.record.RunResult.to_dict>` /
+:meth:`~clad.results.record.RunResult.from_dict`), the same mapping ``results.json`` uses: the
 database only lays that record out in tables. :func:`load_results` reads any results folder,
 database or ``results.json``.
 
@@ -41,7 +41,7 @@ nothing. Only one process writes (the one that runs ``clad run``); the database 
 with a busy timeout so readers never block it.
 
 >>> import tempfile, os
->>> from clad.core.results import RunResult
+>>> from clad.results.record import RunResult
 >>> import numpy as np
 >>> path = os.path.join(tempfile.mkdtemp(), "results.sqlite")
 >>> r = RunResult("synthetic", "concept_aware", "naive", "iforest", 0, concepts=("A", "B"),
@@ -65,7 +65,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..core.results import RunResult, to_jsonable
+from .record import RunResult, is_tuning_run, to_jsonable
 from ..errors import DataError
 
 __all__ = ["ResultStore", "load_results", "load_references", "results_source", "read_document", "SCHEMA", "DEFAULT_NAME", "JSON_NAME", "utc_now"]
@@ -251,12 +251,11 @@ def read_document(source: Path) -> dict:
 def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResult]:
     """Every run recorded at ``path`` (finished and failed ones, see ``RunResult.ok``): a results
     folder, its database or its ``results.json`` (see :func:`results_source`). The one reader of
-    results; :func:`clad.report.load_results` and :func:`clad.core.results.read_results` are this
-    function. The tuning runs of a spec's ``[tuning]`` section (kept in the database) are left out
+    results; :func:`clad.report.load_results` is this function. The tuning runs of a spec's ``[tuning]`` section (kept in the database) are left out
     unless ``tuning``.
 
     >>> import tempfile
-    >>> from clad.core.results import RunResult, write_results
+    >>> from clad.results.record import RunResult, write_results
     >>> d = tempfile.mkdtemp()
     >>> write_results(f"{d}/results.json", [RunResult("toy", "aware", "naive", "iforest", 0)])
     >>> [r.dataset for r in load_results(d)]
@@ -268,8 +267,6 @@ def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResul
             runs = store.load_results()
         if tuning:
             return runs
-        from ..core.data_views import is_tuning_run
-
         return [r for r in runs if not is_tuning_run(r.config)]
     return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
 
@@ -515,7 +512,7 @@ class ResultStore:
         return int(self._con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0])
 
     def load_results(self, run_ids: Iterable[str] | None = None, include_unfinished: bool = False) -> list[RunResult]:
-        """The stored runs as :class:`~clad.core.results.RunResult` objects (finished and failed ones;
+        """The stored runs as :class:`~clad.results.record.RunResult` objects (finished and failed ones;
         ``running`` ones too with ``include_unfinished``), in the order they were started, or in the
         order of ``run_ids`` (ids not in the database are skipped)."""
         cur = self._con.cursor()
