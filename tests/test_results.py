@@ -83,3 +83,22 @@ def test_same_seed_same_R_different_seed_different():
             for s in (1, 1, 2)]
     assert np.array_equal(runs[0].R["roc_auc"], runs[1].R["roc_auc"])
     assert not np.array_equal(runs[0].R["roc_auc"], runs[2].R["roc_auc"])
+
+
+def test_the_record_is_declared_once_and_the_database_follows_it(result, tmp_path):
+    """The keys of a record are RunResult's fields in order; the database's runs table has a column
+    for every stored field (and only its own bookkeeping besides), and gives back the same record."""
+    from dataclasses import fields
+
+    from clad.results import ResultStore
+    from clad.results.record import RECORD_FIELDS
+
+    assert list(result.to_dict()) == [f.name for f in fields(RunResult)] == [f.name for f in RECORD_FIELDS]
+    stored = {f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["column"]}
+    assert {"R", "metrics"}.isdisjoint(stored) and "run_order" in stored and "order" not in stored
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        store.write(RunResult(**{**result.__dict__, "run_id": "r1", "order": "random"}))
+        columns = set(store.runs_table().columns)
+        back = store.load_results()[0]
+    assert columns == stored | {"curves", "started", "finished"}
+    assert back.order == "random" and back.to_dict() == {**result.to_dict(), "run_id": "r1", "order": "random"}
