@@ -187,7 +187,8 @@ def _cmd_export(args) -> int:
 def _cmd_report(args) -> int:
     import warnings
 
-    from .report import load_references, load_results, load_spec_record, load_spec_text, make_report
+    from .report import load_spec_record, load_spec_text, make_report
+    from .results import load_references, load_results
 
     results = load_results(args.dir)
     out = Path(args.out) if args.out else Path(args.dir) / "report"

@@ -16,7 +16,8 @@ from clad.results.store import ResultStore
 from clad.errors import SpecError
 from clad.metrics import REGISTRY, learned_at
 from clad.engine.validate import spec_matrices
-from clad.report import leaderboard, load_references, load_results, make_report
+from clad.report import leaderboard, make_report
+from clad.results import load_references, load_results
 
 N_CONCEPTS, N_TRAIN = 3, 60
 

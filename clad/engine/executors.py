@@ -48,7 +48,8 @@ from typing import Callable, Iterator, Sequence
 from ..results.record import RunResult
 from ..errors import CladValueError
 from .forkserver import mp_context
-from .run import RunConfig, execution_order, failed_result, run_safely
+from .config import RunConfig
+from .run import execution_order, failed_result, run_safely
 
 __all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
            "limited_threads"]
@@ -140,7 +141,7 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
     ``(result, started, finished)``; never raises for a failing run (the result is failed, with
     the traceback or ``"timeout..."``).
 
-    >>> from clad.engine.run import Component
+    >>> from clad.engine.config import Component
     >>> cfg = RunConfig(Component("synthetic", {"n_concepts": 2, "n_train": 50, "n_test": 40}),
     ...                 Component("concept_aware"), Component("naive"), Component("hbos"))
     >>> result, started, finished = execute_one(cfg)

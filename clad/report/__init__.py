@@ -34,13 +34,11 @@ from .aggregate import (
                         learning_curves,
 )
 from .describe import CONFIG_KEYS, describe, group_runs, mean_std
-from .load import load_references, load_results, load_spec_record, load_spec_text
+from .load import load_spec_record, load_spec_text
 from .make import Report, make_report
 from .stats import Comparison, StatisticsWarning, compare, compare_methods, score_matrix
 
 __all__ = [
-    "load_results",
-    "load_references",
     "load_spec_record",
     "load_spec_text",
     "make_report",

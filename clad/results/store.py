@@ -249,7 +249,7 @@ def read_document(source: Path) -> dict:
 def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResult]:
     """Every run recorded at ``path`` (finished and failed ones, see ``RunResult.ok``): a results
     folder, its database or its ``results.json`` (see :func:`results_source`). The one reader of
-    results; :func:`clad.report.load_results` is this function. The tuning runs of a spec's ``[tuning]`` section (kept in the database) are left out
+    results. The tuning runs of a spec's ``[tuning]`` section (kept in the database) are left out
     unless ``tuning``.
 
     >>> import tempfile
