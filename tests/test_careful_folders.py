@@ -13,7 +13,7 @@ import pytest
 
 from clad.cli import main
 from clad.engine.benchmark import run_spec
-from clad.engine.store import DestinationError, load_results, writable_destination
+from clad.results.store import DestinationError, load_results, writable_destination
 from clad.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from clad.engine.benchmark import run_spec
-from clad.engine.store import ResultStore
+from clad.results.store import ResultStore
 
 
 def _table(path, seed: int) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..atomic import atomic_output
 from ..errors import CladValueError, DataError
-from .store import DEFAULT_NAME, DestinationError, read_store, writable_destination
+from ..results.store import DEFAULT_NAME, DestinationError, read_store, writable_destination
 
 __all__ = ["export", "FORMATS"]
 
@@ -47,8 +47,7 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
             raise CladValueError("Parquet export needs pyarrow: pip install 'clad[parquet]'") from None
     dest = writable_destination(dest if dest is not None else db.parent, "folder", "--dest")
     if fmt == "json":
-        from ..core.data_views import is_tuning_run
-        from ..core.results import write_results
+        from ..results.record import is_tuning_run, write_results
 
         runs, spec, refs = read_store(db, lambda store: (store.load_results(), store.get_meta("spec"),
                                                          store.load_references()))

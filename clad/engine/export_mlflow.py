@@ -45,7 +45,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..errors import CladValueError, DataError
-from .store import DEFAULT_NAME
+from ..results.store import DEFAULT_NAME
 
 __all__ = ["export_mlflow", "default_tracking_uri", "fingerprint"]
 
@@ -131,7 +131,7 @@ def _r_table(run, base):
 def fingerprint(run) -> str:
     """A hash of what a run's numbers are: its configuration, the fingerprints of its inputs, its
     status, R and metrics (not its times). A run computed again from changed inputs has another."""
-    from ..core.results import to_jsonable
+    from ..results.record import to_jsonable
     from .config import canonical
 
     rec = run.to_dict()
@@ -180,7 +180,7 @@ def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
     store, idempotently by content (see the module docstring); return ``{"tracking_uri",
     "experiment_id", "exported", "updated", "skipped", "retired", "reasons"}`` (``exported``: runs
     logged for the first time; ``updated``: runs logged again, ``reasons`` saying why)."""
-    from .store import read_store
+    from ..results.store import read_store
 
     folder = Path(folder)
     db = folder if folder.is_file() else folder / DEFAULT_NAME
@@ -188,13 +188,13 @@ def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
         raise DataError(f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first")
     classes = _mlflow()
     runs, spec = read_store(db, lambda store: (store.load_results(), store.get_meta("spec") or {}))
-    from ..core.data_views import is_tuning_run
+    from ..results.record import is_tuning_run
 
     runs = [r for r in runs if not is_tuning_run(r.config)]
     name = experiment or (spec.get("name") if isinstance(spec, dict) else None) or db.parent.name
     if tracking_uri is None:
         tracking_uri = default_tracking_uri(db.parent)
-        from .store import writable_destination
+        from ..results.store import writable_destination
 
         writable_destination(db.parent / "mlruns", "folder", "--tracking-uri (another store)")
     _reachable(tracking_uri)

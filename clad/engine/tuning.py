@@ -43,6 +43,7 @@ from ..registry import did_you_mean
 from ..validation import Integral, Interval, Real
 from ..validation import problems as validation_problems
 from .config import Component, RunConfig
+from .sections import MAX_RUNS, entries, grid_size, registries
 
 __all__ = ["TuningPlan", "parse_tuning", "TUNING_KEYS", "SCOPE"]
 
@@ -241,14 +242,11 @@ def _grids(section: str, table: Any, components: list[Component], problems: list
     combination is checked as the spec checks its own entries (names, constraints, building). A
     table with more combinations than ``max_runs`` is refused from the product of its list lengths,
     before any combination is built."""
-    from .spec import MAX_RUNS, _entries, _registries, grid_size
-
     limit = MAX_RUNS if max_runs is None else max_runs
-
     if not isinstance(table, dict):
         problems.append(f"tuning.{section}: expected a table of tables, e.g. [tuning.{section}.NAME]")
         return {}
-    registry = _registries()[section]
+    registry = registries()[section]
     labels = [c.display for c in components]
     out: dict[str, list[dict]] = {}
     for key, grid in table.items():
@@ -277,7 +275,7 @@ def _grids(section: str, table: Any, components: list[Component], problems: list
                 continue
             entry = {"name": c.name, **c.params, "grid": grid}
             before = len(problems)
-            _entries(section, [entry], registry, problems, where=where, max_runs=limit)
+            entries(section, [entry], registry, problems, where=where, max_runs=limit)
             if len(problems) == before:
                 out[c.display] = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
     return out
