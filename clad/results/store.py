@@ -258,10 +258,11 @@ def writable_destination(path: str | os.PathLike, kind: str = "folder", option: 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
     >>> _ = f.write_text("x")
-    >>> writable_destination(f, "folder")
-    Traceback (most recent call last):
-    ...
-    clad.results.store.DestinationError: cannot write '...a.txt': it names a file, not a folder; give a writable folder with --dest
+    >>> try:
+    ...     writable_destination(f, "folder")
+    ... except DestinationError as exc:
+    ...     print(exc.reason)
+    it names a file, not a folder
     """
     path = Path(path)
     hint = f"give a writable {kind} with {option}"
