@@ -145,8 +145,11 @@ def _cmd_run(args) -> int:
         return EXIT_WRITE_FAILED
     if done.interrupted:
         by = " by SIGTERM" if args.signals.received else ""
-        print(f"clad: interrupted{by}; {done.n_ok} finished runs are kept in {done.database}; run the same "
-              "command again to resume", file=sys.stderr)
+        parts = [f"{done.n_ok} evaluation"] + ([f"{done.n_tuning_ok} tuning"] if done.n_tuning else []) + (
+            [f"{sum(r.ok for r in done.references)} reference"] if done.references else [])
+        detail = f" ({', '.join(parts)})" if len(parts) > 1 else ""
+        print(f"clad: interrupted{by}; {done.n_kept} finished runs{detail} are kept in {done.database}; run the "
+              "same command again to resume (they are not computed again)", file=sys.stderr)
         return EXIT_TERMINATED if by else EXIT_INTERRUPTED
     if not args.quiet:
         print(format_summary(done.summary))

@@ -90,6 +90,13 @@ class BenchmarkResult:
     #: the reference runs of the spec's ``references`` found in the database, and how many this call computed
     references: tuple[RunResult, ...] = ()
     n_references_computed: int = 0
+    #: the tuning runs finished in the database (kept, and reused by the next run of the spec)
+    n_tuning_ok: int = 0
+
+    @property
+    def n_kept(self) -> int:
+        """Every finished run of the spec in the database: evaluation, tuning and reference runs."""
+        return self.n_ok + self.n_tuning_ok + sum(r.ok for r in self.references)
 
     @property
     def ok(self) -> bool:
@@ -230,6 +237,8 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             resumed = sum(p.resumed for p in phases)
             computed, shared = sum(p.computed for p in phases), sum(p.shared for p in phases)
             ids = [c.run_id for c in configs]
+            tuning_ok = len(store.finished_ids() & {c.run_id for c in phases[0].configs}) \
+                if plan is not None and phases else 0
             if not interrupted:  # the whole computation is known: what it no longer holds is retired
                 tuning_ids = [c.run_id for c in phases[0].configs] if plan is not None and phases else []
                 retire_stale(store, spec, set(ids) | set(tuning_ids), {c.run_id for c in refs.configs},
@@ -252,7 +261,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
         n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
         database=db, results_json=out / "results.json", summary=table, interrupted=interrupted,
         n_tuning=len(phases[0].configs) if plan is not None and phases else 0, references=references,
-        n_references_computed=refs_computed)
+        n_references_computed=refs_computed, n_tuning_ok=tuning_ok)
 
 
 class _Phase:
@@ -444,9 +453,39 @@ def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:
         store.set_meta("specs_added", [*store.get_meta("specs_added", []), recorded])
         return
     name = recorded.get("name", "?") if isinstance(recorded, dict) else "?"
+    differs = spec_differences(recorded, spec.raw)
+    shown = "; ".join(differs[:5]) + (f"; and {len(differs) - 5} more" if len(differs) > 5 else "")
     raise FolderInUse(f"{str(out)!r} holds the results of another spec ({name!r}); this is spec {spec.name!r}"
-                      f"{f' ({spec.source})' if spec.source else ''}: use another --out folder, --fresh to "
-                      "replace those results, or --add to add this spec's runs to them")
+                      f"{f' ({spec.source})' if spec.source else ''}, which differs in: {shown}; use another "
+                      "--out folder, --fresh to replace those results, or --add to add this spec's runs to them")
+
+
+def spec_differences(old: Any, new: Any, where: str = "") -> list[str]:
+    """Where spec ``new`` differs from ``old`` (both as parsed TOML), as ``key: old -> new`` lines.
+
+    >>> spec_differences({"seeds": 2, "detectors": [{"name": "iforest", "n_estimators": 10}]},
+    ...                  {"seeds": 2, "detectors": [{"name": "iforest", "n_estimators": 20}]})
+    ['detectors[0].n_estimators: 10 -> 20']
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in list(old) + [k for k in new if k not in old]:
+            key = f"{where}.{k}" if where else str(k)
+            if k not in new:
+                out.append(f"{key}: {_short(old[k])} -> (removed)")
+            elif k not in old:
+                out.append(f"{key}: (absent) -> {_short(new[k])}")
+            else:
+                out += spec_differences(old[k], new[k], key)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [d for i, (a, b) in enumerate(zip(old, new)) for d in spec_differences(a, b, f"{where}[{i}]")]
+    return [] if canonical(old) == canonical(new) else [f"{where or 'the spec'}: {_short(old)} -> {_short(new)}"]
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _fresh_finished(store, configs: list[RunConfig]) -> set[str]:
