@@ -47,6 +47,9 @@ CASES = {
     "classifier as detector": ({"detectors": ["sklearn.ensemble:RandomForestClassifier"]},
                                r"'sklearn.ensemble:RandomForestClassifier' is not a detector: .*a classifier"),
     "regressor as detector": ({"detectors": ["sklearn.linear_model:LinearRegression"]}, r"a regressor"),
+    "iforest max_features 0 (checked by scikit-learn only at fit)": (
+        {"detectors": [{"name": "pyod_iforest", "max_features": 0}]},
+        r"\(pyod_iforest\): max_features=0; expected an integer >= 1 or a number in \(0, 1\]"),
 }
 
 

@@ -20,7 +20,7 @@ import inspect
 from typing import Any, Callable
 
 from ..errors import CladError
-from ..validation import arguments, constraints_of, problems
+from ..validation import Integral, Interval, Real, arguments, constraints_of, problems
 
 __all__ = ["dataset_problems", "estimator_problems", "detector_problems", "strategy_problems", "pair_problems"]
 
@@ -33,6 +33,15 @@ PYOD_WRAPS = {
     "pyod.models.lof:LOF": "sklearn.neighbors:LocalOutlierFactor",
     "pyod.models.knn:KNN": "sklearn.neighbors:NearestNeighbors",
     "pyod.models.ocsvm:OCSVM": "sklearn.svm:OneClassSVM",
+}
+
+
+#: what scikit-learn checks only when the estimator is fitted, declared here so that a spec checks
+#: it before anything runs (by the estimator's import path; PyOD's wrappers through PYOD_WRAPS)
+CHECKED_AT_FIT = {
+    "sklearn.ensemble._iforest:IsolationForest": {
+        "max_features": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right")],
+    },
 }
 
 
@@ -124,11 +133,18 @@ def detector_problems(who: str, obj: Any) -> list[str]:
 
     found = estimator_problems(who, obj)
     path = f"{type(obj).__module__}:{type(obj).__qualname__}"
-    if path in PYOD_WRAPS and callable(getattr(obj, "get_params", None)):
+    if not callable(getattr(obj, "get_params", None)):
+        return found
+    params = obj.get_params(deep=False)
+    if path in PYOD_WRAPS:
         wrapped = import_object(PYOD_WRAPS[path])
-        params = obj.get_params(deep=False)
         shared = {k: v for k, v in params.items() if k in inspect.signature(wrapped).parameters}
         found += problems(who, shared, constraints_of(wrapped))
+        path = f"{wrapped.__module__}:{wrapped.__qualname__}"
+    at_fit = CHECKED_AT_FIT.get(path)
+    if at_fit:
+        found += [p for p in problems(who, {k: v for k, v in params.items() if k in at_fit}, at_fit)
+                  if p not in found]
     return found
 
 

@@ -360,7 +360,10 @@ def load_references(path: str | os.PathLike) -> list[RunResult]:
     source = results_source(path)
     if source.suffix == ".sqlite":
         return read_store(source, lambda store: store.load_references())
-    return [RunResult.from_dict(r) for r in read_document(source).get("references") or []]
+    refs = read_document(source).get("references") or []
+    if not isinstance(refs, list):
+        raise DataError(f"results file {str(source)!r}: 'references' is {type(refs).__name__}, not a list of runs")
+    return [RunResult.from_dict(r) for r in refs]
 
 
 class ResultStore:
