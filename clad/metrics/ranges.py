@@ -484,12 +484,17 @@ def chance_level(metric: str, y, **params) -> float:
     metrics (``vus_pr``, ``vus_roc``, ``pa_f1``, ``event_f1``, ``range_f1``, ``affiliation_f1`` and
     their ``_oracle`` forms).
 
+    VUS's chance level is not 0.5 / the anomaly rate: its buffers make the normal points next to a
+    range count partly as anomalies, so flagging everything scores above that (with ``window=0``
+    it is exactly 0.5 and the anomaly rate).
+
     >>> y = [0, 0, 0, 1, 1, 0, 0, 0, 0, 0]
     >>> chance_level("pa_f1", y), round(chance_level("event_f1", y), 4)
     (0.3333333333333333, 0.3333)
     """
     y = _labels("chance_level", y)
     base = metric[: -len("_oracle")] if metric.endswith("_oracle") else metric
+    params.pop("n_thresholds", None)  # the oracle's grid: a constant score gives one threshold whatever it is
     if base in ("vus_pr", "vus_roc"):
         return {"vus_pr": vus_pr, "vus_roc": vus_roc}[base](y, np.zeros(y.size), **params)
     if base not in THRESHOLD_METRICS:
