@@ -57,7 +57,7 @@ from ..strategies.base import Scored
 from .concepts import Concept
 
 __all__ = ["BASE_METRICS", "TIME_AXIS_METRICS", "OPTIMISTIC_METRICS", "BASE_METRIC_PARAMS", "BASE_METRIC_LABELS",
-           "base_metric_label", "check_metric_params", "chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
+           "base_metric_label", "base_metric_shown", "check_metric_params", "chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
            "AnytimeEvent", "check_base_metrics", "check_n_jobs", "check_reversed", "check_data"]
 
 
@@ -151,6 +151,16 @@ def base_metric_label(name: str) -> str:
     'range F1 at the oracle threshold (optimistic)'
     """
     return BASE_METRIC_LABELS.get(name, name)
+
+
+def base_metric_shown(name: str) -> str:
+    """A base metric's name as tables and figures show it: an oracle-threshold metric is marked
+    optimistic (its threshold was chosen on the test labels).
+
+    >>> base_metric_shown("range_f1_oracle"), base_metric_shown("range_f1")
+    ('range_f1_oracle (optimistic: oracle threshold)', 'range_f1')
+    """
+    return f"{name} (optimistic: oracle threshold)" if name in OPTIMISTIC_METRICS else name
 
 
 def _integer(low: int):
