@@ -316,59 +316,94 @@ def _range_f1_rows(y: np.ndarray, preds: np.ndarray, alpha: float) -> np.ndarray
     return _f1(precision, recall)
 
 
-def _affiliation_one(y_ranges: np.ndarray, pred: np.ndarray, n: int) -> float:
-    """Affiliation F1 of one prediction vector, exact: the integrands are piecewise linear with
-    kinks at multiples of 1/4 (zone bounds are midpoints of integers), so the trapezoidal rule on
-    a grid of 1/2 (precision) and 1/4 (recall) computes the integrals exactly."""
-    J0 = y_ranges[:, 0].astype(np.float64)
-    J1 = y_ranges[:, 1].astype(np.float64) + 1
+def _affiliation_curve(y_ranges: np.ndarray, scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """Affiliation F1 of the flags ``scores > t`` for every ``t`` of ``thresholds``, exactly.
+
+    Each true range ``J = [J0, J1)`` owns the zone ``E`` between the midpoints to its neighbours
+    (the series' ends outside). A flagged point ``x`` is the cell ``[x, x + 1)``; its precision
+    integrand is the share of ``E`` farther from ``J`` than it (1 inside ``J``), a true point's
+    recall integrand the share of ``E`` farther from it than the nearest flag in ``E``. The
+    integrands are piecewise linear with kinks at multiples of 1/4 (zone ends are midpoints of
+    integers), so the trapezoidal rule on half cells (precision) and quarter points (recall) is
+    exact. Precision only depends on which points are flagged, so it is a sum over points sorted
+    by score; recall needs, per zone, the flags inside ``J`` and the nearest one on each side.
+    """
+    n = scores.size
+    T = thresholds.size
+    J0 = y_ranges[:, 0].astype(np.int64)
+    J1 = y_ranges[:, 1].astype(np.int64) + 1
     mids = (J1[:-1] + J0[1:]) / 2
     E0 = np.concatenate(([0.0], mids))
     E1 = np.concatenate((mids, [float(n)]))
-    zone_len = E1 - E0
-    flagged = np.flatnonzero(pred)
-    if flagged.size == 0:
-        return 0.0  # no flag: recall 0, precision undefined; F1 0 (TSB-AD: NaN)
-    # precision: half cells [x, x + 1/2) and [x + 1/2, x + 1) of every flagged point
-    a = np.concatenate([flagged, flagged + 0.5]).astype(np.float64)
-    zone = np.searchsorted(E1, a + 0.25, side="right")
-    zone = np.minimum(zone, len(J0) - 1)
+    size = E1 - E0
+    Z = len(J0)
+    # precision: every half cell's integral and zone, then per zone the sums above each threshold
+    a = np.concatenate([np.arange(n), np.arange(n) + 0.5])
+    item_scores = np.concatenate([scores, scores])
+    zone = np.minimum(np.searchsorted(E1, a + 0.25, side="right"), Z - 1)
+    inside = (a + 0.25 >= J0[zone]) & (a + 0.25 < J1[zone])
 
-    inside = (a + 0.25 >= J0[zone]) & (a + 0.25 < J1[zone])  # a half cell inside the true range scores 1
+    def survive(u):
+        dist = np.maximum(J0[zone] - u, u - J1[zone])
+        return (np.maximum(J0[zone] - E0[zone] - dist, 0.0) + np.maximum(E1[zone] - J1[zone] - dist, 0.0)) / size[zone]
 
-    def survive_precision(u, z):
-        # P(a random point of the zone lies at least as far from the range): 1 inside it, else the
-        # zone's length beyond distance d on both sides over the zone's length
-        dist = np.maximum(J0[z] - u, u - J1[z])
-        return (np.maximum(J0[z] - E0[z] - dist, 0.0) + np.maximum(E1[z] - J1[z] - dist, 0.0)) / zone_len[z]
-
-    integral = np.where(inside, 0.5, 0.25 * (survive_precision(a, zone) + survive_precision(a + 0.5, zone)))
-    mass = np.bincount(zone, minlength=len(J0)) * 0.5
-    sums = np.bincount(zone, integral, minlength=len(J0))
-    with_flags = mass > 0
-    precision = float(np.mean(sums[with_flags] / mass[with_flags]))
-    # recall: per zone, the distance of each true point to the nearest flag inside the zone
-    fr = anomaly_ranges(pred)
-    fa, fb = fr[:, 0].astype(np.float64), fr[:, 1].astype(np.float64) + 1
-    recalls = np.zeros(len(J0))
-    for z in range(len(J0)):
-        lo, hi = np.maximum(fa, E0[z]), np.minimum(fb, E1[z])
-        keep = lo < hi
-        if not keep.any():
-            continue
-        lo, hi = lo[keep], hi[keep]
-        grid = np.arange(J0[z], J1[z] + 0.125, 0.25)
-        k = np.searchsorted(lo, grid, side="right") - 1
-        dist = np.full(grid.shape, np.inf)
-        has_left = k >= 0
-        dist[has_left] = np.maximum(grid[has_left] - hi[k[has_left]], 0.0)
-        has_right = k + 1 < lo.size
-        dist[has_right] = np.minimum(dist[has_right], lo[k[has_right] + 1] - grid[has_right])
-        near = np.minimum(grid + dist, E1[z]) - np.maximum(grid - dist, E0[z])
-        f = 1 - near / zone_len[z]
-        recalls[z] = float(np.sum((f[1:] + f[:-1]) * 0.125) / (J1[z] - J0[z]))
-    recall = float(recalls.mean())
-    return float(_f1(precision, recall))
+    integral = np.where(inside, 0.5, 0.25 * (survive(a) + survive(a + 0.5)))
+    sums = np.zeros((Z, T))
+    mass = np.zeros((Z, T))
+    order = np.lexsort((item_scores, zone))
+    zone_s, score_s, integral_s = zone[order], item_scores[order], integral[order]
+    bounds = np.searchsorted(zone_s, np.arange(Z + 1))
+    for z in range(Z):
+        lo, hi = bounds[z], bounds[z + 1]
+        cum = np.concatenate(([0.0], np.cumsum(integral_s[lo:hi])))
+        below = np.searchsorted(score_s[lo:hi], thresholds, side="right")  # items with score <= t
+        sums[z] = cum[-1] - cum[below]
+        mass[z] = 0.5 * (hi - lo - below)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_zone = np.where(mass > 0, sums / np.where(mass > 0, mass, 1), np.nan)
+    flagged_zones = (mass > 0).sum(axis=0)
+    precision = np.where(flagged_zones > 0, np.nansum(per_zone, axis=0) / np.maximum(flagged_zones, 1), 0.0)
+    # recall: per zone, the quarter points of J, the flags inside J and the nearest flag on each side
+    recall = np.zeros(T)
+    chunk_cells = _CHUNK_CELLS // 4
+    for z in range(Z):
+        j0, j1 = int(J0[z]), int(J1[z])
+        length = j1 - j0
+        grid = j0 + np.arange(4 * length + 1) / 4.0
+        left = scores[int(np.floor(E0[z])):j0][::-1]  # the cells left of J that reach into E, nearest first
+        right = scores[j1:int(np.ceil(E1[z]))]
+        run_left = np.maximum.accumulate(left) if left.size else left
+        run_right = np.maximum.accumulate(right) if right.size else right
+        cell = np.minimum(np.arange(grid.size) // 4, length - 1)
+        step = max(1, chunk_cells // grid.size)
+        for lo in range(0, T, step):
+            t = thresholds[lo:lo + step]
+            flags = scores[j0:j1][None, :] > t[:, None]  # (thresholds, cells of J)
+            covered = flags[:, cell]
+            on_edge = (np.arange(grid.size) % 4 == 0) & (np.arange(grid.size) > 0)
+            covered[:, on_edge] |= flags[:, cell[on_edge] - (np.arange(grid.size)[on_edge] < 4 * length)]
+            index = np.arange(grid.size)
+            last = np.maximum.accumulate(np.where(covered, index, -1), axis=1)
+            nxt = np.minimum.accumulate(np.where(covered, index, grid.size)[:, ::-1], axis=1)[:, ::-1]
+            dist = np.full(covered.shape, np.inf)
+            has = last >= 0
+            dist[has] = (grid[None, :] - grid[np.maximum(last, 0)])[has]
+            has = nxt < grid.size
+            dist[has] = np.minimum(dist[has], (grid[np.minimum(nxt, grid.size - 1)] - grid[None, :])[has])
+            if left.size:
+                k = np.searchsorted(run_left, t, side="right")  # first left cell above t, counted from J0 - 1
+                end = np.where(k < left.size, j0 - k, -np.inf)  # its right end (j0 - 1 - k) + 1
+                dist = np.minimum(dist, grid[None, :] - end[:, None])
+            if right.size:
+                k = np.searchsorted(run_right, t, side="right")
+                start = np.where(k < right.size, j1 + k, np.inf)
+                dist = np.minimum(dist, start[:, None] - grid[None, :])
+            with np.errstate(invalid="ignore"):
+                near = np.minimum(grid + dist, E1[z]) - np.maximum(grid - dist, E0[z])
+            f = 1 - near / size[z]
+            recall[lo:lo + step] += np.sum((f[:, 1:] + f[:, :-1]) * 0.125, axis=1) / length
+    recall /= Z
+    return np.where(mass.sum(axis=0) > 0, _f1(precision, recall), 0.0)
 
 
 def _check_alpha(alpha) -> float:
@@ -427,7 +462,7 @@ def affiliation_f1(y, pred) -> float:
     y, pred = _series("affiliation_f1", y, pred, "predictions")
     if not y.any():
         return _undefined("affiliation_f1", "the labels hold no anomaly")
-    return _affiliation_one(anomaly_ranges(y), pred, y.size)
+    return float(_affiliation_curve(anomaly_ranges(y), pred.astype(np.float64), np.array([0.5]))[0])
 
 
 #: threshold-dependent metrics: name -> (function of labels and a prediction matrix -> one value per row, or None)
@@ -459,8 +494,7 @@ def oracle(metric: str, y, scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS
         return _undefined(name, "the labels hold no anomaly")
     grid = oracle_thresholds(scores, n_thresholds)
     if metric == "affiliation_f1":
-        ranges = anomaly_ranges(y)
-        return float(max(_affiliation_one(ranges, scores > t, y.size) for t in grid))
+        return float(np.max(_affiliation_curve(anomaly_ranges(y), scores, grid)))
     if metric == "range_f1":
         alpha = _check_alpha(params.pop("alpha", DEFAULT_ALPHA))
         rows = lambda y, p: _range_f1_rows(y, p, alpha)  # noqa: E731
