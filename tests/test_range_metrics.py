@@ -96,6 +96,17 @@ def test_vus_by_hand():
     assert rm.vus(y, y.astype(float), window=4, thresholds=10) == (pytest.approx(1.0), pytest.approx(1.0))
 
 
+def test_two_ranges_one_point_apart_under_one_flagged_range():
+    # true ranges [1, 2] and [4, 5]; one flagged range [1, 5] covers both and the point between
+    y, p = A([0, 1, 1, 0, 1, 1, 0, 0, 0, 0]), A([0, 1, 1, 1, 1, 1, 0, 0, 0, 0])
+    # range F1: each true range wholly overlapped by one flagged range (recall 1); the flagged range
+    # is 4/5 anomalous and overlaps two true ranges (cardinality 1/2): precision 0.4
+    assert rm.range_f1(y, p) == pytest.approx(2 * 0.4 / 1.4)
+    # event F1: both ranges hit, 4 of 5 flags on anomalies; PA-F1: 4 true positives, 1 false
+    assert rm.event_f1(y, p) == pytest.approx(2 * 0.8 / 1.8)
+    assert rm.pa_f1(y, p) == pytest.approx(8 / 9)
+
+
 def test_all_anomalous():
     y, p = np.ones(10, dtype=int), np.zeros(10, dtype=int)
     p[3] = 1

@@ -154,6 +154,22 @@ def test_chance_level_of_every_base_metric():
         assert 0 <= value <= 1, name
 
 
+def test_chance_level_of_a_windowed_concept_reads_its_points():
+    from clad.core.evaluation import concept_chance_level
+
+    concept = _dataset().test[0]
+    # 4 anomalous points of 22, flagged all: event F1 = 2 * (4/22) / (1 + 4/22); the windows: 3 of 11
+    assert concept_chance_level("event_f1", concept) == pytest.approx(2 * (4 / 22) / (1 + 4 / 22))
+    assert concept_chance_level("average_precision", concept) == pytest.approx(3 / 11)
+
+
+def test_export_per_series_is_for_tables(capsys):
+    from clad.cli import main
+
+    assert main(["export", "nowhere", "--per-series", "--format", "json"]) == 2
+    assert "--per-series" in capsys.readouterr().err
+
+
 def test_per_series_table_one_row_per_series_and_step():
     r = run_experiment(_dataset(), ConceptIncremental(), Naive(MaxAbs()), ["range_f1", "roc_auc"])
     import dataclasses

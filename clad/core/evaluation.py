@@ -57,7 +57,8 @@ from ..strategies.base import Scored
 from .concepts import Concept
 
 __all__ = ["BASE_METRICS", "TIME_AXIS_METRICS", "OPTIMISTIC_METRICS", "BASE_METRIC_PARAMS", "BASE_METRIC_LABELS",
-           "base_metric_label", "base_metric_shown", "check_metric_params", "chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
+           "base_metric_label", "base_metric_shown", "check_metric_params", "chance_level",
+           "concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
            "AnytimeEvent", "check_base_metrics", "check_n_jobs", "check_reversed", "check_data"]
 
 
@@ -245,6 +246,13 @@ def chance_level(name: str, y, **params) -> float:
     if name in TIME_AXIS_METRICS:
         return range_metrics.chance_level(name, y, **params)
     raise CladValueError(f"chance_level: unknown base metric {name!r}; allowed: {', '.join(BASE_METRICS)}")
+
+def concept_chance_level(name: str, concept: Concept, **params) -> float:
+    """:func:`chance_level` of base metric ``name`` on a test concept: its time points' labels for
+    a range metric when it has a time axis, its row labels otherwise."""
+    timed = name in TIME_AXIS_METRICS and concept.time is not None
+    return chance_level(name, concept.time.y if timed else concept.y, **params)
+
 
 #: points of the per-step trace of one series kept for the report (longer series are summarised)
 TRACE_POINTS = 2000
