@@ -208,3 +208,23 @@ def test_trace_figure_is_readable_at_ten_steps(tmp_path):
     assert len(fig.axes) == 11
     width, height = fig.get_size_inches()
     assert height / 11 >= 1.0  # every panel at least an inch high
+
+
+@pytest.mark.slow
+def test_report_marks_oracle_metrics_optimistic_wherever_shown(tmp_path):
+    import re
+
+    from sklearn.ensemble import IsolationForest
+
+    from clad.datasets import make_synthetic
+    from clad.report import make_report
+    from clad.scenarios import ConceptAware
+
+    ds = make_synthetic(n_concepts=3, random_state=0)
+    runs = [run_experiment(ds, ConceptAware(), Naive(IsolationForest(n_estimators=10, random_state=0)),
+                           ["range_f1_oracle", "roc_auc"], seed=s) for s in (0, 1)]
+    report = make_report(runs, tmp_path)
+    page = report.index.read_text()
+    text = re.sub(r'src="data:[^"]*"|href="[^"]*"|id="[^"]*"', "", page)
+    shown = [m.end() for m in re.finditer("range_f1_oracle(?!.png)", text)]  # file names aside
+    assert shown and all(text[i:].startswith(" (optimistic") for i in shown)
