@@ -441,9 +441,9 @@ class Evaluator:
         return values, series, trace
 
     def _metric(self, name: str, y, scored: Scored) -> float:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", range_metrics.RangeMetricWarning)  # the evaluator says why itself
-            return float(BASE_METRICS[name](y, scored, **self.metric_params.get(name, {})))
+        # called only where both classes are present, so a range metric never warns here (no
+        # warnings filter is changed: that is not thread-safe with n_jobs > 1)
+        return float(BASE_METRICS[name](y, scored, **self.metric_params.get(name, {})))
 
     def _per_series(self, concept: Concept, scored: Scored) -> list[list[float]]:
         """Every base metric on every series of ``concept`` (NaN where a series holds one class)."""
