@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..atomic import atomic_output
 from ..errors import CladValueError, DataError
-from .store import DEFAULT_NAME, ResultStore, load_results
+from ..results.store import DEFAULT_NAME, ResultStore, load_results
 
 __all__ = ["export", "per_series_table", "FORMATS"]
 
@@ -38,7 +38,7 @@ def _atomic(path: Path, write) -> None:
 
 
 def per_series_table(runs):
-    """The per-series values of ``runs`` (:class:`~clad.core.results.RunResult`) as a table: one row
+    """The per-series values of ``runs`` (:class:`~clad.results.record.RunResult`) as a table: one row
     per run, step, test concept and series, one column per base metric (see the module docstring)."""
     import pandas as pd
 
@@ -86,7 +86,7 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
         except ImportError:
             raise CladValueError("Parquet export needs pyarrow: pip install 'clad[parquet]'") from None
     if fmt == "json":
-        from ..core.results import write_results
+        from ..results.record import write_results
 
         with ResultStore(db, create=False) as store:
             runs, spec = load_results(db), store.get_meta("spec")

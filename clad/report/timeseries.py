@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from . import html as H
 
 __all__ = ["trace_figure", "trace_section"]
