@@ -11,8 +11,9 @@ generation parameters and, per seed, TSB-AD's values: VUS-ROC and VUS-PR (``gene
 version ``opt``, 250 thresholds, the seed's buffer width), the oracle values of PA-F1, event F1,
 range F1 and affiliation F (``get_metrics`` without ``pred``: 100 thresholds from the smallest to
 the largest score) and the same four at the predictions ``scores > mean + 2 std``. It also stores
-TSB-AD's values on the cases where its code has a defect (``DEFECT_CASES``), so the tests show the
-difference. It takes a few minutes (TSB-AD's code loops in Python).
+TSB-AD's values on series with ranges at both ends (``make_edge_series``; the metrics other than
+point-adjusted and event F1, whose defects show there) and on the cases where its code has a defect
+(``DEFECT_CASES``), so the tests show the difference. It takes a few minutes (TSB-AD's code loops in Python).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from tests.range_series import DEFECT_CASES, PARAMS, make_series, threshold_of  # noqa: E402
+from tests.range_series import (DEFECT_CASES, EDGE_METRICS, EDGE_PARAMS, PARAMS, make_edge_series,  # noqa: E402
+                                make_series, threshold_of)
 
 OUT = os.path.join(ROOT, "tests", "data", "tsb_ad_reference.json")
 
@@ -60,6 +62,12 @@ def main() -> None:
         series.append({"seed": seed, "n": int(y.size), "window": window, "values": values})
         print(f"seed {seed}: n={y.size} window={window} ranges={int(np.sum(np.diff(np.r_[0, y]) == 1))} "
               f"vus_pr={values['vus_pr']:.4f}", flush=True)
+    edges = []
+    for seed in range(EDGE_PARAMS["first_seed"], EDGE_PARAMS["first_seed"] + EDGE_PARAMS["n_series"]):
+        y, scores, window = make_edge_series(seed)
+        values = tsb_values(y, scores, window)
+        edges.append({"seed": seed, "n": int(y.size), "window": window,
+                      "values": {k: values[k] for k in EDGE_METRICS}})
     grader = __import__("TSB_AD.evaluation.basic_metrics", fromlist=["basic_metricor"]).basic_metricor()
     defects = {}
     for name, (y, pred) in DEFECT_CASES.items():
@@ -69,7 +77,7 @@ def main() -> None:
     from importlib.metadata import version
 
     doc = {"tsb_ad": version("TSB-AD"), "params": PARAMS, "threshold": "mean + 2 std of the scores",
-           "series": series, "defect_cases": defects}
+           "series": series, "edge_params": EDGE_PARAMS, "edge_series": edges, "defect_cases": defects}
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as fh:
         json.dump(doc, fh, indent=1)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from clad.metrics import ranges as rm
-from tests.range_series import DEFECT_CASES, PARAMS, make_series, threshold_of
+from tests.range_series import (DEFECT_CASES, EDGE_METRICS, EDGE_PARAMS, PARAMS, make_edge_series, make_series,
+                                threshold_of)
 
 REFERENCE = Path(__file__).parent / "data" / "tsb_ad_reference.json"
 A = np.array
@@ -176,7 +177,8 @@ def test_bad_input_is_refused():
 
 def _reference() -> dict:
     doc = json.loads(REFERENCE.read_text())
-    assert doc["params"] == PARAMS, "tests/range_series.py changed: run benchmarks/tsb_ad_reference.py again"
+    assert doc["params"] == PARAMS and doc["edge_params"] == EDGE_PARAMS, \
+        "tests/range_series.py changed: run benchmarks/tsb_ad_reference.py again"
     return doc
 
 
@@ -216,6 +218,16 @@ def test_equal_to_tsb_ad_on_small_series():
 def test_equal_to_tsb_ad_on_every_series():
     doc = _reference()
     assert max(_check_series(s) for s in doc["series"]) <= 1e-9
+
+
+def test_equal_to_tsb_ad_with_ranges_at_both_ends():
+    # VUS, range F1 and affiliation F1 agree with TSB-AD also where ranges touch the series' ends
+    for entry in _reference()["edge_series"]:
+        y, scores, window = make_edge_series(entry["seed"])
+        assert y[0] == 1 and y[-1] == 1 and (y.size, window) == (entry["n"], entry["window"])
+        ours = _clad_values(y, scores, window)
+        assert set(entry["values"]) == set(EDGE_METRICS)
+        assert max(abs(ours[k] - v) for k, v in entry["values"].items()) <= 1e-9
 
 
 def test_tsb_ad_defects_differ_as_documented():
