@@ -124,23 +124,23 @@ BASE_METRICS: dict[str, Callable[..., float]] = {
     "vus_pr": _vus(1),
     "vus_roc": _vus(0),
     **{name: _at_threshold(name) for name in range_metrics.THRESHOLD_METRICS},
-    **{f"{name}_oracle": _oracle(name) for name in range_metrics.THRESHOLD_METRICS},
+    **{name: _oracle(of) for name, of in range_metrics.ORACLE_METRICS.items()},
 }
 
 #: the base metrics computed on a concept's time points (its time axis) rather than its rows
-TIME_AXIS_METRICS = frozenset(["vus_pr", "vus_roc", *range_metrics.THRESHOLD_METRICS,
-                               *(f"{n}_oracle" for n in range_metrics.THRESHOLD_METRICS)])
+TIME_AXIS_METRICS = frozenset(["vus_pr", "vus_roc", *range_metrics.THRESHOLD_METRICS, *range_metrics.ORACLE_METRICS])
 #: the base metrics whose threshold is chosen on the test labels (optimistic: no detector can do this)
-OPTIMISTIC_METRICS = frozenset(f"{n}_oracle" for n in range_metrics.THRESHOLD_METRICS)
+OPTIMISTIC_METRICS = frozenset(range_metrics.ORACLE_METRICS)
 
 #: how a base metric is shown in tables and figures
 BASE_METRIC_LABELS = {
     "roc_auc": "ROC-AUC", "f1": "F1", "average_precision": "average precision",
     "vus_pr": "VUS-PR", "vus_roc": "VUS-ROC", "range_f1": "range F1", "event_f1": "event F1",
     "pa_f1": "point-adjusted F1", "affiliation_f1": "affiliation F1",
-    **{f"{n}_oracle": f"{lab} at the oracle threshold (optimistic)" for n, lab in
-       (("range_f1", "range F1"), ("event_f1", "event F1"), ("pa_f1", "point-adjusted F1"),
-        ("affiliation_f1", "affiliation F1"))},
+    "range_f1_oracle": "range F1 at the oracle threshold (optimistic)",
+    "event_f1_oracle": "event F1 at the oracle threshold (optimistic)",
+    "pa_f1_oracle": "point-adjusted F1 at the oracle threshold (optimistic)",
+    "affiliation_f1_oracle": "affiliation F1 at the oracle threshold (optimistic)",
 }
 
 
@@ -183,9 +183,9 @@ _VUS_PARAMS = {"window": _integer(0), "thresholds": _integer(2)}
 #: (range F1's weight of existence, 0.2), ``n_thresholds`` (the oracle grid, 100)
 BASE_METRIC_PARAMS: dict[str, dict[str, Callable]] = {
     "vus_pr": _VUS_PARAMS, "vus_roc": _VUS_PARAMS, "range_f1": {"alpha": _unit},
-    **{f"{n}_oracle": {"n_thresholds": _integer(1)} for n in range_metrics.THRESHOLD_METRICS},
+    **{name: {"n_thresholds": _integer(1)} for name in range_metrics.ORACLE_METRICS},
+    "range_f1_oracle": {"n_thresholds": _integer(1), "alpha": _unit},
 }
-BASE_METRIC_PARAMS["range_f1_oracle"] = {**BASE_METRIC_PARAMS["range_f1_oracle"], "alpha": _unit}
 
 
 def check_metric_params(params, base_metrics: Sequence[str] | None = None) -> dict[str, dict]:

@@ -67,7 +67,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["RangeMetricWarning", "anomaly_ranges", "vus", "vus_pr", "vus_roc", "pa_f1", "event_f1", "range_f1",
-           "affiliation_f1", "oracle", "oracle_thresholds", "chance_level", "THRESHOLD_METRICS",
+           "affiliation_f1", "oracle", "oracle_thresholds", "chance_level", "THRESHOLD_METRICS", "ORACLE_METRICS",
            "DEFAULT_WINDOW", "DEFAULT_VUS_THRESHOLDS", "DEFAULT_ORACLE_THRESHOLDS", "DEFAULT_ALPHA"]
 
 #: TSB-AD's defaults: the largest buffer width of VUS, its threshold count, the oracle grid, range-F1's alpha
@@ -470,6 +470,11 @@ THRESHOLD_METRICS: dict[str, Callable] = {"pa_f1": pa_f1, "event_f1": event_f1, 
                                           "affiliation_f1": affiliation_f1}
 
 
+#: the oracle forms of the threshold metrics, each name declared once: oracle name -> the metric it optimises
+ORACLE_METRICS: dict[str, str] = {"pa_f1_oracle": "pa_f1", "event_f1_oracle": "event_f1",
+                                  "range_f1_oracle": "range_f1", "affiliation_f1_oracle": "affiliation_f1"}
+
+
 def oracle_thresholds(scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS) -> np.ndarray:
     """The oracle grid: ``n_thresholds`` evenly spaced values from the smallest to the largest score."""
     scores = np.asarray(scores, dtype=np.float64)
@@ -488,7 +493,7 @@ def oracle(metric: str, y, scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS
         raise ValueError(f"oracle: metric={metric!r}; expected one of {', '.join(THRESHOLD_METRICS)}")
     if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, (int, np.integer)) or n_thresholds < 1:
         raise ValueError(f"oracle: n_thresholds={n_thresholds!r}; expected an integer >= 1")
-    name = f"{metric}_oracle"
+    name = next(k for k, v in ORACLE_METRICS.items() if v == metric)
     y, scores = _series(name, y, scores, "scores")
     if not y.any():
         return _undefined(name, "the labels hold no anomaly")
@@ -527,11 +532,11 @@ def chance_level(metric: str, y, **params) -> float:
     (0.3333333333333333, 0.3333)
     """
     y = _labels("chance_level", y)
-    base = metric[: -len("_oracle")] if metric.endswith("_oracle") else metric
+    base = ORACLE_METRICS.get(metric, metric)
     params.pop("n_thresholds", None)  # the oracle's grid: a constant score gives one threshold whatever it is
     if base in ("vus_pr", "vus_roc"):
         return {"vus_pr": vus_pr, "vus_roc": vus_roc}[base](y, np.zeros(y.size), **params)
     if base not in THRESHOLD_METRICS:
-        raise ValueError(f"chance_level: metric={metric!r}; expected vus_pr, vus_roc or one of "
-                         f"{', '.join(THRESHOLD_METRICS)} (optionally with _oracle)")
+        raise ValueError(f"chance_level: metric={metric!r}; expected one of vus_pr, vus_roc, "
+                         f"{', '.join(THRESHOLD_METRICS)}, {', '.join(ORACLE_METRICS)}")
     return THRESHOLD_METRICS[base](y, np.ones(y.size, dtype=np.int8), **params)
