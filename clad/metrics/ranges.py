@@ -290,8 +290,8 @@ def _event_f1_rows(y: np.ndarray, preds: np.ndarray) -> np.ndarray:
 
 
 def _range_f1_rows(y: np.ndarray, preds: np.ndarray, alpha: float) -> np.ndarray:
-    k, n = preds.shape
-    ranges, n_pred, tp, inside = _point_counts(y, preds)
+    k = preds.shape[0]
+    ranges, _, _, inside = _point_counts(y, preds)
     first, last = ranges[:, 0], ranges[:, 1]
     # flagged ranges overlapping each true range: the one holding its first point, plus those starting inside it
     starts = preds.copy()
@@ -502,7 +502,8 @@ def oracle(metric: str, y, scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS
         return float(np.max(_affiliation_curve(anomaly_ranges(y), scores, grid)))
     if metric == "range_f1":
         alpha = _check_alpha(params.pop("alpha", DEFAULT_ALPHA))
-        rows = lambda y, p: _range_f1_rows(y, p, alpha)  # noqa: E731
+        def rows(y, p):
+            return _range_f1_rows(y, p, alpha)
     else:
         rows = _pa_f1_rows if metric == "pa_f1" else _event_f1_rows
     if params:
