@@ -194,6 +194,7 @@ def test_report_time_series_figure_renders(tmp_path):
     assert trace_section([plain], FigureStore(tmp_path / "b", 60)) is None
 
 
+@pytest.mark.slow
 def test_trace_figure_is_readable_at_ten_steps(tmp_path):
     from clad.report.timeseries import trace_figure
 
