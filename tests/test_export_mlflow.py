@@ -158,6 +158,16 @@ def test_a_recomputed_run_and_a_cut_short_export_are_logged_again(tmp_path, caps
     assert main(["export", str(out), "--format", "mlflow"]) == 0
     assert "0 runs logged to MLflow, 0 updated, 1 already there" in capsys.readouterr().out
 
+    # a run the folder no longer holds (retired after an input changed) leaves MLflow too
+    from clad.results.store import ResultStore
+
+    with ResultStore(out / "results.sqlite") as store:
+        store.retire([ours["run_id"]])
+    assert main(["export", str(out), "--format", "mlflow"]) == 0
+    assert "0 runs logged to MLflow, 0 updated, 0 already there, 1 retired (no longer in the folder)" in \
+        capsys.readouterr().out
+    assert client.search_runs([exp]) == []
+
 
 def test_an_unreachable_tracking_server_fails_at_once_naming_it(results, capsys):
     import time

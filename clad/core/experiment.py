@@ -81,6 +81,9 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     if timeout is not None and not time_limit_usable():
         raise CladValueError("run_experiment(timeout=...) needs the main thread of a POSIX process (it uses "
                              "SIGALRM); call it from there, or run the spec with `clad run --timeout`")
+    if timeout is None:  # an enclosing limit (an executor's) stays the caller's to catch
+        return _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
+                               metric_params)
     try:
         with time_limit(timeout):
             return _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
