@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 import numpy as np
 from sklearn.base import clone
 
+from ..defaults import DEFAULT_BASE_METRIC
 from ..detectors import as_detector, detector_name
 from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
@@ -39,7 +40,7 @@ def _anytime_input(anytime: dict | None, base_metric: str) -> dict:
     return {"anytime": {"R": anytime["R"][base_metric], "task": anytime["task"], "rows_seen": anytime["rows_seen"]}}
 
 
-def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
+def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
                    seed: int | None = None, labels: dict | None = None, config: dict | None = None,
                    on_step: Callable[[str, int], None] | None = None, n_jobs: int | None = 1) -> RunResult:
     """Run ``strategy`` through ``scenario`` on ``dataset`` and return the result.

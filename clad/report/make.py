@@ -14,6 +14,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..defaults import DEFAULT_METRIC
 from ..atomic import atomic_output
 from ..results.record import RunResult
 from ..errors import CladValueError
@@ -223,7 +224,7 @@ def _warnings_section(results: Sequence[RunResult]) -> str:
 
 
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
-                by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = ("continual_average",),
+                by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = (DEFAULT_METRIC,),
                 blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
                 title: str | None = None, spec_text: str | None = None,
                 references: Sequence[RunResult] = ()) -> Report:
