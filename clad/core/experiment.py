@@ -49,7 +49,7 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     ``random_state`` left as None in the strategy, its detector or the scenario is filled with a seed derived from
     it. ``on_step(step_name, step_index)``, if given, is called after each training step is
     evaluated (for progress display). ``n_jobs`` threads score the test concepts of a step
-    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it. A strategy
+    concurrently (see :class:`~clad.core.evaluation.Evaluator`); R does not depend on it. A strategy
     with an ``extra_results(boundaries)`` method is asked, after the run, for a JSON-ready dict of
     what it reports beyond R, given the rows of the training stream at which each concept after
     the first starts (:func:`~clad.core.drift.stream_boundaries`); it is stored as ``extras``. Warnings
