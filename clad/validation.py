@@ -159,12 +159,17 @@ class Validated:
               self.get_params(deep=False), self._all_constraints())
 
 
-def declare(constraints: dict, files: Callable[[dict], list] | None = None) -> Callable:
+def declare(constraints: dict, files: Callable[[dict], list] | None = None,
+            rest: Callable[[dict, dict], Any] | None = None) -> Callable:
     """Decorator for a loader function: its parameters are checked against ``constraints`` on every
     call (before its body runs), and the declaration stays readable for a spec check without a call.
 
     ``files(arguments) -> [(relpath, sha256 or None), ...]`` names the data files a call reads, so
-    that a spec can locate and verify them before anything runs.
+    that a spec can locate and verify them before anything runs. ``rest(arguments, extra)`` checks
+    the keys the signature leaves to its ``**kwargs`` (``extra``; a flat loader's recipe
+    parameters), raising a :class:`~clad.errors.CladError` naming what is wrong, and returns the
+    arguments that replace them in the call (a flat loader's checked recipe object); a spec calls it
+    too, before anything runs.
 
     >>> @declare({"n": [COUNT]})
     ... def f(n=1):
@@ -181,15 +186,22 @@ def declare(constraints: dict, files: Callable[[dict], list] | None = None) -> C
         sig = inspect.signature(fn)
         who = fn.__name__.removeprefix("load_").removeprefix("make_")
 
+        var_keyword = [n for n, p in sig.parameters.items() if p.kind is p.VAR_KEYWORD]
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
-            check(who, dict(bound.arguments), constraints)
-            return fn(*args, **kwargs)
+            values = dict(bound.arguments)
+            extra = values.pop(var_keyword[0], {}) if var_keyword else {}
+            check(who, values, constraints)
+            if rest is None:
+                return fn(*args, **kwargs)
+            return fn(**{**values, **rest(values, extra)})
 
         wrapper._parameter_constraints = dict(constraints)
         wrapper._data_files = files
+        wrapper._check_rest = rest
         wrapper._clad_name = who
         return wrapper
 

@@ -1,7 +1,7 @@
 """Adding an extension touches its own module and its one registration line, nothing else: a module
-outside clad adds a detector, a strategy, a dataset loader and a continual metric (registrations
-included), and each is found by ``clad list``, spec validation, a spec run, the run's results and the
-conformance checks, with clad/__init__.py untouched."""
+outside clad adds a detector, a strategy, a dataset loader, a concept recipe and a continual metric
+(registrations included), and each is found by ``clad list``, spec validation, a spec run, the run's
+results and the conformance checks, with clad/__init__.py untouched."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ PLUGIN = textwrap.dedent('''
 
     from clad.core.concepts import Concept, ConceptDataset
     from clad.datasets import DATASETS
+    from clad.datasets.build import ConceptRows
+    from clad.datasets.recipes import RECIPES, Recipe
     from clad.detectors import DETECTORS
     from clad.metrics import scalar_metric
     from clad.strategies import STRATEGIES
@@ -70,6 +72,22 @@ PLUGIN = textwrap.dedent('''
         return np.nanmax(np.asarray(R, dtype=float)[-1:])
 
 
+    class ByFirstFeature(Recipe):
+        """Concepts by the first feature: ``n_concepts`` bands of equal width, anomalies in their band."""
+
+        name = "ext_by_first_feature"
+
+        def groups(self, X, y, random_state, rows=None):
+            rows = np.arange(len(y)) if rows is None else np.asarray(rows)
+            first = np.asarray(X)[rows, 0]
+            edges = np.linspace(first.min(), first.max(), int(self.n_concepts) + 1)[1:-1]
+            band = np.searchsorted(edges, first)
+            lab = np.asarray(y)[rows]
+            return [ConceptRows(f"band_{b}", rows[(band == b) & (lab == 0)], rows[(band == b) & (lab == 1)])
+                    for b in range(int(self.n_concepts))]
+
+
+    RECIPES.add("ext_by_first_feature", ByFirstFeature, "bands of the first feature")
     DETECTORS.add("ext_far_from_mean", FarFromMean, "distance to the training mean")
     STRATEGIES.add("ext_latest_twice", LatestTwice, "a fresh detector on the newest rows, twice")
     DATASETS.add("ext_shifted", load_shifted, "moving Gaussian concepts")
@@ -82,6 +100,7 @@ NAMES = {"detectors": "ext_far_from_mean", "strategies": "ext_latest_twice", "da
 def plugin(tmp_path, monkeypatch):
     from clad.datasets import DATASETS
     from clad.detectors import DETECTORS
+    from clad.datasets.recipes import RECIPES
     from clad.metrics import unregister
     from clad.strategies import STRATEGIES
 
@@ -96,6 +115,7 @@ def plugin(tmp_path, monkeypatch):
         for registry, name in ((DETECTORS, NAMES["detectors"]), (STRATEGIES, NAMES["strategies"]),
                                (DATASETS, NAMES["datasets"])):
             registry.remove(name)
+        RECIPES.remove("ext_by_first_feature")
         unregister("ext_last_row_best")
         assert init.read_text(encoding="utf-8") == before  # clad/__init__.py was not touched
 
@@ -144,3 +164,26 @@ def test_a_spec_runs_every_extension_and_reports_the_metric(plugin, tmp_path):
     last = ours.metrics["roc_auc"]["ext_last_row_best"]
     assert last == pytest.approx(np.nanmax(ours.R["roc_auc"][-1]))
     assert "Last_mean" in (tmp_path / "out" / "summary.csv").read_text(encoding="utf-8").splitlines()[0]
+
+
+def test_a_recipe_reaches_the_flat_loaders(plugin, tmp_path):
+    import scipy.io
+
+    from clad.datasets import load_dataset
+    from clad.engine.spec import parse_spec
+    from clad.errors import SpecError
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 3, 300), rng.normal(size=300)])
+    y = (rng.random(300) < 0.1).astype(int)
+    scipy.io.savemat(tmp_path / "bands.mat", {"X": X, "y": y})
+    recipe = {"name": "ext_by_first_feature", "n_concepts": 3}
+    ds = load_dataset("odds_mat", {"file": str(tmp_path / "bands.mat"), "recipe": recipe})
+    assert ds.train_names == ("band_0", "band_1", "band_2") and ds.metadata["recipe"] == "ext_by_first_feature"
+    for c in ds.train:  # each concept holds its band of the first feature
+        assert np.ptp(c.X[:, 0]) <= 1.0 + 1e-9
+    entry = {"name": "odds_mat", "file": str(tmp_path / "bands.mat")}
+    raw = {"seeds": 1, "scenarios": ["concept_incremental"], "strategies": ["naive"], "detectors": ["hbos"]}
+    assert len(parse_spec({**raw, "datasets": [{**entry, "recipe": "ext_by_first_feature", "n_concepts": 3}]})) == 1
+    with pytest.raises(SpecError, match="unknown parameter 'fit_rows'.*ext_by_first_feature"):
+        parse_spec({**raw, "datasets": [{**entry, "recipe": "ext_by_first_feature", "fit_rows": 100}]})

@@ -107,7 +107,7 @@ def test_loaders_check_their_declared_parameters_when_called():
     with pytest.raises(CladValueError, match="synthetic: n_test=1; expected an integer >= 2"):
         make_synthetic(n_test=1)
     # the declaration is checked before the loader looks for its file
-    with pytest.raises(CladValueError, match="adbench: recipe='kmeans'; allowed: 'cluster_random'"):
+    with pytest.raises(CladValueError, match="adbench: recipe='kmeans'; allowed: 'chunks', 'cluster_closest', 'cluster_clustered'"):
         load_adbench(file="no_such.npz", recipe="kmeans")
 
 
