@@ -30,17 +30,17 @@ __all__ = ["summary_table", "format_summary", "markdown_table", "write_summaries
 
 #: the grouping columns of the summary
 KEYS = ("dataset", "scenario", "base_metric", "detector", "strategy")
-_STATS = ("mean", "std", "n", "ci_low", "ci_high")
 
 
 def summary_table(results: Iterable[RunResult]):
     """The leaderboard of ``results`` (failed runs left out) with columns named by metric labels."""
     from ..report.aggregate import leaderboard
+    from ..report.describe import STATS
 
     lb = leaderboard(results)
     names = scalar_names()
-    renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in _STATS}
-    cols = list(KEYS) + ["runs"] + [renamed[f"{m}_{s}"] for m in names for s in _STATS]
+    renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in STATS}
+    cols = list(KEYS) + ["runs"] + [renamed[f"{m}_{s}"] for m in names for s in STATS]
     return lb.rename(columns=renamed)[cols]
 
 
@@ -49,7 +49,10 @@ def _display(table):
 
     from ..report.tables import stats_text
 
+    from ..core.evaluation import base_metric_shown
+
     shown = pd.DataFrame({k: table[k] for k in ("dataset", "base_metric", "detector", "strategy", "runs")})
+    shown["base_metric"] = shown["base_metric"].map(base_metric_shown)
     for m in scalar_names(headline=True):
         lab = get_metric(m).label
         shown[lab] = stats_text(table, lab)

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..core.evaluation import base_metric_shown
 from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
@@ -92,7 +93,7 @@ class Comparison:
 
     @property
     def title(self) -> str:
-        return f"{_plural(self.by)} by {self.metric} ({self.base_metric})"
+        return f"{_plural(self.by)} by {self.metric} ({base_metric_shown(self.base_metric)})"
 
 
 
