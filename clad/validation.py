@@ -7,6 +7,15 @@ and a loader function is wrapped by :func:`declare`. Each key maps to a list of 
 Unlike scikit-learn's, clad's :class:`Interval` refuses booleans (``true`` is not a count), and a
 failure names the component, the key, the value and what is allowed, every failing key at once.
 
+:mod:`sklearn.utils._param_validation` is private to scikit-learn. clad pins what it uses of it
+rather than copying it: ``Interval`` (its ``type``, ``left``, ``right``, ``closed`` and
+``is_satisfied_by``), ``StrOptions`` and ``Options`` (their constructors and ``is_satisfied_by``),
+``make_constraint`` (``None``, types, ``"boolean"``, ``"array-like"``, constraint objects) and the
+``hidden`` flag of its constraints; ``tests/test_spec_validation.py`` checks each of them, so a
+scikit-learn release that changes one fails there first. :meth:`Validated._validate_params`
+overrides scikit-learn's ``BaseEstimator._validate_params`` on purpose: the same role (check the
+parameters against ``_parameter_constraints``), clad's vocabulary and messages.
+
 >>> from numbers import Integral
 >>> C = {"buffer_size": [Interval(Integral, 1, None, closed="left")], "mode": [StrOptions(("a", "b"))]}
 >>> problems("Replay", {"buffer_size": 0, "mode": "a"}, C)
@@ -143,7 +152,8 @@ def constraints_of(obj: Any) -> dict:
 
 class Validated:
     """Mixin: ``_validate_params()`` checks ``get_params(deep=False)`` against the class's
-    ``_parameter_constraints`` (the declarations of every base class merged)."""
+    ``_parameter_constraints`` (the declarations of every base class merged). Put before
+    scikit-learn's ``BaseEstimator`` in the bases, it replaces that class's method of the same name."""
 
     _parameter_constraints: dict = {}
 
