@@ -37,6 +37,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ._version import __version__
+from .defaults import DEFAULT_METRIC
 from .errors import CladError
 
 log = logging.getLogger("clad")
@@ -188,7 +189,6 @@ def _cmd_export(args) -> int:
 def _cmd_report(args) -> int:
     import warnings
 
-    from .defaults import DEFAULT_METRIC
     from .report import load_spec_record, load_spec_text, make_report
     from .results import load_references, load_results
 
@@ -387,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")
     rp.add_argument("--out", help="report folder (default DIR/report)")
     rp.add_argument("--metric", action="append", metavar="NAME",
-                    help="scalar metric the statistics compare methods on (repeatable; default continual_average)")
+                    help=f"scalar metric the statistics compare methods on (repeatable; default {DEFAULT_METRIC})")
     rp.set_defaults(func=_cmd_report)
 
     from .datasets.cli import add_arguments as _dataset_arguments
