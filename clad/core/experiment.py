@@ -12,7 +12,7 @@ from ..defaults import DEFAULT_BASE_METRIC
 from ..detectors import as_detector, detector_name
 from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
-from .drift import stream_boundaries
+from .boundaries import stream_boundaries
 from .evaluation import Evaluator, StepEvent, check_base_metrics, check_data, check_reversed
 from .memory import peak_rss
 from ..results.record import RunResult, versions
@@ -53,7 +53,7 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     concurrently (see :class:`~clad.core.evaluation.Evaluator`); R does not depend on it. A strategy
     with an ``extra_results(boundaries)`` method is asked, after the run, for a JSON-ready dict of
     what it reports beyond R, given the rows of the training stream at which each concept after
-    the first starts (:func:`~clad.core.drift.stream_boundaries`); it is stored as ``extras``. Warnings
+    the first starts (:func:`~clad.core.boundaries.stream_boundaries`); it is stored as ``extras``. Warnings
     raised while the run computes (a library's, or clad's :class:`~clad.errors.RunWarning` about a
     degenerate run) are recorded in ``RunResult.warnings`` instead of being shown. ``metric_params``
     gives base metrics their parameters (:func:`~clad.core.evaluation.check_metric_params`). For
