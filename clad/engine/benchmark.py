@@ -218,9 +218,7 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event)
                 if spec.references and not interrupted:  # once per dataset x detector x seed of the runs
                     refs = reference_plan(configs, spec.references)
                     with _Renewer(store.path):
-                        refs_computed, interrupted = compute_references(
-                            store, refs, jobs=execution.jobs, dask=execution.dask, timeout=execution.timeout,
-                            threads=execution.threads)
+                        refs_computed, interrupted = compute_references(store, refs, execution)
             except KeyboardInterrupt:
                 interrupted = True
             finally:
