@@ -39,7 +39,7 @@ from .aggregate import (
 )
 from .load import load_references, load_results, load_spec_record, load_spec_text
 from .make import Report, make_report
-from .stats import Comparison, StatisticsWarning, compare, compare_methods, score_matrix
+from .stats import Comparison, StatisticsWarning, Verdict, compare, compare_methods, comparison_verdict, score_matrix
 
 __all__ = [
     "load_results",
@@ -65,4 +65,6 @@ __all__ = [
     "score_matrix",
     "compare_methods",
     "compare",
+    "Verdict",
+    "comparison_verdict",
 ]
