@@ -187,7 +187,8 @@ def _cmd_export(args) -> int:
 def _cmd_report(args) -> int:
     import warnings
 
-    from .report import load_references, load_results, load_spec_record, load_spec_text, make_report
+    from .report import load_spec_record, load_spec_text, make_report
+    from .results import load_references, load_results
 
     results = load_results(args.dir)
     out = Path(args.out) if args.out else Path(args.dir) / "report"
@@ -248,13 +249,13 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_validate(args) -> int:
-    from .protocol.cli import run_validate
+    from .engine.protocol_commands import run_validate
 
     return run_validate(args)
 
 
 def _cmd_verify(args) -> int:
-    from .protocol.cli import run_verify
+    from .engine.protocol_commands import run_verify
 
     return run_verify(args)
 
@@ -309,7 +310,7 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_version(args) -> int:
-    from .core.results import versions
+    from .results.record import versions
 
     print(json.dumps(versions(), indent=1))
     return 0
@@ -396,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a constructor parameter (value parsed as JSON when it can be)")
     c.set_defaults(func=_cmd_check)
 
-    from .protocol.cli import add_validate_arguments, add_verify_arguments
+    from .engine.protocol_commands import add_validate_arguments, add_verify_arguments
 
     va = sub.add_parser("validate", help="is a spec's scenario feasible, non-trivial, forgetting, free of redundancy")
     add_validate_arguments(va)

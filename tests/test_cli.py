@@ -178,7 +178,7 @@ def test_quickstart_report_states_its_verdict_and_makes_no_claim_from_duplicated
     claims no significance from them. Every comparison states its verdict, the test used and why."""
     import warnings
 
-    from clad.core.results import RunResult, write_results
+    from clad.results import RunResult, write_results
     from clad.report import compare
 
     results = [RunResult.from_dict(r) for r in quickstart.doc["runs"]]

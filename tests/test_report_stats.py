@@ -12,8 +12,8 @@ from scipy import stats
 
 from clad.report import StatisticsWarning, compare, compare_methods, score_matrix
 from clad.report.exact import PERMUTATIONS
+from clad.results import RunResult
 from stats_helpers import exact_friedman_p
-from clad.core.results import RunResult
 
 # blocks x methods, higher is better, no ties within a block
 TABLE = pd.DataFrame(

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from clad.core.results import RunResult
+from clad.results import RunResult
 from clad.report import StatisticsWarning, compare, compare_methods, comparison_verdict
 from clad.report.stats import DIFFER, NO_DIFFERENCE, NOT_TESTED
 from clad.report.stats_html import pair_table, statistics_rows

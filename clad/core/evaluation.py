@@ -25,7 +25,6 @@ Base metric names: ``roc_auc``, ``f1``, ``average_precision``.
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -40,11 +39,11 @@ from sklearn.metrics import average_precision_score, f1_score, precision_recall_
 
 from ..errors import CladValueError, RunWarning
 from ..registry import did_you_mean
-from ..strategies.base import Scored
+from ..validation import check_n_jobs
 from .concepts import Concept
 
 __all__ = ["BASE_METRICS", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
-           "AnytimeEvent", "check_base_metrics", "check_n_jobs", "check_reversed", "check_data"]
+           "AnytimeEvent", "Scored", "check_base_metrics", "check_reversed", "check_data"]
 
 
 def _roc_auc(y, scored: Scored) -> float:
@@ -111,17 +110,16 @@ def check_base_metrics(names) -> tuple[str, ...]:
     return tuple(names)
 
 
-def check_n_jobs(n_jobs) -> int:
-    """The number of scoring threads for ``n_jobs``: None -> 1, -1 -> every CPU, k >= 1 -> k.
+@dataclass(frozen=True)
+class Scored:
+    """Scores of one test set and the threshold for labels (``scores > threshold`` is an anomaly)."""
 
-    >>> check_n_jobs(None), check_n_jobs(3)
-    (1, 3)
-    """
-    if n_jobs is None:
-        return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (n_jobs < 1 and n_jobs != -1):
-        raise CladValueError(f"n_jobs={n_jobs!r}; expected None, -1 (every CPU) or an integer >= 1")
-    return int(os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+    scores: np.ndarray
+    threshold: float
+
+    @property
+    def labels(self) -> np.ndarray:
+        return (self.scores > self.threshold).astype(np.int8)
 
 
 @dataclass(frozen=True)
@@ -436,7 +434,7 @@ class Prequential:
     batches (*windowed*). A value whose rows hold a single class is NaN.
 
     >>> import numpy as np
-    >>> from clad.strategies.base import Scored
+    >>> from clad.core.evaluation import Scored
     >>> p = Prequential(window=1)
     >>> p.add(np.array([0, 1]), Scored(np.array([0.1, 0.9]), 0.5), 10)
     >>> p.add(np.array([0, 1]), Scored(np.array([0.8, 0.2]), 0.5), 12)

@@ -14,7 +14,7 @@ from .concepts import ConceptDataset
 from .drift import stream_boundaries
 from .evaluation import Evaluator, StepEvent, check_base_metrics, check_data, check_reversed
 from .memory import peak_rss
-from .results import RunResult, versions
+from ..results.record import RunResult, versions
 from .run_warnings import recording
 from .seeding import seed_run
 

@@ -40,7 +40,7 @@ from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
 from . import _checks
 
-__all__ = ["LABELS", "n_windows", "sliding_windows", "window_labels", "window_concept", "window_dataset", "load_windowed",
+__all__ = ["LABELS", "n_windows", "sliding_windows", "window_labels", "window_concept", "window_dataset",
            "check_window_params"]
 
 log = logging.getLogger(__name__)
@@ -162,37 +162,3 @@ def window_dataset(dataset: ConceptDataset, window: int, stride: int = 1, label:
     meta["windows"] = {"window": window, "stride": stride, "label": label}
     meta["segments"] = rows  # now in windows: the rows each segment gives
     return ConceptDataset(out["train"], out["test"], name=dataset.name, metadata=meta)
-
-
-def load_windowed(dataset: str = "synthetic", params: dict | None = None, window: int = 16, stride: int = 1,
-                  window_label: str = "any", random_state: int | None = None) -> ConceptDataset:
-    """The dataset registered as ``dataset`` (built with ``params``), windowed by :func:`window_dataset`
-    (``window_label`` is its ``label``, named apart from a spec entry's display ``label``).
-
-    ``random_state`` goes to the inner loader when it takes one and ``params`` does not set it. In a
-    spec file::
-
-        [[datasets]]
-        name = "windowed"
-        dataset = "clad_npz"                # concepts holding series in time order
-        params = { file = "machines.npz" }
-        window = 32
-        stride = 8
-        window_label = "last"
-    """
-    import inspect
-
-    from . import DATASETS, load_dataset
-
-    check_window_params("windowed", window, stride, window_label)
-    if params is not None and not isinstance(params, dict):
-        raise DataError(f"windowed: params={params!r}; expected a table of the inner loader's parameters")
-    params = dict(params or {})
-    if random_state is not None and "random_state" not in params:
-        try:
-            takes_seed = "random_state" in inspect.signature(DATASETS.resolve(dataset)).parameters
-        except (TypeError, ValueError):
-            takes_seed = False
-        if takes_seed:
-            params["random_state"] = random_state
-    return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=window_label)

@@ -3,7 +3,7 @@
 :class:`Component` is a registered name (or import path) with keyword parameters; a
 :class:`RunConfig` is one run of a grid (dataset, scenario, strategy, detector, seed, base
 metrics) and its ``run_id``. :func:`derive_seeds` (seeds for a run's parts) lives in
-:mod:`clad.core.seeding` with the one function that applies them, and is re-exported here.
+:mod:`clad.core.seeding` with the one function that applies them.
 This module imports nothing of the run engine, so a spec can be validated without it.
 """
 
@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._version import __version__
-from ..core.seeding import derive_seeds
 
-__all__ = ["Component", "RunConfig", "derive_seeds", "canonical"]
+__all__ = ["Component", "RunConfig", "canonical"]
 
 
 def canonical(obj: Any) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..atomic import atomic_output
 from ..errors import CladValueError, DataError
-from .store import DEFAULT_NAME, ResultStore, load_results
+from ..results.store import DEFAULT_NAME, ResultStore, load_results
 
 __all__ = ["export", "FORMATS"]
 
@@ -48,7 +48,7 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
         except ImportError:
             raise CladValueError("Parquet export needs pyarrow: pip install 'clad[parquet]'") from None
     if fmt == "json":
-        from ..core.results import write_results
+        from ..results.record import write_results
 
         with ResultStore(db, create=False) as store:
             runs, spec = load_results(db), store.get_meta("spec")

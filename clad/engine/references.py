@@ -34,7 +34,7 @@ import logging
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..core.results import RunResult, to_jsonable
+from ..results.record import RunResult, to_jsonable
 from ..metrics import learned_at, reference_input, summarize
 from ..metrics.references import declare_reference_metrics
 from .config import Component, RunConfig

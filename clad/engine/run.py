@@ -21,14 +21,13 @@ from typing import Callable
 
 from ..core.concepts import ConceptDataset
 from ..core.experiment import run_experiment
-from ..core.results import RunResult, versions
+from ..results.record import RunResult, versions
 from ..core.run_warnings import merge, recording
 from ..core.seeding import seed_run
 from ..detectors import make_detector
-from .config import Component, RunConfig, canonical, derive_seeds
+from .config import RunConfig, canonical
 
-__all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_config", "run_safely",
-           "build_run", "failed_result", "dataset_key", "execution_order"]
+__all__ = ["run_config", "run_safely", "build_run", "failed_result", "dataset_key", "execution_order"]
 
 log = logging.getLogger(__name__)
 

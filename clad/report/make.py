@@ -14,11 +14,10 @@ import numpy as np
 import pandas as pd
 
 from ..atomic import atomic_output
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import CladValueError
 from . import html as H
 from .aggregate import (
-    CONFIG_KEYS,
     forgetting_table,
     leaderboard,
     learning_curves,
@@ -28,7 +27,8 @@ from .cost import cost_section
 from .orders import order_sensitivity
 from .figures import FigureStore, curves_section, forgetting_section, heatmap_section
 from .protocol import tuning_section, validity_section
-from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare, plural
+from .describe import CONFIG_KEYS, plural
+from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_intro, statistics_rows
 from .tables import (
     frame_html,

@@ -13,7 +13,6 @@ figure and legends sit outside the axes. matplotlib is imported when a function 
 
 from __future__ import annotations
 
-import io
 import math
 from typing import TYPE_CHECKING, Mapping, Sequence
 
@@ -23,6 +22,11 @@ import pandas as pd
 from ..errors import CladValueError
 from . import layout as L
 from .aggregate import HeatmapData
+from .canvas import FONT, figure_png, new_axes
+from .canvas import legend_below as _legend_below
+from .canvas import mpl as _mpl
+from .canvas import new_figure as _figure
+from .canvas import suptitle as _suptitle
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -40,57 +44,8 @@ BAD_COLOUR = "#d9d9d9"
 FUTURE_HATCH = "//"
 #: hatching of test concepts never learned
 UNLEARNED_HATCH = ".."
-#: font sizes (points) of the report's figures
-FONT = {"tick": 7.0, "label": 8.0, "title": 8.0, "suptitle": 10.0, "legend": 7.0, "cell": 7.0}
-#: resolution the figures are laid out for (the report's PNGs): text is hinted to whole pixels, so
-#: its relative width changes a little with the resolution
-FIGURE_DPI = 90
 #: tallest figure (inches) before a heatmap grid continues in another figure
 MAX_HEIGHT = 18.0
-
-
-def _mpl():
-    try:
-        import matplotlib
-    except ImportError:  # pragma: no cover - matplotlib is a dependency of clad
-        raise ImportError("plotting needs matplotlib: pip install matplotlib") from None
-    return matplotlib
-
-
-def new_axes(figsize=(6.0, 4.0), nrows: int = 1, ncols: int = 1):
-    """A new off-screen Figure and its Axes (an array of Axes when ``nrows * ncols > 1``)."""
-    fig = _figure(figsize)
-    axes = fig.subplots(nrows, ncols, squeeze=True)
-    return fig, axes
-
-
-def _figure(figsize) -> "Figure":
-    _mpl()
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize, dpi=FIGURE_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def figure_png(fig, dpi: int = 100) -> bytes:
-    """The figure as PNG bytes, drawn once by the Agg canvas at ``dpi``.
-
-    ``Figure.savefig`` draws a figure with a layout engine twice (once to lay it out, once to
-    print it); drawing once at the final resolution (the layout engine runs inside that draw) and
-    encoding the canvas's pixels with Pillow gives the same picture in half the time.
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from PIL import Image
-
-    fig.set_dpi(dpi)
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
-    image = Image.frombuffer("RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    buf = io.BytesIO()
-    image.save(buf, format="png", compress_level=3)  # 7 % larger than level 6, encoded in 2/3 of the time
-    return buf.getvalue()
 
 
 def _axes(ax, figsize):
@@ -109,10 +64,6 @@ def _title(ax, text: str, width: float | None = None, fontsize: float = FONT["ti
                  fontsize=fontsize)
 
 
-def _suptitle(fig, text: str) -> None:
-    fig.suptitle(L.wrap(text, fig.get_figwidth() - 0.3, FONT["suptitle"]), fontsize=FONT["suptitle"])
-
-
 def _category_ticks(ax, axis: str, labels: Sequence[str], spacing: float, positions=None) -> None:
     """Ticks at ``positions`` (default 0..n-1) labelled ``labels``; x labels rotated 90° when the
     widest does not fit in ``spacing`` inches."""
@@ -129,14 +80,6 @@ def _x_label_extent(labels: Sequence[str], spacing: float) -> float:
     if L.tick_rotation(labels, spacing, FONT["tick"]):
         return L.text_width(labels, FONT["tick"]) + 0.1
     return L.line_height(FONT["tick"]) + 0.1
-
-
-def _legend_below(fig, handles, labels: Sequence[str]) -> None:
-    """One legend for the whole figure, under its axes; labels wrapped to the figure's width."""
-    width = fig.get_figwidth() - 0.8
-    labels = [L.wrap(t, width, FONT["legend"]) for t in labels]
-    fig.legend(handles, labels, loc="outside lower center", ncols=L.legend_columns(labels, FONT["legend"], width),
-               fontsize=FONT["legend"], frameon=False)
 
 
 def _legend_height(labels: Sequence[str], width: float) -> float:

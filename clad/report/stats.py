@@ -41,16 +41,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import CladValueError
 from ..metrics import get_metric
-from .aggregate import describe
+from .describe import describe, plural
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import TestResult, friedman_test, iman_davenport, median_interval, wilcoxon_test
 from .orders import OrderAgreement, order_agreement
 
 __all__ = ["StatisticsWarning", "Comparison", "Verdict", "comparison_verdict", "score_matrix", "compare_methods",
-           "compare", "paired_over_seeds", "plural", "holm", "MIN_BLOCKS", "DEFAULT_BLOCKS", "DIFFER", "NO_DIFFERENCE",
+           "compare", "paired_over_seeds", "holm", "MIN_BLOCKS", "DEFAULT_BLOCKS", "DIFFER", "NO_DIFFERENCE",
            "NOT_TESTED"]
 
 #: fewest blocks for which the tests are run at all
@@ -125,13 +125,7 @@ class Comparison:
         return comparison_verdict(self)
 
 
-def plural(word: str) -> str:
-    """English plural of a field name.
 
-    >>> plural("strategy"), plural("detector")
-    ('strategies', 'detectors')
-    """
-    return word[:-1] + "ies" if word.endswith("y") else word + "s"
 
 
 def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
@@ -141,7 +135,7 @@ def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str
     comparing detectors), runs that are the same computation counted once
     (:func:`clad.report.blocks.evidence_blocks`). A method missing from a block leaves NaN.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult(ds, sc, st, det, 0, metrics={"roc_auc": {"continual_average": v}})
     ...       for ds, sc, st, det, v in [("d", "s1", "naive", "a", 0.6), ("d", "s1", "cumulative", "a", 0.8),
     ...                                  ("d", "s1", "naive", "b", 0.5), ("e", "s2", "naive", "a", 0.9)]]
@@ -280,7 +274,7 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
 def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
     """Methods compared pair by pair over the seeds of one block: per pair ``(a, b)`` (``a`` the
     better on average) the difference ``a - b`` over the seeds where both have a value, described
-    as in :func:`clad.report.aggregate.describe` (``difference_mean``, ``_std``, ``_n``,
+    as in :func:`clad.report.describe.describe` (``difference_mean``, ``_std``, ``_n``,
     ``_ci_low``, ``_ci_high``: a 95 % t-based interval), and ``a_better``, in how many seeds ``a``
     was better.
 

@@ -12,7 +12,8 @@ import pandas as pd
 from . import html as H
 from .exact import EXACT_MAX_BLOCKS, ENUMERATION_LIMIT, PERMUTATIONS, ZERO_METHOD
 from .figures import FigureStore, cd_html
-from .stats import DIFFER, NO_DIFFERENCE, NOT_TESTED, Comparison, Verdict, plural
+from .describe import plural
+from .stats import DIFFER, NO_DIFFERENCE, NOT_TESTED, Comparison, Verdict
 from .tables import frame_html, stats_text
 
 __all__ = ["pair_table", "comparison_html", "statistics_rows", "statistics_intro"]
