@@ -11,9 +11,9 @@ import pytest
 from clad import metrics
 from clad.errors import DataError
 from clad.report import (StatisticsWarning, best_marks, forgetting_per_concept, heatmap_data, leaderboard,
-                         learning_curves, load_results, make_report)
+                         learning_curves, make_report)
 from clad.report.tables import leaderboard_latex, leaderboard_markdown
-from clad.results import RunResult, write_results
+from clad.results import RunResult, load_results, write_results
 
 NAN = float("nan")
 

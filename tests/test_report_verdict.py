@@ -154,9 +154,11 @@ def test_kendall_w_across_three_orders_of_four_methods_by_hand():
 @pytest.mark.slow
 def test_kendall_w_in_the_report_of_a_spec_with_three_random_orders(tmp_path):
     from clad.engine.benchmark import run_spec
-    from clad.report import load_results, make_report
-    from clad.report.exact import kendall_w
     from scipy.stats import rankdata
+
+    from clad.report import make_report
+    from clad.report.exact import kendall_w
+    from clad.results import load_results
 
     spec = {"name": "orders", "seeds": 1, "orders": {"random": 3}, "strategies": ["naive"],
             "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 3, "n_train": 60, "n_test": 40}],
