@@ -98,6 +98,9 @@ def friedman_statistic(ranks) -> float:
     return chi2 / correction if correction > 0 else float("nan")
 
 
+_PACKED_LIMIT = 2 ** 62  # rank-sum vectors packed into one int64 while they fit
+
+
 def _doubled(ranks: np.ndarray) -> np.ndarray:
     """Average ranks are multiples of 1/2: twice them are integers (exact comparisons)."""
     return np.rint(2.0 * ranks).astype(np.int64)
@@ -110,14 +113,18 @@ def _exact_friedman(r2: np.ndarray) -> float:
     n, k = r2.shape
     observed = int(np.sum(r2.sum(axis=0) ** 2))
     perms = np.array(list(itertools.permutations(range(k))))
-    base = int(2 * k * n + 1)  # every rank sum (doubled) lies in [0, base)
-    weights = base ** np.arange(k, dtype=np.int64)
+    base = int(2 * k * n + 1)  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
+    packed = base ** k < _PACKED_LIMIT
+    weights = base ** np.arange(k, dtype=np.int64) if packed else None
     states = np.zeros((1, k), dtype=np.int64)
     counts = np.ones(1, dtype=np.int64)
     for row in r2:
         arranged = row[perms]  # k! x k
         new = (states[:, None, :] + arranged[None, :, :]).reshape(-1, k)
-        _, first, inverse = np.unique(new @ weights, return_index=True, return_inverse=True)
+        if packed:
+            _, first, inverse = np.unique(new @ weights, return_index=True, return_inverse=True)
+        else:
+            _, first, inverse = np.unique(new, axis=0, return_index=True, return_inverse=True)
         counts = np.bincount(inverse.ravel(), weights=np.repeat(counts, len(perms))).astype(np.int64)
         states = new[first]
     extreme = int(counts[(states ** 2).sum(axis=1) >= observed].sum())
