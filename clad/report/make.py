@@ -29,7 +29,7 @@ from .figures import FigureStore, curves_section, forgetting_section, heatmap_se
 from .protocol import tuning_section, validity_section
 from .describe import CONFIG_KEYS, plural
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
-from .stats_html import comparison_html, statistics_intro, statistics_rows
+from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
 from .tables import (
     frame_html,
     leaderboard_html,
@@ -259,7 +259,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
                     warnings.warn(f"{c.title}: {c.message}", StatisticsWarning, stacklevel=2)
                 stat_rows.extend(statistics_rows(c))
                 stat_html.append(comparison_html(c, figs))
-    _atomic_write(out / "statistics.csv", pd.DataFrame(stat_rows).to_csv(index=False))
+    _atomic_write(out / "statistics.csv", statistics_frame(stat_rows).to_csv(index=False))
     report.tables["statistics"] = out / "statistics.csv"
     intro = statistics_intro(blocks, alpha, tuple(blocks) == DEFAULT_BLOCKS)
     sections.append(("statistics", "Statistical comparison", intro + "\n".join(stat_html)))

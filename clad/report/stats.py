@@ -396,7 +396,7 @@ class Verdict:
 
 
 def _p(p: float) -> str:
-    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
+    return f"{p:.3g}" if p >= 1e-4 or p == 0 else f"{p:.1e}"
 
 
 def _pair_list(pairs: Sequence[tuple[str, str]]) -> str:

@@ -16,7 +16,7 @@ from .describe import plural
 from .stats import DIFFER, NO_DIFFERENCE, NOT_TESTED, Comparison, Verdict
 from .tables import frame_html, stats_text
 
-__all__ = ["pair_table", "comparison_html", "statistics_rows", "statistics_intro"]
+__all__ = ["pair_table", "comparison_html", "statistics_rows", "statistics_frame", "statistics_intro"]
 
 #: the style of a table whose claims are gated off (greyed)
 _GREY = "color:#8a8a8a"
@@ -141,6 +141,15 @@ def statistics_rows(c: Comparison) -> list[dict]:
                      "wilcoxon_holm": r.wilcoxon_holm, "nemenyi_p": r.nemenyi_p, "nemenyi": r.nemenyi,
                      "verdict": DIFFER if r.differ else NO_DIFFERENCE if v.posthoc_tested else NOT_TESTED})
     return rows
+
+
+def statistics_frame(rows: Sequence[dict]) -> pd.DataFrame:
+    """``statistics.csv`` as a table: the rows of :func:`statistics_rows`, counts as integers."""
+    table = pd.DataFrame(list(rows))
+    for column in ("blocks", "methods", "arrangements", "permutations"):
+        if column in table:
+            table[column] = table[column].astype("Int64")
+    return table
 
 
 def statistics_intro(blocks: Sequence[str], alpha: float, default: bool) -> str:
