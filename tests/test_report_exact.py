@@ -69,7 +69,7 @@ def test_exact_friedman_on_4_methods(monkeypatch):
     assert friedman_test(ranks).pvalue == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.parametrize("n, k, ties", [(6, 4, False), (7, 4, True), (11, 3, True), (13, 3, False)])
+@pytest.mark.parametrize("n, k, ties", [(6, 4, False), (6, 4, True), (11, 3, True), (13, 3, False)])
 def test_permutation_p_within_its_stated_monte_carlo_error(n, k, ties):
     rng = np.random.default_rng(n * k)
     scores = rng.normal(size=(n, k)) + np.linspace(0, 0.8, k)
@@ -107,7 +107,7 @@ WILCOXON_TABLES = [
     [0.25, -0.25, 0.5, 0.5, 0.0, 0.75, 0.125, 0.5],
     [0.125, 0.125, 0.125, -0.125, 0.0, 0.0, 0.25],
     [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, -0.5, 0.0, 0.25, 0.25],
-    [-0.0625, 0.0625, 0.125, 0.1875, 0.1875, 0.1875, 0.25, 0.25, 0.0, 0.3125, 0.375, 0.375],
+    [-0.0625, 0.0625, 0.125, 0.1875, 0.1875, 0.1875, 0.25, 0.25, 0.0, 0.375, 0.375],
     [0.5, 0.25, 0.25, 0.0],
 ]
 
