@@ -487,8 +487,13 @@ def comparison_verdict(c: Comparison) -> Verdict:
             o = c.orders
             order_dependent = o.order_dependent
             line += (f"; over {o.n_orders} concept orders Kendall's W = {o.kendall_w:.3g} (1 = every order ranks the "
-                     f"{kind} alike) and {best} is best in {o.best_orders} of {o.n_orders}"
-                     + (": order-dependent" if order_dependent else ": in every order"))
+                     f"{kind} alike)")
+            if o.best == best:
+                line += (f" and {best} is best in {o.best_orders} of {o.n_orders}"
+                         + (": order-dependent" if order_dependent else ": in every order"))
+            else:  # the best is missing from some order: it cannot be best in every one
+                order_dependent = True
+                line += f" and {best} is not ranked in every order: order-dependent"
         sentences.append(line + ".")
     return Verdict(title=c.title, by=c.by, alpha=alpha, status=status, test=test, reason=reason,
                    iman_davenport=c.iman_davenport, posthoc=posthoc, posthoc_tested=tested, pairs=pairs,
