@@ -76,7 +76,8 @@ def comparison_html(c: Comparison, figs: FigureStore) -> str:
     the pair table, the scores with average ranks and the critical-difference diagram."""
     v = c.verdict
     out = [f"<h3>{H.html.escape(c.title)}</h3>",
-           f"<p class='verdict' data-status='{H.html.escape(v.status)}'>{H.html.escape(v.text)}</p>"]
+           f"<p class='verdict' data-status='{H.html.escape(v.status)}'><strong>{H.html.escape(v.sentences[0])}"
+           f"</strong> {H.html.escape(' '.join(v.sentences[1:]))}</p>"]
     if c.message and v.tested:
         out.append(H.message(c.message))
     for note in c.notes:
