@@ -200,10 +200,16 @@ def _pairs(scores: pd.DataFrame, order: Sequence[str], nemenyi: pd.DataFrame | N
     adjusted = holm([t.pvalue for t in tests])
     table = pd.DataFrame(rows, columns=[c for c in PAIR_COLUMNS if c != "wilcoxon_holm_p"])
     table.insert(PAIR_COLUMNS.index("wilcoxon_holm_p"), "wilcoxon_holm_p", adjusted.astype(float))
-    matrix = pd.DataFrame(1.0, index=list(scores.columns), columns=list(scores.columns))
-    for a, b, p in zip(table["a"], table["b"], table["wilcoxon_holm_p"]):
-        matrix.loc[a, b] = matrix.loc[b, a] = float(p)
-    return table, matrix
+    return table, _symmetric(list(scores.columns), table["a"], table["b"], table["wilcoxon_holm_p"])
+
+
+def _symmetric(names: Sequence[str], a: Iterable[str], b: Iterable[str], values: Iterable[float]) -> pd.DataFrame:
+    """A names x names matrix holding each pair's value on both sides of the diagonal, 1.0 elsewhere."""
+    where = {n: i for i, n in enumerate(names)}
+    out = np.ones((len(names), len(names)))
+    for x, y, v in zip(a, b, values):
+        out[where[x], where[y]] = out[where[y], where[x]] = float(v)
+    return pd.DataFrame(out, index=list(names), columns=list(names))
 
 
 def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float = 0.05, *,
@@ -389,10 +395,9 @@ class Verdict:
         if self.pairs.empty or (self.pairs[column] == "").all():
             return None
         names = list(dict.fromkeys([*self.pairs["a"], *self.pairs["b"]]))
-        out = pd.DataFrame(1.0, index=names, columns=names)
-        for a, b, p, decision in zip(self.pairs["a"], self.pairs["b"], self.pairs[f"{column}_p"], self.pairs[column]):
-            out.loc[a, b] = out.loc[b, a] = float(p) if decision in (DIFFER, NO_DIFFERENCE) else 1.0
-        return out
+        gated = [float(p) if d in (DIFFER, NO_DIFFERENCE) else 1.0
+                 for p, d in zip(self.pairs[f"{column}_p"], self.pairs[column])]
+        return _symmetric(names, self.pairs["a"], self.pairs["b"], gated)
 
 
 def _p(p: float) -> str:
