@@ -6,6 +6,9 @@ The contract:
   failed runs are listed but never enter a number;
 * aggregation over seeds is pure (:mod:`clad.report.aggregate`, :mod:`clad.report.stats`): mean and
   sample std with NaN left out, never turned into 0;
+* a statistical comparison ends in one verdict (:func:`comparison_verdict`, also ``Comparison.verdict``):
+  p-values exact up to :data:`clad.report.exact.EXACT_MAX_BLOCKS` blocks, post-hoc claims gated by
+  the omnibus test; the page's text, pair table and critical-difference diagram are drawn from it;
 * plotting (:mod:`clad.report.plots`) takes aggregated data and an optional matplotlib Axes,
   computes nothing, never calls ``show()``, and matplotlib is imported only when a plot is drawn;
 * :func:`make_report` writes ``index.html`` (self-contained: images as data URIs), the PNGs, the
