@@ -17,7 +17,7 @@
 ``clad validate SPEC.toml``        scenario validity from single-task matrices (exit 1 when a check fails)
 ``clad verify SPEC|FOLDER``        rerun a reference suite and compare with its committed results (--update rewrites them)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
-``clad export DIR [--format csv|parquet|json|mlflow]``  tidy tables of R, metrics and runs (or results.json),
+``clad export DIR [--format csv|parquet|json|mlflow] [--per-series]``  tidy tables of R, metrics and runs (or results.json),
                                   or every run logged to MLflow (``--tracking-uri URI``)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
@@ -179,7 +179,10 @@ def _cmd_export(args) -> int:
         return 2
     from .engine.export import export
 
-    for path in export(args.dir, args.format, args.dest):
+    if args.per_series and args.format not in ("csv", "parquet"):
+        print("clad export: --per-series is for --format csv or parquet", file=sys.stderr)
+        return 2
+    for path in export(args.dir, args.format, args.dest, per_series=args.per_series):
         print(path)
     return 0
 
@@ -374,6 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json; mlflow: every "
                         "run logged into an MLflow tracking store (pip install 'clad[mlflow]')")
     e.add_argument("--dest", default=None, help="folder to write into (default: next to the database)")
+    e.add_argument("--per-series", action="store_true",
+                   help="also per_series.csv: for time-series datasets made of several series (channels), every "
+                        "base metric per run, step, test concept and series")
     e.add_argument("--tracking-uri", default=None, metavar="URI",
                    help="with --format mlflow: the MLflow tracking store (default: a local store in DIR/mlruns)")
     e.set_defaults(func=_cmd_export)

@@ -15,9 +15,10 @@ __all__ = ["load_windowed"]
 
 
 def load_windowed(dataset: str = "synthetic", params: dict | None = None, window: int = 16, stride: int = 1,
-                  window_label: str = "any", random_state: int | None = None) -> ConceptDataset:
+                  window_label: str = "any", window_score: str = "max", random_state: int | None = None) -> ConceptDataset:
     """The dataset registered as ``dataset`` (built with ``params``), windowed by :func:`window_dataset`
-    (``window_label`` is its ``label``, named apart from a spec entry's display ``label``).
+    (``window_label`` is its ``label``, named apart from a spec entry's display ``label``;
+    ``window_score`` its ``score_rule``, how a time point's score comes from its windows).
 
     ``random_state`` goes to the inner loader when it takes one and ``params`` does not set it. In a
     spec file::
@@ -30,7 +31,7 @@ def load_windowed(dataset: str = "synthetic", params: dict | None = None, window
         stride = 8
         window_label = "last"
     """
-    check_window_params("windowed", window, stride, window_label)
+    check_window_params("windowed", window, stride, window_label, window_score)
     if params is not None and not isinstance(params, dict):
         raise DataError(f"windowed: params={params!r}; expected a table of the inner loader's parameters")
     params = dict(params or {})
@@ -41,4 +42,5 @@ def load_windowed(dataset: str = "synthetic", params: dict | None = None, window
             takes_seed = False
         if takes_seed:
             params["random_state"] = random_state
-    return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=window_label)
+    return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=window_label,
+                          score_rule=window_score)

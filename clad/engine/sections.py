@@ -15,7 +15,7 @@ from .config import Component
 __all__ = ["TOP_LEVEL_KEYS", "RESERVED", "registries", "entries"]
 
 #: the keys a spec may have at its top level
-TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "order_seed", "skip_incompatible",
+TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "base_metric_params", "seeds", "orders", "order_seed", "skip_incompatible",
                   "jobs", "threads", "dask", "timeout", "share", "max_runs", "datasets", "scenarios", "strategies",
                   "detectors", "tuning", "references")
 #: the keys of a section entry that are not the component's parameters

@@ -3,7 +3,8 @@
 .. code-block:: toml
 
     name = "quickstart"
-    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]
+    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]; time series: "vus_pr", "range_f1", ...
+    base_metric_params = { vus_pr = { window = 50 } }   # optional: parameters of base metrics
     seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
     orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
                                               # loaders that take it ("given" needs no support);
@@ -58,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.evaluation import BASE_METRICS
+from ..core.evaluation import BASE_METRICS, check_metric_params
 from ..errors import CladError, SpecError
 from ..registry import did_you_mean
 from ..validation import Integral, Interval, Real
@@ -89,9 +90,10 @@ class Grid(Sequence):
     (1000000000, 999999999, 3)
     """
 
-    def __init__(self, datasets, pairs, detectors, seeds, base_metrics):
+    def __init__(self, datasets, pairs, detectors, seeds, base_metrics, metric_params=None):
         self.datasets, self.pairs, self.detectors = list(datasets), list(pairs), list(detectors)
         self.seeds, self.base_metrics = seeds, tuple(base_metrics)
+        self.metric_params = metric_params or None
 
     @property
     def size(self) -> int:
@@ -115,7 +117,7 @@ class Grid(Sequence):
         ds, p = divmod(i, len(self.pairs))
         sc, st = self.pairs[p]
         return RunConfig(dataset=self.datasets[ds], scenario=sc, strategy=st, detector=self.detectors[d],
-                         seed=int(self.seeds[s]), base_metrics=self.base_metrics)
+                         seed=int(self.seeds[s]), base_metrics=self.base_metrics, metric_params=self.metric_params)
 
 
 class _TunedGrid(Grid):
@@ -123,7 +125,7 @@ class _TunedGrid(Grid):
     part of its data (its tuned parameters are chosen when the tuning runs have finished)."""
 
     def __init__(self, grid: Grid, plan):
-        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics)
+        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics, grid.metric_params)
         self.plan = plan
 
     def __getitem__(self, i):
@@ -370,6 +372,11 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
                             f"allowed: {', '.join(BASE_METRICS)}")
     if len(set(map(str, metrics))) != len(metrics):
         problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
+    metric_params = None
+    try:
+        metric_params = check_metric_params(raw.get("base_metric_params"), [m for m in metrics if isinstance(m, str)])
+    except CladError as exc:
+        problems.append(str(exc))
 
     seeds = _seeds(raw.get("seeds", [0]), problems)
 
@@ -416,7 +423,7 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
                 continue
             pairs.append((sc, st))
 
-    configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics)
+    configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics, metric_params)
     tuning = None
     if "tuning" in raw:
         from .tuning import parse_tuning

@@ -49,7 +49,10 @@ def _display(table):
 
     from ..report.tables import stats_text
 
+    from ..core.evaluation import base_metric_shown
+
     shown = pd.DataFrame({k: table[k] for k in ("dataset", "base_metric", "detector", "strategy", "runs")})
+    shown["base_metric"] = shown["base_metric"].map(base_metric_shown)
     for m in scalar_names(headline=True):
         lab = get_metric(m).label
         shown[lab] = stats_text(table, lab)

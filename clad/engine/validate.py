@@ -25,7 +25,8 @@ def single_task_configs(spec, metric: str = "roc_auc") -> list[RunConfig]:
                repr(sorted(cfg.detector.params.items())), cfg.seed)
         if key not in out:
             out[key] = RunConfig(cfg.dataset, Component("concept_incremental"), Component("naive"), cfg.detector,
-                                 cfg.seed, (metric,))
+                                 cfg.seed, (metric,),
+                                 metric_params={k: v for k, v in (cfg.metric_params or {}).items() if k == metric} or None)
     return list(out.values())
 
 

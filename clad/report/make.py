@@ -267,6 +267,11 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     sections.append(("curves", "Learning curves", curves_section(learning_curves(ok), figs)))
     sections.append(("forgetting", "Per-concept forgetting", forgetting_section(forgetting_table(ok), figs)))
     sections.append(("heatmaps", "R heatmaps", heatmap_section(ok, figs, report.messages)))
+    from .timeseries import trace_section
+
+    trace_html = trace_section(ok, figs)
+    if trace_html is not None:
+        sections.append(("time-series", "Time series: scores per step", trace_html))
     cost_html = cost_section(ok, figs)
     if cost_html is not None:
         sections.append(("cost", "Cost", cost_html))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.evaluation import base_metric_shown
 from ..errors import CladValueError
 from . import layout as L
 from .aggregate import HeatmapData
@@ -222,7 +223,7 @@ def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0
                   + (_legend_height(["x" * 30] * 2, width) if legend else 0.0))
         _, ax = new_axes((width, height))
     im = _draw_heatmap(ax, data, vmin=vmin, vmax=vmax, cmap=cmap, annotate=annotate, cell_w=cell_w)
-    _title(ax, f"{data.dataset} / {data.scenario}\n{data.strategy} + {data.detector}: {data.base_metric} "
+    _title(ax, f"{data.dataset} / {data.scenario}\n{data.strategy} + {data.detector}: {base_metric_shown(data.base_metric)} "
                f"({_seeds(data)})", width=max(_axes_width(ax), 2.5))
     if legend:
         from matplotlib.transforms import ScaledTranslation
@@ -231,7 +232,7 @@ def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0
         ax.legend(handles=_heatmap_key(bool((np.asarray(data.learned_at) < 0).any())), loc="upper center",
                   bbox_to_anchor=(0.5, 0.0), bbox_transform=below, ncol=2, fontsize=FONT["legend"], frameon=False)
     if colorbar:
-        ax.figure.colorbar(im, ax=ax, shrink=0.8, label=data.base_metric)
+        ax.figure.colorbar(im, ax=ax, shrink=0.8, label=base_metric_shown(data.base_metric))
     return ax
 
 
@@ -282,7 +283,7 @@ class HeatmapFigures:
         return [f[0] for f in self._figures]
 
     def _suptitle(self, first: HeatmapData, annotate: bool, part: int, parts: int) -> str:
-        return (f"R of {first.dataset} / {first.scenario}: {first.base_metric} ({_seeds(first)}; mean"
+        return (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({_seeds(first)}; mean"
                 + (" ± std" if annotate and len(first.seeds) > 1 else "") + " per cell)"
                 + (f", part {part + 1} of {parts}" if parts > 1 else ""))
 
@@ -302,7 +303,7 @@ class HeatmapFigures:
                     s, colour = _cell_text(h, i, j, im.norm)
                     t.set_text(s)
                     t.set_color(colour)
-            cbar.set_label(items[0].base_metric)
+            cbar.set_label(base_metric_shown(items[0].base_metric))
             fig._suptitle.set_text(L.wrap(self._suptitle(items[0], panels[0][3], part, len(self._figures)),
                                           fig.get_figwidth() - 0.3, FONT["suptitle"]))
             out.append(fig)
@@ -358,7 +359,7 @@ class HeatmapFigures:
                              for t in ax.texts} if annotate else {}
                     panels.append((row[c], im, texts, annotate))
             cbar = fig.colorbar(im, ax=[a for a in axes.flat if a in fig.axes],
-                                shrink=min(0.8, 4.0 / max(height, 1.0) + 0.3), label=first.base_metric, aspect=30)
+                                shrink=min(0.8, 4.0 / max(height, 1.0) + 0.3), label=base_metric_shown(first.base_metric), aspect=30)
             _legend_below(fig, key, [h.get_label() for h in key])
             fig.suptitle(suptitle, fontsize=FONT["suptitle"])
             fig.get_layout_engine().execute(fig)  # laid out once: the cells' contents do not move anything
@@ -415,7 +416,7 @@ def plot_curves(curves: pd.DataFrame, ax: "Axes | None" = None, *, kind: str = "
     if len(steps):
         spacing = _axes_width(ax) / max(len(steps), 1)
         _category_ticks(ax, "x", step_labels, spacing, positions=steps)
-        ax.set_ylabel(f"{part['base_metric'].iloc[0]}, mean over {'seen' if kind == 'seen' else 'all'} concepts",
+        ax.set_ylabel(f"{base_metric_shown(part['base_metric'].iloc[0])}, mean over {'seen' if kind == 'seen' else 'all'} concepts",
                       fontsize=FONT["label"])
     ax.tick_params(axis="y", labelsize=FONT["tick"])
     ax.set_xlabel("training step: concept learned", fontsize=FONT["label"])
@@ -528,7 +529,7 @@ def plot_forgetting(table: pd.DataFrame, ax: "Axes | None" = None, *, title: str
     _category_ticks(ax, "x", concepts, _axes_width(ax) / max(len(concepts), 1))
     ax.tick_params(axis="y", labelsize=FONT["tick"])
     ax.set_xlabel("test concept", fontsize=FONT["label"])
-    metric = table["base_metric"].iloc[0] if not table.empty else ""
+    metric = base_metric_shown(table["base_metric"].iloc[0]) if not table.empty else ""
     ax.set_ylabel(f"forgetting in {metric}\n(peak − final)", fontsize=FONT["label"])
     _title(ax, title or "per-concept forgetting (positive = forgotten; ◆ = zero)")
     ax.grid(axis="y", alpha=0.3)

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..core.evaluation import base_metric_shown
 from ..results.record import RunResult
 from ..errors import CladValueError
 from ..metrics import get_metric
@@ -117,7 +118,7 @@ class Comparison:
 
     @property
     def title(self) -> str:
-        return f"{plural(self.by)} by {self.metric} ({self.base_metric})"
+        return f"{plural(self.by)} by {self.metric} ({base_metric_shown(self.base_metric)})"
 
     @functools.cached_property
     def verdict(self) -> "Verdict":
