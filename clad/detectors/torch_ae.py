@@ -55,12 +55,7 @@ def _import_torch():
 torch = _import_torch()
 nn = torch.nn
 
-__all__ = ["TorchDetector", "AutoEncoder", "VAE", "is_torch_detector"]
-
-
-def is_torch_detector(obj) -> bool:
-    """True for clad's torch detectors (those with the ``partial_fit(X, extra_loss=...)`` hook)."""
-    return bool(getattr(obj, "_clad_torch", False))
+__all__ = ["TorchDetector", "AutoEncoder", "VAE"]
 
 
 def _mlp(sizes: list[int], last_activation: bool) -> list:

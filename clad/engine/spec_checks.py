@@ -59,6 +59,13 @@ def dataset_problems(who: str, loader: Callable, params: dict, located: dict) ->
 
     args = arguments(loader, params)
     found = problems(who, args, constraints_of(loader))
+    rest = getattr(loader, "_check_rest", None)
+    if rest is not None and not found:
+        named = inspect.signature(loader).parameters
+        try:
+            rest(args, {k: v for k, v in args.items() if k not in named})
+        except CladError as exc:
+            found.append(f"{who}: {exc}")
     if found:
         return found
     found += _nested_problems(who, loader, args, located)
