@@ -36,7 +36,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..errors import CladValueError, DetectorError
-from ..validation import COUNT, SEED, Integral, Interval, Real, declare
+from ..validation import COUNT, SEED, Interval, Real, declare
 from .tabular import as_table, check_scores
 
 __all__ = ["IncrementalDetector", "RiverDetector", "is_river", "half_space_trees", "river_one_class_svm"]

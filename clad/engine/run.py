@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 import json
 import logging
 import traceback

@@ -52,7 +52,6 @@ Python script: run only specs you trust.
 
 from __future__ import annotations
 
-import collections
 import inspect
 import math
 import operator
@@ -71,7 +70,7 @@ from ..registry import did_you_mean
 from ..validation import Integral, Interval, Real
 from ..validation import problems as validation_problems
 from .config import MAX_TIMEOUT, Component, RunConfig
-from .sections import MAX_RUNS, TOP_LEVEL_KEYS, entries, grid_size, registries
+from .sections import MAX_RUNS, TOP_LEVEL_KEYS, entries, registries
 
 if sys.version_info >= (3, 11):
     import tomllib
