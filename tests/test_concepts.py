@@ -42,6 +42,13 @@ def test_a_concept_owns_its_arrays():
     assert np.shares_memory(part.X, c.X)
 
 
+def test_a_writable_memory_map_is_viewed_not_copied(tmp_path):
+    mm = np.lib.format.open_memmap(tmp_path / "x.npy", mode="w+", dtype=np.float64, shape=(6, 2))
+    mm[:] = 1.0
+    c = Concept("M", mm)
+    assert np.shares_memory(c.X, mm) and not c.X.flags.writeable  # never read whole into memory
+
+
 def test_int_features_become_float():
     c = Concept("A", np.arange(6).reshape(3, 2))
     assert c.X.dtype == np.float64

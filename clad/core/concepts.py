@@ -37,7 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import DataError
-from .memmap import release
+from .memmap import is_memmap, release
 from .time_axis import TimeAxis
 
 __all__ = ["Concept", "ConceptDataset", "readonly", "owned"]
@@ -76,7 +76,9 @@ def _writable_somewhere(X: np.ndarray) -> bool:
 def owned(X: np.ndarray, fresh: bool = False) -> np.ndarray:
     """``X`` as an array nobody else can change: itself, made read-only, when it is ``fresh``
     (made here, held by no one else); itself when neither it nor an array it views can be written
-    (a read-only memory map, a part of another concept's data); else a read-only copy.
+    (a read-only memory map, a part of another concept's data); else a read-only copy, except for a
+    writable memory map (``r+``, ``w+``), which may not fit in memory: a read-only view of it (the
+    file stays the caller's; open it with ``mmap_mode="r"`` to hand it over).
 
     >>> a = np.zeros(3)
     >>> b = owned(a)
@@ -88,6 +90,8 @@ def owned(X: np.ndarray, fresh: bool = False) -> np.ndarray:
         return X
     if not _writable_somewhere(X):
         return X
+    if is_memmap(X):  # a file mapping may not fit in memory: never copied (open it with mmap_mode="r")
+        return readonly(X)
     copy = np.array(X, copy=True)
     copy.flags.writeable = False
     return copy
