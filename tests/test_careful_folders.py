@@ -128,3 +128,11 @@ def test_clad_run_computes_a_damaged_run_again_and_says_why(folder, caplog):
     assert ("computed again: its stored record is damaged (table runs, column timings: bytes where JSON text "
             "belongs)") in caplog.text and "R cells are missing" not in caplog.text
     assert sorted(r.run_id for r in load_results(folder)) == sorted(r.run_id for r in runs)
+
+
+def test_validate_refuses_a_threshold_outside_the_metric_range(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text('datasets = [{name = "synthetic", n_concepts = 2, n_features = 2, n_train = 30, n_test = 20}]\n'
+                    'scenarios = ["concept_incremental"]\nstrategies = ["naive"]\ndetectors = ["hbos"]\n')
+    assert main(["validate", str(spec), "--feasible", "2"]) == 2
+    assert "--feasible 2.0; expected a number from 0 to 1 (base metrics lie in [0, 1])" in capsys.readouterr().err

@@ -38,10 +38,19 @@ def run_validate(args) -> int:
     from .spec import load_spec
     from .validate import validate_spec
 
+    from ..errors import CladValueError
     from ..results.store import DestinationError, writable_destination
 
     spec = load_spec(args.spec)
-    thresholds = Thresholds(args.feasible, args.ceiling, args.forgetting, args.redundancy)
+    try:
+        thresholds = Thresholds(args.feasible, args.ceiling, args.forgetting, args.redundancy)
+    except CladValueError as exc:  # named by the option the user typed
+        options = {"feasible_min": "--feasible", "trivial_ceiling": "--ceiling", "forgetting_max": "--forgetting",
+                   "redundancy_tol": "--redundancy"}
+        text = str(exc)
+        for name, option in options.items():
+            text = text.replace(f"{name}=", f"{option} ")
+        raise CladValueError(text) from None
     if args.json:  # before anything is computed: a destination that cannot be written fails at once
         writable_destination(args.json, "file", "--json")
     reports = []
