@@ -104,7 +104,10 @@ class SequenceAutoEncoder(TorchDetector):
         return _SeqAE(n_features, tuple(int(h) for h in hidden), self._cell)
 
     def _fisher_batch_size(self) -> int:
-        return int(self.score_batch_size)
+        # rows per batched pass: score_batch_size on a GPU; on the CPU at most 256, whose
+        # step-by-step tensors stay in cache (larger batches are slower there)
+        step = int(self.score_batch_size)
+        return step if self.torch_device.type != "cpu" else min(step, 256)
 
     def _squared_grad_sums(self, xb) -> list:
         """As :meth:`TorchDetector._squared_grad_sums`, in one batched pass: ``torch.func.vmap``
@@ -119,23 +122,31 @@ def _unrolled_layer(layer, x, taps):
     ``x`` (rows, steps, in), unrolled with the equations of PyTorch's documentation. Appends to
     ``taps`` what the per-row gradients need: (layer, input, input pre-activations, previous
     hidden states, recurrent pre-activations per step). Returns (outputs, last hidden state)."""
-    w_ih, w_hh, b_ih, b_hh = layer.weight_ih_l0, layer.weight_hh_l0, layer.bias_ih_l0, layer.bias_hh_l0
-    rows, steps = x.shape[0], x.shape[1]
+    # the weights' own gradients are not needed (only the pre-activations'): detached
+    w_ih, w_hh, b_ih, b_hh = (p.detach() for p in (layer.weight_ih_l0, layer.weight_hh_l0,
+                                                   layer.bias_ih_l0, layer.bias_hh_l0))
+    rows = x.shape[0]
     gi = nn.functional.linear(x, w_ih, b_ih)  # (rows, steps, gates * hidden)
-    h = x.new_zeros(rows, layer.hidden_size)
-    c = x.new_zeros(rows, layer.hidden_size)
+    if not gi.requires_grad:  # the first layer: the graph starts here
+        gi.requires_grad_(True)
+    hidden = layer.hidden_size
+    h = x.new_zeros(rows, hidden)
+    c = x.new_zeros(rows, hidden)
     lstm = isinstance(layer, nn.LSTM)
     prev, ghs, outs = [], [], []
-    for t in range(steps):
+    for t, gi_t in enumerate(gi.unbind(dim=1)):  # unbind: one backward stack, not a full-size gradient per step
         gh = nn.functional.linear(h, w_hh, b_hh)
+        if not gh.requires_grad:  # the first step (h = 0): its bias still has a gradient
+            gh.requires_grad_(True)
         prev.append(h)
         ghs.append(gh)
         if lstm:
-            i, f, g, o = (gi[:, t] + gh).chunk(4, dim=1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
+            gates = gi_t + gh
+            i, f, o = torch.sigmoid(gates[:, : 2 * hidden]).chunk(2, dim=1) + (torch.sigmoid(gates[:, 3 * hidden :]),)
+            c = f * c + i * torch.tanh(gates[:, 2 * hidden : 3 * hidden])
+            h = o * torch.tanh(c)
         else:
-            ir, iz, in_ = gi[:, t].chunk(3, dim=1)
+            ir, iz, in_ = gi_t.chunk(3, dim=1)
             hr, hz, hn = gh.chunk(3, dim=1)
             r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
             h = (1 - z) * torch.tanh(in_ + r * hn) + z * h
@@ -160,7 +171,7 @@ def per_row_squared_grad_sums(module: _SeqAE, xb) -> list:
     h = last.unsqueeze(1).expand(-1, xb.shape[1], -1)
     for layer in module.decoder:
         h, _ = _unrolled_layer(layer, h, taps)
-    out = nn.functional.linear(h, module.output.weight, module.output.bias)
+    out = nn.functional.linear(h, module.output.weight.detach(), module.output.bias.detach())
     loss = ((out - xb) ** 2).flatten(1).mean(dim=1).sum()
     wrt = [out]
     for _, _, gi, _, ghs in taps:
@@ -168,10 +179,14 @@ def per_row_squared_grad_sums(module: _SeqAE, xb) -> list:
     grads = iter(torch.autograd.grad(loss, wrt))
 
     def weight(d, inp):  # sum over rows of (sum_t d_t outer inp_t)^2
-        return (torch.einsum("btg,bti->bgi", d, inp) ** 2).sum(dim=0)
+        if inp.stride(1) == 0:  # the same input at every step (the decoder's code): one outer product
+            per_row = d.sum(dim=1).unsqueeze(2) * inp[:, 0].unsqueeze(1)
+        else:
+            per_row = torch.bmm(d.transpose(1, 2), inp)
+        return per_row.square_().sum(dim=0)
 
     def bias(d):
-        return (d.sum(dim=1) ** 2).sum(dim=0)
+        return d.sum(dim=1).square_().sum(dim=0)
 
     result = {}
     d_out = next(grads)
