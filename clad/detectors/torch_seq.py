@@ -141,10 +141,9 @@ def _unrolled_layer(layer, x, taps):
         prev.append(h)
         ghs.append(gh)
         if lstm:
-            gates = gi_t + gh
-            i, f, o = torch.sigmoid(gates[:, : 2 * hidden]).chunk(2, dim=1) + (torch.sigmoid(gates[:, 3 * hidden :]),)
-            c = f * c + i * torch.tanh(gates[:, 2 * hidden : 3 * hidden])
-            h = o * torch.tanh(c)
+            i, f, g, o = (gi_t + gh).chunk(4, dim=1)  # chunk: one backward cat (slices would each fill a full-size gradient)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
         else:
             ir, iz, in_ = gi_t.chunk(3, dim=1)
             hr, hz, hn = gh.chunk(3, dim=1)
