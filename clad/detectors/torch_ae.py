@@ -380,7 +380,7 @@ class TorchDetector(Validated, BaseEstimator):
                 if on_cpu:
                     total += float(loss.detach()) * xb.shape[0]
                 else:
-                    total += loss.detach().double() * xb.shape[0]
+                    total.add_(loss.detach(), alpha=xb.shape[0])  # one kernel, summed in float64
             last = total / n
         module.eval()
         last = float(last)  # the only read of the loss: once per training call
