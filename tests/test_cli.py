@@ -176,7 +176,7 @@ def test_quickstart_report_makes_no_claim_from_duplicated_blocks(quickstart, tmp
     claims no significance from them."""
     import warnings
 
-    from clad.core.results import RunResult, write_results
+    from clad.results import RunResult, write_results
     from clad.report import compare
 
     results = [RunResult.from_dict(r) for r in quickstart.doc["runs"]]

@@ -13,7 +13,7 @@ from clad.errors import DataError
 from clad.report import (StatisticsWarning, best_marks, forgetting_per_concept, heatmap_data, leaderboard,
                          learning_curves, load_results, make_report)
 from clad.report.tables import leaderboard_latex, leaderboard_markdown
-from clad.core.results import RunResult, write_results
+from clad.results import RunResult, write_results
 
 NAN = float("nan")
 
@@ -114,7 +114,7 @@ def test_load_results_reads_the_json_file(tmp_path):
 
 
 def test_load_results_prefers_the_sqlite_store(tmp_path):
-    store = pytest.importorskip("clad.engine.store")
+    store = pytest.importorskip("clad.results.store")
     runs = [_run(0, R0), _run(1, R1)]
     write_results(tmp_path / "results.json", runs[:1])
     s = store.ResultStore(tmp_path / "results.sqlite")

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from clad.report import StatisticsWarning, compare, compare_methods, score_matrix
-from clad.core.results import RunResult
+from clad.results import RunResult
 
 # blocks x methods, higher is better, no ties within a block
 TABLE = pd.DataFrame(

@@ -8,7 +8,7 @@ interval of the mean), and ``runs``. :func:`write_summaries` writes it as ``summ
 metric) and ``summary.md`` (the headline metrics, one Markdown table per scenario), atomically;
 :func:`format_summary` is the text printed at the end of ``clad run``.
 
->>> from clad.core.results import RunResult
+>>> from clad.results.record import RunResult
 >>> runs = [RunResult("d", "s", "naive", "if", seed, metrics={"roc_auc": {
 ...     "continual_average": ca, "backward_transfer": bwt, "forward_transfer": 0.5}})
 ...     for seed, ca, bwt in [(0, 0.8, -0.1), (1, 0.6, None), (2, 0.7, None)]]
@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from ..core.results import RunResult, atomic_write_text
+from ..results.record import RunResult, atomic_write_text
 from ..metrics import get_metric, scalar_names
 
 __all__ = ["summary_table", "format_summary", "markdown_table", "write_summaries", "KEYS"]
@@ -49,7 +49,10 @@ def _display(table):
 
     from ..report.tables import stats_text
 
+    from ..core.evaluation import base_metric_shown
+
     shown = pd.DataFrame({k: table[k] for k in ("dataset", "base_metric", "detector", "strategy", "runs")})
+    shown["base_metric"] = shown["base_metric"].map(base_metric_shown)
     for m in scalar_names(headline=True):
         lab = get_metric(m).label
         shown[lab] = stats_text(table, lab)

@@ -2,7 +2,7 @@
 
 The contract:
 
-* input is a list of :class:`clad.core.results.RunResult` (:func:`load_results` reads a results folder);
+* input is a list of :class:`clad.results.record.RunResult` (:func:`load_results` reads a results folder);
   failed runs are listed but never enter a number;
 * aggregation over seeds is pure (:mod:`clad.report.aggregate`, :mod:`clad.report.stats`): mean and
   sample std with NaN left out, never turned into 0;
@@ -24,26 +24,21 @@ Too few blocks give a message, not an exception:
 """
 
 from .aggregate import (
-                        CONFIG_KEYS,
                         HeatmapData,
                         best_marks,
-                        describe,
                         forgetting_per_concept,
                         forgetting_table,
-                        group_runs,
                         heatmap_data,
                         heatmaps,
                         leaderboard,
                         learning_curves,
-                        mean_std,
 )
-from .load import load_references, load_results, load_spec_record, load_spec_text
+from .describe import CONFIG_KEYS, describe, group_runs, mean_std
+from .load import load_spec_record, load_spec_text
 from .make import Report, make_report
 from .stats import Comparison, StatisticsWarning, compare, compare_methods, score_matrix
 
 __all__ = [
-    "load_results",
-    "load_references",
     "load_spec_record",
     "load_spec_text",
     "make_report",

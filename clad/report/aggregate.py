@@ -13,27 +13,21 @@ higher or lower is better, is read from :data:`clad.metrics.REGISTRY`.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import DataError
 from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
                        scalar_names)
 from .cost import COST, cost_columns
+from .describe import CONFIG_KEYS, STATS, describe, group_runs, mean_std, stats_at
 
 __all__ = [
-    "CONFIG_KEYS",
-    "CONFIDENCE",
     "HeatmapData",
-    "group_runs",
-    "mean_std",
-    "describe",
     "scalar_value",
     "heatmap_data",
     "heatmaps",
@@ -44,57 +38,6 @@ __all__ = [
     "best_marks",
 ]
 
-#: the fields that identify a configuration (its runs differ only by seed)
-CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
-#: the confidence level of every interval
-CONFIDENCE = 0.95
-
-
-def group_runs(results: Iterable[RunResult]) -> dict[tuple[str, str, str, str], list[RunResult]]:
-    """Finished runs grouped by configuration (first-seen order), each group sorted by seed.
-
-    >>> from clad.core.results import RunResult
-    >>> rs = [RunResult("d", "s", "naive", "iforest", 1), RunResult("d", "s", "naive", "iforest", 0),
-    ...       RunResult("d", "s", "naive", "lof", 0, status="failed")]
-    >>> {k: [r.seed for r in v] for k, v in group_runs(rs).items()}
-    {('d', 's', 'naive', 'iforest'): [0, 1]}
-    """
-    groups: dict[tuple[str, str, str, str], list[RunResult]] = {}
-    for r in results:
-        if r.ok:
-            groups.setdefault((r.dataset, r.scenario, r.strategy, r.detector), []).append(r)
-    return {k: sorted(v, key=lambda r: r.seed) for k, v in groups.items()}
-
-
-def mean_std(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, sample std and count over axis 0, NaN left out.
-
-    >>> m, s, n = mean_std([[1.0, np.nan], [3.0, np.nan], [2.0, 5.0]])
-    >>> m.tolist(), s.tolist(), n.tolist()
-    ([2.0, 5.0], [1.0, nan], [3, 1])
-    """
-    a = np.asarray(values, dtype=np.float64)
-    n = (~np.isnan(a)).sum(axis=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean = np.nanmean(a, axis=0)
-        std = np.nanstd(a, axis=0, ddof=1)
-    std = np.where(n >= 2, std, np.nan)
-    return np.asarray(mean), np.asarray(std), np.asarray(n)
-
-
-def describe(values) -> dict[str, np.ndarray]:
-    """:func:`mean_std` plus the 95 % t-based confidence interval of the mean, over axis 0.
-
-    >>> d = describe([[0.7], [0.9], [np.nan]])
-    >>> d["mean"].tolist(), d["n"].tolist(), [round(float(d[k][0]), 4) for k in ("ci_low", "ci_high")]
-    ([0.8], [2], [-0.4706, 2.0706])
-    """
-    mean, std, n = mean_std(values)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = stats.t.ppf(0.5 + CONFIDENCE / 2, np.maximum(n - 1, 1)) * std / np.sqrt(np.maximum(n, 1))
-    half = np.where(n >= 2, half, np.nan)
-    return {"mean": mean, "std": std, "n": n, "ci_low": mean - half, "ci_high": mean + half}
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,7 +92,7 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str
     gives the test concepts' order to put every run's columns in (by name); ``order`` names the
     runs' concept order (shown in the title).
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", seed, ("A", "B"), ("A", "B"),
     ...                 R={"roc_auc": np.array([[0.9, v], [0.7, 0.8]])}) for seed, v in [(0, 0.4), (1, np.nan)]]
     >>> h = heatmap_data(rs, "roc_auc")
@@ -189,7 +132,7 @@ def by_order(runs: Sequence[RunResult]) -> dict[tuple[str, ...], list[RunResult]
     """The runs of one configuration split by concept order (the training concepts' sequence),
     first-seen order.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult("d", "s", "n", "i", 0, ("A", "B")), RunResult("d", "s", "n", "i", 0, ("B", "A")),
     ...       RunResult("d", "s", "n", "i", 1, ("A", "B"))]
     >>> {k: [r.seed for r in v] for k, v in by_order(rs).items()}
@@ -239,14 +182,6 @@ def heatmaps(results: Iterable[RunResult]) -> tuple[list[HeatmapData], list[str]
     return [hm for _, hm in pairs], problems
 
 
-_STATS = ("mean", "std", "n", "ci_low", "ci_high")
-
-
-def _stats_at(d: dict, k) -> dict:
-    """The statistics of :func:`describe` at index ``k`` as plain numbers."""
-    return {key: (int(d[key][k]) if key == "n" else float(d[key][k])) for key in _STATS}
-
-
 def _by_configuration(results: Iterable[RunResult]):
     """(key, runs, base metric) per configuration and base metric, over every concept order."""
     for key, runs in group_runs(results).items():
@@ -271,9 +206,9 @@ def learning_curves(results: Iterable[RunResult]) -> pd.DataFrame:
             for step in range(curves.shape[1]):
                 names = {r.concepts[step] for r in runs}
                 rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "kind": kind, "step": step,
-                             "concept": names.pop() if len(names) == 1 else "", **_stats_at(d, step)})
+                             "concept": names.pop() if len(names) == 1 else "", **stats_at(d, step)})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "kind",
-                                       "step", "concept", *_STATS])
+                                       "step", "concept", *STATS])
 
 
 def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
@@ -291,16 +226,16 @@ def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
         for j, concept in enumerate(cols):
             if d["n"][j]:
                 rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "concept": concept,
-                             **_stats_at(d, j)})
+                             **stats_at(d, j)})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "concept",
-                                       *_STATS])
+                                       *STATS])
 
 
 def scalar_value(r: RunResult, base_metric: str, name: str) -> float:
     """A run's value of scalar metric ``name``: as recorded, else computed from its R when the
     metric needs nothing but R (a metric declared after the run still gets a value); NaN if neither.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> r = RunResult("d", "s", "naive", "if", 0, ("A", "B"), ("A", "B"),
     ...               R={"roc_auc": np.array([[0.9, 0.5], [0.7, 0.8]])})
     >>> scalar_value(r, "roc_auc", "final_average"), scalar_value(r, "roc_auc", "intransigence")
@@ -322,7 +257,7 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
     ``m_ci_low``, ``m_ci_high``; then the same columns for every cost of
     :data:`clad.report.cost.COST` (fit and score seconds per step, peak memory MB, training rows kept).
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", seed, metrics={"roc_auc": {"continual_average": v}})
     ...       for seed, v in [(0, 0.7), (1, 0.9), (2, None)]]
     >>> row = leaderboard(rs, ["continual_average"]).iloc[0]
@@ -342,9 +277,9 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
                    "strategy": strategy, "runs": len(runs)}
             for name in metrics:
                 d = describe(np.array([[scalar_value(r, bm, name)] for r in runs]))
-                row.update({f"{name}_{k}": v for k, v in _stats_at(d, 0).items()})
+                row.update({f"{name}_{k}": v for k, v in stats_at(d, 0).items()})
             rows.append({**row, **cost_columns(runs)})
-    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in _STATS]
+    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in STATS]
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..atomic import atomic_output
+from ..core.evaluation import base_metric_shown
 from . import html as H
 from .aggregate import heatmaps
 
@@ -112,11 +113,12 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
                "learned; grey 'n/a' cells are undefined (e.g. a single-class test concept).</p>")
     build = HeatmapFigures()  # the figures of one base metric are reused for the next
     for (dataset, scenario, base), items in groups.items():
-        out.append(f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base}')}</h3>")
+        out.append(f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base_metric_shown(base)}')}</h3>")
         fig_list = build(items)
         for part, fig in enumerate(fig_list, 1):
             extra = [f"part{part}"] if len(fig_list) > 1 else []
-            desc = f"R heatmaps {dataset} / {scenario} / {base}" + (f" (part {part})" if extra else "")
+            desc = (f"R heatmaps {dataset} / {scenario} / {base_metric_shown(base)}"
+                    + (f" (part {part})" if extra else ""))
             out.append(figs.add(fig, "R heatmaps", desc, "heatmap", dataset, scenario, base, *extra))
     return "\n".join(out)
 

@@ -15,11 +15,10 @@ import numpy as np
 import pandas as pd
 
 from ..atomic import atomic_output
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import CladValueError
 from . import html as H
 from .aggregate import (
-    CONFIG_KEYS,
     forgetting_table,
     leaderboard,
     learning_curves,
@@ -29,7 +28,8 @@ from .cost import cost_section
 from .orders import order_sensitivity
 from .figures import FigureStore, cd_html, curves_section, forgetting_section, heatmap_section
 from .protocol import tuning_section, validity_section
-from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
+from .describe import CONFIG_KEYS, plural
+from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .tables import (
     frame_html,
     stats_text,
@@ -141,7 +141,7 @@ def _comparison_html(c: Comparison, figs: FigureStore) -> str:
     if c.statistic is not None:
         verdict = "differ significantly" if c.significant else "do not differ significantly"
         out.append(f"<p>Friedman χ² = {c.statistic:.4g}, p = {c.pvalue:.4g} over {c.n_blocks} blocks and "
-                   f"{c.n_methods} {H.html.escape(_plural(c.by))}: they {verdict} at "
+                   f"{c.n_methods} {H.html.escape(plural(c.by))}: they {verdict} at "
                    f"α = {c.alpha}.</p>")
     if c.message:
         out.append(H.message(c.message))
@@ -315,6 +315,11 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     sections.append(("curves", "Learning curves", curves_section(learning_curves(ok), figs)))
     sections.append(("forgetting", "Per-concept forgetting", forgetting_section(forgetting_table(ok), figs)))
     sections.append(("heatmaps", "R heatmaps", heatmap_section(ok, figs, report.messages)))
+    from .timeseries import trace_section
+
+    trace_html = trace_section(ok, figs)
+    if trace_html is not None:
+        sections.append(("time-series", "Time series: scores per step", trace_html))
     cost_html = cost_section(ok, figs)
     if cost_html is not None:
         sections.append(("cost", "Cost", cost_html))
@@ -334,7 +339,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     sections.append(("figures", "Index of figures", figs.index_html()))
 
     name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
-    counts = ", ".join(f"{_plural(k)}: {len({getattr(r, k) for r in ok})}" for k in CONFIG_KEYS)
+    counts = ", ".join(f"{plural(k)}: {len({getattr(r, k) for r in ok})}" for k in CONFIG_KEYS)
     intro = (f"<p>{len(ok)} finished runs ({n_failed} failed); {counts}; seeds "
              f"{', '.join(map(str, sorted({r.seed for r in ok}))) or 'none'}.</p>")
     intro += "".join(H.message(m) for m in report.messages)

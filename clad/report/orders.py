@@ -7,7 +7,7 @@ described over those per-order means: the number of orders with a value, their m
 (max - min) and sample standard deviation (``ddof=1``). The spread over orders is separate from the
 spread over seeds, which the leaderboard reports.
 
->>> from clad.core.results import RunResult
+>>> from clad.results.record import RunResult
 >>> runs = [RunResult("d", "s", "naive", "if", seed, concepts=order, metrics={"roc_auc": {"continual_average": v}})
 ...         for order, seed, v in [(("A", "B"), 0, 0.8), (("A", "B"), 1, 0.6), (("B", "A"), 0, 0.9)]]
 >>> t = order_sensitivity(runs, ["continual_average"])
@@ -22,7 +22,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..metrics import get_metric
 from ..metrics.cells import nanmean
 from .aggregate import CONFIG_KEYS, by_order, group_runs, scalar_value

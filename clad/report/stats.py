@@ -29,10 +29,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..core.results import RunResult
+from ..core.evaluation import base_metric_shown
+from ..results.record import RunResult
 from ..errors import CladValueError
 from ..metrics import get_metric
-from .aggregate import describe
+from .describe import describe
+from .describe import plural as _plural
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 
 __all__ = ["StatisticsWarning", "Comparison", "score_matrix", "compare_methods", "compare", "paired_over_seeds",
@@ -90,16 +92,10 @@ class Comparison:
 
     @property
     def title(self) -> str:
-        return f"{_plural(self.by)} by {self.metric} ({self.base_metric})"
+        return f"{_plural(self.by)} by {self.metric} ({base_metric_shown(self.base_metric)})"
 
 
-def _plural(word: str) -> str:
-    """English plural of a field name.
 
-    >>> _plural("strategy"), _plural("detector")
-    ('strategies', 'detectors')
-    """
-    return word[:-1] + "ies" if word.endswith("y") else word + "s"
 
 
 def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
@@ -109,7 +105,7 @@ def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str
     comparing detectors), runs that are the same computation counted once
     (:func:`clad.report.blocks.evidence_blocks`). A method missing from a block leaves NaN.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult(ds, sc, st, det, 0, metrics={"roc_auc": {"continual_average": v}})
     ...       for ds, sc, st, det, v in [("d", "s1", "naive", "a", 0.6), ("d", "s1", "cumulative", "a", 0.8),
     ...                                  ("d", "s1", "naive", "b", 0.5), ("e", "s2", "naive", "a", 0.9)]]
@@ -221,7 +217,7 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
 def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
     """Methods compared pair by pair over the seeds of one block: per pair ``(a, b)`` (``a`` the
     better on average) the difference ``a - b`` over the seeds where both have a value, described
-    as in :func:`clad.report.aggregate.describe` (``difference_mean``, ``_std``, ``_n``,
+    as in :func:`clad.report.describe.describe` (``difference_mean``, ``_std``, ``_n``,
     ``_ci_low``, ``_ci_high``: a 95 % t-based interval), and ``a_better``, in how many seeds ``a``
     was better.
 

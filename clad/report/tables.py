@@ -16,6 +16,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.evaluation import base_metric_shown
 from ..metrics import get_metric, scalar_names
 from .aggregate import best_marks
 from .cost import COST
@@ -91,7 +92,7 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
             if f"{name}_mean" in part.columns and part[f"{name}_mean"].notna().any():
                 text[cost.label] = stats_text(part, name)
                 mk[cost.label] = False
-        yield f"{dataset} — {base}", text.reset_index(drop=True), mk.reset_index(drop=True)
+        yield f"{dataset} — {base_metric_shown(base)}", text.reset_index(drop=True), mk.reset_index(drop=True)
 
 
 def _legend(metrics: Sequence[str]) -> str:
