@@ -134,14 +134,15 @@ def _unrolled_layer(layer, x, taps):
     c = x.new_zeros(rows, hidden)
     lstm = isinstance(layer, nn.LSTM)
     prev, ghs, outs = [], [], []
-    for t, gi_t in enumerate(gi.unbind(dim=1)):  # unbind: one backward stack, not a full-size gradient per step
+    for gi_t in gi.unbind(dim=1):  # unbind: one backward stack, not a full-size gradient per step
         gh = nn.functional.linear(h, w_hh, b_hh)
         if not gh.requires_grad:  # the first step (h = 0): its bias still has a gradient
             gh.requires_grad_(True)
         prev.append(h)
         ghs.append(gh)
         if lstm:
-            i, f, g, o = (gi_t + gh).chunk(4, dim=1)  # chunk: one backward cat (slices would each fill a full-size gradient)
+            # chunk: one backward concatenation (slices would each fill a full-size gradient)
+            i, f, g, o = (gi_t + gh).chunk(4, dim=1)
             c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
             h = torch.sigmoid(o) * torch.tanh(c)
         else:
