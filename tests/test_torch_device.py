@@ -173,3 +173,23 @@ def test_cuda_scores_are_close_to_the_cpu_scores(detector):
     gpu = DETECTORS[detector](epochs=2, random_state=0, device="cuda").fit(data)
     # the same initial weights and batches; training rounds differently on the GPU
     assert np.corrcoef(cpu.score(data), gpu.score(data))[0, 1] > 0.9
+
+
+def test_branch_free_agem_projection_equals_the_branch():
+    from clad.strategies.rehearsal import agem_project
+
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        g, g_ref = torch.randn(50, generator=gen), torch.randn(50, generator=gen)
+        dot = torch.dot(g, g_ref)
+        expected = g - (dot / torch.dot(g_ref, g_ref).clamp_min(1e-12)) * g_ref if dot < 0 else g
+        got, projected = agem_project(g, g_ref)
+        assert torch.equal(got, expected) and bool(projected) == bool(dot < 0)
+
+
+def test_memory_indices_drawn_in_chunks_are_the_per_batch_draws():
+    """What lets A-GEM and DER on a GPU use the CPU's memory mini-batches while drawing 64 at once."""
+    a = torch.randint(1000, (64, 32), generator=torch.Generator().manual_seed(3))
+    gen = torch.Generator().manual_seed(3)
+    b = torch.stack([torch.randint(1000, (32,), generator=gen) for _ in range(64)])
+    assert torch.equal(a, b)

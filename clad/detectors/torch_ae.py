@@ -297,8 +297,9 @@ class TorchDetector(Validated, BaseEstimator):
         return [total / max(n, 1) for total in sums]
 
     def _fisher_batch_size(self) -> int:
-        """Rows per vectorised per-row gradient pass of :meth:`fisher_diagonal`."""
-        return int(self.batch_size)
+        """Rows per vectorised per-row gradient pass of :meth:`fisher_diagonal`: ``batch_size`` on
+        the CPU (as always: the same sums), ``score_batch_size`` on a GPU."""
+        return int(self.batch_size if self.torch_device.type == "cpu" else self.score_batch_size)
 
     def _squared_grad_sums(self, xb) -> list:
         """For each parameter, the sum over the rows of ``xb`` of its squared per-row gradient of the

@@ -31,7 +31,20 @@ from ..errors import CladValueError
 from .memory import ReservoirBuffer, check_capacity
 from .regularization import Regularized
 
-__all__ = ["AGEM", "DER"]
+__all__ = ["AGEM", "DER", "agem_project"]
+
+
+def agem_project(g, g_ref):
+    """A-GEM's projection without a branch: ``(g', projected)`` where ``g' = g - (g . g_ref /
+    g_ref . g_ref) g_ref`` if ``g . g_ref < 0`` and ``g`` otherwise (the weight of ``g_ref`` is then
+    0), and ``projected`` is that condition as a 0-d bool tensor. Nothing is read back from the
+    device, so a GPU never waits; the result equals the branching form bit for bit."""
+    from ..detectors.torch_ae import torch
+
+    dot = torch.dot(g, g_ref)
+    negative = dot < 0
+    weight = torch.where(negative, dot / torch.dot(g_ref, g_ref).clamp_min(1e-12), 0.0)
+    return g - weight * g_ref, negative
 
 
 class _Rehearsal(Regularized):
@@ -81,8 +94,9 @@ class _Rehearsal(Regularized):
                 return memory[idx]
 
             return sample
-        # on a GPU the memory moves once per call; the indices (the same draws as on the CPU) are
-        # drawn `chunk` mini-batches at a time and copied without blocking
+        # on a GPU the memory moves once per call; the indices are drawn `chunk` mini-batches at a
+        # time (the same numbers as one draw per mini-batch: the CPU generator draws element by
+        # element) and copied without blocking
         memory = to_device(memory, device)
         chunk, drawn = 64, []
 
@@ -156,17 +170,16 @@ class AGEM(_Rehearsal):
             # parameters the reconstruction does not use (a VAE's log-variance head) get zeros
             ref = torch.autograd.grad(ref_loss, params, allow_unused=True, materialize_grads=True)
             g_ref = torch.cat([r.reshape(-1) for r in ref])
-            dot = torch.dot(g, g_ref)
             self.n_steps_ += 1
             if g.device.type == "cpu":
+                dot = torch.dot(g, g_ref)
                 if not dot < 0:
                     return
                 self.n_projections_ += 1
                 g = g - (dot / torch.dot(g_ref, g_ref).clamp_min(1e-12)) * g_ref
-            else:  # on a GPU without reading `dot` back: the projection's weight is 0 when dot >= 0
-                negative = dot < 0
+            else:  # on a GPU without reading anything back
+                g, negative = agem_project(g, g_ref)
                 self._pending_projections = self._pending_projections + negative
-                g = g - torch.where(negative, dot / torch.dot(g_ref, g_ref).clamp_min(1e-12), 0.0) * g_ref
             pos = 0
             for p in params:
                 n = p.grad.numel()
