@@ -192,3 +192,30 @@ def test_the_private_import_check_sees_private_names(tmp_path):
 def test_no_private_name_is_imported_across_modules():
     offenders = [x for path in sorted((ROOT / "clad").rglob("*.py")) for x in _private_imports(path)]
     assert offenders == []
+
+
+def test_defaults_have_one_home():
+    """The default base metric and the default continual metric are written once, in clad/defaults.py:
+    no function or field of clad takes either literal as its default, and no ``.get(key, literal)``."""
+    from clad.defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
+
+    literals = {DEFAULT_BASE_METRIC, DEFAULT_METRIC}
+    offenders = []
+    for path in sorted((ROOT / "clad").rglob("*.py")):
+        if path.name == "defaults.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            defaults = []
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defaults = node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+            elif isinstance(node, ast.ClassDef):  # a dataclass field's default
+                defaults = [n.value for n in node.body if isinstance(n, ast.AnnAssign) and n.value is not None]
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "get" and len(node.args) == 2:
+                defaults = [node.args[1]]
+            elif isinstance(node, ast.keyword) and node.arg == "default":
+                defaults = [node.value]
+            for d in defaults:
+                found = {n.value for n in ast.walk(d) if isinstance(n, ast.Constant)} & literals
+                if found:
+                    offenders.append(f"{path.relative_to(ROOT)}:{d.lineno} {sorted(found)}")
+    assert offenders == []

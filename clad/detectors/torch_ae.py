@@ -68,17 +68,12 @@ def _import_torch():
 torch = _import_torch()
 nn = torch.nn
 
-__all__ = ["TorchDetector", "AutoEncoder", "VAE", "is_torch_detector", "DEVICE_DATA_BUDGET"]
+__all__ = ["TorchDetector", "AutoEncoder", "VAE", "DEVICE_DATA_BUDGET"]
 
 #: Fraction of a CUDA device's free memory that the standardised training rows of one training
 #: call may take to be moved there once; larger data stay in pinned host memory (mini-batches are
 #: copied to the device without blocking).
 DEVICE_DATA_BUDGET = 0.5
-
-
-def is_torch_detector(obj) -> bool:
-    """True for clad's torch detectors (those with the ``partial_fit(X, extra_loss=...)`` hook)."""
-    return bool(getattr(obj, "_clad_torch", False))
 
 
 def _mlp(sizes: list[int], last_activation: bool) -> list:

@@ -30,17 +30,17 @@ __all__ = ["summary_table", "format_summary", "markdown_table", "write_summaries
 
 #: the grouping columns of the summary
 KEYS = ("dataset", "scenario", "base_metric", "detector", "strategy")
-_STATS = ("mean", "std", "n", "ci_low", "ci_high")
 
 
 def summary_table(results: Iterable[RunResult]):
     """The leaderboard of ``results`` (failed runs left out) with columns named by metric labels."""
     from ..report.aggregate import leaderboard
+    from ..report.describe import STATS
 
     lb = leaderboard(results)
     names = scalar_names()
-    renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in _STATS}
-    cols = list(KEYS) + ["runs"] + [renamed[f"{m}_{s}"] for m in names for s in _STATS]
+    renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in STATS}
+    cols = list(KEYS) + ["runs"] + [renamed[f"{m}_{s}"] for m in names for s in STATS]
     return lb.rename(columns=renamed)[cols]
 
 

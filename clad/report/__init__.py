@@ -6,6 +6,9 @@ The contract:
   failed runs are listed but never enter a number;
 * aggregation over seeds is pure (:mod:`clad.report.aggregate`, :mod:`clad.report.stats`): mean and
   sample std with NaN left out, never turned into 0;
+* a statistical comparison ends in one verdict (:func:`comparison_verdict`, also ``Comparison.verdict``):
+  p-values exact up to :data:`clad.report.exact.EXACT_MAX_BLOCKS` blocks, post-hoc claims gated by
+  the omnibus test; the page's text, pair table and critical-difference diagram are drawn from it;
 * plotting (:mod:`clad.report.plots`) takes aggregated data and an optional matplotlib Axes,
   computes nothing, never calls ``show()``, and matplotlib is imported only when a plot is drawn;
 * :func:`make_report` writes ``index.html`` (self-contained: images as data URIs), the PNGs, the
@@ -36,7 +39,7 @@ from .aggregate import (
 from .describe import CONFIG_KEYS, describe, group_runs, mean_std
 from .load import load_spec_record, load_spec_text
 from .make import Report, make_report
-from .stats import Comparison, StatisticsWarning, compare, compare_methods, score_matrix
+from .stats import Comparison, StatisticsWarning, Verdict, compare, compare_methods, comparison_verdict, score_matrix
 
 __all__ = [
     "load_spec_record",
@@ -60,4 +63,6 @@ __all__ = [
     "score_matrix",
     "compare_methods",
     "compare",
+    "Verdict",
+    "comparison_verdict",
 ]

@@ -3,7 +3,6 @@ and tied together by ``index.html``."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import warnings
@@ -14,6 +13,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..defaults import DEFAULT_METRIC
 from ..atomic import atomic_output
 from ..results.record import RunResult
 from ..errors import CladValueError
@@ -26,13 +26,13 @@ from .aggregate import (
 from ..metrics import get_metric
 from .cost import cost_section
 from .orders import order_sensitivity
-from .figures import FigureStore, cd_html, curves_section, forgetting_section, heatmap_section
+from .figures import FigureStore, curves_section, forgetting_section, heatmap_section
 from .protocol import tuning_section, validity_section
 from .describe import CONFIG_KEYS, plural
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
+from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
 from .tables import (
     frame_html,
-    stats_text,
     leaderboard_html,
     leaderboard_latex,
     leaderboard_markdown,
@@ -136,41 +136,6 @@ def _orders_html(table: pd.DataFrame) -> str:
     return legend + frame_html(shown)
 
 
-def _comparison_html(c: Comparison, figs: FigureStore) -> str:
-    out = [f"<h3>{H.html.escape(c.title)}</h3>"]
-    if c.statistic is not None:
-        verdict = "differ significantly" if c.significant else "do not differ significantly"
-        out.append(f"<p>Friedman χ² = {c.statistic:.4g}, p = {c.pvalue:.4g} over {c.n_blocks} blocks and "
-                   f"{c.n_methods} {H.html.escape(plural(c.by))}: they {verdict} at "
-                   f"α = {c.alpha}.</p>")
-    if c.message:
-        out.append(H.message(c.message))
-    for note in c.notes:
-        out.append(H.message(note))
-    if c.paired is not None and not c.paired.empty:
-        shown = pd.DataFrame({
-            "pair": [f"{a} vs {b}" for a, b in zip(c.paired["a"], c.paired["b"])],
-            "difference a − b": stats_text(c.paired, "difference"),
-            "a better in": [f"{k} of {n} seeds" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
-        out.append("<p class='legend'>Paired over seeds (one block): per pair, the mean over seeds of the "
-                   "difference in " + H.html.escape(c.metric) + f" ({'higher' if c.higher_is_better else 'lower'} is "
-                   "better), its std, 95 % t-based interval and the number of seeds with both values:</p>")
-        out.append(frame_html(shown))
-    if c.scores.size:
-        table = c.scores.copy()
-        table.loc["average rank"] = c.ranks.mean(axis=0)
-        out.append("<p class='legend'>Scores per block (mean over seeds, distinct scenario settings and other "
-                   "fields) and average rank (1 = best):</p>")
-        out.append(frame_html(table, index=True))
-    for name, m in (("Wilcoxon signed-rank, Holm-adjusted p-values", c.wilcoxon_holm),
-                    ("Nemenyi p-values", c.nemenyi)):
-        if m is not None:
-            out.append(f"<p class='legend'>{name} (bold: p &lt; α = {c.alpha}):</p>"
-                       + frame_html(m, m < c.alpha, index=True))
-    out.append(cd_html(c, figs))
-    return "\n".join(out)
-
-
 def _spec_html(spec: Mapping | None, spec_text: str | None) -> str:
     if spec_text:
         return H.pre(spec_text)
@@ -223,7 +188,7 @@ def _warnings_section(results: Sequence[RunResult]) -> str:
 
 
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
-                by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = ("continual_average",),
+                by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = (DEFAULT_METRIC,),
                 blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
                 title: str | None = None, spec_text: str | None = None,
                 references: Sequence[RunResult] = ()) -> Report:
@@ -240,7 +205,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     :class:`~clad.report.stats.StatisticsWarning`. Failed runs are listed, not used. PNGs left in
     ``out_dir/figures`` by an earlier report are removed first (they would be stale). The page shows
     the spec as the TOML the user wrote (``spec_text``) when given, else ``spec`` rendered as TOML,
-    the scores of the benchmark's reference runs (``references``, :func:`clad.report.load_references`)
+    the scores of the benchmark's reference runs (``references``, :func:`clad.results.load_references`)
     and the validity checks of its single-task matrices when given, and ends with an index of its figures and their files.
     """
     results = list(results)
@@ -293,23 +258,11 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
                 if c.message and c.statistic is None and c.wilcoxon_holm is None:
                     report.messages.append(f"{c.title}: {c.message}")
                     warnings.warn(f"{c.title}: {c.message}", StatisticsWarning, stacklevel=2)
-                stat_rows.append({"by": c.by, "metric": c.metric, "base_metric": c.base_metric,
-                                  "blocks": c.n_blocks, "methods": c.n_methods, "friedman_statistic": c.statistic,
-                                  "friedman_p": c.pvalue,
-                                  "average_ranks": json.dumps({str(k): float(v) for k, v in c.average_ranks.items()}),
-                                  "message": c.message or "", "notes": " | ".join(c.notes)})
-                stat_html.append(_comparison_html(c, figs))
-    _atomic_write(out / "statistics.csv", pd.DataFrame(stat_rows).to_csv(index=False))
+                stat_rows.extend(statistics_rows(c))
+                stat_html.append(comparison_html(c, figs))
+    _atomic_write(out / "statistics.csv", statistics_frame(stat_rows).to_csv(index=False))
     report.tables["statistics"] = out / "statistics.csv"
-    default = (" (the default: datasets are the independent units, and blocks that share a dataset would not be "
-               "independent)" if tuple(blocks) == DEFAULT_BLOCKS else "")
-    intro = (f"<p class='legend'>Blocks: {H.html.escape(' × '.join(blocks))}{default}. Each score is the mean over "
-             f"seeds, over the distinct scenario settings and over the other configuration fields; runs that are the "
-             f"same computation (identical R for every method and seed, e.g. a strategy that never reads the concept "
-             f"id in concept_aware and concept_incremental) are counted once, and the page says where. With at least "
-             f"3 blocks: Friedman test, then Wilcoxon signed-rank with Holm's correction and Nemenyi post-hoc tests "
-             f"(α = {alpha}); they assume independent blocks. With fewer no test is run; with one block the methods "
-             f"are compared paired over seeds, evidence about that block only.</p>")
+    intro = statistics_intro(blocks, alpha, tuple(blocks) == DEFAULT_BLOCKS)
     sections.append(("statistics", "Statistical comparison", intro + "\n".join(stat_html)))
 
     sections.append(("curves", "Learning curves", curves_section(learning_curves(ok), figs)))

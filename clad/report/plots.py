@@ -561,17 +561,28 @@ def forgetting_figure(table: pd.DataFrame, title: str) -> "Figure":
 
 
 def _cd_title(comparison: "Comparison", used: str) -> str:
+    v = comparison.verdict
+    if not v.posthoc_tested:
+        return (f"{comparison.title}: average rank (1 = best). Post-hoc NOT TESTED: the {v.test.name} test did not "
+                f"reject (p = {v.test.pvalue:.3g} >= alpha = {comparison.alpha}); one bar joins every method, no "
+                f"pair is claimed to differ")
     return (f"{comparison.title}: average rank (1 = best); bars join {used}-indistinguishable methods "
-            f"(alpha = {comparison.alpha})")
+            f"(alpha = {comparison.alpha}; {v.test.name} p = {v.test.pvalue:.3g}, {v.test.method})")
 
 
 def _significance(comparison: "Comparison", test: str):
-    sig = comparison.nemenyi if test == "nemenyi" else comparison.wilcoxon_holm
-    if sig is None:
-        sig = comparison.wilcoxon_holm
+    """The p-value matrix the diagram draws, as the comparison's verdict decides it (gated by the
+    omnibus test), and the name of the post-hoc test."""
+    v = comparison.verdict
+    if v.test is None:
+        raise CladValueError(f"{comparison.title}: no test was run ({comparison.message})")
+    sig = v.significance(test)
+    used = "Nemenyi" if test == "nemenyi" else "Wilcoxon–Holm"
+    if sig is None:  # Nemenyi needs 3 methods: the Wilcoxon test is the one there is
+        sig, used = v.significance("wilcoxon_holm"), "Wilcoxon–Holm"
     if sig is None:
         raise CladValueError(f"{comparison.title}: no post-hoc test was run ({comparison.message})")
-    return sig, ("Nemenyi" if sig is comparison.nemenyi else "Wilcoxon–Holm")
+    return sig, used
 
 
 def _cd_labels(comparison: "Comparison") -> list[str]:
@@ -581,7 +592,10 @@ def _cd_labels(comparison: "Comparison") -> list[str]:
 def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "nemenyi") -> "Axes":
     """Critical-difference diagram (``scikit_posthocs.critical_difference_diagram``) of a
     :class:`~clad.report.stats.Comparison`: average ranks on the axis, methods joined by a bar
-    where the post-hoc test (``"nemenyi"`` or ``"wilcoxon_holm"``) finds no significant difference."""
+    where the post-hoc test (``"nemenyi"`` or ``"wilcoxon_holm"``) finds no significant difference.
+    It draws the comparison's verdict (:func:`clad.report.stats.comparison_verdict`): when the
+    omnibus test did not reject, the post-hoc tests are not read, one grey bar joins every method
+    and the title says "not tested"."""
     try:
         import scikit_posthocs as sp
     except ImportError:  # pragma: no cover - depends on the environment
@@ -589,9 +603,12 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
     sig, used = _significance(comparison, test)
     if ax is None:
         return cd_figure(comparison, test=test).axes[0]
+    grey = not comparison.verdict.posthoc_tested  # gated off by the omnibus test: drawn in grey
+    palette = {str(m): "#9a9a9a" for m in comparison.average_ranks.index} if grey else None
     sp.critical_difference_diagram(comparison.average_ranks, sig, alpha=comparison.alpha, ax=ax,
                                    label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
-                                   label_props={"fontsize": FONT["label"]})
+                                   label_props={"fontsize": FONT["label"]}, color_palette=palette,
+                                   crossbar_props={"color": "#9a9a9a"} if grey else None)
     ax.tick_params(labelsize=FONT["tick"])
     _title(ax, _cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.3)
     return ax
