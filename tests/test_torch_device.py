@@ -70,6 +70,7 @@ def test_every_torch_detector_with_every_strategy_on_the_cpu(detector, strategy)
     assert np.array_equal(R, run(detector, strategy, "cpu"))  # bit-identical, run after run
 
 
+@pytest.mark.slow
 @needs_cuda
 @pytest.mark.parametrize("detector, strategy", CASES)
 def test_every_torch_detector_with_every_strategy_on_cuda(detector, strategy):
@@ -128,6 +129,7 @@ def test_gradient_pass_leaves_the_cpu_modes_alone():
     assert not det.module_.training
 
 
+@pytest.mark.slow
 @needs_cuda
 @pytest.mark.parametrize("cls", [LSTMAutoEncoder, GRUAutoEncoder])
 def test_gradients_outside_training_work_with_cudnn(cls):
@@ -145,6 +147,7 @@ def test_gradients_outside_training_work_with_cudnn(cls):
         assert float((f - r).abs().max()) <= 1e-2 * float(r.abs().max())
 
 
+@pytest.mark.slow
 @needs_cuda
 @pytest.mark.parametrize("detector", list(DETECTORS))
 def test_the_cuda_training_loop_does_not_wait_for_the_gpu(detector):
@@ -165,6 +168,7 @@ def test_the_cuda_training_loop_does_not_wait_for_the_gpu(detector):
     assert syncs(1) == syncs(4)
 
 
+@pytest.mark.slow
 @needs_cuda
 @pytest.mark.parametrize("detector", list(DETECTORS))
 def test_cuda_scores_are_close_to_the_cpu_scores(detector):
