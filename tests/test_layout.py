@@ -60,10 +60,17 @@ def test_no_module_imports_the_package_init():
 # -- the layer contracts (import-linter, configured in pyproject.toml) -----------------------------
 
 def _lint(capsys) -> tuple[int, str]:
-    """Run every import-linter contract of pyproject.toml on the package as it is on disk now."""
-    cli = pytest.importorskip("importlinter.cli")
-    code = cli.lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
-    return code, capsys.readouterr().out
+    """Run every import-linter contract of pyproject.toml on the package as it is on disk now.
+
+    In a process of its own: import-linter's command line configures logging with
+    ``disable_existing_loggers``, which would silence clad's loggers for every later test."""
+    pytest.importorskip("importlinter.cli")
+    code = ("import sys\nfrom importlinter.cli import lint_imports\n"
+            "sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", code, str(ROOT / "pyproject.toml")], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
 
 
 def test_the_layer_contracts_hold(capsys):
