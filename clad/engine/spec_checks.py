@@ -170,15 +170,13 @@ def strategy_problems(who: str, cls: Any, params: dict) -> list[str]:
 
 def pair_problems(pairs, detectors, registries: dict) -> list[str]:
     """Every strategy x detector pair of a grid: the strategy (built without a detector) asked
-    whether it can train the built detector (:meth:`clad.strategies.base.Strategy.detector_problem`,
-    e.g. ``incremental`` needs a detector that learns incrementally)."""
-    built: dict[str, Any] = {}
-    for d in detectors:
-        try:
-            built[d.display] = registries["detectors"].build(d.name, d.params)
-        except CladError:
-            pass  # reported with the detector's own values
-    out: list[str] = []
+    whether it can train the detector (:meth:`clad.strategies.base.Strategy.detector_problem`,
+    e.g. ``incremental`` needs a detector that learns incrementally). What a strategy asks of a
+    detector is what its class can do, so one detector per name is built (a grid of 10,000
+    parameter combinations builds one), and only for strategies that ask anything."""
+    from ..strategies.base import Strategy
+
+    asking = []
     seen = set()
     for _, st in pairs:
         if st.display in seen:
@@ -186,22 +184,34 @@ def pair_problems(pairs, detectors, registries: dict) -> list[str]:
         seen.add(st.display)
         try:
             cls = registries["strategies"].resolve(st.name)
+            if getattr(cls, "detector_problem", Strategy.detector_problem) is Strategy.detector_problem:
+                continue  # asks nothing of its detector
             sig = inspect.signature(cls).parameters
             needs = "detector" in sig and "detector" not in st.params
-            strategy = cls(**st.params, **({"detector": None} if needs else {}))
+            asking.append((st, cls(**st.params, **({"detector": None} if needs else {}))))
         except (CladError, TypeError, ValueError):
             continue  # reported with the strategy's own values
-        ask = getattr(strategy, "detector_problem", None)
-        if not callable(ask):
-            continue
+    if not asking:
+        return []
+    built: dict[str, Any] = {}
+    for d in detectors:
+        if d.name not in built:
+            try:
+                built[d.name] = registries["detectors"].build(d.name, d.params)
+            except CladError:
+                built[d.name] = None  # reported with the detector's own values
+    out: list[str] = []
+    for st, strategy in asking:
+        said = set()
         for d in detectors:
-            if d.display not in built:
+            if built.get(d.name) is None or d.name in said:
                 continue
             try:
-                problem = ask(built[d.display])
+                problem = strategy.detector_problem(built[d.name])
             except (CladError, TypeError, ValueError) as exc:
                 problem = _first_line(exc)
             if problem:
+                said.add(d.name)
                 out.append(f"strategy {st.display!r} cannot train detector {d.display!r}: {problem}; remove one of "
                            "them from the spec")
     return out
