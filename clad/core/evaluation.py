@@ -31,14 +31,14 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import sklearn
-from scipy.integrate import trapezoid
-from sklearn.metrics import average_precision_score, f1_score, precision_recall_curve, roc_auc_score
+from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
 from ..errors import CladValueError, RunWarning
+from ..metrics.base import BASE_METRIC_FUNCTIONS, chance_levels
 from ..registry import did_you_mean
 from ..strategies.base import Scored
 from .concepts import Concept
@@ -47,48 +47,9 @@ __all__ = ["BASE_METRICS", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "E
            "AnytimeEvent", "check_base_metrics", "check_n_jobs", "check_reversed", "check_data"]
 
 
-def _roc_auc(y, scored: Scored) -> float:
-    """ROC-AUC of binary labels ``y`` (both classes present) and finite scores.
-
-    The arithmetic of scikit-learn's ``auc(*roc_curve(y, scores)[:2])`` -- which is what
-    ``roc_auc_score`` computes for binary labels -- step for step (descending sort, one point per
-    distinct score, collinear points dropped, trapezoidal rule), without its input checks: the
-    evaluator has checked the labels once and the detector adapter the scores. Those checks cost
-    ten times the computation on a test set of a few hundred rows, and were most of clad's own
-    time in a run. The result equals ``roc_auc_score`` bit for bit (tested on tied and untied
-    scores).
-    """
-    scores = np.asarray(scored.scores)
-    order = np.argsort(scores, kind="stable")[::-1]
-    ranked = scores[order]
-    thresholds = np.append(np.flatnonzero(np.diff(ranked)), ranked.size - 1)
-    tps = np.cumsum(np.asarray(y)[order], dtype=np.float64)[thresholds]
-    fps = 1 + thresholds.astype(np.float64) - tps
-    if fps.shape[0] > 2:
-        corner = np.logical_or(np.diff(fps, 2), np.diff(tps, 2))
-        keep = np.flatnonzero(np.concatenate(([True], corner, [True])))
-        fps, tps = fps[keep], tps[keep]
-    fps = np.concatenate(([0.0], fps))
-    tps = np.concatenate(([0.0], tps))
-    return float(trapezoid(tps / tps[-1], fps / fps[-1]))
-
-
-def _average_precision(y, scored: Scored) -> float:
-    # average_precision_score's binary case: the step-wise area under precision_recall_curve
-    precision, recall, _ = precision_recall_curve(y, scored.scores)
-    return float(-np.sum(np.diff(recall) * np.asarray(precision)[:-1]))
-
-
-def _f1(y, scored: Scored) -> float:
-    return float(f1_score(y, scored.labels, zero_division=0.0))
-
-
-#: base metric name -> function(y_true, Scored) -> float
-BASE_METRICS: dict[str, Callable[[np.ndarray, Scored], float]] = {
-    "roc_auc": _roc_auc,
-    "f1": _f1,
-    "average_precision": _average_precision,
-}
+#: base metric name -> function(y_true, Scored) -> float: a live view of the declarations in
+#: :mod:`clad.metrics.base` (:data:`~clad.metrics.base.BASE_REGISTRY`, with each one's bounds and chance level)
+BASE_METRICS: Mapping[str, Callable[[np.ndarray, Scored], float]] = BASE_METRIC_FUNCTIONS
 
 
 def check_base_metrics(names) -> tuple[str, ...]:
@@ -154,6 +115,8 @@ class Evaluation:
     anytime_task: tuple[int | None, ...] | None = None
     learned_rows: tuple[dict, ...] | None = None
     prequential: dict | None = None
+    #: per base metric, what a scoreless detector gets on each test concept (NaN where undefined)
+    chance: dict[str, list[float]] | None = None
 
 
 class Evaluator:
@@ -343,24 +306,34 @@ class Evaluator:
             anytime_task=tuple(self._any_task) if self._any_seen else None,
             learned_rows=tuple(self._learned_rows) if any(r is not None for r in self._learned_rows) else None,
             prequential=self._preq.record(),
+            chance={m: chance_levels(m, [c.y for c in self.test_concepts]) for m in self.base_metrics},
         )
 
 
-def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str]) -> None:
-    """Warn (:class:`~clad.errors.RunWarning`) when the ROC-AUC of most concepts right after they
-    were learned (the cells of R where the step and the test concept have the same name) is below
-    0.5: a detector ranks anomalies *lower* than normal rows there, so its scores may be reversed
-    (clad expects higher = more anomalous)."""
-    if "roc_auc" not in R:
-        return
+def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str],
+                   chance: Mapping[str, Sequence[float]] | None = None) -> None:
+    """Warn (:class:`~clad.errors.RunWarning`) when a base metric is below its chance level on most
+    concepts right after they were learned (the cells of R where the step and the test concept have
+    the same name): a detector ranks anomalies *lower* than normal rows there, so its scores may be
+    reversed (clad expects higher = more anomalous). ``chance`` gives each base metric's chance level
+    per test concept (:func:`clad.metrics.base.chance_level`); without it, ROC-AUC against 0.5."""
     position = {name: j for j, name in enumerate(test_names)}
-    diagonal = [R["roc_auc"][i, position[s]] for i, s in enumerate(steps) if s in position]
-    diagonal = [v for v in diagonal if np.isfinite(v)]
-    below = sum(v < 0.5 for v in diagonal)
-    if diagonal and below > len(diagonal) / 2:
-        warnings.warn(f"ROC-AUC below 0.5 on {below} of {len(diagonal)} concepts just learned (mean "
-                      f"{np.mean(diagonal):.3f}): are the scores reversed? clad expects higher scores for more "
-                      "anomalous rows", RunWarning, stacklevel=2)
+    levels = dict(chance or {})
+    if not levels and "roc_auc" in R:
+        levels = {"roc_auc": [0.5] * len(test_names)}
+    for name, level in levels.items():
+        if name not in R or level is None:
+            continue
+        pairs = [(R[name][i, position[s]], level[position[s]]) for i, s in enumerate(steps) if s in position]
+        pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]
+        below = sum(v < c for v, c in pairs)
+        if pairs and below > len(pairs) / 2:
+            shown = "ROC-AUC below 0.5" if name == "roc_auc" else f"{name} below chance"
+            warnings.warn(f"{shown} on {below} of {len(pairs)} concepts just learned (mean "
+                          f"{np.mean([v for v, _ in pairs]):.3f}, chance {np.mean([c for _, c in pairs]):.3f}): are "
+                          "the scores reversed? clad expects higher scores for more anomalous rows", RunWarning,
+                          stacklevel=2)
+            return
 
 
 #: detector parameters that a training step needs more rows than

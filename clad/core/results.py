@@ -132,6 +132,9 @@ class RunResult:
     #: the peak memory of the run in bytes: how far the process's resident set size rose above its
     #: value when the run began (see :mod:`clad.core.memory`); None when not measured
     peak_memory: int | None = None
+    #: per base metric, the chance level of each test concept (in ``test_concepts`` order): what a
+    #: scoreless detector gets there (:func:`clad.metrics.base.chance_level`); None when not recorded
+    chance: Mapping[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -179,6 +182,7 @@ class RunResult:
             "shared_from": self.shared_from,
             "inputs": dict(self.inputs),
             "peak_memory": self.peak_memory,
+            "chance": None if self.chance is None else {m: list(v) for m, v in self.chance.items()},
         }
         return to_jsonable(d)
 
@@ -217,6 +221,8 @@ class RunResult:
                 shared_from=d.get("shared_from"),
                 inputs=dict(d.get("inputs") or {}),
                 peak_memory=None if d.get("peak_memory") is None else int(d["peak_memory"]),
+                chance=None if not d.get("chance") else {m: [float("nan") if v is None else float(v) for v in vals]
+                                                         for m, vals in d["chance"].items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None

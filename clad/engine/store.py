@@ -194,13 +194,13 @@ def _real(v: Any) -> float | None:
 #: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
 _PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error", "shared_from")
 _JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "learned_rows",
-         "prequential", "run_order", "extras", "warnings", "inputs", "peak_memory")
+         "prequential", "run_order", "extras", "warnings", "inputs", "peak_memory", "chance")
 #: JSON columns that are None when the run has no such record (absent, not ``null`` text)
-_OPTIONAL = ("anytime", "learned_rows", "prequential", "run_order", "extras", "peak_memory")
+_OPTIONAL = ("anytime", "learned_rows", "prequential", "run_order", "extras", "peak_memory", "chance")
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
 #: (also to a new one: the CREATE TABLE above is the first version's columns and these)
 _ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
-                  "peak_memory")
+                  "peak_memory", "chance")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
