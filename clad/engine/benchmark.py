@@ -211,7 +211,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                         configs = _evaluation_phase(store, plan, grid, phases, share)
                 waiting = len(grid) if len(phases) == 1 and plan is not None else 0
                 total = sum(len(p.configs) for p in phases) + waiting
-                tell(GridStarted(spec.name, total, total - waiting - sum(len(p.todo) for p in phases), db))
+                tell(GridStarted(spec.name, total, total - waiting - sum(p.pending for p in phases), db))
                 for p in phases:
                     interrupted = interrupted or run(p)
                 if waiting and not interrupted:
@@ -263,6 +263,10 @@ class _Phase:
         self.resumed = len(finished)
         self.shared = _fill_shared(store, self.groups, finished, self.decorate)
         self.todo = _todo(self.groups, finished)
+        todo_ids = {c.run_id for c in self.todo}
+        #: runs still to record: each run to compute and the runs that will share its result
+        self.pending = sum(len([c for c in g if c.run_id not in finished]) for g in self.groups.values()
+                           if any(c.run_id in todo_ids for c in g))
         self.computed = 0
         if finished:
             log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
@@ -277,7 +281,7 @@ class _Phase:
     @staticmethod
     def runner(store, share, jobs, threads, dask, timeout, on_step, tell) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
-        from .executors import execute_claimed
+        from .executors import RunEvent, execute_claimed
         from .store import utc_now
 
         def run(phase: _Phase) -> bool:
@@ -298,10 +302,14 @@ class _Phase:
                                     ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)})))
                                 store.write(ev.result, ev.started, ev.finished)
                                 phase.computed += 1
+                                copies: list = []
                                 phase.shared += _write_shared(store, ev.result, phase.groups[phase.keys[ev.config.run_id]],
-                                                              decorate=phase.decorate)
+                                                              decorate=phase.decorate,
+                                                              on_copy=lambda c, cfg: copies.append((c, cfg)))
                                 store.release([ev.config.run_id])
                             tell(ev)
+                            for copy, cfg in copies if ev.kind == "finished" else ():  # logged, counted
+                                tell(RunEvent("shared", cfg, result=copy))
                     except KeyboardInterrupt:
                         interrupted = True
                     finally:
@@ -476,14 +484,19 @@ def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
 
 
 def _write_shared(store, result: RunResult, group: list[RunConfig], done: set | None = None,
-                  decorate: Callable[[RunResult], RunResult] | None = None) -> int:
+                  decorate: Callable[[RunResult], RunResult] | None = None,
+                  on_copy: Callable[[RunResult, RunConfig], None] | None = None) -> int:
     """Record every other configuration of ``group`` as sharing ``result`` (stamped when written,
-    after the run that computed it), each passed through ``decorate`` when given."""
+    after the run that computed it), each passed through ``decorate`` when given and then to
+    ``on_copy`` (with its configuration)."""
     n = 0
     for cfg in group:
         if cfg.run_id != result.run_id and cfg.run_id not in (done or ()):
             copy = shared_copy(result, cfg)
-            store.write(decorate(copy) if decorate else copy)
+            copy = decorate(copy) if decorate else copy
+            store.write(copy)
+            if on_copy is not None:
+                on_copy(copy, cfg)
             n += 1
     return n
 

@@ -75,6 +75,8 @@ class Progress:
         self.done = int(already)
         self.failed = 0
         self.flagged = 0  # runs that recorded warnings
+        self.shared_runs = 0  # runs recorded as the same computation as another
+        self._number: dict[str, int] = {}  # run_id -> its number in the log
         self.desc = desc
         self._current = ""
         self._running = 0
@@ -127,6 +129,8 @@ class Progress:
         if result.warnings:
             self.flagged += 1
         n = self.done + self.failed
+        if result.run_id:
+            self._number[result.run_id] = n
         if self._bar is not None:
             self._current = f"{self._running} running" if self._running > 1 else ""
             self._refresh(now=False)
@@ -139,6 +143,22 @@ class Progress:
                      cfg.describe())
         else:
             log.warning("run %d/%d FAILED: %s:\n%s", n, self.total, cfg.describe(), _indent(result.cause))
+
+    def shared(self, result: RunResult, cfg: RunConfig) -> None:
+        """A run recorded as the same computation as ``result.shared_from``: counted and logged,
+        with the number of the run that computed it."""
+        self.done += 1
+        self.shared_runs += 1
+        n = self.done + self.failed
+        if result.run_id:
+            self._number[result.run_id] = n
+        source = self._number.get(result.shared_from or "")
+        same = f"same computation as run {source}" if source else f"same computation as {result.shared_from}"
+        if self._bar is not None:
+            self._refresh(now=False)
+            self._bar.update(1)
+        else:
+            log.info("run %d/%d done (%s): %s", n, self.total, same, cfg.describe())
 
     def close(self) -> None:
         if self._bar is not None:
@@ -166,6 +186,8 @@ class ProgressEvents:
             self.progress.step(event.config, event.step, event.index)
         elif event.kind == "finished":
             self.progress.finished(event.result, event.config)
+        elif event.kind == "shared":
+            self.progress.shared(event.result, event.config)
         elif event.kind == "grid_finished":
             self.progress.close()
 

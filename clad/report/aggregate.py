@@ -91,7 +91,7 @@ def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
     """``results`` with every configuration that is the same computation as another shown once.
 
     A configuration whose runs all record ``shared_from`` (see :mod:`clad.engine.identity`)
-    pointing at the runs of one other configuration, seed by seed, is dropped; the configuration
+    pointing at the runs of one other configuration with as many runs is dropped; the configuration
     that computed them keeps its runs, relabelled with every value it stands for, joined by
     ``" = "`` (``concept_aware = concept_incremental``). Other runs are returned as they are, in order.
 
@@ -118,7 +118,7 @@ def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
         origin, = origins
         if origin == key or origin not in groups or origin in copies:
             continue
-        if all(key_of.get(r.shared_from, (None, None))[1] == r.seed for r in runs):
+        if len(groups[origin]) == len(runs):  # every run of this configuration is one of origin's
             copies.add(key)
             stands_for.setdefault(origin, [origin]).append(key)
     if not copies:
