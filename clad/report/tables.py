@@ -25,7 +25,7 @@ from .aggregate import BEST, MIN_INTERVAL_N, WITHIN_NOISE, best_status
 from .cost import COST
 
 __all__ = ["label", "cell_text", "interval_text", "stats_text", "stats_tips", "leaderboard_sections",
-           "cost_sections", "cost_html", "leaderboard_markdown", "leaderboard_latex", "leaderboard_html", "frame_html", "LEGEND",
+           "cost_sections", "cost_html", "leaderboard_compact_html", "leaderboard_markdown", "leaderboard_latex", "leaderboard_html", "frame_html", "LEGEND",
            "ROW_KEYS"]
 
 #: the columns that name a leaderboard row, in the order rows are sorted
@@ -59,6 +59,8 @@ def cell_text(mean: float, std: float, n: int | None = None, ci_low: float | Non
     if _bad(mean):
         return "n/a"
     out = f"{mean:.{digits}f}"
+    if out.startswith("-") and float(out) == 0:  # no "-0.000"
+        out = out[1:]
     if not _bad(std):
         out += f" ± {std:.{digits}f}"
     return out
@@ -142,7 +144,7 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                     rows.append([scenario, *CHANCE_ROW] + [cell_text(c.get(f"{m}_mean"), float("nan")) for m in used])
                     marks.append(["chance"] * (len(ROW_KEYS) + len(used)))
                     tips.append([""] * len(ROW_KEYS) + [
-                        "what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
+                        "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
                         "flagging every row), through the same metric"] * len(used))
             for idx in sub.index:
                 rows.append([str(sub.at[idx, k]) for k in ROW_KEYS]
@@ -304,3 +306,54 @@ def cost_html(table: pd.DataFrame) -> str | None:
     for dataset, text, tips in cost_sections(table):
         out.append(f"<h3>{html.escape(dataset)}</h3>" + frame_html(text, tips=tips, classes="table leaderboard"))
     return "\n".join(out) if out else None
+
+
+def _base_label(name: str) -> str:
+    from ..metrics.base import BASE_REGISTRY
+
+    m = BASE_REGISTRY.get(name)
+    return m.label if m is not None else name
+
+
+def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = None,
+                             metrics: Sequence[str] | None = None) -> str:
+    """HTML: one table per dataset, every base metric side by side (its ``metrics`` columns under
+    its name), a heading row per scenario followed by its chance row and its configurations
+    (strategy, detector); cells ``mean ± std`` with the interval in the tooltip, marked as in
+    :func:`leaderboard_sections`."""
+    shown = [m for m in (metrics if metrics is not None else _metrics_of(table)) if m in _metrics_of(table)]
+    out = [f"<p class='legend'>{html.escape(_legend(shown))}.</p>"]
+    if table.empty or not shown:
+        return "\n".join(out)
+    sections = {}
+    for title, text, marks, tips in leaderboard_sections(table, shown, chance=chance):
+        dataset, base = title.split(" — ", 1)
+        sections.setdefault(dataset, []).append((base, text, marks, tips))
+    for dataset, parts in sections.items():
+        labels = [c for c in parts[0][1].columns if c not in ROW_KEYS]
+        head1 = ("<tr><th rowspan='2'>strategy</th><th rowspan='2'>detector</th>"
+                 + "".join(f"<th colspan='{len(labels)}' class='group'>{html.escape(_base_label(b))}</th>"
+                           for b, *_ in parts)
+                 + "</tr>")
+        head2 = "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for _ in parts for c in labels) + "</tr>"
+        body = []
+        first = parts[0][1]
+        for i in range(len(first)):
+            scenario = first.at[i, "scenario"]
+            if i == 0 or first.at[i - 1, "scenario"] != scenario:
+                body.append(f"<tr class='scenario'><th colspan='{2 + len(labels) * len(parts)}'>"
+                            f"{html.escape(str(scenario))}</th></tr>")
+            is_chance = parts[0][2].at[i, "strategy"] == "chance"
+            cells = [f"<td>{html.escape(str(first.at[i, 'strategy']))}</td>",
+                     f"<td>{html.escape(str(first.at[i, 'detector']))}</td>"]
+            for _, text, marks, tips in parts:
+                for c in labels:
+                    v, mark, tip = html.escape(str(text.at[i, c])), marks.at[i, c], tips.at[i, c]
+                    v = (f"<strong>{v}</strong>" if mark == BEST else
+                         f"{v}<span class='noise'> ≈</span>" if mark == WITHIN_NOISE else v)
+                    title = f" title=\"{html.escape(str(tip), quote=True)}\"" if tip else ""
+                    cells.append(f"<td{title}>{v}</td>")
+            body.append(f"<tr{' class=chance' if is_chance else ''}>{''.join(cells)}</tr>")
+        out.append(f"<h3>{html.escape(dataset)}</h3><table class='table leaderboard compact'><thead>{head1}{head2}"
+                   f"</thead><tbody>{''.join(body)}</tbody></table>")
+    return "\n".join(out)
