@@ -152,9 +152,9 @@ def _cmd_run(args) -> int:
     if not args.quiet:
         print(format_summary(done.summary))
         shared = sum(1 for r in done.runs if r.ok and r.shared_from)
-        same = (f" ({shared} of them the same computation as another run, computed once)" if shared else "")
-        print(f"\n{done.n_ok} runs finished{same}, {done.n_failed} failed; results in {done.database} and "
-              f"{done.results_json}; every metric with its interval in {done.out}/summary.md")
+        same = (f"; {shared} of them the same computation as another run (computed once)" if shared else "")
+        print(f"\n{done.n_ok} runs finished, {done.n_failed} failed{same}\nresults in {done.database} and "
+              f"{done.results_json}\nevery metric with its interval: {Path(done.out) / 'summary.md'}")
         if done.references:
             print(f"{sum(r.ok for r in done.references)} reference runs finished ({done.n_references_computed} "
                   "computed now); every run's metrics against them are in summary.csv and results.json")

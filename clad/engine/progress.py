@@ -147,7 +147,10 @@ class Progress:
     def shared(self, result: RunResult, cfg: RunConfig) -> None:
         """A run recorded as the same computation as ``result.shared_from``: counted and logged,
         with the number of the run that computed it."""
-        self.done += 1
+        if result.ok:
+            self.done += 1
+        else:
+            self.failed += 1
         self.shared_runs += 1
         n = self.done + self.failed
         if result.run_id:
@@ -157,8 +160,10 @@ class Progress:
         if self._bar is not None:
             self._refresh(now=False)
             self._bar.update(1)
-        else:
+        elif result.ok:
             log.info("run %d/%d done (%s): %s", n, self.total, same, cfg.describe())
+        else:
+            log.warning("run %d/%d FAILED (%s): %s", n, self.total, same, cfg.describe())
 
     def close(self) -> None:
         if self._bar is not None:
