@@ -56,6 +56,10 @@ class GridStarted:
     finished_before: int
     database: Path
     kind: str = "grid_started"
+    #: seconds earlier invocations spent on this grid, and how many of its finished runs recorded
+    #: warnings (a resumed grid's progress continues from them)
+    elapsed_before: float = 0.0
+    flagged_before: int = 0
 
 
 @dataclass(frozen=True)
@@ -197,7 +201,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             store.set_meta("spec_text", spec.text)
             store.set_meta("clad_version", __version__)
             on_step = None
-            if on_event is not None and jobs == 1 and dask is None:
+            if on_event is not None and dask is None:  # worker runs' steps come back as events
                 def on_step(cfg, step, index):
                     tell(RunEvent("step", cfg, step=step, index=index))
             run = _Phase.runner(store, share, jobs, threads, dask, timeout, on_step, tell)
@@ -211,7 +215,10 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                         configs = _evaluation_phase(store, plan, grid, phases, share)
                 waiting = len(grid) if len(phases) == 1 and plan is not None else 0
                 total = sum(len(p.configs) for p in phases) + waiting
-                tell(GridStarted(spec.name, total, total - waiting - sum(p.pending for p in phases), db))
+                elapsed_before = float(store.get_meta("elapsed_seconds", 0.0) or 0.0)
+                session_start = time.monotonic()
+                tell(GridStarted(spec.name, total, total - waiting - sum(p.pending for p in phases), db,
+                                 elapsed_before=elapsed_before, flagged_before=_flagged(store, grid)))
                 for p in phases:
                     interrupted = interrupted or run(p)
                 if waiting and not interrupted:
@@ -226,6 +233,8 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                 interrupted = True
             finally:
                 store.release()
+                if "session_start" in locals():  # the time this grid took, over every invocation
+                    store.set_meta("elapsed_seconds", elapsed_before + time.monotonic() - session_start)
                 tell(GridFinished(interrupted))
             resumed = sum(p.resumed for p in phases)
             computed, shared = sum(p.computed for p in phases), sum(p.shared for p in phases)
@@ -294,6 +303,9 @@ class _Phase:
                                              on_step=on_step)
                     try:
                         for ev in events:
+                            if ev.kind == "step":  # a worker's run evaluated a concept step
+                                tell(ev)
+                                continue
                             if ev.kind == "started":
                                 store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
                                                    ev.started)
@@ -462,6 +474,11 @@ class _Renewer:
     def __exit__(self, *exc) -> None:
         self.stop.set()
         self.thread.join()
+
+
+def _flagged(store, configs) -> int:
+    """How many of ``configs``' runs finished before with warnings (a resumed grid's count)."""
+    return len(store.flagged_ids() & {c.run_id for c in configs})
 
 
 def _groups(configs: list[RunConfig], keys: dict[str, str]) -> dict[str, list[RunConfig]]:

@@ -486,6 +486,11 @@ class ResultStore:
         """``{run_id: status}`` for every recorded run."""
         return dict(self._con.execute("SELECT run_id, status FROM runs").fetchall())
 
+    def flagged_ids(self) -> set[str]:
+        """Run ids recorded with status ``ok`` and at least one warning."""
+        return {rid for rid, w in self._con.execute("SELECT run_id, warnings FROM runs WHERE status = 'ok'")
+                if _unjson(w, None)}
+
     def finished_ids(self) -> set[str]:
         """Run ids recorded with status ``ok`` and every R cell present (what ``--resume`` skips;
         a run whose cells are missing is computed again)."""
