@@ -367,12 +367,15 @@ def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
             warnings.warn(f"training concept {c.name!r} has {len(X)} row(s); {why}, so what it learns there "
                           "means little", RunWarning, stacklevel=2)
         if len(X) > 1 and np.issubdtype(X.dtype, np.number):
-            spread = np.ptp(X, axis=0).astype(np.float64)
-            scale = np.abs(X).max(axis=0).astype(np.float64)
+            rows = X.reshape(len(X), -1)  # windows (rows x steps x channels): every value of a row
+            spread = np.ptp(rows, axis=0).astype(np.float64)
+            scale = np.abs(rows).max(axis=0).astype(np.float64)
             flat = np.flatnonzero(spread <= _NEAR_CONSTANT * np.maximum(scale, 1.0))
             if flat.size:
                 shown = ", ".join(map(str, flat[:10])) + (", ..." if flat.size > 10 else "")
-                warnings.warn(f"training concept {c.name!r}: {flat.size} of {X.shape[1]} feature(s) constant or "
+                what = ("feature(s)" if X.ndim <= 2 else
+                        f"value(s) per window ({' x '.join(map(str, X.shape[1:]))}, flattened)")
+                warnings.warn(f"training concept {c.name!r}: {flat.size} of {rows.shape[1]} {what} constant or "
                               f"near-constant (column {shown}); a detector learns nothing from them", RunWarning,
                               stacklevel=2)
     for c in (*dataset.train, *dataset.test):

@@ -36,6 +36,7 @@ from .figures import FigureStore, cd_html, curves_section, forgetting_section, h
 from .protocol import tuning_section, validity_section
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
 from .tables import (
+    stats_tips,
     cost_html,
     leaderboard_compact_html,
     frame_html,
@@ -161,13 +162,17 @@ def _comparison_html(c: Comparison, figs: FigureStore) -> str:
             "a better in": [f"{k} of {n} seeds" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
         out.append("<p class='legend'>Paired over seeds (one block): per pair, the mean over seeds of the "
                    "difference in " + H.html.escape(c.metric) + f" ({'higher' if c.higher_is_better else 'lower'} is "
-                   "better), its std, 95 % t-based interval and the number of seeds with both values:</p>")
-        out.append(frame_html(shown))
+                   "better) ± its std over seeds (the interval and the values in the tooltip; none below 3 seeds) "
+                   "and in how many seeds the first was better:</p>")
+        tips = pd.DataFrame({"pair": "", "difference a − b": stats_tips(c.paired, "difference"), "a better in": ""})
+        out.append(frame_html(shown, tips=tips))
     if c.scores.size:
         table = c.scores.copy()
         table.loc["average rank"] = c.ranks.mean(axis=0)
+        only = (" — for information only: no test was run on them" if c.statistic is None and c.wilcoxon_holm is None
+                else "")
         out.append("<p class='legend'>Scores per block (mean over seeds, distinct scenario settings and other "
-                   "fields) and average rank (1 = best):</p>")
+                   f"fields) and average rank (1 = best){only}:</p>")
         out.append(frame_html(table, index=True))
     for name, m in (("Wilcoxon signed-rank, Holm-adjusted p-values", c.wilcoxon_holm),
                     ("Nemenyi p-values", c.nemenyi)):
@@ -236,7 +241,7 @@ def _warnings_section(results: Sequence[RunResult]) -> str:
     groups: dict[tuple[str, str], list[RunResult]] = {}
     for r in results:
         for w in dict.fromkeys(r.warnings):
-            data = w.startswith(_DATA_PROPERTIES) and "feature(s) constant" in w
+            data = w.startswith(_DATA_PROPERTIES) and " constant or near-constant" in w
             groups.setdefault(("data" if data else "run", r.dataset if data else "", w), []).append(r)
     if not groups:
         return H.message("no run recorded a warning")
