@@ -100,7 +100,7 @@ def main(argv=None) -> None:
     print(describe())
     from clad.core.seeding import derive_seeds
     from clad.engine.spec import parse_spec
-    from clad.engine.store import load_results
+    from clad.results.store import load_results
 
     work = tempfile.mkdtemp(prefix="clad-grid-")
     raw = spec(args.seeds)

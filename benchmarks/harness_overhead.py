@@ -44,7 +44,7 @@ from sklearn.svm import OneClassSVM  # noqa: E402
 import _nslkdd  # noqa: E402
 from _machine import describe, load_now  # noqa: E402
 from _timed import CLOCK, TimedDetector, reset  # noqa: E402
-from clad.engine.run import run_experiment  # noqa: E402
+from clad.core.experiment import run_experiment  # noqa: E402
 from clad.scenarios import ConceptAware, ConceptIncremental  # noqa: E402
 from clad.strategies import Cumulative, Naive  # noqa: E402
 

@@ -28,7 +28,7 @@ from sklearn.ensemble import IsolationForest  # noqa: E402
 from _machine import describe, load_now  # noqa: E402
 from _timed import CLOCK, TimedDetector, reset  # noqa: E402
 from clad.datasets import make_synthetic  # noqa: E402
-from clad.engine.run import run_experiment  # noqa: E402
+from clad.core.experiment import run_experiment  # noqa: E402
 from clad.scenarios import ConceptIncremental  # noqa: E402
 from clad.strategies import Cumulative, Naive  # noqa: E402
 

@@ -41,7 +41,7 @@ from pyod.models.ocsvm import OCSVM  # noqa: E402
 
 import _nslkdd  # noqa: E402
 from _machine import describe, load_now  # noqa: E402
-from clad.engine.run import run_experiment  # noqa: E402
+from clad.core.experiment import run_experiment  # noqa: E402
 from clad.scenarios import ConceptAware, ConceptIncremental  # noqa: E402
 from clad.strategies import Cumulative, Naive  # noqa: E402
 

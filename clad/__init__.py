@@ -10,98 +10,64 @@ A stream of *concepts* is fed through a *scenario* to a *strategy* that manages 
 >>> result = clad.run_experiment(ds, clad.ConceptIncremental(), clad.Cumulative(IsolationForest()), seed=0)
 >>> result.R["roc_auc"].shape
 (3, 3)
+
+The top level holds what a user types: the functions below, and the class of every scenario and
+strategy clad registers (read from :data:`clad.scenarios.SCENARIOS` and
+:data:`clad.strategies.STRATEGIES`, so a new built-in one appears here without editing this file).
+Everything else is imported from its module (``clad.errors``, ``clad.results``, ``clad.detectors``, ...).
+Names are imported when first used, so ``import clad`` and the command line start without loading
+scikit-learn, PyOD or torch until a command needs them.
 """
 
-from ._version import __version__
+from ._version import __version__ as __version__
 
-#: every public name and the module it lives in: imported when first used (``clad.run_spec``,
-#: ``from clad import Naive``), so ``import clad`` and the command line start without loading
-#: scikit-learn, PyOD or torch until a command needs them
-_LAZY = {
-    "metrics": None,
-    **dict.fromkeys(("Concept", "ConceptDataset"), "clad.core.concepts"),
+#: the public functions and data classes, and the module each is defined in
+_FUNCTIONS = {
+    "run_spec": "clad.engine.benchmark",
     "run_experiment": "clad.core.experiment",
-    **dict.fromkeys(("RunResult", "read_results", "write_results"), "clad.core.results"),
-    "make_synthetic": "clad.datasets",
-    **dict.fromkeys(("DetectorAdapter", "ProtocolDetector", "PyODDetector", "SklearnDetector", "as_detector"),
-                    "clad.detectors"),
-    **dict.fromkeys(("BenchmarkResult", "run_spec"), "clad.engine.benchmark"),
-    "RunConfig": "clad.engine.config",
-    "load_spec": "clad.engine.spec",
-    **dict.fromkeys(("CladError", "DataError", "DetectorError", "ScenarioError", "SpecError"), "clad.errors"),
-    **dict.fromkeys(("ConceptAgnostic", "ConceptAware", "ConceptIncremental", "Scenario"), "clad.scenarios"),
-    **dict.fromkeys(("AGEM", "DER", "EWC", "BalancedReplay", "Cumulative", "DriftExperts", "Experts", "FineTune",
-                     "Incremental", "LwF", "Naive", "Replay", "Scored", "Strategy", "Window"), "clad.strategies"),
-    **dict.fromkeys(("AutoEncoder", "VAE", "TorchDetector"), "clad.detectors.torch_ae"),
-    **dict.fromkeys(("GRUAutoEncoder", "LSTMAutoEncoder"), "clad.detectors.torch_seq"),
+    "load_results": "clad.results.store",
+    "make_synthetic": "clad.datasets.synthetic",
+    "Concept": "clad.core.concepts",
+    "ConceptDataset": "clad.core.concepts",
 }
 
-__all__ = [
-    "__version__",
-    "metrics",
-    "Concept",
-    "ConceptDataset",
-    "make_synthetic",
-    "as_detector",
-    "CladError",
-    "DataError",
-    "DetectorError",
-    "ScenarioError",
-    "SpecError",
-    "RunResult",
-    "read_results",
-    "write_results",
-    "RunConfig",
-    "run_experiment",
-    "load_spec",
-    # scenarios
-    "Scenario",
-    "ConceptAware",
-    "ConceptIncremental",
-    "ConceptAgnostic",
-    "run_spec",
-    "BenchmarkResult",
-    # strategies
-    "Strategy",
-    "Scored",
-    "Naive",
-    "Cumulative",
-    "FineTune",
-    "Replay",
-    "BalancedReplay",
-    "Window",
-    "Experts",
-    "EWC",
-    "LwF",
-    "AGEM",
-    "DER",
-    "DriftExperts",
-    "Incremental",
-    # detectors
-    "DetectorAdapter",
-    "ProtocolDetector",
-    "PyODDetector",
-    "SklearnDetector",
-    "TorchDetector",
-    "AutoEncoder",
-    "VAE",
-    "GRUAutoEncoder",
-    "LSTMAutoEncoder",
-]
+#: the registries whose clad classes are public names (scenarios and strategies a user constructs)
+_REGISTRIES = {"clad.scenarios": "SCENARIOS", "clad.strategies": "STRATEGIES"}
+
+
+def _registered_classes() -> dict[str, str]:
+    """``{class name: "module:Class"}`` of every class clad registers as a scenario or strategy."""
+    import importlib.util
+
+    out = {}
+    for package, name in _REGISTRIES.items():
+        registry = getattr(importlib.import_module(package), name)
+        for entry in registry.names():
+            path = registry.path(entry)
+            module, _, qualname = path.partition(":")
+            if module.startswith("clad.") and qualname[:1].isupper() and "." not in qualname:
+                out[qualname] = path
+    return out
 
 
 def __getattr__(name: str):
-    """A public name, imported from its module when first asked for."""
-    if name in _LAZY:
-        import importlib
+    """A public name (imported from its module when first asked for), ``__all__``, or a subpackage."""
+    import importlib.util
 
-        module = _LAZY[name]
-        value = importlib.import_module(f"clad.{name}") if module is None else getattr(
-            importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'clad' has no attribute {name!r}")
+    if name == "__all__":
+        return [*_FUNCTIONS, *sorted(_registered_classes())]
+    if name in _FUNCTIONS:
+        value = getattr(importlib.import_module(_FUNCTIONS[name]), name)
+    elif not name.startswith("_") and importlib.util.find_spec(f"clad.{name}") is not None:
+        value = importlib.import_module(f"clad.{name}")  # a subpackage: clad.metrics, clad.errors, ...
+    elif not name.startswith("_") and name in (classes := _registered_classes()):
+        module, _, qualname = classes[name].partition(":")
+        value = getattr(importlib.import_module(module), qualname)
+    else:
+        raise AttributeError(f"module 'clad' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__getattr__("__all__")))

@@ -17,7 +17,7 @@
 ``clad validate SPEC.toml``        scenario validity from single-task matrices (exit 1 when a check fails)
 ``clad verify SPEC|FOLDER``        rerun a reference suite and compare with its committed results (--update rewrites them)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
-``clad export DIR [--format csv|parquet|json|mlflow]``  tidy tables of R, metrics and runs (or results.json),
+``clad export DIR [--format csv|parquet|json|mlflow] [--per-series]``  tidy tables of R, metrics and runs (or results.json),
                                   or every run logged to MLflow (``--tracking-uri URI``)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
@@ -184,7 +184,10 @@ def _cmd_export(args) -> int:
         return 2
     from .engine.export import export
 
-    for path in export(args.dir, args.format, args.dest):
+    if args.per_series and args.format not in ("csv", "parquet"):
+        print("clad export: --per-series is for --format csv or parquet", file=sys.stderr)
+        return 2
+    for path in export(args.dir, args.format, args.dest, per_series=args.per_series):
         print(path)
     return 0
 
@@ -192,7 +195,8 @@ def _cmd_export(args) -> int:
 def _cmd_report(args) -> int:
     import warnings
 
-    from .report import load_references, load_results, load_spec_record, load_spec_text, make_report
+    from .report import load_spec_record, load_spec_text, make_report
+    from .results import load_references, load_results
 
     results = load_results(args.dir)
     out = Path(args.out) if args.out else Path(args.dir) / "report"
@@ -253,13 +257,13 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_validate(args) -> int:
-    from .protocol.cli import run_validate
+    from .engine.protocol_commands import run_validate
 
     return run_validate(args)
 
 
 def _cmd_verify(args) -> int:
-    from .protocol.cli import run_verify
+    from .engine.protocol_commands import run_verify
 
     return run_verify(args)
 
@@ -314,7 +318,7 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_version(args) -> int:
-    from .core.results import versions
+    from .results.record import versions
 
     print(json.dumps(versions(), indent=1))
     return 0
@@ -378,6 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json; mlflow: every "
                         "run logged into an MLflow tracking store (pip install 'clad[mlflow]')")
     e.add_argument("--dest", default=None, help="folder to write into (default: next to the database)")
+    e.add_argument("--per-series", action="store_true",
+                   help="also per_series.csv: for time-series datasets made of several series (channels), every "
+                        "base metric per run, step, test concept and series")
     e.add_argument("--tracking-uri", default=None, metavar="URI",
                    help="with --format mlflow: the MLflow tracking store (default: a local store in DIR/mlruns)")
     e.set_defaults(func=_cmd_export)
@@ -401,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a constructor parameter (value parsed as JSON when it can be)")
     c.set_defaults(func=_cmd_check)
 
-    from .protocol.cli import add_validate_arguments, add_verify_arguments
+    from .engine.protocol_commands import add_validate_arguments, add_verify_arguments
 
     va = sub.add_parser("validate", help="is a spec's scenario feasible, non-trivial, forgetting, free of redundancy")
     add_validate_arguments(va)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from numbers import Integral, Real
 from typing import Any, Callable
 
@@ -32,7 +33,7 @@ from sklearn.utils._param_validation import StrOptions as _SkStrOptions
 from .errors import CladValueError
 
 __all__ = ["Interval", "StrOptions", "Options", "ListOf", "SEED", "COUNT", "declare", "problems", "check",
-           "constraints_of", "Validated", "Integral", "Real"]
+           "constraints_of", "Validated", "Integral", "Real", "check_n_jobs"]
 
 
 class Interval(_SkInterval):
@@ -202,3 +203,16 @@ def arguments(fn: Callable, params: dict) -> dict:
            if p.default is not inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     out.update(params)
     return out
+
+
+def check_n_jobs(n_jobs) -> int:
+    """The number of scoring threads for ``n_jobs``: None -> 1, -1 -> every CPU, k >= 1 -> k.
+
+    >>> check_n_jobs(None), check_n_jobs(3)
+    (1, 3)
+    """
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (n_jobs < 1 and n_jobs != -1):
+        raise CladValueError(f"n_jobs={n_jobs!r}; expected None, -1 (every CPU) or an integer >= 1")
+    return int(os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)

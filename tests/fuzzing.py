@@ -15,7 +15,7 @@ import numpy as np
 
 from clad import Concept, ConceptDataset, metrics
 from clad.core.evaluation import Evaluator, check_base_metrics
-from clad.core.results import read_results
+from clad.results import load_results
 from clad.scenarios import ConceptAgnostic
 from clad.engine.spec import load_spec, parse_spec
 
@@ -259,7 +259,7 @@ def parse_bytes(data: bytes):
 def read_text(text: str):
     p = _tmpdir() / "results.json"
     p.write_text(text, encoding="utf-8")
-    return read_results(p)
+    return load_results(p)
 
 
 def _write_npz(path, **arrays):

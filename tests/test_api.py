@@ -1,8 +1,10 @@
-"""Every strategy, scenario and detector class is importable from the top-level package, and
-``import clad`` still imports neither torch nor matplotlib."""
+"""The top-level API: what a user types, each name written once in ``clad/__init__.py``, every clad
+scenario and strategy class there without editing it, one import path per name, and ``import clad``
+still light (no scikit-learn, torch or matplotlib)."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import subprocess
 import sys
@@ -11,45 +13,82 @@ from pathlib import Path
 import pytest
 
 import clad
-from clad.detectors import DETECTORS
 from clad.scenarios import SCENARIOS
 from clad.strategies import STRATEGIES
 
 ROOT = Path(__file__).resolve().parents[1]
+FUNCTIONS = {"run_spec", "run_experiment", "load_results", "make_synthetic", "Concept", "ConceptDataset"}
+
+
+def _own_classes(registry) -> dict[str, type]:
+    out = {}
+    for name in registry.names():
+        if registry.path(name).startswith("clad."):
+            cls = registry.resolve(name)
+            out[cls.__name__] = cls
+    return out
 
 
 @pytest.mark.parametrize("registry", [STRATEGIES, SCENARIOS], ids=["strategies", "scenarios"])
-def test_registered_classes_are_top_level(registry):
-    for name in registry.names():
-        cls = registry.resolve(name)
-        assert getattr(clad, cls.__name__) is cls, f"{name}: clad.{cls.__name__} missing"
-        assert cls.__name__ in clad.__all__
+def test_every_registered_clad_class_is_top_level(registry):
+    classes = _own_classes(registry)
+    assert len(classes) >= 3
+    for name, cls in classes.items():
+        assert getattr(clad, name) is cls, f"clad.{name} missing"
+        assert name in clad.__all__
 
 
-def test_clad_detector_classes_are_top_level():
-    import clad.detectors as d
+def test_the_top_level_is_what_a_user_types():
+    classes = set(_own_classes(STRATEGIES)) | set(_own_classes(SCENARIOS))
+    assert set(clad.__all__) == FUNCTIONS | classes
+    assert len(clad.__all__) == len(set(clad.__all__)) <= 25
+    assert "Naive" in dir(clad) and "ConceptAgnostic" in dir(clad)
+    for internal in ("Scored", "RunResult", "RunConfig", "DetectorAdapter", "BenchmarkResult", "Strategy"):
+        assert internal not in clad.__all__
+    assert clad.metrics.continual_average is not None and clad.errors.CladError  # subpackages stay reachable
 
-    classes = [getattr(d, n) for n in d.__all__ if inspect.isclass(getattr(d, n))]
-    own = [DETECTORS.path(n) for n in DETECTORS.names() if DETECTORS.path(n).startswith("clad.")]
-    assert len(classes) >= 4 and len(own) >= 2
-    for cls in classes:
-        assert getattr(clad, cls.__name__) is cls
-    for path in own:  # clad's own detector classes (the PyTorch ones imported on first use)
-        obj = DETECTORS.resolve(path)
-        if inspect.isclass(obj):
-            assert obj.__name__ in clad.__all__ and getattr(clad, obj.__name__) is obj, path
+
+def test_each_public_name_is_written_once_in_the_package_init():
+    tree = ast.parse((ROOT / "clad" / "__init__.py").read_text(encoding="utf-8"))
+    strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    for name in FUNCTIONS:
+        assert strings.count(name) == 1, name
+    assert not any(isinstance(n, ast.Name) and n.id == "__all__" for n in ast.walk(tree))  # derived, not listed
+
+
+def _exporters() -> dict[str, list[str]]:
+    """``{name: [module, ...]}``: the clad modules whose ``__all__`` lists the name."""
+    out: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "clad").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                for name in ast.literal_eval(node.value):
+                    out.setdefault(name, []).append(module)
+    return out
+
+
+def test_each_public_name_has_one_import_path():
+    # clad.X, and the module that defines X (re-exported by its own package's __init__ at most)
+    exporters = _exporters()
+    for name in clad.__all__:
+        home = getattr(clad, name).__module__
+        allowed = {home, home.rsplit(".", 1)[0]}
+        assert set(exporters.get(name, [])) <= allowed, (name, exporters.get(name))
 
 
 @pytest.mark.slow
-def test_torch_detectors_are_lazy_and_the_top_level_stays_light():
+def test_import_clad_stays_light():
     code = ("import sys, clad\n"
             "assert 'torch' not in sys.modules, 'torch imported by import clad'\n"
             "assert 'matplotlib' not in sys.modules, 'matplotlib imported by import clad'\n"
             "assert 'sklearn' not in sys.modules, 'scikit-learn imported by import clad'\n"
             "import clad.cli, clad.engine.forkserver\n"
             "assert 'sklearn' not in sys.modules, 'scikit-learn imported before a command runs'\n"
+            "clad.run_spec\n"
+            "assert 'torch' not in sys.modules\n"
             "assert clad.Replay().get_params()['buffer_size'] == 1000\n"
-            "assert 'AutoEncoder' in dir(clad)\n"
+            "assert 'EWC' in dir(clad) and 'torch' not in sys.modules\n"
             "try:\n"
             "    clad.NoSuchThing\n"
             "except AttributeError as exc:\n"
@@ -60,8 +99,7 @@ def test_torch_detectors_are_lazy_and_the_top_level_stays_light():
     assert proc.returncode == 0, proc.stderr
 
 
-def test_torch_detector_from_the_top_level():
-    pytest.importorskip("torch")
-    from clad.detectors.torch_ae import VAE, AutoEncoder
-
-    assert clad.AutoEncoder is AutoEncoder and clad.VAE is VAE
+def test_public_functions_are_the_modules_own():
+    for name in FUNCTIONS:
+        obj = getattr(clad, name)
+        assert inspect.getmodule(obj).__name__ == obj.__module__

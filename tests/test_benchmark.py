@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import clad
-from clad.core.results import read_results
-from clad.engine.store import ResultStore
-from clad.errors import CladValueError
+from clad.results import load_results
+from clad.results.store import ResultStore
+from clad.engine.benchmark import BenchmarkResult
+from clad.errors import CladError, CladValueError
 
 from tests.runner_helpers import SMALL_SPEC, write_spec
 
@@ -21,11 +22,11 @@ def test_run_spec_writes_the_folder_then_resumes_and_recomputes_a_deleted_run(tm
     out = tmp_path / "out"
     events = []
     first = clad.run_spec(spec_path, out, on_event=events.append)
-    assert isinstance(first, clad.BenchmarkResult)
+    assert isinstance(first, BenchmarkResult)
     assert (first.n_total, first.n_ok, first.n_failed, first.n_resumed, first.n_computed) == (8, 8, 0, 0, 8)
     assert first.ok and not first.interrupted
     assert first.database == out / "results.sqlite" and first.results_json == out / "results.json"
-    assert sorted(r.run_id for r in read_results(first.results_json)) == sorted(r.run_id for r in first.runs)
+    assert sorted(r.run_id for r in load_results(first.results_json)) == sorted(r.run_id for r in first.runs)
     assert (out / "summary.csv").is_file() and (out / "summary.md").is_file()
     assert len(first.summary) == 2 * 2 * 2  # 2 base metrics x 2 detectors x 2 strategies, over 2 seeds
     assert set(first.summary.runs) == {2} and set(first.summary.CA_n) == {2}
@@ -77,5 +78,5 @@ def test_run_spec_from_a_dict_records_no_text_and_checks_its_arguments_first(tmp
     assert done.ok and done.n_total == 1
     with ResultStore(done.database) as store:
         assert store.get_meta("spec_text") is None and store.get_meta("spec")["detectors"] == ["hbos"]
-    with pytest.raises(clad.CladError, match="expected a Spec"):
+    with pytest.raises(CladError, match="expected a Spec"):
         clad.run_spec(42, tmp_path / "x")

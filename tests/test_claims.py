@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clad.engine.store import ResultStore
+from clad.results.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,8 +1,10 @@
 """`clad run` on the quickstart spec, and spec errors reported with file, key and did-you-mean."""
 
+import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from clad import metrics
@@ -171,13 +173,14 @@ def test_list_shows_every_registered_name(capsys):
 
 
 @pytest.mark.slow
-def test_quickstart_report_makes_no_claim_from_duplicated_blocks(quickstart, tmp_path):
+def test_quickstart_report_states_its_verdict_and_makes_no_claim_from_duplicated_blocks(quickstart, tmp_path):
     """`clad run scenarios/quickstart.toml --out DIR && clad report DIR`: concept_aware and
     concept_incremental are the same computation for naive and cumulative (not for experts, which
-    reads the concept id); the report shows them once and claims no significance from one dataset."""
+    reads the concept id); the report shows them once and claims no significance from one dataset.
+    Every comparison states its verdict, the test used and why."""
     import warnings
 
-    from clad.core.results import RunResult, write_results
+    from clad.results import RunResult, write_results
     from clad.report import compare
 
     results = [RunResult.from_dict(r) for r in quickstart.doc["runs"]]
@@ -187,6 +190,16 @@ def test_quickstart_report_makes_no_claim_from_duplicated_blocks(quickstart, tmp
     assert "differ significantly" not in page and "Friedman" in page  # the tests are described, none is claimed
     assert "concept_aware = concept_incremental" in page  # the shared configurations, shown once
     assert "detectors by forgetting (roc_auc)" in page and "weaker claim" in page
+    # the verdict, the test used (none: neither exact nor asymptotic) and why, for every comparison
+    verdicts = re.findall(r"<p class='verdict' data-status='([^']*)'>(.*?)</p>", page)
+    assert len(verdicts) == 2 * 3 * 2  # detectors and strategies x 3 base metrics x 2 metrics
+    for status, text in verdicts:
+        text = re.sub(r"<[^>]+>", "", text)
+        assert status == "not tested" and text.startswith("Verdict: not tested. Test used: none — one independent "
+                                                          "block (dataset: synthetic)")
+        assert "Neither an exact nor an asymptotic test across blocks is possible with one block" in text
+    table = pd.read_csv(tmp_path / "report" / "statistics.csv")
+    assert set(table["verdict"]) == {"not tested"} and table["test_reason"].str.contains("one independent block").all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         finer = compare(results, by="detector", blocks=("dataset", "scenario"))

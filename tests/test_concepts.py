@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from clad import Concept, ConceptDataset, DataError
+from clad import Concept, ConceptDataset
+from clad.errors import DataError
 
 
 def good(name="A", n=10, d=3, labels=True):

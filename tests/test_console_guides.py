@@ -86,7 +86,7 @@ def test_jobs_progress_shows_each_running_run_and_its_step(tmp_path):
 def test_a_resume_continues_the_elapsed_time_and_the_counts(tmp_path, capsys):
     from clad.engine.benchmark import run_spec
     from clad.engine.progress import Progress
-    from clad.engine.store import ResultStore
+    from clad.results.store import ResultStore
 
     out = tmp_path / "out"
     run_spec(_tiny(tmp_path), out)

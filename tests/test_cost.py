@@ -9,9 +9,9 @@ from sklearn.ensemble import IsolationForest
 
 from clad.core.experiment import run_experiment
 from clad.core.memory import peak_rss
-from clad.core.results import RunResult
+from clad.results import RunResult
 from clad.datasets import make_synthetic
-from clad.engine.store import ResultStore
+from clad.results.store import ResultStore
 from clad.report import leaderboard, make_report
 from clad.report.cost import COST, cost_table
 from clad.report.tables import leaderboard_markdown

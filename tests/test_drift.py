@@ -10,8 +10,8 @@ pytest.importorskip("river")
 
 from clad import Concept, ConceptDataset, run_experiment  # noqa: E402
 from clad.core.drift import score_detections, stream_boundaries  # noqa: E402
-from clad.core.results import RunResult, read_results, write_results  # noqa: E402
-from clad.engine.store import ResultStore  # noqa: E402
+from clad.results import RunResult, load_results, write_results  # noqa: E402
+from clad.results.store import ResultStore  # noqa: E402
 from clad.errors import CladValueError, ScenarioError  # noqa: E402
 from clad.scenarios import ConceptAgnostic, ConceptIncremental  # noqa: E402
 from clad.strategies import STRATEGIES, DriftExperts, Experts, Naive  # noqa: E402
@@ -128,7 +128,7 @@ def test_extras_survive_json_and_the_results_database(tmp_path):
     back = RunResult.from_dict(json.loads(json.dumps(r.to_dict())))
     assert back.extras == r.extras
     write_results(tmp_path / "results.json", [r])
-    assert read_results(tmp_path / "results.json")[0].extras == r.extras
+    assert load_results(tmp_path / "results.json")[0].extras == r.extras
     stored = RunResult.from_dict({**r.to_dict(), "run_id": "x1"})
     with ResultStore(tmp_path / "results.sqlite") as store:
         store.write(stored)
@@ -158,7 +158,7 @@ def test_contract_registration_and_errors():
 def test_a_database_from_before_extras_gains_the_column(tmp_path):
     import sqlite3
 
-    from clad.engine.store import SCHEMA
+    from clad.results.store import SCHEMA
 
     path = tmp_path / "old.sqlite"
     con = sqlite3.connect(path)

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from clad.engine.store import ResultStore
+from clad.results.store import ResultStore
 
 from tests.runner_helpers import ROOT, clad_cmd, write_spec
 

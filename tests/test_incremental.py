@@ -12,8 +12,8 @@ from river import anomaly, preprocessing  # noqa: E402
 
 from clad import Concept, ConceptDataset, run_experiment  # noqa: E402
 from clad.detectors import DETECTORS, as_detector, make_detector  # noqa: E402
-from clad.detectors.incremental import (PartialFitDetector, RiverDetector, as_incremental,  # noqa: E402
-                                        half_space_trees, river_one_class_svm)
+from clad.detectors.incremental import RiverDetector, half_space_trees, river_one_class_svm  # noqa: E402
+from clad.detectors.partial_fit import PartialFitDetector, as_incremental  # noqa: E402
 from clad.errors import CladValueError  # noqa: E402
 from clad.scenarios import ConceptAgnostic  # noqa: E402
 from clad.strategies import STRATEGIES, Incremental, make_strategy  # noqa: E402

@@ -11,8 +11,9 @@ from sklearn.ensemble import IsolationForest
 from clad.cli import main
 from clad.core.experiment import run_experiment
 from clad.datasets import make_synthetic
-from clad.engine.run import Component, RunConfig, build_run
-from clad.engine.store import ResultStore
+from clad.engine.config import Component, RunConfig
+from clad.engine.run import build_run
+from clad.results.store import ResultStore
 from clad.errors import DetectorError
 from clad.scenarios import ConceptAgnostic, ConceptAware
 from clad.strategies import STRATEGIES, Cumulative, Naive

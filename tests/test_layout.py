@@ -1,9 +1,12 @@
-"""The package's layout rules: validating a spec imports no executor; no module imports the package's ``__init__``."""
+"""The package's layout rules: the layer contracts of ``pyproject.toml`` hold (and fail when broken), no
+import cycle, no private name taken from another module, validating a spec imports no executor, and no
+module imports the package's ``__init__``."""
 
 from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # scikit-learn imports joblib, which imports concurrent.futures.process and multiprocessing.pool (its
 # bundled loky): those are loaded by any spec naming a scikit-learn detector, whatever clad does, so they
 # are not listed here; the torch detectors import torch when a spec names one (to check its parameters)
-FORBIDDEN = ("clad.engine.executors", "clad.engine.run", "clad.engine.store", "clad.engine.progress", "dask",
+FORBIDDEN = ("clad.engine.executors", "clad.engine.run", "clad.results.store", "clad.engine.progress", "dask",
              "distributed", "torch", "pebble", "loky")
 
 
@@ -51,4 +54,141 @@ def test_no_module_imports_the_package_init():
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
             elif isinstance(node, ast.Import) and any(a.name == "clad" for a in node.names):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
+
+
+# -- the layer contracts (import-linter, configured in pyproject.toml) -----------------------------
+
+def _lint(capsys) -> tuple[int, str]:
+    """Run every import-linter contract of pyproject.toml on the package as it is on disk now."""
+    cli = pytest.importorskip("importlinter.cli")
+    code = cli.lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    return code, capsys.readouterr().out
+
+
+def test_the_layer_contracts_hold(capsys):
+    code, out = _lint(capsys)
+    assert code == 0, out
+    assert "4 kept, 0 broken" in out  # the contracts were read and checked, not skipped
+
+
+def test_a_lower_layer_importing_a_higher_one_breaks_the_contract(capsys):
+    # an import inside a function counts as much as one at the top of a module
+    probe = ROOT / "clad" / "metrics" / f"layer_probe_{os.getpid()}.py"
+    probe.write_text("def build():\n    from ..engine import spec\n\n    return spec\n", encoding="utf-8")
+    try:
+        code, out = _lint(capsys)
+    finally:
+        probe.unlink()
+    assert code == 1
+    assert f"clad.metrics.layer_probe_{os.getpid()} -> clad.engine.spec" in out
+    assert "BROKEN" in out
+
+
+# -- no import cycles, no private names across modules --------------------------------------------
+
+def _import_graph() -> dict[str, set[str]]:
+    """``{module: modules it imports}`` within clad, imports inside functions included (grimp reads
+    every import statement of a module, wherever it stands)."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("clad", cache_dir=None)
+    return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative),
+    and the modules that import themselves."""
+    index, low, on_stack, stack, out, counter = {}, {}, set(), [], [], 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        m = stack.pop()
+                        on_stack.discard(m)
+                        component.append(m)
+                        if m == node:
+                            break
+                    if len(component) > 1 or node in edges.get(node, ()):
+                        out.append(sorted(component))
+    return out
+
+
+def test_the_cycle_finder_finds_cycles():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "d"}, "e": set()}
+    assert sorted(_cycles(edges)) == [["a", "b", "c"], ["d"]]
+
+
+def test_no_import_cycle_in_clad():
+    edges = _import_graph()
+    assert len(edges) > 100 and "clad.engine.spec" in edges["clad.engine.benchmark"]
+    assert _cycles(edges) == []
+
+
+def _private(part: str) -> bool:
+    return part.startswith("_") and not part.startswith("__") and part != "_version"
+
+
+def _private_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """``from x import _name`` (or ``import clad.x._y``) reaching into another clad module; a
+    private module imported by its own package's modules (``from . import _checks``) is allowed, and
+    so is ``clad._version``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            internal = node.level > 0 or (node.module or "").split(".")[0] == "clad"
+            if not internal:
+                continue
+            parts = (node.module or "").split(".")
+            in_own_package = node.level == 1
+            if any(_private(p) for p in parts) and not in_own_package:
+                out.append(f"{path.relative_to(root)}:{node.lineno} {node.module}")
+            for alias in node.names:
+                private = _private(alias.name)
+                own_private_module = in_own_package and node.module is None and (path.parent / f"{alias.name}.py").is_file()
+                if private and not own_private_module:
+                    out.append(f"{path.relative_to(root)}:{node.lineno} {alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "clad" and any(_private(p) for p in parts[1:]):
+                    out.append(f"{path.relative_to(root)}:{node.lineno} {alias.name}")
+    return out
+
+
+def test_the_private_import_check_sees_private_names(tmp_path):
+    (tmp_path / "_helpers.py").write_text("", encoding="utf-8")
+    code = ("from .base import _Hidden, Shown\nfrom . import _helpers\nfrom ..stats import _plural\n"
+            "import clad.report._secret\nfrom .._version import __version__\n")
+    mod = tmp_path / "mod.py"
+    mod.write_text(code, encoding="utf-8")
+    found = [x.split(" ", 1)[1] for x in _private_imports(mod, tmp_path)]
+    assert found == ["_Hidden", "_plural", "clad.report._secret"]
+
+
+def test_no_private_name_is_imported_across_modules():
+    offenders = [x for path in sorted((ROOT / "clad").rglob("*.py")) for x in _private_imports(path)]
     assert offenders == []

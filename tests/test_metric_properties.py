@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from clad import metrics
-from clad.core.results import RunResult
+from clad.results import RunResult
 
 cell = st.one_of(st.floats(0.0, 1.0), st.just(float("nan")))
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from clad import metrics
-from clad.core.results import RunResult
+from clad.results import RunResult
 from clad.engine.summary import format_summary, summary_table
 from clad.errors import CladValueError
 from clad.report import best_status, compare, leaderboard

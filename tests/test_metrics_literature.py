@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from clad import metrics
-from clad.core.results import RunResult
+from clad.results import RunResult
 from clad.errors import CladValueError
 
 NAN = float("nan")
@@ -203,7 +203,7 @@ def test_run_experiment_warns_when_no_concept_name_matches():
 
 
 def test_the_store_keeps_every_left_out_count_and_the_per_concept_values(tmp_path):
-    from clad.engine.store import ResultStore
+    from clad.results.store import ResultStore
 
     R = RB.copy()
     R[2, 0] = NAN

@@ -44,7 +44,8 @@ def test_order_seed_needs_a_table():
 @pytest.mark.slow
 def test_runs_over_orders_report_every_figure_and_the_sensitivity_table(tmp_path):
     from clad.engine.benchmark import run_spec
-    from clad.report import load_results, make_report
+    from clad.report import make_report
+    from clad.results import load_results
 
     run_spec(SPEC, tmp_path / "out")
     runs = load_results(tmp_path / "out")

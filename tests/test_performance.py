@@ -12,9 +12,10 @@ from sklearn.neighbors import LocalOutlierFactor
 from clad.core.concepts import Concept, ConceptDataset
 from clad.datasets import make_synthetic
 from clad.errors import CladValueError, SpecError
-from clad.core.evaluation import Evaluator, check_n_jobs
+from clad.core.evaluation import Evaluator
+from clad.validation import check_n_jobs
 from clad.core.memmap import is_memmap, release
-from clad.engine.run import run_experiment
+from clad.core.experiment import run_experiment
 from clad.scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental, stream_batches
 from clad.engine.spec import parse_spec
 from clad.strategies import Cumulative, Naive, Replay

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clad.cli import main
-from clad.protocol.verify import reference_path
+from clad.engine.verify import reference_path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CLAD_DATA") or REPO.parent / "shared" / "datasets")

@@ -12,11 +12,12 @@ import pytest
 from clad.engine.benchmark import run_spec
 from clad.engine.references import is_reference
 from clad.engine.spec import parse_spec
-from clad.engine.store import ResultStore
+from clad.results.store import ResultStore
 from clad.errors import SpecError
 from clad.metrics import REGISTRY, learned_at
-from clad.protocol import spec_matrices
-from clad.report import leaderboard, load_references, load_results, make_report
+from clad.engine.validate import spec_matrices
+from clad.report import leaderboard, make_report
+from clad.results import load_references, load_results
 
 N_CONCEPTS, N_TRAIN = 3, 60
 

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from clad import metrics
-from clad.core.results import RunResult
+from clad.results import RunResult
 from clad.report import StatisticsWarning, compare
 from clad.report.blocks import evidence_blocks
 

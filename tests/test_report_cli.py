@@ -202,7 +202,7 @@ def test_report_prints_once_and_shows_the_spec_as_written(finished_run, tmp_path
     except ImportError:  # Python 3.10
         import tomli as tomllib
 
-    from clad.engine.store import ResultStore
+    from clad.results.store import ResultStore
 
     page = (finished_run / "report" / "index.html").read_text(encoding="utf-8")
     # the spec is shown as TOML that reads back as the recorded spec

@@ -93,7 +93,7 @@ def _made_runs(n_concepts: int, seeds=(0, 1)):
     cells near 0.5; two strategies x two detectors with 60-character names. Running 40 concepts
     through a real grid would take minutes and test nothing more about the layout."""
     from clad import metrics
-    from clad.core.results import RunResult
+    from clad.results import RunResult
 
     names = tuple(f"concept_{j}" for j in range(n_concepts))
     t = metrics.learned_at(names, names)
@@ -160,7 +160,7 @@ def test_cd_diagram_with_long_names_fits():
 
 
 def test_zero_forgetting_has_a_visible_mark():
-    from clad.core.results import RunResult
+    from clad.results import RunResult
     from clad.report.plots import plot_forgetting
 
     R_forgets = np.array([[0.9, 0.5], [0.6, 0.8]])

@@ -11,9 +11,9 @@ import pytest
 from clad import metrics
 from clad.errors import DataError
 from clad.report import (StatisticsWarning, best_marks, best_status, forgetting_per_concept, heatmap_data, leaderboard,
-                         learning_curves, load_results, make_report)
+                         learning_curves, make_report)
 from clad.report.tables import leaderboard_latex, leaderboard_markdown
-from clad.core.results import RunResult, write_results
+from clad.results import RunResult, load_results, write_results
 
 NAN = float("nan")
 
@@ -112,7 +112,7 @@ def test_load_results_reads_the_json_file(tmp_path):
 
 
 def test_load_results_prefers_the_sqlite_store(tmp_path):
-    store = pytest.importorskip("clad.engine.store")
+    store = pytest.importorskip("clad.results.store")
     runs = [_run(0, R0), _run(1, R1)]
     write_results(tmp_path / "results.json", runs[:1])
     s = store.ResultStore(tmp_path / "results.sqlite")
@@ -158,7 +158,12 @@ def test_make_report_writes_cd_diagrams_and_lists_failures(tmp_path):
     page = report.index.read_text(encoding="utf-8")
     assert "deadbeef" in page and "ValueError: boom" in page and "hand-made" in page
     assert "1 of 37 runs failed" in page
-    assert "Friedman χ² = 6" in page  # 3 blocks, 3 methods, same order everywhere: 12/(3*3*4)*(9+36+81) - 36
+    # 3 blocks, 3 methods, same order everywhere: chi2 = 12/(3*3*4)*(9+36+81) - 36 = 6; exactly, 6 of the
+    # (3!)^3 = 216 rank arrangements (every block alike) reach it: p = 6/216
+    assert "Friedman over 3 blocks (χ² = 6), exact p" in page
+    assert det.test.method == "exact" and det.pvalue == pytest.approx(6 / 216)
+    assert "Verdict: the 3 detectors differ (Friedman, exact p = 0.0278 &lt; α = 0.05)" in page
+    assert stats_csv.loc[0, "p_method"] == "exact" and stats_csv.loc[0, "verdict"] == "differ"
     assert "data0: aware = agnostic hold identical R for every detector and seed" in page
 
 

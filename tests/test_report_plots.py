@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from clad.report.aggregate import HeatmapData, heatmap_data
-from clad.core.results import RunResult
+from clad.results import RunResult
 
 NAN = float("nan")
 

@@ -11,7 +11,9 @@ import pytest
 from scipy import stats
 
 from clad.report import StatisticsWarning, compare, compare_methods, score_matrix
-from clad.core.results import RunResult
+from clad.report.exact import PERMUTATIONS
+from clad.results import RunResult
+from stats_helpers import exact_friedman_p
 
 # blocks x methods, higher is better, no ties within a block
 TABLE = pd.DataFrame(
@@ -38,8 +40,12 @@ def test_friedman_matches_hand_formula_and_scipy():
     assert hand == pytest.approx(4.0)
     independent = stats.friedmanchisquare(*(TABLE[c_].to_numpy() for c_ in TABLE.columns))
     assert c.statistic == pytest.approx(hand) == pytest.approx(independent.statistic)
-    assert c.pvalue == pytest.approx(independent.pvalue) == pytest.approx(stats.chi2.sf(4.0, k - 1))
-    assert c.pvalue == pytest.approx(0.2614641, abs=1e-6)
+    # 6 blocks <= EXACT_MAX_BLOCKS, (4!)^6 > ENUMERATION_LIMIT: a seeded permutation test; the
+    # asymptotic p-value is kept beside it
+    assert c.test.method == "permutation" and c.test.permutations == PERMUTATIONS
+    assert c.test.pvalue_asymptotic == pytest.approx(independent.pvalue) == pytest.approx(stats.chi2.sf(4.0, k - 1))
+    assert c.test.pvalue_asymptotic == pytest.approx(0.2614641, abs=1e-6)
+    assert abs(c.pvalue - exact_friedman_p(HAND_RANKS.to_numpy())) <= 4 * c.test.mc_se
     assert not c.significant
     assert c.average_ranks.to_dict() == pytest.approx({"A": 11 / 6, "B": 13 / 6, "C": 17 / 6, "D": 19 / 6})
     assert list(c.average_ranks.index) == ["A", "B", "C", "D"]

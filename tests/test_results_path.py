@@ -12,11 +12,10 @@ from sklearn.ensemble import IsolationForest
 import clad
 from clad.core.evaluation import AnytimeEvent, Evaluator, StepEvent
 from clad.core.experiment import run_experiment
-from clad.core.results import read_results, write_results
+from clad.results import load_results, write_results
 from clad.datasets import make_synthetic
-from clad.engine import store
+from clad.results import store
 from clad.errors import CladValueError
-from clad.report import load_results as report_load_results
 from clad.scenarios import ConceptAgnostic, ConceptIncremental
 from clad.strategies import Naive
 
@@ -34,7 +33,7 @@ def test_json_and_database_hold_the_same_record(tmp_path):
     write_results(tmp_path / "results.json", [r])
     with store.ResultStore(tmp_path / "results.sqlite") as s:
         s.write(r)
-    from_json = read_results(tmp_path / "results.json")
+    from_json = load_results(tmp_path / "results.json")
     from_db = store.load_results(tmp_path / "results.sqlite")
     assert [x.to_dict() for x in from_json] == [x.to_dict() for x in from_db] == [r.to_dict()]
     # the database rows are the record laid out: one cell per R entry, NaN as NULL
@@ -44,11 +43,12 @@ def test_json_and_database_hold_the_same_record(tmp_path):
     assert len(cells) == sum(len(row) for R in rec["R"].values() for row in R)
 
 
-def test_one_reader_under_three_names(tmp_path):
-    assert report_load_results is store.load_results
+def test_one_reader(tmp_path):
+    assert load_results is store.load_results is clad.load_results
+    assert not hasattr(clad.report, "load_results")  # the report reads results through clad.results
     r = _result()
     write_results(tmp_path / "results.json", [r])
-    for reader in (read_results, report_load_results, store.load_results, clad.read_results):
+    for reader in (load_results, store.load_results):
         assert [x.run_id for x in reader(tmp_path)] == ["abc"]
         assert [x.run_id for x in reader(tmp_path / "results.json")] == ["abc"]
 

@@ -8,8 +8,8 @@ import sqlite3
 import pandas as pd
 import pytest
 
-from clad.core.results import read_results
-from clad.engine.store import ResultStore
+from clad.results import load_results
+from clad.results.store import ResultStore
 
 from tests.runner_helpers import run_main, tiny_data, write_spec
 
@@ -55,7 +55,7 @@ def test_a_failing_run_is_recorded_and_the_grid_goes_on_then_resume_and_export(t
     text = (out / "results.json").read_text()
     doc = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
     assert len(doc["runs"]) == 6
-    results = read_results(out / "results.json")
+    results = load_results(out / "results.json")
     assert sorted(r.status for r in results) == ["failed"] * 3 + ["ok"] * 3
     ok = [r for r in results if r.ok]
     assert all(r.R["roc_auc"].shape == (2, 2) for r in ok)
@@ -95,7 +95,7 @@ def test_a_failing_run_is_recorded_and_the_grid_goes_on_then_resume_and_export(t
 
     (out / "results.json").unlink()
     rc, stdout, stderr = run_main(capsys, caplog, "export", out, "--format", "json")
-    assert rc == 0 and len(read_results(out / "results.json")) == 6
+    assert rc == 0 and len(load_results(out / "results.json")) == 6
 
     # --fresh starts over
     rc, stdout, stderr = run_main(capsys, caplog, "run", spec, "--out", out, "--fresh", "--quiet")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clad.engine.store import ResultStore
+from clad.results.store import ResultStore
 
 from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
 

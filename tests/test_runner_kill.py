@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from clad.core.results import read_results
+from clad.results import load_results
 from clad.engine.spec import load_spec
 
 from tests.runner_helpers import ROOT, clad_cmd, finished_runs, run_main, tiny_data, write_spec
@@ -70,7 +70,7 @@ def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
         con.close()
     after = finished_runs(db)
     assert {r: after[r] for r in before} == before  # finished runs were kept, not run again
-    runs = read_results(out / "results.json")
+    runs = load_results(out / "results.json")
     assert sorted(r.run_id for r in runs) == sorted(ids)
 
 

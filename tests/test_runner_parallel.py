@@ -8,7 +8,7 @@ import pytest
 
 from clad.engine.executors import execute_grid
 from clad.engine.spec import parse_spec
-from clad.engine.store import ResultStore
+from clad.results.store import ResultStore
 
 from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
 

@@ -6,8 +6,9 @@ import logging
 import math
 
 from clad.engine.progress import Progress
-from clad.core.results import RunResult
-from clad.engine.run import Component, RunConfig, failed_result, run_config
+from clad.results import RunResult
+from clad.engine.config import Component, RunConfig
+from clad.engine.run import failed_result, run_config
 from clad.engine.summary import display_table, format_summary, markdown_table, summary_table, write_summaries
 
 CFG = RunConfig(Component("synthetic", {"n_concepts": 3, "n_features": 2, "n_train": 50, "n_test": 40}),

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from clad.errors import DataError
-from clad.core.results import RunResult
-from clad.engine.run import Component, RunConfig, failed_result, run_config
-from clad.engine.store import ResultStore
+from clad.results import RunResult
+from clad.engine.config import Component, RunConfig
+from clad.engine.run import failed_result, run_config
+from clad.results.store import ResultStore
 
 CFG = RunConfig(Component("synthetic", {"n_concepts": 3, "n_features": 3, "n_train": 80, "n_test": 40}),
                 Component("concept_agnostic", {"batch_size": 60, "anytime_every": 2}), Component("naive"),

@@ -111,7 +111,7 @@ def test_sharing_is_exact_on_the_pyclad_spec(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_sharing_is_exact_on_the_quickstart(quickstart, tmp_path):
-    from clad.engine.store import load_results
+    from clad.results.store import load_results
 
     alone = run_spec({**tomllib.loads(quickstart.spec.read_text()), "share": False}, tmp_path / "alone")
     shared = _by_id(load_results(quickstart.out))

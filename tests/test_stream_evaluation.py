@@ -7,7 +7,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from clad import Concept, ConceptDataset, run_experiment
-from clad.core.results import RunResult
+from clad.results import RunResult
 from clad.errors import CladValueError
 from clad.scenarios import ConceptAgnostic
 from clad.strategies import Cumulative, Naive
@@ -115,7 +115,7 @@ def test_anytime_per_concept_rows_metrics_and_figure(tmp_path):
     assert m["anytime_accuracy_seen"] == pytest.approx(hand)
     assert anytime_accuracy_seen(run["R"]["roc_auc"], {"R": A, "task": run["anytime"]["task"]}).tolist() == \
         pytest.approx(hand)
-    from clad.report import load_results
+    from clad.results import load_results
 
     report = make_report(load_results(tmp_path / "out"), tmp_path / "report")
     assert any("anytime" in name for name in report.figures)

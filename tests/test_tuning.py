@@ -11,12 +11,12 @@ import pytest
 from clad.cli import main
 from clad.core.concepts import Concept, ConceptDataset
 from clad.core.data_views import apply_view, validation_indices
-from clad.core.results import RunResult
+from clad.results import RunResult
 from clad.datasets import make_synthetic
 from clad.engine.benchmark import run_spec
 from clad.engine.run import build_run
 from clad.engine.spec import load_spec, parse_spec
-from clad.engine.store import ResultStore
+from clad.results.store import ResultStore
 from clad.errors import DataError, SpecError
 from tests.plugins import row_hashes
 from tests.runner_helpers import tiny_data
@@ -158,7 +158,7 @@ def test_clad_run_records_the_choice_and_evaluates_with_it(tmp_path, capsys):
         assert run["test_concepts"] == ["C2", "C3"] and run["concepts"] == ["C2", "C3"]
         assert run["detector"] == "iforest"
     # the readers of a results folder (report, export) leave the tuning runs out
-    from clad.engine.store import load_results
+    from clad.results.store import load_results
 
     assert len(load_results(tmp_path / "out")) == 2 and len(load_results(tmp_path / "out", tuning=True)) == 10
     assert main(["export", str(tmp_path / "out"), "--format", "json", "--dest", str(tmp_path / "x")]) == 0

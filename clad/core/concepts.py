@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import DataError
 from .memmap import release
+from .time_axis import TimeAxis
 
 __all__ = ["Concept", "ConceptDataset", "readonly"]
 
@@ -115,6 +116,9 @@ class Concept:
     X: np.ndarray
     y: np.ndarray | None = None
     validate: bool = field(default=True, repr=False)
+    #: the time points behind the rows of a time-series test concept (series, point labels, windows;
+    #: :class:`~clad.core.time_axis.TimeAxis`), where the range metrics are computed; None otherwise
+    time: TimeAxis | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -147,6 +151,11 @@ class Concept:
                 shown = ", ".join(repr(v.item()) for v in values[:6])
                 raise DataError(f"{what}: labels must be binary, 0 (normal) or 1 (anomaly); found {shown}")
             object.__setattr__(self, "y", readonly(y.astype(np.int8, copy=False)))
+        if self.time is not None:
+            if not isinstance(self.time, TimeAxis):
+                raise DataError(f"{what}: time={type(self.time).__name__}; expected a clad.core.time_axis.TimeAxis")
+            if self.time.n_rows != X.shape[0]:
+                raise DataError(f"{what}: its time axis gives {self.time.n_rows} rows, the concept has {X.shape[0]}")
 
     @property
     def n_rows(self) -> int:

@@ -37,22 +37,10 @@ import numpy as np
 from ..errors import DataError
 from .concepts import Concept, ConceptDataset
 
-__all__ = ["MODES", "PARTS", "apply_view", "tuning_concepts", "validation_indices", "is_tuning_run"]
+__all__ = ["MODES", "PARTS", "apply_view", "tuning_concepts", "validation_indices"]
 
 MODES = ("first_concepts", "validation_split")
 PARTS = ("tune", "evaluate")
-
-
-def is_tuning_run(config: Mapping | None) -> bool:
-    """Whether a run's configuration (``RunResult.config``) is a tuning run's: it saw the ``tune``
-    part of its data. Readers of a results folder leave these runs out (they are the means of a
-    choice, not results).
-
-    >>> is_tuning_run({"data_view": {"mode": "first_concepts", "part": "tune", "k": 1}}), is_tuning_run({})
-    (True, False)
-    """
-    view = (config or {}).get("data_view") or {}
-    return isinstance(view, Mapping) and view.get("part") == "tune"
 
 
 def tuning_concepts(dataset: ConceptDataset, k: int) -> tuple[str, ...]:

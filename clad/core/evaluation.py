@@ -20,36 +20,256 @@ batches of a stream (a row of the anytime matrix). Code that wants to follow a r
 *observers*: callables that receive a frozen event (:class:`StepEvent`, :class:`AnytimeEvent`)
 after each row and can change nothing.
 
-Base metric names: ``roc_auc``, ``f1``, ``average_precision``.
+Base metric names: ``roc_auc``, ``f1``, ``average_precision``, and the range metrics of time
+series (:mod:`clad.metrics.ranges`): ``vus_pr``, ``vus_roc`` (threshold-free), ``range_f1``,
+``event_f1``, ``pa_f1``, ``affiliation_f1`` (at the detector's own threshold, ``scores >
+threshold``) and ``range_f1_oracle``, ``event_f1_oracle``, ``pa_f1_oracle``,
+``affiliation_f1_oracle`` (at the best of a grid of thresholds chosen on the test labels:
+**optimistic**). The range metrics are computed on the time points of a test concept that has a
+time axis (:attr:`Concept.time <clad.core.concepts.Concept.time>`: window scores mapped back to
+points, see :mod:`clad.core.time_axis`), else on its rows in order. Such a concept's values are
+also computed per series (channel) and kept with the run (:attr:`Evaluation.per_series`), with the
+point scores of one series at every step (:attr:`Evaluation.trace`, for the report's figure).
+
+Parameters of a base metric (``metric_params``, e.g. ``{"vus_pr": {"window": 50}}``): see
+:data:`BASE_METRIC_PARAMS` and :func:`check_metric_params`.
 """
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Mapping, Callable, Iterable, Sequence
 
 import numpy as np
 import sklearn
-from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
+from scipy.integrate import trapezoid
+from sklearn.metrics import average_precision_score, f1_score, precision_recall_curve, roc_auc_score
 
 from ..errors import CladValueError, RunWarning
-from ..metrics.base import BASE_METRIC_FUNCTIONS, chance_levels
+from ..metrics import ranges as range_metrics
 from ..registry import did_you_mean
-from ..strategies.base import Scored
+from ..validation import check_n_jobs
 from .concepts import Concept
 
-__all__ = ["BASE_METRICS", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
-           "AnytimeEvent", "check_base_metrics", "check_n_jobs", "check_reversed", "check_data"]
+__all__ = ["BASE_METRICS", "BASE_METRIC_BOUNDS", "base_metric_bounds", "TIME_AXIS_METRICS", "OPTIMISTIC_METRICS", "BASE_METRIC_PARAMS", "BASE_METRIC_LABELS",
+           "base_metric_label", "base_metric_shown", "check_metric_params", "chance_level",
+           "concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
+           "AnytimeEvent", "Scored", "check_base_metrics", "check_reversed", "check_data"]
 
 
-#: base metric name -> function(y_true, Scored) -> float: a live view of the declarations in
-#: :mod:`clad.metrics.base` (:data:`~clad.metrics.base.BASE_REGISTRY`, with each one's bounds and chance level)
-BASE_METRICS: Mapping[str, Callable[[np.ndarray, Scored], float]] = BASE_METRIC_FUNCTIONS
+def _roc_auc(y, scored: Scored) -> float:
+    """ROC-AUC of binary labels ``y`` (both classes present) and finite scores.
+
+    The arithmetic of scikit-learn's ``auc(*roc_curve(y, scores)[:2])`` -- which is what
+    ``roc_auc_score`` computes for binary labels -- step for step (descending sort, one point per
+    distinct score, collinear points dropped, trapezoidal rule), without its input checks: the
+    evaluator has checked the labels once and the detector adapter the scores. Those checks cost
+    ten times the computation on a test set of a few hundred rows, and were most of clad's own
+    time in a run. The result equals ``roc_auc_score`` bit for bit (tested on tied and untied
+    scores).
+    """
+    scores = np.asarray(scored.scores)
+    order = np.argsort(scores, kind="stable")[::-1]
+    ranked = scores[order]
+    thresholds = np.append(np.flatnonzero(np.diff(ranked)), ranked.size - 1)
+    tps = np.cumsum(np.asarray(y)[order], dtype=np.float64)[thresholds]
+    fps = 1 + thresholds.astype(np.float64) - tps
+    if fps.shape[0] > 2:
+        corner = np.logical_or(np.diff(fps, 2), np.diff(tps, 2))
+        keep = np.flatnonzero(np.concatenate(([True], corner, [True])))
+        fps, tps = fps[keep], tps[keep]
+    fps = np.concatenate(([0.0], fps))
+    tps = np.concatenate(([0.0], tps))
+    return float(trapezoid(tps / tps[-1], fps / fps[-1]))
+
+
+def _average_precision(y, scored: Scored) -> float:
+    # average_precision_score's binary case: the step-wise area under precision_recall_curve
+    precision, recall, _ = precision_recall_curve(y, scored.scores)
+    return float(-np.sum(np.diff(recall) * np.asarray(precision)[:-1]))
+
+
+def _f1(y, scored: Scored) -> float:
+    return float(f1_score(y, scored.labels, zero_division=0.0))
+
+
+def _vus(which: int):
+    def metric(y, scored: Scored, window: int = range_metrics.DEFAULT_WINDOW,
+               thresholds: int = range_metrics.DEFAULT_VUS_THRESHOLDS) -> float:
+        return range_metrics.vus(y, scored.scores, window, thresholds)[which]
+    return metric
+
+
+def _at_threshold(name: str):
+    def metric(y, scored: Scored, **params) -> float:
+        return range_metrics.THRESHOLD_METRICS[name](y, scored.labels, **params)
+    return metric
+
+
+def _oracle(name: str):
+    def metric(y, scored: Scored, n_thresholds: int = range_metrics.DEFAULT_ORACLE_THRESHOLDS, **params) -> float:
+        return range_metrics.oracle(name, y, scored.scores, n_thresholds, **params)
+    return metric
+
+
+#: base metric name -> function(y_true, Scored, **params) -> float
+BASE_METRICS: dict[str, Callable[..., float]] = {
+    "roc_auc": _roc_auc,
+    "f1": _f1,
+    "average_precision": _average_precision,
+    "vus_pr": _vus(1),
+    "vus_roc": _vus(0),
+    **{name: _at_threshold(name) for name in range_metrics.THRESHOLD_METRICS},
+    **{name: _oracle(of) for name, of in range_metrics.ORACLE_METRICS.items()},
+}
+
+#: the base metrics computed on a concept's time points (its time axis) rather than its rows
+TIME_AXIS_METRICS = frozenset(["vus_pr", "vus_roc", *range_metrics.THRESHOLD_METRICS, *range_metrics.ORACLE_METRICS])
+#: the base metrics whose threshold is chosen on the test labels (optimistic: no detector can do this)
+OPTIMISTIC_METRICS = frozenset(range_metrics.ORACLE_METRICS)
+
+#: how a base metric is shown in tables and figures
+BASE_METRIC_LABELS = {
+    "roc_auc": "ROC-AUC", "f1": "F1", "average_precision": "average precision",
+    "vus_pr": "VUS-PR", "vus_roc": "VUS-ROC", "range_f1": "range F1", "event_f1": "event F1",
+    "pa_f1": "point-adjusted F1", "affiliation_f1": "affiliation F1",
+    "range_f1_oracle": "range F1 at the oracle threshold (optimistic)",
+    "event_f1_oracle": "event F1 at the oracle threshold (optimistic)",
+    "pa_f1_oracle": "point-adjusted F1 at the oracle threshold (optimistic)",
+    "affiliation_f1_oracle": "affiliation F1 at the oracle threshold (optimistic)",
+}
+
+
+#: the range of every base metric clad computes: all of them are scores in [0, 1] (a report's
+#: intervals never leave it, see :func:`clad.report.aggregate.value_bounds`)
+BASE_METRIC_BOUNDS: dict[str, tuple[float, float]] = {name: (0.0, 1.0) for name in BASE_METRICS}
+
+
+def base_metric_bounds(name: str) -> tuple[float, float]:
+    """The range of base metric ``name``; unbounded for one clad does not know (a results file of
+    another version).
+
+    >>> base_metric_bounds("roc_auc"), base_metric_bounds("not_declared")
+    ((0.0, 1.0), (-inf, inf))
+    """
+    return BASE_METRIC_BOUNDS.get(name, (-np.inf, np.inf))
+
+
+def base_metric_label(name: str) -> str:
+    """The label of a base metric (the name itself for one clad does not know).
+
+    >>> base_metric_label("range_f1_oracle")
+    'range F1 at the oracle threshold (optimistic)'
+    """
+    return BASE_METRIC_LABELS.get(name, name)
+
+
+def base_metric_shown(name: str) -> str:
+    """A base metric's name as tables and figures show it: an oracle-threshold metric is marked
+    optimistic (its threshold was chosen on the test labels).
+
+    >>> base_metric_shown("range_f1_oracle"), base_metric_shown("range_f1")
+    ('range_f1_oracle (optimistic: oracle threshold)', 'range_f1')
+    """
+    return f"{name} (optimistic: oracle threshold)" if name in OPTIMISTIC_METRICS else name
+
+
+def _integer(low: int):
+    def check(metric, key, value):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise CladValueError(f"base metric {metric}: {key}={value!r}; expected an integer >= {low}")
+        return int(value)
+    return check
+
+
+def _unit(metric, key, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise CladValueError(f"base metric {metric}: {key}={value!r}; expected a number in [0, 1]")
+    return float(value)
+
+
+_VUS_PARAMS = {"window": _integer(0), "thresholds": _integer(2)}
+#: the parameters each base metric takes, with their checks (defaults: TSB-AD's, see :mod:`clad.metrics.ranges`):
+#: ``window`` (VUS's largest buffer width, 100), ``thresholds`` (VUS's threshold count, 250), ``alpha``
+#: (range F1's weight of existence, 0.2), ``n_thresholds`` (the oracle grid, 100)
+BASE_METRIC_PARAMS: dict[str, dict[str, Callable]] = {
+    "vus_pr": _VUS_PARAMS, "vus_roc": _VUS_PARAMS, "range_f1": {"alpha": _unit},
+    **{name: {"n_thresholds": _integer(1)} for name in range_metrics.ORACLE_METRICS},
+    "range_f1_oracle": {"n_thresholds": _integer(1), "alpha": _unit},
+}
+
+
+def check_metric_params(params, base_metrics: Sequence[str] | None = None) -> dict[str, dict]:
+    """Validate the parameters of base metrics: ``{metric: {parameter: value}}``, each metric one
+    of ``base_metrics`` (when given) taking parameters (:data:`BASE_METRIC_PARAMS`).
+
+    >>> check_metric_params({"vus_pr": {"window": 50}})
+    {'vus_pr': {'window': 50}}
+    >>> check_metric_params({"vus_pr": {"widow": 50}})
+    Traceback (most recent call last):
+    ...
+    clad.errors.CladValueError: base metric vus_pr: unknown parameter 'widow' (did you mean 'window'?); it takes: window, thresholds
+    """
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise CladValueError(f"base_metric_params={params!r}; expected a table {{metric = {{parameter = value}}}}")
+    out = {}
+    for metric, values in params.items():
+        if metric not in BASE_METRICS:
+            raise CladValueError(f"base_metric_params: unknown base metric {metric!r}{did_you_mean(str(metric), BASE_METRICS)}")
+        if base_metrics is not None and metric not in base_metrics:
+            raise CladValueError(f"base_metric_params: {metric!r} is not one of the base metrics ({', '.join(base_metrics)})")
+        allowed = BASE_METRIC_PARAMS.get(metric, {})
+        if not allowed:
+            raise CladValueError(f"base_metric_params: base metric {metric!r} takes no parameter; those that do: "
+                                 f"{', '.join(BASE_METRIC_PARAMS)}")
+        if not isinstance(values, dict):
+            raise CladValueError(f"base_metric_params.{metric}={values!r}; expected a table of parameters "
+                                 f"({', '.join(allowed)})")
+        checked = {}
+        for key, value in values.items():
+            if key not in allowed:
+                raise CladValueError(f"base metric {metric}: unknown parameter {key!r}{did_you_mean(str(key), allowed)}; "
+                                     f"it takes: {', '.join(allowed)}")
+            checked[key] = allowed[key](metric, key, value)
+        out[metric] = checked
+    return out
+
+
+def chance_level(name: str, y, **params) -> float:
+    """What a detector without scores (every row the same score) gets for base metric ``name`` on
+    labels ``y``: ROC-AUC 0.5, average precision the anomaly rate, F1 of flagging every row, and for
+    the range metrics :func:`clad.metrics.ranges.chance_level` (a time-series concept's point
+    labels are the ones to give for those).
+
+    >>> chance_level("average_precision", [0, 0, 0, 1]), chance_level("f1", [0, 0, 0, 1])
+    (0.25, 0.4)
+    """
+    y = np.asarray(y)
+    if name == "roc_auc":
+        return 0.5
+    if name == "average_precision":
+        return float(np.mean(y != 0))
+    if name == "f1":
+        return float(f1_score(y, np.ones_like(y), zero_division=0.0))
+    if name in TIME_AXIS_METRICS:
+        return range_metrics.chance_level(name, y, **params)
+    raise CladValueError(f"chance_level: unknown base metric {name!r}; allowed: {', '.join(BASE_METRICS)}")
+
+def concept_chance_level(name: str, concept: Concept, **params) -> float:
+    """:func:`chance_level` of base metric ``name`` on a test concept: its time points' labels for
+    a range metric when it has a time axis, its row labels otherwise."""
+    timed = name in TIME_AXIS_METRICS and concept.time is not None
+    return chance_level(name, concept.time.y if timed else concept.y, **params)
+
+
+#: points of the per-step trace of one series kept for the report (longer series are summarised)
+TRACE_POINTS = 2000
 
 
 def check_base_metrics(names) -> tuple[str, ...]:
@@ -72,17 +292,16 @@ def check_base_metrics(names) -> tuple[str, ...]:
     return tuple(names)
 
 
-def check_n_jobs(n_jobs) -> int:
-    """The number of scoring threads for ``n_jobs``: None -> 1, -1 -> every CPU, k >= 1 -> k.
+@dataclass(frozen=True)
+class Scored:
+    """Scores of one test set and the threshold for labels (``scores > threshold`` is an anomaly)."""
 
-    >>> check_n_jobs(None), check_n_jobs(3)
-    (1, 3)
-    """
-    if n_jobs is None:
-        return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (n_jobs < 1 and n_jobs != -1):
-        raise CladValueError(f"n_jobs={n_jobs!r}; expected None, -1 (every CPU) or an integer >= 1")
-    return int(os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+    scores: np.ndarray
+    threshold: float
+
+    @property
+    def labels(self) -> np.ndarray:
+        return (self.scores > self.threshold).astype(np.int8)
 
 
 @dataclass(frozen=True)
@@ -115,7 +334,13 @@ class Evaluation:
     anytime_task: tuple[int | None, ...] | None = None
     learned_rows: tuple[dict, ...] | None = None
     prequential: dict | None = None
-    #: per base metric, what a scoreless detector gets on each test concept (NaN where undefined)
+    #: test concepts with a time axis: ``{"series": {concept: [names]}, "values": {metric: {concept:
+    #: [[value per series] per step]}}}`` (None when no test concept has a time axis)
+    per_series: dict | None = None
+    #: one series' point scores after every step, for the report (see :meth:`Evaluator.trace`)
+    trace: dict | None = None
+    #: per base metric, what a scoreless detector gets on each test concept (:func:`concept_chance_level`;
+    #: NaN for a single-class concept, whose cells are NaN too)
     chance: dict[str, list[float]] | None = None
 
 
@@ -152,9 +377,11 @@ class Evaluator:
     """
 
     def __init__(self, test_concepts: Sequence[Concept], base_metrics: Sequence[str] = ("roc_auc",),
-                 n_jobs: int | None = 1, observers: Iterable[Callable[[StepEvent | AnytimeEvent], None]] = ()):
+                 n_jobs: int | None = 1, observers: Iterable[Callable[[StepEvent | AnytimeEvent], None]] = (),
+                 metric_params: dict | None = None):
         self.test_concepts = tuple(test_concepts)
         self.base_metrics = check_base_metrics(base_metrics)
+        self.metric_params = check_metric_params(metric_params, self.base_metrics)
         self.n_jobs = check_n_jobs(n_jobs)
         self.observers = tuple(observers)
         for obs in self.observers:
@@ -175,6 +402,12 @@ class Evaluator:
         self._memory: list[int] = []
         self._pending_fit = 0.0
         self._last: dict[str, np.ndarray] | None = None
+        self._timed = [c.time is not None for c in self.test_concepts]
+        self._series_rows: list[list] = []
+        self._last_series: list | None = None
+        self._trace_at = self._trace_choice()
+        self._trace_steps: list[dict] = []
+        self._last_trace: dict | None = None
 
     @contextmanager
     def learning(self):
@@ -186,8 +419,9 @@ class Evaluator:
             self._pending_fit += time.perf_counter() - t0
             self._last = None  # something was learned: the next evaluation must score again
 
-    def _score_one(self, strategy, j: int, with_ids: bool) -> dict[str, float] | None:
-        """Score test concept ``j`` once; its base metrics, or None when they are undefined."""
+    def _score_one(self, strategy, j: int, with_ids: bool) -> tuple[dict[str, float] | None, list | None, dict | None]:
+        """Score test concept ``j`` once: its base metrics (None when undefined), its values per
+        series (None without a time axis) and, for the traced concept, its traced series' scores."""
         concept = self.test_concepts[j]
         scored = strategy.score(concept.X, concept_id=concept.name if with_ids else None)
         if not isinstance(scored, Scored):
@@ -195,17 +429,92 @@ class Evaluator:
                 f"strategy {type(strategy).__name__}: score() returned {type(scored).__name__}; "
                 "expected clad.strategies.Scored(scores, threshold)"
             )
+        trace = self._trace(concept, scored) if self._trace_at is not None and self._trace_at[0] == j else None
+        series = self._per_series(concept, scored) if self._timed[j] else None
         if self._single_class[j]:
-            return None
+            return None, series, trace
         scores = np.asarray(scored.scores)
         if scores.size and np.all(scores == scores.flat[0]):
             self._warn_once(f"constant:{concept.name}", f"test concept {concept.name!r}: every score is the same "
                             f"({scores.flat[0]:g}), so its ROC-AUC is 0.5 and its other metrics say nothing about "
                             "the detector")
+        points = None
+        if self._timed[j] and any(m in TIME_AXIS_METRICS for m in self.base_metrics):
+            points = (concept.time.y, Scored(concept.time.points(scores), scored.threshold))
+            if np.unique(concept.time.y).size < 2:
+                self._warn_once(f"points:{concept.name}", f"test concept {concept.name!r}: its time points hold a "
+                                "single class; its range metrics are undefined and recorded as NaN")
+                points = "undefined"
+        values = {}
         # the arguments are clad's own, valid by construction: skip scikit-learn's parameter checks
         # (the data checks stay), which cost as much as the metric on a test set of a few hundred rows
         with sklearn.config_context(skip_parameter_validation=True):
-            return {m: BASE_METRICS[m](concept.y, scored) for m in self.base_metrics}
+            for m in self.base_metrics:
+                if m in TIME_AXIS_METRICS and points is not None:
+                    values[m] = float("nan") if points == "undefined" else self._metric(m, *points)
+                else:
+                    values[m] = self._metric(m, concept.y, scored)
+        return values, series, trace
+
+    def _metric(self, name: str, y, scored: Scored) -> float:
+        # called only where both classes are present, so a range metric never warns here (no
+        # warnings filter is changed: that is not thread-safe with n_jobs > 1)
+        return float(BASE_METRICS[name](y, scored, **self.metric_params.get(name, {})))
+
+    def _per_series(self, concept: Concept, scored: Scored) -> list[list[float]]:
+        """Every base metric on every series of ``concept`` (NaN where a series holds one class)."""
+        axis = concept.time
+        rows, points = axis.row_bounds(), axis.point_bounds()
+        point_scores = axis.points(scored.scores)
+        out = []
+        for k in range(len(axis.series)):
+            y_rows, y_pts = concept.y[rows[k]:rows[k + 1]], axis.y[points[k]:points[k + 1]]
+            s_rows = Scored(np.asarray(scored.scores)[rows[k]:rows[k + 1]], scored.threshold)
+            s_pts = Scored(point_scores[points[k]:points[k + 1]], scored.threshold)
+            row = []
+            for m in self.base_metrics:
+                y, s = (y_pts, s_pts) if m in TIME_AXIS_METRICS else (y_rows, s_rows)
+                row.append(self._metric(m, y, s) if np.unique(y).size == 2 else float("nan"))
+            out.append(row)
+        return out
+
+    def _trace_choice(self) -> tuple[int, int] | None:
+        """The series whose scores are traced: the first series holding an anomaly range of the
+        first test concept with a time axis (None without one)."""
+        for j, c in enumerate(self.test_concepts):
+            if c.time is None:
+                continue
+            bounds = c.time.point_bounds()
+            for k in range(len(c.time.series)):
+                if c.time.y[bounds[k]:bounds[k + 1]].any():
+                    return j, k
+            return j, 0
+        return None
+
+    def _trace(self, concept: Concept, scored: Scored) -> dict:
+        """The traced series' point scores and the threshold (at most :data:`TRACE_POINTS` points:
+        a longer series is cut into that many equal buckets, each showing its largest score)."""
+        k = self._trace_at[1]
+        bounds = concept.time.point_bounds()
+        scores = concept.time.points(scored.scores)[bounds[k]:bounds[k + 1]]
+        return {"scores": _bucket(scores, np.max).tolist(), "threshold": float(scored.threshold)}
+
+    def trace_record(self) -> dict | None:
+        """The traced series (concept, name, values of its first feature, point labels as ranges,
+        bucket size) and its scores and threshold after every step; None without a time axis."""
+        if self._trace_at is None or not self._trace_steps:
+            return None
+        j, k = self._trace_at
+        concept = self.test_concepts[j]
+        bounds = concept.time.point_bounds()
+        values = concept.time.values(concept.X)[bounds[k]:bounds[k + 1]]
+        y = concept.time.y[bounds[k]:bounds[k + 1]]
+        step = _bucket_size(y.size)
+        return {"concept": concept.name, "series": concept.time.series[k], "n_points": int(y.size),
+                "bucket": step, "values": [None if not np.isfinite(v) else float(v) for v in _bucket(values, np.nanmean)],
+                "ranges": range_metrics.anomaly_ranges(y).tolist(), "steps": list(self._steps),
+                "scores": [t["scores"] for t in self._trace_steps],
+                "thresholds": [t["threshold"] for t in self._trace_steps]}
 
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
@@ -221,7 +530,9 @@ class Evaluator:
         else:
             cells = [self._score_one(strategy, j, with_ids) for j in range(n)]
         row = {m: np.full(n, np.nan) for m in self.base_metrics}
-        for j, values in enumerate(cells):
+        self._last_series = [series for _, series, _ in cells]
+        self._last_trace = next((t for _, _, t in cells if t is not None), None)
+        for j, (values, _, _) in enumerate(cells):
             if values is None:
                 name = self.test_concepts[j].name
                 if name not in self._warned:
@@ -266,6 +577,10 @@ class Evaluator:
         for m in self.base_metrics:
             self._rows[m].append(row[m].copy())
         self._steps.append(step)
+        if any(self._timed):
+            self._series_rows.append(self._last_series)
+        if self._last_trace is not None:
+            self._trace_steps.append(self._last_trace)
         self._fit.append(self._pending_fit)
         self._score.append(score_time)
         self._memory.append(_memory_rows(strategy))
@@ -306,8 +621,50 @@ class Evaluator:
             anytime_task=tuple(self._any_task) if self._any_seen else None,
             learned_rows=tuple(self._learned_rows) if any(r is not None for r in self._learned_rows) else None,
             prequential=self._preq.record(),
-            chance={m: chance_levels(m, [c.y for c in self.test_concepts]) for m in self.base_metrics},
+            per_series=self._per_series_record(),
+            trace=self.trace_record(),
+            chance=self._chance_levels(),
         )
+
+    def _chance_levels(self) -> dict[str, list[float]]:
+        """:func:`concept_chance_level` of every base metric and test concept, computed once."""
+        out = {}
+        for m in self.base_metrics:
+            levels = []
+            for j, c in enumerate(self.test_concepts):
+                try:
+                    levels.append(float("nan") if self._single_class[j] else
+                                  float(concept_chance_level(m, c, **self.metric_params.get(m, {}))))
+                except (ValueError, CladValueError):  # no chance level defined for it
+                    levels.append(float("nan"))
+            out[m] = levels
+        return out
+
+    def _per_series_record(self) -> dict | None:
+        if not any(self._timed) or not self._series_rows:
+            return None
+        timed = [j for j, t in enumerate(self._timed) if t]
+        names = {self.test_concepts[j].name: list(self.test_concepts[j].time.series) for j in timed}
+        values = {m: {self.test_concepts[j].name: [[row[j][k][i] for k in range(len(row[j]))]
+                                                   for row in self._series_rows] for j in timed}
+                  for i, m in enumerate(self.base_metrics)}
+        return {"series": names, "values": values}
+
+
+def _bucket_size(n: int) -> int:
+    return max(1, -(-n // TRACE_POINTS))
+
+
+def _bucket(values: np.ndarray, reduce) -> np.ndarray:
+    """``values`` cut into consecutive buckets of :func:`_bucket_size` points, each reduced to one."""
+    step = _bucket_size(values.size)
+    if step == 1:
+        return np.asarray(values, dtype=np.float64)
+    pad = (-values.size) % step
+    padded = np.concatenate([np.asarray(values, dtype=np.float64), np.full(pad, np.nan)]).reshape(-1, step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN bucket stays NaN
+        return reduce(padded, axis=1) if reduce is np.nanmean else np.nanmax(padded, axis=1)
 
 
 def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str],
@@ -316,13 +673,13 @@ def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: S
     concepts right after they were learned (the cells of R where the step and the test concept have
     the same name): a detector ranks anomalies *lower* than normal rows there, so its scores may be
     reversed (clad expects higher = more anomalous). ``chance`` gives each base metric's chance level
-    per test concept (:func:`clad.metrics.base.chance_level`); without it, ROC-AUC against 0.5."""
+    per test concept (:func:`concept_chance_level`); without it, ROC-AUC against 0.5."""
     position = {name: j for j, name in enumerate(test_names)}
     levels = dict(chance or {})
     if not levels and "roc_auc" in R:
         levels = {"roc_auc": [0.5] * len(test_names)}
     for name, level in levels.items():
-        if name not in R or level is None:
+        if name not in R or level is None or name in OPTIMISTIC_METRICS:
             continue
         pairs = [(R[name][i, position[s]], level[position[s]]) for i, s in enumerate(steps) if s in position]
         pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]
@@ -412,7 +769,7 @@ class Prequential:
     batches (*windowed*). A value whose rows hold a single class is NaN.
 
     >>> import numpy as np
-    >>> from clad.strategies.base import Scored
+    >>> from clad.core.evaluation import Scored
     >>> p = Prequential(window=1)
     >>> p.add(np.array([0, 1]), Scored(np.array([0.1, 0.9]), 0.5), 10)
     >>> p.add(np.array([0, 1]), Scored(np.array([0.8, 0.2]), 0.5), 12)

@@ -14,7 +14,7 @@ from .concepts import ConceptDataset
 from .drift import stream_boundaries
 from .evaluation import Evaluator, StepEvent, check_base_metrics, check_data, check_reversed
 from .memory import peak_rss
-from .results import RunResult, versions
+from ..results.record import RunResult, versions
 from .run_warnings import recording
 from .seeding import seed_run
 
@@ -41,7 +41,8 @@ def _anytime_input(anytime: dict | None, base_metric: str) -> dict:
 
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
                    seed: int | None = None, labels: dict | None = None, config: dict | None = None,
-                   on_step: Callable[[str, int], None] | None = None, n_jobs: int | None = 1) -> RunResult:
+                   on_step: Callable[[str, int], None] | None = None, n_jobs: int | None = 1,
+                   metric_params: dict | None = None) -> RunResult:
     """Run ``strategy`` through ``scenario`` on ``dataset`` and return the result.
 
     The strategy object is cloned (the caller's object is never fitted). With ``seed``, a
@@ -53,7 +54,11 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     what it reports beyond R, given the rows of the training stream at which each concept after
     the first starts (:func:`~clad.core.drift.stream_boundaries`); it is stored as ``extras``. Warnings
     raised while the run computes (a library's, or clad's :class:`~clad.errors.RunWarning` about a
-    degenerate run) are recorded in ``RunResult.warnings`` instead of being shown. The run's peak memory
+    degenerate run) are recorded in ``RunResult.warnings`` instead of being shown. ``metric_params``
+    gives base metrics their parameters (:func:`~clad.core.evaluation.check_metric_params`). For
+    test concepts with a time axis, the values per series and the trace of one series go into
+    ``extras["time_series"]`` (``{"per_series": ..., "trace": ...}``, see
+    :class:`~clad.core.evaluation.Evaluation`). The run's peak memory
     (:func:`~clad.core.memory.peak_rss` around the scenario's loop) is ``RunResult.peak_memory``.
 
     >>> from sklearn.ensemble import IsolationForest
@@ -76,7 +81,8 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     det_proto = strategy.get_params(deep=False).get("detector")
     with recording() as flagged:  # every warning of the run lands in its record
         check_data(dataset, det_proto, getattr(scenario, "batch_size", None))
-        evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers)
+        evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers,
+                              metric_params=metric_params)
         with peak_rss() as peak:
             evaluation = scenario.run(dataset, strategy, evaluator)
         total = time.perf_counter() - t0
@@ -91,6 +97,8 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         metrics = {m: summarize(R, t, **_anytime_input(anytime, m)) for m, R in evaluation.R.items()}
     extra = getattr(strategy, "extra_results", None)  # what a strategy reports beyond R (optional)
     extras = extra(stream_boundaries(dataset)) if callable(extra) else None
+    if evaluation.per_series is not None:
+        extras = {**(extras or {}), "time_series": {"per_series": evaluation.per_series, "trace": evaluation.trace}}
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
         scenario=labels.get("scenario", getattr(scenario, "name", type(scenario).__name__)),

@@ -49,14 +49,14 @@ from .recipes import RECIPES, make_groups
 from .synthetic import make_synthetic
 from .table import load_table
 from .telemanom import load_telemanom
-from .windows import load_windowed, window_dataset
+from .windows import window_dataset
 
 __all__ = [
     "DATASETS", "load_dataset", "make_synthetic", "load_pyclad", "convert_pyclad", "load_clad_npz",
     "save_clad_npz", "load_nsl_kdd", "read_nsl_kdd", "load_adbench", "load_odds_mat", "load_table",
     "load_npz_files", "load_mvtec", "scenario_from_flat", "make_groups", "make_dataset", "order_concepts",
     "ConceptRows", "RECIPES", "ORDERS", "DIFFICULTIES", "card_names", "load_card", "find_file", "locate",
-    "search_dirs", "default_cache_dir", "sha256_of", "verify_sha256", "download", "load_telemanom", "load_windowed",
+    "search_dirs", "default_cache_dir", "sha256_of", "verify_sha256", "download", "load_telemanom",
     "window_dataset",
 ]
 
@@ -71,7 +71,7 @@ DATASETS.add("table", load_table, "CSV / Parquet table with concept, label and f
 DATASETS.add("npz_files", load_npz_files, "one concept per .npz file (X, y)")
 DATASETS.add("mvtec", load_mvtec, "MVTec-AD ResNet-18 embeddings, one concept per category")
 DATASETS.add("telemanom", load_telemanom, "NASA SMAP/MSL telemetry; concepts by subsystem or channel; windows")
-DATASETS.add("windowed", load_windowed, "a registered loader's concepts cut into sliding windows")
+DATASETS.add("windowed", "clad.datasets.windowed:load_windowed", "a registered loader's concepts cut into sliding windows")
 
 
 def load_dataset(name: str, params: dict | None = None):

@@ -45,16 +45,16 @@ import numpy as np
 
 from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
+from ..protocol.orders import MATRIX_ORDERS, order_from_matrix
+from ..protocol.single_task import single_task_matrix
 from ..validation import StrOptions
 from . import _checks
 
-__all__ = ["ConceptRows", "make_dataset", "order_concepts", "ORDERS", "MATRIX_ORDERS", "DIFFICULTIES",
+__all__ = ["ConceptRows", "make_dataset", "order_concepts", "ORDERS", "DIFFICULTIES",
            "concept_difficulty"]
 
 log = logging.getLogger(__name__)
 
-#: orders computed from the concepts' single-task matrix (:mod:`clad.protocol.orders`)
-MATRIX_ORDERS = ("curriculum_ascending", "curriculum_descending", "drift_smooth", "drift_abrupt")
 ORDERS = ("given", "random", "easy_to_hard", "hard_to_easy") + MATRIX_ORDERS
 DIFFICULTIES = ("iforest_auc", "anomaly_share")
 
@@ -79,7 +79,10 @@ def _take(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return part if part.dtype.kind == "f" else part.astype(np.float64)
 
 
-def _split(X, y, g: ConceptRows, test_size: float, contamination: float, rng, loader: str):
+def split_concept(X, y, g: ConceptRows, test_size: float, contamination: float, rng, loader: str):
+    """The ``(train, test)`` concepts of group ``g``: its normal rows split at random by ``rng``
+    (``test_size`` of them kept for testing), its anomalies in the test set except the share
+    ``contamination`` asks for in training (see the module docstring); ``loader`` names messages."""
     n_normal = len(g.normal)
     if n_normal < 2:
         raise DataError(f"{loader}: concept {g.name!r} has {n_normal} normal rows; at least 2 are needed "
@@ -120,9 +123,6 @@ def concept_difficulty(train: Concept, test: Concept, measure: str = "iforest_au
 def _matrix_order(pairs, order: str, name: str) -> tuple[list[int], dict]:
     """The permutation of ``order`` from the pairs' single-task matrix, and M as metadata."""
     from sklearn.ensemble import IsolationForest
-
-    from ..protocol.orders import order_from_matrix
-    from ..protocol.single_task import single_task_matrix
 
     names = [p[0].name for p in pairs]
     if len(set(names)) != len(names) or any(tr.name != te.name for tr, te in pairs):
@@ -167,7 +167,7 @@ def make_dataset(X: np.ndarray, y: np.ndarray, groups, *, name: str = "dataset",
         raise DataError(f"{loader}: the recipe gave no concepts")
     split_ss, order_ss = np.random.SeedSequence(seed).spawn(2)
     split_rng = np.random.default_rng(split_ss)
-    pairs = [_split(X, y, g, test_size, contamination, split_rng, loader) for g in groups]
+    pairs = [split_concept(X, y, g, test_size, contamination, split_rng, loader) for g in groups]
     meta = dict(metadata or {})
     meta.update(test_size=test_size, contamination=contamination, random_state=seed)
     return order_concepts(pairs, order=order, difficulty=difficulty, random_state=order_ss, name=name,

@@ -15,7 +15,7 @@ from ..core.concepts import ConceptDataset
 from ..errors import DataError
 from ..validation import declare
 from .adbench import read_npz_xy
-from .build import SPLIT_CONSTRAINTS, ConceptRows, _split, order_concepts
+from .build import SPLIT_CONSTRAINTS, ConceptRows, order_concepts, split_concept
 from .files import locate
 from .flat import check_flat
 
@@ -47,7 +47,7 @@ def load_npz_files(files: list[str], names: list[str] | None = None, test_size: 
             raise DataError(f"{loader}: {file!r} has {X.shape[1]} feature columns but {first[0]!r} has {first[1]}; "
                             "every file must have the same number of features")
         rows = ConceptRows(name, np.flatnonzero(y == 0), np.flatnonzero(y == 1))
-        pairs.append(_split(X, y, rows, test_size, contamination, split_rng, loader))
+        pairs.append(split_concept(X, y, rows, test_size, contamination, split_rng, loader))
     meta = {"files": [str(f) for f in files], "test_size": test_size, "contamination": contamination,
             "random_state": seed}
     return order_concepts(pairs, order=order, difficulty=difficulty, random_state=order_ss, name=dataset_name,

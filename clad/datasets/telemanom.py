@@ -23,6 +23,11 @@ two channels (nor the train/test split: they are different concepts). Without ``
 one time step (a 2-D concept). ``dataset.metadata`` records the channels of each concept and the
 rows each channel gives.
 
+Every test concept has a time axis (:attr:`Concept.time <clad.core.concepts.Concept.time>`): its
+channels, their lengths and point labels; the range metrics (``vus_pr``, ``range_f1``, ...) are
+computed on it, window scores mapped back to points by ``window_score`` (``"max"`` or
+``"mean"``, :mod:`clad.core.time_axis`), and results can be broken down per channel.
+
 >>> from clad.datasets.cards import load_card
 >>> load_card("nasa-smap")["default_recipe"]["concepts"]
 'subsystem'
@@ -38,10 +43,11 @@ import numpy as np
 import pandas as pd
 
 from ..core.concepts import Concept, ConceptDataset
+from ..core.time_axis import TimeAxis
 from ..errors import DataError
 from . import _checks
 from .files import locate
-from .windows import LABELS, window_dataset
+from .windows import LABELS, SCORE_RULES, window_dataset
 
 __all__ = ["load_telemanom", "read_labels", "CONCEPTS"]
 
@@ -114,7 +120,7 @@ def _load(path: str, split: str, chan: str, data_dir, n_cols: int | None) -> np.
 
 def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: str = "subsystem",
                    subsystems: list[str] | None = None, window: int | None = None, stride: int = 1,
-                   window_label: str = "any", data_dir: str | None = None) -> ConceptDataset:
+                   window_label: str = "any", window_score: str = "max", data_dir: str | None = None) -> ConceptDataset:
     """The telemanom layout as a continual scenario (see the module docstring).
 
     Parameters
@@ -130,6 +136,8 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
     window, stride, window_label : windows (:mod:`clad.datasets.windows`; ``window_label`` is its
         ``label``, ``"any"`` or ``"last"``, named apart from a spec entry's display ``label``);
         ``window=None`` keeps steps as rows.
+    window_score : {"max", "mean"}
+        How a point's score comes from the windows covering it (for the range metrics).
     data_dir : str, optional
     """
     who = "telemanom"
@@ -142,6 +150,7 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
         _checks.integer(who, "window", window)
     _checks.integer(who, "stride", stride)
     _checks.choice(who, "window_label", window_label, LABELS)
+    _checks.choice(who, "window_score", window_score, SCORE_RULES)
     labels = read_labels(path, spacecraft, data_dir)
     channels = sorted(labels, key=_channel_key)
     if subsystems is not None:
@@ -175,7 +184,9 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
             parts["y"].append(y)
         join = (lambda arrs: arrs[0] if len(arrs) == 1 else np.concatenate(arrs))
         train.append(Concept(name, join(parts["train"])))
-        test.append(Concept(name, join(parts["test"]), join(parts["y"])))
+        y_all = join(parts["y"])
+        axis = TimeAxis(tuple(chans), tuple(len(a) for a in parts["test"]), y_all)
+        test.append(Concept(name, join(parts["test"]), y_all, time=axis))
         seg_train.append([len(a) for a in parts["train"]])
         seg_test.append([len(a) for a in parts["test"]])
     meta = {"path": path, "spacecraft": spacecraft, "concepts": concepts, "channels": groups,
@@ -183,4 +194,4 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
     ds = ConceptDataset(train, test, name=f"telemanom-{spacecraft.lower()}", metadata=meta)
     if window is None:
         return ds
-    return window_dataset(ds, window=window, stride=stride, label=window_label)
+    return window_dataset(ds, window=window, stride=stride, label=window_label, score_rule=window_score)

@@ -19,6 +19,11 @@ Memory: the windows of one segment are a strided, read-only view of its array
 concatenates their windows, one copy of ``n * window * f`` values. Choose ``stride`` with that in
 mind (``stride = window`` gives non-overlapping windows, as many values as the series).
 
+Points: a windowed test concept keeps its time axis (:class:`~clad.core.time_axis.TimeAxis`: the
+series, their point labels, ``window`` and ``stride``), so the range metrics score the points, not
+the windows; ``score_rule`` says how a point's score comes from the windows covering it
+(``"max"``, the default, or ``"mean"``; see :mod:`clad.core.time_axis`).
+
 >>> import numpy as np
 >>> X = np.arange(10.0).reshape(10, 1); y = np.zeros(10, dtype=int); y[6] = 1
 >>> W = sliding_windows(X, 4, stride=2)
@@ -37,20 +42,25 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..core.concepts import Concept, ConceptDataset
+from ..core.time_axis import POINT_RULES, TimeAxis
 from ..errors import DataError
 from . import _checks
 
-__all__ = ["LABELS", "n_windows", "sliding_windows", "window_labels", "window_concept", "window_dataset", "load_windowed",
+__all__ = ["LABELS", "SCORE_RULES", "n_windows", "sliding_windows", "window_labels", "window_concept", "window_dataset",
            "check_window_params"]
 
 log = logging.getLogger(__name__)
 
 #: how a window's label comes from its steps' labels
 LABELS = ("any", "last")
+#: how a point's score comes from the windows covering it
+SCORE_RULES = POINT_RULES
 
 
-def check_window_params(who: str, window, stride, label) -> tuple[int, int, str]:
-    """``window`` and ``stride`` as integers >= 1 and ``label`` one of :data:`LABELS`, or a clear error."""
+def check_window_params(who: str, window, stride, label, score_rule="max") -> tuple[int, int, str]:
+    """``window`` and ``stride`` as integers >= 1, ``label`` one of :data:`LABELS` and ``score_rule``
+    one of :data:`SCORE_RULES`, or a clear error."""
+    _checks.choice(who, "score_rule", score_rule, SCORE_RULES)
     return (_checks.integer(who, "window", window), _checks.integer(who, "stride", stride),
             _checks.choice(who, "label", label, LABELS))
 
@@ -87,8 +97,11 @@ def window_labels(y: np.ndarray, window: int, stride: int = 1, label: str = "any
 
 
 def window_concept(name: str, segments: Sequence[tuple[np.ndarray, np.ndarray | None]], window: int,
-                   stride: int = 1, label: str = "any") -> Concept:
+                   stride: int = 1, label: str = "any", series: Sequence[str] | None = None,
+                   score_rule: str = "max") -> Concept:
     """A concept of the windows of each ``(X, y)`` segment (``y`` None for unlabelled training data).
+    A labelled concept gets a time axis of the segments that give windows (named ``series``, by
+    default ``name:0``, ``name:1``, ...; windows mapped back to points by ``score_rule``).
 
     >>> import numpy as np
     >>> a, b = np.zeros((5, 2)), np.ones((3, 2))
@@ -96,12 +109,15 @@ def window_concept(name: str, segments: Sequence[tuple[np.ndarray, np.ndarray | 
     >>> c.X.shape, [float(w.mean()) for w in c.X]
     ((4, 3, 2), [0.0, 0.0, 0.0, 1.0])
     """
-    window, stride, label = check_window_params("windows", window, stride, label)
+    window, stride, label = check_window_params("windows", window, stride, label, score_rule)
+    series = [f"{name}:{k}" for k in range(len(segments))] if series is None else [str(s) for s in series]
+    if len(series) != len(segments):
+        raise DataError(f"windows: concept {name!r} has {len(segments)} segments and {len(series)} series names")
     labelled = [seg[1] is not None for seg in segments]
     if any(labelled) and not all(labelled):
         raise DataError(f"windows: concept {name!r} has segments with and without labels; give labels to all or none")
-    parts, labels = [], []
-    for X, y in segments:
+    parts, labels, kept = [], [], []
+    for (X, y), title in zip(segments, series):
         W = sliding_windows(X, window, stride)
         if W.shape[0] == 0:
             log.warning("windows: a segment of concept %r has %d steps, fewer than window=%d; it gives no window",
@@ -113,12 +129,17 @@ def window_concept(name: str, segments: Sequence[tuple[np.ndarray, np.ndarray | 
                 raise DataError(f"windows: concept {name!r} has a segment of {np.shape(X)[0]} steps with "
                                 f"{np.shape(y)[0]} labels; expected one label per step")
             labels.append(window_labels(y, window, stride, label))
+            kept.append((title, np.asarray(y)))
     if not parts:
         raise DataError(f"windows: concept {name!r} has no segment of at least window={window} steps; "
                         "use a smaller window")
     X = parts[0] if len(parts) == 1 else np.concatenate(parts)
     y = None if not labels else (labels[0] if len(labels) == 1 else np.concatenate(labels))
-    return Concept(name, X, y)
+    time = None
+    if kept:
+        time = TimeAxis(tuple(t for t, _ in kept), tuple(len(p) for _, p in kept),
+                        np.concatenate([p for _, p in kept]), window=window, stride=stride, rule=score_rule)
+    return Concept(name, X, y, time=time)
 
 
 def _segments(concept: Concept, lengths) -> list[tuple[np.ndarray, np.ndarray | None]]:
@@ -132,13 +153,16 @@ def _segments(concept: Concept, lengths) -> list[tuple[np.ndarray, np.ndarray | 
     return [(concept.X[a:b], None if concept.y is None else concept.y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def window_dataset(dataset: ConceptDataset, window: int, stride: int = 1, label: str = "any") -> ConceptDataset:
+def window_dataset(dataset: ConceptDataset, window: int, stride: int = 1, label: str = "any",
+                   score_rule: str = "max") -> ConceptDataset:
     """Every concept of ``dataset`` (rows in time order) turned into windows.
 
     A concept is one series unless ``dataset.metadata["segments"]`` gives, for ``"train"`` and
     ``"test"``, one list of segment lengths per concept (in order), as the ``telemanom`` loader
     does for the channels of a subsystem; windows never cross a segment boundary. The result's
-    ``metadata["segments"]`` gives the windows each segment made.
+    ``metadata["segments"]`` gives the windows each segment made. A test concept with a time axis
+    (:attr:`Concept.time <clad.core.concepts.Concept.time>`) keeps its series names; ``score_rule``
+    maps window scores back to points (see :mod:`clad.core.time_axis`).
 
     >>> import numpy as np
     >>> from clad import Concept, ConceptDataset
@@ -147,7 +171,7 @@ def window_dataset(dataset: ConceptDataset, window: int, stride: int = 1, label:
     >>> w.train[0].X.shape, w.test[0].y.tolist()
     ((5, 4, 2), [0, 0, 1])
     """
-    window, stride, label = check_window_params("windows", window, stride, label)
+    window, stride, label = check_window_params("windows", window, stride, label, score_rule)
     segments = dataset.metadata.get("segments") or {}
     out, rows = {}, {}
     for role, concepts in (("train", dataset.train), ("test", dataset.test)):
@@ -156,43 +180,12 @@ def window_dataset(dataset: ConceptDataset, window: int, stride: int = 1, label:
             raise DataError(f"windows: metadata['segments'][{role!r}] has {len(lengths)} entries for "
                             f"{len(concepts)} {role} concepts")
         parts = [_segments(c, k) for c, k in zip(concepts, lengths)]
-        out[role] = [window_concept(c.name, p, window, stride, label) for c, p in zip(concepts, parts)]
+        names = [c.time.series if c.time is not None and len(c.time.series) == len(p) else None
+                 for c, p in zip(concepts, parts)]
+        out[role] = [window_concept(c.name, p, window, stride, label, series=t, score_rule=score_rule)
+                     for c, p, t in zip(concepts, parts, names)]
         rows[role] = [[n_windows(len(X), window, stride) for X, _ in p] for p in parts]
     meta = dict(dataset.metadata)
     meta["windows"] = {"window": window, "stride": stride, "label": label}
     meta["segments"] = rows  # now in windows: the rows each segment gives
     return ConceptDataset(out["train"], out["test"], name=dataset.name, metadata=meta)
-
-
-def load_windowed(dataset: str = "synthetic", params: dict | None = None, window: int = 16, stride: int = 1,
-                  window_label: str = "any", random_state: int | None = None) -> ConceptDataset:
-    """The dataset registered as ``dataset`` (built with ``params``), windowed by :func:`window_dataset`
-    (``window_label`` is its ``label``, named apart from a spec entry's display ``label``).
-
-    ``random_state`` goes to the inner loader when it takes one and ``params`` does not set it. In a
-    spec file::
-
-        [[datasets]]
-        name = "windowed"
-        dataset = "clad_npz"                # concepts holding series in time order
-        params = { file = "machines.npz" }
-        window = 32
-        stride = 8
-        window_label = "last"
-    """
-    import inspect
-
-    from . import DATASETS, load_dataset
-
-    check_window_params("windowed", window, stride, window_label)
-    if params is not None and not isinstance(params, dict):
-        raise DataError(f"windowed: params={params!r}; expected a table of the inner loader's parameters")
-    params = dict(params or {})
-    if random_state is not None and "random_state" not in params:
-        try:
-            takes_seed = "random_state" in inspect.signature(DATASETS.resolve(dataset)).parameters
-        except (TypeError, ValueError):
-            takes_seed = False
-        if takes_seed:
-            params["random_state"] = random_state
-    return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=window_label)

@@ -33,10 +33,10 @@ from .base import (
     PyODDetector,
     SklearnDetector,
     as_detector,
-    check_scores,
     detector_name,
     set_random_state,
 )
+from .tabular import check_scores
 
 __all__ = [
     "DETECTORS",

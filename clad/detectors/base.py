@@ -35,13 +35,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from ..errors import CladError, CladTypeError, DetectorError
-from .tabular import as_table
+from .tabular import as_table, check_scores
 
 __all__ = [
     "as_detector",
     "detector_name",
     "set_random_state",
-    "check_scores",
     "check_threshold",
     "writes_guard",
     "DetectorAdapter",
@@ -57,37 +56,6 @@ def detector_name(obj) -> str:
     if inner is not None and isinstance(obj, DetectorAdapter):
         return type(inner).__name__
     return type(obj).__name__
-
-
-def check_scores(scores, n_rows: int, who: str) -> np.ndarray:
-    """Return ``scores`` as a float array of shape ``(n_rows,)`` or raise a DetectorError naming
-    ``who``: finite real numbers, one per row (complex scores are refused, never silently cast).
-
-    >>> check_scores([0.5, 2.0], 2, "Mine")
-    array([0.5, 2. ])
-    >>> check_scores(np.array([1 + 2j, 3]), 2, "Mine")
-    Traceback (most recent call last):
-    ...
-    clad.errors.DetectorError: detector Mine: score() returned complex numbers (dtype complex128); expected real scores
-    """
-    if np.iscomplexobj(scores):
-        raise DetectorError(f"detector {who}: score() returned complex numbers (dtype {np.asarray(scores).dtype}); "
-                            "expected real scores")
-    try:
-        s = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DetectorError(f"detector {who}: scores could not be read as numbers ({exc})") from None
-    if s.shape != (n_rows,):
-        raise DetectorError(
-            f"detector {who}: score() returned shape {s.shape} for {n_rows} rows; expected ({n_rows},)"
-        )
-    if not np.isfinite(s).all():
-        k = int((~np.isfinite(s)).sum())
-        raise DetectorError(
-            f"detector {who}: score() returned {k} non-finite value(s) (NaN or infinity) among "
-            f"{n_rows}; expected finite scores"
-        )
-    return s
 
 
 def check_threshold(value, who: str) -> float:

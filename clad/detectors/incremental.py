@@ -1,11 +1,12 @@
 """Incremental detectors: estimators that learn batch after batch without starting over.
 
-Two adapters give such estimators clad's detector protocol plus ``partial_fit(X)``:
+Two adapters give such estimators clad's detector protocol plus ``partial_fit(X)``, both built on
+:class:`IncrementalDetector`:
 
 * :class:`RiverDetector` — any river anomaly detector (``learn_one`` / ``score_one``, and
   ``learn_many`` where it exists), e.g. ``HalfSpaceTrees`` or ``OneClassSVM``, usually behind a
   river scaler in a pipeline. A row goes to river as ``{column index: value}``.
-* :class:`PartialFitDetector` — any scikit-learn / PyOD / clad-protocol estimator with
+* :class:`~clad.detectors.partial_fit.PartialFitDetector` — any scikit-learn / PyOD / clad-protocol estimator with
   ``partial_fit`` (scikit-learn's ``SGDOneClassSVM``, say): ``fit`` is the estimator's own
   ``fit``, ``partial_fit`` its ``partial_fit``, scores and threshold those of the matching adapter
   of :func:`~clad.detectors.as_detector`.
@@ -17,7 +18,7 @@ scored after learning. Windows (3-D rows) are flattened (:func:`~clad.detectors.
 ``random_state`` becomes the ``seed`` of every river estimator in a pipeline that takes one (or
 the wrapped estimator's ``random_state``), so the same seed gives the same scores.
 
-:func:`as_incremental` turns a detector into one of these, or says why it cannot; the
+:func:`~clad.detectors.partial_fit.as_incremental` turns a detector into one of these, or says why it cannot; the
 ``incremental`` strategy (:class:`clad.strategies.Incremental`) uses it.
 
 >>> import numpy as np
@@ -30,17 +31,14 @@ the wrapped estimator's ``random_state``), so the same seed gives the same score
 
 from __future__ import annotations
 
-import copy
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 
 from ..errors import CladValueError, DetectorError
-from .base import DetectorAdapter, as_detector, check_scores, detector_name, set_random_state
-from .tabular import as_table
+from .tabular import as_table, check_scores
 
-__all__ = ["RiverDetector", "PartialFitDetector", "as_incremental", "is_river", "half_space_trees",
-           "river_one_class_svm"]
+__all__ = ["IncrementalDetector", "RiverDetector", "is_river", "half_space_trees", "river_one_class_svm"]
 
 
 def is_river(obj) -> bool:
@@ -54,7 +52,7 @@ def _check_contamination(who: str, value) -> float:
     return float(value)
 
 
-class _Incremental(BaseEstimator):
+class IncrementalDetector(BaseEstimator):
     """What both adapters share: fit from fresh / go on learning, the threshold, the checks."""
 
     _clad_detector = True
@@ -145,7 +143,7 @@ def _has_learn_many(est) -> bool:
     return all(callable(getattr(p, "learn_many", None)) for p in parts)
 
 
-class RiverDetector(_Incremental):
+class RiverDetector(IncrementalDetector):
     """A river anomaly detector as an incremental clad detector (see the module docstring).
 
     Parameters
@@ -195,72 +193,6 @@ class RiverDetector(_Incremental):
         score_one = self.estimator_.score_one
         s = np.fromiter((score_one(dict(enumerate(row))) for row in X.tolist()), dtype=np.float64, count=X.shape[0])
         return -s if self.higher_is_normal else s
-
-
-class PartialFitDetector(_Incremental):
-    """An estimator with ``partial_fit`` as an incremental clad detector: ``fit`` is its ``fit``,
-    ``partial_fit`` its ``partial_fit``; scores and threshold as :func:`~clad.detectors.as_detector`'s
-    adapter for it gives them (see the module docstring).
-
-    >>> import numpy as np
-    >>> from sklearn.linear_model import SGDOneClassSVM
-    >>> X = np.random.default_rng(0).normal(size=(300, 2))
-    >>> det = PartialFitDetector(SGDOneClassSVM(random_state=0)).fit(X).partial_fit(X + 0.1)
-    >>> det.n_rows_learned_, det.threshold_ == -float(det.estimator_.offset_[0])
-    (600, True)
-    """
-
-    def _adapter(self) -> DetectorAdapter:
-        adapter = as_detector(self.estimator)
-        if not isinstance(adapter, DetectorAdapter):  # a clad detector: its own protocol
-            return None
-        return adapter
-
-    def _fresh(self):
-        if not callable(getattr(self.estimator, "partial_fit", None)):
-            raise CladValueError(f"PartialFitDetector: {detector_name(self.estimator)} has no partial_fit")
-        try:
-            est = clone(self.estimator)
-        except TypeError:
-            est = copy.deepcopy(self.estimator)
-        if self.random_state is not None:
-            set_random_state(est, int(self.random_state))
-        return est
-
-    def _learn(self, X, first: bool) -> None:
-        (self.estimator_.fit if first else self.estimator_.partial_fit)(X)
-
-    def _raw_score(self, X) -> np.ndarray:
-        adapter = self._adapter()
-        return self.estimator_.score(X) if adapter is None else adapter._raw_score(self.estimator_, X)
-
-    def _own_threshold(self, X) -> float | None:
-        adapter = self._adapter()
-        if adapter is None:
-            own = getattr(self.estimator_, "threshold_", None)
-            return None if own is None else float(own)
-        try:
-            return float(adapter._threshold(self.estimator_, X))
-        except (AttributeError, DetectorError):
-            return None
-
-
-def as_incremental(detector):
-    """``detector`` as a detector with ``partial_fit``: unchanged if it has one; a river estimator
-    in a :class:`RiverDetector`; an adapter (or an estimator) whose estimator has ``partial_fit`` in a
-    :class:`PartialFitDetector`. Anything else is a :class:`~clad.errors.CladValueError` naming it."""
-    if callable(getattr(detector, "partial_fit", None)):
-        return detector
-    if is_river(detector):
-        return RiverDetector(detector)
-    inner = detector.estimator if isinstance(detector, DetectorAdapter) else None
-    if callable(getattr(inner, "partial_fit", None)):
-        return PartialFitDetector(inner, contamination=getattr(detector, "contamination", 0.1))
-    raise CladValueError(
-        f"detector {detector_name(detector)} cannot learn incrementally: it has no partial_fit and is not a "
-        "river anomaly detector (learn_one/score_one); use e.g. 'half_space_trees', 'river_one_class_svm', "
-        "scikit-learn's SGDOneClassSVM or a clad PyTorch detector"
-    )
 
 
 def half_space_trees(n_trees: int = 10, height: int = 8, window_size: int = 250, scale: bool = True,

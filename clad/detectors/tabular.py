@@ -1,4 +1,5 @@
-"""Rows as a table: what tabular detectors get when a concept's rows are windows.
+"""The arrays at the detector protocol's edges: rows as a table (what tabular detectors get when a
+concept's rows are windows) and scores checked (:func:`check_scores`).
 
 A windowed concept (:mod:`clad.datasets.windows`) has 3-D rows ``(n, window, features)``.
 Detectors that take a table (scikit-learn, PyOD, clad's dense autoencoders, river's) see each
@@ -8,6 +9,8 @@ calls it; a detector of one's own that wants the 3-D windows sets ``_clad_detect
 ``as_detector`` passes it through unwrapped), as clad's sequence autoencoders do.
 
 >>> import numpy as np
+
+from ..errors import DetectorError
 >>> W = np.arange(12.0).reshape(2, 3, 2)
 >>> as_table(W).tolist()
 [[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0, 11.0]]
@@ -19,7 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["as_table"]
+from ..errors import DetectorError
+
+__all__ = ["as_table", "check_scores"]
 
 
 def as_table(X):
@@ -29,3 +34,34 @@ def as_table(X):
         return X
     X = np.asarray(X)
     return X.reshape(X.shape[0], -1)
+
+
+def check_scores(scores, n_rows: int, who: str) -> np.ndarray:
+    """Return ``scores`` as a float array of shape ``(n_rows,)`` or raise a DetectorError naming
+    ``who``: finite real numbers, one per row (complex scores are refused, never silently cast).
+
+    >>> check_scores([0.5, 2.0], 2, "Mine")
+    array([0.5, 2. ])
+    >>> check_scores(np.array([1 + 2j, 3]), 2, "Mine")
+    Traceback (most recent call last):
+    ...
+    clad.errors.DetectorError: detector Mine: score() returned complex numbers (dtype complex128); expected real scores
+    """
+    if np.iscomplexobj(scores):
+        raise DetectorError(f"detector {who}: score() returned complex numbers (dtype {np.asarray(scores).dtype}); "
+                            "expected real scores")
+    try:
+        s = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DetectorError(f"detector {who}: scores could not be read as numbers ({exc})") from None
+    if s.shape != (n_rows,):
+        raise DetectorError(
+            f"detector {who}: score() returned shape {s.shape} for {n_rows} rows; expected ({n_rows},)"
+        )
+    if not np.isfinite(s).all():
+        k = int((~np.isfinite(s)).sum())
+        raise DetectorError(
+            f"detector {who}: score() returned {k} non-finite value(s) (NaN or infinity) among "
+            f"{n_rows}; expected finite scores"
+        )
+    return s

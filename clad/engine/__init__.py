@@ -6,7 +6,7 @@
   folder (resume, the store, results.json, summaries), what ``clad run`` calls;
 * :mod:`clad.engine.run` — one configuration built and run (a failure becomes a failed result);
 * :mod:`clad.engine.executors` — where runs are computed: sequentially, worker processes, Dask;
-* :mod:`clad.engine.store` — the SQLite results database (resume);
+* :mod:`clad.results.store` — the SQLite results database (resume);
 * :mod:`clad.engine.progress`, :mod:`clad.engine.summary`, :mod:`clad.engine.export` — what a person sees.
 
 Submodules are imported on demand: validating a spec imports no executor.

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .._version import __version__
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import CladTypeError
 from .config import RunConfig, canonical
 from .folder import FolderInUse, FolderLock
@@ -153,7 +153,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     """
     from .executors import check_execution
     from .forkserver import prestart_workers
-    from .store import DEFAULT_NAME
+    from ..results.store import DEFAULT_NAME
 
     spec = _as_spec(spec)
     jobs = jobs if jobs is not None else (spec.jobs or 1)
@@ -183,10 +183,10 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
 
 
 def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event) -> BenchmarkResult:
-    from ..core.results import write_results
+    from ..results.record import write_results
     from .executors import RunEvent
     from .references import ReferencePlan, attach_references, compute_references, reference_plan
-    from .store import ResultStore
+    from ..results.store import ResultStore
     from .summary import write_summaries
 
     grid = list({c.run_id: c for c in spec.configs}.values())
@@ -291,7 +291,7 @@ class _Phase:
     def runner(store, share, jobs, threads, dask, timeout, on_step, tell) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
         from .executors import RunEvent, execute_claimed
-        from .store import utc_now
+        from ..results.store import utc_now
 
         def run(phase: _Phase) -> bool:
             interrupted = False
@@ -375,7 +375,7 @@ def _evaluation_runs(store, plan, grid: list[RunConfig], tuning: list[RunConfig]
 def _tuning_record(result: RunResult) -> bool:
     """A tuning run's record, or an evaluation run that failed for want of a choice (the database
     keeps them; results.json lists the spec's evaluation runs)."""
-    from ..core.data_views import is_tuning_run
+    from ..results.record import is_tuning_run
 
     view = (result.config or {}).get("data_view") or {}
     no_choice = not result.ok and ((result.extras or {}).get("tuning") or {}).get("chosen", 0) is None
@@ -458,7 +458,7 @@ class _Renewer:
         self.thread = threading.Thread(target=self._run, name="clad-claims", daemon=True)
 
     def _run(self) -> None:
-        from .store import LEASE_SECONDS, ResultStore
+        from ..results.store import LEASE_SECONDS, ResultStore
 
         with ResultStore(self.db, create=False, readonly=False) as store:
             while not self.stop.wait(LEASE_SECONDS / 4):

@@ -3,7 +3,7 @@
 :class:`Component` is a registered name (or import path) with keyword parameters; a
 :class:`RunConfig` is one run of a grid (dataset, scenario, strategy, detector, seed, base
 metrics) and its ``run_id``. :func:`derive_seeds` (seeds for a run's parts) lives in
-:mod:`clad.core.seeding` with the one function that applies them, and is re-exported here.
+:mod:`clad.core.seeding` with the one function that applies them.
 This module imports nothing of the run engine, so a spec can be validated without it.
 """
 
@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._version import __version__
-from ..core.seeding import derive_seeds
 
-__all__ = ["Component", "RunConfig", "derive_seeds", "canonical"]
+__all__ = ["Component", "RunConfig", "canonical"]
 
 
 def canonical(obj: Any) -> str:
@@ -53,6 +52,9 @@ class RunConfig:
     #: the part of the dataset this run sees (:mod:`clad.core.data_views`), None for all of it; a
     #: spec's ``[tuning]`` section sets it (recorded only when set, so other run ids are unchanged)
     data_view: dict | None = None
+    #: parameters of base metrics (``{"vus_pr": {"window": 50}}``), a spec's ``base_metric_params``;
+    #: recorded only when set, so other run ids are unchanged
+    metric_params: dict | None = None
 
     def to_dict(self) -> dict:
         d = {
@@ -65,6 +67,8 @@ class RunConfig:
         }
         if self.data_view is not None:
             d["data_view"] = dict(self.data_view)
+        if self.metric_params:
+            d["base_metric_params"] = {m: dict(v) for m, v in self.metric_params.items()}
         return d
 
     @property
@@ -96,6 +100,8 @@ class RunConfig:
         d["seed"] = int(self.seed) if seed_matters else None
         d["base_metrics"] = list(self.base_metrics)
         d["inputs"] = dict(inputs or {})
+        if self.metric_params:
+            d["base_metric_params"] = {m: dict(v) for m, v in self.metric_params.items()}
         if self.data_view is not None:
             d["data_view"] = dict(self.data_view)
             if self.data_view.get("mode") == "validation_split":  # the split is drawn from the seed

@@ -18,7 +18,7 @@ since a thread count can change the rounding of parallel reductions — the numb
 on the executor either.
 
 Results never depend on where or in which order runs are computed: every seed derives from the
-run seed. A run that raises becomes a failed :class:`~clad.core.results.RunResult` carrying its traceback
+run seed. A run that raises becomes a failed :class:`~clad.results.record.RunResult` carrying its traceback
 (the grid goes on). With ``timeout`` a run taking longer is stopped and recorded as failed with
 an error starting ``"timeout"`` (in this process and in worker processes through ``SIGALRM``;
 with worker processes a run stuck in native code is stopped by killing and replacing its worker). Dask runs
@@ -45,10 +45,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import CladValueError
 from .forkserver import mp_context
-from .run import RunConfig, execution_order, failed_result, run_safely
+from .config import RunConfig
+from .run import execution_order, failed_result, run_safely
 
 __all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
            "limited_threads"]
@@ -81,7 +82,7 @@ class RunEvent:
 
 
 def _utc() -> str:
-    from .store import utc_now
+    from ..results.store import utc_now
 
     return utc_now()
 
@@ -140,7 +141,7 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
     ``(result, started, finished)``; never raises for a failing run (the result is failed, with
     the traceback or ``"timeout..."``).
 
-    >>> from clad.engine.run import Component
+    >>> from clad.engine.config import Component
     >>> cfg = RunConfig(Component("synthetic", {"n_concepts": 2, "n_train": 50, "n_test": 40}),
     ...                 Component("concept_aware"), Component("naive"), Component("hbos"))
     >>> result, started, finished = execute_one(cfg)

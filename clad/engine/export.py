@@ -10,6 +10,12 @@ Three tables, one row per observation, written atomically next to the database (
 
 ``json`` writes ``results.json`` instead (the strict-JSON results file, every stored run), e.g. to
 bring it up to date after a run was killed.
+
+``per_series=True`` (``clad export DIR --per-series``) adds ``per_series.<ext>``: for time-series
+datasets whose test concepts are made of several series (the channels of a telemanom subsystem),
+one row per run, step, test concept and series, a column per base metric (the base metric
+computed on that series alone; empty where the series holds a single class). It is how a new
+method is compared per series with published per-series tables, without running anything again.
 """
 
 from __future__ import annotations
@@ -19,9 +25,9 @@ from pathlib import Path
 
 from ..atomic import atomic_output
 from ..errors import CladValueError, DataError
-from .store import DEFAULT_NAME, ResultStore, load_results
+from ..results.store import DEFAULT_NAME, ResultStore, load_results
 
-__all__ = ["export", "FORMATS"]
+__all__ = ["export", "per_series_table", "FORMATS"]
 
 FORMATS = ("csv", "parquet", "json")
 
@@ -31,11 +37,43 @@ def _atomic(path: Path, write) -> None:
         write(tmp)
 
 
-def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike | None = None) -> list[Path]:
+def per_series_table(runs):
+    """The per-series values of ``runs`` (:class:`~clad.results.record.RunResult`) as a table: one row
+    per run, step, test concept and series, one column per base metric (see the module docstring)."""
+    import pandas as pd
+
+    rows, metrics = [], []
+    for r in runs:
+        data = ((r.extras or {}).get("time_series") or {}).get("per_series")
+        if not r.ok or not data:
+            continue
+        for m in data["values"]:
+            if m not in metrics:
+                metrics.append(m)
+        for concept, names in data["series"].items():
+            for i, step in enumerate(r.concepts):
+                for k, series in enumerate(names):
+                    row = {"run_id": r.run_id, "dataset": r.dataset, "scenario": r.scenario, "strategy": r.strategy,
+                           "detector": r.detector, "seed": r.seed, "step": i, "step_concept": step,
+                           "test_concept": concept, "series": series}
+                    for m, values in data["values"].items():
+                        v = values[concept][i][k]
+                        row[m] = float("nan") if v is None else v
+                    rows.append(row)
+    keys = ["run_id", "dataset", "scenario", "strategy", "detector", "seed", "step", "step_concept", "test_concept",
+            "series"]
+    return pd.DataFrame(rows, columns=keys + metrics)
+
+
+def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike | None = None,
+           per_series: bool = False) -> list[Path]:
     """Export the database ``folder/results.sqlite`` (or a database file given directly) as tidy
-    tables; returns the paths written."""
+    tables (with ``per_series``, the per-series table too); returns the paths written."""
     if fmt not in FORMATS:
         raise CladValueError(f"export format {fmt!r} is not supported; allowed: {', '.join(FORMATS)}")
+    if per_series and fmt == "json":
+        raise CladValueError("--per-series writes a table (csv or parquet); results.json holds the per-series "
+                             "values already (extras.time_series of each run)")
     folder = Path(folder)
     db = folder if folder.is_file() else folder / DEFAULT_NAME
     if not db.is_file():
@@ -48,7 +86,7 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
         except ImportError:
             raise CladValueError("Parquet export needs pyarrow: pip install 'clad[parquet]'") from None
     if fmt == "json":
-        from ..core.results import write_results
+        from ..results.record import write_results
 
         with ResultStore(db, create=False) as store:
             runs, spec = load_results(db), store.get_meta("spec")
@@ -57,6 +95,12 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
     written = []
     with ResultStore(db, create=False) as store:
         tables = {"r_cells": store.tidy(), "metrics": store.metrics_table(), "runs": store.runs_table()}
+    if per_series:
+        table = per_series_table(load_results(db))
+        if table.empty:
+            raise DataError(f"no run in {str(db)!r} has per-series values: they are kept for test concepts with a "
+                            "time axis (the telemanom loader, windowed or not)")
+        tables["per_series"] = table
     for name, df in tables.items():
         path = dest / f"{name}.{fmt}"
         if fmt == "csv":

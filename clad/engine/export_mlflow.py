@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CladValueError, DataError
-from .store import DEFAULT_NAME, ResultStore, load_results
+from ..results.store import DEFAULT_NAME, ResultStore, load_results
 
 __all__ = ["export_mlflow", "default_tracking_uri"]
 

@@ -1,7 +1,7 @@
 """One owner per results folder: an OS file lock held by the processes that write into it.
 
 ``clad run`` holds a *shared* lock on ``DIR/.clad.lock`` while it writes (so two processes of
-the same spec share the grid, through the run claims of :mod:`clad.engine.store`), and takes it
+the same spec share the grid, through the run claims of :mod:`clad.results.store`), and takes it
 *exclusively* to delete the folder's database (``--fresh``): a ``--fresh`` while another process
 writes there is refused, naming that process. The lock is ``fcntl.flock``: the operating system
 drops it when its process ends, however it ends. The last process to let go of the lock removes the

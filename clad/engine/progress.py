@@ -23,7 +23,7 @@ import textwrap
 from contextlib import ExitStack
 from typing import Iterable
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from .config import RunConfig
 
 __all__ = ["Progress", "ProgressEvents", "format_failures", "format_warnings", "shorten"]
@@ -239,7 +239,7 @@ def format_failures(runs: Iterable[RunResult], shown: int = 5) -> str:
     """One table of the failed runs grouped by cause (most frequent first), each cause in full
     with its count and up to ``shown`` of its runs; '' when none failed.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> bad = [RunResult("d", "s", "naive", "x", seed, status="failed", error="ValueError: nu=2.0")
     ...        for seed in (0, 1)]
     >>> print(format_failures(bad))

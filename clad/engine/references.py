@@ -34,7 +34,7 @@ import logging
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..core.results import RunResult, to_jsonable
+from ..results.record import RunResult, to_jsonable
 from ..metrics import learned_at, reference_input, summarize
 from ..metrics.references import declare_reference_metrics
 from .config import Component, RunConfig
@@ -91,7 +91,7 @@ def reference_plan(configs: Iterable[RunConfig], kinds: Sequence[str]) -> Refere
         for kind in kinds:
             ref = ReferenceConfig(_reference_dataset(cfg.dataset), Component("concept_incremental", label="reference"),
                                   Component("naive", label=kind), cfg.detector, cfg.seed, cfg.base_metrics,
-                                  data_view=cfg.data_view, reference=kind)
+                                  data_view=cfg.data_view, metric_params=cfg.metric_params, reference=kind)
             refs.setdefault(ref.run_id, ref)
             mine[kind] = ref.run_id
     return ReferencePlan(tuple(refs.values()), of_run)

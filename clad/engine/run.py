@@ -21,14 +21,13 @@ from typing import Callable
 
 from ..core.concepts import ConceptDataset
 from ..core.experiment import run_experiment
-from ..core.results import RunResult, versions
+from ..results.record import RunResult, versions
 from ..core.run_warnings import merge, recording
 from ..core.seeding import seed_run
 from ..detectors import make_detector
-from .config import Component, RunConfig, canonical, derive_seeds
+from .config import RunConfig, canonical
 
-__all__ = ["Component", "RunConfig", "derive_seeds", "run_experiment", "run_config", "run_safely",
-           "build_run", "failed_result", "dataset_key", "execution_order"]
+__all__ = ["run_config", "run_safely", "build_run", "failed_result", "dataset_key", "execution_order"]
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +129,7 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
     labels = {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display,
               "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
     result = run_experiment(learned, scenario, strategy, cfg.base_metrics, labels=labels, config=cfg.to_dict(),
-                            on_step=on_step)
+                            on_step=on_step, metric_params=getattr(cfg, "metric_params", None))
     files = _VIEW_FILES.get(dataset) or _DATA_FILES.get(id(dataset), {})
     flagged = result.warnings
     if kind == "joint":  # its one training concept is named after all of them: no name can match a test concept

@@ -3,7 +3,8 @@
 .. code-block:: toml
 
     name = "quickstart"
-    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]
+    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]; time series: "vus_pr", "range_f1", ...
+    base_metric_params = { vus_pr = { window = 50 } }   # optional: parameters of base metrics
     seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
     orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
                                               # loaders that take it ("given" needs no support);
@@ -49,7 +50,6 @@ Python script: run only specs you trust.
 from __future__ import annotations
 
 import inspect
-import itertools
 import operator
 import sys
 from collections.abc import Sequence
@@ -59,12 +59,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core.evaluation import BASE_METRICS
+from ..core.evaluation import BASE_METRICS, check_metric_params
 from ..errors import CladError, SpecError
-from ..registry import Registry, check_params, did_you_mean
+from ..registry import did_you_mean
 from ..validation import Integral, Interval, Real
 from ..validation import problems as validation_problems
 from .config import Component, RunConfig
+from .sections import TOP_LEVEL_KEYS, entries, registries
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -73,10 +74,6 @@ else:  # pragma: no cover
 
 __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
-TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "seeds", "orders", "order_seed", "skip_incompatible",
-                  "jobs", "threads", "dask", "timeout", "share", "max_runs", "datasets", "scenarios", "strategies",
-                  "detectors", "tuning", "references")
-_RESERVED = ("name", "label", "grid")
 #: a grid larger than this needs an explicit ``max_runs`` in the spec
 MAX_RUNS = 100_000
 
@@ -93,9 +90,10 @@ class Grid(Sequence):
     (1000000000, 999999999, 3)
     """
 
-    def __init__(self, datasets, pairs, detectors, seeds, base_metrics):
+    def __init__(self, datasets, pairs, detectors, seeds, base_metrics, metric_params=None):
         self.datasets, self.pairs, self.detectors = list(datasets), list(pairs), list(detectors)
         self.seeds, self.base_metrics = seeds, tuple(base_metrics)
+        self.metric_params = metric_params or None
 
     @property
     def size(self) -> int:
@@ -119,7 +117,7 @@ class Grid(Sequence):
         ds, p = divmod(i, len(self.pairs))
         sc, st = self.pairs[p]
         return RunConfig(dataset=self.datasets[ds], scenario=sc, strategy=st, detector=self.detectors[d],
-                         seed=int(self.seeds[s]), base_metrics=self.base_metrics)
+                         seed=int(self.seeds[s]), base_metrics=self.base_metrics, metric_params=self.metric_params)
 
 
 class _TunedGrid(Grid):
@@ -127,7 +125,7 @@ class _TunedGrid(Grid):
     part of its data (its tuned parameters are chosen when the tuning runs have finished)."""
 
     def __init__(self, grid: Grid, plan):
-        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics)
+        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics, grid.metric_params)
         self.plan = plan
 
     def __getitem__(self, i):
@@ -184,117 +182,6 @@ def load_spec(path: str | Path) -> Spec:
     spec = parse_spec(raw, source=str(path), default_name=path.stem)
     spec.text = text
     return spec
-
-
-def _registries() -> dict[str, Registry]:
-    from ..datasets import DATASETS
-    from ..detectors import DETECTORS
-    from ..scenarios import SCENARIOS
-    from ..strategies import STRATEGIES
-
-    return {"datasets": DATASETS, "scenarios": SCENARIOS, "strategies": STRATEGIES, "detectors": DETECTORS}
-
-
-def _fmt(v: Any) -> str:
-    return repr(v) if not isinstance(v, str) else v
-
-
-def _value_problems(section: str, who: str, name: str, factory: Any, registry: Registry, params: dict,
-                    located: dict) -> list[str]:
-    """The values of one component (its declared constraints; a detector built and checked by
-    scikit-learn's declarations; a dataset's files located and verified): see spec_checks."""
-    from . import spec_checks
-
-    full = {**registry.defaults(name), **params}
-    if section == "datasets":
-        return spec_checks.dataset_problems(who, factory, full, located)
-    if section == "strategies" and inspect.isclass(factory):
-        return spec_checks.strategy_problems(who, factory, full)
-    if section == "detectors":
-        try:
-            obj = registry.build(name, params)
-        except CladError as exc:
-            return [f"{who}: {exc}"]
-        return spec_checks.detector_problems(who, obj)
-    return []  # scenarios are built and checked by _check_scenarios
-
-
-def _entries(section: str, value: Any, registry: Registry, problems: list[str],
-             located: dict | None = None, where: str | None = None) -> list[Component]:
-    """Validate one list section (names, keys and values) and expand its parameter grids into
-    components; ``where`` names the section's entries in messages (default: ``section``)."""
-    located = {} if located is None else located
-    if value is None:
-        problems.append(f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})")
-        return []
-    if isinstance(value, (str, dict)):
-        value = [value]
-    if not isinstance(value, list) or not value:
-        problems.append(f"{section}: expected a non-empty list of names or tables, got {value!r}")
-        return []
-    out: list[Component] = []
-    for i, entry in enumerate(value):
-        key = f"{where or section}[{i}]"
-        if isinstance(entry, str):
-            entry = {"name": entry}
-        if not isinstance(entry, dict):
-            problems.append(f"{key}: expected a name or a table with 'name', got {entry!r}")
-            continue
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            problems.append(f"{key}.name: missing; expected a registered {registry.kind} name "
-                            f"({', '.join(registry.names())}) or 'package.module:Class'")
-            continue
-        try:
-            factory = registry.resolve(name)
-        except CladError as exc:
-            problems.append(f"{key}.name: {exc}")
-            continue
-        params = {k: v for k, v in entry.items() if k not in _RESERVED}
-        label = entry.get("label")
-        if label is not None and not isinstance(label, str):
-            problems.append(f"{key}.label: expected a string, got {label!r}")
-            label = None
-        grid = entry.get("grid", {})
-        if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
-            problems.append(f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}")
-            grid = {}
-        if section == "strategies" and "detector" in params:
-            problems.append(f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key")
-            params.pop("detector")
-        probe = {**registry.defaults(name), **params, **{k: v[0] for k, v in grid.items()}}
-        try:
-            check_params(factory, probe, f"{key} ({name})")
-        except CladError as exc:
-            stray = [k for k in params if k in TOP_LEVEL_KEYS]
-            hint = (f" ('{stray[0]}' is a top-level key: in TOML, top-level keys must come before the "
-                    "first [[table]])") if stray else ""
-            problems.append(str(exc) + hint)
-            continue
-        combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
-        for combo in combos:
-            p = {**params, **combo}
-            for problem in _value_problems(section, f"{key} ({name})", name, factory, registry, p, located):
-                if problem not in problems:
-                    problems.append(problem)
-            lab = label
-            if combo:
-                lab = (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
-            out.append(Component(name=name, params=p, label=lab))
-    # distinct labels where a name is used more than once with different parameters
-    counts: dict[str, int] = {}
-    for c in out:
-        counts[c.display] = counts.get(c.display, 0) + 1
-    fixed = []
-    for c in out:
-        if counts[c.display] > 1 and c.label is None:
-            shown = ", ".join(f"{k}={_fmt(v)}" for k, v in sorted(c.params.items()))
-            c = Component(c.name, c.params, f"{c.name}({shown})")
-        fixed.append(c)
-    labels = [c.display for c in fixed]
-    for lab in sorted({x for x in labels if labels.count(x) > 1}):
-        problems.append(f"{section}: label {lab!r} is used by more than one entry; give each a distinct 'label'")
-    return fixed
 
 
 def _check_scenarios(components: list[Component], problems: list[str]) -> dict[str, Any]:
@@ -393,7 +280,6 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
     if values is None:
         return datasets
     names = list(dict.fromkeys(v.split(":")[0] for v, _ in values))
-    import inspect
 
     from ..datasets import DATASETS
 
@@ -486,6 +372,11 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
                             f"allowed: {', '.join(BASE_METRICS)}")
     if len(set(map(str, metrics))) != len(metrics):
         problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
+    metric_params = None
+    try:
+        metric_params = check_metric_params(raw.get("base_metric_params"), [m for m in metrics if isinstance(m, str)])
+    except CladError as exc:
+        problems.append(str(exc))
 
     seeds = _seeds(raw.get("seeds", [0]), problems)
 
@@ -502,8 +393,8 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
 
     references = _references(raw.get("references", []), problems)
 
-    regs = _registries()
-    sections = {s: _entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
+    regs = registries()
+    sections = {s: entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
     sections["datasets"] = _apply_orders(raw, sections["datasets"], problems)
     scenario_objs = _check_scenarios(sections["scenarios"], problems)
 
@@ -532,7 +423,7 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
                 continue
             pairs.append((sc, st))
 
-    configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics)
+    configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics, metric_params)
     tuning = None
     if "tuning" in raw:
         from .tuning import parse_tuning

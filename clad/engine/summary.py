@@ -8,7 +8,7 @@ interval of the mean, inside the metric's range; NaN with fewer than 3 values), 
 metric) and ``summary.md`` (the headline metrics, one Markdown table per scenario), atomically;
 :func:`format_summary` is the text printed at the end of ``clad run``.
 
->>> from clad.core.results import RunResult
+>>> from clad.results.record import RunResult
 >>> runs = [RunResult("d", "s", "naive", "if", seed, metrics={"roc_auc": {
 ...     "continual_average": ca, "backward_transfer": bwt, "forward_transfer": 0.5}})
 ...     for seed, ca, bwt in [(0, 0.8, -0.1), (1, 0.6, None), (2, 0.7, None)]]
@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from ..core.results import RunResult, atomic_write_text
+from ..results.record import RunResult, atomic_write_text
 from ..metrics import get_metric, scalar_names
 
 __all__ = ["summary_table", "format_summary", "display_table", "markdown_table", "write_summaries", "KEYS"]
@@ -51,7 +51,10 @@ def display_table(table):
 
     from ..report.tables import stats_text
 
+    from ..core.evaluation import base_metric_shown
+
     shown = pd.DataFrame({k: table[k] for k in ("dataset", "base_metric", "strategy", "detector", "runs")})
+    shown["base_metric"] = shown["base_metric"].map(base_metric_shown)
     for m in scalar_names(headline=True):
         lab = get_metric(m).label
         shown[lab] = [t + (f" [{lo:.3f}, {hi:.3f}]" if lo == lo and hi == hi else "") + (f" n={int(n)}" if n == n else "")
@@ -98,7 +101,9 @@ def format_summary(table, width: int = SUMMARY_COLUMNS) -> str:
     heads = [get_metric(m).label for m in scalar_names(headline=True)]
     lines = []
     for (dataset, base), sub in table.groupby(["dataset", "base_metric"], sort=False):
-        lines.append(f"{dataset} — {base} (mean ± std over seeds)")
+        from ..core.evaluation import base_metric_shown
+
+        lines.append(f"{dataset} — {base_metric_shown(base)} (mean ± std over seeds)")
         cells = [[f"{st} + {de}"] + [_cell(row, h) for h in heads] for st, de, row in
                  zip(sub["strategy"], sub["detector"], (r for _, r in sub.iterrows()))]
         widths = [max(len(c[k]) for c in cells + [["", *heads]]) for k in range(len(heads) + 1)]

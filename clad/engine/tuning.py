@@ -43,6 +43,7 @@ from ..registry import did_you_mean
 from ..validation import Integral, Interval, Real
 from ..validation import problems as validation_problems
 from .config import Component, RunConfig
+from .sections import entries, registries
 
 __all__ = ["TuningPlan", "parse_tuning", "TUNING_KEYS", "SCOPE"]
 
@@ -222,12 +223,10 @@ def _objective(name: Any, problems: list[str]) -> tuple[str, bool]:
 def _grids(section: str, table: Any, components: list[Component], problems: list[str]) -> dict[str, list[dict]]:
     """``{display label: [values, ...]}`` for the spec components that ``table`` names; each
     combination is checked as the spec checks its own entries (names, constraints, building)."""
-    from .spec import _entries, _registries
-
     if not isinstance(table, dict):
         problems.append(f"tuning.{section}: expected a table of tables, e.g. [tuning.{section}.NAME]")
         return {}
-    registry = _registries()[section]
+    registry = registries()[section]
     labels = [c.display for c in components]
     out: dict[str, list[dict]] = {}
     for key, grid in table.items():
@@ -249,7 +248,7 @@ def _grids(section: str, table: Any, components: list[Component], problems: list
                 continue
             entry = {"name": c.name, **c.params, "grid": grid}
             before = len(problems)
-            _entries(section, [entry], registry, problems, where=where)
+            entries(section, [entry], registry, problems, where=where)
             if len(problems) == before:
                 out[c.display] = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
     return out

@@ -30,7 +30,8 @@ The formulas (the documented pyCLAD formulation; N steps, standard case):
 Modules: :mod:`~clad.metrics.registry` (the declarations and :func:`summarize`),
 :mod:`~clad.metrics.continual` (scalar metrics), :mod:`~clad.metrics.curves` and
 :mod:`~clad.metrics.dynamic` (per-step curves), :mod:`~clad.metrics.per_concept` (per-concept
-values), :mod:`~clad.metrics.references` (the metrics against each reference model of a benchmark:
+values), :mod:`~clad.metrics.ranges` (the range metrics of one time series, the base metrics
+``vus_pr``, ``range_f1``, ... of :mod:`clad.core.evaluation`), :mod:`~clad.metrics.references` (the metrics against each reference model of a benchmark:
 ``intransigence_joint``, ``intransigence_single_task``, ...), :mod:`~clad.metrics.cells` (shared helpers). **Adding a metric** is one function and its
 decorator (:func:`scalar_metric`, :func:`curve_metric` or :func:`concept_metric`) in
 ``clad/metrics/continual.py`` (or any module of one's own that is imported); every summary,
@@ -64,6 +65,7 @@ from .continual import (
 from .curves import accuracy_all, accuracy_seen
 from .dynamic import backward_transfer_curve, continual_average_curve, forward_transfer_curve
 from .per_concept import forgetting_per_concept, per_concept_drop
+from .ranges import affiliation_f1, anomaly_ranges, event_f1, pa_f1, range_f1, vus_pr, vus_roc
 from .references import REFERENCE_METRICS, reference_input
 from .registry import (
     INPUTS,
@@ -110,6 +112,13 @@ __all__ = [
     "anytime_accuracy_all_avg",
     "anytime_accuracy_seen_avg",
     "per_concept_drop",
+    "anomaly_ranges",
+    "vus_pr",
+    "vus_roc",
+    "range_f1",
+    "event_f1",
+    "pa_f1",
+    "affiliation_f1",
     "REFERENCE_METRICS",
     "reference_input",
     "Metric",

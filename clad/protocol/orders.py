@@ -33,10 +33,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..datasets.build import MATRIX_ORDERS
 from ..errors import DataError
 
 __all__ = ["MATRIX_ORDERS", "difficulty", "drift_distance", "curriculum_order", "drift_order", "order_from_matrix"]
+
+#: orders computed from the concepts' single-task matrix, accepted by every loader's ``order``
+#: (:func:`clad.datasets.build.order_concepts`)
+MATRIX_ORDERS = ("curriculum_ascending", "curriculum_descending", "drift_smooth", "drift_abrupt")
 
 
 def _square(M, names=None) -> np.ndarray:

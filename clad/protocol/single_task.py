@@ -39,7 +39,7 @@ class SingleTaskMatrix:
     naive_bwt: float
 
     def to_dict(self) -> dict:
-        from ..core.results import to_jsonable
+        from ..results.record import to_jsonable
 
         return to_jsonable({"names": list(self.names), "metric": self.metric, "M": self.M,
                             "n_normal": list(self.n_normal), "n_anomalous": list(self.n_anomalous),

@@ -211,7 +211,7 @@ class ValidityReport:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        from ..core.results import to_jsonable
+        from ..results.record import to_jsonable
 
         return to_jsonable({"labels": self.labels, "ok": self.ok, "matrix": self.matrix.to_dict(),
                             "checks": [{"name": c.name, "verdict": c.verdict, "summary": c.summary,

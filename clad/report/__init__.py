@@ -2,10 +2,13 @@
 
 The contract:
 
-* input is a list of :class:`clad.core.results.RunResult` (:func:`load_results` reads a results folder);
+* input is a list of :class:`clad.results.record.RunResult` (:func:`load_results` reads a results folder);
   failed runs are listed but never enter a number;
 * aggregation over seeds is pure (:mod:`clad.report.aggregate`, :mod:`clad.report.stats`): mean and
   sample std with NaN left out, never turned into 0;
+* a statistical comparison ends in one verdict (:func:`comparison_verdict`, also ``Comparison.verdict``):
+  p-values exact up to :data:`clad.report.exact.EXACT_MAX_BLOCKS` blocks, post-hoc claims gated by
+  the omnibus test; the page's text, pair table and critical-difference diagram are drawn from it;
 * plotting (:mod:`clad.report.plots`) takes aggregated data and an optional matplotlib Axes,
   computes nothing, never calls ``show()``, and matplotlib is imported only when a plot is drawn;
 * :func:`make_report` writes ``index.html`` (self-contained: images as data URIs), the PNGs, the
@@ -24,29 +27,24 @@ Too few blocks give a message, not an exception:
 """
 
 from .aggregate import (
-                        CONFIG_KEYS,
                         HeatmapData,
                         best_marks,
                         best_status,
                         chance_table,
                         merge_shared,
-                        describe,
                         forgetting_per_concept,
                         forgetting_table,
-                        group_runs,
                         heatmap_data,
                         heatmaps,
                         leaderboard,
                         learning_curves,
-                        mean_std,
 )
-from .load import load_references, load_results, load_spec_record, load_spec_text
+from .describe import CONFIG_KEYS, describe, group_runs, mean_std
+from .load import load_spec_record, load_spec_text
 from .make import Report, make_report
-from .stats import Comparison, StatisticsWarning, compare, compare_methods, score_matrix
+from .stats import Comparison, StatisticsWarning, Verdict, compare, compare_methods, comparison_verdict, score_matrix
 
 __all__ = [
-    "load_results",
-    "load_references",
     "load_spec_record",
     "load_spec_text",
     "make_report",
@@ -71,4 +69,6 @@ __all__ = [
     "score_matrix",
     "compare_methods",
     "compare",
+    "Verdict",
+    "comparison_verdict",
 ]

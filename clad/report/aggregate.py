@@ -25,27 +25,22 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import DataError
 from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
                        scalar_names)
-from ..metrics.base import UNBOUNDED, base_bounds
+from ..core.evaluation import base_metric_bounds as base_bounds
+from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, group_runs, interval, mean_std,
+                       stats_at)
 from .cost import COST, cost_columns
 
 __all__ = [
-    "CONFIG_KEYS",
-    "CONFIDENCE",
-    "MIN_INTERVAL_N",
-    "interval",
     "value_bounds",
     "HeatmapData",
-    "group_runs",
     "merge_shared",
     "chance_matrix",
     "chance_value",
     "chance_table",
-    "mean_std",
-    "describe",
     "scalar_value",
     "heatmap_data",
     "heatmaps",
@@ -60,33 +55,6 @@ __all__ = [
     "WITHIN_NOISE",
 ]
 
-#: the fields that identify a configuration (its runs differ only by seed)
-CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
-#: the confidence level of every interval
-CONFIDENCE = 0.95
-#: fewest values for which an interval is given
-MIN_INTERVAL_N = 3
-#: bootstrap resamples of every interval, and the seed of their generator
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 0
-
-
-def group_runs(results: Iterable[RunResult]) -> dict[tuple[str, str, str, str], list[RunResult]]:
-    """Finished runs grouped by configuration (first-seen order), each group sorted by seed.
-
-    >>> from clad.core.results import RunResult
-    >>> rs = [RunResult("d", "s", "naive", "iforest", 1), RunResult("d", "s", "naive", "iforest", 0),
-    ...       RunResult("d", "s", "naive", "lof", 0, status="failed")]
-    >>> {k: [r.seed for r in v] for k, v in group_runs(rs).items()}
-    {('d', 's', 'naive', 'iforest'): [0, 1]}
-    """
-    groups: dict[tuple[str, str, str, str], list[RunResult]] = {}
-    for r in results:
-        if r.ok:
-            groups.setdefault((r.dataset, r.scenario, r.strategy, r.detector), []).append(r)
-    return {k: sorted(v, key=lambda r: r.seed) for k, v in groups.items()}
-
-
 def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
     """``results`` with every configuration that is the same computation as another shown once.
 
@@ -95,7 +63,7 @@ def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
     that computed them keeps its runs, relabelled with every value it stands for, joined by
     ``" = "`` (``concept_aware = concept_incremental``). Other runs are returned as they are, in order.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult("d", "aware", "naive", "if", s, run_id=f"a{s}") for s in (0, 1)]
     >>> rs += [RunResult("d", "incremental", "naive", "if", s, run_id=f"b{s}", shared_from=f"a{s}") for s in (0, 1)]
     >>> [(r.scenario, r.seed) for r in merge_shared(rs)]
@@ -164,7 +132,7 @@ def chance_table(results: Iterable[RunResult], metrics: Sequence[str] | None = N
     """Per dataset, base metric and scenario: every scalar metric of the chance matrices
     (:func:`chance_value`), mean over the finished runs (``m_mean``); the chance row of a leaderboard.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> r = RunResult("d", "s", "naive", "if", 0, ("A", "B"), ("A", "B"), R={"f1": np.array([[0.9, 0.2], [0.7, 0.8]])},
     ...               chance={"f1": [2 * 0.1 / 1.1, 0.5]})
     >>> t = chance_table([r], ["continual_average", "backward_transfer"])
@@ -188,43 +156,6 @@ def chance_table(results: Iterable[RunResult], metrics: Sequence[str] | None = N
     return pd.DataFrame(out, columns=["dataset", "base_metric", "scenario", *(f"{m}_mean" for m in metrics)])
 
 
-def mean_std(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, sample std and count over axis 0, NaN left out.
-
-    >>> m, s, n = mean_std([[1.0, np.nan], [3.0, np.nan], [2.0, 5.0]])
-    >>> m.tolist(), s.tolist(), n.tolist()
-    ([2.0, 5.0], [1.0, nan], [3, 1])
-    """
-    a = np.asarray(values, dtype=np.float64)
-    n = (~np.isnan(a)).sum(axis=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean = np.nanmean(a, axis=0)
-        std = np.nanstd(a, axis=0, ddof=1)
-    std = np.where(n >= 2, std, np.nan)
-    return np.asarray(mean), np.asarray(std), np.asarray(n)
-
-
-def interval(values, bounds: tuple[float, float] = UNBOUNDED) -> tuple[float, float]:
-    """The 95 % percentile bootstrap interval of the mean of ``values`` (NaN left out), inside
-    ``bounds``; (NaN, NaN) with fewer than :data:`MIN_INTERVAL_N` values.
-
-    >>> interval([0.7, 0.9]), [round(v, 3) for v in interval([0.98, 0.99, 1.0, 1.0], (0, 1))]
-    ((nan, nan), [0.985, 1.0])
-    """
-    v = np.asarray(values, dtype=np.float64).ravel()
-    v = v[~np.isnan(v)]
-    if v.size < MIN_INTERVAL_N:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    means = v[rng.integers(0, v.size, size=(BOOTSTRAP_RESAMPLES, v.size))].mean(axis=1)
-    tail = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
-    lo = max(float(bounds[0]), float(v.min()))  # a mean of the values lies within them
-    hi = min(float(bounds[1]), float(v.max()))
-    return float(np.clip(low, lo, hi)), float(np.clip(high, lo, hi))
-
-
 def value_bounds(name: str, base_metric: str | None = None) -> tuple[float, float]:
     """The range of scalar metric or cost ``name`` computed from base metric ``base_metric``: from
     the declarations (:meth:`clad.metrics.Metric.bounds` of the base metric's declared bounds, or
@@ -240,25 +171,6 @@ def value_bounds(name: str, base_metric: str | None = None) -> tuple[float, floa
     if name in REGISTRY:
         return get_metric(name).bounds(base_bounds(base_metric) if base_metric else UNBOUNDED)
     return UNBOUNDED
-
-
-def describe(values, bounds: tuple[float, float] = UNBOUNDED) -> dict[str, np.ndarray]:
-    """:func:`mean_std` plus the interval of the mean (:func:`interval`, inside ``bounds``), over axis 0.
-
-    >>> d = describe([[0.7], [0.9], [np.nan]])
-    >>> d["mean"].tolist(), d["n"].tolist(), d["ci_low"].tolist()
-    ([0.8], [2], [nan])
-    >>> d = describe([[0.7], [0.9], [0.8], [1.0]], bounds=(0, 1))
-    >>> [round(float(d[k][0]), 3) for k in ("mean", "ci_low", "ci_high")]
-    [0.85, 0.75, 0.95]
-    """
-    a = np.asarray(values, dtype=np.float64)
-    mean, std, n = mean_std(a)
-    flat = a.reshape(a.shape[0], -1) if a.ndim > 1 else a.reshape(-1, 1)
-    pairs = [interval(flat[:, k], bounds) for k in range(flat.shape[1])]
-    low = np.array([p[0] for p in pairs]).reshape(mean.shape)
-    high = np.array([p[1] for p in pairs]).reshape(mean.shape)
-    return {"mean": mean, "std": std, "n": n, "ci_low": low, "ci_high": high}
 
 
 @dataclass(frozen=True, eq=False)
@@ -317,7 +229,7 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str
     gives the test concepts' order to put every run's columns in (by name); ``order`` names the
     runs' concept order (shown in the title).
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", seed, ("A", "B"), ("A", "B"),
     ...                 R={"roc_auc": np.array([[0.9, v], [0.7, 0.8]])}) for seed, v in [(0, 0.4), (1, np.nan)]]
     >>> h = heatmap_data(rs, "roc_auc")
@@ -388,16 +300,16 @@ def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.n
 
 
 def base_order(names) -> list[str]:
-    """Base metric names in their declaration order (:data:`clad.metrics.base.BASE_REGISTRY`:
-    ROC-AUC, F1, AP), undeclared ones after them as found; a results file may store them sorted.
+    """Base metric names in their declaration order (:data:`clad.core.evaluation.BASE_METRICS`:
+    ROC-AUC, F1, AP, ...), undeclared ones after them as found; a results file may store them sorted.
 
     >>> base_order(["average_precision", "roc_auc", "x", "f1"])
     ['roc_auc', 'f1', 'average_precision', 'x']
     """
-    from ..metrics.base import BASE_REGISTRY
+    from ..core.evaluation import BASE_METRICS
 
     names = list(dict.fromkeys(names))
-    declared = list(BASE_REGISTRY)
+    declared = list(BASE_METRICS)
     return sorted(names, key=lambda m: (declared.index(m) if m in declared else len(declared), names.index(m)))
 
 
@@ -410,7 +322,7 @@ def by_order(runs: Sequence[RunResult]) -> dict[tuple[str, ...], list[RunResult]
     """The runs of one configuration split by concept order (the training concepts' sequence),
     first-seen order.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult("d", "s", "n", "i", 0, ("A", "B")), RunResult("d", "s", "n", "i", 0, ("B", "A")),
     ...       RunResult("d", "s", "n", "i", 1, ("A", "B"))]
     >>> {k: [r.seed for r in v] for k, v in by_order(rs).items()}
@@ -460,14 +372,6 @@ def heatmaps(results: Iterable[RunResult]) -> tuple[list[HeatmapData], list[str]
     return [hm for _, hm in pairs], problems
 
 
-_STATS = ("mean", "std", "n", "ci_low", "ci_high")
-
-
-def _stats_at(d: dict, k) -> dict:
-    """The statistics of :func:`describe` at index ``k`` as plain numbers."""
-    return {key: (int(d[key][k]) if key == "n" else float(d[key][k])) for key in _STATS}
-
-
 def _by_configuration(results: Iterable[RunResult]):
     """(key, runs, base metric) per configuration and base metric, over every concept order."""
     for key, runs in group_runs(results).items():
@@ -499,10 +403,10 @@ def learning_curves(results: Iterable[RunResult]) -> pd.DataFrame:
             for step in range(curves.shape[1]):
                 names = {r.concepts[step] for r in runs}
                 rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "kind": kind, "step": step,
-                             "concept": names.pop() if len(names) == 1 else "", **_stats_at(d, step),
+                             "concept": names.pop() if len(names) == 1 else "", **stats_at(d, step),
                              "chance": float(chance[step])})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "kind",
-                                       "step", "concept", *_STATS, "chance"])
+                                       "step", "concept", *STATS, "chance"])
 
 
 def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
@@ -520,16 +424,16 @@ def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
         for j, concept in enumerate(cols):
             if d["n"][j]:
                 rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "concept": concept,
-                             **_stats_at(d, j)})
+                             **stats_at(d, j)})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "concept",
-                                       *_STATS])
+                                       *STATS])
 
 
 def scalar_value(r: RunResult, base_metric: str, name: str) -> float:
     """A run's value of scalar metric ``name``: as recorded, else computed from its R when the
     metric needs nothing but R (a metric declared after the run still gets a value); NaN if neither.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> r = RunResult("d", "s", "naive", "if", 0, ("A", "B"), ("A", "B"),
     ...               R={"roc_auc": np.array([[0.9, 0.5], [0.7, 0.8]])})
     >>> scalar_value(r, "roc_auc", "final_average"), scalar_value(r, "roc_auc", "intransigence")
@@ -553,7 +457,7 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
     them where an interval would say too little); then the same columns for every cost of
     :data:`clad.report.cost.COST` (fit and score seconds per step, peak memory MB, training rows kept).
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", seed, metrics={"roc_auc": {"continual_average": v}})
     ...       for seed, v in [(0, 0.7), (1, 0.9), (2, None)]]
     >>> row = leaderboard(rs, ["continual_average"]).iloc[0]
@@ -574,10 +478,10 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
             for name in metrics:
                 r_values = [scalar_value(r, bm, name) for r in runs]
                 d = describe(np.array([[v] for v in r_values]), value_bounds(name, bm))
-                row.update({f"{name}_{k}": v for k, v in _stats_at(d, 0).items()})
+                row.update({f"{name}_{k}": v for k, v in stats_at(d, 0).items()})
                 row[f"{name}_values"] = values_text(r_values)
             rows.append({**row, **cost_columns(runs)})
-    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*_STATS, "values")]
+    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*STATS, "values")]
     return pd.DataFrame(rows, columns=cols)
 
 

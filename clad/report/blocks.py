@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import CladValueError
 from .aggregate import CONFIG_KEYS, scalar_value
 

@@ -5,11 +5,11 @@ Every run records the seconds its strategy spent learning and scoring at each st
 (``memory_rows``) and its peak memory (``peak_memory``, the rise of the process's resident set
 size above its start, see :mod:`clad.core.memory`). :data:`COST` declares the per-run values shown
 (name -> label and how a run gives it); :func:`cost_table` describes them over seeds per
-configuration (as :func:`clad.report.aggregate.describe`), the leaderboard adds them as columns and
+configuration (as :func:`clad.report.describe.describe`), the leaderboard adds them as columns and
 :func:`cost_section` draws them. Lower is better for all of them; they are measurements of one
 machine at one time, not properties of the method: compare them within one results folder.
 
->>> from clad.core.results import RunResult
+>>> from clad.results.record import RunResult
 >>> r = RunResult("d", "s", "naive", "if", 0, timings={"fit": [0.5, 1.5], "score": [0.25, 0.25]},
 ...               memory_rows=(100, 300), peak_memory=2_500_000)
 >>> [cost_value(r, name) for name in COST]
@@ -24,7 +24,8 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from ..core.results import RunResult
+from ..results.record import RunResult
+from .describe import CONFIG_KEYS, STATS, describe, group_runs, stats_at
 
 __all__ = ["Cost", "COST", "cost_value", "cost_table", "cost_figure", "cost_section"]
 
@@ -65,23 +66,19 @@ def cost_value(r: RunResult, name: str) -> float:
 
 def cost_columns(runs: list[RunResult]) -> dict[str, float]:
     """``{name_mean, name_std, name_n, name_ci_low, name_ci_high}`` of every cost over ``runs``."""
-    from .aggregate import _stats_at, describe
-
     out: dict[str, float] = {}
     for name in COST:
         d = describe(np.array([[cost_value(r, name)] for r in runs], dtype=float), COST[name].bounds)
-        out.update({f"{name}_{k}": v for k, v in _stats_at(d, 0).items()})
+        out.update({f"{name}_{k}": v for k, v in stats_at(d, 0).items()})
     return out
 
 
 def cost_table(results: Iterable[RunResult]) -> pd.DataFrame:
     """One row per configuration (dataset, scenario, strategy, detector): ``runs`` and every
     :data:`COST` column described over seeds (``_mean``, ``_std``, ``_n``, ``_ci_low``, ``_ci_high``)."""
-    from .aggregate import CONFIG_KEYS, _STATS, group_runs
-
     rows = [{**dict(zip(CONFIG_KEYS, key)), "runs": len(runs), **cost_columns(runs)}
             for key, runs in group_runs(results).items()]
-    return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "runs", *[f"{n}_{s}" for n in COST for s in _STATS]])
+    return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "runs", *[f"{n}_{s}" for n in COST for s in STATS]])
 
 
 def cost_figure(table: pd.DataFrame, title: str):
@@ -91,13 +88,13 @@ def cost_figure(table: pd.DataFrame, title: str):
     from matplotlib.ticker import MaxNLocator
 
     from .layout import text_width
-    from .plots import FONT, _figure, _legend_below, _suptitle
+    from .canvas import FONT, legend_below, new_figure, suptitle
 
     labels = [f"{s} + {d}" for s, d in zip(table["strategy"], table["detector"])]
     y = np.arange(len(labels))
     width = min(12.5, 2 * 3.4 + text_width(labels, FONT["tick"]) + 0.8)
-    fig = _figure((width, 1.8 + 0.3 * len(labels)))
-    _suptitle(fig, title)
+    fig = new_figure((width, 1.8 + 0.3 * len(labels)))
+    suptitle(fig, title)
     left, right = fig.subplots(1, 2, sharey=True)
     bar = {"error_kw": {"lw": 0.8, "zorder": 3}}
 
@@ -125,7 +122,7 @@ def cost_figure(table: pd.DataFrame, title: str):
     left.set_yticks(y, labels=labels, fontsize=FONT["tick"])
     left.invert_yaxis()
     handles = [h for ax in (left, right) for h in ax.get_legend_handles_labels()[0]]
-    _legend_below(fig, handles, [h.get_label() for h in handles])
+    legend_below(fig, handles, [h.get_label() for h in handles])
     return fig
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..atomic import atomic_output
+from ..core.evaluation import base_metric_shown
 from . import html as H
 from .aggregate import heatmaps
 
@@ -117,15 +118,17 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     bases = list(dict.fromkeys(key[2] for key in groups))
     folded: dict[str, list[str]] = {b: [] for b in bases}
     for (dataset, scenario, base), items in groups.items():
-        part_html = [f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base}')}</h3>"]
+        part_html = [f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base_metric_shown(base)}')}</h3>"]
         fig_list = build(items)
         for part, fig in enumerate(fig_list, 1):
             extra = [f"part{part}"] if len(fig_list) > 1 else []
-            desc = f"R heatmaps {dataset} / {scenario} / {base}" + (f" (part {part})" if extra else "")
+            desc = (f"R heatmaps {dataset} / {scenario} / {base_metric_shown(base)}"
+                    + (f" (part {part})" if extra else ""))
             part_html.append(figs.add(fig, "R heatmaps", desc, "heatmap", dataset, scenario, base, *extra))
         folded[base].extend(part_html)
     for k, base in enumerate(bases):
-        out.append("\n".join(folded[base]) if k == 0 else H.details(f"R heatmaps of {base}", "\n".join(folded[base])))
+        out.append("\n".join(folded[base]) if k == 0 else
+                   H.details(f"R heatmaps of {base_metric_shown(base)}", "\n".join(folded[base])))
     return "\n".join(out)
 
 

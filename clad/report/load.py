@@ -1,25 +1,27 @@
 """Reading a results folder: ``DIR/results.sqlite`` when it is there, else ``DIR/results.json``.
 
-:func:`load_results` is :func:`clad.engine.store.load_results`, the one reader of results;
-:func:`load_spec_record` reads the spec recorded beside the runs, from the same file.
+:func:`load_spec_record` reads the spec recorded beside the runs, from the file
+:func:`clad.results.store.load_results` (the one reader of results) reads them from.
 """
 
 from __future__ import annotations
 
 import os
 
-from ..engine.store import ResultStore, load_references, load_results, read_document, results_source
+from ..results.store import ResultStore, read_document, results_source
 from ..errors import DataError
 
-__all__ = ["load_results", "load_references", "load_spec_record", "load_spec_text"]
+__all__ = ["load_spec_record", "load_spec_text"]
 
 
 def load_spec_record(directory: str | os.PathLike) -> dict | None:
-    """The spec recorded with the results (from the same file :func:`load_results` reads), or None.
+    """The spec recorded with the results (from the same file
+    :func:`~clad.results.store.load_results` reads), or None.
 
-    >>> import tempfile, clad
+    >>> import tempfile
+    >>> from clad.results import write_results
     >>> d = tempfile.mkdtemp()
-    >>> clad.write_results(f"{d}/results.json", [], spec={"name": "toy"})
+    >>> write_results(f"{d}/results.json", [], spec={"name": "toy"})
     >>> load_spec_record(d)
     {'name': 'toy'}
     """

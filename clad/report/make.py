@@ -3,7 +3,6 @@ and tied together by ``index.html``."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import warnings
@@ -14,14 +13,13 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..defaults import DEFAULT_METRIC
 from ..atomic import atomic_output
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..errors import CladValueError
 from . import html as H
 from .aggregate import (
     BEST,
-    CONFIG_KEYS,
-    MIN_INTERVAL_N,
     best_status,
     chance_table,
     forgetting_table,
@@ -32,15 +30,15 @@ from .aggregate import (
 from ..metrics import get_metric, scalar_names
 from .cost import cost_section
 from .orders import order_sensitivity
-from .figures import FigureStore, cd_html, curves_section, forgetting_section, heatmap_section
+from .figures import FigureStore, curves_section, forgetting_section, heatmap_section
 from .protocol import tuning_section, validity_section
-from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, _plural, compare
+from .describe import CONFIG_KEYS, MIN_INTERVAL_N, plural
+from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
+from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
 from .tables import (
-    stats_tips,
     cost_html,
     leaderboard_compact_html,
     frame_html,
-    stats_text,
     leaderboard_html,
     leaderboard_latex,
     leaderboard_markdown,
@@ -142,45 +140,6 @@ def _orders_html(table: pd.DataFrame) -> str:
         if shown[c].dtype.kind == "f" and not c.endswith("_orders"):
             shown[c] = [f"{v:.3f}" if v == v else "n/a" for v in shown[c]]
     return legend + frame_html(shown)
-
-
-def _comparison_html(c: Comparison, figs: FigureStore) -> str:
-    out = [f"<h3>{H.html.escape(c.title)}</h3>"]
-    if c.statistic is not None:
-        verdict = "differ significantly" if c.significant else "do not differ significantly"
-        out.append(f"<p>Friedman χ² = {c.statistic:.4g}, p = {c.pvalue:.4g} over {c.n_blocks} blocks and "
-                   f"{c.n_methods} {H.html.escape(_plural(c.by))}: they {verdict} at "
-                   f"α = {c.alpha}.</p>")
-    if c.message:
-        out.append(H.message(c.message))
-    for note in c.notes:
-        out.append(H.message(note))
-    if c.paired is not None and not c.paired.empty:
-        shown = pd.DataFrame({
-            "pair": [f"{a} vs {b}" for a, b in zip(c.paired["a"], c.paired["b"])],
-            "difference a − b": stats_text(c.paired, "difference"),
-            "a better in": [f"{k} of {n} seeds" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
-        out.append("<p class='legend'>Paired over seeds (one block): per pair, the mean over seeds of the "
-                   "difference in " + H.html.escape(c.metric) + f" ({'higher' if c.higher_is_better else 'lower'} is "
-                   "better) ± its std over seeds (the interval and the values in the tooltip; none below 3 seeds) "
-                   "and in how many seeds the first was better:</p>")
-        tips = pd.DataFrame({"pair": "", "difference a − b": stats_tips(c.paired, "difference"), "a better in": ""})
-        out.append(frame_html(shown, tips=tips))
-    if c.scores.size:
-        table = c.scores.copy()
-        table.loc["average rank"] = c.ranks.mean(axis=0)
-        only = (" — for information only: no test was run on them" if c.statistic is None and c.wilcoxon_holm is None
-                else "")
-        out.append("<p class='legend'>Scores per block (mean over seeds, distinct scenario settings and other "
-                   f"fields) and average rank (1 = best){only}:</p>")
-        out.append(frame_html(table, index=True))
-    for name, m in (("Wilcoxon signed-rank, Holm-adjusted p-values", c.wilcoxon_holm),
-                    ("Nemenyi p-values", c.nemenyi)):
-        if m is not None:
-            out.append(f"<p class='legend'>{name} (bold: p &lt; α = {c.alpha}):</p>"
-                       + frame_html(m, m < c.alpha, index=True))
-    out.append(cd_html(c, figs))
-    return "\n".join(out)
 
 
 def _spec_html(spec: Mapping | None, spec_text: str | None) -> str:
@@ -323,44 +282,20 @@ def _statistics_section(p: _Page):
                 if c.message and c.statistic is None and c.wilcoxon_holm is None:
                     p.report.messages.append(f"{c.title}: {c.message}")
                     warnings.warn(f"{c.title}: {c.message}", StatisticsWarning, stacklevel=3)
-                paired = None
-                if c.paired is not None and not c.paired.empty:
-                    paired = json.dumps([{k: (v if isinstance(v, str) else float(v)) for k, v in row.items()}
-                                         for row in c.paired.to_dict("records")])
-                stat_rows.append({"by": c.by, "metric": c.metric, "base_metric": c.base_metric,
-                                  "blocks": c.n_blocks, "methods": c.n_methods, "friedman_statistic": c.statistic,
-                                  "friedman_p": c.pvalue,
-                                  "average_ranks": json.dumps({str(k): float(v) for k, v in c.average_ranks.items()}),
-                                  "paired_over_seeds": paired,
-                                  "message": c.message or "", "notes": " | ".join(c.notes)})
-                stat_html.append(H.details(c.title + (": " + _verdict_text(c) if _verdict_text(c) else ""),
-                                           _comparison_html(c, p.figs)))
-    _atomic_write(p.out / "statistics.csv", pd.DataFrame(stat_rows).to_csv(index=False))
+                stat_rows.extend(statistics_rows(c))
+                stat_html.append(H.details(f"{c.title}: {_verdict_text(c)}", comparison_html(c, p.figs)))
+    _atomic_write(p.out / "statistics.csv", statistics_frame(stat_rows).to_csv(index=False))
     p.report.tables["statistics"] = p.out / "statistics.csv"
-    default = (" (the default: datasets are the independent units, and blocks that share a dataset would not be "
-               "independent)" if tuple(p.blocks) == DEFAULT_BLOCKS else "")
-    intro = (f"<p class='legend'>Blocks: {H.html.escape(' × '.join(p.blocks))}{default}. Each score is the mean over "
-             f"seeds, over the distinct scenario settings and over the other configuration fields; runs that are the "
-             f"same computation are counted once. With at least 3 blocks: Friedman test, then Wilcoxon signed-rank "
-             f"with Holm's correction and Nemenyi post-hoc tests (α = {p.alpha}); they assume independent blocks. "
-             f"With fewer no test is run and average ranks are for information only; with one block the methods "
-             f"are compared paired over seeds, evidence about that block only. Open a comparison for its "
-             f"details.</p>")
-    return [("statistics", "Statistical comparison", intro + "\n".join(stat_html))]
+    intro = statistics_intro(p.blocks, p.alpha, tuple(p.blocks) == DEFAULT_BLOCKS)
+    return [("statistics", "Statistical comparison", intro + "<p class='legend'>Open a comparison for its "
+             "tables and figures.</p>" + "\n".join(stat_html))]
 
 
 def _verdict_text(c: Comparison) -> str:
-    """One line on what a comparison supports."""
-    if c.statistic is not None:
-        return (f"Friedman p = {c.pvalue:.3g}: the {_plural(c.by)} "
-                + ("differ" if c.significant else "do not differ significantly"))
-    if c.paired is not None and not c.paired.empty:
-        top = c.paired.iloc[0]
-        return (f"one block, paired over seeds: {top['a']} ahead of {top['b']} in {int(top['a_better'])} of "
-                f"{int(top['difference_n'])} seeds (no test across datasets)")
-    if c.message:
-        return "no test (" + c.message.split(";")[0].split("(")[0].strip() + ")"
-    return ""
+    """The first sentence of the comparison's verdict (:func:`clad.report.stats.comparison_verdict`)."""
+    text = c.verdict.text.strip()
+    first = text.split(". ")[0].rstrip(".")
+    return first
 
 
 def _curves_section(p: _Page):
@@ -374,6 +309,13 @@ def _forgetting_section(p: _Page):
 
 def _heatmaps_section(p: _Page):
     return [("heatmaps", "R heatmaps", heatmap_section(p.shown, p.figs, p.report.messages))]
+
+
+def _timeseries_section(p: _Page):
+    from .timeseries import trace_section
+
+    trace_html = trace_section(p.ok, p.figs)
+    return [] if trace_html is None else [("time-series", "Time series: scores per step", trace_html)]
 
 
 def _references_section(p: _Page):
@@ -429,13 +371,13 @@ def _figures_section(p: _Page):
 
 #: the page, section by section, in order: each builder returns its (anchor, heading, html) parts
 SECTIONS = (_leaderboard_section, _cost_section, _statistics_section, _heatmaps_section, _curves_section,
-            _forgetting_section, _references_section, _orders_section, _streams_section, _protocol_section,
+            _forgetting_section, _timeseries_section, _references_section, _orders_section, _streams_section, _protocol_section,
             _warnings_part, _spec_section, _provenance_section, _figures_section)
 
 
 def _what_was_run(p: _Page, n_failed: int) -> str:
     """One line: the grid and its runs."""
-    counts = " × ".join(f"{len({getattr(r, k) for r in p.ok})} {_plural(k) if len({getattr(r, k) for r in p.ok}) != 1 else k}"
+    counts = " × ".join(f"{len({getattr(r, k) for r in p.ok})} {plural(k) if len({getattr(r, k) for r in p.ok}) != 1 else k}"
                         for k in CONFIG_KEYS)
     seeds = sorted({r.seed for r in p.ok})
     shared = sum(1 for r in p.ok if r.shared_from)
@@ -516,7 +458,7 @@ def _caveats(p: _Page) -> list[str]:
 
 
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
-                by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = ("continual_average",),
+                by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = (DEFAULT_METRIC,),
                 blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
                 title: str | None = None, spec_text: str | None = None,
                 references: Sequence[RunResult] = ()) -> Report:

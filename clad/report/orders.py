@@ -1,4 +1,5 @@
-"""Order sensitivity: how much a configuration's metrics move when only the concept order changes.
+"""Order sensitivity: how much a configuration's metrics move when only the concept order changes,
+and whether a ranking of methods survives the order (:func:`order_agreement`).
 
 For every configuration (dataset x scenario x strategy x detector) and base metric whose runs cover
 at least two concept orders (a spec's ``orders = { random = 3 }``: the same permutations under
@@ -7,7 +8,7 @@ described over those per-order means: the number of orders with a value, their m
 (max - min) and sample standard deviation (``ddof=1``). The spread over orders is separate from the
 spread over seeds, which the leaderboard reports.
 
->>> from clad.core.results import RunResult
+>>> from clad.results.record import RunResult
 >>> runs = [RunResult("d", "s", "naive", "if", seed, concepts=order, metrics={"roc_auc": {"continual_average": v}})
 ...         for order, seed, v in [(("A", "B"), 0, 0.8), (("A", "B"), 1, 0.6), (("B", "A"), 0, 0.9)]]
 >>> t = order_sensitivity(runs, ["continual_average"])
@@ -17,17 +18,21 @@ spread over seeds, which the leaderboard reports.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from ..metrics import get_metric
 from ..metrics.cells import nanmean
 from .aggregate import CONFIG_KEYS, by_order, group_runs, scalar_value
+from .blocks import DEFAULT_BLOCKS, evidence_blocks
+from .exact import kendall_w
 
-__all__ = ["order_sensitivity", "ORDER_METRICS"]
+__all__ = ["order_sensitivity", "ORDER_METRICS", "OrderAgreement", "order_agreement", "order_key"]
 
 #: the metrics whose order sensitivity is reported by default
 ORDER_METRICS = ("continual_average", "backward_transfer", "forward_transfer")
@@ -53,3 +58,82 @@ def order_sensitivity(results: Iterable[RunResult], metrics: Sequence[str] = ORD
                             f"{label}_std": float(ok.std(ddof=1)) if ok.size > 1 else np.nan})
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def order_key(r: RunResult) -> str:
+    """The concept order a run learned in: its recorded order name (``random:<seed>`` under a
+    spec's ``orders = { random = 3 }``, the same name for every dataset), else its training sequence."""
+    return r.order or " → ".join(map(str, r.concepts))
+
+
+@dataclass(frozen=True, eq=False)
+class OrderAgreement:
+    """Whether the methods' ranking survives the concept order.
+
+    ``ranks``: orders x methods, each method's average rank over the blocks of that order alone
+    (1 = best); ``kendall_w``: Kendall's W of those rankings (the orders as raters; 1 = every
+    order ranks the methods alike, 0 = no agreement); ``best``: the headline best (by average rank
+    over every order together); ``best_orders``: in how many orders it is best (ties for best
+    count); ``order_dependent``: it is not best in every order.
+    """
+
+    ranks: pd.DataFrame
+    kendall_w: float
+    best: str | None
+    best_orders: int
+
+    @property
+    def n_orders(self) -> int:
+        return int(self.ranks.shape[0])
+
+    @property
+    def best_share(self) -> float:
+        return self.best_orders / self.n_orders if self.n_orders else float("nan")
+
+    @property
+    def order_dependent(self) -> bool:
+        return self.best_orders < self.n_orders
+
+
+def order_agreement(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
+                    base_metric: str = "roc_auc", blocks: Sequence[str] = DEFAULT_BLOCKS,
+                    best: str | None = None) -> OrderAgreement | None:
+    """Rank the methods (``by``) within each concept order (:func:`order_key`) separately, on the
+    same blocks as the statistics (:func:`clad.report.blocks.evidence_blocks`: per order, each block's
+    score the mean over seeds and the other fields; a method's rank in an order its average rank
+    over that order's complete blocks), and measure their agreement (see :class:`OrderAgreement`).
+    ``best`` defaults to the method best in the most orders. None with fewer than 2 orders or 2
+    methods present in every order.
+
+    >>> runs = [RunResult("d", "s", "naive", det, 0, concepts=c, order=o,
+    ...                   metrics={"roc_auc": {"continual_average": v}})
+    ...         for o, c, det, v in [("o1", ("A", "B"), "x", 0.9), ("o1", ("A", "B"), "y", 0.7),
+    ...                              ("o2", ("B", "A"), "x", 0.6), ("o2", ("B", "A"), "y", 0.8)]]
+    >>> a = order_agreement(runs, best="x")
+    >>> a.kendall_w, a.best_orders, a.order_dependent
+    (0.0, 1, True)
+    """
+    higher = get_metric(metric).higher_is_better
+    parts: dict[str, list[RunResult]] = {}
+    for r in results:
+        if r.ok:
+            parts.setdefault(order_key(r), []).append(r)
+    if len(parts) < 2:
+        return None
+    rows = {}
+    for key, runs in parts.items():
+        scores = evidence_blocks(runs, by, metric, base_metric, blocks).scores.astype(float).dropna()
+        if scores.empty:
+            continue
+        values = -scores.to_numpy() if higher else scores.to_numpy()
+        rows[key] = pd.Series(stats.rankdata(values, axis=1).mean(axis=0), index=scores.columns)
+    table = pd.DataFrame(rows).T.dropna(axis=1)
+    if table.shape[0] < 2 or table.shape[1] < 2:
+        return None
+    table.columns.name = None
+    within = stats.rankdata(table.to_numpy(), axis=1)  # each order's ranking of the methods
+    top = np.isclose(table.to_numpy(), table.min(axis=1).to_numpy()[:, None])
+    if best is None or best not in table.columns:
+        best = str(table.columns[int(np.argmax(top.sum(axis=0)))]) if best is None else None
+    best_orders = int(top[:, list(table.columns).index(best)].sum()) if best is not None else 0
+    return OrderAgreement(ranks=table, kendall_w=kendall_w(within), best=best, best_orders=best_orders)

@@ -13,16 +13,21 @@ figure and legends sit outside the axes. matplotlib is imported when a function 
 
 from __future__ import annotations
 
-import io
 import math
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..core.evaluation import base_metric_shown
 from ..errors import CladValueError
 from . import layout as L
 from .aggregate import HeatmapData
+from .canvas import FONT, figure_png, new_axes
+from .canvas import legend_below as _legend_below
+from .canvas import mpl as _mpl
+from .canvas import new_figure as _figure
+from .canvas import suptitle as _suptitle
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -40,57 +45,8 @@ BAD_COLOUR = "#d9d9d9"
 FUTURE_HATCH = "//"
 #: hatching of test concepts never learned
 UNLEARNED_HATCH = ".."
-#: font sizes (points) of the report's figures
-FONT = {"tick": 7.0, "label": 8.0, "title": 8.0, "suptitle": 10.0, "legend": 7.0, "cell": 7.0}
-#: resolution the figures are laid out for (the report's PNGs): text is hinted to whole pixels, so
-#: its relative width changes a little with the resolution
-FIGURE_DPI = 90
 #: tallest figure (inches) before a heatmap grid continues in another figure
 MAX_HEIGHT = 18.0
-
-
-def _mpl():
-    try:
-        import matplotlib
-    except ImportError:  # pragma: no cover - matplotlib is a dependency of clad
-        raise ImportError("plotting needs matplotlib: pip install matplotlib") from None
-    return matplotlib
-
-
-def new_axes(figsize=(6.0, 4.0), nrows: int = 1, ncols: int = 1):
-    """A new off-screen Figure and its Axes (an array of Axes when ``nrows * ncols > 1``)."""
-    fig = _figure(figsize)
-    axes = fig.subplots(nrows, ncols, squeeze=True)
-    return fig, axes
-
-
-def _figure(figsize) -> "Figure":
-    _mpl()
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize, dpi=FIGURE_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def figure_png(fig, dpi: int = 100) -> bytes:
-    """The figure as PNG bytes, drawn once by the Agg canvas at ``dpi``.
-
-    ``Figure.savefig`` draws a figure with a layout engine twice (once to lay it out, once to
-    print it); drawing once at the final resolution (the layout engine runs inside that draw) and
-    encoding the canvas's pixels with Pillow gives the same picture in half the time.
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from PIL import Image
-
-    fig.set_dpi(dpi)
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
-    image = Image.frombuffer("RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    buf = io.BytesIO()
-    image.save(buf, format="png", compress_level=3)  # 7 % larger than level 6, encoded in 2/3 of the time
-    return buf.getvalue()
 
 
 def _axes(ax, figsize):
@@ -109,10 +65,6 @@ def _title(ax, text: str, width: float | None = None, fontsize: float = FONT["ti
                  fontsize=fontsize)
 
 
-def _suptitle(fig, text: str) -> None:
-    fig.suptitle(L.wrap(text, fig.get_figwidth() - 0.3, FONT["suptitle"]), fontsize=FONT["suptitle"])
-
-
 def _category_ticks(ax, axis: str, labels: Sequence[str], spacing: float, positions=None) -> None:
     """Ticks at ``positions`` (default 0..n-1) labelled ``labels``; x labels rotated 90° when the
     widest does not fit in ``spacing`` inches."""
@@ -129,14 +81,6 @@ def _x_label_extent(labels: Sequence[str], spacing: float) -> float:
     if L.tick_rotation(labels, spacing, FONT["tick"]):
         return L.text_width(labels, FONT["tick"]) + 0.1
     return L.line_height(FONT["tick"]) + 0.1
-
-
-def _legend_below(fig, handles, labels: Sequence[str]) -> None:
-    """One legend for the whole figure, under its axes; labels wrapped to the figure's width."""
-    width = fig.get_figwidth() - 0.8
-    labels = [L.wrap(t, width, FONT["legend"]) for t in labels]
-    fig.legend(handles, labels, loc="outside lower center", ncols=L.legend_columns(labels, FONT["legend"], width),
-               fontsize=FONT["legend"], frameon=False)
 
 
 def _legend_height(labels: Sequence[str], width: float) -> float:
@@ -306,7 +250,7 @@ def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0
                   + (_legend_height(["x" * 30] * 2, width) if legend else 0.0))
         _, ax = new_axes((width, height))
     im = _draw_heatmap(ax, data, vmin=vmin, vmax=vmax, cmap=cmap, annotate=annotate, cell_w=cell_w)
-    _title(ax, f"{data.dataset} / {data.scenario}\n{data.strategy} + {data.detector}: {data.base_metric} "
+    _title(ax, f"{data.dataset} / {data.scenario}\n{data.strategy} + {data.detector}: {base_metric_shown(data.base_metric)} "
                f"({_seeds(data)})", width=max(_axes_width(ax), 2.5))
     if legend:
         from matplotlib.transforms import ScaledTranslation
@@ -316,7 +260,7 @@ def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0
                                        data.at_chance is not None and bool(np.any(data.at_chance))), loc="upper center",
                   bbox_to_anchor=(0.5, 0.0), bbox_transform=below, ncol=2, fontsize=FONT["legend"], frameon=False)
     if colorbar:
-        ax.figure.colorbar(im, ax=ax, shrink=0.8, label=data.base_metric)
+        ax.figure.colorbar(im, ax=ax, shrink=0.8, label=base_metric_shown(data.base_metric))
     return ax
 
 
@@ -368,7 +312,7 @@ class HeatmapFigures:
         return [f[0] for f in self._figures]
 
     def _suptitle(self, first: HeatmapData, annotate: bool, part: int, parts: int) -> str:
-        return (f"R of {first.dataset} / {first.scenario}: {first.base_metric} ({_seeds(first)}; mean"
+        return (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({_seeds(first)}; mean"
                 + (" ± std" if annotate and len(first.seeds) > 1 else "") + " per cell)"
                 + (f", part {part + 1} of {parts}" if parts > 1 else ""))
 
@@ -391,7 +335,7 @@ class HeatmapFigures:
                     s, colour = _cell_text(h, i, j, im.norm)
                     t.set_text(s)
                     t.set_color(colour)
-            cbar.set_label(items[0].base_metric)
+            cbar.set_label(base_metric_shown(items[0].base_metric))
             fig._suptitle.set_text(L.wrap(self._suptitle(items[0], panels[0][3], part, len(self._figures)),
                                           fig.get_figwidth() - 0.3, FONT["suptitle"]))
             out.append(fig)
@@ -448,7 +392,7 @@ class HeatmapFigures:
                              for t in ax.texts} if annotate else {}
                     panels.append((row[c], im, texts, annotate))
             cbar = fig.colorbar(im, ax=[a for a in axes.flat if a in fig.axes],
-                                shrink=min(0.8, 4.0 / max(height, 1.0) + 0.3), label=first.base_metric, aspect=30)
+                                shrink=min(0.8, 4.0 / max(height, 1.0) + 0.3), label=base_metric_shown(first.base_metric), aspect=30)
             _legend_below(fig, key, [h.get_label() for h in key])
             fig.suptitle(suptitle, fontsize=FONT["suptitle"])
             fig.get_layout_engine().execute(fig)  # laid out once: the cells' contents do not move anything
@@ -508,7 +452,7 @@ def plot_curves(curves: pd.DataFrame, ax: "Axes | None" = None, *, kind: str = "
     if len(steps):
         spacing = _axes_width(ax) / max(len(steps), 1)
         _category_ticks(ax, "x", step_labels, spacing, positions=steps)
-        ax.set_ylabel(f"{part['base_metric'].iloc[0]}, mean over {'seen' if kind == 'seen' else 'all'} concepts",
+        ax.set_ylabel(f"{base_metric_shown(part['base_metric'].iloc[0])}, mean over {'seen' if kind == 'seen' else 'all'} concepts",
                       fontsize=FONT["label"])
     ax.tick_params(axis="y", labelsize=FONT["tick"])
     ax.set_xlabel("training step: concept learned", fontsize=FONT["label"])
@@ -623,7 +567,7 @@ def plot_forgetting(table: pd.DataFrame, ax: "Axes | None" = None, *, title: str
     _category_ticks(ax, "x", concepts, _axes_width(ax) / max(len(concepts), 1))
     ax.tick_params(axis="y", labelsize=FONT["tick"])
     ax.set_xlabel("test concept", fontsize=FONT["label"])
-    metric = table["base_metric"].iloc[0] if not table.empty else ""
+    metric = base_metric_shown(table["base_metric"].iloc[0]) if not table.empty else ""
     ax.set_ylabel(f"forgetting in {metric}\n(peak − final)", fontsize=FONT["label"])
     _title(ax, title or "per-concept forgetting (positive = forgotten; ◆ = zero)")
     ax.grid(axis="y", alpha=0.3)
@@ -655,17 +599,28 @@ def forgetting_figure(table: pd.DataFrame, title: str) -> "Figure":
 
 
 def _cd_title(comparison: "Comparison", used: str) -> str:
+    v = comparison.verdict
+    if not v.posthoc_tested:
+        return (f"{comparison.title}: average rank (1 = best). Post-hoc NOT TESTED: the {v.test.name} test did not "
+                f"reject (p = {v.test.pvalue:.3g} >= alpha = {comparison.alpha}); one bar joins every method, no "
+                f"pair is claimed to differ")
     return (f"{comparison.title}: average rank (1 = best); bars join {used}-indistinguishable methods "
-            f"(alpha = {comparison.alpha})")
+            f"(alpha = {comparison.alpha}; {v.test.name} p = {v.test.pvalue:.3g}, {v.test.method})")
 
 
 def _significance(comparison: "Comparison", test: str):
-    sig = comparison.nemenyi if test == "nemenyi" else comparison.wilcoxon_holm
-    if sig is None:
-        sig = comparison.wilcoxon_holm
+    """The p-value matrix the diagram draws, as the comparison's verdict decides it (gated by the
+    omnibus test), and the name of the post-hoc test."""
+    v = comparison.verdict
+    if v.test is None:
+        raise CladValueError(f"{comparison.title}: no test was run ({comparison.message})")
+    sig = v.significance(test)
+    used = "Nemenyi" if test == "nemenyi" else "Wilcoxon–Holm"
+    if sig is None:  # Nemenyi needs 3 methods: the Wilcoxon test is the one there is
+        sig, used = v.significance("wilcoxon_holm"), "Wilcoxon–Holm"
     if sig is None:
         raise CladValueError(f"{comparison.title}: no post-hoc test was run ({comparison.message})")
-    return sig, ("Nemenyi" if sig is comparison.nemenyi else "Wilcoxon–Holm")
+    return sig, used
 
 
 def _cd_labels(comparison: "Comparison") -> list[str]:
@@ -675,7 +630,10 @@ def _cd_labels(comparison: "Comparison") -> list[str]:
 def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "nemenyi") -> "Axes":
     """Critical-difference diagram (``scikit_posthocs.critical_difference_diagram``) of a
     :class:`~clad.report.stats.Comparison`: average ranks on the axis, methods joined by a bar
-    where the post-hoc test (``"nemenyi"`` or ``"wilcoxon_holm"``) finds no significant difference."""
+    where the post-hoc test (``"nemenyi"`` or ``"wilcoxon_holm"``) finds no significant difference.
+    It draws the comparison's verdict (:func:`clad.report.stats.comparison_verdict`): when the
+    omnibus test did not reject, the post-hoc tests are not read, one grey bar joins every method
+    and the title says "not tested"."""
     try:
         import scikit_posthocs as sp
     except ImportError:  # pragma: no cover - depends on the environment
@@ -683,9 +641,12 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
     sig, used = _significance(comparison, test)
     if ax is None:
         return cd_figure(comparison, test=test).axes[0]
+    grey = not comparison.verdict.posthoc_tested  # gated off by the omnibus test: drawn in grey
+    palette = {str(m): "#9a9a9a" for m in comparison.average_ranks.index} if grey else None
     sp.critical_difference_diagram(comparison.average_ranks, sig, alpha=comparison.alpha, ax=ax,
                                    label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
-                                   label_props={"fontsize": FONT["label"]})
+                                   label_props={"fontsize": FONT["label"]}, color_palette=palette,
+                                   crossbar_props={"color": "#9a9a9a"} if grey else None)
     ax.tick_params(labelsize=FONT["tick"])
     _title(ax, _cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.3)
     return ax

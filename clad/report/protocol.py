@@ -7,7 +7,7 @@ that out one row per evaluation run, with the margin between the chosen candidat
 runner-up, so that a reader sees how close the choice was and that it was made on data the
 evaluation never scored.
 
->>> from clad.core.results import RunResult
+>>> from clad.results.record import RunResult
 >>> rec = {"mode": "first_concepts", "k": 1, "objective": "continual_average", "base_metric": "roc_auc",
 ...        "higher_is_better": True, "candidates": [
 ...            {"strategy": {}, "detector": {"max_samples": 64}, "score": 0.8, "status": "ok"},
@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.results import RunResult
+from ..results.record import RunResult
 from .aggregate import CONFIG_KEYS
 from .tables import frame_html
 
@@ -91,7 +91,7 @@ def validity_table(single_task: Sequence[RunResult], thresholds=None) -> pd.Data
     (its R is the single-task matrix M: rows the concept trained on, columns the concept scored, in
     the same order), one row per dataset × detector × seed: each check's verdict and numbers.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> import numpy as np
     >>> M = np.array([[0.95, 0.60], [0.55, 0.90]])
     >>> ref = RunResult("d", "concept_incremental", "naive", "iforest", 0, concepts=("a", "b"),

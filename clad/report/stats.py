@@ -2,12 +2,22 @@
 default every dataset, see :mod:`clad.report.blocks`), following Demšar (2006) and Benavoli et al.
 (2016):
 
-* the Friedman test (:func:`scipy.stats.friedmanchisquare`) on the blocks x methods table;
+* the Friedman test on the blocks x methods table, its p-value exact (enumerated), from a seeded
+  permutation test or asymptotic (:func:`clad.report.exact.friedman_test`: exact up to
+  :data:`~clad.report.exact.EXACT_MAX_BLOCKS` blocks, the switch point), with Iman and Davenport's F
+  beside it;
 * average ranks (:func:`scipy.stats.rankdata` per block; rank 1 = best);
-* post-hoc: pairwise Wilcoxon signed-rank tests (:func:`scipy.stats.wilcoxon`) with Holm's
-  correction (``statsmodels.stats.multitest.multipletests``), and the Nemenyi test
+* post-hoc, gated by the Friedman test: pairwise Wilcoxon signed-rank tests (exact over every sign
+  pattern up to the switch point, :func:`clad.report.exact.wilcoxon_test`) with Holm's correction
+  (:func:`holm`), and the Nemenyi test
   (``scikit_posthocs.posthoc_nemenyi_friedman``);
-* a critical-difference diagram is drawn from the result by :func:`clad.report.plots.plot_cd`.
+* per pair, the median difference over blocks with a distribution-free interval from order
+  statistics (:func:`clad.report.exact.median_interval`): how large a difference is;
+* with several concept orders, whether the ranking survives the order
+  (:func:`clad.report.orders.order_agreement`: Kendall's W, the share of orders the best stays best);
+* one verdict per comparison (:func:`comparison_verdict`): the text, the pair table and the
+  critical-difference diagram (:func:`clad.report.plots.plot_cd`) are all drawn from it, so they
+  cannot contradict each other.
 
 Assumptions, stated with every result: the blocks are independent (runs that are the same
 computation are merged first, and blocks that share a dataset are named), and a method's score in
@@ -20,6 +30,8 @@ interval): evidence about that one block only, a weaker claim than a test over b
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import warnings
 from dataclasses import dataclass, field
@@ -29,17 +41,23 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..core.results import RunResult
+from ..core.evaluation import base_metric_shown
+from ..results.record import RunResult
 from ..errors import CladValueError
 from ..metrics import get_metric
-from .aggregate import describe
+from .describe import describe, plural
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
+from .exact import TestResult, friedman_test, iman_davenport, median_interval, wilcoxon_test
+from .orders import OrderAgreement, order_agreement
 
-__all__ = ["StatisticsWarning", "Comparison", "score_matrix", "compare_methods", "compare", "paired_over_seeds",
-           "MIN_BLOCKS", "DEFAULT_BLOCKS"]
+__all__ = ["StatisticsWarning", "Comparison", "Verdict", "comparison_verdict", "score_matrix", "compare_methods",
+           "compare", "paired_over_seeds", "holm", "MIN_BLOCKS", "DEFAULT_BLOCKS", "DIFFER", "NO_DIFFERENCE",
+           "NOT_TESTED"]
 
 #: fewest blocks for which the tests are run at all
 MIN_BLOCKS = 3
+#: the decisions of a verdict and of each pair in it
+DIFFER, NO_DIFFERENCE, NOT_TESTED = "differ", "no significant difference", "not tested"
 
 
 class StatisticsWarning(UserWarning):
@@ -51,11 +69,16 @@ class Comparison:
     """The outcome of :func:`compare_methods`.
 
     ``scores``: blocks x methods (the blocks used); ``ranks``: per-block ranks (1 = best);
-    ``average_ranks``: sorted best first; ``statistic``/``pvalue``: Friedman (None if not run);
-    ``wilcoxon_holm``/``nemenyi``: methods x methods p-values (None if not run); ``message``: why a
-    test was not run or what limits it (None when everything ran); ``notes``: caveats (merged
-    computations, shared datasets, dropped blocks); ``paired``: with one block, the comparison
-    paired over seeds (one row per pair of methods).
+    ``average_ranks``: sorted best first; ``statistic``/``pvalue``: Friedman's chi-square and the
+    p-value the verdict uses (exact, permutation or asymptotic: ``test`` says which; None if not
+    run); ``test``: the omnibus test (Friedman; with two methods the Wilcoxon signed-rank test);
+    ``iman_davenport``: (F, p) beside Friedman's; ``wilcoxon_holm``/``nemenyi``: methods x methods
+    p-values (None if not run); ``pairs``: one row per pair of methods (``a`` the better by average
+    rank): the median difference a - b over blocks with its interval, the Wilcoxon and Nemenyi
+    p-values; ``message``: why a test was not run or what limits it (None when everything ran);
+    ``notes``: caveats (merged computations, shared datasets, dropped blocks); ``paired``: with one
+    block, the comparison paired over seeds (one row per pair of methods); ``orders``: with several
+    concept orders, whether the ranking survives them. :attr:`verdict` is what the page says.
     """
 
     by: str
@@ -74,6 +97,10 @@ class Comparison:
     message: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     paired: pd.DataFrame | None = None
+    test: TestResult | None = None
+    iman_davenport: tuple[float, float] | None = None
+    pairs: pd.DataFrame | None = None
+    orders: OrderAgreement | None = None
 
     @property
     def n_blocks(self) -> int:
@@ -85,21 +112,21 @@ class Comparison:
 
     @property
     def significant(self) -> bool:
-        """Whether the Friedman test rejects "all methods perform alike" at ``alpha``."""
-        return self.pvalue is not None and bool(self.pvalue < self.alpha)
+        """Whether the omnibus test (:attr:`test`: Friedman, or Wilcoxon with two methods) rejects
+        "all methods perform alike" at ``alpha``."""
+        return self.test is not None and bool(self.test.pvalue < self.alpha)
 
     @property
     def title(self) -> str:
-        return f"{_plural(self.by)} by {self.metric} ({self.base_metric})"
+        return f"{plural(self.by)} by {self.metric} ({base_metric_shown(self.base_metric)})"
+
+    @functools.cached_property
+    def verdict(self) -> "Verdict":
+        """:func:`comparison_verdict` of this comparison (computed once)."""
+        return comparison_verdict(self)
 
 
-def _plural(word: str) -> str:
-    """English plural of a field name.
 
-    >>> _plural("strategy"), _plural("detector")
-    ('strategies', 'detectors')
-    """
-    return word[:-1] + "ies" if word.endswith("y") else word + "s"
 
 
 def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
@@ -109,7 +136,7 @@ def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str
     comparing detectors), runs that are the same computation counted once
     (:func:`clad.report.blocks.evidence_blocks`). A method missing from a block leaves NaN.
 
-    >>> from clad.core.results import RunResult
+    >>> from clad.results.record import RunResult
     >>> rs = [RunResult(ds, sc, st, det, 0, metrics={"roc_auc": {"continual_average": v}})
     ...       for ds, sc, st, det, v in [("d", "s1", "naive", "a", 0.6), ("d", "s1", "cumulative", "a", 0.8),
     ...                                  ("d", "s1", "naive", "b", 0.5), ("e", "s2", "naive", "a", 0.9)]]
@@ -124,27 +151,20 @@ def _ranks(scores: pd.DataFrame, higher_is_better: bool) -> pd.DataFrame:
     return pd.DataFrame(stats.rankdata(values, axis=1), index=scores.index, columns=scores.columns)
 
 
-def _wilcoxon_holm(scores: pd.DataFrame) -> pd.DataFrame:
-    try:
-        from statsmodels.stats.multitest import multipletests
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("Holm's correction needs statsmodels: pip install 'clad[report]'") from None
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment: the i-th smallest of m p-values times (m - i + 1), made
+    non-decreasing in that order and capped at 1 (what ``statsmodels``' ``multipletests(...,
+    method="holm")`` returns, which the tests check; written out here because that call runs a full
+    garbage collection each time, 0.15 s, and a report makes many).
 
-    names = list(scores.columns)
-    pairs = list(itertools.combinations(range(len(names)), 2))
-    raw = []
-    for a, b in pairs:
-        x, y = scores.iloc[:, a].to_numpy(), scores.iloc[:, b].to_numpy()
-        if np.allclose(x, y):
-            raw.append(1.0)  # no difference at all: nothing to test
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            raw.append(float(stats.wilcoxon(x, y).pvalue))
-    adjusted = multipletests(raw, method="holm")[1] if raw else []
-    out = pd.DataFrame(1.0, index=names, columns=names)
-    for (a, b), p in zip(pairs, adjusted):
-        out.iloc[a, b] = out.iloc[b, a] = float(p)
+    >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(pvalues, dtype=float)
+    order = np.argsort(p, kind="stable")
+    stepped = np.minimum(1.0, np.maximum.accumulate(p[order] * (p.size - np.arange(p.size))))
+    out = np.empty_like(p)
+    out[order] = stepped
     return out
 
 
@@ -158,21 +178,59 @@ def _nemenyi(scores: pd.DataFrame) -> pd.DataFrame:
     return out.astype(float)
 
 
+#: the columns of :attr:`Comparison.pairs`
+PAIR_COLUMNS = ("a", "b", "blocks", "median_difference", "ci_low", "ci_high", "ci_level", "wilcoxon_statistic",
+                "wilcoxon_p", "wilcoxon_method", "wilcoxon_holm_p", "nemenyi_p")
+
+
+def _pairs(scores: pd.DataFrame, order: Sequence[str], nemenyi: pd.DataFrame | None) -> tuple[pd.DataFrame,
+                                                                                                pd.DataFrame]:
+    """One row per pair (``a`` before ``b`` in ``order``, best first): the median over blocks of
+    a - b with its order-statistic interval, the Wilcoxon signed-rank test and its Holm-adjusted
+    p-value, the Nemenyi p-value; and the methods x methods matrix of Holm-adjusted p-values."""
+    rows, tests = [], []
+    for a, b in itertools.combinations(order, 2):
+        x, y = scores[a].to_numpy(), scores[b].to_numpy()
+        median, low, high, level = median_interval(x - y)
+        w = wilcoxon_test(x, y)
+        tests.append(w)
+        rows.append({"a": a, "b": b, "blocks": int(x.size), "median_difference": median, "ci_low": low,
+                     "ci_high": high, "ci_level": level, "wilcoxon_statistic": w.statistic, "wilcoxon_p": w.pvalue,
+                     "wilcoxon_method": w.method,
+                     "nemenyi_p": float(nemenyi.loc[a, b]) if nemenyi is not None else np.nan})
+    adjusted = holm([t.pvalue for t in tests])
+    table = pd.DataFrame(rows, columns=[c for c in PAIR_COLUMNS if c != "wilcoxon_holm_p"])
+    table.insert(PAIR_COLUMNS.index("wilcoxon_holm_p"), "wilcoxon_holm_p", adjusted.astype(float))
+    return table, _symmetric(list(scores.columns), table["a"], table["b"], table["wilcoxon_holm_p"])
+
+
+def _symmetric(names: Sequence[str], a: Iterable[str], b: Iterable[str], values: Iterable[float]) -> pd.DataFrame:
+    """A names x names matrix holding each pair's value on both sides of the diagonal, 1.0 elsewhere."""
+    where = {n: i for i, n in enumerate(names)}
+    out = np.ones((len(names), len(names)))
+    for x, y, v in zip(a, b, values):
+        out[where[x], where[y]] = out[where[y], where[x]] = float(v)
+    return pd.DataFrame(out, index=list(names), columns=list(names))
+
+
 def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float = 0.05, *,
                     by: str = "method", metric: str = "score", base_metric: str = "",
                     notes: Sequence[str] = ()) -> Comparison:
-    """Friedman test, average ranks and post-hoc tests on a blocks x methods table.
+    """Friedman test, average ranks, post-hoc tests and effect sizes on a blocks x methods table.
 
     Blocks with a missing value are left out (listed in ``dropped_blocks``). With fewer than
     :data:`MIN_BLOCKS` blocks or fewer than 2 methods no test runs; with exactly 2 methods the
-    Friedman test (which needs 3) is replaced by the Wilcoxon signed-rank test alone. ``notes``
-    (caveats about the blocks) are kept with the result.
+    Friedman test (which needs 3) is replaced by the Wilcoxon signed-rank test alone. Up to
+    :data:`~clad.report.exact.EXACT_MAX_BLOCKS` blocks the p-values are exact (or from a seeded
+    permutation test), above it asymptotic. ``notes`` (caveats about the blocks) are kept with the result.
 
     >>> scores = pd.DataFrame({"A": [0.9, 0.8, 0.85, 0.95], "B": [0.7, 0.6, 0.65, 0.8],
     ...                        "C": [0.5, 0.55, 0.6, 0.7]})
     >>> c = compare_methods(scores)
-    >>> c.average_ranks.to_dict(), round(c.statistic, 3), round(c.pvalue, 4)
-    ({'A': 1.0, 'B': 2.0, 'C': 3.0}, 8.0, 0.0183)
+    >>> c.average_ranks.to_dict(), c.statistic, c.test.method, round(c.pvalue, 4), round(c.test.pvalue_asymptotic, 4)
+    ({'A': 1.0, 'B': 2.0, 'C': 3.0}, 8.0, 'exact', 0.0046, 0.0183)
+    >>> print(c.verdict.text.split(". ")[0])
+    Verdict: the 3 methods differ (Friedman, exact p = 0.00463 < α = 0.05)
     """
     if not 0 < alpha < 1:
         raise CladValueError(f"alpha={alpha!r} must lie strictly between 0 and 1")
@@ -196,32 +254,34 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
         message = (f"only {n} complete block(s) ({', '.join(map(str, scores.index)) or 'none'}); the Friedman and "
                    f"post-hoc tests need at least {MIN_BLOCKS} to mean anything, so none was run "
                    f"(average ranks are shown for information only)")
-    if message is not None:
-        warnings.warn(f"{_plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
-        return Comparison(**common, message=message, notes=tuple(notes))
-    statistic = pvalue = None
-    nemenyi = None
-    if k == 2:
-        message = (f"the Friedman test needs at least 3 {_plural(by)}; with 2, the Wilcoxon signed-rank test "
-                   f"alone compares them")
     elif np.allclose(scores.to_numpy(), scores.to_numpy()[:, :1]):
         message = f"every {by} has the same score in every block: there is nothing to test"
-        warnings.warn(f"{_plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
+    if message is not None:
+        warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
         return Comparison(**common, message=message, notes=tuple(notes))
-    else:
-        res = stats.friedmanchisquare(*(scores[c].to_numpy() for c in scores.columns))
-        statistic, pvalue = float(res.statistic), float(res.pvalue)
+    statistic = pvalue = nemenyi = fid = None
+    if k >= 3:
+        test = friedman_test(ranks.to_numpy())
+        statistic, pvalue = test.statistic, test.pvalue
+        fid = iman_davenport(test.statistic, n, k)
         nemenyi = _nemenyi(scores)
+    pairs, holm = _pairs(scores, list(average.index), nemenyi)
+    if k == 2:
+        message = (f"the Friedman test needs at least 3 {plural(by)}; with 2, the Wilcoxon signed-rank test "
+                   f"alone compares them")
+        a, b = average.index
+        test = wilcoxon_test(scores[a].to_numpy(), scores[b].to_numpy())
     if n < 6:
-        notes.append(f"with {n} blocks no two-sided Wilcoxon test can reach p < 0.05")
-    return Comparison(**common, statistic=statistic, pvalue=pvalue, wilcoxon_holm=_wilcoxon_holm(scores),
-                      nemenyi=nemenyi, message=message, notes=tuple(notes))
+        notes.append(f"with {n} blocks no two-sided Wilcoxon test can reach p < 0.05 (the smallest exact p is "
+                     f"2/2^{n} = {2 / 2 ** n:.3g})")
+    return Comparison(**common, statistic=statistic, pvalue=pvalue, wilcoxon_holm=holm, nemenyi=nemenyi,
+                      message=message, notes=tuple(notes), test=test, iman_davenport=fid, pairs=pairs)
 
 
 def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
     """Methods compared pair by pair over the seeds of one block: per pair ``(a, b)`` (``a`` the
     better on average) the difference ``a - b`` over the seeds where both have a value, described
-    as in :func:`clad.report.aggregate.describe` (``difference_mean``, ``_std``, ``_n``,
+    as in :func:`clad.report.describe.describe` (``difference_mean``, ``_std``, ``_n``,
     ``_ci_low``, ``_ci_high``: a 95 % t-based interval), and ``a_better``, in how many seeds ``a``
     was better.
 
@@ -254,20 +314,193 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = "c
     this is evidence about one block only.
     """
     higher = get_metric(metric).higher_is_better
+    results = list(results)
     ev = evidence_blocks(results, by=by, metric=metric, base_metric=base_metric, blocks=blocks)
     notes = [*ev.merged, *ev.shared]
     if ev.scores.shape[0] != 1 or ev.scores.shape[1] < 2:
-        return compare_methods(ev.scores, higher_is_better=higher, alpha=alpha, by=by, metric=metric,
-                               base_metric=base_metric, notes=notes)
+        c = compare_methods(ev.scores, higher_is_better=higher, alpha=alpha, by=by, metric=metric,
+                            base_metric=base_metric, notes=notes)
+        return _with_orders(c, results, blocks)
     block = str(ev.scores.index[0])
     seeds = ev.per_seed.dropna(how="all")
     paired = paired_over_seeds(seeds, higher)
     ranks = _ranks(ev.scores, higher)
     message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, so "
-               f"the {_plural(by)} are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
+               f"the {plural(by)} are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
                f"t-interval). This shows whether a difference is consistent over seeds on this block, not that it "
                f"holds on other data: a weaker claim than a test over independent datasets")
-    warnings.warn(f"{_plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
-    return Comparison(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher, alpha=alpha,
-                      scores=ev.scores, ranks=ranks, average_ranks=ranks.mean(axis=0).sort_values(kind="stable"),
-                      message=message, notes=tuple(notes), paired=paired)
+    warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
+    c = Comparison(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher, alpha=alpha,
+                   scores=ev.scores, ranks=ranks, average_ranks=ranks.mean(axis=0).sort_values(kind="stable"),
+                   message=message, notes=tuple(notes), paired=paired)
+    return _with_orders(c, results, blocks)
+
+
+def _with_orders(c: Comparison, results: Sequence[RunResult], blocks: Sequence[str]) -> Comparison:
+    """``c`` with the agreement of its ranking across concept orders, when the runs have several."""
+    if c.n_methods < 2 or c.average_ranks.empty:
+        return c
+    agreement = order_agreement(results, c.by, c.metric, c.base_metric, blocks, best=str(c.average_ranks.index[0]))
+    return c if agreement is None else dataclasses.replace(c, orders=agreement)
+
+
+# -- the verdict ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Verdict:
+    """What a comparison lets a reader conclude: the one source of the page's text, pair table and
+    critical-difference diagram (:func:`comparison_verdict`).
+
+    ``status``: :data:`DIFFER`, :data:`NO_DIFFERENCE` or :data:`NOT_TESTED`; ``test``: the omnibus
+    test (None when none could be run) and ``reason``: why that test (exact, permutation or
+    asymptotic) or why none; ``posthoc``: the test whose decisions name the pairs that differ and
+    that the diagram draws (Nemenyi after Friedman; the Wilcoxon signed-rank test with two
+    methods); ``pairs``: :attr:`Comparison.pairs` plus a decision per post-hoc test
+    (``nemenyi`` and ``wilcoxon_holm``: :data:`DIFFER`, :data:`NO_DIFFERENCE`, :data:`NOT_TESTED`, or
+    "" where the test does not apply) and ``differ`` (by ``posthoc``); ``differing``: the pairs that
+    differ by ``posthoc``; ``best``: the first by average rank, ``order_dependent``: whether it is
+    best in every concept order (None with one order); ``sentences``: the text.
+    """
+
+    title: str
+    by: str
+    alpha: float
+    status: str
+    test: TestResult | None
+    reason: str
+    iman_davenport: tuple[float, float] | None
+    posthoc: str | None
+    posthoc_tested: bool
+    pairs: pd.DataFrame
+    differing: tuple[tuple[str, str], ...]
+    best: str | None
+    order_dependent: bool | None
+    sentences: tuple[str, ...]
+
+    @property
+    def tested(self) -> bool:
+        return self.status != NOT_TESTED
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.sentences)
+
+    def significance(self, test: str = "nemenyi") -> pd.DataFrame | None:
+        """Methods x methods p-values of a post-hoc test (``"nemenyi"`` or ``"wilcoxon_holm"``) as
+        the verdict decides them: the p-value where the pair was tested, 1.0 (nothing claimed) where
+        the omnibus test gated it off; None when the test does not apply. What a diagram draws."""
+        column = {"nemenyi": "nemenyi", "wilcoxon_holm": "wilcoxon_holm"}.get(test)
+        if column is None:
+            raise CladValueError(f"test={test!r}: allowed 'nemenyi', 'wilcoxon_holm'")
+        if self.pairs.empty or (self.pairs[column] == "").all():
+            return None
+        names = list(dict.fromkeys([*self.pairs["a"], *self.pairs["b"]]))
+        gated = [float(p) if d in (DIFFER, NO_DIFFERENCE) else 1.0
+                 for p, d in zip(self.pairs[f"{column}_p"], self.pairs[column])]
+        return _symmetric(names, self.pairs["a"], self.pairs["b"], gated)
+
+
+def _p(p: float) -> str:
+    return f"{p:.3g}" if p >= 1e-4 or p == 0 else f"{p:.1e}"
+
+
+def _pair_list(pairs: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"{a} vs {b}" for a, b in pairs)
+
+
+def _decisions(p: pd.Series, tested: bool, alpha: float) -> list[str]:
+    return [("" if v != v else NOT_TESTED if not tested else DIFFER if v < alpha else NO_DIFFERENCE) for v in p]
+
+
+def comparison_verdict(c: Comparison) -> Verdict:
+    """The verdict of a comparison, following Demšar's (2006) protocol: the omnibus test (Friedman;
+    with two methods the Wilcoxon signed-rank test) decides whether the methods differ at all; only
+    when it rejects are the post-hoc tests read, and then the pairs that differ are named. When it
+    does not, every pair is "not tested" and the diagram joins every method (it claims nothing).
+    With too little evidence for any test the verdict says so and why. The page's text, pair table
+    and diagram are all drawn from this one object (also ``c.verdict``).
+
+    Four blocks where the chi-square approximation would call three methods different (p = 0.0498)
+    but the exact distribution does not:
+
+    >>> scores = pd.DataFrame({"A": [0.6, 0.6, 0.6, 0.6], "B": [0.7, 0.7, 0.8, 0.8], "C": [0.8, 0.8, 0.7, 0.7]})
+    >>> v = comparison_verdict(compare_methods(scores, by="detector"))
+    >>> v.status, v.test.method, round(v.test.pvalue, 4), round(v.test.pvalue_asymptotic, 4)
+    ('no significant difference', 'exact', 0.0694, 0.0498)
+    >>> set(v.pairs["nemenyi"]), v.differing, float(v.significance("nemenyi").min().min())
+    ({'not tested'}, (), 1.0)
+    """
+    kind = plural(c.by)
+    alpha = c.alpha
+    sentences: list[str] = []
+    pairs = (c.pairs.copy() if c.pairs is not None else pd.DataFrame(columns=list(PAIR_COLUMNS)))
+    best = str(c.average_ranks.index[0]) if len(c.average_ranks) and c.n_methods >= 2 else None
+    test = c.test
+    if test is None:
+        status, posthoc, tested = NOT_TESTED, None, False
+        reason = c.message or "no test was run"
+        if c.paired is not None:
+            reason = (f"{reason}. Neither an exact nor an asymptotic test across blocks is possible with one block "
+                      f"(each needs at least {MIN_BLOCKS})")
+        sentences.append(f"Verdict: not tested. Test used: none — {reason}.")
+    else:
+        tested = bool(test.pvalue < alpha)
+        status = DIFFER if tested else NO_DIFFERENCE
+        word = "<" if tested else "≥"
+        head = (f"the {c.n_methods} {kind} differ" if tested else
+                f"no significant difference among the {c.n_methods} {kind}")
+        sentences.append(f"Verdict: {head} ({test.name}, {test.method} p = {_p(test.pvalue)} {word} α = {alpha}).")
+        reason = test.reason
+        used = (f"Test used: {test.name} over {c.n_blocks} blocks"
+                + (f" (χ² = {test.statistic:.4g})" if test.name == "Friedman" else "")
+                + f", {test.method} p"
+                + (f" (Monte-Carlo standard error {test.mc_se:.2g})" if test.mc_se is not None else "")
+                + f" — {test.reason}.")
+        if test.method != "asymptotic":
+            used += f" The asymptotic approximation would give p = {_p(test.pvalue_asymptotic)}."
+        if c.iman_davenport is not None:
+            f_value, f_p = c.iman_davenport
+            used += f" Iman–Davenport F = {f_value:.4g} (F-distribution p = {_p(f_p)}"
+            used += (")." if test.method == "asymptotic" else
+                     f"; F is a monotone function of χ², so its {test.method} p is the same {_p(test.pvalue)}).")
+        sentences.append(used)
+        posthoc = "Nemenyi" if c.n_methods >= 3 else "Wilcoxon signed-rank"
+    pairs["nemenyi"] = _decisions(pairs["nemenyi_p"], tested, alpha) if not pairs.empty else []
+    pairs["wilcoxon_holm"] = _decisions(pairs["wilcoxon_holm_p"], tested, alpha) if not pairs.empty else []
+    primary = "nemenyi" if posthoc == "Nemenyi" else "wilcoxon_holm"
+    pairs["differ"] = (pairs[primary] == DIFFER) if not pairs.empty else []
+    differing = tuple((str(a), str(b)) for a, b, d in zip(pairs["a"], pairs["b"], pairs["differ"]) if d)
+    if test is not None and not tested and c.n_methods >= 3:
+        sentences.append("Post-hoc tests: not tested — the omnibus test did not reject, so no pair is claimed to "
+                         "differ (Demšar 2006); the pair table and the diagram show this.")
+    elif test is not None and c.n_methods >= 3:
+        named = (f"Pairs that differ (Nemenyi, as the diagram draws them): {_pair_list(differing)}." if differing else
+                 "No pair differs by the Nemenyi test (the omnibus test can detect a difference that no single "
+                 "pair shows).")
+        wh = [(a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["wilcoxon_holm"]) if d == DIFFER]
+        named += (f" Wilcoxon signed-rank with Holm's correction: {_pair_list(wh) if wh else 'no pair'} at α = "
+                  f"{alpha}.")
+        sentences.append(named)
+    elif test is not None and differing:
+        sentences.append(f"The pair that differs: {_pair_list(differing)}.")
+    order_dependent = None
+    if best is not None:
+        rank = float(c.average_ranks.iloc[0])
+        tied = [str(m) for m, r in c.average_ranks.iloc[1:].items() if np.isclose(r, rank)]
+        line = (f"Best by average rank: {best} ({rank:.2f}" + (f", tied with {', '.join(tied)}" if tied else "") + ")")
+        if c.orders is not None:
+            o = c.orders
+            order_dependent = o.order_dependent
+            line += (f"; over {o.n_orders} concept orders Kendall's W = {o.kendall_w:.3g} (1 = every order ranks the "
+                     f"{kind} alike)")
+            if o.best == best:
+                line += (f" and {best} is best in {o.best_orders} of {o.n_orders}"
+                         + (": order-dependent" if order_dependent else ": in every order"))
+            else:  # the best is missing from some order: it cannot be best in every one
+                order_dependent = True
+                line += f" and {best} is not ranked in every order: order-dependent"
+        sentences.append(line + ".")
+    return Verdict(title=c.title, by=c.by, alpha=alpha, status=status, test=test, reason=reason,
+                   iman_davenport=c.iman_davenport, posthoc=posthoc, posthoc_tested=tested, pairs=pairs,
+                   differing=differing, best=best, order_dependent=order_dependent, sentences=tuple(sentences))

@@ -3,7 +3,7 @@
 
 Runs of one configuration are averaged position by position when they were evaluated at the same
 rows (the same stream); a run evaluated elsewhere is left out of the mean and counted in
-``left_out``. Statistics as in :mod:`clad.report.aggregate` (:func:`~clad.report.aggregate.describe`).
+``left_out``. Statistics as in :func:`clad.report.describe.describe`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ..core.results import RunResult
-from ..metrics.base import base_bounds
-from .aggregate import CONFIG_KEYS, _STATS, _stats_at, describe, group_runs
+from ..core.evaluation import base_metric_bounds as base_bounds
+from ..results.record import RunResult
+from .describe import CONFIG_KEYS, STATS, describe, group_runs, stats_at
 
 __all__ = ["anytime_table", "prequential_table", "ANYTIME_CURVES"]
 
@@ -58,9 +58,9 @@ def anytime_table(results: Iterable[RunResult]) -> pd.DataFrame:
                     rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": base, "kind": kind, "evaluation": e,
                                  "rows_seen": rows_seen, "task": anytime.get("task", [None] * len(seen))[e],
                                  "boundaries": list(anytime.get("boundaries") or []), "left_out": left,
-                                 **_stats_at(d, e)})
+                                 **stats_at(d, e)})
     return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "base_metric", "kind", "evaluation", "rows_seen", "task",
-                                       "boundaries", "left_out", *_STATS])
+                                       "boundaries", "left_out", *STATS])
 
 
 def prequential_table(results: Iterable[RunResult]) -> pd.DataFrame:
@@ -78,6 +78,6 @@ def prequential_table(results: Iterable[RunResult]) -> pd.DataFrame:
                 d = describe(np.array([r.prequential[kind][metric] for r in kept], dtype=float), base_bounds(metric))
                 for b, rows_seen in enumerate(seen):
                     rows.append({**dict(zip(CONFIG_KEYS, key)), "metric": metric, "kind": kind, "batch": b,
-                                 "rows_seen": rows_seen, "window": window, "left_out": left, **_stats_at(d, b)})
+                                 "rows_seen": rows_seen, "window": window, "left_out": left, **stats_at(d, b)})
     return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "metric", "kind", "batch", "rows_seen", "window", "left_out",
-                                       *_STATS])
+                                       *STATS])

@@ -20,8 +20,10 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.evaluation import base_metric_shown
 from ..metrics import get_metric, scalar_names
-from .aggregate import BEST, MIN_INTERVAL_N, WITHIN_NOISE, best_status
+from .aggregate import BEST, WITHIN_NOISE, best_status
+from .describe import MIN_INTERVAL_N
 from .cost import COST
 
 __all__ = ["label", "cell_text", "interval_text", "stats_text", "stats_tips", "leaderboard_sections",
@@ -155,8 +157,8 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                                   sub.at[idx, f"{m}_ci_high"], sub.get(f"{m}_values", pd.Series(dtype=str)).get(idx))
                     + _status_tip(status.at[idx, m]) for m in used])
         cols = [*ROW_KEYS, *(label(m) for m in used)]
-        yield (f"{dataset} — {base}", pd.DataFrame(rows, columns=cols), pd.DataFrame(marks, columns=cols),
-               pd.DataFrame(tips, columns=cols))
+        yield (f"{dataset} — {base_metric_shown(base)}", pd.DataFrame(rows, columns=cols),
+               pd.DataFrame(marks, columns=cols), pd.DataFrame(tips, columns=cols))
 
 
 def _status_tip(status: str) -> str:
@@ -309,10 +311,11 @@ def cost_html(table: pd.DataFrame) -> str | None:
 
 
 def _base_label(name: str) -> str:
-    from ..metrics.base import BASE_REGISTRY
+    """A base metric's label (``ROC-AUC``), an oracle-threshold one marked optimistic."""
+    from ..core.evaluation import OPTIMISTIC_METRICS, base_metric_label
 
-    m = BASE_REGISTRY.get(name)
-    return m.label if m is not None else name
+    label = base_metric_label(name)
+    return label if name not in OPTIMISTIC_METRICS or "optimistic" in label else f"{label} (optimistic)"
 
 
 def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = None,
@@ -326,8 +329,8 @@ def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = 
     if table.empty or not shown:
         return "\n".join(out)
     sections = {}
-    for title, text, marks, tips in leaderboard_sections(table, shown, chance=chance):
-        dataset, base = title.split(" — ", 1)
+    bases = iter([key for key, _ in table.groupby(["dataset", "base_metric"], sort=False)])
+    for (_, text, marks, tips), (dataset, base) in zip(leaderboard_sections(table, shown, chance=chance), bases):
         sections.setdefault(dataset, []).append((base, text, marks, tips))
     for dataset, parts in sections.items():
         labels = [c for c in parts[0][1].columns if c not in ROW_KEYS]

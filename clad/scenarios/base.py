@@ -5,7 +5,7 @@ from __future__ import annotations
 from sklearn.base import BaseEstimator
 
 from ..errors import CladValueError, ScenarioError
-from ..validation import SEED, Validated
+from ..validation import SEED, Validated, check_n_jobs
 
 __all__ = ["Scenario"]
 
@@ -35,8 +35,6 @@ class Scenario(Validated, BaseEstimator):
 
     def _validate(self) -> None:
         """Check this scenario's parameters (a spec checks them before anything runs)."""
-        from ..core.evaluation import check_n_jobs
-
         self._validate_params()
         try:
             check_n_jobs(getattr(self, "n_jobs", None))
@@ -49,8 +47,6 @@ class Scenario(Validated, BaseEstimator):
         self._validate()
         self.check_strategy(strategy)
         if getattr(self, "n_jobs", None) is not None:
-            from ..core.evaluation import check_n_jobs
-
             evaluator.n_jobs = check_n_jobs(self.n_jobs)
 
     def check_strategy(self, strategy) -> None:

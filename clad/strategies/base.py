@@ -42,30 +42,18 @@ from __future__ import annotations
 
 import abc
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from ..core.concepts import readonly
+from ..core.evaluation import Scored
 from ..detectors import as_detector, detector_name
 from ..detectors.base import writes_guard
 from ..errors import CladValueError
 from ..validation import SEED, Validated
 
 __all__ = ["Scored", "Strategy", "scenarios_for"]
-
-
-@dataclass(frozen=True)
-class Scored:
-    """Scores of one test set and the threshold for labels (``scores > threshold`` is an anomaly)."""
-
-    scores: np.ndarray
-    threshold: float
-
-    @property
-    def labels(self) -> np.ndarray:
-        return (self.scores > self.threshold).astype(np.int8)
 
 
 def scenarios_for(requires_concept_id: bool, requires_boundaries: bool) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..detectors.incremental import as_incremental
+from ..detectors.partial_fit import as_incremental
 from .base import Strategy
 
 __all__ = ["Incremental"]
@@ -16,7 +16,7 @@ class Incremental(Strategy):
     is the detector's own: a river ``HalfSpaceTrees`` forgets with its window, a network as far
     as the new data overwrite it). The detector may be a river anomaly detector (wrapped in
     :class:`~clad.detectors.incremental.RiverDetector`), anything with ``partial_fit`` (clad's
-    PyTorch detectors, :class:`~clad.detectors.incremental.PartialFitDetector` for a scikit-learn
+    PyTorch detectors, :class:`~clad.detectors.partial_fit.PartialFitDetector` for a scikit-learn
     estimator such as ``SGDOneClassSVM``); any other is refused at the first ``learn`` with a
     :class:`~clad.errors.CladValueError` naming it.
 

@@ -36,7 +36,7 @@ def _check_torch(strategy, det) -> None:
         )
 
 
-class _Regularized(Strategy):
+class Regularized(Strategy):
     """One torch detector, fitted on the first concept and fine-tuned with an extra loss after."""
 
     reads_concept_id = False
@@ -52,7 +52,7 @@ class _Regularized(Strategy):
                                    grad_hook=None if grad_hook_factory is None else grad_hook_factory())
 
 
-class EWC(_Regularized):
+class EWC(Regularized):
     """Elastic weight consolidation on a clad PyTorch detector.
 
     After training on a concept, the diagonal Fisher information ``F`` of the reconstruction
@@ -112,7 +112,7 @@ class EWC(_Regularized):
         return self
 
 
-class LwF(_Regularized):
+class LwF(Regularized):
     """Learning without forgetting on a clad PyTorch detector.
 
     Before training on a new concept, the current network is copied and frozen. Every mini-batch

@@ -29,12 +29,12 @@ import numpy as np
 
 from ..errors import CladValueError
 from .memory import ReservoirBuffer, check_capacity
-from .regularization import _Regularized
+from .regularization import Regularized
 
 __all__ = ["AGEM", "DER"]
 
 
-class _Rehearsal(_Regularized):
+class _Rehearsal(Regularized):
     """A torch detector fine-tuned with a reservoir memory of standardised past rows."""
 
     def _check_common(self) -> None:

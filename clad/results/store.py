@@ -4,15 +4,11 @@
 summaries and ``clad export`` are produced from it. Tables:
 
 ``runs``
-    one row per run: ``run_id`` (primary key, :attr:`clad.engine.run.RunConfig.run_id`), ``status``
-    (``ok``, ``failed`` or ``running``), the display labels, ``seed``, ``config`` (JSON), row and
-    column labels, ``timings``, ``versions``, ``memory_rows``, ``anytime``, per-step ``curves``,
-    ``learned_rows``, ``prequential``, ``run_order``, the strategy's ``extras`` and the run's ``warnings``
-    (JSON), ``error`` (the traceback of a failed run), ``started`` / ``finished`` (UTC, ISO 8601),
-    ``shared_from`` (the run_id of the run that computed this result when the configuration is the
-    same computation, see :mod:`clad.engine.identity`; NULL otherwise), ``inputs`` (JSON: the
-    fingerprints of the data files and plug-in code the run read), ``peak_memory`` (bytes, the run's
-    peak memory above its start, see :mod:`clad.core.memory`).
+    one row per run: a column per field of the run record (:class:`~clad.results.record.RunResult`,
+    whose field declarations say which columns hold a value as it is and which hold JSON; ``order``
+    is the column ``run_order``), except R and the metrics, which have tables of their own; plus the
+    per-step ``curves`` (JSON) and ``started`` / ``finished`` (UTC, ISO 8601). ``status`` is also
+    ``running`` while a run is computed.
 ``r_cells``
     R in long format: ``run_id, base_metric, step_index, step_concept, test_index, test_concept,
     value`` (``NULL`` for an undefined cell).
@@ -21,7 +17,7 @@ summaries and ``clad export`` are produced from it. Tables:
 ``reference_runs``
     ``run_id, status, record, started, finished``: the reference runs of a spec with ``references``
     (:mod:`clad.engine.references`), each record the strict-JSON record of a run
-    (:meth:`RunResult.to_dict <clad.core.results.RunResult.to_dict>`).
+    (:meth:`RunResult.to_dict <clad.results.record.RunResult.to_dict>`).
 ``claims``
     ``run_id, host, pid, expires``: the process computing a run (claimed before it starts, so two
     ``clad run`` processes on one folder never compute the same run) and when its lease ends (Unix
@@ -31,8 +27,8 @@ summaries and ``clad export`` are produced from it. Tables:
     key/value pairs: the spec that last wrote to the database, clad's version.
 
 Rows are written from, and read back into, the strict-JSON record of a run
-(:meth:`RunResult.to_dict <clad.core.results.RunResult.to_dict>` /
-:meth:`~clad.core.results.RunResult.from_dict`), the same mapping ``results.json`` uses: the
+(:meth:`RunResult.to_dict <clad.results.record.RunResult.to_dict>` /
+:meth:`~clad.results.record.RunResult.from_dict`), the same mapping ``results.json`` uses: the
 database only lays that record out in tables. :func:`load_results` reads any results folder,
 database or ``results.json``.
 
@@ -41,7 +37,7 @@ nothing. Only one process writes (the one that runs ``clad run``); the database 
 with a busy timeout so readers never block it.
 
 >>> import tempfile, os
->>> from clad.core.results import RunResult
+>>> from clad.results.record import RunResult
 >>> import numpy as np
 >>> path = os.path.join(tempfile.mkdtemp(), "results.sqlite")
 >>> r = RunResult("synthetic", "concept_aware", "naive", "iforest", 0, concepts=("A", "B"),
@@ -65,7 +61,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..core.results import RunResult, to_jsonable
+from .record import RECORD_FIELDS, RunResult, is_tuning_run, to_jsonable
 from ..errors import DataError
 
 __all__ = ["ResultStore", "load_results", "load_references", "results_source", "read_document", "SCHEMA", "DEFAULT_NAME", "JSON_NAME", "utc_now"]
@@ -191,12 +187,14 @@ def _real(v: Any) -> float | None:
     return None if v is None else float(v)
 
 
-#: columns of ``runs`` that hold a field of the run record as it is, and those that hold it as JSON
-_PLAIN = ("run_id", "status", "dataset", "scenario", "strategy", "detector", "seed", "error", "shared_from")
-_JSON = ("config", "concepts", "test_concepts", "timings", "versions", "memory_rows", "anytime", "learned_rows",
-         "prequential", "run_order", "extras", "warnings", "inputs", "peak_memory", "chance")
-#: JSON columns that are None when the run has no such record (absent, not ``null`` text)
-_OPTIONAL = ("anytime", "learned_rows", "prequential", "run_order", "extras", "peak_memory", "chance")
+#: ``{column of runs: field of the run record}``, read from the record's declaration
+#: (:data:`~clad.results.record.RECORD_FIELDS`): the columns that hold a field as it is, and those
+#: that hold it as JSON
+_FIELD_OF = {f.metadata["sql"] or f.name: f.name for f in RECORD_FIELDS if f.metadata["column"]}
+_PLAIN = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["column"] == "plain")
+_JSON = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["column"] == "json")
+#: JSON columns that are NULL when the run has no such record (absent, not ``null`` text)
+_OPTIONAL = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["optional"])
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
 #: (also to a new one: the CREATE TABLE above is the first version's columns and these)
 _ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
@@ -251,12 +249,11 @@ def read_document(source: Path) -> dict:
 def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResult]:
     """Every run recorded at ``path`` (finished and failed ones, see ``RunResult.ok``): a results
     folder, its database or its ``results.json`` (see :func:`results_source`). The one reader of
-    results; :func:`clad.report.load_results` and :func:`clad.core.results.read_results` are this
-    function. The tuning runs of a spec's ``[tuning]`` section (kept in the database) are left out
+    results. The tuning runs of a spec's ``[tuning]`` section (kept in the database) are left out
     unless ``tuning``.
 
     >>> import tempfile
-    >>> from clad.core.results import RunResult, write_results
+    >>> from clad.results.record import RunResult, write_results
     >>> d = tempfile.mkdtemp()
     >>> write_results(f"{d}/results.json", [RunResult("toy", "aware", "naive", "iforest", 0)])
     >>> [r.dataset for r in load_results(d)]
@@ -268,8 +265,6 @@ def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResul
             runs = store.load_results()
         if tuning:
             return runs
-        from ..core.data_views import is_tuning_run
-
         return [r for r in runs if not is_tuning_run(r.config)]
     return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
 
@@ -392,10 +387,10 @@ class ResultStore:
         rec = result.to_dict()
         rid = rec["run_id"]
         metric_rows, curves = _split_metrics(rec["metrics"])
-        row = [rec[c] for c in _PLAIN]
+        row = [rec[_FIELD_OF[c]] for c in _PLAIN]
         row[_PLAIN.index("seed")] = int(rec["seed"])
-        rec["run_order"] = rec.get("order")  # "order" is an SQL keyword
-        row += [None if c in _OPTIONAL and rec.get(c) is None else _json(rec.get(c)) for c in _JSON]
+        row += [None if c in _OPTIONAL and rec.get(_FIELD_OF[c]) is None else _json(rec.get(_FIELD_OF[c]))
+                for c in _JSON]
         cells = [(rid, m, i, rec["concepts"][i], j, rec["test_concepts"][j], _real(v))
                  for m, R in rec["R"].items() for i, values in enumerate(R) for j, v in enumerate(values)]
         with self._transaction() as cur:
@@ -520,7 +515,7 @@ class ResultStore:
         return int(self._con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0])
 
     def load_results(self, run_ids: Iterable[str] | None = None, include_unfinished: bool = False) -> list[RunResult]:
-        """The stored runs as :class:`~clad.core.results.RunResult` objects (finished and failed ones;
+        """The stored runs as :class:`~clad.results.record.RunResult` objects (finished and failed ones;
         ``running`` ones too with ``include_unfinished``), in the order they were started, or in the
         order of ``run_ids`` (ids not in the database are skipped)."""
         cur = self._con.cursor()
@@ -545,8 +540,7 @@ class ResultStore:
             if rec["status"] == "running" and not include_unfinished:
                 continue
             rid = rec["run_id"]
-            rec.update({c: _unjson(rec[c]) for c in _JSON})
-            rec["order"] = rec.pop("run_order")
+            rec.update({_FIELD_OF[c]: _unjson(rec.pop(c)) for c in _JSON})
             shape = (len(rec["concepts"] or ()), len(rec["test_concepts"] or ()))
             rec["R"] = {}
             for m, triples in cells.get(rid, {}).items():

@@ -1,4 +1,4 @@
-"""Typed run results and the strict-JSON results file.
+"""The run record: typed run results and the strict-JSON results file.
 
 A :class:`RunResult` is frozen: R per base metric (rows = training steps, columns = test
 concepts), the row and column labels, the continual metrics computed from R, timings, seed,
@@ -6,11 +6,11 @@ versions and the run's full configuration; ``extras`` holds what a strategy repo
 (its optional ``extra_results(boundaries)`` hook, e.g. the drift report of ``drift_experts``). ``to_dict`` gives strict JSON (NaN -> ``null``), and
 ``from_dict(to_dict(r))`` gives back an equal result. This pair is the one mapping between a run
 and stored data: ``results.json`` holds these records, and the results database
-(:mod:`clad.engine.store`) lays the same records out in tables.
+(:mod:`clad.results.store`) lays the same records out in tables.
 
 The results file ``results.json`` is ``{"clad_version": ..., "runs": [run, ...]}``; it is written
 atomically (a temporary file renamed over the target), so a reader never sees half a file.
-:func:`clad.engine.store.load_results` reads it back (``read_results`` is that function).
+:func:`clad.results.store.load_results` reads it back.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import json
 import math
 import os
 import platform
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from importlib import metadata
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from .._version import __version__
 from ..atomic import atomic_output
 from ..errors import DataError
 
-__all__ = ["RunResult", "error_cause", "versions", "write_results", "read_results", "atomic_write_text", "to_jsonable"]
+__all__ = ["RunResult", "RECORD_FIELDS", "error_cause", "versions", "write_results", "atomic_write_text", "to_jsonable", "is_tuning_run"]
 
 _PACKAGES = {"numpy": "numpy", "scikit-learn": "scikit-learn", "pyod": "pyod", "torch": "torch", "pandas": "pandas"}
 
@@ -97,44 +97,85 @@ def _prequential(d: Mapping | None) -> dict | None:
                     for kind in ("cumulative", "windowed")}}
 
 
+def _anytime(a):
+    if not a:
+        return a
+    return {**a, "rows_seen": list(a["rows_seen"]), "R": {m: _matrix(r) for m, r in a["R"].items()}}
+
+
+def _chance(levels: Mapping) -> dict:
+    return {m: [float("nan") if v is None else float(v) for v in values] for m, values in levels.items()}
+
+
+def _optional(convert: Callable) -> Callable:
+    return lambda v: None if v is None else convert(v)
+
+
+def _stored(column: str | None, read: Callable = lambda v: v, *, optional: bool = False, sql: str | None = None,
+            **kwargs):
+    """A field of the run record and how it is kept: ``column`` is ``"plain"`` (a database column
+    holding the value), ``"json"`` (a column holding it as JSON; ``optional``: NULL, not ``null``,
+    when the run has none) or None (R and metrics: tables of their own); ``sql`` renames the column
+    (``order`` is an SQL keyword); ``read`` turns the strict-JSON value back into the field's type."""
+    return field(metadata={"column": column, "read": read, "optional": optional, "sql": sql}, **kwargs)
+
+
 @dataclass(frozen=True, eq=False)
 class RunResult:
-    """One run: configuration, R per base metric, continual metrics, timings and provenance."""
+    """One run: configuration, R per base metric, continual metrics, timings and provenance.
 
-    dataset: str
-    scenario: str
-    strategy: str
-    detector: str
-    seed: int
-    concepts: tuple[str, ...] = ()
-    test_concepts: tuple[str, ...] = ()
-    R: Mapping[str, np.ndarray] = field(default_factory=dict)
-    metrics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    timings: Mapping[str, Any] = field(default_factory=dict)
-    versions: Mapping[str, str | None] = field(default_factory=dict)
-    config: Mapping[str, Any] = field(default_factory=dict)
-    memory_rows: tuple[int, ...] = ()
-    anytime: Mapping[str, Any] | None = None
-    extras: Mapping[str, Any] | None = None
-    learned_rows: tuple[Mapping[str, int] | None, ...] | None = None
-    prequential: Mapping[str, Any] | None = None
-    order: str | None = None
-    status: str = "ok"
-    error: str | None = None
-    run_id: str | None = None
-    warnings: tuple[str, ...] = ()
+    The fields are the run record, declared once: in this order they are the keys of a run in
+    ``results.json`` (:meth:`to_dict`), and their metadata says how :mod:`clad.results.store` keeps
+    each one and how :meth:`from_dict` reads it back (:data:`RECORD_FIELDS`).
+    """
+
+    #: the run's identity (:attr:`clad.engine.config.RunConfig.run_id`)
+    run_id: str | None = _stored("plain", default=None, kw_only=True)
+    #: ``ok`` or ``failed`` (the database also knows ``running`` and ``stale``)
+    status: str = _stored("plain", default="ok", kw_only=True)
+    dataset: str = _stored("plain")
+    scenario: str = _stored("plain")
+    strategy: str = _stored("plain")
+    detector: str = _stored("plain")
+    seed: int = _stored("plain", int)
+    #: the concept learned at each training step (R's row labels)
+    concepts: tuple[str, ...] = _stored("json", tuple, default=())
+    #: the test concepts (R's column labels)
+    test_concepts: tuple[str, ...] = _stored("json", tuple, default=())
+    #: ``{base metric: R}``
+    R: Mapping[str, np.ndarray] = _stored(None, lambda v: {m: _matrix(r) for m, r in v.items()}, default_factory=dict)
+    #: ``{base metric: {continual metric: value or per-step list, "left_out": {...}}}``
+    metrics: Mapping[str, Mapping[str, Any]] = _stored(
+        None, lambda v: {m: _metric_values(x) for m, x in v.items()}, default_factory=dict)
+    #: seconds: ``fit`` and ``score`` per step
+    timings: Mapping[str, Any] = _stored("json", dict, default_factory=dict)
+    #: training rows the strategy kept after each step
+    memory_rows: tuple[int, ...] = _stored("json", tuple, default=())
+    anytime: Mapping[str, Any] | None = _stored("json", _anytime, optional=True, default=None)
+    #: what a strategy reports beyond R (its ``extra_results(boundaries)`` hook)
+    extras: Mapping[str, Any] | None = _stored("json", optional=True, default=None)
+    learned_rows: tuple[Mapping[str, int] | None, ...] | None = _stored("json", _optional(tuple), optional=True,
+                                                                          default=None)
+    prequential: Mapping[str, Any] | None = _stored("json", _prequential, optional=True, default=None)
+    order: str | None = _stored("json", optional=True, sql="run_order", default=None)
+    versions: Mapping[str, str | None] = _stored("json", dict, default_factory=dict)
+    config: Mapping[str, Any] = _stored("json", dict, default_factory=dict)
+    #: the traceback of a failed run
+    error: str | None = _stored("plain", default=None)
+    warnings: tuple[str, ...] = _stored("json", lambda v: tuple(str(w) for w in v or ()), default=())
     #: the run_id of the run that computed this result, when this configuration is the same
     #: computation (see :mod:`clad.engine.identity`); None when it was computed for itself
-    shared_from: str | None = None
+    shared_from: str | None = _stored("plain", default=None)
     #: fingerprints of what the run read: ``{"data file PATH": sha256, "code MODULE": hash or
     #: version}`` (a changed one makes a finished run stale, see :mod:`clad.engine.identity`)
-    inputs: Mapping[str, str] = field(default_factory=dict)
+    inputs: Mapping[str, str] = _stored("json", lambda v: dict(v or {}), default_factory=dict)
     #: the peak memory of the run in bytes: how far the process's resident set size rose above its
     #: value when the run began (see :mod:`clad.core.memory`); None when not measured
-    peak_memory: int | None = None
+    peak_memory: int | None = _stored("json", _optional(int), optional=True, default=None)
     #: per base metric, the chance level of each test concept (in ``test_concepts`` order): what a
-    #: scoreless detector gets there (:func:`clad.metrics.base.chance_level`); None when not recorded
-    chance: Mapping[str, Any] | None = None
+    #: scoreless detector gets there (:func:`clad.core.evaluation.concept_chance_level`; None for a
+    #: single-class concept); None when not recorded (results written before it was)
+    chance: Mapping[str, Any] | None = _stored("json", _optional(_chance), optional=True, default=None)
 
     @property
     def ok(self) -> bool:
@@ -156,76 +197,23 @@ class RunResult:
         return error_cause(self.error)
 
     def to_dict(self) -> dict:
-        d = {
-            "run_id": self.run_id,
-            "status": self.status,
-            "dataset": self.dataset,
-            "scenario": self.scenario,
-            "strategy": self.strategy,
-            "detector": self.detector,
-            "seed": self.seed,
-            "concepts": list(self.concepts),
-            "test_concepts": list(self.test_concepts),
-            "R": {m: np.asarray(r) for m, r in self.R.items()},
-            "metrics": self.metrics,
-            "timings": self.timings,
-            "memory_rows": list(self.memory_rows),
-            "anytime": self.anytime,
-            "extras": self.extras,
-            "learned_rows": None if self.learned_rows is None else list(self.learned_rows),
-            "prequential": self.prequential,
-            "order": self.order,
-            "versions": dict(self.versions),
-            "config": self.config,
-            "error": self.error,
-            "warnings": list(self.warnings),
-            "shared_from": self.shared_from,
-            "inputs": dict(self.inputs),
-            "peak_memory": self.peak_memory,
-            "chance": None if self.chance is None else {m: list(v) for m, v in self.chance.items()},
-        }
-        return to_jsonable(d)
+        """The strict-JSON record of the run: every field, in :data:`RECORD_FIELDS` order."""
+        return to_jsonable({f.name: getattr(self, f.name) for f in RECORD_FIELDS})
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "RunResult":
+        """The run of a record written by :meth:`to_dict` (a field left out takes its default)."""
         if not isinstance(d, Mapping):
             raise DataError(f"run record must be a JSON object, got {type(d).__name__} {str(d)[:40]!r}")
         try:
-            anytime = d.get("anytime")
-            if anytime:
-                anytime = {**anytime, "rows_seen": list(anytime["rows_seen"]),
-                           "R": {m: _matrix(r) for m, r in anytime["R"].items()}}
-            return cls(
-                dataset=d["dataset"],
-                scenario=d["scenario"],
-                strategy=d["strategy"],
-                detector=d["detector"],
-                seed=int(d["seed"]),
-                concepts=tuple(d.get("concepts", ())),
-                test_concepts=tuple(d.get("test_concepts", ())),
-                R={m: _matrix(r) for m, r in d.get("R", {}).items()},
-                metrics={m: _metric_values(v) for m, v in d.get("metrics", {}).items()},
-                timings=dict(d.get("timings", {})),
-                versions=dict(d.get("versions", {})),
-                config=dict(d.get("config", {})),
-                memory_rows=tuple(d.get("memory_rows", ())),
-                anytime=anytime,
-                extras=d.get("extras"),
-                learned_rows=None if d.get("learned_rows") is None else tuple(d["learned_rows"]),
-                prequential=_prequential(d.get("prequential")),
-                order=d.get("order"),
-                status=d.get("status", "ok"),
-                error=d.get("error"),
-                run_id=d.get("run_id"),
-                warnings=tuple(str(w) for w in d.get("warnings") or ()),
-                shared_from=d.get("shared_from"),
-                inputs=dict(d.get("inputs") or {}),
-                peak_memory=None if d.get("peak_memory") is None else int(d["peak_memory"]),
-                chance=None if not d.get("chance") else {m: [float("nan") if v is None else float(v) for v in vals]
-                                                         for m, vals in d["chance"].items()},
-            )
+            return cls(**{f.name: f.metadata["read"](d[f.name]) for f in RECORD_FIELDS if f.name in d
+                          or (f.default is MISSING and f.default_factory is MISSING)})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None
+
+
+#: the fields of the run record, in record order, with how each is stored (``field.metadata``)
+RECORD_FIELDS = fields(RunResult)
 
 
 def error_cause(error: str | None) -> str:
@@ -262,9 +250,14 @@ def write_results(path: str | os.PathLike, runs: Iterable[RunResult], spec: Mapp
     atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False))
 
 
-def read_results(path: str | os.PathLike) -> list[RunResult]:
-    """The runs of a ``results.json`` written by :func:`write_results` (or of any results folder or
-    database): :func:`clad.engine.store.load_results`, the one reader of results."""
-    from ..engine.store import load_results
 
-    return load_results(path)
+def is_tuning_run(config: Mapping | None) -> bool:
+    """Whether a run's configuration (``RunResult.config``) is a tuning run's: it saw the ``tune``
+    part of its data (:mod:`clad.core.data_views`). Readers of a results folder leave these runs out
+    (they are the means of a choice, not results).
+
+    >>> is_tuning_run({"data_view": {"mode": "first_concepts", "part": "tune", "k": 1}}), is_tuning_run({})
+    (True, False)
+    """
+    view = (config or {}).get("data_view") or {}
+    return isinstance(view, Mapping) and view.get("part") == "tune"

@@ -12,7 +12,7 @@ __all__ = ["add_validate_arguments", "run_validate", "add_verify_arguments", "ru
 
 def add_validate_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of ``clad validate``."""
-    from .validity import Thresholds
+    from ..protocol.validity import Thresholds
 
     d = Thresholds()
     p.add_argument("spec", help="TOML spec file; M is computed for each of its (dataset, detector, seed)")
@@ -31,10 +31,10 @@ def add_validate_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_validate(args) -> int:
     """Print a validity report per (dataset, detector, seed) of the spec; 1 when a check fails."""
-    from ..core.results import atomic_write_text
-    from ..engine.spec import load_spec
-    from .from_spec import validate_spec
-    from .validity import Thresholds
+    from ..results.record import atomic_write_text
+    from ..protocol.validity import Thresholds
+    from .spec import load_spec
+    from .validate import validate_spec
 
     spec = load_spec(args.spec)
     thresholds = Thresholds(args.feasible, args.ceiling, args.forgetting, args.redundancy)

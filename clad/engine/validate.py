@@ -1,4 +1,4 @@
-"""Single-task matrices and validity reports for the scenarios of a spec file.
+"""Single-task matrices and validity reports for the scenarios of a spec file (``clad validate``).
 
 For every distinct (dataset, detector, seed) of the spec's grid — datasets expanded by ``orders`` —
 M is computed with the spec's own detector and seed: a naive, concept-incremental run (a fresh
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..engine.config import Component, RunConfig
-from .single_task import SingleTaskMatrix, naive_matrix
-from .validity import Thresholds, ValidityReport, validate
+from ..protocol.single_task import SingleTaskMatrix, naive_matrix
+from ..protocol.validity import Thresholds, ValidityReport, validate
+from .config import Component, RunConfig
 
 __all__ = ["single_task_configs", "spec_matrices", "validate_spec"]
 
@@ -25,13 +25,14 @@ def single_task_configs(spec, metric: str = "roc_auc") -> list[RunConfig]:
                repr(sorted(cfg.detector.params.items())), cfg.seed)
         if key not in out:
             out[key] = RunConfig(cfg.dataset, Component("concept_incremental"), Component("naive"), cfg.detector,
-                                 cfg.seed, (metric,))
+                                 cfg.seed, (metric,),
+                                 metric_params={k: v for k, v in (cfg.metric_params or {}).items() if k == metric} or None)
     return list(out.values())
 
 
 def spec_matrices(spec, metric: str = "roc_auc") -> Iterator[tuple[dict, SingleTaskMatrix]]:
     """``(labels, M)`` for each configuration of :func:`single_task_configs`, computed one after another."""
-    from ..engine.run import build_run
+    from .run import build_run
 
     for cfg in single_task_configs(spec, metric):
         dataset, scenario, strategy = build_run(cfg)

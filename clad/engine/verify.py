@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..core.results import RunResult, atomic_write_text, to_jsonable
+from ..results.record import RunResult, atomic_write_text, to_jsonable
 from ..errors import CladValueError, DataError
 
 __all__ = ["DEFAULT_TOLERANCE", "TORCH_TOLERANCE", "RunCheck", "SpecCheck", "reference_path", "spec_files",
@@ -190,8 +190,8 @@ def _read_reference(path: Path) -> dict:
 
 
 def _run(spec_file: Path, jobs: int) -> tuple[list[RunResult], float]:
-    from ..engine.executors import execute_grid
-    from ..engine.spec import load_spec
+    from .executors import execute_grid
+    from .spec import load_spec
 
     spec = load_spec(spec_file)
     configs = list({c.run_id: c for c in spec.configs}.values())

@@ -1,0 +1,133 @@
+"""The component sections of a spec (``datasets``, ``scenarios``, ``strategies``, ``detectors``):
+each entry's name, keys and values checked, and its parameter grid expanded into components. Read
+by the spec (:mod:`clad.engine.spec`) and by its ``[tuning]`` section (:mod:`clad.engine.tuning`)."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from typing import Any
+
+from ..errors import CladError
+from ..registry import Registry, check_params
+from .config import Component
+
+__all__ = ["TOP_LEVEL_KEYS", "RESERVED", "registries", "entries"]
+
+#: the keys a spec may have at its top level
+TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "base_metric_params", "seeds", "orders", "order_seed", "skip_incompatible",
+                  "jobs", "threads", "dask", "timeout", "share", "max_runs", "datasets", "scenarios", "strategies",
+                  "detectors", "tuning", "references")
+#: the keys of a section entry that are not the component's parameters
+RESERVED = ("name", "label", "grid")
+
+
+def registries() -> dict[str, Registry]:
+    from ..datasets import DATASETS
+    from ..detectors import DETECTORS
+    from ..scenarios import SCENARIOS
+    from ..strategies import STRATEGIES
+
+    return {"datasets": DATASETS, "scenarios": SCENARIOS, "strategies": STRATEGIES, "detectors": DETECTORS}
+
+
+def _fmt(v: Any) -> str:
+    return repr(v) if not isinstance(v, str) else v
+
+
+def _value_problems(section: str, who: str, name: str, factory: Any, registry: Registry, params: dict,
+                    located: dict) -> list[str]:
+    """The values of one component (its declared constraints; a detector built and checked by
+    scikit-learn's declarations; a dataset's files located and verified): see spec_checks."""
+    from . import spec_checks
+
+    full = {**registry.defaults(name), **params}
+    if section == "datasets":
+        return spec_checks.dataset_problems(who, factory, full, located)
+    if section == "strategies" and inspect.isclass(factory):
+        return spec_checks.strategy_problems(who, factory, full)
+    if section == "detectors":
+        try:
+            obj = registry.build(name, params)
+        except CladError as exc:
+            return [f"{who}: {exc}"]
+        return spec_checks.detector_problems(who, obj)
+    return []  # scenarios are built and checked by _check_scenarios
+
+
+def entries(section: str, value: Any, registry: Registry, problems: list[str],
+             located: dict | None = None, where: str | None = None) -> list[Component]:
+    """Validate one list section (names, keys and values) and expand its parameter grids into
+    components; ``where`` names the section's entries in messages (default: ``section``)."""
+    located = {} if located is None else located
+    if value is None:
+        problems.append(f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})")
+        return []
+    if isinstance(value, (str, dict)):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        problems.append(f"{section}: expected a non-empty list of names or tables, got {value!r}")
+        return []
+    out: list[Component] = []
+    for i, entry in enumerate(value):
+        key = f"{where or section}[{i}]"
+        if isinstance(entry, str):
+            entry = {"name": entry}
+        if not isinstance(entry, dict):
+            problems.append(f"{key}: expected a name or a table with 'name', got {entry!r}")
+            continue
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            problems.append(f"{key}.name: missing; expected a registered {registry.kind} name "
+                            f"({', '.join(registry.names())}) or 'package.module:Class'")
+            continue
+        try:
+            factory = registry.resolve(name)
+        except CladError as exc:
+            problems.append(f"{key}.name: {exc}")
+            continue
+        params = {k: v for k, v in entry.items() if k not in RESERVED}
+        label = entry.get("label")
+        if label is not None and not isinstance(label, str):
+            problems.append(f"{key}.label: expected a string, got {label!r}")
+            label = None
+        grid = entry.get("grid", {})
+        if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+            problems.append(f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}")
+            grid = {}
+        if section == "strategies" and "detector" in params:
+            problems.append(f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key")
+            params.pop("detector")
+        probe = {**registry.defaults(name), **params, **{k: v[0] for k, v in grid.items()}}
+        try:
+            check_params(factory, probe, f"{key} ({name})")
+        except CladError as exc:
+            stray = [k for k in params if k in TOP_LEVEL_KEYS]
+            hint = (f" ('{stray[0]}' is a top-level key: in TOML, top-level keys must come before the "
+                    "first [[table]])") if stray else ""
+            problems.append(str(exc) + hint)
+            continue
+        combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
+        for combo in combos:
+            p = {**params, **combo}
+            for problem in _value_problems(section, f"{key} ({name})", name, factory, registry, p, located):
+                if problem not in problems:
+                    problems.append(problem)
+            lab = label
+            if combo:
+                lab = (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
+            out.append(Component(name=name, params=p, label=lab))
+    # distinct labels where a name is used more than once with different parameters
+    counts: dict[str, int] = {}
+    for c in out:
+        counts[c.display] = counts.get(c.display, 0) + 1
+    fixed = []
+    for c in out:
+        if counts[c.display] > 1 and c.label is None:
+            shown = ", ".join(f"{k}={_fmt(v)}" for k, v in sorted(c.params.items()))
+            c = Component(c.name, c.params, f"{c.name}({shown})")
+        fixed.append(c)
+    labels = [c.display for c in fixed]
+    for lab in sorted({x for x in labels if labels.count(x) > 1}):
+        problems.append(f"{section}: label {lab!r} is used by more than one entry; give each a distinct 'label'")
+    return fixed

@@ -1,0 +1,130 @@
+"""Runs grouped by configuration and described over seeds: the statistics every report table shares.
+
+A *configuration* is dataset x scenario x strategy x detector; its runs differ only by seed.
+:func:`describe` gives, over axis 0, the mean (NaN left out), the sample standard deviation
+(``ddof=1``), ``n`` (the number of values that entered the mean) and an interval of the mean.
+
+**Intervals respect their quantity.** ``ci_low``/``ci_high`` are a 95 % percentile bootstrap
+interval of the mean over seeds (:data:`BOOTSTRAP_RESAMPLES` resamples drawn from a generator
+seeded with :data:`BOOTSTRAP_SEED`, so the same values always give the same interval). A bootstrap
+mean is a mean of the observed values, so the interval lies between the smallest and the largest
+of them, never outside the range the metric can take (a ROC-AUC above 1, seconds below 0);
+``bounds`` (the value's declared range, :func:`clad.report.aggregate.value_bounds`) is applied on
+top. With fewer than :data:`MIN_INTERVAL_N` values no interval is given (NaN): two values say too
+little about where the mean lies, and a page shows the values themselves instead.
+:mod:`clad.report.aggregate`, :mod:`clad.report.cost` and :mod:`clad.report.stats` build on it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Iterable
+
+import numpy as np
+
+from ..results.record import RunResult
+
+__all__ = ["CONFIG_KEYS", "CONFIDENCE", "MIN_INTERVAL_N", "UNBOUNDED", "STATS", "group_runs", "mean_std", "interval",
+           "describe", "stats_at", "plural"]
+
+#: the fields that identify a configuration (its runs differ only by seed)
+CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
+#: the confidence level of every interval
+CONFIDENCE = 0.95
+#: fewest values for which an interval is given
+MIN_INTERVAL_N = 3
+#: bootstrap resamples of every interval, and the seed of their generator
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+#: the range of a value nothing is declared about
+UNBOUNDED = (-np.inf, np.inf)
+
+
+def group_runs(results: Iterable[RunResult]) -> dict[tuple[str, str, str, str], list[RunResult]]:
+    """Finished runs grouped by configuration (first-seen order), each group sorted by seed.
+
+    >>> from clad.results.record import RunResult
+    >>> rs = [RunResult("d", "s", "naive", "iforest", 1), RunResult("d", "s", "naive", "iforest", 0),
+    ...       RunResult("d", "s", "naive", "lof", 0, status="failed")]
+    >>> {k: [r.seed for r in v] for k, v in group_runs(rs).items()}
+    {('d', 's', 'naive', 'iforest'): [0, 1]}
+    """
+    groups: dict[tuple[str, str, str, str], list[RunResult]] = {}
+    for r in results:
+        if r.ok:
+            groups.setdefault((r.dataset, r.scenario, r.strategy, r.detector), []).append(r)
+    return {k: sorted(v, key=lambda r: r.seed) for k, v in groups.items()}
+
+
+def mean_std(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, sample std and count over axis 0, NaN left out.
+
+    >>> m, s, n = mean_std([[1.0, np.nan], [3.0, np.nan], [2.0, 5.0]])
+    >>> m.tolist(), s.tolist(), n.tolist()
+    ([2.0, 5.0], [1.0, nan], [3, 1])
+    """
+    a = np.asarray(values, dtype=np.float64)
+    n = (~np.isnan(a)).sum(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(a, axis=0)
+        std = np.nanstd(a, axis=0, ddof=1)
+    std = np.where(n >= 2, std, np.nan)
+    return np.asarray(mean), np.asarray(std), np.asarray(n)
+
+
+def interval(values, bounds: tuple[float, float] = UNBOUNDED) -> tuple[float, float]:
+    """The 95 % percentile bootstrap interval of the mean of ``values`` (NaN left out), inside
+    ``bounds``; (NaN, NaN) with fewer than :data:`MIN_INTERVAL_N` values.
+
+    >>> interval([0.7, 0.9]), [round(v, 3) for v in interval([0.98, 0.99, 1.0, 1.0], (0, 1))]
+    ((nan, nan), [0.985, 1.0])
+    """
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[~np.isnan(v)]
+    if v.size < MIN_INTERVAL_N:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    means = v[rng.integers(0, v.size, size=(BOOTSTRAP_RESAMPLES, v.size))].mean(axis=1)
+    tail = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    lo = max(float(bounds[0]), float(v.min()))  # a mean of the values lies within them
+    hi = min(float(bounds[1]), float(v.max()))
+    return float(np.clip(low, lo, hi)), float(np.clip(high, lo, hi))
+
+
+def describe(values, bounds: tuple[float, float] = UNBOUNDED) -> dict[str, np.ndarray]:
+    """:func:`mean_std` plus the interval of the mean (:func:`interval`, inside ``bounds``), over axis 0.
+
+    >>> d = describe([[0.7], [0.9], [np.nan]])
+    >>> d["mean"].tolist(), d["n"].tolist(), d["ci_low"].tolist()
+    ([0.8], [2], [nan])
+    >>> d = describe([[0.7], [0.9], [0.8], [1.0]], bounds=(0, 1))
+    >>> [round(float(d[k][0]), 3) for k in ("mean", "ci_low", "ci_high")]
+    [0.85, 0.75, 0.95]
+    """
+    a = np.asarray(values, dtype=np.float64)
+    mean, std, n = mean_std(a)
+    flat = a.reshape(a.shape[0], -1) if a.ndim > 1 else a.reshape(-1, 1)
+    pairs = [interval(flat[:, k], bounds) for k in range(flat.shape[1])]
+    low = np.array([p[0] for p in pairs]).reshape(mean.shape)
+    high = np.array([p[1] for p in pairs]).reshape(mean.shape)
+    return {"mean": mean, "std": std, "n": n, "ci_low": low, "ci_high": high}
+
+
+#: the statistics of :func:`describe`, in the order the tables show them
+STATS = ("mean", "std", "n", "ci_low", "ci_high")
+
+
+def stats_at(d: dict, k) -> dict:
+    """The statistics of :func:`describe` at index ``k`` as plain numbers."""
+    return {key: (int(d[key][k]) if key == "n" else float(d[key][k])) for key in STATS}
+
+
+def plural(word: str) -> str:
+    """English plural of a field name.
+
+    >>> plural("strategy"), plural("detector")
+    ('strategies', 'detectors')
+    """
+    return word[:-1] + "ies" if word.endswith("y") else word + "s"

@@ -1,0 +1,307 @@
+"""Tests that stay exact at the sample sizes benchmarks have (3 to 8 independent blocks).
+
+Asymptotic tests (Friedman's chi-square, the normal approximation of the Wilcoxon signed-rank
+statistic) are least trustworthy where benchmarks live: few blocks, often with ties. Up to
+:data:`EXACT_MAX_BLOCKS` blocks (the one switch point), p-values come from the test's own null
+distribution instead:
+
+* **Friedman**: under "the methods perform alike" every arrangement of a block's observed ranks
+  (ties kept as they are) is equally likely. With at most :data:`ENUMERATION_LIMIT` arrangements
+  in all ((k!)^n for k methods and n blocks) the distribution is enumerated exactly; beyond, a
+  seeded Monte-Carlo permutation test (:data:`PERMUTATIONS` random within-block permutations, seed
+  :data:`PERMUTATION_SEED`) estimates it and states its Monte-Carlo standard error. Iman and
+  Davenport's F (Demšar 2006) is a monotone function of chi-square, so the same exact p holds for it.
+* **Wilcoxon signed-rank**: zero differences are dropped (``zero_method="wilcox"``, scipy's
+  default), tied absolute differences get their average rank, and the p-value is exact over all
+  2^m sign patterns of the m non-zero differences.
+
+Above the switch point the asymptotic tests stay (scipy's ``friedmanchisquare`` and
+``wilcoxon``). The module is pure numpy/scipy: numbers in, :class:`TestResult` out.
+
+>>> r = friedman_test([[1, 2, 3], [1, 2, 3], [1, 2, 3]])
+>>> r.method, r.arrangements, round(r.pvalue, 4), round(r.pvalue_asymptotic, 4)
+('exact', 216, 0.0278, 0.0498)
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["EXACT_MAX_BLOCKS", "ENUMERATION_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED", "ZERO_METHOD",
+           "TestResult", "friedman_statistic", "friedman_test", "iman_davenport", "wilcoxon_test",
+           "median_interval", "kendall_w"]
+
+#: the switch point: with at most this many blocks, p-values are exact (or from a permutation test);
+#: with more, the asymptotic tests are used
+EXACT_MAX_BLOCKS = 15
+#: the most rank arrangements ((k!)^n) the exact Friedman distribution is enumerated over; beyond
+#: it, a Monte-Carlo permutation test
+ENUMERATION_LIMIT = 100_000_000
+#: random within-block permutations of the Monte-Carlo Friedman test
+PERMUTATIONS = 10_000
+#: seed of those permutations (fixed: a report is reproducible)
+PERMUTATION_SEED = 2006
+#: how zero differences are handled by the Wilcoxon signed-rank test (scipy's name): dropped
+ZERO_METHOD = "wilcox"
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """A test's outcome and how its p-value was obtained.
+
+    ``method``: ``"exact"`` (the whole null distribution enumerated: ``arrangements`` outcomes),
+    ``"permutation"`` (``permutations`` seeded random ones; ``mc_se`` the Monte-Carlo standard
+    error of ``pvalue``) or ``"asymptotic"``; ``reason`` says why, in words;
+    ``pvalue_asymptotic`` the approximation's p-value, for comparison.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    statistic: float
+    pvalue: float
+    method: str
+    reason: str
+    pvalue_asymptotic: float
+    arrangements: int | None = None
+    permutations: int | None = None
+    mc_se: float | None = None
+
+
+def _tie_term(ranks: np.ndarray) -> float:
+    """sum over blocks and tie groups of t^3 - t."""
+    total = 0.0
+    for row in np.atleast_2d(ranks):
+        _, counts = np.unique(row, return_counts=True)
+        total += float(np.sum(counts.astype(float) ** 3 - counts))
+    return total
+
+
+def friedman_statistic(ranks) -> float:
+    """Friedman's chi-square with the correction for ties, from an n blocks x k methods array of
+    within-block ranks (as :func:`scipy.stats.friedmanchisquare` computes it).
+
+    >>> friedman_statistic([[1, 2, 3], [1, 3, 2], [2, 1, 3], [1, 2, 3]])  # rank sums 5, 8, 11
+    4.5
+    """
+    r = np.asarray(ranks, dtype=float)
+    n, k = r.shape
+    sums = r.sum(axis=0)
+    chi2 = 12.0 / (n * k * (k + 1)) * float(np.sum(sums ** 2)) - 3.0 * n * (k + 1)
+    correction = 1.0 - _tie_term(r) / (n * (k ** 3 - k))
+    return chi2 / correction if correction > 0 else float("nan")
+
+
+_PACKED_LIMIT = 2 ** 62  # rank-sum vectors packed into one int64 while they fit
+
+
+def _doubled(ranks: np.ndarray) -> np.ndarray:
+    """Average ranks are multiples of 1/2: twice them are integers (exact comparisons)."""
+    return np.rint(2.0 * ranks).astype(np.int64)
+
+
+def _exact_friedman(r2: np.ndarray) -> float:
+    """P(sum of squared rank sums >= observed) over all (k!)^n within-block arrangements, counted
+    block by block (arrangements with the same rank sums merged, so the work grows with the number
+    of distinct rank-sum vectors, not with (k!)^n)."""
+    n, k = r2.shape
+    observed = int(np.sum(r2.sum(axis=0) ** 2))
+    perms = np.array(list(itertools.permutations(range(k))))
+    base = int(2 * k * n + 1)  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
+    packed = base ** k < _PACKED_LIMIT
+    weights = base ** np.arange(k, dtype=np.int64) if packed else None
+    states = np.zeros((1, k), dtype=np.int64)
+    counts = np.ones(1, dtype=np.int64)
+    for row in r2:
+        arranged = row[perms]  # k! x k
+        new = (states[:, None, :] + arranged[None, :, :]).reshape(-1, k)
+        if packed:
+            _, first, inverse = np.unique(new @ weights, return_index=True, return_inverse=True)
+        else:
+            _, first, inverse = np.unique(new, axis=0, return_index=True, return_inverse=True)
+        counts = np.bincount(inverse.ravel(), weights=np.repeat(counts, len(perms))).astype(np.int64)
+        states = new[first]
+    extreme = int(counts[(states ** 2).sum(axis=1) >= observed].sum())
+    return extreme / float(math.factorial(k) ** n)
+
+
+def _permutation_friedman(r2: np.ndarray, permutations: int, seed: int) -> float:
+    """Monte-Carlo p-value (1 + #{as extreme}) / (1 + permutations): never 0, valid at any size."""
+    n, k = r2.shape
+    observed = int(np.sum(r2.sum(axis=0) ** 2))
+    rng = np.random.default_rng(seed)
+    extreme, done, chunk = 0, 0, max(1, 2_000_000 // (n * k))
+    while done < permutations:
+        m = min(chunk, permutations - done)
+        shuffled = rng.permuted(np.broadcast_to(r2, (m, n, k)), axis=2)
+        extreme += int(np.sum((shuffled.sum(axis=1) ** 2).sum(axis=1) >= observed))
+        done += m
+    return (1.0 + extreme) / (1.0 + permutations)
+
+
+def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, enumeration_limit: int = ENUMERATION_LIMIT,
+                  permutations: int = PERMUTATIONS, seed: int = PERMUTATION_SEED) -> TestResult:
+    """Friedman's test on an n blocks x k methods array of within-block ranks (ties as average
+    ranks), its p-value exact, from a permutation test or asymptotic (see the module).
+
+    >>> r = friedman_test([[1, 2, 3], [1, 3, 2], [2, 1, 3], [1, 2, 3]])
+    >>> r.statistic, r.method, r.arrangements, round(r.pvalue, 4), round(r.pvalue_asymptotic, 4)
+    (4.5, 'exact', 1296, 0.125, 0.1054)
+    """
+    r = np.asarray(ranks, dtype=float)
+    if r.ndim != 2 or r.shape[0] < 1 or r.shape[1] < 2:
+        raise ValueError(f"ranks of shape {r.shape}: need blocks x methods with at least 2 methods")
+    n, k = r.shape
+    chi2 = friedman_statistic(r)
+    asymptotic = float(stats.chi2.sf(chi2, k - 1)) if chi2 == chi2 else float("nan")
+    common = dict(name="Friedman", statistic=chi2, pvalue_asymptotic=asymptotic)
+    if n > max_blocks:
+        return TestResult(**common, pvalue=asymptotic, method="asymptotic",
+                          reason=f"{n} blocks > {max_blocks} (the switch point): the chi-square approximation")
+    arrangements = math.factorial(k) ** n
+    r2 = _doubled(r)
+    if arrangements <= enumeration_limit:
+        return TestResult(**common, pvalue=_exact_friedman(r2), method="exact", arrangements=arrangements,
+                          reason=f"{n} blocks ≤ {max_blocks} (the switch point) and ({k}!)^{n} = {arrangements:,} "
+                                 f"rank arrangements, few enough to enumerate: the exact distribution")
+    p = _permutation_friedman(r2, permutations, seed)
+    return TestResult(**common, pvalue=p, method="permutation", permutations=permutations,
+                      mc_se=math.sqrt(p * (1 - p) / permutations),
+                      reason=f"{n} blocks ≤ {max_blocks} (the switch point), but ({k}!)^{n} ≈ {arrangements:.2g} rank "
+                             f"arrangements are too many to enumerate (> {enumeration_limit:,}): {permutations:,} "
+                             f"random within-block permutations (seed {seed})")
+
+
+def iman_davenport(chi2: float, n: int, k: int) -> tuple[float, float]:
+    """Iman and Davenport's F = (n-1) chi2 / (n(k-1) - chi2) and its p-value from the F distribution
+    with k-1 and (k-1)(n-1) degrees of freedom (Demšar 2006, eq. 2); F is infinite (p = 0) when every
+    block ranks the methods alike.
+
+    >>> [round(v, 4) for v in iman_davenport(4.5, 4, 3)]
+    [3.8571, 0.0837]
+    """
+    denominator = n * (k - 1) - chi2
+    if denominator <= 1e-12 * max(1.0, chi2):
+        return float("inf"), 0.0
+    f = (n - 1) * chi2 / denominator
+    return float(f), float(stats.f.sf(f, k - 1, (k - 1) * (n - 1)))
+
+
+def _signed_rank_parts(d: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Non-zero differences and twice the average ranks of their absolute values (integers)."""
+    tol = 1e-12 * max(scale, 1.0)
+    d = np.where(np.abs(d) <= tol, 0.0, d)
+    nonzero = d[d != 0]
+    magnitudes = np.round(np.abs(nonzero) / max(scale, 1.0), 12)  # equal up to rounding: tied
+    return nonzero, _doubled(stats.rankdata(magnitudes))
+
+
+def _exact_signed_rank(r2: np.ndarray, positive: int) -> float:
+    """P(|W+ - mean| >= |observed - mean|) over all 2^m sign patterns (a convolution over ranks)."""
+    total = int(r2.sum())
+    counts = np.zeros(total + 1, dtype=np.float64)
+    counts[0] = 1.0
+    for r in r2:  # each rank joins W+ (shifted by r) or not
+        shifted = np.zeros_like(counts)
+        shifted[r:] = counts[:total + 1 - r]
+        counts = counts + shifted
+    values = np.arange(total + 1)
+    extreme = np.abs(2 * values - total) >= abs(2 * positive - total)
+    return float(counts[extreme].sum() / 2.0 ** len(r2))
+
+
+def wilcoxon_test(x, y, *, max_blocks: int = EXACT_MAX_BLOCKS) -> TestResult:
+    """Two-sided Wilcoxon signed-rank test of the paired values ``x`` and ``y`` (one per block):
+    zero differences dropped (:data:`ZERO_METHOD`), tied absolute differences at their average
+    rank; exact over all 2^m sign patterns of the m non-zero differences up to ``max_blocks``
+    blocks, scipy's ``wilcoxon`` (its own choice of method) above. The statistic is min(W+, W-).
+
+    >>> r = wilcoxon_test([0.9, 0.8, 0.7, 0.7, 0.6], [0.8, 0.7, 0.6, 0.7, 0.7])  # a zero and ties
+    >>> r.method, r.arrangements, r.statistic, r.pvalue
+    ('exact', 16, 2.5, 0.625)
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be 1-D of the same length, got shapes {x.shape} and {y.shape}")
+    n = x.size
+    scale = float(np.max(np.abs(np.concatenate([x, y])))) if n else 1.0
+    nonzero, r2 = _signed_rank_parts(x - y, scale)
+    m = nonzero.size
+    positive = int(r2[nonzero > 0].sum())
+    statistic = min(positive, int(r2.sum()) - positive) / 2.0
+    zeros = n - m
+    name = "Wilcoxon signed-rank"
+    if m == 0:
+        return TestResult(name, 0.0, 1.0, "exact", f"every one of the {n} differences is zero: nothing to test",
+                          1.0, arrangements=1)
+    # the normal approximation (scipy's ``method="approx"``: tie-corrected variance, no continuity correction)
+    mean, variance = r2.sum() / 4.0, float(np.sum(r2.astype(float) ** 2)) / 16.0
+    asym = math.erfc(abs(positive / 2.0 - mean) / math.sqrt(variance) / math.sqrt(2.0)) if variance > 0 else 1.0
+    if n > max_blocks:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = stats.wilcoxon(x, y, zero_method=ZERO_METHOD)
+        return TestResult(name, float(res.statistic), float(res.pvalue), "asymptotic",
+                          f"{n} blocks > {max_blocks} (the switch point): scipy's wilcoxon", asym)
+    dropped = f", {zeros} zero difference{'s' if zeros != 1 else ''} dropped" if zeros else ""
+    return TestResult(name, statistic, _exact_signed_rank(r2, positive), "exact",
+                      f"{n} blocks ≤ {max_blocks} (the switch point): all 2^{m} = {2 ** m:,} sign patterns of "
+                      f"the non-zero differences{dropped}", asym, arrangements=2 ** m)
+
+
+@functools.lru_cache(maxsize=256)
+def _coverages(n: int) -> np.ndarray:
+    """1 - 2 P(Binomial(n, 1/2) < l) for l = 1, 2, ..., (n + 1) // 2."""
+    return 1.0 - 2.0 * stats.binom.cdf(np.arange(0, (n + 1) // 2), n, 0.5)
+
+
+def median_interval(d, confidence: float = 0.95) -> tuple[float, float, float, float]:
+    """The median of ``d`` and a distribution-free interval for it from order statistics:
+    ``(median, low, high, level)``. [d_(l), d_(n+1-l)] (sorted, 1-based) covers the median with
+    probability ``level`` = 1 - 2 P(Binomial(n, 1/2) < l); ``l`` is the largest giving ``level`` >=
+    ``confidence``. With too few values for that (n <= 5 at 95 %), the interval is [min, max] and
+    ``level`` says how much less it covers (n = 3: 75 %, n = 4: 87.5 %, n = 5: 93.75 %).
+
+    >>> median_interval([0.1, 0.3, 0.2, 0.5, 0.0, 0.4, 0.6, 0.2, 0.3, 0.1])
+    (0.25, 0.1, 0.5, 0.978515625)
+    >>> median_interval([0.1, 0.3, 0.2])
+    (0.2, 0.1, 0.3, 0.75)
+    """
+    d = np.sort(np.asarray(d, dtype=float))
+    n = d.size
+    if n == 0:
+        nan = float("nan")
+        return nan, nan, nan, nan
+    median = float(np.median(d))
+    levels = _coverages(n)
+    ok = np.nonzero(levels >= confidence)[0]
+    l = int(ok[-1]) + 1 if ok.size else 1
+    return median, float(d[l - 1]), float(d[n - l]), float(levels[l - 1]) if levels.size else 0.0
+
+
+def kendall_w(ranks) -> float:
+    """Kendall's coefficient of concordance W of m raters (rows) ranking n items (columns), ties
+    at their average rank and corrected for: W = 12 S / (m^2 (n^3 - n) - m T), S the sum of squared
+    deviations of the items' rank sums from their mean, T the sum over raters and tie groups of
+    t^3 - t. 1 = every rater ranks alike, 0 = no agreement; NaN with fewer than 2 items or when
+    every rater ties everything.
+
+    >>> kendall_w([[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4]]), kendall_w([[1, 2], [2, 1]])
+    (1.0, 0.0)
+    """
+    r = np.asarray(ranks, dtype=float)
+    m, n = r.shape
+    if n < 2 or m < 1:
+        return float("nan")
+    sums = r.sum(axis=0)
+    s = float(np.sum((sums - sums.mean()) ** 2))
+    denominator = m ** 2 * (n ** 3 - n) - m * _tie_term(r)
+    return 12.0 * s / denominator if denominator > 0 else float("nan")
