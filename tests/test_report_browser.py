@@ -63,7 +63,8 @@ QUICKSTART_HEIGHT_BEFORE = 25_285
 
 @pytest.fixture(scope="module")
 def quickstart_report(quickstart, tmp_path_factory):
-    from clad.report import load_results, load_spec_record, load_spec_text
+    from clad.report import load_spec_record, load_spec_text
+    from clad.results import load_results
 
     out = tmp_path_factory.mktemp("quickstart-report") / "report"
     with warnings.catch_warnings():

@@ -125,7 +125,8 @@ def test_shared_runs_are_logged_and_labelled(tmp_path, caplog):
     import logging
 
     from clad.engine.progress import ProgressEvents
-    from clad.report import load_results, make_report, merge_shared
+    from clad.report import make_report, merge_shared
+    from clad.results import load_results
 
     with caplog.at_level(logging.INFO, logger="clad.engine.progress"):
         done = run_spec(SMALL, tmp_path / "out", on_event=ProgressEvents(bar=False))

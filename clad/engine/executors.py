@@ -258,7 +258,6 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
     the alarm inside the worker) has its worker killed and replaced, and a worker that dies fails
     only the run it was computing; the other workers go on. With ``steps``, the workers tell each
     concept step through a queue and a ``"step"`` event is yielded for it."""
-    import queue as queue_module
     from concurrent.futures import FIRST_COMPLETED, TimeoutError, wait
     from concurrent.futures.process import BrokenProcessPool
 
@@ -268,7 +267,8 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
     todo = list(configs)[::-1]  # pop() from the end keeps the given order
     worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
 
-    step_queue = mp_context().Queue() if steps else None
+    # a SimpleQueue's put writes into the pipe before it returns: a run's steps are there before its result
+    step_queue = mp_context().SimpleQueue() if steps else None
 
     def new_pool():
         return ProcessPool(max_workers=jobs, initializer=_init_worker,
@@ -277,8 +277,10 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
     def step_events():
         while step_queue is not None:
             try:
-                run_id, step, index = step_queue.get_nowait()
-            except (queue_module.Empty, OSError, ValueError):
+                if step_queue.empty():
+                    return
+                run_id, step, index = step_queue.get()
+            except (OSError, ValueError, EOFError):
                 return
             cfg = next((c for c, _ in inflight.values() if c.run_id == run_id), None)
             if cfg is not None:
@@ -344,7 +346,6 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
                 _stop_pool(pool)
             if step_queue is not None:
                 step_queue.close()
-                step_queue.cancel_join_thread()
 
 
 # -- Dask ---------------------------------------------------------------------------------------

@@ -142,12 +142,12 @@ def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
         bases = list(dict.fromkeys(table["base_metric"]))
         shown: dict[str, list[str]] = {b: [] for b in bases}
         for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
-            desc = f"learning curves {dataset} / {scenario} / {base}"
-            fig = curves_figure(part, f"Learning curves of {dataset} / {scenario}: {base} (mean over seeds, band "
-                                      "± std; dashed: chance)")
+            desc = f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}"
+            fig = curves_figure(part, f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} (mean "
+                                      "over seeds, band ± std; dashed: chance)")
             shown[base].append(figs.add(fig, "Learning curves", desc, "curves", dataset, scenario, base))
-        return "\n".join(H.figure_grid(shown[b]) if k == 0 else H.details(f"Learning curves of {b}",
-                                                                          H.figure_grid(shown[b]))
+        return "\n".join(H.figure_grid(shown[b]) if k == 0 else
+                         H.details(f"Learning curves of {base_metric_shown(b)}", H.figure_grid(shown[b]))
                          for k, b in enumerate(bases))
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
         desc = f"per-concept forgetting {dataset} / {scenario}"

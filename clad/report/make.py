@@ -292,10 +292,20 @@ def _statistics_section(p: _Page):
 
 
 def _verdict_text(c: Comparison) -> str:
-    """The first sentence of the comparison's verdict (:func:`clad.report.stats.comparison_verdict`)."""
-    text = c.verdict.text.strip()
-    first = text.split(". ")[0].rstrip(".")
-    return first
+    """One line from the comparison's verdict (:func:`clad.report.stats.comparison_verdict`): its
+    status, why when nothing was tested, and the best method by average rank (a description)."""
+    v = c.verdict
+    out = f"verdict: {v.status}"
+    if v.status == "not tested" and v.reason:
+        reason = str(v.reason)
+        reason = reason.split("): ")[0] + ")" if "): " in reason else reason.split(";")[0].split(". ")[0]
+        out += f": {reason.strip()}"
+    elif v.test:
+        out += f" ({v.test})"
+    if v.best:
+        best = v.best if isinstance(v.best, str) else ", ".join(map(str, v.best))
+        out += f"; best by average rank: {best} (a description, not a test)"
+    return out
 
 
 def _curves_section(p: _Page):
@@ -416,7 +426,9 @@ def _findings(p: _Page) -> str:
             if len(ref) and ref.iloc[0].get(f"{metric}_mean") == ref.iloc[0].get(f"{metric}_mean"):
                 text += f"; chance {ref.iloc[0][f'{metric}_mean']:.3f}"
         items.append(f"<li>{text}</li>")
-    label = f"{get_metric(metric).label} ({base})"
+    from ..core.evaluation import base_metric_shown
+
+    label = f"{get_metric(metric).label} ({base_metric_shown(base)})"
     verdicts = [f"<li>{H.html.escape(c.title)}: {H.html.escape(_verdict_text(c))}</li>"
                 for c in p.report.comparisons if c.metric == metric and c.base_metric == base and _verdict_text(c)]
     return (f"<div class='findings'><p><b>Best per scenario</b> by {H.html.escape(label)} (mean over seeds):</p>"
