@@ -38,6 +38,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ._version import __version__
+from .defaults import DEFAULT_METRIC
 from .errors import CladError
 
 log = logging.getLogger("clad")
@@ -107,13 +108,11 @@ def _cmd_run(args) -> int:
         for msg in spec.skipped:
             log.info("skipped: %s", msg)
     if args.dry_run:
-        jobs = args.jobs if args.jobs is not None else (spec.jobs or 1)
-        dask = args.dask if args.dask is not None else spec.dask
-        timeout = args.timeout if args.timeout is not None else spec.timeout
-        where = f"Dask at {dask}" if dask else f"{jobs} process{'es' if jobs > 1 else ''}"
+        from .engine.settings import Execution
+
+        execution = Execution.of(spec, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout)
         tuning = spec.tuning_configs
-        print(f"{spec.name}: {len(spec)} runs ({where}"
-              + (f", time limit {timeout:g} s per run" if timeout else "") + ")"
+        print(f"{spec.name}: {len(spec)} runs ({execution.describe()})"
               + (f", after {len(tuning)} tuning runs (mode {spec.tuning.mode}; the evaluation runs' tuned "
                  "parameters are chosen by them)" if spec.tuning is not None else ""))
         from .engine.run import execution_order
@@ -204,7 +203,7 @@ def _cmd_report(args) -> int:
         warnings.simplefilter("always")
         try:
             report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
-                                 stat_metrics=args.metric or ("continual_average",),
+                                 stat_metrics=args.metric or (DEFAULT_METRIC,),
                                  references=load_references(args.dir))
         except OSError as exc:  # a read-only or full disk, or --out naming a file
             where = exc.filename or out
@@ -393,7 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")
     rp.add_argument("--out", help="report folder (default DIR/report)")
     rp.add_argument("--metric", action="append", metavar="NAME",
-                    help="scalar metric the statistics compare methods on (repeatable; default continual_average)")
+                    help=f"scalar metric the statistics compare methods on (repeatable; default {DEFAULT_METRIC})")
     rp.set_defaults(func=_cmd_report)
 
     from .datasets.cli import add_arguments as _dataset_arguments

@@ -154,6 +154,11 @@ class Registry:
 
         return deco
 
+    def remove(self, name: str) -> None:
+        """Forget ``name`` (e.g. a plug-in's registration that a test added); an unknown name is ignored."""
+        for table in (self._entries, self._docs, self._defaults):
+            table.pop(name, None)
+
     def names(self) -> list[str]:
         return sorted(self._entries)
 

@@ -7,6 +7,15 @@ and a loader function is wrapped by :func:`declare`. Each key maps to a list of 
 Unlike scikit-learn's, clad's :class:`Interval` refuses booleans (``true`` is not a count), and a
 failure names the component, the key, the value and what is allowed, every failing key at once.
 
+:mod:`sklearn.utils._param_validation` is private to scikit-learn. clad pins what it uses of it
+rather than copying it: ``Interval`` (its ``type``, ``left``, ``right``, ``closed`` and
+``is_satisfied_by``), ``StrOptions`` and ``Options`` (their constructors and ``is_satisfied_by``),
+``make_constraint`` (``None``, types, ``"boolean"``, ``"array-like"``, constraint objects) and the
+``hidden`` flag of its constraints; ``tests/test_spec_validation.py`` checks each of them, so a
+scikit-learn release that changes one fails there first. :meth:`Validated._validate_params`
+overrides scikit-learn's ``BaseEstimator._validate_params`` on purpose: the same role (check the
+parameters against ``_parameter_constraints``), clad's vocabulary and messages.
+
 >>> from numbers import Integral
 >>> C = {"buffer_size": [Interval(Integral, 1, None, closed="left")], "mode": [StrOptions(("a", "b"))]}
 >>> problems("Replay", {"buffer_size": 0, "mode": "a"}, C)
@@ -143,7 +152,8 @@ def constraints_of(obj: Any) -> dict:
 
 class Validated:
     """Mixin: ``_validate_params()`` checks ``get_params(deep=False)`` against the class's
-    ``_parameter_constraints`` (the declarations of every base class merged)."""
+    ``_parameter_constraints`` (the declarations of every base class merged). Put before
+    scikit-learn's ``BaseEstimator`` in the bases, it replaces that class's method of the same name."""
 
     _parameter_constraints: dict = {}
 
@@ -159,12 +169,17 @@ class Validated:
               self.get_params(deep=False), self._all_constraints())
 
 
-def declare(constraints: dict, files: Callable[[dict], list] | None = None) -> Callable:
+def declare(constraints: dict, files: Callable[[dict], list] | None = None,
+            rest: Callable[[dict, dict], Any] | None = None) -> Callable:
     """Decorator for a loader function: its parameters are checked against ``constraints`` on every
     call (before its body runs), and the declaration stays readable for a spec check without a call.
 
     ``files(arguments) -> [(relpath, sha256 or None), ...]`` names the data files a call reads, so
-    that a spec can locate and verify them before anything runs.
+    that a spec can locate and verify them before anything runs. ``rest(arguments, extra)`` checks
+    the keys the signature leaves to its ``**kwargs`` (``extra``; a flat loader's recipe
+    parameters), raising a :class:`~clad.errors.CladError` naming what is wrong, and returns the
+    arguments that replace them in the call (a flat loader's checked recipe object); a spec calls it
+    too, before anything runs.
 
     >>> @declare({"n": [COUNT]})
     ... def f(n=1):
@@ -181,15 +196,22 @@ def declare(constraints: dict, files: Callable[[dict], list] | None = None) -> C
         sig = inspect.signature(fn)
         who = fn.__name__.removeprefix("load_").removeprefix("make_")
 
+        var_keyword = [n for n, p in sig.parameters.items() if p.kind is p.VAR_KEYWORD]
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
-            check(who, dict(bound.arguments), constraints)
-            return fn(*args, **kwargs)
+            values = dict(bound.arguments)
+            extra = values.pop(var_keyword[0], {}) if var_keyword else {}
+            check(who, values, constraints)
+            if rest is None:
+                return fn(*args, **kwargs)
+            return fn(**{**values, **rest(values, extra)})
 
         wrapper._parameter_constraints = dict(constraints)
         wrapper._data_files = files
+        wrapper._check_rest = rest
         wrapper._clad_name = who
         return wrapper
 

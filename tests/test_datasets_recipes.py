@@ -73,20 +73,20 @@ def test_closest_assignment_follows_the_clusters():
     centres = np.array([[0, 0], [10, 0], [0, 10]])
     X = np.vstack([rng.normal(c, 0.5, (60, 2)) for c in centres] + [rng.normal(c, 2.0, (5, 2)) for c in centres])
     y = np.r_[np.zeros(180, int), np.ones(15, int)]
-    groups = make_groups(X, y, "cluster_closest", n_concepts=3, random_state=0)
+    groups = make_groups(X, y, {"name": "cluster_closest", "n_concepts": 3}, random_state=0)
     for g in groups:
         # each anomaly sits in the concept of the blob it was drawn around
         blob_of_normal = {int(i) // 60 for i in g.normal}
         blob_of_anomalies = {(int(i) - 180) // 5 for i in g.anomalies}
         assert len(blob_of_normal) == 1 and blob_of_anomalies == blob_of_normal
-    clustered = make_groups(X, y, "cluster_clustered", n_concepts=3, random_state=0)
+    clustered = make_groups(X, y, {"name": "cluster_clustered", "n_concepts": 3}, random_state=0)
     for g in clustered:  # each anomaly cluster (one blob's anomalies) goes to exactly one concept, whole
         assert len(g.anomalies) == 5 and len({(int(i) - 180) // 5 for i in g.anomalies}) == 1
 
 
 def test_chunks_keep_file_order():
     y = np.array([0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0])
-    groups = make_groups(np.zeros((12, 1)), y, "chunks", n_concepts=3)
+    groups = make_groups(np.zeros((12, 1)), y, {"name": "chunks", "n_concepts": 3})
     assert [g.normal.tolist() for g in groups] == [[0, 1, 3], [4, 5, 7], [8, 10, 11]]
     assert [g.anomalies.tolist() for g in groups] == [[2], [6], [9]]
 
@@ -149,3 +149,24 @@ def test_bad_parameters(kw, match):
     X, y, _ = _toy()
     with pytest.raises(CladValueError, match=match):
         scenario_from_flat(X, y, name="toy", loader="adbench", n_concepts=kw.pop("n_concepts", 2), **kw)
+
+
+def test_a_recipe_is_one_value_checked_once():
+    from clad.datasets import scenario_from_flat
+    from clad.datasets.recipes import RECIPES, Chunks, as_recipe
+
+    X, y, _ = _toy()
+    beside = scenario_from_flat(X, y, name="toy", recipe="chunks", n_concepts=2, random_state=4)
+    table = scenario_from_flat(X, y, name="toy", recipe={"name": "chunks", "n_concepts": 2}, random_state=4)
+    obj = scenario_from_flat(X, y, name="toy", recipe=Chunks(n_concepts=2), random_state=4)
+    assert _same(beside, table) and _same(beside, obj) and beside.train_names == ("chunk_0", "chunk_1")
+    assert beside.metadata["recipe"] == "chunks" and beside.metadata["n_concepts"] == 2
+    assert sorted(RECIPES.names()) == ["chunks", "cluster_closest", "cluster_clustered", "cluster_random", "faber2024"]
+    with pytest.raises(CladValueError, match=r"adbench: unknown parameter 'size_per_concept'.*\(the recipe 'chunks' takes n_concepts\)"):
+        as_recipe("chunks", "adbench", {"size_per_concept": 10})
+    with pytest.raises(CladValueError, match=r"unknown parameter 'test_sise' \(did you mean 'test_size'\?\)"):
+        as_recipe("chunks", "adbench", {"test_sise": 0.3}, also=["file", "test_size"])
+    with pytest.raises(CladValueError, match="given in the recipe table and beside it"):
+        as_recipe({"name": "chunks", "n_concepts": 2}, "adbench", {"n_concepts": 3})
+    with pytest.raises(CladValueError, match="adbench: fit_rows=5; expected an integer >= 10"):
+        as_recipe({"name": "cluster_random", "fit_rows": 5}, "adbench")

@@ -9,7 +9,7 @@ from sklearn.ensemble import IsolationForest
 pytest.importorskip("river")
 
 from clad import Concept, ConceptDataset, run_experiment  # noqa: E402
-from clad.core.drift import score_detections, stream_boundaries  # noqa: E402
+from clad.core.boundaries import score_detections, stream_boundaries  # noqa: E402
 from clad.results import RunResult, load_results, write_results  # noqa: E402
 from clad.results.store import ResultStore  # noqa: E402
 from clad.errors import CladValueError, ScenarioError  # noqa: E402

@@ -107,7 +107,7 @@ def test_loaders_check_their_declared_parameters_when_called():
     with pytest.raises(CladValueError, match="synthetic: n_test=1; expected an integer >= 2"):
         make_synthetic(n_test=1)
     # the declaration is checked before the loader looks for its file
-    with pytest.raises(CladValueError, match="adbench: recipe='kmeans'; allowed: 'cluster_random'"):
+    with pytest.raises(CladValueError, match="adbench: recipe='kmeans'; allowed: 'chunks', 'cluster_closest', 'cluster_clustered'"):
         load_adbench(file="no_such.npz", recipe="kmeans")
 
 
@@ -168,3 +168,32 @@ def test_a_growing_window_keeps_the_last_rows():
         w.add(X[k:k + 9])
         end = min(k + 9, 100)
         assert np.array_equal(w.view(), X[max(0, end - 25):end])
+
+
+def test_the_private_scikit_learn_api_clad_builds_on():
+    """clad.validation builds on sklearn.utils._param_validation (private): what it uses is pinned here."""
+    from numbers import Integral, Real
+
+    from sklearn.base import BaseEstimator
+    from sklearn.utils import _param_validation as pv
+
+    from clad.strategies import Replay
+    from clad.validation import COUNT, Interval, ListOf, StrOptions, Validated, problems
+
+    base = pv.Interval(Real, 0.0, 1.0, closed="neither")
+    assert (base.type, base.left, base.right, base.closed) == (Real, 0.0, 1.0, "neither")
+    assert base.is_satisfied_by(0.5) and not base.is_satisfied_by(1.0)
+    assert pv.StrOptions({"a", "b"}).is_satisfied_by("a") and not pv.StrOptions({"a"}).is_satisfied_by("c")
+    assert pv.Options(Real, {0.5}).is_satisfied_by(0.5)
+    for spec, good, bad in ((None, None, 0), (int, 3, "3"), ("boolean", True, 1.5), ("array-like", [1], None)):
+        c = pv.make_constraint(spec)
+        assert c.is_satisfied_by(good) and not c.is_satisfied_by(bad), spec
+        assert isinstance(getattr(c, "hidden", False), bool)
+    assert pv.make_constraint(COUNT) is COUNT
+    # clad's own layer over it
+    assert not Interval(Integral, 1, None, closed="left").is_satisfied_by(True)
+    assert problems("X", {"k": [0, 2]}, {"k": [ListOf(COUNT)]}) == ["X: k=[0, 2]; expected a non-empty list of integers >= 1"]
+    assert str(StrOptions(("b", "a"))) == "one of 'b', 'a'"
+    # Validated's method replaces scikit-learn's in clad's estimators
+    assert Replay._validate_params is Validated._validate_params
+    assert Validated._validate_params is not BaseEstimator._validate_params

@@ -49,6 +49,7 @@ import sklearn
 from scipy.integrate import trapezoid
 from sklearn.metrics import average_precision_score, f1_score, precision_recall_curve, roc_auc_score
 
+from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladValueError, RunWarning
 from ..metrics import ranges as range_metrics
 from ..registry import did_you_mean
@@ -376,7 +377,7 @@ class Evaluator:
     StepEvent(step='C2', index=2)
     """
 
-    def __init__(self, test_concepts: Sequence[Concept], base_metrics: Sequence[str] = ("roc_auc",),
+    def __init__(self, test_concepts: Sequence[Concept], base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
                  n_jobs: int | None = 1, observers: Iterable[Callable[[StepEvent | AnytimeEvent], None]] = (),
                  metric_params: dict | None = None):
         self.test_concepts = tuple(test_concepts)

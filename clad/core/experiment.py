@@ -8,10 +8,11 @@ from typing import Callable, Sequence
 import numpy as np
 from sklearn.base import clone
 
+from ..defaults import DEFAULT_BASE_METRIC
 from ..detectors import as_detector, detector_name
 from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
-from .drift import stream_boundaries
+from .boundaries import stream_boundaries
 from .evaluation import Evaluator, StepEvent, check_base_metrics, check_data, check_reversed
 from .memory import peak_rss
 from ..results.record import RunResult, versions
@@ -39,7 +40,7 @@ def _anytime_input(anytime: dict | None, base_metric: str) -> dict:
     return {"anytime": {"R": anytime["R"][base_metric], "task": anytime["task"], "rows_seen": anytime["rows_seen"]}}
 
 
-def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = ("roc_auc",),
+def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
                    seed: int | None = None, labels: dict | None = None, config: dict | None = None,
                    on_step: Callable[[str, int], None] | None = None, n_jobs: int | None = 1,
                    metric_params: dict | None = None) -> RunResult:
@@ -49,10 +50,10 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     ``random_state`` left as None in the strategy, its detector or the scenario is filled with a seed derived from
     it. ``on_step(step_name, step_index)``, if given, is called after each training step is
     evaluated (for progress display). ``n_jobs`` threads score the test concepts of a step
-    concurrently (see :class:`~clad.evaluation.Evaluator`); R does not depend on it. A strategy
+    concurrently (see :class:`~clad.core.evaluation.Evaluator`); R does not depend on it. A strategy
     with an ``extra_results(boundaries)`` method is asked, after the run, for a JSON-ready dict of
     what it reports beyond R, given the rows of the training stream at which each concept after
-    the first starts (:func:`~clad.core.drift.stream_boundaries`); it is stored as ``extras``. Warnings
+    the first starts (:func:`~clad.core.boundaries.stream_boundaries`); it is stored as ``extras``. Warnings
     raised while the run computes (a library's, or clad's :class:`~clad.errors.RunWarning` about a
     degenerate run) are recorded in ``RunResult.warnings`` instead of being shown. ``metric_params``
     gives base metrics their parameters (:func:`~clad.core.evaluation.check_metric_params`). For

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-__all__ = ["PeakMemory", "peak_rss", "rss_now"]
+__all__ = ["PeakMemory", "peak_rss"]
 
 _STATUS = "/proc/self/status"
 _CLEAR = "/proc/self/clear_refs"
@@ -55,14 +55,6 @@ def _status(*keys: str) -> dict[str, int]:
             if key in keys:
                 out[key] = int(value.split()[0]) * 1024
     return out
-
-
-def rss_now() -> int | None:
-    """The process's resident set size in bytes (None where ``/proc`` has no such field)."""
-    try:
-        return _status("VmRSS").get("VmRSS")
-    except OSError:
-        return None
 
 
 @contextmanager

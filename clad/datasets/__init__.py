@@ -13,7 +13,7 @@ name              what
 ``npz_files``     one concept per ``.npz`` file
 ``mvtec``         MVTec-AD embeddings from ADBench, one concept per category
 ``telemanom``     NASA SMAP / MSL telemetry (telemanom layout); concepts by subsystem or channel, windows
-``windowed``      any registered loader's concepts cut into sliding windows (:mod:`clad.datasets.windows`)
+``windowed``      any registered loader's concepts cut into sliding windows (:mod:`clad.datasets.windowed`)
 ================  ===================================================================================
 
 The contract: a loader is any callable returning a ``ConceptDataset``; a spec names it by its

@@ -25,7 +25,7 @@ from ..core.concepts import ConceptDataset
 from ..errors import DataError
 from ..registry import did_you_mean
 from ..validation import declare
-from .flat import FLAT_CONSTRAINTS
+from .flat import FLAT_CONSTRAINTS, check_recipe
 from .files import locate
 
 __all__ = ["load_adbench", "read_npz_xy", "adbench_file"]
@@ -73,13 +73,12 @@ def read_npz_xy(path, what: str) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"{what}: {str(path)!r} is not a readable .npz file ({exc})") from None
 
 
-@declare(FLAT_CONSTRAINTS, files=lambda a: [(adbench_file(a["file"]), None)])
-def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n_concepts: int = 5,
-                 test_size: float = 0.5, contamination: float = 0.0, order: str = "given",
-                 difficulty: str = "iforest_auc", max_rows: int | None = None, fit_rows: int = 50_000,
-                 data_dir: str | None = None, random_state: int = 0,
-                 size_per_concept: int = 1000, assignment: str = "random", kmeans_random_state: int = 42,
-                 anomaly_shuffle: str = "permutation") -> ConceptDataset:
+@declare(FLAT_CONSTRAINTS, files=lambda a: [(adbench_file(a["file"]), None)],
+         rest=lambda a, extra: check_recipe(a, extra, "adbench"))
+def load_adbench(file: str = "32_shuttle.npz", recipe: str | dict = "cluster_random", test_size: float = 0.5,
+                 contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
+                 max_rows: int | None = None, data_dir: str | None = None, random_state: int = 0,
+                 **recipe_params) -> ConceptDataset:
     """A continual scenario built from one ADBench ``.npz`` file.
 
     Parameters
@@ -87,9 +86,9 @@ def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n
     file : str
         ``"32_shuttle.npz"``, ``"32_shuttle"`` or ``"shuttle"`` (looked for in
         ``<data dir>/adbench-classical/``), or a path.
-    recipe, n_concepts, fit_rows : how concepts are made (:mod:`clad.datasets.recipes`).
-    size_per_concept, assignment, kmeans_random_state, anomaly_shuffle : parameters of the
-        ``faber2024`` recipe (:mod:`clad.datasets.faber`).
+    recipe : str or dict
+        How concepts are made (:mod:`clad.datasets.recipes`): a recipe name, or a table with
+        ``name`` and the recipe's parameters.
     test_size, contamination, order, difficulty : split and order (:mod:`clad.datasets.build`).
     max_rows : int, optional
         Stratified random subsample of the rows before anything else (for a quicker run).
@@ -97,6 +96,9 @@ def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n
         Data directory (see :mod:`clad.datasets.files`).
     random_state : int
         Seed of every random choice.
+    **recipe_params
+        The recipe's parameters given beside it (``n_concepts``, ``fit_rows``; ``faber2024``'s
+        ``size_per_concept``, ...), checked by the recipe.
     """
     from .flat import check_flat, scenario_from_flat
 
@@ -104,9 +106,6 @@ def load_adbench(file: str = "32_shuttle.npz", recipe: str = "cluster_random", n
     path = locate(rel, data_dir)
     X, y = check_flat(*read_npz_xy(path, "adbench"), f"adbench: {str(path)!r}")  # the file's int64 labels are dropped here
     name = os.path.basename(rel)[:-4] if rel.endswith(".npz") else os.path.basename(rel)
-    return scenario_from_flat(X, y, name=name, loader="adbench", recipe=recipe, n_concepts=n_concepts,
-                              test_size=test_size, contamination=contamination, order=order,
-                              difficulty=difficulty, max_rows=max_rows, fit_rows=fit_rows,
-                              random_state=random_state, metadata={"file": str(path)},
-                              size_per_concept=size_per_concept, assignment=assignment,
-                              kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle)
+    return scenario_from_flat(X, y, name=name, loader="adbench", recipe=recipe, test_size=test_size,
+                              contamination=contamination, order=order, difficulty=difficulty, max_rows=max_rows,
+                              random_state=random_state, metadata={"file": str(path)}, **recipe_params)

@@ -3,11 +3,13 @@
 Shared by the loaders of datasets without native concepts (ADBench, ODDS, a table without a concept
 column). The parameters read the same in every one of them and in a spec file:
 
-``recipe``, ``n_concepts``, ``fit_rows``   how concepts are made (:mod:`clad.datasets.recipes`)
-``size_per_concept``, ``assignment``,      parameters of the ``faber2024`` recipe, the published generator
-``kmeans_random_state``, ``anomaly_shuffle``  of Faber et al. (:mod:`clad.datasets.faber`); it makes its
-                                           own split (3/5 of each concept trains), so ``test_size``,
-                                           ``contamination`` and ``fit_rows`` stay at their defaults
+``recipe``                                 how concepts are made (:mod:`clad.datasets.recipes`): a name,
+                                           or a table with ``name`` and the recipe's parameters; the
+                                           recipe's parameters (``n_concepts``, ``fit_rows``; for
+                                           ``faber2024``, the published generator of Faber et al., which
+                                           makes its own split, ``size_per_concept``, ``assignment``,
+                                           ``kmeans_random_state``, ``anomaly_shuffle``) may also stand
+                                           beside it as the loader's own keys
 ``test_size``, ``contamination``           the split of each concept (:mod:`clad.datasets.build`)
 ``order``, ``difficulty``                  the concept order (:mod:`clad.datasets.build`)
 ``max_rows``                               optional stratified subsample of the rows first
@@ -25,23 +27,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import CladValueError, DataError
-from ..validation import COUNT, Integral, Interval, StrOptions
+from ..errors import DataError
+from ..validation import Integral, Interval
 from . import _checks
-from .build import SPLIT_CONSTRAINTS, make_dataset
-from .faber import ANOMALY_SHUFFLES, ASSIGNMENTS, scenario_faber
-from .recipes import FABER, RECIPES, make_groups, subsample
+from .build import SPLIT_CONSTRAINTS
+from .recipes import Recipe, as_recipe, subsample
 
-__all__ = ["check_flat", "scenario_from_flat", "FLAT_CONSTRAINTS"]
+__all__ = ["check_flat", "scenario_from_flat", "FLAT_CONSTRAINTS", "check_recipe"]
 
 
-#: parameters of every loader of flat data (``adbench``, ``odds_mat``): the split's and the recipe's
+#: parameters of every loader of flat data (``adbench``, ``odds_mat``): the split's, ``max_rows`` and
+#: the recipe (its own parameters are the recipe's: :func:`check_recipe`)
 FLAT_CONSTRAINTS = {
-    **SPLIT_CONSTRAINTS, "recipe": [StrOptions(RECIPES)], "n_concepts": [COUNT],
-    "max_rows": [None, Interval(Integral, 2, None, closed="left")], "fit_rows": [Interval(Integral, 10, None, closed="left")],
-    "size_per_concept": [COUNT], "assignment": [StrOptions(ASSIGNMENTS)], "kmeans_random_state": _checks.SEEDS,
-    "anomaly_shuffle": [StrOptions(ANOMALY_SHUFFLES)], "sha256": [None, str],
+    **SPLIT_CONSTRAINTS, "recipe": [str, dict, Recipe],
+    "max_rows": [None, Interval(Integral, 2, None, closed="left")], "sha256": [None, str],
 }
+
+
+def check_recipe(arguments: dict, rest: dict, loader: str) -> dict:
+    """``{"recipe": the recipe object}`` of a flat loader's call: its ``recipe`` with the keys its
+    signature leaves to ``**recipe_params`` (``rest``), checked once
+    (:func:`~clad.datasets.recipes.as_recipe`; a key that is neither the loader's nor the recipe's is
+    refused with the loader's keys among the allowed ones)."""
+    own = [k for k in arguments if k not in rest]
+    return {"recipe": as_recipe(arguments.get("recipe", "cluster_random"), loader, rest, also=own)}
 
 def first_non_finite(X: np.ndarray, block: int = 1 << 16) -> tuple[int, int] | None:
     """``(row, column)`` of the first NaN or infinity of a 2-D array (read in blocks of rows), or None."""
@@ -90,42 +99,21 @@ def check_flat(X, y, what: str, columns=None, row_name=None) -> tuple[np.ndarray
     return X, y.astype(np.int8)
 
 
-def _no_split_params(loader: str, test_size, contamination, fit_rows) -> None:
-    """The faber2024 recipe splits each concept itself and clusters every row: say so if asked otherwise."""
-    given = {k: v for k, v, default in (("test_size", test_size, 0.5), ("contamination", contamination, 0.0),
-                                        ("fit_rows", fit_rows, 50_000)) if v != default}
-    if given:
-        shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
-        raise CladValueError(f"{loader}: {shown} does not apply to recipe='faber2024', which trains on the first "
-                             "3/5 of each concept's normal rows, keeps every anomaly for testing and clusters all "
-                             "rows; leave these at their defaults")
-
-
-def scenario_from_flat(X, y, *, name: str, loader: str = "dataset", recipe: str = "cluster_random",
-                       n_concepts: int = 5, test_size: float = 0.5, contamination: float = 0.0,
-                       order: str = "given", difficulty: str = "iforest_auc", max_rows: int | None = None,
-                       fit_rows: int = 50_000, random_state: int = 0, metadata: dict | None = None,
-                       size_per_concept: int = 1000, assignment: str = "random", kmeans_random_state: int = 42,
-                       anomaly_shuffle: str = "permutation"):
-    """Build the :class:`~clad.core.concepts.ConceptDataset` of a flat dataset (see the module docstring)."""
+def scenario_from_flat(X, y, *, name: str, loader: str = "dataset", recipe="cluster_random",
+                       test_size: float = 0.5, contamination: float = 0.0, order: str = "given",
+                       difficulty: str = "iforest_auc", max_rows: int | None = None, random_state: int = 0,
+                       metadata: dict | None = None, **recipe_params):
+    """Build the :class:`~clad.core.concepts.ConceptDataset` of a flat dataset (see the module
+    docstring): ``recipe`` (a name, a table, or a :class:`~clad.datasets.recipes.Recipe`) with
+    ``recipe_params`` beside it, the split, the order, an optional subsample of ``max_rows``."""
     X, y = check_flat(X, y, name)
+    recipe = as_recipe(recipe, loader, recipe_params)
     seed = _checks.seed(loader, random_state)
     max_rows = _checks.integer(loader, "max_rows", max_rows, minimum=2, allow_none=True)
     sub_ss, recipe_ss, split_ss = np.random.SeedSequence(seed).spawn(3)
     rows = subsample(y, max_rows, np.random.default_rng(sub_ss))
-    if recipe == FABER:
-        _no_split_params(loader, test_size, contamination, fit_rows)
-        meta = dict(metadata or {})
-        meta["max_rows"] = max_rows
-        return scenario_faber(X, y, name=name, loader=loader, n_concepts=n_concepts,
-                              size_per_concept=size_per_concept, assignment=assignment,
-                              kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle, order=order,
-                              difficulty=difficulty, random_state=int(recipe_ss.generate_state(1)[0]), rows=rows,
-                              metadata=meta)
-    groups = make_groups(X, y, recipe, n_concepts, int(recipe_ss.generate_state(1)[0]), rows=rows,
-                         fit_rows=fit_rows, loader=loader)
-    meta = dict(metadata or {})
-    meta.update(recipe=recipe, n_concepts=n_concepts, max_rows=max_rows)
-    return make_dataset(X, y, groups, name=name, test_size=test_size, contamination=contamination, order=order,
-                        difficulty=difficulty, random_state=int(split_ss.generate_state(1)[0]), metadata=meta,
-                        loader=loader)
+    split = {"test_size": test_size, "contamination": contamination, "order": order, "difficulty": difficulty,
+             "max_rows": max_rows}
+    return recipe.dataset(X, y, name=name, loader=loader, split=split, rows=rows, metadata=metadata,
+                          recipe_seed=int(recipe_ss.generate_state(1)[0]),
+                          split_seed=int(split_ss.generate_state(1)[0]))

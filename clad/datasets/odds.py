@@ -15,7 +15,7 @@ from ..core.concepts import ConceptDataset
 from ..errors import DataError
 from ..validation import declare
 from .files import locate
-from .flat import FLAT_CONSTRAINTS
+from .flat import FLAT_CONSTRAINTS, check_recipe
 
 __all__ = ["load_odds_mat", "read_mat_xy"]
 
@@ -37,13 +37,12 @@ def read_mat_xy(path, what: str = "odds_mat") -> tuple[np.ndarray, np.ndarray]:
     return mat["X"], np.asarray(mat["y"]).ravel()
 
 
-@declare(FLAT_CONSTRAINTS, files=lambda a: [(a["file"], a["sha256"])])
-def load_odds_mat(file: str, recipe: str = "cluster_random", n_concepts: int = 5, test_size: float = 0.5,
+@declare(FLAT_CONSTRAINTS, files=lambda a: [(a["file"], a["sha256"])],
+         rest=lambda a, extra: check_recipe(a, extra, "odds_mat"))
+def load_odds_mat(file: str, recipe: str | dict = "cluster_random", test_size: float = 0.5,
                   contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
-                  max_rows: int | None = None, fit_rows: int = 50_000, sha256: str | None = None,
-                  data_dir: str | None = None, random_state: int = 0,
-                  size_per_concept: int = 1000, assignment: str = "random", kmeans_random_state: int = 42,
-                  anomaly_shuffle: str = "permutation") -> ConceptDataset:
+                  max_rows: int | None = None, sha256: str | None = None, data_dir: str | None = None,
+                  random_state: int = 0, **recipe_params) -> ConceptDataset:
     """A continual scenario built from one ODDS ``.mat`` file (``file`` is looked for in the data
     directories, then relative to the current directory; ``sha256``, when given, is checked).
 
@@ -54,9 +53,6 @@ def load_odds_mat(file: str, recipe: str = "cluster_random", n_concepts: int = 5
     path = locate(file, data_dir, sha256=sha256)
     X, y = check_flat(*read_mat_xy(path), f"odds_mat: {str(path)!r}")
     name = os.path.splitext(os.path.basename(str(file)))[0]
-    return scenario_from_flat(X, y, name=name, loader="odds_mat", recipe=recipe, n_concepts=n_concepts,
-                              test_size=test_size, contamination=contamination, order=order,
-                              difficulty=difficulty, max_rows=max_rows, fit_rows=fit_rows,
-                              random_state=random_state, metadata={"file": str(path)},
-                              size_per_concept=size_per_concept, assignment=assignment,
-                              kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle)
+    return scenario_from_flat(X, y, name=name, loader="odds_mat", recipe=recipe, test_size=test_size,
+                              contamination=contamination, order=order, difficulty=difficulty, max_rows=max_rows,
+                              random_state=random_state, metadata={"file": str(path)}, **recipe_params)

@@ -20,28 +20,44 @@ k-means runs single-threaded (``threadpoolctl``): these fits are small, and many
 machine, or in runs going on in parallel, make them many times slower, not faster.
 Concept names are ``cluster_0`` .. (``chunk_0`` .. for ``chunks``).
 
+A recipe is a class registered in :data:`RECIPES` with its own ``_parameter_constraints`` (the
+clustering recipes take ``n_concepts`` and ``fit_rows``, ``chunks`` ``n_concepts``, ``faber2024`` the
+published generator's parameters). A loader takes one ``recipe`` value: a registered name, or a
+table with ``name`` and the recipe's parameters (``recipe = { name = "cluster_closest", n_concepts = 3 }``
+in a spec); the recipe's parameters may also be given beside it, as the loader's own keys
+(``recipe = "cluster_closest"`` and ``n_concepts = 3``). :func:`as_recipe` turns either into a
+recipe object, checked once. To add a recipe: a :class:`Recipe` subclass with its ``groups``
+(or, like ``faber2024``, its own ``dataset``) and one ``RECIPES.add`` line below.
+
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
 >>> X = np.vstack([rng.normal(c, 0.1, size=(50, 2)) for c in (0, 5, 10)] + [rng.normal(2.5, 3, size=(9, 2))])
 >>> y = np.r_[np.zeros(150, int), np.ones(9, int)]
->>> groups = make_groups(X, y, "cluster_random", n_concepts=3, random_state=0)
+>>> groups = make_groups(X, y, {"name": "cluster_random", "n_concepts": 3}, random_state=0)
 >>> sorted(len(g.normal) for g in groups), [len(g.anomalies) for g in groups]
 ([50, 50, 50], [3, 3, 3])
 """
 
 from __future__ import annotations
 
+import inspect
+from typing import Mapping, Sequence
+
 import numpy as np
+from sklearn.base import BaseEstimator
 
-from ..errors import DataError
+from ..errors import CladValueError, DataError
+from ..registry import Registry, did_you_mean
+from ..validation import COUNT, Integral, Interval, StrOptions, Validated
 from . import _checks
-from .build import ConceptRows
+from .build import ConceptRows, make_dataset
+from .faber import ANOMALY_SHUFFLES, ASSIGNMENTS, scenario_faber
 
-__all__ = ["RECIPES", "FABER", "make_groups", "subsample"]
+__all__ = ["RECIPES", "FABER", "Recipe", "ClusterRandom", "ClusterClosest", "ClusterClustered", "Chunks", "Faber2024",
+           "as_recipe", "make_groups", "subsample"]
 
 #: the published generator's recipe name (:mod:`clad.datasets.faber`)
 FABER = "faber2024"
-RECIPES = ("cluster_random", "cluster_closest", "cluster_clustered", "chunks", FABER)
 _BLOCK = 1 << 16
 
 
@@ -85,39 +101,57 @@ def _fit_kmeans(X, idx, k, fit_rows, rng, what):
     return model, scaler
 
 
-def make_groups(X: np.ndarray, y: np.ndarray, recipe: str = "cluster_random", n_concepts: int = 5,
-                random_state: int = 0, rows: np.ndarray | None = None, fit_rows: int = 50_000,
-                loader: str = "recipe") -> list[ConceptRows]:
-    """Row-index groups (one per concept) made by ``recipe`` (see the module docstring).
-
-    ``rows`` restricts the recipe to those row indices (e.g. a :func:`subsample`).
-    """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        return _make_groups(X, y, recipe, n_concepts, random_state, rows, fit_rows, loader)
-
-
-def _make_groups(X, y, recipe, n_concepts, random_state, rows, fit_rows, loader) -> list[ConceptRows]:
-    recipe = _checks.choice(loader, "recipe", recipe, RECIPES)
-    if recipe == FABER:
-        raise DataError(f"{loader}: recipe {FABER!r} makes its own train/test split; build it with "
-                        "clad.datasets.flat.scenario_from_flat or clad.datasets.faber.scenario_faber")
-    k = _checks.integer(loader, "n_concepts", n_concepts, minimum=1)
-    fit_rows = _checks.integer(loader, "fit_rows", fit_rows, minimum=10)
-    seed = _checks.seed(loader, random_state)
-    rng = np.random.default_rng(seed)
-    y = np.asarray(y)
+def _rows(y, rows, all_rows: bool):
+    """``(normal, anomalies, rows)`` as row indices of the smallest integer type."""
     itype = _index_dtype(len(y))
     if rows is None:
         normal, anomalies = np.flatnonzero(y == 0).astype(itype), np.flatnonzero(y == 1).astype(itype)
-        rows = np.arange(len(y), dtype=itype) if recipe == "chunks" else None
-    else:
-        rows = np.asarray(rows).astype(itype)
-        yr = np.take(y, rows)
-        normal, anomalies = rows[yr == 0], rows[yr == 1]
-        del yr
-    if recipe == "chunks":
+        return normal, anomalies, (np.arange(len(y), dtype=itype) if all_rows else None)
+    rows = np.asarray(rows).astype(itype)
+    yr = np.take(y, rows)
+    return rows[yr == 0], rows[yr == 1], rows
+
+
+class Recipe(Validated, BaseEstimator):
+    """A concept recipe: flat ``(X, y)`` -> concepts. ``__init__`` stores the parameters (checked by
+    :func:`as_recipe` against ``_parameter_constraints``); :meth:`groups` gives one
+    :class:`~clad.datasets.build.ConceptRows` per concept, which :meth:`dataset` splits and orders."""
+
+    #: its registered name (what metadata records)
+    name = "recipe"
+    _parameter_constraints = {"n_concepts": [COUNT]}
+
+    def __init__(self, n_concepts: int = 5):
+        self.n_concepts = n_concepts
+
+    def groups(self, X, y, random_state: int, rows=None) -> list[ConceptRows]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def dataset(self, X, y, *, name: str, loader: str, split: Mapping, recipe_seed: int, split_seed: int,
+                rows=None, metadata: dict | None = None):
+        """The concepts of :meth:`groups` (seeded by ``recipe_seed``), split and ordered by
+        :func:`~clad.datasets.build.make_dataset` (``split``: ``test_size``, ``contamination``,
+        ``order``, ``difficulty`` and ``max_rows``, recorded; seeded by ``split_seed``)."""
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            groups = self.groups(X, y, recipe_seed, rows=rows)
+        meta = dict(metadata or {})
+        meta.update(recipe=self.name, n_concepts=self.n_concepts, max_rows=split["max_rows"])
+        return make_dataset(X, y, groups, name=name, test_size=split["test_size"],
+                            contamination=split["contamination"], order=split["order"],
+                            difficulty=split["difficulty"], random_state=split_seed, metadata=meta, loader=loader)
+
+
+class Chunks(Recipe):
+    """No clustering: the rows, in file order, cut into ``n_concepts`` consecutive parts."""
+
+    name = "chunks"
+
+    def groups(self, X, y, random_state: int, rows=None) -> list[ConceptRows]:
+        y = np.asarray(y)
+        _, _, rows = _rows(y, rows, all_rows=True)
+        k = int(self.n_concepts)
         bounds = np.linspace(0, len(rows), k + 1).astype(int)
         groups = []
         for i in range(k):
@@ -125,17 +159,161 @@ def _make_groups(X, y, recipe, n_concepts, random_state, rows, fit_rows, loader)
             lab = np.take(y, part)
             groups.append(ConceptRows(f"chunk_{i}", part[lab == 0], part[lab == 1]))
         return groups
-    model, scaler = _fit_kmeans(X, normal, k, fit_rows, rng, "normal")
-    normal_lab = _predict_blocks(model, scaler, X, normal)
-    if recipe == "cluster_random":
-        shuffled = rng.permutation(anomalies)
-        anom_parts = [np.sort(p) for p in np.array_split(shuffled, k)]
-    elif recipe == "cluster_closest":
-        anom_lab = _predict_blocks(model, scaler, X, anomalies)
-        anom_parts = [anomalies[anom_lab == c] for c in range(k)]
-    else:  # cluster_clustered
-        amodel, ascaler = _fit_kmeans(X, anomalies, k, fit_rows, rng, "anomalous")
-        anom_lab = _predict_blocks(amodel, ascaler, X, anomalies)
+
+
+class _Clustering(Recipe):
+    """The normal rows clustered into ``n_concepts`` concepts by k-means (fitted on at most
+    ``fit_rows`` rows); a subclass says where the anomalies go (:meth:`anomaly_parts`)."""
+
+    _parameter_constraints = {"fit_rows": [Interval(Integral, 10, None, closed="left")]}
+
+    def __init__(self, n_concepts: int = 5, fit_rows: int = 50_000):
+        self.n_concepts = n_concepts
+        self.fit_rows = fit_rows
+
+    def groups(self, X, y, random_state: int, rows=None) -> list[ConceptRows]:
+        k, rng = int(self.n_concepts), np.random.default_rng(random_state)
+        normal, anomalies, _ = _rows(np.asarray(y), rows, all_rows=False)
+        model, scaler = _fit_kmeans(X, normal, k, int(self.fit_rows), rng, "normal")
+        normal_lab = _predict_blocks(model, scaler, X, normal)
+        parts = self.anomaly_parts(X, anomalies, k, model, scaler, rng)
+        return [ConceptRows(f"cluster_{c}", normal[normal_lab == c], parts[c]) for c in range(k)]
+
+    def anomaly_parts(self, X, anomalies, k, model, scaler, rng) -> list[np.ndarray]:  # pragma: no cover
+        raise NotImplementedError
+
+
+class ClusterRandom(_Clustering):
+    """Anomalies shuffled and dealt out to the concepts in equal shares."""
+
+    name = "cluster_random"
+
+    def anomaly_parts(self, X, anomalies, k, model, scaler, rng):
+        return [np.sort(p) for p in np.array_split(rng.permutation(anomalies), k)]
+
+
+class ClusterClosest(_Clustering):
+    """Each anomaly goes to the concept whose cluster centre is closest."""
+
+    name = "cluster_closest"
+
+    def anomaly_parts(self, X, anomalies, k, model, scaler, rng):
+        lab = _predict_blocks(model, scaler, X, anomalies)
+        return [anomalies[lab == c] for c in range(k)]
+
+
+class ClusterClustered(_Clustering):
+    """Anomalies clustered into ``n_concepts`` clusters, each given to one concept by a seeded
+    random one-to-one assignment."""
+
+    name = "cluster_clustered"
+
+    def anomaly_parts(self, X, anomalies, k, model, scaler, rng):
+        amodel, ascaler = _fit_kmeans(X, anomalies, k, int(self.fit_rows), rng, "anomalous")
+        lab = _predict_blocks(amodel, ascaler, X, anomalies)
         assign = rng.permutation(k)  # anomaly cluster a goes to concept assign[a]
-        anom_parts = [anomalies[assign[anom_lab] == c] for c in range(k)]
-    return [ConceptRows(f"cluster_{c}", normal[normal_lab == c], anom_parts[c]) for c in range(k)]
+        return [anomalies[assign[lab] == c] for c in range(k)]
+
+
+class Faber2024(Recipe):
+    """The published generator of Faber et al. (:mod:`clad.datasets.faber`): it splits each concept
+    itself, so a loader's ``test_size`` and ``contamination`` stay at their defaults."""
+
+    name = FABER
+    _parameter_constraints = {"size_per_concept": [COUNT], "assignment": [StrOptions(ASSIGNMENTS)],
+                              "kmeans_random_state": _checks.SEEDS, "anomaly_shuffle": [StrOptions(ANOMALY_SHUFFLES)]}
+
+    def __init__(self, n_concepts: int = 5, size_per_concept: int = 1000, assignment: str = "random",
+                 kmeans_random_state: int = 42, anomaly_shuffle: str = "permutation"):
+        self.n_concepts = n_concepts
+        self.size_per_concept = size_per_concept
+        self.assignment = assignment
+        self.kmeans_random_state = kmeans_random_state
+        self.anomaly_shuffle = anomaly_shuffle
+
+    def groups(self, X, y, random_state: int, rows=None) -> list[ConceptRows]:
+        raise DataError(f"recipe {FABER!r} makes its own train/test split; build it with "
+                        "clad.datasets.flat.scenario_from_flat or clad.datasets.faber.scenario_faber")
+
+    def dataset(self, X, y, *, name: str, loader: str, split: Mapping, recipe_seed: int, split_seed: int,
+                rows=None, metadata: dict | None = None):
+        given = {k: v for k, v, default in (("test_size", split["test_size"], 0.5),
+                                            ("contamination", split["contamination"], 0.0)) if v != default}
+        if given:
+            shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
+            raise CladValueError(f"{loader}: {shown} does not apply to recipe='faber2024', which trains on the first "
+                                 "3/5 of each concept's normal rows, keeps every anomaly for testing and clusters all "
+                                 "rows; leave these at their defaults")
+        meta = dict(metadata or {})
+        meta["max_rows"] = split["max_rows"]
+        return scenario_faber(X, y, name=name, loader=loader, n_concepts=self.n_concepts,
+                              size_per_concept=self.size_per_concept, assignment=self.assignment,
+                              kmeans_random_state=self.kmeans_random_state, anomaly_shuffle=self.anomaly_shuffle,
+                              order=split["order"], difficulty=split["difficulty"], random_state=recipe_seed,
+                              rows=rows, metadata=meta)
+
+
+RECIPES = Registry("recipe", methods=("groups",))
+RECIPES.add("cluster_random", ClusterRandom, "normal rows clustered by k-means; anomalies dealt out at random")
+RECIPES.add("cluster_closest", ClusterClosest, "normal rows clustered; each anomaly to its closest cluster")
+RECIPES.add("cluster_clustered", ClusterClustered, "normal rows and anomalies clustered; clusters matched at random")
+RECIPES.add("chunks", Chunks, "the rows in file order, cut into consecutive parts")
+RECIPES.add(FABER, Faber2024, "the published generator of Faber et al. (2024); makes its own split")
+
+
+def as_recipe(recipe, loader: str = "recipe", params: Mapping | None = None, also: Sequence[str] = ()) -> Recipe:
+    """The recipe object of ``recipe`` (a registered name, a table ``{"name": ..., parameter: value}``,
+    or a :class:`Recipe`, returned as it is) with ``params`` (the recipe's parameters given beside it),
+    its names and values checked once: a :class:`~clad.errors.CladValueError` names the loader, the
+    key and what is allowed (the recipe's parameters and ``also``, the caller's own keys).
+
+    >>> as_recipe({"name": "cluster_closest", "n_concepts": 3})
+    ClusterClosest(n_concepts=3)
+    >>> as_recipe("chunks", "adbench", {"fit_rows": 100})
+    Traceback (most recent call last):
+    ...
+    clad.errors.CladValueError: adbench: unknown parameter 'fit_rows'; allowed: n_concepts (the recipe 'chunks' takes n_concepts)
+    """
+    params = dict(params or {})
+    if isinstance(recipe, Recipe) and not params:
+        return recipe
+    if isinstance(recipe, Mapping):
+        table = dict(recipe)
+        recipe = table.pop("name", None)
+        if not isinstance(recipe, str):
+            raise CladValueError(f"{loader}: recipe={dict(table)!r} has no 'name'; expected a recipe name "
+                                 f"({', '.join(RECIPES.names())}) or a table with 'name' and its parameters")
+        both = sorted(set(table) & set(params))
+        if both:
+            raise CladValueError(f"{loader}: {both[0]!r} is given in the recipe table and beside it; give it once")
+        params = {**table, **params}
+    if not isinstance(recipe, str):
+        raise CladValueError(f"{loader}: recipe={recipe!r}; expected a recipe name ({', '.join(RECIPES.names())}) "
+                             "or a table with 'name' and its parameters")
+    _checks.choice(loader, "recipe", recipe, RECIPES.names())
+    cls = RECIPES.resolve(recipe)
+    own = list(inspect.signature(cls).parameters)
+    for key in params:
+        if key not in own:
+            allowed = [*own, *(k for k in also if k not in own and k != "recipe")]
+            raise CladValueError(f"{loader}: unknown parameter {key!r}{did_you_mean(key, allowed)}; allowed: "
+                                 f"{', '.join(allowed)} (the recipe {recipe!r} takes {', '.join(own) or 'none'})")
+    obj = cls(**params)
+    try:
+        obj._validate_params()
+    except CladValueError as exc:
+        raise CladValueError(f"{loader}: {str(exc).split(': ', 1)[-1]}") from None
+    return obj
+
+
+def make_groups(X: np.ndarray, y: np.ndarray, recipe="cluster_random", random_state: int = 0,
+                rows: np.ndarray | None = None, loader: str = "recipe") -> list[ConceptRows]:
+    """Row-index groups (one per concept) made by ``recipe`` (a name, a table with its parameters,
+    or a :class:`Recipe`; see the module docstring). ``rows`` restricts the recipe to those row
+    indices (e.g. a :func:`subsample`)."""
+    from threadpoolctl import threadpool_limits
+
+    recipe = as_recipe(recipe, loader)
+    seed = _checks.seed(loader, random_state)
+    with threadpool_limits(limits=1):
+        return recipe.groups(X, y, seed, rows=rows)

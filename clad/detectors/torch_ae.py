@@ -22,8 +22,21 @@ Windows (3-D input, ``rows x window x features``) reach the dense networks flatt
 Randomness never touches torch's global generator: weights are initialised and batches shuffled
 with a ``torch.Generator`` seeded from ``random_state`` (a different, derived seed for every
 training call), so on CPU the same seed gives bit-identical scores. ``device`` is ``"cpu"``
-(default) or e.g. ``"cuda"``; data stay on the CPU and only mini-batches are moved to the device,
-for training and for scoring.
+(default) or e.g. ``"cuda"``. On a CUDA device nothing in the training loop waits for the GPU:
+
+* the standardised training rows are moved to the device once per training call when they take
+  at most :data:`DEVICE_DATA_BUDGET` (a half) of the device's free memory; otherwise they stay in
+  pinned host memory and each mini-batch is copied with a non-blocking copy;
+* each epoch's shuffle is drawn on the CPU with the seeded generator (the same permutation as on
+  the CPU) and copied to the device once per epoch; the VAE's noise is drawn on the device;
+* the loss is summed on the device and read once, at the end of the training call;
+* scoring moves ``score_batch_size`` rows to the device at a time and reads the scores back once.
+
+Gradients taken outside training (the Fisher diagonal of EWC) go through
+:meth:`TorchDetector.gradient_pass`, which on a GPU puts recurrent layers in train mode (cuDNN's
+recurrent kernels refuse a backward pass in eval mode; clad's layers have no dropout, so the
+computation is that of eval mode). The CPU path computes exactly what it computed before these
+device paths existed.
 
 This module imports torch; clad imports it only when one of these detectors is used (the
 registered names ``autoencoder`` and ``vae`` are lazy import paths).
@@ -55,12 +68,12 @@ def _import_torch():
 torch = _import_torch()
 nn = torch.nn
 
-__all__ = ["TorchDetector", "AutoEncoder", "VAE", "is_torch_detector"]
+__all__ = ["TorchDetector", "AutoEncoder", "VAE", "DEVICE_DATA_BUDGET"]
 
-
-def is_torch_detector(obj) -> bool:
-    """True for clad's torch detectors (those with the ``partial_fit(X, extra_loss=...)`` hook)."""
-    return bool(getattr(obj, "_clad_torch", False))
+#: Fraction of a CUDA device's free memory that the standardised training rows of one training
+#: call may take to be moved there once; larger data stay in pinned host memory (mini-batches are
+#: copied to the device without blocking).
+DEVICE_DATA_BUDGET = 0.5
 
 
 def _mlp(sizes: list[int], last_activation: bool) -> list:
@@ -127,6 +140,18 @@ def _init_(module: nn.Module, gen) -> None:
                 bound = 1.0 / math.sqrt(layer.hidden_size)
                 for p in layer.parameters(recurse=False):
                     p.uniform_(-bound, bound, generator=gen)
+
+
+def to_device(tensor, device):
+    """``tensor`` on ``device``: unchanged on the CPU; to a CUDA device through pinned memory with
+    a non-blocking copy (the host does not wait for the GPU)."""
+    if tensor.device == device or device.type == "cpu":
+        return tensor.to(device)
+    if device.type == "cuda" and tensor.device.type == "cpu":
+        if not tensor.is_pinned():
+            tensor = tensor.pin_memory()
+        return tensor.to(device, non_blocking=True)
+    return tensor.to(device)
 
 
 class TorchDetector(Validated, BaseEstimator):
@@ -213,12 +238,32 @@ class TorchDetector(Validated, BaseEstimator):
         return ((self._check_X(X) - self.mean_) / self.scale_).astype(np.float32)
 
     def iter_batches(self, X, batch_size: int | None = None):
-        """Standardised mini-batches of ``X`` in order, each moved to the device on its own."""
+        """Standardised mini-batches of ``X`` in order (``score_batch_size`` rows by default), each
+        moved to the device on its own (on CUDA from pinned memory, without blocking)."""
         self._require_fitted()
         X = np.asarray(X)
         step = int(batch_size or self.score_batch_size)
         for start in range(0, X.shape[0], step):  # standardised chunk by chunk: no full copy
-            yield torch.from_numpy(self.standardise(X[start : start + step])).to(self.torch_device)
+            yield to_device(torch.from_numpy(self.standardise(X[start : start + step])), self.torch_device)
+
+    @contextmanager
+    def gradient_pass(self, module=None):
+        """Context for gradients taken outside training (a Fisher diagonal, a reference
+        gradient): on a GPU, the recurrent layers of ``module`` (default: this detector's) are put
+        in train mode for the duration, because cuDNN's recurrent kernels refuse a backward pass
+        in eval mode; clad's recurrent layers have no dropout, so the computation is the same.
+        On the CPU nothing changes."""
+        module = module or self.module_
+        switched = []
+        if self.torch_device.type != "cpu":
+            switched = [m for m in module.modules() if isinstance(m, nn.RNNBase) and not m.training]
+        for m in switched:
+            m.train()
+        try:
+            yield module
+        finally:
+            for m in switched:
+                m.eval()
 
     def reconstruct(self, xb, module=None):
         """Deterministic reconstruction of a standardised batch by ``module`` (default: this detector's)."""
@@ -239,12 +284,17 @@ class TorchDetector(Validated, BaseEstimator):
             X = X[np.linspace(0, X.shape[0] - 1, int(max_rows)).astype(np.int64)]
         sums = [torch.zeros_like(p) for p in self.module_.parameters()]
         n = 0
-        with self._threads():
-            for xb in self.iter_batches(X, batch_size=self.batch_size):
+        with self._threads(), self.gradient_pass():
+            for xb in self.iter_batches(X, batch_size=self._fisher_batch_size()):
                 for total, part in zip(sums, self._squared_grad_sums(xb)):
                     total += part
                 n += xb.shape[0]
         return [total / max(n, 1) for total in sums]
+
+    def _fisher_batch_size(self) -> int:
+        """Rows per vectorised per-row gradient pass of :meth:`fisher_diagonal`: ``batch_size`` on
+        the CPU (as always: the same sums), ``score_batch_size`` on a GPU."""
+        return int(self.batch_size if self.torch_device.type == "cpu" else self.score_batch_size)
 
     def _squared_grad_sums(self, xb) -> list:
         """For each parameter, the sum over the rows of ``xb`` of its squared per-row gradient of the
@@ -277,21 +327,44 @@ class TorchDetector(Validated, BaseEstimator):
         noise = cpu if dev.type == "cpu" else torch.Generator(device=dev).manual_seed(b)
         return cpu, noise
 
-    def _train(self, Xs: np.ndarray, epochs: int, extra_loss, grad_hook=None) -> None:
+    def _training_rows(self, Xs: np.ndarray):
+        """The standardised training rows as a tensor, and where they live: ``"device"`` (moved
+        once; CUDA, within :data:`DEVICE_DATA_BUDGET`), ``"pinned"`` (CUDA, too large: pinned host
+        memory, mini-batches copied without blocking) or ``"host"`` (the CPU, or another device)."""
+        X = torch.from_numpy(Xs)
+        dev = self.torch_device
+        if dev.type == "cpu":
+            return X, "host"
+        if dev.type == "cuda":
+            free, _ = torch.cuda.mem_get_info(dev)
+            if X.nbytes <= DEVICE_DATA_BUDGET * free:
+                return X.pin_memory().to(dev, non_blocking=True), "device"
+            return X.pin_memory(), "pinned"
+        return X, "host"
+
+    def _train(self, Xs: np.ndarray, epochs: int, extra_loss, grad_hook=None):
+        """Train ``module_`` on the standardised rows ``Xs``; returns them as the tensor the
+        loop read (on the device when they were moved there)."""
         gen, noise = self._generators()
         self.n_train_calls_ += 1
         module = self.module_
         module.train()
         opt = torch.optim.Adam(module.parameters(), lr=float(self.learning_rate),
                                weight_decay=float(self.weight_decay))
-        X_cpu = torch.from_numpy(Xs)
-        n, bs, dev = X_cpu.shape[0], int(self.batch_size), self.torch_device
+        X, where = self._training_rows(Xs)
+        n, bs, dev = X.shape[0], int(self.batch_size), self.torch_device
+        on_cpu = dev.type == "cpu"
         last = 0.0
         for _ in range(epochs):
-            perm = torch.randperm(n, generator=gen)
-            total = 0.0
+            perm = torch.randperm(n, generator=gen)  # the CPU generator on every device: same batches
+            if where == "device":
+                perm = to_device(perm, dev)
+            # the CPU adds Python floats (as it always did); a GPU sums on the device, read once
+            total = 0.0 if on_cpu else torch.zeros((), dtype=torch.float64, device=dev)
             for start in range(0, n, bs):
-                xb = X_cpu[perm[start : start + bs]].to(dev)
+                xb = X[perm[start : start + bs]]
+                if where != "device":
+                    xb = to_device(xb, dev)
                 loss = module.loss(xb, noise)
                 if extra_loss is not None:
                     loss = loss + extra_loss(module, xb)
@@ -300,16 +373,36 @@ class TorchDetector(Validated, BaseEstimator):
                 if grad_hook is not None:
                     grad_hook(module)
                 opt.step()
-                total += float(loss.detach()) * xb.shape[0]
+                if on_cpu:
+                    total += float(loss.detach()) * xb.shape[0]
+                else:
+                    total.add_(loss.detach(), alpha=xb.shape[0])  # one kernel, summed in float64
             last = total / n
         module.eval()
+        last = float(last)  # the only read of the loss: once per training call
         if not math.isfinite(last):
             raise DetectorError(f"detector {self.name}: training loss is not finite; lower learning_rate")
         self.train_loss_ = last
+        return X
 
-    def _set_threshold(self, X) -> None:
-        q = 1.0 - float(self.contamination)
-        self.threshold_ = float(np.quantile(self.score(X), q))
+    def _scores_of(self, batches) -> np.ndarray:
+        """Per-row errors of standardised batches (tensors), gathered on the device and read back
+        once; a :class:`~clad.errors.DetectorError` if any is not finite."""
+        errors = []
+        with torch.no_grad():
+            for xb in batches:
+                errors.append(torch.mean(((self.reconstruct(xb) - xb) ** 2).flatten(1), dim=1))
+        out = torch.cat(errors).double().cpu().numpy()
+        if not np.isfinite(out).all():
+            raise DetectorError(f"detector {self.name}: score() produced non-finite values; lower learning_rate")
+        return out
+
+    def _set_threshold(self, rows) -> None:
+        """``threshold_`` from the scores of the standardised training rows ``rows`` (the tensor
+        :meth:`_train` returned), in chunks of ``score_batch_size``."""
+        step, dev = int(self.score_batch_size), self.torch_device
+        scores = self._scores_of(to_device(rows[start : start + step], dev) for start in range(0, rows.shape[0], step))
+        self.threshold_ = float(np.quantile(scores, 1.0 - float(self.contamination)))
 
     def fit(self, X, y=None):
         """Train a new network from scratch on ``X`` (standardisation statistics from ``X``)."""
@@ -328,8 +421,7 @@ class TorchDetector(Validated, BaseEstimator):
         _init_(module, gen)
         self.module_ = module.to(self.torch_device)
         with self._threads():
-            self._train(self.standardise(X), int(self.epochs), None)
-            self._set_threshold(X)
+            self._set_threshold(self._train(self.standardise(X), int(self.epochs), None))
         return self
 
     def partial_fit(self, X, y=None, extra_loss=None, epochs: int | None = None, grad_hook=None):
@@ -344,25 +436,15 @@ class TorchDetector(Validated, BaseEstimator):
             check(self.name, {"epochs": epochs}, {"epochs": [COUNT]})
         epochs = int(self.epochs if epochs is None else epochs)
         with self._threads():
-            self._train(self.standardise(X), epochs, extra_loss, grad_hook)
-            self._set_threshold(X)
+            self._set_threshold(self._train(self.standardise(X), epochs, extra_loss, grad_hook))
         return self
 
     def score(self, X) -> np.ndarray:
         """Per-row mean squared reconstruction error (over a row's features, and a window's
         steps; higher = more anomalous), in batches."""
         self._require_fitted()
-        n = int(np.shape(X)[0])
-        out = np.empty(n, dtype=np.float64)
-        pos = 0
-        with torch.no_grad(), self._threads():
-            for xb in self.iter_batches(X):
-                err = torch.mean(((self.reconstruct(xb) - xb) ** 2).flatten(1), dim=1)
-                out[pos : pos + xb.shape[0]] = err.double().cpu().numpy()
-                pos += xb.shape[0]
-        if not np.isfinite(out).all():
-            raise DetectorError(f"detector {self.name}: score() produced non-finite values; lower learning_rate")
-        return out
+        with self._threads():
+            return self._scores_of(self.iter_batches(X))
 
 
 class AutoEncoder(TorchDetector):
@@ -379,7 +461,8 @@ class AutoEncoder(TorchDetector):
         ``threshold_`` is the ``1 - contamination`` quantile of the training errors.
     device : str, default "cpu"
     score_batch_size : int
-        Rows moved to the device at once when scoring.
+        Rows moved to the device at once when scoring (the training rows for ``threshold_`` too);
+        the only limit on a scoring batch: raise it on a GPU with memory to spare.
     num_threads : int or None
         If set, torch's intra-op thread count while this detector trains or scores (restored
         afterwards); 1 is often fastest for networks this small on a busy CPU.

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import CladValueError
 from .torch_ae import TorchDetector, nn, torch
 
-__all__ = ["SequenceAutoEncoder", "LSTMAutoEncoder", "GRUAutoEncoder"]
+__all__ = ["SequenceAutoEncoder", "LSTMAutoEncoder", "GRUAutoEncoder", "per_row_squared_grad_sums"]
 
 _CELLS = {"lstm": nn.LSTM, "gru": nn.GRU}
 
@@ -103,15 +103,103 @@ class SequenceAutoEncoder(TorchDetector):
         hidden = (self.hidden_sizes,) if isinstance(self.hidden_sizes, (int, np.integer)) else self.hidden_sizes
         return _SeqAE(n_features, tuple(int(h) for h in hidden), self._cell)
 
+    def _fisher_batch_size(self) -> int:
+        # rows per batched pass: score_batch_size on a GPU; on the CPU at most 256, whose
+        # step-by-step tensors stay in cache (larger batches are slower there)
+        step = int(self.score_batch_size)
+        return step if self.torch_device.type != "cpu" else min(step, 256)
+
     def _squared_grad_sums(self, xb) -> list:
-        """As :meth:`TorchDetector._squared_grad_sums`, one row at a time: ``torch.func.vmap`` has
-        no batching rule for the fused recurrent kernels (it loops anyway for LSTM, and fails for GRU)."""
-        params = list(self.module_.parameters())
-        sums = [torch.zeros_like(p) for p in params]
-        for x in xb:
-            for total, g in zip(sums, torch.autograd.grad(self.reconstruction_loss(x[None]), params)):
-                total += g.detach() ** 2
-        return sums
+        """As :meth:`TorchDetector._squared_grad_sums`, in one batched pass: ``torch.func.vmap``
+        has no batching rule for the fused recurrent kernels, so the network is unrolled step by
+        step (:func:`per_row_squared_grad_sums`) and each row's gradient is assembled from the
+        gradients of the layers' pre-activations, which are per row because rows do not interact."""
+        return per_row_squared_grad_sums(self.module_, xb)
+
+
+def _unrolled_layer(layer, x, taps):
+    """One recurrent layer (``nn.LSTM`` or ``nn.GRU``, one layer, batch first, with biases) on
+    ``x`` (rows, steps, in), unrolled with the equations of PyTorch's documentation. Appends to
+    ``taps`` what the per-row gradients need: (layer, input, input pre-activations, previous
+    hidden states, recurrent pre-activations per step). Returns (outputs, last hidden state)."""
+    # the weights' own gradients are not needed (only the pre-activations'): detached
+    w_ih, w_hh, b_ih, b_hh = (p.detach() for p in (layer.weight_ih_l0, layer.weight_hh_l0,
+                                                   layer.bias_ih_l0, layer.bias_hh_l0))
+    rows = x.shape[0]
+    gi = nn.functional.linear(x, w_ih, b_ih)  # (rows, steps, gates * hidden)
+    if not gi.requires_grad:  # the first layer: the graph starts here
+        gi.requires_grad_(True)
+    hidden = layer.hidden_size
+    h = x.new_zeros(rows, hidden)
+    c = x.new_zeros(rows, hidden)
+    lstm = isinstance(layer, nn.LSTM)
+    prev, ghs, outs = [], [], []
+    for gi_t in gi.unbind(dim=1):  # unbind: one backward stack, not a full-size gradient per step
+        gh = nn.functional.linear(h, w_hh, b_hh)
+        if not gh.requires_grad:  # the first step (h = 0): its bias still has a gradient
+            gh.requires_grad_(True)
+        prev.append(h)
+        ghs.append(gh)
+        if lstm:
+            # chunk: one backward concatenation (slices would each fill a full-size gradient)
+            i, f, g, o = (gi_t + gh).chunk(4, dim=1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+        else:
+            ir, iz, in_ = gi_t.chunk(3, dim=1)
+            hr, hz, hn = gh.chunk(3, dim=1)
+            r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
+            h = (1 - z) * torch.tanh(in_ + r * hn) + z * h
+        outs.append(h)
+    taps.append((layer, x, gi, torch.stack(prev, dim=1), ghs))
+    return torch.stack(outs, dim=1), h
+
+
+def per_row_squared_grad_sums(module: _SeqAE, xb) -> list:
+    """For each parameter of a sequence autoencoder (in ``module.parameters()`` order), the sum
+    over the rows of ``xb`` of the squared gradient of that row's reconstruction loss.
+
+    One forward and one backward pass for the whole batch: the network is unrolled
+    (:func:`_unrolled_layer`), the summed loss is differentiated with respect to every
+    pre-activation, and since a row's pre-activations depend on that row only, the gradient of
+    row ``i`` is ``sum_t d_it outer(input_it)`` for each weight and ``sum_t d_it`` for each bias.
+    Equal to one backward pass per row up to float rounding."""
+    taps = []
+    h = xb
+    for layer in module.encoder:
+        h, last = _unrolled_layer(layer, h, taps)
+    h = last.unsqueeze(1).expand(-1, xb.shape[1], -1)
+    for layer in module.decoder:
+        h, _ = _unrolled_layer(layer, h, taps)
+    out = nn.functional.linear(h, module.output.weight.detach(), module.output.bias.detach())
+    loss = ((out - xb) ** 2).flatten(1).mean(dim=1).sum()
+    wrt = [out]
+    for _, _, gi, _, ghs in taps:
+        wrt += [gi, *ghs]
+    grads = iter(torch.autograd.grad(loss, wrt))
+
+    def weight(d, inp):  # sum over rows of (sum_t d_t outer inp_t)^2
+        if inp.stride(1) == 0:  # the same input at every step (the decoder's code): one outer product
+            per_row = d.sum(dim=1).unsqueeze(2) * inp[:, 0].unsqueeze(1)
+        else:
+            per_row = torch.bmm(d.transpose(1, 2), inp)
+        return per_row.square_().sum(dim=0)
+
+    def bias(d):
+        return d.sum(dim=1).square_().sum(dim=0)
+
+    result = {}
+    d_out = next(grads)
+    result[id(module.output.weight)] = weight(d_out, h)
+    result[id(module.output.bias)] = bias(d_out)
+    for layer, inp, _, prev, ghs in taps:
+        d_gi = next(grads)
+        d_gh = torch.stack([next(grads) for _ in ghs], dim=1)
+        result[id(layer.weight_ih_l0)] = weight(d_gi, inp)
+        result[id(layer.bias_ih_l0)] = bias(d_gi)
+        result[id(layer.weight_hh_l0)] = weight(d_gh, prev)
+        result[id(layer.bias_hh_l0)] = bias(d_gh)
+    return [result[id(p)].detach() for p in module.parameters()]
 
 
 class LSTMAutoEncoder(SequenceAutoEncoder):

@@ -38,6 +38,7 @@ from ..results.record import RunResult
 from ..errors import CladTypeError
 from .config import RunConfig, canonical
 from .folder import FolderInUse, FolderLock
+from .settings import Execution
 from .identity import changed_inputs, code_inputs, computation_keys
 from .spec import Spec, load_spec, parse_spec
 
@@ -156,13 +157,10 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     from ..results.store import DEFAULT_NAME
 
     spec = _as_spec(spec)
-    jobs = jobs if jobs is not None else (spec.jobs or 1)
-    dask = dask if dask is not None else spec.dask
-    timeout = timeout if timeout is not None else spec.timeout
-    threads = threads if threads is not None else (spec.threads or 1)
+    execution = Execution.of(spec, jobs=jobs, threads=threads, dask=dask, timeout=timeout)
     share = share if share is not None else spec.share
-    check_execution(jobs, threads, timeout)
-    if jobs > 1 and dask is None:
+    check_execution(execution.jobs, execution.threads, execution.timeout)
+    if execution.parallel:
         prestart_workers()  # its imports overlap with opening the folder and planning the grid
     tell = on_event or (lambda event: None)
     for msg in spec.skipped:
@@ -177,12 +175,12 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
         if fresh:
             remove_database(db)
             lock.share()
-        return _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event)
+        return _run_locked(spec, out, db, execution, share, add, tell, on_event)
     finally:
         lock.release()
 
 
-def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, on_event) -> BenchmarkResult:
+def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event) -> BenchmarkResult:
     from ..results.record import write_results
     from .executors import RunEvent
     from .references import ReferencePlan, attach_references, compute_references, reference_plan
@@ -201,10 +199,10 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
             store.set_meta("spec_text", spec.text)
             store.set_meta("clad_version", __version__)
             on_step = None
-            if on_event is not None and dask is None:  # worker runs' steps come back as events
+            if on_event is not None and execution.dask is None:  # worker runs' steps come back as events
                 def on_step(cfg, step, index):
                     tell(RunEvent("step", cfg, step=step, index=index))
-            run = _Phase.runner(store, share, jobs, threads, dask, timeout, on_step, tell)
+            run = _Phase.runner(store, share, execution, on_step, tell)
             try:
                 configs = grid  # a tuned grid's evaluation runs are known once its tuning runs are
                 if plan is None:
@@ -227,8 +225,7 @@ def _run_locked(spec, out, db, jobs, threads, dask, timeout, share, add, tell, o
                 if spec.references and not interrupted:  # once per dataset x detector x seed of the runs
                     refs = reference_plan(configs, spec.references)
                     with _Renewer(store.path):
-                        refs_computed, interrupted = compute_references(store, refs, jobs=jobs, dask=dask,
-                                                                        timeout=timeout, threads=threads)
+                        refs_computed, interrupted = compute_references(store, refs, execution)
             except KeyboardInterrupt:
                 interrupted = True
             finally:
@@ -288,7 +285,7 @@ class _Phase:
         return dataclasses.replace(result, extras={**(result.extras or {}), "tuning": rec})
 
     @staticmethod
-    def runner(store, share, jobs, threads, dask, timeout, on_step, tell) -> Callable[["_Phase"], bool]:
+    def runner(store, share, execution: Execution, on_step, tell) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
         from .executors import RunEvent, execute_claimed
         from ..results.store import utc_now
@@ -299,8 +296,8 @@ class _Phase:
             since = utc_now()
             with _Renewer(store.path):
                 while todo and not interrupted:
-                    events = execute_claimed(todo, store, jobs=jobs, dask=dask, timeout=timeout, threads=threads,
-                                             on_step=on_step)
+                    events = execute_claimed(todo, store, jobs=execution.jobs, dask=execution.dask,
+                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step)
                     try:
                         for ev in events:
                             if ev.kind == "step":  # a worker's run evaluated a concept step

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._version import __version__
+from ..defaults import DEFAULT_BASE_METRIC
 
 __all__ = ["Component", "RunConfig", "canonical"]
 
@@ -48,7 +49,7 @@ class RunConfig:
     strategy: Component
     detector: Component
     seed: int = 0
-    base_metrics: tuple[str, ...] = ("roc_auc",)
+    base_metrics: tuple[str, ...] = (DEFAULT_BASE_METRIC,)
     #: the part of the dataset this run sees (:mod:`clad.core.data_views`), None for all of it; a
     #: spec's ``[tuning]`` section sets it (recorded only when set, so other run ids are unchanged)
     data_view: dict | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..defaults import DEFAULT_BASE_METRIC
 from ..core.evaluation import BASE_METRICS
 
 __all__ = ["add_validate_arguments", "run_validate", "add_verify_arguments", "run_verify"]
@@ -16,7 +17,8 @@ def add_validate_arguments(p: argparse.ArgumentParser) -> None:
 
     d = Thresholds()
     p.add_argument("spec", help="TOML spec file; M is computed for each of its (dataset, detector, seed)")
-    p.add_argument("--metric", default="roc_auc", choices=list(BASE_METRICS), help="base metric of M (default roc_auc)")
+    p.add_argument("--metric", default=DEFAULT_BASE_METRIC, choices=list(BASE_METRICS),
+                   help=f"base metric of M (default {DEFAULT_BASE_METRIC})")
     p.add_argument("--feasible", type=float, default=d.feasible_min, metavar="X",
                    help=f"feasible: every M[j, j] >= X (default {d.feasible_min:g})")
     p.add_argument("--ceiling", type=float, default=d.trivial_ceiling, metavar="X",

@@ -38,6 +38,7 @@ from ..results.record import RunResult, to_jsonable
 from ..metrics import learned_at, reference_input, summarize
 from ..metrics.references import declare_reference_metrics
 from .config import Component, RunConfig
+from .settings import Execution
 
 __all__ = ["ReferenceConfig", "ReferencePlan", "reference_plan", "is_reference", "attach_references",
            "with_references", "references_to_compute", "record_reference", "compute_references"]
@@ -125,19 +126,19 @@ def record_reference(store, event) -> None:
         log.warning("%s failed: %s; the runs have no metrics against it", event.config.describe(), result.cause)
 
 
-def compute_references(store, plan: ReferencePlan, *, jobs: int = 1, dask=None, timeout: float | None = None,
-                       threads: int | None = 1) -> tuple[int, bool]:
+def compute_references(store, plan: ReferencePlan, execution: Execution = Execution()) -> tuple[int, bool]:
     """Compute the references of ``plan`` not finished in ``store`` (:func:`references_to_compute`)
-    with the grid's executor (:func:`~clad.engine.executors.execute_grid`: worker processes, Dask,
-    time limits, claims so that two processes on one folder never compute one twice) and store each;
-    returns how many were computed and whether a Ctrl-C stopped them."""
+    with the grid's executor and its ``execution`` settings (:func:`~clad.engine.executors.execute_grid`:
+    worker processes, Dask, time limits, claims so that two processes on one folder never compute
+    one twice) and store each; returns how many were computed and whether a Ctrl-C stopped them."""
     from .executors import execute_claimed
 
     todo = references_to_compute(store, plan)
     if not todo:
         return 0, False
     log.info("%d reference runs to compute", len(todo))
-    events = execute_claimed(todo, store, jobs=jobs, dask=dask, timeout=timeout, threads=threads)
+    events = execute_claimed(todo, store, jobs=execution.jobs, dask=execution.dask, timeout=execution.timeout,
+                             threads=execution.threads)
     n = 0
     try:
         for ev in events:

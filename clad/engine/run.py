@@ -1,12 +1,12 @@
-"""Running experiments: one run from objects, from a configuration, or a whole grid.
+"""One run from a configuration: what a spec's grid is made of.
 
-* :func:`run_experiment` — the Python API: a dataset, a scenario and a strategy object in, a
-  :class:`~clad.results.RunResult` out.
-* :class:`RunConfig` / :func:`run_config` — the same from registered names and parameters (what a
-  spec file expands to); every stochastic piece gets a seed derived from the run seed with
-  :class:`numpy.random.SeedSequence`, so the same configuration gives bit-identical R.
+* :func:`run_config` — a :class:`~clad.engine.config.RunConfig` (registered names and parameters,
+  what a spec file expands to) built (:func:`build_run`) and run by
+  :func:`~clad.core.experiment.run_experiment` (objects in, a :class:`~clad.results.RunResult` out);
+  every stochastic piece gets a seed derived from the run seed (:mod:`clad.core.seeding`), so the
+  same configuration gives bit-identical R.
 * :func:`run_safely` — :func:`run_config` where a run that raises becomes a failed result with its
-  traceback. Whole grids (sequential, worker processes, Dask) are run by :mod:`clad.executors`.
+  traceback. Whole grids (sequential, worker processes, Dask) are run by :mod:`clad.engine.executors`.
 """
 
 from __future__ import annotations

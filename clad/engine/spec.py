@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from ..core.evaluation import BASE_METRICS, check_metric_params
+from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladError, SpecError
 from ..registry import did_you_mean
 from ..validation import Integral, Interval, Real
@@ -360,7 +361,7 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         problems.append(f"name: expected a non-empty string, got {name!r}")
         name = default_name
 
-    metrics = raw.get("base_metrics", ["roc_auc"])
+    metrics = raw.get("base_metrics", [DEFAULT_BASE_METRIC])
     if isinstance(metrics, str):
         metrics = [metrics]
     if not isinstance(metrics, list) or not metrics:

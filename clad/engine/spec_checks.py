@@ -44,6 +44,13 @@ def dataset_problems(who: str, loader: Callable, params: dict, located: dict) ->
 
     args = arguments(loader, params)
     found = problems(who, args, constraints_of(loader))
+    rest = getattr(loader, "_check_rest", None)
+    if rest is not None and not found:
+        named = inspect.signature(loader).parameters
+        try:
+            rest(args, {k: v for k, v in args.items() if k not in named})
+        except CladError as exc:
+            found.append(f"{who}: {exc}")
     files = getattr(loader, "_data_files", None)
     if found or files is None:
         return found

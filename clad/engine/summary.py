@@ -30,7 +30,6 @@ __all__ = ["summary_table", "format_summary", "display_table", "markdown_table",
 
 #: the grouping columns of the summary
 KEYS = ("dataset", "scenario", "base_metric", "detector", "strategy")
-_STATS = ("mean", "std", "n", "ci_low", "ci_high", "values")
 
 
 def summary_table(results: Iterable[RunResult]):
@@ -38,11 +37,12 @@ def summary_table(results: Iterable[RunResult]):
     computation as another shown once, labelled with both, see
     :func:`clad.report.aggregate.merge_shared`) with columns named by metric labels."""
     from ..report.aggregate import leaderboard, merge_shared
+    from ..report.describe import STATS
 
     lb = leaderboard(merge_shared(results))
     names = scalar_names()
-    renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in _STATS}
-    cols = list(KEYS) + ["runs"] + [renamed[f"{m}_{s}"] for m in names for s in _STATS]
+    renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in (*STATS, "values")}
+    cols = list(KEYS) + ["runs"] + [renamed[f"{m}_{s}"] for m in names for s in (*STATS, "values")]
     return lb.rename(columns=renamed)[cols]
 
 

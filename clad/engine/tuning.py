@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..core.data_views import MODES
 from ..errors import CladError
 from ..registry import did_you_mean
@@ -188,9 +189,9 @@ def parse_tuning(raw: Any, sections: Mapping[str, list[Component]], base_metrics
         if other in raw:
             problems.append(f"tuning.{other}: only used with mode "
                             f"{'validation_split' if other == 'fraction' else 'first_concepts'}; remove it")
-    objective, higher = _objective(raw.get("objective", "continual_average"), problems)
+    objective, higher = _objective(raw.get("objective", DEFAULT_METRIC), problems)
     metrics = [m for m in base_metrics if isinstance(m, str)]
-    base_metric = raw.get("base_metric", metrics[0] if metrics else "roc_auc")
+    base_metric = raw.get("base_metric", metrics[0] if metrics else DEFAULT_BASE_METRIC)
     if base_metric not in metrics:
         problems.append(f"tuning.base_metric: {base_metric!r} is not one of the spec's base_metrics "
                         f"({', '.join(metrics)})")

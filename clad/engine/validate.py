@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..defaults import DEFAULT_BASE_METRIC
 from ..protocol.single_task import SingleTaskMatrix, naive_matrix
 from ..protocol.validity import Thresholds, ValidityReport, validate
 from .config import Component, RunConfig
@@ -17,7 +18,7 @@ from .config import Component, RunConfig
 __all__ = ["single_task_configs", "spec_matrices", "validate_spec"]
 
 
-def single_task_configs(spec, metric: str = "roc_auc") -> list[RunConfig]:
+def single_task_configs(spec, metric: str = DEFAULT_BASE_METRIC) -> list[RunConfig]:
     """One naive concept-incremental configuration per distinct (dataset, detector, seed) of ``spec``."""
     out: dict[tuple, RunConfig] = {}
     for cfg in spec.configs:
@@ -30,7 +31,7 @@ def single_task_configs(spec, metric: str = "roc_auc") -> list[RunConfig]:
     return list(out.values())
 
 
-def spec_matrices(spec, metric: str = "roc_auc") -> Iterator[tuple[dict, SingleTaskMatrix]]:
+def spec_matrices(spec, metric: str = DEFAULT_BASE_METRIC) -> Iterator[tuple[dict, SingleTaskMatrix]]:
     """``(labels, M)`` for each configuration of :func:`single_task_configs`, computed one after another."""
     from .run import build_run
 
@@ -40,7 +41,7 @@ def spec_matrices(spec, metric: str = "roc_auc") -> Iterator[tuple[dict, SingleT
         yield labels, naive_matrix(dataset, scenario, strategy, metric, cfg.seed)
 
 
-def validate_spec(spec, metric: str = "roc_auc", thresholds: Thresholds | None = None) -> Iterator[ValidityReport]:
+def validate_spec(spec, metric: str = DEFAULT_BASE_METRIC, thresholds: Thresholds | None = None) -> Iterator[ValidityReport]:
     """The :class:`~clad.protocol.validity.ValidityReport` of every (dataset, detector, seed) of ``spec``."""
     for labels, matrix in spec_matrices(spec, metric):
         yield validate(matrix, thresholds, labels)

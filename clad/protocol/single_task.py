@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..defaults import DEFAULT_BASE_METRIC
 from ..core.concepts import ConceptDataset
 from ..errors import DataError
 
@@ -62,7 +63,7 @@ def single_task_dataset(dataset: ConceptDataset) -> ConceptDataset:
     return ConceptDataset(train, [tests[c.name] for c in train], name=dataset.name, metadata=dataset.metadata)
 
 
-def single_task_matrix(dataset: ConceptDataset, detector, metric: str = "roc_auc",
+def single_task_matrix(dataset: ConceptDataset, detector, metric: str = DEFAULT_BASE_METRIC,
                        seed: int | None = None) -> SingleTaskMatrix:
     """M of ``dataset`` with ``detector`` (any detector :func:`clad.detectors.as_detector` accepts;
     a fresh clone per concept). ``seed`` fills a ``random_state`` left as None, as in
@@ -73,7 +74,7 @@ def single_task_matrix(dataset: ConceptDataset, detector, metric: str = "roc_auc
     return naive_matrix(dataset, ConceptIncremental(), Naive(detector), metric, seed)
 
 
-def naive_matrix(dataset: ConceptDataset, scenario, strategy, metric: str = "roc_auc",
+def naive_matrix(dataset: ConceptDataset, scenario, strategy, metric: str = DEFAULT_BASE_METRIC,
                  seed: int | None = None) -> SingleTaskMatrix:
     """M from a run of ``strategy`` (a :class:`~clad.strategies.Naive`, which fits a fresh detector at
     every step) in a concept-incremental ``scenario`` on :func:`single_task_dataset` of ``dataset``."""

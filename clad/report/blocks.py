@@ -24,6 +24,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
 from .aggregate import CONFIG_KEYS, scalar_value
@@ -96,8 +97,8 @@ def _drop(df: pd.DataFrame, fields: list[str], keys: list[tuple]) -> pd.DataFram
     return df[~pd.MultiIndex.from_frame(df[fields]).isin(pd.MultiIndex.from_tuples(keys))]
 
 
-def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
-                    base_metric: str = "roc_auc", blocks: Sequence[str] = DEFAULT_BLOCKS) -> Blocks:
+def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
+                    base_metric: str = DEFAULT_BASE_METRIC, blocks: Sequence[str] = DEFAULT_BLOCKS) -> Blocks:
     """The blocks x methods scores of ``metric`` with duplicated computations counted once.
 
     Scenario settings of one block whose runs are identical are merged before the block's mean is

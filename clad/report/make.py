@@ -487,7 +487,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     :class:`~clad.report.stats.StatisticsWarning`. Failed runs are listed, not used. PNGs left in
     ``out_dir/figures`` by an earlier report are removed first (they would be stale). The page shows
     the spec as the TOML the user wrote (``spec_text``) when given, else ``spec`` rendered as TOML,
-    the scores of the benchmark's reference runs (``references``, :func:`clad.report.load_references`)
+    the scores of the benchmark's reference runs (``references``, :func:`clad.results.load_references`)
     and the validity checks of its single-task matrices when given, and ends with an index of its figures and their files.
 
     The page opens with what was run (one line), what it found (the best configuration of each

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..metrics import get_metric
 from ..metrics.cells import nanmean
@@ -95,8 +96,8 @@ class OrderAgreement:
         return self.best_orders < self.n_orders
 
 
-def order_agreement(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
-                    base_metric: str = "roc_auc", blocks: Sequence[str] = DEFAULT_BLOCKS,
+def order_agreement(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
+                    base_metric: str = DEFAULT_BASE_METRIC, blocks: Sequence[str] = DEFAULT_BLOCKS,
                     best: str | None = None) -> OrderAgreement | None:
     """Rank the methods (``by``) within each concept order (:func:`order_key`) separately, on the
     same blocks as the statistics (:func:`clad.report.blocks.evidence_blocks`: per order, each block's

@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..defaults import DEFAULT_BASE_METRIC
 from ..results.record import RunResult
 from .aggregate import CONFIG_KEYS
 from .tables import frame_html
@@ -104,7 +105,7 @@ def validity_table(single_task: Sequence[RunResult], thresholds=None) -> pd.Data
 
     rows = []
     for ref in single_task:
-        metric = "roc_auc" if "roc_auc" in ref.R else next(iter(ref.R), None)
+        metric = DEFAULT_BASE_METRIC if DEFAULT_BASE_METRIC in ref.R else next(iter(ref.R), None)
         if metric is None or list(ref.concepts) != list(ref.test_concepts):
             continue
         M = np.asarray(ref.R[metric], dtype=np.float64)

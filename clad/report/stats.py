@@ -42,6 +42,7 @@ import pandas as pd
 from scipy import stats
 
 from ..core.evaluation import base_metric_shown
+from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
 from ..metrics import get_metric
@@ -129,8 +130,8 @@ class Comparison:
 
 
 
-def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
-                 base_metric: str = "roc_auc", blocks: Sequence[str] = DEFAULT_BLOCKS) -> pd.DataFrame:
+def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
+                 base_metric: str = DEFAULT_BASE_METRIC, blocks: Sequence[str] = DEFAULT_BLOCKS) -> pd.DataFrame:
     """Blocks x methods table of ``metric``: each cell the mean over seeds and over every
     configuration field that is neither ``by`` nor a block field (e.g. over strategies when
     comparing detectors), runs that are the same computation counted once
@@ -302,8 +303,8 @@ def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> 
                                                                               "ci_high")), "a_better"])
 
 
-def compare(results: Iterable[RunResult], by: str = "detector", metric: str = "continual_average",
-            base_metric: str = "roc_auc", blocks: Sequence[str] = DEFAULT_BLOCKS,
+def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
+            base_metric: str = DEFAULT_BASE_METRIC, blocks: Sequence[str] = DEFAULT_BLOCKS,
             alpha: float = 0.05) -> Comparison:
     """Compare methods on any declared scalar metric (higher or lower is better as its declaration
     in :data:`clad.metrics.REGISTRY` says) over independent blocks.

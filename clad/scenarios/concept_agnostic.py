@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -166,6 +167,60 @@ def transition_segments(arrays: Sequence[np.ndarray], transition: int, rng: np.r
 #: when R's row of a concept is evaluated if the batch holding its last row also holds later rows
 EVALUATE = ("before_crossing_batch", "after_crossing_batch")
 
+#: what an evaluation of the stream fills: the R row of a concept at its end, or an anytime row
+END_OF_CONCEPT, ANYTIME = "end_of_concept", "anytime"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An evaluation the stream schedules: after ``position`` rows of the stream, for training
+    concept ``concept`` (its index), of ``kind`` :data:`END_OF_CONCEPT` or :data:`ANYTIME`."""
+
+    position: int
+    concept: int
+    kind: str
+
+
+class Schedule:
+    """The evaluations of one stream in stream order (at one position, a concept's R row before an
+    anytime row), handed out batch by batch (:meth:`due`).
+
+    >>> s = Schedule([Evaluation(10, 0, END_OF_CONCEPT), Evaluation(4, 0, ANYTIME)])
+    >>> [e.position for e in s.due(0, 8, newest_concept=0, before_crossing=True)[1]]
+    [4]
+    >>> early, late = s.due(8, 16, newest_concept=1, before_crossing=True)
+    >>> [e.kind for e in early], late
+    (['end_of_concept'], [])
+    """
+
+    def __init__(self, evaluations: Sequence[Evaluation]):
+        self.evaluations = sorted(evaluations, key=lambda e: (e.position, e.kind == ANYTIME))
+        self._next = 0
+
+    def due(self, start: int, stop: int, newest_concept: int, before_crossing: bool
+            ) -> tuple[list[Evaluation], list[Evaluation]]:
+        """The evaluations at stream positions up to ``stop`` not handed out yet, as those made
+        before the batch of rows ``start:stop`` is learned and those made after it: one inside the
+        batch, for concept k, comes before it when ``before_crossing`` and the batch holds a later
+        concept's rows (``newest_concept > k``: no look-ahead), otherwise after it."""
+        due = []
+        while self._next < len(self.evaluations) and self.evaluations[self._next].position <= stop:
+            due.append(self.evaluations[self._next])
+            self._next += 1
+        early = [ev for ev in due if before_crossing and start and ev.position < stop and newest_concept > ev.concept]
+        return early, [ev for ev in due if ev not in early]
+
+
+@dataclass
+class _Stream:
+    """A dataset's training concepts as one stream: their names and sizes, the batches (rows, the
+    concept each row comes from, their labels or None) and the evaluations the stream schedules."""
+
+    names: tuple[str, ...]
+    sizes: list[int]
+    batches: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]
+    schedule: Schedule
+
 
 class ConceptAgnostic(Scenario):
     """The training concepts, in order, form one stream cut into batches of ``batch_size`` rows.
@@ -292,7 +347,28 @@ class ConceptAgnostic(Scenario):
 
     def run(self, dataset, strategy, evaluator):
         self.prepare(strategy, evaluator)
-        names = dataset.train_names
+        stream = self._stream(dataset)
+        learned = np.zeros(len(stream.sizes), dtype=np.int64)  # rows learned of each concept
+        rows_seen = 0
+        for b, (batch, owner, y) in enumerate(stream.batches, start=1):
+            stop = rows_seen + batch.shape[0]
+            early, late = stream.schedule.due(rows_seen, stop, int(owner.max()),
+                                              before_crossing=self.evaluate == "before_crossing_batch")
+            self._evaluate(early, strategy, evaluator, stream, learned, rows_seen)
+            if y is not None and rows_seen:
+                evaluator.prequential(strategy, batch, y, rows_seen, int(self.prequential_window))
+            with evaluator.learning():
+                strategy.learn(batch)
+            rows_seen = stop
+            learned += np.bincount(owner, minlength=len(stream.sizes))
+            self._evaluate(late, strategy, evaluator, stream, learned, rows_seen)
+            if self.anytime_every is not None and b % self.anytime_every == 0:
+                evaluator.anytime(strategy, rows_seen, task=int(owner[-1]))
+        return evaluator.result()
+
+    def _stream(self, dataset) -> _Stream:
+        """The training concepts of ``dataset`` as one stream (each in its own order, gradual
+        transitions interleaved by ``random_state``), cut into batches, with its evaluations."""
         arrays = [c.X for c in dataset.train]
         sizes = [a.shape[0] for a in arrays]
         labels = self._labels(dataset)
@@ -301,48 +377,22 @@ class ConceptAgnostic(Scenario):
         # which concept each row comes from, without a copy (a broadcast scalar per concept)
         owners = _materialize(plan, [np.broadcast_to(np.int32(k), (n,)) for k, n in enumerate(sizes)])
         seg_end = np.cumsum([len(o) for o in owners])
-        # the evaluations, as (stream position, concept, kind) with kind "R" or "anytime"
-        events = [(int(seg_end[i]), k, "R") for i, k in enumerate(ends) if k is not None]
+        evaluations = [Evaluation(int(seg_end[i]), k, END_OF_CONCEPT) for i, k in enumerate(ends) if k is not None]
         if self.anytime_per_concept is not None:
-            events += [(p, k, "anytime") for p, k in self._anytime_points(plan, sizes)]
-        events.sort(key=lambda e: (e[0], e[2] == "anytime"))
-        learned = np.zeros(len(arrays), dtype=np.int64)
-        rows_seen = 0
+            evaluations += [Evaluation(p, k, ANYTIME) for p, k in self._anytime_points(plan, sizes)]
         batch_size = int(self.batch_size)
         parts = [stream_batches(_materialize(plan, arrays), batch_size), stream_batches(owners, batch_size)]
         if labels is not None:
             parts.append(stream_batches(_materialize(plan, labels), batch_size))
-        before_crossing = self.evaluate == "before_crossing_batch"
-        e = 0
-        for b, pieces in enumerate(zip(*parts), start=1):
-            (batch, _), (batch_owner, _) = pieces[0], pieces[1]
-            stop = rows_seen + batch.shape[0]
-            due = []
-            while e < len(events) and events[e][0] <= stop:
-                due.append(events[e])
-                e += 1
-            # an evaluation inside the batch, for concept k, comes before it when the batch holds a
-            # later concept's rows (no look-ahead), otherwise after it
-            early = [ev for ev in due
-                     if before_crossing and rows_seen and ev[0] < stop and int(batch_owner.max()) > ev[1]]
-            late = [ev for ev in due if ev not in early]
-            self._evaluate(early, strategy, evaluator, names, learned, rows_seen, sizes)
-            if labels is not None and rows_seen:
-                evaluator.prequential(strategy, batch, pieces[2][0], rows_seen, int(self.prequential_window))
-            with evaluator.learning():
-                strategy.learn(batch)
-            rows_seen = stop
-            learned += np.bincount(batch_owner, minlength=len(arrays))
-            self._evaluate(late, strategy, evaluator, names, learned, rows_seen, sizes)
-            if self.anytime_every is not None and b % self.anytime_every == 0:
-                evaluator.anytime(strategy, rows_seen, task=int(batch_owner[-1]))
-        return evaluator.result()
+        batches = ((p[0][0], p[1][0], p[2][0] if len(p) > 2 else None) for p in zip(*parts))
+        return _Stream(dataset.train_names, sizes, batches, Schedule(evaluations))
 
     @staticmethod
-    def _evaluate(events, strategy, evaluator, names, learned: np.ndarray, rows_seen: int, sizes) -> None:
-        for _, k, kind in events:
-            if kind == "R":
-                evaluator.end_of_concept(strategy, names[k], with_ids=False, learned_rows={
-                    "concept": int(learned[k]), "later": int(learned[k + 1:].sum()), "size": int(sizes[k])})
+    def _evaluate(evaluations, strategy, evaluator, stream: _Stream, learned: np.ndarray, rows_seen: int) -> None:
+        for ev in evaluations:
+            k = ev.concept
+            if ev.kind == END_OF_CONCEPT:
+                evaluator.end_of_concept(strategy, stream.names[k], with_ids=False, learned_rows={
+                    "concept": int(learned[k]), "later": int(learned[k + 1:].sum()), "size": int(stream.sizes[k])})
             else:
                 evaluator.anytime(strategy, rows_seen, task=k)

@@ -46,7 +46,7 @@ from ..registry import Registry
 from .base import Scored, Strategy
 from .baselines import Cumulative, FineTune, Naive
 from .experts import Experts
-from .drift import DriftExperts
+from .drift_experts import DriftExperts
 from .incremental import Incremental
 from .regularization import EWC, LwF
 from .rehearsal import AGEM, DER

@@ -137,6 +137,8 @@ class LwF(Regularized):
         self.random_state = random_state
 
     def _distillation(self):
+        from ..detectors.torch_ae import torch
+
         previous = copy.deepcopy(self.detector_.module_)
         previous.eval()
         for p in previous.parameters():
@@ -144,7 +146,8 @@ class LwF(Regularized):
         alpha = float(self.alpha)
 
         def extra_loss(module, xb):
-            target = previous.reconstruct(xb)
+            with torch.no_grad():  # a fixed target: no graph through the frozen copy
+                target = previous.reconstruct(xb)
             return alpha * ((module.reconstruct(xb) - target) ** 2).mean()
 
         return extra_loss

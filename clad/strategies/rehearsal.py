@@ -31,7 +31,20 @@ from ..errors import CladValueError
 from .memory import ReservoirBuffer, check_capacity
 from .regularization import Regularized
 
-__all__ = ["AGEM", "DER"]
+__all__ = ["AGEM", "DER", "agem_project"]
+
+
+def agem_project(g, g_ref):
+    """A-GEM's projection without a branch: ``(g', projected)`` where ``g' = g - (g . g_ref /
+    g_ref . g_ref) g_ref`` if ``g . g_ref < 0`` and ``g`` otherwise (the weight of ``g_ref`` is then
+    0), and ``projected`` is that condition as a 0-d bool tensor. Nothing is read back from the
+    device, so a GPU never waits; the result equals the branching form bit for bit."""
+    from ..detectors.torch_ae import torch
+
+    dot = torch.dot(g, g_ref)
+    negative = dot < 0
+    weight = torch.where(negative, dot / torch.dot(g_ref, g_ref).clamp_min(1e-12), 0.0)
+    return g - weight * g_ref, negative
 
 
 class _Rehearsal(Regularized):
@@ -69,14 +82,29 @@ class _Rehearsal(Regularized):
         the memory's width), drawn with this call's generator."""
         from ..detectors.torch_ae import torch
 
+        from ..detectors.torch_ae import to_device
+
         memory = torch.from_numpy(np.ascontiguousarray(self.buffer_.view()))
         gen = self._generator()
         k = int(self.memory_batch_size or self.detector_.batch_size)
         device = self.detector_.torch_device
+        if device.type == "cpu":
+            def sample():
+                idx = torch.randint(memory.shape[0], (min(k, memory.shape[0]),), generator=gen)
+                return memory[idx]
+
+            return sample
+        # on a GPU the memory moves once per call; the indices are drawn `chunk` mini-batches at a
+        # time (the same numbers as one draw per mini-batch: the CPU generator draws element by
+        # element) and copied without blocking
+        memory = to_device(memory, device)
+        chunk, drawn = 64, []
 
         def sample():
-            idx = torch.randint(memory.shape[0], (min(k, memory.shape[0]),), generator=gen)
-            return memory[idx].to(device)
+            if not drawn:
+                idx = torch.randint(memory.shape[0], (chunk, min(k, memory.shape[0])), generator=gen)
+                drawn.extend(reversed(to_device(idx, device).unbind(0)))
+            return memory[drawn.pop()]
 
         return sample
 
@@ -141,24 +169,34 @@ class AGEM(_Rehearsal):
             params = [p for p in module.parameters() if p.grad is not None]
             g = torch.cat([p.grad.reshape(-1) for p in params])
             ref_loss = det.reconstruction_loss(self._rows(sample()), module)
-            g_ref = torch.cat([r.reshape(-1) for r in torch.autograd.grad(ref_loss, params)])
-            dot = torch.dot(g, g_ref)
+            # parameters the reconstruction does not use (a VAE's log-variance head) get zeros
+            ref = torch.autograd.grad(ref_loss, params, allow_unused=True, materialize_grads=True)
+            g_ref = torch.cat([r.reshape(-1) for r in ref])
             self.n_steps_ += 1
-            if dot < 0:
+            if g.device.type == "cpu":
+                dot = torch.dot(g, g_ref)
+                if not dot < 0:
+                    return
                 self.n_projections_ += 1
                 g = g - (dot / torch.dot(g_ref, g_ref).clamp_min(1e-12)) * g_ref
-                pos = 0
-                for p in params:
-                    n = p.grad.numel()
-                    p.grad.copy_(g[pos : pos + n].view_as(p.grad))
-                    pos += n
+            else:  # on a GPU without reading anything back
+                g, negative = agem_project(g, g_ref)
+                self._pending_projections = self._pending_projections + negative
+            pos = 0
+            for p in params:
+                n = p.grad.numel()
+                p.grad.copy_(g[pos : pos + n].view_as(p.grad))
+                pos += n
 
         return grad_hook
 
     def _continue(self, X) -> None:
         self.n_steps_ = getattr(self, "n_steps_", 0)
         self.n_projections_ = getattr(self, "n_projections_", 0)
+        self._pending_projections = 0  # a GPU counts projections on the device; read once per call
         self._first_or_continue(X, grad_hook_factory=self._projection)
+        self.n_projections_ += int(self._pending_projections)
+        del self._pending_projections
 
 
 class DER(_Rehearsal):
@@ -206,9 +244,11 @@ class DER(_Rehearsal):
     def _row_targets(self, Xs):
         from ..detectors.torch_ae import torch
 
+        from ..detectors.torch_ae import to_device
+
         det = self.detector_
         with torch.no_grad():
-            out = det.reconstruct(torch.from_numpy(Xs).to(det.torch_device))
+            out = det.reconstruct(to_device(torch.from_numpy(Xs), det.torch_device))
         return out.float().cpu().numpy()
 
     def _replay_loss(self):

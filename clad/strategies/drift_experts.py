@@ -47,7 +47,7 @@ class DriftExperts(Strategy):
     one whose training scores it resembles most gives the scores and threshold.
 
     **Drift report.** :meth:`extra_results` scores ``detections_`` against the true boundaries
-    (:func:`clad.core.drift.score_detections`: delay in rows, missed boundaries, false alarms);
+    (:func:`clad.core.boundaries.score_detections`: delay in rows, missed boundaries, false alarms);
     ``run_experiment`` stores it in the run's ``extras["drift"]``.
 
     Parameters
@@ -183,7 +183,7 @@ class DriftExperts(Strategy):
     def extra_results(self, boundaries) -> dict:
         """``{"drift": report}``: :attr:`detections_` scored against the stream's true ``boundaries``
         (rows at which each training concept after the first starts)."""
-        from ..core.drift import score_detections
+        from ..core.boundaries import score_detections
 
         self._check_fitted("experts_")
         report = score_detections(self.detections_, [b for b in boundaries if 0 < b < self.rows_seen_],
