@@ -249,6 +249,9 @@ def _leaderboard_section(p: _Page):
         path = p.out / f"leaderboard.{fmt}"
         _atomic_write(path, text)
         p.report.tables[fmt] = path
+    if not p.chance.empty:  # each continual metric of the chance matrices, per dataset, base metric and scenario
+        _atomic_write(p.out / "chance.csv", p.chance.to_csv(index=False))
+        p.report.tables["chance"] = p.out / "chance.csv"
     if p.lb.empty:
         return [("leaderboard", "Leaderboard", H.message("no finished run: nothing to rank"))]
     main = leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True))

@@ -138,6 +138,7 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
         part = _first_seen_order(part, ROW_KEYS)
         rows, marks, tips = [], [], []
         for scenario, sub in part.groupby("scenario", sort=False):
+            c = None
             if chance is not None and not chance.empty:
                 ref = chance[(chance["dataset"] == dataset) & (chance["base_metric"] == base)
                              & (chance["scenario"] == scenario)]
@@ -155,10 +156,18 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                 tips.append([""] * len(ROW_KEYS) + [
                     interval_text(sub.at[idx, f"{m}_mean"], sub.at[idx, f"{m}_n"], sub.at[idx, f"{m}_ci_low"],
                                   sub.at[idx, f"{m}_ci_high"], sub.get(f"{m}_values", pd.Series(dtype=str)).get(idx))
+                    + _relative_tip(sub.at[idx, f"{m}_mean"], None if c is None else c.get(f"{m}_mean"))
                     + _status_tip(status.at[idx, m]) for m in used])
         cols = [*ROW_KEYS, *(label(m) for m in used)]
         yield (f"{dataset} — {base_metric_shown(base)}", pd.DataFrame(rows, columns=cols),
                pd.DataFrame(marks, columns=cols), pd.DataFrame(tips, columns=cols))
+
+
+def _relative_tip(mean, chance) -> str:
+    """The value relative to its chance level (where one is defined)."""
+    if _bad(mean) or _bad(chance):
+        return ""
+    return f"; {float(mean) - float(chance):+.3f} relative to chance ({float(chance):.3f})"
 
 
 def _status_tip(status: str) -> str:
