@@ -184,6 +184,9 @@ def test_report_leaderboard_numbers_match_results(finished_run):
     md = (finished_run / "report" / "leaderboard.md").read_text()
     assert "**" not in md and md.count(" ≈") >= 3  # 2 seeds: a best mean is within noise, never bold
     assert "| _concept_aware = concept_incremental_ | _chance_ | _no scores_ | _0.500_ |" in md  # the chance row
+    stats = pd.read_csv(finished_run / "report" / "statistics.csv")
+    paired = stats[stats["level"] == "paired over seeds"]  # one dataset: the methods compared over its seeds
+    assert len(paired) and {"a", "b", "difference_mean", "difference_ci_low", "a_better"} <= set(paired.columns)
     tex = (finished_run / "report" / "leaderboard.tex").read_text()
     assert r"\approx" in tex and r"\begin{tabular}" in tex and r"$\pm$" in tex
 

@@ -286,12 +286,24 @@ def _statistics_section(p: _Page):
                     p.report.messages.append(f"{c.title}: {c.message}")
                     warnings.warn(f"{c.title}: {c.message}", StatisticsWarning, stacklevel=3)
                 stat_rows.extend(statistics_rows(c))
+                stat_rows.extend(_paired_rows(c))
                 stat_html.append(H.details(f"{c.title}: {_verdict_text(c)}", comparison_html(c, p.figs)))
     _atomic_write(p.out / "statistics.csv", statistics_frame(stat_rows).to_csv(index=False))
     p.report.tables["statistics"] = p.out / "statistics.csv"
     intro = statistics_intro(p.blocks, p.alpha, tuple(p.blocks) == DEFAULT_BLOCKS)
     return [("statistics", "Statistical comparison", intro + "<p class='legend'>Open a comparison for its "
              "tables and figures.</p>" + "\n".join(stat_html))]
+
+
+def _paired_rows(c: Comparison) -> list[dict]:
+    """Rows of ``statistics.csv`` (``level`` = "paired over seeds") for a one-block comparison: per
+    pair the mean difference over seeds, its std, count, interval and in how many seeds ``a`` was better."""
+    if c.paired is None or c.paired.empty:
+        return []
+    key = {"level": "paired over seeds", "by": c.by, "metric": c.metric, "base_metric": c.base_metric}
+    return [{**key, "a": row["a"], "b": row["b"],
+             **{f"difference_{k}": row[f"difference_{k}"] for k in ("mean", "std", "n", "ci_low", "ci_high")},
+             "a_better": int(row["a_better"])} for _, row in c.paired.iterrows()]
 
 
 def _verdict_text(c: Comparison) -> str:
