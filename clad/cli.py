@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import signal
+import shlex
 import sys
 import threading
 from contextlib import contextmanager
@@ -152,8 +153,10 @@ def _cmd_run(args) -> int:
         return EXIT_TERMINATED if by else EXIT_INTERRUPTED
     if not args.quiet:
         print(format_summary(done.summary))
-        print(f"\n{done.n_ok} runs finished, {done.n_failed} failed; results in {done.database} and "
-              f"{done.results_json}")
+        shared = sum(1 for r in done.runs if r.ok and r.shared_from)
+        same = (f"; {shared} of them the same computation as another run (computed once)" if shared else "")
+        print(f"\n{done.n_ok} runs finished, {done.n_failed} failed{same}\nresults in {done.database} and "
+              f"{done.results_json}\nevery metric with its interval: {Path(done.out) / 'summary.md'}")
         if done.references:
             print(f"{sum(r.ok for r in done.references)} reference runs finished ({done.n_references_computed} "
                   "computed now); every run's metrics against them are in summary.csv and results.json")
@@ -165,6 +168,8 @@ def _cmd_run(args) -> int:
         print(f"clad: {done.n_failed} of {done.n_total} runs failed; their tracebacks are in {done.database} "
               "(table runs, column error)", file=sys.stderr)
         return EXIT_RUNS_FAILED
+    if not args.quiet and done.n_ok:
+        print(f"To see the report: clad report {shlex.quote(str(done.out))}")
     return 0
 
 

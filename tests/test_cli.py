@@ -24,7 +24,8 @@ def test_quickstart_results_are_strict_json_with_consistent_metrics(quickstart):
     spec = load_spec(QUICKSTART)
     assert len(doc["runs"]) == len(spec.configs)
     assert {r["scenario"] for r in doc["runs"]} == {"concept_aware", "concept_incremental", "concept_agnostic"}
-    assert {r["strategy"] for r in doc["runs"]} == {"naive", "cumulative"}
+    assert {r["strategy"] for r in doc["runs"]} == {"naive", "cumulative", "experts"}
+    assert sum(r["shared_from"] is not None for r in doc["runs"]) == 18  # naive and cumulative: aware = incremental
     for run in doc["runs"]:
         assert run["status"] == "ok"
         t = metrics.learned_at(run["concepts"], run["test_concepts"])
@@ -53,7 +54,7 @@ def test_quickstart_runs_recomputed_in_this_process_give_identical_R(quickstart)
     for c in configs:
         groups.setdefault((c.scenario.display, c.strategy.display), []).append(c)
     sample = [group[i % len(group)] for i, group in enumerate(groups.values())]
-    assert len(sample) == 6 and {c.seed for c in sample} == {0, 1} and len({c.detector.display for c in sample}) == 3
+    assert len(sample) == 8 and {c.seed for c in sample} == {0, 1, 2} and len({c.detector.display for c in sample}) == 3
     for cfg in sample:
         again = run_config(cfg).to_dict()
         assert again["R"] == by_id[cfg.run_id]["R"], cfg.describe()
@@ -174,8 +175,9 @@ def test_list_shows_every_registered_name(capsys):
 @pytest.mark.slow
 def test_quickstart_report_states_its_verdict_and_makes_no_claim_from_duplicated_blocks(quickstart, tmp_path):
     """`clad run scenarios/quickstart.toml --out DIR && clad report DIR`: concept_aware and
-    concept_incremental are the same computation for naive and cumulative; the report merges them and
-    claims no significance from them. Every comparison states its verdict, the test used and why."""
+    concept_incremental are the same computation for naive and cumulative (not for experts, which
+    reads the concept id); the report shows them once and claims no significance from one dataset.
+    Every comparison states its verdict, the test used and why."""
     import warnings
 
     from clad.results import RunResult, write_results
@@ -186,7 +188,7 @@ def test_quickstart_report_states_its_verdict_and_makes_no_claim_from_duplicated
     assert main(["report", str(tmp_path), "--metric", "continual_average", "--metric", "forgetting"]) == 0
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert "differ significantly" not in page and "Friedman" in page  # the tests are described, none is claimed
-    assert "synthetic: concept_aware = concept_incremental hold identical R for every detector and seed" in page
+    assert "concept_aware = concept_incremental" in page  # the shared configurations, shown once
     assert "detectors by forgetting (roc_auc)" in page and "weaker claim" in page
     # the verdict, the test used (none: neither exact nor asymptotic) and why, for every comparison
     verdicts = re.findall(r"<p class='verdict' data-status='([^']*)'>(.*?)</p>", page)
@@ -201,7 +203,6 @@ def test_quickstart_report_states_its_verdict_and_makes_no_claim_from_duplicated
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         finer = compare(results, by="detector", blocks=("dataset", "scenario"))
-    # dataset x scenario: 3 settings, two of them one computation -> 2 blocks, too few for a test
-    assert finer.n_blocks == 2 and finer.pvalue is None and not finer.significant
-    assert any("concept_aware = synthetic / concept_incremental" in n for n in finer.notes)
+    # dataset x scenario: 3 settings, distinct computations (experts differs), blocks that share a dataset
+    assert finer.n_blocks == 3 and any("share dataset synthetic" in n for n in finer.notes)
     assert main(["report", str(tmp_path), "--metric", "continual_averag"]) == 2  # unknown: a clear error

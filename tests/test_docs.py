@@ -32,6 +32,12 @@ def test_mkdocs_build_strict(tmp_path):
     api = (site / "reference" / "strategies" / "index.html").read_text(encoding="utf-8")
     assert 'id="clad.strategies.Replay"' in api and "buffer_size" in api  # the reference, from the docstrings
     assert '<span class="gp">&gt;&gt;&gt; </span>' in api  # docstring examples are highlighted code blocks
+    reference = "".join(p.read_text(encoding="utf-8") for p in (site / "reference").rglob("*.html"))
+    for raw in (":func:`", ":class:`", ":meth:`", ":mod:`", ":data:`", ":math:`", "======"):
+        assert raw not in reference, f"{raw} shown as text in the API reference"  # formatted, not markup
+    assert 'class="autorefs autorefs-internal"' in reference  # cross-references are links
+    scenarios = (site / "reference" / "scenarios" / "index.html").read_text(encoding="utf-8")
+    assert "<th>concept id</th>" in scenarios  # a table of the docstring is a table
 
 
 def test_readme_links_to_the_guides():
@@ -42,7 +48,8 @@ def test_readme_links_to_the_guides():
             "docs/guides/plugins.md"} <= links
     for link in links:
         assert (ROOT / link).is_file(), link
-    assert "docs/report-screenshot.png" in readme and (ROOT / "docs" / "report-screenshot.png").is_file()
+    for shot in ("report-top.png", "report-leaderboard.png", "report-heatmap-chance.png"):
+        assert f"docs/{shot}" in readme and (ROOT / "docs" / shot).is_file()
 
 
 @pytest.mark.parametrize("guide", ["specs.md", "strategies.md", "running.md", "tuning.md"])
@@ -71,3 +78,19 @@ def test_doctest_fences_for_the_api_reference():
     text = "Sum.\n\n    >>> d = {'a': {'b': 1}}\n    >>> d['a']['b']\n    1\n\nEnd."
     assert fence_doctests(text) == ("Sum.\n\n    ```pycon\n    >>> d = {'a': {'b': 1}}\n    >>> d['a']['b']\n    1\n"
                                     "    ```\n\nEnd.")
+
+
+def test_reference_text_turns_rst_into_markdown():
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        from rst_text import roles_to_markdown, tables_to_markdown
+    finally:
+        sys.path.pop(0)
+    assert roles_to_markdown("see :func:`~clad.metrics.learned_at`") == (
+        'see <autoref identifier="clad.metrics.learned_at" optional><code>learned_at</code></autoref>')
+    assert 'identifier="clad.report.aggregate.describe"' in roles_to_markdown(":func:`describe`", "clad.report.aggregate")
+    assert roles_to_markdown(":math:`a_i`") == "`` a_i ``"
+    table = ("Intro.\n\n=====  ====\nname   what\n=====  ====\n``a``  first\n       and more\n``b``  second\n"
+             "=====  ====\n\nEnd.")
+    assert tables_to_markdown(table) == ("Intro.\n\n| name | what |\n|---|---|\n| ``a`` | first and more |\n"
+                                         "| ``b`` | second |\n\n\nEnd.")

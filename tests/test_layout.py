@@ -34,7 +34,7 @@ def test_validating_a_spec_imports_no_executor():
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     n_runs, modules = json.loads(proc.stdout)
-    assert n_runs == 36
+    assert n_runs == 72
     loaded = [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
     assert loaded == []
     assert "clad.engine.spec" in modules and "clad.engine.config" in modules  # the check sees real imports

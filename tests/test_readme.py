@@ -27,8 +27,10 @@ def test_ci_runs_the_readme_commands():
     run_cmd, test_cmd = readme_commands()
     ci = (ROOT / ".ci" / "run").read_text()
     install = re.search(r"(pip install [^&]+?)\s*&&", test_cmd).group(1)
-    assert install in run_cmd
-    assert install in ci
+    assert install in ci  # CI installs what the test command installs: everything
+    assert ".[all]" in install and "torch==" in install
+    quick = re.search(r"(pip install [^&]+?)\s*&&", run_cmd).group(1)
+    assert "torch" not in quick and "[all]" not in quick  # the quickstart installs only what it uses
     test = test_cmd.rsplit("&&", 1)[1].strip()
     assert test in ci
     assert "venv" in ci

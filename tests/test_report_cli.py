@@ -106,11 +106,13 @@ def test_report_writes_page_pngs_and_tables(finished_run):
     report = finished_run / "report"
     pngs = sorted((report / "figures").glob("*.png"))
     names = [p.name for p in pngs]
-    # per scenario (2) and base metric (1): one figure of heatmaps (2 strategies x 2 detectors); curves and
-    # forgetting per scenario
-    assert sum(n.startswith("heatmap__") for n in names) == 2
-    assert sum("curves" in n for n in names) == 2
-    assert sum("forgetting" in n for n in names) == 2
+    # naive and cumulative never read the concept id: concept_aware and concept_incremental are one
+    # computation, drawn once (labelled with both): one figure of heatmaps (2 strategies x 2 detectors),
+    # one of curves and one of forgetting
+    assert sum(n.startswith("heatmap__") for n in names) == 1
+    assert "heatmap__synthetic__concept_aware-concept_incremental__roc_auc.png" in names
+    assert sum("curves" in n for n in names) == 1
+    assert sum("forgetting" in n for n in names) == 1
     for p in pngs:
         img = _png(p.read_bytes())
         h, w = img.shape[:2]
@@ -140,15 +142,15 @@ def test_report_html_is_self_contained_and_complete(finished_run):
     assert len(embedded) == len(files) and set(embedded) == files  # every figure shown, none missing
     # tables: the leaderboard of the dataset (every scalar metric defined here), scores per block, versions, runs
     assert "synthetic — roc_auc" in page.headings
-    assert {"Versions", "Runs", "Seeds"} <= set(page.headings)
+    assert "Seeds: 0, 1" in text and "<summary>Versions: " in text and "<summary>Runs (16)</summary>" in text
     headers = [tuple(h) for h in page.tables]
-    metric_headers = ("scenario", "detector", "strategy", "CA", "BWT", "FWT", "Final", "Learning", "Forgetting",
+    metric_headers = ("scenario", "strategy", "detector", "CA", "BWT", "FWT", "Final", "Learning", "Forgetting",
                       "GEM-BWT", "pyCLAD-code-BWT", "Stability", "AUAC", "All-avg")
-    cost_headers = ("fit s/step", "score s/step", "peak MB", "memory rows")  # after the metrics (clad.report.cost)
-    assert any(h[:len(metric_headers)] == metric_headers and "fit s/step" in h
-               and set(h[len(metric_headers):]) <= set(cost_headers) for h in headers)
+    assert metric_headers in headers
+    cost_headers = ("scenario", "strategy", "detector", "fit s/step", "score s/step", "peak MB", "memory rows")
+    assert cost_headers in headers  # cost in a table of its own (clad.report.cost)
     assert ("package", "version") in headers
-    assert ("run id", "dataset", "scenario", "strategy", "detector", "seed", "status", "seconds") in headers
+    assert ("run", "run id", "dataset", "scenario", "strategy", "detector", "seed", "status", "seconds") in headers
     assert ("", "iforest", "lof") in headers or ("", "lof", "iforest") in headers  # detector scores per block
     # provenance: every run id and both seeds appear; the spec is shown
     runs = json.loads((finished_run / "results.json").read_text())["runs"]
@@ -169,17 +171,24 @@ def test_report_leaderboard_numbers_match_results(finished_run):
 
     lb = pd.read_csv(finished_run / "report" / "leaderboard.csv")
     runs = json.loads((finished_run / "results.json").read_text())["runs"]
-    assert len(lb) == 8
-    row = lb[(lb.scenario == "concept_aware") & (lb.detector == "iforest") & (lb.strategy == "naive")].iloc[0]
+    assert len(lb) == 4  # 2 strategies x 2 detectors: concept_aware = concept_incremental, shown once
+    row = lb[(lb.scenario == "concept_aware = concept_incremental") & (lb.detector == "iforest")
+             & (lb.strategy == "naive")].iloc[0]
     values = [r["metrics"]["roc_auc"]["continual_average"] for r in runs
               if (r["scenario"], r["detector"], r["strategy"]) == ("concept_aware", "iforest", "naive")]
     assert len(values) == 2
     assert row["continual_average_mean"] == pytest.approx(np.mean(values))
     assert row["continual_average_std"] == pytest.approx(np.std(values, ddof=1))
+    assert np.isnan(row["continual_average_ci_low"])  # 2 seeds: no interval, the values instead
+    assert row["continual_average_values"] == " ".join(f"{v:.3f}" for v in values)
     md = (finished_run / "report" / "leaderboard.md").read_text()
-    assert md.count("**") >= 2 * 2 * 3  # a best cell per column and scenario
+    assert "**" not in md and md.count(" ≈") >= 3  # 2 seeds: a best mean is within noise, never bold
+    assert "| _concept_aware = concept_incremental_ | _chance_ | _no scores_ | _0.500_ |" in md  # the chance row
+    stats = pd.read_csv(finished_run / "report" / "statistics.csv")
+    paired = stats[stats["level"] == "paired over seeds"]  # one dataset: the methods compared over its seeds
+    assert len(paired) and {"a", "b", "difference_mean", "difference_ci_low", "a_better"} <= set(paired.columns)
     tex = (finished_run / "report" / "leaderboard.tex").read_text()
-    assert r"\textbf{" in tex and r"\begin{tabular}" in tex and r"$\pm$" in tex
+    assert r"\approx" in tex and r"\begin{tabular}" in tex and r"$\pm$" in tex
 
 
 def test_report_of_missing_folder_is_a_clear_error(tmp_path, capsys):

@@ -68,7 +68,7 @@ def test_a_failing_run_is_recorded_and_the_grid_goes_on_then_resume_and_export(t
     assert abs(summary.loc[0, "CA_std"] - ca.std(ddof=1)) < 1e-12
     md = (out / "summary.md").read_text()
     assert "## concept_incremental" in md and f"{ca.mean():.3f} ± {ca.std(ddof=1):.3f}" in md
-    assert "scenario concept_incremental" in stdout
+    assert "\n  concept_incremental\n" in stdout and "naive + hbos" in stdout  # a scenario, then its configurations
 
     # resume (the default): finished runs are skipped, failed ones are run again
     with ResultStore(db) as store:

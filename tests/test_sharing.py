@@ -115,5 +115,32 @@ def test_sharing_is_exact_on_the_quickstart(quickstart, tmp_path):
 
     alone = run_spec({**tomllib.loads(quickstart.spec.read_text()), "share": False}, tmp_path / "alone")
     shared = _by_id(load_results(quickstart.out))
-    assert sum(r.shared_from is not None for r in shared.values()) == 12  # concept_aware = concept_incremental
+    # concept_aware = concept_incremental for naive and cumulative: 2 strategies x 3 detectors x 3 seeds
+    assert sum(r.shared_from is not None for r in shared.values()) == 18
     _assert_same_R(shared, _by_id(alone.runs))
+
+
+@pytest.mark.slow
+def test_shared_runs_are_logged_and_labelled(tmp_path, caplog):
+    import logging
+
+    from clad.engine.progress import ProgressEvents
+    from clad.report import make_report, merge_shared
+    from clad.results import load_results
+
+    with caplog.at_level(logging.INFO, logger="clad.engine.progress"):
+        done = run_spec(SMALL, tmp_path / "out", on_event=ProgressEvents(bar=False))
+    lines = [r.getMessage() for r in caplog.records if "done" in r.getMessage()]
+    total = len(done.runs)
+    assert len(lines) == total and lines[0].startswith(f"run 1/{total} done")  # every run logged, from the first
+    shared = [line for line in lines if "same computation as run" in line]
+    assert len(shared) == done.n_shared > 0
+    assert "run 2/" in shared[0] and "(same computation as run 1)" in shared[0]
+    results = load_results(tmp_path / "out")
+    merged = merge_shared(results)
+    # naive never reads the concept id: its concept_incremental runs are concept_aware's, shown once
+    assert len(merged) == total - 4 and not any(r.scenario == "concept_incremental" and r.strategy == "naive"
+                                                 for r in merged)
+    assert any(" = " in r.scenario for r in merged)  # labelled with every scenario it stands for
+    page = make_report(results, tmp_path / "report").index.read_text()
+    assert "concept_aware = concept_incremental" in page and "shared with run" in page

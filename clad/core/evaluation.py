@@ -42,7 +42,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Mapping, Callable, Iterable, Sequence
 
 import numpy as np
 import sklearn
@@ -56,7 +56,7 @@ from ..registry import did_you_mean
 from ..validation import check_n_jobs
 from .concepts import Concept
 
-__all__ = ["BASE_METRICS", "TIME_AXIS_METRICS", "OPTIMISTIC_METRICS", "BASE_METRIC_PARAMS", "BASE_METRIC_LABELS",
+__all__ = ["BASE_METRICS", "BASE_METRIC_BOUNDS", "base_metric_bounds", "TIME_AXIS_METRICS", "OPTIMISTIC_METRICS", "BASE_METRIC_PARAMS", "BASE_METRIC_LABELS",
            "base_metric_label", "base_metric_shown", "check_metric_params", "chance_level",
            "concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
            "AnytimeEvent", "Scored", "check_base_metrics", "check_reversed", "check_data"]
@@ -143,6 +143,21 @@ BASE_METRIC_LABELS = {
     "pa_f1_oracle": "point-adjusted F1 at the oracle threshold (optimistic)",
     "affiliation_f1_oracle": "affiliation F1 at the oracle threshold (optimistic)",
 }
+
+
+#: the range of every base metric clad computes: all of them are scores in [0, 1] (a report's
+#: intervals never leave it, see :func:`clad.report.aggregate.value_bounds`)
+BASE_METRIC_BOUNDS: dict[str, tuple[float, float]] = {name: (0.0, 1.0) for name in BASE_METRICS}
+
+
+def base_metric_bounds(name: str) -> tuple[float, float]:
+    """The range of base metric ``name``; unbounded for one clad does not know (a results file of
+    another version).
+
+    >>> base_metric_bounds("roc_auc"), base_metric_bounds("not_declared")
+    ((0.0, 1.0), (-inf, inf))
+    """
+    return BASE_METRIC_BOUNDS.get(name, (-np.inf, np.inf))
 
 
 def base_metric_label(name: str) -> str:
@@ -325,6 +340,9 @@ class Evaluation:
     per_series: dict | None = None
     #: one series' point scores after every step, for the report (see :meth:`Evaluator.trace`)
     trace: dict | None = None
+    #: per base metric, what a scoreless detector gets on each test concept (:func:`concept_chance_level`;
+    #: NaN for a single-class concept, whose cells are NaN too)
+    chance: dict[str, list[float]] | None = None
 
 
 class Evaluator:
@@ -606,7 +624,22 @@ class Evaluator:
             prequential=self._preq.record(),
             per_series=self._per_series_record(),
             trace=self.trace_record(),
+            chance=self._chance_levels(),
         )
+
+    def _chance_levels(self) -> dict[str, list[float]]:
+        """:func:`concept_chance_level` of every base metric and test concept, computed once."""
+        out = {}
+        for m in self.base_metrics:
+            levels = []
+            for j, c in enumerate(self.test_concepts):
+                try:
+                    levels.append(float("nan") if self._single_class[j] else
+                                  float(concept_chance_level(m, c, **self.metric_params.get(m, {}))))
+                except (ValueError, CladValueError):  # no chance level defined for it
+                    levels.append(float("nan"))
+            out[m] = levels
+        return out
 
     def _per_series_record(self) -> dict | None:
         if not any(self._timed) or not self._series_rows:
@@ -635,21 +668,30 @@ def _bucket(values: np.ndarray, reduce) -> np.ndarray:
         return reduce(padded, axis=1) if reduce is np.nanmean else np.nanmax(padded, axis=1)
 
 
-def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str]) -> None:
-    """Warn (:class:`~clad.errors.RunWarning`) when the ROC-AUC of most concepts right after they
-    were learned (the cells of R where the step and the test concept have the same name) is below
-    0.5: a detector ranks anomalies *lower* than normal rows there, so its scores may be reversed
-    (clad expects higher = more anomalous)."""
-    if "roc_auc" not in R:
-        return
+def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str],
+                   chance: Mapping[str, Sequence[float]] | None = None) -> None:
+    """Warn (:class:`~clad.errors.RunWarning`) when a base metric is below its chance level on most
+    concepts right after they were learned (the cells of R where the step and the test concept have
+    the same name): a detector ranks anomalies *lower* than normal rows there, so its scores may be
+    reversed (clad expects higher = more anomalous). ``chance`` gives each base metric's chance level
+    per test concept (:func:`concept_chance_level`); without it, ROC-AUC against 0.5."""
     position = {name: j for j, name in enumerate(test_names)}
-    diagonal = [R["roc_auc"][i, position[s]] for i, s in enumerate(steps) if s in position]
-    diagonal = [v for v in diagonal if np.isfinite(v)]
-    below = sum(v < 0.5 for v in diagonal)
-    if diagonal and below > len(diagonal) / 2:
-        warnings.warn(f"ROC-AUC below 0.5 on {below} of {len(diagonal)} concepts just learned (mean "
-                      f"{np.mean(diagonal):.3f}): are the scores reversed? clad expects higher scores for more "
-                      "anomalous rows", RunWarning, stacklevel=2)
+    levels = dict(chance or {})
+    if not levels and "roc_auc" in R:
+        levels = {"roc_auc": [0.5] * len(test_names)}
+    for name, level in levels.items():
+        if name not in R or level is None or name in OPTIMISTIC_METRICS:
+            continue
+        pairs = [(R[name][i, position[s]], level[position[s]]) for i, s in enumerate(steps) if s in position]
+        pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]
+        below = sum(v < c for v, c in pairs)
+        if pairs and below > len(pairs) / 2:
+            shown = "ROC-AUC below 0.5" if name == "roc_auc" else f"{name} below chance"
+            warnings.warn(f"{shown} on {below} of {len(pairs)} concepts just learned (mean "
+                          f"{np.mean([v for v, _ in pairs]):.3f}, chance {np.mean([c for _, c in pairs]):.3f}): are "
+                          "the scores reversed? clad expects higher scores for more anomalous rows", RunWarning,
+                          stacklevel=2)
+            return
 
 
 #: detector parameters that a training step needs more rows than
@@ -683,12 +725,15 @@ def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
             warnings.warn(f"training concept {c.name!r} has {len(X)} row(s); {why}, so what it learns there "
                           "means little", RunWarning, stacklevel=2)
         if len(X) > 1 and np.issubdtype(X.dtype, np.number):
-            spread = np.ptp(X, axis=0).astype(np.float64)
-            scale = np.abs(X).max(axis=0).astype(np.float64)
+            rows = X.reshape(len(X), -1)  # windows (rows x steps x channels): every value of a row
+            spread = np.ptp(rows, axis=0).astype(np.float64)
+            scale = np.abs(rows).max(axis=0).astype(np.float64)
             flat = np.flatnonzero(spread <= _NEAR_CONSTANT * np.maximum(scale, 1.0))
             if flat.size:
                 shown = ", ".join(map(str, flat[:10])) + (", ..." if flat.size > 10 else "")
-                warnings.warn(f"training concept {c.name!r}: {flat.size} of {X.shape[1]} feature(s) constant or "
+                what = ("feature(s)" if X.ndim <= 2 else
+                        f"value(s) per window ({' x '.join(map(str, X.shape[1:]))}, flattened)")
+                warnings.warn(f"training concept {c.name!r}: {flat.size} of {rows.shape[1]} {what} constant or "
                               f"near-constant (column {shown}); a detector learns nothing from them", RunWarning,
                               stacklevel=2)
     for c in (*dataset.train, *dataset.test):

@@ -64,6 +64,8 @@ def make_synthetic(
         ``"random"`` draws a permutation from ``random_state``; ``"random:<seed>"`` is the permutation
         fixed by ``<seed>``.
 
+    Examples
+    --------
     >>> make_synthetic(n_concepts=3, n_features=2, n_train=10, n_test=10, order="random:5").train_names
     ('C1', 'C2', 'C0')
 

@@ -57,6 +57,10 @@ class GridStarted:
     finished_before: int
     database: Path
     kind: str = "grid_started"
+    #: seconds earlier invocations spent on this grid, and how many of its finished runs recorded
+    #: warnings (a resumed grid's progress continues from them)
+    elapsed_before: float = 0.0
+    flagged_before: int = 0
 
 
 @dataclass(frozen=True)
@@ -202,7 +206,7 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event)
             store.set_meta("spec_text", spec.text)
             store.set_meta("clad_version", __version__)
             on_step = None
-            if on_event is not None and execution.jobs == 1 and execution.dask is None:
+            if on_event is not None and execution.dask is None:  # worker runs' steps come back as events
                 def on_step(cfg, step, index):
                     tell(RunEvent("step", cfg, step=step, index=index))
             run = _Phase.runner(store, share, execution, on_step, tell)
@@ -216,7 +220,10 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event)
                         configs = _evaluation_phase(store, plan, grid, phases, share)
                 waiting = len(grid) if len(phases) == 1 and plan is not None else 0
                 total = sum(len(p.configs) for p in phases) + waiting
-                tell(GridStarted(spec.name, total, total - waiting - sum(len(p.todo) for p in phases), db))
+                elapsed_before = float(store.get_meta("elapsed_seconds", 0.0) or 0.0)
+                session_start = time.monotonic()
+                tell(GridStarted(spec.name, total, total - waiting - sum(p.pending for p in phases), db,
+                                 elapsed_before=elapsed_before, flagged_before=_flagged(store, grid)))
                 for p in phases:
                     interrupted = interrupted or run(p)
                 if waiting and not interrupted:
@@ -230,6 +237,8 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event)
                 interrupted = True
             finally:
                 store.release()
+                if "session_start" in locals():  # the time this grid took, over every invocation
+                    store.set_meta("elapsed_seconds", elapsed_before + time.monotonic() - session_start)
                 tell(GridFinished(interrupted))
             resumed = sum(p.resumed for p in phases)
             computed, shared = sum(p.computed for p in phases), sum(p.shared for p in phases)
@@ -273,6 +282,10 @@ class _Phase:
         self.resumed = len(finished)
         self.shared = _fill_shared(store, self.groups, finished, self.decorate)
         self.todo = _todo(self.groups, finished)
+        todo_ids = {c.run_id for c in self.todo}
+        #: runs still to record: each run to compute and the runs that will share its result
+        self.pending = sum(len([c for c in g if c.run_id not in finished]) for g in self.groups.values()
+                           if any(c.run_id in todo_ids for c in g))
         self.computed = 0
         if finished:
             log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
@@ -287,7 +300,7 @@ class _Phase:
     @staticmethod
     def runner(store, share, execution: Execution, on_step, tell) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
-        from .executors import execute_claimed
+        from .executors import RunEvent, execute_claimed
         from ..results.store import utc_now
 
         def run(phase: _Phase) -> bool:
@@ -300,6 +313,9 @@ class _Phase:
                                              timeout=execution.timeout, threads=execution.threads, on_step=on_step)
                     try:
                         for ev in events:
+                            if ev.kind == "step":  # a worker's run evaluated a concept step
+                                tell(ev)
+                                continue
                             if ev.kind == "started":
                                 store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
                                                    ev.started)
@@ -308,10 +324,14 @@ class _Phase:
                                     ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)})))
                                 store.write(ev.result, ev.started, ev.finished)
                                 phase.computed += 1
+                                copies: list = []
                                 phase.shared += _write_shared(store, ev.result, phase.groups[phase.keys[ev.config.run_id]],
-                                                              decorate=phase.decorate)
+                                                              decorate=phase.decorate,
+                                                              on_copy=lambda c, cfg: copies.append((c, cfg)))
                                 store.release([ev.config.run_id])
                             tell(ev)
+                            for copy, cfg in copies if ev.kind == "finished" else ():  # logged, counted
+                                tell(RunEvent("shared", cfg, result=copy))
                     except KeyboardInterrupt:
                         interrupted = True
                     finally:
@@ -569,6 +589,11 @@ class _Renewer:
         self.thread.join()
 
 
+def _flagged(store, configs) -> int:
+    """How many of ``configs``' runs finished before with warnings (a resumed grid's count)."""
+    return len(store.flagged_ids() & {c.run_id for c in configs})
+
+
 def _groups(configs: list[RunConfig], keys: dict[str, str]) -> dict[str, list[RunConfig]]:
     """Configurations by computation key, in the spec's order (the first computes)."""
     groups: dict[str, list[RunConfig]] = {}
@@ -589,14 +614,19 @@ def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
 
 
 def _write_shared(store, result: RunResult, group: list[RunConfig], done: set | None = None,
-                  decorate: Callable[[RunResult], RunResult] | None = None) -> int:
+                  decorate: Callable[[RunResult], RunResult] | None = None,
+                  on_copy: Callable[[RunResult, RunConfig], None] | None = None) -> int:
     """Record every other configuration of ``group`` as sharing ``result`` (stamped when written,
-    after the run that computed it), each passed through ``decorate`` when given."""
+    after the run that computed it), each passed through ``decorate`` when given and then to
+    ``on_copy`` (with its configuration)."""
     n = 0
     for cfg in group:
         if cfg.run_id != result.run_id and cfg.run_id not in (done or ()):
             copy = shared_copy(result, cfg)
-            store.write(decorate(copy) if decorate else copy)
+            copy = decorate(copy) if decorate else copy
+            store.write(copy)
+            if on_copy is not None:
+                on_copy(copy, cfg)
             n += 1
     return n
 

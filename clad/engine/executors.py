@@ -137,6 +137,15 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
     return result, started, _utc()
 
 
+def execute_in_worker(cfg: RunConfig, timeout: float | None = None,
+                      threads: int | None = 1) -> tuple[RunResult, str, str]:
+    """:func:`execute_one` in a worker process, telling the main process each concept step through
+    the queue the worker was started with (when it was)."""
+    steps = _STEPS
+    on_step = None if steps is None else (lambda step, index: steps.put((cfg.run_id, str(step), int(index))))
+    return execute_one(cfg, timeout, threads, on_step=on_step)
+
+
 def check_execution(jobs: int, threads: int | None, timeout: float | None) -> None:
     """A :class:`~clad.errors.CladValueError` naming ``jobs``, ``threads`` or ``timeout`` when it is not allowed.
 
@@ -154,7 +163,13 @@ def check_execution(jobs: int, threads: int | None, timeout: float | None) -> No
 
 
 # -- worker processes --------------------------------------------------------------------------
-def _init_worker(env: dict, main_pid: int) -> None:
+#: in a worker process: the queue its runs' concept steps go to (None: nobody follows them)
+_STEPS = None
+
+
+def _init_worker(env: dict, main_pid: int, steps=None) -> None:
+    global _STEPS
+    _STEPS = steps
     # the parent decides when to stop (Ctrl-C, SIGTERM): workers ignore SIGINT
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # a forked worker inherits the environment of the fork server; set this grid's values
@@ -216,10 +231,11 @@ def _stop_pool(pool) -> None:
 
 
 def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None,
-                    threads: int | None, claim=None) -> Iterator[RunEvent]:
+                    threads: int | None, claim=None, steps: bool = False) -> Iterator[RunEvent]:
     """Runs in a :class:`pebble.ProcessPool`: a run past its time limit (plus a grace period for
     the alarm inside the worker) has its worker killed and replaced, and a worker that dies fails
-    only the run it was computing; the other workers go on."""
+    only the run it was computing; the other workers go on. With ``steps``, the workers tell each
+    concept step through a queue and a ``"step"`` event is yielded for it."""
     from concurrent.futures import FIRST_COMPLETED, TimeoutError, wait
     from concurrent.futures.process import BrokenProcessPool
 
@@ -229,9 +245,24 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
     todo = list(configs)[::-1]  # pop() from the end keeps the given order
     worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
 
+    # a SimpleQueue's put writes into the pipe before it returns: a run's steps are there before its result
+    step_queue = mp_context().SimpleQueue() if steps else None
+
     def new_pool():
-        return ProcessPool(max_workers=jobs, initializer=_init_worker, initargs=(worker_env, os.getpid()),
-                           context=mp_context())
+        return ProcessPool(max_workers=jobs, initializer=_init_worker,
+                           initargs=(worker_env, os.getpid(), step_queue), context=mp_context())
+
+    def step_events():
+        while step_queue is not None:
+            try:
+                if step_queue.empty():
+                    return
+                run_id, step, index = step_queue.get()
+            except (OSError, ValueError, EOFError):
+                return
+            cfg = next((c for c, _ in inflight.values() if c.run_id == run_id), None)
+            if cfg is not None:
+                yield RunEvent("step", cfg, step=step, index=index)
 
     # set while workers may start (a replaced worker starts later), read as libraries load
     env = _thread_env(threads) if threads is not None else contextlib.nullcontext()
@@ -248,13 +279,15 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
                     if claim is not None and not claim(cfg):
                         continue
                     try:
-                        fut = pool.schedule(execute_one, args=(cfg, timeout, threads), timeout=hard_limit)
+                        fut = pool.schedule(execute_in_worker, args=(cfg, timeout, threads), timeout=hard_limit)
                     except RuntimeError:  # the pool failed between two runs
                         broken.append(cfg)
                         break
                     inflight[fut] = (cfg, _utc())
                     yield RunEvent("started", cfg, started=inflight[fut][1])
-                done, _ = wait(list(inflight), timeout=1.0, return_when=FIRST_COMPLETED) if inflight else ((), ())
+                done, _ = (wait(list(inflight), timeout=0.25 if steps else 1.0, return_when=FIRST_COMPLETED)
+                           if inflight else ((), ()))
+                yield from step_events()
                 for fut in done:
                     cfg, started = inflight.pop(fut)
                     finished = _utc()
@@ -289,6 +322,8 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
         finally:
             if pool is not None:
                 _stop_pool(pool)
+            if step_queue is not None:
+                step_queue.close()
 
 
 # -- Dask ---------------------------------------------------------------------------------------
@@ -359,7 +394,8 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     as they happen. Each run uses at most ``threads`` BLAS/OpenMP/torch threads (None: no
     limit, and then results may depend on the executor). ``on_step(config, step_name,
     step_index)`` is called after every evaluated concept step of a sequential run (``jobs=1``,
-    no Dask). ``claim(config)`` is asked just before a run starts (not on Dask, where runs are
+    no Dask); with ``jobs > 1`` and ``on_step`` given, each step of a worker's run is yielded as a
+    ``"step"`` event instead (through a queue; not on Dask). ``claim(config)`` is asked just before a run starts (not on Dask, where runs are
     claimed before they are submitted): False skips the run (another process computes it). Closing the generator (or Ctrl-C) stops the workers."""
     check_execution(jobs, threads, timeout)
     if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
@@ -372,8 +408,8 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
         return (e for e in ())
     if dask is not None:
         return _iter_dask(configs, dask, timeout, threads)
-    if jobs > 1:
-        return _iter_processes(configs, min(jobs, len(configs)), timeout, threads, claim)
+    if jobs > 1:  # the steps of worker runs come back as "step" events
+        return _iter_processes(configs, min(jobs, len(configs)), timeout, threads, claim, steps=on_step is not None)
     return _iter_sequential(configs, timeout, threads, on_step, claim)
 
 

@@ -4,7 +4,11 @@
 the same spec share the grid, through the run claims of :mod:`clad.results.store`), and takes it
 *exclusively* to delete the folder's database (``--fresh``): a ``--fresh`` while another process
 writes there is refused, naming that process. The lock is ``fcntl.flock``: the operating system
-drops it when its process ends, however it ends.
+drops it when its process ends, however it ends. The last process to let go of the lock removes the
+file (it takes the lock exclusively for a moment and unlinks it), so a folder no process writes holds
+no ``.clad.lock``; a process that opened the file just before it was removed sees that its file is no
+longer the folder's and opens the new one. A process killed with SIGKILL leaves the file behind, but
+not the lock: the next process takes it and removes it when it ends.
 
 >>> import tempfile
 >>> d = tempfile.mkdtemp()
@@ -47,20 +51,32 @@ class FolderLock:
         except (OSError, ValueError):
             return {}
 
+    def _is_current(self) -> bool:
+        """Whether the open file is still the folder's lock file (not removed by a process ending)."""
+        try:
+            return os.fstat(self._fd).st_ino == os.stat(self.path).st_ino
+        except FileNotFoundError:
+            return False
+
     def acquire(self, exclusive: bool = False) -> "FolderLock":
         import fcntl
 
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            h = self.holder()
-            who = (f"process {h.get('pid')} on {h.get('host')} (spec {h.get('spec')!r})" if h
-                   else "another process")
-            self.release()
-            raise FolderInUse(f"{str(self.path.parent)!r} is being written by {who}; --fresh would delete "
-                              "its results: wait for it to end, or use another --out folder") from None
+        while True:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(self._fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+            except BlockingIOError:
+                h = self.holder()
+                who = (f"process {h.get('pid')} on {h.get('host')} (spec {h.get('spec')!r})" if h
+                       else "another process")
+                self.release(remove=False)
+                raise FolderInUse(f"{str(self.path.parent)!r} is being written by {who}; --fresh would delete "
+                                  "its results: wait for it to end, or use another --out folder") from None
+            if self._is_current():
+                break
+            os.close(self._fd)  # the file was removed by a process that let go of it: take the new one
+            self._fd = None
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                                         "spec": self.spec_name}).encode(), 0)
@@ -72,10 +88,21 @@ class FolderLock:
 
         fcntl.flock(self._fd, fcntl.LOCK_SH)
 
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # drops the lock
-            self._fd = None
+    def release(self, remove: bool = True) -> None:
+        """Let go of the lock; the last holder (``remove``) removes the file."""
+        if self._fd is None:
+            return
+        if remove:
+            import fcntl
+
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else holds it
+                if self._is_current():
+                    self.path.unlink()
+            except (BlockingIOError, OSError):
+                pass  # another process still holds it: it removes the file when it ends
+        os.close(self._fd)  # drops the lock
+        self._fd = None
 
     def __enter__(self) -> "FolderLock":
         return self.acquire() if self._fd is None else self

@@ -2,8 +2,8 @@
 
 The bar counts runs (finished and failed together, with elapsed time and estimated time left);
 its postfix shows how many failed and how many recorded warnings (when any did), and the current
-run's label, shortened at a word boundary to the room the terminal leaves (sequential runs report
-each concept step; worker runs report per run). The bar keeps a fixed width whatever the label,
+run's label with its concept step, shortened at a word boundary to the room the terminal leaves
+(under ``--jobs``, every running run's label and step, from the workers through a queue). The bar keeps a fixed width whatever the label,
 and a terminal that reports 0 columns is drawn 80 columns wide. While the bar is shown, clad's log
 lines go through tqdm (:func:`tqdm.contrib.logging.logging_redirect_tqdm`), so they never break it;
 warnings raised inside a run are recorded in that run's result (``RunResult.warnings``), counted
@@ -70,14 +70,18 @@ def _indent(text: str, prefix: str = "    ") -> str:
 class Progress:
     """Follow ``total`` runs, of which ``already`` were finished before this invocation (a resumed grid)."""
 
-    def __init__(self, total: int, already: int = 0, desc: str = "runs", bar: bool | None = None):
+    def __init__(self, total: int, already: int = 0, desc: str = "runs", bar: bool | None = None,
+                 elapsed: float = 0.0, flagged: int = 0):
         self.total = int(total)
         self.done = int(already)
         self.failed = 0
-        self.flagged = 0  # runs that recorded warnings
+        self.flagged = int(flagged)  # runs that recorded warnings (those of earlier invocations too)
+        self.shared_runs = 0  # runs recorded as the same computation as another
+        self._number: dict[str, int] = {}  # run_id -> its number in the log
         self.desc = desc
         self._current = ""
         self._running = 0
+        self._active: dict[str, str] = {}  # run_id -> label (and step) of each running run
         if bar is None:
             bar = sys.stderr.isatty()
         self._bar = None
@@ -88,6 +92,9 @@ class Progress:
 
             self._bar = tqdm(total=self.total, initial=self.done, unit="run", desc=shorten(desc, 30) or "runs",
                              file=sys.stderr, ncols=_columns(), bar_format=_BAR_FORMAT)
+            if elapsed > 0:  # a resumed grid: its clock and rate go on from the earlier invocations
+                self._bar.start_t -= elapsed
+                self._bar.initial = 0
             self._stack.enter_context(logging_redirect_tqdm(loggers=[logging.getLogger("clad")], tqdm_class=tqdm))
         self._refresh()
 
@@ -109,13 +116,19 @@ class Progress:
         label = shorten(self._current, bar.ncols - len(meter) - 4)
         bar.set_postfix_str(" | ".join(p for p in (counts, label) if p), refresh=now)
 
+    def _show_active(self) -> None:
+        """The label: every running run with its concept step (one run: its whole label)."""
+        self._current = " | ".join(self._active.values())
+
     def started(self, cfg: RunConfig) -> None:
         self._running += 1
-        self._current = cfg.describe() if self._running == 1 else f"{self._running} running"
+        self._active[cfg.run_id] = cfg.describe()
+        self._show_active()
         self._refresh()
 
     def step(self, cfg: RunConfig, step: str, index: int) -> None:
-        self._current = f"{cfg.describe()} step {index + 1} ({step})"
+        self._active[cfg.run_id] = f"{cfg.describe()} step {index + 1} ({step})"
+        self._show_active()
         self._refresh()
 
     def finished(self, result: RunResult, cfg: RunConfig) -> None:
@@ -127,8 +140,11 @@ class Progress:
         if result.warnings:
             self.flagged += 1
         n = self.done + self.failed
+        if result.run_id:
+            self._number[result.run_id] = n
+        self._active.pop(cfg.run_id, None)
         if self._bar is not None:
-            self._current = f"{self._running} running" if self._running > 1 else ""
+            self._show_active()
             self._refresh(now=False)
             self._bar.update(1)
             if not result.ok:
@@ -139,6 +155,27 @@ class Progress:
                      cfg.describe())
         else:
             log.warning("run %d/%d FAILED: %s:\n%s", n, self.total, cfg.describe(), _indent(result.cause))
+
+    def shared(self, result: RunResult, cfg: RunConfig) -> None:
+        """A run recorded as the same computation as ``result.shared_from``: counted and logged,
+        with the number of the run that computed it."""
+        if result.ok:
+            self.done += 1
+        else:
+            self.failed += 1
+        self.shared_runs += 1
+        n = self.done + self.failed
+        if result.run_id:
+            self._number[result.run_id] = n
+        source = self._number.get(result.shared_from or "")
+        same = f"same computation as run {source}" if source else f"same computation as {result.shared_from}"
+        if self._bar is not None:
+            self._refresh(now=False)
+            self._bar.update(1)
+        elif result.ok:
+            log.info("run %d/%d done (%s): %s", n, self.total, same, cfg.describe())
+        else:
+            log.warning("run %d/%d FAILED (%s): %s", n, self.total, same, cfg.describe())
 
     def close(self) -> None:
         if self._bar is not None:
@@ -157,7 +194,9 @@ class ProgressEvents:
 
     def __call__(self, event) -> None:
         if event.kind == "grid_started":
-            self.progress = Progress(event.total, already=event.finished_before, desc=event.name, bar=self.bar)
+            self.progress = Progress(event.total, already=event.finished_before, desc=event.name, bar=self.bar,
+                                     elapsed=getattr(event, "elapsed_before", 0.0),
+                                     flagged=getattr(event, "flagged_before", 0))
         elif self.progress is None:
             return
         elif event.kind == "started":
@@ -166,6 +205,8 @@ class ProgressEvents:
             self.progress.step(event.config, event.step, event.index)
         elif event.kind == "finished":
             self.progress.finished(event.result, event.config)
+        elif event.kind == "shared":
+            self.progress.shared(event.result, event.config)
         elif event.kind == "grid_finished":
             self.progress.close()
 

@@ -3,8 +3,8 @@
 :func:`summary_table` is the leaderboard, one row per dataset, scenario, base metric, detector and
 strategy, with its columns named by the metrics' declared labels: for every scalar metric ``M``
 (``CA``, ``BWT``, ``FWT``, ...) ``M_mean``, ``M_std`` (sample, ``ddof=1``), ``M_n`` (values, NaN
-left out: a count of values, not of runs), ``M_ci_low``/``M_ci_high`` (95 % t-based confidence
-interval of the mean), and ``runs``. :func:`write_summaries` writes it as ``summary.csv`` (every
+left out: a count of values, not of runs), ``M_ci_low``/``M_ci_high`` (95 % percentile bootstrap
+interval of the mean, inside the metric's range; NaN with fewer than 3 values), ``M_values``, and ``runs``. :func:`write_summaries` writes it as ``summary.csv`` (every
 metric) and ``summary.md`` (the headline metrics, one Markdown table per scenario), atomically;
 :func:`format_summary` is the text printed at the end of ``clad run``.
 
@@ -26,36 +26,40 @@ from typing import Iterable
 from ..results.record import RunResult, atomic_write_text
 from ..metrics import get_metric, scalar_names
 
-__all__ = ["summary_table", "format_summary", "markdown_table", "write_summaries", "KEYS"]
+__all__ = ["summary_table", "format_summary", "display_table", "markdown_table", "write_summaries", "KEYS"]
 
 #: the grouping columns of the summary
 KEYS = ("dataset", "scenario", "base_metric", "detector", "strategy")
 
 
 def summary_table(results: Iterable[RunResult]):
-    """The leaderboard of ``results`` (failed runs left out) with columns named by metric labels."""
-    from ..report.aggregate import leaderboard
+    """The leaderboard of ``results`` (failed runs left out; a configuration that is the same
+    computation as another shown once, labelled with both, see
+    :func:`clad.report.aggregate.merge_shared`) with columns named by metric labels."""
+    from ..report.aggregate import leaderboard, merge_shared
     from ..report.describe import STATS
 
-    lb = leaderboard(results)
+    lb = leaderboard(merge_shared(results))
     names = scalar_names()
-    renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in STATS}
-    cols = list(KEYS) + ["runs"] + [renamed[f"{m}_{s}"] for m in names for s in STATS]
+    renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in (*STATS, "values")}
+    cols = list(KEYS) + ["runs"] + [renamed[f"{m}_{s}"] for m in names for s in (*STATS, "values")]
     return lb.rename(columns=renamed)[cols]
 
 
-def _display(table):
+def display_table(table):
     import pandas as pd
 
     from ..report.tables import stats_text
 
     from ..core.evaluation import base_metric_shown
 
-    shown = pd.DataFrame({k: table[k] for k in ("dataset", "base_metric", "detector", "strategy", "runs")})
+    shown = pd.DataFrame({k: table[k] for k in ("dataset", "base_metric", "strategy", "detector", "runs")})
     shown["base_metric"] = shown["base_metric"].map(base_metric_shown)
     for m in scalar_names(headline=True):
         lab = get_metric(m).label
-        shown[lab] = stats_text(table, lab)
+        shown[lab] = [t + (f" [{lo:.3f}, {hi:.3f}]" if lo == lo and hi == hi else "") + (f" n={int(n)}" if n == n else "")
+                      for t, lo, hi, n in zip(stats_text(table, lab), table[f"{lab}_ci_low"], table[f"{lab}_ci_high"],
+                                              table[f"{lab}_n"])]
     return shown
 
 
@@ -84,17 +88,47 @@ def _legend() -> str:
     return LEGEND
 
 
-def format_summary(table) -> str:
-    """The summary as text: one table per scenario, the headline metrics as
-    ``mean ± std [95 % CI] n=values``."""
+#: the width the end-of-run summary fits in
+SUMMARY_COLUMNS = 100
+
+
+def format_summary(table, width: int = SUMMARY_COLUMNS) -> str:
+    """The summary as text that fits ``width`` columns: per dataset and base metric, one line per
+    scenario, strategy and detector with the headline metrics as ``mean ± std`` (the full tables,
+    every metric with its interval, are in ``summary.md`` and ``summary.csv``)."""
     if len(table) == 0:
         return "no finished runs"
-    parts = []
-    for scenario, sub in table.groupby("scenario", sort=False):
-        parts.append(f"scenario {scenario}  ({_legend()})")
-        parts.append(_display(sub).to_string(index=False))
-        parts.append("")
-    return "\n".join(parts).rstrip()
+    heads = [get_metric(m).label for m in scalar_names(headline=True)]
+    lines = []
+    for (dataset, base), sub in table.groupby(["dataset", "base_metric"], sort=False):
+        from ..core.evaluation import base_metric_shown
+
+        lines.append(f"{dataset} — {base_metric_shown(base)} (mean ± std over seeds)")
+        cells = [[f"{st} + {de}"] + [_cell(row, h) for h in heads] for st, de, row in
+                 zip(sub["strategy"], sub["detector"], (r for _, r in sub.iterrows()))]
+        widths = [max(len(c[k]) for c in cells + [["", *heads]]) for k in range(len(heads) + 1)]
+        room = width - 4 - sum(widths[1:]) - 2 * len(heads)
+        widths[0] = max(12, min(widths[0], room))
+        lines.append("    " + " " * widths[0] + "".join(f"  {h:>{w}}" for h, w in zip(heads, widths[1:])))
+        for scenario, group in sub.groupby("scenario", sort=False):
+            lines.append(f"  {_shorten(str(scenario), width - 2)}")
+            for idx in group.index:
+                k = list(sub.index).index(idx)
+                row = cells[k]
+                lines.append("    " + f"{_shorten(row[0], widths[0]):<{widths[0]}}"
+                             + "".join(f"  {c:>{w}}" for c, w in zip(row[1:], widths[1:])))
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def _cell(row, lab: str) -> str:
+    from ..report.tables import cell_text
+
+    return cell_text(row.get(f"{lab}_mean"), row.get(f"{lab}_std"))
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
 def _order_section(folder: Path, results) -> list[str]:
@@ -121,7 +155,7 @@ def write_summaries(folder: str | os.PathLike, results: Iterable[RunResult], tit
     if len(table) == 0:
         md.append("No finished runs.")
     for scenario, sub in table.groupby("scenario", sort=False):
-        md += [f"## {scenario}", "", markdown_table(_display(sub)), ""]
+        md += [f"## {scenario}", "", markdown_table(display_table(sub)), ""]
     md += _order_section(folder, results)
     atomic_write_text(folder / "summary.md", "\n".join(md).rstrip() + "\n")
     return table

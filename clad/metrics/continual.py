@@ -51,7 +51,7 @@ def continual_average(R, learned_at=None):
     return R[seen(R, t)]
 
 
-@scalar_metric("BWT", unit="differences", headline=True)
+@scalar_metric("BWT", unit="differences", scale="difference", headline=True)
 def backward_transfer(R, learned_at=None):
     r"""Backward transfer (pyCLAD's documentation): mean over ``i > t(j)`` of ``R[i, j] - R[t(j), j]``;
     negative means forgetting.
@@ -102,7 +102,7 @@ def learning_average(R, learned_at=None):
     return diagonal(R, t)[t >= 0]
 
 
-@scalar_metric("Forgetting", lower_is_better=True, unit="concepts")
+@scalar_metric("Forgetting", lower_is_better=True, unit="concepts", scale="difference")
 def forgetting(R, learned_at=None):
     r"""Forgetting (Chaudhry et al.): mean over concepts learned before the last step of
     :math:`\max_{t(j) \le l < N-1} R_{lj} - R_{N-1,j}` (positive = forgotten; lower is better).
@@ -114,7 +114,7 @@ def forgetting(R, learned_at=None):
     return forgetting_per_concept(R, t)[_before_last(R, t)]
 
 
-@scalar_metric("GEM-BWT", unit="concepts")
+@scalar_metric("GEM-BWT", unit="concepts", scale="difference")
 def gem_backward_transfer(R, learned_at=None):
     r"""GEM's backward transfer (Lopez-Paz & Ranzato; also Mammoth's, and Avalanche's StreamBWT):
     mean over concepts learned before the last step of :math:`R_{N-1,j} - R_{t(j),j}`.
@@ -127,7 +127,7 @@ def gem_backward_transfer(R, learned_at=None):
     return R[-1, ok] - diagonal(R, t)[ok]
 
 
-@scalar_metric("pyCLAD-code-BWT", unit="differences")
+@scalar_metric("pyCLAD-code-BWT", unit="differences", scale="difference")
 def pyclad_code_backward_transfer(R, learned_at=None):
     r"""Backward transfer as pyCLAD's code computes it: mean over ``i > t(j)`` of the step-to-step
     change :math:`R_{ij} - R_{i-1,j}` (in the standard case: :math:`i \ge 1, j < i`).
@@ -146,7 +146,7 @@ def pyclad_code_backward_transfer(R, learned_at=None):
     return step_change[after(R, t)]
 
 
-@scalar_metric("GEM-FWT", needs=("baseline",), unit="concepts")
+@scalar_metric("GEM-FWT", needs=("baseline",), unit="concepts", scale="difference")
 def gem_forward_transfer(R, baseline, learned_at=None):
     r"""GEM's forward transfer (also Mammoth's and Avalanche's): mean over concepts learned after
     the first step of :math:`R_{t(j)-1,j} - b_j`, the score just before the concept was learned
@@ -173,7 +173,7 @@ def unlearned_average(R, learned_at=None):
     return R[:, t < 0]
 
 
-@scalar_metric("Stability", lower_is_better=True, unit="concepts")
+@scalar_metric("Stability", lower_is_better=True, unit="concepts", scale="variance")
 def memory_stability(R, learned_at=None):
     r"""Memory stability: mean over concepts learned before the last step of the population
     variance (``ddof=0``) of :math:`R_{t(j):,\,j}`, the concept's scores from the step that learned
@@ -212,7 +212,7 @@ def accuracy_all_average(R, learned_at=None):
     return accuracy_all(R, learned_at)
 
 
-@scalar_metric("Intransigence", lower_is_better=True, needs=("reference",), unit="concepts")
+@scalar_metric("Intransigence", lower_is_better=True, needs=("reference",), unit="concepts", scale="difference")
 def intransigence(R, reference, learned_at=None):
     r"""Intransigence (Chaudhry et al.): mean over learned concepts of
     :math:`\mathrm{ref}_j - R_{t(j),j}`, how far below a reference model (trained jointly, or on
@@ -227,7 +227,7 @@ def intransigence(R, reference, learned_at=None):
     return ref[ok] - diagonal(R, t)[ok]
 
 
-@scalar_metric("Ref-FWT", needs=("reference",), unit="concepts")
+@scalar_metric("Ref-FWT", needs=("reference",), unit="concepts", scale="difference")
 def reference_forward_transfer(R, reference, learned_at=None):
     r"""Forward transfer against a reference model: mean over concepts learned after the first
     step of :math:`R_{t(j),j} - \mathrm{ref}_j` (standard case: :math:`j \ge 1`, :math:`R_{jj} - \mathrm{ref}_j`);

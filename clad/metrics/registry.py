@@ -41,7 +41,7 @@ import numpy as np
 from ..errors import CladValueError
 from .cells import nanmean, prepare
 
-__all__ = ["Metric", "INPUTS", "KINDS", "REGISTRY", "scalar_metric", "curve_metric", "concept_metric", "register",
+__all__ = ["Metric", "INPUTS", "KINDS", "SCALES", "REGISTRY", "scalar_metric", "curve_metric", "concept_metric", "register",
            "unregister", "get_metric", "scalar_names", "summarize", "SCALAR_METRICS"]
 
 #: the inputs a metric may need beyond R and ``learned_at``
@@ -51,6 +51,8 @@ INPUTS = {
     "anytime": "the anytime matrix and the rows seen at each of its evaluations",
 }
 KINDS = ("scalar", "curve", "per_concept")
+#: how a metric's range follows from its base metric's (see :meth:`Metric.bounds`)
+SCALES = ("value", "difference", "variance", "unbounded")
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,26 @@ class Metric:
     unit: str = "cells"
     headline: bool = False
     terms: Callable | None = None
+    scale: str = "value"
+
+    def bounds(self, base: tuple[float, float]) -> tuple[float, float]:
+        """The range of this metric's values when R's cells lie in ``base`` (the base metric's
+        declared bounds, :func:`clad.core.evaluation.base_metric_bounds`): by its ``scale``, ``"value"`` (a
+        mean of cells: the same range), ``"difference"`` (a mean of differences of cells:
+        ``(low - high, high - low)``), ``"variance"`` (a population variance of cells: ``(0,
+        (high - low)² / 4)``) or ``"unbounded"``.
+
+        >>> get_metric("continual_average").bounds((0.0, 1.0)), get_metric("backward_transfer").bounds((0.0, 1.0))
+        ((0.0, 1.0), (-1.0, 1.0))
+        """
+        lo, hi = (float(b) for b in base)
+        if self.scale == "value":
+            return lo, hi
+        if self.scale == "difference":
+            return lo - hi, hi - lo
+        if self.scale == "variance":
+            return 0.0, (hi - lo) ** 2 / 4
+        return -np.inf, np.inf
 
     @property
     def description(self) -> str:
@@ -100,6 +122,8 @@ def register(metric: Metric, replace: bool = False) -> Metric:
     if metric.name in _REGISTRY and not replace and _REGISTRY[metric.name].function is not metric.function:
         raise CladValueError(f"a continual metric named {metric.name!r} is already declared "
                              f"({_REGISTRY[metric.name].function.__module__}); pick another name or replace=True")
+    if metric.scale not in SCALES:
+        raise CladValueError(f"metric {metric.name!r}: scale {metric.scale!r} is not one of {', '.join(SCALES)}")
     if metric.kind == "scalar" and metric.terms is None:
         raise CladValueError(f"scalar metric {metric.name!r} needs a terms function (the values it averages)")
     _REGISTRY[metric.name] = metric
@@ -112,7 +136,7 @@ def unregister(name: str) -> None:
 
 
 def _declare(kind: str, label: str, higher_is_better: bool, needs, unit: str, headline: bool, name: str | None,
-             wrap: bool):
+             wrap: bool, scale: str = "value"):
     def decorate(fn: Callable) -> Callable:
         public = fn
         if wrap:
@@ -122,16 +146,17 @@ def _declare(kind: str, label: str, higher_is_better: bool, needs, unit: str, he
 
             public.terms = fn
         register(Metric(name or fn.__name__, public, kind, label, bool(higher_is_better), tuple(needs), unit,
-                        bool(headline), fn if wrap else None))
+                        bool(headline), fn if wrap else None, scale))
         return public
 
     return decorate
 
 
 def scalar_metric(label: str, *, lower_is_better: bool = False, needs=(), unit: str = "cells",
-                  headline: bool = False, name: str | None = None):
-    """Declare a scalar metric: decorate the function that returns its terms (see the module)."""
-    return _declare("scalar", label, not lower_is_better, needs, unit, headline, name, wrap=True)
+                  headline: bool = False, name: str | None = None, scale: str = "value"):
+    """Declare a scalar metric: decorate the function that returns its terms (see the module);
+    ``scale`` says how its range follows from the base metric's (:meth:`Metric.bounds`)."""
+    return _declare("scalar", label, not lower_is_better, needs, unit, headline, name, wrap=True, scale=scale)
 
 
 def curve_metric(label: str, *, lower_is_better: bool = False, needs=(), name: str | None = None):

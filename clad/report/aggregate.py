@@ -3,16 +3,22 @@
 Nothing here plots or writes files. A *configuration* is dataset x scenario x strategy x detector;
 its runs differ only by seed. Means over seeds leave NaN out (a cell undefined in one seed does not
 hide the others); a value undefined in every seed stays NaN. ``std`` is the sample standard
-deviation (``ddof=1``), ``n`` the number of values (not runs) that entered the mean, and
-``ci_low``/``ci_high`` a 95 % t-based confidence interval of the mean,
-``mean ± t(0.975, n-1) · std / sqrt(n)`` (Student's t, as the spread over a handful of seeds
-calls for: a bootstrap over 2 to 5 seeds has too few distinct resamples to give an interval).
-With fewer than two values std and the interval are NaN. Which scalar metrics exist, and whether
-higher or lower is better, is read from :data:`clad.metrics.REGISTRY`.
+deviation (``ddof=1``), ``n`` the number of values (not runs) that entered the mean.
+
+**Intervals respect their quantity.** ``ci_low``/``ci_high`` are a 95 % percentile bootstrap
+interval of the mean over seeds (:data:`BOOTSTRAP_RESAMPLES` resamples drawn from a generator
+seeded with :data:`BOOTSTRAP_SEED`, so the same values always give the same interval). A
+bootstrap mean is a mean of the observed values, so the interval lies between the smallest and
+the largest of them, and never outside the range the metric can take (a ROC-AUC above 1, seconds
+below 0); ``bounds`` (the metric's declared range, :func:`value_bounds`) is applied on top. With
+fewer than :data:`MIN_INTERVAL_N` values no interval is given (NaN): two values say too little about
+where the mean lies, and a page shows the values themselves instead. Which scalar metrics exist,
+and whether higher or lower is better, is read from :data:`clad.metrics.REGISTRY`.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -23,11 +29,18 @@ from ..results.record import RunResult
 from ..errors import DataError
 from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
                        scalar_names)
+from ..core.evaluation import base_metric_bounds as base_bounds
+from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, group_runs, interval, mean_std,
+                       stats_at)
 from .cost import COST, cost_columns
-from .describe import CONFIG_KEYS, STATS, describe, group_runs, mean_std, stats_at
 
 __all__ = [
+    "value_bounds",
     "HeatmapData",
+    "merge_shared",
+    "chance_matrix",
+    "chance_value",
+    "chance_table",
     "scalar_value",
     "heatmap_data",
     "heatmaps",
@@ -36,8 +49,128 @@ __all__ = [
     "forgetting_table",
     "leaderboard",
     "best_marks",
+    "best_status",
+    "values_text",
+    "BEST",
+    "WITHIN_NOISE",
 ]
 
+def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
+    """``results`` with every configuration that is the same computation as another shown once.
+
+    A configuration whose runs all record ``shared_from`` (see :mod:`clad.engine.identity`)
+    pointing at the runs of one other configuration with as many runs is dropped; the configuration
+    that computed them keeps its runs, relabelled with every value it stands for, joined by
+    ``" = "`` (``concept_aware = concept_incremental``). Other runs are returned as they are, in order.
+
+    >>> from clad.results.record import RunResult
+    >>> rs = [RunResult("d", "aware", "naive", "if", s, run_id=f"a{s}") for s in (0, 1)]
+    >>> rs += [RunResult("d", "incremental", "naive", "if", s, run_id=f"b{s}", shared_from=f"a{s}") for s in (0, 1)]
+    >>> [(r.scenario, r.seed) for r in merge_shared(rs)]
+    [('aware = incremental', 0), ('aware = incremental', 1)]
+    """
+    import dataclasses
+
+    results = list(results)
+    key_of = {r.run_id: (tuple(getattr(r, k) for k in CONFIG_KEYS), r.seed) for r in results if r.run_id and r.ok}
+    groups: dict[tuple, list[RunResult]] = {}
+    for r in results:
+        if r.ok:
+            groups.setdefault(tuple(getattr(r, k) for k in CONFIG_KEYS), []).append(r)
+    stands_for: dict[tuple, list[tuple]] = {}
+    copies: set[tuple] = set()
+    for key, runs in groups.items():
+        origins = {key_of.get(r.shared_from, (None, None))[0] for r in runs}
+        if len(origins) != 1 or None in origins:
+            continue
+        origin, = origins
+        if origin == key or origin not in groups or origin in copies:
+            continue
+        if len(groups[origin]) == len(runs):  # every run of this configuration is one of origin's
+            copies.add(key)
+            stands_for.setdefault(origin, [origin]).append(key)
+    if not copies:
+        return results
+    relabel = {}
+    for origin, keys in stands_for.items():
+        relabel[origin] = {k: " = ".join(dict.fromkeys(key[i] for key in keys))
+                           for i, k in enumerate(CONFIG_KEYS) if len({key[i] for key in keys}) > 1}
+    out = []
+    for r in results:
+        key = tuple(getattr(r, k) for k in CONFIG_KEYS)
+        if r.ok and key in copies:
+            continue
+        out.append(dataclasses.replace(r, **relabel[key]) if r.ok and key in relabel else r)
+    return out
+
+
+def chance_matrix(r: RunResult, base_metric: str) -> np.ndarray | None:
+    """R of a scoreless detector on run ``r``'s test concepts: every row holds each test
+    concept's chance level (``r.chance``), NaN where ``r``'s own cell is undefined; None when the
+    run recorded no chance level for ``base_metric``."""
+    levels = (r.chance or {}).get(base_metric)
+    if levels is None or base_metric not in r.R:
+        return None
+    R = np.asarray(r.R[base_metric], dtype=np.float64)
+    C = np.tile(np.asarray(levels, dtype=np.float64), (R.shape[0], 1))
+    return np.where(np.isnan(R), np.nan, C)
+
+
+def chance_value(r: RunResult, base_metric: str, name: str) -> float:
+    """Scalar metric ``name`` of run ``r``'s :func:`chance_matrix`: what a scoreless detector gets
+    through the same metric (0 for a difference such as BWT; NaN for a metric that needs a
+    reference, or without recorded chance levels)."""
+    C = chance_matrix(r, base_metric)
+    if C is None or name not in REGISTRY or get_metric(name).needs:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(get_metric(name).function(C, learned_at=learned_at(r.concepts, r.test_concepts)))
+
+
+def chance_table(results: Iterable[RunResult], metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per dataset, base metric and scenario: every scalar metric of the chance matrices
+    (:func:`chance_value`), mean over the finished runs (``m_mean``); the chance row of a leaderboard.
+
+    >>> from clad.results.record import RunResult
+    >>> r = RunResult("d", "s", "naive", "if", 0, ("A", "B"), ("A", "B"), R={"f1": np.array([[0.9, 0.2], [0.7, 0.8]])},
+    ...               chance={"f1": [2 * 0.1 / 1.1, 0.5]})
+    >>> t = chance_table([r], ["continual_average", "backward_transfer"])
+    >>> round(float(t.at[0, "continual_average_mean"]), 4), float(t.at[0, "backward_transfer_mean"])
+    (0.2879, 0.0)
+    """
+    metrics = scalar_names() if metrics is None else list(metrics)
+    rows: dict[tuple, list[RunResult]] = {}
+    for r in results:
+        if r.ok and r.chance:
+            for bm in r.chance:
+                rows.setdefault((r.dataset, bm, r.scenario), []).append(r)
+    out = []
+    for (dataset, bm, scenario), runs in rows.items():
+        row = {"dataset": dataset, "base_metric": bm, "scenario": scenario}
+        for name in metrics:
+            values = [chance_value(r, bm, name) for r in runs]
+            values = [v for v in values if v == v]
+            row[f"{name}_mean"] = float(np.mean(values)) if values else float("nan")
+        out.append(row)
+    return pd.DataFrame(out, columns=["dataset", "base_metric", "scenario", *(f"{m}_mean" for m in metrics)])
+
+
+def value_bounds(name: str, base_metric: str | None = None) -> tuple[float, float]:
+    """The range of scalar metric or cost ``name`` computed from base metric ``base_metric``: from
+    the declarations (:meth:`clad.metrics.Metric.bounds` of the base metric's declared bounds, or
+    the cost's :attr:`clad.report.cost.Cost.bounds`); unbounded for anything undeclared.
+
+    >>> value_bounds("continual_average", "roc_auc"), value_bounds("forgetting", "f1")
+    ((0.0, 1.0), (-1.0, 1.0))
+    >>> value_bounds("fit_seconds")
+    (0.0, inf)
+    """
+    if name in COST:
+        return COST[name].bounds
+    if name in REGISTRY:
+        return get_metric(name).bounds(base_bounds(base_metric) if base_metric else UNBOUNDED)
+    return UNBOUNDED
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +195,10 @@ class HeatmapData:
     learned_at: np.ndarray
     seeds: tuple[int, ...]
     order: str | None = None
+    #: per test concept, the chance level (mean over seeds; NaN where not recorded)
+    chance: np.ndarray | None = None
+    #: (steps x test concepts) True where the cell cannot be told from its chance level
+    at_chance: np.ndarray | None = None
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -116,15 +253,68 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str
             raise DataError(f"{' / '.join(key)}: seed {r.seed} has no R for base metric {base_metric!r} "
                             f"(it has {', '.join(r.R) or 'none'})")
         mats.append(_columns(r, base_metric, cols))
-    mean, std, n = mean_std(np.stack(mats))
+    stack = np.stack(mats)
+    mean, std, n = mean_std(stack)
+    cols_given = cols
     cols = tuple(first.test_concepts) if cols is None else tuple(cols)
+    chance, at = _chance_cells(runs, base_metric, cols_given, stack)
     return HeatmapData(*key, base_metric=base_metric, mean=mean, std=std, n=n, rows=tuple(first.concepts),
                        cols=cols, learned_at=learned_at(first.concepts, cols),
-                       seeds=tuple(r.seed for r in runs), order=order)
+                       seeds=tuple(r.seed for r in runs), order=order, chance=chance, at_chance=at)
+
+
+#: how close to its chance level a value must come to be "at chance" with too few seeds for an interval
+CHANCE_TOLERANCE = 0.005
+
+
+def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.ndarray):
+    """Per test concept the mean chance level over ``runs``, and the cells of R (``stack``: seeds x
+    steps x concepts) that cannot be told from it: the chance level lies in the cell's interval over
+    seeds (:func:`interval`), or, with too few seeds for one, between its smallest and largest
+    value widened by :data:`CHANCE_TOLERANCE`. (None, None) when a run recorded no chance level."""
+    levels = []
+    for r in runs:
+        c = (r.chance or {}).get(base_metric)
+        if c is None:
+            return None, None
+        c = np.asarray(c, dtype=np.float64)
+        if cols is not None and tuple(cols) != tuple(r.test_concepts):
+            c = c[[list(r.test_concepts).index(name) for name in cols]]
+        levels.append(c)
+    chance = np.nanmean(np.stack(levels), axis=0) if levels else None
+    if chance is None:
+        return None, None
+    at = np.zeros(stack.shape[1:], dtype=bool)
+    for i in range(stack.shape[1]):
+        for j in range(stack.shape[2]):
+            v = stack[:, i, j]
+            v = v[~np.isnan(v)]
+            if not v.size or np.isnan(chance[j]):
+                continue
+            if v.size >= MIN_INTERVAL_N:
+                low, high = interval(v)
+            else:
+                low, high = float(v.min()), float(v.max())
+            at[i, j] = low - CHANCE_TOLERANCE <= chance[j] <= high + CHANCE_TOLERANCE
+    return chance, at
+
+
+def base_order(names) -> list[str]:
+    """Base metric names in their declaration order (:data:`clad.core.evaluation.BASE_METRICS`:
+    ROC-AUC, F1, AP, ...), undeclared ones after them as found; a results file may store them sorted.
+
+    >>> base_order(["average_precision", "roc_auc", "x", "f1"])
+    ['roc_auc', 'f1', 'average_precision', 'x']
+    """
+    from ..core.evaluation import BASE_METRICS
+
+    names = list(dict.fromkeys(names))
+    declared = list(BASE_METRICS)
+    return sorted(names, key=lambda m: (declared.index(m) if m in declared else len(declared), names.index(m)))
 
 
 def _base_metrics(runs: Sequence[RunResult]) -> list[str]:
-    names = [m for m in runs[0].R]
+    names = base_order(runs[0].R)
     return [m for m in names if all(m in r.R for r in runs)]
 
 
@@ -192,6 +382,7 @@ def _by_configuration(results: Iterable[RunResult]):
 def learning_curves(results: Iterable[RunResult]) -> pd.DataFrame:
     """Per configuration, base metric and step: :func:`describe` over seeds (and over concept
     orders, step by step, when the runs differ in order) of :func:`clad.metrics.accuracy_seen`
+    (and ``chance``: the same curve of the runs' :func:`chance_matrix`, mean over seeds)
     (``kind="seen"``) and :func:`clad.metrics.accuracy_all` (``kind="all"``). Long format, one row
     per (configuration, base metric, kind, step); ``concept`` is the concept learned at the step,
     or ``""`` when the orders differ there.
@@ -202,13 +393,20 @@ def learning_curves(results: Iterable[RunResult]) -> pd.DataFrame:
             continue
         for kind, fn in (("seen", accuracy_seen), ("all", accuracy_all)):
             curves = np.stack([fn(r.R[m], learned_at(r.concepts, r.test_concepts)) for r in runs])
-            d = describe(curves)
+            d = describe(curves, base_bounds(m))
+            mats = [chance_matrix(r, m) for r in runs]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                chance = (np.nanmean(np.stack([fn(C, learned_at(r.concepts, r.test_concepts))
+                                               for r, C in zip(runs, mats)]), axis=0)
+                          if all(C is not None for C in mats) else np.full(curves.shape[1], np.nan))
             for step in range(curves.shape[1]):
                 names = {r.concepts[step] for r in runs}
                 rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "kind": kind, "step": step,
-                             "concept": names.pop() if len(names) == 1 else "", **stats_at(d, step)})
+                             "concept": names.pop() if len(names) == 1 else "", **stats_at(d, step),
+                             "chance": float(chance[step])})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "kind",
-                                       "step", "concept", *STATS])
+                                       "step", "concept", *STATS, "chance"])
 
 
 def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
@@ -222,7 +420,7 @@ def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
             values = [forgetting_per_concept(_columns(r, m, cols), learned_at(r.concepts, cols)) for r in runs]
         except DataError:
             continue
-        d = describe(np.stack(values))
+        d = describe(np.stack(values), value_bounds("forgetting", m))
         for j, concept in enumerate(cols):
             if d["n"][j]:
                 rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "concept": concept,
@@ -254,7 +452,9 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
     """One row per dataset x base metric x scenario x detector x strategy; ``runs`` (finished runs,
     one per seed) and, for every scalar metric ``m`` (default: every declared one), the columns of
     :func:`describe` over seeds: ``m_mean``, ``m_std``, ``m_n`` (values, NaN left out),
-    ``m_ci_low``, ``m_ci_high``; then the same columns for every cost of
+    ``m_ci_low``, ``m_ci_high`` (inside the metric's range, NaN below :data:`MIN_INTERVAL_N`
+    values), ``m_values`` (the values over seeds, a space-separated string, for pages that show
+    them where an interval would say too little); then the same columns for every cost of
     :data:`clad.report.cost.COST` (fit and score seconds per step, peak memory MB, training rows kept).
 
     >>> from clad.results.record import RunResult
@@ -263,45 +463,87 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
     >>> row = leaderboard(rs, ["continual_average"]).iloc[0]
     >>> float(row["continual_average_mean"]), round(float(row["continual_average_std"]), 4), int(row["runs"])
     (0.8, 0.1414, 3)
-    >>> int(row["continual_average_n"]), round(float(row["continual_average_ci_high"]), 4)
-    (2, 2.0706)
+    >>> int(row["continual_average_n"]), float(row["continual_average_ci_high"])  # 2 values: no interval
+    (2, nan)
     """
     metrics = scalar_names() if metrics is None else list(metrics)
     for name in metrics:
         get_metric(name)  # an unknown name is a clear error
     rows = []
     for (dataset, scenario, strategy, detector), runs in group_runs(results).items():
-        base = list(dict.fromkeys(m for r in runs for m in (r.metrics or r.R)))
+        base = base_order(m for r in runs for m in (r.metrics or r.R))
         for bm in base:
             row = {"dataset": dataset, "base_metric": bm, "scenario": scenario, "detector": detector,
                    "strategy": strategy, "runs": len(runs)}
             for name in metrics:
-                d = describe(np.array([[scalar_value(r, bm, name)] for r in runs]))
+                r_values = [scalar_value(r, bm, name) for r in runs]
+                d = describe(np.array([[v] for v in r_values]), value_bounds(name, bm))
                 row.update({f"{name}_{k}": v for k, v in stats_at(d, 0).items()})
+                row[f"{name}_values"] = values_text(r_values)
             rows.append({**row, **cost_columns(runs)})
-    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in STATS]
+    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*STATS, "values")]
     return pd.DataFrame(rows, columns=cols)
+
+
+def values_text(values) -> str:
+    """Values over seeds as compact text (NaN left out), for a page or a CSV cell.
+
+    >>> values_text([0.71234, float("nan"), 0.9])
+    '0.712 0.900'
+    """
+    return " ".join(f"{float(v):.3f}" for v in values if v is not None and v == v)
+
+
+#: the marks :func:`best_status` gives: the best value, clear of the next one's interval; the best
+#: value, within the noise of the next one (intervals overlap, or too few seeds for intervals)
+BEST, WITHIN_NOISE = "best", "within noise"
+
+
+def best_status(table: pd.DataFrame, metrics: Sequence[str],
+                within: Sequence[str] = ("dataset", "base_metric", "scenario")) -> pd.DataFrame:
+    """Per metric column, among the rows that share ``within``: ``"best"`` on the row with the best
+    mean when its interval does not overlap the interval of the next best row, ``"within noise"``
+    on it when they overlap or either has no interval (too few seeds), ``""`` elsewhere (and in a
+    group of one row, or where the best mean is tied). Higher or lower is better as each metric's
+    declaration says; NaN is never marked.
+
+    >>> t = pd.DataFrame({"dataset": ["d"] * 3, "continual_average_mean": [0.9, 0.8, 0.7],
+    ...                   "continual_average_ci_low": [0.88, 0.75, 0.6], "continual_average_ci_high": [0.92, 0.85, 0.8],
+    ...                   "forgetting_mean": [0.2, 0.1, np.nan], "forgetting_ci_low": [0.1, 0.05, np.nan],
+    ...                   "forgetting_ci_high": [0.3, 0.15, np.nan]})
+    >>> best_status(t, ["continual_average", "forgetting"], within=["dataset"]).values.tolist()
+    [['best', ''], ['', 'within noise'], ['', '']]
+    """
+    out = pd.DataFrame("", index=table.index, columns=list(metrics))
+    if table.empty:
+        return out
+    groups = [sub.index for _, sub in table.groupby(list(within), sort=False)] if within else [table.index]
+    for name in metrics:
+        higher = get_metric(name).higher_is_better if name in REGISTRY else False
+        mean = table[f"{name}_mean"]
+        low = table.get(f"{name}_ci_low", pd.Series(np.nan, index=table.index))
+        high = table.get(f"{name}_ci_high", pd.Series(np.nan, index=table.index))
+        for idx in groups:
+            m = mean.loc[idx].dropna().sort_values(ascending=not higher, kind="stable")
+            if len(m) < 2 or m.iloc[0] == m.iloc[1]:
+                continue
+            first, second = m.index[0], m.index[1]
+            if higher:
+                clear = low[first] > high[second]
+            else:
+                clear = high[first] < low[second]
+            out.at[first, name] = BEST if bool(clear) else WITHIN_NOISE  # NaN compares False: within noise
+    return out
 
 
 def best_marks(table: pd.DataFrame, metrics: Sequence[str],
                within: Sequence[str] = ("dataset", "base_metric", "scenario")) -> pd.DataFrame:
-    """True where a row holds the best mean of a metric column among the rows that share ``within``
-    (higher or lower is better as each metric's declaration says; ties are all marked; NaN never is).
+    """True where :func:`best_status` says ``"best"``: the best mean of a metric column among the
+    rows that share ``within``, with an interval clear of the next best row's.
 
-    >>> t = pd.DataFrame({"dataset": ["d"] * 3, "forgetting_mean": [0.2, 0.1, np.nan],
-    ...                   "continual_average_mean": [0.9, 0.8, 0.9]})
-    >>> best_marks(t, ["continual_average", "forgetting"], within=["dataset"]).values.tolist()
-    [[True, False], [False, True], [True, False]]
+    >>> t = pd.DataFrame({"dataset": ["d"] * 2, "continual_average_mean": [0.9, 0.8],
+    ...                   "continual_average_ci_low": [0.88, 0.7], "continual_average_ci_high": [0.92, 0.85]})
+    >>> best_marks(t, ["continual_average"], within=["dataset"]).values.tolist()
+    [[True], [False]]
     """
-    marks = pd.DataFrame(False, index=table.index, columns=list(metrics))
-    if table.empty:
-        return marks
-    for name in metrics:
-        pick = "max" if get_metric(name).higher_is_better else "min"
-        col = table[f"{name}_mean"]
-        if within:
-            best = col.groupby([table[w] for w in within], sort=False).transform(pick)
-        else:
-            best = pd.Series(getattr(col, pick)(), index=col.index)
-        marks[name] = (col == best) & col.notna()
-    return marks
+    return best_status(table, metrics, within) == BEST

@@ -37,11 +37,13 @@ def _mean(values) -> float:
 
 @dataclass(frozen=True)
 class Cost:
-    """One cost column: its label and the value a run gives (NaN when the run did not record it)."""
+    """One cost column: its label, the value a run gives (NaN when the run did not record it) and
+    the range its values can take (seconds, bytes and rows are never negative)."""
 
     label: str
     value: Callable[[RunResult], float]
     description: str
+    bounds: tuple[float, float] = (0.0, float("inf"))
 
 
 #: the cost columns of the leaderboard, in order (all: lower is better)
@@ -66,7 +68,7 @@ def cost_columns(runs: list[RunResult]) -> dict[str, float]:
     """``{name_mean, name_std, name_n, name_ci_low, name_ci_high}`` of every cost over ``runs``."""
     out: dict[str, float] = {}
     for name in COST:
-        d = describe(np.array([[cost_value(r, name)] for r in runs], dtype=float))
+        d = describe(np.array([[cost_value(r, name)] for r in runs], dtype=float), COST[name].bounds)
         out.update({f"{name}_{k}": v for k, v in stats_at(d, 0).items()})
     return out
 

@@ -2,10 +2,17 @@
 
 A *configuration* is dataset x scenario x strategy x detector; its runs differ only by seed.
 :func:`describe` gives, over axis 0, the mean (NaN left out), the sample standard deviation
-(``ddof=1``), ``n`` (the number of values that entered the mean) and a 95 % t-based confidence
-interval of the mean, ``mean ± t(0.975, n-1) · std / sqrt(n)``; with fewer than two values std and
-the interval are NaN. :mod:`clad.report.aggregate`, :mod:`clad.report.cost` and
-:mod:`clad.report.stats` build on it.
+(``ddof=1``), ``n`` (the number of values that entered the mean) and an interval of the mean.
+
+**Intervals respect their quantity.** ``ci_low``/``ci_high`` are a 95 % percentile bootstrap
+interval of the mean over seeds (:data:`BOOTSTRAP_RESAMPLES` resamples drawn from a generator
+seeded with :data:`BOOTSTRAP_SEED`, so the same values always give the same interval). A bootstrap
+mean is a mean of the observed values, so the interval lies between the smallest and the largest
+of them, never outside the range the metric can take (a ROC-AUC above 1, seconds below 0);
+``bounds`` (the value's declared range, :func:`clad.report.aggregate.value_bounds`) is applied on
+top. With fewer than :data:`MIN_INTERVAL_N` values no interval is given (NaN): two values say too
+little about where the mean lies, and a page shows the values themselves instead.
+:mod:`clad.report.aggregate`, :mod:`clad.report.cost` and :mod:`clad.report.stats` build on it.
 """
 
 from __future__ import annotations
@@ -14,16 +21,23 @@ import warnings
 from typing import Iterable
 
 import numpy as np
-from scipy import stats
 
 from ..results.record import RunResult
 
-__all__ = ["CONFIG_KEYS", "CONFIDENCE", "STATS", "group_runs", "mean_std", "describe", "stats_at", "plural"]
+__all__ = ["CONFIG_KEYS", "CONFIDENCE", "MIN_INTERVAL_N", "UNBOUNDED", "STATS", "group_runs", "mean_std", "interval",
+           "describe", "stats_at", "plural"]
 
 #: the fields that identify a configuration (its runs differ only by seed)
 CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
 #: the confidence level of every interval
 CONFIDENCE = 0.95
+#: fewest values for which an interval is given
+MIN_INTERVAL_N = 3
+#: bootstrap resamples of every interval, and the seed of their generator
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+#: the range of a value nothing is declared about
+UNBOUNDED = (-np.inf, np.inf)
 
 
 def group_runs(results: Iterable[RunResult]) -> dict[tuple[str, str, str, str], list[RunResult]]:
@@ -59,18 +73,43 @@ def mean_std(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.asarray(mean), np.asarray(std), np.asarray(n)
 
 
-def describe(values) -> dict[str, np.ndarray]:
-    """:func:`mean_std` plus the 95 % t-based confidence interval of the mean, over axis 0.
+def interval(values, bounds: tuple[float, float] = UNBOUNDED) -> tuple[float, float]:
+    """The 95 % percentile bootstrap interval of the mean of ``values`` (NaN left out), inside
+    ``bounds``; (NaN, NaN) with fewer than :data:`MIN_INTERVAL_N` values.
+
+    >>> interval([0.7, 0.9]), [round(v, 3) for v in interval([0.98, 0.99, 1.0, 1.0], (0, 1))]
+    ((nan, nan), [0.985, 1.0])
+    """
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[~np.isnan(v)]
+    if v.size < MIN_INTERVAL_N:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    means = v[rng.integers(0, v.size, size=(BOOTSTRAP_RESAMPLES, v.size))].mean(axis=1)
+    tail = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    lo = max(float(bounds[0]), float(v.min()))  # a mean of the values lies within them
+    hi = min(float(bounds[1]), float(v.max()))
+    return float(np.clip(low, lo, hi)), float(np.clip(high, lo, hi))
+
+
+def describe(values, bounds: tuple[float, float] = UNBOUNDED) -> dict[str, np.ndarray]:
+    """:func:`mean_std` plus the interval of the mean (:func:`interval`, inside ``bounds``), over axis 0.
 
     >>> d = describe([[0.7], [0.9], [np.nan]])
-    >>> d["mean"].tolist(), d["n"].tolist(), [round(float(d[k][0]), 4) for k in ("ci_low", "ci_high")]
-    ([0.8], [2], [-0.4706, 2.0706])
+    >>> d["mean"].tolist(), d["n"].tolist(), d["ci_low"].tolist()
+    ([0.8], [2], [nan])
+    >>> d = describe([[0.7], [0.9], [0.8], [1.0]], bounds=(0, 1))
+    >>> [round(float(d[k][0]), 3) for k in ("mean", "ci_low", "ci_high")]
+    [0.85, 0.75, 0.95]
     """
-    mean, std, n = mean_std(values)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = stats.t.ppf(0.5 + CONFIDENCE / 2, np.maximum(n - 1, 1)) * std / np.sqrt(np.maximum(n, 1))
-    half = np.where(n >= 2, half, np.nan)
-    return {"mean": mean, "std": std, "n": n, "ci_low": mean - half, "ci_high": mean + half}
+    a = np.asarray(values, dtype=np.float64)
+    mean, std, n = mean_std(a)
+    flat = a.reshape(a.shape[0], -1) if a.ndim > 1 else a.reshape(-1, 1)
+    pairs = [interval(flat[:, k], bounds) for k in range(flat.shape[1])]
+    low = np.array([p[0] for p in pairs]).reshape(mean.shape)
+    high = np.array([p[1] for p in pairs]).reshape(mean.shape)
+    return {"mean": mean, "std": std, "n": n, "ci_low": low, "ci_high": high}
 
 
 #: the statistics of :func:`describe`, in the order the tables show them

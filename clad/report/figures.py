@@ -110,16 +110,25 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     out.append("<p class='legend'>R averaged over seeds (annotation: mean ± std): rows are training steps, columns "
                "test concepts. A black border marks the step where each concept was first learned; hatched cells "
                "(//) are future cells, before the concept was learned; dotted cells (..) are test concepts never "
-               "learned; grey 'n/a' cells are undefined (e.g. a single-class test concept).</p>")
+               "learned; grey 'n/a' cells are undefined (e.g. a single-class test concept); a small circle marks a "
+               "cell that cannot be told from chance (what a detector without information gets on that test "
+               "concept lies within the cell's interval over seeds, or between its values with fewer than 3 "
+               "seeds). The first base metric is shown; the others are folded below.</p>")
     build = HeatmapFigures()  # the figures of one base metric are reused for the next
+    bases = list(dict.fromkeys(key[2] for key in groups))
+    folded: dict[str, list[str]] = {b: [] for b in bases}
     for (dataset, scenario, base), items in groups.items():
-        out.append(f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base_metric_shown(base)}')}</h3>")
+        part_html = [f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base_metric_shown(base)}')}</h3>"]
         fig_list = build(items)
         for part, fig in enumerate(fig_list, 1):
             extra = [f"part{part}"] if len(fig_list) > 1 else []
             desc = (f"R heatmaps {dataset} / {scenario} / {base_metric_shown(base)}"
                     + (f" (part {part})" if extra else ""))
-            out.append(figs.add(fig, "R heatmaps", desc, "heatmap", dataset, scenario, base, *extra))
+            part_html.append(figs.add(fig, "R heatmaps", desc, "heatmap", dataset, scenario, base, *extra))
+        folded[base].extend(part_html)
+    for k, base in enumerate(bases):
+        out.append("\n".join(folded[base]) if k == 0 else
+                   H.details(f"R heatmaps of {base_metric_shown(base)}", "\n".join(folded[base])))
     return "\n".join(out)
 
 
@@ -129,16 +138,22 @@ def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
     if table.empty:
         return H.message("nothing to show: no finished run has a value here")
     out = []
+    if kind == "curves":  # one figure per dataset, scenario and base metric: the first base metric shown
+        bases = list(dict.fromkeys(table["base_metric"]))
+        shown: dict[str, list[str]] = {b: [] for b in bases}
+        for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
+            desc = f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}"
+            fig = curves_figure(part, f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} (mean "
+                                      "over seeds, band ± std; dashed: chance)")
+            shown[base].append(figs.add(fig, "Learning curves", desc, "curves", dataset, scenario, base))
+        return "\n".join(H.figure_grid(shown[b]) if k == 0 else
+                         H.details(f"Learning curves of {base_metric_shown(b)}", H.figure_grid(shown[b]))
+                         for k, b in enumerate(bases))
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
-        if kind == "curves":
-            desc = f"learning curves {dataset} / {scenario}"
-            fig = curves_figure(part, f"Learning curves of {dataset} / {scenario} (mean over seeds, band ± std)")
-            out.append(figs.add(fig, "Learning curves", desc, "curves", dataset, scenario))
-        else:
-            desc = f"per-concept forgetting {dataset} / {scenario}"
-            fig = forgetting_figure(part, f"Forgetting of {dataset} / {scenario} (peak − final; mean over seeds, "
-                                          f"error bars ± std)")
-            out.append(figs.add(fig, "Per-concept forgetting", desc, "forgetting", dataset, scenario))
+        desc = f"per-concept forgetting {dataset} / {scenario}"
+        fig = forgetting_figure(part, f"Forgetting of {dataset} / {scenario} (peak − final; mean over seeds, "
+                                      f"error bars ± std)")
+        out.append(figs.add(fig, "Per-concept forgetting", desc, "forgetting", dataset, scenario))
     return H.figure_grid(out)
 
 

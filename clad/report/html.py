@@ -9,7 +9,7 @@ import json
 import re
 from typing import Sequence
 
-__all__ = ["img", "pre", "message", "page", "figure_grid", "toml_text"]
+__all__ = ["img", "pre", "message", "details", "page", "figure_grid", "toml_text"]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px;
@@ -28,7 +28,26 @@ figcaption { font-size: .75rem; color: #555; overflow-wrap: anywhere; }
 table.index td { text-align: left; overflow-wrap: anywhere; }
 .message { background: #fff4d6; border-left: 4px solid #e0a800; padding: .5rem .8rem; }
 .legend { font-size: .85rem; color: #444; }
-nav ul { columns: 2; }
+nav ul { columns: 4; font-size: .85rem; margin: .3rem 0; }
+h2 { margin-top: 1.6rem; }
+table.leaderboard td, table.leaderboard th { white-space: nowrap; padding: .2rem .5rem; }
+table.leaderboard td:nth-child(-n+3), table.leaderboard th:nth-child(-n+3) { text-align: left; }
+tr.chance td { color: #666; font-style: italic; background: #fafafa; }
+table.compact { font-size: .78rem; }
+table.compact td, table.compact th { padding: .15rem .4rem; }
+table.compact th.group { text-align: center; border-bottom: 2px solid #bbb; }
+table.compact tr.scenario th { text-align: left; background: #e8eef7; font-weight: 600; }
+table.compact td:nth-child(-n+2) { text-align: left; }
+table.compact td:nth-child(3n+3) { border-left: 1px solid #ccc; }
+span.noise { color: #888; }
+td[title] { cursor: help; }
+.findings { background: #eef5ff; border-left: 4px solid #3b7dd8; padding: .3rem .8rem; }
+.findings ul, .message ul { margin: .2rem 0 .4rem; padding-left: 1.3rem; }
+.findings p { margin: .4rem 0 .1rem; }
+div.message { padding: .3rem .8rem; font-size: .9rem; }
+details { margin: .4rem 0; }
+details > summary { cursor: pointer; color: #1a4f9c; }
+p.run { font-size: 1.05rem; }
 """
 
 
@@ -113,6 +132,15 @@ def pre(obj) -> str:
 
 def message(text: str) -> str:
     return f'<p class="message">{html.escape(text)}</p>'
+
+
+def details(summary: str, body: str, open: bool = False) -> str:
+    """``body`` folded under a one-line ``summary`` (``<details>``): there on demand, out of the way.
+
+    >>> details("More", "<p>x</p>").startswith("<details><summary>More</summary>")
+    True
+    """
+    return f"<details{' open' if open else ''}><summary>{html.escape(summary)}</summary>\n{body}\n</details>"
 
 
 def page(title: str, sections: Sequence[tuple[str, str, str]], intro: str = "") -> str:

@@ -19,26 +19,32 @@ from ..results.record import RunResult
 from ..errors import CladValueError
 from . import html as H
 from .aggregate import (
+    BEST,
+    best_status,
+    chance_table,
     forgetting_table,
     leaderboard,
     learning_curves,
+    merge_shared,
 )
-from ..metrics import get_metric
+from ..metrics import get_metric, scalar_names
 from .cost import cost_section
 from .orders import order_sensitivity
 from .figures import FigureStore, curves_section, forgetting_section, heatmap_section
 from .protocol import tuning_section, validity_section
-from .describe import CONFIG_KEYS, plural
+from .describe import CONFIG_KEYS, MIN_INTERVAL_N, plural
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
 from .tables import (
+    cost_html,
+    leaderboard_compact_html,
     frame_html,
     leaderboard_html,
     leaderboard_latex,
     leaderboard_markdown,
 )
 
-__all__ = ["Report", "make_report"]
+__all__ = ["Report", "make_report", "SECTIONS"]
 
 log = logging.getLogger(__name__)
 
@@ -153,20 +159,29 @@ def _provenance(results: Sequence[RunResult]) -> str:
             versions.setdefault(k, set()).add(str(v))
     if versions:
         vt = pd.DataFrame({"package": list(versions), "version": [", ".join(sorted(v)) for v in versions.values()]})
-        out.append("<h3>Versions</h3>" + frame_html(vt))
+        out.append(H.details("Versions: " + ", ".join(f"{k} {', '.join(sorted(v))}" for k, v in list(versions.items())[:4])
+                             + (" …" if len(versions) > 4 else ""), frame_html(vt)))
     seeds = sorted({r.seed for r in results})
-    out.append(f"<h3>Seeds</h3><p>{H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
+    out.append(f"<p>Seeds: {H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
     datasets: dict[str, dict] = {}
     for r in results:
         info = {k: v for k, v in r.config.items() if "dataset" in k or k in ("metadata", "checksums", "sha256")}
         datasets.setdefault(r.dataset, info)
     if datasets:
-        out.append("<h3>Datasets</h3><p class='legend'>As recorded in the run configurations (parameters, and "
-                   "metadata and checksums when the loader records them).</p>")
-        out.append(H.pre(datasets))
-    runs = pd.DataFrame([{"run id": r.run_id or "", **{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed,
-                          "status": r.status, "seconds": r.timings.get("total", float("nan"))} for r in results])
-    out.append("<h3>Runs</h3>" + frame_html(runs))
+        out.append(H.details(f"Datasets: {', '.join(datasets)}", "<p class='legend'>As recorded in the run "
+                             "configurations (parameters, and metadata and checksums when the loader records "
+                             "them).</p>" + H.pre(datasets)))
+    number = {r.run_id: k for k, r in enumerate(results, 1) if r.run_id}
+    runs = pd.DataFrame([{"run": k, "run id": r.run_id or "", **{c: getattr(r, c) for c in CONFIG_KEYS},
+                          "seed": r.seed, "status": r.status,
+                          # a shared run computed nothing: its seconds are the run it shares
+                          "seconds": (f"shared with run {number.get(r.shared_from, r.shared_from)}" if r.shared_from
+                                      else f"{r.timings.get('total', float('nan')):.2f}")}
+                         for k, r in enumerate(results, 1)])
+    n_shared = sum(1 for r in results if r.shared_from)
+    legend = (f"<p class='legend'>{len(results)} runs; {n_shared} of them the same computation as an earlier run "
+              "(computed once, recorded for each configuration; no seconds of their own).</p>" if n_shared else "")
+    out.append(H.details(f"Runs ({len(results)})", legend + frame_html(runs)))
     failed = [r for r in results if not r.ok]
     for r in failed:
         out.append(H.message(f"failed: {r.run_id} {r.dataset} / {r.scenario} / {r.strategy} / {r.detector} / seed "
@@ -174,17 +189,299 @@ def _provenance(results: Sequence[RunResult]) -> str:
     return "\n".join(out)
 
 
+#: the start of a warning that describes the data, not a run (the same for every run on a dataset)
+_DATA_PROPERTIES = ("training concept ",)
+
+
 def _warnings_section(results: Sequence[RunResult]) -> str:
-    """Every warning a run recorded (degenerate data or scores, a library's warnings), one row each."""
-    rows = [{"run id": r.run_id or "", **{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed, "warning": w}
-            for r in results for w in r.warnings]
-    if not rows:
+    """The warnings runs recorded, grouped by warning as on the console (most frequent first): each
+    once, with how many runs recorded it; a warning about the data (constant features of a recipe)
+    once per dataset, since every run on it records the same."""
+    groups: dict[tuple[str, str], list[RunResult]] = {}
+    for r in results:
+        for w in dict.fromkeys(r.warnings):
+            data = w.startswith(_DATA_PROPERTIES) and " constant or near-constant" in w
+            groups.setdefault(("data" if data else "run", r.dataset if data else "", w), []).append(r)
+    if not groups:
         return H.message("no run recorded a warning")
-    n_runs = len({(row["run id"], *(row[k] for k in CONFIG_KEYS), row["seed"]) for row in rows})
-    return (f"<p class='legend'>{n_runs} run{'s' if n_runs > 1 else ''} recorded {len(rows)} warning"
-            f"{'s' if len(rows) > 1 else ''}: their numbers may mean little (constant scores, constant features, "
-            "too few rows, reversed scores, values lost in a cast) or a library warned while they ran.</p>"
-            + frame_html(pd.DataFrame(rows)))
+    n_runs = len({id(r) for members in groups.values() for r in members})
+    rows = []
+    for (kind, dataset, text), members in sorted(groups.items(), key=lambda kv: (kv[0][0] != "data", -len(kv[1]))):
+        who = (f"data of {dataset} ({len(members)} runs)" if kind == "data"
+               else f"{len(members)} run{'s' if len(members) > 1 else ''}")
+        example = "" if kind == "data" else ", ".join(f"{r.scenario} / {r.strategy} / {r.detector} / seed {r.seed}"
+                                                      for r in members[:3]) + (" …" if len(members) > 3 else "")
+        rows.append({"where": who, "warning": text, "for example": example})
+    n_warnings = sum(len(r.warnings) for r in results)
+    return (f"<p class='legend'>{n_runs} run{'s' if n_runs > 1 else ''} recorded {n_warnings} warning"
+            f"{'s' if n_warnings > 1 else ''} ({len(groups)} distinct), grouped by warning (as on the console); a property of the data "
+            "(constant features) once per dataset. Every run's list is in results.json (field 'warnings').</p>"
+            + frame_html(pd.DataFrame(rows), classes="table index"))
+
+
+@dataclass
+class _Page:
+    """What the section builders of :func:`make_report` share: the runs, the options, the figures,
+    the report being written and the caveats gathered for the banner at the top."""
+
+    results: list
+    ok: list
+    shown: list  # the finished runs, a shared configuration once (merge_shared)
+    lb: pd.DataFrame
+    chance: pd.DataFrame
+    figs: FigureStore
+    report: "Report"
+    out: Path
+    by: Sequence[str]
+    stat_metrics: Sequence[str]
+    blocks: Sequence[str]
+    alpha: float
+    spec: Mapping | None
+    spec_text: str | None
+    references: Sequence[RunResult]
+    caveats: list = field(default_factory=list)
+
+
+def _leaderboard_section(p: _Page):
+    numbers = p.lb.to_csv(index=False)
+    for fmt, text in (("csv", numbers), ("md", leaderboard_markdown(p.lb, p.chance)),
+                      ("tex", leaderboard_latex(p.lb, p.chance))):
+        path = p.out / f"leaderboard.{fmt}"
+        _atomic_write(path, text)
+        p.report.tables[fmt] = path
+    if not p.chance.empty:  # each continual metric of the chance matrices, per dataset, base metric and scenario
+        _atomic_write(p.out / "chance.csv", p.chance.to_csv(index=False))
+        p.report.tables["chance"] = p.out / "chance.csv"
+    if p.lb.empty:
+        return [("leaderboard", "Leaderboard", H.message("no finished run: nothing to rank"))]
+    main = leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True))
+    full = leaderboard_html(p.lb, p.chance)
+    return [("leaderboard", "Leaderboard", main + H.details("Every metric, one table per base metric (also in "
+                                                            "leaderboard.csv, .md and .tex)", full))]
+
+
+def _cost_section(p: _Page):
+    table = cost_html(p.lb[p.lb["base_metric"] == p.lb["base_metric"].iloc[0]]) if not p.lb.empty else None
+    figures = cost_section(p.shown, p.figs)
+    if table is None and figures is None:
+        return []
+    legend = ("<p class='legend'>Seconds per training step spent learning (fit) and scoring the test concepts "
+              "(score), peak memory (the rise of the process's resident set size above the run's start) and "
+              "training rows kept; mean ± std over seeds, measured on this machine at this time: compare within "
+              "this report. A configuration shared by several scenarios was computed once and appears once.</p>")
+    return [("cost", "Cost", legend + (table or "") + (H.details("Cost figures", figures) if figures else ""))]
+
+
+def _statistics_section(p: _Page):
+    stat_rows, stat_html = [], []
+    base_metrics = list(dict.fromkeys(p.lb["base_metric"])) if not p.lb.empty else []
+    for field_name in p.by:
+        for base in base_metrics:
+            for metric in p.stat_metrics:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    c = compare(p.ok, by=field_name, metric=metric, base_metric=base, blocks=p.blocks, alpha=p.alpha)
+                p.report.comparisons.append(c)
+                if c.message and c.statistic is None and c.wilcoxon_holm is None:
+                    p.report.messages.append(f"{c.title}: {c.message}")
+                    warnings.warn(f"{c.title}: {c.message}", StatisticsWarning, stacklevel=3)
+                stat_rows.extend(statistics_rows(c))
+                stat_rows.extend(_paired_rows(c))
+                stat_html.append(H.details(f"{c.title}: {_verdict_text(c)}", comparison_html(c, p.figs)))
+    _atomic_write(p.out / "statistics.csv", statistics_frame(stat_rows).to_csv(index=False))
+    p.report.tables["statistics"] = p.out / "statistics.csv"
+    intro = statistics_intro(p.blocks, p.alpha, tuple(p.blocks) == DEFAULT_BLOCKS)
+    return [("statistics", "Statistical comparison", intro + "<p class='legend'>Open a comparison for its "
+             "tables and figures.</p>" + "\n".join(stat_html))]
+
+
+def _paired_rows(c: Comparison) -> list[dict]:
+    """Rows of ``statistics.csv`` (``level`` = "paired over seeds") for a one-block comparison: per
+    pair the mean difference over seeds, its std, count, interval and in how many seeds ``a`` was better."""
+    if c.paired is None or c.paired.empty:
+        return []
+    key = {"level": "paired over seeds", "by": c.by, "metric": c.metric, "base_metric": c.base_metric}
+    return [{**key, "a": row["a"], "b": row["b"],
+             **{f"difference_{k}": row[f"difference_{k}"] for k in ("mean", "std", "n", "ci_low", "ci_high")},
+             "a_better": int(row["a_better"])} for _, row in c.paired.iterrows()]
+
+
+def _verdict_text(c: Comparison) -> str:
+    """One line from the comparison's verdict (:func:`clad.report.stats.comparison_verdict`): its
+    status, why when nothing was tested, and the best method by average rank (a description)."""
+    v = c.verdict
+    out = f"verdict: {v.status}"
+    if v.status == "not tested" and v.reason:
+        reason = str(v.reason)
+        reason = reason.split("): ")[0] + ")" if "): " in reason else reason.split(";")[0].split(". ")[0]
+        out += f": {reason.strip()}"
+    elif v.test:
+        out += f" ({v.test})"
+    if v.best:
+        best = v.best if isinstance(v.best, str) else ", ".join(map(str, v.best))
+        out += f"; best by average rank: {best} (a description, not a test)"
+    return out
+
+
+def _curves_section(p: _Page):
+    return [("curves", "Learning curves", curves_section(learning_curves(p.shown), p.figs))]
+
+
+def _forgetting_section(p: _Page):
+    html_part = forgetting_section(forgetting_table(p.shown), p.figs)
+    return [("forgetting", "Per-concept forgetting", H.details("Forgetting figures", html_part))]
+
+
+def _heatmaps_section(p: _Page):
+    return [("heatmaps", "R heatmaps", heatmap_section(p.shown, p.figs, p.report.messages))]
+
+
+def _timeseries_section(p: _Page):
+    from .timeseries import trace_section
+
+    trace_html = trace_section(p.ok, p.figs)
+    return [] if trace_html is None else [("time-series", "Time series: scores per step", trace_html)]
+
+
+def _references_section(p: _Page):
+    refs_html = _references_html(p.references)
+    return [] if refs_html is None else [("references", "Reference runs", refs_html)]
+
+
+def _orders_section(p: _Page):
+    orders_table = order_sensitivity(p.ok)
+    if orders_table.empty:
+        return []
+    path = p.out / "order_sensitivity.csv"
+    _atomic_write(path, orders_table.to_csv(index=False))
+    p.report.tables["order_sensitivity"] = path
+    return [("orders", "Order sensitivity", _orders_html(orders_table))]
+
+
+def _warnings_part(p: _Page):
+    return [("warnings", "Warnings", _warnings_section(p.results))]
+
+
+def _streams_section(p: _Page):
+    out = []
+    for kind, heading in (("anytime", "Anytime curves"), ("prequential", "Prequential evaluation")):
+        html_part = _stream_section(p.shown, p.figs, kind)
+        if html_part is not None:
+            out.append((kind, heading, html_part))
+    return out
+
+
+def _protocol_section(p: _Page):
+    out = []
+    tuning = tuning_section(p.ok)
+    if tuning is not None:
+        out.append(("tuning", "Tuning", tuning))
+    validity = validity_section([r for r in p.references if r.ok and r.config.get("reference") == "single_task"])
+    if validity is not None:  # from the single-task references: is each scenario worth concluding from
+        out.append(("validity", "Scenario validity", validity))
+    return out
+
+
+def _spec_section(p: _Page):
+    return [("spec", "Spec", H.details("The spec file", _spec_html(p.spec, p.spec_text)))]
+
+
+def _provenance_section(p: _Page):
+    return [("provenance", "Provenance", _provenance(p.results))]
+
+
+def _figures_section(p: _Page):
+    return [("figures", "Index of figures", H.details(f"{len(p.figs.entries)} figures", p.figs.index_html()))]
+
+
+#: the page, section by section, in order: each builder returns its (anchor, heading, html) parts
+SECTIONS = (_leaderboard_section, _cost_section, _statistics_section, _heatmaps_section, _curves_section,
+            _forgetting_section, _timeseries_section, _references_section, _orders_section, _streams_section, _protocol_section,
+            _warnings_part, _spec_section, _provenance_section, _figures_section)
+
+
+def _what_was_run(p: _Page, n_failed: int) -> str:
+    """One line: the grid and its runs."""
+    counts = " × ".join(f"{len({getattr(r, k) for r in p.ok})} {plural(k) if len({getattr(r, k) for r in p.ok}) != 1 else k}"
+                        for k in CONFIG_KEYS)
+    seeds = sorted({r.seed for r in p.ok})
+    shared = sum(1 for r in p.ok if r.shared_from)
+    return (f"{len(p.results)} runs: {counts} × {len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+            + (f"; {shared} shared (the same computation as another configuration's, computed once)" if shared else "")
+            + (f"; {n_failed} failed" if n_failed else "") + ".")
+
+
+def _findings(p: _Page) -> str:
+    """The best configuration of each scenario by the first headline metric of the first base
+    metric, its margin over the next, and whether its interval clears the next one's."""
+    if p.lb.empty:
+        return ""
+    metric = next(iter(scalar_names(headline=True)), "continual_average")
+    base = p.lb["base_metric"].iloc[0]
+    part = p.lb[p.lb["base_metric"] == base]
+    status = best_status(part, [metric])
+    higher = get_metric(metric).higher_is_better
+    items = []
+    for (dataset, scenario), sub in part.groupby(["dataset", "scenario"], sort=False):
+        ranked = sub.sort_values(f"{metric}_mean", ascending=not higher, kind="stable").dropna(subset=[f"{metric}_mean"])
+        if ranked.empty:
+            continue
+        top = ranked.iloc[0]
+        text = (f"<b>{H.html.escape(str(scenario))}</b>: {H.html.escape(top['strategy'])} + "
+                f"{H.html.escape(top['detector'])} {top[f'{metric}_mean']:.3f}")
+        if len(ranked) > 1:
+            nxt = ranked.iloc[1]
+            mark = status.at[ranked.index[0], metric]
+            text += (f", {abs(top[f'{metric}_mean'] - nxt[f'{metric}_mean']):.3f} ahead of "
+                     f"{H.html.escape(nxt['strategy'])} + {H.html.escape(nxt['detector'])} "
+                     + ("(intervals clear)" if mark == BEST else "(within noise)"))
+        c = p.chance
+        if c is not None and not c.empty:
+            ref = c[(c["dataset"] == dataset) & (c["base_metric"] == base) & (c["scenario"] == scenario)]
+            if len(ref) and ref.iloc[0].get(f"{metric}_mean") == ref.iloc[0].get(f"{metric}_mean"):
+                text += f"; chance {ref.iloc[0][f'{metric}_mean']:.3f}"
+        items.append(f"<li>{text}</li>")
+    from ..core.evaluation import base_metric_shown
+
+    label = f"{get_metric(metric).label} ({base_metric_shown(base)})"
+    verdicts = [f"<li>{H.html.escape(c.title)}: {H.html.escape(_verdict_text(c))}</li>"
+                for c in p.report.comparisons if c.metric == metric and c.base_metric == base and _verdict_text(c)]
+    return (f"<div class='findings'><p><b>Best per scenario</b> by {H.html.escape(label)} (mean over seeds):</p>"
+            f"<ul>{''.join(items)}</ul>"
+            + (f"<p><b>Do the statistics support a difference?</b></p><ul>{''.join(verdicts)}</ul>" if verdicts else "")
+            + "</div>")
+
+
+def _banner(messages: Sequence[str]) -> str:
+    """Every caveat in one box (repeated ones once)."""
+    unique = list(dict.fromkeys(messages))
+    if not unique:
+        return ""
+    return ("<div class='message'><b>Read with care</b><ul>"
+            + "".join(f"<li>{H.html.escape(m)}</li>" for m in unique) + "</ul></div>")
+
+
+def _caveats(p: _Page) -> list[str]:
+    """The report's messages, the statistics' messages said once, and what the data says."""
+    out = [m for m in p.report.messages if ": " not in m or not any(m.startswith(c.title) for c in p.report.comparisons)]
+    said = set()
+    for c in p.report.comparisons:
+        if not c.message:
+            continue
+        if c.paired is not None:
+            block = ", ".join(map(str, c.scores.index))
+            text = (f"Statistics: one independent block ({block}), so no test across datasets is possible; the methods "
+                    "are compared paired over its seeds, evidence about this data only")
+        else:
+            text = "Statistics: " + c.message
+        if text not in said:
+            said.add(text)
+            out.append(text)
+    seeds = len({r.seed for r in p.ok})
+    if 0 < seeds < MIN_INTERVAL_N:
+        out.append(f"{seeds} seed{'s' if seeds > 1 else ''}: too few for intervals, so no value is marked best; "
+                   f"the tooltips give the values (run {MIN_INTERVAL_N} seeds or more for intervals)")
+    return out
 
 
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
@@ -207,6 +504,11 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     the spec as the TOML the user wrote (``spec_text``) when given, else ``spec`` rendered as TOML,
     the scores of the benchmark's reference runs (``references``, :func:`clad.results.load_references`)
     and the validity checks of its single-task matrices when given, and ends with an index of its figures and their files.
+
+    The page opens with what was run (one line), what it found (the best configuration of each
+    scenario, its margin, and what the statistics support) and one box of caveats; then one
+    section per builder of :data:`SECTIONS`. A configuration shared by several scenarios (the same
+    computation, :func:`clad.report.aggregate.merge_shared`) is shown once, labelled with each.
     """
     results = list(results)
     for m in stat_metrics:
@@ -218,86 +520,20 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     (out / "figures").mkdir(parents=True, exist_ok=True)
     for old in (out / "figures").glob("*.png"):  # figures of an earlier report would be stale
         old.unlink()
-    figs = FigureStore(out / "figures", dpi)
     report = Report(out_dir=out, index=out / "index.html")
     ok = [r for r in results if r.ok]
     n_failed = len(results) - len(ok)
     if n_failed:
         report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance)")
-    sections = []
-
-    lb = leaderboard(ok)
-    numbers = lb.to_csv(index=False)
-    for fmt, text in (("csv", numbers), ("md", leaderboard_markdown(lb)), ("tex", leaderboard_latex(lb))):
-        path = out / f"leaderboard.{fmt}"
-        _atomic_write(path, text)
-        report.tables[fmt] = path
-    sections.append(("leaderboard", "Leaderboard", leaderboard_html(lb) if not lb.empty else
-                     H.message("no finished run: nothing to rank")))
-
-    refs_html = _references_html(references)
-    if refs_html is not None:
-        sections.append(("references", "Reference runs", refs_html))
-
-    orders_table = order_sensitivity(ok)
-    if not orders_table.empty:
-        path = out / "order_sensitivity.csv"
-        _atomic_write(path, orders_table.to_csv(index=False))
-        report.tables["order_sensitivity"] = path
-        sections.append(("orders", "Order sensitivity", _orders_html(orders_table)))
-
-    base_metrics = list(dict.fromkeys(lb["base_metric"])) if not lb.empty else []
-    stat_rows, stat_html = [], []
-    for field_name in by:
-        for base in base_metrics:
-            for metric in stat_metrics:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    c = compare(ok, by=field_name, metric=metric, base_metric=base, blocks=blocks, alpha=alpha)
-                report.comparisons.append(c)
-                if c.message and c.statistic is None and c.wilcoxon_holm is None:
-                    report.messages.append(f"{c.title}: {c.message}")
-                    warnings.warn(f"{c.title}: {c.message}", StatisticsWarning, stacklevel=2)
-                stat_rows.extend(statistics_rows(c))
-                stat_html.append(comparison_html(c, figs))
-    _atomic_write(out / "statistics.csv", statistics_frame(stat_rows).to_csv(index=False))
-    report.tables["statistics"] = out / "statistics.csv"
-    intro = statistics_intro(blocks, alpha, tuple(blocks) == DEFAULT_BLOCKS)
-    sections.append(("statistics", "Statistical comparison", intro + "\n".join(stat_html)))
-
-    sections.append(("curves", "Learning curves", curves_section(learning_curves(ok), figs)))
-    sections.append(("forgetting", "Per-concept forgetting", forgetting_section(forgetting_table(ok), figs)))
-    sections.append(("heatmaps", "R heatmaps", heatmap_section(ok, figs, report.messages)))
-    from .timeseries import trace_section
-
-    trace_html = trace_section(ok, figs)
-    if trace_html is not None:
-        sections.append(("time-series", "Time series: scores per step", trace_html))
-    cost_html = cost_section(ok, figs)
-    if cost_html is not None:
-        sections.append(("cost", "Cost", cost_html))
-    sections.append(("warnings", "Runs with warnings", _warnings_section(results)))
-    for kind, heading in (("anytime", "Anytime curves"), ("prequential", "Prequential evaluation")):
-        html_part = _stream_section(ok, figs, kind)
-        if html_part is not None:
-            sections.append((kind, heading, html_part))
-    tuning = tuning_section(ok)
-    if tuning is not None:
-        sections.append(("tuning", "Tuning", tuning))
-    validity = validity_section([r for r in references if r.ok and r.config.get("reference") == "single_task"])
-    if validity is not None:  # from the single-task references: is each scenario worth concluding from
-        sections.append(("validity", "Scenario validity", validity))
-    sections.append(("spec", "Spec", _spec_html(spec, spec_text)))
-    sections.append(("provenance", "Provenance", _provenance(results)))
-    sections.append(("figures", "Index of figures", figs.index_html()))
-
+    shown = merge_shared(ok)
+    page = _Page(results=results, ok=ok, shown=shown, lb=leaderboard(shown), chance=chance_table(shown),
+                 figs=FigureStore(out / "figures", dpi), report=report, out=out, by=by, stat_metrics=stat_metrics,
+                 blocks=blocks, alpha=alpha, spec=spec, spec_text=spec_text, references=references)
+    sections = [part for build in SECTIONS for part in build(page)]
     name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
-    counts = ", ".join(f"{plural(k)}: {len({getattr(r, k) for r in ok})}" for k in CONFIG_KEYS)
-    intro = (f"<p>{len(ok)} finished runs ({n_failed} failed); {counts}; seeds "
-             f"{', '.join(map(str, sorted({r.seed for r in ok}))) or 'none'}.</p>")
-    intro += "".join(H.message(m) for m in report.messages)
+    intro = (f"<p class='run'>{H.html.escape(_what_was_run(page, n_failed))}</p>" + _findings(page)
+             + _banner(_caveats(page)))
     _atomic_write(report.index, H.page(name, sections, intro))
-    report.figures = dict(figs.paths)
+    report.figures = dict(page.figs.paths)
     log.debug("report written to %s (%d figures)", report.index, len(report.figures))
     return report
-

@@ -124,7 +124,28 @@ def _row_labels(data: HeatmapData) -> list[str]:
     return [f"{i}: {c}" for i, c in enumerate(data.rows)]
 
 
-def _heatmap_key(show_unlearned: bool):
+#: the mark of a heatmap cell that cannot be told from its chance level
+CHANCE_MARKER = "o"
+
+
+def _chance_points(data: HeatmapData) -> np.ndarray:
+    """(x, y) of the chance marks: the top-right corner of every cell at chance."""
+    if data.at_chance is None:
+        return np.empty((0, 2))
+    i, j = np.nonzero(np.asarray(data.at_chance))
+    return np.column_stack([j + 0.33, i - 0.28]).astype(float)
+
+
+def _draw_chance(ax, data: HeatmapData):
+    """The chance marks of ``data`` on ``ax`` (an empty set of points when none: it is updated later)."""
+    pts = _chance_points(data)
+    marks = ax.scatter(pts[:, 0], pts[:, 1], s=22, marker=CHANCE_MARKER, facecolors="white", edgecolors="black",
+                       linewidths=0.8, zorder=5, gid="chance")
+    marks.set_in_layout(False)
+    return marks
+
+
+def _heatmap_key(show_unlearned: bool, show_chance: bool = False):
     from matplotlib.patches import Patch
 
     handles = [Patch(facecolor="white", edgecolor="black", lw=2, label="learned at this step"),
@@ -132,6 +153,11 @@ def _heatmap_key(show_unlearned: bool):
                Patch(facecolor=BAD_COLOUR, edgecolor="none", label="n/a (undefined)")]
     if show_unlearned:
         handles.insert(2, Patch(facecolor="#888888", hatch=UNLEARNED_HATCH, edgecolor="white", label="never learned"))
+    if show_chance:
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], ls="none", marker=CHANCE_MARKER, markersize=7, markerfacecolor="white",
+                              markeredgecolor="black", label="cannot be told from chance"))
     return handles
 
 
@@ -185,6 +211,7 @@ def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w, 
             for j in range(n_cols):
                 s, colour = _cell_text(data, i, j, im.norm)
                 ax.text(j, i, s, ha="center", va="center", fontsize=FONT["cell"], color=colour, in_layout=False)
+    _draw_chance(ax, data)
     if x_labels:
         _category_ticks(ax, "x", data.cols, cell_w)
     else:
@@ -229,7 +256,8 @@ def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0
         from matplotlib.transforms import ScaledTranslation
 
         below = ax.transAxes + ScaledTranslation(0, -0.5, ax.figure.dpi_scale_trans)  # under the x label
-        ax.legend(handles=_heatmap_key(bool((np.asarray(data.learned_at) < 0).any())), loc="upper center",
+        ax.legend(handles=_heatmap_key(bool((np.asarray(data.learned_at) < 0).any()),
+                                       data.at_chance is not None and bool(np.any(data.at_chance))), loc="upper center",
                   bbox_to_anchor=(0.5, 0.0), bbox_transform=below, ncol=2, fontsize=FONT["legend"], frameon=False)
     if colorbar:
         ax.figure.colorbar(im, ax=ax, shrink=0.8, label=base_metric_shown(data.base_metric))
@@ -271,7 +299,8 @@ class HeatmapFigures:
 
     @staticmethod
     def _signature(items: Sequence[HeatmapData]) -> tuple:
-        return tuple((h.strategy, h.detector, h.rows, h.cols, tuple(h.learned_at), len(h.seeds)) for h in items)
+        return tuple((h.strategy, h.detector, h.rows, h.cols, tuple(h.learned_at), len(h.seeds), h.at_chance is None)
+                     for h in items)
 
     def __call__(self, items: Sequence[HeatmapData]) -> list["Figure"]:
         if not items:
@@ -299,6 +328,9 @@ class HeatmapFigures:
             for k, im, texts, annotate in panels:
                 h = items[k]
                 im.set_data(np.ma.masked_invalid(np.asarray(h.mean, dtype=np.float64)))
+                for marks in im.axes.collections:
+                    if marks.get_gid() == "chance":
+                        marks.set_offsets(_chance_points(h))
                 for (i, j), t in texts.items():
                     s, colour = _cell_text(h, i, j, im.norm)
                     t.set_text(s)
@@ -328,7 +360,8 @@ class HeatmapFigures:
         rows = _arrangement(items, max(1, int((L.MAX_WIDTH - 1.9 - y_w) // panel_w)))
         rows_per_fig = max(1, int((MAX_HEIGHT - 2.3 - x_h) // panel_h))
         chunks = [rows[k:k + rows_per_fig] for k in range(0, len(rows), rows_per_fig)]
-        key = _heatmap_key(any((np.asarray(h.learned_at) < 0).any() for h in items))
+        key = _heatmap_key(any((np.asarray(h.learned_at) < 0).any() for h in items),
+                           any(h.at_chance is not None for h in items))
         built = []
         for part, grid in enumerate(chunks):
             ncols = max(len(r) for r in grid)
@@ -413,6 +446,9 @@ def plot_curves(curves: pd.DataFrame, ax: "Axes | None" = None, *, kind: str = "
         if band.any():
             ax.fill_between(x, np.where(band, m - s, np.nan), np.where(band, m + s, np.nan),
                             color=line.get_color(), alpha=0.15, lw=0)
+    if "chance" in part.columns and part["chance"].notna().any():  # what a scoreless detector gets
+        ref = part.groupby("step", sort=True)["chance"].mean()
+        ax.plot(ref.index.to_numpy(), ref.to_numpy(float), color="#555555", ls="--", lw=1.0, label="chance")
     if len(steps):
         spacing = _axes_width(ax) / max(len(steps), 1)
         _category_ticks(ax, "x", step_labels, spacing, positions=steps)
@@ -476,7 +512,9 @@ def curves_figure(curves: pd.DataFrame, title: str) -> "Figure":
     bases = list(dict.fromkeys(curves["base_metric"]))
     labels = list(dict.fromkeys(_label(s, d) for s, d in zip(curves["strategy"], curves["detector"])))
     _, step_labels = _step_labels(curves)
-    size, rows, cols = _block_layout(step_labels, labels, title, 2 * len(bases), 2, 3.5, 0.15)
+    chance = "chance" in curves.columns and bool(curves["chance"].notna().any())
+    size, rows, cols = _block_layout(step_labels, labels + (["chance"] if chance else []), title, 2 * len(bases), 2,
+                                     3.5, 0.15)
     fig = _figure(size)
     _suptitle(fig, title)
     axes = fig.subplots(rows, cols, squeeze=False).ravel()

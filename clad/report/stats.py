@@ -24,8 +24,8 @@ computation are merged first, and blocks that share a dataset are named), and a 
 a block is the mean over seeds and the remaining configuration fields. With too few blocks (< 3)
 or methods (< 2) no test is run: :class:`Comparison` then carries a ``message`` saying why, and a
 :class:`StatisticsWarning` is issued; nothing raises. With exactly one block, methods are compared
-paired over seeds (:attr:`Comparison.paired`: the mean difference per pair with a 95 % t-based
-interval): evidence about that one block only, a weaker claim than a test over blocks.
+paired over seeds (:attr:`Comparison.paired`: the mean difference per pair with a 95 % bootstrap
+interval, none below 3 seeds): evidence about that one block only, a weaker claim than a test over blocks.
 """
 
 from __future__ import annotations
@@ -283,7 +283,7 @@ def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> 
     """Methods compared pair by pair over the seeds of one block: per pair ``(a, b)`` (``a`` the
     better on average) the difference ``a - b`` over the seeds where both have a value, described
     as in :func:`clad.report.describe.describe` (``difference_mean``, ``_std``, ``_n``,
-    ``_ci_low``, ``_ci_high``: a 95 % t-based interval), and ``a_better``, in how many seeds ``a``
+    ``_ci_low``, ``_ci_high``: a 95 % bootstrap interval, none below 3 seeds), and ``a_better``, in how many seeds ``a``
     was better.
 
     >>> t = pd.DataFrame({"A": [0.9, 0.8, 0.85], "B": [0.7, 0.75, 0.8]})
@@ -328,7 +328,7 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
     ranks = _ranks(ev.scores, higher)
     message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, so "
                f"the {plural(by)} are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
-               f"t-interval). This shows whether a difference is consistent over seeds on this block, not that it "
+               f"bootstrap interval, none below 3 seeds). This shows whether a difference is consistent over seeds on this block, not that it "
                f"holds on other data: a weaker claim than a test over independent datasets")
     warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
     c = Comparison(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher, alpha=alpha,

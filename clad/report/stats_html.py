@@ -14,7 +14,7 @@ from .exact import EXACT_MAX_BLOCKS, ENUMERATION_LIMIT, PERMUTATIONS, ZERO_METHO
 from .figures import FigureStore, cd_html
 from .describe import plural
 from .stats import DIFFER, NO_DIFFERENCE, NOT_TESTED, Comparison, Verdict
-from .tables import frame_html, stats_text
+from .tables import frame_html, stats_text, stats_tips
 
 __all__ = ["pair_table", "comparison_html", "statistics_rows", "statistics_frame", "statistics_intro"]
 
@@ -89,8 +89,10 @@ def comparison_html(c: Comparison, figs: FigureStore) -> str:
             "a better in": [f"{k} of {n} seeds" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
         out.append("<p class='legend'>Paired over seeds (one block): per pair, the mean over seeds of the "
                    "difference in " + H.html.escape(c.metric) + f" ({'higher' if c.higher_is_better else 'lower'} is "
-                   "better), its std, 95 % t-based interval and the number of seeds with both values:</p>")
-        out.append(frame_html(shown))
+                   "better) ± its std over seeds (the 95 % bootstrap interval, none below 3 seeds, and the number "
+                   "of seeds with both values in each cell's tooltip):</p>")
+        tips = pd.DataFrame({"pair": "", "difference a − b": stats_tips(c.paired, "difference"), "a better in": ""})
+        out.append(frame_html(shown, tips=tips))
     out.append(_pairs_html(c, v))
     if c.scores.size:
         table = c.scores.copy()

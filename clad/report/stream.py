@@ -13,6 +13,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ..core.evaluation import base_metric_bounds as base_bounds
 from ..results.record import RunResult
 from .describe import CONFIG_KEYS, STATS, describe, group_runs, stats_at
 
@@ -52,7 +53,7 @@ def anytime_table(results: Iterable[RunResult]) -> pd.DataFrame:
                 values = [r.metrics.get(base, {}).get(name) for r in kept]
                 if any(v is None for v in values):
                     continue
-                d = describe(np.array(values, dtype=float))
+                d = describe(np.array(values, dtype=float), base_bounds(base))
                 for e, rows_seen in enumerate(seen):
                     rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": base, "kind": kind, "evaluation": e,
                                  "rows_seen": rows_seen, "task": anytime.get("task", [None] * len(seen))[e],
@@ -74,7 +75,7 @@ def prequential_table(results: Iterable[RunResult]) -> pd.DataFrame:
         window = kept[0].prequential.get("window")
         for kind in ("cumulative", "windowed"):
             for metric in kept[0].prequential[kind]:
-                d = describe(np.array([r.prequential[kind][metric] for r in kept], dtype=float))
+                d = describe(np.array([r.prequential[kind][metric] for r in kept], dtype=float), base_bounds(metric))
                 for b, rows_seen in enumerate(seen):
                     rows.append({**dict(zip(CONFIG_KEYS, key)), "metric": metric, "kind": kind, "batch": b,
                                  "rows_seen": rows_seen, "window": window, "left_out": left, **stats_at(d, b)})

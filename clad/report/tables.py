@@ -1,10 +1,14 @@
-"""Leaderboard tables as text: CSV (numbers), Markdown, LaTeX and HTML (``mean ± std [95 % CI]
-n=values``, best per column in bold).
+"""Leaderboard tables as text: CSV (numbers), Markdown, LaTeX and HTML (``mean ± std`` per cell).
 
 Input is :func:`clad.report.aggregate.leaderboard`; one table is made per dataset and base metric
-(rows: scenario x detector x strategy), and the best mean of each column is marked within each
-scenario (see :func:`clad.report.aggregate.best_marks`). Column headers are the metrics' declared
-labels (:data:`clad.metrics.REGISTRY`), followed by the cost columns (:data:`clad.report.cost.COST`). A metric undefined for every row (e.g.
+(rows: scenario, strategy, detector, in the order the spec gives them; runs that are one computation
+shown once, see :func:`clad.report.aggregate.merge_shared`), and the best mean of each column is
+marked within each scenario only when its interval is clear of the next best one's (see
+:func:`clad.report.aggregate.best_status`). Cells show ``mean ± std``; the interval (a 95 %
+percentile bootstrap over seeds, inside the metric's range) is in the CSV and in each HTML cell's
+tooltip, and with fewer than 3 seeds the tooltip gives the values instead. Column headers are the
+metrics' declared labels (:data:`clad.metrics.REGISTRY`); the cost columns
+(:data:`clad.report.cost.COST`) are a table of their own. A metric undefined for every row (e.g.
 ``unlearned_average`` when every test concept is learned) is left out of the text tables.
 """
 
@@ -18,15 +22,21 @@ import pandas as pd
 
 from ..core.evaluation import base_metric_shown
 from ..metrics import get_metric, scalar_names
-from .aggregate import best_marks
+from .aggregate import BEST, WITHIN_NOISE, best_status
+from .describe import MIN_INTERVAL_N
 from .cost import COST
 
-__all__ = ["label", "cell_text", "stats_text", "leaderboard_sections", "leaderboard_markdown", "leaderboard_latex",
-           "leaderboard_html", "frame_html", "LEGEND"]
+__all__ = ["label", "cell_text", "interval_text", "stats_text", "stats_tips", "leaderboard_sections",
+           "cost_sections", "cost_html", "leaderboard_compact_html", "leaderboard_markdown", "leaderboard_latex", "leaderboard_html", "frame_html", "LEGEND",
+           "ROW_KEYS"]
 
-_ROW_KEYS = ["scenario", "detector", "strategy"]
+#: the columns that name a leaderboard row, in the order rows are sorted
+ROW_KEYS = ["scenario", "strategy", "detector"]
+_ROW_KEYS = ROW_KEYS
 #: what a cell of a leaderboard or summary shows
-LEGEND = "mean ± std over seeds [95 % t-based confidence interval of the mean] n = values used (NaN left out)"
+LEGEND = (f"mean ± std over seeds; the 95 % interval of the mean (percentile bootstrap over seeds, inside the "
+          f"metric's range; none with fewer than {MIN_INTERVAL_N} seeds) is in the CSV and, on the page, in each "
+          f"cell's tooltip")
 
 
 def label(name: str) -> str:
@@ -40,32 +50,58 @@ def _bad(x) -> bool:
 
 def cell_text(mean: float, std: float, n: int | None = None, ci_low: float | None = None,
               ci_high: float | None = None, digits: int = 3) -> str:
-    """``mean ± std [ci_low, ci_high] n=k``; parts that are undefined are left out (``n/a`` when
-    the mean is).
+    """``mean ± std`` (``n/a`` when the mean is undefined, the mean alone when the std is); the
+    count and the interval go to :func:`interval_text` (a tooltip, the CSV).
 
     >>> cell_text(0.81234, 0.0123, 3, 0.78, 0.84)
-    '0.812 ± 0.012 [0.780, 0.840] n=3'
-    >>> cell_text(0.5, float("nan"), 1), cell_text(float("nan"), 0.1, 0), cell_text(0.5, 0.1)
-    ('0.500 n=1', 'n/a', '0.500 ± 0.100')
+    '0.812 ± 0.012'
+    >>> cell_text(0.5, float("nan"), 1), cell_text(float("nan"), 0.1, 0)
+    ('0.500', 'n/a')
     """
     if _bad(mean):
         return "n/a"
     out = f"{mean:.{digits}f}"
+    if out.startswith("-") and float(out) == 0:  # no "-0.000"
+        out = out[1:]
     if not _bad(std):
         out += f" ± {std:.{digits}f}"
-    if not (_bad(ci_low) or _bad(ci_high)):
-        out += f" [{ci_low:.{digits}f}, {ci_high:.{digits}f}]"
-    if n is not None and not _bad(n):
-        out += f" n={int(n)}"
     return out
 
 
+def interval_text(mean: float, n: int | None, ci_low: float | None = None, ci_high: float | None = None,
+                  values: str | None = None, digits: int = 3) -> str:
+    """What a cell's tooltip says: the interval of the mean over ``n`` values, or, with too few
+    values for one, the values themselves.
+
+    >>> interval_text(0.8, 4, 0.75, 0.85)
+    'mean 0.800, 95 % bootstrap interval [0.750, 0.850], n = 4 seeds'
+    >>> interval_text(0.8, 2, values="0.700 0.900")
+    'n = 2 seeds: too few for an interval (values 0.700 0.900)'
+    """
+    if _bad(mean) or not n:
+        return "no value"
+    k = int(n)
+    if not (_bad(ci_low) or _bad(ci_high)):
+        return (f"mean {mean:.{digits}f}, 95 % bootstrap interval [{ci_low:.{digits}f}, {ci_high:.{digits}f}], "
+                f"n = {k} seed{'s' if k > 1 else ''}")
+    shown = f" (values {values})" if values else ""
+    return f"n = {k} seed{'s' if k > 1 else ''}: too few for an interval{shown}"
+
+
+def _column(table: pd.DataFrame, name: str) -> list:
+    return table[name].tolist() if name in table.columns else [None] * len(table)
+
+
 def stats_text(table: pd.DataFrame, prefix: str) -> list[str]:
-    """:func:`cell_text` of every row of ``table`` from its columns ``<prefix>_mean``, ``_std``,
-    ``_n``, ``_ci_low``, ``_ci_high`` (the last three when present)."""
-    cols = [f"{prefix}_{k}" for k in ("mean", "std", "n", "ci_low", "ci_high")]
-    parts = [table[c] if c in table.columns else [None] * len(table) for c in cols]
-    return [cell_text(*vals) for vals in zip(*parts)]
+    """:func:`cell_text` of every row of ``table`` from its columns ``<prefix>_mean`` and ``_std``."""
+    return [cell_text(m, s) for m, s in zip(_column(table, f"{prefix}_mean"), _column(table, f"{prefix}_std"))]
+
+
+def stats_tips(table: pd.DataFrame, prefix: str) -> list[str]:
+    """:func:`interval_text` of every row of ``table`` from its columns ``<prefix>_mean``, ``_n``,
+    ``_ci_low``, ``_ci_high`` and ``_values``."""
+    cols = [_column(table, f"{prefix}_{k}") for k in ("mean", "n", "ci_low", "ci_high", "values")]
+    return [interval_text(*vals) for vals in zip(*cols)]
 
 
 def _metrics_of(table: pd.DataFrame) -> list[str]:
@@ -73,69 +109,150 @@ def _metrics_of(table: pd.DataFrame) -> list[str]:
     return [m for m in scalar_names() if f"{m}_mean" in table.columns and table[f"{m}_mean"].notna().any()]
 
 
-def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = None
-                         ) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame]]:
-    """Per dataset and base metric: a title, the text cells (rows: scenario x detector x strategy)
-    and the boolean "best" marks of the same shape (False in the row-key columns)."""
+def _first_seen_order(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """``table`` sorted by ``keys``, each in the order its values first appear (the spec's order)."""
+    if table.empty:
+        return table
+    rank = {k: {v: i for i, v in enumerate(dict.fromkeys(table[k]))} for k in keys}
+    order = sorted(range(len(table)), key=lambda i: tuple(rank[k][table[k].iat[i]] for k in keys))
+    return table.iloc[order]
+
+
+#: the strategy and detector labels of a chance row
+CHANCE_ROW = ("chance", "no scores")
+
+
+def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = None,
+                         chance: pd.DataFrame | None = None
+                         ) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
+    """Per dataset and base metric: a title, the text cells (rows: scenario, strategy, detector,
+    each in first-seen order; a scenario's chance row first when ``chance`` gives one, see
+    :func:`clad.report.aggregate.chance_table`), the marks of the same shape (``"best"``,
+    ``"within noise"``, ``"chance"`` for a chance row, ``""``) and the tooltips."""
     metrics = list(metrics) if metrics is not None else _metrics_of(table)
     if table.empty:
         return
-    marks = best_marks(table, metrics)
+    status = best_status(table, metrics)
     for (dataset, base), part in table.groupby(["dataset", "base_metric"], sort=False):
         used = [m for m in metrics if part[f"{m}_mean"].notna().any()]
-        text = part[_ROW_KEYS].astype(str).copy()
-        mk = pd.DataFrame(False, index=part.index, columns=_ROW_KEYS)
-        for m in used:
-            text[label(m)] = stats_text(part, m)
-            mk[label(m)] = marks.loc[part.index, m].to_numpy()
-        for name, cost in COST.items():  # measured cost: shown, never marked best
-            if f"{name}_mean" in part.columns and part[f"{name}_mean"].notna().any():
-                text[cost.label] = stats_text(part, name)
-                mk[cost.label] = False
-        yield f"{dataset} — {base_metric_shown(base)}", text.reset_index(drop=True), mk.reset_index(drop=True)
+        part = _first_seen_order(part, ROW_KEYS)
+        rows, marks, tips = [], [], []
+        for scenario, sub in part.groupby("scenario", sort=False):
+            c = None
+            if chance is not None and not chance.empty:
+                ref = chance[(chance["dataset"] == dataset) & (chance["base_metric"] == base)
+                             & (chance["scenario"] == scenario)]
+                if len(ref):
+                    c = ref.iloc[0]
+                    rows.append([scenario, *CHANCE_ROW] + [cell_text(c.get(f"{m}_mean"), float("nan")) for m in used])
+                    marks.append(["chance"] * (len(ROW_KEYS) + len(used)))
+                    tips.append([""] * len(ROW_KEYS) + [
+                        "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
+                        "flagging every row), through the same metric"] * len(used))
+            for idx in sub.index:
+                rows.append([str(sub.at[idx, k]) for k in ROW_KEYS]
+                            + [cell_text(sub.at[idx, f"{m}_mean"], sub.at[idx, f"{m}_std"]) for m in used])
+                marks.append([""] * len(ROW_KEYS) + [status.at[idx, m] for m in used])
+                tips.append([""] * len(ROW_KEYS) + [
+                    interval_text(sub.at[idx, f"{m}_mean"], sub.at[idx, f"{m}_n"], sub.at[idx, f"{m}_ci_low"],
+                                  sub.at[idx, f"{m}_ci_high"], sub.get(f"{m}_values", pd.Series(dtype=str)).get(idx))
+                    + _relative_tip(sub.at[idx, f"{m}_mean"], None if c is None else c.get(f"{m}_mean"))
+                    + _status_tip(status.at[idx, m]) for m in used])
+        cols = [*ROW_KEYS, *(label(m) for m in used)]
+        yield (f"{dataset} — {base_metric_shown(base)}", pd.DataFrame(rows, columns=cols),
+               pd.DataFrame(marks, columns=cols), pd.DataFrame(tips, columns=cols))
+
+
+def _relative_tip(mean, chance) -> str:
+    """The value relative to its chance level (where one is defined)."""
+    if _bad(mean) or _bad(chance):
+        return ""
+    return f"; {float(mean) - float(chance):+.3f} relative to chance ({float(chance):.3f})"
+
+
+def _status_tip(status: str) -> str:
+    if status == BEST:
+        return "; best in its scenario, its interval clear of the next best's"
+    if status == WITHIN_NOISE:
+        return "; the best mean in its scenario, but within noise of the next best (intervals overlap or too few seeds)"
+    return ""
+
+
+def cost_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame]]:
+    """Per dataset: the cost columns (:data:`clad.report.cost.COST`) of each configuration (rows:
+    scenario, strategy, detector; one row per configuration, whatever the base metric), with tooltips."""
+    if table.empty:
+        return
+    costs = [n for n in COST if f"{n}_mean" in table.columns and table[f"{n}_mean"].notna().any()]
+    if not costs:
+        return
+    for dataset, part in table.groupby("dataset", sort=False):
+        part = _first_seen_order(part.drop_duplicates(subset=ROW_KEYS), ROW_KEYS)
+        text = part[ROW_KEYS].astype(str).copy()
+        tips = pd.DataFrame("", index=part.index, columns=ROW_KEYS)
+        for n in costs:
+            text[COST[n].label] = [cell_text(m, s, digits=3 if n != "memory_rows" else 0)
+                                   for m, s in zip(part[f"{n}_mean"], part[f"{n}_std"])]
+            tips[COST[n].label] = [f"{COST[n].description}: " + interval_text(m, k, lo, hi, v) for m, k, lo, hi, v in
+                                   zip(part[f"{n}_mean"], part[f"{n}_n"], part[f"{n}_ci_low"], part[f"{n}_ci_high"],
+                                       part.get(f"{n}_values", [None] * len(part)))]
+        yield str(dataset), text.reset_index(drop=True), tips.reset_index(drop=True)
 
 
 def _legend(metrics: Sequence[str]) -> str:
     lower = [label(m) for m in metrics if not get_metric(m).higher_is_better]
-    return (f"{LEGEND}; best mean per column within each scenario in bold; higher is better"
-            + (f" except {', '.join(lower)} (lower is better)" if lower else "")
-            + f"; cost columns ({', '.join(c.label for c in COST.values())}: fit and score seconds per training "
-              "step, the run's peak memory above its start, training rows kept) are measurements of this machine, "
-              "not marked")
+    return (f"{LEGEND}; bold: the best mean of its column within its scenario, its interval clear of the next best's; "
+            "≈: the best mean, but within noise of the next best (overlapping intervals, or too few seeds to tell); "
+            "higher is better" + (f" except {', '.join(lower)} (lower is better)" if lower else "")
+            + "; the chance row gives what a detector without information gets through the same metric")
 
 
-def leaderboard_markdown(table: pd.DataFrame) -> str:
-    """GitHub-flavoured Markdown: one pipe table per dataset and base metric."""
+def _marked(v: str, mark: str) -> str:
+    return f"**{v}**" if mark == BEST else f"{v} ≈" if mark == WITHIN_NOISE else f"_{v}_" if mark == "chance" else v
+
+
+def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:
+    """GitHub-flavoured Markdown: one pipe table per dataset and base metric, then the cost table."""
     out = [f"_{_legend(_metrics_of(table))}._", ""]
-    for title, text, marks in leaderboard_sections(table):
+    for title, text, marks, _ in leaderboard_sections(table, chance=chance):
         out += [f"### {title}", ""]
         cols = list(text.columns)
         out.append("| " + " | ".join(cols) + " |")
-        out.append("|" + "|".join("---" if c in _ROW_KEYS else "---:" for c in cols) + "|")
+        out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
         for i in range(len(text)):
-            cells = []
-            for c in cols:
-                v = str(text.at[i, c]).replace("|", "\\|")
-                cells.append(f"**{v}**" if marks.at[i, c] else v)
+            cells = [_marked(str(text.at[i, c]).replace("|", "\\|"), marks.at[i, c]) for c in cols]
             out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    for dataset, text, _ in cost_sections(table):
+        out += [f"### {dataset} — cost (measured on this machine)", ""]
+        cols = list(text.columns)
+        out.append("| " + " | ".join(cols) + " |")
+        out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
+        out += ["| " + " | ".join(str(text.at[i, c]) for c in cols) + " |" for i in range(len(text))]
         out.append("")
     return "\n".join(out)
 
 
-def leaderboard_latex(table: pd.DataFrame) -> str:
+def leaderboard_latex(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:
     """LaTeX (booktabs): one ``tabular`` per dataset and base metric, via
-    :meth:`pandas.io.formats.style.Styler.to_latex` (needs jinja2), best cells in ``\\textbf``."""
+    :meth:`pandas.io.formats.style.Styler.to_latex` (needs jinja2), best cells in ``\\textbf``,
+    chance rows in ``\\textit``."""
     try:
         import jinja2  # noqa: F401  (pandas' Styler needs it)
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("LaTeX tables need jinja2: pip install 'clad[report]'") from None
     out = [f"% {_legend(_metrics_of(table))}"]
-    for title, text, marks in leaderboard_sections(table):
+    for title, text, marks, _ in leaderboard_sections(table, chance=chance):
+        text = text.copy()
+        for c in text.columns:
+            text[c] = [f"{v} $\\approx$" if m == WITHIN_NOISE else v for v, m in zip(text[c], marks[c])]
         styler = text.style.format(escape="latex").hide(axis="index")
-        styler = styler.apply(lambda _: np.where(marks.to_numpy(), "textbf:--rwrap;", ""), axis=None)
-        body = styler.to_latex(hrules=True, column_format="lll" + "r" * (text.shape[1] - len(_ROW_KEYS)),
+        styles = np.where(marks.to_numpy() == BEST, "textbf:--rwrap;",
+                          np.where(marks.to_numpy() == "chance", "textit:--rwrap;", ""))
+        styler = styler.apply(lambda _: styles, axis=None)
+        body = styler.to_latex(hrules=True, column_format="lll" + "r" * (text.shape[1] - len(ROW_KEYS)),
                                caption=title.replace("_", r"\_"))
-        out.append(body.replace("±", r"$\pm$"))
+        out.append(body.replace("±", r"$\pm$").replace(r"\$\textbackslash approx\$", r"$\approx$"))
     return "\n".join(out)
 
 
@@ -147,25 +264,108 @@ def _html_cell(v) -> str:
     return html.escape(f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v))
 
 
-def frame_html(df: pd.DataFrame, marks: pd.DataFrame | None = None, index: bool = False) -> str:
-    """A DataFrame as an HTML ``<table>`` with every cell escaped and marked cells in ``<strong>``.
+def frame_html(df: pd.DataFrame, marks: pd.DataFrame | None = None, index: bool = False,
+               tips: pd.DataFrame | None = None, classes: str = "table") -> str:
+    """A DataFrame as an HTML ``<table>`` with every cell escaped; ``marks`` (booleans, or the
+    strings of :func:`leaderboard_sections`) put a cell in ``<strong>`` (``True``/``"best"``), mark it
+    ``≈`` (``"within noise"``) or give its row the chance style; ``tips`` are the cells' tooltips.
 
-    >>> frame_html(pd.DataFrame({"a<": [0.5, float("nan")]}), pd.DataFrame({"a<": [True, False]})).count("<td>")
+    >>> frame_html(pd.DataFrame({"a<": [0.5, float("nan")]}), pd.DataFrame({"a<": [True, False]})).count("<td")
     2
     """
-    cells = [[_html_cell(df.iat[i, j]) for j in range(df.shape[1])] for i in range(df.shape[0])]
-    if marks is not None:
-        cells = [[f"<strong>{c}</strong>" if bool(marks.iat[i, j]) else c for j, c in enumerate(row)]
-                 for i, row in enumerate(cells)]
-    out = pd.DataFrame(cells, index=[html.escape(str(i)) for i in df.index],
-                       columns=[html.escape(str(c)) for c in df.columns])
-    return out.to_html(escape=False, index=index, border=0, classes="table")
+    n_rows, n_cols = df.shape
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    if index:
+        head = "<th></th>" + head
+    body = []
+    for i in range(n_rows):
+        cells = []
+        row_mark = ""
+        for j in range(n_cols):
+            text = _html_cell(df.iat[i, j])
+            mark = marks.iat[i, j] if marks is not None else ""
+            if (isinstance(mark, (bool, np.bool_)) and bool(mark)) or (isinstance(mark, str) and mark == BEST):
+                text = f"<strong>{text}</strong>"
+            elif isinstance(mark, str) and mark == WITHIN_NOISE:
+                text = f"{text}<span class='noise'> ≈</span>"
+            elif isinstance(mark, str) and mark == "chance":
+                row_mark = " class='chance'"
+            tip = tips.iat[i, j] if tips is not None else ""
+            title = f" title=\"{html.escape(str(tip), quote=True)}\"" if tip else ""
+            cells.append(f"<td{title}>{text}</td>")
+        lead = f"<th>{html.escape(str(df.index[i]))}</th>" if index else ""
+        body.append(f"<tr{row_mark}>{lead}{''.join(cells)}</tr>")
+    return (f"<table class=\"{classes}\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
-def leaderboard_html(table: pd.DataFrame) -> str:
-    """HTML: one titled table per dataset and base metric."""
-    out = [f"<p class='legend'>{html.escape(_legend(_metrics_of(table)))}.</p>"]
-    for title, text, marks in leaderboard_sections(table):
+def leaderboard_html(table: pd.DataFrame, chance: pd.DataFrame | None = None,
+                     metrics: Sequence[str] | None = None) -> str:
+    """HTML: one titled table per dataset and base metric (``mean ± std`` cells, the interval in
+    each cell's tooltip, a chance row per scenario when ``chance`` is given); ``metrics`` picks the
+    columns (default: every metric with a value)."""
+    shown = [m for m in (metrics if metrics is not None else _metrics_of(table)) if m in _metrics_of(table)]
+    out = [f"<p class='legend'>{html.escape(_legend(shown))}.</p>"]
+    for title, text, marks, tips in leaderboard_sections(table, shown, chance=chance):
         out.append(f"<h3>{html.escape(title)}</h3>")
-        out.append(frame_html(text, marks))
+        out.append(frame_html(text, marks, tips=tips, classes="table leaderboard"))
+    return "\n".join(out)
+
+
+def cost_html(table: pd.DataFrame) -> str | None:
+    """HTML: the cost table of each dataset (None when no run recorded a cost)."""
+    out = []
+    for dataset, text, tips in cost_sections(table):
+        out.append(f"<h3>{html.escape(dataset)}</h3>" + frame_html(text, tips=tips, classes="table leaderboard"))
+    return "\n".join(out) if out else None
+
+
+def _base_label(name: str) -> str:
+    """A base metric's label (``ROC-AUC``), an oracle-threshold one marked optimistic."""
+    from ..core.evaluation import OPTIMISTIC_METRICS, base_metric_label
+
+    label = base_metric_label(name)
+    return label if name not in OPTIMISTIC_METRICS or "optimistic" in label else f"{label} (optimistic)"
+
+
+def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = None,
+                             metrics: Sequence[str] | None = None) -> str:
+    """HTML: one table per dataset, every base metric side by side (its ``metrics`` columns under
+    its name), a heading row per scenario followed by its chance row and its configurations
+    (strategy, detector); cells ``mean ± std`` with the interval in the tooltip, marked as in
+    :func:`leaderboard_sections`."""
+    shown = [m for m in (metrics if metrics is not None else _metrics_of(table)) if m in _metrics_of(table)]
+    out = [f"<p class='legend'>{html.escape(_legend(shown))}.</p>"]
+    if table.empty or not shown:
+        return "\n".join(out)
+    sections = {}
+    bases = iter([key for key, _ in table.groupby(["dataset", "base_metric"], sort=False)])
+    for (_, text, marks, tips), (dataset, base) in zip(leaderboard_sections(table, shown, chance=chance), bases):
+        sections.setdefault(dataset, []).append((base, text, marks, tips))
+    for dataset, parts in sections.items():
+        labels = [c for c in parts[0][1].columns if c not in ROW_KEYS]
+        head1 = ("<tr><th rowspan='2'>strategy</th><th rowspan='2'>detector</th>"
+                 + "".join(f"<th colspan='{len(labels)}' class='group'>{html.escape(_base_label(b))}</th>"
+                           for b, *_ in parts)
+                 + "</tr>")
+        head2 = "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for _ in parts for c in labels) + "</tr>"
+        body = []
+        first = parts[0][1]
+        for i in range(len(first)):
+            scenario = first.at[i, "scenario"]
+            if i == 0 or first.at[i - 1, "scenario"] != scenario:
+                body.append(f"<tr class='scenario'><th colspan='{2 + len(labels) * len(parts)}'>"
+                            f"{html.escape(str(scenario))}</th></tr>")
+            is_chance = parts[0][2].at[i, "strategy"] == "chance"
+            cells = [f"<td>{html.escape(str(first.at[i, 'strategy']))}</td>",
+                     f"<td>{html.escape(str(first.at[i, 'detector']))}</td>"]
+            for _, text, marks, tips in parts:
+                for c in labels:
+                    v, mark, tip = html.escape(str(text.at[i, c])), marks.at[i, c], tips.at[i, c]
+                    v = (f"<strong>{v}</strong>" if mark == BEST else
+                         f"{v}<span class='noise'> ≈</span>" if mark == WITHIN_NOISE else v)
+                    title = f" title=\"{html.escape(str(tip), quote=True)}\"" if tip else ""
+                    cells.append(f"<td{title}>{v}</td>")
+            body.append(f"<tr{' class=chance' if is_chance else ''}>{''.join(cells)}</tr>")
+        out.append(f"<h3>{html.escape(dataset)}</h3><table class='table leaderboard compact'><thead>{head1}{head2}"
+                   f"</thead><tbody>{''.join(body)}</tbody></table>")
     return "\n".join(out)

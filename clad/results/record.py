@@ -103,6 +103,10 @@ def _anytime(a):
     return {**a, "rows_seen": list(a["rows_seen"]), "R": {m: _matrix(r) for m, r in a["R"].items()}}
 
 
+def _chance(levels: Mapping) -> dict:
+    return {m: [float("nan") if v is None else float(v) for v in values] for m, values in levels.items()}
+
+
 def _optional(convert: Callable) -> Callable:
     return lambda v: None if v is None else convert(v)
 
@@ -168,6 +172,10 @@ class RunResult:
     #: the peak memory of the run in bytes: how far the process's resident set size rose above its
     #: value when the run began (see :mod:`clad.core.memory`); None when not measured
     peak_memory: int | None = _stored("json", _optional(int), optional=True, default=None)
+    #: per base metric, the chance level of each test concept (in ``test_concepts`` order): what a
+    #: scoreless detector gets there (:func:`clad.core.evaluation.concept_chance_level`; None for a
+    #: single-class concept); None when not recorded (results written before it was)
+    chance: Mapping[str, Any] | None = _stored("json", _optional(_chance), optional=True, default=None)
 
     @property
     def ok(self) -> bool:

@@ -222,7 +222,7 @@ _OPTIONAL = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metada
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
 #: (also to a new one: the CREATE TABLE above is the first version's columns and these)
 _ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
-                  "peak_memory")
+                  "peak_memory", "chance")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -573,6 +573,11 @@ class ResultStore:
     def status(self) -> dict[str, str]:
         """``{run_id: status}`` for every recorded run."""
         return dict(self._con.execute("SELECT run_id, status FROM runs").fetchall())
+
+    def flagged_ids(self) -> set[str]:
+        """Run ids recorded with status ``ok`` and at least one warning."""
+        return {rid for rid, w in self._con.execute("SELECT run_id, warnings FROM runs WHERE status = 'ok'")
+                if _unjson(w, None)}
 
     def finished_ids(self) -> set[str]:
         """Run ids recorded with status ``ok`` and every R cell present (what ``--resume`` skips;

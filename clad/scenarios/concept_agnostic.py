@@ -282,6 +282,8 @@ class ConceptAgnostic(Scenario):
     n_jobs : int or None, default None
         Threads scoring the test concepts (see :class:`~clad.scenarios.Scenario`).
 
+    Examples
+    --------
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.core.evaluation import Evaluator
     >>> from clad.datasets import make_synthetic

@@ -68,6 +68,8 @@ class DriftExperts(Strategy):
         boundary as missed) in the drift report.
     random_state : int or None (unused: the change detectors are deterministic)
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from sklearn.ensemble import IsolationForest
     >>> rng = np.random.default_rng(0)

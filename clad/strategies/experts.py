@@ -76,6 +76,8 @@ class Experts(Strategy):
     no_expert : {"task_agnostic", "latest", "error"}
     random_state : int or None (unused; the experts' randomness is the detector's own)
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from sklearn.ensemble import IsolationForest
     >>> rng = np.random.default_rng(0)

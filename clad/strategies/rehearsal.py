@@ -139,6 +139,8 @@ class AGEM(_Rehearsal):
         Memory rows per reference gradient (default: the detector's ``batch_size``).
     random_state : int or None
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from clad.detectors.torch_ae import AutoEncoder
     >>> s = AGEM(AutoEncoder(hidden_sizes=(4, 2), epochs=2, random_state=0), buffer_size=20, random_state=0)
@@ -213,6 +215,8 @@ class DER(_Rehearsal):
         Memory rows per mini-batch (default: the detector's ``batch_size``).
     random_state : int or None
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from clad.detectors.torch_ae import AutoEncoder
     >>> s = DER(AutoEncoder(hidden_sizes=(4, 2), epochs=2, random_state=0), buffer_size=20, random_state=0)

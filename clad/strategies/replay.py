@@ -35,6 +35,8 @@ class Replay(Strategy):
     mode : {"with_new", "buffer_only"}
     random_state : int or None
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from sklearn.ensemble import IsolationForest
     >>> s = Replay(IsolationForest(n_estimators=10, random_state=0), buffer_size=60, random_state=0)
