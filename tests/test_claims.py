@@ -92,7 +92,7 @@ def test_two_processes_on_one_folder_compute_every_run_once(tmp_path):
     procs = [subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     outputs = [p.communicate(timeout=600) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert [p.returncode for p in procs] == [0, 0], "\n---\n".join(err[-3000:] for _, err in outputs)  # the cause, unabridged
     lines = count.read_text().splitlines()
     assert len(lines) == 6 * 3  # 6 runs x 3 concepts: every run computed exactly once
     con = sqlite3.connect(out / "results.sqlite")

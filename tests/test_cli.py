@@ -199,7 +199,10 @@ def test_quickstart_report_states_its_verdict_and_makes_no_claim_from_duplicated
                                                           "block (dataset: synthetic)")
         assert "Neither an exact nor an asymptotic test across blocks is possible with one block" in text
     table = pd.read_csv(tmp_path / "report" / "statistics.csv")
-    assert set(table["verdict"]) == {"not tested"} and table["test_reason"].str.contains("one independent block").all()
+    comparisons = table[table["level"] == "comparison"]  # one row per comparison, then its pairs' rows
+    assert len(comparisons) == 2 * 3 * 2 and set(table["level"]) == {"comparison", "paired over seeds"}
+    assert set(comparisons["verdict"]) == {"not tested"}
+    assert comparisons["test_reason"].str.contains("one independent block").all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         finer = compare(results, by="detector", blocks=("dataset", "scenario"))
