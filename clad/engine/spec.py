@@ -153,7 +153,7 @@ class Spec:
     #: the validated ``[tuning]`` section (:class:`clad.engine.tuning.TuningPlan`), or None
     tuning: Any = None
     #: the reference runs to compute (:mod:`clad.engine.references`): kinds of
-    #: :data:`clad.metrics.references.REFERENCE_KINDS`
+    #: :data:`clad.metrics.reference_metrics.REFERENCE_KINDS`
     references: tuple[str, ...] = ()
 
     @property
@@ -329,7 +329,7 @@ def _seeds(value: Any, problems: list[str]) -> Sequence[int]:
 
 def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
     """The reference kinds of the ``references`` key: a list of distinct kinds."""
-    from ..metrics.references import REFERENCE_KINDS
+    from ..metrics.reference_metrics import REFERENCE_KINDS
 
     allowed = ", ".join(f'"{k}"' for k in REFERENCE_KINDS)
     if not isinstance(value, list):
