@@ -35,12 +35,6 @@ def spec_toml(**keys) -> str:
     return tomli_w.dumps(small_spec(**keys))
 
 
-def tiny_data(n_concepts: int = 2) -> str:
-    """The TOML of a tiny synthetic dataset (``synthetic(n_concepts=...)``) in one concept-incremental
-    scenario, for specs whose other keys are what a test is about."""
-    return tomli_w.dumps({"datasets": [synthetic(n_concepts=n_concepts)], "scenarios": [{"name": "concept_incremental"}]})
-
-
 def finished_runs(db) -> dict:
     """``{run_id: finished}`` of the runs a results database holds as ok, read without writing to
     it (another process may be running the grid); empty before the database exists."""
