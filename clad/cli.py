@@ -144,8 +144,11 @@ def _cmd_run(args) -> int:
         return EXIT_WRITE_FAILED
     if done.interrupted:
         by = " by SIGTERM" if args.signals.received else ""
-        print(f"clad: interrupted{by}; {done.n_ok} finished runs are kept in {done.database}; run the same "
-              "command again to resume", file=sys.stderr)
+        parts = [f"{done.n_ok} evaluation"] + ([f"{done.n_tuning_ok} tuning"] if done.n_tuning else []) + (
+            [f"{sum(r.ok for r in done.references)} reference"] if done.references else [])
+        detail = f" ({', '.join(parts)})" if len(parts) > 1 else ""
+        print(f"clad: interrupted{by}; {done.n_kept} finished runs{detail} are kept in {done.database}; run the "
+              "same command again to resume (they are not computed again)", file=sys.stderr)
         return EXIT_TERMINATED if by else EXIT_INTERRUPTED
     if not args.quiet:
         print(format_summary(done.summary))
@@ -170,7 +173,10 @@ def _cmd_export(args) -> int:
         from .engine.export_mlflow import export_mlflow
 
         done = export_mlflow(args.dir, tracking_uri=args.tracking_uri)
-        print(f"{done['exported']} runs logged to MLflow ({done['skipped']} already there), experiment "
+        why = "; ".join(f"{n} {reason}" for reason, n in done["reasons"].items())
+        print(f"{done['exported']} runs logged to MLflow, {done['updated']} updated" + (f" ({why})" if why else "")
+              + f", {done['skipped']} already there" + (f", {done['retired']} retired (no longer in the folder)"
+                                                        if done["retired"] else "") + ", experiment "
               f"{done['experiment_id']} at {done['tracking_uri']}")
         return 0
     if args.tracking_uri is not None:
@@ -472,6 +478,13 @@ def main(argv: list[str] | None = None) -> int:
         # the output went to a command that stopped reading (e.g. `| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        from .results.store import DestinationError
+
+        if not isinstance(exc, DestinationError):
+            raise
+        print(f"clad: error: {exc}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
     except KeyboardInterrupt as exc:
         by = " by SIGTERM" if isinstance(exc, Terminated) else ""
         print(f"clad: interrupted{by}; finished runs are kept in the results database", file=sys.stderr)

@@ -16,6 +16,7 @@ __all__ = [
     "SpecError",
     "ScenarioError",
     "RunWarning",
+    "RunTimeoutError",
 ]
 
 
@@ -57,6 +58,10 @@ class SpecError(CladValueError):
         else:
             msg = f"{head}{len(self.problems)} problems:\n" + "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(msg)
+
+
+class RunTimeoutError(CladError, TimeoutError):
+    """A run took longer than its time limit (``run_experiment(timeout=...)``)."""
 
 
 class RunWarning(UserWarning):

@@ -90,11 +90,13 @@ def _describe(obj: Any) -> str:
 
 
 def kind_problem(obj: Any, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False,
-                 or_methods: tuple = ()) -> str | None:
+                 or_methods: tuple = (), not_bases: tuple = ()) -> str | None:
     """Why ``obj`` is not a ``kind`` (None when it is one): a class with ``methods`` (and one of
     ``any_of``) or with all of ``or_methods``; with ``functions`` also a Python function, and
     clad's own factory functions always; never an object of the standard library (``os:system``,
-    ``threading:Thread``) or a built-in. Nothing is called to decide it."""
+    ``threading:Thread``) or a built-in, nor a class with a base named in ``not_bases`` (a
+    scikit-learn classifier is no detector, though it has ``fit`` and ``score``). Nothing is called
+    to decide it."""
     wanted = ("a class" + (" or a Python function" if functions else "")
               + (f" with {', '.join(m + '()' for m in methods)}" if methods else "")
               + (f" and one of {', '.join(m + '()' for m in any_of)}" if any_of else ""))
@@ -102,6 +104,10 @@ def kind_problem(obj: Any, kind: str, methods: tuple = (), any_of: tuple = (), f
     if module == "builtins" or module in sys.stdlib_module_names or inspect.isbuiltin(obj):
         return f"expected {wanted}; got {_describe(obj)} from the standard library"
     if inspect.isclass(obj):
+        wrong = [b.__name__ for b in obj.__mro__[1:] if b.__name__ in not_bases]
+        if wrong:
+            return (f"expected {wanted}; got {_describe(obj)}, a {wrong[0].removesuffix('Mixin').lower()} "
+                    f"({wrong[0]}), which predicts a target it is given instead of scoring how anomalous a row is")
         if or_methods and all(callable(getattr(obj, m, None)) for m in or_methods):
             return None
         missing = [m for m in methods if not callable(getattr(obj, m, None))]
@@ -124,9 +130,9 @@ class Registry:
     """
 
     def __init__(self, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False,
-                 or_methods: tuple = ()):
+                 or_methods: tuple = (), not_bases: tuple = ()):
         self.kind = kind
-        self._kind_rule = ((tuple(methods), tuple(any_of), functions, tuple(or_methods))
+        self._kind_rule = ((tuple(methods), tuple(any_of), functions, tuple(or_methods), tuple(not_bases))
                            if (methods or any_of or functions) else None)
         self._entries: dict[str, str] = {}
         self._docs: dict[str, str] = {}

@@ -170,6 +170,8 @@ class Validated:
 
 
 def declare(constraints: dict, files: Callable[[dict], list] | None = None,
+            nbytes: Callable[[dict], int | None] | None = None,
+            rules: Callable[[dict], list] | None = None,
             rest: Callable[[dict, dict], Any] | None = None) -> Callable:
     """Decorator for a loader function: its parameters are checked against ``constraints`` on every
     call (before its body runs), and the declaration stays readable for a spec check without a call.
@@ -179,7 +181,12 @@ def declare(constraints: dict, files: Callable[[dict], list] | None = None,
     the keys the signature leaves to its ``**kwargs`` (``extra``; a flat loader's recipe
     parameters), raising a :class:`~clad.errors.CladError` naming what is wrong, and returns the
     arguments that replace them in the call (a flat loader's checked recipe object); a spec calls it
-    too, before anything runs.
+    too, before anything runs. ``nbytes(arguments)`` is the memory the data set a call builds takes,
+    known from the arguments (None when it is not): a spec refuses one above its ``max_data_gb``
+    before anything is built (its docstring says how the size is counted). ``rules(arguments) ->
+    [problem, ...]`` states what the constraints of single parameters cannot (one parameter against
+    another, or against the data file once it is located); it runs on every call (the first problem
+    is raised) and in a spec's check.
 
     >>> @declare({"n": [COUNT]})
     ... def f(n=1):
@@ -205,12 +212,18 @@ def declare(constraints: dict, files: Callable[[dict], list] | None = None,
             values = dict(bound.arguments)
             extra = values.pop(var_keyword[0], {}) if var_keyword else {}
             check(who, values, constraints)
+            if rules is not None:
+                found = rules({**values, **extra})
+                if found:
+                    raise CladValueError(f"{who}: {found[0]}")
             if rest is None:
                 return fn(*args, **kwargs)
             return fn(**{**values, **rest(values, extra)})
 
         wrapper._parameter_constraints = dict(constraints)
         wrapper._data_files = files
+        wrapper._data_nbytes = nbytes
+        wrapper._data_rules = rules
         wrapper._check_rest = rest
         wrapper._clad_name = who
         return wrapper

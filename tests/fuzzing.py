@@ -350,3 +350,382 @@ def file_cases(rng, per_kind):
             load_pyclad(str(p), allow_pickle=allow, data_dir=str(d))
 
         yield "pyclad_file", f"variant {i % 4} allow_pickle={allow}", run
+
+
+# ==================================================================================================
+# The features added since: tuning, references, streams, time series, export, validate, verify,
+# MLflow. Most are spec-time checks (milliseconds each); the ones that read or write a results
+# folder carry ``guards``: files that must be byte-for-byte the same after the call.
+# ==================================================================================================
+
+BASE_RAW = {"name": "fuzz2", "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
+            "detectors": [{"name": "iforest", "n_estimators": 5}],
+            "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 2, "n_train": 30, "n_test": 20}]}
+TUNED = {"mode": "first_concepts", "k": 1, "detectors": {"iforest": {"max_samples": [8, 16]}}}
+
+
+def _raw(**changes):
+    import copy
+
+    raw = copy.deepcopy(BASE_RAW)
+    raw.update(changes)
+    return raw
+
+
+def _mutate(rng, word: str) -> str:
+    """``word`` with one character replaced, inserted or dropped (never ``word`` itself)."""
+    chars = list(word)
+    while True:
+        j = int(rng.integers(0, len(chars)))
+        op = int(rng.integers(0, 3))
+        c = str(rng.choice(list(string.ascii_lowercase + "_")))
+        new = chars[:j] + [c] + chars[j + 1:] if op == 0 else (chars[:j] + [c] + chars[j:] if op == 1 else chars[:j] + chars[j + 1:])
+        out = "".join(new)
+        if out and out != word:
+            return out
+
+
+def _guarded(thunk, *paths):
+    thunk.guards = [p for p in paths]
+    return thunk
+
+
+def results_folder():
+    """A small finished results folder (built once per process), and a fresh copy of it."""
+    import shutil
+
+    from clad.engine.benchmark import run_spec
+
+    if "folder" not in _TMP:
+        out = _tmpdir() / "pristine"
+        run_spec({**BASE_RAW, "seeds": 2}, out)
+        _TMP["folder"] = out
+        _TMP["copies"] = 0
+    _TMP["copies"] += 1
+    return shutil.copytree(_TMP["folder"], _tmpdir() / f"copy{_TMP['copies']}")
+
+
+def _closed_ports(rng, n):
+    import socket
+
+    ports = []
+    while len(ports) < n:
+        port = int(rng.integers(1, 1024))
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                continue  # something listens there
+        except OSError:
+            ports.append(port)
+    return ports
+
+
+def feature_cases(seed: int = 0, per_kind: int = 50):
+    """Malformed inputs of the newer features, ``(kind, description, thunk)`` as :func:`cases`."""
+    rng = np.random.default_rng(seed)
+    P = lambda raw: (lambda raw=raw: parse_spec(raw, "fuzz"))  # noqa: E731
+
+    # --- [tuning] ---------------------------------------------------------------------------
+    for i in range(per_kind):
+        mode = [_mutate(rng, "first_concepts"), _mutate(rng, "validation_split"), 3, None, ["first_concepts"]][i % 5]
+        t = {**TUNED, "mode": mode} if mode is not None else {k: v for k, v in TUNED.items() if k != "mode"}
+        yield "tuning_mode", repr(mode), P(_raw(tuning=t))
+    for i in range(per_kind):
+        k = [0, -int(rng.integers(1, 9)), 1.5, "1", True, 3, int(rng.integers(3, 99)), "missing"][i % 8]
+        t = {**TUNED, "k": k} if k != "missing" else {k2: v for k2, v in TUNED.items() if k2 != "k"}
+        yield "tuning_k", repr(k), P(_raw(tuning=t))
+    for i in range(per_kind):
+        f = [0, 1, -float(rng.uniform(0, 2)), 1 + float(rng.uniform(0, 2)), "0.2", True, "missing", "with_k"][i % 8]
+        t = {"mode": "validation_split", "detectors": TUNED["detectors"]}
+        if f == "with_k":
+            t.update(fraction=0.2, k=1)
+        elif f != "missing":
+            t["fraction"] = f
+        yield "tuning_fraction", repr(f), P(_raw(tuning=t))
+    for i in range(per_kind):
+        obj = [_mutate(rng, "continual_average"), _mutate(rng, "backward_transfer"), 7, ["continual_average"]][i % 4]
+        extra = {"objective": obj} if i % 5 else {"base_metric": _mutate(rng, "roc_auc")}
+        yield "tuning_objective", repr(extra), P(_raw(tuning={**TUNED, **extra}))
+    for i in range(per_kind):
+        limit = int(rng.integers(10, 2000))
+        a = int(rng.integers(2, 400))
+        b = limit // a + 1 + int(rng.integers(0, 50))
+        grid = {"n_estimators": list(range(1, a + 1)), "max_samples": list(range(2, b + 2))}
+        yield "tuning_grid_size", f"{a} x {b} > {limit}", P(_raw(max_runs=limit, tuning={
+            **TUNED, "detectors": {"iforest": grid}}))
+    for i in range(per_kind):
+        key, vals = [("max_features", [0]), ("max_features", [-int(rng.integers(1, 99))]), ("max_features", ["x"]),
+                     ("max_samples", [-1.5]), ("max_features", []), ("max_features", "10"),
+                     ("contamination", [0.9]), ("bootstrap", ["yes"])][i % 8]
+        yield "tuning_values", f"{key} = {vals!r}", P(_raw(tuning={**TUNED, "detectors": {"iforest": {key: vals}}}))
+    for i in range(per_kind):
+        variant = i % 4
+        if variant == 0:
+            t = {**TUNED, "detectors": {_mutate(rng, "iforest"): {"max_samples": [8, 16]}}}
+        elif variant == 1:
+            t = {**TUNED, "strategies": {_mutate(rng, "naive"): {"warm_start": [True, False]}}}
+        elif variant == 2:
+            t = {**TUNED, _mutate(rng, "objective"): 1}
+        else:
+            t = {**TUNED, "detectors": {"iforest": {"n_estimators": [5, 6]}}}  # fixed in the spec too
+        yield "tuning_names", f"variant {variant}", P(_raw(tuning=t))
+
+    # --- references, orders, limits, sizes ----------------------------------------------------
+    for i in range(per_kind):
+        refs = [[_mutate(rng, "joint")], "joint", ["joint", "joint"], [1], {}, [_mutate(rng, "single_task")]][i % 6]
+        yield "references_key", repr(refs), P(_raw(references=refs))
+    for i in range(per_kind):
+        variant = i % 7
+        orders = [["given", "../" * int(rng.integers(1, 5)) + "x"], [_mutate(rng, "random")], ["given", ""],
+                  {"random": 0}, {"random": -int(rng.integers(1, 9))}, {_mutate(rng, "random"): 2},
+                  ["given", "given"]][variant]
+        yield "orders_values", repr(orders), P(_raw(orders=orders))
+    for i in range(per_kind):
+        key, value = [("batch_size", 0), ("batch_size", -int(rng.integers(1, 99))), ("batch_size", "64"),
+                      ("anytime_every", 0), ("anytime_per_concept", -2), ("transition", -1),
+                      ("evaluate", _mutate(rng, "before_crossing_batch")), ("prequential", "yes"),
+                      ("anytime_every", 2)][i % 9]
+        params = {"name": "concept_agnostic", "batch_size": 10, key: value}
+        if key == "anytime_every" and value == 2:
+            params["anytime_per_concept"] = 2  # both: refused
+        yield "stream_params", f"{key}={value!r}", P(_raw(scenarios=[params]))
+    for i in range(per_kind):
+        n = int(rng.integers(2, 12))
+        h = 10_000 // n + 1 + int(rng.integers(0, 10**6))
+        yield "anytime_size", f"{h} x {n} concepts", P(_raw(scenarios=[{"name": "concept_agnostic", "batch_size": 10,
+                                                                       "anytime_per_concept": h}],
+                                                             datasets=[{"name": "synthetic", "n_concepts": n}]))
+    for i in range(per_kind):
+        n_f = int(rng.integers(10**6, 10**9))
+        yield "data_size", f"n_features={n_f}", P(_raw(datasets=[{"name": "synthetic", "n_features": n_f,
+                                                                  "n_train": int(rng.integers(600, 5000))}]))
+    for i in range(per_kind):
+        t = [0, -float(rng.uniform(0, 99)), 1e12, float("inf"), float("nan"), "600", True, [1],
+             30 * 24 * 3600 + float(rng.uniform(1, 1e9))][i % 9]
+        yield "timeout_values", repr(t), P(_raw(timeout=t))
+    for i in range(per_kind):
+        key = ["max_runs", "max_evaluations", "max_data_gb"][i % 3]
+        value = [0, -int(rng.integers(1, 99)), "x", True, float("nan")][(i // 3) % 5]
+        yield "limits_values", f"{key}={value!r}", P(_raw(**{key: value}))
+    for i in range(per_kind):
+        limit = int(rng.integers(10, 5000))
+        seeds = limit + int(rng.integers(1, 10**12))
+        yield "seeds_size", f"{seeds} seeds > {limit}", P(_raw(seeds=seeds, max_runs=limit))
+    for i in range(per_kind):
+        limit = int(rng.integers(10, 5000))
+        a = int(rng.integers(2, 200))
+        grid = {"n_estimators": list(range(1, a + 1)), "max_samples": list(range(2, limit // a + 4))}
+        yield "spec_grid_size", f"{a} x {limit // a + 2} > {limit}", P(_raw(max_runs=limit, detectors=[
+            {"name": "iforest", "grid": grid}]))
+
+    # --- time series ---------------------------------------------------------------------------
+    for i in range(per_kind):
+        loader = ["windowed", "telemanom"][i % 2]
+        key, value = [("window", 0), ("window", -int(rng.integers(1, 9))), ("window", "16"), ("window", 1.5),
+                      ("stride", 0), ("window_label", _mutate(rng, "last")), ("window_label", 3)][(i // 2) % 7]
+        yield "window_params", f"{loader} {key}={value!r}", P(_raw(datasets=[{"name": loader, key: value}]))
+    for i in range(per_kind):
+        inner = ["builtins:eval", "builtins:exec", "os:system", "subprocess:run", "shutil:rmtree", "pickle:loads",
+                 "threading:Thread", _mutate(rng, "synthetic"), 3, ["synthetic"]][i % 10]
+        ds = {"name": "windowed", "dataset": inner}
+        if i % 10 == 9:
+            ds = {"name": "windowed", "params": [1, 2]} if i % 20 == 9 else {"name": "windowed", "params": {"n_concepts": 0}}
+        yield "windowed_inner", repr(ds)[:60], P(_raw(datasets=[ds]))
+    for i in range(per_kind):
+        loader = ["table", "adbench", "odds_mat", "clad_npz", "npz_files", "telemanom"][i % 6]
+        target = ["/etc/passwd", "/etc/hosts", "../" * int(rng.integers(1, 6)) + "etc/passwd", "/proc/self/environ",
+                  "~/../../etc/shadow", "/root/../etc/group"][(i // 6) % 6]
+        ds = ({"name": loader, "files": [target]} if loader == "npz_files" else
+              {"name": loader, "path": "../" * int(rng.integers(1, 6)) + "etc"} if loader == "telemanom" else
+              {"name": loader, "file": target})
+        yield "data_paths", f"{loader} {target}", P(_raw(datasets=[ds]))
+
+    # --- detectors and strategies ----------------------------------------------------------------
+    for i in range(per_kind):
+        det = ["sklearn.ensemble:RandomForestClassifier", "sklearn.linear_model:LogisticRegression",
+               "sklearn.linear_model:LinearRegression", "sklearn.svm:SVC", "sklearn.tree:DecisionTreeRegressor",
+               "sklearn.naive_bayes:GaussianNB", "sklearn.neighbors:KNeighborsClassifier", "os:system",
+               "subprocess:Popen", "collections:Counter"][i % 10]
+        yield "detector_kind", det, P(_raw(detectors=[det]))
+    for i in range(per_kind):
+        st = ["incremental", "fine_tune", "ewc", "lwf"][i % 4]
+        det = ["iforest", "hbos", "lof", "ocsvm", "knn", "ecod"][(i // 4) % 6]
+        yield "strategy_detector", f"{st} x {det}", P(_raw(strategies=[st], detectors=[det]))
+    for i in range(per_kind):
+        key, value = [("drift", _mutate(rng, "adwin")), ("drift", _mutate(rng, "page_hinkley")), ("drift", 3),
+                      ("signal", _mutate(rng, "rank")), ("window_size", 0), ("min_rows", 0), ("grace_rows", -1),
+                      ("max_delay", -int(rng.integers(1, 9))), ("drift_params", "x")][i % 9]
+        yield "drift_params", f"{key}={value!r}", P(_raw(scenarios=[{"name": "concept_agnostic", "batch_size": 10}],
+                                                         strategies=[{"name": "drift_experts", key: value}]))
+    for i in range(per_kind):
+        det, key, value = [("half_space_trees", "n_trees", 0), ("half_space_trees", "n_trees", -3),
+                           ("half_space_trees", "height", 0), ("half_space_trees", "window_size", 0),
+                           ("half_space_trees", "contamination", 0.7), ("half_space_trees", "n_trees", "10"),
+                           ("river_one_class_svm", "nu", 0), ("river_one_class_svm", "nu", 1.5),
+                           ("river_one_class_svm", "gamma", 0), ("river_one_class_svm", "n_components", 0)][i % 10]
+        yield "river_params", f"{det} {key}={value!r}", P(_raw(strategies=["incremental"],
+                                                               detectors=[{"name": det, key: value}]))
+    for i in range(per_kind):
+        kind = i % 7
+        n = int(rng.integers(1, 20))
+        scores = [np.array([str(v) for v in rng.normal(size=n)]), [str(v) for v in rng.normal(size=n)],
+                  np.array([None] * n, dtype=object), rng.normal(size=n) + 1j, np.r_[rng.normal(size=n - 1), np.nan],
+                  rng.normal(size=(n, 2)), rng.normal(size=n + 1)][kind]
+
+        def score(scores=scores, n=n):
+            from clad.detectors import check_scores
+
+            check_scores(scores, n, "fuzz")
+
+        yield "detector_scores", f"variant {kind}", score
+
+    # --- validate, verify -------------------------------------------------------------------------
+    for i in range(per_kind):
+        which = i % 4
+        bad = [1 + float(rng.uniform(0.01, 5)), -1 - float(rng.uniform(0.01, 5)), float("nan"), float("inf")][(i // 4) % 4]
+        values = [0.7, 0.99, -0.01, 0.01]
+        values[which] = bad
+
+        def thresholds(values=values):
+            from clad.protocol.validity import Thresholds
+
+            Thresholds(*values)
+
+        yield "validate_thresholds", repr(values), thresholds
+    spec_file = _tmpdir() / "validate.toml"
+    spec_file.write_text('datasets = [{name = "synthetic", n_concepts = 2, n_features = 2, n_train = 30, n_test = 20}]\n'
+                         'scenarios = ["concept_incremental"]\nstrategies = ["naive"]\ndetectors = ["hbos"]\n')
+    (_tmpdir() / "plainfile").write_text("x")
+    for i in range(per_kind):
+        dest = [_tmpdir(), _tmpdir() / "plainfile" / f"r{i}.json", _tmpdir() / "plainfile" / "a" / "b.json"][i % 3]
+
+        def validate(dest=dest):
+            import argparse
+
+            from clad.engine.protocol_commands import run_validate
+
+            run_validate(argparse.Namespace(spec=str(spec_file), metric="roc_auc", feasible=0.7, ceiling=0.99,
+                                            forgetting=-0.01, redundancy=0.01, json=str(dest)))
+
+        yield "validate_json_dest", str(dest)[-30:], validate
+    verify_spec_file = _tmpdir() / "verifyme.toml"
+    verify_spec_file.write_text(spec_file.read_text())
+    good_key = {"dataset": "d", "scenario": "s", "strategy": "t", "detector": "x", "seed": 0}
+    for i in range(per_kind):
+        doc = ["not json {", json.dumps([]), json.dumps({"format": 2, "runs": []}), json.dumps({"format": 1, "runs": 3}),
+               json.dumps({"format": 1, "runs": [3]}), json.dumps({"format": 1, "runs": [{"key": {"seed": 0}}]}),
+               json.dumps({"format": 1, "runs": [{"key": good_key, "tolerance": -1}]}),
+               json.dumps({"format": 1, "runs": [{"key": good_key, "R": [1]}]}),
+               json.dumps({"format": 1, "runs": [{"key": {**good_key, "seed": [0]}}]}),
+               json.dumps({"format": 1, "runs": [{"key": good_key, "concepts": [1, 2]}]})][i % 10]
+
+        def verify(doc=doc):
+            from clad.engine.verify import reference_path, verify_spec
+
+            reference_path(verify_spec_file).write_text(doc, encoding="utf-8")
+            verify_spec(verify_spec_file)
+
+        yield "verify_reference", doc[:40], verify
+
+    # --- results folders: export, MLflow, damaged and foreign databases ---------------------------
+    folder = results_folder()
+    db = folder / "results.sqlite"
+    (folder / "afile").write_text("x")
+    for i in range(per_kind):
+        dest = [folder / "afile", folder / "afile" / "sub", folder / "results.sqlite"][i % 3]
+        fmt = ["csv", "json", "parquet"][(i // 3) % 3]
+
+        def export_dest(dest=dest, fmt=fmt):
+            from clad.engine.export import export
+
+            export(folder, fmt, dest)
+
+        yield "export_dest", f"{fmt} -> {dest.name}", _guarded(export_dest, db)
+    for i in range(per_kind):
+        fmt = [_mutate(rng, "csv"), _mutate(rng, "parquet"), _mutate(rng, "json"), "", "CSV"][i % 5]
+
+        def export_format(fmt=fmt):
+            from clad.engine.export import export
+
+            export(folder, fmt)
+
+        yield "export_format", repr(fmt), _guarded(export_format, db)
+    ports = _closed_ports(rng, per_kind)
+    for i in range(per_kind):
+        uri = f"http://127.0.0.1:{ports[i]}" if i % 5 else f"https://localhost:{ports[i]}/mlflow"
+
+        def mlflow(uri=uri):
+            from clad.engine.export_mlflow import export_mlflow
+
+            export_mlflow(folder, tracking_uri=uri)
+
+        yield "mlflow_uri", uri, _guarded(mlflow, db)
+    damages = [
+        "DELETE FROM r_cells WHERE run_id = :rid AND step_index = 1",
+        "DELETE FROM r_cells WHERE run_id = :rid AND test_index = 0",
+        "UPDATE runs SET timings = :blob WHERE run_id = :rid",
+        "UPDATE runs SET config = 'not json' WHERE run_id = :rid",
+        "UPDATE runs SET concepts = :blob WHERE run_id = :rid",
+        "UPDATE runs SET seed = 'zero' WHERE run_id = :rid",
+        "UPDATE r_cells SET value = 'high' WHERE run_id = :rid AND step_index = 0",
+        "UPDATE r_cells SET value = :blob WHERE run_id = :rid AND test_index = 1",
+        "UPDATE metrics SET value = :blob WHERE run_id = :rid",
+        "UPDATE runs SET concepts = '3' WHERE run_id = :rid",
+        "UPDATE r_cells SET step_index = 99 WHERE run_id = :rid AND step_index = 0",
+        "UPDATE runs SET dataset = :blob WHERE run_id = :rid",
+    ]
+    import pickle
+    import sqlite3
+
+    for i in range(per_kind):
+        damage = damages[i % len(damages)]
+        copy = results_folder()
+        con = sqlite3.connect(copy / "results.sqlite")
+        rids = [r for r, in con.execute("SELECT run_id FROM runs ORDER BY run_id")]
+        con.execute(damage, {"rid": rids[i % len(rids)], "blob": pickle.dumps({"i": i})})
+        con.commit()
+        con.close()
+
+        def damaged(copy=copy, i=i):
+            from clad.results.store import load_results, read_store
+
+            if i % 2:
+                read_store(copy / "results.sqlite", lambda store: store.load_results(include_unfinished=True))
+            else:
+                load_results(copy)
+
+        yield "results_db_damage", damage[:40], _guarded(damaged, copy / "results.sqlite")
+    for i in range(per_kind):
+        copy = _tmpdir() / f"foreign{i}"
+        copy.mkdir()
+        if i % 3 == 0:
+            (copy / "results.sqlite").write_bytes(bytes(rng.integers(0, 256, size=int(rng.integers(0, 5000)),
+                                                                     dtype=np.uint8)))
+        elif i % 3 == 1:
+            con = sqlite3.connect(copy / "results.sqlite")
+            con.execute(f"CREATE TABLE t{i} (x)")
+            con.commit()
+            con.close()
+        else:
+            good = (folder / "results.sqlite").read_bytes()
+            (copy / "results.sqlite").write_bytes(good[:int(rng.integers(100, len(good) // 2))])
+
+        def foreign(copy=copy):
+            from clad.results.store import load_results
+
+            load_results(copy)
+
+        yield "results_db_foreign", f"variant {i % 3}", _guarded(foreign, copy / "results.sqlite")
+    for i in range(per_kind):
+        refs = [3, "x", [3], [{"seed": "x"}], {"a": 1}, [{"dataset": "d", "R": "no"}]][i % 6]
+
+        def references(refs=refs, i=i):
+            from clad.results.store import load_references
+
+            p = _tmpdir() / f"refs{i}" / "results.json"
+            p.parent.mkdir(exist_ok=True)
+            p.write_text(json.dumps({"runs": [], "references": refs}), encoding="utf-8")
+            load_references(p.parent)
+
+        yield "results_json_references", repr(refs)[:40], references
+
+

@@ -135,6 +135,13 @@ class DistanceToMean:
         return np.linalg.norm(np.asarray(X) - self.mean_, axis=1)
 
 
+class TextScores(DistanceToMean):
+    """Broken: scores as numeric strings."""
+
+    def score(self, X):
+        return np.array([f"{v:.6f}" for v in super().score(X)])
+
+
 class WrongSign(DistanceToMean):
     """Broken: lower = more anomalous."""
 

@@ -21,14 +21,32 @@ def test_valid_dataset():
     assert ds.n_features == 3
 
 
-def test_float_arrays_are_not_copied_but_read_only():
-    X = np.zeros((5, 2), dtype=np.float32)
-    c = Concept("A", X, np.zeros(5, dtype=np.int8))
-    assert np.shares_memory(c.X, X) and c.X.dtype == np.float32  # a view, not a copy
+def test_a_concept_owns_its_arrays():
+    """The caller can no longer change a concept's data: a writable array is copied (read-only),
+    a read-only one that nothing can write through is shared, dtype kept."""
+    X, y = np.zeros((5, 2), dtype=np.float32), np.zeros(5, dtype=np.int8)
+    c = Concept("A", X, y)
+    X[0, 0], y[0] = 7.0, 1
+    assert c.X[0, 0] == 0.0 and c.y[0] == 0 and c.X.dtype == np.float32
     assert not c.X.flags.writeable and not c.y.flags.writeable
     assert X.flags.writeable  # the caller's own array is left as it was
     with pytest.raises(ValueError, match="read-only"):
         c.X[0, 0] = 1.0
+    frozen = np.ones((4, 2))
+    frozen.flags.writeable = False
+    assert Concept("B", frozen).X is frozen  # nothing can write it: shared, not copied
+    view = np.ones((4, 2))[:3]
+    view.flags.writeable = False  # a read-only view of a writable array is copied
+    assert not np.shares_memory(Concept("C", view).X, view)
+    part = Concept("D", c.X[1:])  # a part of another concept's data is shared
+    assert np.shares_memory(part.X, c.X)
+
+
+def test_a_writable_memory_map_is_viewed_not_copied(tmp_path):
+    mm = np.lib.format.open_memmap(tmp_path / "x.npy", mode="w+", dtype=np.float64, shape=(6, 2))
+    mm[:] = 1.0
+    c = Concept("M", mm)
+    assert np.shares_memory(c.X, mm) and not c.X.flags.writeable  # never read whole into memory
 
 
 def test_int_features_become_float():

@@ -8,7 +8,6 @@ from sklearn.ensemble import IsolationForest
 
 import clad
 from clad.datasets import convert_pyclad, load_clad_npz, load_pyclad
-from clad.engine.run import run_safely
 from clad.engine.spec import parse_spec
 from clad.errors import DataError
 
@@ -69,11 +68,12 @@ def test_without_opt_in_the_error_explains_why():
 
 
 def test_without_opt_in_through_a_spec(tmp_path):
-    spec = parse_spec({
-        "datasets": [{"name": "pyclad", "data_dir": str(SHARED)}], "scenarios": ["concept_aware"],
-        "strategies": ["naive"], "detectors": [{"name": "iforest", "n_estimators": 10}]})
-    result = run_safely(spec.configs[0])
-    assert result.status == "failed" and "allow_pickle = true" in result.error
+    from clad.errors import SpecError
+
+    raw = {"datasets": [{"name": "pyclad", "data_dir": str(SHARED)}], "scenarios": ["concept_aware"],
+           "strategies": ["naive"], "detectors": [{"name": "iforest", "n_estimators": 10}]}
+    with pytest.raises(SpecError, match="allow_pickle = true"):  # refused before anything runs
+        parse_spec(raw)
 
 
 def test_converted_file_loads_without_pickle(tmp_path):

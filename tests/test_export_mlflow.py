@@ -35,7 +35,7 @@ def test_mlflow_round_trip(results, capsys):
     from clad.engine.export_mlflow import default_tracking_uri
 
     assert main(["export", str(results), "--format", "mlflow"]) == 0
-    assert "2 runs logged to MLflow (0 already there)" in capsys.readouterr().out
+    assert "2 runs logged to MLflow, 0 updated, 0 already there" in capsys.readouterr().out
     assert (results / "mlruns" / "mlflow.db").is_file()
     client = MlflowClient(tracking_uri=default_tracking_uri(results))
     experiment = client.get_experiment_by_name("mlflow-check")
@@ -72,7 +72,7 @@ def test_mlflow_round_trip(results, capsys):
         assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     # exporting again adds nothing
     assert main(["export", str(results), "--format", "mlflow"]) == 0
-    assert "0 runs logged to MLflow (2 already there)" in capsys.readouterr().out
+    assert "0 runs logged to MLflow, 0 updated, 2 already there" in capsys.readouterr().out
     assert len(client.search_runs([experiment.experiment_id])) == 2
 
 
@@ -86,3 +86,79 @@ def test_mlflow_export_to_another_store(results, tmp_path, capsys):
     assert len(client.search_runs([client.get_experiment_by_name("mlflow-check").experiment_id])) == 2
     assert (tmp_path / "artifacts").is_dir()  # beside the database, not in the current folder
     assert main(["export", str(results), "--format", "csv", "--tracking-uri", uri]) == 2
+
+
+def _table(path, shift: float) -> None:
+    import os
+    import time
+
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"c": ["a"] * 60 + ["b"] * 60, "y": ([0] * 50 + [1] * 10) * 2,
+                  "x1": rng.normal(size=120) + shift * np.r_[np.zeros(110), np.ones(10)],
+                  "x2": rng.normal(size=120)}).to_csv(path, index=False)
+    later = time.time() + 5
+    os.utime(path, (later, later))
+
+
+def test_a_recomputed_run_and_a_cut_short_export_are_logged_again(tmp_path, capsys):
+    """Exports are idempotent by content: the fingerprint tag tells a recomputed run, the missing
+    clad.complete tag an export that was killed half-way; a retired run leaves MLflow too."""
+    from mlflow.tracking import MlflowClient
+
+    from clad.engine.export_mlflow import default_tracking_uri
+
+    data = tmp_path / "data"
+    data.mkdir()
+    _table(data / "t.csv", 0.5)
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'name = "fp"\nstrategies = ["naive"]\nscenarios = ["concept_incremental"]\n'
+                    f'detectors = [{{name = "hbos"}}]\n[[datasets]]\nname = "table"\nfile = "t.csv"\n'
+                    f'data_dir = "{data}"\nconcept_column = "c"\nlabel_column = "y"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
+    assert main(["export", str(out), "--format", "mlflow"]) == 0
+    assert "1 runs logged to MLflow, 0 updated, 0 already there" in capsys.readouterr().out
+    client = MlflowClient(tracking_uri=default_tracking_uri(out))
+    exp = client.get_experiment_by_name("fp").experiment_id
+
+    _table(data / "t.csv", 3.0)  # the input changes: the same run id, other numbers
+    assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
+    assert main(["export", str(out), "--format", "mlflow"]) == 0
+    assert "0 runs logged to MLflow, 1 updated (1 computed again since), 0 already there" in capsys.readouterr().out
+    ours = json.loads((out / "results.json").read_text())["runs"][0]
+    (live,) = client.search_runs([exp])
+    assert live.data.metrics["roc_auc.continual_average"] == pytest.approx(ours["metrics"]["roc_auc"]["continual_average"])
+
+    # an export killed half-way: RUNNING, one artifact, no clad.complete tag
+    client.delete_run(live.info.run_id)
+    half = client.create_run(exp, tags={"clad.run_id": ours["run_id"], "clad.fingerprint": live.data.tags["clad.fingerprint"]})
+    client.log_text(half.info.run_id, "partial", "R/roc_auc.json")
+    assert main(["export", str(out), "--format", "mlflow"]) == 0
+    assert "0 runs logged to MLflow, 1 updated (1 its export was cut short), 0 already there" in capsys.readouterr().out
+    (live,) = client.search_runs([exp])
+    assert live.info.status == "FINISHED" and live.data.tags["clad.complete"] == "true"
+    assert {a.path for a in client.list_artifacts(live.info.run_id, "R")} == {"R/roc_auc.json", "R/roc_auc.png"}
+    assert main(["export", str(out), "--format", "mlflow"]) == 0
+    assert "0 runs logged to MLflow, 0 updated, 1 already there" in capsys.readouterr().out
+
+    # a run the folder no longer holds (retired after an input changed) leaves MLflow too
+    from clad.results.store import ResultStore
+
+    with ResultStore(out / "results.sqlite") as store:
+        store.retire([ours["run_id"]])
+    assert main(["export", str(out), "--format", "mlflow"]) == 0
+    assert "0 runs logged to MLflow, 0 updated, 0 already there, 1 retired (no longer in the folder)" in \
+        capsys.readouterr().out
+    assert client.search_runs([exp]) == []
+
+
+def test_an_unreachable_tracking_server_fails_at_once_naming_it(results, capsys):
+    import time
+
+    start = time.perf_counter()
+    assert main(["export", str(results), "--format", "mlflow", "--tracking-uri", "http://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    print(f"refused connection reported after {time.perf_counter() - start:.2f} s")
+    assert len(err) == 1 and "cannot reach the MLflow tracking server at http://127.0.0.1:9" in err[0]

@@ -182,7 +182,7 @@ def test_a_recipe_reaches_the_flat_loaders(plugin, tmp_path):
     assert ds.train_names == ("band_0", "band_1", "band_2") and ds.metadata["recipe"] == "ext_by_first_feature"
     for c in ds.train:  # each concept holds its band of the first feature
         assert np.ptp(c.X[:, 0]) <= 1.0 + 1e-9
-    entry = {"name": "odds_mat", "file": str(tmp_path / "bands.mat")}
+    entry = {"name": "odds_mat", "file": "bands.mat", "data_dir": str(tmp_path)}  # a spec's file lies in a data folder
     raw = {"seeds": 1, "scenarios": ["concept_incremental"], "strategies": ["naive"], "detectors": ["hbos"]}
     assert len(parse_spec({**raw, "datasets": [{**entry, "recipe": "ext_by_first_feature", "n_concepts": 3}]})) == 1
     with pytest.raises(SpecError, match="unknown parameter 'fit_rows'.*ext_by_first_feature"):

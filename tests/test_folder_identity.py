@@ -32,7 +32,7 @@ def _table(path: Path, shift: float) -> None:
 
 def _spec(data: Path, detector: str = "hbos") -> dict:
     return {"name": "table-spec", "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
-            "detectors": [detector], "datasets": [{"name": "table", "file": str(data), "concept_column": "c",
+            "detectors": [detector], "datasets": [{"name": "table", "file": data.name, "data_dir": str(data.parent), "concept_column": "c",
                                                  "label_column": "y", "random_state": 0}]}
 
 

@@ -37,10 +37,10 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import DataError
-from .memmap import release
+from .memmap import is_memmap, release
 from .time_axis import TimeAxis
 
-__all__ = ["Concept", "ConceptDataset", "readonly"]
+__all__ = ["Concept", "ConceptDataset", "readonly", "owned"]
 
 # rows checked at a time for NaN/inf, so that a memory-mapped array is never read whole into memory
 _CHECK_CHUNK = 1 << 18
@@ -61,6 +61,40 @@ def readonly(X) -> np.ndarray:
     view = X.view()
     view.flags.writeable = False
     return view
+
+
+def _writable_somewhere(X: np.ndarray) -> bool:
+    """Whether ``X`` or an array it is a view of can be written (by whoever holds it)."""
+    a = X
+    while isinstance(a, np.ndarray):
+        if a.flags.writeable:
+            return True
+        a = a.base
+    return False
+
+
+def owned(X: np.ndarray, fresh: bool = False) -> np.ndarray:
+    """``X`` as an array nobody else can change: itself, made read-only, when it is ``fresh``
+    (made here, held by no one else); itself when neither it nor an array it views can be written
+    (a read-only memory map, a part of another concept's data); else a read-only copy, except for a
+    writable memory map (``r+``, ``w+``), which may not fit in memory: a read-only view of it (the
+    file stays the caller's; open it with ``mmap_mode="r"`` to hand it over).
+
+    >>> a = np.zeros(3)
+    >>> b = owned(a)
+    >>> np.shares_memory(a, b), b.flags.writeable, owned(b) is b
+    (False, False, True)
+    """
+    if fresh:
+        X.flags.writeable = False
+        return X
+    if not _writable_somewhere(X):
+        return X
+    if is_memmap(X):  # a file mapping may not fit in memory: never copied (open it with mmap_mode="r")
+        return readonly(X)
+    copy = np.array(X, copy=True)
+    copy.flags.writeable = False
+    return copy
 
 
 def _as_float_rows(X, what: str) -> np.ndarray:
@@ -102,14 +136,19 @@ class Concept:
     and optional labels ``y`` (one per row).
 
     Labels are required for test concepts and optional for training concepts (training data are
-    usually normal-only). ``X`` is validated (2-D, finite, non-empty) when the concept is made, and
-    ``X`` and ``y`` are read-only from then on.
+    usually normal-only). ``X`` is validated (2-D, finite, non-empty) when the concept is made; the
+    concept owns ``X`` and ``y`` from then on (:func:`owned`: read-only, copied when the caller
+    could still change them through an array of theirs).
 
-    >>> c = Concept("A", np.zeros((2, 2)))
+    >>> X = np.zeros((2, 2))
+    >>> c = Concept("A", X)
     >>> c.X[0, 0] = 1.0
     Traceback (most recent call last):
     ...
     ValueError: assignment destination is read-only
+    >>> X[0, 0] = 5.0  # the caller's array is not the concept's
+    >>> float(c.X[0, 0])
+    0.0
     """
 
     name: str
@@ -133,7 +172,7 @@ class Concept:
             raise DataError(f"{what}: windows of length 0; expected at least one step per window")
         if self.validate:
             _check_finite(X, what)
-        object.__setattr__(self, "X", readonly(X))
+        object.__setattr__(self, "X", owned(X, fresh=X is not self.X))
         if self.y is not None:
             y = np.asarray(self.y)
             if y.ndim != 1:
@@ -150,7 +189,8 @@ class Concept:
             if not np.isin(values, (0, 1)).all():
                 shown = ", ".join(repr(v.item()) for v in values[:6])
                 raise DataError(f"{what}: labels must be binary, 0 (normal) or 1 (anomaly); found {shown}")
-            object.__setattr__(self, "y", readonly(y.astype(np.int8, copy=False)))
+            y8 = y.astype(np.int8, copy=False)
+            object.__setattr__(self, "y", owned(y8, fresh=y8 is not self.y and y8 is not y))
         if self.time is not None:
             if not isinstance(self.time, TimeAxis):
                 raise DataError(f"{what}: time={type(self.time).__name__}; expected a clad.core.time_axis.TimeAxis")

@@ -10,6 +10,7 @@ from sklearn.base import clone
 
 from ..defaults import DEFAULT_BASE_METRIC
 from ..detectors import as_detector, detector_name
+from ..errors import CladValueError, RunTimeoutError
 from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
 from .boundaries import stream_boundaries
@@ -18,6 +19,7 @@ from .memory import peak_rss
 from ..results.record import RunResult, versions
 from .run_warnings import recording
 from .seeding import seed_run
+from .time_limit import RunTimeout, check_timeout, time_limit, time_limit_usable
 
 __all__ = ["run_experiment"]
 
@@ -43,7 +45,7 @@ def _anytime_input(anytime: dict | None, base_metric: str) -> dict:
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
                    seed: int | None = None, labels: dict | None = None, config: dict | None = None,
                    on_step: Callable[[str, int], None] | None = None, n_jobs: int | None = 1,
-                   metric_params: dict | None = None) -> RunResult:
+                   metric_params: dict | None = None, timeout: float | None = None) -> RunResult:
     """Run ``strategy`` through ``scenario`` on ``dataset`` and return the result.
 
     The strategy object is cloned (the caller's object is never fitted). With ``seed``, a
@@ -61,6 +63,10 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     ``extras["time_series"]`` (``{"per_series": ..., "trace": ...}``, see
     :class:`~clad.core.evaluation.Evaluation`). The run's peak memory
     (:func:`~clad.core.memory.peak_rss` around the scenario's loop) is ``RunResult.peak_memory``.
+    With ``timeout`` (seconds), a run that takes longer is stopped and a
+    :class:`~clad.errors.RunTimeoutError` raised (``SIGALRM``: in the main thread on POSIX; a
+    :class:`~clad.errors.CladValueError` says so elsewhere rather than letting a hanging
+    ``score()`` hang the caller).
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic
@@ -72,6 +78,23 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     ((3, 3), True)
     """
     base_metrics = check_base_metrics(base_metrics)
+    timeout = check_timeout(timeout)
+    if timeout is not None and not time_limit_usable():
+        raise CladValueError("run_experiment(timeout=...) needs the main thread of a POSIX process (it uses "
+                             "SIGALRM); call it from there, or run the spec with `clad run --timeout`")
+    if timeout is None:  # an enclosing limit (an executor's) stays the caller's to catch
+        return _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
+                               metric_params)
+    try:
+        with time_limit(timeout):
+            return _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
+                                   metric_params)
+    except RunTimeout as exc:
+        raise RunTimeoutError(str(exc)) from None
+
+
+def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
+                    metric_params) -> RunResult:
     strategy = clone(strategy)
     if seed is not None:
         seeded = seed_run(seed, strategy=strategy, scenario=scenario)

@@ -73,8 +73,44 @@ def read_npz_xy(path, what: str) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"{what}: {str(path)!r} is not a readable .npz file ({exc})") from None
 
 
+def _n_concepts(args: dict):
+    """The number of concepts a call asks for (a recipe key, in the recipe table or the recipe's default)."""
+    if "n_concepts" in args:
+        return args["n_concepts"]
+    recipe = args.get("recipe", "cluster_random")
+    if isinstance(recipe, dict) and "n_concepts" in recipe:
+        return recipe["n_concepts"]
+    try:
+        from .recipes import as_recipe
+
+        return getattr(as_recipe(recipe, "adbench", {}), "n_concepts", None)
+    except Exception:  # noqa: BLE001 - a bad recipe is the loader's to report
+        return None
+
+
+def _concepts_rule(args: dict) -> list[str]:
+    """n_concepts against the normal rows of the file (each concept needs 2 training and 2 test rows)."""
+    try:
+        path = locate(adbench_file(args["file"]), args.get("data_dir"), verify=False)
+        with np.load(path, allow_pickle=False) as z:
+            y = np.asarray(z["y"])
+    except Exception:  # noqa: BLE001 - an unreadable file is the loader's to report, naming it
+        return []
+    normal, anomalies = int(np.sum(y == 0)), int(np.sum(y == 1))
+    if args.get("max_rows") is not None and isinstance(args["max_rows"], int):
+        share = min(1.0, int(args["max_rows"]) / max(len(y), 1))
+        normal, anomalies = int(normal * share), int(anomalies * share)
+    most = max(min(normal // 4, anomalies), 1)
+    n = _n_concepts(args)
+    if isinstance(n, int) and not isinstance(n, bool) and n > most:
+        return [f"n_concepts={n}; {str(path)!r} has {normal:,} normal rows and {anomalies:,} anomalies, enough for at "
+                f"most {most:,} concepts (each needs 2 training and 2 test rows and an anomaly to test on); "
+                f"allowed: 1 to {most:,}"]
+    return []
+
+
 @declare(FLAT_CONSTRAINTS, files=lambda a: [(adbench_file(a["file"]), None)],
-         rest=lambda a, extra: check_recipe(a, extra, "adbench"))
+         rest=lambda a, extra: check_recipe(a, extra, "adbench"), rules=_concepts_rule)
 def load_adbench(file: str = "32_shuttle.npz", recipe: str | dict = "cluster_random", test_size: float = 0.5,
                  contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
                  max_rows: int | None = None, data_dir: str | None = None, random_state: int = 0,

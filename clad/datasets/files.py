@@ -34,7 +34,7 @@ import pooch
 
 from ..errors import DataError
 
-__all__ = ["default_cache_dir", "search_dirs", "locate", "sha256_of", "verify_sha256", "download", "recording"]
+__all__ = ["default_cache_dir", "search_dirs", "outside_data_dirs", "locate", "sha256_of", "verify_sha256", "download", "recording"]
 
 #: open :func:`recording` blocks of this thread: each gets every file located inside it
 _recorders = threading.local()
@@ -97,6 +97,38 @@ def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
         if d.absolute() not in [o.absolute() for o in out]:
             out.append(d)
     return out
+
+
+def outside_data_dirs(relpath: str | os.PathLike, data_dir: str | os.PathLike | None = None,
+                      also: tuple = ()) -> str | None:
+    """Why a data file a spec names lies outside every data directory (None when it does not): a
+    relative path may not climb out of its data directory (``../``), and an absolute one must lie
+    inside a data directory (:func:`search_dirs`), the current directory or a folder of ``also``
+    (the spec file's). Links are followed.
+
+    >>> outside_data_dirs("adbench-classical/32_shuttle.npz") is None
+    True
+    >>> outside_data_dirs("../../../etc/passwd")
+    "'../../../etc/passwd' climbs out of its data directory ('..'); name a file inside a data directory"
+    """
+    if not isinstance(relpath, (str, os.PathLike)) or not str(relpath):
+        return None  # the loader's own check names a bad value
+    path = Path(os.path.expanduser(str(relpath)))
+    if not path.is_absolute():
+        if ".." in Path(os.path.normpath(path)).parts:
+            return f"{str(relpath)!r} climbs out of its data directory ('..'); name a file inside a data directory"
+        return None
+    try:
+        dirs = search_dirs(data_dir) + [Path.cwd()] + [Path(a) for a in also]
+    except DataError:
+        return None
+    real = Path(os.path.realpath(path))
+    for d in dirs:
+        if real.is_relative_to(Path(os.path.realpath(d.expanduser()))):
+            return None
+    shown = ", ".join(str(d) for d in dirs)
+    return (f"{str(relpath)!r} lies outside every data directory ({shown}); put the file in a data directory "
+            f"and name it relative to it, or set data_dir (or ${ENV_VAR}) to the folder holding it")
 
 
 def _card_entry(relpath: str) -> tuple[str | None, str | None, int | None]:

@@ -38,6 +38,15 @@ def _relpath(file: str) -> str:
     return file
 
 
+def _pickle_rule(args: dict) -> list[str]:
+    if args.get("allow_pickle") is True:
+        return []
+    return [f"allow_pickle={args.get('allow_pickle')!r}; a pyCLAD concept file is a pickled numpy object array, and "
+            "loading it runs code stored in the file: set allow_pickle = true for a file you trust, or convert it "
+            "once with `clad datasets convert SRC DST.npz --allow-pickle` and load DST with the pickle-free "
+            "'clad_npz' loader"]
+
+
 @declare({"allow_pickle": _checks.FLAG, "data_dir": [None, str]}, files=lambda a: [(_relpath(a["file"]), None)])
 def load_pyclad(file: str = DEFAULT_FILE, allow_pickle: bool = False, data_dir: str | None = None) -> ConceptDataset:
     """The concepts of a pyCLAD concept file, trained in file order and tested on all.
@@ -88,3 +97,7 @@ def convert_pyclad(src: str, dst: str | os.PathLike, data_dir: str | None = None
     from .clad_npz import save_clad_npz
 
     return save_clad_npz(load_pyclad(src, allow_pickle=True, data_dir=data_dir), dst)
+
+
+# a spec refuses the missing opt-in before anything runs (a call explains it itself, as a DataError)
+load_pyclad._data_rules = _pickle_rule

@@ -14,14 +14,24 @@ import numpy as np
 from ..core.concepts import Concept, ConceptDataset
 from ..validation import COUNT, SEED, Integral, Interval, Real, declare
 
-__all__ = ["make_synthetic"]
+__all__ = ["make_synthetic", "synthetic_nbytes"]
+
+
+def synthetic_nbytes(args: dict) -> int | None:
+    """n_concepts x (n_train + n_test) x n_features x 8 bytes"""
+    try:
+        n = [int(args[k]) for k in ("n_concepts", "n_train", "n_test", "n_features")]
+    except (KeyError, TypeError, ValueError):
+        return None
+    return n[0] * (n[1] + n[2]) * n[3] * 8
 
 
 @declare({"n_concepts": [COUNT], "n_features": [COUNT], "n_train": [COUNT],
           "n_test": [Interval(Integral, 2, None, closed="left")],
           "anomaly_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
           "separation": [Interval(Real, 0.0, None, closed="neither")],
-          "anomaly_radius": [Interval(Real, 0.0, None, closed="neither")], "random_state": [None, SEED]})
+          "anomaly_radius": [Interval(Real, 0.0, None, closed="neither")], "random_state": [None, SEED]},
+         nbytes=synthetic_nbytes)
 def make_synthetic(
     n_concepts: int = 4,
     n_features: int = 8,

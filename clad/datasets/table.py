@@ -142,6 +142,10 @@ def load_table(file: str | None = None, frame: pd.DataFrame | None = None, conce
     if frame is not None and not isinstance(frame, pd.DataFrame):
         raise CladTypeError(f"table: frame must be a pandas DataFrame, got {type(frame).__name__}")
     df = read_table(file, sha256, data_dir) if file is not None else frame
+    if len(df) == 0:  # before any column's dtype is looked at: an empty column has no numbers
+        where = f"{df.attrs['path']!r}" if "path" in df.attrs else "the frame"
+        raise DataError(f"table: {where} has no rows (only a header, columns {list(map(str, df.columns))}); "
+                        "expected at least one row per concept")
     concept_column = _column(df, "concept_column", concept_column, "concept")
     label_column = _column(df, "label_column", label_column, "label")
     if feature_columns is None:

@@ -45,6 +45,7 @@ import pandas as pd
 from ..core.concepts import Concept, ConceptDataset
 from ..core.time_axis import TimeAxis
 from ..errors import DataError
+from ..validation import Integral, Interval, StrOptions
 from . import _checks
 from .files import locate
 from .windows import LABELS, SCORE_RULES, window_dataset
@@ -195,3 +196,12 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
     if window is None:
         return ds
     return window_dataset(ds, window=window, stride=stride, label=window_label, score_rule=window_score)
+
+
+# what a spec checks before anything is loaded (the loader checks the same on its call)
+load_telemanom._parameter_constraints = {
+    "path": [str], "spacecraft": [str], "concepts": [StrOptions(CONCEPTS)],
+    "window": [None, Interval(Integral, 1, None, closed="left")],
+    "stride": [Interval(Integral, 1, None, closed="left")],
+    "window_label": [StrOptions(LABELS)], "data_dir": [None, str]}
+load_telemanom._data_files = lambda a: [(f"{a['path']}/labeled_anomalies.csv", None)]

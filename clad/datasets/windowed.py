@@ -9,7 +9,8 @@ import inspect
 from ..errors import DataError
 from . import DATASETS, load_dataset
 from ..core.concepts import ConceptDataset
-from .windows import check_window_params, window_dataset
+from ..validation import Integral, Interval, StrOptions, arguments
+from .windows import LABELS, check_window_params, window_dataset
 
 __all__ = ["load_windowed"]
 
@@ -44,3 +45,24 @@ def load_windowed(dataset: str = "synthetic", params: dict | None = None, window
             params["random_state"] = random_state
     return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=window_label,
                           score_rule=window_score)
+
+
+def _windowed_nbytes(args: dict) -> int | None:
+    """the inner data set's bytes x window / stride"""
+    window, stride, inner = args.get("window"), args.get("stride", 1), args.get("dataset")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (window, stride)):
+        return None
+    loader = DATASETS.resolve(inner)
+    size = getattr(loader, "_data_nbytes", None)
+    base = size(arguments(loader, {**DATASETS.defaults(inner), **(args.get("params") or {})})) if size else None
+    return None if base is None else base * window // stride
+
+
+load_windowed._data_nbytes = _windowed_nbytes
+# what a spec checks before anything is loaded (the loader checks the same on its call); the
+# wrapped dataset is resolved and checked as a spec's own entry
+load_windowed._parameter_constraints = {
+    "dataset": [str], "params": [None, dict], "window": [Interval(Integral, 1, None, closed="left")],
+    "stride": [Interval(Integral, 1, None, closed="left")],
+    "window_label": [StrOptions(LABELS)]}
+load_windowed._nested_datasets = lambda a: [(a["dataset"], a.get("params") or {})]

@@ -52,7 +52,8 @@ __all__ = [
 ]
 
 DETECTORS = Registry("detector", methods=("fit",), any_of=("score", "decision_function", "score_samples"),
-                     or_methods=("learn_one", "score_one"))  # river's incremental detectors
+                     or_methods=("learn_one", "score_one"),  # river's incremental detectors
+                     not_bases=("ClassifierMixin", "RegressorMixin"))  # scikit-learn's supervised estimators
 DETECTORS.add("iforest", "sklearn.ensemble:IsolationForest", "scikit-learn IsolationForest")
 DETECTORS.add("lof", "sklearn.neighbors:LocalOutlierFactor", "scikit-learn LocalOutlierFactor (novelty=True)",
               defaults={"novelty": True})

@@ -36,6 +36,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..errors import CladValueError, DetectorError
+from ..validation import COUNT, SEED, Interval, Real, declare
 from .tabular import as_table, check_scores
 
 __all__ = ["IncrementalDetector", "RiverDetector", "is_river", "half_space_trees", "river_one_class_svm"]
@@ -195,6 +196,11 @@ class RiverDetector(IncrementalDetector):
         return -s if self.higher_is_normal else s
 
 
+_CONTAMINATION = [Interval(Real, 0.0, 0.5, closed="neither")]
+
+
+@declare({"n_trees": [COUNT], "height": [COUNT], "window_size": [COUNT], "scale": ["boolean"],
+          "contamination": _CONTAMINATION, "random_state": [None, SEED]})
 def half_space_trees(n_trees: int = 10, height: int = 8, window_size: int = 250, scale: bool = True,
                      contamination: float = 0.1, random_state: int | None = None) -> RiverDetector:
     """river's ``HalfSpaceTrees`` (Tan et al. 2011) behind a running ``MinMaxScaler`` (``scale``): the
@@ -206,6 +212,9 @@ def half_space_trees(n_trees: int = 10, height: int = 8, window_size: int = 250,
                          contamination=contamination, random_state=random_state)
 
 
+@declare({"nu": [Interval(Real, 0.0, 1.0, closed="right")], "n_components": [COUNT],
+          "gamma": [Interval(Real, 0.0, None, closed="neither")], "contamination": _CONTAMINATION,
+          "random_state": [None, SEED]})
 def river_one_class_svm(nu: float = 0.1, n_components: int = 100, gamma: float = 1.0,
                         contamination: float = 0.1, random_state: int | None = None) -> RiverDetector:
     """river's online ``OneClassSVM`` on random Fourier features of standardised rows

@@ -46,10 +46,19 @@ def check_scores(scores, n_rows: int, who: str) -> np.ndarray:
     Traceback (most recent call last):
     ...
     clad.errors.DetectorError: detector Mine: score() returned complex numbers (dtype complex128); expected real scores
+    >>> check_scores(["0.5", "2.0"], 2, "Mine")
+    Traceback (most recent call last):
+    ...
+    clad.errors.DetectorError: detector Mine: score() returned text (dtype object), not numbers; expected real scores (numeric strings are refused, never parsed)
     """
     if np.iscomplexobj(scores):
         raise DetectorError(f"detector {who}: score() returned complex numbers (dtype {np.asarray(scores).dtype}); "
                             "expected real scores")
+    raw = scores if isinstance(scores, np.ndarray) else np.asarray(scores, dtype=object)
+    if raw.dtype.kind in "USV" or (raw.dtype.kind == "O" and any(
+            isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in raw.ravel())):
+        raise DetectorError(f"detector {who}: score() returned text (dtype {raw.dtype}), not numbers; expected "
+                            "real scores (numeric strings are refused, never parsed)")
     try:
         s = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as exc:

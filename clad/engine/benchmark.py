@@ -91,6 +91,13 @@ class BenchmarkResult:
     #: the reference runs of the spec's ``references`` found in the database, and how many this call computed
     references: tuple[RunResult, ...] = ()
     n_references_computed: int = 0
+    #: the tuning runs finished in the database (kept, and reused by the next run of the spec)
+    n_tuning_ok: int = 0
+
+    @property
+    def n_kept(self) -> int:
+        """Every finished run of the spec in the database: evaluation, tuning and reference runs."""
+        return self.n_ok + self.n_tuning_ok + sum(r.ok for r in self.references)
 
     @property
     def ok(self) -> bool:
@@ -227,6 +234,12 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event)
             resumed = sum(p.resumed for p in phases)
             computed, shared = sum(p.computed for p in phases), sum(p.shared for p in phases)
             ids = [c.run_id for c in configs]
+            tuning_ok = len(store.finished_ids() & {c.run_id for c in phases[0].configs}) \
+                if plan is not None and phases else 0
+            if not interrupted:  # the whole computation is known: what it no longer holds is retired
+                tuning_ids = [c.run_id for c in phases[0].configs] if plan is not None and phases else []
+                retire_stale(store, spec, set(ids) | set(tuning_ids), {c.run_id for c in refs.configs},
+                             with_references=bool(spec.references))
             attach_references(store, refs, ids)  # every finished run's metrics against its references
             results = store.load_results(ids)  # in the spec's order
             references = tuple(store.load_references())
@@ -245,7 +258,7 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event)
         n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
         database=db, results_json=out / "results.json", summary=table, interrupted=interrupted,
         n_tuning=len(phases[0].configs) if plan is not None and phases else 0, references=references,
-        n_references_computed=refs_computed)
+        n_references_computed=refs_computed, n_tuning_ok=tuning_ok)
 
 
 class _Phase:
@@ -359,6 +372,74 @@ def _tuning_record(result: RunResult) -> bool:
     return is_tuning_run(result.config) or (view.get("part") == "evaluate" and no_choice)
 
 
+#: the ``meta`` key prefix of a spec's computation (the run ids it holds), one key per spec of the folder
+COMPUTATION_KEY = "computation:"
+
+
+def retire_stale(store, spec: Spec, runs: set[str], references: set[str], with_references: bool = True) -> list[str]:
+    """Retire the records of ``store`` that the computation of ``spec`` no longer holds (``runs``:
+    its tuning and evaluation run ids; ``references``: its reference run ids): an evaluation run
+    whose tuning now chooses other parameters after an input changed, the reference of a replaced
+    run, a run of an earlier computation. In a folder of one spec every other record is retired; in
+    a folder shared with ``--add`` only the records this spec's earlier computation held and no
+    other spec's does. Each is said on the console (what, and what replaced it); returns the
+    messages."""
+    import hashlib
+
+    key = COMPUTATION_KEY + hashlib.sha256(canonical(spec.raw).encode()).hexdigest()[:16]
+    recorded = store.meta_like(COMPUTATION_KEY)
+    if store.get_meta("specs_added"):
+        before = recorded.get(key) or {}
+        others = [v for k, v in recorded.items() if k != key]
+        kept_by_others = {r for v in others for r in (v.get("runs") or []) + (v.get("references") or [])}
+        old_runs = set(before.get("runs") or []) - runs - kept_by_others
+        old_refs = set(before.get("references") or []) - references - kept_by_others
+    else:
+        old_runs = set(store.status()) - runs
+        old_refs = {r.run_id for r in store.load_references()} - references if with_references else set()
+    messages = []
+    if old_runs or old_refs:
+        now = {_position(r): r for r in store.load_results(sorted(runs))}
+        for r in store.load_results(sorted(old_runs), include_unfinished=True):
+            new = now.get(_position(r))
+            messages.append(_retired_message(r, new))
+        now_refs = {(r.strategy, r.dataset, r.seed): r for r in store.load_references() if r.run_id in references}
+        for r in store.load_references():
+            if r.run_id in old_refs:
+                new = now_refs.get((r.strategy, r.dataset, r.seed))
+                messages.append(f"{r.strategy} reference {r.dataset} / {r.detector} / seed {r.seed} (run {r.run_id}) "
+                                + (f"replaced by run {new.run_id}: the runs it serves changed"
+                                   if new is not None else "retired: no run of the spec needs it any more"))
+        store.retire(old_runs, old_refs)
+        for msg in messages:
+            log.warning("%s", msg)
+    store.set_meta(key, {"runs": sorted(runs), "references": sorted(references)})
+    return messages
+
+
+def _position(r: RunResult) -> tuple:
+    """Where a run sits in its spec's grid (its labels and seed), whatever parameters its tuning chose."""
+    view = ((r.config or {}).get("data_view") or {}).get("part")
+    return (r.dataset, r.scenario, r.strategy, r.detector, r.seed, view)
+
+
+def _retired_message(old: RunResult, new: RunResult | None) -> str:
+    what = f"{old.dataset} / {old.scenario} / {old.strategy} / {old.detector} / seed {old.seed} (run {old.run_id})"
+    if new is None:
+        return f"{what} retired: it is no longer part of this spec's computation"
+    def chosen(r: RunResult) -> str | None:
+        params = ((r.extras or {}).get("tuning") or {}).get("chosen_params")
+        if params is None:
+            return None
+        shown = [f"{k}={v!r}" for part in ("strategy", "detector") for k, v in sorted((params.get(part) or {}).items())]
+        return ", ".join(shown) or "the defaults"
+
+    if chosen(old) is not None or chosen(new) is not None:
+        return (f"{what} replaced by run {new.run_id}: after an input changed, the tuning chose "
+                f"{chosen(new)} instead of {chosen(old)}")
+    return f"{what} replaced by run {new.run_id}: its configuration or inputs changed"
+
+
 def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:
     """Refuse to write ``spec``'s runs into a folder holding another spec's runs, unless ``add``."""
     recorded = store.get_meta("spec")
@@ -369,9 +450,39 @@ def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:
         store.set_meta("specs_added", [*store.get_meta("specs_added", []), recorded])
         return
     name = recorded.get("name", "?") if isinstance(recorded, dict) else "?"
+    differs = spec_differences(recorded, spec.raw)
+    shown = "; ".join(differs[:5]) + (f"; and {len(differs) - 5} more" if len(differs) > 5 else "")
     raise FolderInUse(f"{str(out)!r} holds the results of another spec ({name!r}); this is spec {spec.name!r}"
-                      f"{f' ({spec.source})' if spec.source else ''}: use another --out folder, --fresh to "
-                      "replace those results, or --add to add this spec's runs to them")
+                      f"{f' ({spec.source})' if spec.source else ''}, which differs in: {shown}; use another "
+                      "--out folder, --fresh to replace those results, or --add to add this spec's runs to them")
+
+
+def spec_differences(old: Any, new: Any, where: str = "") -> list[str]:
+    """Where spec ``new`` differs from ``old`` (both as parsed TOML), as ``key: old -> new`` lines.
+
+    >>> spec_differences({"seeds": 2, "detectors": [{"name": "iforest", "n_estimators": 10}]},
+    ...                  {"seeds": 2, "detectors": [{"name": "iforest", "n_estimators": 20}]})
+    ['detectors[0].n_estimators: 10 -> 20']
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in list(old) + [k for k in new if k not in old]:
+            key = f"{where}.{k}" if where else str(k)
+            if k not in new:
+                out.append(f"{key}: {_short(old[k])} -> (removed)")
+            elif k not in old:
+                out.append(f"{key}: (absent) -> {_short(new[k])}")
+            else:
+                out += spec_differences(old[k], new[k], key)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [d for i, (a, b) in enumerate(zip(old, new)) for d in spec_differences(a, b, f"{where}[{i}]")]
+    return [] if canonical(old) == canonical(new) else [f"{where or 'the spec'}: {_short(old)} -> {_short(new)}"]
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _fresh_finished(store, configs: list[RunConfig]) -> set[str]:
@@ -382,9 +493,16 @@ def _fresh_finished(store, configs: list[RunConfig]) -> set[str]:
     ok, status = store.finished_ids(), store.status()
     recorded = store.recorded_inputs(by_id)
     stale = []
+    damaged: dict[str, str] = {}
+    store.load_results([r for r in by_id if r in ok], damaged=damaged)
+    for rid, why in damaged.items():  # computed again; its new record replaces the damaged one
+        log.warning("%s: computed again: its stored record is damaged (%s)", by_id[rid].describe(),
+                    why.split(" is damaged: ", 1)[-1].split("; delete the folder", 1)[0])
+        stale.append(rid)
+    ok -= set(damaged)
     for rid, cfg in by_id.items():
         if rid not in ok:
-            if status.get(rid) == "ok":
+            if status.get(rid) == "ok" and rid not in damaged:
                 log.warning("%s: computed again: R cells are missing from the database", cfg.describe())
                 stale.append(rid)
             continue
@@ -400,13 +518,11 @@ def _fresh_finished(store, configs: list[RunConfig]) -> set[str]:
 def _writable_folder(out: Path, db: Path) -> None:
     """Create ``out``; a :class:`ResultsWriteError` naming the path and why when it cannot be
     written (a file of that name, a read-only or full file system)."""
+    from ..results.store import DestinationError, writable_destination
+
     try:
-        if out.exists() and not out.is_dir():
-            raise NotADirectoryError(f"--out {str(out)!r} names a file, not a folder")
-        out.mkdir(parents=True, exist_ok=True)
-        if not os.access(out, os.W_OK):
-            raise PermissionError(f"the folder {str(out)!r} is read-only")
-    except OSError as exc:
+        writable_destination(out, "folder", "--out")
+    except DestinationError as exc:
         raise ResultsWriteError(out, db, exc) from exc
 
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._version import __version__
+from ..core.time_limit import MAX_TIMEOUT
 from ..defaults import DEFAULT_BASE_METRIC
 
-__all__ = ["Component", "RunConfig", "canonical"]
+__all__ = ["Component", "RunConfig", "canonical", "MAX_TIMEOUT"]
 
 
 def canonical(obj: Any) -> str:

@@ -54,16 +54,13 @@ from .run import execution_order, failed_result, run_safely
 __all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
            "limited_threads"]
 
+from ..core.time_limit import RunTimeout, check_timeout, time_limit
+
 log = logging.getLogger(__name__)
 
 #: environment variables that cap the threads of BLAS / OpenMP libraries in worker processes
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                    "NUMEXPR_NUM_THREADS")
-
-
-class RunTimeout(BaseException):
-    """Raised inside a run that exceeded its time limit (a BaseException, so that a detector's
-    ``except Exception`` cannot swallow it)."""
 
 
 @dataclass(frozen=True)
@@ -87,26 +84,9 @@ def _utc() -> str:
     return utc_now()
 
 
-@contextmanager
 def _time_limit(seconds: float | None):
-    """Raise :class:`RunTimeout` in the block after ``seconds`` (``SIGALRM``; only possible in the
-    main thread on POSIX; elsewhere the block runs unbounded)."""
-    usable = (seconds is not None and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
-    if not usable:
-        yield
-        return
-
-    def _raise(signum, frame):
-        raise RunTimeout(f"timeout: the run took longer than {seconds:g} s")
-
-    old = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+    """:func:`clad.core.time_limit.time_limit` (``SIGALRM``; main thread on POSIX only)."""
+    return time_limit(seconds)
 
 
 def _timeout_result(cfg: RunConfig, seconds: float, detail: str = "") -> RunResult:
@@ -170,9 +150,7 @@ def check_execution(jobs: int, threads: int | None, timeout: float | None) -> No
         raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise CladValueError(f"threads={threads!r}; expected an integer >= 1 or None")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not 0 < timeout < float("inf")):
-        raise CladValueError(f"timeout={timeout!r}; expected a positive number of seconds or None")
+    check_timeout(timeout)
 
 
 # -- worker processes --------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..atomic import atomic_output
 from ..errors import CladValueError, DataError
-from ..results.store import DEFAULT_NAME, ResultStore, load_results
+from ..results.store import DEFAULT_NAME, DestinationError, load_results, read_store, writable_destination
 
 __all__ = ["export", "per_series_table", "FORMATS"]
 
@@ -78,23 +78,27 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
     db = folder if folder.is_file() else folder / DEFAULT_NAME
     if not db.is_file():
         raise DataError(f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first")
-    dest = Path(dest) if dest is not None else db.parent
-    dest.mkdir(parents=True, exist_ok=True)
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
         except ImportError:
             raise CladValueError("Parquet export needs pyarrow: pip install 'clad[parquet]'") from None
+    dest = writable_destination(dest if dest is not None else db.parent, "folder", "--dest")
     if fmt == "json":
-        from ..results.record import write_results
+        from ..results.record import is_tuning_run, write_results
 
-        with ResultStore(db, create=False) as store:
-            runs, spec = load_results(db), store.get_meta("spec")
-        write_results(dest / "results.json", runs, spec=spec)
+        runs, spec, refs = read_store(db, lambda store: (store.load_results(), store.get_meta("spec"),
+                                                         store.load_references()))
+        runs = [r for r in runs if not is_tuning_run(r.config)]
+        _write(dest / "results.json", lambda p: write_results(p, runs, spec=spec, references=refs))
         return [dest / "results.json"]
     written = []
-    with ResultStore(db, create=False) as store:
-        tables = {"r_cells": store.tidy(), "metrics": store.metrics_table(), "runs": store.runs_table()}
+
+    def read(store) -> dict:
+        store.load_results(include_unfinished=True)  # every run checked against its shape and types
+        return {"r_cells": store.tidy(), "metrics": store.metrics_table(), "runs": store.runs_table()}
+
+    tables = read_store(db, read)
     if per_series:
         table = per_series_table(load_results(db))
         if table.empty:
@@ -104,8 +108,16 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
     for name, df in tables.items():
         path = dest / f"{name}.{fmt}"
         if fmt == "csv":
-            _atomic(path, lambda p, df=df: df.to_csv(p, index=False))
+            _write(path, lambda p, df=df: _atomic(p, lambda t: df.to_csv(t, index=False)))
         else:
-            _atomic(path, lambda p, df=df: df.to_parquet(p, index=False))
+            _write(path, lambda p, df=df: _atomic(p, lambda t: df.to_parquet(t, index=False)))
         written.append(path)
     return written
+
+
+def _write(path: Path, write) -> None:
+    """``write(path)``, a failure of the disk a :class:`DestinationError` naming the path and why."""
+    try:
+        write(path)
+    except OSError as exc:
+        raise DestinationError(path, exc.strerror or str(exc), "free space or give another folder with --dest") from None

@@ -1,8 +1,14 @@
 """Export a results database to MLflow (``clad export DIR --format mlflow [--tracking-uri URI]``).
 
 Every run stored in ``DIR/results.sqlite`` becomes one MLflow run in the experiment named after
-the spec (tagged ``clad.run_id``; a run already exported to that experiment is not exported
-twice):
+the spec, tagged ``clad.run_id``, ``clad.fingerprint`` (a hash of the run's record: its
+configuration, inputs, status, R and metrics) and, once everything is logged, ``clad.complete``.
+Exporting is idempotent by content: a run already exported with the same fingerprint and complete
+is left as it is; one whose fingerprint changed (it was computed again after an input changed) or
+whose export was cut short (still ``RUNNING``, artifacts missing) is deleted and logged again
+(*updated*); an exported run of this folder that the folder no longer holds (retired, see
+:func:`clad.engine.benchmark.retire_stale`) is deleted (*retired*). A tracking server that cannot
+be reached is an error naming the URI at once (no retries):
 
 * **parameters**: ``dataset``, ``scenario``, ``strategy``, ``detector`` (their labels), ``seed``,
   ``base_metrics``, and every component parameter as ``<component>.<name>`` (e.g.
@@ -29,15 +35,19 @@ set). Needs ``pip install 'clad[mlflow]'``.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
 import os
+import socket
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from ..errors import CladValueError, DataError
-from ..results.store import DEFAULT_NAME, ResultStore, load_results
+from ..results.store import DEFAULT_NAME
 
-__all__ = ["export_mlflow", "default_tracking_uri"]
+__all__ = ["export_mlflow", "default_tracking_uri", "fingerprint"]
 
 
 def _mlflow():
@@ -118,12 +128,25 @@ def _r_table(run, base):
                         columns=list(run.test_concepts)).rename_axis("step").reset_index()
 
 
-def _log_run(client, experiment_id: str, run, classes) -> str:
+def fingerprint(run) -> str:
+    """A hash of what a run's numbers are: its configuration, the fingerprints of its inputs, its
+    status, R and metrics (not its times). A run computed again from changed inputs has another."""
+    from ..results.record import to_jsonable
+    from .config import canonical
+
+    rec = run.to_dict()
+    content = {k: rec.get(k) for k in ("run_id", "config", "inputs", "status", "R", "metrics", "error",
+                                       "concepts", "test_concepts")}
+    return hashlib.sha256(canonical(to_jsonable(content)).encode()).hexdigest()[:16]
+
+
+def _log_run(client, experiment_id: str, run, classes, folder: str = "") -> str:
     _, Metric, Param, RunTag = classes
     import time
 
     now = int(time.time() * 1000)
-    tags = {"clad.run_id": run.run_id or "", "clad.status": run.status}
+    tags = {"clad.run_id": run.run_id or "", "clad.status": run.status, "clad.fingerprint": fingerprint(run),
+            "clad.folder": folder}
     tags.update({f"clad.version.{k}": str(v) for k, v in (run.versions or {}).items() if v is not None})
     name = f"{run.dataset} / {run.scenario} / {run.strategy} / {run.detector} / seed {run.seed}"
     mlrun = client.create_run(experiment_id, run_name=name[:250], tags=tags)
@@ -146,42 +169,110 @@ def _log_run(client, experiment_id: str, run, classes) -> str:
             client.log_figure(rid, ax.figure, f"R/{base}.png")
     else:
         client.log_text(rid, run.error or "no error recorded", "error.txt")
+    client.set_tag(rid, "clad.complete", "true")  # last: an export cut short before it is logged again
     client.set_terminated(rid, status="FINISHED" if run.ok else "FAILED")
     return rid
 
 
 def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
                   experiment: str | None = None) -> dict:
-    """Log every run of ``folder/results.sqlite`` (or a database file) into an MLflow tracking
-    store; return ``{"tracking_uri", "experiment_id", "exported", "skipped"}`` (runs already in
-    the experiment are skipped)."""
+    """Log the runs of ``folder/results.sqlite`` (or a database file) into an MLflow tracking
+    store, idempotently by content (see the module docstring); return ``{"tracking_uri",
+    "experiment_id", "exported", "updated", "skipped", "retired", "reasons"}`` (``exported``: runs
+    logged for the first time; ``updated``: runs logged again, ``reasons`` saying why)."""
+    from ..results.store import read_store
+
     folder = Path(folder)
     db = folder if folder.is_file() else folder / DEFAULT_NAME
     if not db.is_file():
         raise DataError(f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first")
     classes = _mlflow()
-    with ResultStore(db, create=False) as store:
-        runs, spec = load_results(db), store.get_meta("spec") or {}
+    runs, spec = read_store(db, lambda store: (store.load_results(), store.get_meta("spec") or {}))
+    from ..results.record import is_tuning_run
+
+    runs = [r for r in runs if not is_tuning_run(r.config)]
     name = experiment or (spec.get("name") if isinstance(spec, dict) else None) or db.parent.name
     if tracking_uri is None:
         tracking_uri = default_tracking_uri(db.parent)
-        (db.parent / "mlruns").mkdir(parents=True, exist_ok=True)
+        from ..results.store import writable_destination
+
+        writable_destination(db.parent / "mlruns", "folder", "--tracking-uri (another store)")
+    _reachable(tracking_uri)
     artifacts = _artifact_location(tracking_uri)
-    client = classes[0](tracking_uri=tracking_uri)
-    found = client.get_experiment_by_name(name)
-    experiment_id = found.experiment_id if found else client.create_experiment(name, artifact_location=artifacts)
-    done = set()
-    for found_run in _all_runs(client, experiment_id):
-        done.add(found_run.data.tags.get("clad.run_id"))
-    exported = skipped = 0
-    for run in runs:
-        if run.run_id and run.run_id in done:
-            skipped += 1
-            continue
-        _log_run(client, experiment_id, run, classes)
-        exported += 1
+    here = str(db.resolve())
+    with _no_retries():
+        client = classes[0](tracking_uri=tracking_uri)
+        found = client.get_experiment_by_name(name)
+        experiment_id = found.experiment_id if found else client.create_experiment(name, artifact_location=artifacts)
+        exported_before: dict[str, list] = {}
+        for found_run in _all_runs(client, experiment_id):
+            exported_before.setdefault(found_run.data.tags.get("clad.run_id"), []).append(found_run)
+        exported = updated = skipped = retired = 0
+        reasons: dict[str, int] = {}
+        for run in runs:
+            before = exported_before.pop(run.run_id, []) if run.run_id else []
+            why = _why_again(before, run)
+            if before and why is None:
+                skipped += 1
+                continue
+            for old in before:
+                client.delete_run(old.info.run_id)
+            _log_run(client, experiment_id, run, classes, here)
+            if before:
+                updated += 1
+                reasons[why] = reasons.get(why, 0) + 1
+            else:
+                exported += 1
+        for rid, left in exported_before.items():  # exported from this folder, no longer in it
+            for old in left:
+                if rid and old.data.tags.get("clad.folder") == here:
+                    client.delete_run(old.info.run_id)
+                    retired += 1
     return {"tracking_uri": tracking_uri, "experiment_id": experiment_id, "exported": exported,
-            "skipped": skipped}
+            "updated": updated, "skipped": skipped, "retired": retired, "reasons": reasons}
+
+
+def _why_again(before: list, run) -> str | None:
+    """Why an exported run is logged again (None when its export is complete and the same)."""
+    if not before:
+        return "new"
+    if len(before) > 1:
+        return "exported more than once"
+    old = before[0]
+    if old.data.tags.get("clad.complete") != "true" or old.info.status not in ("FINISHED", "FAILED"):
+        return "its export was cut short"
+    if old.data.tags.get("clad.fingerprint") != fingerprint(run):
+        return "computed again since"
+    return None
+
+
+def _reachable(tracking_uri: str, timeout: float = 5.0) -> None:
+    """For an ``http(s)`` tracking URI, a :class:`~clad.errors.DataError` naming it at once when
+    nothing answers there (rather than MLflow's retries)."""
+    parsed = urlparse(tracking_uri)
+    if parsed.scheme not in ("http", "https"):
+        return
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname or "localhost", port), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise DataError(f"cannot reach the MLflow tracking server at {tracking_uri} "
+                        f"({exc.strerror or exc}); start it, or give another --tracking-uri") from None
+
+
+@contextlib.contextmanager
+def _no_retries():
+    """MLflow's HTTP client without its retries (minutes of back-off against a server that went
+    away), unless the user set them."""
+    keys = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
+    set_here = [k for k in keys if k not in os.environ]
+    os.environ.update({k: keys[k] for k in set_here})
+    try:
+        yield
+    finally:
+        for k in set_here:
+            os.environ.pop(k, None)
 
 
 def _artifact_location(tracking_uri: str) -> str | None:

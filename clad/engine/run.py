@@ -11,8 +11,8 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
-import functools
 import json
 import logging
 import traceback
@@ -36,14 +36,46 @@ log = logging.getLogger(__name__)
 _DATA_FILES: dict[int, dict[str, str]] = {}
 
 
-@functools.lru_cache(maxsize=4)
+#: the datasets this process loaded last, by (loader name, canonical parameters), newest last
+_DATASETS: "collections.OrderedDict[tuple[str, str], ConceptDataset]" = collections.OrderedDict()
+_CACHED = 4
+
+
+def _files_changed(files: dict[str, str]) -> bool:
+    """Whether a data file a cached dataset was read from has changed since (its sha256, which
+    :func:`~clad.datasets.files.sha256_of` remembers by size and modification time)."""
+    from ..datasets.files import sha256_of
+
+    for path, sha in files.items():
+        try:
+            if sha256_of(path) != sha:
+                return True
+        except OSError:
+            return True
+    return False
+
+
 def _cached_dataset(name: str, params_json: str) -> ConceptDataset:
+    """The dataset of loader ``name`` with these parameters, loaded once per process while the
+    data files it read are unchanged (a replaced file is read again, never served stale)."""
     from ..datasets import load_dataset
     from ..datasets.files import recording
 
+    key = (name, params_json)
+    dataset = _DATASETS.get(key)
+    if dataset is not None and not _files_changed(_DATA_FILES.get(id(dataset), {})):
+        _DATASETS.move_to_end(key)
+        return dataset
+    if dataset is not None:
+        del _DATASETS[key]
+        _DATA_FILES.pop(id(dataset), None)
     with recording() as seen:
         dataset = load_dataset(name, json.loads(params_json))
     _DATA_FILES[id(dataset)] = seen
+    _DATASETS[key] = dataset
+    while len(_DATASETS) > _CACHED:
+        _, dropped = _DATASETS.popitem(last=False)
+        _DATA_FILES.pop(id(dropped), None)
     return dataset
 
 

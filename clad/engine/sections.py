@@ -4,22 +4,51 @@ by the spec (:mod:`clad.engine.spec`) and by its ``[tuning]`` section (:mod:`cla
 
 from __future__ import annotations
 
+import collections
 import inspect
 import itertools
+import math
 from typing import Any
 
 from ..errors import CladError
 from ..registry import Registry, check_params
 from .config import Component
 
-__all__ = ["TOP_LEVEL_KEYS", "RESERVED", "registries", "entries"]
+__all__ = ["TOP_LEVEL_KEYS", "RESERVED", "MAX_RUNS", "registries", "entries", "grid_size"]
 
 #: the keys a spec may have at its top level
-TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "base_metric_params", "seeds", "orders", "order_seed", "skip_incompatible",
-                  "jobs", "threads", "dask", "timeout", "share", "max_runs", "datasets", "scenarios", "strategies",
-                  "detectors", "tuning", "references")
+TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "base_metric_params", "seeds", "orders", "order_seed",
+                  "skip_incompatible", "jobs", "threads", "dask", "timeout", "share", "max_runs", "max_evaluations",
+                  "max_data_gb", "datasets", "scenarios", "strategies", "detectors", "tuning", "references")
+#: a grid larger than this needs an explicit ``max_runs`` in the spec
+MAX_RUNS = 100_000
+#: a parameter grid with at most this many combinations has every combination checked; a larger
+#: one has every value checked (each with the other parameters at their first value)
+CHECK_EVERY_COMBINATION = 256
 #: the keys of a section entry that are not the component's parameters
 RESERVED = ("name", "label", "grid")
+
+
+def grid_size(grid: dict) -> int:
+    """How many combinations a parameter grid (``{name: [values]}``) has: the product of its
+    lengths, computed before any combination is built.
+
+    >>> grid_size({"a": list(range(500)), "b": list(range(300))})
+    150000
+    """
+    return math.prod(len(v) for v in grid.values()) if grid else 1
+
+
+def _combos_to_check(grid: dict, combos: list[dict]) -> list[dict]:
+    """The combinations of ``grid`` whose values are checked: all of them for a small grid, else
+    one per value (the sum of the list lengths, not their product)."""
+    if len(combos) <= CHECK_EVERY_COMBINATION:
+        return combos
+    first = {k: v[0] for k, v in grid.items()}
+    out = [first]
+    for k, values in grid.items():
+        out += [{**first, k: v} for v in values[1:]]
+    return out
 
 
 def registries() -> dict[str, Registry]:
@@ -56,9 +85,10 @@ def _value_problems(section: str, who: str, name: str, factory: Any, registry: R
 
 
 def entries(section: str, value: Any, registry: Registry, problems: list[str],
-             located: dict | None = None, where: str | None = None) -> list[Component]:
+            located: dict | None = None, where: str | None = None, max_runs: int = MAX_RUNS) -> list[Component]:
     """Validate one list section (names, keys and values) and expand its parameter grids into
-    components; ``where`` names the section's entries in messages (default: ``section``)."""
+    components; ``where`` names the section's entries in messages (default: ``section``). A grid
+    with more combinations than ``max_runs`` is refused before any combination is built."""
     located = {} if located is None else located
     if value is None:
         problems.append(f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})")
@@ -95,6 +125,12 @@ def entries(section: str, value: Any, registry: Registry, problems: list[str],
         if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
             problems.append(f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}")
             grid = {}
+        n_combos = grid_size(grid)
+        if n_combos > max_runs:
+            shape = " x ".join(f"{len(v):,} {k}" for k, v in grid.items())
+            problems.append(f"{key}.grid: {n_combos:,} combinations ({shape}), more than max_runs = {max_runs:,}; "
+                            f"to run it, set max_runs = {n_combos} at the top of the spec")
+            continue
         if section == "strategies" and "detector" in params:
             problems.append(f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key")
             params.pop("detector")
@@ -108,11 +144,13 @@ def entries(section: str, value: Any, registry: Registry, problems: list[str],
             problems.append(str(exc) + hint)
             continue
         combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
-        for combo in combos:
+        for combo in _combos_to_check(grid, combos):
             p = {**params, **combo}
             for problem in _value_problems(section, f"{key} ({name})", name, factory, registry, p, located):
                 if problem not in problems:
                     problems.append(problem)
+        for combo in combos:
+            p = {**params, **combo}
             lab = label
             if combo:
                 lab = (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
@@ -127,7 +165,7 @@ def entries(section: str, value: Any, registry: Registry, problems: list[str],
             shown = ", ".join(f"{k}={_fmt(v)}" for k, v in sorted(c.params.items()))
             c = Component(c.name, c.params, f"{c.name}({shown})")
         fixed.append(c)
-    labels = [c.display for c in fixed]
-    for lab in sorted({x for x in labels if labels.count(x) > 1}):
+    seen = collections.Counter(c.display for c in fixed)
+    for lab in sorted(x for x, n in seen.items() if n > 1):
         problems.append(f"{section}: label {lab!r} is used by more than one entry; give each a distinct 'label'")
     return fixed

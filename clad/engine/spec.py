@@ -16,7 +16,10 @@
     threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
     dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
     timeout = 600                             # optional: seconds per run before it is failed
-    max_runs = 200000                         # optional: accept a grid this large (default 100,000)
+    max_runs = 200000                         # optional: accept a grid this large (default 100,000),
+                                              # tuning runs and parameter combinations included
+    max_evaluations = 20000                   # optional: anytime evaluations per run (default 10,000)
+    max_data_gb = 16                          # optional: the largest generated data set (default 4 GB)
     references = ["joint", "single_task"]     # optional: reference runs, once per dataset x detector x
                                               # seed, and every run's metrics against them
                                               # (see docs/guides/references.md)
@@ -50,6 +53,7 @@ Python script: run only specs you trust.
 from __future__ import annotations
 
 import inspect
+import math
 import operator
 import sys
 from collections.abc import Sequence
@@ -65,8 +69,8 @@ from ..errors import CladError, SpecError
 from ..registry import did_you_mean
 from ..validation import Integral, Interval, Real
 from ..validation import problems as validation_problems
-from .config import Component, RunConfig
-from .sections import TOP_LEVEL_KEYS, entries, registries
+from .config import MAX_TIMEOUT, Component, RunConfig
+from .sections import MAX_RUNS, TOP_LEVEL_KEYS, entries, registries
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,8 +79,10 @@ else:  # pragma: no cover
 
 __all__ = ["Spec", "load_spec", "parse_spec", "TOP_LEVEL_KEYS"]
 
-#: a grid larger than this needs an explicit ``max_runs`` in the spec
-MAX_RUNS = 100_000
+#: anytime evaluations of one run above this need an explicit ``max_evaluations``
+MAX_EVALUATIONS = 10_000
+#: a data set a spec generates (its size known from its parameters) above this many GB needs ``max_data_gb``
+MAX_DATA_GB = 4.0
 
 
 class Grid(Sequence):
@@ -205,17 +211,25 @@ _EXECUTION_CONSTRAINTS = {
     "jobs": [Interval(Integral, 1, None, closed="left", description="an integer >= 1 (worker processes)")],
     "threads": [Interval(Integral, 1, None, closed="left",
                          description="an integer >= 1 (BLAS/OpenMP/torch threads per run)")],
-    "timeout": [Interval(Real, 0, float("inf"), closed="neither",
-                         description="a positive number of seconds per run")],
+    "timeout": [Interval(Real, 0, MAX_TIMEOUT, closed="right",
+                         description=f"a positive number of seconds per run, at most {MAX_TIMEOUT:,.0f} (30 days); "
+                                     "leave timeout out for no limit")],
     "max_runs": [Interval(Integral, 1, None, closed="left",
                           description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})")],
+    "max_evaluations": [Interval(Integral, 1, None, closed="left",
+                                 description=f"an integer >= 1 (the most anytime evaluations of one run; "
+                                             f"default {MAX_EVALUATIONS:,})")],
+    "max_data_gb": [Interval(Real, 0, None, closed="neither",
+                             description=f"a positive number of gigabytes (the largest generated data set; "
+                                         f"default {MAX_DATA_GB:g})")],
 }
 
 
 def _execution_keys(raw: dict, problems: list[str]) -> tuple:
-    """jobs, threads, dask, timeout and max_runs, each problem reported in that order."""
+    """jobs, threads, dask, timeout, max_runs, max_evaluations and max_data_gb, each problem
+    reported in that order (the limits take their defaults when absent or wrong)."""
     out = {}
-    for key in ("jobs", "threads", "dask", "timeout", "max_runs"):
+    for key in ("jobs", "threads", "dask", "timeout", "max_runs", "max_evaluations", "max_data_gb"):
         value = raw.get(key)
         if value is None:
             found = []
@@ -226,7 +240,8 @@ def _execution_keys(raw: dict, problems: list[str]) -> tuple:
             found = validation_problems(None, {key: value}, _EXECUTION_CONSTRAINTS)
         problems.extend(found)
         out[key] = None if found else value
-    return out["jobs"], out["threads"], out["dask"], out["timeout"], out["max_runs"] or MAX_RUNS
+    return (out["jobs"], out["threads"], out["dask"], out["timeout"], out["max_runs"] or MAX_RUNS,
+            out["max_evaluations"] or MAX_EVALUATIONS, out["max_data_gb"] or MAX_DATA_GB)
 
 
 def _order_values(raw: dict, problems: list[str]) -> list[tuple[str, str]] | None:
@@ -284,14 +299,28 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
 
     from ..datasets import DATASETS
 
+    from ..datasets.build import ORDERS, fixed_order_seed
+
     out: list[Component] = []
     reported: set[str] = set()
     for c in datasets:
         try:
-            sig = inspect.signature(DATASETS.resolve(c.name)).parameters
+            loader = DATASETS.resolve(c.name)
+            sig = inspect.signature(loader).parameters
             takes_order = "order" in sig or any(p.kind is p.VAR_KEYWORD for p in sig.values())
         except (CladError, TypeError, ValueError):
-            takes_order = False
+            loader, takes_order = None, False
+        if takes_order and (getattr(loader, "__module__", "") or "").split(".")[0] == "clad":
+            # clad's loaders know the orders of clad.datasets.build; a plug-in loader may know others
+            unknown = [o for o, _ in values if o not in ORDERS and fixed_order_seed(o) is None]
+            for o in unknown:
+                if (c.name, o) not in reported:
+                    reported.add((c.name, o))
+                    problems.append(f"orders: {o!r} is not a concept order of dataset {c.display!r}"
+                                    f"{did_you_mean(o, ORDERS)}; allowed: {', '.join(map(repr, ORDERS))} or "
+                                    "'random:<seed>'")
+            if unknown:
+                continue
         if "order" in c.params:
             if c.name not in reported:
                 reported.add(c.name)
@@ -310,6 +339,45 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
                 continue
             label = c.display if names == ["given"] else f"{c.display}[order={o.split(':')[0]}]"
             out.append(Component(c.name, {**c.params, "order": o}, label))
+    return out
+
+
+def _size_problems(sections: dict, max_evaluations: int, max_data_gb: float) -> list[str]:
+    """Sizes known from the parameters before anything is built: the anytime evaluations of a run
+    (``anytime_per_concept`` x training concepts, where the dataset states its concept count) and
+    the bytes of a generated data set (a loader's declared ``nbytes``)."""
+    from ..datasets import DATASETS
+    from ..validation import arguments
+
+    out = []
+    concepts = [1]
+    for c in sections.get("datasets", []):
+        try:
+            loader = DATASETS.resolve(c.name)
+            args = arguments(loader, {**DATASETS.defaults(c.name), **c.params})
+        except (CladError, TypeError, ValueError):
+            continue
+        n = args.get("n_concepts")
+        if isinstance(n, int) and not isinstance(n, bool):
+            concepts.append(n)
+        size = getattr(loader, "_data_nbytes", None)
+        try:
+            nbytes = size(args) if size is not None else None
+        except (TypeError, ValueError, KeyError, CladError):
+            nbytes = None
+        if nbytes is not None and nbytes > max_data_gb * 1e9:
+            out.append(f"datasets ({c.display}): the data set would take {nbytes / 1e9:,.1f} GB in memory "
+                       f"({size.__doc__ or 'from its parameters'}), more than max_data_gb = {max_data_gb:g}; "
+                       f"to build it, set max_data_gb = {math.ceil(nbytes / 1e9)} at the top of the spec")
+    for i, c in enumerate(sections.get("scenarios", [])):
+        h = c.params.get("anytime_per_concept")
+        if isinstance(h, int) and not isinstance(h, bool) and h > 0:
+            n = h * max(concepts)
+            if n > max_evaluations:
+                out.append(f"scenarios[{i}] ({c.display}).anytime_per_concept: {h:,} evaluations per training "
+                           f"concept x {max(concepts):,} concepts = {n:,} anytime evaluations per run, more than "
+                           f"max_evaluations = {max_evaluations:,}; to run it, set max_evaluations = {n} at the "
+                           "top of the spec")
     return out
 
 
@@ -349,7 +417,19 @@ def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
 
 
 def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchmark") -> Spec:
-    """Validate a spec given as a dict (the parsed TOML) and expand its grid."""
+    """Validate a spec given as a dict (the parsed TOML) and expand its grid (data files may also
+    lie beside the spec file ``source``)."""
+    from .spec_checks import SPEC_FOLDER
+
+    folder = str(Path(source).resolve().parent) if source and Path(source).is_file() else None
+    token = SPEC_FOLDER.set(folder)
+    try:
+        return _parse_spec(raw, source, default_name)
+    finally:
+        SPEC_FOLDER.reset(token)
+
+
+def _parse_spec(raw: dict, source: str | None, default_name: str) -> Spec:
     if not isinstance(raw, dict):
         raise SpecError(f"expected a table at the top level, got {type(raw).__name__}", source=source)
     problems: list[str] = []
@@ -386,7 +466,7 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
         problems.append(f"skip_incompatible: expected true or false, got {skip_incompatible!r}")
         skip_incompatible = False
 
-    jobs, threads, dask, timeout, max_runs = _execution_keys(raw, problems)
+    jobs, threads, dask, timeout, max_runs, max_evaluations, max_data_gb = _execution_keys(raw, problems)
     share = raw.get("share", True)
     if not isinstance(share, bool):
         problems.append(f"share: expected true or false (compute runs that are one computation once), got {share!r}")
@@ -395,7 +475,8 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
     references = _references(raw.get("references", []), problems)
 
     regs = registries()
-    sections = {s: entries(s, raw.get(s), regs[s], problems) for s in ("datasets", "scenarios", "strategies", "detectors")}
+    sections = {s: entries(s, raw.get(s), regs[s], problems, max_runs=max_runs)
+                for s in ("datasets", "scenarios", "strategies", "detectors")}
     sections["datasets"] = _apply_orders(raw, sections["datasets"], problems)
     scenario_objs = _check_scenarios(sections["scenarios"], problems)
 
@@ -424,18 +505,22 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
                 continue
             pairs.append((sc, st))
 
+    from .spec_checks import pair_problems
+
+    problems.extend(pair_problems(pairs, sections["detectors"], regs))
     configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics, metric_params)
     tuning = None
     if "tuning" in raw:
         from .tuning import parse_tuning
 
-        tuning = parse_tuning(raw["tuning"], sections, metrics, problems)
+        tuning = parse_tuning(raw["tuning"], sections, metrics, problems, max_runs=max_runs)
         if tuning is not None and not problems:
             configs = _TunedGrid(configs, tuning)
-            n_tuning = len(tuning.tuning_configs(configs)) if configs.size <= max_runs else 0
+            n_tuning = tuning.count_upper(configs)  # a product, known before any tuning run is built
             if configs.size + n_tuning > max_runs:
                 problems.append(f"the grid has {configs.size:,} evaluation runs and {n_tuning:,} tuning runs, more "
                                 f"than max_runs = {max_runs:,}; to run it, set max_runs = {configs.size + n_tuning}")
+    problems.extend(_size_problems(sections, max_evaluations, max_data_gb))
     if configs.size > max_runs:
         problems.append(
             f"the grid has {configs.size:,} runs ({len(configs.datasets)} datasets x {len(pairs)} scenario-strategy "

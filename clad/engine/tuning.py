@@ -44,7 +44,7 @@ from ..registry import did_you_mean
 from ..validation import Integral, Interval, Real
 from ..validation import problems as validation_problems
 from .config import Component, RunConfig
-from .sections import entries, registries
+from .sections import MAX_RUNS, entries, grid_size, registries
 
 __all__ = ["TuningPlan", "parse_tuning", "TUNING_KEYS", "SCOPE"]
 
@@ -109,6 +109,22 @@ class TuningPlan:
                 out.setdefault(t.run_id, t)
         return list(out.values())
 
+    def n_candidates(self, cfg: RunConfig) -> int:
+        """How many candidates ``cfg`` has (a product of list lengths; nothing is built)."""
+        return len(self.strategies.get(cfg.strategy.display, [{}])) * len(self.detectors.get(cfg.detector.display, [{}]))
+
+    def count_upper(self, grid) -> int:
+        """The number of tuning runs of a :class:`~clad.engine.spec.Grid` (exact unless it lists a
+        run twice), computed arithmetically: datasets x seeds x the candidates of every
+        (scenario, strategy) pair and detector, none of them built."""
+        per = 0
+        for _, st in grid.pairs:
+            n_st = len(self.strategies.get(st.display, [{}]))
+            for det in grid.detectors:
+                n = n_st * len(self.detectors.get(det.display, [{}]))
+                per += n if n > 1 else 0
+        return per * len(grid.datasets) * len(grid.seeds)
+
     def count(self, configs: Sequence[RunConfig]) -> int:
         """How many distinct tuning runs the grid ``configs`` needs."""
         return len(self.tuning_configs(configs))
@@ -163,8 +179,8 @@ def _score(result, base_metric: str, objective: str) -> float | None:
 
 
 # -- the spec section ------------------------------------------------------------------------------
-def parse_tuning(raw: Any, sections: Mapping[str, list[Component]], base_metrics: list, problems: list[str]
-                 ) -> TuningPlan | None:
+def parse_tuning(raw: Any, sections: Mapping[str, list[Component]], base_metrics: list, problems: list[str],
+                 max_runs: int | None = None) -> TuningPlan | None:
     """Validate a ``[tuning]`` table against the spec's ``sections`` (its expanded datasets,
     strategies and detectors); every problem is appended to ``problems`` as ``tuning.KEY: ...``."""
     if not isinstance(raw, dict):
@@ -197,7 +213,7 @@ def parse_tuning(raw: Any, sections: Mapping[str, list[Component]], base_metrics
                         f"({', '.join(metrics)})")
     tables = {}
     for section in ("detectors", "strategies"):
-        tables[section] = _grids(section, raw.get(section, {}), sections.get(section, []), problems)
+        tables[section] = _grids(section, raw.get(section, {}), sections.get(section, []), problems, max_runs)
     if "detectors" not in raw and "strategies" not in raw:
         problems.append("tuning: nothing to tune; add e.g. [tuning.detectors.iforest] with n_estimators = [50, 100]")
     if mode == "first_concepts" and isinstance(raw.get("k"), int) and not isinstance(raw.get("k"), bool):
@@ -221,9 +237,13 @@ def _objective(name: Any, problems: list[str]) -> tuple[str, bool]:
     return name, REGISTRY[name].higher_is_better
 
 
-def _grids(section: str, table: Any, components: list[Component], problems: list[str]) -> dict[str, list[dict]]:
+def _grids(section: str, table: Any, components: list[Component], problems: list[str],
+           max_runs: int | None = None) -> dict[str, list[dict]]:
     """``{display label: [values, ...]}`` for the spec components that ``table`` names; each
-    combination is checked as the spec checks its own entries (names, constraints, building)."""
+    combination is checked as the spec checks its own entries (names, constraints, building). A
+    table with more combinations than ``max_runs`` is refused from the product of its list lengths,
+    before any combination is built."""
+    limit = MAX_RUNS if max_runs is None else max_runs
     if not isinstance(table, dict):
         problems.append(f"tuning.{section}: expected a table of tables, e.g. [tuning.{section}.NAME]")
         return {}
@@ -241,6 +261,13 @@ def _grids(section: str, table: Any, components: list[Component], problems: list
             problems.append(f"{where}: expected parameters with non-empty lists of values to try, "
                             "e.g. n_estimators = [50, 100]")
             continue
+        n_combos = grid_size(grid)
+        if n_combos > limit:
+            shape = " x ".join(f"{len(v):,} {k}" for k, v in grid.items())
+            problems.append(f"{where}: {n_combos:,} candidates ({shape}), each a tuning run of every evaluation "
+                            f"run, more than max_runs = {limit:,}; to run them, set max_runs = {n_combos} at the "
+                            "top of the spec (tuning runs count towards it)")
+            continue
         for c in matched:
             fixed = [p for p in grid if p in c.params]
             if fixed:
@@ -249,7 +276,7 @@ def _grids(section: str, table: Any, components: list[Component], problems: list
                 continue
             entry = {"name": c.name, **c.params, "grid": grid}
             before = len(problems)
-            entries(section, [entry], registry, problems, where=where)
+            entries(section, [entry], registry, problems, where=where, max_runs=limit)
             if len(problems) == before:
                 out[c.display] = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
     return out

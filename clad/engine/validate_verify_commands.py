@@ -38,8 +38,21 @@ def run_validate(args) -> int:
     from .spec import load_spec
     from .validate import validate_spec
 
+    from ..errors import CladValueError
+    from ..results.store import DestinationError, writable_destination
+
     spec = load_spec(args.spec)
-    thresholds = Thresholds(args.feasible, args.ceiling, args.forgetting, args.redundancy)
+    try:
+        thresholds = Thresholds(args.feasible, args.ceiling, args.forgetting, args.redundancy)
+    except CladValueError as exc:  # named by the option the user typed
+        options = {"feasible_min": "--feasible", "trivial_ceiling": "--ceiling", "forgetting_max": "--forgetting",
+                   "redundancy_tol": "--redundancy"}
+        text = str(exc)
+        for name, option in options.items():
+            text = text.replace(f"{name}=", f"{option} ")
+        raise CladValueError(text) from None
+    if args.json:  # before anything is computed: a destination that cannot be written fails at once
+        writable_destination(args.json, "file", "--json")
     reports = []
     for report in validate_spec(spec, args.metric, thresholds):
         reports.append(report)
@@ -47,7 +60,10 @@ def run_validate(args) -> int:
     n_ok = sum(r.ok for r in reports)
     print(f"\n{spec.name}: {n_ok} of {len(reports)} scenario(s) pass every check")
     if args.json:
-        atomic_write_text(args.json, json.dumps([r.to_dict() for r in reports], indent=1, allow_nan=False))
+        try:
+            atomic_write_text(args.json, json.dumps([r.to_dict() for r in reports], indent=1, allow_nan=False))
+        except OSError as exc:
+            raise DestinationError(args.json, exc.strerror or str(exc), "give a writable file with --json") from None
     return 0 if n_ok == len(reports) else 1
 
 

@@ -186,7 +186,33 @@ def _read_reference(path: Path) -> dict:
         raise DataError(f"reference results {str(path)!r} are not valid JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("runs"), list):
         raise DataError(f"{str(path)!r} is not a clad reference file (format {FORMAT} with a 'runs' list)")
+    for i, run in enumerate(doc["runs"]):  # each record checked before anything is run
+        problem = _record_problem(run)
+        if problem:
+            raise DataError(f"reference results {str(path)!r}: runs[{i}] {problem}; write them again with "
+                            "`clad verify --update`")
     return doc
+
+
+def _record_problem(run: Any) -> str | None:
+    """What is wrong with one reference record (None when it has the shape a comparison reads)."""
+    if not isinstance(run, dict):
+        return f"is {type(run).__name__}, not a table"
+    key = run.get("key")
+    if not isinstance(key, dict) or any(k not in key for k in _KEY):
+        return f"has no 'key' with {', '.join(_KEY)}"
+    if any(isinstance(key[k], bool) or not isinstance(key[k], (str, int)) for k in _KEY):
+        return f"has a 'key' whose values are not names and a seed ({key!r})"
+    tol = run.get("tolerance", DEFAULT_TOLERANCE)
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
+        return f"tolerance={tol!r}; expected a number >= 0"
+    for part in ("R", "metrics", "versions"):
+        if part in run and not isinstance(run[part], dict):
+            return f"{part!r} is {type(run[part]).__name__}, not a table"
+    for part in ("concepts", "test_concepts"):
+        if part in run and not (isinstance(run[part], list) and all(isinstance(c, str) for c in run[part])):
+            return f"{part!r} is not a list of names"
+    return None
 
 
 def _run(spec_file: Path, jobs: int) -> tuple[list[RunResult], float]:

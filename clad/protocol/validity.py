@@ -58,8 +58,15 @@ class Thresholds:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise CladValueError(f"{name}={v!r}; expected a finite number")
-        if self.redundancy_tol < 0:
-            raise CladValueError(f"redundancy_tol={self.redundancy_tol!r}; expected a number >= 0")
+        # every base metric (ROC-AUC, F1, average precision) lies in [0, 1]: a threshold outside its
+        # range would make a check pass or fail whatever the scores
+        ranges = {"feasible_min": (0.0, 1.0), "trivial_ceiling": (0.0, 1.0), "forgetting_max": (-1.0, 1.0),
+                  "redundancy_tol": (0.0, 1.0)}
+        for name, (low, high) in ranges.items():
+            v = getattr(self, name)
+            if not low <= v <= high:
+                raise CladValueError(f"{name}={v!r}; expected a number from {low:g} to {high:g} (base metrics lie "
+                                     "in [0, 1])")
 
 
 @dataclass(frozen=True)

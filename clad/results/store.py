@@ -64,7 +64,8 @@ from typing import Any, Iterable, Mapping
 from .record import RECORD_FIELDS, RunResult, is_tuning_run, to_jsonable
 from ..errors import DataError
 
-__all__ = ["ResultStore", "load_results", "load_references", "results_source", "read_document", "SCHEMA", "DEFAULT_NAME", "JSON_NAME", "utc_now"]
+__all__ = ["ResultStore", "load_results", "load_references", "results_source", "read_document", "read_store",
+           "writable_destination", "DestinationError", "SCHEMA", "DEFAULT_NAME", "JSON_NAME", "utc_now"]
 
 #: file name of the database inside an output folder
 DEFAULT_NAME = "results.sqlite"
@@ -144,16 +145,32 @@ CREATE TABLE IF NOT EXISTS metrics (
 MARKER = "clad_results_database"
 
 
+def _not_a_database(exc: BaseException) -> bool:
+    """Whether SQLite says the file is not a database (rather than that it cannot read it now)."""
+    return any(w in str(exc) for w in ("not a database", "malformed", "file is encrypted"))
+
+
 def _connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
     """A read-only connection (``mode=ro``; ``immutable=1`` when the folder cannot be written,
-    where SQLite could not create its shared-memory file): reading never needs write access."""
+    where SQLite could not create its shared-memory file, or when the read-only open fails for
+    another reason than the file's content, e.g. a file-size limit on the shared-memory file):
+    reading never needs write access. A file SQLite does not recognise is "not a clad results
+    database"; any other failure says it cannot be read, and why."""
     writable = os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
-    uri = path.resolve().as_uri() + ("?mode=ro" if writable else "?mode=ro&immutable=1")
-    try:
-        con = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.Error as exc:
-        raise DataError(f"{str(path)!r} is not a clad results database, or cannot be read ({exc})") from None
+    tries = ["?mode=ro", "?mode=ro&immutable=1"] if writable else ["?mode=ro&immutable=1"]
+    for k, query in enumerate(tries):
+        con = None
+        try:
+            con = sqlite3.connect(path.resolve().as_uri() + query, uri=True, timeout=timeout, isolation_level=None)
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            break
+        except sqlite3.Error as exc:
+            if con is not None:
+                con.close()
+            if _not_a_database(exc):
+                raise DataError(f"{str(path)!r} is not a clad results database ({exc})") from None
+            if k == len(tries) - 1:
+                raise DataError(f"the results database {str(path)!r} cannot be read ({exc})") from None
     if "runs" not in tables:
         con.close()
         raise DataError(f"{str(path)!r} is not a clad results database (it has no runs table)")
@@ -180,7 +197,14 @@ def _json(obj: Any) -> str:
 
 
 def _unjson(text: str | None, default: Any = None) -> Any:
-    return default if text is None else json.loads(text)
+    """JSON text decoded; ``default`` for NULL and for a damaged value (not text, not JSON), which
+    :meth:`ResultStore.load_results` names when it reads the run."""
+    if text is None:
+        return default
+    try:
+        return json.loads(text) if isinstance(text, str) else default
+    except ValueError:
+        return default
 
 
 def _real(v: Any) -> float | None:
@@ -214,6 +238,68 @@ def _split_metrics(metrics: Mapping) -> tuple[list[tuple], dict]:
             elif k != "left_out":
                 rows.append((m, k, _real(v), left.get(k)))
     return rows, curves
+
+
+class DestinationError(OSError):
+    """A destination of clad's output (a results folder, an export's ``--dest``, a ``--json``
+    file) cannot be written; the message names the path and why. ``clad`` exits with 111."""
+
+    def __init__(self, path: str | os.PathLike, reason: str, hint: str = ""):
+        self.path, self.reason = Path(path), reason
+        super().__init__(f"cannot write {str(path)!r}: {reason}" + (f"; {hint}" if hint else ""))
+
+
+def writable_destination(path: str | os.PathLike, kind: str = "folder", option: str = "--dest") -> Path:
+    """``path`` made ready to be written as a ``kind`` (``"folder"``, created with its parents, or
+    ``"file"``, whose folder must exist or be created), or a :class:`DestinationError` naming it and
+    why (a file where a folder is wanted or the reverse, a read-only folder, a full or read-only
+    file system); ``option`` names the command-line option that chooses another one.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+    >>> _ = f.write_text("x")
+    >>> try:
+    ...     writable_destination(f, "folder")
+    ... except DestinationError as exc:
+    ...     print(exc.reason)
+    it names a file, not a folder
+    """
+    path = Path(path)
+    hint = f"give a writable {kind} with {option}"
+    folder = path if kind == "folder" else path.parent
+    if kind == "folder" and path.exists() and not path.is_dir():
+        raise DestinationError(path, "it names a file, not a folder", hint)
+    if kind == "file" and path.is_dir():
+        raise DestinationError(path, "it names a folder, not a file", hint)
+    up = folder
+    while not up.exists() and up != up.parent:
+        up = up.parent
+    if up.exists() and not up.is_dir():
+        raise DestinationError(path, f"{str(up)!r} is a file, not a folder", hint)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DestinationError(folder, exc.strerror or str(exc), hint) from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise DestinationError(folder, "the folder is read-only", hint)
+    if kind == "file" and path.exists() and not os.access(path, os.W_OK):
+        raise DestinationError(path, "the file is read-only", hint)
+    return path
+
+
+def read_store(path: str | os.PathLike, read: Any) -> Any:
+    """``read(store)`` on the results database at ``path`` opened read-only: the one careful way
+    report, export and validate read a folder; a database that cannot be read, or a run damaged in
+    it (:meth:`ResultStore.load_results` checks each), is a :class:`~clad.errors.DataError` naming
+    the path (and the run and column) and why."""
+    with ResultStore(path, create=False) as store:
+        try:
+            return read(store)
+        except sqlite3.DatabaseError as exc:
+            if _not_a_database(exc):
+                raise DataError(f"{str(store.path)!r} is damaged: it is not a readable SQLite database any more "
+                                f"({exc})") from None
+            raise DataError(f"the results database {str(store.path)!r} cannot be read ({exc})") from None
 
 
 def results_source(path: str | os.PathLike) -> Path:
@@ -261,8 +347,7 @@ def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResul
     """
     source = results_source(path)
     if source.suffix == ".sqlite":
-        with ResultStore(source, create=False) as store:  # read-only
-            runs = store.load_results()
+        runs = read_store(source, lambda store: store.load_results())  # read-only, checked
         if tuning:
             return runs
         return [r for r in runs if not is_tuning_run(r.config)]
@@ -274,9 +359,11 @@ def load_references(path: str | os.PathLike) -> list[RunResult]:
     ``results.json``; see :mod:`clad.engine.references`), none for a benchmark without references."""
     source = results_source(path)
     if source.suffix == ".sqlite":
-        with ResultStore(source, create=False) as store:  # read-only
-            return store.load_references()
-    return [RunResult.from_dict(r) for r in read_document(source).get("references") or []]
+        return read_store(source, lambda store: store.load_references())
+    refs = read_document(source).get("references") or []
+    if not isinstance(refs, list):
+        raise DataError(f"results file {str(source)!r}: 'references' is {type(refs).__name__}, not a list of runs")
+    return [RunResult.from_dict(r) for r in refs]
 
 
 class ResultStore:
@@ -431,8 +518,14 @@ class ResultStore:
         """Every stored reference run (finished and failed), in the order they finished."""
         if not self._has_table("reference_runs"):  # a database of an earlier clad, opened read-only
             return []
-        return [RunResult.from_dict(json.loads(rec)) for rec, in
-                self._con.execute("SELECT record FROM reference_runs ORDER BY finished, run_id")]
+        out = []
+        for rid, rec in self._con.execute("SELECT run_id, record FROM reference_runs ORDER BY finished, run_id"):
+            try:
+                out.append(RunResult.from_dict(json.loads(rec)))
+            except (TypeError, ValueError, KeyError) as exc:
+                raise DataError(f"reference run {rid!r} of {str(self.path)!r} is damaged: table reference_runs, "
+                                f"column record: {type(exc).__name__}: {str(exc)[:200]}") from None
+        return out
 
     # -- claims: which process computes which run ---------------------------------------------
     def claim(self, run_id: str, lease: float = LEASE_SECONDS) -> bool:
@@ -494,6 +587,20 @@ class ResultStore:
                 out.add(rid)
         return out
 
+    def retire(self, run_ids: Iterable[str] = (), reference_ids: Iterable[str] = ()) -> None:
+        """Delete runs (with their R cells, metrics and claims) and reference runs that are no
+        longer part of the computation of the folder's spec (one transaction)."""
+        runs, refs = [(r,) for r in run_ids], [(r,) for r in reference_ids]
+        with self._transaction() as cur:
+            for table in ("r_cells", "metrics", "claims", "runs"):
+                cur.executemany(f"DELETE FROM {table} WHERE run_id = ?", runs)
+            cur.executemany("DELETE FROM reference_runs WHERE run_id = ?", refs)
+
+    def meta_like(self, prefix: str) -> dict[str, Any]:
+        """``{key: value}`` of every ``meta`` key starting with ``prefix``."""
+        return {k: json.loads(v) for k, v in self._con.execute(
+            "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?", (len(prefix), prefix))}
+
     def invalidate(self, run_ids: Iterable[str]) -> None:
         """Mark finished runs ``stale`` (to be computed again: an input changed, or cells are missing)."""
         with self._transaction() as cur:
@@ -509,11 +616,16 @@ class ResultStore:
             return int(self._con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
         return int(self._con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0])
 
-    def load_results(self, run_ids: Iterable[str] | None = None, include_unfinished: bool = False) -> list[RunResult]:
+    def load_results(self, run_ids: Iterable[str] | None = None, include_unfinished: bool = False,
+                     damaged: dict | None = None) -> list[RunResult]:
         """The stored runs as :class:`~clad.results.record.RunResult` objects (finished and failed ones;
         ``running`` ones too with ``include_unfinished``), in the order they were started, or in the
-        order of ``run_ids`` (ids not in the database are skipped)."""
+        order of ``run_ids`` (ids not in the database are skipped). Each is checked against its
+        shape and types: a damaged one is a :class:`~clad.errors.DataError` naming it, its table
+        and column, or, when a ``damaged`` dict is given, left out and recorded there
+        (``{run_id: message}``)."""
         cur = self._con.cursor()
+        wanted = None if run_ids is None else set(run_ids := list(run_ids))
         columns = _PLAIN + _JSON + ("curves",)
         have = {row[1] for row in cur.execute("PRAGMA table_info(runs)")}  # an earlier clad's file lacks some
         select = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
@@ -534,22 +646,84 @@ class ResultStore:
             rec = dict(zip(columns, values))
             if rec["status"] == "running" and not include_unfinished:
                 continue
+            if run_ids is not None and rec["run_id"] not in wanted:
+                continue
             rid = rec["run_id"]
-            rec.update({_FIELD_OF[c]: _unjson(rec.pop(c)) for c in _JSON})
-            shape = (len(rec["concepts"] or ()), len(rec["test_concepts"] or ()))
-            rec["R"] = {}
-            for m, triples in cells.get(rid, {}).items():
-                matrix = [[None] * shape[1] for _ in range(shape[0])]
-                for i, j, v in triples:
-                    matrix[i][j] = v
-                rec["R"][m] = matrix
-            rec["metrics"] = mets.get(rid, {})
-            for m, named in _unjson(rec.pop("curves"), {}).items():
-                rec["metrics"].setdefault(m, {}).update(named)
-            out[rid] = RunResult.from_dict({k: v for k, v in rec.items() if v is not None})
+            try:
+                out[rid] = self._checked_run(rec, cells.get(rid, {}), mets.get(rid, {}))
+            except DataError as exc:
+                if damaged is None:
+                    raise
+                damaged[rid] = str(exc)
         if run_ids is None:
             return list(out.values())
         return [out[r] for r in run_ids if r in out]
+
+    def _checked_run(self, rec: dict, cells: dict, mets: dict) -> RunResult:
+        """One stored run, checked against its shape and types as it is read: a
+        :class:`~clad.errors.DataError` names the run, the table and the column that are damaged
+        (a value of the wrong type, text that is not JSON, R cells missing from a finished run)."""
+        rid = rec["run_id"]
+        where = f"run {rid!r} of {str(self.path)!r}"
+
+        def damaged(table: str, column: str, what: str) -> DataError:
+            return DataError(f"{where} is damaged: table {table}, column {column}: {what}; delete the folder's "
+                             "database, or run `clad run --fresh`, to compute it again")
+
+        for c in _PLAIN:
+            v = rec.get(c)
+            ok = (v is None and c in ("error", "shared_from")) or (isinstance(v, int) and not isinstance(v, bool)
+                                                                  if c == "seed" else isinstance(v, str))
+            if not ok:
+                raise damaged("runs", c, f"{type(v).__name__} {str(v)[:40]!r} where {'an integer' if c == 'seed' else 'text'} "
+                                         "belongs")
+        for c in (*_JSON, "curves"):
+            v = rec.get(c)
+            if v is None:
+                continue
+            if not isinstance(v, str):
+                raise damaged("runs", c, f"{type(v).__name__} where JSON text belongs")
+            try:
+                rec[c] = json.loads(v)
+            except ValueError as exc:
+                raise damaged("runs", c, f"not JSON ({exc})") from None
+        rec.update({_FIELD_OF[c]: rec.pop(c) for c in _JSON if _FIELD_OF[c] != c})
+        concepts, tests = rec.get("concepts") or [], rec.get("test_concepts") or []
+        if not isinstance(concepts, list) or not isinstance(tests, list):
+            raise damaged("runs", "concepts" if not isinstance(concepts, list) else "test_concepts", "not a list")
+        shape = (len(concepts), len(tests))
+        rec["R"] = {}
+        for m, triples in cells.items():
+            matrix = [[None] * shape[1] for _ in range(shape[0])]
+            for i, j, v in triples:
+                if not (isinstance(i, int) and isinstance(j, int) and 0 <= i < shape[0] and 0 <= j < shape[1]):
+                    raise damaged("r_cells", "step_index/test_index", f"cell ({i!r}, {j!r}) outside R's "
+                                                                      f"{shape[0]} x {shape[1]}")
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                    raise damaged("r_cells", "value", f"{type(v).__name__} {str(v)[:40]!r} where a number belongs "
+                                                      f"(base metric {m!r}, cell {i}, {j})")
+                matrix[i][j] = v
+            rec["R"][m] = matrix
+        if rec["status"] == "ok":
+            expected = list((rec.get("config") or {}).get("base_metrics") or []) if isinstance(rec.get("config"), dict) else []
+            for m in expected or cells:
+                n = len(cells.get(m, ()))
+                if n != shape[0] * shape[1]:
+                    raise damaged("r_cells", "value", f"base metric {m!r} has {n} of its {shape[0] * shape[1]} R cells")
+        for m, named in mets.items():
+            for k, v in named.items():
+                if k != "left_out" and v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                    raise damaged("metrics", "value", f"{type(v).__name__} where a number belongs ({m} {k})")
+        rec["metrics"] = mets
+        curves = rec.pop("curves", None) or {}
+        if not isinstance(curves, dict):
+            raise damaged("runs", "curves", "not a table of curves")
+        for m, named in curves.items():
+            rec["metrics"].setdefault(m, {}).update(named if isinstance(named, dict) else {})
+        try:
+            return RunResult.from_dict({k: v for k, v in rec.items() if v is not None})
+        except (TypeError, ValueError, KeyError) as exc:
+            raise DataError(f"{where} is damaged: {type(exc).__name__}: {exc}") from None
 
     def runs_table(self):
         """The ``runs`` table as a pandas DataFrame (JSON columns left as text)."""

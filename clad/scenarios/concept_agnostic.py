@@ -339,6 +339,10 @@ class ConceptAgnostic(Scenario):
         H = int(self.anytime_per_concept)
         points = []
         for k, n in enumerate(sizes):
+            if H > n:  # more evaluations than rows: the same model evaluated again and again
+                raise CladValueError(f"concept_agnostic: anytime_per_concept={H} is more than the {n} rows of "
+                                     f"training concept {k}; allowed: at most one evaluation per row "
+                                     f"(anytime_per_concept <= {min(sizes)})")
             for h in range(1, H + 1):
                 points.append((_position(plan, k, max(1, -(-h * n // H))), k))
         return sorted(points)

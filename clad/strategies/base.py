@@ -144,6 +144,13 @@ class Strategy(Validated, BaseEstimator, abc.ABC):
             if callable(method) and not getattr(method, "_clad_guarded", False):
                 setattr(cls, name, _guarded(method))
 
+    def detector_problem(self, detector) -> str | None:
+        """Why this strategy cannot train ``detector`` (a built detector, e.g. one without
+        ``partial_fit`` for a strategy that trains one detector further), or None when it can. A
+        spec asks it for every strategy x detector pair before anything runs; ``learn`` raises the
+        same message."""
+        return None
+
     # -- helpers for subclasses -------------------------------------------------------------
     def _new_detector(self):
         """A fresh, unfitted detector cloned from the prototype."""

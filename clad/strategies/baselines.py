@@ -37,17 +37,24 @@ class Naive(Strategy):
         self.warm_start = warm_start
         self.random_state = random_state
 
+    def detector_problem(self, detector) -> str | None:
+        from ..detectors import as_detector
+
+        det = as_detector(detector)
+        if self.warm_start and not callable(getattr(det, "partial_fit", None)):
+            return (f"{type(self).__name__}(warm_start=True) continues training with partial_fit(X), which "
+                    f"detector {detector_name(det)} does not have; use a PyTorch detector "
+                    "('autoencoder', 'vae') or warm_start=False")
+        return None
+
     def learn(self, X, concept_id=None):
         if self.warm_start and hasattr(self, "detector_"):
             self.detector_.partial_fit(X)
         else:
             det = self._new_detector()
-            if self.warm_start and not callable(getattr(det, "partial_fit", None)):
-                raise CladValueError(
-                    f"{type(self).__name__}(warm_start=True) continues training with partial_fit(X), which "
-                    f"detector {detector_name(det)} does not have; use a PyTorch detector "
-                    "('autoencoder', 'vae') or warm_start=False"
-                )
+            problem = self.detector_problem(det)
+            if problem:
+                raise CladValueError(problem)
             self.detector_ = det.fit(X)
         return self
 

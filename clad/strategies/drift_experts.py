@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CladValueError
+from ..validation import COUNT, Integral, Interval, StrOptions
 from .base import Scored, Strategy
 from .experts import task_agnostic_choice
 from .memory import RingBuffer, check_capacity
@@ -76,6 +77,11 @@ class DriftExperts(Strategy):
     >>> len(s.experts_), [d // 100 for d in s.detections_]
     (2, [6])
     """
+
+    _parameter_constraints = {"drift": [StrOptions(tuple(DRIFT_DETECTORS))], "signal": [StrOptions(SIGNALS)],
+                              "drift_params": [None, dict], "window_size": [COUNT], "min_rows": [COUNT],
+                              "grace_rows": [Interval(Integral, 0, None, closed="left")],
+                              "max_delay": [None, Interval(Integral, 0, None, closed="left")]}
 
     def __init__(self, detector=None, drift: str = "adwin", drift_params: dict | None = None, signal: str = "rank",
                  window_size: int = 2000, min_rows: int = 32, grace_rows: int = 0, max_delay: int | None = None,

@@ -30,6 +30,16 @@ class Incremental(Strategy):
     (3, 300, 0)
     """
 
+    def detector_problem(self, detector) -> str | None:
+        from ..detectors import as_detector
+        from ..errors import CladError
+
+        try:
+            as_incremental(as_detector(detector))
+        except CladError as exc:
+            return str(exc)
+        return None
+
     def learn(self, X, concept_id=None):
         if not hasattr(self, "detector_"):
             self.detector_ = as_incremental(self._new_detector()).fit(X)

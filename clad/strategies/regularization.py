@@ -39,6 +39,15 @@ def _check_torch(strategy, det) -> None:
 class Regularized(Strategy):
     """One torch detector, fitted on the first concept and fine-tuned with an extra loss after."""
 
+    def detector_problem(self, detector) -> str | None:
+        from ..detectors import as_detector
+
+        try:
+            _check_torch(self, as_detector(detector))
+        except CladValueError as exc:
+            return str(exc)
+        return None
+
     reads_concept_id = False
     uses_random_state = False
 
