@@ -88,7 +88,7 @@ def test_named_orders_in_a_spec(tmp_path):
         np.savez(tmp_path / f"k{i}.npz", X=X, y=np.r_[np.zeros(150, int), np.ones(15, int)])
         files.append(str(tmp_path / f"k{i}.npz"))
     spec = parse_spec({"orders": ["curriculum_descending", "drift_smooth"], "strategies": ["naive"],
-                       "datasets": [{"name": "npz_files", "files": files}],
+                       "datasets": [{"name": "npz_files", "files": files, "data_dir": str(tmp_path)}],
                        "scenarios": ["concept_incremental"], "detectors": [{"name": "iforest", "n_estimators": 20}]})
     got = {}
     for cfg in spec.configs:
