@@ -262,13 +262,13 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_validate(args) -> int:
-    from .engine.protocol_commands import run_validate
+    from .engine.validate_verify_commands import run_validate
 
     return run_validate(args)
 
 
 def _cmd_verify(args) -> int:
-    from .engine.protocol_commands import run_verify
+    from .engine.validate_verify_commands import run_verify
 
     return run_verify(args)
 
@@ -413,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a constructor parameter (value parsed as JSON when it can be)")
     c.set_defaults(func=_cmd_check)
 
-    from .engine.protocol_commands import add_validate_arguments, add_verify_arguments
+    from .engine.validate_verify_commands import add_validate_arguments, add_verify_arguments
 
     va = sub.add_parser("validate", help="is a spec's scenario feasible, non-trivial, forgetting, free of redundancy")
     add_validate_arguments(va)

@@ -125,6 +125,12 @@ def _changed_params(obj, action) -> list[str]:
     return [k for k in before if k not in after or not _same(before[k], after[k])]
 
 
+def _keeps_params(obj, action, problem: str) -> str | None:
+    """``problem`` naming the parameters that ``action`` on a fresh copy of ``obj`` changed, or None."""
+    changed = _changed_params(_fresh(obj), action)
+    return problem.format(changed) if changed else None
+
+
 def _fitted_attrs(obj) -> list[str]:
     return [k for k in vars(obj) if k.endswith("_") and not k.startswith("__")]
 
@@ -258,9 +264,8 @@ def _d_leaves_input_unchanged(det, data):
 
 def _d_fit_keeps_params(det, data):
     X, _, _ = data
-    changed = _changed_params(_fresh(det), lambda obj: obj.fit(X))
-    if changed:
-        return f"fit() changed parameter(s) {changed}; learned state belongs in attributes ending in '_'"
+    return _keeps_params(det, lambda obj: obj.fit(X),
+                         "fit() changed parameter(s) {}; learned state belongs in attributes ending in '_'")
 
 
 DETECTOR_CHECKS: dict[str, Callable] = {
@@ -398,9 +403,7 @@ def _s_memory(strat, data):
 
 def _s_keeps_params(strat, data):
     train, _ = data
-    changed = _changed_params(_fresh(strat), lambda s: _learn_all(s, train))
-    if changed:
-        return f"learn() changed parameter(s) {changed}"
+    return _keeps_params(strat, lambda s: _learn_all(s, train), "learn() changed parameter(s) {}")
 
 
 STRATEGY_CHECKS: dict[str, Callable] = {

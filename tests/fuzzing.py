@@ -601,7 +601,7 @@ def feature_cases(seed: int = 0, per_kind: int = 50):
         def validate(dest=dest):
             import argparse
 
-            from clad.engine.protocol_commands import run_validate
+            from clad.engine.validate_verify_commands import run_validate
 
             run_validate(argparse.Namespace(spec=str(spec_file), metric="roc_auc", feasible=0.7, ceiling=0.99,
                                             forgetting=-0.01, redundancy=0.01, json=str(dest)))

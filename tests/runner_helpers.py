@@ -11,23 +11,28 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import tomli_w
 
 ROOT = Path(__file__).resolve().parents[1]
 
-def tiny_data(n_concepts: int = 2) -> str:
-    """The TOML of a tiny synthetic dataset (3 features, 60 training and 40 test rows per concept)
-    in one concept-incremental scenario, for specs whose other keys are what a test is about."""
-    return f"""
-[[datasets]]
-name = "synthetic"
-n_concepts = {n_concepts}
-n_features = 3
-n_train = 60
-n_test = 40
+def synthetic(**params) -> dict:
+    """A ``[[datasets]]`` table of a tiny synthetic dataset (2 concepts, 3 features, 60 training and
+    40 test rows per concept); ``params`` replace or add parameters."""
+    return {"name": "synthetic", "n_concepts": 2, "n_features": 3, "n_train": 60, "n_test": 40, **params}
 
-[[scenarios]]
-name = "concept_incremental"
-"""
+
+def small_spec(**keys) -> dict:
+    """A small spec: seed 0, ``naive``, one tiny synthetic dataset (``synthetic()``),
+    ``concept_incremental`` and ``hbos``. Each keyword replaces that top-level key (a list of tables is
+    a list of dicts, ``synthetic(...)`` among them) or adds it; ``None`` removes it."""
+    spec = {"name": "tiny", "seeds": [0], "strategies": ["naive"], "datasets": [synthetic()],
+            "scenarios": [{"name": "concept_incremental"}], "detectors": [{"name": "hbos"}], **keys}
+    return {key: value for key, value in spec.items() if value is not None}
+
+
+def spec_toml(**keys) -> str:
+    """The TOML text of ``small_spec(**keys)``."""
+    return tomli_w.dumps(small_spec(**keys))
 
 
 def finished_runs(db) -> dict:
@@ -44,30 +49,11 @@ def finished_runs(db) -> dict:
 
 
 # a small, fast grid: 3 concepts, 2 strategies, 2 detectors, 2 seeds = 8 runs
-SMALL_SPEC = """
-name = "small"
-base_metrics = ["roc_auc", "f1"]
-seeds = 2
-strategies = ["naive", "cumulative"]
-
-[[datasets]]
-name = "synthetic"
-n_concepts = 3
-n_features = 4
-n_train = 120
-n_test = 60
-
-[[scenarios]]
-name = "concept_agnostic"
-batch_size = 50
-
-[[detectors]]
-name = "iforest"
-n_estimators = 10
-
-[[detectors]]
-name = "hbos"
-"""
+SMALL = dict(name="small", base_metrics=["roc_auc", "f1"], seeds=2, strategies=["naive", "cumulative"],
+             datasets=[synthetic(n_concepts=3, n_features=4, n_train=120, n_test=60)],
+             scenarios=[{"name": "concept_agnostic", "batch_size": 50}],
+             detectors=[{"name": "iforest", "n_estimators": 10}, {"name": "hbos"}])
+SMALL_SPEC = spec_toml(**SMALL)
 
 
 def strict_loads(text: str):
@@ -78,8 +64,11 @@ def strict_loads(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-def write_spec(folder: Path, text: str, name: str = "spec.toml") -> Path:
-    path = Path(folder) / name
+def write_spec(folder: Path, text: str | None = None, filename: str = "spec.toml", /, **keys) -> Path:
+    """Write ``text`` (dedented), or else ``spec_toml(**keys)``, to ``folder/filename``."""
+    if text is None:
+        text = spec_toml(**keys)
+    path = Path(folder) / filename
     path.write_text(textwrap.dedent(text), encoding="utf-8")
     return path
 

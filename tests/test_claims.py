@@ -6,13 +6,14 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
 from clad.results.store import ResultStore
+
+from tests.runner_helpers import synthetic, write_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,23 +68,9 @@ class Counting:
 @pytest.mark.slow
 def test_two_processes_on_one_folder_compute_every_run_once(tmp_path):
     (tmp_path / "counting_plugin.py").write_text(PLUGIN)
-    spec = tmp_path / "spec.toml"
-    spec.write_text(textwrap.dedent("""
-        name = "two-processes"
-        seeds = 6
-        share = false
-        strategies = ["naive"]
-        scenarios = ["concept_incremental"]
-        [[datasets]]
-        name = "synthetic"
-        n_concepts = 3
-        n_features = 2
-        n_train = 40
-        n_test = 30
-        [[detectors]]
-        name = "counting_plugin:Counting"
-        delay = 0.15
-    """))
+    spec = write_spec(tmp_path, name="two-processes", seeds=6, share=False, scenarios=["concept_incremental"],
+                      datasets=[synthetic(n_concepts=3, n_features=2, n_train=40, n_test=30)],
+                      detectors=[{"name": "counting_plugin:Counting", "delay": 0.15}])
     count = tmp_path / "fits.txt"
     env = {**os.environ, "CLAD_COUNT_FILE": str(count),
            "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")])}

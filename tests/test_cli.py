@@ -12,7 +12,7 @@ from clad.cli import main
 from clad.errors import SpecError
 from clad.engine.spec import load_spec
 
-from tests.runner_helpers import strict_loads
+from tests.runner_helpers import spec_toml, strict_loads, synthetic, write_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "scenarios" / "quickstart.toml"
@@ -61,31 +61,18 @@ def test_quickstart_runs_recomputed_in_this_process_give_identical_R(quickstart)
         assert again["seed"] == by_id[cfg.run_id]["seed"]
 
 
-def write(tmp_path, text):
-    p = tmp_path / "spec.toml"
-    p.write_text(text)
-    return p
+def write(tmp_path, text=None, **keys):
+    """``text``, or else the GOOD spec with ``keys`` replaced, as ``tmp_path/spec.toml``."""
+    return write_spec(tmp_path, text, **({} if text else {**GOOD, **keys}))
 
 
-GOOD = """
-seeds = [0]
-strategies = ["naive"]
-[[datasets]]
-name = "synthetic"
-n_concepts = 2
-n_train = 50
-n_test = 40
-[[scenarios]]
-name = "concept_aware"
-[[detectors]]
-name = "iforest"
-n_estimators = 5
-"""
+GOOD = dict(datasets=[synthetic(n_train=50)], scenarios=[{"name": "concept_aware"}],
+            detectors=[{"name": "iforest", "n_estimators": 5}])
 
 
 def test_spec_errors_name_file_key_and_suggestion(tmp_path):
-    p = write(tmp_path, GOOD.replace('"naive"', '"naiv"').replace("n_estimators", "n_estimator")
-              .replace('"concept_aware"', '"concept_awre"').replace("seeds", "seed"))
+    p = write(tmp_path, seeds=None, seed=[0], strategies=["naiv"], scenarios=[{"name": "concept_awre"}],
+              detectors=[{"name": "iforest", "n_estimator": 5}])
     with pytest.raises(SpecError) as err:
         load_spec(p)
     msg = str(err.value)
@@ -98,8 +85,7 @@ def test_spec_errors_name_file_key_and_suggestion(tmp_path):
 
 
 def test_spec_bad_values(tmp_path):
-    p = write(tmp_path, GOOD.replace("seeds = [0]", 'seeds = -1\nbase_metrics = ["auc"]')
-              .replace('name = "concept_aware"', 'name = "concept_agnostic"\nbatch_size = 0'))
+    p = write(tmp_path, seeds=-1, base_metrics=["auc"], scenarios=[{"name": "concept_agnostic", "batch_size": 0}])
     with pytest.raises(SpecError) as err:
         load_spec(p)
     msg = str(err.value)
@@ -109,8 +95,8 @@ def test_spec_bad_values(tmp_path):
 
 
 def test_spec_unknown_dataset_and_import_path(tmp_path):
-    p = write(tmp_path, GOOD.replace('name = "synthetic"', 'name = "synthetc"')
-              .replace('name = "iforest"', 'name = "sklearn.ensemble:IsolationForrest"'))
+    p = write(tmp_path, datasets=[synthetic(name="synthetc", n_train=50)],
+              detectors=[{"name": "sklearn.ensemble:IsolationForrest", "n_estimators": 5}])
     with pytest.raises(SpecError) as err:
         load_spec(p)
     assert "unknown dataset 'synthetc' (did you mean 'synthetic'?)" in str(err.value)
@@ -123,25 +109,27 @@ def test_spec_file_problems(tmp_path):
     with pytest.raises(SpecError, match="not valid TOML"):
         load_spec(write(tmp_path, "name = = 1"))
     with pytest.raises(SpecError, match="datasets: missing"):
-        load_spec(write(tmp_path, GOOD.split("[[datasets]]")[0] + GOOD.split("n_test = 40")[1]))
+        load_spec(write(tmp_path, datasets=None))
 
 
 def test_toml_ordering_mistake_gets_a_hint(tmp_path):
-    text = GOOD.replace('strategies = ["naive"]\n', "") + 'strategies = ["naive"]\n'
+    # strategies written below the last [[detectors]] table belongs to that table
+    text = spec_toml(**{**GOOD, "strategies": None, "detectors": None}) + \
+        '[[detectors]]\nname = "iforest"\nn_estimators = 5\nstrategies = ["naive"]\n'
     with pytest.raises(SpecError) as err:
         load_spec(write(tmp_path, text))
     assert "top-level keys must come before the first [[table]]" in str(err.value)
 
 
 def test_cli_reports_spec_error_and_exit_code(tmp_path, capsys):
-    p = write(tmp_path, GOOD.replace('"naive"', '"naiv"'))
+    p = write(tmp_path, strategies=["naiv"])
     assert main(["run", str(p), "--out", str(tmp_path / "out")]) == 2
     assert "did you mean 'naive'" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 
 def test_dry_run_lists_grid(tmp_path, capsys):
-    p = write(tmp_path, GOOD.replace("seeds = [0]", "seeds = 3"))
+    p = write(tmp_path, seeds=3)
     assert main(["run", str(p), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "3 runs" in out and "seed 2" in out
@@ -150,10 +138,7 @@ def test_dry_run_lists_grid(tmp_path, capsys):
 def test_failed_run_is_recorded_and_others_go_on(tmp_path):
     # a valid parameter that fails only on the data (a precomputed kernel needs a square matrix);
     # values no detector accepts are refused by the spec check before anything runs
-    spec = GOOD.replace('[[detectors]]\nname = "iforest"\nn_estimators = 5',
-                        '[[detectors]]\nname = "iforest"\nn_estimators = 5\n[[detectors]]\nname = "ocsvm"\n'
-                        'kernel = "precomputed"')
-    p = write(tmp_path, spec)
+    p = write(tmp_path, detectors=[*GOOD["detectors"], {"name": "ocsvm", "kernel": "precomputed"}])
     assert main(["run", str(p), "--out", str(tmp_path / "o"), "--quiet"]) == 1
     runs = strict_loads((tmp_path / "o" / "results.json").read_text())["runs"]
     status = {r["detector"]: r["status"] for r in runs}

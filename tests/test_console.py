@@ -6,36 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.runner_helpers import run_clad, run_main, write_spec
+from tests.runner_helpers import run_clad, run_main, synthetic, write_spec
 
-FAILING = """
-name = "console"
-seeds = 2
-strategies = ["naive"]
-
-[[datasets]]
-name = "synthetic"
-n_concepts = 2
-n_features = 3
-n_train = 50
-n_test = 30
-
-[[scenarios]]
-name = "concept_incremental"
-
-[[detectors]]
-name = "hbos"
-
-[[detectors]]
-name = "tests.plugins:FailingDetector"
-label = "failing"
-message = "the plug-in's own words: fit cannot work on this data"
-"""
+HBOS = {"name": "hbos"}
+FAILING = dict(name="console", seeds=2, datasets=[synthetic(n_train=50, n_test=30)], detectors=[
+    HBOS, {"name": "tests.plugins:FailingDetector", "label": "failing",
+           "message": "the plug-in's own words: fit cannot work on this data"}])
 
 
 @pytest.mark.slow  # a real `clad` process: the console as a user sees it
 def test_a_run_failing_in_fit_shows_its_message_and_exits_1_with_the_count(tmp_path):
-    spec = write_spec(tmp_path, FAILING)
+    spec = write_spec(tmp_path, **FAILING)
     proc = run_clad("run", spec, "--out", tmp_path / "out")
     assert proc.returncode == 1, proc.stderr
     # shown where it happens (a plain log line without a terminal) and in the table at the end
@@ -48,27 +29,13 @@ def test_a_run_failing_in_fit_shows_its_message_and_exits_1_with_the_count(tmp_p
 
 
 def test_a_bad_spec_exits_2_and_runs_nothing(tmp_path, capsys, caplog):
-    spec = write_spec(tmp_path, FAILING.replace('name = "hbos"', 'name = "hbso"'))
+    spec = write_spec(tmp_path, **{**FAILING, "detectors": [{"name": "hbso"}, FAILING["detectors"][1]]})
     rc, _, stderr = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "out")
     assert rc == 2 and "hbso" in stderr and "hbos" in stderr  # the unknown name and the close one
     assert not (tmp_path / "out" / "results.json").exists()
 
 
-MISSING = """
-name = "missing-file"
-strategies = ["naive"]
-
-[[datasets]]
-name = "adbench"
-file = "32_shuttle.npz"
-n_concepts = 2
-
-[[scenarios]]
-name = "concept_incremental"
-
-[[detectors]]
-name = "hbos"
-"""
+MISSING = dict(name="missing-file", seeds=None, datasets=[{"name": "adbench", "file": "32_shuttle.npz", "n_concepts": 2}])
 
 
 def _empty_data_dirs(tmp_path, monkeypatch):
@@ -81,7 +48,7 @@ def _empty_data_dirs(tmp_path, monkeypatch):
 
 def test_a_missing_data_file_before_the_runs_is_named_with_where_clad_looked(tmp_path, monkeypatch, capsys, caplog):
     empty = _empty_data_dirs(tmp_path, monkeypatch)
-    rc, _, stderr = run_main(capsys, caplog, "run", write_spec(tmp_path, MISSING), "--out", tmp_path / "out")
+    rc, _, stderr = run_main(capsys, caplog, "run", write_spec(tmp_path, **MISSING), "--out", tmp_path / "out")
     assert rc == 2, stderr  # caught at spec time: a bad spec, nothing runs and no folder is made
     assert not (tmp_path / "out").exists()
     for text in ("data file 'adbench-classical/32_shuttle.npz' not found; looked in:",
@@ -102,7 +69,7 @@ def test_a_data_file_gone_during_a_run_is_named_with_where_clad_looked(tmp_path,
     data = _empty_data_dirs(tmp_path, monkeypatch)
     (data / "adbench-classical").mkdir()
     shutil.copy(shared, data / "adbench-classical" / "32_shuttle.npz")
-    spec = load_spec(write_spec(tmp_path, MISSING))  # the file is there when the spec is checked ...
+    spec = load_spec(write_spec(tmp_path, **MISSING))  # the file is there when the spec is checked ...
     (data / "adbench-classical" / "32_shuttle.npz").unlink()  # ... and gone when the run loads it
     done = run_spec(spec, tmp_path / "out")
     assert done.n_failed == 1
@@ -130,14 +97,12 @@ class WarnsInFit:
         return np.linalg.norm(np.asarray(X) - self.mean_, axis=1)
 
 
-ORDERED = FAILING.replace(
-    'name = "tests.plugins:FailingDetector"\nlabel = "failing"\nmessage = "the plug-in\'s own words: fit cannot work on this data"',
-    'name = "tests.test_console:WarnsInFit"\nlabel = "warns"')
+ORDERED = {**FAILING, "detectors": [HBOS, {"name": "tests.test_console:WarnsInFit", "label": "warns"}]}
 
 
 @pytest.mark.slow
 def test_runs_start_in_the_order_of_the_dry_run(tmp_path, capsys, caplog):
-    spec = write_spec(tmp_path, ORDERED)
+    spec = write_spec(tmp_path, **ORDERED)
     rc, listed, _ = run_main(capsys, caplog, "run", spec, "--dry-run")
     assert rc == 0
     listed = [line.split("  ", 2)[2] for line in listed.splitlines() if line.startswith("  ")]
@@ -153,7 +118,7 @@ def test_a_warning_inside_a_run_lands_in_its_record_and_is_counted(tmp_path, cap
     import json
     import sqlite3
 
-    spec = write_spec(tmp_path, ORDERED.replace("seeds = 2", "seeds = 1"))
+    spec = write_spec(tmp_path, **{**ORDERED, "seeds": 1})
     rc, _, stderr = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "out")
     assert rc == 0, stderr
     runs = {r["detector"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["runs"]}

@@ -9,31 +9,16 @@ import pytest
 
 from clad.cli import main
 
+from tests.runner_helpers import spec_toml, synthetic
+
 pytest.importorskip("mlflow", reason="needs MLflow: pip install 'clad[mlflow]'")
 pytest.importorskip("sqlalchemy", reason="needs SQLAlchemy for MLflow's SQLite store: pip install 'clad[mlflow]'")
 
 pytestmark = pytest.mark.slow  # MLflow creates its database schema: several seconds
 
-SPEC = """
-name = "mlflow-check"
-base_metrics = ["roc_auc", "f1"]
-seeds = 2
-strategies = ["naive"]
-
-[[datasets]]
-name = "synthetic"
-n_concepts = 3
-n_features = 3
-n_train = 80
-n_test = 60
-
-[[scenarios]]
-name = "concept_aware"
-
-[[detectors]]
-name = "iforest"
-n_estimators = 10
-"""
+SPEC = spec_toml(name="mlflow-check", base_metrics=["roc_auc", "f1"], seeds=2,
+                 datasets=[synthetic(n_concepts=3, n_train=80, n_test=60)], scenarios=[{"name": "concept_aware"}],
+                 detectors=[{"name": "iforest", "n_estimators": 10}])
 
 
 @pytest.fixture(scope="module")

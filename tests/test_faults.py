@@ -14,53 +14,17 @@ import pytest
 
 from clad.results.store import ResultStore
 
-from tests.runner_helpers import ROOT, clad_cmd, write_spec
+from tests.runner_helpers import ROOT, clad_cmd, synthetic, write_spec
 
-FAULTY = """
-name = "faults"
-seeds = 1
-strategies = ["naive"]
-
-[[datasets]]
-name = "synthetic"
-n_concepts = 2
-n_features = 3
-n_train = 40
-n_test = 30
-
-[[scenarios]]
-name = "concept_incremental"
-
-[[detectors]]
-name = "tests.plugins:DistanceToMean"
-label = "good"
-
-[[detectors]]
-name = "tests.plugins:RaisesInFit"
-label = "raises-in-fit"
-
-[[detectors]]
-name = "tests.plugins:RaisesInScore"
-label = "raises-in-score"
-
-[[detectors]]
-name = "tests.plugins:NaNScores"
-label = "nan-scores"
-
-[[detectors]]
-name = "tests.plugins:SlowDetector"
-label = "hangs"
-delay = 600.0
-
-[[detectors]]
-name = "tests.plugins:CrashingDetector"
-label = "kills-its-worker"
-
-[[detectors]]
-name = "iforest"
-label = "also-good"
-n_estimators = 10
-"""
+GOOD = {"name": "tests.plugins:DistanceToMean", "label": "good"}
+FAULTY = dict(name="faults", seeds=1, datasets=[synthetic(n_train=40, n_test=30)], detectors=[
+    GOOD,
+    {"name": "tests.plugins:RaisesInFit", "label": "raises-in-fit"},
+    {"name": "tests.plugins:RaisesInScore", "label": "raises-in-score"},
+    {"name": "tests.plugins:NaNScores", "label": "nan-scores"},
+    {"name": "tests.plugins:SlowDetector", "label": "hangs", "delay": 600.0},
+    {"name": "tests.plugins:CrashingDetector", "label": "kills-its-worker"},
+    {"name": "iforest", "label": "also-good", "n_estimators": 10}])
 
 CAUSES = {
     "raises-in-fit": "always fails in fit",
@@ -84,7 +48,7 @@ def runs_by_label(db):
 
 @pytest.mark.slow
 def test_faulty_detectors_and_a_dying_worker_in_worker_processes(tmp_path):
-    spec = write_spec(tmp_path, FAULTY)
+    spec = write_spec(tmp_path, **FAULTY)
     out = tmp_path / "out"
     proc = run("run", spec, "--out", out, "--jobs", "2", "--timeout", "5", "--quiet")
     assert proc.returncode == 1, proc.stderr  # exit status 1: runs failed
@@ -104,11 +68,7 @@ def test_faulty_detectors_and_a_dying_worker_in_worker_processes(tmp_path):
 
 @pytest.mark.slow
 def test_a_failing_disk_stops_cleanly_and_a_rerun_completes(tmp_path):
-    spec = write_spec(tmp_path, FAULTY.split("[[detectors]]")[0].replace("seeds = 1", "seeds = 12") + """
-[[detectors]]
-name = "iforest"
-n_estimators = 5
-""")
+    spec = write_spec(tmp_path, **{**FAULTY, "seeds": 12, "detectors": [{"name": "iforest", "n_estimators": 5}]})
     out = tmp_path / "out"
 
     def small_disk():  # in the child: files may not grow past 160 KiB, as on a full disk
@@ -135,15 +95,8 @@ def test_a_dask_worker_lost_mid_run(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     import dask
 
-    spec = write_spec(tmp_path, FAULTY.split("[[detectors]]")[0] + """
-[[detectors]]
-name = "tests.plugins:DistanceToMean"
-label = "good"
-
-[[detectors]]
-name = "tests.plugins:CrashingDetector"
-label = "kills-its-worker"
-""")
+    spec = write_spec(tmp_path, **{**FAULTY, "detectors": [
+        GOOD, {"name": "tests.plugins:CrashingDetector", "label": "kills-its-worker"}]})
     env_path = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = env_path  # the workers import tests.plugins

@@ -7,7 +7,6 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -18,6 +17,8 @@ import pytest
 from clad.engine.benchmark import ResultsWriteError, run_spec
 from clad.engine.folder import FolderInUse
 from clad.errors import DataError
+
+from tests.runner_helpers import spec_toml, synthetic, write_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -177,9 +178,8 @@ def test_report_of_a_read_only_copy_with_out_elsewhere(tmp_path):
         proc = subprocess.run([*prefix, sys.executable, "-m", "clad.cli", "report", str(copy)], **run)
         assert proc.returncode == 111 and str(copy) in proc.stderr, proc.stderr
         # running into it: exit 111 too, naming the folder
-        spec = tmp_path / "spec.toml"
-        spec.write_text('seeds = 1\nstrategies = ["naive"]\nscenarios = ["concept_incremental"]\n'
-                        'detectors = ["hbos"]\n[[datasets]]\nname = "synthetic"\nn_concepts = 2\n')
+        spec = write_spec(tmp_path, name=None, seeds=1, scenarios=["concept_incremental"], detectors=["hbos"],
+                          datasets=[{"name": "synthetic", "n_concepts": 2}])
         proc = subprocess.run([*prefix, sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(copy)],
                               **run)
         assert proc.returncode == 111 and str(copy) in proc.stderr, proc.stderr
@@ -187,28 +187,17 @@ def test_report_of_a_read_only_copy_with_out_elsewhere(tmp_path):
         _chmod(copy, writable=True)
 
 
-SLOW = textwrap.dedent("""
-    name = "{name}"
-    seeds = {seeds}
-    strategies = ["naive"]
-    scenarios = ["concept_incremental"]
-    [[datasets]]
-    name = "synthetic"
-    n_concepts = 2
-    n_features = 2
-    n_train = 40
-    n_test = 30
-    [[detectors]]
-    name = "plugins:SlowDetector"
-    delay = {delay}
-""")
+def _slow(name: str, seeds: int, delay: float) -> str:
+    return spec_toml(name=name, seeds=seeds, scenarios=["concept_incremental"],
+                     datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
+                     detectors=[{"name": "plugins:SlowDetector", "delay": delay}])
 
 
 @pytest.mark.slow
 def test_fresh_beside_a_live_run_of_another_spec_is_refused(tmp_path):
     a, b = tmp_path / "a.toml", tmp_path / "b.toml"
-    a.write_text(SLOW.format(name="A", seeds=4, delay=0.5))
-    b.write_text(SLOW.format(name="B", seeds=1, delay=0.0))
+    a.write_text(_slow(name="A", seeds=4, delay=0.5))
+    b.write_text(_slow(name="B", seeds=1, delay=0.0))
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
     cmd = [sys.executable, "-m", "clad.cli", "run", "--quiet", "--out", str(out)]

@@ -19,7 +19,7 @@ from clad.scenarios import ConceptAgnostic, ConceptAware
 from clad.strategies import STRATEGIES, Cumulative, Naive
 
 from tests.plugins import CentresInScore, ZeroesInFit
-from tests.runner_helpers import SMALL_SPEC, run_clad, write_spec
+from tests.runner_helpers import SMALL, SMALL_SPEC, run_clad, write_spec
 
 
 def _snapshot(ds):
@@ -83,15 +83,8 @@ def test_clad_check_passes_detectors_that_leave_their_input_alone(capsys):
     assert main(["check", "plugins:DistanceToMean"]) == 0
 
 
-MUTATORS = """
-[[detectors]]
-name = "tests.plugins:ZeroesInFit"
-label = "zeroes"
-
-[[detectors]]
-name = "tests.plugins:CentresInScore"
-label = "centres"
-"""
+MUTATORS = [{"name": "tests.plugins:ZeroesInFit", "label": "zeroes"},
+            {"name": "tests.plugins:CentresInScore", "label": "centres"}]
 
 
 MUTANTS = ("zeroes", "centres")
@@ -106,12 +99,10 @@ def _others_R(folder):
 
 @pytest.mark.slow
 def test_mutating_detectors_before_iforest_leave_its_R_as_when_run_alone(tmp_path):
-    # SMALL_SPEC: iforest and hbos, naive and cumulative, 2 seeds, concept_agnostic; the two
+    # SMALL: iforest and hbos, naive and cumulative, 2 seeds, concept_agnostic; the two
     # mutating plug-ins are listed first
-    first = '[[detectors]]\nname = "iforest"'
-    assert first in SMALL_SPEC
     alone = write_spec(tmp_path, SMALL_SPEC, "alone.toml")
-    mixed = write_spec(tmp_path, SMALL_SPEC.replace(first, MUTATORS + "\n" + first), "mixed.toml")
+    mixed = write_spec(tmp_path, None, "mixed.toml", **{**SMALL, "detectors": MUTATORS + SMALL["detectors"]})
     done = run_clad("run", alone, "--out", tmp_path / "alone", "--jobs", "1", "--quiet")
     assert done.returncode == 0, done.stderr
     reference, _ = _others_R(tmp_path / "alone")

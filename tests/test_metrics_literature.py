@@ -169,7 +169,7 @@ def test_registry_declares_every_public_metric_once():
     for name in ("continual_average", "memory_stability", "intransigence", "pyclad_code_backward_transfer"):
         assert name in names and metrics.SCALAR_METRICS[name] is getattr(metrics, name)
     lower = {n for n in names if not metrics.get_metric(n).higher_is_better}
-    # intransigence against each reference kind is its own declaration (clad.metrics.references)
+    # intransigence against each reference kind is its own declaration (clad.metrics.reference_metrics)
     assert lower == {"forgetting", "memory_stability", "intransigence", "intransigence_joint",
                      "intransigence_single_task"}
     assert metrics.scalar_names(headline=True) == ["continual_average", "backward_transfer", "forward_transfer"]

@@ -8,9 +8,11 @@ import pytest
 from clad.engine.spec import parse_spec
 from clad.errors import SpecError
 
+from tests.runner_helpers import synthetic
+
 SPEC = {
     "name": "orders", "seeds": 2, "orders": {"random": 3}, "strategies": ["naive", "cumulative"],
-    "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 3, "n_train": 60, "n_test": 40}],
+    "datasets": [synthetic(n_concepts=3)],
     "scenarios": ["concept_incremental"],
     "detectors": [{"name": "iforest", "n_estimators": 10}],
 }

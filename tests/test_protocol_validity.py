@@ -12,6 +12,8 @@ from clad.errors import CladValueError
 from clad.protocol import Thresholds, auc_interval, check_matrix, single_task_matrix
 from clad.protocol.single_task import single_task_dataset
 
+from tests.runner_helpers import write_spec
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CLAD_DATA") or REPO.parent / "shared" / "datasets")
 
@@ -96,12 +98,9 @@ def _write_failing_spec(tmp_path: Path) -> Path:
     np.savez(tmp_path / "steady_again.npz", X=X, y=y)  # the same concept twice
     noise = rng.uniform(-3, 8, (n + 30, d))  # pure noise: labels unrelated to the features
     np.savez(tmp_path / "noise.npz", X=noise, y=rng.permutation(y))
-    spec = tmp_path / "bad.toml"
-    files = ", ".join(f'"{tmp_path / f}.npz"' for f in ("steady", "steady_again", "noise"))
-    spec.write_text(f'name = "built-to-fail"\nstrategies = ["naive"]\n\n[[datasets]]\nname = "npz_files"\n'
-                    f'files = [{files}]\n\n[[scenarios]]\nname = "concept_incremental"\n\n'
-                    '[[detectors]]\nname = "iforest"\nn_estimators = 50\n')
-    return spec
+    files = [str(tmp_path / f"{f}.npz") for f in ("steady", "steady_again", "noise")]
+    return write_spec(tmp_path, None, "bad.toml", name="built-to-fail", seeds=None,
+                      datasets=[{"name": "npz_files", "files": files}], detectors=[{"name": "iforest", "n_estimators": 50}])
 
 
 def test_validate_flags_a_noise_concept_and_a_repeated_concept(tmp_path, capsys):

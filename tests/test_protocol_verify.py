@@ -10,33 +10,19 @@ import pytest
 from clad.cli import main
 from clad.engine.verify import reference_path
 
+from tests.runner_helpers import spec_toml, synthetic
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CLAD_DATA") or REPO.parent / "shared" / "datasets")
 
-TINY = """name = "tiny"
-seeds = [0]
-strategies = ["naive", "cumulative"]
-
-[[datasets]]
-name = "synthetic"
-n_concepts = 3
-n_features = 3
-n_train = 120
-n_test = 80
-
-[[scenarios]]
-name = "concept_incremental"
-
-[[detectors]]
-name = "iforest"
-n_estimators = 10
-"""
+TINY = dict(strategies=["naive", "cumulative"], datasets=[synthetic(n_concepts=3, n_train=120, n_test=80)],
+            detectors=[{"name": "iforest", "n_estimators": 10}])
 
 
 @pytest.fixture
 def tiny(tmp_path, capsys):
     spec = tmp_path / "tiny.toml"
-    spec.write_text(TINY)
+    spec.write_text(spec_toml(**TINY))
     assert main(["verify", "--update", str(spec)]) == 0
     capsys.readouterr()
     return spec
@@ -93,7 +79,7 @@ def test_within_tolerance_passes_and_a_changed_metric_fails(tiny, capsys):
 
 
 def test_missing_and_new_runs_are_differences(tiny, capsys):
-    tiny.write_text(TINY.replace('strategies = ["naive", "cumulative"]', 'strategies = ["naive", "window"]'))
+    tiny.write_text(spec_toml(**{**TINY, "strategies": ["naive", "window"]}))
     assert main(["verify", str(tiny)]) == 1
     out = capsys.readouterr().out
     assert re.search(r"cumulative / iforest / seed 0 +missing", out)
@@ -102,7 +88,7 @@ def test_missing_and_new_runs_are_differences(tiny, capsys):
 
 def test_no_reference_is_a_clear_error(tmp_path, capsys):
     spec = tmp_path / "lonely.toml"
-    spec.write_text(TINY)
+    spec.write_text(spec_toml(**TINY))
     assert main(["verify", str(spec)]) == 2
     assert "clad verify --update" in capsys.readouterr().err
 

@@ -12,33 +12,12 @@ import pytest
 
 from clad.cli import main
 
-SPEC = """
-name = "report-check"
-base_metrics = ["roc_auc"]
-seeds = 2
-strategies = ["naive", "cumulative"]
+from tests.runner_helpers import spec_toml, synthetic
 
-[[datasets]]
-name = "synthetic"
-n_concepts = 3
-n_features = 4
-n_train = 120
-n_test = 80
-
-[[scenarios]]
-name = "concept_aware"
-
-[[scenarios]]
-name = "concept_incremental"
-
-[[detectors]]
-name = "iforest"
-n_estimators = 10
-
-[[detectors]]
-name = "lof"
-n_neighbors = 10
-"""
+SPEC = spec_toml(name="report-check", base_metrics=["roc_auc"], seeds=2, strategies=["naive", "cumulative"],
+                 datasets=[synthetic(n_concepts=3, n_features=4, n_train=120, n_test=80)],
+                 scenarios=[{"name": "concept_aware"}, {"name": "concept_incremental"}],
+                 detectors=[{"name": "iforest", "n_estimators": 10}, {"name": "lof", "n_neighbors": 10}])
 
 
 class _Page(HTMLParser):

@@ -11,27 +11,17 @@ import pytest
 from clad.results import load_results
 from clad.results.store import ResultStore
 
-from tests.runner_helpers import run_main, tiny_data, write_spec
+from tests.runner_helpers import run_main, write_spec
 
-SPEC = """
-name = "failing"
-seeds = 3
-strategies = ["naive"]
-
-""" + tiny_data(2) + """
-[[detectors]]
-name = "hbos"
-
-[[detectors]]
-name = "tests.plugins:FailingDetector"
-label = "failing"
-message = "fit exploded on purpose"
-"""
+# hbos and a plug-in that fails in fit, 3 seeds: 6 runs, 3 of them failing
+SPEC = dict(name="failing", seeds=3, detectors=[
+    {"name": "hbos"},
+    {"name": "tests.plugins:FailingDetector", "label": "failing", "message": "fit exploded on purpose"}])
 
 
 @pytest.mark.slow
 def test_a_failing_run_is_recorded_and_the_grid_goes_on_then_resume_and_export(tmp_path, capsys, caplog):
-    spec = write_spec(tmp_path, SPEC)
+    spec = write_spec(tmp_path, **SPEC)
     out = tmp_path / "out"
     rc, stdout, stderr = run_main(capsys, caplog, "run", spec, "--out", out)
     assert rc == 1, stderr  # runs failed: exit status 1, the count printed

@@ -13,35 +13,32 @@ import pytest
 from clad.results import load_results
 from clad.engine.spec import load_spec
 
-from tests.runner_helpers import ROOT, clad_cmd, finished_runs, run_main, tiny_data, write_spec
+from tests.runner_helpers import ROOT, clad_cmd, finished_runs, run_main, synthetic, write_spec
 
-SPEC = """
-name = "killed"
-seeds = 4
-base_metrics = ["roc_auc", "average_precision"]
-strategies = ["naive", "cumulative"]
+SPEC = dict(name="killed", seeds=4, base_metrics=["roc_auc", "average_precision"],
+            strategies=["naive", "cumulative"], datasets=[synthetic(n_concepts=3)],
+            detectors=[{"name": "tests.plugins:SlowDetector", "delay": 0.15}])
 
-""" + tiny_data(3) + """
-[[detectors]]
-name = "tests.plugins:SlowDetector"
-delay = 0.15
-"""
+
+def _when_finished(proc, db, n: int, what: str) -> None:
+    """Wait (two minutes at most) until ``n`` runs of the grid ``proc`` computes are finished in ``db``."""
+    deadline = time.monotonic() + 120
+    while len(finished_runs(db)) < n:
+        assert proc.poll() is None, f"the grid ended before it could be {what}"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
 
 
 @pytest.mark.slow
 def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
-    spec_path = write_spec(tmp_path, SPEC)
+    spec_path = write_spec(tmp_path, **SPEC)
     out = tmp_path / "out"
     db = out / "results.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.Popen(clad_cmd("run", spec_path, "--out", out, "--quiet"), cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while len(finished_runs(db)) < 3:
-            assert proc.poll() is None, "the grid ended before it could be killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        _when_finished(proc, db, 3, "killed")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
@@ -82,7 +79,7 @@ def _default_sigint():
 
 @pytest.mark.slow
 def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog):
-    spec_path = write_spec(tmp_path, SPEC.replace("delay = 0.15", "delay = 0.25"))
+    spec_path = write_spec(tmp_path, **{**SPEC, "detectors": [{"name": "tests.plugins:SlowDetector", "delay": 0.25}]})
     out = tmp_path / "out"
     db = out / "results.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -91,11 +88,7 @@ def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog)
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=_default_sigint)
     try:
-        deadline = time.monotonic() + 120
-        while len(finished_runs(db)) < 2:
-            assert proc.poll() is None, "the grid ended before it could be interrupted"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        _when_finished(proc, db, 2, "interrupted")
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:

@@ -13,25 +13,16 @@ import pytest
 
 from clad.engine.spec import load_spec
 
-from tests.runner_helpers import ROOT, clad_cmd, finished_runs, tiny_data, write_spec
+from tests.runner_helpers import ROOT, clad_cmd, finished_runs, write_spec
 
 psutil = pytest.importorskip("psutil")
 
-SPEC = """
-name = "orphans"
-seeds = 2
-strategies = ["naive", "cumulative"]
 
-""" + tiny_data(2) + """
-[[detectors]]
-name = "tests.plugins:DistanceToMean"
-label = "quick"
+def _spec(flag: str) -> dict:
+    return dict(name="orphans", seeds=2, strategies=["naive", "cumulative"], detectors=[
+        {"name": "tests.plugins:DistanceToMean", "label": "quick"},
+        {"name": "orphan_plugin:WaitsForFlag", "label": "busy", "flag": flag}])
 
-[[detectors]]
-name = "orphan_plugin:WaitsForFlag"
-label = "busy"
-flag = "FLAG"
-"""
 
 # a detector that stays busy (in its own process) while a file exists, up to two minutes: the workers
 # are in the middle of a run when the main process gets the signal
@@ -91,7 +82,7 @@ def test_a_signal_to_the_main_process_leaves_no_process_and_a_rerun_completes(tm
 
 
 def _signal_and_rerun(tmp_path, monkeypatch, sig, family):
-    spec_path = write_spec(tmp_path, SPEC.replace('"FLAG"', repr(str(tmp_path / "busy.flag")).replace("'", '"')))
+    spec_path = write_spec(tmp_path, **_spec(str(tmp_path / "busy.flag")))
     (tmp_path / "orphan_plugin.py").write_text(PLUGIN, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "busy.flag").touch()

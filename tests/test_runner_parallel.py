@@ -10,14 +10,15 @@ from clad.engine.executors import execute_grid
 from clad.engine.spec import parse_spec
 from clad.results.store import ResultStore
 
-from tests.runner_helpers import SMALL_SPEC, run_main, same_results, write_spec
+from tests.runner_helpers import SMALL, run_main, same_results, write_spec
 
 
 @pytest.mark.slow
 def test_jobs_2_gives_the_same_R_as_jobs_1(tmp_path, capsys, caplog):
     log = tmp_path / "loads.txt"
-    spec = write_spec(tmp_path, SMALL_SPEC.replace('name = "hbos"', 'name = "lof"\nn_neighbors = 10')
-                      .replace('name = "synthetic"', f'name = "tests.plugins:logged_synthetic"\nlog = "{log}"'))
+    spec = write_spec(tmp_path, **{
+        **SMALL, "detectors": [SMALL["detectors"][0], {"name": "lof", "n_neighbors": 10}],
+        "datasets": [{**SMALL["datasets"][0], "name": "tests.plugins:logged_synthetic", "log": str(log)}]})
     rc1, _, _ = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "one", "--jobs", "1", "--quiet")
     loads1 = log.read_text().splitlines()
     log.unlink()

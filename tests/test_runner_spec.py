@@ -7,13 +7,12 @@ import pytest
 from clad.errors import SpecError
 from clad.engine.spec import load_spec, parse_spec
 
-from tests.runner_helpers import SMALL_SPEC, run_main, write_spec
+from tests.runner_helpers import SMALL, SMALL_SPEC, run_main, write_spec
 
 
 def test_three_mistakes_are_all_reported_and_nothing_is_created(tmp_path, capsys, caplog):
-    spec = write_spec(tmp_path, SMALL_SPEC.replace('seeds = 2', 'seeds = 2\njobz = 2')
-                      .replace('name = "hbos"', 'name = "hbso"')
-                      .replace("batch_size = 50", "batch_sise = 50"))
+    spec = write_spec(tmp_path, **{**SMALL, "jobz": 2, "scenarios": [{"name": "concept_agnostic", "batch_sise": 50}],
+                                   "detectors": [SMALL["detectors"][0], {"name": "hbso"}]})
     out = tmp_path / "out"
     rc, stdout, err = run_main(capsys, caplog, "run", spec, "--out", out)
     assert rc == 2 and stdout == ""

@@ -12,6 +12,8 @@ from clad.engine.config import Component, RunConfig
 from clad.engine.identity import computation_keys, run_traits
 from clad.engine.spec import parse_spec
 
+from tests.runner_helpers import synthetic
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 
@@ -59,8 +61,7 @@ def _assert_same_R(a, b):
 
 SMALL = {"seeds": 2, "strategies": ["naive", "balanced_replay"], "detectors": ["lof", "hbos"],
          "scenarios": ["concept_aware", "concept_incremental"],
-         "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 3, "n_train": 60, "n_test": 40,
-                       "random_state": 5}]}
+         "datasets": [synthetic(random_state=5)]}
 
 
 @pytest.mark.slow

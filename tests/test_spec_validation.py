@@ -11,26 +11,14 @@ from clad.engine.spec import parse_spec
 from clad.errors import CladValueError, SpecError
 from clad.validation import COUNT, Integral, Interval, StrOptions, check, problems
 
+from tests.runner_helpers import spec_toml
+
 ROOT = Path(__file__).resolve().parents[1]
 
-BAD = """
-name = "bad"
-[[datasets]]
-name = "adbench"
-file = "32_shuttle.npz"
-data_dir = "nowhere"
-[[scenarios]]
-name = "concept_aware"
-[[strategies]]
-name = "replay"
-buffer_size = 0
-[[detectors]]
-name = "iforest"
-n_estimators = 0
-[[detectors]]
-name = "knn"
-n_neighbors = "twenty"
-"""
+BAD = spec_toml(name="bad", seeds=None, strategies=[{"name": "replay", "buffer_size": 0}],
+               datasets=[{"name": "adbench", "file": "32_shuttle.npz", "data_dir": "nowhere"}],
+               scenarios=[{"name": "concept_aware"}],
+               detectors=[{"name": "iforest", "n_estimators": 0}, {"name": "knn", "n_neighbors": "twenty"}])
 
 
 CLAD = [sys.executable, "-c", "import sys; from clad.cli import main; sys.exit(main())"]

@@ -1,4 +1,4 @@
-"""clad's PyTorch detectors: protocol, determinism, continued training, lazy import, devices."""
+"""clad's PyTorch detectors: interface, determinism, continued training, lazy import, devices."""
 
 import pickle
 import subprocess

@@ -19,7 +19,7 @@ from clad.engine.spec import load_spec, parse_spec
 from clad.results.store import ResultStore
 from clad.errors import DataError, SpecError
 from tests.plugins import row_hashes
-from tests.runner_helpers import tiny_data
+from tests.runner_helpers import spec_toml, synthetic
 
 DATA = {"name": "synthetic", "n_concepts": 3, "n_features": 3, "n_train": 60, "n_test": 40}
 
@@ -106,25 +106,11 @@ def test_first_concepts_with_a_recurring_concept():
 
 
 # -- must show 2: a [tuning] grid through clad run records the candidates, scores and the choice --------
-SPEC = """
-name = "tuned"
-seeds = [0, 1]
-strategies = ["naive"]
-
-""" + tiny_data(4) + """
-[[detectors]]
-name = "iforest"
-n_estimators = 10
-
-[tuning]
-mode = "first_concepts"
-k = 2
-objective = "continual_average"
-
-[tuning.detectors.iforest]
-max_samples = [8, 32]
-max_features = [1, 3]
-"""
+TUNED = dict(name="tuned", seeds=[0, 1], datasets=[synthetic(n_concepts=4)],
+             detectors=[{"name": "iforest", "n_estimators": 10}],
+             tuning={"mode": "first_concepts", "k": 2, "objective": "continual_average",
+                     "detectors": {"iforest": {"max_samples": [8, 32], "max_features": [1, 3]}}})
+SPEC = spec_toml(**TUNED)
 
 
 @pytest.mark.slow
@@ -254,7 +240,7 @@ def test_bad_tuning_sections_fail_at_spec_time(tuning, expected):
 
 def test_dry_run_of_a_bad_tuning_section_exits_2(tmp_path, capsys):
     spec = tmp_path / "bad.toml"
-    spec.write_text(SPEC.replace("k = 2", "k = 4"))
+    spec.write_text(spec_toml(**{**TUNED, "tuning": {**TUNED["tuning"], "k": 4}}))
     assert main(["run", str(spec), "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "bad.toml" in err and "tuning.k: 4 leaves no concept to evaluate" in err and "allowed: 1 to 3" in err

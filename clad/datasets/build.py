@@ -19,7 +19,7 @@ normal rows and of its anomalies in one flat array ``X``. :func:`make_dataset` t
     and scored on its own test rows (higher ROC-AUC = easier); ``"anomaly_share"`` is the share of
     anomalies in the concept's test rows (a larger share = easier: rarer anomalies are harder to find);
   - ``"curriculum_ascending"`` / ``"curriculum_descending"`` / ``"drift_smooth"`` / ``"drift_abrupt"``:
-    from the single-task matrix M of the concepts (:mod:`clad.protocol.orders`), computed with the
+    from the single-task matrix M of the concepts (:mod:`clad.protocol.matrix_orders`), computed with the
     same fixed detector, ``IsolationForest(n_estimators=100, random_state=0)``, a fresh one trained on
     each concept's training rows and scored (ROC-AUC) on every concept's test rows.
 
@@ -45,7 +45,7 @@ import numpy as np
 
 from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
-from ..protocol.orders import MATRIX_ORDERS, order_from_matrix
+from ..protocol.matrix_orders import MATRIX_ORDERS, order_from_matrix
 from ..protocol.single_task import single_task_matrix
 from ..validation import StrOptions
 from . import _checks

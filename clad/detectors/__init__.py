@@ -1,4 +1,4 @@
-"""Detectors: the protocol, adapters for PyOD and scikit-learn, and registered names.
+"""Detectors: the interface, adapters for PyOD and scikit-learn, and registered names.
 
 Contract (see :mod:`clad.detectors.base`): ``fit(X) -> self``; ``score(X) -> (n,)`` finite floats,
 **higher = more anomalous**; ``threshold_`` after fit, a row is an anomaly when ``score > threshold_``.

@@ -1,4 +1,4 @@
-"""The detector protocol and the adapters that make library estimators follow it.
+"""The detector interface and the adapters that make library estimators follow it.
 
 A clad detector is any object with
 
@@ -7,7 +7,7 @@ A clad detector is any object with
 * ``threshold_`` (set by ``fit``): a row is labelled an anomaly when its score is ``> threshold_``,
   so labels always come from the same scores as the ranking metrics (never a second pass).
 
-:func:`as_detector` wraps whatever a user gives into an adapter that follows this protocol:
+:func:`as_detector` wraps whatever a user gives into an adapter that follows this interface:
 
 * a PyOD ``BaseDetector`` -> :class:`PyODDetector` (``decision_function``, PyOD's ``threshold_``);
 * a scikit-learn outlier detector -> :class:`SklearnDetector` (``-score_samples``, since scikit-learn
@@ -263,7 +263,7 @@ def _is_sklearn_outlier(obj) -> bool:
 
 
 def as_detector(obj):
-    """Wrap ``obj`` so that it follows the clad detector protocol (see the module docstring).
+    """Wrap ``obj`` so that it follows the clad detector interface (see the module docstring).
 
     Adapters and clad's own detectors are returned unchanged. A class (rather than an instance)
     is a :class:`~clad.errors.CladTypeError`.

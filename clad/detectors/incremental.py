@@ -1,12 +1,12 @@
 """Incremental detectors: estimators that learn batch after batch without starting over.
 
-Two adapters give such estimators clad's detector protocol plus ``partial_fit(X)``, both built on
+Two adapters give such estimators clad's detector interface plus ``partial_fit(X)``, both built on
 :class:`IncrementalDetector`:
 
 * :class:`RiverDetector` — any river anomaly detector (``learn_one`` / ``score_one``, and
   ``learn_many`` where it exists), e.g. ``HalfSpaceTrees`` or ``OneClassSVM``, usually behind a
   river scaler in a pipeline. A row goes to river as ``{column index: value}``.
-* :class:`~clad.detectors.partial_fit.PartialFitDetector` — any scikit-learn / PyOD / clad-protocol estimator with
+* :class:`~clad.detectors.partial_fit.PartialFitDetector` — any scikit-learn / PyOD / clad-interface estimator with
   ``partial_fit`` (scikit-learn's ``SGDOneClassSVM``, say): ``fit`` is the estimator's own
   ``fit``, ``partial_fit`` its ``partial_fit``, scores and threshold those of the matching adapter
   of :func:`~clad.detectors.as_detector`.

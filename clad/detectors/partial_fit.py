@@ -31,7 +31,7 @@ class PartialFitDetector(IncrementalDetector):
 
     def _adapter(self) -> DetectorAdapter:
         adapter = as_detector(self.estimator)
-        if not isinstance(adapter, DetectorAdapter):  # a clad detector: its own protocol
+        if not isinstance(adapter, DetectorAdapter):  # a clad detector: its own interface
             return None
         return adapter
 

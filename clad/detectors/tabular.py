@@ -1,4 +1,4 @@
-"""The arrays at the detector protocol's edges: rows as a table (what tabular detectors get when a
+"""The arrays at the detector interface's edges: rows as a table (what tabular detectors get when a
 concept's rows are windows) and scores checked (:func:`check_scores`).
 
 A windowed concept (:mod:`clad.datasets.windows`) has 3-D rows ``(n, window, features)``.

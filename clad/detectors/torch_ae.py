@@ -1,7 +1,7 @@
 """PyTorch detectors: a dense autoencoder and a small variational autoencoder.
 
 Both score a row by its **reconstruction error** (mean squared error over the standardised
-features; higher = more anomalous) and follow the clad detector protocol: ``fit(X) -> self``,
+features; higher = more anomalous) and follow the clad detector interface: ``fit(X) -> self``,
 ``score(X) -> (n,)`` finite, ``threshold_`` = the ``1 - contamination`` quantile of the training
 rows' errors after training.
 

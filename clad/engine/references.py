@@ -4,7 +4,7 @@ every strategy, scenario and concept order, and turned into metrics of every run
 A spec's ``references = ["joint", "single_task"]`` (either or both) adds, for every distinct
 (dataset, detector, seed, base metrics) of its grid, one :class:`ReferenceConfig` per kind: a naive,
 concept-incremental run (labelled scenario ``reference``, strategy ``<kind>``) on the dataset
-:func:`clad.protocol.references.reference_dataset` derives from the grid's (the joint model: all
+:func:`clad.protocol.reference_models.reference_dataset` derives from the grid's (the joint model: all
 training concepts stacked; the single-task experts: each concept alone, the single-task matrix).
 The dataset is taken without its ``order`` parameter: a reference does not depend on the concept
 order, so the runs of every order share it. References are computed by the grid's executor
@@ -14,9 +14,9 @@ parameters the tuning chose), stored in the results database's ``reference_runs`
 (:func:`compute_references`).
 
 When the grid is done, :func:`attach_references` adds to every finished run the metrics against
-each reference (:mod:`clad.metrics.references`: ``intransigence_joint``,
+each reference (:mod:`clad.metrics.reference_metrics`: ``intransigence_joint``,
 ``reference_forward_transfer_single_task``, ...), computed from the run's R and the reference's
-score for each of its test concepts (:func:`clad.protocol.references.reference_scores`).
+score for each of its test concepts (:func:`clad.protocol.reference_models.reference_scores`).
 
 >>> from clad.engine.config import Component, RunConfig
 >>> cfg = RunConfig(Component("synthetic", {"order": "random"}), Component("concept_aware"), Component("naive"),
@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 
 from ..results.record import RunResult, to_jsonable
 from ..metrics import learned_at, reference_input, summarize
-from ..metrics.references import declare_reference_metrics
+from ..metrics.reference_metrics import declare_reference_metrics
 from .config import Component, RunConfig
 from .settings import Execution
 
@@ -158,7 +158,7 @@ def with_references(run: RunResult, references: dict[str, RunResult]) -> RunResu
     finished ones) added, per base metric, left-out counts included."""
     if not run.ok or not references:
         return run
-    from ..protocol.references import reference_scores
+    from ..protocol.reference_models import reference_scores
 
     t = learned_at(run.concepts, run.test_concepts)
     metrics = {m: dict(v) for m, v in run.metrics.items()}

@@ -155,7 +155,7 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
         dataset, scenario, strategy = build_run(cfg)  # seeded there, so not again by run_experiment
     learned, kind = dataset, getattr(cfg, "reference", None)
     if kind:  # a reference run (clad.engine.references) learns a dataset derived from the grid's
-        from ..protocol.references import reference_dataset
+        from ..protocol.reference_models import reference_dataset
 
         learned = reference_dataset(kind, dataset)
     labels = {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display,

@@ -159,7 +159,7 @@ class Spec:
     #: the validated ``[tuning]`` section (:class:`clad.engine.tuning.TuningPlan`), or None
     tuning: Any = None
     #: the reference runs to compute (:mod:`clad.engine.references`): kinds of
-    #: :data:`clad.metrics.references.REFERENCE_KINDS`
+    #: :data:`clad.metrics.reference_metrics.REFERENCE_KINDS`
     references: tuple[str, ...] = ()
 
     @property
@@ -397,7 +397,7 @@ def _seeds(value: Any, problems: list[str]) -> Sequence[int]:
 
 def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
     """The reference kinds of the ``references`` key: a list of distinct kinds."""
-    from ..metrics.references import REFERENCE_KINDS
+    from ..metrics.reference_metrics import REFERENCE_KINDS
 
     allowed = ", ".join(f'"{k}"' for k in REFERENCE_KINDS)
     if not isinstance(value, list):
@@ -432,102 +432,174 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
 def _parse_spec(raw: dict, source: str | None, default_name: str) -> Spec:
     if not isinstance(raw, dict):
         raise SpecError(f"expected a table at the top level, got {type(raw).__name__}", source=source)
-    problems: list[str] = []
-    for key in raw:
-        if key not in TOP_LEVEL_KEYS:
-            problems.append(f"{key}: unknown key{did_you_mean(key, TOP_LEVEL_KEYS)}; allowed: {', '.join(TOP_LEVEL_KEYS)}")
-    name = raw.get("name", default_name)
-    if not isinstance(name, str) or not name:
-        problems.append(f"name: expected a non-empty string, got {name!r}")
-        name = default_name
+    r = _Reading(raw, name=default_name)
+    for read in SPEC_READERS:
+        read(r)
+    if r.problems:
+        raise SpecError(r.problems, source=source)
+    return Spec(name=r.name, configs=r.configs, raw=raw, source=source, skipped=r.skipped, jobs=r.jobs,
+                threads=r.threads, dask=r.dask, timeout=None if r.timeout is None else float(r.timeout),
+                share=r.share, tuning=r.tuning, references=r.references)
 
-    metrics = raw.get("base_metrics", [DEFAULT_BASE_METRIC])
+
+@dataclass
+class _Reading:
+    """A spec being read: its table, what the readers of :data:`SPEC_READERS` have taken from it
+    so far, and every problem found (all of them are reported together)."""
+
+    raw: dict
+    name: str
+    problems: list[str] = field(default_factory=list)
+    metrics: list = field(default_factory=list)
+    metric_params: Any = None
+    seeds: Sequence[int] = ()
+    skip_incompatible: bool = False
+    jobs: Any = None
+    threads: Any = None
+    dask: Any = None
+    timeout: Any = None
+    max_runs: int = MAX_RUNS
+    max_evaluations: Any = None
+    max_data_gb: Any = None
+    share: bool = True
+    references: tuple[str, ...] = ()
+    regs: dict = field(default_factory=dict)
+    sections: dict = field(default_factory=dict)
+    scenarios: dict = field(default_factory=dict)
+    pairs: list = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    configs: Any = None
+    tuning: Any = None
+
+
+def _read_keys(r: _Reading) -> None:
+    for key in r.raw:
+        if key not in TOP_LEVEL_KEYS:
+            r.problems.append(f"{key}: unknown key{did_you_mean(key, TOP_LEVEL_KEYS)}; allowed: {', '.join(TOP_LEVEL_KEYS)}")
+
+
+def _read_name(r: _Reading) -> None:
+    name = r.raw.get("name", r.name)
+    if not isinstance(name, str) or not name:
+        r.problems.append(f"name: expected a non-empty string, got {name!r}")
+    else:
+        r.name = name
+
+
+def _read_base_metrics(r: _Reading) -> None:
+    metrics = r.raw.get("base_metrics", [DEFAULT_BASE_METRIC])
     if isinstance(metrics, str):
         metrics = [metrics]
     if not isinstance(metrics, list) or not metrics:
-        problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(BASE_METRICS)}")
+        r.problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(BASE_METRICS)}")
         metrics = []
     for i, m in enumerate(metrics):
         if not isinstance(m, str) or m not in BASE_METRICS:
-            problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), BASE_METRICS)}; "
-                            f"allowed: {', '.join(BASE_METRICS)}")
+            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), BASE_METRICS)}; "
+                              f"allowed: {', '.join(BASE_METRICS)}")
     if len(set(map(str, metrics))) != len(metrics):
-        problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
-    metric_params = None
+        r.problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
+    r.metrics = metrics
     try:
-        metric_params = check_metric_params(raw.get("base_metric_params"), [m for m in metrics if isinstance(m, str)])
+        r.metric_params = check_metric_params(r.raw.get("base_metric_params"), [m for m in metrics if isinstance(m, str)])
     except CladError as exc:
-        problems.append(str(exc))
+        r.problems.append(str(exc))
 
-    seeds = _seeds(raw.get("seeds", [0]), problems)
 
-    skip_incompatible = raw.get("skip_incompatible", False)
-    if not isinstance(skip_incompatible, bool):
-        problems.append(f"skip_incompatible: expected true or false, got {skip_incompatible!r}")
-        skip_incompatible = False
+def _read_seeds(r: _Reading) -> None:
+    r.seeds = _seeds(r.raw.get("seeds", [0]), r.problems)
 
-    jobs, threads, dask, timeout, max_runs, max_evaluations, max_data_gb = _execution_keys(raw, problems)
-    share = raw.get("share", True)
-    if not isinstance(share, bool):
-        problems.append(f"share: expected true or false (compute runs that are one computation once), got {share!r}")
-        share = True
 
-    references = _references(raw.get("references", []), problems)
+def _flag(r: _Reading, key: str, default: bool, meaning: str = "") -> bool:
+    value = r.raw.get(key, default)
+    if not isinstance(value, bool):
+        r.problems.append(f"{key}: expected true or false{meaning}, got {value!r}")
+        return default
+    return value
 
-    regs = registries()
-    sections = {s: entries(s, raw.get(s), regs[s], problems, max_runs=max_runs)
-                for s in ("datasets", "scenarios", "strategies", "detectors")}
-    sections["datasets"] = _apply_orders(raw, sections["datasets"], problems)
-    scenario_objs = _check_scenarios(sections["scenarios"], problems)
 
-    # strategies that need what a scenario does not give
-    skipped: list[str] = []
-    pairs = []
-    for sc in sections["scenarios"]:
-        for st in sections["strategies"]:
-            obj = scenario_objs.get(sc.display)
-            reason = None
-            if obj is not None:
-                try:
-                    cls = regs["strategies"].resolve(st.name)
-                    if getattr(cls, "requires_concept_id", False) and not obj.gives_concept_id:
-                        reason = "needs the concept id"
-                    elif getattr(cls, "requires_boundaries", False) and not obj.gives_boundaries:
-                        reason = "needs concept boundaries"
-                except CladError:
-                    pass
-            if reason:
-                msg = f"strategy {st.display!r} cannot run in scenario {sc.display!r} ({reason})"
-                if skip_incompatible:
-                    skipped.append(msg)
-                else:
-                    problems.append(msg + "; remove one of them or set skip_incompatible = true")
-                continue
-            pairs.append((sc, st))
+def _read_execution(r: _Reading) -> None:
+    r.skip_incompatible = _flag(r, "skip_incompatible", False)
+    (r.jobs, r.threads, r.dask, r.timeout, r.max_runs, r.max_evaluations,
+     r.max_data_gb) = _execution_keys(r.raw, r.problems)
+    r.share = _flag(r, "share", True, " (compute runs that are one computation once)")
 
+
+def _read_references(r: _Reading) -> None:
+    r.references = _references(r.raw.get("references", []), r.problems)
+
+
+def _read_components(r: _Reading) -> None:
+    r.regs = registries()
+    r.sections = {s: entries(s, r.raw.get(s), r.regs[s], r.problems, max_runs=r.max_runs)
+                  for s in ("datasets", "scenarios", "strategies", "detectors")}
+    r.sections["datasets"] = _apply_orders(r.raw, r.sections["datasets"], r.problems)
+    r.scenarios = _check_scenarios(r.sections["scenarios"], r.problems)
+
+
+def _what_scenario_lacks(scenario, strategy: Component, regs: dict) -> str | None:
+    """Why the built ``scenario`` (None: not built) cannot run ``strategy``, or None."""
+    if scenario is None:
+        return None
+    try:
+        cls = regs["strategies"].resolve(strategy.name)
+    except CladError:
+        return None
+    if getattr(cls, "requires_concept_id", False) and not scenario.gives_concept_id:
+        return "needs the concept id"
+    if getattr(cls, "requires_boundaries", False) and not scenario.gives_boundaries:
+        return "needs concept boundaries"
+    return None
+
+
+def _read_pairs(r: _Reading) -> None:
+    """The (scenario, strategy) pairs that can run (a strategy that needs what a scenario does not
+    give is a problem, or skipped with ``skip_incompatible``), then the strategy x detector pairs."""
     from .spec_checks import pair_problems
 
-    problems.extend(pair_problems(pairs, sections["detectors"], regs))
-    configs = Grid(sections["datasets"], pairs, sections["detectors"], seeds, metrics, metric_params)
-    tuning = None
-    if "tuning" in raw:
-        from .tuning import parse_tuning
+    for sc in r.sections["scenarios"]:
+        for st in r.sections["strategies"]:
+            reason = _what_scenario_lacks(r.scenarios.get(sc.display), st, r.regs)
+            if reason is None:
+                r.pairs.append((sc, st))
+                continue
+            msg = f"strategy {st.display!r} cannot run in scenario {sc.display!r} ({reason})"
+            if r.skip_incompatible:
+                r.skipped.append(msg)
+            else:
+                r.problems.append(msg + "; remove one of them or set skip_incompatible = true")
+    r.problems.extend(pair_problems(r.pairs, r.sections["detectors"], r.regs))
 
-        tuning = parse_tuning(raw["tuning"], sections, metrics, problems, max_runs=max_runs)
-        if tuning is not None and not problems:
-            configs = _TunedGrid(configs, tuning)
-            n_tuning = tuning.count_upper(configs)  # a product, known before any tuning run is built
-            if configs.size + n_tuning > max_runs:
-                problems.append(f"the grid has {configs.size:,} evaluation runs and {n_tuning:,} tuning runs, more "
-                                f"than max_runs = {max_runs:,}; to run it, set max_runs = {configs.size + n_tuning}")
-    problems.extend(_size_problems(sections, max_evaluations, max_data_gb))
-    if configs.size > max_runs:
-        problems.append(
-            f"the grid has {configs.size:,} runs ({len(configs.datasets)} datasets x {len(pairs)} scenario-strategy "
-            f"pairs x {len(configs.detectors)} detectors x {len(seeds):,} seeds), more than max_runs = "
-            f"{max_runs:,}; to run it, set max_runs = {configs.size} at the top of the spec")
-    if problems:
-        raise SpecError(problems, source=source)
-    return Spec(name=name, configs=configs, raw=raw, source=source, skipped=skipped, jobs=jobs, threads=threads, dask=dask,
-                timeout=None if timeout is None else float(timeout), share=share, tuning=tuning,
-                references=references)
+
+def _read_grid(r: _Reading) -> None:
+    r.configs = Grid(r.sections["datasets"], r.pairs, r.sections["detectors"], r.seeds, r.metrics, r.metric_params)
+
+
+def _read_tuning(r: _Reading) -> None:
+    if "tuning" not in r.raw:
+        return
+    from .tuning import parse_tuning
+
+    r.tuning = parse_tuning(r.raw["tuning"], r.sections, r.metrics, r.problems, max_runs=r.max_runs)
+    if r.tuning is not None and not r.problems:
+        r.configs = _TunedGrid(r.configs, r.tuning)
+        n_tuning = r.tuning.count_upper(r.configs)  # a product, known before any tuning run is built
+        if r.configs.size + n_tuning > r.max_runs:
+            r.problems.append(f"the grid has {r.configs.size:,} evaluation runs and {n_tuning:,} tuning runs, more "
+                              f"than max_runs = {r.max_runs:,}; to run it, set max_runs = {r.configs.size + n_tuning}")
+
+
+def _read_sizes(r: _Reading) -> None:
+    r.problems.extend(_size_problems(r.sections, r.max_evaluations, r.max_data_gb))
+    configs = r.configs
+    if configs.size > r.max_runs:
+        r.problems.append(
+            f"the grid has {configs.size:,} runs ({len(configs.datasets)} datasets x {len(r.pairs)} scenario-strategy "
+            f"pairs x {len(configs.detectors)} detectors x {len(r.seeds):,} seeds), more than max_runs = "
+            f"{r.max_runs:,}; to run it, set max_runs = {configs.size} at the top of the spec")
+
+
+#: The readers of a spec's parts, in the order they run (and report their problems): each takes
+#: what it reads from the spec's table and what the earlier ones have read.
+SPEC_READERS = (_read_keys, _read_name, _read_base_metrics, _read_seeds, _read_execution, _read_references,
+                _read_components, _read_pairs, _read_grid, _read_tuning, _read_sizes)

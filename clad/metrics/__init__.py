@@ -31,7 +31,7 @@ Modules: :mod:`~clad.metrics.registry` (the declarations and :func:`summarize`),
 :mod:`~clad.metrics.continual` (scalar metrics), :mod:`~clad.metrics.curves` and
 :mod:`~clad.metrics.dynamic` (per-step curves), :mod:`~clad.metrics.per_concept` (per-concept
 values), :mod:`~clad.metrics.ranges` (the range metrics of one time series, the base metrics
-``vus_pr``, ``range_f1``, ... of :mod:`clad.core.evaluation`), :mod:`~clad.metrics.references` (the metrics against each reference model of a benchmark:
+``vus_pr``, ``range_f1``, ... of :mod:`clad.core.evaluation`), :mod:`~clad.metrics.reference_metrics` (the metrics against each reference model of a benchmark:
 ``intransigence_joint``, ``intransigence_single_task``, ...), :mod:`~clad.metrics.cells` (shared helpers). **Adding a metric** is one function and its
 decorator (:func:`scalar_metric`, :func:`curve_metric` or :func:`concept_metric`) in
 ``clad/metrics/continual.py`` (or any module of one's own that is imported); every summary,
@@ -66,7 +66,7 @@ from .curves import accuracy_all, accuracy_seen
 from .dynamic import backward_transfer_curve, continual_average_curve, forward_transfer_curve
 from .per_concept import forgetting_per_concept, per_concept_drop
 from .ranges import affiliation_f1, anomaly_ranges, event_f1, pa_f1, range_f1, vus_pr, vus_roc
-from .references import REFERENCE_METRICS, reference_input
+from .reference_metrics import REFERENCE_METRICS, reference_input
 from .registry import (
     INPUTS,
     REGISTRY,

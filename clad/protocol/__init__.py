@@ -4,9 +4,10 @@
   on every concept);
 * :mod:`~clad.protocol.validity` — is a scenario feasible, non-trivial, does it show forgetting, are
   its concepts distinct;
-* :mod:`~clad.protocol.orders` — concept orders from M (curriculum, smooth or abrupt drift), usable
-  as ``order`` names in specs;
-* :mod:`~clad.protocol.references` — the reference datasets (joint model, single-task experts).
+* :mod:`~clad.protocol.matrix_orders` — concept orders from M (curriculum, smooth or abrupt drift),
+  usable as ``order`` names in specs;
+* :mod:`~clad.protocol.reference_models` — the reference models' datasets (joint model, single-task
+  experts) and their score per test concept.
 
 What runs a spec's checks is in the engine: :mod:`clad.engine.validate` (``clad validate SPEC``) and
 :mod:`clad.engine.verify` (``clad verify SPEC_OR_FOLDER``: rerun a reference suite and compare with

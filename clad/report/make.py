@@ -109,7 +109,7 @@ def _stream_section(results, figs: FigureStore, kind: str) -> str | None:
 def _references_html(references: Sequence[RunResult]) -> str | None:
     """The reference runs' score on each test concept (joint model; single-task expert: M's
     diagonal), one row per reference kind, dataset, detector, seed and base metric (None without)."""
-    from ..protocol.references import reference_scores
+    from ..protocol.reference_models import reference_scores
 
     rows = []
     for r in references:

@@ -1,6 +1,6 @@
 """Strategies: what the detector(s) are trained on, step after step.
 
-Protocol (see :mod:`clad.strategies.base`): ``learn(X, concept_id=None)`` and
+Interface (see :mod:`clad.strategies.base`): ``learn(X, concept_id=None)`` and
 ``score(X, concept_id=None) -> Scored``; class attributes ``requires_concept_id`` and
 ``requires_boundaries`` say which scenarios can run the strategy (``supported_scenarios`` lists
 them), and ``memory_rows()`` reports the training rows a strategy keeps. Every strategy is a

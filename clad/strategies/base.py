@@ -1,4 +1,4 @@
-"""The strategy protocol and the base class that does the work every strategy shares.
+"""The strategy interface and the base class that does the work every strategy shares.
 
 A strategy owns one or more detectors and decides what they are trained on:
 
@@ -114,7 +114,7 @@ def _guarded(method):
 
 
 class Strategy(Validated, BaseEstimator, abc.ABC):
-    """Base class of clad's strategies (a user's strategy may also just follow the protocol).
+    """Base class of clad's strategies (a user's strategy may also just follow the interface).
 
     A subclass implements :meth:`learn`; it overrides :meth:`score` only when it keeps more than
     one detector (as :class:`~clad.strategies.Experts` does).
@@ -176,7 +176,7 @@ class Strategy(Validated, BaseEstimator, abc.ABC):
         """Training rows this strategy keeps in memory: the rows of ``buffer_`` (0 without one)."""
         return len(self.buffer_) if hasattr(self, "buffer_") else 0
 
-    # -- protocol --------------------------------------------------------------------------
+    # -- interface -------------------------------------------------------------------------
     @abc.abstractmethod
     def learn(self, X: np.ndarray, concept_id: str | None = None) -> "Strategy":
         """One training call; returns ``self``."""

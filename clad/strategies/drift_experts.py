@@ -158,7 +158,7 @@ class DriftExperts(Strategy):
                 return i
         return None
 
-    # -- protocol ---------------------------------------------------------------------------
+    # -- interface --------------------------------------------------------------------------
     def learn(self, X, concept_id=None):
         X = np.asarray(X)
         if not hasattr(self, "experts_"):

@@ -50,6 +50,13 @@ def agem_project(g, g_ref):
 class _Rehearsal(Regularized):
     """A torch detector fine-tuned with a reservoir memory of standardised past rows."""
 
+    def __init__(self, detector=None, buffer_size: int = 1000, memory_batch_size: int | None = None,
+                 random_state: int | None = None):
+        self.detector = detector
+        self.buffer_size = buffer_size
+        self.memory_batch_size = memory_batch_size
+        self.random_state = random_state
+
     def _check_common(self) -> None:
         check_capacity(self.buffer_size, type(self).__name__)
         if self.memory_batch_size is not None:
@@ -149,13 +156,6 @@ class AGEM(_Rehearsal):
     (20, True)
     """
 
-    def __init__(self, detector=None, buffer_size: int = 1000, memory_batch_size: int | None = None,
-                 random_state: int | None = None):
-        self.detector = detector
-        self.buffer_size = buffer_size
-        self.memory_batch_size = memory_batch_size
-        self.random_state = random_state
-
     def _check_params(self) -> None:
         self._check_common()
 
@@ -227,12 +227,9 @@ class DER(_Rehearsal):
 
     def __init__(self, detector=None, buffer_size: int = 1000, alpha: float = 1.0, beta: float = 0.0,
                  memory_batch_size: int | None = None, random_state: int | None = None):
-        self.detector = detector
-        self.buffer_size = buffer_size
+        super().__init__(detector, buffer_size, memory_batch_size, random_state)
         self.alpha = alpha
         self.beta = beta
-        self.memory_batch_size = memory_batch_size
-        self.random_state = random_state
 
     def _check_params(self) -> None:
         self._check_common()

@@ -6,7 +6,7 @@ import pytest
 from clad.datasets import ORDERS, load_npz_files, make_synthetic
 from clad.datasets.build import order_concepts
 from clad.errors import DataError
-from clad.protocol.orders import curriculum_order, drift_distance, drift_order, order_from_matrix
+from clad.protocol.matrix_orders import curriculum_order, drift_distance, drift_order, order_from_matrix
 
 # four concepts a, b, c, d; diagonal 0.90, 0.70, 0.95, 0.80 -> difficulty 0.10, 0.30, 0.05, 0.20
 M = np.array([[0.90, 0.60, 0.85, 0.50],

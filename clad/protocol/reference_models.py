@@ -12,7 +12,7 @@ concept-incremental run on a dataset derived from the benchmark's:
 
 :func:`reference_scores` turns a reference's R into one score per test concept of a run (NaN where
 the reference has none), the ``reference_<kind>`` input of the metrics declared by
-:mod:`clad.metrics.references` (intransigence and forward transfer against each reference).
+:mod:`clad.metrics.reference_metrics` (intransigence and forward transfer against each reference).
 
 >>> import numpy as np
 >>> from clad.datasets import make_synthetic
@@ -33,7 +33,7 @@ import numpy as np
 
 from ..core.concepts import Concept, ConceptDataset
 from ..errors import CladValueError
-from ..metrics.references import REFERENCE_KINDS
+from ..metrics.reference_metrics import REFERENCE_KINDS
 from .single_task import single_task_dataset
 
 __all__ = ["REFERENCE_KINDS", "check_kind", "joint_dataset", "reference_dataset", "reference_scores"]

@@ -3,7 +3,7 @@
 A metric declared with ``needs=("reference",)`` (:func:`~clad.metrics.intransigence`,
 :func:`~clad.metrics.reference_forward_transfer`) compares R with one score per test concept from
 *a* reference model. A benchmark can have two (``references = ["joint", "single_task"]`` in a
-spec, see :mod:`clad.protocol.references`): the joint model and the single-task experts. So each
+spec, see :mod:`clad.protocol.reference_models`): the joint model and the single-task experts. So each
 such metric is declared once more per kind, as its own metric with its own name, label and input:
 ``intransigence_joint`` (label ``Intransigence (joint)``, input ``reference_joint``),
 ``intransigence_single_task`` (``Intransigence (ST)``, ``reference_single_task``),
