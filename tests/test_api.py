@@ -5,6 +5,7 @@ still light (no scikit-learn, torch or matplotlib)."""
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import subprocess
 import sys
@@ -57,13 +58,19 @@ def test_each_public_name_is_written_once_in_the_package_init():
 
 
 def _exporters() -> dict[str, list[str]]:
-    """``{name: [module, ...]}``: the clad modules whose ``__all__`` lists the name."""
+    """``{name: [module, ...]}``: the clad modules whose ``__all__`` lists the name (read from the
+    source where it is a list of strings, else from the imported module: ``clad.report`` joins
+    its modules' lists)."""
     out: dict[str, list[str]] = {}
     for path in sorted((ROOT / "clad").rglob("*.py")):
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
-                for name in ast.literal_eval(node.value):
+                try:
+                    names = ast.literal_eval(node.value)
+                except ValueError:
+                    names = importlib.import_module(module).__all__
+                for name in names:
                     out.setdefault(name, []).append(module)
     return out
 

@@ -69,11 +69,17 @@ class TuningPlan:
     mode: str
     objective: str
     base_metric: str
-    higher_is_better: bool
     k: int | None = None
     fraction: float | None = None
     detectors: Mapping[str, list[dict]] = field(default_factory=dict)
     strategies: Mapping[str, list[dict]] = field(default_factory=dict)
+
+    @property
+    def higher_is_better(self) -> bool:
+        """The objective's direction, as :data:`clad.metrics.registry.REGISTRY` declares it."""
+        from ..metrics.registry import REGISTRY
+
+        return REGISTRY[self.objective].higher_is_better
 
     def view(self, part: str) -> dict:
         """The data view of a tuning run (``"tune"``) or an evaluation run (``"evaluate"``)."""
@@ -205,7 +211,7 @@ def parse_tuning(raw: Any, sections: Mapping[str, list[Component]], base_metrics
         if other in raw:
             problems.append(f"tuning.{other}: only used with mode "
                             f"{'validation_split' if other == 'fraction' else 'first_concepts'}; remove it")
-    objective, higher = _objective(raw.get("objective", DEFAULT_METRIC), problems)
+    objective = _objective(raw.get("objective", DEFAULT_METRIC), problems)
     metrics = [m for m in base_metrics if isinstance(m, str)]
     base_metric = raw.get("base_metric", metrics[0] if metrics else DEFAULT_BASE_METRIC)
     if base_metric not in metrics:
@@ -220,21 +226,20 @@ def parse_tuning(raw: Any, sections: Mapping[str, list[Component]], base_metrics
         problems.extend(_k_problems(raw["k"], sections.get("datasets", [])))
     if len(problems) > start:
         return None
-    return TuningPlan(mode=mode, objective=objective, base_metric=base_metric, higher_is_better=higher,
+    return TuningPlan(mode=mode, objective=objective, base_metric=base_metric,
                       k=raw.get("k") if mode == "first_concepts" else None,
                       fraction=float(raw["fraction"]) if mode == "validation_split" else None,
                       detectors=tables["detectors"], strategies=tables["strategies"])
 
 
-def _objective(name: Any, problems: list[str]) -> tuple[str, bool]:
-    from ..metrics.registry import REGISTRY, scalar_names
+def _objective(name: Any, problems: list[str]) -> str:
+    from ..metrics.registry import scalar_names
 
     allowed = scalar_names(needs_only=())
     if not isinstance(name, str) or name not in allowed:
         problems.append(f"tuning.objective: {name!r} is not a continual metric computed from R"
                         f"{did_you_mean(str(name), allowed)}; allowed: {', '.join(allowed)}")
-        return str(name), True
-    return name, REGISTRY[name].higher_is_better
+    return str(name)
 
 
 def _grids(section: str, table: Any, components: list[Component], problems: list[str],

@@ -26,49 +26,13 @@ Too few blocks give a message, not an exception:
 (True, 'only 2 complete block(s) (0, 1)')
 """
 
-from .aggregate import (
-                        HeatmapData,
-                        best_marks,
-                        best_status,
-                        chance_table,
-                        merge_shared,
-                        forgetting_per_concept,
-                        forgetting_table,
-                        heatmap_data,
-                        heatmaps,
-                        leaderboard,
-                        learning_curves,
-)
-from .describe import CONFIG_KEYS, describe, group_runs, mean_std
-from .load import load_spec_record, load_spec_text
-from .make import Report, make_report
-from .stats import Comparison, StatisticsWarning, Verdict, compare, compare_methods, comparison_verdict, score_matrix
+from . import aggregate as _aggregate, describe as _describe, load as _load, make as _make, stats as _stats
+from .aggregate import *
+from .describe import *
+from .load import *
+from .make import *
+from .stats import *
 
-__all__ = [
-    "load_spec_record",
-    "load_spec_text",
-    "make_report",
-    "Report",
-    "CONFIG_KEYS",
-    "HeatmapData",
-    "group_runs",
-    "mean_std",
-    "describe",
-    "heatmap_data",
-    "heatmaps",
-    "learning_curves",
-    "forgetting_per_concept",
-    "forgetting_table",
-    "leaderboard",
-    "best_marks",
-    "best_status",
-    "chance_table",
-    "merge_shared",
-    "Comparison",
-    "StatisticsWarning",
-    "score_matrix",
-    "compare_methods",
-    "compare",
-    "Verdict",
-    "comparison_verdict",
-]
+#: the public names, each listed once: a module's ``__all__`` is what this package offers from it (its
+#: other names without an underscore are shared inside clad, not offered here)
+__all__ = [*_load.__all__, *_make.__all__, *_describe.__all__, *_aggregate.__all__, *_stats.__all__]

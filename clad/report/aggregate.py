@@ -34,26 +34,8 @@ from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, 
                        stats_at)
 from .cost import COST, cost_columns
 
-__all__ = [
-    "value_bounds",
-    "HeatmapData",
-    "merge_shared",
-    "chance_matrix",
-    "chance_value",
-    "chance_table",
-    "scalar_value",
-    "heatmap_data",
-    "heatmaps",
-    "learning_curves",
-    "forgetting_per_concept",
-    "forgetting_table",
-    "leaderboard",
-    "best_marks",
-    "best_status",
-    "values_text",
-    "BEST",
-    "WITHIN_NOISE",
-]
+__all__ = ["HeatmapData", "heatmap_data", "heatmaps", "learning_curves", "forgetting_per_concept", "forgetting_table",
+           "leaderboard", "best_marks", "best_status", "chance_table", "merge_shared"]
 
 def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
     """``results`` with every configuration that is the same computation as another shown once.

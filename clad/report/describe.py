@@ -24,8 +24,7 @@ import numpy as np
 
 from ..results.record import RunResult
 
-__all__ = ["CONFIG_KEYS", "CONFIDENCE", "MIN_INTERVAL_N", "UNBOUNDED", "STATS", "group_runs", "mean_std", "interval",
-           "describe", "stats_at", "plural"]
+__all__ = ["CONFIG_KEYS", "group_runs", "mean_std", "describe"]
 
 #: the fields that identify a configuration (its runs differ only by seed)
 CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")

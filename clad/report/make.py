@@ -44,7 +44,7 @@ from .tables import (
     leaderboard_markdown,
 )
 
-__all__ = ["Report", "make_report", "SECTIONS"]
+__all__ = ["make_report", "Report"]
 
 log = logging.getLogger(__name__)
 

@@ -51,9 +51,8 @@ from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import TestResult, friedman_test, iman_davenport, median_interval, wilcoxon_test
 from .orders import OrderAgreement, order_agreement
 
-__all__ = ["StatisticsWarning", "Comparison", "Verdict", "comparison_verdict", "score_matrix", "compare_methods",
-           "compare", "paired_over_seeds", "holm", "MIN_BLOCKS", "DEFAULT_BLOCKS", "DIFFER", "NO_DIFFERENCE",
-           "NOT_TESTED"]
+__all__ = ["Comparison", "StatisticsWarning", "score_matrix", "compare_methods", "compare", "Verdict",
+           "comparison_verdict"]
 
 #: fewest blocks for which the tests are run at all
 MIN_BLOCKS = 3

@@ -217,11 +217,16 @@ class DER(_Rehearsal):
 
     Examples
     --------
+    DER++ on two concepts of three features: the memory keeps each row (3 values) with the
+    autoencoder's reconstruction of it (3 more).
+
     >>> import numpy as np
     >>> from clad.detectors.torch_ae import AutoEncoder
-    >>> s = DER(AutoEncoder(hidden_sizes=(4, 2), epochs=2, random_state=0), buffer_size=20, random_state=0)
-    >>> s = s.learn(np.zeros((30, 3))).learn(np.ones((30, 3)))
-    >>> s.memory_rows(), s.buffer_.view().shape
+    >>> ae = AutoEncoder(hidden_sizes=(4, 2), epochs=2, random_state=0)
+    >>> der_pp = DER(ae, buffer_size=20, beta=0.5, random_state=0)
+    >>> concepts = np.random.default_rng(0).normal(size=(2, 30, 3)) + np.array([[[0.0]], [[3.0]]])
+    >>> der_pp = der_pp.learn(concepts[0]).learn(concepts[1])
+    >>> der_pp.memory_rows(), der_pp.buffer_.view().shape
     (20, (20, 6))
     """
 
