@@ -15,11 +15,12 @@ from clad.cli import main
 from clad.engine.benchmark import run_spec
 from clad.results.store import DestinationError, load_results, writable_destination
 from clad.errors import DataError
+from tests.runner_helpers import small_spec, synthetic, write_spec
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC = {"name": "careful", "seeds": 2, "strategies": ["naive"], "scenarios": ["concept_incremental"],
-        "detectors": ["hbos"], "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 40,
-                                             "n_test": 30}]}
+SPEC = small_spec(name="careful", seeds=2, datasets=[synthetic(n_features=2, n_train=40, n_test=30)])
+#: a spec for commands that stop before computing anything
+QUICK = dict(datasets=[synthetic(n_features=2, n_train=30, n_test=20)])
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +54,7 @@ def test_export_dest_naming_a_file_exits_111_naming_it(folder, tmp_path, capsys)
 
 
 def test_validate_json_naming_a_folder_or_a_path_under_a_file_exits_111_before_computing(tmp_path, capsys):
-    spec = tmp_path / "s.toml"
-    spec.write_text('datasets = [{name = "synthetic", n_concepts = 2, n_features = 2, n_train = 30, n_test = 20}]\n'
-                    'scenarios = ["concept_incremental"]\nstrategies = ["naive"]\ndetectors = ["hbos"]\n')
+    spec = write_spec(tmp_path, **QUICK)
     assert main(["validate", str(spec), "--json", str(tmp_path)]) == 111
     assert "it names a folder, not a file; give a writable file with --json" in capsys.readouterr().err
     (tmp_path / "plain").write_text("x")
@@ -131,8 +130,6 @@ def test_clad_run_computes_a_damaged_run_again_and_says_why(folder, caplog):
 
 
 def test_validate_refuses_a_threshold_outside_the_metric_range(tmp_path, capsys):
-    spec = tmp_path / "s.toml"
-    spec.write_text('datasets = [{name = "synthetic", n_concepts = 2, n_features = 2, n_train = 30, n_test = 20}]\n'
-                    'scenarios = ["concept_incremental"]\nstrategies = ["naive"]\ndetectors = ["hbos"]\n')
+    spec = write_spec(tmp_path, **QUICK)
     assert main(["validate", str(spec), "--feasible", "2"]) == 2
     assert "--feasible 2.0; expected a number from 0 to 1 (base metrics lie in [0, 1])" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import pytest
 
 from clad.cli import main
 
-from tests.runner_helpers import spec_toml, synthetic
+from tests.runner_helpers import spec_toml, synthetic, write_spec
 
 pytest.importorskip("mlflow", reason="needs MLflow: pip install 'clad[mlflow]'")
 pytest.importorskip("sqlalchemy", reason="needs SQLAlchemy for MLflow's SQLite store: pip install 'clad[mlflow]'")
@@ -112,10 +112,8 @@ def test_a_recomputed_run_and_a_cut_short_export_are_logged_again(tmp_path, caps
     data = tmp_path / "data"
     data.mkdir()
     _table(data / "t.csv", 0.5)
-    spec = tmp_path / "s.toml"
-    spec.write_text(f'name = "fp"\nstrategies = ["naive"]\nscenarios = ["concept_incremental"]\n'
-                    f'detectors = [{{name = "hbos"}}]\n[[datasets]]\nname = "table"\nfile = "t.csv"\n'
-                    f'data_dir = "{data}"\nconcept_column = "c"\nlabel_column = "y"\n', encoding="utf-8")
+    spec = write_spec(tmp_path, name="fp", datasets=[{"name": "table", "file": "t.csv", "data_dir": str(data),
+                                                      "concept_column": "c", "label_column": "y"}])
     out = tmp_path / "out"
     assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
     assert main(["export", str(out), "--format", "mlflow"]) == 0

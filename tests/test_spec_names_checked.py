@@ -9,10 +9,11 @@ import pytest
 from clad.cli import main
 from clad.engine.spec import parse_spec
 from clad.errors import CladValueError, SpecError
+from tests.runner_helpers import small_spec, synthetic, write_spec
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-BASE = {"datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 2, "n_train": 30, "n_test": 20}],
-        "scenarios": ["concept_agnostic"], "strategies": ["naive"], "detectors": ["iforest"]}
+BASE = small_spec(datasets=[synthetic(n_concepts=3, n_features=2, n_train=30, n_test=20)],
+                  scenarios=["concept_agnostic"], detectors=["iforest"])
 
 CASES = {
     "telemanom window 0": ({"datasets": [{"name": "telemanom", "window": 0}]}, r"\(telemanom\): window=0; expected"),
@@ -84,9 +85,7 @@ def test_pyclad_without_allow_pickle_and_too_many_adbench_concepts_are_refused_a
 
 
 def test_dry_run_and_run_share_the_check(tmp_path, capsys):
-    spec = tmp_path / "s.toml"
-    spec.write_text('datasets = [{name = "synthetic", n_concepts = 3}]\nscenarios = ["concept_agnostic"]\n'
-                    'strategies = ["incremental"]\ndetectors = ["iforest"]\n')
+    spec = write_spec(tmp_path, **{**BASE, "strategies": ["incremental"]})
     assert main(["run", str(spec), "--dry-run"]) == 2
     dry = capsys.readouterr().err
     assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2

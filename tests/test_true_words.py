@@ -11,9 +11,11 @@ from clad.datasets import load_table
 from clad.engine.benchmark import run_spec
 from clad.engine.folder import FolderInUse
 from clad.errors import DataError
+from tests.runner_helpers import small_spec, synthetic, write_spec
 
-SMALL = {"name": "words", "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
-         "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 2, "n_train": 40, "n_test": 30}]}
+#: three concepts, no detector yet (each test names its own)
+SMALL = small_spec(name="words", seeds=1, datasets=[synthetic(n_concepts=3, n_features=2, n_train=40, n_test=30)],
+                   detectors=None)
 
 PLUGIN = '''
 import os, signal
@@ -34,12 +36,10 @@ class StopsOnThirdFit(IsolationForest):
 @pytest.mark.slow
 def test_sigterm_during_tuning_counts_the_tuning_runs_it_keeps(tmp_path, capsys):
     (tmp_path / "stopper.py").write_text(PLUGIN)
-    (tmp_path / "s.toml").write_text(
-        'name = "tuned"\nstrategies = ["naive"]\nscenarios = ["concept_incremental"]\n'
-        'datasets = [{name = "synthetic", n_concepts = 3, n_features = 2, n_train = 40, n_test = 30}]\n'
-        'detectors = [{name = "stopper:StopsOnThirdFit", label = "stop"}]\n'
-        '[tuning]\nmode = "first_concepts"\nk = 1\n[tuning.detectors.stop]\nn_estimators = [5, 6, 7, 8]\n')
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "out")]) == 143
+    spec = write_spec(tmp_path, **{**SMALL, "name": "tuned"},
+                      detectors=[{"name": "stopper:StopsOnThirdFit", "label": "stop"}],
+                      tuning={"mode": "first_concepts", "k": 1, "detectors": {"stop": {"n_estimators": [5, 6, 7, 8]}}})
+    assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 143
     err = capsys.readouterr().err
     con = sqlite3.connect(tmp_path / "out" / "results.sqlite")
     kept = con.execute("SELECT COUNT(*) FROM runs WHERE status = 'ok'").fetchone()[0]
