@@ -151,7 +151,7 @@ def test_clad_run_records_the_choice_and_evaluates_with_it(tmp_path, capsys):
     assert len(json.loads((tmp_path / "x" / "results.json").read_text())["runs"]) == 2
     # the report shows each choice, its tuning score and its margin over the runner-up
     from clad.report import make_report
-    from clad.report.protocol import tuning_table
+    from clad.report.tuning_validity import tuning_table
 
     table = tuning_table(load_results(tmp_path / "out"))
     for row, run in zip(table.itertuples(), runs):

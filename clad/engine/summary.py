@@ -133,8 +133,8 @@ def _shorten(text: str, width: int) -> str:
 
 def _order_section(folder: Path, results) -> list[str]:
     """When configurations ran over several concept orders: ``order_sensitivity.csv`` and the
-    Markdown lines of its table (:func:`clad.report.orders.order_sensitivity`)."""
-    from ..report.orders import order_sensitivity
+    Markdown lines of its table (:func:`clad.report.order_sensitivity.order_sensitivity`)."""
+    from ..report.order_sensitivity import order_sensitivity
 
     table = order_sensitivity(results)
     if table.empty:

@@ -29,9 +29,9 @@ from .aggregate import (
 )
 from ..metrics import get_metric, scalar_names
 from .cost import cost_section
-from .orders import order_sensitivity
+from .order_sensitivity import order_sensitivity
 from .figures import FigureStore, curves_section, forgetting_section, heatmap_section
-from .protocol import tuning_section, validity_section
+from .tuning_validity import tuning_section, validity_section
 from .describe import CONFIG_KEYS, MIN_INTERVAL_N, plural
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows

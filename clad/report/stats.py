@@ -14,7 +14,7 @@ default every dataset, see :mod:`clad.report.blocks`), following Demšar (2006) 
 * per pair, the median difference over blocks with a distribution-free interval from order
   statistics (:func:`clad.report.exact.median_interval`): how large a difference is;
 * with several concept orders, whether the ranking survives the order
-  (:func:`clad.report.orders.order_agreement`: Kendall's W, the share of orders the best stays best);
+  (:func:`clad.report.order_sensitivity.order_agreement`: Kendall's W, the share of orders the best stays best);
 * one verdict per comparison (:func:`comparison_verdict`): the text, the pair table and the
   critical-difference diagram (:func:`clad.report.plots.plot_cd`) are all drawn from it, so they
   cannot contradict each other.
@@ -49,7 +49,7 @@ from ..metrics import get_metric
 from .describe import describe, plural
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import TestResult, friedman_test, iman_davenport, median_interval, wilcoxon_test
-from .orders import OrderAgreement, order_agreement
+from .order_sensitivity import OrderAgreement, order_agreement
 
 __all__ = ["Comparison", "StatisticsWarning", "score_matrix", "compare_methods", "compare", "Verdict",
            "comparison_verdict"]

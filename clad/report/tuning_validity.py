@@ -1,4 +1,4 @@
-"""The report's protocol sections: what tuning chose, and on which data; whether each scenario is
+"""The report's tuning and validity sections: what tuning chose, and on which data; whether each scenario is
 worth drawing conclusions from.
 
 A tuned evaluation run carries ``extras["tuning"]`` (see :mod:`clad.engine.tuning`): the mode,
