@@ -96,3 +96,37 @@ def test_not_a_database(tmp_path):
     path.write_text("hello, this is not sqlite" * 100)
     with pytest.raises(DataError, match="not a clad results database"):
         ResultStore(path)
+
+
+def _open_at_once(path, barrier, errors):
+    barrier.wait()
+    try:
+        ResultStore(path).close()
+    except Exception as exc:  # noqa: BLE001 - every failure is reported to the parent
+        errors.put(repr(exc))
+
+
+@pytest.mark.slow
+def test_processes_creating_one_database_at_once_all_open_it(tmp_path):
+    """Two `clad run` of one spec may create the folder's database at the same moment: each
+    process opens it (none finds it busy, a column already added, or a half-made database it
+    takes for someone else's), and the database has each column once."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    problems = []
+    for attempt in range(12):
+        path = tmp_path / f"db{attempt}" / "results.sqlite"
+        path.parent.mkdir()
+        barrier, errors = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_open_at_once, args=(path, barrier, errors)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [p.exitcode for p in procs] == [0] * 4
+        while not errors.empty():
+            problems.append(errors.get())
+        columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(runs)")]
+        assert len(columns) == len(set(columns)) and {"peak_memory", "chance"} <= set(columns)
+    assert problems == []

@@ -221,6 +221,8 @@ _JSON = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["
 _OPTIONAL = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["optional"])
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
 #: (also to a new one: the CREATE TABLE above is the first version's columns and these)
+#: the tables of SCHEMA
+_OWN_TABLES = frozenset(line.split()[5] for line in SCHEMA.splitlines() if line.startswith("CREATE TABLE"))
 _ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
                   "peak_memory", "chance")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
@@ -396,12 +398,7 @@ class ResultStore:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             if existed:
                 self._check_ours()
-            self._con.execute("PRAGMA journal_mode = WAL")
-            self._con.execute("PRAGMA synchronous = NORMAL")
-            self._con.execute("PRAGMA foreign_keys = ON")
-            self._con.executescript(SCHEMA)
-            self._migrate()
-            self._con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (MARKER, _json(True)))
+            self._initialise(time.monotonic() + timeout)
         except sqlite3.OperationalError as exc:
             self._con.close()
             if "not a database" in str(exc) or "malformed" in str(exc):
@@ -419,16 +416,51 @@ class ResultStore:
         if "meta" in tables and self._con.execute(
                 "SELECT 1 FROM meta WHERE key IN (?, 'clad_version')", (MARKER,)).fetchone():
             return
+        if tables <= _OWN_TABLES and ("meta" not in tables
+                                      or not self._con.execute("SELECT 1 FROM meta").fetchone()):
+            return  # another process is creating this database (its tables so far, no row yet)
         self._con.close()
         raise DataError(f"{str(self.path)!r} is a SQLite database that clad did not create (tables: "
                         f"{', '.join(sorted(tables))}); clad does not write into it: choose another --out folder")
 
+    def _initialise(self, deadline: float) -> None:
+        """WAL mode, the schema, the added columns and the marker. Every step is idempotent, so when
+        processes open a new database at the same moment (two ``clad run`` of one spec sharing a
+        folder), the one that finds the file busy (SQLite does not wait for a journal-mode change)
+        or a column just added by the other tries again, until ``deadline``."""
+        while True:
+            try:
+                self._con.execute("PRAGMA journal_mode = WAL")
+                self._con.execute("PRAGMA synchronous = NORMAL")
+                self._con.execute("PRAGMA foreign_keys = ON")
+                self._con.executescript(SCHEMA)
+                self._migrate()
+                self._con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (MARKER, _json(True)))
+                return
+            except sqlite3.OperationalError as exc:
+                if self._con.in_transaction:
+                    self._con.execute("ROLLBACK")
+                text = str(exc)
+                if not ("locked" in text or "duplicate column name" in text) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
     def _migrate(self) -> None:
-        """Add the columns a database written by an earlier clad lacks."""
-        have = {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}
-        for column in _ADDED_COLUMNS:
-            if column not in have:
-                self._con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
+        """Add the columns a database written by an earlier clad lacks (in one write transaction, so
+        that two processes opening the database at once add each column once)."""
+        columns = lambda: {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}  # noqa: E731
+        if set(_ADDED_COLUMNS) <= columns():
+            return
+        self._con.execute("BEGIN IMMEDIATE")
+        try:
+            have = columns()  # another process may have added some since
+            for column in _ADDED_COLUMNS:
+                if column not in have:
+                    self._con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
+            self._con.execute("COMMIT")
+        except BaseException:
+            self._con.execute("ROLLBACK")
+            raise
 
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
