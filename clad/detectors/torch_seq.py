@@ -32,7 +32,8 @@ import numpy as np
 from ..errors import CladValueError
 from .torch_ae import TorchDetector, nn, torch
 
-__all__ = ["SequenceAutoEncoder", "LSTMAutoEncoder", "GRUAutoEncoder", "per_row_squared_grad_sums"]
+__all__ = ["SequenceAutoEncoder", "LSTMAutoEncoder", "GRUAutoEncoder", "per_row_squared_grad_sums",
+           "unrolled_squared_grad_sums"]
 
 _CELLS = {"lstm": nn.LSTM, "gru": nn.GRU}
 
@@ -155,6 +156,117 @@ def _unrolled_layer(layer, x, taps):
     return torch.stack(outs, dim=1), h
 
 
+def _lstm_states(layer, x):
+    """Forward pass of one LSTM layer (one layer, with biases) on step-major ``x`` (steps, rows,
+    in) with PyTorch's own kernel, and what the hand-written backward pass
+    (:func:`_lstm_gate_grads`) needs, step-major: the input, the previous hidden states, the forget
+    gates, and the factors that turn the gradients of a step's hidden and cell states into the
+    gradients of its gate pre-activations. Returns (outputs, saved)."""
+    w_ih, w_hh, b_ih, b_hh = layer.weight_ih_l0, layer.weight_hh_l0, layer.bias_ih_l0, layer.bias_hh_l0
+    hidden = layer.hidden_size
+    h0 = x.new_zeros(1, x.shape[1], hidden)
+    out = torch.lstm(x, (h0, h0), [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, False)[0]
+    prev = torch.cat((h0, out[:-1]))
+    gates = nn.functional.linear(prev, w_hh, b_hh)
+    if x.stride(0) == 0:  # the same input at every step (the decoder's code): projected once
+        gates += nn.functional.linear(x[0], w_ih, b_ih)
+    else:
+        gates += nn.functional.linear(x, w_ih, b_ih)
+    # tanh(z) = 2 sigmoid(2 z) - 1: one sigmoid over all gates (PyTorch's CPU tanh is several
+    # times slower than its sigmoid)
+    gates[..., 2 * hidden : 3 * hidden] *= 2
+    i, f, g, o = gates.sigmoid_().chunk(4, dim=2)
+    g = g.mul(2).sub_(1)
+    ig = i * g
+    c = torch.empty_like(ig)  # c_t = f_t c_{t-1} + i_t g_t: the only recurrence left
+    c[0] = ig[0]
+    for t in range(1, c.shape[0]):
+        torch.addcmul(ig[t], f[t], c[t - 1], out=c[t])
+    tc = c.mul(2).sigmoid_().mul_(2).sub_(1)  # tanh(c)
+    # d pre-activation = (d c_t or d h_t) * factor, gate by gate (i, f, g, o)
+    factors = torch.empty_like(gates)
+    fi, ff, fg, fo = factors.chunk(4, dim=2)
+    torch.mul(g, i * (1 - i), out=fi)
+    ff[0] = 0
+    torch.mul(c[:-1], f[1:] * (1 - f[1:]), out=ff[1:])
+    torch.mul(i, 1 - g * g, out=fg)
+    torch.mul(tc, o * (1 - o), out=fo)
+    saved = {"layer": layer, "x": x, "prev": prev, "f": f, "dc_dh": o * (1 - tc * tc), "factors": factors}
+    return out, saved
+
+
+def _lstm_gate_grads(saved, dh_out):
+    """Backpropagation through time of one LSTM layer, by hand: ``dh_out`` (steps, rows, hidden)
+    is the loss's gradient with respect to the layer's output at each step (not through the
+    recurrence); returns the gradient with respect to the gate pre-activations (steps, rows,
+    4 * hidden). Rows do not interact, so each row's slice is that row's own gradient."""
+    w_hh, f, dc_dh, factors = saved["layer"].weight_hh_l0, saved["f"], saved["dc_dh"], saved["factors"]
+    steps, rows, width = factors.shape
+    d_gates = torch.empty_like(factors)
+    by_gate, factors = d_gates.view(steps, rows, 4, width // 4), factors.view(steps, rows, 4, width // 4)
+    dc = None
+    for t in range(steps - 1, -1, -1):
+        dh = dh_out[t] if t == steps - 1 else torch.addmm(dh_out[t], d_gates[t + 1], w_hh)
+        dc = dh * dc_dh[t] if dc is None else torch.addcmul(dc * f[t + 1], dh, dc_dh[t])
+        torch.mul(factors[t, :, :3], dc.unsqueeze(1), out=by_gate[t, :, :3])  # i, f, g: from d c_t
+        torch.mul(factors[t, :, 3], dh, out=by_gate[t, :, 3])  # o: from d h_t
+    return d_gates
+
+
+def _lstm_squared_grad_sums(module: _SeqAE, xb) -> list:
+    """:func:`per_row_squared_grad_sums` of an autoencoder whose layers are all LSTMs: PyTorch's
+    forward kernel, then a hand-written backward pass over all rows at once (a few operations per
+    step, no autograd graph), the per-row weight gradients formed by batched matrix products."""
+    with torch.no_grad():
+        x = xb.transpose(0, 1).contiguous()  # step-major from here on
+        encoder, decoder = [], []
+        h = x
+        for layer in module.encoder:
+            h, saved = _lstm_states(layer, h)
+            encoder.append(saved)
+        code = h[-1]
+        h = code.unsqueeze(0).expand(x.shape[0], -1, -1)
+        for layer in module.decoder:
+            h, saved = _lstm_states(layer, h)
+            decoder.append(saved)
+        w_out, b_out = module.output.weight, module.output.bias
+        d_out = nn.functional.linear(h, w_out, b_out).sub_(x).mul_(2.0 / (x.shape[0] * x.shape[2]))
+        result = {}
+
+        def weight(d, inp):  # sum over rows of (sum_t d_t outer inp_t)^2
+            return torch.bmm(d.permute(1, 2, 0), inp.transpose(0, 1)).square_().sum(dim=0)
+
+        def bias(d_sum):
+            return d_sum.square().sum(dim=0)
+
+        result[id(w_out)] = weight(d_out, h)
+        result[id(b_out)] = bias(d_out.sum(dim=0))
+        dh = d_out @ w_out
+        for saved in reversed(decoder):
+            d_gates = _lstm_gate_grads(saved, dh)
+            layer = saved["layer"]
+            d_sum = d_gates.sum(dim=0)
+            result[id(layer.weight_hh_l0)] = weight(d_gates, saved["prev"])
+            result[id(layer.bias_ih_l0)] = result[id(layer.bias_hh_l0)] = bias(d_sum)
+            if saved is decoder[0]:  # the same code at every step: one outer product per row
+                # a row's gradient is outer(d_sum, code), whose square is outer(d_sum^2, code^2)
+                result[id(layer.weight_ih_l0)] = d_sum.square().T @ code.square()
+                dh = code.new_zeros(x.shape[0], *code.shape)
+                dh[-1] = d_sum @ layer.weight_ih_l0
+            else:
+                result[id(layer.weight_ih_l0)] = weight(d_gates, saved["x"])
+                dh = d_gates @ layer.weight_ih_l0
+        for saved in reversed(encoder):
+            d_gates = _lstm_gate_grads(saved, dh)
+            layer = saved["layer"]
+            result[id(layer.weight_ih_l0)] = weight(d_gates, saved["x"])
+            result[id(layer.weight_hh_l0)] = weight(d_gates, saved["prev"])
+            result[id(layer.bias_ih_l0)] = result[id(layer.bias_hh_l0)] = bias(d_gates.sum(dim=0))
+            if saved is not encoder[0]:
+                dh = d_gates @ layer.weight_ih_l0
+        return [result[id(p)] for p in module.parameters()]
+
+
 def per_row_squared_grad_sums(module: _SeqAE, xb) -> list:
     """For each parameter of a sequence autoencoder (in ``module.parameters()`` order), the sum
     over the rows of ``xb`` of the squared gradient of that row's reconstruction loss.
@@ -163,7 +275,15 @@ def per_row_squared_grad_sums(module: _SeqAE, xb) -> list:
     (:func:`_unrolled_layer`), the summed loss is differentiated with respect to every
     pre-activation, and since a row's pre-activations depend on that row only, the gradient of
     row ``i`` is ``sum_t d_it outer(input_it)`` for each weight and ``sum_t d_it`` for each bias.
-    Equal to one backward pass per row up to float rounding."""
+    Equal to one backward pass per row up to float rounding. LSTM layers are differentiated by hand
+    (:func:`_lstm_squared_grad_sums`), the others through an unrolled autograd graph."""
+    if all(isinstance(layer, nn.LSTM) for layer in (*module.encoder, *module.decoder)):
+        return _lstm_squared_grad_sums(module, xb)
+    return unrolled_squared_grad_sums(module, xb)
+
+
+def unrolled_squared_grad_sums(module: _SeqAE, xb) -> list:
+    """:func:`per_row_squared_grad_sums` through autograd on the unrolled layers (any cell)."""
     taps = []
     h = xb
     for layer in module.encoder:
