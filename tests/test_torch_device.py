@@ -95,7 +95,7 @@ def windows(n=120, steps=9, features=3, seed=0):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls, hidden", [(LSTMAutoEncoder, (5,)), (GRUAutoEncoder, (5, 3))])
+@pytest.mark.parametrize("cls, hidden", [(LSTMAutoEncoder, (5,)), (LSTMAutoEncoder, (5, 3)), (GRUAutoEncoder, (5, 3))])
 def test_batched_fisher_equals_the_row_loop(cls, hidden):
     W = windows()
     det = cls(hidden_sizes=hidden, epochs=1, random_state=0, num_threads=1).fit(W)
