@@ -3,8 +3,9 @@ backward pass per row.
 
 ``fisher_diagonal`` needs each row's own gradient of its reconstruction loss. The dense models
 get them with ``torch.func`` (``vmap`` over ``grad``); the sequence autoencoders, whose fused
-recurrent kernels ``vmap`` cannot batch, with one batched pass over unrolled layers
-(:func:`clad.detectors.torch_seq.per_row_squared_grad_sums`). The reference is the plain loop: a
+recurrent kernels ``vmap`` cannot batch, with one batched pass over the gates' gradients
+(:func:`clad.detectors.torch_seq.per_row_squared_grad_sums`: a hand-written backward pass through
+time for LSTM layers, autograd on unrolled layers for GRU layers). The reference is the plain loop: a
 backward pass per row (under ``gradient_pass``, so it runs on CUDA too). Both are timed on the same
 rows of the same fitted network and compared element by element (largest difference relative to
 the largest entry of each parameter tensor). Target: vectorised at least 10x faster on 2,000 rows,
