@@ -1,8 +1,10 @@
 """The Fisher diagonal (EWC) of clad's autoencoders: vectorised per-row gradients against one
 backward pass per row.
 
-``fisher_diagonal`` needs each row's own gradient of its reconstruction loss. The dense models
-get them with ``torch.func`` (``vmap`` over ``grad``); the sequence autoencoders, whose fused
+``fisher_diagonal`` needs each row's own gradient of its reconstruction loss. The dense
+autoencoder on a table gets their squares from one backward pass
+(:func:`clad.detectors.torch_ae.dense_squared_grad_sums`), the VAE with ``torch.func`` (``vmap``
+over ``grad``); the sequence autoencoders, whose fused
 recurrent kernels ``vmap`` cannot batch, with one batched pass over the gates' gradients
 (:func:`clad.detectors.torch_seq.per_row_squared_grad_sums`: a hand-written backward pass through
 time for LSTM layers, autograd on unrolled layers for GRU layers). The reference is the plain loop: a

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 from clad import run_experiment  # noqa: E402
 from clad.datasets import make_synthetic  # noqa: E402
 from clad.datasets.windows import window_dataset  # noqa: E402
-from clad.detectors.torch_ae import VAE, AutoEncoder  # noqa: E402
+from clad.detectors.torch_ae import VAE, AutoEncoder, dense_squared_grad_sums  # noqa: E402
 from clad.detectors.torch_seq import GRUAutoEncoder, LSTMAutoEncoder, per_row_squared_grad_sums  # noqa: E402
 from clad.scenarios import ConceptIncremental  # noqa: E402
 from clad.strategies import STRATEGIES, make_strategy  # noqa: E402
@@ -112,6 +112,16 @@ def test_batched_fisher_equals_the_row_loop(cls, hidden):
     for f, r in zip(fisher, row_loop_fisher_sums(det, xb)):
         r = r / len(W)
         assert float((f - r).abs().max()) <= 1e-6 * float(r.abs().max())
+
+
+def test_dense_fisher_products_of_squares_equal_the_row_loop():
+    X = np.random.default_rng(3).normal(size=(30, 6))
+    det = AutoEncoder(hidden_sizes=(5, 2), epochs=1, random_state=0, num_threads=1).fit(X)
+    det.module_.double()
+    x64 = torch.from_numpy(det.standardise(X)).double()
+    batched = dense_squared_grad_sums(det.module_, x64)
+    for b, r in zip(batched, row_loop_fisher_sums(det, x64)):
+        torch.testing.assert_close(b, r, rtol=1e-6, atol=1e-12 * float(r.abs().max()))
 
 
 def test_fisher_with_max_rows_uses_evenly_spaced_rows():

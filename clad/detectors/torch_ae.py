@@ -68,7 +68,7 @@ def _import_torch():
 torch = _import_torch()
 nn = torch.nn
 
-__all__ = ["TorchDetector", "AutoEncoder", "VAE", "DEVICE_DATA_BUDGET"]
+__all__ = ["TorchDetector", "AutoEncoder", "VAE", "DEVICE_DATA_BUDGET", "dense_squared_grad_sums"]
 
 #: Fraction of a CUDA device's free memory that the standardised training rows of one training
 #: call may take to be moved there once; larger data stay in pinned host memory (mini-batches are
@@ -481,6 +481,46 @@ class AutoEncoder(TorchDetector):
     def _build(self, n_features: int) -> nn.Module:
         hidden = (self.hidden_sizes,) if isinstance(self.hidden_sizes, (int, np.integer)) else self.hidden_sizes
         return _DenseAE(n_features, tuple(int(h) for h in hidden))
+
+    def _squared_grad_sums(self, xb) -> list:
+        """Rows of a table: :func:`dense_squared_grad_sums` (one backward pass, products of
+        squares); windows (3-D rows) through ``torch.func`` as for any detector."""
+        if xb.dim() != 2:
+            return super()._squared_grad_sums(xb)
+        return dense_squared_grad_sums(self.module_, xb)
+
+
+def dense_squared_grad_sums(module: nn.Module, xb) -> list:
+    """For each parameter of a dense autoencoder (linear layers and element-wise activations in
+    ``module.encoder`` then ``module.decoder``; rows of a table), the sum over the rows of ``xb``
+    of the squared gradient of that row's mean squared reconstruction error.
+
+    One forward and one backward pass for the whole batch give each row's gradient ``d_i`` with
+    respect to each linear layer's output (rows do not interact); that row's weight gradient is
+    ``outer(d_i, a_i)`` with ``a_i`` the layer's input, whose square is ``outer(d_i^2, a_i^2)``,
+    so the sum over rows is one matrix product ``(d^2)^T a^2`` (and ``sum_i d_i^2`` for the
+    bias). Equal to one backward pass per row up to float rounding."""
+    linears, inputs, outputs = [], [], []
+    with torch.enable_grad():
+        h = xb
+        for layer in (*module.encoder, *module.decoder):
+            if isinstance(layer, nn.Linear):
+                linears.append(layer)
+                inputs.append(h.detach())
+                h = nn.functional.linear(h, layer.weight.detach(), layer.bias.detach())
+                if not h.requires_grad:  # the first layer: the graph starts here
+                    h.requires_grad_(True)
+                outputs.append(h)
+            else:
+                h = layer(h)
+        loss = ((h - xb) ** 2).mean(dim=1).sum()
+        grads = torch.autograd.grad(loss, outputs)
+    result = {}
+    for layer, a, d in zip(linears, inputs, grads):
+        d2 = d.square()
+        result[id(layer.weight)] = d2.T @ a.square()
+        result[id(layer.bias)] = d2.sum(dim=0)
+    return [result[id(p)] for p in module.parameters()]
 
 
 class VAE(TorchDetector):
