@@ -396,9 +396,7 @@ class ResultStore:
             raise DataError(f"results database {str(self.path)!r} cannot be opened ({exc})") from None
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            if existed:
-                self._check_ours()
-            self._initialise(time.monotonic() + timeout)
+            self._initialise(time.monotonic() + timeout, check=existed)
         except sqlite3.OperationalError as exc:
             self._con.close()
             if "not a database" in str(exc) or "malformed" in str(exc):
@@ -409,27 +407,30 @@ class ResultStore:
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
     def _check_ours(self) -> None:
         """Refuse a SQLite file clad did not create (no marker, and not a results database of an
-        earlier clad): clad never writes into someone else's database."""
-        tables = {r[0] for r in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not tables:
+        earlier clad): clad never writes into someone else's database. The tables and the meta keys
+        are read in one snapshot, so a database another process is creating at this moment (clad's
+        tables so far, no row yet) is told apart from a foreign one."""
+        self._con.execute("BEGIN")  # one read snapshot for both queries
+        try:
+            tables = {r[0] for r in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            keys = {r[0] for r in self._con.execute("SELECT key FROM meta")} if "meta" in tables else set()
+        finally:
+            self._con.execute("COMMIT")
+        if not tables or keys & {MARKER, "clad_version"} or (tables <= _OWN_TABLES and not keys):
             return
-        if "meta" in tables and self._con.execute(
-                "SELECT 1 FROM meta WHERE key IN (?, 'clad_version')", (MARKER,)).fetchone():
-            return
-        if tables <= _OWN_TABLES and ("meta" not in tables
-                                      or not self._con.execute("SELECT 1 FROM meta").fetchone()):
-            return  # another process is creating this database (its tables so far, no row yet)
         self._con.close()
         raise DataError(f"{str(self.path)!r} is a SQLite database that clad did not create (tables: "
                         f"{', '.join(sorted(tables))}); clad does not write into it: choose another --out folder")
 
-    def _initialise(self, deadline: float) -> None:
+    def _initialise(self, deadline: float, check: bool = False) -> None:
         """WAL mode, the schema, the added columns and the marker. Every step is idempotent, so when
         processes open a new database at the same moment (two ``clad run`` of one spec sharing a
         folder), the one that finds the file busy (SQLite does not wait for a journal-mode change)
         or a column just added by the other tries again, until ``deadline``."""
         while True:
             try:
+                if check:  # a file that was there before: clad's own, or being created by clad
+                    self._check_ours()
                 self._con.execute("PRAGMA journal_mode = WAL")
                 self._con.execute("PRAGMA synchronous = NORMAL")
                 self._con.execute("PRAGMA foreign_keys = ON")
