@@ -105,10 +105,12 @@ class SequenceAutoEncoder(TorchDetector):
         return _SeqAE(n_features, tuple(int(h) for h in hidden), self._cell)
 
     def _fisher_batch_size(self) -> int:
-        # rows per batched pass: score_batch_size on a GPU; on the CPU at most 256, whose
-        # step-by-step tensors stay in cache (larger batches are slower there)
+        # rows per batched pass: score_batch_size on a GPU; on the CPU at most 256 (GRU) or 128
+        # (LSTM), whose step-by-step tensors stay in cache and whose memory the allocator keeps
+        # from one pass to the next (larger batches are slower there: 0.3 s instead of 0.21 s
+        # for an LSTM's 2,000 windows of 50 x 25 at 256 rows)
         step = int(self.score_batch_size)
-        return step if self.torch_device.type != "cpu" else min(step, 256)
+        return step if self.torch_device.type != "cpu" else min(step, 128 if self._cell == "lstm" else 256)
 
     def _squared_grad_sums(self, xb) -> list:
         """As :meth:`TorchDetector._squared_grad_sums`, in one batched pass: ``torch.func.vmap``
