@@ -4,4 +4,4 @@ import importlib.util
 
 collect_ignore = []
 if importlib.util.find_spec("torch") is None:
-    collect_ignore.append("clad/detectors/torch_ae.py")
+    collect_ignore.extend(["clad/detectors/torch_ae.py", "clad/detectors/torch_graph.py"])

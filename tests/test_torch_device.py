@@ -207,3 +207,36 @@ def test_memory_indices_drawn_in_chunks_are_the_per_batch_draws():
     gen = torch.Generator().manual_seed(3)
     b = torch.stack([torch.randint(1000, (32,), generator=gen) for _ in range(64)])
     assert torch.equal(a, b)
+
+
+@pytest.mark.slow
+@needs_cuda
+@pytest.mark.parametrize("cls, shape", [(AutoEncoder, (3000, 8)), (LSTMAutoEncoder, (1200, 6, 3)),
+                                        (GRUAutoEncoder, (1200, 6, 3))])
+def test_a_graphed_training_step_trains_as_the_eager_step(cls, shape, monkeypatch):
+    """A long training call on CUDA replays its step as a CUDA graph; the network it trains
+    equals the eager loop's to float32 rounding (Adam's step count lives on the device there)."""
+    from clad.detectors import torch_graph
+
+    X = np.random.default_rng(0).normal(size=shape)
+    hidden = (8, 3) if cls is AutoEncoder else (6,)
+
+    def fit():
+        return cls(hidden_sizes=hidden, epochs=2, batch_size=32, device="cuda", random_state=0).fit(X)
+
+    graphed = fit()
+    full_steps = 2 * (shape[0] // 32)
+    assert graphed.graph_replays_ == full_steps - torch_graph.WARMUP_STEPS  # every full batch but the warm-up
+    monkeypatch.setattr(torch_graph, "MIN_GRAPH_STEPS", 10**9)
+    eager = fit()
+    assert eager.graph_replays_ == 0
+    for a, b in zip(graphed.module_.parameters(), eager.module_.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(graphed.score(X), eager.score(X), rtol=1e-3, atol=1e-5)
+    assert abs(graphed.train_loss_ - eager.train_loss_) <= 1e-4 * abs(eager.train_loss_)
+
+
+def test_no_graph_on_the_cpu():
+    X = np.random.default_rng(0).normal(size=(3000, 4))
+    det = AutoEncoder(hidden_sizes=(4, 2), epochs=1, batch_size=16, random_state=0).fit(X)
+    assert det.graph_replays_ == 0

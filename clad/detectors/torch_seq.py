@@ -39,6 +39,8 @@ _CELLS = {"lstm": nn.LSTM, "gru": nn.GRU}
 
 
 class _SeqAE(nn.Module):
+    graph_safe = True  # its loss draws no random numbers: a training step can be a CUDA graph
+
     def __init__(self, n_features: int, hidden: tuple[int, ...], cell: str):
         super().__init__()
         Cell = _CELLS[cell]
