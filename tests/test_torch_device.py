@@ -211,8 +211,8 @@ def test_memory_indices_drawn_in_chunks_are_the_per_batch_draws():
 
 @pytest.mark.slow
 @needs_cuda
-@pytest.mark.parametrize("cls, shape", [(AutoEncoder, (3000, 8)), (LSTMAutoEncoder, (1200, 6, 3)),
-                                        (GRUAutoEncoder, (1200, 6, 3))])
+@pytest.mark.parametrize("cls, shape", [(AutoEncoder, (3000, 8)), (LSTMAutoEncoder, (2000, 6, 3)),
+                                        (GRUAutoEncoder, (2000, 6, 3))])
 def test_a_graphed_training_step_trains_as_the_eager_step(cls, shape, monkeypatch):
     """A long training call on CUDA replays its step as a CUDA graph; the network it trains
     equals the eager loop's to float32 rounding (Adam's step count lives on the device there)."""
