@@ -36,7 +36,7 @@ if [[ " $STEPS " == *" tests "* ]]; then
     # every CUDA test first (they are the ones no other machine runs), then the rest of the torch tests
     step cuda_tests "${CUDA_TESTS_LIMIT:-240}" "$PY" -m pytest -q -p no:cacheprovider -o addopts="-ra" \
         tests/test_torch_device.py tests/test_torch_autoencoder.py tests/test_torch_regularization.py \
-        tests/test_torch_rehearsal.py tests/test_torch_sequence.py ${EXTRA_TESTS:-} -k "cuda or cudnn or gpu" \
+        tests/test_torch_rehearsal.py tests/test_torch_sequence.py ${EXTRA_TESTS:-} -k "cuda or cudnn or gpu or graph" \
         --junitxml="$OUT/cuda_tests.xml"
 fi
 if [[ " $STEPS " == *" benchmarks "* ]]; then
