@@ -14,7 +14,8 @@ from ..errors import CladValueError, RunTimeoutError
 from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
 from .boundaries import stream_boundaries
-from .evaluation import Evaluator, StepEvent, check_base_metrics, check_data, check_reversed
+from ..metrics.base import check_base_metrics
+from .evaluation import Evaluator, StepEvent, check_data, check_reversed
 from .memory import peak_rss
 from ..results.record import RunResult, versions
 from .run_warnings import recording
@@ -58,7 +59,7 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     the first starts (:func:`~clad.core.boundaries.stream_boundaries`); it is stored as ``extras``. Warnings
     raised while the run computes (a library's, or clad's :class:`~clad.errors.RunWarning` about a
     degenerate run) are recorded in ``RunResult.warnings`` instead of being shown. ``metric_params``
-    gives base metrics their parameters (:func:`~clad.core.evaluation.check_metric_params`). For
+    gives base metrics their parameters (:func:`~clad.metrics.base.check_metric_params`). For
     test concepts with a time axis, the values per series and the trace of one series go into
     ``extras["time_series"]`` (``{"per_series": ..., "trace": ...}``, see
     :class:`~clad.core.evaluation.Evaluation`). The run's peak memory

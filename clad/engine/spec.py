@@ -3,7 +3,8 @@
 .. code-block:: toml
 
     name = "quickstart"
-    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]; time series: "vus_pr", "range_f1", ...
+    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]; time series: "vus_pr", "range_f1", ...;
+                                              # a plug-in's: "package.module:NAME" (a clad.metrics.BaseMetric)
     base_metric_params = { vus_pr = { window = 50 } }   # optional: parameters of base metrics
     seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
     orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
@@ -63,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.evaluation import BASE_METRICS, check_metric_params
+from ..metrics.base import base_metric_names, base_metric_problem, check_metric_params
 from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladError, SpecError
 from ..registry import did_you_mean
@@ -491,12 +492,18 @@ def _read_base_metrics(r: _Reading) -> None:
     if isinstance(metrics, str):
         metrics = [metrics]
     if not isinstance(metrics, list) or not metrics:
-        r.problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(BASE_METRICS)}")
+        r.problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(base_metric_names())}"
+                          ", or an import path 'package.module:NAME'")
         metrics = []
     for i, m in enumerate(metrics):
-        if not isinstance(m, str) or m not in BASE_METRICS:
-            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), BASE_METRICS)}; "
-                              f"allowed: {', '.join(BASE_METRICS)}")
+        known = base_metric_names()
+        if isinstance(m, str) and (":" in m or "." in m):  # a plug-in's declaration, by import path
+            problem = base_metric_problem(m)
+            if problem:
+                r.problems.append(f"base_metrics[{i}]: {problem}")
+        elif not isinstance(m, str) or m not in known:
+            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), known)}; "
+                              f"allowed: {', '.join(known)}, or an import path 'package.module:NAME'")
     if len(set(map(str, metrics))) != len(metrics):
         r.problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
     r.metrics = metrics

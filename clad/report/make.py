@@ -441,7 +441,7 @@ def _findings(p: _Page) -> str:
             if len(ref) and ref.iloc[0].get(f"{metric}_mean") == ref.iloc[0].get(f"{metric}_mean"):
                 text += f"; chance {ref.iloc[0][f'{metric}_mean']:.3f}"
         items.append(f"<li>{text}</li>")
-    from ..core.evaluation import base_metric_shown
+    from ..metrics.base import base_metric_shown
 
     label = f"{get_metric(metric).label} ({base_metric_shown(base)})"
     verdicts = [f"<li>{H.html.escape(c.title)}: {H.html.escape(_verdict_text(c))}</li>"
