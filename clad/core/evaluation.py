@@ -55,6 +55,7 @@ from ..metrics import ranges as range_metrics
 from ..metrics.base import BaseMetric, check_base_metrics, check_metric_params, find_base_metric, get_base_metric
 from ..validation import check_n_jobs
 from .concepts import Concept
+from .thresholds import check_threshold, fpr_threshold, realised_fpr
 
 __all__ = ["concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
            "AnytimeEvent", "Scored", "check_reversed", "check_data"]
@@ -122,6 +123,9 @@ class Evaluation:
     #: per base metric, what a scoreless detector gets on each test concept (:func:`concept_chance_level`;
     #: NaN for a single-class concept, whose cells are NaN too)
     chance: dict[str, list[float]] | None = None
+    #: the threshold policy and, like R, the threshold and the false-positive rate it reached on the
+    #: normal rows of each test concept after each step (see :mod:`clad.core.thresholds`)
+    threshold: dict | None = None
 
 
 class Evaluator:
@@ -138,6 +142,14 @@ class Evaluator:
     observers : iterable of callables, default ()
         Each is called with a frozen :class:`StepEvent` or :class:`AnytimeEvent` after every row
         (progress display, logging); nothing they are given can change the run.
+    threshold : "own" or dict, default "own"
+        The threshold policy (:mod:`clad.core.thresholds`): each detector's own threshold, or
+        ``{"fpr": x}``, the ``1 - x`` quantile of the model's scores on ``calibration`` rows.
+    calibration : mapping of str to array, optional
+        Held-out normal rows of each training concept, by name (``{"fpr": x}`` needs them).
+    train_names : sequence of str, optional
+        The training concepts in learning order (an anytime row of training concept number ``k``
+        is calibrated on the rows of ``train_names[k]``).
 
     >>> import numpy as np
     >>> from sklearn.ensemble import IsolationForest
@@ -158,8 +170,19 @@ class Evaluator:
 
     def __init__(self, test_concepts: Sequence[Concept], base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
                  n_jobs: int | None = 1, observers: Iterable[Callable[[StepEvent | AnytimeEvent], None]] = (),
-                 metric_params: dict | None = None):
+                 metric_params: dict | None = None, threshold="own", calibration: Mapping | None = None,
+                 train_names: Sequence[str] | None = None):
         self.test_concepts = tuple(test_concepts)
+        self.threshold = check_threshold(threshold)
+        self._calibration = {str(k): np.asarray(v) for k, v in (calibration or {}).items()}
+        if self.threshold != "own" and not self._calibration:
+            raise CladValueError(f"threshold={self.threshold!r} needs calibration rows (held-out normal rows of each "
+                                 "training concept, clad.core.thresholds.calibration_split)")
+        self._train_names = tuple(train_names or ())
+        self._cal_name: str | None = None  # the training concept whose calibration rows set the threshold
+        self._last_cal: str | None = None
+        self._last_fpr: list | None = None
+        self._fpr_rows: list[list[tuple[float, float]]] = []
         self.base_metrics = check_base_metrics(base_metrics)
         self.metric_params = check_metric_params(metric_params, self.base_metrics)
         self._decls: dict[str, BaseMetric] = {m: get_base_metric(m) for m in self.base_metrics}
@@ -200,9 +223,12 @@ class Evaluator:
             self._pending_fit += time.perf_counter() - t0
             self._last = None  # something was learned: the next evaluation must score again
 
-    def _score_one(self, strategy, j: int, with_ids: bool) -> tuple[dict[str, float] | None, list | None, dict | None]:
+    def _score_one(self, strategy, j: int, with_ids: bool, threshold: float | None = None
+                   ) -> tuple[dict[str, float] | None, list | None, dict | None, tuple[float, float]]:
         """Score test concept ``j`` once: its base metrics (None when undefined), its values per
-        series (None without a time axis) and, for the traced concept, its traced series' scores."""
+        series (None without a time axis), for the traced concept its traced series' scores, and
+        the threshold with the false-positive rate it reaches on the concept's normal rows.
+        ``threshold`` (a calibrated one) replaces the strategy's own."""
         concept = self.test_concepts[j]
         scored = strategy.score(concept.X, concept_id=concept.name if with_ids else None)
         if not isinstance(scored, Scored):
@@ -210,10 +236,13 @@ class Evaluator:
                 f"strategy {type(strategy).__name__}: score() returned {type(scored).__name__}; "
                 "expected clad.strategies.Scored(scores, threshold)"
             )
+        if threshold is not None:
+            scored = Scored(scored.scores, threshold)
+        fpr = (float(scored.threshold), realised_fpr(concept.y, scored.scores, scored.threshold))
         trace = self._trace(concept, scored) if self._trace_at is not None and self._trace_at[0] == j else None
         series = self._per_series(concept, scored) if self._timed[j] else None
         if self._single_class[j]:
-            return None, series, trace
+            return None, series, trace, fpr
         scores = np.asarray(scored.scores)
         if scores.size and np.all(scores == scores.flat[0]):
             self._warn_once(f"constant:{concept.name}", f"test concept {concept.name!r}: every score is the same "
@@ -235,7 +264,7 @@ class Evaluator:
                     values[m] = float("nan") if points == "undefined" else self._metric(m, *points)
                 else:
                     values[m] = self._metric(m, concept.y, scored)
-        return values, series, trace
+        return values, series, trace, fpr
 
     def _metric(self, name: str, y, scored: Scored) -> float:
         # called only where both classes are present, so a range metric never warns here (no
@@ -304,18 +333,38 @@ class Evaluator:
             self._warned.add(key)
             warnings.warn(message, RunWarning, stacklevel=3)
 
+    def _calibrated(self, strategy, with_ids: bool) -> list[float | None]:
+        """Each test concept's threshold under the policy: None (the strategy's own) for ``"own"``;
+        else the ``1 - fpr`` quantile of the model's scores on the calibration rows of the concept
+        just learned, or with concept ids, of the scored concept where it has some."""
+        if self.threshold == "own":
+            return [None] * len(self.test_concepts)
+        learned = self._cal_name if self._cal_name in self._calibration else next(iter(self._calibration))
+        found: dict[tuple, float] = {}
+        out = []
+        for c in self.test_concepts:
+            source = c.name if with_ids and c.name in self._calibration else learned
+            key = (source, c.name if with_ids else None)
+            if key not in found:
+                scored = strategy.score(self._calibration[source], concept_id=key[1])
+                found[key] = fpr_threshold(scored.scores, self.threshold["fpr"])
+            out.append(found[key])
+        return out
+
     def _score_all(self, strategy, with_ids: bool) -> dict[str, np.ndarray]:
         n = len(self.test_concepts)
+        thresholds = self._calibrated(strategy, with_ids)
         if self.n_jobs > 1 and n > 1:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=min(self.n_jobs, n), thread_name_prefix="clad-score")
-            cells = list(self._pool.map(lambda j: self._score_one(strategy, j, with_ids), range(n)))
+            cells = list(self._pool.map(lambda j: self._score_one(strategy, j, with_ids, thresholds[j]), range(n)))
         else:
-            cells = [self._score_one(strategy, j, with_ids) for j in range(n)]
+            cells = [self._score_one(strategy, j, with_ids, thresholds[j]) for j in range(n)]
         row = {m: np.full(n, np.nan) for m in self.base_metrics}
-        self._last_series = [series for _, series, _ in cells]
-        self._last_trace = next((t for _, _, t in cells if t is not None), None)
-        for j, (values, _, _) in enumerate(cells):
+        self._last_series = [series for _, series, _, _ in cells]
+        self._last_trace = next((t for _, _, t, _ in cells if t is not None), None)
+        self._last_fpr = [fpr for _, _, _, fpr in cells]
+        for j, (values, _, _, _) in enumerate(cells):
             if values is None:
                 name = self.test_concepts[j].name
                 if name not in self._warned:
@@ -340,8 +389,9 @@ class Evaluator:
     def _scores(self, strategy, with_ids: bool) -> tuple[dict[str, np.ndarray], float]:
         """The base metrics of every test concept and the seconds spent scoring. If nothing was
         learned since the last row, the previous scores are reused (0 seconds), not computed again."""
-        if self._last is not None:
+        if self._last is not None and (self.threshold == "own" or self._cal_name == self._last_cal):
             return self._last, 0.0
+        self._last_cal = self._cal_name
         t0 = time.perf_counter()
         self._last = self._score_all(strategy, with_ids)
         return self._last, time.perf_counter() - t0
@@ -356,7 +406,9 @@ class Evaluator:
         the strategy keeps. ``learned_rows`` (a stream's scenario) says how many rows of the
         concept and of later concepts had been learned (see :class:`~clad.scenarios.ConceptAgnostic`)."""
         self._learned_rows.append(None if learned_rows is None else dict(learned_rows))
+        self._cal_name = str(step)
         row, score_time = self._scores(strategy, with_ids)
+        self._fpr_rows.append(list(self._last_fpr))
         for m in self.base_metrics:
             self._rows[m].append(row[m].copy())
         self._steps.append(step)
@@ -373,6 +425,8 @@ class Evaluator:
     def anytime(self, strategy, rows_seen: int, with_ids: bool = False, task: int | None = None) -> None:
         """``rows_seen`` training rows were learned, while learning training concept number ``task``
         (its index in the training order, if known): append a row to the anytime matrix."""
+        if task is not None and 0 <= task < len(self._train_names):
+            self._cal_name = self._train_names[task]
         row, _ = self._scores(strategy, with_ids)
         for m in self.base_metrics:
             self._any_rows[m].append(row[m].copy())
@@ -407,7 +461,15 @@ class Evaluator:
             per_series=self._per_series_record(),
             trace=self.trace_record(),
             chance=self._chance_levels(),
+            threshold=self._threshold_record(),
         )
+
+    def _threshold_record(self) -> dict:
+        """The policy, and per step and test concept the threshold and the realised false-positive rate."""
+        return {"policy": self.threshold,
+                "threshold": [[t for t, _ in row] for row in self._fpr_rows],
+                "realised_fpr": [[f for _, f in row] for row in self._fpr_rows],
+                "calibration_rows": {k: int(len(v)) for k, v in self._calibration.items()}}
 
     def _chance_levels(self) -> dict[str, list[float]]:
         """:func:`concept_chance_level` of every base metric and test concept, computed once."""

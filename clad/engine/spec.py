@@ -6,6 +6,9 @@
     base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]; time series: "vus_pr", "range_f1", ...;
                                               # a plug-in's: "package.module:NAME" (a clad.metrics.BaseMetric)
     base_metric_params = { vus_pr = { window = 50 } }   # optional: parameters of base metrics
+    threshold = { fpr = 0.05 }                # optional: every detector's labels at this false-positive
+                                              # rate on held-out normal rows (default "own": each
+                                              # detector's own threshold; docs/guides/thresholds.md)
     seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
     orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
                                               # loaders that take it ("given" needs no support);
@@ -98,10 +101,11 @@ class Grid(Sequence):
     (1000000000, 999999999, 3)
     """
 
-    def __init__(self, datasets, pairs, detectors, seeds, base_metrics, metric_params=None):
+    def __init__(self, datasets, pairs, detectors, seeds, base_metrics, metric_params=None, threshold=None):
         self.datasets, self.pairs, self.detectors = list(datasets), list(pairs), list(detectors)
         self.seeds, self.base_metrics = seeds, tuple(base_metrics)
         self.metric_params = metric_params or None
+        self.threshold = threshold or None
 
     @property
     def size(self) -> int:
@@ -125,7 +129,8 @@ class Grid(Sequence):
         ds, p = divmod(i, len(self.pairs))
         sc, st = self.pairs[p]
         return RunConfig(dataset=self.datasets[ds], scenario=sc, strategy=st, detector=self.detectors[d],
-                         seed=int(self.seeds[s]), base_metrics=self.base_metrics, metric_params=self.metric_params)
+                         seed=int(self.seeds[s]), base_metrics=self.base_metrics, metric_params=self.metric_params,
+                         threshold=self.threshold)
 
 
 class _TunedGrid(Grid):
@@ -133,7 +138,8 @@ class _TunedGrid(Grid):
     part of its data (its tuned parameters are chosen when the tuning runs have finished)."""
 
     def __init__(self, grid: Grid, plan):
-        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics, grid.metric_params)
+        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics, grid.metric_params,
+                         grid.threshold)
         self.plan = plan
 
     def __getitem__(self, i):
@@ -453,6 +459,7 @@ class _Reading:
     problems: list[str] = field(default_factory=list)
     metrics: list = field(default_factory=list)
     metric_params: Any = None
+    threshold: Any = None
     seeds: Sequence[int] = ()
     skip_incompatible: bool = False
     jobs: Any = None
@@ -559,6 +566,20 @@ def _what_scenario_lacks(scenario, strategy: Component, regs: dict) -> str | Non
     return None
 
 
+def _read_threshold(r: _Reading) -> None:
+    """``threshold = "own"`` (each detector's own, the default) or ``{fpr = 0.05}``."""
+    from ..core.thresholds import check_threshold
+
+    if "threshold" not in r.raw:
+        return
+    try:
+        policy = check_threshold(r.raw["threshold"])
+    except CladError as exc:
+        r.problems.append(str(exc))
+        return
+    r.threshold = None if policy == "own" else policy
+
+
 def _read_pairs(r: _Reading) -> None:
     """The (scenario, strategy) pairs that can run (a strategy that needs what a scenario does not
     give is a problem, or skipped with ``skip_incompatible``), then the strategy x detector pairs."""
@@ -579,7 +600,8 @@ def _read_pairs(r: _Reading) -> None:
 
 
 def _read_grid(r: _Reading) -> None:
-    r.configs = Grid(r.sections["datasets"], r.pairs, r.sections["detectors"], r.seeds, r.metrics, r.metric_params)
+    r.configs = Grid(r.sections["datasets"], r.pairs, r.sections["detectors"], r.seeds, r.metrics, r.metric_params,
+                     r.threshold)
 
 
 def _read_tuning(r: _Reading) -> None:
@@ -608,5 +630,5 @@ def _read_sizes(r: _Reading) -> None:
 
 #: The readers of a spec's parts, in the order they run (and report their problems): each takes
 #: what it reads from the spec's table and what the earlier ones have read.
-SPEC_READERS = (_read_keys, _read_name, _read_base_metrics, _read_seeds, _read_execution, _read_references,
+SPEC_READERS = (_read_keys, _read_name, _read_base_metrics, _read_threshold, _read_seeds, _read_execution, _read_references,
                 _read_components, _read_pairs, _read_grid, _read_tuning, _read_sizes)
