@@ -336,17 +336,17 @@ class Evaluator:
     def _calibrated(self, strategy, with_ids: bool) -> list[float | None]:
         """Each test concept's threshold under the policy: None (the strategy's own) for ``"own"``;
         else the ``1 - fpr`` quantile of the model's scores on the calibration rows of the concept
-        just learned, or with concept ids, of the scored concept where it has some."""
+        just learned, scored as the test concept is (with its concept id where the scenario gives
+        ids: a strategy that ignores the id gets the same threshold in every scenario)."""
         if self.threshold == "own":
             return [None] * len(self.test_concepts)
         learned = self._cal_name if self._cal_name in self._calibration else next(iter(self._calibration))
-        found: dict[tuple, float] = {}
+        found: dict[str | None, float] = {}
         out = []
         for c in self.test_concepts:
-            source = c.name if with_ids and c.name in self._calibration else learned
-            key = (source, c.name if with_ids else None)
+            key = c.name if with_ids else None
             if key not in found:
-                scored = strategy.score(self._calibration[source], concept_id=key[1])
+                scored = strategy.score(self._calibration[learned], concept_id=key)
                 found[key] = fpr_threshold(scored.scores, self.threshold["fpr"])
             out.append(found[key])
         return out

@@ -11,8 +11,9 @@ labels, and the labels depend on a threshold. Two policies, one for every detect
   ``fraction`` of its normal rows, 0.2 by default), drawn from the run seed and taken out of the
   training concept before anything is trained, as a tuning split is. After a training step the
   threshold is the ``1 - fpr`` quantile of the model's scores on the calibration rows of the concept
-  just learned (with concept ids, the rows of the scored concept where it was trained); the same
-  rule for every detector.
+  just learned, scored as the test concept is (with its concept id where the scenario gives one);
+  the same rule for every detector and strategy. (Per-concept experts in a concept-aware scenario
+  therefore have each expert's threshold set on the newest concept's rows.)
 
 Whatever the policy, every thresholded cell records the false-positive rate it reached on the
 normal rows of its test concept (:func:`realised_fpr`): under ``{"fpr": 0.05}`` it starts near 0.05

@@ -254,10 +254,23 @@ def _leaderboard_section(p: _Page):
         p.report.tables["chance"] = p.out / "chance.csv"
     if p.lb.empty:
         return [("leaderboard", "Leaderboard", H.message("no finished run: nothing to rank"))]
-    main = leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True))
+    from .thresholds import threshold_legend
+
+    main = threshold_legend(p.shown) + leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True))
     full = leaderboard_html(p.lb, p.chance)
     return [("leaderboard", "Leaderboard", main + H.details("Every metric, one table per base metric (also in "
                                                             "leaderboard.csv, .md and .tex)", full))]
+
+
+def _thresholds_section(p: _Page):
+    from .thresholds import threshold_section, threshold_table
+
+    table = threshold_table(p.shown)
+    if table.empty:
+        return []
+    _atomic_write(p.out / "thresholds.csv", table.to_csv(index=False))
+    p.report.tables["thresholds"] = p.out / "thresholds.csv"
+    return [("thresholds", "Thresholds and false-positive rates", threshold_section(p.shown, table))]
 
 
 def _cost_section(p: _Page):
@@ -395,7 +408,7 @@ def _figures_section(p: _Page):
 
 
 #: the page, section by section, in order: each builder returns its (anchor, heading, html) parts
-SECTIONS = (_leaderboard_section, _cost_section, _statistics_section, _heatmaps_section, _curves_section,
+SECTIONS = (_leaderboard_section, _thresholds_section, _cost_section, _statistics_section, _heatmaps_section, _curves_section,
             _forgetting_section, _timeseries_section, _references_section, _orders_section, _streams_section, _protocol_section,
             _warnings_part, _spec_section, _provenance_section, _figures_section)
 
