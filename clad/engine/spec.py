@@ -6,6 +6,8 @@
     base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]; time series: "vus_pr", "range_f1", ...;
                                               # a plug-in's: "package.module:NAME" (a clad.metrics.BaseMetric)
     base_metric_params = { vus_pr = { window = 50 } }   # optional: parameters of base metrics
+    baselines = true                          # optional: add the baseline detectors (random_scores and the
+                                              # simple time-series baselines) to every block; or a list
     threshold = { fpr = 0.05 }                # optional: every detector's labels at this false-positive
                                               # rate on held-out normal rows (default "own": each
                                               # detector's own threshold; docs/guides/thresholds.md)
@@ -551,6 +553,33 @@ def _read_components(r: _Reading) -> None:
     r.scenarios = _check_scenarios(r.sections["scenarios"], r.problems)
 
 
+def _read_baselines(r: _Reading) -> None:
+    """``baselines = true`` adds every named baseline detector (:mod:`clad.detectors.baselines`:
+    ``random_scores`` and the four simple baselines of time series) to the detectors, so each runs in
+    every block like any method; a list adds those named. One the spec lists already is not added twice."""
+    from ..detectors.baselines import BASELINES
+
+    value = r.raw.get("baselines", False)
+    if value is False:
+        return
+    if value is True:
+        names = list(BASELINES)
+    elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        names = list(dict.fromkeys(value))
+        for v in names:
+            if v not in BASELINES:
+                r.problems.append(f"baselines: {v!r} is not a baseline{did_you_mean(v, BASELINES)}; the baselines: "
+                                  f"{', '.join(BASELINES)}")
+    else:
+        r.problems.append(f"baselines = {value!r}; expected true, false or a list of baselines "
+                          f"({', '.join(BASELINES)})")
+        return
+    listed = {c.name for c in r.sections.get("detectors", [])}
+    r.sections.setdefault("detectors", [])
+    r.sections["detectors"] = [*r.sections["detectors"],
+                               *(Component(n) for n in names if n in BASELINES and n not in listed)]
+
+
 def _what_scenario_lacks(scenario, strategy: Component, regs: dict) -> str | None:
     """Why the built ``scenario`` (None: not built) cannot run ``strategy``, or None."""
     if scenario is None:
@@ -631,4 +660,4 @@ def _read_sizes(r: _Reading) -> None:
 #: The readers of a spec's parts, in the order they run (and report their problems): each takes
 #: what it reads from the spec's table and what the earlier ones have read.
 SPEC_READERS = (_read_keys, _read_name, _read_base_metrics, _read_threshold, _read_seeds, _read_execution, _read_references,
-                _read_components, _read_pairs, _read_grid, _read_tuning, _read_sizes)
+                _read_components, _read_baselines, _read_pairs, _read_grid, _read_tuning, _read_sizes)

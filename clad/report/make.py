@@ -254,12 +254,25 @@ def _leaderboard_section(p: _Page):
         p.report.tables["chance"] = p.out / "chance.csv"
     if p.lb.empty:
         return [("leaderboard", "Leaderboard", H.message("no finished run: nothing to rank"))]
+    from .baselines import baseline_legend, baseline_verdicts, baseline_detectors
     from .thresholds import threshold_legend
 
-    main = threshold_legend(p.shown) + leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True))
+    main = (threshold_legend(p.shown) + baseline_legend(baseline_verdicts(p.lb, baseline_detectors(p.shown)))
+            + leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True)))
     full = leaderboard_html(p.lb, p.chance)
     return [("leaderboard", "Leaderboard", main + H.details("Every metric, one table per base metric (also in "
                                                             "leaderboard.csv, .md and .tex)", full))]
+
+
+def _baselines_section(p: _Page):
+    from .baselines import baseline_detectors, baseline_section, baseline_verdicts
+
+    verdicts = baseline_verdicts(p.lb, baseline_detectors(p.shown))
+    if verdicts.empty:
+        return []
+    _atomic_write(p.out / "baselines.csv", verdicts.to_csv(index=False))
+    p.report.tables["baselines"] = p.out / "baselines.csv"
+    return [("baselines", "Baselines", baseline_section(verdicts))]
 
 
 def _thresholds_section(p: _Page):
@@ -408,7 +421,7 @@ def _figures_section(p: _Page):
 
 
 #: the page, section by section, in order: each builder returns its (anchor, heading, html) parts
-SECTIONS = (_leaderboard_section, _thresholds_section, _cost_section, _statistics_section, _heatmaps_section, _curves_section,
+SECTIONS = (_leaderboard_section, _baselines_section, _thresholds_section, _cost_section, _statistics_section, _heatmaps_section, _curves_section,
             _forgetting_section, _timeseries_section, _references_section, _orders_section, _streams_section, _protocol_section,
             _warnings_part, _spec_section, _provenance_section, _figures_section)
 
