@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..defaults import DEFAULT_METRIC
 from ..metrics import get_metric
 from ..results.record import RunResult
 
@@ -32,7 +33,7 @@ def baseline_detectors(runs: Sequence[RunResult]) -> set[str]:
     return {r.detector for r in runs if ((r.config or {}).get("detector") or {}).get("name") in BASELINES}
 
 
-def baseline_verdicts(lb: pd.DataFrame, baselines: set[str], metric: str = "continual_average") -> pd.DataFrame:
+def baseline_verdicts(lb: pd.DataFrame, baselines: set[str], metric: str = DEFAULT_METRIC) -> pd.DataFrame:
     """Per configuration that is not a baseline: its mean and interval of ``metric``, the best
     baseline (by mean) of its dataset, base metric and scenario with its mean and interval, and
     ``beats``: True, False, or None when either has no interval.
@@ -85,7 +86,7 @@ def baseline_legend(verdicts: pd.DataFrame) -> str:
     return f"<p class='legend'>{html.escape(text)}</p>"
 
 
-def baseline_section(verdicts: pd.DataFrame, metric: str = "continual_average") -> str | None:
+def baseline_section(verdicts: pd.DataFrame, metric: str = DEFAULT_METRIC) -> str | None:
     """The page's section: each configuration beside the best baseline (None without baselines)."""
     if verdicts.empty:
         return None
