@@ -125,3 +125,13 @@ def test_report_names_the_policy_and_the_drift(tmp_path):
     assert "Thresholds and false-positive rates" in page
     table = report.tables["thresholds"].read_text().splitlines()
     assert table[0].startswith("dataset,scenario,strategy,detector,policy,seeds,fpr_just_learned")
+    import pandas as pd
+
+    assert main(["export", str(tmp_path / "out"), "--dest", str(tmp_path / "export")]) == 0
+    cells = pd.read_csv(tmp_path / "export" / "r_cells.csv")
+    runs = {r.run_id: r for r in load_results(tmp_path / "out")}
+    f1 = cells[cells["base_metric"] == "f1"]
+    assert f1["realised_fpr"].notna().all() and cells.loc[cells["base_metric"] == "roc_auc", "realised_fpr"].isna().all()
+    row = f1.iloc[-1]
+    assert row["realised_fpr"] == runs[row["run_id"]].threshold["realised_fpr"][row["step_index"]][row["test_index"]]
+    assert set(f1["base_metric_label"]) == {"F1"} and not cells["optimistic"].any()
