@@ -466,6 +466,7 @@ def _findings(p: _Page) -> str:
             ref = c[(c["dataset"] == dataset) & (c["base_metric"] == base) & (c["scenario"] == scenario)]
             if len(ref) and ref.iloc[0].get(f"{metric}_mean") == ref.iloc[0].get(f"{metric}_mean"):
                 text += f"; chance {ref.iloc[0][f'{metric}_mean']:.3f}"
+        text += _against_baselines(p, dataset, base, scenario, metric)
         items.append(f"<li>{text}</li>")
     from ..metrics.base import base_metric_shown
 
@@ -476,6 +477,24 @@ def _findings(p: _Page) -> str:
             f"<ul>{''.join(items)}</ul>"
             + (f"<p><b>Do the statistics support a difference?</b></p><ul>{''.join(verdicts)}</ul>" if verdicts else "")
             + "</div>")
+
+
+def _against_baselines(p: _Page, dataset, base, scenario, metric) -> str:
+    """``; N of M beat the best baseline (NAME) by more than noise`` for one scenario of the headline
+    (empty without baseline runs)."""
+    from .baselines import baseline_detectors, baseline_verdicts
+
+    v = baseline_verdicts(p.lb, baseline_detectors(p.shown), metric)
+    if v.empty:
+        return ""
+    v = v[(v["dataset"] == dataset) & (v["base_metric"] == base) & (v["scenario"] == scenario)]
+    if v.empty:
+        return ""
+    told = v["beats"].notna()
+    if not told.any():
+        return f"; beside the best baseline ({H.html.escape(str(v['best_baseline'].iloc[0]))}): no interval to tell"
+    return (f"; {int(v['beats'].eq(True).sum())} of {int(told.sum())} configurations beat the best baseline "
+            f"({H.html.escape(str(v['best_baseline'].iloc[0]))}) by more than noise")
 
 
 def _banner(messages: Sequence[str]) -> str:
