@@ -229,6 +229,26 @@ def _cmd_datasets(args) -> int:
     return datasets_cli.run(args)
 
 
+def _base_metric_target(target: str):
+    """The base metric declaration ``clad check`` was named (a built-in name or an import path to a
+    :class:`~clad.metrics.BaseMetric`), or None for a detector or strategy."""
+    from .detectors import DETECTORS
+    from .metrics.base import BaseMetric, base_metric_names, find_base_metric
+    from .strategies import STRATEGIES
+
+    if target in base_metric_names():
+        return find_base_metric(target)
+    if target in DETECTORS.names() or target in STRATEGIES.names() or not (":" in target or "." in target):
+        return None
+    try:
+        from .registry import import_object
+
+        obj = import_object(target, "plug-in")
+    except CladError:
+        return None
+    return obj if isinstance(obj, BaseMetric) else None
+
+
 def _cmd_check(args) -> int:
     from .detectors import DETECTORS
     from .strategies import STRATEGIES
@@ -244,6 +264,13 @@ def _cmd_check(args) -> int:
             params[key] = json.loads(value)
         except json.JSONDecodeError:
             params[key] = value
+    metric = _base_metric_target(args.target)
+    if metric is not None:
+        from .testing import check_base_metric
+
+        report = check_base_metric(metric, raise_on_failure=False)
+        print(report)
+        return 0 if report.ok else 1
     if args.target in STRATEGIES:
         factory = STRATEGIES.resolve(args.target)
     else:
@@ -311,6 +338,9 @@ def _cmd_list(args) -> int:
 
     kinds = {"detectors": DETECTORS, "strategies": STRATEGIES, "scenarios": SCENARIOS, "datasets": DATASETS}
     width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
+    if args.kind == "base_metrics":
+        _list_base_metrics(args.names, width)
+        return 0
     for kind in [args.kind] if args.kind else list(kinds):
         registry = kinds[kind]
         path = "package.module:function" if kind == "datasets" else "package.module:Class"
@@ -319,7 +349,34 @@ def _cmd_list(args) -> int:
             print(f"  {name:20s} {registry.doc(name)}")
             print(textwrap.fill(parameters(kind, registry, name), width, initial_indent=" " * 23,
                                 subsequent_indent=" " * 23, break_on_hyphens=False))
+    if args.kind is None:
+        _list_base_metrics(args.names, width)
     return 0
+
+
+def _list_base_metrics(names, width: int) -> None:
+    """Print the declared base metrics and those named by import path in ``names``."""
+    import inspect
+    import textwrap
+
+    from .metrics.base import base_metric_names, get_base_metric
+
+    print("base_metrics (name in a spec, or any 'package.module:NAME' declaring a clad.metrics.BaseMetric), "
+          "with their declarations:")
+    for name in [*base_metric_names(), *(n for n in names or () if n not in base_metric_names())]:
+        m = get_base_metric(name)
+        lo, hi = m.bounds
+        try:
+            sig = inspect.signature(m.function)
+            defaults = {p.name: p.default for p in sig.parameters.values() if p.default is not p.empty}
+        except (TypeError, ValueError):
+            defaults = {}
+        params = ", ".join(f"{k}={json.dumps(defaults[k]) if k in defaults else '(declared)'}" for k in m.params)
+        facts = [f"reads the {m.input}", f"in [{lo:g}, {hi:g}]", "higher is better" if m.higher_is_better
+                 else "lower is better"] + (["time axis"] if m.time_axis else []) + (["optimistic"] if m.optimistic else [])
+        print(f"  {name:20s} {m.label}")
+        print(textwrap.fill("; ".join(facts) + (f"; parameters: {params}" if params else ""), width,
+                            initial_indent=" " * 23, subsequent_indent=" " * 23, break_on_hyphens=False))
 
 
 def _cmd_version(args) -> int:
@@ -423,8 +480,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_verify_arguments(vf)
     vf.set_defaults(func=_cmd_verify)
 
-    ls = sub.add_parser("list", help="registered detectors, strategies, scenarios and datasets")
-    ls.add_argument("kind", nargs="?", choices=["detectors", "strategies", "scenarios", "datasets"])
+    ls = sub.add_parser("list", help="registered detectors, strategies, scenarios, datasets and base metrics")
+    ls.add_argument("kind", nargs="?", choices=["detectors", "strategies", "scenarios", "datasets", "base_metrics"])
+    ls.add_argument("names", nargs="*", metavar="IMPORT_PATH",
+                    help="base_metrics: also show these declarations ('package.module:NAME')")
     ls.set_defaults(func=_cmd_list)
 
     v = sub.add_parser("version", help="versions of clad and its libraries")

@@ -14,7 +14,8 @@ import string
 import numpy as np
 
 from clad import Concept, ConceptDataset, metrics
-from clad.core.evaluation import Evaluator, check_base_metrics
+from clad.core.evaluation import Evaluator
+from clad.metrics.base import check_base_metrics
 from clad.results import load_results
 from clad.scenarios import ConceptAgnostic
 from clad.engine.spec import load_spec, parse_spec

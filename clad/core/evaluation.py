@@ -20,19 +20,20 @@ batches of a stream (a row of the anytime matrix). Code that wants to follow a r
 *observers*: callables that receive a frozen event (:class:`StepEvent`, :class:`AnytimeEvent`)
 after each row and can change nothing.
 
-Base metric names: ``roc_auc``, ``f1``, ``average_precision``, and the range metrics of time
-series (:mod:`clad.metrics.ranges`): ``vus_pr``, ``vus_roc`` (threshold-free), ``range_f1``,
-``event_f1``, ``pa_f1``, ``affiliation_f1`` (at the detector's own threshold, ``scores >
-threshold``) and ``range_f1_oracle``, ``event_f1_oracle``, ``pa_f1_oracle``,
-``affiliation_f1_oracle`` (at the best of a grid of thresholds chosen on the test labels:
-**optimistic**). The range metrics are computed on the time points of a test concept that has a
-time axis (:attr:`Concept.time <clad.core.concepts.Concept.time>`: window scores mapped back to
+Base metrics are declared in :mod:`clad.metrics.base` (one :class:`~clad.metrics.base.BaseMetric`
+each: ``roc_auc``, ``f1``, ``average_precision``, ``pr_auc_normalized``, the range metrics of time
+series ``vus_pr``, ``vus_roc``, ``range_f1``, ``event_f1``, ``pa_f1``, ``affiliation_f1`` and their
+optimistic ``*_oracle`` forms, or a user's, named by import path); the evaluator reads their
+declarations. A metric declared ``input="scores"`` is given the scores, one declared
+``input="labels"`` the labels ``scores > threshold``. A time-axis metric is computed on the time
+points of a test concept that has a time axis (:attr:`Concept.time <clad.core.concepts.Concept.time>`: window scores mapped back to
 points, see :mod:`clad.core.time_axis`), else on its rows in order. Such a concept's values are
 also computed per series (channel) and kept with the run (:attr:`Evaluation.per_series`), with the
 point scores of one series at every step (:attr:`Evaluation.trace`, for the report's figure).
 
 Parameters of a base metric (``metric_params``, e.g. ``{"vus_pr": {"window": 50}}``): see
-:data:`BASE_METRIC_PARAMS` and :func:`check_metric_params`.
+:attr:`BaseMetric.params <clad.metrics.base.BaseMetric.params>` and
+:func:`~clad.metrics.base.check_metric_params`.
 """
 
 from __future__ import annotations
@@ -46,251 +47,30 @@ from typing import Mapping, Callable, Iterable, Sequence
 
 import numpy as np
 import sklearn
-from scipy.integrate import trapezoid
-from sklearn.metrics import average_precision_score, f1_score, precision_recall_curve, roc_auc_score
+from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
 from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladValueError, RunWarning
 from ..metrics import ranges as range_metrics
-from ..registry import did_you_mean
+from ..metrics.base import BaseMetric, check_base_metrics, check_metric_params, find_base_metric, get_base_metric
 from ..validation import check_n_jobs
 from .concepts import Concept
+from .thresholds import check_threshold, fpr_threshold, realised_fpr
 
-__all__ = ["BASE_METRICS", "BASE_METRIC_BOUNDS", "base_metric_bounds", "TIME_AXIS_METRICS", "OPTIMISTIC_METRICS", "BASE_METRIC_PARAMS", "BASE_METRIC_LABELS",
-           "base_metric_label", "base_metric_shown", "check_metric_params", "chance_level",
-           "concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
-           "AnytimeEvent", "Scored", "check_base_metrics", "check_reversed", "check_data"]
+__all__ = ["concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
+           "AnytimeEvent", "Scored", "check_reversed", "check_data"]
 
-
-def _roc_auc(y, scored: Scored) -> float:
-    """ROC-AUC of binary labels ``y`` (both classes present) and finite scores.
-
-    The arithmetic of scikit-learn's ``auc(*roc_curve(y, scores)[:2])`` -- which is what
-    ``roc_auc_score`` computes for binary labels -- step for step (descending sort, one point per
-    distinct score, collinear points dropped, trapezoidal rule), without its input checks: the
-    evaluator has checked the labels once and the detector adapter the scores. Those checks cost
-    ten times the computation on a test set of a few hundred rows, and were most of clad's own
-    time in a run. The result equals ``roc_auc_score`` bit for bit (tested on tied and untied
-    scores).
-    """
-    scores = np.asarray(scored.scores)
-    order = np.argsort(scores, kind="stable")[::-1]
-    ranked = scores[order]
-    thresholds = np.append(np.flatnonzero(np.diff(ranked)), ranked.size - 1)
-    tps = np.cumsum(np.asarray(y)[order], dtype=np.float64)[thresholds]
-    fps = 1 + thresholds.astype(np.float64) - tps
-    if fps.shape[0] > 2:
-        corner = np.logical_or(np.diff(fps, 2), np.diff(tps, 2))
-        keep = np.flatnonzero(np.concatenate(([True], corner, [True])))
-        fps, tps = fps[keep], tps[keep]
-    fps = np.concatenate(([0.0], fps))
-    tps = np.concatenate(([0.0], tps))
-    return float(trapezoid(tps / tps[-1], fps / fps[-1]))
-
-
-def _average_precision(y, scored: Scored) -> float:
-    # average_precision_score's binary case: the step-wise area under precision_recall_curve
-    precision, recall, _ = precision_recall_curve(y, scored.scores)
-    return float(-np.sum(np.diff(recall) * np.asarray(precision)[:-1]))
-
-
-def _f1(y, scored: Scored) -> float:
-    return float(f1_score(y, scored.labels, zero_division=0.0))
-
-
-def _vus(which: int):
-    def metric(y, scored: Scored, window: int = range_metrics.DEFAULT_WINDOW,
-               thresholds: int = range_metrics.DEFAULT_VUS_THRESHOLDS) -> float:
-        return range_metrics.vus(y, scored.scores, window, thresholds)[which]
-    return metric
-
-
-def _at_threshold(name: str):
-    def metric(y, scored: Scored, **params) -> float:
-        return range_metrics.THRESHOLD_METRICS[name](y, scored.labels, **params)
-    return metric
-
-
-def _oracle(name: str):
-    def metric(y, scored: Scored, n_thresholds: int = range_metrics.DEFAULT_ORACLE_THRESHOLDS, **params) -> float:
-        return range_metrics.oracle(name, y, scored.scores, n_thresholds, **params)
-    return metric
-
-
-#: base metric name -> function(y_true, Scored, **params) -> float
-BASE_METRICS: dict[str, Callable[..., float]] = {
-    "roc_auc": _roc_auc,
-    "f1": _f1,
-    "average_precision": _average_precision,
-    "vus_pr": _vus(1),
-    "vus_roc": _vus(0),
-    **{name: _at_threshold(name) for name in range_metrics.THRESHOLD_METRICS},
-    **{name: _oracle(of) for name, of in range_metrics.ORACLE_METRICS.items()},
-}
-
-#: the base metrics computed on a concept's time points (its time axis) rather than its rows
-TIME_AXIS_METRICS = frozenset(["vus_pr", "vus_roc", *range_metrics.THRESHOLD_METRICS, *range_metrics.ORACLE_METRICS])
-#: the base metrics whose threshold is chosen on the test labels (optimistic: no detector can do this)
-OPTIMISTIC_METRICS = frozenset(range_metrics.ORACLE_METRICS)
-
-#: how a base metric is shown in tables and figures
-BASE_METRIC_LABELS = {
-    "roc_auc": "ROC-AUC", "f1": "F1", "average_precision": "average precision",
-    "vus_pr": "VUS-PR", "vus_roc": "VUS-ROC", "range_f1": "range F1", "event_f1": "event F1",
-    "pa_f1": "point-adjusted F1", "affiliation_f1": "affiliation F1",
-    "range_f1_oracle": "range F1 at the oracle threshold (optimistic)",
-    "event_f1_oracle": "event F1 at the oracle threshold (optimistic)",
-    "pa_f1_oracle": "point-adjusted F1 at the oracle threshold (optimistic)",
-    "affiliation_f1_oracle": "affiliation F1 at the oracle threshold (optimistic)",
-}
-
-
-#: the range of every base metric clad computes: all of them are scores in [0, 1] (a report's
-#: intervals never leave it, see :func:`clad.report.aggregate.value_bounds`)
-BASE_METRIC_BOUNDS: dict[str, tuple[float, float]] = {name: (0.0, 1.0) for name in BASE_METRICS}
-
-
-def base_metric_bounds(name: str) -> tuple[float, float]:
-    """The range of base metric ``name``; unbounded for one clad does not know (a results file of
-    another version).
-
-    >>> base_metric_bounds("roc_auc"), base_metric_bounds("not_declared")
-    ((0.0, 1.0), (-inf, inf))
-    """
-    return BASE_METRIC_BOUNDS.get(name, (-np.inf, np.inf))
-
-
-def base_metric_label(name: str) -> str:
-    """The label of a base metric (the name itself for one clad does not know).
-
-    >>> base_metric_label("range_f1_oracle")
-    'range F1 at the oracle threshold (optimistic)'
-    """
-    return BASE_METRIC_LABELS.get(name, name)
-
-
-def base_metric_shown(name: str) -> str:
-    """A base metric's name as tables and figures show it: an oracle-threshold metric is marked
-    optimistic (its threshold was chosen on the test labels).
-
-    >>> base_metric_shown("range_f1_oracle"), base_metric_shown("range_f1")
-    ('range_f1_oracle (optimistic: oracle threshold)', 'range_f1')
-    """
-    return f"{name} (optimistic: oracle threshold)" if name in OPTIMISTIC_METRICS else name
-
-
-def _integer(low: int):
-    def check(metric, key, value):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise CladValueError(f"base metric {metric}: {key}={value!r}; expected an integer >= {low}")
-        return int(value)
-    return check
-
-
-def _unit(metric, key, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise CladValueError(f"base metric {metric}: {key}={value!r}; expected a number in [0, 1]")
-    return float(value)
-
-
-_VUS_PARAMS = {"window": _integer(0), "thresholds": _integer(2)}
-#: the parameters each base metric takes, with their checks (defaults: TSB-AD's, see :mod:`clad.metrics.ranges`):
-#: ``window`` (VUS's largest buffer width, 100), ``thresholds`` (VUS's threshold count, 250), ``alpha``
-#: (range F1's weight of existence, 0.2), ``n_thresholds`` (the oracle grid, 100)
-BASE_METRIC_PARAMS: dict[str, dict[str, Callable]] = {
-    "vus_pr": _VUS_PARAMS, "vus_roc": _VUS_PARAMS, "range_f1": {"alpha": _unit},
-    **{name: {"n_thresholds": _integer(1)} for name in range_metrics.ORACLE_METRICS},
-    "range_f1_oracle": {"n_thresholds": _integer(1), "alpha": _unit},
-}
-
-
-def check_metric_params(params, base_metrics: Sequence[str] | None = None) -> dict[str, dict]:
-    """Validate the parameters of base metrics: ``{metric: {parameter: value}}``, each metric one
-    of ``base_metrics`` (when given) taking parameters (:data:`BASE_METRIC_PARAMS`).
-
-    >>> check_metric_params({"vus_pr": {"window": 50}})
-    {'vus_pr': {'window': 50}}
-    >>> check_metric_params({"vus_pr": {"widow": 50}})
-    Traceback (most recent call last):
-    ...
-    clad.errors.CladValueError: base metric vus_pr: unknown parameter 'widow' (did you mean 'window'?); it takes: window, thresholds
-    """
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise CladValueError(f"base_metric_params={params!r}; expected a table {{metric = {{parameter = value}}}}")
-    out = {}
-    for metric, values in params.items():
-        if metric not in BASE_METRICS:
-            raise CladValueError(f"base_metric_params: unknown base metric {metric!r}{did_you_mean(str(metric), BASE_METRICS)}")
-        if base_metrics is not None and metric not in base_metrics:
-            raise CladValueError(f"base_metric_params: {metric!r} is not one of the base metrics ({', '.join(base_metrics)})")
-        allowed = BASE_METRIC_PARAMS.get(metric, {})
-        if not allowed:
-            raise CladValueError(f"base_metric_params: base metric {metric!r} takes no parameter; those that do: "
-                                 f"{', '.join(BASE_METRIC_PARAMS)}")
-        if not isinstance(values, dict):
-            raise CladValueError(f"base_metric_params.{metric}={values!r}; expected a table of parameters "
-                                 f"({', '.join(allowed)})")
-        checked = {}
-        for key, value in values.items():
-            if key not in allowed:
-                raise CladValueError(f"base metric {metric}: unknown parameter {key!r}{did_you_mean(str(key), allowed)}; "
-                                     f"it takes: {', '.join(allowed)}")
-            checked[key] = allowed[key](metric, key, value)
-        out[metric] = checked
-    return out
-
-
-def chance_level(name: str, y, **params) -> float:
-    """What a detector without scores (every row the same score) gets for base metric ``name`` on
-    labels ``y``: ROC-AUC 0.5, average precision the anomaly rate, F1 of flagging every row, and for
-    the range metrics :func:`clad.metrics.ranges.chance_level` (a time-series concept's point
-    labels are the ones to give for those).
-
-    >>> chance_level("average_precision", [0, 0, 0, 1]), chance_level("f1", [0, 0, 0, 1])
-    (0.25, 0.4)
-    """
-    y = np.asarray(y)
-    if name == "roc_auc":
-        return 0.5
-    if name == "average_precision":
-        return float(np.mean(y != 0))
-    if name == "f1":
-        return float(f1_score(y, np.ones_like(y), zero_division=0.0))
-    if name in TIME_AXIS_METRICS:
-        return range_metrics.chance_level(name, y, **params)
-    raise CladValueError(f"chance_level: unknown base metric {name!r}; allowed: {', '.join(BASE_METRICS)}")
 
 def concept_chance_level(name: str, concept: Concept, **params) -> float:
-    """:func:`chance_level` of base metric ``name`` on a test concept: its time points' labels for
-    a range metric when it has a time axis, its row labels otherwise."""
-    timed = name in TIME_AXIS_METRICS and concept.time is not None
-    return chance_level(name, concept.time.y if timed else concept.y, **params)
+    """:func:`~clad.metrics.base.chance_level` of base metric ``name`` on a test concept: its time
+    points' labels for a time-axis metric when it has a time axis, its row labels otherwise."""
+    decl = get_base_metric(name)
+    timed = decl.time_axis and concept.time is not None
+    return decl.chance_level(concept.time.y if timed else concept.y, **params)
 
 
 #: points of the per-step trace of one series kept for the report (longer series are summarised)
 TRACE_POINTS = 2000
-
-
-def check_base_metrics(names) -> tuple[str, ...]:
-    """Validate a list of base metric names (non-empty, known, no duplicates)."""
-    if isinstance(names, str):
-        names = [names]
-    try:
-        names = list(names)
-    except TypeError:
-        raise CladValueError(f"base_metrics must be a list of names, got {names!r}") from None
-    if not names:
-        raise CladValueError(f"base_metrics is empty; choose from {', '.join(BASE_METRICS)}")
-    for n in names:
-        if n not in BASE_METRICS:
-            raise CladValueError(
-                f"unknown base metric {n!r}{did_you_mean(str(n), BASE_METRICS)}; allowed: {', '.join(BASE_METRICS)}"
-            )
-    if len(set(names)) != len(names):
-        raise CladValueError(f"base_metrics lists a name twice: {names!r}")
-    return tuple(names)
 
 
 @dataclass(frozen=True)
@@ -343,6 +123,9 @@ class Evaluation:
     #: per base metric, what a scoreless detector gets on each test concept (:func:`concept_chance_level`;
     #: NaN for a single-class concept, whose cells are NaN too)
     chance: dict[str, list[float]] | None = None
+    #: the threshold policy and, like R, the threshold and the false-positive rate it reached on the
+    #: normal rows of each test concept after each step (see :mod:`clad.core.thresholds`)
+    threshold: dict | None = None
 
 
 class Evaluator:
@@ -359,6 +142,14 @@ class Evaluator:
     observers : iterable of callables, default ()
         Each is called with a frozen :class:`StepEvent` or :class:`AnytimeEvent` after every row
         (progress display, logging); nothing they are given can change the run.
+    threshold : "own" or dict, default "own"
+        The threshold policy (:mod:`clad.core.thresholds`): each detector's own threshold, or
+        ``{"fpr": x}``, the ``1 - x`` quantile of the model's scores on ``calibration`` rows.
+    calibration : mapping of str to array, optional
+        Held-out normal rows of each training concept, by name (``{"fpr": x}`` needs them).
+    train_names : sequence of str, optional
+        The training concepts in learning order (an anytime row of training concept number ``k``
+        is calibrated on the rows of ``train_names[k]``).
 
     >>> import numpy as np
     >>> from sklearn.ensemble import IsolationForest
@@ -379,10 +170,22 @@ class Evaluator:
 
     def __init__(self, test_concepts: Sequence[Concept], base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
                  n_jobs: int | None = 1, observers: Iterable[Callable[[StepEvent | AnytimeEvent], None]] = (),
-                 metric_params: dict | None = None):
+                 metric_params: dict | None = None, threshold="own", calibration: Mapping | None = None,
+                 train_names: Sequence[str] | None = None):
         self.test_concepts = tuple(test_concepts)
+        self.threshold = check_threshold(threshold)
+        self._calibration = {str(k): np.asarray(v) for k, v in (calibration or {}).items()}
+        if self.threshold != "own" and not self._calibration:
+            raise CladValueError(f"threshold={self.threshold!r} needs calibration rows (held-out normal rows of each "
+                                 "training concept, clad.core.thresholds.calibration_split)")
+        self._train_names = tuple(train_names or ())
+        self._cal_name: str | None = None  # the training concept whose calibration rows set the threshold
+        self._last_cal: str | None = None
+        self._last_fpr: list | None = None
+        self._fpr_rows: list[list[tuple[float, float]]] = []
         self.base_metrics = check_base_metrics(base_metrics)
         self.metric_params = check_metric_params(metric_params, self.base_metrics)
+        self._decls: dict[str, BaseMetric] = {m: get_base_metric(m) for m in self.base_metrics}
         self.n_jobs = check_n_jobs(n_jobs)
         self.observers = tuple(observers)
         for obs in self.observers:
@@ -420,9 +223,12 @@ class Evaluator:
             self._pending_fit += time.perf_counter() - t0
             self._last = None  # something was learned: the next evaluation must score again
 
-    def _score_one(self, strategy, j: int, with_ids: bool) -> tuple[dict[str, float] | None, list | None, dict | None]:
+    def _score_one(self, strategy, j: int, with_ids: bool, threshold: float | None = None
+                   ) -> tuple[dict[str, float] | None, list | None, dict | None, tuple[float, float]]:
         """Score test concept ``j`` once: its base metrics (None when undefined), its values per
-        series (None without a time axis) and, for the traced concept, its traced series' scores."""
+        series (None without a time axis), for the traced concept its traced series' scores, and
+        the threshold with the false-positive rate it reaches on the concept's normal rows.
+        ``threshold`` (a calibrated one) replaces the strategy's own."""
         concept = self.test_concepts[j]
         scored = strategy.score(concept.X, concept_id=concept.name if with_ids else None)
         if not isinstance(scored, Scored):
@@ -430,17 +236,20 @@ class Evaluator:
                 f"strategy {type(strategy).__name__}: score() returned {type(scored).__name__}; "
                 "expected clad.strategies.Scored(scores, threshold)"
             )
+        if threshold is not None:
+            scored = Scored(scored.scores, threshold)
+        fpr = (float(scored.threshold), realised_fpr(concept.y, scored.scores, scored.threshold))
         trace = self._trace(concept, scored) if self._trace_at is not None and self._trace_at[0] == j else None
         series = self._per_series(concept, scored) if self._timed[j] else None
         if self._single_class[j]:
-            return None, series, trace
+            return None, series, trace, fpr
         scores = np.asarray(scored.scores)
         if scores.size and np.all(scores == scores.flat[0]):
             self._warn_once(f"constant:{concept.name}", f"test concept {concept.name!r}: every score is the same "
                             f"({scores.flat[0]:g}), so its ROC-AUC is 0.5 and its other metrics say nothing about "
                             "the detector")
         points = None
-        if self._timed[j] and any(m in TIME_AXIS_METRICS for m in self.base_metrics):
+        if self._timed[j] and any(d.time_axis for d in self._decls.values()):
             points = (concept.time.y, Scored(concept.time.points(scores), scored.threshold))
             if np.unique(concept.time.y).size < 2:
                 self._warn_once(f"points:{concept.name}", f"test concept {concept.name!r}: its time points hold a "
@@ -451,16 +260,18 @@ class Evaluator:
         # (the data checks stay), which cost as much as the metric on a test set of a few hundred rows
         with sklearn.config_context(skip_parameter_validation=True):
             for m in self.base_metrics:
-                if m in TIME_AXIS_METRICS and points is not None:
+                if self._decls[m].time_axis and points is not None:
                     values[m] = float("nan") if points == "undefined" else self._metric(m, *points)
                 else:
                     values[m] = self._metric(m, concept.y, scored)
-        return values, series, trace
+        return values, series, trace, fpr
 
     def _metric(self, name: str, y, scored: Scored) -> float:
         # called only where both classes are present, so a range metric never warns here (no
         # warnings filter is changed: that is not thread-safe with n_jobs > 1)
-        return float(BASE_METRICS[name](y, scored, **self.metric_params.get(name, {})))
+        decl = self._decls[name]
+        x = scored.scores if decl.input == "scores" else scored.labels
+        return float(decl.function(y, x, **self.metric_params.get(name, {})))
 
     def _per_series(self, concept: Concept, scored: Scored) -> list[list[float]]:
         """Every base metric on every series of ``concept`` (NaN where a series holds one class)."""
@@ -474,7 +285,7 @@ class Evaluator:
             s_pts = Scored(point_scores[points[k]:points[k + 1]], scored.threshold)
             row = []
             for m in self.base_metrics:
-                y, s = (y_pts, s_pts) if m in TIME_AXIS_METRICS else (y_rows, s_rows)
+                y, s = (y_pts, s_pts) if self._decls[m].time_axis else (y_rows, s_rows)
                 row.append(self._metric(m, y, s) if np.unique(y).size == 2 else float("nan"))
             out.append(row)
         return out
@@ -522,18 +333,38 @@ class Evaluator:
             self._warned.add(key)
             warnings.warn(message, RunWarning, stacklevel=3)
 
+    def _calibrated(self, strategy, with_ids: bool) -> list[float | None]:
+        """Each test concept's threshold under the policy: None (the strategy's own) for ``"own"``;
+        else the ``1 - fpr`` quantile of the model's scores on the calibration rows of the concept
+        just learned, scored as the test concept is (with its concept id where the scenario gives
+        ids: a strategy that ignores the id gets the same threshold in every scenario)."""
+        if self.threshold == "own":
+            return [None] * len(self.test_concepts)
+        learned = self._cal_name if self._cal_name in self._calibration else next(iter(self._calibration))
+        found: dict[str | None, float] = {}
+        out = []
+        for c in self.test_concepts:
+            key = c.name if with_ids else None
+            if key not in found:
+                scored = strategy.score(self._calibration[learned], concept_id=key)
+                found[key] = fpr_threshold(scored.scores, self.threshold["fpr"])
+            out.append(found[key])
+        return out
+
     def _score_all(self, strategy, with_ids: bool) -> dict[str, np.ndarray]:
         n = len(self.test_concepts)
+        thresholds = self._calibrated(strategy, with_ids)
         if self.n_jobs > 1 and n > 1:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=min(self.n_jobs, n), thread_name_prefix="clad-score")
-            cells = list(self._pool.map(lambda j: self._score_one(strategy, j, with_ids), range(n)))
+            cells = list(self._pool.map(lambda j: self._score_one(strategy, j, with_ids, thresholds[j]), range(n)))
         else:
-            cells = [self._score_one(strategy, j, with_ids) for j in range(n)]
+            cells = [self._score_one(strategy, j, with_ids, thresholds[j]) for j in range(n)]
         row = {m: np.full(n, np.nan) for m in self.base_metrics}
-        self._last_series = [series for _, series, _ in cells]
-        self._last_trace = next((t for _, _, t in cells if t is not None), None)
-        for j, (values, _, _) in enumerate(cells):
+        self._last_series = [series for _, series, _, _ in cells]
+        self._last_trace = next((t for _, _, t, _ in cells if t is not None), None)
+        self._last_fpr = [fpr for _, _, _, fpr in cells]
+        for j, (values, _, _, _) in enumerate(cells):
             if values is None:
                 name = self.test_concepts[j].name
                 if name not in self._warned:
@@ -558,8 +389,9 @@ class Evaluator:
     def _scores(self, strategy, with_ids: bool) -> tuple[dict[str, np.ndarray], float]:
         """The base metrics of every test concept and the seconds spent scoring. If nothing was
         learned since the last row, the previous scores are reused (0 seconds), not computed again."""
-        if self._last is not None:
+        if self._last is not None and (self.threshold == "own" or self._cal_name == self._last_cal):
             return self._last, 0.0
+        self._last_cal = self._cal_name
         t0 = time.perf_counter()
         self._last = self._score_all(strategy, with_ids)
         return self._last, time.perf_counter() - t0
@@ -574,7 +406,9 @@ class Evaluator:
         the strategy keeps. ``learned_rows`` (a stream's scenario) says how many rows of the
         concept and of later concepts had been learned (see :class:`~clad.scenarios.ConceptAgnostic`)."""
         self._learned_rows.append(None if learned_rows is None else dict(learned_rows))
+        self._cal_name = str(step)
         row, score_time = self._scores(strategy, with_ids)
+        self._fpr_rows.append(list(self._last_fpr))
         for m in self.base_metrics:
             self._rows[m].append(row[m].copy())
         self._steps.append(step)
@@ -591,6 +425,8 @@ class Evaluator:
     def anytime(self, strategy, rows_seen: int, with_ids: bool = False, task: int | None = None) -> None:
         """``rows_seen`` training rows were learned, while learning training concept number ``task``
         (its index in the training order, if known): append a row to the anytime matrix."""
+        if task is not None and 0 <= task < len(self._train_names):
+            self._cal_name = self._train_names[task]
         row, _ = self._scores(strategy, with_ids)
         for m in self.base_metrics:
             self._any_rows[m].append(row[m].copy())
@@ -625,7 +461,15 @@ class Evaluator:
             per_series=self._per_series_record(),
             trace=self.trace_record(),
             chance=self._chance_levels(),
+            threshold=self._threshold_record(),
         )
+
+    def _threshold_record(self) -> dict:
+        """The policy, and per step and test concept the threshold and the realised false-positive rate."""
+        return {"policy": self.threshold,
+                "threshold": [[t for t, _ in row] for row in self._fpr_rows],
+                "realised_fpr": [[f for _, f in row] for row in self._fpr_rows],
+                "calibration_rows": {k: int(len(v)) for k, v in self._calibration.items()}}
 
     def _chance_levels(self) -> dict[str, list[float]]:
         """:func:`concept_chance_level` of every base metric and test concept, computed once."""
@@ -680,11 +524,12 @@ def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: S
     if not levels and "roc_auc" in R:
         levels = {"roc_auc": [0.5] * len(test_names)}
     for name, level in levels.items():
-        if name not in R or level is None or name in OPTIMISTIC_METRICS:
+        decl = find_base_metric(name)
+        if name not in R or level is None or decl is None or decl.optimistic:
             continue
         pairs = [(R[name][i, position[s]], level[position[s]]) for i, s in enumerate(steps) if s in position]
         pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]
-        below = sum(v < c for v, c in pairs)
+        below = sum((v < c) if decl.higher_is_better else (v > c) for v, c in pairs)
         if pairs and below > len(pairs) / 2:
             shown = "ROC-AUC below 0.5" if name == "roc_auc" else f"{name} below chance"
             warnings.warn(f"{shown} on {below} of {len(pairs)} concepts just learned (mean "

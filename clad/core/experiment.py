@@ -14,7 +14,9 @@ from ..errors import CladValueError, RunTimeoutError
 from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
 from .boundaries import stream_boundaries
-from .evaluation import Evaluator, StepEvent, check_base_metrics, check_data, check_reversed
+from ..metrics.base import check_base_metrics
+from .evaluation import Evaluator, StepEvent, check_data, check_reversed
+from .thresholds import calibration_seed, calibration_split, check_threshold
 from .memory import peak_rss
 from ..results.record import RunResult, versions
 from .run_warnings import recording
@@ -45,7 +47,8 @@ def _anytime_input(anytime: dict | None, base_metric: str) -> dict:
 def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
                    seed: int | None = None, labels: dict | None = None, config: dict | None = None,
                    on_step: Callable[[str, int], None] | None = None, n_jobs: int | None = 1,
-                   metric_params: dict | None = None, timeout: float | None = None) -> RunResult:
+                   metric_params: dict | None = None, timeout: float | None = None, threshold="own",
+                   threshold_seed: int | None = None) -> RunResult:
     """Run ``strategy`` through ``scenario`` on ``dataset`` and return the result.
 
     The strategy object is cloned (the caller's object is never fitted). With ``seed``, a
@@ -58,7 +61,7 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     the first starts (:func:`~clad.core.boundaries.stream_boundaries`); it is stored as ``extras``. Warnings
     raised while the run computes (a library's, or clad's :class:`~clad.errors.RunWarning` about a
     degenerate run) are recorded in ``RunResult.warnings`` instead of being shown. ``metric_params``
-    gives base metrics their parameters (:func:`~clad.core.evaluation.check_metric_params`). For
+    gives base metrics their parameters (:func:`~clad.metrics.base.check_metric_params`). For
     test concepts with a time axis, the values per series and the trace of one series go into
     ``extras["time_series"]`` (``{"per_series": ..., "trace": ...}``, see
     :class:`~clad.core.evaluation.Evaluation`). The run's peak memory
@@ -66,7 +69,10 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     With ``timeout`` (seconds), a run that takes longer is stopped and a
     :class:`~clad.errors.RunTimeoutError` raised (``SIGALRM``: in the main thread on POSIX; a
     :class:`~clad.errors.CladValueError` says so elsewhere rather than letting a hanging
-    ``score()`` hang the caller).
+    ``score()`` hang the caller). ``threshold`` is the threshold policy (:mod:`clad.core.thresholds`):
+    ``"own"``, or ``{"fpr": x}``, which first takes a calibration split of every training concept's
+    normal rows, drawn from ``threshold_seed`` (default ``seed``, else 0); the policy, the thresholds
+    and the false-positive rates they reached are ``RunResult.threshold``.
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic
@@ -78,23 +84,26 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     ((3, 3), True)
     """
     base_metrics = check_base_metrics(base_metrics)
+    threshold = check_threshold(threshold)
+    if threshold_seed is None:
+        threshold_seed = 0 if seed is None else int(seed)
     timeout = check_timeout(timeout)
     if timeout is not None and not time_limit_usable():
         raise CladValueError("run_experiment(timeout=...) needs the main thread of a POSIX process (it uses "
                              "SIGALRM); call it from there, or run the spec with `clad run --timeout`")
     if timeout is None:  # an enclosing limit (an executor's) stays the caller's to catch
         return _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
-                               metric_params)
+                               metric_params, threshold, threshold_seed)
     try:
         with time_limit(timeout):
             return _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
-                                   metric_params)
+                                   metric_params, threshold, threshold_seed)
     except RunTimeout as exc:
         raise RunTimeoutError(str(exc)) from None
 
 
 def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
-                    metric_params) -> RunResult:
+                    metric_params, threshold="own", threshold_seed=0) -> RunResult:
     strategy = clone(strategy)
     if seed is not None:
         seeded = seed_run(seed, strategy=strategy, scenario=scenario)
@@ -103,10 +112,14 @@ def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, con
     t0 = time.perf_counter()
     observers = () if on_step is None else (_step_observer(on_step),)
     det_proto = strategy.get_params(deep=False).get("detector")
+    calibration = None
+    if threshold != "own":  # held out of training before anything is trained, as a tuning split is
+        dataset, calibration = calibration_split(dataset, threshold["fraction"], calibration_seed(threshold_seed))
     with recording() as flagged:  # every warning of the run lands in its record
         check_data(dataset, det_proto, getattr(scenario, "batch_size", None))
         evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers,
-                              metric_params=metric_params)
+                              metric_params=metric_params, threshold=threshold, calibration=calibration,
+                              train_names=dataset.train_names)
         with peak_rss() as peak:
             evaluation = scenario.run(dataset, strategy, evaluator)
         total = time.perf_counter() - t0
@@ -146,4 +159,5 @@ def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, con
         warnings=tuple(flagged),
         peak_memory=peak.bytes,
         chance=evaluation.chance,
+        threshold=evaluation.threshold,
     )

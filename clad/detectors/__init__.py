@@ -75,6 +75,16 @@ DETECTORS.add("autoencoder", "clad.detectors.torch_ae:AutoEncoder",
 DETECTORS.add("vae", "clad.detectors.torch_ae:VAE", "small PyTorch variational autoencoder")
 DETECTORS.add("lstm_autoencoder", "clad.detectors.torch_seq:LSTMAutoEncoder", "LSTM sequence autoencoder over windows")
 DETECTORS.add("gru_autoencoder", "clad.detectors.torch_seq:GRUAutoEncoder", "GRU sequence autoencoder over windows")
+DETECTORS.add("random_scores", "clad.detectors.baselines:RandomScores",
+              "baseline: seeded uniform scores (chance as a run, with a spread over seeds)")
+DETECTORS.add("sensor_range", "clad.detectors.baselines:SensorRange",
+              "baseline: values outside their channel's training range (Sarfraz et al. 2024)")
+DETECTORS.add("window_l2_norm", "clad.detectors.baselines:WindowL2Norm",
+              "baseline: L2 norm of the window scaled to the training range (Sarfraz et al. 2024)")
+DETECTORS.add("nearest_normal_distance", "clad.detectors.baselines:NearestNormalDistance",
+              "baseline: distance to the nearest training window (Sarfraz et al. 2024)")
+DETECTORS.add("pca_reconstruction", "clad.detectors.baselines:PCAReconstruction",
+              "baseline: PCA reconstruction error of the window (Sarfraz et al. 2024)")
 DETECTORS.add("half_space_trees", "clad.detectors.incremental:half_space_trees", "river HalfSpaceTrees (incremental)")
 DETECTORS.add("river_one_class_svm", "clad.detectors.incremental:river_one_class_svm", "river online OneClassSVM")
 

@@ -57,6 +57,9 @@ class RunConfig:
     #: parameters of base metrics (``{"vus_pr": {"window": 50}}``), a spec's ``base_metric_params``;
     #: recorded only when set, so other run ids are unchanged
     metric_params: dict | None = None
+    #: the threshold policy (:mod:`clad.core.thresholds`), a spec's ``threshold``: None for each
+    #: detector's own (recorded only when set, so other run ids are unchanged)
+    threshold: dict | None = None
 
     def to_dict(self) -> dict:
         d = {
@@ -71,6 +74,8 @@ class RunConfig:
             d["data_view"] = dict(self.data_view)
         if self.metric_params:
             d["base_metric_params"] = {m: dict(v) for m, v in self.metric_params.items()}
+        if self.threshold is not None:
+            d["threshold"] = dict(self.threshold)
         return d
 
     @property
@@ -108,6 +113,9 @@ class RunConfig:
             d["data_view"] = dict(self.data_view)
             if self.data_view.get("mode") == "validation_split":  # the split is drawn from the seed
                 d["seed"] = int(self.seed)
+        if self.threshold is not None:  # its calibration split is drawn from the seed
+            d["threshold"] = dict(self.threshold)
+            d["seed"] = int(self.seed)
         return hashlib.sha256(canonical({"computation": d, "clad": __version__}).encode()).hexdigest()[:16]
 
     def describe(self) -> str:

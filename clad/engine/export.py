@@ -3,7 +3,8 @@
 Three tables, one row per observation, written atomically next to the database (or into
 ``dest``):
 
-* ``r_cells.<ext>`` — every cell of R: run labels, seed, base metric, step and test concept,
+* ``r_cells.<ext>`` — every cell of R: run labels, seed, base metric (with its label, whether it is
+  optimistic, and for a thresholded one the false-positive rate reached), step and test concept,
   value (empty / null when undefined);
 * ``metrics.<ext>`` — every scalar continual metric of every run, with the cells it left out;
 * ``runs.<ext>`` — one row per run: status, labels, seed, configuration (JSON), error, times.
@@ -65,6 +66,29 @@ def per_series_table(runs):
     return pd.DataFrame(rows, columns=keys + metrics)
 
 
+def with_declarations(cells, runs):
+    """The cells of R with what their base metric's declaration says (``base_metric_label``,
+    ``optimistic``) and, for a thresholded metric (``input="labels"``), the false-positive rate its
+    threshold reached on the test concept's normal rows (``realised_fpr``; NaN otherwise)."""
+    import numpy as np
+
+    from ..metrics.base import find_base_metric
+
+    decls = {m: find_base_metric(m) for m in cells["base_metric"].unique()}
+    cells = cells.assign(base_metric_label=cells["base_metric"].map(lambda m: decls[m].label if decls[m] else m),
+                         optimistic=cells["base_metric"].map(lambda m: bool(decls[m] and decls[m].optimistic)))
+    fpr = {r.run_id: r.threshold.get("realised_fpr") for r in runs if r.threshold}
+    thresholded = {m for m, d in decls.items() if d is not None and d.input == "labels"}
+
+    def realised(row) -> float:
+        F = fpr.get(row.run_id)
+        if row.base_metric not in thresholded or not F or row.step_index >= len(F):
+            return np.nan
+        return float(F[row.step_index][row.test_index])
+
+    return cells.assign(realised_fpr=[realised(row) for row in cells.itertuples()])
+
+
 def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike | None = None,
            per_series: bool = False) -> list[Path]:
     """Export the database ``folder/results.sqlite`` (or a database file given directly) as tidy
@@ -95,8 +119,9 @@ def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike 
     written = []
 
     def read(store) -> dict:
-        store.load_results(include_unfinished=True)  # every run checked against its shape and types
-        return {"r_cells": store.tidy(), "metrics": store.metrics_table(), "runs": store.runs_table()}
+        runs = store.load_results(include_unfinished=True)  # every run checked against its shape and types
+        return {"r_cells": with_declarations(store.tidy(), runs), "metrics": store.metrics_table(),
+                "runs": store.runs_table()}
 
     tables = read_store(db, read)
     if per_series:

@@ -92,7 +92,8 @@ def reference_plan(configs: Iterable[RunConfig], kinds: Sequence[str]) -> Refere
         for kind in kinds:
             ref = ReferenceConfig(_reference_dataset(cfg.dataset), Component("concept_incremental", label="reference"),
                                   Component("naive", label=kind), cfg.detector, cfg.seed, cfg.base_metrics,
-                                  data_view=cfg.data_view, metric_params=cfg.metric_params, reference=kind)
+                                  data_view=cfg.data_view, metric_params=cfg.metric_params, threshold=cfg.threshold,
+                                  reference=kind)
             refs.setdefault(ref.run_id, ref)
             mine[kind] = ref.run_id
     return ReferencePlan(tuple(refs.values()), of_run)

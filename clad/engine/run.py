@@ -161,7 +161,8 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
     labels = {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display,
               "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
     result = run_experiment(learned, scenario, strategy, cfg.base_metrics, labels=labels, config=cfg.to_dict(),
-                            on_step=on_step, metric_params=getattr(cfg, "metric_params", None))
+                            on_step=on_step, metric_params=getattr(cfg, "metric_params", None),
+                            threshold=getattr(cfg, "threshold", None) or "own", threshold_seed=int(cfg.seed))
     files = _VIEW_FILES.get(dataset) or _DATA_FILES.get(id(dataset), {})
     flagged = result.warnings
     if kind == "joint":  # its one training concept is named after all of them: no name can match a test concept

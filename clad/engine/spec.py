@@ -3,8 +3,14 @@
 .. code-block:: toml
 
     name = "quickstart"
-    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]; time series: "vus_pr", "range_f1", ...
+    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]; time series: "vus_pr", "range_f1", ...;
+                                              # a plug-in's: "package.module:NAME" (a clad.metrics.BaseMetric)
     base_metric_params = { vus_pr = { window = 50 } }   # optional: parameters of base metrics
+    baselines = true                          # optional: add the baseline detectors (random_scores and the
+                                              # simple time-series baselines) to every block; or a list
+    threshold = { fpr = 0.05 }                # optional: every detector's labels at this false-positive
+                                              # rate on held-out normal rows (default "own": each
+                                              # detector's own threshold; docs/guides/thresholds.md)
     seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
     orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
                                               # loaders that take it ("given" needs no support);
@@ -63,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.evaluation import BASE_METRICS, check_metric_params
+from ..metrics.base import base_metric_names, base_metric_problem, check_metric_params
 from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladError, SpecError
 from ..registry import did_you_mean
@@ -97,10 +103,11 @@ class Grid(Sequence):
     (1000000000, 999999999, 3)
     """
 
-    def __init__(self, datasets, pairs, detectors, seeds, base_metrics, metric_params=None):
+    def __init__(self, datasets, pairs, detectors, seeds, base_metrics, metric_params=None, threshold=None):
         self.datasets, self.pairs, self.detectors = list(datasets), list(pairs), list(detectors)
         self.seeds, self.base_metrics = seeds, tuple(base_metrics)
         self.metric_params = metric_params or None
+        self.threshold = threshold or None
 
     @property
     def size(self) -> int:
@@ -124,7 +131,8 @@ class Grid(Sequence):
         ds, p = divmod(i, len(self.pairs))
         sc, st = self.pairs[p]
         return RunConfig(dataset=self.datasets[ds], scenario=sc, strategy=st, detector=self.detectors[d],
-                         seed=int(self.seeds[s]), base_metrics=self.base_metrics, metric_params=self.metric_params)
+                         seed=int(self.seeds[s]), base_metrics=self.base_metrics, metric_params=self.metric_params,
+                         threshold=self.threshold)
 
 
 class _TunedGrid(Grid):
@@ -132,7 +140,8 @@ class _TunedGrid(Grid):
     part of its data (its tuned parameters are chosen when the tuning runs have finished)."""
 
     def __init__(self, grid: Grid, plan):
-        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics, grid.metric_params)
+        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics, grid.metric_params,
+                         grid.threshold)
         self.plan = plan
 
     def __getitem__(self, i):
@@ -452,6 +461,7 @@ class _Reading:
     problems: list[str] = field(default_factory=list)
     metrics: list = field(default_factory=list)
     metric_params: Any = None
+    threshold: Any = None
     seeds: Sequence[int] = ()
     skip_incompatible: bool = False
     jobs: Any = None
@@ -491,12 +501,18 @@ def _read_base_metrics(r: _Reading) -> None:
     if isinstance(metrics, str):
         metrics = [metrics]
     if not isinstance(metrics, list) or not metrics:
-        r.problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(BASE_METRICS)}")
+        r.problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(base_metric_names())}"
+                          ", or an import path 'package.module:NAME'")
         metrics = []
     for i, m in enumerate(metrics):
-        if not isinstance(m, str) or m not in BASE_METRICS:
-            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), BASE_METRICS)}; "
-                              f"allowed: {', '.join(BASE_METRICS)}")
+        known = base_metric_names()
+        if isinstance(m, str) and (":" in m or "." in m):  # a plug-in's declaration, by import path
+            problem = base_metric_problem(m)
+            if problem:
+                r.problems.append(f"base_metrics[{i}]: {problem}")
+        elif not isinstance(m, str) or m not in known:
+            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), known)}; "
+                              f"allowed: {', '.join(known)}, or an import path 'package.module:NAME'")
     if len(set(map(str, metrics))) != len(metrics):
         r.problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
     r.metrics = metrics
@@ -537,6 +553,33 @@ def _read_components(r: _Reading) -> None:
     r.scenarios = _check_scenarios(r.sections["scenarios"], r.problems)
 
 
+def _read_baselines(r: _Reading) -> None:
+    """``baselines = true`` adds every named baseline detector (:mod:`clad.detectors.baselines`:
+    ``random_scores`` and the four simple baselines of time series) to the detectors, so each runs in
+    every block like any method; a list adds those named. One the spec lists already is not added twice."""
+    from ..detectors.baselines import BASELINES
+
+    value = r.raw.get("baselines", False)
+    if value is False:
+        return
+    if value is True:
+        names = list(BASELINES)
+    elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        names = list(dict.fromkeys(value))
+        for v in names:
+            if v not in BASELINES:
+                r.problems.append(f"baselines: {v!r} is not a baseline{did_you_mean(v, BASELINES)}; the baselines: "
+                                  f"{', '.join(BASELINES)}")
+    else:
+        r.problems.append(f"baselines = {value!r}; expected true, false or a list of baselines "
+                          f"({', '.join(BASELINES)})")
+        return
+    listed = {c.name for c in r.sections.get("detectors", [])}
+    r.sections.setdefault("detectors", [])
+    r.sections["detectors"] = [*r.sections["detectors"],
+                               *(Component(n) for n in names if n in BASELINES and n not in listed)]
+
+
 def _what_scenario_lacks(scenario, strategy: Component, regs: dict) -> str | None:
     """Why the built ``scenario`` (None: not built) cannot run ``strategy``, or None."""
     if scenario is None:
@@ -550,6 +593,20 @@ def _what_scenario_lacks(scenario, strategy: Component, regs: dict) -> str | Non
     if getattr(cls, "requires_boundaries", False) and not scenario.gives_boundaries:
         return "needs concept boundaries"
     return None
+
+
+def _read_threshold(r: _Reading) -> None:
+    """``threshold = "own"`` (each detector's own, the default) or ``{fpr = 0.05}``."""
+    from ..core.thresholds import check_threshold
+
+    if "threshold" not in r.raw:
+        return
+    try:
+        policy = check_threshold(r.raw["threshold"])
+    except CladError as exc:
+        r.problems.append(str(exc))
+        return
+    r.threshold = None if policy == "own" else policy
 
 
 def _read_pairs(r: _Reading) -> None:
@@ -572,7 +629,8 @@ def _read_pairs(r: _Reading) -> None:
 
 
 def _read_grid(r: _Reading) -> None:
-    r.configs = Grid(r.sections["datasets"], r.pairs, r.sections["detectors"], r.seeds, r.metrics, r.metric_params)
+    r.configs = Grid(r.sections["datasets"], r.pairs, r.sections["detectors"], r.seeds, r.metrics, r.metric_params,
+                     r.threshold)
 
 
 def _read_tuning(r: _Reading) -> None:
@@ -601,5 +659,5 @@ def _read_sizes(r: _Reading) -> None:
 
 #: The readers of a spec's parts, in the order they run (and report their problems): each takes
 #: what it reads from the spec's table and what the earlier ones have read.
-SPEC_READERS = (_read_keys, _read_name, _read_base_metrics, _read_seeds, _read_execution, _read_references,
-                _read_components, _read_pairs, _read_grid, _read_tuning, _read_sizes)
+SPEC_READERS = (_read_keys, _read_name, _read_base_metrics, _read_threshold, _read_seeds, _read_execution, _read_references,
+                _read_components, _read_baselines, _read_pairs, _read_grid, _read_tuning, _read_sizes)

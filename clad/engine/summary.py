@@ -51,7 +51,7 @@ def display_table(table):
 
     from ..report.tables import stats_text
 
-    from ..core.evaluation import base_metric_shown
+    from ..metrics.base import base_metric_shown
 
     shown = pd.DataFrame({k: table[k] for k in ("dataset", "base_metric", "strategy", "detector", "runs")})
     shown["base_metric"] = shown["base_metric"].map(base_metric_shown)
@@ -101,7 +101,7 @@ def format_summary(table, width: int = SUMMARY_COLUMNS) -> str:
     heads = [get_metric(m).label for m in scalar_names(headline=True)]
     lines = []
     for (dataset, base), sub in table.groupby(["dataset", "base_metric"], sort=False):
-        from ..core.evaluation import base_metric_shown
+        from ..metrics.base import base_metric_shown
 
         lines.append(f"{dataset} — {base_metric_shown(base)} (mean ± std over seeds)")
         cells = [[f"{st} + {de}"] + [_cell(row, h) for h in heads] for st, de, row in

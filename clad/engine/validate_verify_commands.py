@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ..defaults import DEFAULT_BASE_METRIC
-from ..core.evaluation import BASE_METRICS
+from ..metrics.base import base_metric_names
 
 __all__ = ["add_validate_arguments", "run_validate", "add_verify_arguments", "run_verify"]
 
@@ -17,7 +17,7 @@ def add_validate_arguments(p: argparse.ArgumentParser) -> None:
 
     d = Thresholds()
     p.add_argument("spec", help="TOML spec file; M is computed for each of its (dataset, detector, seed)")
-    p.add_argument("--metric", default=DEFAULT_BASE_METRIC, choices=list(BASE_METRICS),
+    p.add_argument("--metric", default=DEFAULT_BASE_METRIC, choices=base_metric_names(),
                    help=f"base metric of M (default {DEFAULT_BASE_METRIC})")
     p.add_argument("--feasible", type=float, default=d.feasible_min, metavar="X",
                    help=f"feasible: every M[j, j] >= X (default {d.feasible_min:g})")

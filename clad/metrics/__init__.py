@@ -30,8 +30,9 @@ The formulas (the documented pyCLAD formulation; N steps, standard case):
 Modules: :mod:`~clad.metrics.registry` (the declarations and :func:`summarize`),
 :mod:`~clad.metrics.continual` (scalar metrics), :mod:`~clad.metrics.curves` and
 :mod:`~clad.metrics.dynamic` (per-step curves), :mod:`~clad.metrics.per_concept` (per-concept
-values), :mod:`~clad.metrics.ranges` (the range metrics of one time series, the base metrics
-``vus_pr``, ``range_f1``, ... of :mod:`clad.core.evaluation`), :mod:`~clad.metrics.reference_metrics` (the metrics against each reference model of a benchmark:
+values), :mod:`~clad.metrics.base` (one declaration per *base* metric, the metric in every cell of R:
+:mod:`~clad.metrics.point`, :mod:`~clad.metrics.range_base`, :mod:`~clad.metrics.pr_auc_normalized`),
+:mod:`~clad.metrics.ranges` (the range metrics of one time series), :mod:`~clad.metrics.reference_metrics` (the metrics against each reference model of a benchmark:
 ``intransigence_joint``, ``intransigence_single_task``, ...), :mod:`~clad.metrics.cells` (shared helpers). **Adding a metric** is one function and its
 decorator (:func:`scalar_metric`, :func:`curve_metric` or :func:`concept_metric`) in
 ``clad/metrics/continual.py`` (or any module of one's own that is imported); every summary,
@@ -66,6 +67,25 @@ from .curves import accuracy_all, accuracy_seen
 from .dynamic import backward_transfer_curve, continual_average_curve, forward_transfer_curve
 from .per_concept import forgetting_per_concept, per_concept_drop
 from .ranges import affiliation_f1, anomaly_ranges, event_f1, pa_f1, range_f1, vus_pr, vus_roc
+from .base import (
+    BASE_METRIC_REGISTRY,
+    BaseMetric,
+    base_metric_bounds,
+    base_metric_label,
+    base_metric_names,
+    base_metric_shown,
+    chance_level,
+    check_base_metrics,
+    check_metric_params,
+    find_base_metric,
+    get_base_metric,
+    register_base_metric,
+    unregister_base_metric,
+)
+# the built-in base metrics, declared in this order (tables list them so)
+from . import point  # noqa: E402,F401,I001
+from . import range_base  # noqa: E402,F401,I001
+from . import pr_auc_normalized  # noqa: E402,F401,I001
 from .reference_metrics import REFERENCE_METRICS, reference_input
 from .registry import (
     INPUTS,
@@ -121,6 +141,19 @@ __all__ = [
     "affiliation_f1",
     "REFERENCE_METRICS",
     "reference_input",
+    "BaseMetric",
+    "BASE_METRIC_REGISTRY",
+    "get_base_metric",
+    "find_base_metric",
+    "register_base_metric",
+    "unregister_base_metric",
+    "base_metric_names",
+    "base_metric_label",
+    "base_metric_shown",
+    "base_metric_bounds",
+    "chance_level",
+    "check_base_metrics",
+    "check_metric_params",
     "Metric",
     "INPUTS",
     "REGISTRY",

@@ -520,7 +520,7 @@ def chance_level(metric: str, y, **params) -> float:
     """What a detector without scores gets on labels ``y``: every point has the same score, so the
     curves of VUS see one threshold that flags every point, a detector's threshold flags every point
     or none (the better of the two: flagging every point, since flagging none scores 0), and so does
-    the oracle. ``metric`` is a name of :data:`clad.core.evaluation.BASE_METRICS` among the range
+    the oracle. ``metric`` is a name of :data:`clad.metrics.base.BASE_METRIC_REGISTRY` among the range
     metrics (``vus_pr``, ``vus_roc``, ``pa_f1``, ``event_f1``, ``range_f1``, ``affiliation_f1`` and
     their ``_oracle`` forms).
 

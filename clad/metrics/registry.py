@@ -78,7 +78,7 @@ class Metric:
 
     def bounds(self, base: tuple[float, float]) -> tuple[float, float]:
         """The range of this metric's values when R's cells lie in ``base`` (the base metric's
-        declared bounds, :func:`clad.core.evaluation.base_metric_bounds`): by its ``scale``, ``"value"`` (a
+        declared bounds, :func:`clad.metrics.base.base_metric_bounds`): by its ``scale``, ``"value"`` (a
         mean of cells: the same range), ``"difference"`` (a mean of differences of cells:
         ``(low - high, high - low)``), ``"variance"`` (a population variance of cells: ``(0,
         (high - low)² / 4)``) or ``"unbounded"``.

@@ -29,7 +29,7 @@ from ..results.record import RunResult
 from ..errors import DataError
 from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
                        scalar_names)
-from ..core.evaluation import base_metric_bounds as base_bounds
+from ..metrics.base import base_metric_bounds as base_bounds
 from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, group_runs, interval, mean_std,
                        stats_at)
 from .cost import COST, cost_columns
@@ -282,16 +282,17 @@ def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.n
 
 
 def base_order(names) -> list[str]:
-    """Base metric names in their declaration order (:data:`clad.core.evaluation.BASE_METRICS`:
-    ROC-AUC, F1, AP, ...), undeclared ones after them as found; a results file may store them sorted.
+    """Base metric names in their declaration order (:data:`clad.metrics.base.BASE_METRIC_REGISTRY`:
+    ROC-AUC, F1, AP, ...), others (a plug-in's, named by import path) after them as found; a results
+    file may store them sorted.
 
     >>> base_order(["average_precision", "roc_auc", "x", "f1"])
     ['roc_auc', 'f1', 'average_precision', 'x']
     """
-    from ..core.evaluation import BASE_METRICS
+    from ..metrics.base import base_metric_names
 
     names = list(dict.fromkeys(names))
-    declared = list(BASE_METRICS)
+    declared = base_metric_names()
     return sorted(names, key=lambda m: (declared.index(m) if m in declared else len(declared), names.index(m)))
 
 

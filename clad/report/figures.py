@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..atomic import atomic_output
-from ..core.evaluation import base_metric_shown
+from ..metrics.base import base_metric_shown
 from . import html as H
 from .aggregate import heatmaps
 

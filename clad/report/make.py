@@ -254,10 +254,36 @@ def _leaderboard_section(p: _Page):
         p.report.tables["chance"] = p.out / "chance.csv"
     if p.lb.empty:
         return [("leaderboard", "Leaderboard", H.message("no finished run: nothing to rank"))]
-    main = leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True))
+    from .baselines import baseline_legend, baseline_verdicts, baseline_detectors
+    from .thresholds import threshold_legend
+
+    main = (threshold_legend(p.shown) + baseline_legend(baseline_verdicts(p.lb, baseline_detectors(p.shown)))
+            + leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True)))
     full = leaderboard_html(p.lb, p.chance)
     return [("leaderboard", "Leaderboard", main + H.details("Every metric, one table per base metric (also in "
                                                             "leaderboard.csv, .md and .tex)", full))]
+
+
+def _baselines_section(p: _Page):
+    from .baselines import baseline_detectors, baseline_section, baseline_verdicts
+
+    verdicts = baseline_verdicts(p.lb, baseline_detectors(p.shown))
+    if verdicts.empty:
+        return []
+    _atomic_write(p.out / "baselines.csv", verdicts.to_csv(index=False))
+    p.report.tables["baselines"] = p.out / "baselines.csv"
+    return [("baselines", "Baselines", baseline_section(verdicts))]
+
+
+def _thresholds_section(p: _Page):
+    from .thresholds import threshold_section, threshold_table
+
+    table = threshold_table(p.shown)
+    if table.empty:
+        return []
+    _atomic_write(p.out / "thresholds.csv", table.to_csv(index=False))
+    p.report.tables["thresholds"] = p.out / "thresholds.csv"
+    return [("thresholds", "Thresholds and false-positive rates", threshold_section(p.shown, table))]
 
 
 def _cost_section(p: _Page):
@@ -395,7 +421,7 @@ def _figures_section(p: _Page):
 
 
 #: the page, section by section, in order: each builder returns its (anchor, heading, html) parts
-SECTIONS = (_leaderboard_section, _cost_section, _statistics_section, _heatmaps_section, _curves_section,
+SECTIONS = (_leaderboard_section, _baselines_section, _thresholds_section, _cost_section, _statistics_section, _heatmaps_section, _curves_section,
             _forgetting_section, _timeseries_section, _references_section, _orders_section, _streams_section, _protocol_section,
             _warnings_part, _spec_section, _provenance_section, _figures_section)
 
@@ -440,8 +466,9 @@ def _findings(p: _Page) -> str:
             ref = c[(c["dataset"] == dataset) & (c["base_metric"] == base) & (c["scenario"] == scenario)]
             if len(ref) and ref.iloc[0].get(f"{metric}_mean") == ref.iloc[0].get(f"{metric}_mean"):
                 text += f"; chance {ref.iloc[0][f'{metric}_mean']:.3f}"
+        text += _against_baselines(p, dataset, base, scenario, metric)
         items.append(f"<li>{text}</li>")
-    from ..core.evaluation import base_metric_shown
+    from ..metrics.base import base_metric_shown
 
     label = f"{get_metric(metric).label} ({base_metric_shown(base)})"
     verdicts = [f"<li>{H.html.escape(c.title)}: {H.html.escape(_verdict_text(c))}</li>"
@@ -450,6 +477,24 @@ def _findings(p: _Page) -> str:
             f"<ul>{''.join(items)}</ul>"
             + (f"<p><b>Do the statistics support a difference?</b></p><ul>{''.join(verdicts)}</ul>" if verdicts else "")
             + "</div>")
+
+
+def _against_baselines(p: _Page, dataset, base, scenario, metric) -> str:
+    """``; N of M beat the best baseline (NAME) by more than noise`` for one scenario of the headline
+    (empty without baseline runs)."""
+    from .baselines import baseline_detectors, baseline_verdicts
+
+    v = baseline_verdicts(p.lb, baseline_detectors(p.shown), metric)
+    if v.empty:
+        return ""
+    v = v[(v["dataset"] == dataset) & (v["base_metric"] == base) & (v["scenario"] == scenario)]
+    if v.empty:
+        return ""
+    told = v["beats"].notna()
+    if not told.any():
+        return f"; beside the best baseline ({H.html.escape(str(v['best_baseline'].iloc[0]))}): no interval to tell"
+    return (f"; {int(v['beats'].eq(True).sum())} of {int(told.sum())} configurations beat the best baseline "
+            f"({H.html.escape(str(v['best_baseline'].iloc[0]))}) by more than noise")
 
 
 def _banner(messages: Sequence[str]) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.evaluation import base_metric_shown
+from ..metrics.base import base_metric_shown
 from ..errors import CladValueError
 from . import layout as L
 from .aggregate import HeatmapData

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..core.evaluation import base_metric_shown
+from ..metrics.base import base_metric_shown
 from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError

@@ -13,7 +13,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ..core.evaluation import base_metric_bounds as base_bounds
+from ..metrics.base import base_metric_bounds as base_bounds
 from ..results.record import RunResult
 from .describe import CONFIG_KEYS, STATS, describe, group_runs, stats_at
 

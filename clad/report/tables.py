@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.evaluation import base_metric_shown
+from ..metrics.base import base_metric_shown
 from ..metrics import get_metric, scalar_names
 from .aggregate import BEST, WITHIN_NOISE, best_status
 from .describe import MIN_INTERVAL_N
@@ -321,10 +321,12 @@ def cost_html(table: pd.DataFrame) -> str | None:
 
 def _base_label(name: str) -> str:
     """A base metric's label (``ROC-AUC``), an oracle-threshold one marked optimistic."""
-    from ..core.evaluation import OPTIMISTIC_METRICS, base_metric_label
+    from ..metrics.base import find_base_metric
 
-    label = base_metric_label(name)
-    return label if name not in OPTIMISTIC_METRICS or "optimistic" in label else f"{label} (optimistic)"
+    decl = find_base_metric(name)
+    if decl is None:
+        return name
+    return decl.label if not decl.optimistic or "optimistic" in decl.label else f"{decl.label} (optimistic)"
 
 
 def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = None,

@@ -103,6 +103,14 @@ def _anytime(a):
     return {**a, "rows_seen": list(a["rows_seen"]), "R": {m: _matrix(r) for m, r in a["R"].items()}}
 
 
+def _threshold(record: Mapping) -> dict:
+    out = dict(record)
+    for key in ("threshold", "realised_fpr"):
+        if out.get(key) is not None:
+            out[key] = [[float("nan") if v is None else float(v) for v in row] for row in out[key]]
+    return out
+
+
 def _chance(levels: Mapping) -> dict:
     return {m: [float("nan") if v is None else float(v) for v in values] for m, values in levels.items()}
 
@@ -176,6 +184,11 @@ class RunResult:
     #: scoreless detector gets there (:func:`clad.core.evaluation.concept_chance_level`; None for a
     #: single-class concept); None when not recorded (results written before it was)
     chance: Mapping[str, Any] | None = _stored("json", _optional(_chance), optional=True, default=None)
+    #: the threshold policy (``"own"`` or ``{"fpr": x, "fraction": f}``, :mod:`clad.core.thresholds`)
+    #: and, per step and test concept like R, the ``threshold`` of the labels and the ``realised_fpr``
+    #: (the share of the concept's normal rows flagged), with the ``calibration_rows`` held out per
+    #: training concept; None when not recorded (results written before it was)
+    threshold: Mapping[str, Any] | None = _stored("json", _optional(_threshold), optional=True, default=None)
 
     @property
     def ok(self) -> bool:

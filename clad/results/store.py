@@ -224,7 +224,7 @@ _OPTIONAL = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metada
 #: the tables of SCHEMA
 _OWN_TABLES = frozenset(line.split()[5] for line in SCHEMA.splitlines() if line.startswith("CREATE TABLE"))
 _ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
-                  "peak_memory", "chance")
+                  "peak_memory", "chance", "threshold")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 

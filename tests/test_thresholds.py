@@ -1,0 +1,137 @@
+"""One threshold policy for every detector: "own" keeps today's numbers, {fpr = x} calibrates on
+held-out normal rows, and every cell records the false-positive rate it reached."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator
+
+from clad.cli import main
+from clad.core.concepts import Concept, ConceptDataset
+from clad.core.experiment import run_experiment
+from clad.core.thresholds import calibration_seed, calibration_split, check_threshold
+from clad.errors import CladValueError
+from clad.scenarios import ConceptAware, ConceptIncremental
+from clad.strategies import Naive
+
+from tests.runner_helpers import spec_toml, synthetic
+
+
+class FirstFeature(BaseEstimator):
+    """Score = the first feature (a detector easy to compute by hand)."""
+
+    def fit(self, X):
+        return self
+
+    def score(self, X):
+        return np.asarray(X, dtype=np.float64)[:, 0]
+
+
+def _dataset():
+    rng = np.random.default_rng(0)
+    train = [Concept(n, rng.normal(loc=k, size=(200, 2)), np.zeros(200, dtype=np.int8)) for k, n in enumerate("AB")]
+    test = []
+    for k, n in enumerate("AB"):
+        y = np.array([0] * 90 + [1] * 10, dtype=np.int8)
+        X = rng.normal(loc=k, size=(100, 2)) + 3.0 * y[:, None]
+        test.append(Concept(n, X, y))
+    return ConceptDataset(train, test, name="toy")
+
+
+def test_policies_are_checked():
+    assert check_threshold("own") == "own" and check_threshold(None) == "own"
+    assert check_threshold({"fpr": 0.1, "fraction": 0.5}) == {"fpr": 0.1, "fraction": 0.5}
+    with pytest.raises(CladValueError, match=r"threshold.fpr=1.5; expected a number strictly between 0 and 1"):
+        check_threshold({"fpr": 1.5})
+    with pytest.raises(CladValueError, match=r"unknown key 'fpt' \(did you mean 'fpr'\?\)"):
+        check_threshold({"fpt": 0.05})
+    with pytest.raises(CladValueError, match="expected \"own\""):
+        check_threshold("mine")
+
+
+def test_fpr_threshold_and_realised_fpr_equal_a_hand_computation():
+    ds = _dataset()
+    r = run_experiment(ds, ConceptIncremental(), Naive(FirstFeature()), ["roc_auc", "f1"], seed=3,
+                       threshold={"fpr": 0.1, "fraction": 0.25})
+    kept, held = calibration_split(ds, 0.25, calibration_seed(3))
+    assert {k: len(v) for k, v in held.items()} == {"A": 50, "B": 50} == r.threshold["calibration_rows"]
+    from sklearn.metrics import f1_score
+
+    for i, step in enumerate("AB"):
+        threshold = np.quantile(held[step][:, 0], 0.9)  # the concept just learned sets it, for every test concept
+        for j, c in enumerate(ds.test):
+            assert r.threshold["threshold"][i][j] == threshold
+            normal = c.X[c.y == 0, 0]
+            assert r.threshold["realised_fpr"][i][j] == np.mean(normal > threshold)
+            assert r.R["f1"][i, j] == f1_score(c.y, c.X[:, 0] > threshold)
+    assert r.R["roc_auc"].shape == (2, 2)
+
+
+def test_own_policy_keeps_each_detectors_threshold_and_records_its_fpr():
+    ds = _dataset()
+    plain = run_experiment(ds, ConceptIncremental(), Naive(FirstFeature()), ["roc_auc", "f1"], seed=0)
+    own = run_experiment(ds, ConceptIncremental(), Naive(FirstFeature()), ["roc_auc", "f1"], seed=0, threshold="own")
+    for m in ("roc_auc", "f1"):
+        assert np.array_equal(plain.R[m], own.R[m])
+    c = ds.test[0]
+    threshold = own.threshold["threshold"][0][0]
+    assert own.threshold["policy"] == "own" and own.threshold["calibration_rows"] == {}
+    assert own.threshold["realised_fpr"][0][0] == np.mean(c.X[c.y == 0, 0] > threshold)
+
+
+def test_a_strategy_that_ignores_the_id_gets_the_same_thresholds_in_every_scenario():
+    ds = _dataset()
+    runs = [run_experiment(ds, sc, Naive(FirstFeature()), ["f1"], seed=1, threshold={"fpr": 0.05})
+            for sc in (ConceptAware(), ConceptIncremental())]
+    assert runs[0].threshold == runs[1].threshold and np.array_equal(runs[0].R["f1"], runs[1].R["f1"])
+
+
+def test_spec_threshold_own_is_todays_run_and_fpr_enters_the_identity(tmp_path):
+    base = dict(base_metrics=["roc_auc", "f1"], datasets=[synthetic(n_concepts=2, n_train=80, n_test=60)])
+    outs = {}
+    for name, extra in (("plain", {}), ("own", {"threshold": "own"}), ("fpr", {"threshold": {"fpr": 0.05}})):
+        spec = tmp_path / f"{name}.toml"
+        spec.write_text(spec_toml(name=name, **base, **extra))
+        assert main(["run", str(spec), "--out", str(tmp_path / name)]) == 0
+        outs[name] = json.loads((tmp_path / name / "results.json").read_text())["runs"][0]
+    assert outs["own"]["R"] == outs["plain"]["R"] and outs["own"]["run_id"] == outs["plain"]["run_id"]
+    assert outs["fpr"]["run_id"] != outs["plain"]["run_id"]
+    assert outs["fpr"]["config"]["threshold"] == {"fpr": 0.05, "fraction": 0.2}
+    assert outs["fpr"]["threshold"]["calibration_rows"] == {"C0": 16, "C1": 16}
+    assert len(outs["fpr"]["threshold"]["realised_fpr"]) == 2
+
+
+def test_spec_rejects_a_bad_threshold(tmp_path, capsys):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(spec_toml(name="bad", threshold={"fpr": 0}))
+    assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
+    assert "threshold.fpr=0; expected a number strictly between 0 and 1" in capsys.readouterr().err
+
+
+def test_report_names_the_policy_and_the_drift(tmp_path):
+    from clad.report import make_report
+    from clad.results import load_results
+
+    spec = tmp_path / "fpr.toml"
+    spec.write_text(spec_toml(name="fpr", base_metrics=["roc_auc", "f1"], threshold={"fpr": 0.05}, seeds=2,
+                              datasets=[synthetic(n_concepts=3, n_train=80, n_test=60)]))
+    assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 0
+    report = make_report(load_results(tmp_path / "out"), tmp_path / "page")
+    page = report.index.read_text()
+    assert "f1 (threshold at FPR 0.05 on held-out normal rows)" in page
+    assert "Thresholds and false-positive rates" in page
+    table = report.tables["thresholds"].read_text().splitlines()
+    assert table[0].startswith("dataset,scenario,strategy,detector,policy,seeds,fpr_just_learned")
+    import pandas as pd
+
+    assert main(["export", str(tmp_path / "out"), "--dest", str(tmp_path / "export")]) == 0
+    cells = pd.read_csv(tmp_path / "export" / "r_cells.csv")
+    runs = {r.run_id: r for r in load_results(tmp_path / "out")}
+    f1 = cells[cells["base_metric"] == "f1"]
+    assert f1["realised_fpr"].notna().all() and cells.loc[cells["base_metric"] == "roc_auc", "realised_fpr"].isna().all()
+    row = f1.iloc[-1]
+    assert row["realised_fpr"] == runs[row["run_id"]].threshold["realised_fpr"][row["step_index"]][row["test_index"]]
+    assert set(f1["base_metric_label"]) == {"F1"} and not cells["optimistic"].any()
