@@ -70,7 +70,8 @@ JOBS_META = "slurm:jobs"
 PENDING_META = "slurm:pending"
 #: ``meta`` key: ``{run_id: n}`` infrastructure failures of each run not settled yet
 ATTEMPTS_META = "slurm:attempts"
-#: ``meta`` key: how many jobs (array tasks) were submitted for this folder, and in how many ``sbatch`` calls
+#: ``meta`` key: ``{"jobs": n, "runs": n, "sbatch_calls": n}``: the jobs (array tasks) submitted for
+#: this folder, the runs they held and the ``sbatch`` calls that submitted them
 SUBMITTED_META = "slurm:submitted"
 
 #: job states in which a job may still write results
@@ -275,6 +276,7 @@ class _Grid:
             self.tokens[str(job.job_id)] = token
         done = self.store.get_meta(SUBMITTED_META, {}) or {}
         self.store.set_meta(SUBMITTED_META, {"jobs": int(done.get("jobs", 0)) + n,
+                                             "runs": int(done.get("runs", 0)) + sum(map(len, ids)),
                                              "sbatch_calls": int(done.get("sbatch_calls", 0)) + 1})
         self.save_jobs()
         self.store.set_meta(PENDING_META, {})
@@ -503,6 +505,7 @@ def execute_slurm(configs: Sequence[RunConfig], store, slurm: SlurmConfig, *, ti
                     break
             time.sleep(slurm.poll_seconds)
         finished = True
+        grid.save_jobs()  # every job settled: no record left to reattach to
     finally:
         live = grid.live_jobs()
         if not finished and live:
