@@ -10,19 +10,20 @@ import numpy as np
 
 
 class SeedLog:
-    """Distance to the training mean; every fit sleeps ``delay`` seconds, then appends
-    ``RANDOM_STATE JOB`` to the file ``log`` (so a test can count each run's computations and
-    the job that made them)."""
+    """Distance to the training mean; every fit appends ``RANDOM_STATE JOB`` to the file ``log``
+    (so a test can count each run's computations and the job that made them), then sleeps
+    ``delay`` seconds."""
 
     def __init__(self, log: str = "", delay: float = 0.0, random_state=None):
         self.log, self.delay, self.random_state = log, delay, random_state
 
     def fit(self, X):
-        time.sleep(self.delay)
         if self.log:
-            job = os.environ.get("SLURM_ARRAY_JOB_ID", "") + "_" + os.environ.get("SLURM_ARRAY_TASK_ID", "")
+            job = (f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ['SLURM_ARRAY_TASK_ID']}"
+                   if "SLURM_ARRAY_TASK_ID" in os.environ else os.environ.get("SLURM_JOB_ID", "none"))
             with open(self.log, "a", encoding="ascii") as f:
                 f.write(f"{self.random_state} {job}\n")
+        time.sleep(self.delay)
         self.mean_ = np.asarray(X).mean(axis=0)
         self.threshold_ = float(np.quantile(self.score(X), 0.9))
         return self
