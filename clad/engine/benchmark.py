@@ -304,6 +304,7 @@ class _Phase:
     def runner(store, share, execution: Execution, on_step, tell) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
         from .executors import RunEvent, execute_claimed
+        from .slurm import execute_slurm
         from ..results.store import utc_now
 
         def run(phase: _Phase) -> bool:
@@ -313,8 +314,10 @@ class _Phase:
             with _Renewer(store.path):
                 while todo and not interrupted:
                     events = execute_claimed(todo, store, jobs=execution.jobs, dask=execution.dask,
-                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step,
-                                             slurm=execution.slurm)
+                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step
+                                             ) if execution.slurm is None else execute_slurm(
+                        [c for c in todo if store.claim(c.run_id)], store, execution.slurm,
+                        timeout=execution.timeout, threads=execution.threads)
                     try:
                         for ev in events:
                             if ev.kind == "step":  # a worker's run evaluated a concept step

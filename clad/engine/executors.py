@@ -414,19 +414,11 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
 
 
 def execute_claimed(configs: Sequence[RunConfig], store, *, jobs: int = 1, dask=None, timeout: float | None = None,
-                    threads: int | None = 1, on_step: Callable[[RunConfig, str, int], None] | None = None,
-                    slurm=None) -> Iterator[RunEvent]:
+                    threads: int | None = 1, on_step: Callable[[RunConfig, str, int], None] | None = None
+                    ) -> Iterator[RunEvent]:
     """:func:`execute_grid` over the runs this process claims in ``store``, so that two processes
-    on one results folder never compute one run twice: on Dask and SLURM each run is claimed
-    before it is submitted, elsewhere just before it starts. With ``slurm`` (a
-    :class:`~clad.engine.slurm_config.SlurmConfig`) the runs are SLURM jobs
-    (:func:`clad.engine.slurm.execute_slurm`). Closing the generator stops the workers."""
-    if slurm is not None:
-        from .slurm import execute_slurm
-
-        check_execution(1, threads, timeout)
-        return execute_slurm([c for c in configs if store.claim(c.run_id)], store, slurm, timeout=timeout,
-                             threads=threads)
+    on one results folder never compute one run twice: on Dask each run is claimed before it is
+    submitted, elsewhere just before it starts. Closing the generator stops the workers."""
     if dask is not None:
         configs = [c for c in configs if store.claim(c.run_id)]
     return execute_grid(configs, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step,

@@ -1,6 +1,6 @@
 """Where and how a grid's runs are computed: one value resolved once from the spec and the caller.
 
-A spec may set ``jobs``, ``threads``, ``dask`` and ``timeout``; the command line (or the caller of
+A spec may set ``jobs``, ``threads``, ``dask``, ``timeout`` and a ``[slurm]`` section; the command line (or the caller of
 :func:`~clad.engine.benchmark.run_spec`) may give each of them too, and then wins. That rule is
 here only: :meth:`Execution.of` resolves it, ``clad run`` and its dry run both read the result.
 
@@ -8,7 +8,7 @@ here only: :meth:`Execution.of` resolves it, ``clad run`` and its dry run both r
 >>> spec = SimpleNamespace(jobs=4, threads=None, dask=None, timeout=60.0)
 >>> ex = Execution.of(spec, jobs=2)
 >>> ex, ex.describe()
-(Execution(jobs=2, threads=1, dask=None, timeout=60.0), '2 processes, time limit 60 s per run')
+(Execution(jobs=2, threads=1, dask=None, timeout=60.0, slurm=None), '2 processes, time limit 60 s per run')
 """
 
 from __future__ import annotations
