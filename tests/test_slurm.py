@@ -278,3 +278,42 @@ def test_a_job_over_its_memory_limit_is_recorded_with_the_reason(cluster, tmp_pa
     assert run.error.startswith("out of memory: SLURM job") and "memory limit" in run.error
     assert "mem_gb" in run.error  # what to change
     assert _submitted(tmp_path / "out")["jobs"] == 1  # the same memory ends the same way: not retried
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cancel", [True, False], ids=["cancel-on-exit", "left-to-reattach"])
+def test_ctrl_c_cancels_the_jobs_or_says_how_to_reattach(cluster, tmp_path, cancel):
+    spec = write_spec(tmp_path, '''
+        seeds = 4
+        strategies = ["naive"]
+        scenarios = ["concept_incremental"]
+        [[detectors]]
+        name = "slurm_plugins:SeedLog"
+        delay = 5.0
+        [[datasets]]
+        name = "synthetic"
+        n_concepts = 2
+        ''')
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(out), "--slurm",
+                             "--quiet", *(["--cancel-on-exit"] if cancel else [])], env=env, cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 120
+    while not ((out / "results.sqlite").is_file() and _submitted(out)):  # the jobs are submitted
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.2)
+    with ResultStore(out, create=False, readonly=True) as store:
+        jobs = sorted({j.split("_")[0] for j in store.get_meta(JOBS_META)})
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    listed = subprocess.run(["squeue", "-h", "-r", "-o", "%i|%T", "-j", ",".join(jobs)], capture_output=True,
+                            text=True).stdout
+    if cancel:
+        assert f"cancelled 4 SLURM jobs ({jobs[0]})" in err  # one run a job: 4 runs over at most 64 jobs
+        assert "PENDING" not in listed and "RUNNING" not in listed
+    else:
+        assert "run the same clad run command again to reattach" in err and f"scancel {jobs[0]}" in err
+        assert "PENDING" in listed or "RUNNING" in listed
+        subprocess.run(["scancel", *jobs], check=True)
