@@ -126,6 +126,17 @@ def _submitted(out) -> dict:
         return store.get_meta(SUBMITTED_META, {}) or {}
 
 
+def _submitted_yet(out) -> bool:
+    """Whether a ``clad run`` computing into ``out`` has submitted its jobs (False while it is
+    still creating the database)."""
+    from clad.errors import DataError
+
+    try:
+        return bool(_submitted(out))
+    except DataError:
+        return False
+
+
 def _stored_once(out, n: int) -> list:
     with ResultStore(out, create=False) as store:
         table = store.runs_table()
@@ -300,7 +311,7 @@ def test_ctrl_c_cancels_the_jobs_or_says_how_to_reattach(cluster, tmp_path, canc
                              "--quiet", *(["--cancel-on-exit"] if cancel else [])], env=env, cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 120
-    while not ((out / "results.sqlite").is_file() and _submitted(out)):  # the jobs are submitted
+    while not _submitted_yet(out):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.2)
     with ResultStore(out, create=False, readonly=True) as store:
