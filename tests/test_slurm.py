@@ -231,6 +231,41 @@ def test_detector_raising_is_a_method_failure_and_scancel_an_infrastructure_fail
 
 
 @pytest.mark.slow
+def test_a_requeued_job_starts_its_chunk_again_and_skips_the_runs_it_wrote(cluster, tmp_path, caplog):
+    import logging
+
+    log = tmp_path / "fits.log"
+    grid = _grid(seeds=3, detectors=[{"name": "slurm_plugins:SeedLog", "log": str(log), "delay": 2.0}])
+    out = tmp_path / "out"
+    results = {}
+    with caplog.at_level(logging.INFO, logger="clad.engine.slurm"):
+        thread = threading.Thread(target=lambda: results.update(done=run_spec(
+            grid, out, slurm=SlurmConfig(runs_per_job=3, poll_seconds=1))))  # one job of three 4-s runs
+        thread.start()
+        deadline = time.monotonic() + 240
+        while not (log.is_file() and len(log.read_text().splitlines()) >= 3):  # the second run has begun
+            assert time.monotonic() < deadline and thread.is_alive(), "no second run within 240 s"
+            time.sleep(0.2)
+        job = log.read_text().split()[1]
+        subprocess.run(["scontrol", "requeue", job], check=True)  # what a preemption with requeue does
+        for _ in range(150):  # a requeued job waits two minutes (a begin time); here it need not
+            state = subprocess.run(["squeue", "-h", "-o", "%T|%r", "-j", job], capture_output=True, text=True).stdout
+            if state.strip() == "PENDING|BeginTime":
+                subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], capture_output=True)
+            elif state.startswith("RUNNING"):
+                break
+            time.sleep(0.2)
+        thread.join(timeout=600)
+    assert results["done"].n_ok == 3 and "submitting it again" not in caplog.text  # not a failure
+    _stored_once(out, 3)
+    lines = [line.split() for line in log.read_text().splitlines()]
+    first = lines[0][0]
+    assert len({state for state, _ in lines}) == 3
+    assert sum(state == first for state, _ in lines) == 2  # the run written before the requeue: computed once
+    assert {j for _, j in lines} == {job}  # the same job, started again
+
+
+@pytest.mark.slow
 def test_a_killed_submitter_is_reattached_to_its_jobs(cluster, tmp_path):
     log = tmp_path / "fits.log"
     spec = write_spec(tmp_path, f'''

@@ -40,6 +40,7 @@ failed and to go. On Ctrl-C the jobs are cancelled (``cancel_on_exit = true``), 
 
 from __future__ import annotations
 
+import collections
 import logging
 import math
 import os
@@ -162,6 +163,8 @@ class _Grid:
         self.counts = {"ok": 0, "failed": 0}
         self.last_said = None
         self.dropped: set[str] = set()                      # job ids whose records go
+        self.folded: set[str] = set()                       # runs written into the database
+        self.job_runs: dict[str, list[str]] = {}            # job id -> every run it was given
 
     # ---- the records in the database
     def save_jobs(self) -> None:
@@ -191,6 +194,7 @@ class _Grid:
             runs = [r for r in rec.get("runs", []) if r in self.todo]
             if runs:
                 self.jobs[job] = runs
+                self.job_runs[job] = list(runs)
                 self.tokens[job] = rec.get("token")
             elif all(r in finished for r in rec.get("runs", [])):
                 self.dropped.add(job)
@@ -263,6 +267,9 @@ class _Grid:
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         self.results.mkdir(parents=True, exist_ok=True)
         ids = [[c.run_id for c in chunk] for chunk in chunks]
+        for rid in (r for chunk in ids for r in chunk):  # a job skips a run whose result file is there
+            result_path(self.results, rid).unlink(missing_ok=True)
+            started_path(self.results, rid).unlink(missing_ok=True)
         self.store.set_meta(PENDING_META, {token: ids})  # before sbatch: a job submitted just before a crash is found
         n = len(chunks)
         try:
@@ -273,6 +280,7 @@ class _Grid:
             raise CladValueError(f"sbatch refused the jobs: {str(exc).strip()[:2000]}") from None
         for job, run_ids in zip(jobs, ids):
             self.jobs[str(job.job_id)] = list(run_ids)
+            self.job_runs[str(job.job_id)] = list(run_ids)
             self.tokens[str(job.job_id)] = token
         done = self.store.get_meta(SUBMITTED_META, {}) or {}
         self.store.set_meta(SUBMITTED_META, {"jobs": int(done.get("jobs", 0)) + n,
@@ -286,8 +294,11 @@ class _Grid:
     # ---- collecting
     def collect(self) -> Iterator[RunEvent]:
         """A ``"started"`` event for each run a job has started, a ``"finished"`` one for each
-        result file (folded, then removed)."""
+        result file (folded; removed once its job has ended, or the grid has)."""
+        held = {r for runs in self.jobs.values() for r in runs}
         for rid in list(self.todo):
+            if rid not in held:  # a file of no recorded job (a deleted database's) is never folded
+                continue
             cfg = self.todo[rid]
             done = result_path(self.results, rid)
             if rid not in self.announced and (done.exists() or started_path(self.results, rid).exists()):
@@ -318,8 +329,15 @@ class _Grid:
                 runs.remove(cfg.run_id)
         if self.attempts.pop(cfg.run_id, None) is not None:
             self.store.set_meta(ATTEMPTS_META, self.attempts)
-        for path in (result_path(self.results, cfg.run_id), started_path(self.results, cfg.run_id)):
-            path.unlink(missing_ok=True)
+        # its files stay while its job may start again (requeued: it skips the runs written)
+        self.folded.add(cfg.run_id)
+
+    def forget_files(self, run_ids) -> None:
+        """Remove the files of folded runs (their job has ended)."""
+        for rid in run_ids:
+            if rid in self.folded:
+                for path in (result_path(self.results, rid), started_path(self.results, rid)):
+                    path.unlink(missing_ok=True)
 
     def check_jobs(self) -> Iterator[RunEvent]:
         """Look at every job holding runs; a job that ended leaves its runs without a result to
@@ -335,6 +353,7 @@ class _Grid:
             state, reason = self.states.get(job, ("GONE", ""))
             self.jobs.pop(job, None)
             self.dropped.add(job)
+            self.forget_files(self.job_runs.pop(job, ()))
             if not runs:
                 continue
             cause, detail = self._cause(job, state, reason)
@@ -415,11 +434,14 @@ class _Grid:
         """Log the counts when they changed."""
         queued = sum(1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("PENDING",))[0] == "PENDING")
         running = sum(1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("",))[0] == "RUNNING")
+        why = collections.Counter(self.states[j][1] for j, runs in self.jobs.items()
+                                  if runs and self.states.get(j, ("",))[0] == "PENDING" and self.states[j][1])
         now = (queued, running, len(self.queue), self.counts["ok"], self.counts["failed"], len(self.todo))
-        if now != self.last_said:
-            self.last_said = now
-            log.info("slurm: %d jobs queued, %d running, %d chunks to submit; runs: %d finished, %d failed, %d to go",
-                     *now)
+        if (now, sorted(why)) != self.last_said:
+            self.last_said = (now, sorted(why))
+            reasons = f" ({', '.join(f'{r}: {n}' for r, n in sorted(why.items()))})" if why else ""
+            log.info("slurm: %d jobs queued%s, %d running, %d chunks to submit; runs: %d finished, %d failed, "
+                     "%d to go", queued, reasons, *now[1:])
 
     def live_jobs(self) -> list[str]:
         return [j for j, runs in self.jobs.items() if runs]
@@ -506,6 +528,7 @@ def execute_slurm(configs: Sequence[RunConfig], store, slurm: SlurmConfig, *, ti
             time.sleep(slurm.poll_seconds)
         finished = True
         grid.save_jobs()  # every job settled: no record left to reattach to
+        grid.forget_files(list(grid.folded))
     finally:
         live = grid.live_jobs()
         if not finished and live:
