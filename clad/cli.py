@@ -3,6 +3,7 @@
 ``clad run SPEC.toml --out DIR``   run every combination of a spec into ``DIR/results.sqlite``
                                   (resuming), then write ``DIR/results.json`` and summaries;
                                   ``--jobs N`` worker processes, ``--dask ADDRESS`` a Dask cluster,
+                                  ``--slurm [CONFIG]`` SLURM jobs (``--cancel-on-exit``),
                                   ``--threads T`` BLAS/OpenMP/torch threads per run (default 1),
                                   ``--fresh`` start over, ``--timeout S`` per-run time limit.
                                   Exit status: 0 all fine, 1 when runs failed (the count and
@@ -39,7 +40,7 @@ from types import SimpleNamespace
 
 from ._version import __version__
 from .defaults import DEFAULT_METRIC
-from .errors import CladError
+from .errors import CladError, CladValueError
 
 log = logging.getLogger("clad")
 
@@ -110,7 +111,8 @@ def _cmd_run(args) -> int:
     if args.dry_run:
         from .engine.settings import Execution
 
-        execution = Execution.of(spec, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout)
+        execution = Execution.of(spec, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
+                                 slurm=_slurm_config(args, spec))
         tuning = spec.tuning_configs
         print(f"{spec.name}: {len(spec)} runs ({execution.describe()})"
               + (f", after {len(tuning)} tuning runs (mode {spec.tuning.mode}; the evaluation runs' tuned "
@@ -139,7 +141,7 @@ def _cmd_run(args) -> int:
         return EXIT_USAGE
     try:
         done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
-                        fresh=args.fresh, share=False if args.no_share else None, add=args.add, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
+                        slurm=_slurm_config(args, spec), fresh=args.fresh, share=False if args.no_share else None, add=args.add, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
     except ResultsWriteError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
         return EXIT_WRITE_FAILED
@@ -171,6 +173,35 @@ def _cmd_run(args) -> int:
     if not args.quiet and done.n_ok:
         print(f"To see the report: clad report {shlex.quote(str(done.out))}")
     return 0
+
+
+def _slurm_config(args, spec):
+    """The SLURM configuration of ``clad run``: ``--slurm [CONFIG]`` over the spec's ``[slurm]``
+    section (None without ``--slurm``: the spec's section then applies unless --jobs or --dask
+    is given), with ``--cancel-on-exit`` and, on an interactive console, a question on Ctrl-C."""
+    import dataclasses
+
+    from .engine.slurm_config import SlurmConfig, load_slurm
+
+    if args.slurm is None:
+        if not args.cancel_on_exit:
+            return None
+        if spec.slurm is None:
+            raise CladValueError("--cancel-on-exit is for a grid run on SLURM (--slurm or a [slurm] section)")
+        cfg = spec.slurm
+    else:
+        cfg = spec.slurm or SlurmConfig()
+        if args.slurm is not True:
+            cfg = load_slurm(args.slurm, cfg)
+    if args.cancel_on_exit:
+        cfg = dataclasses.replace(cfg, cancel_on_exit=True)
+    if cfg.cancel_on_exit is None and sys.stdin.isatty() and sys.stderr.isatty():
+        def ask(jobs):
+            answer = input(f"\ncancel the {len(jobs)} SLURM jobs still queued or running? [y/N] ")
+            return answer.strip().lower() in ("y", "yes")
+
+        cfg = dataclasses.replace(cfg, confirm_cancel=ask)
+    return cfg
 
 
 def _cmd_export(args) -> int:
@@ -423,6 +454,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="BLAS/OpenMP/torch threads per run (default: spec 'threads', else 1)")
     r.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run on a Dask distributed cluster, e.g. tcp://scheduler:8786 (default: spec 'dask')")
+    r.add_argument("--slurm", nargs="?", const=True, default=None, metavar="CONFIG",
+                   help="run the grid as SLURM jobs (submitit job arrays; results folded here): the spec's [slurm] "
+                        "section, with the keys of the TOML file CONFIG over it when given")
+    r.add_argument("--cancel-on-exit", action="store_true",
+                   help="with --slurm: on Ctrl-C cancel the submitted jobs (default: ask on a console, else leave "
+                        "them running; the same command then reattaches to them)")
     r.add_argument("--timeout", type=_positive_float, default=None,
                    help="seconds per run before it is recorded as failed (default: spec 'timeout', else none)")
     g = r.add_mutually_exclusive_group()

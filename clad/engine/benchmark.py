@@ -140,7 +140,8 @@ def _as_spec(spec: Spec | str | os.PathLike | Mapping) -> Spec:
 
 def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *, jobs: int | None = None,
              threads: int | None = None, dask=None, timeout: float | None = None, fresh: bool = False,
-             share: bool | None = None, add: bool = False, on_event: Callable[[Any], None] | None = None) -> BenchmarkResult:
+             share: bool | None = None, add: bool = False, on_event: Callable[[Any], None] | None = None,
+             slurm=None) -> BenchmarkResult:
     """Run every configuration of ``spec`` into the results folder ``out``, resuming.
 
     ``spec`` is a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the
@@ -150,7 +151,9 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     recorded as finished in ``out/results.sqlite`` are not computed again unless ``fresh``
     (which deletes the database first); failed runs are tried again. A Ctrl-C
     (:class:`KeyboardInterrupt`) while runs compute stops the workers and returns with
-    ``interrupted=True``; what finished is kept and written. A failure to write the results
+    ``interrupted=True``; what finished is kept and written. ``slurm`` (a
+    :class:`~clad.engine.slurm_config.SlurmConfig`; default: the spec's ``[slurm]`` section
+    unless ``jobs`` or ``dask`` is given) computes the runs as SLURM jobs (:mod:`clad.engine.slurm`). A failure to write the results
     raises :class:`ResultsWriteError`. Runs that are one computation (:mod:`clad.engine.identity`)
     are computed once and the others recorded with ``shared_from`` naming the run that computed
     them, unless ``share`` is false (default: the spec's ``share`` key, true). A folder belongs to
@@ -164,7 +167,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     from ..results.store import DEFAULT_NAME
 
     spec = _as_spec(spec)
-    execution = Execution.of(spec, jobs=jobs, threads=threads, dask=dask, timeout=timeout)
+    execution = Execution.of(spec, jobs=jobs, threads=threads, dask=dask, timeout=timeout, slurm=slurm)
     share = share if share is not None else spec.share
     check_execution(execution.jobs, execution.threads, execution.timeout)
     if execution.parallel:
@@ -301,6 +304,7 @@ class _Phase:
     def runner(store, share, execution: Execution, on_step, tell) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
         from .executors import RunEvent, execute_claimed
+        from .slurm import execute_slurm
         from ..results.store import utc_now
 
         def run(phase: _Phase) -> bool:
@@ -310,7 +314,10 @@ class _Phase:
             with _Renewer(store.path):
                 while todo and not interrupted:
                     events = execute_claimed(todo, store, jobs=execution.jobs, dask=execution.dask,
-                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step)
+                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step
+                                             ) if execution.slurm is None else execute_slurm(
+                        [c for c in todo if store.claim(c.run_id)], store, execution.slurm,
+                        timeout=execution.timeout, threads=execution.threads)
                     try:
                         for ev in events:
                             if ev.kind == "step":  # a worker's run evaluated a concept step

@@ -1,6 +1,6 @@
 """Where and how a grid's runs are computed: one value resolved once from the spec and the caller.
 
-A spec may set ``jobs``, ``threads``, ``dask`` and ``timeout``; the command line (or the caller of
+A spec may set ``jobs``, ``threads``, ``dask``, ``timeout`` and a ``[slurm]`` section; the command line (or the caller of
 :func:`~clad.engine.benchmark.run_spec`) may give each of them too, and then wins. That rule is
 here only: :meth:`Execution.of` resolves it, ``clad run`` and its dry run both read the result.
 
@@ -8,7 +8,7 @@ here only: :meth:`Execution.of` resolves it, ``clad run`` and its dry run both r
 >>> spec = SimpleNamespace(jobs=4, threads=None, dask=None, timeout=60.0)
 >>> ex = Execution.of(spec, jobs=2)
 >>> ex, ex.describe()
-(Execution(jobs=2, threads=1, dask=None, timeout=60.0), '2 processes, time limit 60 s per run')
+(Execution(jobs=2, threads=1, dask=None, timeout=60.0, slurm=None), '2 processes, time limit 60 s per run')
 """
 
 from __future__ import annotations
@@ -28,23 +28,30 @@ class Execution:
     threads: int = 1
     dask: Any = None
     timeout: float | None = None
+    #: a :class:`~clad.engine.slurm_config.SlurmConfig`: the runs are SLURM jobs
+    slurm: Any = None
 
     @classmethod
     def of(cls, spec, *, jobs: int | None = None, threads: int | None = None, dask=None,
-           timeout: float | None = None) -> "Execution":
-        """The spec's ``jobs``, ``threads``, ``dask`` and ``timeout`` unless given here (``jobs`` and
-        ``threads`` default to 1 when the spec does not set them either)."""
+           timeout: float | None = None, slurm=None) -> "Execution":
+        """The spec's ``jobs``, ``threads``, ``dask``, ``timeout`` and ``[slurm]`` section unless
+        given here (``jobs`` and ``threads`` default to 1 when the spec does not set them either;
+        ``jobs`` or ``dask`` given here run the grid there rather than on the spec's SLURM)."""
+        if slurm is None and jobs is None and dask is None:
+            slurm = getattr(spec, "slurm", None)
         return cls(jobs=jobs if jobs is not None else (spec.jobs or 1),
                    threads=threads if threads is not None else (spec.threads or 1),
-                   dask=dask if dask is not None else spec.dask,
-                   timeout=timeout if timeout is not None else spec.timeout)
+                   dask=dask if dask is not None else (None if slurm is not None else spec.dask),
+                   timeout=timeout if timeout is not None else spec.timeout, slurm=slurm)
 
     @property
     def parallel(self) -> bool:
-        """Runs computed in local worker processes (more than one job, no Dask)."""
-        return self.jobs > 1 and self.dask is None
+        """Runs computed in local worker processes (more than one job, no Dask, no SLURM)."""
+        return self.jobs > 1 and self.dask is None and self.slurm is None
 
     def describe(self) -> str:
         """Where the runs are computed and their time limit, as the dry run prints it."""
         where = f"Dask at {self.dask}" if self.dask else f"{self.jobs} process{'es' if self.jobs > 1 else ''}"
+        if self.slurm is not None:
+            where = self.slurm.describe()
         return where + (f", time limit {self.timeout:g} s per run" if self.timeout else "")

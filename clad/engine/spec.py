@@ -21,6 +21,8 @@
     jobs = 2                                  # optional: worker processes (clad run --jobs wins)
     threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
     dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
+                                              # (a [slurm] table, after the top-level keys, runs
+                                              # the grid as SLURM jobs: docs/guides/running.md)
     timeout = 600                             # optional: seconds per run before it is failed
     max_runs = 200000                         # optional: accept a grid this large (default 100,000),
                                               # tuning runs and parameter combinations included
@@ -164,6 +166,8 @@ class Spec:
     dask: str | None = None
     timeout: float | None = None
     text: str | None = None
+    #: the validated ``[slurm]`` section (:class:`clad.engine.slurm_config.SlurmConfig`), or None
+    slurm: Any = None
     share: bool = True
     #: the validated ``[tuning]`` section (:class:`clad.engine.tuning.TuningPlan`), or None
     tuning: Any = None
@@ -448,7 +452,7 @@ def _parse_spec(raw: dict, source: str | None, default_name: str) -> Spec:
         raise SpecError(r.problems, source=source)
     return Spec(name=r.name, configs=r.configs, raw=raw, source=source, skipped=r.skipped, jobs=r.jobs,
                 threads=r.threads, dask=r.dask, timeout=None if r.timeout is None else float(r.timeout),
-                share=r.share, tuning=r.tuning, references=r.references)
+                share=r.share, tuning=r.tuning, references=r.references, slurm=r.slurm)
 
 
 @dataclass
@@ -467,6 +471,7 @@ class _Reading:
     jobs: Any = None
     threads: Any = None
     dask: Any = None
+    slurm: Any = None
     timeout: Any = None
     max_runs: int = MAX_RUNS
     max_evaluations: Any = None
@@ -539,6 +544,17 @@ def _read_execution(r: _Reading) -> None:
     (r.jobs, r.threads, r.dask, r.timeout, r.max_runs, r.max_evaluations,
      r.max_data_gb) = _execution_keys(r.raw, r.problems)
     r.share = _flag(r, "share", True, " (compute runs that are one computation once)")
+    if r.raw.get("slurm") is not None:
+        from ..errors import CladValueError
+        from .slurm_config import parse_slurm
+
+        if not isinstance(r.raw["slurm"], dict):
+            r.problems.append(f"slurm: {r.raw['slurm']!r}; expected a table [slurm] (keys: partition, mem_gb, ...)")
+        else:
+            try:
+                r.slurm = parse_slurm(r.raw["slurm"])
+            except CladValueError as exc:
+                r.problems.append(str(exc))
 
 
 def _read_references(r: _Reading) -> None:

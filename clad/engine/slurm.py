@@ -1,0 +1,556 @@
+"""Runs of a grid computed as SLURM jobs: submitted with submitit, results folded by one writer.
+
+``clad run SPEC --out DIR --slurm [CONFIG]`` (or :func:`~clad.engine.benchmark.run_spec` with a
+:class:`~clad.engine.slurm_config.SlurmConfig`) computes the runs left to compute in SLURM job
+arrays built by `submitit <https://github.com/facebookincubator/submitit>`_: each array task
+computes a chunk of runs one after another (:func:`clad.engine.slurm_worker.run_chunk`) and writes
+each run's result to a file of its own in the job folder; this process — the only one that opens
+the results database — folds those files into it as they appear. Why submitit rather than Dask
+workers started as SLURM jobs (dask-jobqueue): a submitit job lives on its own. Its inputs and
+outputs are files, so the submitting process can be stopped, killed or started again while the
+jobs go on, and a restarted ``clad run`` finds them again; a Dask scheduler dies with the process
+that started it, taking every task in flight with it.
+
+What it guarantees:
+
+* **Nothing submitted twice.** Finished runs, runs that are the same computation as another
+  (:mod:`clad.engine.identity`) and runs claimed by another live ``clad run`` are settled before
+  anything reaches ``sbatch``; every job submitted is recorded in the database (``meta`` key
+  ``slurm:jobs``: job id and the runs it computes; the job name carries a token written before
+  ``sbatch`` is called, so a job submitted just before the submitter died is found by name). A
+  ``clad run`` started again reattaches to the recorded jobs still queued or running and submits
+  only the runs no job holds.
+* **One writer.** Jobs write ``RUN_ID.started`` and ``RUN_ID.pkl`` files; a file folded twice
+  writes the same record twice (one row).
+* **Faults.** A job that ends without the result of each of its runs is classified from its
+  state (``squeue``, else ``sacct``) and its log: over its memory limit (the run that was
+  computing is recorded as failed, ``extras["failure"] == "infrastructure"``, with the reason;
+  not retried: give it more ``mem_gb``), over its time limit, cancelled, preempted, node
+  failure, never started, gone. Runs lost that way are submitted again up to ``retries`` times
+  (infrastructure failures), then recorded as failed naming the job and why. A run whose
+  detector raised is a failure of the method: recorded with its traceback, never retried. A job
+  requeued by SLURM (preemption) starts its chunk again and skips the runs already written.
+* **Same numbers.** Each run is :func:`~clad.engine.executors.execute_one` with the same
+  ``threads``, as for ``--jobs 1``.
+
+The console shows, as they change, the counts of jobs queued and running and of runs finished,
+failed and to go. On Ctrl-C the jobs are cancelled (``cancel_on_exit = true``), left running
+(``false``), or the person is asked; the message says how to reattach.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import os
+import pickle
+import re
+import shlex
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from ..errors import CladValueError
+from .config import RunConfig, canonical
+from .executors import THREAD_ENV_VARS, RunEvent
+from .run import execution_order, failed_result
+from .slurm_config import SlurmConfig, runs_per_job, time_limit_minutes
+from .slurm_worker import result_path, run_chunk, started_path
+
+__all__ = ["execute_slurm", "failure_kind", "job_states", "JOBS_META", "SUBMITTED_META", "LIVE_STATES"]
+
+log = logging.getLogger(__name__)
+
+#: ``meta`` key: ``{job_id: {"runs": [run_id, ...], "token": name}}`` of the jobs submitted and not settled
+JOBS_META = "slurm:jobs"
+#: ``meta`` key: ``{token: [[run_id, ...] per array task]}`` of submissions whose job ids are not known yet
+PENDING_META = "slurm:pending"
+#: ``meta`` key: ``{run_id: n}`` infrastructure failures of each run not settled yet
+ATTEMPTS_META = "slurm:attempts"
+#: ``meta`` key: ``{"jobs": n, "runs": n, "sbatch_calls": n}``: the jobs (array tasks) submitted for
+#: this folder, the runs they held and the ``sbatch`` calls that submitted them
+SUBMITTED_META = "slurm:submitted"
+
+#: job states in which a job may still write results
+LIVE_STATES = frozenset({"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
+                         "RESIZING", "SUSPENDED", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"})
+#: a job's log lines that say why SLURM ended it
+_LOG_CAUSES = (("memory", re.compile(r"exceeded (job )?memory limit|oom[-_ ]kill|out of memory", re.I)),
+               ("time", re.compile(r"DUE TO TIME LIMIT", re.I)),
+               ("preempted", re.compile(r"DUE TO PREEMPTION", re.I)),
+               ("node", re.compile(r"DUE TO NODE FAILURE", re.I)),
+               ("cancelled", re.compile(r"CANCELLED AT", re.I)))
+_STATE_CAUSES = {"OUT_OF_MEMORY": "memory", "TIMEOUT": "time", "PREEMPTED": "preempted", "NODE_FAIL": "node",
+                 "BOOT_FAIL": "node", "CANCELLED": "cancelled", "DEADLINE": "time"}
+_CAUSE_TEXT = {"memory": "went over its memory limit", "time": "reached its time limit",
+               "preempted": "was preempted", "node": "lost its node", "cancelled": "was cancelled",
+               "gone": "is no longer known to SLURM", "failed": "failed", "lost": "ended without writing the result"}
+
+
+def failure_kind(result) -> str | None:
+    """``"infrastructure"`` for a run that failed because of the cluster (its job went over its
+    memory or time limit, was cancelled, preempted, lost its node or never ran), ``"method"``
+    for a run that raised, None for a run that did not fail."""
+    if result.ok:
+        return None
+    return "infrastructure" if (result.extras or {}).get("failure") == "infrastructure" else "method"
+
+
+# -- the cluster's view ---------------------------------------------------------------------------
+def _command(args: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def job_states(job_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``{job_id: (state, reason)}`` of the jobs SLURM still knows (``squeue``, then ``sacct``
+    for those it has forgotten); array tasks are ``ARRAY_TASK`` ids. A job neither knows is left
+    out."""
+    if not job_ids:
+        return {}
+    bases = sorted({j.split("_")[0] for j in job_ids})
+    out: dict[str, tuple[str, str]] = {}
+    for i in range(0, len(bases), 200):
+        res = _command(["squeue", "-h", "-r", "--states=all", "-o", "%i|%T|%r", "-j", ",".join(bases[i:i + 200])])
+        for line in res.stdout.splitlines():
+            parts = line.strip().split("|")
+            if len(parts) >= 2:
+                out[parts[0]] = (parts[1].split()[0], parts[2] if len(parts) > 2 else "")
+    missing = [j for j in job_ids if j not in out]
+    if missing:
+        try:
+            res = _command(["sacct", "-n", "-P", "-X", "-o", "JobID,State,Reason", "-j",
+                            ",".join(sorted({j.split("_")[0] for j in missing}))])
+        except (OSError, subprocess.TimeoutExpired):
+            res = None
+        if res is not None and res.returncode == 0:
+            for line in res.stdout.splitlines():
+                parts = line.strip().split("|")
+                if len(parts) >= 2 and parts[0] in missing:
+                    out[parts[0]] = (parts[1].split()[0] if parts[1] else "UNKNOWN", parts[2] if len(parts) > 2 else "")
+    return {j: out[j] for j in job_ids if j in out}
+
+
+def _jobs_by_name(name: str) -> list[str]:
+    res = _command(["squeue", "-h", "-r", "--states=all", "-n", name, "-o", "%i"])
+    return [line.strip() for line in res.stdout.splitlines() if line.strip()]
+
+
+def _cancel(job_ids: Sequence[str]) -> None:
+    for i in range(0, len(job_ids), 200):
+        _command(["scancel", *job_ids[i:i + 200]])
+
+
+# -- the submitting side --------------------------------------------------------------------------
+class _Grid:
+    """The runs this process computes on the cluster and what it knows of them."""
+
+    def __init__(self, configs: Sequence[RunConfig], store, slurm: SlurmConfig, timeout, threads):
+        self.store, self.slurm, self.timeout, self.threads = store, slurm, timeout, threads
+        self.todo = {c.run_id: c for c in configs}           # not yet folded
+        self.folder = slurm.job_folder(Path(store.path).parent)
+        self.results = self.folder / "results"
+        self.jobs_folder = self.folder / "jobs"
+        self.jobs: dict[str, list[str]] = {}                 # job id -> its runs still in todo
+        self.tokens: dict[str, str] = {}                     # job id -> submission token
+        self.states: dict[str, tuple[str, str]] = {}
+        self.queue: list[list[RunConfig]] = []               # chunks to submit
+        self.announced: set[str] = set()
+        self.attempts: dict[str, int] = dict(store.get_meta(ATTEMPTS_META, {}) or {})
+        self.counts = {"ok": 0, "failed": 0}
+        self.last_said = None
+        self.dropped: set[str] = set()                      # job ids whose records go
+        self.folded: set[str] = set()                       # runs written into the database
+        self.job_runs: dict[str, list[str]] = {}            # job id -> every run it was given
+
+    # ---- the records in the database
+    def save_jobs(self) -> None:
+        """Record this process's jobs (others' records are kept; settled jobs are dropped)."""
+        current = dict(self.store.get_meta(JOBS_META, {}) or {})
+        for job in self.dropped:
+            current.pop(job, None)
+        for job, runs in self.jobs.items():
+            if runs:
+                current[job] = {"runs": runs, "token": self.tokens.get(job)}
+            else:
+                current.pop(job, None)
+        self.store.set_meta(JOBS_META, current)
+
+    def reattach(self) -> None:
+        """Take over the jobs recorded in the database that compute runs of this grid; forget
+        those whose runs are all finished."""
+        recorded = dict(self.store.get_meta(JOBS_META, {}) or {})
+        pending = dict(self.store.get_meta(PENDING_META, {}) or {})
+        for token, chunks in pending.items():  # submitted just before a submitter died: found by name
+            for job in _jobs_by_name(token):
+                task = int(job.split("_")[1]) if "_" in job else 0
+                if task < len(chunks):
+                    recorded[job] = {"runs": chunks[task], "token": token}
+        finished = self.store.finished_ids()
+        for job, rec in recorded.items():
+            runs = [r for r in rec.get("runs", []) if r in self.todo]
+            if runs:
+                self.jobs[job] = runs
+                self.job_runs[job] = list(runs)
+                self.tokens[job] = rec.get("token")
+            elif all(r in finished for r in rec.get("runs", [])):
+                self.dropped.add(job)
+        if self.jobs:
+            log.info("reattached to %d SLURM jobs computing %d runs of this grid (submitted by an earlier clad run)",
+                     len(self.jobs), sum(map(len, self.jobs.values())))
+        self.save_jobs()
+        if pending:
+            self.store.set_meta(PENDING_META, {})
+
+    # ---- planning and submitting
+    def plan(self) -> None:
+        """Chunks of the runs no job holds, by resources, in execution order."""
+        held = {r for runs in self.jobs.values() for r in runs}
+        free = [c for c in execution_order(list(self.todo.values())) if c.run_id not in held]
+        self._chunk(free)
+
+    def _chunk(self, configs: list[RunConfig]) -> None:
+        groups: dict[str, list[RunConfig]] = {}
+        for c in configs:
+            groups.setdefault(canonical(self.slurm.resources(c)), []).append(c)
+        estimate = self._run_seconds()
+        for members in groups.values():
+            res = self.slurm.resources(members[0])
+            size = res.get("runs_per_job") or runs_per_job(len(members), self.slurm.max_jobs, estimate,
+                                                            res.get("time_minutes"), self.timeout)
+            self.queue += [members[i:i + size] for i in range(0, len(members), size)]
+
+    def _run_seconds(self) -> float | None:
+        """The median seconds of up to 50 runs finished in the database (None: none yet)."""
+        ids = sorted(self.store.finished_ids())[:50]
+        times = sorted(t for t in (_seconds(r.timings) for r in self.store.load_results(ids)) if t > 0)
+        return times[len(times) // 2] if times else None
+
+    def submit(self) -> None:
+        """Submit chunks while fewer than ``max_jobs`` jobs are queued or running: one array per
+        resource set."""
+        room = self.slurm.max_jobs - sum(1 for j in self.jobs if self.jobs[j])
+        if room <= 0 or not self.queue:
+            return
+        batch, self.queue = self.queue[:room], self.queue[room:]
+        by_res: dict[str, list[list[RunConfig]]] = {}
+        for chunk in batch:
+            by_res.setdefault(canonical(self.slurm.resources(chunk[0])), []).append(chunk)
+        for chunks in by_res.values():
+            self._submit_array(chunks)
+
+    def _submit_array(self, chunks: list[list[RunConfig]]) -> None:
+        import submitit
+
+        res = self.slurm.resources(chunks[0][0])
+        size = max(len(c) for c in chunks)
+        token = f"clad-{uuid.uuid4().hex[:12]}"
+        executor = submitit.SlurmExecutor(folder=self.jobs_folder, python=self.slurm.python,
+                                          max_num_timeout=0)
+        params: dict[str, Any] = {"job_name": token, "time": time_limit_minutes(res, size, self.timeout),
+                                  "cpus_per_task": res.get("cpus_per_run") or self.threads or 1,
+                                  "array_parallelism": self.slurm.max_jobs, "signal_delay_s": 60}
+        for key in ("partition", "gres", "account", "qos", "constraint"):
+            if res.get(key):
+                params[key] = res[key]
+        extra = dict(res.get("sbatch") or {})
+        if res.get("mem_gb"):
+            extra["mem"] = f"{max(1, int(round(float(res['mem_gb']) * 1024)))}M"
+        if extra:
+            params["additional_parameters"] = extra
+        threads = self.threads or 1
+        params["setup"] = [f"export {v}=${{{v}:-{threads}}}" for v in THREAD_ENV_VARS] + list(res.get("setup") or ())
+        executor.update_parameters(**params)
+        paths = [p for p in sys.path if p and os.path.isdir(p)]
+        self.results.mkdir(parents=True, exist_ok=True)
+        ids = [[c.run_id for c in chunk] for chunk in chunks]
+        for rid in (r for chunk in ids for r in chunk):  # a job skips a run whose result file is there
+            result_path(self.results, rid).unlink(missing_ok=True)
+            started_path(self.results, rid).unlink(missing_ok=True)
+        self.store.set_meta(PENDING_META, {token: ids})  # before sbatch: a job submitted just before a crash is found
+        n = len(chunks)
+        try:
+            jobs = executor.map_array(run_chunk, chunks, [str(self.results)] * n, [self.timeout] * n,
+                                      [self.threads] * n, [paths] * n)
+        except Exception as exc:  # noqa: BLE001 - sbatch refused (a bad partition, a limit): say why
+            self.store.set_meta(PENDING_META, {})
+            raise CladValueError(f"sbatch refused the jobs: {str(exc).strip()[:2000]}") from None
+        for job, run_ids in zip(jobs, ids):
+            self.jobs[str(job.job_id)] = list(run_ids)
+            self.job_runs[str(job.job_id)] = list(run_ids)
+            self.tokens[str(job.job_id)] = token
+        done = self.store.get_meta(SUBMITTED_META, {}) or {}
+        self.store.set_meta(SUBMITTED_META, {"jobs": int(done.get("jobs", 0)) + n,
+                                             "runs": int(done.get("runs", 0)) + sum(map(len, ids)),
+                                             "sbatch_calls": int(done.get("sbatch_calls", 0)) + 1})
+        self.save_jobs()
+        self.store.set_meta(PENDING_META, {})
+        log.info("submitted %d SLURM job%s (%s) computing %d runs", n, "s" if n > 1 else "",
+                 str(jobs[0].job_id).split("_")[0], sum(map(len, ids)))
+
+    # ---- collecting
+    def collect(self) -> Iterator[RunEvent]:
+        """A ``"started"`` event for each run a job has started, a ``"finished"`` one for each
+        result file (folded; removed once its job has ended, or the grid has)."""
+        held = {r for runs in self.jobs.values() for r in runs}
+        for rid in list(self.todo):
+            if rid not in held:  # a file of no recorded job (a deleted database's) is never folded
+                continue
+            cfg = self.todo[rid]
+            done = result_path(self.results, rid)
+            if rid not in self.announced and (done.exists() or started_path(self.results, rid).exists()):
+                self.announced.add(rid)
+                yield RunEvent("started", cfg, started=_started_at(self.results, rid))
+            if done.exists():
+                try:
+                    result, started, finished, job = pickle.loads(done.read_bytes())
+                except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError) as exc:
+                    log.warning("%s: its result file %s cannot be read (%s); it is computed again", cfg.describe(),
+                                done, exc)
+                    done.unlink(missing_ok=True)
+                    continue
+                yield from self._settle(cfg, result, started, finished)
+
+    def _settle(self, cfg: RunConfig, result, started=None, finished=None) -> Iterator[RunEvent]:
+        from ..results.store import utc_now
+
+        if cfg.run_id not in self.announced:
+            self.announced.add(cfg.run_id)
+            yield RunEvent("started", cfg, started=started or utc_now())
+        yield RunEvent("finished", cfg, result=result, started=started or utc_now(), finished=finished or utc_now())
+        # the runner has written the record when the generator resumes: the files can go
+        self.todo.pop(cfg.run_id, None)
+        self.counts["ok" if result.ok else "failed"] += 1
+        for job, runs in self.jobs.items():
+            if cfg.run_id in runs:
+                runs.remove(cfg.run_id)
+        if self.attempts.pop(cfg.run_id, None) is not None:
+            self.store.set_meta(ATTEMPTS_META, self.attempts)
+        # its files stay while its job may start again (requeued: it skips the runs written)
+        self.folded.add(cfg.run_id)
+
+    def forget_files(self, run_ids) -> None:
+        """Remove the files of folded runs (their job has ended)."""
+        for rid in run_ids:
+            if rid in self.folded:
+                for path in (result_path(self.results, rid), started_path(self.results, rid)):
+                    path.unlink(missing_ok=True)
+
+    def check_jobs(self) -> Iterator[RunEvent]:
+        """Look at every job holding runs; a job that ended leaves its runs without a result to
+        be submitted again or recorded as failed."""
+        live = [j for j, runs in self.jobs.items() if runs]
+        self.states = job_states(live)
+        ended = [j for j in live if self.states.get(j, ("GONE", ""))[0] not in LIVE_STATES]
+        if ended:
+            yield from self.collect()  # results written just before the job ended
+        retry: list[RunConfig] = []
+        for job in ended:
+            runs = [r for r in self.jobs.get(job, []) if r in self.todo]
+            state, reason = self.states.get(job, ("GONE", ""))
+            self.jobs.pop(job, None)
+            self.dropped.add(job)
+            self.forget_files(self.job_runs.pop(job, ()))
+            if not runs:
+                continue
+            cause, detail = self._cause(job, state, reason)
+            here = {r for r in runs if _started_by(self.results, r) == job}
+            for rid in runs:
+                cfg = self.todo[rid]
+                if cause in ("memory", "time") and here and rid not in here:
+                    retry.append(cfg)  # it never started: the run that did used the memory or the time
+                    continue
+                if cause == "memory" and rid in here:  # the same memory would end the same way: not retried
+                    yield from self._settle(cfg, self._infrastructure_failure(cfg, job, state, cause, detail))
+                    continue
+                self.attempts[rid] = self.attempts.get(rid, 0) + 1
+                if self.attempts[rid] > self.slurm.retries:
+                    yield from self._settle(cfg, self._infrastructure_failure(cfg, job, state, cause, detail))
+                else:
+                    log.warning("%s: SLURM job %s %s (state %s); submitting it again (attempt %d of %d)",
+                                cfg.describe(), job, _CAUSE_TEXT[cause], state, self.attempts[rid] + 1,
+                                self.slurm.retries + 1)
+                    retry.append(cfg)
+            self.store.set_meta(ATTEMPTS_META, self.attempts)
+        if ended:
+            self.save_jobs()
+        if retry:
+            self._chunk(retry)
+
+    def _cause(self, job: str, state: str, reason: str) -> tuple[str, str]:
+        """Why a job ended without every result: a cause of :data:`_CAUSE_TEXT` and a detail."""
+        log_text = _tail(self._log(job))
+        cause = None
+        for name, pattern in _LOG_CAUSES:
+            if pattern.search(log_text):
+                cause = name
+                break
+        cause = cause or _STATE_CAUSES.get(state) or ("gone" if state == "GONE" else "lost" if state == "COMPLETED"
+                                                      else "failed")
+        error = self._worker_error(job)
+        lines = [f"state {state}" + (f", reason {reason}" if reason and reason != "None" else "")]
+        if error:
+            lines.append("the job's Python process failed:\n" + error)
+        relevant = [ln for ln in log_text.splitlines() if "slurmstepd" in ln or "error" in ln.lower()][-5:]
+        if relevant:
+            lines.append("job log: " + " | ".join(ln.strip() for ln in relevant))
+        return cause, "; ".join(lines)
+
+    def _log(self, job: str) -> Path:
+        from submitit.core.utils import JobPaths
+
+        return JobPaths(self.jobs_folder, job_id=job, task_id=0).stderr
+
+    def _worker_error(self, job: str) -> str | None:
+        from submitit.core.utils import JobPaths
+
+        path = JobPaths(self.jobs_folder, job_id=job, task_id=0).result_pickle
+        try:
+            with open(path, "rb") as f:
+                outcome, value = pickle.load(f)
+        except (OSError, EOFError, ValueError, pickle.UnpicklingError, AttributeError, ImportError):
+            return None
+        return str(value)[-2000:] if outcome == "error" else None
+
+    def _infrastructure_failure(self, cfg: RunConfig, job: str, state: str, cause: str, detail: str):
+        import dataclasses
+
+        tries = self.attempts.get(cfg.run_id, 0)
+        what = {"memory": "out of memory", "time": "time limit"}.get(cause, "infrastructure failure")
+        hint = {"memory": "; give its runs more memory (mem_gb in [slurm])",
+                "time": "; give its jobs more time (time_minutes in [slurm]) or fewer runs per job"}.get(cause, "")
+        msg = (f"{what}: SLURM job {job} {_CAUSE_TEXT[cause]} while this run was to be computed"
+               + (f" (after {tries} attempt{'s' if tries > 1 else ''})" if cause not in ("memory",) else "")
+               + f"{hint}\n{detail}")
+        result = failed_result(cfg, msg)
+        return dataclasses.replace(result, extras={"failure": "infrastructure",
+                                                   "slurm": {"job": job, "state": state, "cause": cause,
+                                                             "attempts": tries}})
+
+    def say(self) -> None:
+        """Log the counts when they changed."""
+        queued = sum(1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("PENDING",))[0] == "PENDING")
+        running = sum(1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("",))[0] == "RUNNING")
+        why = collections.Counter(self.states[j][1] for j, runs in self.jobs.items()
+                                  if runs and self.states.get(j, ("",))[0] == "PENDING" and self.states[j][1])
+        now = (queued, running, len(self.queue), self.counts["ok"], self.counts["failed"], len(self.todo))
+        if (now, sorted(why)) != self.last_said:
+            self.last_said = (now, sorted(why))
+            reasons = f" ({', '.join(f'{r}: {n}' for r, n in sorted(why.items()))})" if why else ""
+            log.info("slurm: %d jobs queued%s, %d running, %d chunks to submit; runs: %d finished, %d failed, "
+                     "%d to go", queued, reasons, *now[1:])
+
+    def live_jobs(self) -> list[str]:
+        return [j for j, runs in self.jobs.items() if runs]
+
+
+def _seconds(timings: Any) -> float:
+    if isinstance(timings, (int, float)) and not isinstance(timings, bool):
+        return float(timings) if math.isfinite(timings) else 0.0
+    if isinstance(timings, dict):
+        return sum(_seconds(v) for v in timings.values())
+    if isinstance(timings, (list, tuple)):
+        return sum(_seconds(v) for v in timings)
+    return 0.0
+
+
+def _tail(path: Path, size: int = 20000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - size))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _started_by(results: Path, run_id: str) -> str | None:
+    try:
+        return started_path(results, run_id).read_text().split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _started_at(results: Path, run_id: str) -> str | None:
+    try:
+        return started_path(results, run_id).read_text().split()[1]
+    except (OSError, IndexError):
+        return None
+
+
+def _check_slurm() -> None:
+    try:
+        import submitit  # noqa: F401
+    except ImportError:
+        raise CladValueError("running on SLURM needs submitit: pip install 'clad[slurm]'") from None
+    for tool in ("sbatch", "squeue", "scancel"):
+        if not _which(tool):
+            raise CladValueError(f"running on SLURM needs the {tool} command, which is not on the PATH of this "
+                                 "machine; run clad on a machine that submits jobs to the cluster (a login node)")
+
+
+def _which(name: str) -> bool:
+    import shutil
+
+    return shutil.which(name) is not None
+
+
+def execute_slurm(configs: Sequence[RunConfig], store, slurm: SlurmConfig, *, timeout: float | None = None,
+                  threads: int | None = 1) -> Iterator[RunEvent]:
+    """Compute ``configs`` (claimed by this process in ``store``) as SLURM jobs and yield a
+    ``"started"`` and a ``"finished"`` event for each run as its job reports it; the caller
+    writes each result into ``store`` (this generator only records the jobs in its ``meta``).
+    Closing the generator (or Ctrl-C) cancels the jobs or leaves them to reattach to
+    (``slurm.cancel_on_exit``, else ``slurm.confirm_cancel(job_ids)``, else left)."""
+    _check_slurm()
+    grid = _Grid(configs, store, slurm, timeout, threads)
+    if not grid.todo:
+        return
+    finished = False
+    try:
+        grid.reattach()
+        yield from grid.collect()  # results written while no submitter was watching
+        grid.plan()
+        while grid.todo:
+            grid.submit()
+            yield from grid.collect()
+            yield from grid.check_jobs()
+            grid.say()
+            if not grid.todo:
+                break
+            if not grid.live_jobs() and not grid.queue:
+                # runs no job holds and none to submit: should not happen; submit them again
+                grid.plan()
+                if not grid.queue:
+                    break
+            time.sleep(slurm.poll_seconds)
+        finished = True
+        grid.save_jobs()  # every job settled: no record left to reattach to
+        grid.forget_files(list(grid.folded))
+    finally:
+        live = grid.live_jobs()
+        if not finished and live:
+            _on_exit(grid, live)
+
+
+def _on_exit(grid: _Grid, live: list[str]) -> None:
+    slurm = grid.slurm
+    cancel = slurm.cancel_on_exit
+    if cancel is None and slurm.confirm_cancel is not None:
+        try:
+            cancel = bool(slurm.confirm_cancel(live))
+        except (EOFError, KeyboardInterrupt, OSError):
+            cancel = False
+    bases = sorted({j.split("_")[0] for j in live})
+    if cancel:
+        _cancel(bases)
+        grid.jobs.clear()
+        grid.save_jobs()
+        log.warning("cancelled %d SLURM jobs (%s); finished runs are kept; run the same command again to submit "
+                    "the others", len(live), ", ".join(bases))
+    else:
+        log.warning("%d SLURM jobs are still queued or running (%s); run the same clad run command again to "
+                    "reattach to them and collect their runs (nothing is submitted twice); to cancel them: "
+                    "scancel %s", len(live), ", ".join(bases), " ".join(shlex.quote(b) for b in bases))

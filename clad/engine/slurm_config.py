@@ -1,0 +1,243 @@
+"""What a grid on a SLURM cluster asks of it: the ``[slurm]`` section of a spec, or a TOML file.
+
+``clad run SPEC --out DIR --slurm`` reads the spec's ``[slurm]`` section; ``--slurm FILE`` reads
+the same keys from ``FILE`` (a TOML file with a ``[slurm]`` table, or with the keys at its top
+level) and wins over the spec's section, key by key. Every key is optional:
+
+==================  ==========================================================================
+``partition``       the partition jobs are submitted to (default: the cluster's default)
+``time_minutes``    each job's time limit (default: ``runs_per_job`` x the spec's ``timeout``
+                    plus 5 minutes of start-up; 60 without a ``timeout``)
+``cpus_per_run``    CPUs of a job (it computes one run at a time; default: the ``threads``)
+``mem_gb``          memory of a job in GB (default: the cluster's default)
+``gres``            generic resources, e.g. ``"gpu:1"``
+``runs_per_job``    runs computed one after another in one job (default: as many as make a job
+                    of about 5 minutes, from the times of runs already finished in the results
+                    folder, else from :data:`DEFAULT_RUN_SECONDS`; at most ``runs / max_jobs``
+                    rounded up, so that short grids still spread over ``max_jobs`` jobs)
+``max_jobs``        jobs queued or running at once (default 64)
+``retries``         times a run is submitted again after a failure of the infrastructure
+                    (node failure, preemption, a cancelled job, a job that never started;
+                    default 2); a failure of the method (an exception in a detector) is never
+                    retried
+``folder``          where jobs write their scripts, logs and per-run results: a folder every
+                    node can read and write (default: ``OUT/slurm``)
+``account``,        passed to ``sbatch`` as ``--account``, ``--qos``, ``--constraint``
+``qos``,
+``constraint``
+``setup``           shell lines run in the job before Python starts (``module load ...``)
+``python``          the Python command on the nodes (default: this process's interpreter)
+``poll_seconds``    seconds between two looks at the cluster (default 5)
+``cancel_on_exit``  on Ctrl-C cancel the submitted jobs (true), leave them running to reattach
+                    to (false); default: ask when the console is interactive, else leave them
+``sbatch``          a table of any other ``sbatch`` options, e.g. ``{exclusive = true}``
+==================  ==========================================================================
+
+Per-component resources: ``[slurm.detectors.NAME]``, ``[slurm.strategies.NAME]`` and
+``[slurm.datasets.NAME]`` tables hold any of ``partition``, ``time_minutes``, ``cpus_per_run``,
+``mem_gb``, ``gres``, ``runs_per_job``, ``account``, ``qos``, ``constraint``, ``setup`` and
+``sbatch`` for the runs of that component (a torch detector's runs on a GPU partition, the others
+not); where several apply, detectors win over strategies over datasets.
+
+>>> cfg = parse_slurm({"partition": "cpu", "mem_gb": 4, "detectors": {"autoencoder": {"gres": "gpu:1",
+...                    "partition": "gpu"}}})
+>>> cfg.partition, cfg.mem_gb, cfg.retries, cfg.overrides["detectors"]["autoencoder"]["gres"]
+('cpu', 4.0, 2, 'gpu:1')
+>>> parse_slurm({"runs_per_jobs": 3})
+Traceback (most recent call last):
+...
+clad.errors.CladValueError: [slurm] runs_per_jobs: unknown key (did you mean 'runs_per_job'?); allowed: partition, time_minutes, cpus_per_run, mem_gb, gres, runs_per_job, max_jobs, retries, folder, account, qos, constraint, setup, python, poll_seconds, cancel_on_exit, sbatch, detectors, strategies, datasets
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..errors import CladValueError
+
+__all__ = ["SlurmConfig", "parse_slurm", "load_slurm", "DEFAULT_RUN_SECONDS", "JOB_SECONDS", "START_UP_SECONDS"]
+
+#: seconds a run is assumed to take when no run of the results folder has finished yet
+DEFAULT_RUN_SECONDS = 10.0
+#: the length a job is planned to have (``runs_per_job`` default): minutes, not seconds
+JOB_SECONDS = 300.0
+#: seconds added to a job's time limit for its start-up (Python, imports, loading the data)
+START_UP_SECONDS = 300.0
+
+#: keys a per-component table may set
+RESOURCE_KEYS = ("partition", "time_minutes", "cpus_per_run", "mem_gb", "gres", "runs_per_job", "account", "qos",
+                 "constraint", "setup", "sbatch")
+_TOP_KEYS = ("partition", "time_minutes", "cpus_per_run", "mem_gb", "gres", "runs_per_job", "max_jobs", "retries",
+             "folder", "account", "qos", "constraint", "setup", "python", "poll_seconds", "cancel_on_exit", "sbatch")
+COMPONENT_KINDS = ("detectors", "strategies", "datasets")
+_INT_KEYS = ("time_minutes", "cpus_per_run", "runs_per_job", "max_jobs")
+_STR_KEYS = ("partition", "gres", "folder", "account", "qos", "constraint", "python")
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """A validated ``[slurm]`` section (see the module docstring for each key); ``confirm_cancel``
+    (not a spec key) is asked, with the job ids, whether to cancel them on Ctrl-C when
+    ``cancel_on_exit`` is None."""
+
+    partition: str | None = None
+    time_minutes: int | None = None
+    cpus_per_run: int | None = None
+    mem_gb: float | None = None
+    gres: str | None = None
+    runs_per_job: int | None = None
+    max_jobs: int = 64
+    retries: int = 2
+    folder: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    constraint: str | None = None
+    setup: tuple[str, ...] = ()
+    python: str | None = None
+    poll_seconds: float = 5.0
+    cancel_on_exit: bool | None = None
+    sbatch: Mapping[str, Any] = field(default_factory=dict)
+    overrides: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    confirm_cancel: Any = field(default=None, compare=False, repr=False)
+
+    def resources(self, cfg) -> dict[str, Any]:
+        """The resource keys (:data:`RESOURCE_KEYS`) that apply to run configuration ``cfg``: the
+        section's, then its dataset's, strategy's and detector's tables over them."""
+        out = {k: getattr(self, k) for k in RESOURCE_KEYS}
+        for kind, comp in (("datasets", cfg.dataset), ("strategies", cfg.strategy), ("detectors", cfg.detector)):
+            for name in {comp.name, comp.display}:
+                out.update((self.overrides.get(kind) or {}).get(name) or {})
+        return out
+
+    def job_folder(self, out: str | os.PathLike) -> Path:
+        """Where the jobs' files go: ``folder``, else ``OUT/slurm``."""
+        return Path(self.folder).expanduser() if self.folder else Path(out) / "slurm"
+
+    def describe(self) -> str:
+        """One line for ``clad run --dry-run``."""
+        parts = [f"partition {self.partition}" if self.partition else "the default partition",
+                 f"at most {self.max_jobs} jobs at once"]
+        if self.runs_per_job:
+            parts.append(f"{self.runs_per_job} runs per job")
+        return "SLURM (" + ", ".join(parts) + ")"
+
+
+def runs_per_job(n: int, max_jobs: int, run_seconds: float | None, time_minutes: int | None = None,
+                 timeout: float | None = None) -> int:
+    """Default runs per job for ``n`` runs of about ``run_seconds`` each: as many as make a job
+    of :data:`JOB_SECONDS`, but no more than spread the runs over ``max_jobs`` jobs, and no more
+    than fit half of ``time_minutes`` (when given).
+
+    >>> runs_per_job(20000, 100, 5.0)   # 60 runs of 5 s: 5-minute jobs
+    60
+    >>> runs_per_job(200, 64, 0.3)      # few short runs: spread over the 64 jobs
+    4
+    >>> runs_per_job(10, 64, None)
+    1
+    """
+    est = run_seconds if run_seconds and run_seconds > 0 else DEFAULT_RUN_SECONDS
+    if timeout:
+        est = min(est, float(timeout))
+    chunk = min(math.ceil(JOB_SECONDS / est), math.ceil(n / max(1, max_jobs)))
+    if time_minutes:
+        chunk = min(chunk, max(1, math.floor(time_minutes * 60 / 2 / est)))
+    return max(1, chunk)
+
+
+def time_limit_minutes(resources: Mapping[str, Any], chunk: int, timeout: float | None) -> int:
+    """A job's time limit: ``time_minutes`` when set, else ``chunk`` x ``timeout`` plus
+    :data:`START_UP_SECONDS` (60 minutes without a ``timeout``).
+
+    >>> time_limit_minutes({"time_minutes": None}, 10, 60.0)
+    15
+    >>> time_limit_minutes({"time_minutes": 30}, 10, 60.0)
+    30
+    """
+    if resources.get("time_minutes"):
+        return int(resources["time_minutes"])
+    if timeout:
+        return max(1, math.ceil((chunk * float(timeout) + START_UP_SECONDS) / 60))
+    return 60
+
+
+def _did_you_mean(key: str, allowed) -> str:
+    close = difflib.get_close_matches(key, allowed, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_value(where: str, key: str, value: Any) -> Any:
+    if key in _INT_KEYS or key in ("retries",):
+        low = 0 if key == "retries" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise CladValueError(f"{where} {key}: {value!r}; expected an integer >= {low}")
+        return int(value)
+    if key in ("mem_gb", "poll_seconds"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise CladValueError(f"{where} {key}: {value!r}; expected a number > 0")
+        return float(value)
+    if key in _STR_KEYS:
+        if not isinstance(value, str) or not value:
+            raise CladValueError(f"{where} {key}: {value!r}; expected a non-empty string")
+        return value
+    if key == "setup":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise CladValueError(f"{where} setup: {value!r}; expected a list of shell lines")
+        return tuple(value)
+    if key == "cancel_on_exit":
+        if not isinstance(value, bool):
+            raise CladValueError(f"{where} cancel_on_exit: {value!r}; expected true or false")
+        return value
+    if key == "sbatch":
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise CladValueError(f"{where} sbatch: {value!r}; expected a table of sbatch options")
+        return dict(value)
+    raise AssertionError(key)  # pragma: no cover
+
+
+def parse_slurm(table: Mapping[str, Any] | None, base: SlurmConfig | None = None) -> SlurmConfig:
+    """A :class:`SlurmConfig` from a ``[slurm]`` table (keys given win over ``base``'s); a
+    :class:`~clad.errors.CladValueError` naming the key, the value and what is allowed."""
+    table = dict(table or {})
+    values: dict[str, Any] = {}
+    overrides = {k: dict(v) for k, v in (base.overrides if base else {}).items()}
+    allowed = _TOP_KEYS + COMPONENT_KINDS
+    for key, value in table.items():
+        if key in COMPONENT_KINDS:
+            if not isinstance(value, Mapping):
+                raise CladValueError(f"[slurm] {key}: {value!r}; expected tables [slurm.{key}.NAME]")
+            for name, res in value.items():
+                if not isinstance(res, Mapping):
+                    raise CladValueError(f"[slurm.{key}.{name}]: {res!r}; expected a table of resources")
+                checked = {}
+                for k, v in res.items():
+                    if k not in RESOURCE_KEYS:
+                        raise CladValueError(f"[slurm.{key}.{name}] {k}: unknown key{_did_you_mean(k, RESOURCE_KEYS)}; "
+                                             f"allowed: {', '.join(RESOURCE_KEYS)}")
+                    checked[k] = _check_value(f"[slurm.{key}.{name}]", k, v)
+                overrides.setdefault(key, {})[str(name)] = checked
+        elif key in _TOP_KEYS:
+            values[key] = _check_value("[slurm]", key, value)
+        else:
+            raise CladValueError(f"[slurm] {key}: unknown key{_did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}")
+    return replace(base or SlurmConfig(), **values, overrides=overrides)
+
+
+def load_slurm(path: str | os.PathLike, base: SlurmConfig | None = None) -> SlurmConfig:
+    """:func:`parse_slurm` of a TOML file: its ``[slurm]`` table, or its top level without one."""
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except OSError as exc:
+        raise CladValueError(f"--slurm {str(path)!r}: cannot read the file ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CladValueError(f"--slurm {str(path)!r}: not valid TOML ({exc})") from None
+    return parse_slurm(doc.get("slurm", doc) if isinstance(doc.get("slurm"), Mapping) else doc, base)
