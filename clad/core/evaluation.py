@@ -662,7 +662,7 @@ class Evaluator:
             per_series=self._per_series_record(),
             trace=self.trace_record(),
             chance=self._chance_levels(),
-            work=dict(self._work),
+            work={**self._work, **({"cache_bytes": int(self._cache.peak_bytes)} if self._cache is not None else {})},
         )
 
     def _chance_levels(self) -> dict[str, list[float]]:
