@@ -40,7 +40,7 @@ from .config import RunConfig, canonical
 from .folder import FolderInUse, FolderLock
 from .settings import Execution
 from .identity import changed_inputs, code_inputs, computation_keys
-from .sharing import Sharing
+from .sharing import Sharing, release_caches
 from ..core.steps import DEFAULT_MAX_BYTES, grid_work
 from .spec import Spec, load_spec, parse_spec
 
@@ -146,7 +146,8 @@ def _as_spec(spec: Spec | str | os.PathLike | Mapping) -> Spec:
 def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *, jobs: int | None = None,
              threads: int | None = None, dask=None, timeout: float | None = None, fresh: bool = False,
              share: bool | None = None, add: bool = False, on_event: Callable[[Any], None] | None = None,
-             verify_sharing: bool = False, step_cache_bytes: int | None = None) -> BenchmarkResult:
+             verify_sharing: bool = False, step_cache_bytes: int | None = None,
+             share_steps: bool | None = None) -> BenchmarkResult:
     """Run every configuration of ``spec`` into the results folder ``out``, resuming.
 
     ``spec`` is a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the
@@ -161,7 +162,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     are computed once and the others recorded with ``shared_from`` naming the run that computed
     them, unless ``share`` is false (default: the spec's ``share`` key, true). Training steps whose
     keys coincide are fitted and scored once too (:mod:`clad.engine.sharing`; ``share`` false computes
-    every step; ``verify_sharing`` computes every step and compares it with the shared result, a
+    every step, and so does ``share_steps=False`` while runs are still shared; ``verify_sharing`` computes every step and compares it with the shared result, a
     difference failing the run; ``step_cache_bytes`` bounds each group's step cache, default
     :data:`clad.core.steps.DEFAULT_MAX_BYTES`); ``BenchmarkResult.work`` says how many training steps
     and scoring passes the runs contain and how many were computed. A folder belongs to
@@ -178,7 +179,8 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     execution = Execution.of(spec, jobs=jobs, threads=threads, dask=dask, timeout=timeout)
     share = share if share is not None else spec.share
     check_execution(execution.jobs, execution.threads, execution.timeout)
-    sharing = Sharing("verify" if verify_sharing else "on" if share else "off",
+    share_steps = share if share_steps is None else share_steps
+    sharing = Sharing("verify" if verify_sharing else "on" if share_steps else "off",
                       DEFAULT_MAX_BYTES if step_cache_bytes is None else step_cache_bytes)
     if execution.parallel:
         prestart_workers()  # its imports overlap with opening the folder and planning the grid
@@ -197,6 +199,7 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
             lock.share()
         return _run_locked(spec, out, db, execution, share, add, tell, on_event, sharing)
     finally:
+        release_caches()  # the fitted states this process kept for the grid
         lock.release()
 
 

@@ -159,7 +159,7 @@ def execute_group(configs: Sequence[RunConfig], timeout: float | None = None, th
 def _group_runs(configs, timeout, threads, sharing, on_step=None, claim=None):
     from ..core.steps import using
 
-    cache = sharing.new_cache() if sharing is not None else None
+    cache = sharing.cache_for(configs) if sharing is not None else None
     for cfg in configs:
         if claim is not None and not claim(cfg):
             continue
@@ -420,7 +420,7 @@ def _iter_sequential(groups: Sequence[list[RunConfig]], timeout: float | None, t
     from ..core.steps import using
 
     for group in groups:  # one step cache per sharing group, set only while a run computes
-        cache = sharing.new_cache() if sharing is not None else None
+        cache = sharing.cache_for(group) if sharing is not None else None
         for cfg in group:
             if claim is not None and not claim(cfg):
                 continue

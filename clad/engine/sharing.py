@@ -33,7 +33,9 @@ The API for other executors (a cluster job computing a group):
 
 from __future__ import annotations
 
+import collections
 import functools
+import threading
 import logging
 from dataclasses import dataclass
 from typing import Sequence
@@ -42,7 +44,7 @@ from ..core.steps import DEFAULT_MAX_BYTES, StepCache, describe, format_work, gr
 from ..errors import CladValueError
 from .config import RunConfig, canonical
 
-__all__ = ["Sharing", "sharing_groups", "group_key", "grid_work", "format_work", "SHARING_MODES"]
+__all__ = ["Sharing", "sharing_groups", "group_key", "grid_work", "format_work", "SHARING_MODES", "release_caches"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,38 @@ class Sharing:
     def new_cache(self) -> StepCache | None:
         """A fresh cache for one group (None when off)."""
         return StepCache(self.max_bytes, verify=self.mode == "verify") if self.active else None
+
+    def cache_for(self, configs: Sequence[RunConfig]) -> StepCache | None:
+        """The cache of the sharing group of ``configs`` in this process (None when off): the
+        one an earlier group with the same :func:`group_key` used, while this process keeps it
+        (a tuned grid's evaluation runs find the fitted states of its tuning runs), else a new one.
+        The caches a process keeps hold at most ``max_bytes`` together (the least recently used
+        group's is dropped first)."""
+        if not self.active or not configs:
+            return None
+        kept = _kept()
+        key = (group_key(configs[0]), self.mode, self.max_bytes)
+        cache = kept.pop(key, None)
+        kept[key] = cache if cache is not None else self.new_cache()
+        while len(kept) > 1 and sum(c.bytes for c in kept.values()) > self.max_bytes:
+            kept.popitem(last=False)
+        return kept[key]
+
+
+#: the step caches this thread keeps, by (group key, mode, limit), most recently used last (one
+#: thread's: a detector is never scored by two threads at once, even on Dask's threaded workers)
+_LOCAL = threading.local()
+
+
+def _kept() -> "collections.OrderedDict[tuple, StepCache]":
+    if not hasattr(_LOCAL, "kept"):
+        _LOCAL.kept = collections.OrderedDict()
+    return _LOCAL.kept
+
+
+def release_caches() -> None:
+    """Drop the step caches this thread keeps (a grid ends)."""
+    _kept().clear()
 
 
 @functools.lru_cache(maxsize=4096)
