@@ -231,3 +231,37 @@ def test_a_group_computed_elsewhere_returns_its_results_in_order():
     assert [r.timings["work"]["fitted"] for r, _, _ in out] == [3, 2, 0]
     off = execute_group(cfgs, sharing=None)
     assert [_R_bytes(a) for a, _, _ in out] == [_R_bytes(b) for b, _, _ in off]
+
+
+# -- tuning, and what a person sees ----------------------------------------------------------------
+def test_tuned_evaluation_runs_take_the_fitted_states_of_their_tuning_runs(tmp_path):
+    spec = {"name": "tuned", "seeds": 1, "base_metrics": ["roc_auc"], "strategies": ["naive", "cumulative"],
+            "scenarios": ["concept_incremental"], "detectors": ["iforest"],
+            "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 3, "n_train": 60, "n_test": 60,
+                          "random_state": 0}],
+            "tuning": {"mode": "validation_split", "fraction": 0.3,
+                       "detectors": {"iforest": {"n_estimators": [5, 10, 15, 20]}}}}
+    before = run_spec(spec, tmp_path / "before", share_steps=False)
+    after = run_spec(spec, tmp_path / "after")
+    assert _numbers(before) == _numbers(after)
+    chosen = [r.extras["tuning"]["chosen_params"] for r in after.runs]
+    assert chosen == [r.extras["tuning"]["chosen_params"] for r in before.runs]
+    # validation_split trains the evaluation run on what its chosen candidate's tuning run trained on
+    assert [r.timings["work"]["fitted"] for r in after.runs] == [0, 0]
+    assert [r.timings["work"]["fitted"] for r in before.runs] == [3, 3]
+
+
+def test_the_end_line_says_what_the_grid_contains_and_computed(tmp_path, capsys, caplog):
+    from tests.runner_helpers import run_main, write_spec
+
+    spec = write_spec(tmp_path, None, strategies=["naive", "cumulative", "window"], scenarios=["concept_incremental"],
+                      detectors=["hbos"], seeds=1)
+    rc, out, _ = run_main(capsys, caplog, "run", str(spec), "--out", str(tmp_path / "out"))
+    assert rc == 0
+    line = next(l for l in out.splitlines() if "training steps" in l)
+    import re
+
+    m = re.fullmatch(r"3 runs: (\d+) training steps, (\d+) fitted; (\d+) scoring passes, (\d+) computed", line)
+    assert m and int(m[2]) < int(m[1]) and int(m[4]) < int(m[3])
+    rc, out, _ = run_main(capsys, caplog, "run", str(spec), "--out", str(tmp_path / "v"), "--verify-sharing")
+    assert rc == 0 and "(every shared step verified)" in out
