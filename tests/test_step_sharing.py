@@ -265,3 +265,15 @@ def test_the_end_line_says_what_the_grid_contains_and_computed(tmp_path, capsys,
     assert m and int(m[2]) < int(m[1]) and int(m[4]) < int(m[3])
     rc, out, _ = run_main(capsys, caplog, "run", str(spec), "--out", str(tmp_path / "v"), "--verify-sharing")
     assert rc == 0 and "(every shared step verified)" in out
+
+
+def test_the_report_provenance_says_it(tmp_path):
+    from clad.report import make_report
+
+    spec = {"name": "prov", "seeds": 1, "strategies": ["naive", "cumulative"], "scenarios": ["concept_incremental"],
+            "detectors": ["hbos"], "datasets": [{"name": "synthetic", "n_concepts": 3, "n_train": 60, "n_test": 40}]}
+    done = run_spec(spec, tmp_path / "out")
+    report = make_report(done.runs, tmp_path / "report")
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert done.work["fitted"] == 5 and done.work["steps"] == 6
+    assert "Computation: 2 runs: 6 training steps, 5 fitted; 18 scoring passes, 15 computed" in html, report
