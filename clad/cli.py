@@ -141,7 +141,8 @@ def _cmd_run(args) -> int:
         return EXIT_USAGE
     try:
         done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
-                        slurm=_slurm_config(args, spec), fresh=args.fresh, share=False if args.no_share else None, add=args.add, on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()))
+                        slurm=_slurm_config(args, spec), fresh=args.fresh, share=False if args.no_share else None, add=args.add,
+                        on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()), verify_sharing=args.verify_sharing)
     except ResultsWriteError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
         return EXIT_WRITE_FAILED
@@ -159,6 +160,10 @@ def _cmd_run(args) -> int:
         same = (f"; {shared} of them the same computation as another run (computed once)" if shared else "")
         print(f"\n{done.n_ok} runs finished, {done.n_failed} failed{same}\nresults in {done.database} and "
               f"{done.results_json}\nevery metric with its interval: {Path(done.out) / 'summary.md'}")
+        if done.work and done.work.get("runs"):
+            from .core.steps import format_work
+
+            print(format_work(done.work) + (" (every shared step verified)" if args.verify_sharing else ""))
         if done.references:
             print(f"{sum(r.ok for r in done.references)} reference runs finished ({done.n_references_computed} "
                   "computed now); every run's metrics against them are in summary.csv and results.json")
@@ -467,8 +472,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip runs already finished in DIR/results.sqlite (the default)")
     g.add_argument("--fresh", dest="fresh", action="store_true",
                    help="delete DIR/results.sqlite and run everything again")
+    r.add_argument("--verify-sharing", action="store_true",
+                   help="compute every training step and scoring pass anyway and compare it, byte for byte, with "
+                        "the result shared by step key; a difference fails the run naming the key")
     r.add_argument("--no-share", action="store_true",
-                   help="compute every run itself, even runs that are the same computation as another "
+                   help="compute every run and every training step itself, even those that are the same computation as another "
                         "(default: spec 'share', else true: computed once, recorded with shared_from)")
     r.add_argument("--add", action="store_true",
                    help="add this spec's runs to a folder holding another spec's results (by default another "

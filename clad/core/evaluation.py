@@ -38,6 +38,7 @@ Parameters of a base metric (``metric_params``, e.g. ``{"vus_pr": {"window": 50}
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +55,7 @@ from ..errors import CladValueError, RunWarning
 from ..metrics import ranges as range_metrics
 from ..metrics.base import BaseMetric, check_base_metrics, check_metric_params, find_base_metric, get_base_metric
 from ..validation import check_n_jobs
+from . import steps as step_sharing
 from .concepts import Concept
 from .thresholds import check_threshold, fpr_threshold, realised_fpr
 
@@ -126,6 +128,9 @@ class Evaluation:
     #: the threshold policy and, like R, the threshold and the false-positive rate it reached on the
     #: normal rows of each test concept after each step (see :mod:`clad.core.thresholds`)
     threshold: dict | None = None
+    #: the run's work: ``{"steps": training steps, "fitted": those computed (not shared),
+    #: "passes": scoring passes, "scored": those computed}`` (see :mod:`clad.core.steps`)
+    work: dict | None = None
 
 
 class Evaluator:
@@ -212,16 +217,48 @@ class Evaluator:
         self._trace_at = self._trace_choice()
         self._trace_steps: list[dict] = []
         self._last_trace: dict | None = None
+        # steps shared through this thread's cache (clad.core.steps), read here: scoring threads have none
+        self._cache = step_sharing.current()
+        self._rows_fp: dict[int, str] = {}
+        self._work = {"steps": 0, "fitted": 0, "passes": 0, "scored": 0}
+        self._work_lock = threading.Lock()
+        self._origin = ""
 
     @contextmanager
     def learning(self):
-        """Time a ``learn`` call; the time is added to the next evaluated step."""
+        """Time a ``learn`` call; the time is added to the next evaluated step. The call is a
+        training step: it counts as fitted unless every fit it asked for was shared."""
         t0 = time.perf_counter()
+        before = self._cache.counts.copy() if self._cache is not None else None
+        step_sharing.set_origin(step=self._work["steps"] + 1)
+        self._origin = step_sharing.origin()
         try:
             yield
         finally:
             self._pending_fit += time.perf_counter() - t0
             self._last = None  # something was learned: the next evaluation must score again
+            self._work["steps"] += 1
+            if before is None:
+                self._work["fitted"] += 1
+            else:
+                d = self._cache.counts.minus(before)
+                self._work["fitted"] += int(d.fits_computed > 0 or d.fits == 0)
+
+    def _scored(self, strategy, j: int, concept: Concept, concept_id) -> Scored:
+        """``strategy.score`` of test concept ``j``, or the scores an earlier step with the same
+        scoring key gave (:mod:`clad.core.steps`)."""
+        compute = lambda: strategy.score(concept.X, concept_id=concept_id)  # noqa: E731
+        if self._cache is None:
+            scored, computed = compute(), True
+        else:
+            if j not in self._rows_fp:
+                self._rows_fp[j] = step_sharing.rows_fingerprint(concept.X)
+            scored, computed = self._cache.score(step_sharing.score_key(strategy, concept_id), concept.X, compute,
+                                                 origin=self._origin, rows=self._rows_fp[j])
+        with self._work_lock:
+            self._work["passes"] += 1
+            self._work["scored"] += int(computed)
+        return scored
 
     def _score_one(self, strategy, j: int, with_ids: bool, threshold: float | None = None
                    ) -> tuple[dict[str, float] | None, list | None, dict | None, tuple[float, float]]:
@@ -230,7 +267,7 @@ class Evaluator:
         the threshold with the false-positive rate it reaches on the concept's normal rows.
         ``threshold`` (a calibrated one) replaces the strategy's own."""
         concept = self.test_concepts[j]
-        scored = strategy.score(concept.X, concept_id=concept.name if with_ids else None)
+        scored = self._scored(strategy, j, concept, concept.name if with_ids else None)
         if not isinstance(scored, Scored):
             raise CladValueError(
                 f"strategy {type(strategy).__name__}: score() returned {type(scored).__name__}; "
@@ -462,6 +499,7 @@ class Evaluator:
             trace=self.trace_record(),
             chance=self._chance_levels(),
             threshold=self._threshold_record(),
+            work={**self._work, **({"cache_bytes": int(self._cache.peak_bytes)} if self._cache is not None else {})},
         )
 
     def _threshold_record(self) -> dict:

@@ -21,6 +21,7 @@ from .memory import peak_rss
 from ..results.record import RunResult, versions
 from .run_warnings import recording
 from .seeding import seed_run
+from .steps import set_origin
 from .time_limit import RunTimeout, check_timeout, time_limit, time_limit_usable
 
 __all__ = ["run_experiment"]
@@ -109,6 +110,8 @@ def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, con
         seeded = seed_run(seed, strategy=strategy, scenario=scenario)
         strategy, scenario = seeded.strategy, seeded.scenario
     labels = dict(labels or {})
+    set_origin(run=f"run {labels['run_id']}" if labels.get("run_id") else
+               f"{labels.get('strategy', type(strategy).__name__)} run")
     t0 = time.perf_counter()
     observers = () if on_step is None else (_step_observer(on_step),)
     det_proto = strategy.get_params(deep=False).get("detector")
@@ -146,7 +149,8 @@ def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, con
         test_concepts=dataset.test_names,
         R=evaluation.R,
         metrics=metrics,
-        timings={"fit": list(evaluation.fit_seconds), "score": list(evaluation.score_seconds), "total": total},
+        timings={"fit": list(evaluation.fit_seconds), "score": list(evaluation.score_seconds), "total": total,
+                 **({"work": evaluation.work} if evaluation.work is not None else {})},
         versions=versions(),
         config=dict(config or {}),
         memory_rows=evaluation.memory_rows,

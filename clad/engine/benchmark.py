@@ -40,6 +40,8 @@ from .config import RunConfig, canonical
 from .folder import FolderInUse, FolderLock
 from .settings import Execution
 from .identity import changed_inputs, code_inputs, computation_keys
+from .sharing import Sharing, release_caches
+from ..core.steps import DEFAULT_MAX_BYTES, grid_work
 from .spec import Spec, load_spec, parse_spec
 
 __all__ = ["run_spec", "BenchmarkResult", "GridStarted", "GridFinished", "ResultsWriteError", "remove_database"]
@@ -97,6 +99,9 @@ class BenchmarkResult:
     n_references_computed: int = 0
     #: the tuning runs finished in the database (kept, and reused by the next run of the spec)
     n_tuning_ok: int = 0
+    #: what the evaluation runs contain and what was computed (:func:`clad.core.steps.grid_work`):
+    #: ``runs``, ``steps``, ``fitted``, ``passes``, ``scored``, ``cache_bytes``
+    work: Mapping[str, int] | None = None
 
     @property
     def n_kept(self) -> int:
@@ -141,7 +146,8 @@ def _as_spec(spec: Spec | str | os.PathLike | Mapping) -> Spec:
 def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *, jobs: int | None = None,
              threads: int | None = None, dask=None, timeout: float | None = None, fresh: bool = False,
              share: bool | None = None, add: bool = False, on_event: Callable[[Any], None] | None = None,
-             slurm=None) -> BenchmarkResult:
+             verify_sharing: bool = False, step_cache_bytes: int | None = None,
+             share_steps: bool | None = None, slurm=None) -> BenchmarkResult:
     """Run every configuration of ``spec`` into the results folder ``out``, resuming.
 
     ``spec`` is a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the
@@ -156,7 +162,12 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     unless ``jobs`` or ``dask`` is given) computes the runs as SLURM jobs (:mod:`clad.engine.slurm`). A failure to write the results
     raises :class:`ResultsWriteError`. Runs that are one computation (:mod:`clad.engine.identity`)
     are computed once and the others recorded with ``shared_from`` naming the run that computed
-    them, unless ``share`` is false (default: the spec's ``share`` key, true). A folder belongs to
+    them, unless ``share`` is false (default: the spec's ``share`` key, true). Training steps whose
+    keys coincide are fitted and scored once too (:mod:`clad.engine.sharing`; ``share`` false computes
+    every step, and so does ``share_steps=False`` while runs are still shared; ``verify_sharing`` computes every step and compares it with the shared result, a
+    difference failing the run; ``step_cache_bytes`` bounds each group's step cache, default
+    :data:`clad.core.steps.DEFAULT_MAX_BYTES`); ``BenchmarkResult.work`` says how many training steps
+    and scoring passes the runs contain and how many were computed. A folder belongs to
     one spec: another spec's results there are refused (:class:`~clad.engine.folder.FolderInUse`)
     unless ``fresh`` (replace them) or ``add`` (add this spec's runs to them; results.json then
     holds every run of the database). ``on_event`` receives the events described in the module
@@ -170,6 +181,9 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     execution = Execution.of(spec, jobs=jobs, threads=threads, dask=dask, timeout=timeout, slurm=slurm)
     share = share if share is not None else spec.share
     check_execution(execution.jobs, execution.threads, execution.timeout)
+    share_steps = share if share_steps is None else share_steps
+    sharing = Sharing("verify" if verify_sharing else "on" if share_steps else "off",
+                      DEFAULT_MAX_BYTES if step_cache_bytes is None else step_cache_bytes)
     if execution.parallel:
         prestart_workers()  # its imports overlap with opening the folder and planning the grid
     tell = on_event or (lambda event: None)
@@ -185,12 +199,13 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
         if fresh:
             remove_database(db)
             lock.share()
-        return _run_locked(spec, out, db, execution, share, add, tell, on_event)
+        return _run_locked(spec, out, db, execution, share, add, tell, on_event, sharing)
     finally:
+        release_caches()  # the fitted states this process kept for the grid
         lock.release()
 
 
-def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event) -> BenchmarkResult:
+def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event, sharing=None) -> BenchmarkResult:
     from ..results.record import write_results
     from .executors import RunEvent
     from .references import ReferencePlan, attach_references, compute_references, reference_plan
@@ -212,7 +227,7 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event)
             if on_event is not None and execution.dask is None:  # worker runs' steps come back as events
                 def on_step(cfg, step, index):
                     tell(RunEvent("step", cfg, step=step, index=index))
-            run = _Phase.runner(store, share, execution, on_step, tell)
+            run = _Phase.runner(store, share, execution, on_step, tell, sharing)
             try:
                 configs = grid  # a tuned grid's evaluation runs are known once its tuning runs are
                 if plan is None:
@@ -270,7 +285,7 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event)
         n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
         database=db, results_json=out / "results.json", summary=table, interrupted=interrupted,
         n_tuning=len(phases[0].configs) if plan is not None and phases else 0, references=references,
-        n_references_computed=refs_computed, n_tuning_ok=tuning_ok)
+        n_references_computed=refs_computed, n_tuning_ok=tuning_ok, work=grid_work(results))
 
 
 class _Phase:
@@ -301,7 +316,7 @@ class _Phase:
         return dataclasses.replace(result, extras={**(result.extras or {}), "tuning": rec})
 
     @staticmethod
-    def runner(store, share, execution: Execution, on_step, tell) -> Callable[["_Phase"], bool]:
+    def runner(store, share, execution: Execution, on_step, tell, sharing=None) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
         from .executors import RunEvent, execute_claimed
         from .slurm import execute_slurm
@@ -314,8 +329,8 @@ class _Phase:
             with _Renewer(store.path):
                 while todo and not interrupted:
                     events = execute_claimed(todo, store, jobs=execution.jobs, dask=execution.dask,
-                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step
-                                             ) if execution.slurm is None else execute_slurm(
+                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step,
+                                             sharing=sharing) if execution.slurm is None else execute_slurm(
                         [c for c in todo if store.claim(c.run_id)], store, execution.slurm,
                         timeout=execution.timeout, threads=execution.threads)
                     try:

@@ -51,7 +51,7 @@ from .forkserver import mp_context
 from .config import RunConfig
 from .run import execution_order, failed_result, run_safely
 
-__all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
+__all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "execute_group", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
            "limited_threads"]
 
 from ..core.time_limit import RunTimeout, check_timeout, time_limit
@@ -146,6 +146,37 @@ def execute_in_worker(cfg: RunConfig, timeout: float | None = None,
     return execute_one(cfg, timeout, threads, on_step=on_step)
 
 
+def execute_group(configs: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
+                  sharing=None, on_step: Callable[[RunConfig, str, int], None] | None = None
+                  ) -> list[tuple[RunResult, str, str]]:
+    """:func:`execute_one` for each run of a sharing group (:func:`clad.engine.sharing.sharing_groups`),
+    one after another through one step cache (``sharing``, a :class:`~clad.engine.sharing.Sharing`;
+    None: nothing shared): ``[(result, started, finished)]`` in the given order. ``timeout`` is
+    each run's."""
+    return list(_group_runs(configs, timeout, threads, sharing, on_step))
+
+
+def _group_runs(configs, timeout, threads, sharing, on_step=None, claim=None):
+    from ..core.steps import using
+
+    cache = sharing.cache_for(configs) if sharing is not None else None
+    for cfg in configs:
+        if claim is not None and not claim(cfg):
+            continue
+        step = None if on_step is None else functools.partial(on_step, cfg)
+        with using(cache):
+            outcome = execute_one(cfg, timeout, threads, on_step=step)
+        yield outcome
+
+
+def execute_group_in_worker(configs: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
+                            sharing=None) -> list[tuple[RunResult, str, str]]:
+    """:func:`execute_group` in a worker process, telling each concept step through the queue."""
+    steps = _STEPS
+    on_step = None if steps is None else (lambda cfg, step, index: steps.put((cfg.run_id, str(step), int(index))))
+    return execute_group(configs, timeout, threads, sharing, on_step=on_step)
+
+
 def check_execution(jobs: int, threads: int | None, timeout: float | None) -> None:
     """A :class:`~clad.errors.CladValueError` naming ``jobs``, ``threads`` or ``timeout`` when it is not allowed.
 
@@ -230,19 +261,20 @@ def _stop_pool(pool) -> None:
     pool.join()
 
 
-def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | None,
-                    threads: int | None, claim=None, steps: bool = False) -> Iterator[RunEvent]:
-    """Runs in a :class:`pebble.ProcessPool`: a run past its time limit (plus a grace period for
-    the alarm inside the worker) has its worker killed and replaced, and a worker that dies fails
-    only the run it was computing; the other workers go on. With ``steps``, the workers tell each
-    concept step through a queue and a ``"step"`` event is yielded for it."""
+def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float | None,
+                    threads: int | None, claim=None, steps: bool = False, sharing=None) -> Iterator[RunEvent]:
+    """Runs in a :class:`pebble.ProcessPool`, each sharing group (a list of runs) as one task: a
+    task past its time limit (each run's, plus a grace period for the alarm inside the worker) has
+    its worker killed and replaced, and a worker that dies fails only the runs of the task it was
+    computing; the other workers go on. With ``steps``, the workers tell each concept step through
+    a queue and a ``"step"`` event is yielded for it."""
     from concurrent.futures import FIRST_COMPLETED, TimeoutError, wait
     from concurrent.futures.process import BrokenProcessPool
 
     from pebble import ProcessExpired, ProcessPool
 
     hard_limit = None if timeout is None else timeout + max(2.0, 0.25 * timeout)
-    todo = list(configs)[::-1]  # pop() from the end keeps the given order
+    todo = [list(g) for g in groups][::-1]  # pop() from the end keeps the given order
     worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
 
     # a SimpleQueue's put writes into the pipe before it returns: a run's steps are there before its result
@@ -260,7 +292,7 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
                 run_id, step, index = step_queue.get()
             except (OSError, ValueError, EOFError):
                 return
-            cfg = next((c for c, _ in inflight.values() if c.run_id == run_id), None)
+            cfg = next((c for g, _ in inflight.values() for c in g if c.run_id == run_id), None)
             if cfg is not None:
                 yield RunEvent("step", cfg, step=step, index=index)
 
@@ -275,40 +307,45 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
             while todo or inflight:
                 broken = []
                 while todo and len(inflight) < jobs:
-                    cfg = todo.pop()
-                    if claim is not None and not claim(cfg):
+                    group = [c for c in todo.pop() if claim is None or claim(c)]
+                    if not group:
                         continue
                     try:
-                        fut = pool.schedule(execute_in_worker, args=(cfg, timeout, threads), timeout=hard_limit)
+                        fut = pool.schedule(execute_group_in_worker, args=(group, timeout, threads, sharing),
+                                            timeout=None if hard_limit is None else hard_limit * len(group))
                     except RuntimeError:  # the pool failed between two runs
-                        broken.append(cfg)
+                        broken.extend(group)
                         break
-                    inflight[fut] = (cfg, _utc())
-                    yield RunEvent("started", cfg, started=inflight[fut][1])
+                    inflight[fut] = (group, _utc())
+                    for cfg in group:
+                        yield RunEvent("started", cfg, started=inflight[fut][1])
                 done, _ = (wait(list(inflight), timeout=0.25 if steps else 1.0, return_when=FIRST_COMPLETED)
                            if inflight else ((), ()))
                 yield from step_events()
                 for fut in done:
-                    cfg, started = inflight.pop(fut)
+                    group, started = inflight.pop(fut)
                     finished = _utc()
                     try:
-                        result, started, finished = fut.result()
+                        outcomes = fut.result()
                     except TimeoutError:
-                        result = _timeout_result(cfg, timeout, "stopped by killing and replacing its worker process")
+                        outcomes = [(_timeout_result(cfg, timeout, "stopped by killing and replacing its worker "
+                                                     "process"), started, finished) for cfg in group]
                     except ProcessExpired as exc:
-                        result = failed_result(cfg, f"the worker process running this run died (exit code "
-                                                    f"{exc.exitcode}: killed, out of memory or a crash in native code)")
+                        outcomes = [(failed_result(cfg, f"the worker process running this run died (exit code "
+                                                        f"{exc.exitcode}: killed, out of memory or a crash in native "
+                                                        "code)"), started, finished) for cfg in group]
                     except (BrokenProcessPool, RuntimeError):
-                        broken.append(cfg)
+                        broken.extend(group)
                         continue
                     except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
-                        result = failed_result(cfg, traceback.format_exc())
-                    yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+                        outcomes = [(failed_result(cfg, traceback.format_exc()), started, finished) for cfg in group]
+                    for cfg, (result, started_at, finished_at) in zip(group, outcomes):
+                        yield RunEvent("finished", cfg, result=result, started=started_at, finished=finished_at)
                 if broken:
                     # the pool itself failed (it cannot tell which run was at fault): a new pool, and
                     # each run then in flight is tried once more
                     _stop_pool(pool)
-                    broken += [cfg for cfg, _ in inflight.values()]
+                    broken += [cfg for group, _ in inflight.values() for cfg in group]
                     inflight.clear()
                     for cfg in broken:
                         if cfg.run_id in retried:
@@ -317,7 +354,7 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
                                 started=_utc(), finished=_utc())
                         else:
                             retried.add(cfg.run_id)
-                            todo.append(cfg)
+                            todo.append([cfg])
                     pool = new_pool()
         finally:
             if pool is not None:
@@ -327,8 +364,8 @@ def _iter_processes(configs: Sequence[RunConfig], jobs: int, timeout: float | No
 
 
 # -- Dask ---------------------------------------------------------------------------------------
-def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None,
-               threads: int | None) -> Iterator[RunEvent]:
+def _iter_dask(groups: Sequence[list[RunConfig]], address, timeout: float | None,
+               threads: int | None, sharing=None) -> Iterator[RunEvent]:
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -343,60 +380,74 @@ def _iter_dask(configs: Sequence[RunConfig], address, timeout: float | None,
         raise CladValueError(f"cannot connect to the Dask scheduler at {address!r} ({exc})") from None
     try:
         slots = max(1, sum(client.nthreads().values()))
-        todo = list(configs)[::-1]
+        todo = [list(g) for g in groups][::-1]
         inflight: dict = {}
         ac = as_completed()
 
-        def submit():
-            cfg = todo.pop()
-            fut = client.submit(execute_one, cfg, timeout, threads, key=f"clad-run-{cfg.run_id}-{time.time_ns()}",
-                                pure=False)
-            inflight[fut.key] = (cfg, _utc())
+        def submit():  # a sharing group is one task: its runs share a step cache in one worker
+            group = todo.pop()
+            fut = client.submit(execute_group, group, timeout, threads, sharing,
+                                key=f"clad-run-{group[0].run_id}-{time.time_ns()}", pure=False)
+            inflight[fut.key] = (group, _utc())
             ac.add(fut)
-            return cfg, inflight[fut.key][1]
+            return group, inflight[fut.key][1]
 
         while todo and len(inflight) < 2 * slots:
-            cfg, started = submit()
-            yield RunEvent("started", cfg, started=started)
-        for fut in ac:
-            cfg, started = inflight.pop(fut.key)
-            try:
-                result, started, finished = fut.result()
-            except Exception:  # noqa: BLE001 - the task itself failed (not the run)
-                result, finished = failed_result(cfg, traceback.format_exc()), _utc()
-            fut.release()
-            yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
-            if todo:
-                cfg, started = submit()
+            group, started = submit()
+            for cfg in group:
                 yield RunEvent("started", cfg, started=started)
+        for fut in ac:
+            group, started = inflight.pop(fut.key)
+            try:
+                outcomes = fut.result()
+            except Exception:  # noqa: BLE001 - the task itself failed (not the run)
+                outcomes = [(failed_result(cfg, traceback.format_exc()), started, _utc()) for cfg in group]
+            fut.release()
+            for cfg, (result, started_at, finished) in zip(group, outcomes):
+                yield RunEvent("finished", cfg, result=result, started=started_at, finished=finished)
+            if todo:
+                group, started = submit()
+                for cfg in group:
+                    yield RunEvent("started", cfg, started=started)
     finally:
         if own_client:
             client.close()
 
 
 # -- sequential ---------------------------------------------------------------------------------
-def _iter_sequential(configs: Sequence[RunConfig], timeout: float | None, threads: int | None,
-                     on_step, claim=None) -> Iterator[RunEvent]:
-    for cfg in configs:
-        if claim is not None and not claim(cfg):
-            continue
-        yield RunEvent("started", cfg, started=_utc())
-        step = None if on_step is None else functools.partial(on_step, cfg)
-        result, started, finished = execute_one(cfg, timeout, threads, on_step=step)
-        yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+def _iter_sequential(groups: Sequence[list[RunConfig]], timeout: float | None, threads: int | None,
+                     on_step, claim=None, sharing=None) -> Iterator[RunEvent]:
+    from ..core.steps import using
+
+    for group in groups:  # one step cache per sharing group, set only while a run computes
+        cache = sharing.cache_for(group) if sharing is not None else None
+        for cfg in group:
+            if claim is not None and not claim(cfg):
+                continue
+            yield RunEvent("started", cfg, started=_utc())
+            step = None if on_step is None else functools.partial(on_step, cfg)
+            with using(cache):
+                result, started, finished = execute_one(cfg, timeout, threads, on_step=step)
+            yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
 
 
 def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout: float | None = None,
                  threads: int | None = 1,
                  on_step: Callable[[RunConfig, str, int], None] | None = None,
-                 claim: Callable[[RunConfig], bool] | None = None) -> Iterator[RunEvent]:
+                 claim: Callable[[RunConfig], bool] | None = None, sharing=None) -> Iterator[RunEvent]:
     """Compute every configuration and yield a ``"started"`` and a ``"finished"`` event for each,
     as they happen. Each run uses at most ``threads`` BLAS/OpenMP/torch threads (None: no
     limit, and then results may depend on the executor). ``on_step(config, step_name,
     step_index)`` is called after every evaluated concept step of a sequential run (``jobs=1``,
     no Dask); with ``jobs > 1`` and ``on_step`` given, each step of a worker's run is yielded as a
     ``"step"`` event instead (through a queue; not on Dask). ``claim(config)`` is asked just before a run starts (not on Dask, where runs are
-    claimed before they are submitted): False skips the run (another process computes it). Closing the generator (or Ctrl-C) stops the workers."""
+    claimed before they are submitted): False skips the run (another process computes it). Closing the generator (or Ctrl-C) stops the workers.
+
+    ``sharing`` (a :class:`~clad.engine.sharing.Sharing`; None or mode ``"off"``: nothing shared):
+    the runs are planned into sharing groups (:func:`~clad.engine.sharing.sharing_groups`), each
+    computed in one process through one step cache (with ``jobs > 1`` and on Dask, a group is one
+    task: the largest first, and a grid with fewer groups than workers has its largest groups
+    halved until every worker has one)."""
     check_execution(jobs, threads, timeout)
     if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
         log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
@@ -406,20 +457,41 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     configs = execution_order(configs)
     if not configs:
         return (e for e in ())
+    if sharing is not None and not sharing.active:
+        sharing = None
+    groups = _tasks(configs, sharing, 1 if dask is None and jobs == 1 else max(jobs, 2))
     if dask is not None:
-        return _iter_dask(configs, dask, timeout, threads)
+        return _iter_dask(groups, dask, timeout, threads, sharing)
     if jobs > 1:  # the steps of worker runs come back as "step" events
-        return _iter_processes(configs, min(jobs, len(configs)), timeout, threads, claim, steps=on_step is not None)
-    return _iter_sequential(configs, timeout, threads, on_step, claim)
+        return _iter_processes(groups, min(jobs, len(configs)), timeout, threads, claim, steps=on_step is not None,
+                               sharing=sharing)
+    return _iter_sequential(groups, timeout, threads, on_step, claim, sharing)
+
+
+def _tasks(configs: list[RunConfig], sharing, workers: int) -> list[list[RunConfig]]:
+    """The grid as tasks: one run each without sharing; else its sharing groups, for several
+    workers the largest first and the largest halved while there are fewer tasks than workers."""
+    if sharing is None:
+        return [[c] for c in configs]
+    from .sharing import sharing_groups
+
+    groups = sharing_groups(configs)
+    if workers > 1:
+        while len(groups) < workers and max(len(g) for g in groups) > 1:
+            big = max(range(len(groups)), key=lambda i: len(groups[i]))
+            g = groups.pop(big)
+            groups[big:big] = [g[:len(g) // 2], g[len(g) // 2:]]
+        groups.sort(key=len, reverse=True)
+    return groups
 
 
 def execute_claimed(configs: Sequence[RunConfig], store, *, jobs: int = 1, dask=None, timeout: float | None = None,
-                    threads: int | None = 1, on_step: Callable[[RunConfig, str, int], None] | None = None
-                    ) -> Iterator[RunEvent]:
+                    threads: int | None = 1, on_step: Callable[[RunConfig, str, int], None] | None = None,
+                    sharing=None) -> Iterator[RunEvent]:
     """:func:`execute_grid` over the runs this process claims in ``store``, so that two processes
     on one results folder never compute one run twice: on Dask each run is claimed before it is
     submitted, elsewhere just before it starts. Closing the generator stops the workers."""
     if dask is not None:
         configs = [c for c in configs if store.claim(c.run_id)]
     return execute_grid(configs, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step,
-                        claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)))
+                        claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)), sharing=sharing)

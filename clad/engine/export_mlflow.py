@@ -114,7 +114,10 @@ def _metrics(run, Metric, now: int) -> tuple[list, list[str]]:
     if run.peak_memory is not None:
         add("peak_memory_mb", run.peak_memory / 1e6)
     for key, value in (run.timings or {}).items():
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, dict):  # counts, not seconds: the run's training steps and scoring passes
+            for k, v in value.items():
+                add(f"{key}.{k}", v)
+        elif isinstance(value, (list, tuple)):
             add(f"seconds.{key}", sum(_number(v) or 0.0 for v in value))
         else:
             add(f"seconds.{key}", value)

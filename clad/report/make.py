@@ -163,6 +163,11 @@ def _provenance(results: Sequence[RunResult]) -> str:
                              + (" …" if len(versions) > 4 else ""), frame_html(vt)))
     seeds = sorted({r.seed for r in results})
     out.append(f"<p>Seeds: {H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
+    if any(isinstance((r.timings or {}).get("work"), dict) for r in results):  # training steps shared by key
+        from ..core.steps import format_work, grid_work
+
+        out.append(f"<p>Computation: {H.html.escape(format_work(grid_work(results)))} (training steps and "
+                   "scoring passes with the same inputs are computed once; clad.core.steps)</p>")
     datasets: dict[str, dict] = {}
     for r in results:
         info = {k: v for k, v in r.config.items() if "dataset" in k or k in ("metadata", "checksums", "sha256")}

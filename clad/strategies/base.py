@@ -48,6 +48,7 @@ from sklearn.base import BaseEstimator, clone
 
 from ..core.concepts import readonly
 from ..core.evaluation import Scored
+from ..core.steps import fit_fresh
 from ..detectors import as_detector, detector_name
 from ..detectors.base import writes_guard
 from ..errors import CladValueError
@@ -128,6 +129,11 @@ class Strategy(Validated, BaseEstimator, abc.ABC):
     #: whether the strategy draws from ``random_state`` (False: it only hands it on, and the run
     #: seed does not change its result; see :func:`clad.core.seeding.seed_consumers`)
     uses_random_state: bool = True
+    #: what enters the key of each training step (:mod:`clad.core.steps`): ``("rows",)`` says each
+    #: fit is a fresh clone of the prototype fitted on the rows given to ``_fit_new``, never changed
+    #: afterwards, and ``score`` is the fitted ``detector_``'s (or ``score_key`` says what it reads);
+    #: None (default): never shared. A subclass with its own ``learn`` or ``score`` declares again.
+    step_inputs: tuple[str, ...] | None = None
     #: parameter constraints (clad.validation), checked at the first learn and by a spec before any run
     _parameter_constraints = {"random_state": [None, SEED]}
     #: scenario names this strategy runs in (derived from the two flags above)
@@ -159,8 +165,10 @@ class Strategy(Validated, BaseEstimator, abc.ABC):
         return clone(as_detector(self.detector))
 
     def _fit_new(self, X):
-        """A fresh detector fitted on ``X`` (handed over read-only)."""
-        return self._new_detector().fit(readonly(X))
+        """A fresh detector fitted on ``X`` (handed over read-only); computed once per step key
+        across the runs of a process when the strategy declares ``step_inputs``
+        (:func:`clad.core.steps.fit_fresh`)."""
+        return fit_fresh(self, self._new_detector(), readonly(X))
 
     def _check_fitted(self, attr: str = "detector_") -> None:
         if not hasattr(self, attr):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..core.buffers import RowBuffer
 from ..detectors import detector_name
 from ..errors import CladValueError
+from ..core.steps import fit_fresh
 from .base import Strategy
 
 __all__ = ["Naive", "FineTune", "Cumulative"]
@@ -31,6 +32,8 @@ class Naive(Strategy):
 
     reads_concept_id = False
     uses_random_state = False
+    #: a fresh fit on the newest rows (fine-tuning's fits are never shared: they change the detector)
+    step_inputs = ("rows",)
 
     def __init__(self, detector=None, warm_start: bool = False, random_state: int | None = None):
         self.detector = detector
@@ -55,7 +58,8 @@ class Naive(Strategy):
             problem = self.detector_problem(det)
             if problem:
                 raise CladValueError(problem)
-            self.detector_ = det.fit(X)
+            # a detector fine-tuning goes on training is its own; a fresh fit is computed once per key
+            self.detector_ = det.fit(X) if self.warm_start else fit_fresh(self, det, X)
         return self
 
 
@@ -91,6 +95,7 @@ class Cumulative(Strategy):
 
     reads_concept_id = False
     uses_random_state = False
+    step_inputs = ("rows",)
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "buffer_"):

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import CladValueError
 from ..validation import StrOptions
+from ..core.steps import combine, current, key_of
 from .base import Scored, Strategy
 
 __all__ = ["Experts", "NO_EXPERT_POLICIES", "task_agnostic_choice", "fit_measures"]
@@ -42,6 +43,14 @@ def task_agnostic_choice(experts, train_scores, X) -> tuple[str, np.ndarray]:
     # lexicographic: median CDF first, robust distance second, oldest expert last
     i = int(np.lexsort((np.arange(len(keys)), measures[:, 1], measures[:, 0]))[0])
     return keys[i], scores[i]
+
+
+def _own_scores(det, X) -> np.ndarray:
+    """``det.score(X)``, computed once per (fitted state, rows) through this thread's step cache."""
+    cache, key = current(), key_of(det)
+    if cache is None or key is None:
+        return det.score(X)
+    return cache.score(combine("own scores", key), X, lambda: det.score(X))[0]
 
 
 class Experts(Strategy):
@@ -89,6 +98,8 @@ class Experts(Strategy):
 
     requires_boundaries = True
     uses_random_state = False
+    #: each expert a fresh fit on its concept's rows; scores from the experts and the id (score_key)
+    step_inputs = ("rows",)
 
     _parameter_constraints = {"no_expert": [StrOptions(NO_EXPERT_POLICIES)]}
 
@@ -105,8 +116,16 @@ class Experts(Strategy):
         det = self._fit_new(X)
         self.experts_.pop(key, None)  # a retrained id becomes the latest expert
         self.experts_[key] = det
-        self.train_scores_[key] = np.sort(det.score(X))
+        self.train_scores_[key] = np.sort(_own_scores(det, X))
         return self
+
+    def score_key(self, concept_id=None) -> str | None:
+        """The key of what :meth:`score` reads (:mod:`clad.core.steps`): every expert's fit, in
+        order, its id, the policy and the id asked for; None when an expert is not a keyed fit."""
+        keys = [(k, key_of(d)) for k, d in getattr(self, "experts_", {}).items()]
+        if not keys or any(v is None for _, v in keys):
+            return None
+        return combine("experts", self.no_expert, keys, concept_id)
 
     def _check_fitted(self, attr: str = "experts_"):
         super()._check_fitted(attr)

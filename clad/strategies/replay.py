@@ -46,6 +46,7 @@ class Replay(Strategy):
     """
 
     reads_concept_id = False
+    step_inputs = ("rows",)
     _parameter_constraints = {"buffer_size": [COUNT], "mode": [StrOptions(REPLAY_MODES)]}
 
     def __init__(self, detector=None, buffer_size: int = 1000, mode: str = "with_new",
@@ -128,6 +129,7 @@ class Window(Strategy):
 
     reads_concept_id = False
     uses_random_state = False
+    step_inputs = ("rows",)
     _parameter_constraints = {"window_size": [COUNT]}
 
     def __init__(self, detector=None, window_size: int = 1000, random_state: int | None = None):

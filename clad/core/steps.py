@@ -1,0 +1,553 @@
+"""Training steps computed once: a step's identity is its inputs.
+
+A training step's **key** is computed from its inputs alone, before anything is fitted:
+
+* a fresh fit (``Strategy._fit_new``): the detector's class and parameters as cloned from the
+  prototype (its ``random_state`` included: the seed stream it draws from) and the fingerprint of
+  exactly the rows, in their order, it is fitted on (:func:`fit_key`);
+* scoring under a fitted state: the key of that state (each fitted detector carries the key of
+  the fit that made it) and, for a strategy that reads it, the concept id it is told
+  (:func:`score_key`), with the fingerprint of the scored rows.
+
+Two steps with the same key give the same fitted state and the same scores, so a
+:class:`StepCache` computes each key once: fitted detectors and the :class:`~clad.core.evaluation.Scored`
+of each test concept under a fitted state are kept by key, within a bounded number of bytes
+(least recently used first out). A cache belongs to one thread of one process (:func:`using`);
+the engine runs the runs whose keys can coincide one after another in one process
+(:func:`clad.engine.sharing.sharing_groups`), so sharing does not depend on the executor.
+
+**Declarations.** A strategy is shared only if it says what enters its key: the class attribute
+``step_inputs`` (None: never shared). ``"rows"`` says that each of its fits is a fresh clone of
+the prototype fitted on the rows it hands ``_fit_new``, that it never changes a fitted detector
+afterwards, and that its ``score`` is the fitted detector's (or its own ``score_key`` says what
+its scores are a function of). A subclass that writes its own ``learn`` or ``score`` and does not
+declare again is never shared (:func:`declared`): a user's plug-in stays correct.
+
+**Verification.** A cache made with ``verify=True`` computes every step anyway and compares the
+shared result with the fresh one — the scores byte for byte, the fitted detector's learned state
+(arrays, ``state_dict``, RNG states; :func:`learned_state`) attribute by attribute — and raises
+:class:`SharingMismatch` naming the key and the two steps that gave it.
+
+>>> import numpy as np
+>>> from sklearn.ensemble import IsolationForest
+>>> from clad.detectors import as_detector
+>>> det = as_detector(IsolationForest(n_estimators=5, random_state=0))
+>>> X = np.arange(20.0).reshape(10, 2)
+>>> fit_key(det, X) == fit_key(det, X.copy()), fit_key(det, X) == fit_key(det, X[::-1])
+(True, False)
+>>> cache = StepCache()
+>>> a = cache.fit(det, X, origin="step 1")
+>>> b = cache.fit(det, X.copy(), origin="step 2")
+>>> a is b, cache.counts.fits, cache.counts.fits_computed
+(True, 2, 1)
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import hashlib
+import threading
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from ..errors import CladError
+from .concepts import owned
+
+__all__ = ["StepCache", "SharingMismatch", "Unshareable", "Counts", "fit_key", "score_key", "rows_fingerprint",
+           "describe", "declared", "key_of", "learned_state", "using", "current", "DEFAULT_MAX_BYTES",
+           "fit_fresh", "grid_work", "format_work"]
+
+#: the attribute a fitted detector carries its step key in
+KEY_ATTR = "_clad_step_key"
+
+#: a cache's default limit: the bytes of fitted states and scores it keeps (256 MiB)
+DEFAULT_MAX_BYTES = 256 * 2**20
+
+
+class SharingMismatch(CladError):
+    """A shared step's result differs from the same step computed fresh: a strategy or detector
+    declared fewer inputs than its computation reads."""
+
+
+class Unshareable(TypeError):
+    """An input that cannot be part of a key (an object whose state its description does not
+    show): the step is computed, never shared."""
+
+
+# -- keys -----------------------------------------------------------------------------------------
+def rows_fingerprint(X) -> str:
+    """The fingerprint of exactly these rows in this order (dtype, shape and bytes).
+
+    >>> a = np.zeros((3, 2))
+    >>> rows_fingerprint(a) == rows_fingerprint(np.zeros((3, 2))), rows_fingerprint(a) == rows_fingerprint(a.T)
+    (True, False)
+    """
+    a = np.asarray(X)
+    if a.dtype.hasobject:
+        raise Unshareable("rows of dtype object")
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{a.dtype.str}{a.shape}".encode())
+    h.update(np.ascontiguousarray(a).data)
+    return h.hexdigest()
+
+
+def describe(obj: Any, depth: int = 0) -> str:
+    """A text that determines ``obj`` as a configuration: plain values, containers, arrays (by
+    fingerprint), classes and functions by import path, estimators by class and
+    ``get_params(deep=False)``; :class:`Unshareable` for anything else.
+
+    >>> from sklearn.ensemble import IsolationForest
+    >>> describe(IsolationForest(n_estimators=5)) == describe(IsolationForest(n_estimators=5))
+    True
+    >>> describe(IsolationForest(n_estimators=5)) == describe(IsolationForest(n_estimators=6))
+    False
+    """
+    if depth > 12:
+        raise Unshareable("a configuration nested too deep")
+    if obj is None or isinstance(obj, (bool, int, float, str, bytes)):
+        return f"{type(obj).__name__}:{obj!r}"
+    if isinstance(obj, np.generic):
+        return f"{obj.dtype.str}:{obj!r}"
+    if isinstance(obj, np.ndarray):
+        return f"array:{rows_fingerprint(obj)}"
+    if isinstance(obj, (list, tuple)):
+        return f"{type(obj).__name__}[" + ",".join(describe(v, depth + 1) for v in obj) + "]"
+    if isinstance(obj, dict):
+        items = sorted((describe(k, depth + 1), describe(v, depth + 1)) for k, v in obj.items())
+        return "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
+    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+        name = getattr(obj, "__qualname__", "")
+        if "<" in name:  # a lambda or a local function: its name does not determine it
+            raise Unshareable(f"{name} has no import path")
+        return f"{getattr(obj, '__module__', '?')}.{name}"
+    get_params = getattr(obj, "get_params", None)
+    if callable(get_params) and not isinstance(obj, type):
+        cls = type(obj)
+        return f"{cls.__module__}.{cls.__qualname__}(" + describe(get_params(deep=False), depth + 1) + ")"
+    raise Unshareable(f"{type(obj).__name__} is not a configuration value")
+
+
+def _hash(*parts: str) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for p in parts:
+        h.update(p.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def fit_key(detector, X) -> str:
+    """The key of fitting a fresh, unfitted ``detector`` on ``X``: its configuration and the rows."""
+    return "fit:" + _hash("fit", describe(detector), rows_fingerprint(X))
+
+
+def key_of(detector) -> str | None:
+    """The step key of the fit that made ``detector`` (None: not a keyed fit)."""
+    return getattr(detector, KEY_ATTR, None) if detector is not None else None
+
+
+def declared(strategy) -> tuple[str, ...] | None:
+    """What ``strategy`` declares enters its step keys (its class's ``step_inputs``), or None when
+    it is never shared: no declaration, or a class that writes its own ``learn`` or ``score`` (or
+    ``_fit_new``, ``_new_detector``) below the class that declared, without declaring again.
+
+    >>> from clad.strategies import Naive
+    >>> class Mine(Naive):
+    ...     def learn(self, X, concept_id=None):
+    ...         return super().learn(X)
+    >>> declared(Naive()), declared(Mine())
+    (('rows',), None)
+    """
+    cls = type(strategy)
+    owner = next((c for c in cls.__mro__ if "step_inputs" in c.__dict__), None)
+    if owner is None or owner.__dict__["step_inputs"] is None:
+        return None
+    for c in cls.__mro__:
+        if c is owner:
+            break
+        if any(m in c.__dict__ for m in ("learn", "score", "_fit_new", "_new_detector", "score_key")):
+            return None
+    return tuple(owner.__dict__["step_inputs"])
+
+
+def score_key(strategy, concept_id) -> str | None:
+    """The key of what ``strategy.score(X, concept_id)`` computes from (without the rows), or None
+    when it is not shared: a strategy's own ``score_key(concept_id)`` when it has one, else the
+    key of its fitted ``detector_`` (with the id when the strategy reads it)."""
+    if declared(strategy) is None:
+        return None
+    own = getattr(strategy, "score_key", None)
+    if callable(own):
+        return own(concept_id)
+    base = key_of(getattr(strategy, "detector_", None))
+    if base is None:
+        return None
+    read = getattr(strategy, "reads_concept_id", True)
+    return _hash("score", base, repr(concept_id) if read else "")
+
+
+def combine(*parts: Any) -> str:
+    """A key made of other keys and plain values (for a strategy's ``score_key``)."""
+    return _hash(*(repr(p) for p in parts))
+
+
+# -- learned state, for verification ----------------------------------------------------------------
+def learned_state(obj: Any) -> dict[str, str]:
+    """``{attribute path: digest}`` of what ``obj`` holds: arrays by bytes, torch tensors and
+    modules by their values, RNG states, plain values by ``repr``; nested objects' attributes
+    (``a.b.c``), at most 6 levels down. The step key attribute is left out."""
+    out: dict[str, str] = {}
+    _walk(obj, "", out, 0, set())
+    return out
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _walk(v: Any, path: str, out: dict, depth: int, seen: set) -> None:
+    if v is None or isinstance(v, (bool, int, float, str, bytes, np.generic)):
+        out[path] = repr(v)
+        return
+    if isinstance(v, np.ndarray):
+        out[path] = f"{v.dtype.str}{v.shape}:" + (_digest(np.ascontiguousarray(v).tobytes()) if not v.dtype.hasobject
+                                                   else repr(v.tolist()))
+        return
+    if isinstance(v, np.random.Generator):
+        out[path] = repr(v.bit_generator.state)
+        return
+    if isinstance(v, np.random.RandomState):
+        state = v.get_state()
+        out[path] = _digest(state[1].tobytes()) + repr(state[2:])
+        return
+    mod = type(v).__module__ or ""
+    if mod.startswith("torch"):
+        _walk_torch(v, path, out, depth, seen)
+        return
+    if depth >= 6 or id(v) in seen:
+        out[path] = type(v).__name__
+        return
+    seen.add(id(v))
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            _walk(x, f"{path}[{i}]", out, depth + 1, seen)
+        out.setdefault(path, f"{type(v).__name__}({len(v)})")
+        return
+    if isinstance(v, dict):
+        for k in sorted(v, key=repr):
+            _walk(v[k], f"{path}[{k!r}]", out, depth + 1, seen)
+        out.setdefault(path, f"dict({len(v)})")
+        return
+    if isinstance(v, (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        out[path] = getattr(v, "__qualname__", type(v).__name__)
+        return
+    attrs = getattr(v, "__dict__", None)
+    if attrs is None:
+        out[path] = type(v).__name__
+        return
+    out[path] = type(v).__qualname__
+    for k in sorted(attrs):
+        if k == KEY_ATTR:
+            continue
+        _walk(attrs[k], f"{path}.{k}" if path else k, out, depth + 1, seen)
+
+
+def _walk_torch(v: Any, path: str, out: dict, depth: int, seen: set) -> None:
+    import torch
+
+    if isinstance(v, torch.Tensor):
+        t = v.detach().cpu()
+        out[path] = f"{t.dtype}{tuple(t.shape)}:" + _digest(t.contiguous().view(torch.uint8).numpy().tobytes()
+                                                           if t.numel() else b"")
+    elif isinstance(v, torch.nn.Module):
+        for k, t in v.state_dict().items():
+            _walk_torch(t, f"{path}.{k}", out, depth + 1, seen)
+        out.setdefault(path, type(v).__qualname__)
+    elif isinstance(v, torch.Generator):
+        out[path] = _digest(v.get_state().numpy().tobytes())
+    elif isinstance(v, torch.optim.Optimizer):
+        _walk(v.state_dict(), path, out, depth + 1, seen)
+    else:
+        out[path] = type(v).__qualname__
+
+
+def _first_difference(a: dict[str, str], b: dict[str, str]) -> str | None:
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k):
+            return k or "(the object itself)"
+    return None
+
+
+# -- the cache ---------------------------------------------------------------------------------------
+@dataclass
+class Counts:
+    """What went through a cache: fits asked for and computed, scoring passes asked for and computed,
+    and (verifying) how many shared results were checked against a fresh computation."""
+
+    fits: int = 0
+    fits_computed: int = 0
+    passes: int = 0
+    passes_computed: int = 0
+    verified: int = 0
+
+    def copy(self) -> "Counts":
+        return Counts(self.fits, self.fits_computed, self.passes, self.passes_computed, self.verified)
+
+    def minus(self, other: "Counts") -> "Counts":
+        return Counts(*(getattr(self, f) - getattr(other, f) for f in
+                        ("fits", "fits_computed", "passes", "passes_computed", "verified")))
+
+
+@dataclass
+class _Entry:
+    value: Any
+    nbytes: int
+    origin: str
+    state: dict | None = None
+
+
+def _nbytes(obj: Any, depth: int = 0, seen: set | None = None) -> int:
+    """An estimate of the bytes ``obj`` holds: its arrays and tensors, plus a little per object."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or depth > 6:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes) if obj.base is None or depth == 0 else int(obj.nbytes)
+    mod = type(obj).__module__ or ""
+    if mod.startswith("torch"):
+        try:
+            import torch
+
+            if isinstance(obj, torch.Tensor):
+                return int(obj.element_size() * obj.numel())
+            if isinstance(obj, torch.nn.Module):
+                return sum(int(t.element_size() * t.numel()) for t in obj.state_dict().values())
+        except Exception:  # noqa: BLE001 - only an estimate
+            return 64
+        return 64
+    if isinstance(obj, (list, tuple)):
+        return 64 + sum(_nbytes(v, depth + 1, seen) for v in obj)
+    if isinstance(obj, dict):
+        return 64 + sum(_nbytes(v, depth + 1, seen) for v in obj.values())
+    attrs = getattr(obj, "__dict__", None)
+    if isinstance(attrs, dict):
+        return 64 + sum(_nbytes(v, depth + 1, seen) for v in attrs.values())
+    return 32
+
+
+class StepCache:
+    """Fitted states and scores by step key, at most ``max_bytes`` of them (estimated from their
+    arrays and tensors; least recently used out first). ``verify`` computes every step anyway and
+    compares (:class:`SharingMismatch` on a difference). ``peak_bytes`` is the most it held.
+
+    Fitted detectors are handed out as they are: a declared strategy never changes a fitted
+    detector (a detector that writes attributes while scoring rewrites them from its inputs on
+    every call, as ECOD and COPOD do, which leaves its scores unchanged)."""
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, verify: bool = False):
+        self.max_bytes = int(max_bytes)
+        self.verify = bool(verify)
+        self.counts = Counts()
+        self.bytes = 0
+        self.peak_bytes = 0
+        self._entries: "collections.OrderedDict[str, _Entry]" = collections.OrderedDict()
+        self._lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _get(self, key: str) -> _Entry | None:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry
+
+    def _put(self, key: str, entry: _Entry) -> None:
+        if entry.nbytes > self.max_bytes:
+            return
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self.bytes -= old.nbytes
+        self._entries[key] = entry
+        self.bytes += entry.nbytes
+        while self.bytes > self.max_bytes and self._entries:
+            _, dropped = self._entries.popitem(last=False)
+            self.bytes -= dropped.nbytes
+        self.peak_bytes = max(self.peak_bytes, self.bytes)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.bytes = 0
+
+    # -- fits
+    def fit(self, detector, X, origin: str = "") -> Any:
+        """``detector`` (fresh, unfitted) fitted on ``X``, or the detector an earlier step with the
+        same key fitted. The fitted detector carries its key (:func:`key_of`)."""
+        try:
+            key = fit_key(detector, X)
+        except Unshareable:
+            with self._lock:
+                self.counts.fits += 1
+                self.counts.fits_computed += 1
+            return detector.fit(X)
+        with self._lock:
+            self.counts.fits += 1
+            entry = self._get(key)
+        if entry is not None and not self.verify:
+            return entry.value
+        X = owned(X)  # the cached state may keep the rows: never rows someone can change later
+        fitted = detector.fit(X)
+        setattr(fitted, KEY_ATTR, key)
+        with self._lock:
+            self.counts.fits_computed += 1
+            if entry is not None:
+                self.counts.verified += 1
+                fresh = learned_state(fitted)
+                where = _first_difference(entry.state or {}, fresh)
+                if where is not None:
+                    raise SharingMismatch(
+                        f"sharing verification failed: step key {key} was fitted by {entry.origin} and again by "
+                        f"{origin or 'another step'}, and the two fitted states differ in {where!r}: the strategy "
+                        "or detector declares fewer inputs than its fit reads")
+                return fitted
+            self._put(key, _Entry(fitted, _nbytes(fitted), origin, learned_state(fitted) if self.verify else None))
+        return fitted
+
+    # -- scores
+    def score(self, key: str | None, X, compute: Callable[[], Any], origin: str = "",
+              rows: str | None = None) -> tuple[Any, bool]:
+        """``(compute(), True)`` (a :class:`~clad.core.evaluation.Scored` of ``X``), or ``(what it
+        gave an earlier step with the same key and rows, False)``; ``key`` None: computed, never
+        shared. ``rows``: the fingerprint of ``X`` when the caller knows it."""
+        with self._lock:
+            self.counts.passes += 1
+        try:
+            full = None if key is None else "score:" + _hash(key, rows or rows_fingerprint(X))
+        except Unshareable:
+            full = None
+        if full is None:
+            with self._lock:
+                self.counts.passes_computed += 1
+            return compute(), True
+        with self._lock:
+            entry = self._get(full)
+        if entry is not None and not self.verify:
+            return entry.value, False
+        value = compute()
+        with self._lock:
+            self.counts.passes_computed += 1
+            if entry is not None:
+                self.counts.verified += 1
+                if not _same_scored(entry.value, value):
+                    raise SharingMismatch(
+                        f"sharing verification failed: scoring key {full} (state {key}) was computed by "
+                        f"{entry.origin} and again by {origin or 'another step'}, and the scores differ: the "
+                        "strategy declares fewer inputs than its scores read")
+                return value, True
+            self._put(full, _Entry(value, _nbytes(value), origin))
+        return value, True
+
+
+def _same_scored(a, b) -> bool:
+    sa, sb = np.asarray(getattr(a, "scores", a)), np.asarray(getattr(b, "scores", b))
+    ta, tb = getattr(a, "threshold", None), getattr(b, "threshold", None)
+    return (sa.dtype == sb.dtype and sa.shape == sb.shape and sa.tobytes() == sb.tobytes()
+            and np.asarray(ta, dtype=float).tobytes() == np.asarray(tb, dtype=float).tobytes())
+
+
+# -- the cache of this thread --------------------------------------------------------------------------
+_LOCAL = threading.local()
+
+
+def current() -> StepCache | None:
+    """The cache this thread's runs share steps through (None: every step is computed)."""
+    return getattr(_LOCAL, "cache", None)
+
+
+@contextlib.contextmanager
+def using(cache: StepCache | None):
+    """Share steps through ``cache`` in this thread while the block runs (None: share nothing)."""
+    before = current()
+    _LOCAL.cache = cache
+    try:
+        yield cache
+    finally:
+        _LOCAL.cache = before
+
+
+@dataclass
+class _Origin:
+    """Where a step happens, for verification messages (set by the evaluator)."""
+
+    run: str = ""
+    step: int = 0
+
+
+def origin() -> str:
+    """A description of the step this thread is computing (for a verification message)."""
+    o = getattr(_LOCAL, "origin", None)
+    return "" if o is None else f"{o.run or 'a run'}, training step {o.step}"
+
+
+def set_origin(run: str | None = None, step: int | None = None) -> None:
+    o = getattr(_LOCAL, "origin", None)
+    if o is None:
+        o = _LOCAL.origin = _Origin()
+    if run is not None:
+        o.run, o.step = run, 0
+    if step is not None:
+        o.step = step
+
+
+def fit_fresh(strategy, detector, X):
+    """``detector`` (a fresh clone) fitted on ``X`` for ``strategy``: through this thread's cache
+    when the strategy declares its step inputs, else computed."""
+    cache = current()
+    if cache is None or declared(strategy) is None:
+        if cache is not None:
+            with cache._lock:
+                cache.counts.fits += 1
+                cache.counts.fits_computed += 1
+        return detector.fit(X)
+    return cache.fit(detector, X, origin=origin())
+
+
+# -- what a grid computed -------------------------------------------------------------------------
+def grid_work(results) -> dict:
+    """The work of a grid's runs: ``runs``, ``steps`` (training steps its runs contain),
+    ``fitted`` (those computed), ``passes`` (scoring passes its runs contain) and ``scored``
+    (those computed), and ``cache_bytes`` (the largest a cache held). A run recorded as sharing
+    another's result (``shared_from``) contains that run's steps and computed none; a run without
+    a record of its work (older results) counts as computing everything it contains."""
+    out = {"runs": 0, "steps": 0, "fitted": 0, "passes": 0, "scored": 0, "cache_bytes": 0}
+    for r in results:
+        if not getattr(r, "ok", False):
+            continue
+        out["runs"] += 1
+        work = (r.timings or {}).get("work") if isinstance(r.timings, dict) else None
+        if not isinstance(work, dict):
+            steps = len(r.concepts)
+            passes = steps * len(r.test_concepts)
+            work = {"steps": steps, "fitted": steps, "passes": passes, "scored": passes}
+        out["steps"] += int(work.get("steps", 0))
+        out["passes"] += int(work.get("passes", 0))
+        if not r.shared_from:
+            out["fitted"] += int(work.get("fitted", 0))
+            out["scored"] += int(work.get("scored", 0))
+        out["cache_bytes"] = max(out["cache_bytes"], int(work.get("cache_bytes", 0) or 0))
+    return out
+
+
+def format_work(work: dict) -> str:
+    """The line a person reads: ``"1,440 runs: 7,200 training steps, 2,310 fitted; 36,000 scoring
+    passes, 11,550 computed"``.
+
+    >>> format_work({"runs": 2, "steps": 10, "fitted": 6, "passes": 50, "scored": 30})
+    '2 runs: 10 training steps, 6 fitted; 50 scoring passes, 30 computed'
+    """
+    return (f"{work['runs']:,} runs: {work['steps']:,} training steps, {work['fitted']:,} fitted; "
+            f"{work['passes']:,} scoring passes, {work['scored']:,} computed")
