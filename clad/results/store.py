@@ -52,6 +52,7 @@ with a busy timeout so readers never block it.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -222,7 +223,19 @@ _OPTIONAL = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metada
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
 #: (also to a new one: the CREATE TABLE above is the first version's columns and these)
 #: the tables of SCHEMA
-_OWN_TABLES = frozenset(line.split()[5] for line in SCHEMA.splitlines() if line.startswith("CREATE TABLE"))
+_OWN_ORDER = tuple(line.split()[5] for line in SCHEMA.splitlines() if line.startswith("CREATE TABLE"))
+_OWN_TABLES = frozenset(_OWN_ORDER)
+
+
+@functools.lru_cache(maxsize=None)
+def _own_columns(table: str) -> frozenset:
+    """The columns clad's schema gives ``table``."""
+    con = sqlite3.connect(":memory:")
+    try:
+        con.executescript(SCHEMA)
+        return frozenset(row[1] for row in con.execute(f"PRAGMA table_info({table})"))
+    finally:
+        con.close()
 _ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
                   "peak_memory", "chance")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
@@ -416,11 +429,20 @@ class ResultStore:
             keys = {r[0] for r in self._con.execute("SELECT key FROM meta")} if "meta" in tables else set()
         finally:
             self._con.execute("COMMIT")
-        if not tables or keys & {MARKER, "clad_version"} or (tables <= _OWN_TABLES and not keys):
+        if not tables or keys & {MARKER, "clad_version"} or (not keys and self._being_created(tables)):
             return
         self._con.close()
         raise DataError(f"{str(self.path)!r} is a SQLite database that clad did not create (tables: "
                         f"{', '.join(sorted(tables))}); clad does not write into it: choose another --out folder")
+
+    def _being_created(self, tables: set[str]) -> bool:
+        """Whether ``tables`` are what clad's schema has created so far: the first tables in the
+        schema's order (``meta`` first), each with exactly the columns clad gives it. A database
+        someone else made (a table named ``runs`` of their own) is not."""
+        if tables != set(_OWN_ORDER[:len(tables)]):
+            return False
+        return all({row[1] for row in self._con.execute(f"PRAGMA table_info({name})")}
+                   in (_own_columns(name), _own_columns(name) | set(_ADDED_COLUMNS)) for name in tables)
 
     def _initialise(self, deadline: float, check: bool = False) -> None:
         """WAL mode, the schema, the added columns and the marker. Every step is idempotent, so when
