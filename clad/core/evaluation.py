@@ -179,10 +179,10 @@ def base_metric_shown(name: str) -> str:
     return f"{name} (optimistic: oracle threshold)" if name in OPTIMISTIC_METRICS else name
 
 
-def _integer(low: int):
+def _integer(low: int, high: int):
     def check(metric, key, value):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise CladValueError(f"base metric {metric}: {key}={value!r}; expected an integer >= {low}")
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+            raise CladValueError(f"base metric {metric}: {key}={value!r}; expected an integer from {low} to {high:,}")
         return int(value)
     return check
 
@@ -193,14 +193,14 @@ def _unit(metric, key, value):
     return float(value)
 
 
-_VUS_PARAMS = {"window": _integer(0), "thresholds": _integer(2)}
+_VUS_PARAMS = {"window": _integer(0, range_metrics.MAX_WINDOW), "thresholds": _integer(2, range_metrics.MAX_THRESHOLDS)}
 #: the parameters each base metric takes, with their checks (defaults: TSB-AD's, see :mod:`clad.metrics.ranges`):
 #: ``window`` (VUS's largest buffer width, 100), ``thresholds`` (VUS's threshold count, 250), ``alpha``
 #: (range F1's weight of existence, 0.2), ``n_thresholds`` (the oracle grid, 100)
 BASE_METRIC_PARAMS: dict[str, dict[str, Callable]] = {
     "vus_pr": _VUS_PARAMS, "vus_roc": _VUS_PARAMS, "range_f1": {"alpha": _unit},
-    **{name: {"n_thresholds": _integer(1)} for name in range_metrics.ORACLE_METRICS},
-    "range_f1_oracle": {"n_thresholds": _integer(1), "alpha": _unit},
+    **{name: {"n_thresholds": _integer(1, range_metrics.MAX_THRESHOLDS)} for name in range_metrics.ORACLE_METRICS},
+    "range_f1_oracle": {"n_thresholds": _integer(1, range_metrics.MAX_THRESHOLDS), "alpha": _unit},
 }
 
 

@@ -99,6 +99,7 @@ def friedman_statistic(ranks) -> float:
 
 
 _PACKED_LIMIT = 2 ** 62  # rank-sum vectors packed into one int64 while they fit
+_ENUMERATION_CELLS = 1 << 23  # rank sums held at once while the exact distribution is counted (64 MB)
 
 
 def _doubled(ranks: np.ndarray) -> np.ndarray:
@@ -112,22 +113,39 @@ def _exact_friedman(r2: np.ndarray) -> float:
     of distinct rank-sum vectors, not with (k!)^n)."""
     n, k = r2.shape
     observed = int(np.sum(r2.sum(axis=0) ** 2))
+    if n == 1:  # one block: every arrangement has the same rank sums squared, so P(>= observed) = 1
+        return 1.0
     perms = np.array(list(itertools.permutations(range(k))))
     base = int(2 * k * n + 1)  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
     packed = base ** k < _PACKED_LIMIT
     weights = base ** np.arange(k, dtype=np.int64) if packed else None
     states = np.zeros((1, k), dtype=np.int64)
     counts = np.ones(1, dtype=np.int64)
-    for row in r2:
-        arranged = row[perms]  # k! x k
-        new = (states[:, None, :] + arranged[None, :, :]).reshape(-1, k)
+
+    def merged(new: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if packed:
             _, first, inverse = np.unique(new @ weights, return_index=True, return_inverse=True)
         else:
             _, first, inverse = np.unique(new, axis=0, return_index=True, return_inverse=True)
-        counts = np.bincount(inverse.ravel(), weights=np.repeat(counts, len(perms))).astype(np.int64)
-        states = new[first]
-    extreme = int(counts[(states ** 2).sum(axis=1) >= observed].sum())
+        return new[first], np.bincount(inverse.ravel(), weights=weight).astype(np.int64)
+
+    extreme = 0
+    for i, row in enumerate(r2):
+        arranged = row[perms]  # k! x k
+        # the states a chunk at a time, so that memory stays bounded however many states there are;
+        # the last block's arrangements are only counted, never kept
+        chunk = max(1, _ENUMERATION_CELLS // (len(perms) * k))
+        kept_states, kept_counts = np.zeros((0, k), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        for lo in range(0, len(states), chunk):
+            new = (states[lo:lo + chunk, None, :] + arranged[None, :, :]).reshape(-1, k)
+            weight = np.repeat(counts[lo:lo + chunk], len(perms))
+            if i == n - 1:
+                extreme += int(weight[(new ** 2).sum(axis=1) >= observed].sum())
+                continue
+            if len(kept_states):
+                new, weight = np.concatenate([kept_states, new]), np.concatenate([kept_counts, weight])
+            kept_states, kept_counts = merged(new, weight)
+        states, counts = kept_states, kept_counts
     return extreme / float(math.factorial(k) ** n)
 
 
