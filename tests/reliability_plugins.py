@@ -37,3 +37,26 @@ class ExitDetector(_Mean):
 
             os.kill(os.getpid(), signal.SIGKILL)
         return super().fit(X)
+
+
+from clad.strategies import Naive, Scored  # noqa: E402
+
+
+class LyingStrategy(Naive):
+    """A strategy plug-in (naive learning) whose ``score`` breaks the contract: ``lie`` is
+    ``"nan"`` (NaN scores), ``"short"`` (3 scores whatever the rows), ``"nan_threshold"`` or
+    ``"text"``."""
+
+    def __init__(self, detector=None, lie: str = "nan"):
+        super().__init__(detector=detector)
+        self.lie = lie
+
+    def score(self, X, concept_id=None):
+        n = len(X)
+        if self.lie == "nan":
+            return Scored(np.full(n, np.nan), 0.5)
+        if self.lie == "short":
+            return Scored(np.zeros(3), 0.5)
+        if self.lie == "text":
+            return Scored(np.array(["a"] * n), 0.5)
+        return Scored(np.linspace(0, 1, n), float("nan"))

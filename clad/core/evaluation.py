@@ -50,7 +50,7 @@ from scipy.integrate import trapezoid
 from sklearn.metrics import average_precision_score, f1_score, precision_recall_curve, roc_auc_score
 
 from ..defaults import DEFAULT_BASE_METRIC
-from ..errors import CladValueError, RunWarning
+from ..errors import CladValueError, DetectorError, RunWarning
 from ..metrics import ranges as range_metrics
 from ..registry import did_you_mean
 from ..validation import check_n_jobs
@@ -59,7 +59,7 @@ from .concepts import Concept
 __all__ = ["BASE_METRICS", "BASE_METRIC_BOUNDS", "base_metric_bounds", "TIME_AXIS_METRICS", "OPTIMISTIC_METRICS", "BASE_METRIC_PARAMS", "BASE_METRIC_LABELS",
            "base_metric_label", "base_metric_shown", "check_metric_params", "chance_level",
            "concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
-           "AnytimeEvent", "Scored", "check_base_metrics", "check_reversed", "check_data"]
+           "AnytimeEvent", "Scored", "check_scored", "check_base_metrics", "check_reversed", "check_data"]
 
 
 def _roc_auc(y, scored: Scored) -> float:
@@ -305,6 +305,41 @@ class Scored:
         return (self.scores > self.threshold).astype(np.int8)
 
 
+def check_scored(scored, n_rows: int, strategy, what: str) -> "Scored":
+    """``scored`` unchanged if it is what a strategy's ``score`` must return for ``n_rows`` rows:
+    a :class:`Scored` with one finite real score per row and a real, non-NaN threshold; else a
+    :class:`~clad.errors.DetectorError` naming the strategy and ``what`` was scored (the checks a
+    detector's scores get, so a strategy plug-in is held to the same contract).
+
+    >>> check_scored(Scored(np.array([0.1, np.nan]), 0.5), 2, "Mine", "test concept 'a'")
+    Traceback (most recent call last):
+    ...
+    clad.errors.DetectorError: strategy 'Mine': score() returned 1 non-finite value(s) (NaN or infinity) among 2 scores of test concept 'a'; expected finite scores
+    """
+    who = strategy if isinstance(strategy, str) else type(strategy).__name__
+    if not isinstance(scored, Scored):
+        raise CladValueError(f"strategy {who}: score() returned {type(scored).__name__}; "
+                             "expected clad.strategies.Scored(scores, threshold)")
+    scores = scored.scores
+    kind = getattr(getattr(scores, "dtype", None), "kind", None)
+    if not isinstance(scores, np.ndarray) or kind not in "biuf":
+        raise DetectorError(f"strategy {who!r}: score() returned scores of type {type(scores).__name__}"
+                            f"{f' (dtype {scores.dtype})' if kind else ''} for {what}; expected a numpy array "
+                            "of real numbers")
+    if scores.shape != (n_rows,):
+        raise DetectorError(f"strategy {who!r}: score() returned {scores.shape} scores for the {n_rows} rows of "
+                            f"{what}; expected ({n_rows},)")
+    finite = np.isfinite(scores)
+    if not finite.all():
+        raise DetectorError(f"strategy {who!r}: score() returned {int((~finite).sum())} non-finite value(s) (NaN or "
+                            f"infinity) among {n_rows} scores of {what}; expected finite scores")
+    t = scored.threshold
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)) or t != t:
+        raise DetectorError(f"strategy {who!r}: score() returned threshold {t!r} for {what}; expected a real "
+                            "number, not NaN (scores above it are flagged)")
+    return scored
+
+
 @dataclass(frozen=True)
 class StepEvent:
     """Row ``index`` of R was filled, after the training concept ``step`` ended."""
@@ -424,12 +459,8 @@ class Evaluator:
         """Score test concept ``j`` once: its base metrics (None when undefined), its values per
         series (None without a time axis) and, for the traced concept, its traced series' scores."""
         concept = self.test_concepts[j]
-        scored = strategy.score(concept.X, concept_id=concept.name if with_ids else None)
-        if not isinstance(scored, Scored):
-            raise CladValueError(
-                f"strategy {type(strategy).__name__}: score() returned {type(scored).__name__}; "
-                "expected clad.strategies.Scored(scores, threshold)"
-            )
+        scored = check_scored(strategy.score(concept.X, concept_id=concept.name if with_ids else None),
+                              len(concept.X), strategy, f"test concept {concept.name!r}")
         trace = self._trace(concept, scored) if self._trace_at is not None and self._trace_at[0] == j else None
         series = self._per_series(concept, scored) if self._timed[j] else None
         if self._single_class[j]:
@@ -603,7 +634,8 @@ class Evaluator:
         ``rows_seen`` training rows; ``window`` batches make the windowed scores (see
         :class:`Prequential`)."""
         self._preq.window = int(window)
-        self._preq.add(np.asarray(y), strategy.score(X, concept_id=None), rows_seen)
+        self._preq.add(np.asarray(y), check_scored(strategy.score(X, concept_id=None), len(X), strategy,
+                                                   f"the batch after {rows_seen} training rows"), rows_seen)
 
     def result(self) -> Evaluation:
         self.close()
