@@ -172,10 +172,32 @@ class Spec:
         return len(self.configs)
 
 
+#: the largest spec file read (a spec is a page of text) and the deepest nesting of its tables and lists
+MAX_SPEC_BYTES = 10_000_000
+MAX_SPEC_DEPTH = 32
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    """How deep ``value``'s tables and lists nest (stops counting past :data:`MAX_SPEC_DEPTH`)."""
+    if level > MAX_SPEC_DEPTH or not isinstance(value, (dict, list)):
+        return level
+    items = value.values() if isinstance(value, dict) else value
+    return max([_depth(v, level + 1) for v in items] or [level + 1])
+
+
 def load_spec(path: str | Path) -> Spec:
     """Read and validate a TOML spec file."""
     path = Path(path)
     try:
+        import stat as _stat
+
+        mode = path.stat().st_mode
+        if not (_stat.S_ISREG(mode) or _stat.S_ISDIR(mode)):  # a FIFO, a device (/dev/zero), a socket
+            raise SpecError(f"spec {str(path)!r} is not a regular file (a pipe, a device or a socket); expected a "
+                            "TOML file")
+        if _stat.S_ISREG(mode) and path.stat().st_size > MAX_SPEC_BYTES:
+            raise SpecError(f"spec file {str(path)!r} holds {path.stat().st_size:,} bytes, more than a spec's "
+                            f"{MAX_SPEC_BYTES:,}; is it a spec?")
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise SpecError(f"spec file {str(path)!r} does not exist") from None
@@ -187,6 +209,10 @@ def load_spec(path: str | Path) -> Spec:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"not valid TOML: {exc}", source=str(path)) from None
+    except RecursionError:
+        raise SpecError(f"its tables or lists are nested more than {MAX_SPEC_DEPTH} deep", source=str(path)) from None
+    if _depth(raw) > MAX_SPEC_DEPTH:
+        raise SpecError(f"its tables or lists are nested more than {MAX_SPEC_DEPTH} deep", source=str(path))
     spec = parse_spec(raw, source=str(path), default_name=path.stem)
     spec.text = text
     return spec
