@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["EXACT_MAX_BLOCKS", "ENUMERATION_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED", "ZERO_METHOD",
+__all__ = ["EXACT_MAX_BLOCKS", "ENUMERATION_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED", "ZERO_METHOD", "TIE_TOLERANCE", "tied_ranks",
            "TestResult", "friedman_statistic", "friedman_test", "iman_davenport", "wilcoxon_test",
            "median_interval", "kendall_w"]
 
@@ -49,6 +49,36 @@ PERMUTATIONS = 10_000
 PERMUTATION_SEED = 2006
 #: how zero differences are handled by the Wilcoxon signed-rank test (scipy's name): dropped
 ZERO_METHOD = "wilcox"
+#: one tie tolerance for every test: two values (or a difference and zero) closer than this, relative
+#: to the block's largest magnitude (at least 1), are equal -- float noise is never a difference
+TIE_TOLERANCE = 1e-12
+
+
+def tied_ranks(values) -> np.ndarray:
+    """Ranks within each row of ``values`` (1 = smallest), values closer than :data:`TIE_TOLERANCE`
+    (relative to the row's largest magnitude, at least 1) tied at their average rank; a row holding
+    NaN has NaN ranks (as :func:`scipy.stats.rankdata`).
+
+    >>> tied_ranks([[0.5, 0.5 + 1e-13, 0.7]]).tolist()
+    [[1.5, 1.5, 3.0]]
+    """
+    values = np.atleast_2d(np.asarray(values, dtype=float))
+    out = np.full(values.shape, np.nan)
+    for i, row in enumerate(values):
+        if np.isnan(row).any():  # as scipy's rankdata: a row with NaN has no ranks
+            continue
+        ok = slice(None)
+        v = row
+        tol = TIE_TOLERANCE * max(1.0, float(np.max(np.abs(v))))
+        order = np.argsort(v, kind="stable")
+        snapped = v[order].copy()
+        for j in range(1, snapped.size):  # a run of values each within tol of the previous is one tie
+            if snapped[j] - snapped[j - 1] <= tol:
+                snapped[j] = snapped[j - 1]
+        merged = np.empty_like(v)
+        merged[order] = snapped
+        out[i, ok] = stats.rankdata(merged)
+    return out
 
 
 @dataclass(frozen=True)
@@ -213,7 +243,7 @@ def iman_davenport(chi2: float, n: int, k: int) -> tuple[float, float]:
 
 def _signed_rank_parts(d: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
     """Non-zero differences and twice the average ranks of their absolute values (integers)."""
-    tol = 1e-12 * max(scale, 1.0)
+    tol = TIE_TOLERANCE * max(scale, 1.0)
     d = np.where(np.abs(d) <= tol, 0.0, d)
     nonzero = d[d != 0]
     magnitudes = np.round(np.abs(nonzero) / max(scale, 1.0), 12)  # equal up to rounding: tied

@@ -147,8 +147,10 @@ def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str
 
 
 def _ranks(scores: pd.DataFrame, higher_is_better: bool) -> pd.DataFrame:
+    from .exact import tied_ranks
+
     values = -scores.to_numpy() if higher_is_better else scores.to_numpy()
-    return pd.DataFrame(stats.rankdata(values, axis=1), index=scores.index, columns=scores.columns)
+    return pd.DataFrame(tied_ranks(values), index=scores.index, columns=scores.columns)
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
@@ -173,7 +175,10 @@ def _nemenyi(scores: pd.DataFrame) -> pd.DataFrame:
         import scikit_posthocs as sp
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("the Nemenyi test needs scikit-posthocs: pip install 'clad[report]'") from None
-    out = sp.posthoc_nemenyi_friedman(scores.to_numpy())
+    from .exact import tied_ranks
+
+    # the ranks with clad's one tie tolerance (Nemenyi's statistic reads ranks only): float noise is a tie
+    out = sp.posthoc_nemenyi_friedman(tied_ranks(scores.to_numpy()))
     out.index = out.columns = list(scores.columns)
     return out.astype(float)
 
