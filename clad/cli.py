@@ -466,7 +466,50 @@ def _prestart_for(argv: list[str]) -> None:
         prestart_workers()
 
 
+#: control characters never written to the console as they are (escape sequences could clear the
+#: screen, move the cursor or fake a line): every C0 and C1 control but newline, tab and carriage return
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)] if chr(c) not in "\n\t\r"}
+
+
+def terminal_safe(text: str) -> str:
+    r"""``text`` with its control characters written as escapes (``\x1b``): labels, concept names and
+    messages that come from files and plug-ins reach the console as text, never as commands.
+
+    >>> terminal_safe("ok\x1b[2J done")
+    'ok\\x1b[2J done'
+    """
+    return text.translate(_CONTROL) if isinstance(text, str) else text
+
+
+class _SafeStream:
+    """A console stream whose writes go through :func:`terminal_safe`; everything else is the stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        return self._stream.write(terminal_safe(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _safe_console():
+    before = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _SafeStream(sys.stdout), _SafeStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = before
+
+
 def main(argv: list[str] | None = None) -> int:
+    with _safe_console():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     _prestart_for(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     _plugin_path(args)
