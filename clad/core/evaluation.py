@@ -94,8 +94,18 @@ def _average_precision(y, scored: Scored) -> float:
     return float(-np.sum(np.diff(recall) * np.asarray(precision)[:-1]))
 
 
+def _flags(scored: Scored) -> np.ndarray:
+    """The rows flagged: ``scores > threshold``, except that scores all equal (a detector without
+    scores) flag every row, as the chance level's scoreless detector does -- so such a detector is
+    drawn at its chance level, never below it (by a threshold that flags nothing)."""
+    scores = np.asarray(scored.scores)
+    if scores.size and scores.min() == scores.max():
+        return np.ones(scores.shape, dtype=np.int8)
+    return scored.labels
+
+
 def _f1(y, scored: Scored) -> float:
-    return float(f1_score(y, scored.labels, zero_division=0.0))
+    return float(f1_score(y, _flags(scored), zero_division=0.0))
 
 
 def _vus(which: int):
@@ -107,7 +117,7 @@ def _vus(which: int):
 
 def _at_threshold(name: str):
     def metric(y, scored: Scored, **params) -> float:
-        return range_metrics.THRESHOLD_METRICS[name](y, scored.labels, **params)
+        return range_metrics.THRESHOLD_METRICS[name](y, _flags(scored), **params)
     return metric
 
 

@@ -520,6 +520,8 @@ def oracle(metric: str, y, scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS
     if not y.any():
         return _undefined(name, "the labels hold no anomaly")
     grid = oracle_thresholds(scores, n_thresholds)
+    if scores.min() == scores.max():  # no threshold tells the points apart: flag them all (the chance level)
+        return chance_level(metric, y, **params)
     if metric == "affiliation_f1":
         return float(np.max(_affiliation_curve(anomaly_ranges(y), scores, grid)))
     if metric == "range_f1":
