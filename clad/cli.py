@@ -216,11 +216,36 @@ def _cmd_report(args) -> int:
             print(f"clad: error: cannot write the report in {str(out)!r}: {where}: {exc.strerror or exc}; "
                   "give a writable folder with --out", file=sys.stderr)
             return EXIT_WRITE_FAILED
-    for w in caught:
-        log.warning("%s", w.message)
+    for line in _grouped_warnings(caught):
+        log.warning("%s", line)
     print(f"report: {report.index} ({len(report.figures)} figures; tables: "
           f"{', '.join(str(p.name) for p in report.tables.values())})")
     return 0
+
+
+def _grouped_warnings(caught) -> list[str]:
+    """The report's warnings, each said once: warnings that differ only in what they are about (the
+    text before the first ': ', e.g. "detectors by continual_average") are one line naming how many
+    comparisons they concern.
+
+    >>> from types import SimpleNamespace as W
+    >>> _grouped_warnings([W(message="a by x: one block"), W(message="b by x: one block"), W(message="other")])
+    ['one block (2 comparisons: a by x, b by x)', 'other']
+    """
+    groups: dict[str, list[str]] = {}
+    for w in caught:
+        text = str(w.message)
+        about, sep, rest = text.partition(": ")
+        key, label = (rest, about) if sep and len(about) < 80 else (text, "")
+        groups.setdefault(key, []).append(label)
+    out = []
+    for text, labels in groups.items():
+        named = [x for x in dict.fromkeys(labels) if x]
+        if len(labels) > 1 and named:
+            out.append(f"{text} ({len(labels)} comparisons: {', '.join(named)})")
+        else:
+            out.append(f"{named[0]}: {text}" if named else text)
+    return out
 
 
 def _cmd_datasets(args) -> int:

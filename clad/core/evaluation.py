@@ -59,7 +59,7 @@ from .concepts import Concept
 __all__ = ["BASE_METRICS", "BASE_METRIC_BOUNDS", "base_metric_bounds", "TIME_AXIS_METRICS", "OPTIMISTIC_METRICS", "BASE_METRIC_PARAMS", "BASE_METRIC_LABELS",
            "base_metric_label", "base_metric_shown", "check_metric_params", "chance_level",
            "concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
-           "AnytimeEvent", "Scored", "check_scored", "check_base_metrics", "check_reversed", "check_data"]
+           "AnytimeEvent", "Scored", "check_scored", "METRIC_ALIASES", "metric_did_you_mean", "check_base_metrics", "check_reversed", "check_data"]
 
 
 def _roc_auc(y, scored: Scored) -> float:
@@ -232,7 +232,7 @@ def check_metric_params(params, base_metrics: Sequence[str] | None = None) -> di
     out = {}
     for metric, values in params.items():
         if metric not in BASE_METRICS:
-            raise CladValueError(f"base_metric_params: unknown base metric {metric!r}{did_you_mean(str(metric), BASE_METRICS)}")
+            raise CladValueError(f"base_metric_params: unknown base metric {metric!r}{metric_did_you_mean(metric)}")
         if base_metrics is not None and metric not in base_metrics:
             raise CladValueError(f"base_metric_params: {metric!r} is not one of the base metrics ({', '.join(base_metrics)})")
         allowed = BASE_METRIC_PARAMS.get(metric, {})
@@ -283,6 +283,26 @@ def concept_chance_level(name: str, concept: Concept, **params) -> float:
 TRACE_POINTS = 2000
 
 
+#: other tools' names of clad's base metrics (scikit-learn's, papers'): named in the did-you-mean
+METRIC_ALIASES = {"auroc": "roc_auc", "auc": "roc_auc", "roc": "roc_auc", "rocauc": "roc_auc", "auc_roc": "roc_auc",
+                  "roc_auc_score": "roc_auc", "f1_score": "f1", "f1score": "f1", "f_1": "f1", "ap": "average_precision",
+                  "aupr": "average_precision", "auprc": "average_precision", "pr_auc": "average_precision",
+                  "average_precision_score": "average_precision", "vus": "vus_pr"}
+
+
+def metric_did_you_mean(name: str) -> str:
+    """``" (did you mean 'x'?)"`` for an unknown base metric: the metric another tool's name means
+    (``auroc`` -> ``roc_auc``, ``f1_score`` -> ``f1``), else the closest spelling.
+
+    >>> metric_did_you_mean("auroc"), metric_did_you_mean("F1_Score")
+    (" (did you mean 'roc_auc'? clad's name for auroc)", " (did you mean 'f1'? clad's name for F1_Score)")
+    """
+    alias = METRIC_ALIASES.get(str(name).strip().lower().replace("-", "_").replace(" ", "_"))
+    if alias is not None:
+        return f" (did you mean {alias!r}? clad's name for {name})"
+    return did_you_mean(str(name), BASE_METRICS)
+
+
 def check_base_metrics(names) -> tuple[str, ...]:
     """Validate a list of base metric names (non-empty, known, no duplicates)."""
     if isinstance(names, str):
@@ -296,7 +316,7 @@ def check_base_metrics(names) -> tuple[str, ...]:
     for n in names:
         if n not in BASE_METRICS:
             raise CladValueError(
-                f"unknown base metric {n!r}{did_you_mean(str(n), BASE_METRICS)}; allowed: {', '.join(BASE_METRICS)}"
+                f"unknown base metric {n!r}{metric_did_you_mean(n)}; allowed: {', '.join(BASE_METRICS)}"
             )
     if len(set(names)) != len(names):
         raise CladValueError(f"base_metrics lists a name twice: {names!r}")
@@ -456,11 +476,16 @@ class Evaluator:
         self._last_trace: dict | None = None
 
     @contextmanager
-    def learning(self):
-        """Time a ``learn`` call; the time is added to the next evaluated step."""
+    def learning(self, what: str | None = None):
+        """Time a ``learn`` call; the time is added to the next evaluated step. ``what`` names what
+        is learned (e.g. ``"training step 2 (concept 'b')"``): an exception raised inside says it."""
         t0 = time.perf_counter()
         try:
             yield
+        except Exception as exc:
+            if what is not None and hasattr(exc, "add_note"):
+                exc.add_note(f"(raised while the strategy learned {what})")
+            raise
         finally:
             self._pending_fit += time.perf_counter() - t0
             self._last = None  # something was learned: the next evaluation must score again
@@ -469,8 +494,14 @@ class Evaluator:
         """Score test concept ``j`` once: its base metrics (None when undefined), its values per
         series (None without a time axis) and, for the traced concept, its traced series' scores."""
         concept = self.test_concepts[j]
-        scored = check_scored(strategy.score(concept.X, concept_id=concept.name if with_ids else None),
-                              len(concept.X), strategy, f"test concept {concept.name!r}")
+        try:
+            scored = check_scored(strategy.score(concept.X, concept_id=concept.name if with_ids else None),
+                                  len(concept.X), strategy, f"test concept {concept.name!r}")
+        except Exception as exc:
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"(raised while scoring test concept {concept.name!r} after training step "
+                             f"{len(self._steps)})")
+            raise
         trace = self._trace(concept, scored) if self._trace_at is not None and self._trace_at[0] == j else None
         series = self._per_series(concept, scored) if self._timed[j] else None
         if self._single_class[j]:

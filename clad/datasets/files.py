@@ -175,12 +175,16 @@ def locate(relpath: str, data_dir: str | os.PathLike | None = None, *, verify: b
         if os.path.lexists(path):
             what = "a folder" if path.is_dir() else "not a regular file (a pipe, a device or a socket)"
             raise DataError(f"data file {relpath!r} at {str(path)!r} is {what}; expected a data file")
-    looked = "\n".join(f"  {p}" for p in candidates)
+    looked = "\n".join(f"  {p}" + ("" if base is None or base.is_dir() else
+                                     f"  (the folder {str(base)!r} does not exist)") for p, base in zip(candidates, bases))
     hint = ""
+    if data_dir is not None and not Path(data_dir).expanduser().is_dir():
+        what = "is not a folder" if Path(data_dir).expanduser().exists() else "does not exist"
+        hint += f"\ndata_dir {str(data_dir)!r} {what}"
     if sha or url:
-        hint = f"\nexpected sha256 {sha}; public source: {url}"
+        hint += f"\nexpected sha256 {sha}; public source: {url}"
     else:
-        hint = "\n(no dataset card lists this file; check the name)"
+        hint += "\n(no dataset card lists this file; check the name)"
     hint = _near_names(relpath, candidates) + hint
     raise DataError(
         f"data file {relpath!r} not found; looked in:\n{looked}{hint}\n"

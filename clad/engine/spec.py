@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.evaluation import BASE_METRICS, check_metric_params
+from ..core.evaluation import BASE_METRICS, check_metric_params, metric_did_you_mean
 from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladError, SpecError
 from ..registry import did_you_mean
@@ -533,7 +533,7 @@ def _read_base_metrics(r: _Reading) -> None:
         metrics = []
     for i, m in enumerate(metrics):
         if not isinstance(m, str) or m not in BASE_METRICS:
-            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), BASE_METRICS)}; "
+            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{metric_did_you_mean(m)}; "
                               f"allowed: {', '.join(BASE_METRICS)}")
     if len(set(map(str, metrics))) != len(metrics):
         r.problems.append(f"base_metrics: a name is listed twice in {metrics!r}")

@@ -331,7 +331,7 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
     paired = paired_over_seeds(seeds, higher)
     ranks = _ranks(ev.scores, higher)
     message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, so "
-               f"the {plural(by)} are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
+               f"the methods are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
                f"bootstrap interval, none below 3 seeds). This shows whether a difference is consistent over seeds on this block, not that it "
                f"holds on other data: a weaker claim than a test over independent datasets")
     warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)

@@ -178,6 +178,27 @@ def _connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
     return con
 
 
+def _remove_side_files(path: Path) -> None:
+    """Remove the ``-wal`` and ``-shm`` files a read-only connection left beside ``path`` (SQLite
+    lets only a connection that may write remove them): a connection that may write opens the
+    database and closes it, and SQLite removes them if it is the last one. Only when the write-ahead
+    log holds nothing (so nothing is written into the database) and the folder may be written;
+    otherwise they stay, harmless."""
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    try:
+        if not (wal.exists() or shm.exists()) or (wal.exists() and wal.stat().st_size > 0):
+            return
+        if not (os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)):
+            return
+        con = sqlite3.connect(str(path), timeout=0.1)
+        try:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        pass  # another process has the database open: the files are its to remove
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(int(pid), 0)
@@ -398,6 +419,8 @@ class ResultStore:
         if not create and not self.path.is_file():
             raise DataError(f"no results database at {str(self.path)!r}; 'clad run SPEC --out DIR' creates one")
         if self.readonly:
+            # whether SQLite's side files were there before this read (else the read made them)
+            self._side_files_before = any(os.path.lexists(f"{self.path}{x}") for x in ("-wal", "-shm"))
             self._con = _connect_readonly(self.path, timeout)
             return
         existed = self.path.is_file() and self.path.stat().st_size > 0
@@ -488,6 +511,8 @@ class ResultStore:
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
         self._con.close()
+        if self.readonly and not self._side_files_before:
+            _remove_side_files(self.path)
 
     def __enter__(self) -> "ResultStore":
         return self
