@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 
 from .._version import __version__
 from ..results.record import RunResult
-from ..errors import CladTypeError
+from ..errors import CladTypeError, SpecError
 from .config import RunConfig, canonical
 from .folder import FolderInUse, FolderLock
 from .settings import Execution
@@ -167,6 +167,13 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     execution = Execution.of(spec, jobs=jobs, threads=threads, dask=dask, timeout=timeout)
     share = share if share is not None else spec.share
     check_execution(execution.jobs, execution.threads, execution.timeout)
+    if execution.dask is None:  # computed on this machine: the devices the detectors name must be here
+        from .spec_checks import device_problems
+
+        found = device_problems(getattr(spec.configs, "detectors", None) or {c.detector.display: c.detector
+                                                                              for c in spec.configs}.values())
+        if found:
+            raise SpecError(found, source=spec.name)
     if execution.parallel:
         prestart_workers()  # its imports overlap with opening the folder and planning the grid
     tell = on_event or (lambda event: None)
