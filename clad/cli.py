@@ -252,11 +252,36 @@ def _cmd_report(args) -> int:
             print(f"clad: error: cannot write the report in {str(out)!r}: {where}: {exc.strerror or exc}; "
                   "give a writable folder with --out", file=sys.stderr)
             return EXIT_WRITE_FAILED
-    for w in caught:
-        log.warning("%s", w.message)
+    for line in _grouped_warnings(caught):
+        log.warning("%s", line)
     print(f"report: {report.index} ({len(report.figures)} figures; tables: "
           f"{', '.join(str(p.name) for p in report.tables.values())})")
     return 0
+
+
+def _grouped_warnings(caught) -> list[str]:
+    """The report's warnings, each said once: warnings that differ only in what they are about (the
+    text before the first ': ', e.g. "detectors by continual_average") are one line naming how many
+    comparisons they concern.
+
+    >>> from types import SimpleNamespace as W
+    >>> _grouped_warnings([W(message="a by x: one block"), W(message="b by x: one block"), W(message="other")])
+    ['one block (2 comparisons: a by x, b by x)', 'other']
+    """
+    groups: dict[str, list[str]] = {}
+    for w in caught:
+        text = str(w.message)
+        about, sep, rest = text.partition(": ")
+        key, label = (rest, about) if sep and len(about) < 80 else (text, "")
+        groups.setdefault(key, []).append(label)
+    out = []
+    for text, labels in groups.items():
+        named = [x for x in dict.fromkeys(labels) if x]
+        if len(labels) > 1 and named:
+            out.append(f"{text} ({len(labels)} comparisons: {', '.join(named)})")
+        else:
+            out.append(f"{named[0]}: {text}" if named else text)
+    return out
 
 
 def _cmd_datasets(args) -> int:
@@ -570,7 +595,50 @@ def _prestart_for(argv: list[str]) -> None:
         prestart_workers()
 
 
+#: control characters never written to the console as they are (escape sequences could clear the
+#: screen, move the cursor or fake a line): every C0 and C1 control but newline, tab and carriage return
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)] if chr(c) not in "\n\t\r"}
+
+
+def terminal_safe(text: str) -> str:
+    r"""``text`` with its control characters written as escapes (``\x1b``): labels, concept names and
+    messages that come from files and plug-ins reach the console as text, never as commands.
+
+    >>> terminal_safe("ok\x1b[2J done")
+    'ok\\x1b[2J done'
+    """
+    return text.translate(_CONTROL) if isinstance(text, str) else text
+
+
+class _SafeStream:
+    """A console stream whose writes go through :func:`terminal_safe`; everything else is the stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        return self._stream.write(terminal_safe(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _safe_console():
+    before = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _SafeStream(sys.stdout), _SafeStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = before
+
+
 def main(argv: list[str] | None = None) -> int:
+    with _safe_console():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     _prestart_for(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     _plugin_path(args)

@@ -50,6 +50,15 @@ def import_object(path: str, what: str = "object") -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise CladValueError(f"{what} {path!r}: module {module_name!r} could not be imported ({exc})") from None
+    except SyntaxError as exc:
+        raise CladValueError(f"{what} {path!r}: module {module_name!r} has a syntax error ({exc.filename}, line "
+                             f"{exc.lineno}: {exc.msg})") from None
+    except SystemExit as exc:  # a module ending the process as it is imported: clad says so and goes on
+        raise CladValueError(f"{what} {path!r}: importing module {module_name!r} called sys.exit({exc.code!r}); "
+                             "a plug-in module must not end the process when it is imported") from None
+    except Exception as exc:  # noqa: BLE001 - any error the module raises as it is imported
+        raise CladValueError(f"{what} {path!r}: importing module {module_name!r} raised "
+                             f"{type(exc).__name__}: {exc}") from exc
     obj = module
     for part in attr.split("."):
         try:
@@ -144,10 +153,12 @@ class Registry:
         ``defaults`` are keyword parameters used when the name is built without them
         (e.g. ``novelty=True`` for scikit-learn's LocalOutlierFactor).
         """
-        if isinstance(target, str):
-            self._entries[name] = target
-        else:
-            self._entries[name] = f"{target.__module__}:{target.__qualname__}"
+        path = target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
+        if name in self._entries and self._entries[name] != path:
+            raise CladValueError(f"{self.kind} {name!r} is already registered (as {self._entries[name]!r}); "
+                                 f"registering {path!r} under the same name would silently replace it: choose "
+                                 f"another name (or call remove({name!r}) first)")
+        self._entries[name] = path
         self._docs[name] = doc
         self._defaults[name] = dict(defaults or {})
 

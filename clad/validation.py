@@ -41,7 +41,7 @@ from sklearn.utils._param_validation import StrOptions as _SkStrOptions
 
 from .errors import CladValueError
 
-__all__ = ["Interval", "StrOptions", "Options", "ListOf", "SEED", "COUNT", "declare", "problems", "check",
+__all__ = ["Interval", "StrOptions", "Options", "ListOf", "Device", "SEED", "COUNT", "declare", "problems", "check",
            "constraints_of", "Validated", "Integral", "Real", "check_n_jobs"]
 
 
@@ -101,6 +101,21 @@ class ListOf:
         return f"a non-empty list of {item}"
 
 
+class Device:
+    """A torch device string: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"`` (lower case, as torch
+    spells them; ``"meta"``, ``"tpu"``, ``"CPU"`` or ``""`` are refused before anything runs)."""
+
+    hidden = False
+
+    def is_satisfied_by(self, val):
+        import re
+
+        return isinstance(val, str) and re.fullmatch(r"cpu|cuda(:[0-9]{1,3})?|mps", val) is not None
+
+    def __str__(self):
+        return "'cpu', 'cuda', 'cuda:N' or 'mps'"
+
+
 #: a seed: an integer in [0, 2**63 - 1]
 SEED = Interval(Integral, 0, 2**63 - 1, closed="both", description="a non-negative integer below 2**63")
 #: a count of at least one
@@ -108,7 +123,7 @@ COUNT = Interval(Integral, 1, None, closed="left")
 
 
 def _constraint(c):
-    return c if isinstance(c, ListOf) else make_constraint(c)
+    return c if isinstance(c, (ListOf, Device)) else make_constraint(c)
 
 
 def _head(who: str | None, key: str, value: Any) -> str:

@@ -730,3 +730,192 @@ def feature_cases(seed: int = 0, per_kind: int = 50):
         yield "results_json_references", repr(refs)[:40], references
 
 
+
+
+def reliability_cases(seed: int = 0, per_kind: int = 50):
+    """Malformed inputs of the reliability round (links, foreign databases, sizes, plug-ins, late
+    checks), ``(kind, description, thunk)`` as :func:`cases`; files a thunk must leave unchanged are
+    its ``guards``."""
+    import os
+    import sqlite3
+    import sys
+
+    from clad.core.evaluation import Scored, check_scored
+    from clad.detectors import DETECTORS
+    from clad.engine.folder import FolderLock
+    from clad.engine.verify import _read_reference
+    from clad.results.store import ResultStore
+    from clad.strategies import STRATEGIES
+
+    rng = np.random.default_rng(seed)
+    root = _tmpdir() / "reliability"
+    root.mkdir(exist_ok=True)
+    P = lambda raw: (lambda raw=raw: parse_spec(raw, "fuzz"))  # noqa: E731
+    TORCH = {"name": "autoencoder", "epochs": 1}
+
+    # --- loss: links and foreign databases ------------------------------------------------------
+    for i in range(per_kind):
+        out = root / f"lock{i}"
+        out.mkdir()
+        target = root / f"notes{i}.txt"
+        target.write_text(f"notes {i}\n")
+        (out / ".clad.lock").symlink_to(target if i % 3 else root / f"absent{i}.txt")
+        yield "lock_symlink", f"link {i}", _guarded(lambda out=out, i=i: FolderLock(out, "s").acquire(exclusive=i % 2),
+                                                     target, root / f"absent{i}.txt")
+    for i in range(per_kind):
+        out = root / f"lockdir{i}"
+        (out / ".clad.lock").mkdir(parents=True)
+        yield "lock_folder", f"folder {i}", _guarded(lambda out=out: FolderLock(out, "s").acquire(), out / ".clad.lock")
+    for i in range(per_kind):
+        db = root / f"foreign_runs{i}.sqlite"
+        con = sqlite3.connect(db)
+        cols = ", ".join(f"c{j} TEXT" for j in range(int(rng.integers(1, 6))))
+        if i % 2:
+            con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        con.execute(f"CREATE TABLE runs ({'run_id TEXT, ' if i % 3 == 0 else ''}{cols})")
+        con.commit()
+        con.close()
+        yield "results_db_foreign_runs", f"runs table {i}", _guarded(lambda db=db: ResultStore(db).close(), db)
+
+    # --- sizes counted before a run -------------------------------------------------------------
+    for i in range(per_kind):
+        n = int(rng.integers(101, 10 ** 6))
+        ds = {"name": "synthetic", "n_concepts": n, "n_features": 1, "n_train": 2, "n_test": 2}
+        yield "size_r_evaluations", f"n_concepts={n}", P(_raw(datasets=[ds]))
+    for i in range(per_kind):
+        w = int(rng.integers(5001, 10 ** 10))
+        yield "size_vus_window", f"window={w}", P(_raw(base_metrics=["vus_pr"], base_metric_params={"vus_pr": {"window": w}}))
+    for i in range(per_kind):
+        t = int(rng.integers(10_001, 10 ** 10))
+        metric = ["vus_pr", "vus_roc"][i % 2]
+        yield "size_vus_thresholds", f"thresholds={t}", P(_raw(base_metrics=[metric],
+                                                                base_metric_params={metric: {"thresholds": t}}))
+    for i in range(per_kind):
+        t = int(rng.integers(10_001, 10 ** 10))
+        metric = ["pa_f1_oracle", "event_f1_oracle", "range_f1_oracle", "affiliation_f1_oracle"][i % 4]
+        yield "size_oracle_thresholds", f"{metric} n_thresholds={t}", P(_raw(
+            base_metrics=[metric], base_metric_params={metric: {"n_thresholds": t}}))
+    for i in range(per_kind):
+        limit = int(rng.integers(1, 1000))
+        count = limit + int(rng.integers(1, 10 ** 6))
+        yield "size_random_orders", f"random={count}, max_runs={limit}", P(_raw(orders={"random": count},
+                                                                                max_runs=limit))
+
+    # --- late or raw: values a component declares -----------------------------------------------
+    devices = ["CPU", "", "tpu", "meta", "cuda:", "cuda:x", "gpu", "cuda:1:2", " cpu", "xla", "cuda:-1", 0, None]
+    for i in range(per_kind):
+        dev = devices[i % len(devices)] if i < len(devices) else _mutate(rng, ["cpu", "cuda", "cuda:0"][i % 3])
+        if dev in ("cpu", "cuda", "mps") or (isinstance(dev, str) and dev.startswith("cuda:") and dev[5:].isdigit()
+                                             and len(dev) <= 8):
+            dev = dev.upper() + "?"
+        yield "torch_device", repr(dev), P(_raw(detectors=[{**TORCH, "device": dev}]))
+    for i in range(per_kind):
+        value = [0, -int(rng.integers(1, 99)), 1.5, "8", True][i % 5]
+        name = ["agem", "der"][i % 2]
+        yield "rehearsal_memory_batch", f"{name} {value!r}", P(_raw(
+            strategies=[{"name": name, "memory_batch_size": value}], detectors=[TORCH]))
+    for i in range(per_kind):
+        key = ["alpha", "beta"][i % 2]
+        value = [-float(rng.uniform(1e-9, 10)), "1", True, -int(rng.integers(1, 9))][i % 4]
+        yield "der_weights", f"{key}={value!r}", P(_raw(strategies=[{"name": "der", key: value}], detectors=[TORCH]))
+
+    # --- spec files that are not files, nested too deep -----------------------------------------
+    fifo = root / "spec.fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    specials = [fifo, "/dev/zero", "/dev/null", root]
+    for i in range(per_kind):
+        path = specials[i % len(specials)]
+        yield "spec_not_a_file", str(path), (lambda path=path: load_spec(path))
+    for i in range(per_kind):
+        depth = int(rng.integers(33, 6000))
+        path = root / f"deep{i}.toml"
+        if i % 2:
+            path.write_text('name = "x"\nseeds = ' + "[" * depth + "1" + "]" * depth + "\n")
+        else:
+            path.write_text('name = "x"\n' + "a = " + "{ b = " * depth + "1" + " }" * depth + "\n")
+        yield "spec_deep_nesting", f"depth {depth}", _guarded(lambda path=path: load_spec(path), path)
+
+    # --- data files that are folders, pipes or links out of their folder ------------------------
+    data = root / "data"
+    data.mkdir(exist_ok=True)
+    outside = root / "outside.csv"
+    outside.write_text("concept,label,x\na,0,1\na,1,2\n")
+    for i in range(per_kind):
+        name = f"folder{i}.csv"
+        (data / name).mkdir()
+        yield "data_file_folder", name, P(_raw(datasets=[{"name": "table", "file": name, "data_dir": str(data)}]))
+    for i in range(per_kind):
+        name = f"link{i}.csv"
+        target = outside if i % 2 else os.path.relpath(outside, data)
+        (data / name).symlink_to(target)
+        yield "data_file_link_out", f"{name} -> {target}", _guarded(
+            P(_raw(datasets=[{"name": "table", "file": name, "data_dir": str(data)}])), outside)
+    for i in range(per_kind):
+        name = f"random{i}.npz"
+        (data / name).write_bytes(bytes(rng.integers(0, 256, size=int(rng.integers(1, 4000)), dtype=np.uint8)))
+
+        def random_npz(name=name):
+            from clad.datasets import DATASETS
+
+            DATASETS.build("clad_npz", {"file": name, "data_dir": str(data)})
+
+        yield "npz_random_bytes", name, _guarded(random_npz, data / name)
+
+    # --- plug-ins that fail at import, and names already taken ----------------------------------
+    plugins = root / "plugins"
+    plugins.mkdir(exist_ok=True)
+    if str(plugins) not in sys.path:
+        sys.path.append(str(plugins))
+    bodies = ["import sys\nsys.exit({i})\n", "def broken(:\n    pass  # {i}\n", "raise RuntimeError('at import {i}')\n",
+              "x = 1 / 0  # {i}\n", "raise KeyboardInterrupt if False else ValueError({i})\n"]
+    for i in range(per_kind):
+        mod = f"clad_fuzz_plugin_{seed}_{i}"
+        (plugins / f"{mod}.py").write_text(bodies[i % len(bodies)].format(i=i))
+        kind = ["detectors", "strategies"][i % 2]
+        entry = f"{mod}:Thing"
+        yield "plugin_import_fails", bodies[i % len(bodies)][:20], P(_raw(**{kind: [entry]}))
+    for i in range(per_kind):
+        registry = [DETECTORS, STRATEGIES][i % 2]
+        name = registry.names()[int(rng.integers(0, len(registry.names())))]
+        yield "registry_name_taken", name, (lambda registry=registry, name=name, i=i: registry.add(
+            name, f"clad_fuzz_elsewhere_{i}:Thing"))
+
+    # --- a strategy's Scored, clad verify's references ------------------------------------------
+    for i in range(per_kind):
+        n = int(rng.integers(2, 40))
+        bad = [Scored(np.full(n, np.nan), 0.5), Scored(np.zeros(max(1, n - 1)), 0.5),
+               Scored(np.linspace(0, 1, n), float("nan")), Scored(list(range(n)), 0.5),
+               Scored(np.array(["a"] * n), 0.5), Scored(np.r_[np.inf, np.zeros(n - 1)], 0.5),
+               Scored(np.zeros(n), "0.5"), Scored(np.zeros((n, 2)), 0.5), (np.zeros(n), 0.5)][i % 9]
+        yield "strategy_scored", f"variant {i % 9}", (lambda bad=bad, n=n: check_scored(bad, n, "Fuzz", "x"))
+    good_run = {"key": {"dataset": "d", "scenario": "s", "strategy": "t", "detector": "x", "seed": 0},
+                "concepts": ["a"], "test_concepts": ["a"], "R": {"roc_auc": [[0.5]]},
+                "metrics": {"roc_auc": {"continual_average": 0.5}}, "versions": {}}
+    for i in range(per_kind):
+        tol = [float(rng.uniform(0.011, 1e9)), 1e300, -float(rng.uniform(0, 1)), "0", True, None][i % 6]
+        path = root / f"tol{i}.reference.json"
+        doc = {"format": 1, "runs": [{**good_run, "tolerance": tol}]}
+        path.write_text(json.dumps(doc))
+        yield "verify_tolerance", repr(tol), _guarded(lambda path=path: _read_reference(path), path)
+    for i in range(per_kind):
+        part = ["R", "metrics"][i % 2]
+        empty = [{}, {"roc_auc": []}, {"roc_auc": [[]]}, {"roc_auc": {}}][i % 4]
+        path = root / f"empty{i}.reference.json"
+        path.write_text(json.dumps({"format": 1, "runs": [{**good_run, part: empty, "tolerance": 1e-9}]}))
+        yield "verify_empty_record", f"{part}={empty!r}", _guarded(lambda path=path: _read_reference(path), path)
+
+    # --- run_experiment with objects of the wrong kind ------------------------------------------
+    from clad import run_experiment
+    from clad.datasets import make_synthetic
+    from clad.scenarios import ConceptAware
+    from clad.strategies import Naive
+
+    ds = make_synthetic(n_concepts=2, n_train=20, n_test=10, random_state=0)
+    for i in range(per_kind):
+        wrong = ["concept_aware", None, [1, 2], 3, {"name": "naive"}, ConceptAware, Naive][i % 7]
+        slot = i % 3
+        args = [ds, ConceptAware(), Naive()]
+        args[slot] = wrong
+        yield "run_experiment_types", f"{['dataset', 'scenario', 'strategy'][slot]}={wrong!r:.30}", (
+            lambda args=args: run_experiment(*args))

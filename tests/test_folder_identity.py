@@ -187,6 +187,20 @@ def test_report_of_a_read_only_copy_with_out_elsewhere(tmp_path):
         _chmod(copy, writable=True)
 
 
+def _started(db) -> bool:
+    """Whether a results database records a run as started (read-only; False before it exists)."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return con.execute("SELECT count(*) FROM runs").fetchone()[0] > 0
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+
+
 def _slow(name: str, seeds: int, delay: float) -> str:
     return spec_toml(name=name, seeds=seeds, scenarios=["concept_incremental"],
                      datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
@@ -195,21 +209,28 @@ def _slow(name: str, seeds: int, delay: float) -> str:
 
 @pytest.mark.slow
 def test_fresh_beside_a_live_run_of_another_spec_is_refused(tmp_path):
+    """Waits on conditions, never on wall time: the first process's runs wait for a gate file that
+    the test creates only after the second process has been refused."""
     a, b = tmp_path / "a.toml", tmp_path / "b.toml"
-    a.write_text(_slow(name="A", seeds=4, delay=0.5))
+    gate = tmp_path / "gate"
+    a.write_text(spec_toml(name="A", seeds=4, scenarios=["concept_incremental"],
+                           datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
+                           detectors=[{"name": "reliability_plugins:GateDetector", "gate": str(gate)}]))
     b.write_text(_slow(name="B", seeds=1, delay=0.0))
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
     cmd = [sys.executable, "-m", "clad.cli", "run", "--quiet", "--out", str(out)]
     first = subprocess.Popen(cmd + [str(a)], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
-    deadline = time.time() + 120
-    while not (out / "results.sqlite").exists() and time.time() < deadline:
-        time.sleep(0.2)
-    time.sleep(1.0)
-    assert first.poll() is None, "the first run ended too soon for this test"
-    second = subprocess.run(cmd + ["--fresh", str(b)], env=env, cwd=ROOT, capture_output=True, text=True,
-                            timeout=300)
+    try:
+        deadline = time.time() + 600  # a safety net only: the loop ends when the first run has started
+        while not _started(out / "results.sqlite") and first.poll() is None and time.time() < deadline:
+            time.sleep(0.1)
+        assert first.poll() is None, first.communicate()[1]
+        second = subprocess.run(cmd + ["--fresh", str(b)], env=env, cwd=ROOT, capture_output=True, text=True,
+                                timeout=600)
+    finally:
+        gate.touch()  # the first process's runs go on
     assert second.returncode == 2 and f"process {first.pid}" in second.stderr, second.stderr
     assert "'A'" in second.stderr
     _, err = first.communicate(timeout=600)

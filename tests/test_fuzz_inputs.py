@@ -11,13 +11,15 @@ import pytest
 from clad.errors import CladError
 from clad.results.store import DestinationError
 
-from fuzzing import MAY_BE_VALID, cases, feature_cases
+from fuzzing import MAY_BE_VALID, cases, feature_cases, reliability_cases
 
 #: what a bad input may end in: a clad error, or a destination that cannot be written (exit 111)
 CLEAR = (CladError, DestinationError)
 
 
 def _digest(path) -> str:
+    if path.is_dir():  # a folder: its listing
+        return "folder:" + ",".join(sorted(p.name for p in path.iterdir()))
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "absent"
 
 
@@ -65,9 +67,14 @@ def test_every_bad_input_ends_in_a_clean_clad_error(capsys):
     tally.update(new_tally)
     clean.update(new_clean)
     bad += new_bad
+    rel_tally, rel_clean, rel_bad = _fuzz(reliability_cases(seed=0, per_kind=50))
+    _report(capsys, "fuzz (reliability: links, foreign databases, sizes, plug-ins, late checks)", rel_tally, rel_clean)
+    tally.update(rel_tally)
+    clean.update(rel_clean)
+    bad += rel_bad
     _report(capsys, "fuzz (all)", tally, clean)
-    assert len(tally) >= 45
-    assert sum(tally.values()) >= 2500
+    assert len(tally) >= 80
+    assert sum(tally.values()) >= 4000
     assert not bad, "\n".join(f"{k} [{d}]: {m}" for k, d, m in bad[:30])
 
 
@@ -132,3 +139,10 @@ def test_bad_inputs_only_a_run_meets_fail_their_run_clearly_and_lose_nothing(tmp
         assert _rows(out / "results.sqlite", rest) == before
         tally["runtime_damaged_record"] += 1
     _report(capsys, "fuzz (run time)", tally, tally)
+
+
+def test_the_reliability_kinds_end_in_clean_errors_with_their_files_unchanged(capsys):
+    """The reliability round's kinds, a few inputs each (the slow test above runs 50 of each)."""
+    tally, clean, bad = _fuzz(reliability_cases(seed=1, per_kind=4))
+    assert len(tally) >= 20
+    assert not bad, "\n".join(f"{k} [{d}]: {m}" for k, d, m in bad[:30])

@@ -51,7 +51,7 @@ import sklearn
 from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
 from ..defaults import DEFAULT_BASE_METRIC
-from ..errors import CladValueError, RunWarning
+from ..errors import CladValueError, DetectorError, RunWarning
 from ..metrics import ranges as range_metrics
 from ..metrics.base import BaseMetric, check_base_metrics, check_metric_params, find_base_metric, get_base_metric
 from ..validation import check_n_jobs
@@ -60,7 +60,7 @@ from .concepts import Concept
 from .thresholds import check_threshold, fpr_threshold, realised_fpr
 
 __all__ = ["concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
-           "AnytimeEvent", "Scored", "check_reversed", "check_data"]
+           "AnytimeEvent", "Scored", "flags", "check_scored", "check_reversed", "check_data"]
 
 
 def concept_chance_level(name: str, concept: Concept, **params) -> float:
@@ -85,6 +85,51 @@ class Scored:
     @property
     def labels(self) -> np.ndarray:
         return (self.scores > self.threshold).astype(np.int8)
+
+
+def flags(scored: Scored) -> np.ndarray:
+    """The rows flagged: ``scores > threshold``, except that scores all equal (a detector without
+    scores) flag every row, as the chance level's scoreless detector does -- so such a detector is
+    drawn at its chance level, never below it (by a threshold that flags nothing)."""
+    scores = np.asarray(scored.scores)
+    if scores.size and scores.min() == scores.max():
+        return np.ones(scores.shape, dtype=np.int8)
+    return scored.labels
+
+
+def check_scored(scored, n_rows: int, strategy, what: str) -> "Scored":
+    """``scored`` unchanged if it is what a strategy's ``score`` must return for ``n_rows`` rows:
+    a :class:`Scored` with one finite real score per row and a real, non-NaN threshold; else a
+    :class:`~clad.errors.DetectorError` naming the strategy and ``what`` was scored (the checks a
+    detector's scores get, so a strategy plug-in is held to the same contract).
+
+    >>> check_scored(Scored(np.array([0.1, np.nan]), 0.5), 2, "Mine", "test concept 'a'")
+    Traceback (most recent call last):
+    ...
+    clad.errors.DetectorError: strategy 'Mine': score() returned 1 non-finite value(s) (NaN or infinity) among 2 scores of test concept 'a'; expected finite scores
+    """
+    who = strategy if isinstance(strategy, str) else type(strategy).__name__
+    if not isinstance(scored, Scored):
+        raise CladValueError(f"strategy {who}: score() returned {type(scored).__name__}; "
+                             "expected clad.strategies.Scored(scores, threshold)")
+    scores = scored.scores
+    kind = getattr(getattr(scores, "dtype", None), "kind", None)
+    if not isinstance(scores, np.ndarray) or kind not in "biuf":
+        raise DetectorError(f"strategy {who!r}: score() returned scores of type {type(scores).__name__}"
+                            f"{f' (dtype {scores.dtype})' if kind else ''} for {what}; expected a numpy array "
+                            "of real numbers")
+    if scores.shape != (n_rows,):
+        raise DetectorError(f"strategy {who!r}: score() returned {scores.shape} scores for the {n_rows} rows of "
+                            f"{what}; expected ({n_rows},)")
+    finite = np.isfinite(scores)
+    if not finite.all():
+        raise DetectorError(f"strategy {who!r}: score() returned {int((~finite).sum())} non-finite value(s) (NaN or "
+                            f"infinity) among {n_rows} scores of {what}; expected finite scores")
+    t = scored.threshold
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)) or t != t:
+        raise DetectorError(f"strategy {who!r}: score() returned threshold {t!r} for {what}; expected a real "
+                            "number, not NaN (scores above it are flagged)")
+    return scored
 
 
 @dataclass(frozen=True)
@@ -225,15 +270,20 @@ class Evaluator:
         self._origin = ""
 
     @contextmanager
-    def learning(self):
+    def learning(self, what: str | None = None):
         """Time a ``learn`` call; the time is added to the next evaluated step. The call is a
-        training step: it counts as fitted unless every fit it asked for was shared."""
+        training step: it counts as fitted unless every fit it asked for was shared. ``what`` names
+        what is learned (e.g. ``"training step 2 (concept 'b')"``): an exception raised inside says it."""
         t0 = time.perf_counter()
         before = self._cache.counts.copy() if self._cache is not None else None
         step_sharing.set_origin(step=self._work["steps"] + 1)
         self._origin = step_sharing.origin()
         try:
             yield
+        except Exception as exc:
+            if what is not None and hasattr(exc, "add_note"):
+                exc.add_note(f"(raised while the strategy learned {what})")
+            raise
         finally:
             self._pending_fit += time.perf_counter() - t0
             self._last = None  # something was learned: the next evaluation must score again
@@ -267,12 +317,14 @@ class Evaluator:
         the threshold with the false-positive rate it reaches on the concept's normal rows.
         ``threshold`` (a calibrated one) replaces the strategy's own."""
         concept = self.test_concepts[j]
-        scored = self._scored(strategy, j, concept, concept.name if with_ids else None)
-        if not isinstance(scored, Scored):
-            raise CladValueError(
-                f"strategy {type(strategy).__name__}: score() returned {type(scored).__name__}; "
-                "expected clad.strategies.Scored(scores, threshold)"
-            )
+        try:
+            scored = check_scored(self._scored(strategy, j, concept, concept.name if with_ids else None),
+                                  len(concept.X), strategy, f"test concept {concept.name!r}")
+        except Exception as exc:
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"(raised while scoring test concept {concept.name!r} after training step "
+                             f"{len(self._steps)})")
+            raise
         if threshold is not None:
             scored = Scored(scored.scores, threshold)
         fpr = (float(scored.threshold), realised_fpr(concept.y, scored.scores, scored.threshold))
@@ -307,7 +359,7 @@ class Evaluator:
         # called only where both classes are present, so a range metric never warns here (no
         # warnings filter is changed: that is not thread-safe with n_jobs > 1)
         decl = self._decls[name]
-        x = scored.scores if decl.input == "scores" else scored.labels
+        x = scored.scores if decl.input == "scores" else flags(scored)
         return float(decl.function(y, x, **self.metric_params.get(name, {})))
 
     def _per_series(self, concept: Concept, scored: Scored) -> list[list[float]]:
@@ -476,7 +528,8 @@ class Evaluator:
         ``rows_seen`` training rows; ``window`` batches make the windowed scores (see
         :class:`Prequential`)."""
         self._preq.window = int(window)
-        self._preq.add(np.asarray(y), strategy.score(X, concept_id=None), rows_seen)
+        self._preq.add(np.asarray(y), check_scored(strategy.score(X, concept_id=None), len(X), strategy,
+                                                   f"the batch after {rows_seen} training rows"), rows_seen)
 
     def result(self) -> Evaluation:
         self.close()

@@ -84,6 +84,7 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
     >>> r.R["roc_auc"].shape, r.metrics["roc_auc"]["backward_transfer"] < 0
     ((3, 3), True)
     """
+    _check_objects(dataset, scenario, strategy)
     base_metrics = check_base_metrics(base_metrics)
     threshold = check_threshold(threshold)
     if threshold_seed is None:
@@ -101,6 +102,25 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
                                    metric_params, threshold, threshold_seed)
     except RunTimeout as exc:
         raise RunTimeoutError(str(exc)) from None
+
+
+def _check_objects(dataset, scenario, strategy) -> None:
+    """A :class:`~clad.errors.CladTypeError` naming the argument when ``dataset``, ``scenario`` or
+    ``strategy`` is not an object of that kind (a name, None, a list): run_experiment takes objects;
+    names are for spec files."""
+    from ..errors import CladTypeError
+
+    if not isinstance(dataset, ConceptDataset):
+        raise CladTypeError(f"run_experiment: dataset is {type(dataset).__name__} {dataset!r:.60}; expected a "
+                            "clad.ConceptDataset (e.g. clad.make_synthetic(...); names are for spec files)")
+    if not callable(getattr(scenario, "run", None)) or isinstance(scenario, type):
+        raise CladTypeError(f"run_experiment: scenario is {type(scenario).__name__} {scenario!r:.60}; expected a "
+                            "scenario object, e.g. clad.ConceptAware() (names are for spec files)")
+    if not (callable(getattr(strategy, "learn", None)) and callable(getattr(strategy, "score", None))) \
+            or isinstance(strategy, type):
+        raise CladTypeError(f"run_experiment: strategy is {type(strategy).__name__} {strategy!r:.60}; expected a "
+                            "strategy object with learn() and score(), e.g. clad.Naive(detector) (names are for "
+                            "spec files)")
 
 
 def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,

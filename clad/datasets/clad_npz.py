@@ -71,6 +71,9 @@ def load_clad_npz(file: str, sha256: str | None = None, data_dir: str | None = N
     """
     path = locate(file, data_dir, sha256=sha256)
     try:
+        if not zipfile.is_zipfile(path):  # np.load would read it as a pickle and suggest allow_pickle
+            raise DataError(f"clad_npz: {str(path)!r} is not a .npz file (a zip archive of arrays); write one with "
+                            "clad.datasets.save_clad_npz or `clad datasets convert`")
         with np.load(path, allow_pickle=False) as z:
             files = set(z.files)
             if "format" not in files or str(z["format"]) != FORMAT:

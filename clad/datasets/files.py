@@ -155,26 +155,56 @@ def locate(relpath: str, data_dir: str | os.PathLike | None = None, *, verify: b
     if sha256 is not None:
         sha = sha256
     if Path(relpath).is_absolute():
-        candidates = [Path(relpath)]
+        candidates, bases = [Path(relpath)], [None]
     else:
-        candidates = [d / relpath for d in search_dirs(data_dir)]
+        bases = list(search_dirs(data_dir))
+        candidates = [d / relpath for d in bases]
         if sha is None:  # a user's own file may also be named relative to the current directory
             candidates.append(Path(relpath))
-    for path in candidates:
+            bases.append(Path.cwd())
+    for path, base in zip(candidates, bases):
         if path.is_file():
+            real = Path(os.path.realpath(path))
+            if base is not None and not real.is_relative_to(Path(os.path.realpath(base))):
+                raise DataError(f"data file {relpath!r} is a symbolic link leading out of its data directory "
+                                f"{str(base)!r} (to {str(real)!r}); copy the file into the data directory or name it "
+                                "by its own path")
             if verify and sha:
                 verify_sha256(path, sha, source=url)
             return _record(path)
-    looked = "\n".join(f"  {p}" for p in candidates)
+        if os.path.lexists(path):
+            what = "a folder" if path.is_dir() else "not a regular file (a pipe, a device or a socket)"
+            raise DataError(f"data file {relpath!r} at {str(path)!r} is {what}; expected a data file")
+    looked = "\n".join(f"  {p}" + ("" if base is None or base.is_dir() else
+                                     f"  (the folder {str(base)!r} does not exist)") for p, base in zip(candidates, bases))
     hint = ""
+    if data_dir is not None and not Path(data_dir).expanduser().is_dir():
+        what = "is not a folder" if Path(data_dir).expanduser().exists() else "does not exist"
+        hint += f"\ndata_dir {str(data_dir)!r} {what}"
     if sha or url:
-        hint = f"\nexpected sha256 {sha}; public source: {url}"
+        hint += f"\nexpected sha256 {sha}; public source: {url}"
     else:
-        hint = "\n(no dataset card lists this file; check the name)"
+        hint += "\n(no dataset card lists this file; check the name)"
+    hint = _near_names(relpath, candidates) + hint
     raise DataError(
         f"data file {relpath!r} not found; looked in:\n{looked}{hint}\n"
         f"Put the file there, set {ENV_VAR} to the folder holding it, or pass data_dir."
     )
+
+
+def _near_names(relpath: str, candidates) -> str:
+    """``" (did you mean 'x'?)"`` for the closest file name beside where ``relpath`` was looked for."""
+    import difflib
+
+    names = set()
+    for path in candidates:
+        try:
+            if path.parent.is_dir():
+                names.update(p.name for p in list(path.parent.iterdir())[:10_000])
+        except OSError:
+            continue
+    close = difflib.get_close_matches(Path(relpath).name, sorted(names), n=1, cutoff=0.6)
+    return f"\n(did you mean {close[0]!r}?)" if close else ""
 
 
 def sha256_of(path: str | os.PathLike) -> str:

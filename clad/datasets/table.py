@@ -127,7 +127,17 @@ def _column(df: pd.DataFrame, key: str, column, what: str) -> str:
     return column
 
 
-@declare(SPLIT_CONSTRAINTS, files=lambda a: [(a["file"], a["sha256"])] if a["file"] is not None else [])
+def _table_rules(args: dict) -> list[str]:
+    """A file whose name says neither CSV nor Parquet is refused before it is read."""
+    file = args.get("file")
+    if isinstance(file, str) and file and not file.lower().endswith(_CSV + _PARQUET):
+        return [f"file={file!r}: a table is read from a .csv (optionally .gz, .bz2, .zip, .xz) or a .parquet file; "
+                "convert it to one of them (pickles are never read)"]
+    return []
+
+
+@declare(SPLIT_CONSTRAINTS, files=lambda a: [(a["file"], a["sha256"])] if a["file"] is not None else [],
+         rules=_table_rules)
 def load_table(file: str | None = None, frame: pd.DataFrame | None = None, concept_column: str = "concept",
                label_column: str = "label", feature_columns: list[str] | None = None, test_size: float = 0.5,
                contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",

@@ -203,5 +203,5 @@ load_telemanom._parameter_constraints = {
     "path": [str], "spacecraft": [str], "concepts": [StrOptions(CONCEPTS)],
     "window": [None, Interval(Integral, 1, None, closed="left")],
     "stride": [Interval(Integral, 1, None, closed="left")],
-    "window_label": [StrOptions(LABELS)], "data_dir": [None, str]}
+    "window_label": [StrOptions(LABELS)], "window_score": [StrOptions(SCORE_RULES)], "data_dir": [None, str]}
 load_telemanom._data_files = lambda a: [(f"{a['path']}/labeled_anomalies.csv", None)]

@@ -36,9 +36,10 @@ def as_table(X):
     return X.reshape(X.shape[0], -1)
 
 
-def check_scores(scores, n_rows: int, who: str) -> np.ndarray:
+def check_scores(scores, n_rows: int, who: str, of: str = "") -> np.ndarray:
     """Return ``scores`` as a float array of shape ``(n_rows,)`` or raise a DetectorError naming
-    ``who``: finite real numbers, one per row (complex scores are refused, never silently cast).
+    ``who``: finite real numbers, one per row (complex scores are refused, never silently cast);
+    ``of`` says which rows were scored (e.g. the training rows that set the threshold).
 
     >>> check_scores([0.5, 2.0], 2, "Mine")
     array([0.5, 2. ])
@@ -71,6 +72,6 @@ def check_scores(scores, n_rows: int, who: str) -> np.ndarray:
         k = int((~np.isfinite(s)).sum())
         raise DetectorError(
             f"detector {who}: score() returned {k} non-finite value(s) (NaN or infinity) among "
-            f"{n_rows}; expected finite scores"
+            f"{n_rows}{of}; expected finite scores"
         )
     return s

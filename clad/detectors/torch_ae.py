@@ -55,7 +55,7 @@ from sklearn.base import BaseEstimator
 from ..errors import CladValueError, DetectorError
 from .tabular import as_table
 from .torch_graph import GraphedStep, use_graph
-from ..validation import COUNT, SEED, Interval, ListOf, Real, Validated, check
+from ..validation import COUNT, SEED, Interval, Device, ListOf, Real, Validated, check
 
 
 def _import_torch():
@@ -168,7 +168,7 @@ class TorchDetector(Validated, BaseEstimator):
         "hidden_sizes": [ListOf(COUNT), COUNT], "epochs": [COUNT], "batch_size": [COUNT],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "contamination": [Interval(Real, 0, 0.5, closed="neither")], "device": [str],
+        "contamination": [Interval(Real, 0, 0.5, closed="neither")], "device": [Device()],
         "score_batch_size": [COUNT], "num_threads": [None, COUNT], "random_state": [None, SEED],
     }
 

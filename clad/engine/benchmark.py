@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 
 from .._version import __version__
 from ..results.record import RunResult
-from ..errors import CladTypeError
+from ..errors import CladTypeError, SpecError
 from .config import RunConfig, canonical
 from .folder import FolderInUse, FolderLock
 from .settings import Execution
@@ -184,6 +184,13 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     share_steps = share if share_steps is None else share_steps
     sharing = Sharing("verify" if verify_sharing else "on" if share_steps else "off",
                       DEFAULT_MAX_BYTES if step_cache_bytes is None else step_cache_bytes)
+    if execution.dask is None and execution.slurm is None:  # computed on this machine: the devices the detectors name must be here
+        from .spec_checks import device_problems
+
+        found = device_problems(getattr(spec.configs, "detectors", None) or {c.detector.display: c.detector
+                                                                              for c in spec.configs}.values())
+        if found:
+            raise SpecError(found, source=spec.name)
     if execution.parallel:
         prestart_workers()  # its imports overlap with opening the folder and planning the grid
     tell = on_event or (lambda event: None)

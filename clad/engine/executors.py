@@ -142,7 +142,10 @@ def execute_in_worker(cfg: RunConfig, timeout: float | None = None,
     """:func:`execute_one` in a worker process, telling the main process each concept step through
     the queue the worker was started with (when it was)."""
     steps = _STEPS
-    on_step = None if steps is None else (lambda step, index: steps.put((cfg.run_id, str(step), int(index))))
+    if steps is None:
+        return execute_one(cfg, timeout, threads)
+    steps.put(("pid", cfg.run_id, os.getpid(), None))  # so the main process sees this worker end, however it ends
+    on_step = (lambda step, index: steps.put(("step", cfg.run_id, str(step), int(index)))) if _FOLLOW_STEPS else None
     return execute_one(cfg, timeout, threads, on_step=on_step)
 
 
@@ -171,9 +174,15 @@ def _group_runs(configs, timeout, threads, sharing, on_step=None, claim=None):
 
 def execute_group_in_worker(configs: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
                             sharing=None) -> list[tuple[RunResult, str, str]]:
-    """:func:`execute_group` in a worker process, telling each concept step through the queue."""
+    """:func:`execute_group` in a worker process, telling the main process this worker's process id
+    (so that it sees the worker end, however it ends) and, when followed, each concept step through
+    the queue the worker was started with."""
     steps = _STEPS
-    on_step = None if steps is None else (lambda cfg, step, index: steps.put((cfg.run_id, str(step), int(index))))
+    if steps is None:
+        return execute_group(configs, timeout, threads, sharing)
+    for cfg in configs:
+        steps.put(("pid", cfg.run_id, os.getpid(), None))
+    on_step = (lambda cfg, step, index: steps.put(("step", cfg.run_id, str(step), int(index)))) if _FOLLOW_STEPS else None
     return execute_group(configs, timeout, threads, sharing, on_step=on_step)
 
 
@@ -196,11 +205,13 @@ def check_execution(jobs: int, threads: int | None, timeout: float | None) -> No
 # -- worker processes --------------------------------------------------------------------------
 #: in a worker process: the queue its runs' concept steps go to (None: nobody follows them)
 _STEPS = None
+#: in a worker process: whether its runs' concept steps are told through that queue
+_FOLLOW_STEPS = False
 
 
-def _init_worker(env: dict, main_pid: int, steps=None) -> None:
-    global _STEPS
-    _STEPS = steps
+def _init_worker(env: dict, main_pid: int, steps=None, follow_steps: bool = True) -> None:
+    global _STEPS, _FOLLOW_STEPS
+    _STEPS, _FOLLOW_STEPS = steps, follow_steps
     # the parent decides when to stop (Ctrl-C, SIGTERM): workers ignore SIGINT
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # a forked worker inherits the environment of the fork server; set this grid's values
@@ -277,24 +288,45 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
     todo = [list(g) for g in groups][::-1]  # pop() from the end keeps the given order
     worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
 
-    # a SimpleQueue's put writes into the pipe before it returns: a run's steps are there before its result
-    step_queue = mp_context().SimpleQueue() if steps else None
+    # a SimpleQueue's put writes into the pipe before it returns: a run's steps are there before its
+    # result, and the process id of the worker computing a run before the run starts
+    step_queue = mp_context().SimpleQueue()
+    pids: dict[str, int] = {}  # run_id -> the worker process computing it
+    gone: dict[str, int] = {}  # run_id -> how many checks in a row found its worker ended
 
     def new_pool():
         return ProcessPool(max_workers=jobs, initializer=_init_worker,
-                           initargs=(worker_env, os.getpid(), step_queue), context=mp_context())
+                           initargs=(worker_env, os.getpid(), step_queue, steps), context=mp_context())
 
     def step_events():
-        while step_queue is not None:
+        while True:
             try:
                 if step_queue.empty():
                     return
-                run_id, step, index = step_queue.get()
+                kind, run_id, a, b = step_queue.get()
             except (OSError, ValueError, EOFError):
                 return
             cfg = next((c for g, _ in inflight.values() for c in g if c.run_id == run_id), None)
-            if cfg is not None:
-                yield RunEvent("step", cfg, step=step, index=index)
+            if kind == "pid":
+                pids[run_id] = a
+            elif cfg is not None and steps:
+                yield RunEvent("step", cfg, step=a, index=b)
+
+    def lost_workers():
+        """Tasks whose worker ended without a result and without the pool noticing (a plug-in's
+        ``os._exit(0)``: the pool takes a worker ending with status 0 for a normal end): seen twice in a
+        row, a second apart, so that a result on its way is not taken for a loss."""
+        lost = []
+        for fut, (group, _) in list(inflight.items()):
+            key = group[0].run_id
+            pid = next((pids[c.run_id] for c in group if c.run_id in pids), None)
+            if fut.done() or pid is None or _exists(pid):
+                gone.pop(key, None)
+                continue
+            gone[key] = gone.get(key, 0) + 1
+            if gone[key] >= 2:
+                lost.append(fut)
+        return lost
 
     # set while workers may start (a replaced worker starts later), read as libraries load
     env = _thread_env(threads) if threads is not None else contextlib.nullcontext()
@@ -322,6 +354,15 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                 done, _ = (wait(list(inflight), timeout=0.25 if steps else 1.0, return_when=FIRST_COMPLETED)
                            if inflight else ((), ()))
                 yield from step_events()
+                for fut in lost_workers():
+                    group, started = inflight.pop(fut)
+                    fut.cancel()
+                    for cfg in group:
+                        yield RunEvent("finished", cfg, result=failed_result(
+                            cfg, "the worker process computing this run ended without returning a result and "
+                                 "without an error (e.g. a plug-in calling os._exit(0)); the other runs go on\n"
+                                 f"(worker process {pids.get(cfg.run_id)})"),
+                            started=started, finished=_utc())
                 for fut in done:
                     group, started = inflight.pop(fut)
                     finished = _utc()
@@ -359,8 +400,7 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
         finally:
             if pool is not None:
                 _stop_pool(pool)
-            if step_queue is not None:
-                step_queue.close()
+            step_queue.close()
 
 
 # -- Dask ---------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from urllib.parse import urlparse
 from ..errors import CladValueError, DataError
 from ..results.store import DEFAULT_NAME
 
-__all__ = ["export_mlflow", "default_tracking_uri", "fingerprint"]
+__all__ = ["export_mlflow", "default_tracking_uri", "fingerprint", "check_tracking_uri", "TRACKING_SCHEMES"]
 
 
 def _mlflow():
@@ -144,7 +144,6 @@ def fingerprint(run) -> str:
 
 
 def _log_run(client, experiment_id: str, run, classes, folder: str = "") -> str:
-    _, Metric, Param, RunTag = classes
     import time
 
     now = int(time.time() * 1000)
@@ -154,6 +153,17 @@ def _log_run(client, experiment_id: str, run, classes, folder: str = "") -> str:
     name = f"{run.dataset} / {run.scenario} / {run.strategy} / {run.detector} / seed {run.seed}"
     mlrun = client.create_run(experiment_id, run_name=name[:250], tags=tags)
     rid = mlrun.info.run_id
+    try:
+        _fill_run(client, rid, run, classes, now)
+    except BaseException:  # Ctrl-C, SIGTERM or an error half-way: no half-logged run stays RUNNING
+        with contextlib.suppress(Exception):
+            client.delete_run(rid)
+        raise
+    return rid
+
+
+def _fill_run(client, rid: str, run, classes, now: int) -> None:
+    _, Metric, Param, RunTag = classes
     metrics, undefined = _metrics(run, Metric, now)
     params = [Param(k, v) for k, v in _params(run).items()]
     for k in range(0, len(params), 100):  # MLflow's limits per batch: 100 parameters, 1000 metrics
@@ -174,7 +184,6 @@ def _log_run(client, experiment_id: str, run, classes, folder: str = "") -> str:
         client.log_text(rid, run.error or "no error recorded", "error.txt")
     client.set_tag(rid, "clad.complete", "true")  # last: an export cut short before it is logged again
     client.set_terminated(rid, status="FINISHED" if run.ok else "FAILED")
-    return rid
 
 
 def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
@@ -200,12 +209,18 @@ def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
         from ..results.store import writable_destination
 
         writable_destination(db.parent / "mlruns", "folder", "--tracking-uri (another store)")
+    check_tracking_uri(tracking_uri)
     _reachable(tracking_uri)
     artifacts = _artifact_location(tracking_uri)
     here = str(db.resolve())
     with _no_retries():
-        client = classes[0](tracking_uri=tracking_uri)
-        found = client.get_experiment_by_name(name)
+        try:
+            client = classes[0](tracking_uri=tracking_uri)
+            found = client.get_experiment_by_name(name)
+        except Exception as exc:  # noqa: BLE001 - MLflow's many ways of saying a store cannot be opened
+            raise DataError(f"MLflow cannot open the tracking store {tracking_uri} ({type(exc).__name__}: "
+                            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}); give another "
+                            "--tracking-uri") from None
         experiment_id = found.experiment_id if found else client.create_experiment(name, artifact_location=artifacts)
         exported_before: dict[str, list] = {}
         for found_run in _all_runs(client, experiment_id):
@@ -247,6 +262,36 @@ def _why_again(before: list, run) -> str | None:
     if old.data.tags.get("clad.fingerprint") != fingerprint(run):
         return "computed again since"
     return None
+
+
+#: the tracking stores MLflow reads: a server, a SQL database, a folder (``file:``, when MLflow allows it)
+TRACKING_SCHEMES = ("http", "https", "sqlite", "postgresql", "mysql", "mssql", "file")
+
+
+def check_tracking_uri(tracking_uri: Any) -> str:
+    """``tracking_uri`` if MLflow can keep runs there, else a :class:`~clad.errors.CladValueError`
+    saying what is allowed: one of :data:`TRACKING_SCHEMES`, never an in-memory SQLite store (the
+    runs would vanish when the export ends).
+
+    >>> check_tracking_uri("sqlite:///:memory:")
+    Traceback (most recent call last):
+    ...
+    clad.errors.CladValueError: --tracking-uri 'sqlite:///:memory:' is an in-memory store: the logged runs would vanish when the export ends; give a file, e.g. sqlite:////absolute/path/mlflow.db
+    """
+    if not isinstance(tracking_uri, str) or not tracking_uri.strip():
+        raise CladValueError(f"--tracking-uri {tracking_uri!r}; expected a URI such as http://host:5000 or "
+                             "sqlite:////absolute/path/mlflow.db")
+    parsed = urlparse(tracking_uri)
+    scheme = parsed.scheme.split("+")[0].lower()
+    if scheme not in TRACKING_SCHEMES:
+        raise CladValueError(f"--tracking-uri {tracking_uri!r}: scheme {parsed.scheme or '(none)'!r} is not a tracking "
+                             f"store MLflow reads; expected one of {', '.join(s + ':' for s in TRACKING_SCHEMES)}")
+    if scheme == "sqlite" and tracking_uri.split("://", 1)[-1].lstrip("/") in ("", ":memory:"):
+        raise CladValueError(f"--tracking-uri {tracking_uri!r} is an in-memory store: the logged runs would vanish "
+                             "when the export ends; give a file, e.g. sqlite:////absolute/path/mlflow.db")
+    if scheme in ("http", "https") and not parsed.hostname:
+        raise CladValueError(f"--tracking-uri {tracking_uri!r} names no host; expected e.g. http://host:5000")
+    return tracking_uri
 
 
 def _reachable(tracking_uri: str, timeout: float = 5.0) -> None:

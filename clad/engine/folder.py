@@ -19,9 +19,11 @@ not the lock: the next process takes it and removes it when it ends.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
+import stat
 from pathlib import Path
 
 from ..errors import CladError
@@ -45,11 +47,41 @@ class FolderLock:
         self._fd: int | None = None
 
     def holder(self) -> dict:
-        """Who took the lock last: ``{"pid", "host", "spec"}`` (empty if unknown)."""
+        """Who took the lock last: ``{"pid", "host", "spec"}`` (empty if unknown). Read without
+        following a symbolic link, and at most 4 KiB of it."""
         try:
-            return json.loads(self.path.read_text(encoding="utf-8") or "{}")
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return {}
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            found = json.loads(os.read(fd, 4096).decode("utf-8") or "{}")
+            return found if isinstance(found, dict) else {}
         except (OSError, ValueError):
             return {}
+        finally:
+            os.close(fd)
+
+    def _open(self) -> int:
+        """Open (or create) the lock file without following a symbolic link: a link, a folder or
+        anything but a plain file at the lock's path is refused, and nothing is written through it."""
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        except OSError as exc:
+            if os.path.islink(self.path) or exc.errno == errno.ELOOP:
+                raise FolderInUse(f"{str(self.path)!r} is a symbolic link; clad's lock file must be a plain file "
+                                  "(nothing is written through a link): remove the link or choose another --out "
+                                  "folder") from None
+            if os.path.isdir(self.path) or exc.errno == errno.EISDIR:
+                raise FolderInUse(f"{str(self.path)!r} is a folder; clad's lock file must be a plain file: remove "
+                                  "it or choose another --out folder") from None
+            raise
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise FolderInUse(f"{str(self.path)!r} is not a plain file; clad's lock file must be one: remove it "
+                              "or choose another --out folder")
+        return fd
 
     def _is_current(self) -> bool:
         """Whether the open file is still the folder's lock file (not removed by a process ending)."""
@@ -63,7 +95,7 @@ class FolderLock:
 
         while True:
             if self._fd is None:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                self._fd = self._open()
             try:
                 fcntl.flock(self._fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
             except BlockingIOError:

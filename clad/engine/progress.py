@@ -7,7 +7,8 @@ run's label with its concept step, shortened at a word boundary to the room the 
 and a terminal that reports 0 columns is drawn 80 columns wide. While the bar is shown, clad's log
 lines go through tqdm (:func:`tqdm.contrib.logging.logging_redirect_tqdm`), so they never break it;
 warnings raised inside a run are recorded in that run's result (``RunResult.warnings``), counted
-here, and not printed.
+here, and not printed. Without a terminal (a log file, a batch job) a line says every
+:data:`HEARTBEAT_SECONDS` how far the grid is and what is running, however long a run takes.
 
 A failed run's cause (the exception's whole message, see :attr:`RunResult.cause`) is printed when
 it happens; :func:`format_failures` groups every failure of a grid by cause for the end of the
@@ -20,6 +21,8 @@ import logging
 import shutil
 import sys
 import textwrap
+import threading
+import time
 from contextlib import ExitStack
 from typing import Iterable
 
@@ -34,6 +37,8 @@ log = logging.getLogger("clad.engine.progress")
 BAR_WIDTH = 16
 #: the width used when the terminal reports none (0 columns, e.g. some CI consoles)
 FALLBACK_COLUMNS = 80
+#: without a terminal, a progress line at least this often (seconds), however long a run takes
+HEARTBEAT_SECONDS = 60.0
 _BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar:" + str(BAR_WIDTH)
                + "}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]{postfix}")
 
@@ -96,7 +101,20 @@ class Progress:
                 self._bar.start_t -= elapsed
                 self._bar.initial = 0
             self._stack.enter_context(logging_redirect_tqdm(loggers=[logging.getLogger("clad")], tqdm_class=tqdm))
+        else:  # no terminal: a line now and then, so a log shows the grid is alive between runs
+            self._started_at = time.monotonic()
+            self._stop = threading.Event()
+            beat = threading.Thread(target=self._heartbeat, name="clad-progress", daemon=True)
+            beat.start()
+            self._stack.callback(self._stop.set)
         self._refresh()
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_SECONDS):
+            running = "; ".join(list(self._active.values())[:3])
+            log.info("still running after %.0f s: %d of %d runs done%s%s", time.monotonic() - self._started_at,
+                     self.done + self.failed, self.total, f", {self.failed} failed" if self.failed else "",
+                     f"; now: {running}" if running else "")
 
     @property
     def remaining(self) -> int:

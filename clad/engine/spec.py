@@ -26,7 +26,8 @@
     timeout = 600                             # optional: seconds per run before it is failed
     max_runs = 200000                         # optional: accept a grid this large (default 100,000),
                                               # tuning runs and parameter combinations included
-    max_evaluations = 20000                   # optional: anytime evaluations per run (default 10,000)
+    max_evaluations = 20000                   # optional: evaluations per run, anytime ones or R's cells
+                                              # (steps x test concepts; default 10,000)
     max_data_gb = 16                          # optional: the largest generated data set (default 4 GB)
     references = ["joint", "single_task"]     # optional: reference runs, once per dataset x detector x
                                               # seed, and every run's metrics against them
@@ -71,7 +72,7 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics.base import base_metric_names, base_metric_problem, check_metric_params
+from ..metrics.base import base_metric_names, base_metric_problem, check_metric_params, metric_did_you_mean
 from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladError, SpecError
 from ..registry import did_you_mean
@@ -184,10 +185,32 @@ class Spec:
         return len(self.configs)
 
 
+#: the largest spec file read (a spec is a page of text) and the deepest nesting of its tables and lists
+MAX_SPEC_BYTES = 10_000_000
+MAX_SPEC_DEPTH = 32
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    """How deep ``value``'s tables and lists nest (stops counting past :data:`MAX_SPEC_DEPTH`)."""
+    if level > MAX_SPEC_DEPTH or not isinstance(value, (dict, list)):
+        return level
+    items = value.values() if isinstance(value, dict) else value
+    return max([_depth(v, level + 1) for v in items] or [level + 1])
+
+
 def load_spec(path: str | Path) -> Spec:
     """Read and validate a TOML spec file."""
     path = Path(path)
     try:
+        import stat as _stat
+
+        mode = path.stat().st_mode
+        if not (_stat.S_ISREG(mode) or _stat.S_ISDIR(mode)):  # a FIFO, a device (/dev/zero), a socket
+            raise SpecError(f"spec {str(path)!r} is not a regular file (a pipe, a device or a socket); expected a "
+                            "TOML file")
+        if _stat.S_ISREG(mode) and path.stat().st_size > MAX_SPEC_BYTES:
+            raise SpecError(f"spec file {str(path)!r} holds {path.stat().st_size:,} bytes, more than a spec's "
+                            f"{MAX_SPEC_BYTES:,}; is it a spec?")
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise SpecError(f"spec file {str(path)!r} does not exist") from None
@@ -199,6 +222,10 @@ def load_spec(path: str | Path) -> Spec:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"not valid TOML: {exc}", source=str(path)) from None
+    except RecursionError:
+        raise SpecError(f"its tables or lists are nested more than {MAX_SPEC_DEPTH} deep", source=str(path)) from None
+    if _depth(raw) > MAX_SPEC_DEPTH:
+        raise SpecError(f"its tables or lists are nested more than {MAX_SPEC_DEPTH} deep", source=str(path))
     spec = parse_spec(raw, source=str(path), default_name=path.stem)
     spec.text = text
     return spec
@@ -230,7 +257,8 @@ _EXECUTION_CONSTRAINTS = {
     "max_runs": [Interval(Integral, 1, None, closed="left",
                           description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})")],
     "max_evaluations": [Interval(Integral, 1, None, closed="left",
-                                 description=f"an integer >= 1 (the most anytime evaluations of one run; "
+                                 description=f"an integer >= 1 (the most evaluations of one run: anytime evaluations, "
+                                             f"or R's cells, training steps x test concepts; "
                                              f"default {MAX_EVALUATIONS:,})")],
     "max_data_gb": [Interval(Real, 0, None, closed="neither",
                              description=f"a positive number of gigabytes (the largest generated data set; "
@@ -257,7 +285,7 @@ def _execution_keys(raw: dict, problems: list[str]) -> tuple:
             out["max_evaluations"] or MAX_EVALUATIONS, out["max_data_gb"] or MAX_DATA_GB)
 
 
-def _order_values(raw: dict, problems: list[str]) -> list[tuple[str, str]] | None:
+def _order_values(raw: dict, problems: list[str], max_runs: int = MAX_RUNS) -> list[tuple[str, str]] | None:
     """``(order value, label)`` per concept order of ``raw["orders"]``, or None after a problem.
 
     A list names orders (``"random"`` is then drawn from each run's seed). A table maps an order
@@ -281,6 +309,10 @@ def _order_values(raw: dict, problems: list[str]) -> list[tuple[str, str]] | Non
             if name != "random":
                 out.append((name, name))
                 continue
+            if count > max_runs:  # refused before any of them is drawn: each is at least one run
+                problems.append(f"orders.random: {count:,} orders, each at least one run: more than max_runs = "
+                                f"{max_runs:,}; to run them, set max_runs = {count} at the top of the spec")
+                return None
             seeds = [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(order_seed).spawn(count)]
             out += [(f"random:{sd}", f"random#{i + 1}") for i, sd in enumerate(seeds)]
         if not out:
@@ -297,7 +329,8 @@ def _order_values(raw: dict, problems: list[str]) -> list[tuple[str, str]] | Non
     return [(o, o) for o in orders]
 
 
-def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> list[Component]:
+def _apply_orders(raw: dict, datasets: list[Component], problems: list[str],
+                  max_runs: int = MAX_RUNS) -> list[Component]:
     """One dataset component per concept order (``order=<value>`` for loaders that take it).
 
     The label of a dataset names the order only when the spec has several order *names*: the fixed
@@ -305,7 +338,7 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
     configuration, run over orders and seeds; each run records its order)."""
     if "orders" not in raw:
         return datasets
-    values = _order_values(raw, problems)
+    values = _order_values(raw, problems, max_runs)
     if values is None:
         return datasets
     names = list(dict.fromkeys(v.split(":")[0] for v, _ in values))
@@ -356,8 +389,9 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str]) -> 
 
 
 def _size_problems(sections: dict, max_evaluations: int, max_data_gb: float) -> list[str]:
-    """Sizes known from the parameters before anything is built: the anytime evaluations of a run
-    (``anytime_per_concept`` x training concepts, where the dataset states its concept count) and
+    """Sizes known from the parameters before anything is built: the evaluations of a run (R's
+    cells, ``n_concepts`` squared, and the anytime evaluations, ``anytime_per_concept`` x training
+    concepts, where the dataset states its concept count) and
     the bytes of a generated data set (a loader's declared ``nbytes``)."""
     from ..datasets import DATASETS
     from ..validation import arguments
@@ -373,6 +407,10 @@ def _size_problems(sections: dict, max_evaluations: int, max_data_gb: float) -> 
         n = args.get("n_concepts")
         if isinstance(n, int) and not isinstance(n, bool):
             concepts.append(n)
+            if n * n > max_evaluations:  # R: every test concept scored after every training step
+                out.append(f"datasets ({c.display}).n_concepts: {n:,} training steps x {n:,} test concepts = "
+                           f"{n * n:,} evaluations of R per run, more than max_evaluations = {max_evaluations:,}; "
+                           f"to run it, set max_evaluations = {n * n} at the top of the spec")
         size = getattr(loader, "_data_nbytes", None)
         try:
             nbytes = size(args) if size is not None else None
@@ -516,7 +554,7 @@ def _read_base_metrics(r: _Reading) -> None:
             if problem:
                 r.problems.append(f"base_metrics[{i}]: {problem}")
         elif not isinstance(m, str) or m not in known:
-            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{did_you_mean(str(m), known)}; "
+            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{metric_did_you_mean(m)}; "
                               f"allowed: {', '.join(known)}, or an import path 'package.module:NAME'")
     if len(set(map(str, metrics))) != len(metrics):
         r.problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
@@ -565,7 +603,7 @@ def _read_components(r: _Reading) -> None:
     r.regs = registries()
     r.sections = {s: entries(s, r.raw.get(s), r.regs[s], r.problems, max_runs=r.max_runs)
                   for s in ("datasets", "scenarios", "strategies", "detectors")}
-    r.sections["datasets"] = _apply_orders(r.raw, r.sections["datasets"], r.problems)
+    r.sections["datasets"] = _apply_orders(r.raw, r.sections["datasets"], r.problems, r.max_runs)
     r.scenarios = _check_scenarios(r.sections["scenarios"], r.problems)
 
 

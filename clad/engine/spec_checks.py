@@ -22,7 +22,8 @@ from typing import Any, Callable
 from ..errors import CladError
 from ..validation import Integral, Interval, Real, arguments, constraints_of, problems
 
-__all__ = ["dataset_problems", "estimator_problems", "detector_problems", "strategy_problems", "pair_problems"]
+__all__ = ["dataset_problems", "estimator_problems", "detector_problems", "strategy_problems", "pair_problems",
+           "device_problems"]
 
 #: the folder of the spec file being checked (a data file beside the spec is inside a data folder)
 SPEC_FOLDER: contextvars.ContextVar = contextvars.ContextVar("clad_spec_folder", default=None)
@@ -214,4 +215,36 @@ def pair_problems(pairs, detectors, registries: dict) -> list[str]:
                 said.add(d.name)
                 out.append(f"strategy {st.display!r} cannot train detector {d.display!r}: {problem}; remove one of "
                            "them from the spec")
+    return out
+
+
+def device_problems(detectors) -> list[str]:
+    """The torch ``device`` of each detector component, checked against this machine before runs
+    are computed here (not on a cluster, whose machines may differ): a CUDA device this machine
+    lacks, or an index past its devices, is named with what it has. Imports torch only when a
+    detector names a CUDA or MPS device."""
+    wanted = {}
+    for c in detectors:
+        device = (getattr(c, "params", None) or {}).get("device")
+        if isinstance(device, str) and device.startswith(("cuda", "mps")):
+            wanted.setdefault(device, c.display)
+    if not wanted:
+        return []
+    try:
+        import torch
+    except ImportError:
+        return [f"detectors ({who}): device={dev!r} needs torch: pip install 'clad[torch]'" for dev, who in wanted.items()]
+    out = []
+    n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    for dev, who in wanted.items():
+        if dev.startswith("cuda"):
+            index = int(dev.split(":")[1]) if ":" in dev else 0
+            if n_cuda == 0:
+                out.append(f"detectors ({who}): device={dev!r}, but this machine has no CUDA device (torch "
+                           f"{torch.__version__} sees none); use device = \"cpu\", or run where a GPU is")
+            elif index >= n_cuda:
+                out.append(f"detectors ({who}): device={dev!r}, but this machine has {n_cuda} CUDA device(s) "
+                           f"(cuda:0 to cuda:{n_cuda - 1})")
+        elif dev == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+            out.append(f"detectors ({who}): device='mps', but this machine has no Apple MPS device; use \"cpu\"")
     return out

@@ -98,6 +98,7 @@ def run_verify(args) -> int:
         print(format_check(check), flush=True)
     bad = [c.spec_file.name for c in checks if not c.ok]
     total = sum(len(c.runs) for c in checks)
-    print(f"\n{len(checks)} spec(s), {total} runs, {time.perf_counter() - t0:.1f} s: "
+    compared = sum(r.compared for c in checks for r in c.runs)
+    print(f"\n{len(checks)} spec(s), {total} runs, {compared:,} values compared, {time.perf_counter() - t0:.1f} s: "
           + ("every number equals its reference" if not bad else f"differences in {', '.join(bad)}"))
     return 1 if bad else 0

@@ -18,22 +18,26 @@ no timestamps, so an unchanged result rewrites it byte for byte.
 from __future__ import annotations
 
 import json
-import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..results.record import RunResult, atomic_write_text, to_jsonable
+from ..results.store import DestinationError
 from ..errors import CladValueError, DataError
 
-__all__ = ["DEFAULT_TOLERANCE", "TORCH_TOLERANCE", "RunCheck", "SpecCheck", "reference_path", "spec_files",
+__all__ = ["DEFAULT_TOLERANCE", "TORCH_TOLERANCE", "MAX_TOLERANCE", "check_tolerance", "RunCheck", "SpecCheck", "reference_path", "spec_files",
            "reference_document", "compare_run", "compare", "verify_spec", "update_reference", "format_check"]
 
 #: absolute tolerance for deterministic detectors
 DEFAULT_TOLERANCE = 1e-9
 #: absolute tolerance for PyTorch detectors (reductions may be ordered differently across machines)
 TORCH_TOLERANCE = 1e-4
+#: the largest tolerance a reference may hold: every value compared lies in [0, 1] or near it, so a
+#: wider one would let any number pass
+MAX_TOLERANCE = 1e-2
 FORMAT = 1
 _KEY = ("dataset", "scenario", "strategy", "detector", "seed")
 
@@ -98,6 +102,23 @@ def reference_document(spec_file: Path, results: Iterable[RunResult], tolerance:
                         "runs": [_run_record(r, tolerance) for r in runs]})
 
 
+def check_tolerance(tol: Any, where: str = "tolerance") -> float:
+    """``tol`` as a float if it is a number from 0 to :data:`MAX_TOLERANCE`, else a CladValueError."""
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol <= MAX_TOLERANCE:
+        raise CladValueError(f"{where}={tol!r}; expected a number from 0 to {MAX_TOLERANCE:g} (an absolute "
+                             f"difference allowed per value; {DEFAULT_TOLERANCE:g} for deterministic detectors, "
+                             f"{TORCH_TOLERANCE:g} for PyTorch ones)")
+    return float(tol)
+
+
+def _count_numbers(doc: Any) -> int:
+    if isinstance(doc, dict):
+        return sum(_count_numbers(v) for v in doc.values())
+    if isinstance(doc, list):
+        return sum(_count_numbers(v) for v in doc)
+    return int(doc is None or (isinstance(doc, (int, float)) and not isinstance(doc, bool)))
+
+
 def _diff(path: str, ref: Any, got: Any, tol: float, out: list) -> None:
     if isinstance(ref, dict) and isinstance(got, dict):
         for k in ref:  # a value the rerun adds (a metric newer than the reference) is not a difference
@@ -130,6 +151,8 @@ class RunCheck:
     tolerance: float | None = None
     differences: tuple = ()
     version_changes: dict = field(default_factory=dict)
+    #: how many values of the reference (R cells, metrics; undefined ones included) were compared
+    compared: int = 0
 
     @property
     def ok(self) -> bool:
@@ -149,7 +172,8 @@ def compare_run(ref: dict, result: RunResult) -> RunCheck:
         _diff(part, ref.get(part), now[part], tol, out)
     versions = {k: (ref.get("versions", {}).get(k), v) for k, v in now["versions"].items()
                 if ref.get("versions", {}).get(k) != v}
-    return RunCheck(key, "differs" if out else "same", tol, tuple(out), versions)
+    compared = sum(_count_numbers(ref.get(part)) for part in ("R", "metrics"))
+    return RunCheck(key, "differs" if out else "same", tol, tuple(out), versions, compared)
 
 
 def compare(reference: dict, results: Iterable[RunResult]) -> list[RunCheck]:
@@ -177,13 +201,18 @@ class SpecCheck:
 
 
 def _read_reference(path: Path) -> dict:
+    if path.is_dir():
+        raise DataError(f"reference results {str(path)!r} is a folder; expected the JSON file `clad verify --update` "
+                        "writes")
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DataError(f"no reference results {str(path)!r}; write them with `clad verify --update "
                         f"{path.with_name(path.name.replace('.reference.json', '.toml'))}`") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DataError(f"reference results {str(path)!r} are not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise DataError(f"reference results {str(path)!r} cannot be read ({exc.strerror or exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("runs"), list):
         raise DataError(f"{str(path)!r} is not a clad reference file (format {FORMAT} with a 'runs' list)")
     for i, run in enumerate(doc["runs"]):  # each record checked before anything is run
@@ -203,12 +232,16 @@ def _record_problem(run: Any) -> str | None:
         return f"has no 'key' with {', '.join(_KEY)}"
     if any(isinstance(key[k], bool) or not isinstance(key[k], (str, int)) for k in _KEY):
         return f"has a 'key' whose values are not names and a seed ({key!r})"
-    tol = run.get("tolerance", DEFAULT_TOLERANCE)
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
-        return f"tolerance={tol!r}; expected a number >= 0"
+    try:
+        check_tolerance(run.get("tolerance", DEFAULT_TOLERANCE))
+    except CladValueError as exc:
+        return str(exc)
     for part in ("R", "metrics", "versions"):
         if part in run and not isinstance(run[part], dict):
             return f"{part!r} is {type(run[part]).__name__}, not a table"
+    for part in ("R", "metrics"):
+        if not _count_numbers(run.get(part)):
+            return f"holds no {part} values (nothing to compare)"
     for part in ("concepts", "test_concepts"):
         if part in run and not (isinstance(run[part], list) and all(isinstance(c, str) for c in run[part])):
             return f"{part!r} is not a list of names"
@@ -248,12 +281,20 @@ def _dumps(doc: Any, indent: int = 0) -> str:
 def update_reference(spec_file: str | Path, jobs: int = 1, tolerance: float | None = None) -> tuple[Path, int, float]:
     """Rerun ``spec_file`` and (re)write its reference; returns the file, its run count and the seconds."""
     spec_file = Path(spec_file)
-    if tolerance is not None and (isinstance(tolerance, bool) or not tolerance >= 0 or not math.isfinite(tolerance)):
-        raise CladValueError(f"tolerance={tolerance!r}; expected a number >= 0")
+    if tolerance is not None:
+        check_tolerance(tolerance)
+    path = reference_path(spec_file)
+    if path.is_dir():
+        raise DataError(f"reference results {str(path)!r} is a folder; remove it to write the reference file there")
+    if not os.access(path.parent, os.W_OK):  # said before the rerun, not after it
+        raise DestinationError(path.parent, "the folder cannot be written",
+                               "make it writable, or copy the spec into a writable folder")
     results, seconds = _run(spec_file, jobs)
     doc = reference_document(spec_file, results, tolerance)
-    path = reference_path(spec_file)
-    atomic_write_text(path, _dumps(doc))
+    try:
+        atomic_write_text(path, _dumps(doc))
+    except OSError as exc:
+        raise DestinationError(path, exc.strerror or str(exc), "give a writable folder") from None
     return path, len(doc["runs"]), seconds
 
 

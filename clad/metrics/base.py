@@ -37,7 +37,8 @@ from ..errors import CladValueError
 __all__ = ["BaseMetric", "INPUT_KINDS", "BASE_METRIC_REGISTRY", "register_base_metric", "unregister_base_metric",
            "get_base_metric", "find_base_metric", "base_metric_names", "base_metric_problem", "check_base_metrics",
            "check_metric_params", "chance_level", "base_metric_label", "base_metric_shown", "base_metric_bounds",
-           "integer_at_least", "unit_interval", "two_classes", "undefined_on_one_class"]
+           "integer_at_least", "unit_interval", "two_classes", "undefined_on_one_class", "METRIC_ALIASES",
+           "metric_did_you_mean"]
 
 #: what a base metric's function reads beside the labels: the scores, or the thresholded labels
 INPUT_KINDS = ("scores", "labels")
@@ -131,6 +132,28 @@ def unregister_base_metric(name: str) -> None:
     _IMPORTED.pop(name, None)
 
 
+#: other tools' names of clad's base metrics (scikit-learn's, papers'): named in the did-you-mean
+METRIC_ALIASES = {"auroc": "roc_auc", "auc": "roc_auc", "roc": "roc_auc", "rocauc": "roc_auc", "auc_roc": "roc_auc",
+                  "roc_auc_score": "roc_auc", "f1_score": "f1", "f1score": "f1", "f_1": "f1", "ap": "average_precision",
+                  "aupr": "average_precision", "auprc": "average_precision",
+                  "average_precision_score": "average_precision", "vus": "vus_pr"}
+
+
+def metric_did_you_mean(name) -> str:
+    """``" (did you mean 'x'?)"`` for an unknown base metric: the metric another tool's name means
+    (``auroc`` -> ``roc_auc``, ``f1_score`` -> ``f1``), else the closest spelling.
+
+    >>> metric_did_you_mean("auroc"), metric_did_you_mean("F1_Score")
+    (" (did you mean 'roc_auc'? clad's name for auroc)", " (did you mean 'f1'? clad's name for F1_Score)")
+    """
+    from ..registry import did_you_mean
+
+    alias = METRIC_ALIASES.get(str(name).strip().lower().replace("-", "_").replace(" ", "_"))
+    if alias is not None and alias in _REGISTRY:
+        return f" (did you mean {alias!r}? clad's name for {name})"
+    return did_you_mean(str(name), _REGISTRY)
+
+
 def _is_path(name: str) -> bool:
     return ":" in name or "." in name
 
@@ -151,10 +174,10 @@ def get_base_metric(name: str) -> BaseMetric:
     found = _REGISTRY.get(name) or _IMPORTED.get(name)
     if found is not None:
         return found
-    from ..registry import did_you_mean, import_object
+    from ..registry import import_object
 
     if not _is_path(name):
-        raise CladValueError(f"unknown base metric {name!r}{did_you_mean(name, _REGISTRY)}; declared: "
+        raise CladValueError(f"unknown base metric {name!r}{metric_did_you_mean(name)}; declared: "
                              f"{', '.join(_REGISTRY)}, or an import path 'package.module:NAME'")
     obj = import_object(name, "base metric")
     if not isinstance(obj, BaseMetric):
@@ -205,11 +228,14 @@ def check_base_metrics(names) -> tuple[str, ...]:
     return tuple(names)
 
 
-def integer_at_least(low: int) -> Callable:
-    """A parameter check: an integer ``>= low``."""
+def integer_at_least(low: int, high: int | None = None) -> Callable:
+    """A parameter check: an integer ``>= low`` (and ``<= high`` when given: a bound on the memory
+    and time a value can ask for)."""
     def check(metric, key, value):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise CladValueError(f"base metric {metric}: {key}={value!r}; expected an integer >= {low}")
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low or (
+                high is not None and value > high):
+            allowed = f"an integer >= {low}" if high is None else f"an integer from {low} to {high:,}"
+            raise CladValueError(f"base metric {metric}: {key}={value!r}; expected {allowed}")
         return int(value)
     return check
 
@@ -242,7 +268,7 @@ def check_metric_params(params, base_metrics: Sequence[str] | None = None) -> di
     for metric, values in params.items():
         decl = find_base_metric(metric)
         if decl is None:
-            raise CladValueError(f"base_metric_params: unknown base metric {metric!r}{did_you_mean(str(metric), _REGISTRY)}")
+            raise CladValueError(f"base_metric_params: unknown base metric {metric!r}{metric_did_you_mean(metric)}")
         if base_metrics is not None and metric not in base_metrics:
             raise CladValueError(f"base_metric_params: {metric!r} is not one of the base metrics ({', '.join(base_metrics)})")
         allowed = decl.params

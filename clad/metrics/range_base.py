@@ -54,10 +54,11 @@ def _chance(name: str):
     return chance
 
 
-_VUS_PARAMS = {"window": integer_at_least(0), "thresholds": integer_at_least(2)}
+_VUS_PARAMS = {"window": integer_at_least(0, ranges.MAX_WINDOW), "thresholds": integer_at_least(2, ranges.MAX_THRESHOLDS)}
+_ORACLE_GRID = integer_at_least(1, ranges.MAX_THRESHOLDS)
 _PARAMS = {"vus_pr": _VUS_PARAMS, "vus_roc": _VUS_PARAMS, "range_f1": {"alpha": unit_interval},
-           **{name: {"n_thresholds": integer_at_least(1)} for name in ranges.ORACLE_METRICS},
-           "range_f1_oracle": {"n_thresholds": integer_at_least(1), "alpha": unit_interval}}
+           **{name: {"n_thresholds": _ORACLE_GRID} for name in ranges.ORACLE_METRICS},
+           "range_f1_oracle": {"n_thresholds": _ORACLE_GRID, "alpha": unit_interval}}
 _LABELS = {"vus_pr": "VUS-PR", "vus_roc": "VUS-ROC", "range_f1": "range F1", "event_f1": "event F1",
            "pa_f1": "point-adjusted F1", "affiliation_f1": "affiliation F1"}
 

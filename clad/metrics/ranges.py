@@ -68,13 +68,18 @@ import numpy as np
 
 __all__ = ["RangeMetricWarning", "anomaly_ranges", "vus", "vus_pr", "vus_roc", "pa_f1", "event_f1", "range_f1",
            "affiliation_f1", "oracle", "oracle_thresholds", "chance_level", "THRESHOLD_METRICS", "ORACLE_METRICS",
-           "DEFAULT_WINDOW", "DEFAULT_VUS_THRESHOLDS", "DEFAULT_ORACLE_THRESHOLDS", "DEFAULT_ALPHA"]
+           "DEFAULT_WINDOW", "DEFAULT_VUS_THRESHOLDS", "DEFAULT_ORACLE_THRESHOLDS", "DEFAULT_ALPHA", "MAX_WINDOW",
+           "MAX_THRESHOLDS"]
 
 #: TSB-AD's defaults: the largest buffer width of VUS, its threshold count, the oracle grid, range-F1's alpha
 DEFAULT_WINDOW = 100
 DEFAULT_VUS_THRESHOLDS = 250
 DEFAULT_ORACLE_THRESHOLDS = 100
 DEFAULT_ALPHA = 0.2
+#: the largest values these parameters may take (50 x TSB-AD's window; a grid finer than any score
+#: resolution): beyond them the memory and time of one evaluation run away with no gain
+MAX_WINDOW = 5_000
+MAX_THRESHOLDS = 10_000
 
 # predictions evaluated at once by the vectorised metrics: rows x points kept below this
 _CHUNK_CELLS = 1 << 22
@@ -142,28 +147,17 @@ def _vus_curves(y: np.ndarray, scores: np.ndarray, window: int, thresholds: int)
     tp_core = np.cumsum(np.bincount(first[y], minlength=T + 1)[:T]).astype(np.float64)
 
     H = window // 2
-    widths = np.arange(window + 1)
-    halves = widths // 2
-    # soft labels of the buffers: the contribution of a range at distance d (1..H) for width w
     d = np.arange(1, H + 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        weight = np.where(d[None, :] <= halves[:, None], np.sqrt(np.clip(1 - d[None, :] / np.maximum(widths, 1)[:, None], 0, None)), 0.0)
     pos = np.concatenate([(ends[:, None] + d[None, :]).ravel(), (starts[:, None] - d[None, :]).ravel()])
-    contrib = np.concatenate([np.tile(weight, n_ranges), np.tile(weight, n_ranges)], axis=1)
+    dist = np.concatenate([np.tile(d, n_ranges), np.tile(d, n_ranges)])  # each buffer point's distance
     keep = (pos >= 0) & (pos < n)
     keep[keep] &= ~y[pos[keep]]  # a buffer point that is itself anomalous counts as 1 anyway
-    pos, contrib = pos[keep], contrib[:, keep]
+    pos, dist = pos[keep], dist[keep]
     if pos.size:
         points, inverse = np.unique(pos, return_inverse=True)
-        soft = np.zeros((points.size, window + 1))
-        np.add.at(soft, inverse, contrib.T)
-        soft = np.minimum(soft, 1.0).T  # (widths, buffer points)
         order = np.argsort(first[points], kind="stable")
         ranked = first[points][order]
-        cum = np.concatenate([np.zeros((window + 1, 1)), np.cumsum(soft[:, order], axis=1)], axis=1)
-        buffer_tp = cum[:, np.searchsorted(ranked, np.arange(T), side="right")]
-    else:
-        buffer_tp = np.zeros((window + 1, T))
+        at = np.searchsorted(ranked, np.arange(T), side="right")
 
     # existence: the buffered ranges (ranges whose buffers touch are merged) hit at threshold j
     big = T + 1
@@ -176,33 +170,60 @@ def _vus_curves(y: np.ndarray, scores: np.ndarray, window: int, thresholds: int)
     left = np.concatenate([np.full((n_ranges, 1), big), np.minimum.accumulate(left, axis=1)], axis=1)
     right = np.concatenate([np.full((n_ranges, 1), big), np.minimum.accumulate(right, axis=1)], axis=1)
     per_range = np.minimum(core[:, None], np.minimum(left, right))  # (ranges, H + 1)
+    del left, right
     gaps = starts[1:] - ends[:-1]
     steps = np.arange(T)
-    hit = np.empty((H + 1, T))
-    for h in range(H + 1):
+
+    def hit_row(h: int) -> np.ndarray:
         group_starts = np.flatnonzero(np.concatenate(([True], gaps > 2 * h)))
         firsts = np.sort(np.minimum.reduceat(per_range[:, h], group_starts))
-        hit[h] = np.searchsorted(firsts, steps, side="right") / group_starts.size
+        return np.searchsorted(firsts, steps, side="right") / group_starts.size
 
-    tp = tp_core[None, :] + buffer_tp
-    p_new = P + buffer_tp / 2
-    tpr = np.minimum(tp / p_new, 1.0) * hit[halves]
-    fpr = (n_pred[None, :] - tp) / (n - p_new)
-    precision = tp / n_pred[None, :]
-    zeros, ones = np.zeros((window + 1, 1)), np.ones((window + 1, 1))
-    tpr_c = np.concatenate([zeros, tpr, ones], axis=1)
-    fpr_c = np.concatenate([zeros, fpr, ones], axis=1)
-    roc = np.sum(np.diff(fpr_c, axis=1) * (tpr_c[:, 1:] + tpr_c[:, :-1]) / 2, axis=1)
-    ap = np.sum(np.diff(tpr_c[:, :-1], axis=1) * precision, axis=1)
+    # the buffer widths a block at a time, so that memory stays near _CHUNK_CELLS whatever the window
+    # (every width's values are computed exactly as they would be all at once)
+    roc, ap = np.empty(window + 1), np.empty(window + 1)
+    block = max(1, _CHUNK_CELLS // max(T + 2, pos.size + 1))
+    for w0 in range(0, window + 1, block):
+        widths = np.arange(w0, min(window + 1, w0 + block))
+        halves = widths // 2
+        if pos.size:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                contrib = np.where(dist[None, :] <= halves[:, None],
+                                   np.sqrt(np.clip(1 - dist[None, :] / np.maximum(widths, 1)[:, None], 0, None)), 0.0)
+            # each buffer point's contributions summed in the order of the ranges (as np.add.at would)
+            slots = (inverse[:, None] * widths.size + np.arange(widths.size)[None, :]).ravel()
+            soft = np.bincount(slots, weights=contrib.T.ravel(), minlength=points.size * widths.size)
+            del contrib, slots
+            soft = np.minimum(soft.reshape(points.size, widths.size), 1.0).T  # (widths, buffer points)
+            cum = np.concatenate([np.zeros((widths.size, 1)), np.cumsum(soft[:, order], axis=1)], axis=1)
+            del soft
+            buffer_tp = cum[:, at]
+            del cum
+        else:
+            buffer_tp = np.zeros((widths.size, T))
+        hit = np.stack([hit_row(int(h)) for h in range(int(halves[0]), int(halves[-1]) + 1)])
+
+        tp = tp_core[None, :] + buffer_tp
+        p_new = P + buffer_tp / 2
+        tpr = np.minimum(tp / p_new, 1.0) * hit[halves - halves[0]]
+        fpr = (n_pred[None, :] - tp) / (n - p_new)
+        precision = tp / n_pred[None, :]
+        zeros, ones = np.zeros((widths.size, 1)), np.ones((widths.size, 1))
+        tpr_c = np.concatenate([zeros, tpr, ones], axis=1)
+        fpr_c = np.concatenate([zeros, fpr, ones], axis=1)
+        roc[widths] = np.sum(np.diff(fpr_c, axis=1) * (tpr_c[:, 1:] + tpr_c[:, :-1]) / 2, axis=1)
+        ap[widths] = np.sum(np.diff(tpr_c[:, :-1], axis=1) * precision, axis=1)
     return roc, ap
 
 
 def _check_vus(name: str, window, thresholds) -> tuple[int, int]:
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
-        raise ValueError(f"{name}: window={window!r}; expected an integer >= 0 (the largest buffer width, TSB-AD's "
-                         f"slidingWindow, default {DEFAULT_WINDOW})")
-    if isinstance(thresholds, bool) or not isinstance(thresholds, (int, np.integer)) or thresholds < 2:
-        raise ValueError(f"{name}: thresholds={thresholds!r}; expected an integer >= 2 (default {DEFAULT_VUS_THRESHOLDS})")
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or not 0 <= window <= MAX_WINDOW:
+        raise ValueError(f"{name}: window={window!r}; expected an integer from 0 to {MAX_WINDOW:,} (the largest buffer "
+                         f"width, TSB-AD's slidingWindow, default {DEFAULT_WINDOW})")
+    if isinstance(thresholds, bool) or not isinstance(thresholds, (int, np.integer)) or \
+            not 2 <= thresholds <= MAX_THRESHOLDS:
+        raise ValueError(f"{name}: thresholds={thresholds!r}; expected an integer from 2 to {MAX_THRESHOLDS:,} "
+                         f"(default {DEFAULT_VUS_THRESHOLDS})")
     return int(window), int(thresholds)
 
 
@@ -491,13 +512,16 @@ def oracle(metric: str, y, scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS
     """
     if metric not in THRESHOLD_METRICS:
         raise ValueError(f"oracle: metric={metric!r}; expected one of {', '.join(THRESHOLD_METRICS)}")
-    if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, (int, np.integer)) or n_thresholds < 1:
-        raise ValueError(f"oracle: n_thresholds={n_thresholds!r}; expected an integer >= 1")
+    if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, (int, np.integer)) or \
+            not 1 <= n_thresholds <= MAX_THRESHOLDS:
+        raise ValueError(f"oracle: n_thresholds={n_thresholds!r}; expected an integer from 1 to {MAX_THRESHOLDS:,}")
     name = next(k for k, v in ORACLE_METRICS.items() if v == metric)
     y, scores = _series(name, y, scores, "scores")
     if not y.any():
         return _undefined(name, "the labels hold no anomaly")
     grid = oracle_thresholds(scores, n_thresholds)
+    if scores.min() == scores.max():  # no threshold tells the points apart: flag them all (the chance level)
+        return chance_level(metric, y, **params)
     if metric == "affiliation_f1":
         return float(np.max(_affiliation_curve(anomaly_ranges(y), scores, grid)))
     if metric == "range_f1":

@@ -38,13 +38,15 @@ class SingleTaskMatrix:
     n_normal: tuple[int, ...]
     n_anomalous: tuple[int, ...]
     naive_bwt: float
+    #: each test concept's chance level for ``metric`` (what a scoreless detector gets there; None: unknown)
+    chance: tuple[float, ...] | None = None
 
     def to_dict(self) -> dict:
         from ..results.record import to_jsonable
 
         return to_jsonable({"names": list(self.names), "metric": self.metric, "M": self.M,
                             "n_normal": list(self.n_normal), "n_anomalous": list(self.n_anomalous),
-                            "naive_bwt": self.naive_bwt})
+                            "naive_bwt": self.naive_bwt, "chance": None if self.chance is None else list(self.chance)})
 
 
 def single_task_dataset(dataset: ConceptDataset) -> ConceptDataset:
@@ -86,4 +88,12 @@ def naive_matrix(dataset: ConceptDataset, scenario, strategy, metric: str = DEFA
     return SingleTaskMatrix(names=ds.test_names, M=M, metric=metric,
                             n_normal=tuple(int((c.y == 0).sum()) for c in ds.test),
                             n_anomalous=tuple(int((c.y == 1).sum()) for c in ds.test),
-                            naive_bwt=float(result.metrics[metric]["backward_transfer"]))
+                            naive_bwt=float(result.metrics[metric]["backward_transfer"]),
+                            chance=_chance_of(result, metric))
+
+
+def _chance_of(result, metric: str) -> tuple[float, ...] | None:
+    levels = (result.chance or {}).get(metric)
+    if levels is None:
+        return None
+    return tuple(float("nan") if v is None else float(v) for v in levels)

@@ -41,7 +41,7 @@ import numpy as np
 from ..errors import CladValueError
 from .single_task import SingleTaskMatrix
 
-__all__ = ["Thresholds", "Check", "ValidityReport", "check_matrix", "validate", "auc_interval"]
+__all__ = ["Thresholds", "Check", "ValidityReport", "check_matrix", "validate", "auc_interval", "on_scale"]
 
 
 @dataclass(frozen=True)
@@ -106,11 +106,40 @@ def _fmt(v: float) -> str:
     return "nan" if not math.isfinite(v) else f"{v:.3f}"
 
 
-def _feasible(M, names, th, counts) -> Check:
+#: the chance level the thresholds are written against: ROC-AUC's
+_THRESHOLD_CHANCE = 0.5
+
+
+def on_scale(threshold: float, chance) -> np.ndarray | float:
+    """A threshold written on ROC-AUC's scale (chance 0.5, best 1) carried to a metric whose chance
+    level is ``chance``: the same fraction of the way from chance to 1 (``chance`` 0.5 gives
+    ``threshold`` itself; None, a metric with no known chance level, too).
+
+    >>> float(on_scale(0.7, 0.5)), round(float(on_scale(0.7, 0.9)), 3)
+    (0.7, 0.94)
+    """
+    if chance is None:
+        return threshold
+    c = np.asarray(chance, dtype=float)
+    return np.where(np.isnan(c), threshold, c + (threshold - _THRESHOLD_CHANCE) / (1 - _THRESHOLD_CHANCE) * (1 - c))
+
+
+def _feasible(M, names, th, counts, chance=None) -> Check:
     diag = np.diag(M)
     if np.isnan(diag).any():
         missing = [n for n, d in zip(names, diag) if np.isnan(d)]
         return Check("feasible", "n/a", f"undefined diagonal cells for {missing}", {"diagonal": diag.tolist()})
+    if chance is not None:  # each concept against its own chance level: the threshold carried to its scale
+        limits = np.broadcast_to(on_scale(th.feasible_min, chance), diag.shape)
+        j = int(np.argmin(diag - limits))
+        ok = bool(np.all(diag >= limits))
+        text = (f"M[j, j] = {_fmt(diag[j])} ({names[j]}) {'>=' if ok else '<'} {_fmt(limits[j])}, its chance level "
+                f"{_fmt(chance[j])} carried {th.feasible_min:g} of ROC-AUC's scale"
+                + ("" if ok else f"; below in {int((diag < limits).sum())} of {diag.size} concepts"))
+        return Check("feasible", "PASS" if ok else "FAIL", text,
+                     {"diagonal": diag.tolist(), "min": float(diag[j]), "argmin": names[j],
+                      "threshold": th.feasible_min, "thresholds": [float(v) for v in limits],
+                      "chance": [float(c) for c in chance]})
     j = int(np.argmin(diag))
     ok = bool(diag.min() >= th.feasible_min)
     text = f"min M[j, j] = {_fmt(diag[j])} ({names[j]}) {'>=' if ok else '<'} {th.feasible_min:g}"
@@ -127,11 +156,13 @@ def _feasible(M, names, th, counts) -> Check:
     return Check("feasible", "PASS" if ok else "FAIL", text, values)
 
 
-def _non_trivial(M, names, th) -> Check:
-    cells = M[~np.isnan(M)]
+def _non_trivial(M, names, th, chance=None) -> Check:
+    defined = ~np.isnan(M)
+    cells = M[defined]
     if cells.size == 0:
         return Check("non_trivial", "n/a", "no defined cell", {})
-    above = int((cells >= th.trivial_ceiling).sum())
+    ceiling = np.broadcast_to(on_scale(th.trivial_ceiling, chance), (M.shape[1],))[None, :]
+    above = int((M >= ceiling)[defined].sum())
     ok = above < cells.size
     text = (f"{above} of {cells.size} cells >= {th.trivial_ceiling:g} (min cell {_fmt(cells.min())})"
             + ("" if ok else ": every cell is at the ceiling"))
@@ -181,16 +212,21 @@ def _no_redundancy(M, names, th) -> Check:
 
 
 def check_matrix(M, names, naive_bwt: float, thresholds: Thresholds | None = None,
-                 counts: list[tuple[int, int]] | None = None) -> list[Check]:
+                 counts: list[tuple[int, int]] | None = None, chance=None) -> list[Check]:
     """The four checks on a square ``M`` with concept ``names`` and naive's backward transfer.
-    ``counts`` (``(n_normal, n_anomalous)`` per concept), when given, adds ROC-AUC intervals."""
+    ``counts`` (``(n_normal, n_anomalous)`` per concept), when given, adds ROC-AUC intervals.
+    ``chance`` (each concept's chance level for M's metric), when given for a metric other than
+    ROC-AUC, judges each concept against its own chance level: the feasibility and triviality
+    thresholds, written on ROC-AUC's scale, are carried to it (:func:`on_scale`)."""
     th = thresholds or Thresholds()
     M = np.asarray(M, dtype=np.float64)
     names = tuple(names)
     if M.ndim != 2 or M.shape != (len(names), len(names)):
         raise CladValueError(f"M has shape {M.shape}; expected a square matrix with one row per name ({len(names)})")
-    return [_feasible(M, names, th, counts), _non_trivial(M, names, th), _forgetting(naive_bwt, len(names), th),
-            _no_redundancy(M, names, th)]
+    if chance is not None and len(chance) != len(names):
+        chance = None
+    return [_feasible(M, names, th, counts, chance), _non_trivial(M, names, th, chance),
+            _forgetting(naive_bwt, len(names), th), _no_redundancy(M, names, th)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,5 +265,6 @@ def validate(matrix: SingleTaskMatrix, thresholds: Thresholds | None = None, lab
              ) -> ValidityReport:
     """The :class:`ValidityReport` of a single-task matrix."""
     counts = list(zip(matrix.n_normal, matrix.n_anomalous)) if matrix.metric == "roc_auc" else None
-    checks = check_matrix(matrix.M, matrix.names, matrix.naive_bwt, thresholds, counts)
+    chance = matrix.chance if matrix.metric != "roc_auc" else None  # ROC-AUC's chance is the thresholds' own
+    checks = check_matrix(matrix.M, matrix.names, matrix.naive_bwt, thresholds, counts, chance)
     return ValidityReport(dict(labels or {}), matrix, tuple(checks))

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["EXACT_MAX_BLOCKS", "ENUMERATION_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED", "ZERO_METHOD",
+__all__ = ["EXACT_MAX_BLOCKS", "ENUMERATION_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED", "ZERO_METHOD", "TIE_TOLERANCE", "tied_ranks",
            "TestResult", "friedman_statistic", "friedman_test", "iman_davenport", "wilcoxon_test",
            "median_interval", "kendall_w"]
 
@@ -49,6 +49,36 @@ PERMUTATIONS = 10_000
 PERMUTATION_SEED = 2006
 #: how zero differences are handled by the Wilcoxon signed-rank test (scipy's name): dropped
 ZERO_METHOD = "wilcox"
+#: one tie tolerance for every test: two values (or a difference and zero) closer than this, relative
+#: to the block's largest magnitude (at least 1), are equal -- float noise is never a difference
+TIE_TOLERANCE = 1e-12
+
+
+def tied_ranks(values) -> np.ndarray:
+    """Ranks within each row of ``values`` (1 = smallest), values closer than :data:`TIE_TOLERANCE`
+    (relative to the row's largest magnitude, at least 1) tied at their average rank; a row holding
+    NaN has NaN ranks (as :func:`scipy.stats.rankdata`).
+
+    >>> tied_ranks([[0.5, 0.5 + 1e-13, 0.7]]).tolist()
+    [[1.5, 1.5, 3.0]]
+    """
+    values = np.atleast_2d(np.asarray(values, dtype=float))
+    out = np.full(values.shape, np.nan)
+    for i, row in enumerate(values):
+        if np.isnan(row).any():  # as scipy's rankdata: a row with NaN has no ranks
+            continue
+        ok = slice(None)
+        v = row
+        tol = TIE_TOLERANCE * max(1.0, float(np.max(np.abs(v))))
+        order = np.argsort(v, kind="stable")
+        snapped = v[order].copy()
+        for j in range(1, snapped.size):  # a run of values each within tol of the previous is one tie
+            if snapped[j] - snapped[j - 1] <= tol:
+                snapped[j] = snapped[j - 1]
+        merged = np.empty_like(v)
+        merged[order] = snapped
+        out[i, ok] = stats.rankdata(merged)
+    return out
 
 
 @dataclass(frozen=True)
@@ -99,6 +129,7 @@ def friedman_statistic(ranks) -> float:
 
 
 _PACKED_LIMIT = 2 ** 62  # rank-sum vectors packed into one int64 while they fit
+_ENUMERATION_CELLS = 1 << 23  # rank sums held at once while the exact distribution is counted (64 MB)
 
 
 def _doubled(ranks: np.ndarray) -> np.ndarray:
@@ -112,22 +143,39 @@ def _exact_friedman(r2: np.ndarray) -> float:
     of distinct rank-sum vectors, not with (k!)^n)."""
     n, k = r2.shape
     observed = int(np.sum(r2.sum(axis=0) ** 2))
+    if n == 1:  # one block: every arrangement has the same rank sums squared, so P(>= observed) = 1
+        return 1.0
     perms = np.array(list(itertools.permutations(range(k))))
     base = int(2 * k * n + 1)  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
     packed = base ** k < _PACKED_LIMIT
     weights = base ** np.arange(k, dtype=np.int64) if packed else None
     states = np.zeros((1, k), dtype=np.int64)
     counts = np.ones(1, dtype=np.int64)
-    for row in r2:
-        arranged = row[perms]  # k! x k
-        new = (states[:, None, :] + arranged[None, :, :]).reshape(-1, k)
+
+    def merged(new: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if packed:
             _, first, inverse = np.unique(new @ weights, return_index=True, return_inverse=True)
         else:
             _, first, inverse = np.unique(new, axis=0, return_index=True, return_inverse=True)
-        counts = np.bincount(inverse.ravel(), weights=np.repeat(counts, len(perms))).astype(np.int64)
-        states = new[first]
-    extreme = int(counts[(states ** 2).sum(axis=1) >= observed].sum())
+        return new[first], np.bincount(inverse.ravel(), weights=weight).astype(np.int64)
+
+    extreme = 0
+    for i, row in enumerate(r2):
+        arranged = row[perms]  # k! x k
+        # the states a chunk at a time, so that memory stays bounded however many states there are;
+        # the last block's arrangements are only counted, never kept
+        chunk = max(1, _ENUMERATION_CELLS // (len(perms) * k))
+        kept_states, kept_counts = np.zeros((0, k), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        for lo in range(0, len(states), chunk):
+            new = (states[lo:lo + chunk, None, :] + arranged[None, :, :]).reshape(-1, k)
+            weight = np.repeat(counts[lo:lo + chunk], len(perms))
+            if i == n - 1:
+                extreme += int(weight[(new ** 2).sum(axis=1) >= observed].sum())
+                continue
+            if len(kept_states):
+                new, weight = np.concatenate([kept_states, new]), np.concatenate([kept_counts, weight])
+            kept_states, kept_counts = merged(new, weight)
+        states, counts = kept_states, kept_counts
     return extreme / float(math.factorial(k) ** n)
 
 
@@ -195,7 +243,7 @@ def iman_davenport(chi2: float, n: int, k: int) -> tuple[float, float]:
 
 def _signed_rank_parts(d: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
     """Non-zero differences and twice the average ranks of their absolute values (integers)."""
-    tol = 1e-12 * max(scale, 1.0)
+    tol = TIE_TOLERANCE * max(scale, 1.0)
     d = np.where(np.abs(d) <= tol, 0.0, d)
     nonzero = d[d != 0]
     magnitudes = np.round(np.abs(nonzero) / max(scale, 1.0), 12)  # equal up to rounding: tied

@@ -147,8 +147,10 @@ def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str
 
 
 def _ranks(scores: pd.DataFrame, higher_is_better: bool) -> pd.DataFrame:
+    from .exact import tied_ranks
+
     values = -scores.to_numpy() if higher_is_better else scores.to_numpy()
-    return pd.DataFrame(stats.rankdata(values, axis=1), index=scores.index, columns=scores.columns)
+    return pd.DataFrame(tied_ranks(values), index=scores.index, columns=scores.columns)
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
@@ -173,7 +175,10 @@ def _nemenyi(scores: pd.DataFrame) -> pd.DataFrame:
         import scikit_posthocs as sp
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("the Nemenyi test needs scikit-posthocs: pip install 'clad[report]'") from None
-    out = sp.posthoc_nemenyi_friedman(scores.to_numpy())
+    from .exact import tied_ranks
+
+    # the ranks with clad's one tie tolerance (Nemenyi's statistic reads ranks only): float noise is a tie
+    out = sp.posthoc_nemenyi_friedman(tied_ranks(scores.to_numpy()))
     out.index = out.columns = list(scores.columns)
     return out.astype(float)
 
@@ -326,7 +331,7 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
     paired = paired_over_seeds(seeds, higher)
     ranks = _ranks(ev.scores, higher)
     message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, so "
-               f"the {plural(by)} are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
+               f"the methods are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
                f"bootstrap interval, none below 3 seeds). This shows whether a difference is consistent over seeds on this block, not that it "
                f"holds on other data: a weaker claim than a test over independent datasets")
     warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)

@@ -52,6 +52,7 @@ with a busy timeout so readers never block it.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -177,6 +178,27 @@ def _connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
     return con
 
 
+def _remove_side_files(path: Path) -> None:
+    """Remove the ``-wal`` and ``-shm`` files a read-only connection left beside ``path`` (SQLite
+    lets only a connection that may write remove them): a connection that may write opens the
+    database and closes it, and SQLite removes them if it is the last one. Only when the write-ahead
+    log holds nothing (so nothing is written into the database) and the folder may be written;
+    otherwise they stay, harmless."""
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    try:
+        if not (wal.exists() or shm.exists()) or (wal.exists() and wal.stat().st_size > 0):
+            return
+        if not (os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)):
+            return
+        con = sqlite3.connect(str(path), timeout=0.1)
+        try:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        pass  # another process has the database open: the files are its to remove
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(int(pid), 0)
@@ -222,7 +244,19 @@ _OPTIONAL = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metada
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
 #: (also to a new one: the CREATE TABLE above is the first version's columns and these)
 #: the tables of SCHEMA
-_OWN_TABLES = frozenset(line.split()[5] for line in SCHEMA.splitlines() if line.startswith("CREATE TABLE"))
+_OWN_ORDER = tuple(line.split()[5] for line in SCHEMA.splitlines() if line.startswith("CREATE TABLE"))
+_OWN_TABLES = frozenset(_OWN_ORDER)
+
+
+@functools.lru_cache(maxsize=None)
+def _own_columns(table: str) -> frozenset:
+    """The columns clad's schema gives ``table``."""
+    con = sqlite3.connect(":memory:")
+    try:
+        con.executescript(SCHEMA)
+        return frozenset(row[1] for row in con.execute(f"PRAGMA table_info({table})"))
+    finally:
+        con.close()
 _ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
                   "peak_memory", "chance", "threshold")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
@@ -385,6 +419,8 @@ class ResultStore:
         if not create and not self.path.is_file():
             raise DataError(f"no results database at {str(self.path)!r}; 'clad run SPEC --out DIR' creates one")
         if self.readonly:
+            # whether SQLite's side files were there before this read (else the read made them)
+            self._side_files_before = any(os.path.lexists(f"{self.path}{x}") for x in ("-wal", "-shm"))
             self._con = _connect_readonly(self.path, timeout)
             return
         existed = self.path.is_file() and self.path.stat().st_size > 0
@@ -416,11 +452,20 @@ class ResultStore:
             keys = {r[0] for r in self._con.execute("SELECT key FROM meta")} if "meta" in tables else set()
         finally:
             self._con.execute("COMMIT")
-        if not tables or keys & {MARKER, "clad_version"} or (tables <= _OWN_TABLES and not keys):
+        if not tables or keys & {MARKER, "clad_version"} or (not keys and self._being_created(tables)):
             return
         self._con.close()
         raise DataError(f"{str(self.path)!r} is a SQLite database that clad did not create (tables: "
                         f"{', '.join(sorted(tables))}); clad does not write into it: choose another --out folder")
+
+    def _being_created(self, tables: set[str]) -> bool:
+        """Whether ``tables`` are what clad's schema has created so far: the first tables in the
+        schema's order (``meta`` first), each with exactly the columns clad gives it. A database
+        someone else made (a table named ``runs`` of their own) is not."""
+        if tables != set(_OWN_ORDER[:len(tables)]):
+            return False
+        return all({row[1] for row in self._con.execute(f"PRAGMA table_info({name})")}
+                   in (_own_columns(name), _own_columns(name) | set(_ADDED_COLUMNS)) for name in tables)
 
     def _initialise(self, deadline: float, check: bool = False) -> None:
         """WAL mode, the schema, the added columns and the marker. Every step is idempotent, so when
@@ -466,6 +511,8 @@ class ResultStore:
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
         self._con.close()
+        if self.readonly and not self._side_files_before:
+            _remove_side_files(self.path)
 
     def __enter__(self) -> "ResultStore":
         return self

@@ -361,7 +361,7 @@ class ConceptAgnostic(Scenario):
             self._evaluate(early, strategy, evaluator, stream, learned, rows_seen)
             if y is not None and rows_seen:
                 evaluator.prequential(strategy, batch, y, rows_seen, int(self.prequential_window))
-            with evaluator.learning():
+            with evaluator.learning(f"batch {b} (stream rows {rows_seen} to {stop - 1})"):
                 strategy.learn(batch)
             rows_seen = stop
             learned += np.bincount(owner, minlength=len(stream.sizes))

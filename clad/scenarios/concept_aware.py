@@ -18,8 +18,8 @@ class ConceptAware(Scenario):
 
     def run(self, dataset, strategy, evaluator):
         self.prepare(strategy, evaluator)
-        for concept in dataset.train:
-            with evaluator.learning():
+        for i, concept in enumerate(dataset.train):
+            with evaluator.learning(f"training step {i} (concept {concept.name!r})"):
                 strategy.learn(concept.X, concept_id=concept.name)
             evaluator.end_of_concept(strategy, concept.name, with_ids=True)
         return evaluator.result()

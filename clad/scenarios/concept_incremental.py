@@ -17,8 +17,8 @@ class ConceptIncremental(Scenario):
 
     def run(self, dataset, strategy, evaluator):
         self.prepare(strategy, evaluator)
-        for concept in dataset.train:
-            with evaluator.learning():
+        for i, concept in enumerate(dataset.train):
+            with evaluator.learning(f"training step {i} (concept {concept.name!r})"):
                 strategy.learn(concept.X)
             evaluator.end_of_concept(strategy, concept.name, with_ids=False)
         return evaluator.result()

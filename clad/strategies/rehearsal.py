@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CladValueError
+from ..validation import COUNT, Interval, Real
 from .memory import ReservoirBuffer, check_capacity
 from .regularization import Regularized
 
@@ -49,6 +50,8 @@ def agem_project(g, g_ref):
 
 class _Rehearsal(Regularized):
     """A torch detector fine-tuned with a reservoir memory of standardised past rows."""
+
+    _parameter_constraints = {"buffer_size": [COUNT], "memory_batch_size": [None, COUNT]}
 
     def __init__(self, detector=None, buffer_size: int = 1000, memory_batch_size: int | None = None,
                  random_state: int | None = None):
@@ -229,6 +232,9 @@ class DER(_Rehearsal):
     >>> der_pp.memory_rows(), der_pp.buffer_.view().shape
     (20, (20, 6))
     """
+
+    _parameter_constraints = {"alpha": [Interval(Real, 0, None, closed="left")],
+                              "beta": [Interval(Real, 0, None, closed="left")]}
 
     def __init__(self, detector=None, buffer_size: int = 1000, alpha: float = 1.0, beta: float = 0.0,
                  memory_batch_size: int | None = None, random_state: int | None = None):
