@@ -45,6 +45,7 @@ registered names ``autoencoder`` and ``vae`` are lazy import paths).
 from __future__ import annotations
 
 import math
+import threading
 from contextlib import contextmanager
 
 import numpy as np
@@ -75,6 +76,10 @@ __all__ = ["TorchDetector", "AutoEncoder", "VAE", "DEVICE_DATA_BUDGET", "dense_s
 #: copied to the device without blocking).
 DEVICE_DATA_BUDGET = 0.5
 
+#: per thread: the replica group (``.group``, :class:`clad.detectors.torch_replicas.ReplicaGroup`)
+#: whose runs' training calls are trained together, and this run's index in it (``.index``)
+REPLICA_THREAD = threading.local()
+
 
 def _mlp(sizes: list[int], last_activation: bool) -> list:
     layers = []
@@ -86,6 +91,8 @@ def _mlp(sizes: list[int], last_activation: bool) -> list:
 
 
 class _DenseAE(nn.Module):
+    stacked_form = "dense"  # how clad.detectors.torch_replicas stacks replicas of it
+
     def __init__(self, n_features: int, hidden: tuple[int, ...]):
         super().__init__()
         self.encoder = nn.Sequential(*_mlp([n_features, *hidden], last_activation=False))
@@ -101,6 +108,8 @@ class _DenseAE(nn.Module):
 
 
 class _DenseVAE(nn.Module):
+    stacked_form = "vae"
+
     def __init__(self, n_features: int, hidden: tuple[int, ...], beta: float):
         super().__init__()
         body, latent = list(hidden[:-1]), hidden[-1]
@@ -344,7 +353,15 @@ class TorchDetector(Validated, BaseEstimator):
 
     def _train(self, Xs: np.ndarray, epochs: int, extra_loss, grad_hook=None):
         """Train ``module_`` on the standardised rows ``Xs``; returns them as the tensor the
-        loop read (on the device when they were moved there)."""
+        loop read (on the device when they were moved there). In a run that belongs to a group
+        of replicas (:mod:`clad.detectors.torch_replicas`), the call is trained with the group's."""
+        group = getattr(REPLICA_THREAD, "group", None)
+        if group is not None:
+            return group.train(self, Xs, epochs, extra_loss, grad_hook)
+        return self._train_alone(Xs, epochs, extra_loss, grad_hook)
+
+    def _train_alone(self, Xs: np.ndarray, epochs: int, extra_loss, grad_hook=None):
+        """:meth:`_train` of this detector on its own."""
         gen, noise = self._generators()
         self.n_train_calls_ += 1
         module = self.module_

@@ -39,6 +39,8 @@ _CELLS = {"lstm": nn.LSTM, "gru": nn.GRU}
 
 
 class _SeqAE(nn.Module):
+    stacked_form = "sequence"  # how clad.detectors.torch_replicas stacks replicas of it
+
     def __init__(self, n_features: int, hidden: tuple[int, ...], cell: str):
         super().__init__()
         Cell = _CELLS[cell]
