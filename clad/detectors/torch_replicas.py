@@ -98,8 +98,9 @@ def _recurrent(layer, prefix, p, x, constant_input=False):
     w_hh_t = w_hh.transpose(1, 2)
     b_hh = b_hh.unsqueeze(1)
     outs = []
-    for t in range(steps):
-        gi_t = gi if constant_input else gi[:, :, t]
+    # unbind: one backward stack (a slice per step would fill a full-size gradient per step)
+    per_step = [gi] * steps if constant_input else gi.unbind(dim=2)
+    for gi_t in per_step:
         gh = torch.baddbmm(b_hh, h, w_hh_t)
         if lstm:
             i, f, g, o = (gi_t + gh).chunk(4, dim=-1)
@@ -244,7 +245,21 @@ def _shared_rows(arrays) -> bool:
     return all(a is first or np.array_equal(a, first) for a in arrays[1:])
 
 
+def _adam_schedule(lr, epochs, nb: int, epoch: int, dev):
+    """Adam's per-replica step sizes (``lr / (1 - beta1^t)``) and ``sqrt(1 - beta2^t)`` for the
+    ``nb`` steps of one epoch, as (nb, K, 1) float32 tensors on ``dev`` (one copy per epoch); a
+    replica past its last epoch keeps its last values (its steps are masked anyway)."""
+    t = np.minimum(epoch * nb + np.arange(1, nb + 1)[:, None], np.maximum(epochs * nb, 1)[None, :]).astype(np.float64)
+    step_size = (lr[None, :] / (1 - _BETA1**t)).astype(np.float32)
+    bc2_sqrt = np.sqrt(1 - _BETA2**t).astype(np.float32)
+    both = torch.from_numpy(np.stack([step_size, bc2_sqrt])[..., None])
+    both = to_device(both, dev)
+    return both[0], both[1]
+
+
 def _train_stack(calls: list) -> None:
+    """Train ``calls`` (all with the same :func:`stack_key`) as one stacked model: all parameters
+    of all replicas in one (K, P) tensor, so that Adam is a handful of operations per step."""
     dets = [c.det for c in calls]
     k = len(dets)
     lead = dets[0]
@@ -254,40 +269,37 @@ def _train_stack(calls: list) -> None:
     for d in dets:
         gens.append(d._generators())
         d.n_train_calls_ += 1
-    names = [n for n, _ in template.named_parameters()]
-    params = {}
-    for n in names:
-        params[n] = torch.stack([dict(d.module_.named_parameters())[n].detach() for d in dets]).clone()
-        params[n].requires_grad_(True)
-    exp_avg = {n: torch.zeros_like(t) for n, t in params.items()}
-    exp_avg_sq = {n: torch.zeros_like(t) for n, t in params.items()}
+    named = [(n, p.shape, p.numel()) for n, p in template.named_parameters()]
+    flat = torch.cat([torch.cat([p.detach().reshape(-1) for p in d.module_.parameters()]).unsqueeze(0) for d in dets])
+    flat.requires_grad_(True)
+    params, pos = {}, 0
+    for name, shape, numel in named:  # views into the flat parameters: their gradients land in flat.grad
+        params[name] = flat[:, pos : pos + numel].view(k, *shape)
+        pos += numel
+    exp_avg = torch.zeros_like(flat, requires_grad=False)
+    exp_avg_sq = torch.zeros_like(exp_avg)
     lr = np.array([float(d.learning_rate) for d in dets])
     wd = np.array([float(d.weight_decay) for d in dets])
-    decay = bool((wd != 0).any())
+    wd_t = to_device(torch.from_numpy(wd.astype(np.float32)).unsqueeze(1), dev) if (wd != 0).any() else None
     epochs = np.array([c.epochs for c in calls])
 
-    rows_per_call = []
-    for c in calls:
-        rows_per_call.append(c.det._training_rows(c.Xs))
     shared = _shared_rows([c.Xs for c in calls])
-    if shared:
-        data = rows_per_call[0][0]
-        where = rows_per_call[0][1]
+    if shared:  # one copy of the rows for every replica
+        data, where = lead._training_rows(calls[0].Xs)
+        rows_per_call = [data] * k
     else:
-        data = torch.stack([r for r, _ in rows_per_call])
-        where = rows_per_call[0][1]
+        moved = [c.det._training_rows(c.Xs) for c in calls]
+        rows_per_call = [r for r, _ in moved]
+        data, where = torch.stack(rows_per_call), moved[0][1]
     n = calls[0].Xs.shape[0]
     bs = int(lead.batch_size)
+    nb = -(-n // bs)
     vae = _form(template) == "vae"
     latent = template.mu.out_features if vae else 0
-    on_cpu = dev.type == "cpu"
-    ks = torch.arange(k, device=dev).unsqueeze(1)
+    ks = torch.arange(k, device=data.device).unsqueeze(1)
     total = torch.zeros(k, dtype=torch.float64, device=dev)
-    step_count = np.zeros(k, dtype=np.int64)
     views_needed = any(c.extra_loss is not None for c in calls)
-
-    def shape_b(t, ref):  # (K,) -> (K, 1, ...) broadcasting against a stacked parameter
-        return t.view(k, *([1] * (ref.dim() - 1)))
+    weights = {}
 
     for e in range(int(epochs.max())):
         active = epochs > e
@@ -298,53 +310,46 @@ def _train_stack(calls: list) -> None:
         perm = torch.stack(perms)
         if where == "device":
             perm = to_device(perm, dev)
-        active_t = to_device(torch.from_numpy(active), dev)
-        total = torch.where(active_t, torch.zeros_like(total), total)
-        for start in range(0, n, bs):
+        mask = to_device(torch.from_numpy(active).unsqueeze(1), dev)  # (K, 1)
+        counted = mask.squeeze(1).double()
+        total = total * (1 - counted)  # each replica's sum restarts with its epoch
+        step_sizes, bc2s = _adam_schedule(lr, epochs, nb, e, dev)
+        for j, start in enumerate(range(0, n, bs)):
             idx = perm[:, start : start + bs]
             b = idx.shape[1]
-            xb = data[idx] if shared else data[ks if where == "device" else ks.cpu(), idx]
+            xb = data[idx] if shared else data[ks, idx]
             if where != "device":
                 xb = to_device(xb, dev)
-            weights = torch.full((k, b), 1.0 / b, device=dev, dtype=xb.dtype)
+            if b not in weights:
+                weights[b] = torch.full((k, b), 1.0 / b, device=dev, dtype=xb.dtype)
             eps = None
             if vae:
                 eps = torch.stack([torch.randn((b, latent), generator=noise, device=dev, dtype=xb.dtype)
                                    if active[i] else torch.zeros((b, latent), device=dev, dtype=xb.dtype)
                                    for i, (_, noise) in enumerate(gens)])
-            losses = _stacked_losses(template, params, xb, weights, eps)
+            losses = _stacked_losses(template, params, xb, weights[b], eps)
             if views_needed:
                 extra = []
                 for i, c in enumerate(calls):
-                    if c.extra_loss is None:
+                    if c.extra_loss is None or not active[i]:
                         extra.append(losses.new_zeros(()))
                     else:
-                        extra.append(c.extra_loss(ReplicaView(template, params, i), xb[i]))
-                losses = losses + torch.stack([torch.as_tensor(v, dtype=losses.dtype, device=dev) for v in extra])
-            for t in params.values():
-                t.grad = None
+                        extra.append(c.extra_loss(ReplicaView(template, params, i), xb[i]).reshape(()))
+                losses = losses + torch.stack(extra)
+            flat.grad = None
             losses.sum().backward()
-            step_count += active
-            steps = np.maximum(step_count, 1)
-            bc1 = 1 - _BETA1**steps
-            bc2_sqrt = np.sqrt(1 - _BETA2**steps)
-            step_size = to_device(torch.from_numpy((lr / bc1).astype(np.float32)), dev)
-            bc2_t = to_device(torch.from_numpy(bc2_sqrt.astype(np.float32)), dev)
-            wd_t = to_device(torch.from_numpy(wd.astype(np.float32)), dev) if decay else None
-            with torch.no_grad():
-                for name, p in params.items():
-                    g = p.grad
-                    if decay:
-                        g = g + shape_b(wd_t, p) * p
-                    m = exp_avg[name].lerp(g, 1 - _BETA1)
-                    v = exp_avg_sq[name].mul(_BETA2).addcmul_(g, g, value=1 - _BETA2)
-                    denom = (v.sqrt() / shape_b(bc2_t, p)).add_(_EPS)
-                    new = p - shape_b(step_size, p) * (m / denom)
-                    mask = shape_b(active_t, p)
-                    exp_avg[name] = torch.where(mask, m, exp_avg[name])
-                    exp_avg_sq[name] = torch.where(mask, v, exp_avg_sq[name])
-                    p.copy_(torch.where(mask, new, p))
-                total += losses.detach().double() * b * active_t
+            with torch.no_grad():  # Adam (torch.optim.Adam's formulas), each replica its own
+                g = flat.grad
+                if wd_t is not None:
+                    g = g + wd_t * flat
+                m = exp_avg.lerp(g, 1 - _BETA1)
+                v = exp_avg_sq.mul(_BETA2).addcmul_(g, g, value=1 - _BETA2)
+                denom = (v.sqrt() / bc2s[j]).add_(_EPS)
+                new = flat - step_sizes[j] * (m / denom)
+                exp_avg = torch.where(mask, m, exp_avg)
+                exp_avg_sq = torch.where(mask, v, exp_avg_sq)
+                flat.copy_(torch.where(mask, new, flat))
+                total += losses.detach().double() * counted * b
     last = (total / n).cpu().numpy()  # the only read of the losses: once per stacked call
     with torch.no_grad():
         for i, (c, d) in enumerate(zip(calls, dets)):
@@ -356,7 +361,7 @@ def _train_stack(calls: list) -> None:
                 c.error = DetectorError(f"detector {d.name}: training loss is not finite; lower learning_rate")
                 continue
             d.train_loss_ = loss
-            c.rows = rows_per_call[i][0]
+            c.rows = rows_per_call[i]
 
 
 # -- runs meeting at their training calls ---------------------------------------------------------
