@@ -310,7 +310,8 @@ class _Phase:
             with _Renewer(store.path):
                 while todo and not interrupted:
                     events = execute_claimed(todo, store, jobs=execution.jobs, dask=execution.dask,
-                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step)
+                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step,
+                                             replicas=execution.replicas)
                     try:
                         for ev in events:
                             if ev.kind == "step":  # a worker's run evaluated a concept step

@@ -389,14 +389,16 @@ def _iter_sequential(configs: Sequence[RunConfig], timeout: float | None, thread
 def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout: float | None = None,
                  threads: int | None = 1,
                  on_step: Callable[[RunConfig, str, int], None] | None = None,
-                 claim: Callable[[RunConfig], bool] | None = None) -> Iterator[RunEvent]:
+                 claim: Callable[[RunConfig], bool] | None = None, replicas: int = 1) -> Iterator[RunEvent]:
     """Compute every configuration and yield a ``"started"`` and a ``"finished"`` event for each,
     as they happen. Each run uses at most ``threads`` BLAS/OpenMP/torch threads (None: no
     limit, and then results may depend on the executor). ``on_step(config, step_name,
     step_index)`` is called after every evaluated concept step of a sequential run (``jobs=1``,
     no Dask); with ``jobs > 1`` and ``on_step`` given, each step of a worker's run is yielded as a
     ``"step"`` event instead (through a queue; not on Dask). ``claim(config)`` is asked just before a run starts (not on Dask, where runs are
-    claimed before they are submitted): False skips the run (another process computes it). Closing the generator (or Ctrl-C) stops the workers."""
+    claimed before they are submitted): False skips the run (another process computes it). Closing the generator (or Ctrl-C) stops the workers.
+    With ``replicas`` > 1, runs that train the same torch network are computed together, at most
+    ``replicas`` in one task (:mod:`clad.engine.replicas`); the tasks are the same on every executor."""
     check_execution(jobs, threads, timeout)
     if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
         log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
@@ -406,6 +408,13 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     configs = execution_order(configs)
     if not configs:
         return (e for e in ())
+    units = _units(configs, replicas)
+    if units is not None:
+        if dask is not None:
+            return _iter_dask_units(units, dask, timeout, threads)
+        if jobs > 1:
+            return _iter_process_units(units, min(jobs, len(units)), timeout, threads, claim, steps=on_step is not None)
+        return _iter_sequential_units(units, timeout, threads, on_step, claim)
     if dask is not None:
         return _iter_dask(configs, dask, timeout, threads)
     if jobs > 1:  # the steps of worker runs come back as "step" events
@@ -414,12 +423,200 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
 
 
 def execute_claimed(configs: Sequence[RunConfig], store, *, jobs: int = 1, dask=None, timeout: float | None = None,
-                    threads: int | None = 1, on_step: Callable[[RunConfig, str, int], None] | None = None
-                    ) -> Iterator[RunEvent]:
+                    threads: int | None = 1, on_step: Callable[[RunConfig, str, int], None] | None = None,
+                    replicas: int = 1) -> Iterator[RunEvent]:
     """:func:`execute_grid` over the runs this process claims in ``store``, so that two processes
     on one results folder never compute one run twice: on Dask each run is claimed before it is
     submitted, elsewhere just before it starts. Closing the generator stops the workers."""
     if dask is not None:
         configs = [c for c in configs if store.claim(c.run_id)]
     return execute_grid(configs, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step,
-                        claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)))
+                        claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)), replicas=replicas)
+
+
+# -- replica units (clad.engine.replicas) --------------------------------------------------------
+def _units(configs: Sequence[RunConfig], replicas: int):
+    """The grid cut into replica units, or None when every unit is one run (the usual paths)."""
+    if replicas is None or replicas <= 1:
+        return None
+    from .replicas import replica_units
+
+    units = replica_units(configs, int(replicas))
+    return units if any(len(u) > 1 for u in units) else None
+
+
+def execute_unit_in_worker(unit, timeout: float | None = None, threads: int | None = 1) -> list:
+    """:func:`clad.engine.replicas.execute_unit` in a worker process (steps through its queue)."""
+    from .replicas import execute_unit
+
+    steps = _STEPS
+    on_step = None if steps is None else (lambda cfg, step, index: steps.put((cfg.run_id, str(step), int(index))))
+    return execute_unit(unit, timeout, threads, on_step=on_step)
+
+
+def _claimed(unit, claim) -> list:
+    return [c for c in unit if claim is None or claim(c)]
+
+
+def _iter_sequential_units(units, timeout, threads, on_step, claim) -> Iterator[RunEvent]:
+    from .replicas import execute_unit
+
+    for unit in units:
+        unit = _claimed(unit, claim)
+        if not unit:
+            continue
+        for cfg in unit:
+            yield RunEvent("started", cfg, started=_utc())
+        for cfg, (result, started, finished) in zip(unit, execute_unit(unit, timeout, threads, on_step)):
+            yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+
+
+def _iter_process_units(units, jobs: int, timeout, threads, claim, steps: bool = False) -> Iterator[RunEvent]:
+    """Units in a :class:`pebble.ProcessPool` (see :func:`_iter_processes`); a unit of several runs
+    has no hard time limit (its runs are threads)."""
+    from concurrent.futures import FIRST_COMPLETED, TimeoutError, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pebble import ProcessExpired, ProcessPool
+
+    todo = list(units)[::-1]
+    worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
+    step_queue = mp_context().SimpleQueue() if steps else None
+
+    def new_pool():
+        return ProcessPool(max_workers=jobs, initializer=_init_worker,
+                           initargs=(worker_env, os.getpid(), step_queue), context=mp_context())
+
+    def step_events():
+        while step_queue is not None:
+            try:
+                if step_queue.empty():
+                    return
+                run_id, step, index = step_queue.get()
+            except (OSError, ValueError, EOFError):
+                return
+            cfg = next((c for u, _ in inflight.values() for c in u if c.run_id == run_id), None)
+            if cfg is not None:
+                yield RunEvent("step", cfg, step=step, index=index)
+
+    def failed(unit, message):
+        for cfg in unit:
+            yield RunEvent("finished", cfg, result=failed_result(cfg, message), started=_utc(), finished=_utc())
+
+    env = _thread_env(threads) if threads is not None else contextlib.nullcontext()
+    inflight: dict = {}
+    retried: set[str] = set()
+    pool = None
+    with env:
+        try:
+            pool = new_pool()
+            while todo or inflight:
+                broken = []
+                while todo and len(inflight) < jobs:
+                    unit = _claimed(todo.pop(), claim)
+                    if not unit:
+                        continue
+                    limit = None if timeout is None or len(unit) > 1 else timeout + max(2.0, 0.25 * timeout)
+                    try:
+                        fut = pool.schedule(execute_unit_in_worker, args=(unit, timeout, threads), timeout=limit)
+                    except RuntimeError:
+                        broken.append(unit)
+                        break
+                    inflight[fut] = (unit, _utc())
+                    for cfg in unit:
+                        yield RunEvent("started", cfg, started=inflight[fut][1])
+                done, _ = (wait(list(inflight), timeout=0.25 if steps else 1.0, return_when=FIRST_COMPLETED)
+                           if inflight else ((), ()))
+                yield from step_events()
+                for fut in done:
+                    unit, started = inflight.pop(fut)
+                    try:
+                        triples = fut.result()
+                    except TimeoutError:
+                        for cfg in unit:
+                            yield RunEvent("finished", cfg, result=_timeout_result(
+                                cfg, timeout, "stopped by killing and replacing its worker process"),
+                                started=started, finished=_utc())
+                        continue
+                    except ProcessExpired as exc:
+                        yield from failed(unit, f"the worker process running this run died (exit code {exc.exitcode}: "
+                                                "killed, out of memory or a crash in native code)")
+                        continue
+                    except (BrokenProcessPool, RuntimeError):
+                        broken.append(unit)
+                        continue
+                    except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                        yield from failed(unit, traceback.format_exc())
+                        continue
+                    for cfg, (result, started, finished) in zip(unit, triples):
+                        yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+                if broken:
+                    _stop_pool(pool)
+                    broken += [u for u, _ in inflight.values()]
+                    inflight.clear()
+                    for unit in broken:
+                        key = unit[0].run_id
+                        if key in retried:
+                            yield from failed(unit, "the worker processes failed twice while computing this run")
+                        else:
+                            retried.add(key)
+                            todo.append(unit)
+                    pool = new_pool()
+        finally:
+            if pool is not None:
+                _stop_pool(pool)
+            if step_queue is not None:
+                step_queue.close()
+
+
+def _iter_dask_units(units, address, timeout, threads) -> Iterator[RunEvent]:
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError:
+        raise CladValueError("running on Dask needs dask.distributed: pip install 'clad[dask]'") from None
+    if timeout is not None:
+        log.warning("the per-run time limit (%g s) is not enforced on Dask: its workers run tasks in threads, "
+                    "which cannot be interrupted", timeout)
+    from .replicas import execute_unit, unit_id
+
+    own_client = not hasattr(address, "submit")
+    try:
+        client = Client(address, timeout="30s") if own_client else address
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise CladValueError(f"cannot connect to the Dask scheduler at {address!r} ({exc})") from None
+    try:
+        slots = max(1, sum(client.nthreads().values()))
+        todo = list(units)[::-1]
+        inflight: dict = {}
+        ac = as_completed()
+
+        def submit():
+            unit = todo.pop()
+            fut = client.submit(execute_unit, unit, timeout, threads,
+                                key=f"clad-unit-{unit_id(unit)}-{time.time_ns()}", pure=False)
+            inflight[fut.key] = (unit, _utc())
+            ac.add(fut)
+            return unit, inflight[fut.key][1]
+
+        def start():
+            unit, started = submit()
+            for cfg in unit:
+                yield RunEvent("started", cfg, started=started)
+
+        while todo and len(inflight) < 2 * slots:
+            yield from start()
+        for fut in ac:
+            unit, started = inflight.pop(fut.key)
+            try:
+                triples = fut.result()
+            except Exception:  # noqa: BLE001 - the task itself failed (not the run)
+                error = traceback.format_exc()
+                triples = [(failed_result(cfg, error), started, _utc()) for cfg in unit]
+            fut.release()
+            for cfg, (result, s, finished) in zip(unit, triples):
+                yield RunEvent("finished", cfg, result=result, started=s, finished=finished)
+            if todo:
+                yield from start()
+    finally:
+        if own_client:
+            client.close()

@@ -16,6 +16,9 @@
     threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
     dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
     timeout = 600                             # optional: seconds per run before it is failed
+    replicas = 32                             # optional: runs of one torch network trained together
+                                              # as one stacked model (default 32; 1: off; see
+                                              # docs/guides/replicas.md)
     max_runs = 200000                         # optional: accept a grid this large (default 100,000),
                                               # tuning runs and parameter combinations included
     max_evaluations = 20000                   # optional: anytime evaluations per run (default 10,000)
@@ -156,6 +159,8 @@ class Spec:
     timeout: float | None = None
     text: str | None = None
     share: bool = True
+    #: the most runs of one torch network trained together (:mod:`clad.engine.replicas`; 1: off)
+    replicas: int = 32
     #: the validated ``[tuning]`` section (:class:`clad.engine.tuning.TuningPlan`), or None
     tuning: Any = None
     #: the reference runs to compute (:mod:`clad.engine.references`): kinds of
@@ -214,6 +219,8 @@ _EXECUTION_CONSTRAINTS = {
     "timeout": [Interval(Real, 0, MAX_TIMEOUT, closed="right",
                          description=f"a positive number of seconds per run, at most {MAX_TIMEOUT:,.0f} (30 days); "
                                      "leave timeout out for no limit")],
+    "replicas": [Interval(Integral, 1, None, closed="left",
+                          description="an integer >= 1 (the most runs of one torch network trained together; 1: off)")],
     "max_runs": [Interval(Integral, 1, None, closed="left",
                           description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})")],
     "max_evaluations": [Interval(Integral, 1, None, closed="left",
@@ -439,7 +446,7 @@ def _parse_spec(raw: dict, source: str | None, default_name: str) -> Spec:
         raise SpecError(r.problems, source=source)
     return Spec(name=r.name, configs=r.configs, raw=raw, source=source, skipped=r.skipped, jobs=r.jobs,
                 threads=r.threads, dask=r.dask, timeout=None if r.timeout is None else float(r.timeout),
-                share=r.share, tuning=r.tuning, references=r.references)
+                share=r.share, tuning=r.tuning, references=r.references, replicas=r.replicas)
 
 
 @dataclass
@@ -462,6 +469,7 @@ class _Reading:
     max_evaluations: Any = None
     max_data_gb: Any = None
     share: bool = True
+    replicas: int = 32
     references: tuple[str, ...] = ()
     regs: dict = field(default_factory=dict)
     sections: dict = field(default_factory=dict)
@@ -523,6 +531,12 @@ def _read_execution(r: _Reading) -> None:
     (r.jobs, r.threads, r.dask, r.timeout, r.max_runs, r.max_evaluations,
      r.max_data_gb) = _execution_keys(r.raw, r.problems)
     r.share = _flag(r, "share", True, " (compute runs that are one computation once)")
+    replicas = r.raw.get("replicas")
+    if replicas is not None:
+        found = validation_problems(None, {"replicas": replicas}, _EXECUTION_CONSTRAINTS)
+        r.problems.extend(found)
+        if not found:
+            r.replicas = int(replicas)
 
 
 def _read_references(r: _Reading) -> None:

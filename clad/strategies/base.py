@@ -128,6 +128,11 @@ class Strategy(Validated, BaseEstimator, abc.ABC):
     #: whether the strategy draws from ``random_state`` (False: it only hands it on, and the run
     #: seed does not change its result; see :func:`clad.core.seeding.seed_consumers`)
     uses_random_state: bool = True
+    #: why runs of this strategy cannot be trained as replicas of one stacked torch model
+    #: (:mod:`clad.detectors.torch_replicas`), or None when they can: a strategy says so itself
+    #: (None) when its torch training goes through the detector's ``fit`` / ``partial_fit`` with at
+    #: most an ``extra_loss`` hook that reads the module's ``parameters()`` and ``reconstruct``
+    replicas_problem: str | None = "the strategy does not say that it can run per replica"
     #: parameter constraints (clad.validation), checked at the first learn and by a spec before any run
     _parameter_constraints = {"random_state": [None, SEED]}
     #: scenario names this strategy runs in (derived from the two flags above)

@@ -29,6 +29,8 @@ class Naive(Strategy):
     (2, 0)
     """
 
+    replicas_problem = None
+
     reads_concept_id = False
     uses_random_state = False
 
@@ -88,6 +90,8 @@ class Cumulative(Strategy):
     >>> s.memory_rows()
     80
     """
+
+    replicas_problem = None
 
     reads_concept_id = False
     uses_random_state = False

@@ -87,6 +87,8 @@ class Experts(Strategy):
     'B'
     """
 
+    replicas_problem = None
+
     requires_boundaries = True
     uses_random_state = False
 
