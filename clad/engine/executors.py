@@ -52,7 +52,7 @@ from .config import RunConfig
 from .run import execution_order, failed_result, run_safely
 
 __all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
-           "limited_threads"]
+           "limited_threads", "execute_unit"]
 
 from ..core.time_limit import RunTimeout, check_timeout, time_limit
 
@@ -445,10 +445,62 @@ def _units(configs: Sequence[RunConfig], replicas: int):
     return units if any(len(u) > 1 for u in units) else None
 
 
+def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
+                 on_step: Callable[[RunConfig, str, int], None] | None = None) -> list:
+    """Compute a unit: ``[(result, started, finished), ...]`` in the unit's order. One run is
+    :func:`execute_one`; several run in threads of this process, meeting at
+    their torch training calls (:class:`~clad.detectors.torch_replicas.ReplicaGroup`)."""
+    import dataclasses
+    import traceback
+
+    from ..core.run_warnings import routing
+    from .replicas import unit_id
+
+    unit = list(unit)
+    if len(unit) == 1:
+        cfg = unit[0]
+        step = None if on_step is None else functools.partial(on_step, cfg)
+        return [execute_one(cfg, timeout, threads, on_step=step)]
+    from ..detectors.torch_replicas import ReplicaGroup
+
+    if timeout is not None:
+        log.warning("the per-run time limit (%g s) is not enforced for runs trained as replicas (threads cannot "
+                    "be interrupted); set replicas = 1 to enforce it", timeout)
+    group = ReplicaGroup(len(unit))
+    out: list = [None] * len(unit)
+    step_lock = threading.Lock()
+
+    def member(i: int, cfg: RunConfig) -> None:
+        started = _utc()
+        step = None
+        if on_step is not None:
+            def step(name, index, cfg=cfg):
+                with step_lock:
+                    on_step(cfg, name, index)
+        try:
+            with group.member(i):
+                result = run_safely(cfg, on_step=step)
+        except BaseException:  # noqa: BLE001 - recorded as the run's failure
+            result = failed_result(cfg, traceback.format_exc())
+        out[i] = (result, started, _utc())
+
+    uid = unit_id(unit)
+    with limited_threads(threads), routing():
+        workers = [threading.Thread(target=member, args=(i, c), name=f"clad-replica-{i}") for i, c in enumerate(unit)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+    done = []
+    for i, (result, started, finished) in enumerate(out):
+        record = {"unit": uid, "size": len(unit), "index": i, "stacked_calls": group.stats.stacked_calls}
+        result = dataclasses.replace(result, extras={**(result.extras or {}), "replicas": record})
+        done.append((result, started, finished))
+    return done
+
+
 def execute_unit_in_worker(unit, timeout: float | None = None, threads: int | None = 1) -> list:
     """:func:`clad.engine.replicas.execute_unit` in a worker process (steps through its queue)."""
-    from .replicas import execute_unit
-
     steps = _STEPS
     on_step = None if steps is None else (lambda cfg, step, index: steps.put((cfg.run_id, str(step), int(index))))
     return execute_unit(unit, timeout, threads, on_step=on_step)
@@ -459,8 +511,6 @@ def _claimed(unit, claim) -> list:
 
 
 def _iter_sequential_units(units, timeout, threads, on_step, claim) -> Iterator[RunEvent]:
-    from .replicas import execute_unit
-
     for unit in units:
         unit = _claimed(unit, claim)
         if not unit:
@@ -577,7 +627,7 @@ def _iter_dask_units(units, address, timeout, threads) -> Iterator[RunEvent]:
     if timeout is not None:
         log.warning("the per-run time limit (%g s) is not enforced on Dask: its workers run tasks in threads, "
                     "which cannot be interrupted", timeout)
-    from .replicas import execute_unit, unit_id
+    from .replicas import unit_id
 
     own_client = not hasattr(address, "submit")
     try:

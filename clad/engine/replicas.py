@@ -11,7 +11,7 @@ replicas off); a larger group is cut into consecutive units in the grid's order.
 
 Which runs form a unit depends on the list of runs alone, never on the executor or the number
 of workers: the sequential executor, worker processes and Dask all compute a unit as one task
-(:func:`execute_unit`), so the same spec gives bit-identical R wherever it runs. A resumed grid
+(:func:`clad.engine.executors.execute_unit`), so the same spec gives bit-identical R wherever it runs. A resumed grid
 groups only the runs still to compute, so they may be stacked with fewer others than in a run
 from scratch: their R may then differ by float rounding (see docs/guides/replicas.md).
 
@@ -29,13 +29,11 @@ import functools
 import hashlib
 import json
 import logging
-import threading
-from typing import Callable, Sequence
+from typing import Sequence
 
 from .config import RunConfig, canonical
 
-__all__ = ["DEFAULT_REPLICAS", "REPLICA_PARAMETERS", "group_key", "replica_units", "replica_problem",
-           "execute_unit"]
+__all__ = ["DEFAULT_REPLICAS", "REPLICA_PARAMETERS", "group_key", "replica_units", "replica_problem", "unit_id"]
 
 log = logging.getLogger(__name__)
 
@@ -103,58 +101,3 @@ def replica_units(configs: Sequence[RunConfig], replicas: int) -> list[list[RunC
 def unit_id(unit: Sequence[RunConfig]) -> str:
     """A unit's identity: a hash of its runs' ids in order."""
     return hashlib.sha256(",".join(c.run_id for c in unit).encode()).hexdigest()[:16]
-
-
-def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
-                 on_step: Callable[[RunConfig, str, int], None] | None = None) -> list:
-    """Compute a unit: ``[(result, started, finished), ...]`` in the unit's order. One run is
-    :func:`~clad.engine.executors.execute_one`; several run in threads of this process, meeting at
-    their torch training calls (:class:`~clad.detectors.torch_replicas.ReplicaGroup`)."""
-    import dataclasses
-    import traceback
-
-    from .executors import _utc, execute_one, limited_threads
-    from .run import failed_result, run_safely
-    from ..core.run_warnings import routing
-
-    unit = list(unit)
-    if len(unit) == 1:
-        cfg = unit[0]
-        step = None if on_step is None else functools.partial(on_step, cfg)
-        return [execute_one(cfg, timeout, threads, on_step=step)]
-    from ..detectors.torch_replicas import ReplicaGroup
-
-    if timeout is not None:
-        log.warning("the per-run time limit (%g s) is not enforced for runs trained as replicas (threads cannot "
-                    "be interrupted); set replicas = 1 to enforce it", timeout)
-    group = ReplicaGroup(len(unit))
-    out: list = [None] * len(unit)
-    step_lock = threading.Lock()
-
-    def member(i: int, cfg: RunConfig) -> None:
-        started = _utc()
-        step = None
-        if on_step is not None:
-            def step(name, index, cfg=cfg):
-                with step_lock:
-                    on_step(cfg, name, index)
-        try:
-            with group.member(i):
-                result = run_safely(cfg, on_step=step)
-        except BaseException:  # noqa: BLE001 - recorded as the run's failure
-            result = failed_result(cfg, traceback.format_exc())
-        out[i] = (result, started, _utc())
-
-    uid = unit_id(unit)
-    with limited_threads(threads), routing():
-        workers = [threading.Thread(target=member, args=(i, c), name=f"clad-replica-{i}") for i, c in enumerate(unit)]
-        for t in workers:
-            t.start()
-        for t in workers:
-            t.join()
-    done = []
-    for i, (result, started, finished) in enumerate(out):
-        record = {"unit": uid, "size": len(unit), "index": i, "stacked_calls": group.stats.stacked_calls}
-        result = dataclasses.replace(result, extras={**(result.extras or {}), "replicas": record})
-        done.append((result, started, finished))
-    return done
