@@ -131,7 +131,7 @@ def part_steps(args, rows_out: list) -> None:
                   f"(load {load_now()})", flush=True)
 
 
-def grid_spec(replicas: int, quick: bool) -> dict:
+def grid_spec(replicas: int, quick: bool, device: str) -> dict:
     n_train = 600 if quick else 2000
     return {
         "name": "replicas-grid", "seeds": 2 if quick else 5, "replicas": replicas, "base_metrics": ["roc_auc"],
@@ -139,12 +139,9 @@ def grid_spec(replicas: int, quick: bool) -> dict:
         "scenarios": ["concept_aware"],
         "datasets": [{"name": "synthetic", "n_concepts": 4, "n_features": 16, "n_train": n_train, "n_test": 500}],
         "detectors": [{"name": "autoencoder", "hidden_sizes": [32, 8], "epochs": 5, "batch_size": 64,
-                       "learning_rate": lr, "device": DEVICE}
+                       "learning_rate": lr, "device": device, "num_threads": 1}
                       for lr in ((1e-3, 3e-3) if quick else (5e-4, 1e-3, 2e-3, 4e-3))],
     }
-
-
-DEVICE = "cpu"
 
 
 def part_grid(args, rows_out: list) -> None:
@@ -152,16 +149,14 @@ def part_grid(args, rows_out: list) -> None:
 
     from clad.engine.benchmark import run_spec
 
-    global DEVICE
-    DEVICE = args.device
     walls, Rs = {}, {}
     for replicas in (1, 0):  # 0: the default (replicas on)
-        spec = grid_spec(replicas, args.quick)
+        spec = grid_spec(replicas, args.quick, args.device)
         if replicas == 0:
             spec.pop("replicas")
         with tempfile.TemporaryDirectory() as out:
             t0 = time.perf_counter()
-            results = run_spec(spec, out, progress=False)
+            results = run_spec(spec, out)
             walls[replicas] = time.perf_counter() - t0
         Rs[replicas] = {r.run_id: r.R["roc_auc"] for r in results.runs}
         print(f"grid, replicas {'off' if replicas == 1 else 'on '}: {len(results.runs)} runs, "
