@@ -217,3 +217,55 @@ def test_R_is_bit_identical_on_dask_with_replicas_on(tmp_path):
         on_dask = run_spec({**SPEC, "dask": cluster.scheduler_address}, tmp_path / "dask")
     a, b = _R(seq), _R(on_dask)
     assert on_dask.n_ok == 8 and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+
+# -- CUDA (where available) ------------------------------------------------------------------------
+CUDA = torch.cuda.is_available()
+needs_cuda = pytest.mark.skipif(not CUDA, reason="needs CUDA")
+
+#: On a GPU the run alone uses cuBLAS's single products and (recurrent layers) cuDNN's fused kernels,
+#: which may compute in TF32; replicas use batched products and unrolled layers. Dense networks are
+#: compared by their parameters (relative, as above); recurrent ones by R only, within the
+#: tolerance of CPU against CUDA in tests/test_torch_device.py.
+CUDA_PARAM_RTOL = 1e-4
+CUDA_R_TOLERANCE = 0.1
+
+
+def cuda_strategy(detector, name, seed, lr, epochs):
+    det = DETECTORS[detector](epochs=epochs, batch_size=16, learning_rate=lr, device="cuda", random_state=seed)
+    params = dict(STRATEGY_PARAMS[name])
+    if "random_state" in STRATEGIES.resolve(name)().get_params():
+        params["random_state"] = seed
+    return make_strategy(name, det, params)
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", ["fine_tune", "ewc", "der"])
+@pytest.mark.parametrize("detector", ["autoencoder", "vae"])
+def test_cuda_replicas_learn_the_parameters_of_their_runs_alone(detector, name):
+    def learn(i):
+        s = cuda_strategy(detector, name, *REPLICAS[i])
+        for concept in dataset(detector).train:
+            s.learn(concept.X)
+        return [p.detach().cpu() for p in s.detector_.module_.parameters()]
+
+    alone = [learn(i) for i in range(len(REPLICAS))]
+    together, group = in_threads(learn, len(REPLICAS))
+    assert max(group.stats.sizes) == len(REPLICAS)
+    for params, ref in zip(together, alone):
+        assert relative(params, ref) <= CUDA_PARAM_RTOL
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", ["fine_tune", "lwf"])
+@pytest.mark.parametrize("detector", list(DETECTORS))
+def test_cuda_replicas_get_the_R_of_their_runs_alone(detector, name):
+    def R(i):
+        seed, lr, epochs = REPLICAS[i]
+        s = cuda_strategy(detector, name, seed, lr, epochs)
+        return run_experiment(dataset(detector), ConceptIncremental(), s, seed=seed).R["roc_auc"]
+
+    alone = [R(i) for i in range(len(REPLICAS))]
+    together, _ = in_threads(R, len(REPLICAS))
+    for a, b in zip(together, alone):
+        assert np.nanmax(np.abs(a - b)) <= CUDA_R_TOLERANCE
