@@ -272,10 +272,14 @@ def _train_stack(calls: list) -> None:
     named = [(n, p.shape, p.numel()) for n, p in template.named_parameters()]
     flat = torch.cat([torch.cat([p.detach().reshape(-1) for p in d.module_.parameters()]).unsqueeze(0) for d in dets])
     flat.requires_grad_(True)
-    params, pos = {}, 0
-    for name, shape, numel in named:  # views into the flat parameters: their gradients land in flat.grad
-        params[name] = flat[:, pos : pos + numel].view(k, *shape)
-        pos += numel
+    sizes = [numel for _, _, numel in named]
+
+    def views():
+        """Views into the flat parameters, taken anew at every step (flat changes in place); their
+        gradients reach flat.grad through one concatenation (a split's backward; slices would each
+        fill a full-size gradient)."""
+        chunks = torch.split(flat, sizes, dim=1)
+        return {name: chunk.view(k, *shape) for (name, shape, _), chunk in zip(named, chunks)}
     exp_avg = torch.zeros_like(flat, requires_grad=False)
     exp_avg_sq = torch.zeros_like(exp_avg)
     lr = np.array([float(d.learning_rate) for d in dets])
@@ -303,6 +307,7 @@ def _train_stack(calls: list) -> None:
 
     for e in range(int(epochs.max())):
         active = epochs > e
+        all_active = bool(active.all())
         perms = []
         for i, (gen, _) in enumerate(gens):
             # every replica draws its own shuffle while its training lasts (as it would alone)
@@ -327,6 +332,7 @@ def _train_stack(calls: list) -> None:
                 eps = torch.stack([torch.randn((b, latent), generator=noise, device=dev, dtype=xb.dtype)
                                    if active[i] else torch.zeros((b, latent), device=dev, dtype=xb.dtype)
                                    for i, (_, noise) in enumerate(gens)])
+            params = views()
             losses = _stacked_losses(template, params, xb, weights[b], eps)
             if views_needed:
                 extra = []
@@ -342,15 +348,22 @@ def _train_stack(calls: list) -> None:
                 g = flat.grad
                 if wd_t is not None:
                     g = g + wd_t * flat
-                m = exp_avg.lerp(g, 1 - _BETA1)
-                v = exp_avg_sq.mul(_BETA2).addcmul_(g, g, value=1 - _BETA2)
-                denom = (v.sqrt() / bc2s[j]).add_(_EPS)
-                new = flat - step_sizes[j] * (m / denom)
-                exp_avg = torch.where(mask, m, exp_avg)
-                exp_avg_sq = torch.where(mask, v, exp_avg_sq)
-                flat.copy_(torch.where(mask, new, flat))
+                if all_active:  # in place: the same values, fewer operations
+                    exp_avg.lerp_(g, 1 - _BETA1)
+                    exp_avg_sq.mul_(_BETA2).addcmul_(g, g, value=1 - _BETA2)
+                    denom = (exp_avg_sq.sqrt() / bc2s[j]).add_(_EPS)
+                    flat.sub_(exp_avg.div(denom).mul_(step_sizes[j]))
+                else:  # a replica past its last epoch keeps its parameters and moments
+                    m = exp_avg.lerp(g, 1 - _BETA1)
+                    v = exp_avg_sq.mul(_BETA2).addcmul_(g, g, value=1 - _BETA2)
+                    denom = (v.sqrt() / bc2s[j]).add_(_EPS)
+                    new = flat - m.div(denom).mul_(step_sizes[j])
+                    exp_avg = torch.where(mask, m, exp_avg)
+                    exp_avg_sq = torch.where(mask, v, exp_avg_sq)
+                    flat.copy_(torch.where(mask, new, flat))
                 total += losses.detach().double() * counted * b
     last = (total / n).cpu().numpy()  # the only read of the losses: once per stacked call
+    params = views()
     with torch.no_grad():
         for i, (c, d) in enumerate(zip(calls, dets)):
             for name, p in d.module_.named_parameters():
