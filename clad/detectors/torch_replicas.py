@@ -39,6 +39,7 @@ depends on the members alone, never on thread timing.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from contextlib import contextmanager
@@ -53,6 +54,34 @@ __all__ = ["train_replicas", "ReplicaGroup", "ReplicaView", "current_group", "st
            "stacked_reconstruct"]
 
 _BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults, which TorchDetector uses
+
+#: on CUDA, capture a stacked training step as one CUDA graph and replay it (see _train_stack)
+CUDA_GRAPHS = True
+#: ... when a stacked training call has at least this many full mini-batch steps (a capture costs
+#: a few steps' time)
+GRAPH_MIN_STEPS = 16
+
+#: device types whose stacked steps are captured (tests add "cpu" with stand-ins for the capture)
+GRAPH_DEVICES = ("cuda",)
+
+log = logging.getLogger(__name__)
+
+
+def _warm_up(step, dev) -> None:
+    """Run ``step`` once on a side stream (PyTorch's recipe before a capture)."""
+    side = torch.cuda.Stream(device=dev)
+    side.wait_stream(torch.cuda.current_stream(dev))
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream(dev).wait_stream(side)
+
+
+def _capture(step, dev):
+    """``step`` captured as a CUDA graph (not run: ``replay()`` runs it)."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph
 
 
 # -- stacked forward passes -----------------------------------------------------------------------
@@ -305,6 +334,49 @@ def _train_stack(calls: list) -> None:
     views_needed = any(c.extra_loss is not None for c in calls)
     weights = {}
 
+    def adam(losses, b, step_size, bc2, mask, counted, all_active) -> None:
+        """Adam (torch.optim.Adam's formulas), each replica its own, in place; and the loss sums."""
+        g = flat.grad
+        if wd_t is not None:
+            g = g + wd_t * flat
+        if all_active:  # the same values as below, fewer operations
+            exp_avg.lerp_(g, 1 - _BETA1)
+            exp_avg_sq.mul_(_BETA2).addcmul_(g, g, value=1 - _BETA2)
+            denom = (exp_avg_sq.sqrt() / bc2).add_(_EPS)
+            flat.sub_(exp_avg.div(denom).mul_(step_size))
+        else:  # a replica past its last epoch keeps its parameters and moments
+            m = exp_avg.lerp(g, 1 - _BETA1)
+            v = exp_avg_sq.mul(_BETA2).addcmul_(g, g, value=1 - _BETA2)
+            denom = (v.sqrt() / bc2).add_(_EPS)
+            new = flat - m.div(denom).mul_(step_size)
+            exp_avg.copy_(torch.where(mask, m, exp_avg))
+            exp_avg_sq.copy_(torch.where(mask, v, exp_avg_sq))
+            flat.copy_(torch.where(mask, new, flat))
+        total.add_(losses.detach().double() * counted * b)
+
+    # on CUDA, a whole full-batch step (gather, forward, backward, Adam) is captured once as a CUDA
+    # graph and replayed: one launch per step instead of dozens (not with per-replica hooks or the
+    # VAE's per-replica noise, which run Python per replica at every step)
+    full_steps = int(epochs.max()) * (n // bs)
+    use_graph = (CUDA_GRAPHS and dev.type in GRAPH_DEVICES and where != "pinned" and not views_needed and not vae
+                 and full_steps >= GRAPH_MIN_STEPS)
+    graph, warm, kept = None, 0, None
+    if use_graph:
+        g_idx = torch.zeros((k, bs), dtype=torch.long, device=dev)
+        g_step = torch.zeros((k, 1), dtype=flat.dtype, device=dev)
+        g_bc2 = torch.ones((k, 1), dtype=flat.dtype, device=dev)
+        g_mask = torch.ones((k, 1), dtype=torch.bool, device=dev)
+        g_counted = torch.zeros(k, dtype=torch.float64, device=dev)
+        weights[bs] = torch.full((k, bs), 1.0 / bs, device=dev, dtype=data.dtype)
+
+        def graph_step():
+            flat.grad = None  # at capture: the backward pass writes a new gradient buffer, the graph's own
+            xb = data[g_idx] if shared else data[ks, g_idx]
+            losses = _stacked_losses(template, views(), xb, weights[bs], None)
+            losses.sum().backward()
+            with torch.no_grad():
+                adam(losses, bs, g_step, g_bc2, g_mask, g_counted, False)
+
     for e in range(int(epochs.max())):
         active = epochs > e
         all_active = bool(active.all())
@@ -317,11 +389,36 @@ def _train_stack(calls: list) -> None:
             perm = to_device(perm, dev)
         mask = to_device(torch.from_numpy(active).unsqueeze(1), dev)  # (K, 1)
         counted = mask.squeeze(1).double()
-        total = total * (1 - counted)  # each replica's sum restarts with its epoch
+        total.mul_(1 - counted)  # each replica's sum restarts with its epoch
         step_sizes, bc2s = _adam_schedule(lr, epochs, nb, e, dev)
+        if use_graph:
+            g_mask.copy_(mask)
+            g_counted.copy_(counted)
         for j, start in enumerate(range(0, n, bs)):
             idx = perm[:, start : start + bs]
             b = idx.shape[1]
+            if use_graph and b == bs:
+                g_idx.copy_(idx)
+                g_step.copy_(step_sizes[j])
+                g_bc2.copy_(bc2s[j])
+                if graph is None and warm < 2:  # warm-up steps before the capture
+                    flat.grad = None
+                    _warm_up(graph_step, dev)
+                    warm += 1
+                    continue
+                if graph is None:
+                    try:
+                        flat.grad = None
+                        graph = _capture(graph_step, dev)
+                        kept = flat.grad  # the graph's gradient buffer
+                    except Exception as exc:  # noqa: BLE001 - train on without a graph
+                        log.warning("replicas: CUDA graph capture failed (%s: %s); training without one",
+                                    type(exc).__name__, exc)
+                        graph, use_graph = None, False
+                        flat.grad = None
+                if graph is not None:
+                    graph.replay()
+                    continue
             xb = data[idx] if shared else data[ks, idx]
             if where != "device":
                 xb = to_device(xb, dev)
@@ -344,24 +441,9 @@ def _train_stack(calls: list) -> None:
                 losses = losses + torch.stack(extra)
             flat.grad = None
             losses.sum().backward()
-            with torch.no_grad():  # Adam (torch.optim.Adam's formulas), each replica its own
-                g = flat.grad
-                if wd_t is not None:
-                    g = g + wd_t * flat
-                if all_active:  # in place: the same values, fewer operations
-                    exp_avg.lerp_(g, 1 - _BETA1)
-                    exp_avg_sq.mul_(_BETA2).addcmul_(g, g, value=1 - _BETA2)
-                    denom = (exp_avg_sq.sqrt() / bc2s[j]).add_(_EPS)
-                    flat.sub_(exp_avg.div(denom).mul_(step_sizes[j]))
-                else:  # a replica past its last epoch keeps its parameters and moments
-                    m = exp_avg.lerp(g, 1 - _BETA1)
-                    v = exp_avg_sq.mul(_BETA2).addcmul_(g, g, value=1 - _BETA2)
-                    denom = (v.sqrt() / bc2s[j]).add_(_EPS)
-                    new = flat - m.div(denom).mul_(step_sizes[j])
-                    exp_avg = torch.where(mask, m, exp_avg)
-                    exp_avg_sq = torch.where(mask, v, exp_avg_sq)
-                    flat.copy_(torch.where(mask, new, flat))
-                total += losses.detach().double() * counted * b
+            with torch.no_grad():
+                adam(losses, b, step_sizes[j], bc2s[j], mask, counted, all_active)
+    del kept, graph
     last = (total / n).cpu().numpy()  # the only read of the losses: once per stacked call
     params = views()
     with torch.no_grad():
