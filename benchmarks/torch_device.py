@@ -42,7 +42,8 @@ output says so. Target: clad / floor <= 1.5 for a single run.
 
 **Replicas** (``--ks``, default 1, 8, 32, 128): K replicas of the configuration's network (own
 seeds) trained together by :func:`clad.detectors.torch_replicas.train_replicas` for one epoch on
-at most ``--replica-steps`` mini-batches; the figure is replica-rows per second (K x rows / time).
+at most ``--replica-steps`` mini-batches; the figure is replica-rows per second (K x rows / time),
+on CUDA both with clad's stacked step captured as a CUDA graph and step by step (``--graphs``).
 Target: >= 20 million replica-rows per second for the dense autoencoder at batch 64 on an
 H100-class GPU.
 
@@ -205,9 +206,13 @@ def graph_fit(model: str, X, batch: int, epochs: int, device: str) -> float:
     return time.perf_counter() - t0
 
 
-def replica_throughput(model: str, X, batch: int, k: int, device: str, max_steps: int) -> float:
+def replica_throughput(model: str, X, batch: int, k: int, device: str, max_steps: int, graphs: bool = True) -> float:
     """Replica-rows per second of K replicas trained together for one epoch on at most
-    ``max_steps`` mini-batches of ``X``."""
+    ``max_steps`` mini-batches of ``X`` (on CUDA with or without the stacked step captured as a
+    CUDA graph)."""
+    import clad.detectors.torch_replicas as replicas
+
+    replicas.CUDA_GRAPHS = graphs
     cls, hidden = (AutoEncoder, (32, 8)) if model == "dense" else (LSTMAutoEncoder, (32,))
     X = X[: min(len(X), max_steps * batch)]
     dets = [cls(hidden_sizes=hidden, epochs=1, batch_size=batch, device=device, random_state=i).fit(X[:batch])
@@ -256,6 +261,8 @@ def main() -> None:
                         help="torch's intra-op threads for both sides (default: torch's own choice)")
     parser.add_argument("--ks", default="1,8,32,128", help="replica counts for the throughput (empty: none)")
     parser.add_argument("--replica-steps", type=int, default=200, help="mini-batches per replica throughput figure")
+    parser.add_argument("--graphs", default="on,off",
+                        help="on CUDA, replicas with the stacked step as a CUDA graph (on), step by step (off) or both")
     parser.add_argument("--quick", action="store_true",
                         help="a tenth of the rows, one epoch, dense64 and lstm64 (about a minute on a GPU)")
     parser.add_argument("--out", default=None, help="write every figure to this file (.json or .csv)")
@@ -313,13 +320,16 @@ def main() -> None:
                             "graph_note": None if cuda else "skipped: CUDA graphs need a CUDA device"})
             # the CPU's stacked recurrent layers are slow (unrolled): a few steps are enough there
             steps = args.replica_steps if cuda or model == "dense" else min(args.replica_steps, 5)
+            modes = [g == "on" for g in args.graphs.split(",")] if cuda else [False]
             for k in ks:
-                r = _safely(f"{name} K={k} replicas", replica_throughput, model, X, batch, k, device, steps)
-                if r is None:
-                    continue
-                print(f"{'':<10} {device:<5} replicas K {k:>4}: {r:14,.0f} replica-rows/s", flush=True)
-                figures.append({"kind": "replicas", "config": name, "device": device, "batch": batch, "K": k,
-                                "replica_rows_per_second": r})
+                for graphs in modes:
+                    r = _safely(f"{name} K={k} replicas", replica_throughput, model, X, batch, k, device, steps, graphs)
+                    if r is None:
+                        continue
+                    how = "CUDA graph" if graphs else "step by step"
+                    print(f"{'':<10} {device:<5} replicas K {k:>4} ({how:<12}): {r:14,.0f} replica-rows/s", flush=True)
+                    figures.append({"kind": "replicas", "config": name, "device": device, "batch": batch, "K": k,
+                                    "cuda_graph": graphs, "replica_rows_per_second": r})
     if "cuda" in devices and "cpu" in devices:
         print("\nCUDA against the CPU (clad's fit):")
         by = {(n, d): c for n, d, c, _ in rows_out}

@@ -197,6 +197,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch's intra-op threads (default 1)")
     parser.add_argument("--quick", action="store_true", help="a tenth of the rows and a smaller grid (about a minute)")
     parser.add_argument("--out", default=None, help="write the figures to this file (.json or .csv)")
+    parser.add_argument("--no-graphs", action="store_true",
+                        help="on CUDA, train replicas step by step (no CUDA graph of the stacked step)")
     args = parser.parse_args()
     if args.quick:
         args.scale = min(args.scale, 0.1)
@@ -206,6 +208,10 @@ def main() -> None:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         print("CUDA: not available")
         return
+    if args.no_graphs:
+        import clad.detectors.torch_replicas as replicas
+
+        replicas.CUDA_GRAPHS = False
     rows: list = []
     parts = args.parts.split(",")
     if "steps" in parts:
