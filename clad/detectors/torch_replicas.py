@@ -320,10 +320,9 @@ def _train_stack(calls: list) -> None:
     if shared:  # one copy of the rows for every replica
         data, where = lead._training_rows(calls[0].Xs)
         rows_per_call = [data] * k
-    else:
-        moved = [c.det._training_rows(c.Xs) for c in calls]
-        rows_per_call = [r for r, _ in moved]
-        data, where = torch.stack(rows_per_call), moved[0][1]
+    else:  # stacked on the host, then moved once (the device's budget applies to all of them)
+        data, where = lead._training_rows(np.stack([c.Xs for c in calls]))
+        rows_per_call = list(data.unbind(0))
     n = calls[0].Xs.shape[0]
     bs = int(lead.batch_size)
     nb = -(-n // bs)
