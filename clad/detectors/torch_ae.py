@@ -38,6 +38,10 @@ recurrent kernels refuse a backward pass in eval mode; clad's layers have no dro
 computation is that of eval mode). The CPU path computes exactly what it computed before these
 device paths existed.
 
+Runs of one grid that train the same network can be trained together as one stacked model
+(:mod:`clad.detectors.torch_replicas`): :meth:`TorchDetector._train` then hands its call to the
+run's replica group.
+
 This module imports torch; clad imports it only when one of these detectors is used (the
 registered names ``autoencoder`` and ``vae`` are lazy import paths).
 """
