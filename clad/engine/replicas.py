@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 DEFAULT_REPLICAS = 32
 
 #: detector parameters in which the runs of one replica group may differ
-REPLICA_PARAMETERS = ("learning_rate", "epochs", "weight_decay", "random_state", "num_threads")
+REPLICA_PARAMETERS = ("learning_rate", "epochs", "weight_decay", "random_state")
 
 
 @functools.lru_cache(maxsize=None)
