@@ -486,7 +486,8 @@ def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, thread
 
     uid = unit_id(unit)
     with limited_threads(threads), routing():
-        workers = [threading.Thread(target=member, args=(i, c), name=f"clad-replica-{i}") for i, c in enumerate(unit)]
+        workers = [threading.Thread(target=member, args=(i, c), name=f"clad-replica-{i}", daemon=True)
+                   for i, c in enumerate(unit)]
         for t in workers:
             t.start()
         for t in workers:
