@@ -30,6 +30,11 @@ one, the recurrent layers unrolled step by step instead of PyTorch's fused kerne
 stacked tensors): a replica's learned parameters equal those of the same run trained alone up to
 float32 rounding (``tests/test_torch_replicas.py`` checks 1e-5 relative), not bit for bit.
 
+On CUDA a stacked call of at least :data:`GRAPH_MIN_STEPS` full mini-batch steps, without
+per-replica hooks or noise, captures its whole step (gather, forward, backward, Adam) once as a
+CUDA graph and replays it with the step's indices and Adam schedule copied into the graph's
+buffers (:data:`CUDA_GRAPHS` turns it off; a failed capture falls back to the step-by-step loop).
+
 :class:`ReplicaGroup` lets K runs, each in its own thread, meet at their training calls:
 ``TorchDetector`` hands a training call to the group of the thread it runs in
 (:func:`current_group`), which trains all the calls pending once every live member is waiting.
