@@ -410,6 +410,10 @@ def _cmd_list(args) -> int:
             print(f"  {name:20s} {registry.doc(name)}")
             print(textwrap.fill(parameters(kind, registry, name), width, initial_indent=" " * 23,
                                 subsequent_indent=" " * 23, break_on_hyphens=False))
+            if kind == "strategies":  # whether runs of it can be trained as replicas of one torch model
+                problem = getattr(registry.resolve(name), "replicas_problem", "not said")
+                text = "replicas: yes" if problem is None else f"replicas: no, one model at a time ({problem})"
+                print(textwrap.fill(text, width, initial_indent=" " * 23, subsequent_indent=" " * 23))
     if args.kind is None:
         _list_base_metrics(args.names, width)
     return 0

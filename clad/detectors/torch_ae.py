@@ -40,6 +40,10 @@ recurrent kernels refuse a backward pass in eval mode; clad's layers have no dro
 computation is that of eval mode). The CPU path computes exactly what it computed before these
 device paths existed.
 
+Runs of one grid that train the same network can be trained together as one stacked model
+(:mod:`clad.detectors.torch_replicas`): :meth:`TorchDetector._train` then hands its call to the
+run's replica group.
+
 This module imports torch; clad imports it only when one of these detectors is used (the
 registered names ``autoencoder`` and ``vae`` are lazy import paths).
 """
@@ -47,6 +51,7 @@ registered names ``autoencoder`` and ``vae`` are lazy import paths).
 from __future__ import annotations
 
 import math
+import threading
 from contextlib import contextmanager
 
 import numpy as np
@@ -78,6 +83,10 @@ __all__ = ["TorchDetector", "AutoEncoder", "VAE", "DEVICE_DATA_BUDGET", "dense_s
 #: copied to the device without blocking).
 DEVICE_DATA_BUDGET = 0.5
 
+#: per thread: the replica group (``.group``, :class:`clad.detectors.torch_replicas.ReplicaGroup`)
+#: whose runs' training calls are trained together, and this run's index in it (``.index``)
+REPLICA_THREAD = threading.local()
+
 
 def _mlp(sizes: list[int], last_activation: bool) -> list:
     layers = []
@@ -90,6 +99,7 @@ def _mlp(sizes: list[int], last_activation: bool) -> list:
 
 class _DenseAE(nn.Module):
     graph_safe = True  # its loss draws no random numbers: a training step can be a CUDA graph
+    stacked_form = "dense"  # how clad.detectors.torch_replicas stacks replicas of it
 
     def __init__(self, n_features: int, hidden: tuple[int, ...]):
         super().__init__()
@@ -106,6 +116,8 @@ class _DenseAE(nn.Module):
 
 
 class _DenseVAE(nn.Module):
+    stacked_form = "vae"
+
     def __init__(self, n_features: int, hidden: tuple[int, ...], beta: float):
         super().__init__()
         body, latent = list(hidden[:-1]), hidden[-1]
@@ -349,7 +361,15 @@ class TorchDetector(Validated, BaseEstimator):
 
     def _train(self, Xs: np.ndarray, epochs: int, extra_loss, grad_hook=None):
         """Train ``module_`` on the standardised rows ``Xs``; returns them as the tensor the
-        loop read (on the device when they were moved there)."""
+        loop read (on the device when they were moved there). In a run that belongs to a group
+        of replicas (:mod:`clad.detectors.torch_replicas`), the call is trained with the group's."""
+        group = getattr(REPLICA_THREAD, "group", None)
+        if group is not None:
+            return group.train(self, Xs, epochs, extra_loss, grad_hook)
+        return self._train_alone(Xs, epochs, extra_loss, grad_hook)
+
+    def _train_alone(self, Xs: np.ndarray, epochs: int, extra_loss, grad_hook=None):
+        """:meth:`_train` of this detector on its own."""
         gen, noise = self._generators()
         self.n_train_calls_ += 1
         module = self.module_

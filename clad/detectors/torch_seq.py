@@ -40,6 +40,7 @@ _CELLS = {"lstm": nn.LSTM, "gru": nn.GRU}
 
 class _SeqAE(nn.Module):
     graph_safe = True  # its loss draws no random numbers: a training step can be a CUDA graph
+    stacked_form = "sequence"  # how clad.detectors.torch_replicas stacks replicas of it
 
     def __init__(self, n_features: int, hidden: tuple[int, ...], cell: str):
         super().__init__()

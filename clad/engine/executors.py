@@ -52,7 +52,7 @@ from .config import RunConfig
 from .run import execution_order, failed_result, run_safely
 
 __all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "execute_group", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
-           "limited_threads"]
+           "limited_threads", "execute_unit"]
 
 from ..core.time_limit import RunTimeout, check_timeout, time_limit
 
@@ -156,6 +156,8 @@ def execute_group(configs: Sequence[RunConfig], timeout: float | None = None, th
     one after another through one step cache (``sharing``, a :class:`~clad.engine.sharing.Sharing`;
     None: nothing shared): ``[(result, started, finished)]`` in the given order. ``timeout`` is
     each run's."""
+    if isinstance(configs, ReplicaUnit):
+        return execute_unit(configs, timeout, threads, on_step=on_step)
     return list(_group_runs(configs, timeout, threads, sharing, on_step))
 
 
@@ -285,7 +287,7 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
     from pebble import ProcessExpired, ProcessPool
 
     hard_limit = None if timeout is None else timeout + max(2.0, 0.25 * timeout)
-    todo = [list(g) for g in groups][::-1]  # pop() from the end keeps the given order
+    todo = [g if isinstance(g, ReplicaUnit) else list(g) for g in groups][::-1]  # pop() from the end keeps the given order
     worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
 
     # a SimpleQueue's put writes into the pipe before it returns: a run's steps are there before its
@@ -339,14 +341,16 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
             while todo or inflight:
                 broken = []
                 while todo and len(inflight) < jobs:
-                    group = [c for c in todo.pop() if claim is None or claim(c)]
+                    task = todo.pop()
+                    group = type(task)(c for c in task if claim is None or claim(c))
                     if not group:
                         continue
                     try:
                         fut = pool.schedule(execute_group_in_worker, args=(group, timeout, threads, sharing),
-                                            timeout=None if hard_limit is None else hard_limit * len(group))
+                                            timeout=None if hard_limit is None or isinstance(group, ReplicaUnit)
+                                            else hard_limit * len(group))
                     except RuntimeError:  # the pool failed between two runs
-                        broken.extend(group)
+                        broken.append(group)
                         break
                     inflight[fut] = (group, _utc())
                     for cfg in group:
@@ -376,7 +380,7 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                                                         f"{exc.exitcode}: killed, out of memory or a crash in native "
                                                         "code)"), started, finished) for cfg in group]
                     except (BrokenProcessPool, RuntimeError):
-                        broken.extend(group)
+                        broken.append(group)
                         continue
                     except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
                         outcomes = [(failed_result(cfg, traceback.format_exc()), started, finished) for cfg in group]
@@ -386,16 +390,19 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                     # the pool itself failed (it cannot tell which run was at fault): a new pool, and
                     # each run then in flight is tried once more
                     _stop_pool(pool)
-                    broken += [cfg for group, _ in inflight.values() for cfg in group]
+                    broken += [group for group, _ in inflight.values()]
                     inflight.clear()
-                    for cfg in broken:
-                        if cfg.run_id in retried:
-                            yield RunEvent("finished", cfg, result=failed_result(
-                                cfg, "the worker processes failed twice while computing this run"),
-                                started=_utc(), finished=_utc())
+                    # a replica unit is tried again whole (its runs train together), other runs one by one
+                    retry = [t for g in broken for t in ([g] if isinstance(g, ReplicaUnit) else [[c] for c in g])]
+                    for task in retry:
+                        if task[0].run_id in retried:
+                            for cfg in task:
+                                yield RunEvent("finished", cfg, result=failed_result(
+                                    cfg, "the worker processes failed twice while computing this run"),
+                                    started=_utc(), finished=_utc())
                         else:
-                            retried.add(cfg.run_id)
-                            todo.append([cfg])
+                            retried.add(task[0].run_id)
+                            todo.append(task)
                     pool = new_pool()
         finally:
             if pool is not None:
@@ -420,7 +427,7 @@ def _iter_dask(groups: Sequence[list[RunConfig]], address, timeout: float | None
         raise CladValueError(f"cannot connect to the Dask scheduler at {address!r} ({exc})") from None
     try:
         slots = max(1, sum(client.nthreads().values()))
-        todo = [list(g) for g in groups][::-1]
+        todo = [g if isinstance(g, ReplicaUnit) else list(g) for g in groups][::-1]
         inflight: dict = {}
         ac = as_completed()
 
@@ -460,6 +467,13 @@ def _iter_sequential(groups: Sequence[list[RunConfig]], timeout: float | None, t
     from ..core.steps import using
 
     for group in groups:  # one step cache per sharing group, set only while a run computes
+        if isinstance(group, ReplicaUnit):  # runs trained together: claimed together, computed together
+            unit = ReplicaUnit(c for c in group if claim is None or claim(c))
+            for cfg in unit:
+                yield RunEvent("started", cfg, started=_utc())
+            for cfg, (result, started, finished) in zip(unit, execute_unit(unit, timeout, threads, on_step) if unit else ()):
+                yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
+            continue
         cache = sharing.cache_for(group) if sharing is not None else None
         for cfg in group:
             if claim is not None and not claim(cfg):
@@ -474,7 +488,7 @@ def _iter_sequential(groups: Sequence[list[RunConfig]], timeout: float | None, t
 def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout: float | None = None,
                  threads: int | None = 1,
                  on_step: Callable[[RunConfig, str, int], None] | None = None,
-                 claim: Callable[[RunConfig], bool] | None = None, sharing=None) -> Iterator[RunEvent]:
+                 claim: Callable[[RunConfig], bool] | None = None, sharing=None, replicas: int = 1) -> Iterator[RunEvent]:
     """Compute every configuration and yield a ``"started"`` and a ``"finished"`` event for each,
     as they happen. Each run uses at most ``threads`` BLAS/OpenMP/torch threads (None: no
     limit, and then results may depend on the executor). ``on_step(config, step_name,
@@ -487,7 +501,10 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     the runs are planned into sharing groups (:func:`~clad.engine.sharing.sharing_groups`), each
     computed in one process through one step cache (with ``jobs > 1`` and on Dask, a group is one
     task: the largest first, and a grid with fewer groups than workers has its largest groups
-    halved until every worker has one)."""
+    halved until every worker has one).
+
+    With ``replicas`` > 1, runs that train the same torch network are computed together, at most
+    ``replicas`` in one task (:mod:`clad.engine.replicas`); the tasks are the same on every executor."""
     check_execution(jobs, threads, timeout)
     if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
         log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
@@ -499,7 +516,7 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
         return (e for e in ())
     if sharing is not None and not sharing.active:
         sharing = None
-    groups = _tasks(configs, sharing, 1 if dask is None and jobs == 1 else max(jobs, 2))
+    groups = _tasks(configs, sharing, 1 if dask is None and jobs == 1 else max(jobs, 2), replicas)
     if dask is not None:
         return _iter_dask(groups, dask, timeout, threads, sharing)
     if jobs > 1:  # the steps of worker runs come back as "step" events
@@ -508,9 +525,19 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     return _iter_sequential(groups, timeout, threads, on_step, claim, sharing)
 
 
-def _tasks(configs: list[RunConfig], sharing, workers: int) -> list[list[RunConfig]]:
-    """The grid as tasks: one run each without sharing; else its sharing groups, for several
-    workers the largest first and the largest halved while there are fewer tasks than workers."""
+class ReplicaUnit(list):
+    """A task of runs trained together as replicas of one torch network (:mod:`clad.engine.replicas`):
+    computed by :func:`execute_unit`, its runs in threads of one process."""
+
+
+def _tasks(configs: list[RunConfig], sharing, workers: int, replicas: int = 1) -> list[list[RunConfig]]:
+    """The grid as tasks: its replica units of several runs (:func:`_units`), then the other runs,
+    one each without sharing, else in their sharing groups, for several workers the largest first
+    and the largest halved while there are fewer tasks than workers."""
+    units = _units(configs, replicas)
+    if units is not None:
+        alone = [u[0] for u in units if len(u) == 1]
+        return [ReplicaUnit(u) for u in units if len(u) > 1] + (_tasks(alone, sharing, workers) if alone else [])
     if sharing is None:
         return [[c] for c in configs]
     from .sharing import sharing_groups
@@ -527,11 +554,80 @@ def _tasks(configs: list[RunConfig], sharing, workers: int) -> list[list[RunConf
 
 def execute_claimed(configs: Sequence[RunConfig], store, *, jobs: int = 1, dask=None, timeout: float | None = None,
                     threads: int | None = 1, on_step: Callable[[RunConfig, str, int], None] | None = None,
-                    sharing=None) -> Iterator[RunEvent]:
+                    sharing=None, replicas: int = 1) -> Iterator[RunEvent]:
     """:func:`execute_grid` over the runs this process claims in ``store``, so that two processes
     on one results folder never compute one run twice: on Dask each run is claimed before it is
     submitted, elsewhere just before it starts. Closing the generator stops the workers."""
     if dask is not None:
         configs = [c for c in configs if store.claim(c.run_id)]
     return execute_grid(configs, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step,
-                        claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)), sharing=sharing)
+                        claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)), sharing=sharing,
+                        replicas=replicas)
+
+
+# -- replica units (clad.engine.replicas) --------------------------------------------------------
+def _units(configs: Sequence[RunConfig], replicas: int):
+    """The grid cut into replica units, or None when every unit is one run (the usual paths)."""
+    if replicas is None or replicas <= 1:
+        return None
+    from .replicas import replica_units
+
+    units = replica_units(configs, int(replicas))
+    return units if any(len(u) > 1 for u in units) else None
+
+
+def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
+                 on_step: Callable[[RunConfig, str, int], None] | None = None) -> list:
+    """Compute a unit: ``[(result, started, finished), ...]`` in the unit's order. One run is
+    :func:`execute_one`; several run in threads of this process, meeting at
+    their torch training calls (:class:`~clad.detectors.torch_replicas.ReplicaGroup`)."""
+    import dataclasses
+    import traceback
+
+    from ..core.run_warnings import routing
+    from .replicas import unit_id
+
+    unit = list(unit)
+    if len(unit) == 1:
+        cfg = unit[0]
+        step = None if on_step is None else functools.partial(on_step, cfg)
+        return [execute_one(cfg, timeout, threads, on_step=step)]
+    from ..detectors.torch_replicas import ReplicaGroup
+
+    if timeout is not None:
+        log.warning("the per-run time limit (%g s) is not enforced for runs trained as replicas (threads cannot "
+                    "be interrupted); set replicas = 1 to enforce it", timeout)
+    group = ReplicaGroup(len(unit))
+    out: list = [None] * len(unit)
+    step_lock = threading.Lock()
+
+    def member(i: int, cfg: RunConfig) -> None:
+        started = _utc()
+        step = None
+        if on_step is not None:
+            def step(name, index, cfg=cfg):
+                with step_lock:
+                    on_step(cfg, name, index)
+        try:
+            with group.member(i):
+                result = run_safely(cfg, on_step=step)
+        except BaseException:  # noqa: BLE001 - recorded as the run's failure
+            result = failed_result(cfg, traceback.format_exc())
+        out[i] = (result, started, _utc())
+
+    uid = unit_id(unit)
+    with limited_threads(threads), routing():
+        workers = [threading.Thread(target=member, args=(i, c), name=f"clad-replica-{i}", daemon=True)
+                   for i, c in enumerate(unit)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+    done = []
+    for i, (result, started, finished) in enumerate(out):
+        record = {"unit": uid, "size": len(unit), "index": i, "stacked_calls": group.stats.stacked_calls}
+        result = dataclasses.replace(result, extras={**(result.extras or {}), "replicas": record})
+        done.append((result, started, finished))
+    return done
+
+

@@ -15,6 +15,7 @@ import collections
 import dataclasses
 import json
 import logging
+import threading
 import traceback
 import weakref
 from typing import Callable
@@ -55,9 +56,18 @@ def _files_changed(files: dict[str, str]) -> bool:
     return False
 
 
+#: one thread at a time loads or looks up a cached dataset (runs trained as replicas are threads)
+_DATASETS_LOCK = threading.RLock()
+
+
 def _cached_dataset(name: str, params_json: str) -> ConceptDataset:
     """The dataset of loader ``name`` with these parameters, loaded once per process while the
     data files it read are unchanged (a replaced file is read again, never served stale)."""
+    with _DATASETS_LOCK:
+        return _load_cached(name, params_json)
+
+
+def _load_cached(name: str, params_json: str) -> ConceptDataset:
     from ..datasets import load_dataset
     from ..datasets.files import recording
 

@@ -18,7 +18,7 @@ __all__ = ["TOP_LEVEL_KEYS", "RESERVED", "MAX_RUNS", "registries", "entries", "g
 
 #: the keys a spec may have at its top level
 TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "base_metric_params", "threshold", "baselines", "seeds", "orders", "order_seed",
-                  "skip_incompatible", "jobs", "threads", "dask", "slurm", "timeout", "share", "max_runs", "max_evaluations",
+                  "skip_incompatible", "jobs", "threads", "dask", "slurm", "timeout", "share", "replicas", "max_runs", "max_evaluations",
                   "max_data_gb", "datasets", "scenarios", "strategies", "detectors", "tuning", "references")
 #: a grid larger than this needs an explicit ``max_runs`` in the spec
 MAX_RUNS = 100_000

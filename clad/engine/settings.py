@@ -13,7 +13,7 @@ here only: :meth:`Execution.of` resolves it, ``clad run`` and its dry run both r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Execution"]
@@ -30,19 +30,23 @@ class Execution:
     timeout: float | None = None
     #: a :class:`~clad.engine.slurm_config.SlurmConfig`: the runs are SLURM jobs
     slurm: Any = None
+    #: the most runs of one torch network trained together as replicas (1: off; see
+    #: :mod:`clad.engine.replicas`); the spec's ``replicas`` key
+    replicas: int = field(default=1, repr=False)
 
     @classmethod
     def of(cls, spec, *, jobs: int | None = None, threads: int | None = None, dask=None,
-           timeout: float | None = None, slurm=None) -> "Execution":
-        """The spec's ``jobs``, ``threads``, ``dask``, ``timeout`` and ``[slurm]`` section unless
-        given here (``jobs`` and ``threads`` default to 1 when the spec does not set them either;
-        ``jobs`` or ``dask`` given here run the grid there rather than on the spec's SLURM)."""
+           timeout: float | None = None, slurm=None, replicas: int | None = None) -> "Execution":
+        """The spec's ``jobs``, ``threads``, ``dask``, ``timeout``, ``replicas`` and ``[slurm]`` section
+        unless given here (``jobs`` and ``threads`` default to 1 when the spec does not set them
+        either; ``jobs`` or ``dask`` given here run the grid there rather than on the spec's SLURM)."""
         if slurm is None and jobs is None and dask is None:
             slurm = getattr(spec, "slurm", None)
         return cls(jobs=jobs if jobs is not None else (spec.jobs or 1),
                    threads=threads if threads is not None else (spec.threads or 1),
                    dask=dask if dask is not None else (None if slurm is not None else spec.dask),
-                   timeout=timeout if timeout is not None else spec.timeout, slurm=slurm)
+                   timeout=timeout if timeout is not None else spec.timeout, slurm=slurm,
+                   replicas=int(replicas if replicas is not None else (getattr(spec, "replicas", None) or 1)))
 
     @property
     def parallel(self) -> bool:

@@ -24,6 +24,9 @@
                                               # (a [slurm] table, after the top-level keys, runs
                                               # the grid as SLURM jobs: docs/guides/running.md)
     timeout = 600                             # optional: seconds per run before it is failed
+    replicas = 32                             # optional: runs of one torch network trained together
+                                              # as one stacked model (default 32; 1: off; see
+                                              # docs/guides/replicas.md)
     max_runs = 200000                         # optional: accept a grid this large (default 100,000),
                                               # tuning runs and parameter combinations included
     max_evaluations = 20000                   # optional: evaluations per run, anytime ones or R's cells
@@ -170,6 +173,8 @@ class Spec:
     #: the validated ``[slurm]`` section (:class:`clad.engine.slurm_config.SlurmConfig`), or None
     slurm: Any = None
     share: bool = True
+    #: the most runs of one torch network trained together (:mod:`clad.engine.replicas`; 1: off)
+    replicas: int = 32
     #: the validated ``[tuning]`` section (:class:`clad.engine.tuning.TuningPlan`), or None
     tuning: Any = None
     #: the reference runs to compute (:mod:`clad.engine.references`): kinds of
@@ -254,6 +259,8 @@ _EXECUTION_CONSTRAINTS = {
     "timeout": [Interval(Real, 0, MAX_TIMEOUT, closed="right",
                          description=f"a positive number of seconds per run, at most {MAX_TIMEOUT:,.0f} (30 days); "
                                      "leave timeout out for no limit")],
+    "replicas": [Interval(Integral, 1, None, closed="left",
+                          description="an integer >= 1 (the most runs of one torch network trained together; 1: off)")],
     "max_runs": [Interval(Integral, 1, None, closed="left",
                           description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})")],
     "max_evaluations": [Interval(Integral, 1, None, closed="left",
@@ -490,7 +497,7 @@ def _parse_spec(raw: dict, source: str | None, default_name: str) -> Spec:
         raise SpecError(r.problems, source=source)
     return Spec(name=r.name, configs=r.configs, raw=raw, source=source, skipped=r.skipped, jobs=r.jobs,
                 threads=r.threads, dask=r.dask, timeout=None if r.timeout is None else float(r.timeout),
-                share=r.share, tuning=r.tuning, references=r.references, slurm=r.slurm)
+                share=r.share, tuning=r.tuning, references=r.references, slurm=r.slurm, replicas=r.replicas)
 
 
 @dataclass
@@ -515,6 +522,7 @@ class _Reading:
     max_evaluations: Any = None
     max_data_gb: Any = None
     share: bool = True
+    replicas: int = 32
     references: tuple[str, ...] = ()
     regs: dict = field(default_factory=dict)
     sections: dict = field(default_factory=dict)
@@ -593,6 +601,12 @@ def _read_execution(r: _Reading) -> None:
                 r.slurm = parse_slurm(r.raw["slurm"])
             except CladValueError as exc:
                 r.problems.append(str(exc))
+    replicas = r.raw.get("replicas")
+    if replicas is not None:
+        found = validation_problems(None, {"replicas": replicas}, _EXECUTION_CONSTRAINTS)
+        r.problems.extend(found)
+        if not found:
+            r.replicas = int(replicas)
 
 
 def _read_references(r: _Reading) -> None:

@@ -134,6 +134,11 @@ class Strategy(Validated, BaseEstimator, abc.ABC):
     #: afterwards, and ``score`` is the fitted ``detector_``'s (or ``score_key`` says what it reads);
     #: None (default): never shared. A subclass with its own ``learn`` or ``score`` declares again.
     step_inputs: tuple[str, ...] | None = None
+    #: why runs of this strategy cannot be trained as replicas of one stacked torch model
+    #: (:mod:`clad.detectors.torch_replicas`), or None when they can: a strategy says so itself
+    #: (None) when its torch training goes through the detector's ``fit`` / ``partial_fit`` with at
+    #: most an ``extra_loss`` hook that reads the module's ``parameters()`` and ``reconstruct``
+    replicas_problem: str | None = "the strategy does not say that it can run per replica"
     #: parameter constraints (clad.validation), checked at the first learn and by a spec before any run
     _parameter_constraints = {"random_state": [None, SEED]}
     #: scenario names this strategy runs in (derived from the two flags above)

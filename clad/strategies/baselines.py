@@ -30,6 +30,8 @@ class Naive(Strategy):
     (2, 0)
     """
 
+    replicas_problem = None
+
     reads_concept_id = False
     uses_random_state = False
     #: a fresh fit on the newest rows (fine-tuning's fits are never shared: they change the detector)
@@ -92,6 +94,8 @@ class Cumulative(Strategy):
     >>> s.memory_rows()
     80
     """
+
+    replicas_problem = None
 
     reads_concept_id = False
     uses_random_state = False

@@ -80,6 +80,8 @@ class DriftExperts(Strategy):
     (2, [6])
     """
 
+    replicas_problem = None
+
     _parameter_constraints = {"drift": [StrOptions(tuple(DRIFT_DETECTORS))], "signal": [StrOptions(SIGNALS)],
                               "drift_params": [None, dict], "window_size": [COUNT], "min_rows": [COUNT],
                               "grace_rows": [Interval(Integral, 0, None, closed="left")],

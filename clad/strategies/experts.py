@@ -96,6 +96,8 @@ class Experts(Strategy):
     'B'
     """
 
+    replicas_problem = None
+
     requires_boundaries = True
     uses_random_state = False
     #: each expert a fresh fit on its concept's rows; scores from the experts and the id (score_key)

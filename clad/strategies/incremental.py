@@ -30,6 +30,8 @@ class Incremental(Strategy):
     (3, 300, 0)
     """
 
+    replicas_problem = "it trains river detectors (partial_fit), not a torch network"
+
     def detector_problem(self, detector) -> str | None:
         from ..detectors import as_detector
         from ..errors import CladError

@@ -39,6 +39,8 @@ def _check_torch(strategy, det) -> None:
 class Regularized(Strategy):
     """One torch detector, fitted on the first concept and fine-tuned with an extra loss after."""
 
+    replicas_problem = None
+
     def detector_problem(self, detector) -> str | None:
         from ..detectors import as_detector
 

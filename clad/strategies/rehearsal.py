@@ -159,6 +159,9 @@ class AGEM(_Rehearsal):
     (20, True)
     """
 
+    replicas_problem = ("its gradient hook rewrites each parameter's .grad between the backward pass and the "
+                        "optimiser step, and a stacked model has one gradient tensor for all replicas")
+
     def _check_params(self) -> None:
         self._check_common()
 

@@ -45,6 +45,8 @@ class Replay(Strategy):
     (60, 100)
     """
 
+    replicas_problem = None
+
     reads_concept_id = False
     step_inputs = ("rows",)
     _parameter_constraints = {"buffer_size": [COUNT], "mode": [StrOptions(REPLAY_MODES)]}
@@ -126,6 +128,8 @@ class Window(Strategy):
     >>> s.memory_rows(), float(s.buffer_.view()[:20].mean()), float(s.buffer_.view()[20:].mean())
     (70, 0.0, 1.0)
     """
+
+    replicas_problem = None
 
     reads_concept_id = False
     uses_random_state = False

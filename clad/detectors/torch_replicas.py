@@ -1,0 +1,534 @@
+"""Replicas: many training calls of one torch network trained at once, as one stacked model.
+
+K detectors with the same network (class and ``hidden_sizes``), the same ``batch_size`` and the
+same number of training rows can be trained together: their parameters are stacked along a new
+first axis (``K x ...``) and one forward/backward pass computes all K losses — batched matrix
+products instead of K small ones, which costs about one step while a step is bound by kernel
+launches and Python rather than arithmetic (a GPU, and small networks on the CPU).
+
+Each replica keeps everything that makes it its own run:
+
+* its parameters and its Adam state (moments and step count; its own ``learning_rate`` and
+  ``weight_decay``);
+* its random streams: the generators of :meth:`TorchDetector._generators` (the same seeds, drawn
+  in the same order: one shuffle per epoch, the VAE's noise per mini-batch), so its data order is
+  that of the run trained alone;
+* its training rows (shared when all replicas read the same rows, stacked when not);
+* its number of epochs: a replica whose training is over takes no further step (its update is
+  masked) — its own early stop — while the others go on;
+* its loss (``train_loss_``), and its threshold and scores, computed by its own detector after
+  training as when it trains alone;
+* the hooks of its strategy: ``extra_loss(module, xb)`` is called for each replica with a view of
+  that replica's parameters (a :class:`ReplicaView`), so EWC's penalty, LwF's distillation and
+  DER's replay term are the replica's own. A ``grad_hook`` (A-GEM's projection) rewrites a
+  module's ``.grad`` between the backward pass and the step, which a stacked model does not have
+  per replica: :func:`train_replicas` refuses it, and strategies that use one say so
+  (``replicas_problem``), so the engine trains them one model at a time.
+
+What changes is the order of floating-point operations (a batched product instead of a single
+one, the recurrent layers unrolled step by step instead of PyTorch's fused kernel, Adam written on
+stacked tensors): a replica's learned parameters equal those of the same run trained alone up to
+float32 rounding (``tests/test_torch_replicas.py`` checks 1e-5 relative), not bit for bit.
+
+On CUDA a stacked call of at least :data:`GRAPH_MIN_STEPS` full mini-batch steps, without
+per-replica hooks or noise, captures its whole step (gather, forward, backward, Adam) once as a
+CUDA graph and replays it with the step's indices and Adam schedule copied into the graph's
+buffers (:data:`CUDA_GRAPHS` turns it off; a failed capture falls back to the step-by-step loop).
+
+:class:`ReplicaGroup` lets K runs, each in its own thread, meet at their training calls:
+``TorchDetector`` hands a training call to the group of the thread it runs in
+(:func:`current_group`), which trains all the calls pending once every live member is waiting.
+Members are ordered by their index, so which calls are stacked together, and in which order,
+depends on the members alone, never on thread timing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import CladValueError, DetectorError
+from .torch_ae import REPLICA_THREAD, TorchDetector, nn, to_device, torch
+
+__all__ = ["train_replicas", "ReplicaGroup", "ReplicaView", "current_group", "stack_key",
+           "stacked_reconstruct"]
+
+_BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults, which TorchDetector uses
+
+#: on CUDA, capture a stacked training step as one CUDA graph and replay it (see _train_stack)
+CUDA_GRAPHS = True
+#: ... when a stacked training call has at least this many full mini-batch steps (a capture costs
+#: a few steps' time)
+GRAPH_MIN_STEPS = 16
+
+#: device types whose stacked steps are captured (tests add "cpu" with stand-ins for the capture)
+GRAPH_DEVICES = ("cuda",)
+
+log = logging.getLogger(__name__)
+
+
+def _warm_up(step, dev) -> None:
+    """Run ``step`` once on a side stream (PyTorch's recipe before a capture)."""
+    side = torch.cuda.Stream(device=dev)
+    side.wait_stream(torch.cuda.current_stream(dev))
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream(dev).wait_stream(side)
+
+
+def _capture(step, dev):
+    """``step`` captured as a CUDA graph (not run: ``replay()`` runs it)."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph
+
+
+# -- stacked forward passes -----------------------------------------------------------------------
+def _linear(p, name, h):
+    """``h`` (K, rows, in) through the K linear layers ``name`` of the stacked parameters ``p``."""
+    return torch.baddbmm(p[name + ".bias"].unsqueeze(1), h, p[name + ".weight"].transpose(1, 2))
+
+
+def _sequential(seq, prefix, p, h):
+    for i, layer in enumerate(seq):
+        if isinstance(layer, nn.Linear):
+            h = _linear(p, f"{prefix}.{i}", h)
+        elif isinstance(layer, nn.ReLU):
+            h = torch.relu(h)
+        elif isinstance(layer, nn.Identity):
+            pass
+        else:  # pragma: no cover - clad's networks hold only these
+            raise CladValueError(f"replicas: no stacked form of layer {type(layer).__name__}")
+    return h
+
+
+def _flat_linear(x, w, b):
+    """(K, rows, steps, in) or (K, rows, in) through K linear maps (K, out, in), (K, out)."""
+    shape = x.shape
+    y = torch.baddbmm(b.unsqueeze(1), x.reshape(shape[0], -1, shape[-1]), w.transpose(1, 2))
+    return y.reshape(*shape[:-1], w.shape[1])
+
+
+def _recurrent(layer, prefix, p, x, constant_input=False):
+    """One recurrent layer (LSTM or GRU, one layer, batch first, with biases) for K replicas,
+    unrolled with the equations of PyTorch's documentation. ``x`` is (K, rows, steps, in), or
+    (K, rows, in) with ``constant_input`` (the same input at every step: the decoder's code).
+    Returns (outputs (K, rows, steps, hidden), last hidden state (K, rows, hidden))."""
+    w_ih, w_hh = p[prefix + ".weight_ih_l0"], p[prefix + ".weight_hh_l0"]
+    b_ih, b_hh = p[prefix + ".bias_ih_l0"], p[prefix + ".bias_hh_l0"]
+    gi = _flat_linear(x, w_ih, b_ih)
+    k, rows = gi.shape[0], gi.shape[1]
+    steps = constant_input if constant_input else gi.shape[2]
+    hidden = layer.hidden_size
+    h = gi.new_zeros(k, rows, hidden)
+    c = gi.new_zeros(k, rows, hidden)
+    lstm = isinstance(layer, nn.LSTM)
+    w_hh_t = w_hh.transpose(1, 2)
+    b_hh = b_hh.unsqueeze(1)
+    outs = []
+    # unbind: one backward stack (a slice per step would fill a full-size gradient per step)
+    per_step = [gi] * steps if constant_input else gi.unbind(dim=2)
+    for gi_t in per_step:
+        gh = torch.baddbmm(b_hh, h, w_hh_t)
+        if lstm:
+            i, f, g, o = (gi_t + gh).chunk(4, dim=-1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+        else:
+            ir, iz, in_ = gi_t.chunk(3, dim=-1)
+            hr, hz, hn = gh.chunk(3, dim=-1)
+            r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
+            h = (1 - z) * torch.tanh(in_ + r * hn) + z * h
+        outs.append(h)
+    return torch.stack(outs, dim=2), h
+
+
+def _form(template) -> str | None:
+    return getattr(template, "stacked_form", None)
+
+
+def stacked_reconstruct(template: nn.Module, p: dict, x):
+    """The deterministic reconstruction of ``x`` (K, rows, ...) by K replicas of the network
+    ``template`` whose parameters are the stacked tensors ``p`` (name -> (K, ...))."""
+    if _form(template) == "dense":
+        return _sequential(template.decoder, "decoder", p, _sequential(template.encoder, "encoder", p, x))
+    if _form(template) == "vae":
+        h = _sequential(template.body, "body", p, x) if isinstance(template.body, nn.Sequential) else x
+        return _sequential(template.decoder, "decoder", p, _linear(p, "mu", h))
+    if _form(template) == "sequence":
+        h = x
+        for i, layer in enumerate(template.encoder):
+            h, last = _recurrent(layer, f"encoder.{i}", p, h)
+        steps = x.shape[2]
+        h = last
+        for i, layer in enumerate(template.decoder):
+            h, _ = _recurrent(layer, f"decoder.{i}", p, h, constant_input=steps if i == 0 else False)
+        return _flat_linear(h, p["output.weight"], p["output.bias"])
+    raise CladValueError(f"replicas: no stacked form of network {type(template).__name__}")
+
+
+def _row_errors(recon, x):
+    """(K, rows): each row's mean squared error over its features (and steps)."""
+    return ((recon - x) ** 2).flatten(2).mean(dim=2)
+
+
+def _stacked_losses(template, p, x, weights, eps):
+    """(K,): each replica's training loss on its mini-batch ``x`` (K, rows, ...), the rows weighted
+    by ``weights`` (K, rows) (1 / rows: the mean). ``eps``: the VAE's noise (K, rows, latent)."""
+    if _form(template) == "vae":
+        h = _sequential(template.body, "body", p, x) if isinstance(template.body, nn.Sequential) else x
+        mu, logvar = _linear(p, "mu", h), _linear(p, "logvar", h).clamp(-10.0, 10.0)
+        recon = _sequential(template.decoder, "decoder", p, mu + torch.exp(0.5 * logvar) * eps)
+        rec = (_row_errors(recon, x) * weights).sum(dim=1)
+        kl_rows = torch.sum(1 + logvar - mu**2 - torch.exp(logvar), dim=2)
+        kl = -0.5 * (kl_rows * weights).sum(dim=1) / x.shape[-1]
+        return rec + template.beta * kl
+    return (_row_errors(stacked_reconstruct(template, p, x), x) * weights).sum(dim=1)
+
+
+class ReplicaView:
+    """One replica of a stacked model, as the hooks of a strategy see a module: ``parameters()``
+    (views into the stacked parameters, in the network's order; gradients flow to the stack) and
+    ``reconstruct(xb)``."""
+
+    def __init__(self, template, params: dict, index: int):
+        self._template = template
+        self._params = {n: t[index] for n, t in params.items()}
+
+    def parameters(self):
+        return iter(self._params.values())
+
+    def named_parameters(self):
+        return iter(self._params.items())
+
+    def reconstruct(self, xb):
+        one = {n: t.unsqueeze(0) for n, t in self._params.items()}
+        return stacked_reconstruct(self._template, one, xb.unsqueeze(0))[0]
+
+    forward = __call__ = reconstruct
+
+    def modules(self):
+        return self._template.modules()
+
+
+# -- the stacked trainer ---------------------------------------------------------------------------
+def stack_key(det: TorchDetector, n_rows: int) -> tuple:
+    """What replicas trained together must share: the network (its class and shape), the
+    mini-batch size, the device and the number of training rows."""
+    shapes = tuple((n, tuple(p.shape)) for n, p in det.module_.named_parameters())
+    return (type(det.module_).__name__, shapes, int(det.batch_size), str(det.torch_device), int(n_rows),
+            float(getattr(det.module_, "beta", 0.0)))
+
+
+@dataclass
+class _Call:
+    det: TorchDetector
+    Xs: np.ndarray
+    epochs: int
+    extra_loss: object = None
+    grad_hook: object = None
+    rows: object = None
+    error: BaseException | None = None
+    done: bool = False
+    order: int = 0
+
+
+def train_replicas(detectors, arrays, epochs, extra_losses=None, grad_hooks=None) -> list:
+    """Train fitted-or-initialised detectors together, each as its own ``_train`` call would
+    (see the module docstring): ``arrays`` are their standardised training rows, ``epochs`` their
+    epoch counts, ``extra_losses`` their ``extra_loss`` hooks (None: none). Detectors that cannot
+    be stacked with the others (:func:`stack_key`) are trained in separate stacks. Returns each
+    detector's training rows as the tensor its loop read. A replica whose loss is not finite
+    raises :class:`~clad.errors.DetectorError` (after all are trained)."""
+    k = len(detectors)
+    extra_losses = list(extra_losses or [None] * k)
+    grad_hooks = list(grad_hooks or [None] * k)
+    if any(h is not None for h in grad_hooks):
+        raise CladValueError("replicas: a grad_hook (a rewrite of .grad between backward and step) cannot run "
+                             "per replica of a stacked model; train that strategy one model at a time")
+    calls = [_Call(d, x, int(e), l) for d, x, e, l in zip(detectors, arrays, epochs, extra_losses)]
+    _train_calls(calls)
+    for c in calls:
+        if c.error is not None:
+            raise c.error
+    return [c.rows for c in calls]
+
+
+def _train_calls(calls: list) -> None:
+    """Train ``calls`` (each a :class:`_Call`), stacked by :func:`stack_key` in their order; set
+    each call's ``rows`` or ``error``."""
+    groups: dict = {}
+    for c in calls:
+        groups.setdefault(stack_key(c.det, c.Xs.shape[0]), []).append(c)
+    for group in groups.values():
+        try:
+            _train_stack(group)
+        except Exception as exc:  # noqa: BLE001 - each member's call raises it
+            for c in group:
+                c.error = exc
+
+
+def _shared_rows(arrays) -> bool:
+    first = arrays[0]
+    return all(a is first or np.array_equal(a, first) for a in arrays[1:])
+
+
+def _adam_schedule(lr, epochs, nb: int, epoch: int, dev):
+    """Adam's per-replica step sizes (``lr / (1 - beta1^t)``) and ``sqrt(1 - beta2^t)`` for the
+    ``nb`` steps of one epoch, as (nb, K, 1) float32 tensors on ``dev`` (one copy per epoch); a
+    replica past its last epoch keeps its last values (its steps are masked anyway)."""
+    t = np.minimum(epoch * nb + np.arange(1, nb + 1)[:, None], np.maximum(epochs * nb, 1)[None, :]).astype(np.float64)
+    step_size = (lr[None, :] / (1 - _BETA1**t)).astype(np.float32)
+    bc2_sqrt = np.sqrt(1 - _BETA2**t).astype(np.float32)
+    both = torch.from_numpy(np.stack([step_size, bc2_sqrt])[..., None])
+    both = to_device(both, dev)
+    return both[0], both[1]
+
+
+def _train_stack(calls: list) -> None:
+    """Train ``calls`` (all with the same :func:`stack_key`) as one stacked model: all parameters
+    of all replicas in one (K, P) tensor, so that Adam is a handful of operations per step."""
+    dets = [c.det for c in calls]
+    k = len(dets)
+    lead = dets[0]
+    dev = lead.torch_device
+    template = lead.module_
+    gens = []
+    for d in dets:
+        gens.append(d._generators())
+        d.n_train_calls_ += 1
+    named = [(n, p.shape, p.numel()) for n, p in template.named_parameters()]
+    flat = torch.cat([torch.cat([p.detach().reshape(-1) for p in d.module_.parameters()]).unsqueeze(0) for d in dets])
+    flat.requires_grad_(True)
+    sizes = [numel for _, _, numel in named]
+
+    def views():
+        """Views into the flat parameters, taken anew at every step (flat changes in place); their
+        gradients reach flat.grad through one concatenation (a split's backward; slices would each
+        fill a full-size gradient)."""
+        chunks = torch.split(flat, sizes, dim=1)
+        return {name: chunk.view(k, *shape) for (name, shape, _), chunk in zip(named, chunks)}
+    exp_avg = torch.zeros_like(flat, requires_grad=False)
+    exp_avg_sq = torch.zeros_like(exp_avg)
+    lr = np.array([float(d.learning_rate) for d in dets])
+    wd = np.array([float(d.weight_decay) for d in dets])
+    wd_t = to_device(torch.from_numpy(wd.astype(np.float32)).unsqueeze(1), dev) if (wd != 0).any() else None
+    epochs = np.array([c.epochs for c in calls])
+
+    shared = _shared_rows([c.Xs for c in calls])
+    if shared:  # one copy of the rows for every replica
+        data, where = lead._training_rows(calls[0].Xs)
+        rows_per_call = [data] * k
+    else:  # stacked on the host, then moved once (the device's budget applies to all of them)
+        data, where = lead._training_rows(np.stack([c.Xs for c in calls]))
+        rows_per_call = list(data.unbind(0))
+    n = calls[0].Xs.shape[0]
+    bs = int(lead.batch_size)
+    nb = -(-n // bs)
+    vae = _form(template) == "vae"
+    latent = template.mu.out_features if vae else 0
+    ks = torch.arange(k, device=data.device).unsqueeze(1)
+    total = torch.zeros(k, dtype=torch.float64, device=dev)
+    views_needed = any(c.extra_loss is not None for c in calls)
+    weights = {}
+
+    def adam(losses, b, step_size, bc2, mask, counted, all_active) -> None:
+        """Adam (torch.optim.Adam's formulas), each replica its own, in place; and the loss sums."""
+        g = flat.grad
+        if wd_t is not None:
+            g = g + wd_t * flat
+        if all_active:  # the same values as below, fewer operations
+            exp_avg.lerp_(g, 1 - _BETA1)
+            exp_avg_sq.mul_(_BETA2).addcmul_(g, g, value=1 - _BETA2)
+            denom = (exp_avg_sq.sqrt() / bc2).add_(_EPS)
+            flat.sub_(exp_avg.div(denom).mul_(step_size))
+        else:  # a replica past its last epoch keeps its parameters and moments
+            m = exp_avg.lerp(g, 1 - _BETA1)
+            v = exp_avg_sq.mul(_BETA2).addcmul_(g, g, value=1 - _BETA2)
+            denom = (v.sqrt() / bc2).add_(_EPS)
+            new = flat - m.div(denom).mul_(step_size)
+            exp_avg.copy_(torch.where(mask, m, exp_avg))
+            exp_avg_sq.copy_(torch.where(mask, v, exp_avg_sq))
+            flat.copy_(torch.where(mask, new, flat))
+        total.add_(losses.detach().double() * counted * b)
+
+    # on CUDA, a whole full-batch step (gather, forward, backward, Adam) is captured once as a CUDA
+    # graph and replayed: one launch per step instead of dozens (not with per-replica hooks or the
+    # VAE's per-replica noise, which run Python per replica at every step)
+    full_steps = int(epochs.max()) * (n // bs)
+    use_graph = (CUDA_GRAPHS and dev.type in GRAPH_DEVICES and where != "pinned" and not views_needed and not vae
+                 and full_steps >= GRAPH_MIN_STEPS)
+    graph, warm, kept = None, 0, None
+    if use_graph:
+        g_idx = torch.zeros((k, bs), dtype=torch.long, device=dev)
+        g_step = torch.zeros((k, 1), dtype=flat.dtype, device=dev)
+        g_bc2 = torch.ones((k, 1), dtype=flat.dtype, device=dev)
+        g_mask = torch.ones((k, 1), dtype=torch.bool, device=dev)
+        g_counted = torch.zeros(k, dtype=torch.float64, device=dev)
+        weights[bs] = torch.full((k, bs), 1.0 / bs, device=dev, dtype=data.dtype)
+
+        def graph_step():
+            flat.grad = None  # at capture: the backward pass writes a new gradient buffer, the graph's own
+            xb = data[g_idx] if shared else data[ks, g_idx]
+            losses = _stacked_losses(template, views(), xb, weights[bs], None)
+            losses.sum().backward()
+            with torch.no_grad():
+                adam(losses, bs, g_step, g_bc2, g_mask, g_counted, False)
+
+    for e in range(int(epochs.max())):
+        active = epochs > e
+        all_active = bool(active.all())
+        perms = []
+        for i, (gen, _) in enumerate(gens):
+            # every replica draws its own shuffle while its training lasts (as it would alone)
+            perms.append(torch.randperm(n, generator=gen) if active[i] else torch.arange(n))
+        perm = torch.stack(perms)
+        if where == "device":
+            perm = to_device(perm, dev)
+        mask = to_device(torch.from_numpy(active).unsqueeze(1), dev)  # (K, 1)
+        counted = mask.squeeze(1).double()
+        total.mul_(1 - counted)  # each replica's sum restarts with its epoch
+        step_sizes, bc2s = _adam_schedule(lr, epochs, nb, e, dev)
+        if use_graph:
+            g_mask.copy_(mask)
+            g_counted.copy_(counted)
+        for j, start in enumerate(range(0, n, bs)):
+            idx = perm[:, start : start + bs]
+            b = idx.shape[1]
+            if use_graph and b == bs:
+                g_idx.copy_(idx)
+                g_step.copy_(step_sizes[j])
+                g_bc2.copy_(bc2s[j])
+                if graph is None and warm < 2:  # warm-up steps before the capture
+                    flat.grad = None
+                    _warm_up(graph_step, dev)
+                    warm += 1
+                    continue
+                if graph is None:
+                    try:
+                        flat.grad = None
+                        graph = _capture(graph_step, dev)
+                        kept = flat.grad  # the graph's gradient buffer
+                    except Exception as exc:  # noqa: BLE001 - train on without a graph
+                        log.warning("replicas: CUDA graph capture failed (%s: %s); training without one",
+                                    type(exc).__name__, exc)
+                        graph, use_graph = None, False
+                        flat.grad = None
+                if graph is not None:
+                    graph.replay()
+                    continue
+            xb = data[idx] if shared else data[ks, idx]
+            if where != "device":
+                xb = to_device(xb, dev)
+            if b not in weights:
+                weights[b] = torch.full((k, b), 1.0 / b, device=dev, dtype=xb.dtype)
+            eps = None
+            if vae:
+                eps = torch.stack([torch.randn((b, latent), generator=noise, device=dev, dtype=xb.dtype)
+                                   if active[i] else torch.zeros((b, latent), device=dev, dtype=xb.dtype)
+                                   for i, (_, noise) in enumerate(gens)])
+            params = views()
+            losses = _stacked_losses(template, params, xb, weights[b], eps)
+            if views_needed:
+                extra = []
+                for i, c in enumerate(calls):
+                    if c.extra_loss is None or not active[i]:
+                        extra.append(losses.new_zeros(()))
+                    else:
+                        extra.append(c.extra_loss(ReplicaView(template, params, i), xb[i]).reshape(()))
+                losses = losses + torch.stack(extra)
+            flat.grad = None
+            losses.sum().backward()
+            with torch.no_grad():
+                adam(losses, b, step_sizes[j], bc2s[j], mask, counted, all_active)
+    del kept, graph
+    last = (total / n).cpu().numpy()  # the only read of the losses: once per stacked call
+    params = views()
+    with torch.no_grad():
+        for i, (c, d) in enumerate(zip(calls, dets)):
+            for name, p in d.module_.named_parameters():
+                p.copy_(params[name][i])
+            d.module_.eval()
+            loss = float(last[i])
+            if not math.isfinite(loss):
+                c.error = DetectorError(f"detector {d.name}: training loss is not finite; lower learning_rate")
+                continue
+            d.train_loss_ = loss
+            c.rows = rows_per_call[i]
+
+
+# -- runs meeting at their training calls ---------------------------------------------------------
+_LOCAL = REPLICA_THREAD
+
+
+def current_group():
+    """The :class:`ReplicaGroup` this thread's run belongs to (None: train alone)."""
+    return getattr(_LOCAL, "group", None)
+
+
+@dataclass
+class _GroupStats:
+    stacked_calls: int = 0
+    sizes: list = field(default_factory=list)
+
+
+class ReplicaGroup:
+    """K runs, each in its own thread, whose torch training calls are trained together (see the
+    module docstring). Each thread runs its run inside ``with group.member(index):``."""
+
+    def __init__(self, members: int):
+        self._cond = threading.Condition()
+        self._alive = int(members)
+        self._pending: list = []
+        self.stats = _GroupStats()
+
+    @contextmanager
+    def member(self, index: int):
+        _LOCAL.group, _LOCAL.index = self, int(index)
+        try:
+            yield self
+        finally:
+            _LOCAL.group = None
+            with self._cond:
+                self._alive -= 1
+                self._run_if_all_waiting()
+
+    def train(self, det, Xs, epochs, extra_loss=None, grad_hook=None):
+        """Hand a training call over; returns the rows tensor as ``_train`` does (or raises)."""
+        call = _Call(det, Xs, int(epochs), extra_loss, grad_hook, order=int(getattr(_LOCAL, "index", 0)))
+        with self._cond:
+            self._pending.append(call)
+            self._run_if_all_waiting()
+            while not call.done:
+                self._cond.wait()
+        if call.error is not None:
+            raise call.error
+        return call.rows
+
+    def _run_if_all_waiting(self) -> None:
+        if not self._pending or len(self._pending) < self._alive:
+            return
+        calls = sorted(self._pending, key=lambda c: c.order)
+        self._pending = []
+        alone = [c for c in calls if c.grad_hook is not None]
+        stacked = [c for c in calls if c.grad_hook is None]
+        try:
+            if stacked:
+                _train_calls(stacked)
+                self.stats.stacked_calls += 1
+                self.stats.sizes.append(len(stacked))
+            for c in alone:
+                try:
+                    c.rows = c.det._train_alone(c.Xs, c.epochs, c.extra_loss, c.grad_hook)
+                except Exception as exc:  # noqa: BLE001 - raised in the member's thread
+                    c.error = exc
+        finally:
+            for c in calls:
+                c.done = True
+            self._cond.notify_all()
