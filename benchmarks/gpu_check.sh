@@ -3,8 +3,9 @@
 # figure written under $OUT (default: gpu-check/ in the current folder). Run from the repository root
 # on a machine with CUDA:
 #
-#     bash benchmarks/gpu_check.sh            # tests, then benchmarks (a few minutes on an H100)
+#     bash benchmarks/gpu_check.sh            # tests, then benchmarks (about six minutes on an H100)
 #     STEPS="tests" bash benchmarks/gpu_check.sh
+#     STEPS="tests benchmarks fisher" bash benchmarks/gpu_check.sh   # and the Fisher diagonal on CUDA
 #
 # Wheels of clad's pure-Python dependencies that the machine lacks may lie in .whl/ (they are
 # installed into /tmp/site, nothing else is touched). Each step has its own time limit, so one that
@@ -33,15 +34,22 @@ step() {  # step NAME LIMIT_SECONDS COMMAND...
     echo "== $name: exit $rc in $((SECONDS - t0)) s"; tail -n 25 "$OUT/$name.log"
 }
 if [[ " $STEPS " == *" tests "* ]]; then
-    # every CUDA test first (they are the ones no other machine runs), then the rest of the torch tests
-    step cuda_tests "${CUDA_TESTS_LIMIT:-240}" "$PY" -m pytest -q -p no:cacheprovider -o addopts="-ra" \
+    # every CUDA test (they are the ones no other machine runs): the device matrix, the graphed
+    # training step, the replicas on CUDA
+    step cuda_tests "${CUDA_TESTS_LIMIT:-150}" "$PY" -m pytest -q -p no:cacheprovider -o addopts="-ra" \
         tests/test_torch_device.py tests/test_torch_autoencoder.py tests/test_torch_regularization.py \
-        tests/test_torch_rehearsal.py tests/test_torch_sequence.py ${EXTRA_TESTS:-} -k "cuda or cudnn or gpu or graph" \
-        --junitxml="$OUT/cuda_tests.xml"
+        tests/test_torch_rehearsal.py tests/test_torch_sequence.py tests/test_torch_replicas.py ${EXTRA_TESTS:-} \
+        -k "cuda or cudnn or gpu or graph" --junitxml="$OUT/cuda_tests.xml"
 fi
 if [[ " $STEPS " == *" benchmarks "* ]]; then
-    step torch_device "${BENCH_LIMIT:-200}" "$PY" benchmarks/torch_device.py ${TORCH_DEVICE_ARGS:-}
-    step fisher_cuda 60 "$PY" benchmarks/fisher_diagonal.py --device cuda
-    [ -f benchmarks/torch_replicas.py ] && step torch_replicas "${BENCH_LIMIT:-200}" "$PY" benchmarks/torch_replicas.py --device cuda ${REPLICA_ARGS:-}
+    # clad against the bare loop on the CPU (no replicas there: the CPU figures are torch_replicas.py's)
+    step torch_device_cpu "${BENCH_CPU_LIMIT:-100}" "$PY" benchmarks/torch_device.py --devices cpu --ks "" \
+        --out "$OUT/torch_device_cpu.json"
+    # on CUDA: clad, the bare loop, the CUDA-graph floor, replica throughput at K = 1, 8, 32, 128
+    step torch_device_cuda "${BENCH_LIMIT:-150}" "$PY" benchmarks/torch_device.py --devices cuda \
+        --out "$OUT/torch_device_cuda.json"
+    [[ " $STEPS " == *" fisher "* ]] && step fisher_cuda 60 "$PY" benchmarks/fisher_diagonal.py --device cuda
+    step torch_replicas_cuda "${REPLICAS_LIMIT:-100}" "$PY" benchmarks/torch_replicas.py --device cuda \
+        --parts steps,grid --ks 1,8,32,128 --quick --out "$OUT/torch_replicas_cuda.json"
 fi
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
