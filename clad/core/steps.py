@@ -49,6 +49,7 @@ import contextlib
 import hashlib
 import threading
 import types
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -306,6 +307,22 @@ class _Entry:
     nbytes: int
     origin: str
     state: dict | None = None
+    #: the warnings computing it raised, ``(message, category)``: raised again wherever it is used
+    warned: tuple = ()
+
+
+def _computing(compute: Callable[[], Any]) -> tuple[Any, tuple]:
+    """``compute()`` and the warnings it raised (caught here: the caller raises them again, so a
+    run records the same warnings whether it computed a step or took it from the cache)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = compute()
+    return value, tuple((str(w.message), w.category) for w in caught)
+
+
+def _replay(warned: tuple) -> None:
+    for message, category in warned:
+        warnings.warn(message, category, stacklevel=3)
 
 
 def _nbytes(obj: Any, depth: int = 0, seen: set | None = None) -> int:
@@ -398,9 +415,11 @@ class StepCache:
             self.counts.fits += 1
             entry = self._get(key)
         if entry is not None and not self.verify:
+            _replay(entry.warned)
             return entry.value
         X = owned(X)  # the cached state may keep the rows: never rows someone can change later
-        fitted = detector.fit(X)
+        fitted, warned = _computing(lambda: detector.fit(X))
+        _replay(warned)
         setattr(fitted, KEY_ATTR, key)
         with self._lock:
             self.counts.fits_computed += 1
@@ -414,7 +433,8 @@ class StepCache:
                         f"{origin or 'another step'}, and the two fitted states differ in {where!r}: the strategy "
                         "or detector declares fewer inputs than its fit reads")
                 return fitted
-            self._put(key, _Entry(fitted, _nbytes(fitted), origin, learned_state(fitted) if self.verify else None))
+            self._put(key, _Entry(fitted, _nbytes(fitted), origin, learned_state(fitted) if self.verify else None,
+                                  warned))
         return fitted
 
     # -- scores
@@ -436,8 +456,10 @@ class StepCache:
         with self._lock:
             entry = self._get(full)
         if entry is not None and not self.verify:
+            _replay(entry.warned)
             return entry.value, False
-        value = compute()
+        value, warned = _computing(compute)
+        _replay(warned)
         with self._lock:
             self.counts.passes_computed += 1
             if entry is not None:
@@ -448,8 +470,30 @@ class StepCache:
                         f"{entry.origin} and again by {origin or 'another step'}, and the scores differ: the "
                         "strategy declares fewer inputs than its scores read")
                 return value, True
-            self._put(full, _Entry(value, _nbytes(value), origin))
+            self._put(full, _Entry(value, _nbytes(value), origin, warned=warned))
         return value, True
+
+    # -- anything else computed from keyed inputs (the metric values of shared scores)
+    def memo(self, key: str, compute: Callable[[], Any], origin: str = "") -> Any:
+        """``compute()``, or what it gave an earlier call with the same ``key`` (its warnings
+        raised again); verifying, computed anyway and compared (``repr``)."""
+        with self._lock:
+            entry = self._get(key)
+        if entry is not None and not self.verify:
+            _replay(entry.warned)
+            return entry.value
+        value, warned = _computing(compute)
+        _replay(warned)
+        with self._lock:
+            if entry is not None:
+                self.counts.verified += 1
+                if repr(entry.value) != repr(value):
+                    raise SharingMismatch(
+                        f"sharing verification failed: key {key} was computed by {entry.origin} and again by "
+                        f"{origin or 'another step'}, and the two differ")
+                return value
+            self._put(key, _Entry(value, _nbytes(value), origin, warned=warned))
+        return value
 
 
 def _same_scored(a, b) -> bool:
