@@ -21,7 +21,7 @@ replay, window x IsolationForest with 4 candidate ``n_estimators`` x 2 seeds): t
 fitting (every computed tuning and evaluation run), before and after (target <= 0.80), the same
 choices and the same R.
 
-``--specs SPEC...``: each spec computed three ways -- every step computed (``--no-share``), shared,
+``--specs SPEC...``: each spec (``grid``: the grid above) computed three ways -- every step computed (``--no-share``), shared,
 and shared with ``--verify-sharing`` -- and results.json compared (all but timings and peak memory).
 """
 
@@ -110,9 +110,11 @@ def tuning(jobs: int, seeds: int) -> None:
           f"= {wa / wb:.3f}; same choices: {ca == cb}; same results.json (but timings): {ta == tb}", flush=True)
 
 
-def compare_specs(paths: list[str], jobs: int) -> None:
+def compare_specs(paths: list[str], jobs: int, seeds: int) -> None:
     for path in paths:
         texts, works = {}, {}
+        if path == "grid":  # the 1,440-run grid above
+            path = spec(seeds)
         for mode in ("off", "on", "verify"):
             with tempfile.TemporaryDirectory() as out:
                 t0 = time.perf_counter()
@@ -121,7 +123,8 @@ def compare_specs(paths: list[str], jobs: int) -> None:
                 failed = [r.error.strip().splitlines()[-1] for r in done.runs if not r.ok]
                 texts[mode] = comparable(Path(out) / "results.json")
                 works[mode] = (done.work, wall, failed)
-        print(f"{path}: {works['on'][0]['runs']} runs; identical results.json (but timings) shared / every step "
+        name = path["name"] if isinstance(path, dict) else path
+        print(f"{name}: {works['on'][0]['runs']} runs; identical results.json (but timings) shared / every step "
               f"computed: {texts['on'] == texts['off']}, verified / computed: {texts['verify'] == texts['off']}; "
               f"failed runs: {len(works['off'][2])}, {len(works['on'][2])}, {len(works['verify'][2])} "
               f"{works['verify'][2][:1]}", flush=True)
@@ -148,7 +151,7 @@ def main() -> None:
             tuning(jobs, 2)
         return
     if args.specs:
-        compare_specs(args.specs, args.jobs[0])
+        compare_specs(args.specs, args.jobs[0], seeds)
         return
     print(f"grid: 6 datasets (3 x 2 orders) x 2 scenarios x 4 strategies x 3 detectors x {seeds} seeds "
           f"= {6 * 2 * 4 * 3 * seeds} runs")
