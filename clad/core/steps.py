@@ -20,7 +20,9 @@ the engine runs the runs whose keys can coincide one after another in one proces
 ``step_inputs`` (None: never shared). ``"rows"`` says that each of its fits is a fresh clone of
 the prototype fitted on the rows it hands ``_fit_new``, that it never changes a fitted detector
 afterwards, and that its ``score`` is the fitted detector's (or its own ``score_key`` says what
-its scores are a function of). A subclass that writes its own ``learn`` or ``score`` and does not
+its scores are a function of). ``"state"`` adds that a strategy training one detector further
+(``partial_fit``, fine-tuning) gets a copy of the state a step reaches, keyed by the state it
+started from and the rows (:func:`fit_owned`, :func:`fit_further`). A subclass that writes its own ``learn`` or ``score`` and does not
 declare again is never shared (:func:`declared`): a user's plug-in stays correct.
 
 **Verification.** A cache made with ``verify=True`` computes every step anyway and compares the
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 import hashlib
 import threading
 import types
@@ -59,7 +62,7 @@ from .concepts import owned
 
 __all__ = ["StepCache", "SharingMismatch", "Unshareable", "Counts", "fit_key", "score_key", "rows_fingerprint",
            "describe", "declared", "key_of", "learned_state", "using", "current", "DEFAULT_MAX_BYTES",
-           "fit_fresh", "grid_work", "format_work"]
+           "fit_fresh", "fit_owned", "fit_further", "grid_work", "format_work"]
 
 #: the attribute a fitted detector carries its step key in
 KEY_ATTR = "_clad_step_key"
@@ -159,7 +162,7 @@ def declared(strategy) -> tuple[str, ...] | None:
     ...     def learn(self, X, concept_id=None):
     ...         return super().learn(X)
     >>> declared(Naive()), declared(Mine())
-    (('rows',), None)
+    (('rows', 'state'), None)
     """
     cls = type(strategy)
     owner = next((c for c in cls.__mro__ if "step_inputs" in c.__dict__), None)
@@ -411,14 +414,43 @@ class StepCache:
                 self.counts.fits += 1
                 self.counts.fits_computed += 1
             return detector.fit(X)
+        X = owned(X)  # the cached state may keep the rows: never rows someone can change later
+        return self._fitted(key, lambda: detector.fit(X), origin, owned_copy=False)
+
+    def fit_further(self, detector, X, origin: str = "") -> Any:
+        """``detector`` (a keyed fitted state this strategy owns) trained further with
+        ``partial_fit(X)``, or a copy of the state an earlier step with the same key reached (the
+        key: the state it starts from and the rows). The strategy owns what it gets back."""
+        try:
+            start = key_of(detector)
+            if start is None:
+                raise Unshareable("a state without a key")
+            key = "further:" + _hash("partial_fit", start, rows_fingerprint(X))
+        except Unshareable:
+            with self._lock:
+                self.counts.fits += 1
+                self.counts.fits_computed += 1
+            detector.__dict__.pop(KEY_ATTR, None)  # its state is no longer the keyed one
+            detector.partial_fit(X)
+            return detector
+        detector.__dict__.pop(KEY_ATTR, None)
+
+        def compute():
+            detector.partial_fit(X)
+            return detector
+
+        return self._fitted(key, compute, origin, owned_copy=True)
+
+    def _fitted(self, key: str, compute: Callable[[], Any], origin: str, owned_copy: bool) -> Any:
+        """What ``compute()`` fits under ``key``, computed once: shared as it is, or (``owned_copy``,
+        for a strategy that goes on training it) kept as a snapshot and handed out as copies."""
         with self._lock:
             self.counts.fits += 1
             entry = self._get(key)
         if entry is not None and not self.verify:
             _replay(entry.warned)
-            return entry.value
-        X = owned(X)  # the cached state may keep the rows: never rows someone can change later
-        fitted, warned = _computing(lambda: detector.fit(X))
+            return copy.deepcopy(entry.value) if owned_copy else entry.value
+        fitted, warned = _computing(compute)
         _replay(warned)
         setattr(fitted, KEY_ATTR, key)
         with self._lock:
@@ -433,8 +465,8 @@ class StepCache:
                         f"{origin or 'another step'}, and the two fitted states differ in {where!r}: the strategy "
                         "or detector declares fewer inputs than its fit reads")
                 return fitted
-            self._put(key, _Entry(fitted, _nbytes(fitted), origin, learned_state(fitted) if self.verify else None,
-                                  warned))
+            kept = copy.deepcopy(fitted) if owned_copy else fitted
+            self._put(key, _Entry(kept, _nbytes(kept), origin, learned_state(kept) if self.verify else None, warned))
         return fitted
 
     # -- scores
@@ -545,6 +577,40 @@ def set_origin(run: str | None = None, step: int | None = None) -> None:
         o.run, o.step = run, 0
     if step is not None:
         o.step = step
+
+
+def fit_owned(strategy, detector, X):
+    """``detector`` (a fresh clone) fitted on ``X`` for a strategy that goes on training it
+    (``partial_fit``): a copy of a shared state, never the shared object itself."""
+    cache = current()
+    if cache is None or declared(strategy) is None:
+        if cache is not None:
+            with cache._lock:
+                cache.counts.fits += 1
+                cache.counts.fits_computed += 1
+        return detector.fit(X)
+    try:
+        key = fit_key(detector, X)
+    except Unshareable:
+        return fit_fresh(strategy, detector, X)
+    X = owned(X)
+    return cache._fitted(key, lambda: detector.fit(X), origin(), owned_copy=True)
+
+
+def fit_further(strategy, detector, X):
+    """``detector`` (the strategy's own) trained further with ``partial_fit(X)``: through this
+    thread's cache when the strategy declares ``"state"`` among its step inputs, else computed."""
+    cache = current()
+    decl = declared(strategy)
+    if cache is None or decl is None or "state" not in decl:
+        if cache is not None:
+            with cache._lock:
+                cache.counts.fits += 1
+                cache.counts.fits_computed += 1
+        detector.__dict__.pop(KEY_ATTR, None)
+        detector.partial_fit(X)
+        return detector
+    return cache.fit_further(detector, X, origin=origin())
 
 
 def fit_fresh(strategy, detector, X):
