@@ -16,7 +16,7 @@ from clad.engine.config import Component, RunConfig
 from clad.engine.executors import execute_group
 from clad.engine.sharing import Sharing, sharing_groups
 from clad.scenarios import ConceptAgnostic, ConceptIncremental
-from clad.strategies import EWC, Cumulative, FineTune, Naive, Replay, Window
+from clad.strategies import EWC, Cumulative, FineTune, Incremental, Naive, Replay, Window
 
 
 class Misdeclared(Naive):
@@ -66,7 +66,8 @@ def test_only_declared_strategies_are_shared():
     assert steps.declared(OwnLearn(_hbos())) is None      # its own learn, no declaration
     assert steps.declared(Misdeclared(_hbos())) == ("rows",)  # it says so (wrongly)
     assert steps.declared(FineTune(None)) == ("rows", "state")
-    assert steps.declared(EWC(None)) is None              # says nothing: never shared
+    assert steps.declared(EWC(None)) == ("rows",)         # its first step only: later ones forget the key
+    assert steps.declared(Incremental(None)) is None      # says nothing: never shared
 
 
 def test_an_undeclared_strategy_fits_every_step():
@@ -202,8 +203,9 @@ def test_every_registered_strategy_on_a_torch_detector(tmp_path):
     spec = _grid_spec([ae], names, seeds=1, scenarios=("concept_incremental",))
     off, on, _ = _compare(spec, tmp_path)
     assert on.work["fitted"] < off.work["fitted"]
-    fine_tune = next(r for r in on.runs if r.strategy == "fine_tune")
-    assert fine_tune.timings["work"]["fitted"] < fine_tune.timings["work"]["steps"]  # step 1 is naive's
+    for name in ("fine_tune", "ewc", "lwf", "agem", "der"):  # step 1 is naive's: no penalty, teacher or memory yet
+        run = next(r for r in on.runs if r.strategy == name)
+        assert run.timings["work"]["fitted"] == run.timings["work"]["steps"] - 1, name
 
 
 def test_fine_tuning_shares_its_first_step_and_continues_on_its_own_copy():

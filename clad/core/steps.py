@@ -62,7 +62,7 @@ from .concepts import owned
 
 __all__ = ["StepCache", "SharingMismatch", "Unshareable", "Counts", "fit_key", "score_key", "rows_fingerprint",
            "describe", "declared", "key_of", "learned_state", "using", "current", "DEFAULT_MAX_BYTES",
-           "fit_fresh", "fit_owned", "fit_further", "grid_work", "format_work"]
+           "fit_fresh", "fit_owned", "fit_further", "forget_key", "grid_work", "format_work"]
 
 #: the attribute a fitted detector carries its step key in
 KEY_ATTR = "_clad_step_key"
@@ -595,6 +595,12 @@ def fit_owned(strategy, detector, X):
         return fit_fresh(strategy, detector, X)
     X = owned(X)
     return cache._fitted(key, lambda: detector.fit(X), origin(), owned_copy=True)
+
+
+def forget_key(detector) -> None:
+    """``detector`` is about to change in a way no key describes: it is no longer a keyed state."""
+    if detector is not None and hasattr(detector, "__dict__"):
+        detector.__dict__.pop(KEY_ATTR, None)
 
 
 def fit_further(strategy, detector, X):
