@@ -59,13 +59,12 @@ from typing import Any, Callable
 import numpy as np
 from ..errors import CladError
 from .concepts import owned
+from .fitted_state import KEY_ATTR, first_difference, learned_state, state_bytes
 
 __all__ = ["StepCache", "SharingMismatch", "Unshareable", "Counts", "fit_key", "score_key", "rows_fingerprint",
            "describe", "declared", "key_of", "learned_state", "using", "current", "DEFAULT_MAX_BYTES",
            "fit_fresh", "fit_owned", "fit_further", "forget_key", "grid_work", "format_work"]
 
-#: the attribute a fitted detector carries its step key in
-KEY_ATTR = "_clad_step_key"
 
 #: a cache's default limit: the bytes of fitted states and scores it keeps (256 MiB)
 DEFAULT_MAX_BYTES = 256 * 2**20
@@ -197,93 +196,6 @@ def combine(*parts: Any) -> str:
     return _hash(*(repr(p) for p in parts))
 
 
-# -- learned state, for verification ----------------------------------------------------------------
-def learned_state(obj: Any) -> dict[str, str]:
-    """``{attribute path: digest}`` of what ``obj`` holds: arrays by bytes, torch tensors and
-    modules by their values, RNG states, plain values by ``repr``; nested objects' attributes
-    (``a.b.c``), at most 6 levels down. The step key attribute is left out."""
-    out: dict[str, str] = {}
-    _walk(obj, "", out, 0, set())
-    return out
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _walk(v: Any, path: str, out: dict, depth: int, seen: set) -> None:
-    if v is None or isinstance(v, (bool, int, float, str, bytes, np.generic)):
-        out[path] = repr(v)
-        return
-    if isinstance(v, np.ndarray):
-        out[path] = f"{v.dtype.str}{v.shape}:" + (_digest(np.ascontiguousarray(v).tobytes()) if not v.dtype.hasobject
-                                                   else repr(v.tolist()))
-        return
-    if isinstance(v, np.random.Generator):
-        out[path] = repr(v.bit_generator.state)
-        return
-    if isinstance(v, np.random.RandomState):
-        state = v.get_state()
-        out[path] = _digest(state[1].tobytes()) + repr(state[2:])
-        return
-    mod = type(v).__module__ or ""
-    if mod.startswith("torch"):
-        _walk_torch(v, path, out, depth, seen)
-        return
-    if depth >= 6 or id(v) in seen:
-        out[path] = type(v).__name__
-        return
-    seen.add(id(v))
-    if isinstance(v, (list, tuple)):
-        for i, x in enumerate(v):
-            _walk(x, f"{path}[{i}]", out, depth + 1, seen)
-        out.setdefault(path, f"{type(v).__name__}({len(v)})")
-        return
-    if isinstance(v, dict):
-        for k in sorted(v, key=repr):
-            _walk(v[k], f"{path}[{k!r}]", out, depth + 1, seen)
-        out.setdefault(path, f"dict({len(v)})")
-        return
-    if isinstance(v, (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
-        out[path] = getattr(v, "__qualname__", type(v).__name__)
-        return
-    attrs = getattr(v, "__dict__", None)
-    if attrs is None:
-        out[path] = type(v).__name__
-        return
-    out[path] = type(v).__qualname__
-    for k in sorted(attrs):
-        if k == KEY_ATTR:
-            continue
-        _walk(attrs[k], f"{path}.{k}" if path else k, out, depth + 1, seen)
-
-
-def _walk_torch(v: Any, path: str, out: dict, depth: int, seen: set) -> None:
-    import torch
-
-    if isinstance(v, torch.Tensor):
-        t = v.detach().cpu()
-        out[path] = f"{t.dtype}{tuple(t.shape)}:" + _digest(t.contiguous().view(torch.uint8).numpy().tobytes()
-                                                           if t.numel() else b"")
-    elif isinstance(v, torch.nn.Module):
-        for k, t in v.state_dict().items():
-            _walk_torch(t, f"{path}.{k}", out, depth + 1, seen)
-        out.setdefault(path, type(v).__qualname__)
-    elif isinstance(v, torch.Generator):
-        out[path] = _digest(v.get_state().numpy().tobytes())
-    elif isinstance(v, torch.optim.Optimizer):
-        _walk(v.state_dict(), path, out, depth + 1, seen)
-    else:
-        out[path] = type(v).__qualname__
-
-
-def _first_difference(a: dict[str, str], b: dict[str, str]) -> str | None:
-    for k in sorted(set(a) | set(b)):
-        if a.get(k) != b.get(k):
-            return k or "(the object itself)"
-    return None
-
-
 # -- the cache ---------------------------------------------------------------------------------------
 @dataclass
 class Counts:
@@ -326,36 +238,6 @@ def _computing(compute: Callable[[], Any]) -> tuple[Any, tuple]:
 def _replay(warned: tuple) -> None:
     for message, category in warned:
         warnings.warn(message, category, stacklevel=3)
-
-
-def _nbytes(obj: Any, depth: int = 0, seen: set | None = None) -> int:
-    """An estimate of the bytes ``obj`` holds: its arrays and tensors, plus a little per object."""
-    seen = set() if seen is None else seen
-    if id(obj) in seen or depth > 6:
-        return 0
-    seen.add(id(obj))
-    if isinstance(obj, np.ndarray):
-        return int(obj.nbytes) if obj.base is None or depth == 0 else int(obj.nbytes)
-    mod = type(obj).__module__ or ""
-    if mod.startswith("torch"):
-        try:
-            import torch
-
-            if isinstance(obj, torch.Tensor):
-                return int(obj.element_size() * obj.numel())
-            if isinstance(obj, torch.nn.Module):
-                return sum(int(t.element_size() * t.numel()) for t in obj.state_dict().values())
-        except Exception:  # noqa: BLE001 - only an estimate
-            return 64
-        return 64
-    if isinstance(obj, (list, tuple)):
-        return 64 + sum(_nbytes(v, depth + 1, seen) for v in obj)
-    if isinstance(obj, dict):
-        return 64 + sum(_nbytes(v, depth + 1, seen) for v in obj.values())
-    attrs = getattr(obj, "__dict__", None)
-    if isinstance(attrs, dict):
-        return 64 + sum(_nbytes(v, depth + 1, seen) for v in attrs.values())
-    return 32
 
 
 class StepCache:
@@ -458,7 +340,7 @@ class StepCache:
             if entry is not None:
                 self.counts.verified += 1
                 fresh = learned_state(fitted)
-                where = _first_difference(entry.state or {}, fresh)
+                where = first_difference(entry.state or {}, fresh)
                 if where is not None:
                     raise SharingMismatch(
                         f"sharing verification failed: step key {key} was fitted by {entry.origin} and again by "
@@ -466,7 +348,7 @@ class StepCache:
                         "or detector declares fewer inputs than its fit reads")
                 return fitted
             kept = copy.deepcopy(fitted) if owned_copy else fitted
-            self._put(key, _Entry(kept, _nbytes(kept), origin, learned_state(kept) if self.verify else None, warned))
+            self._put(key, _Entry(kept, state_bytes(kept), origin, learned_state(kept) if self.verify else None, warned))
         return fitted
 
     # -- scores
@@ -502,7 +384,7 @@ class StepCache:
                         f"{entry.origin} and again by {origin or 'another step'}, and the scores differ: the "
                         "strategy declares fewer inputs than its scores read")
                 return value, True
-            self._put(full, _Entry(value, _nbytes(value), origin, warned=warned))
+            self._put(full, _Entry(value, state_bytes(value), origin, warned=warned))
         return value, True
 
     # -- anything else computed from keyed inputs (the metric values of shared scores)
@@ -524,7 +406,7 @@ class StepCache:
                         f"sharing verification failed: key {key} was computed by {entry.origin} and again by "
                         f"{origin or 'another step'}, and the two differ")
                 return value
-            self._put(key, _Entry(value, _nbytes(value), origin, warned=warned))
+            self._put(key, _Entry(value, state_bytes(value), origin, warned=warned))
         return value
 
 
