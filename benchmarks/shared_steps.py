@@ -21,7 +21,7 @@ replay, window x IsolationForest with 4 candidate ``n_estimators`` x 2 seeds): t
 fitting (every computed tuning and evaluation run), before and after (target <= 0.80), the same
 choices and the same R.
 
-``--specs SPEC...``: each spec computed three ways -- every step computed (``--no-share``), shared,
+``--specs SPEC...``: each spec (``grid``: the grid above) computed three ways -- every step computed (``--no-share``), shared,
 and shared with ``--verify-sharing`` -- and results.json compared (all but timings and peak memory).
 """
 
@@ -110,10 +110,12 @@ def tuning(jobs: int, seeds: int) -> None:
           f"= {wa / wb:.3f}; same choices: {ca == cb}; same results.json (but timings): {ta == tb}", flush=True)
 
 
-def compare_specs(paths: list[str], jobs: int) -> None:
+def compare_specs(paths: list[str], jobs: int, seeds: int, modes=("off", "on", "verify")) -> None:
     for path in paths:
         texts, works = {}, {}
-        for mode in ("off", "on", "verify"):
+        if path == "grid":  # the 1,440-run grid above
+            path = spec(seeds)
+        for mode in modes:
             with tempfile.TemporaryDirectory() as out:
                 t0 = time.perf_counter()
                 done = run_spec(path, out, jobs=jobs, share=mode != "off", verify_sharing=mode == "verify")
@@ -121,11 +123,13 @@ def compare_specs(paths: list[str], jobs: int) -> None:
                 failed = [r.error.strip().splitlines()[-1] for r in done.runs if not r.ok]
                 texts[mode] = comparable(Path(out) / "results.json")
                 works[mode] = (done.work, wall, failed)
-        print(f"{path}: {works['on'][0]['runs']} runs; identical results.json (but timings) shared / every step "
-              f"computed: {texts['on'] == texts['off']}, verified / computed: {texts['verify'] == texts['off']}; "
-              f"failed runs: {len(works['off'][2])}, {len(works['on'][2])}, {len(works['verify'][2])} "
-              f"{works['verify'][2][:1]}", flush=True)
-        for mode in ("off", "on", "verify"):
+        name = path["name"] if isinstance(path, dict) else path
+        base = modes[0]
+        same = ", ".join(f"{m} = {base}: {texts[m] == texts[base]}" for m in modes[1:])
+        failed = ", ".join(f"{m} {len(works[m][2])}" for m in modes)
+        print(f"{name}: {works[base][0]['runs']} runs; results.json (all but timings) identical: {same}; failed runs: "
+              f"{failed} {[w[2][:1] for w in works.values() if w[2]][:1]}", flush=True)
+        for mode in modes:
             w = works[mode][0]
             print(f"  {mode:6s} {w['runs']:,} runs: {w['steps']:,} training steps, {w['fitted']:,} fitted; "
                   f"{w['passes']:,} scoring passes, {w['scored']:,} computed; wall {works[mode][1]:.1f} s", flush=True)
@@ -139,6 +143,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="2 seeds (288 runs)")
     ap.add_argument("--tuning", action="store_true", help="the tuned validation_split grid instead")
     ap.add_argument("--specs", nargs="+", default=None, help="compare these specs computed three ways instead")
+    ap.add_argument("--modes", nargs="+", default=["off", "on", "verify"], choices=["off", "on", "verify"],
+                    help="with --specs: the ways to compute them (off: every step computed, on: shared, verify)")
     args = ap.parse_args()
     seeds = 2 if args.quick else args.seeds
     grid = spec(seeds)
@@ -148,7 +154,7 @@ def main() -> None:
             tuning(jobs, 2)
         return
     if args.specs:
-        compare_specs(args.specs, args.jobs[0])
+        compare_specs(args.specs, args.jobs[0], seeds, tuple(args.modes))
         return
     print(f"grid: 6 datasets (3 x 2 orders) x 2 scenarios x 4 strategies x 3 detectors x {seeds} seeds "
           f"= {6 * 2 * 4 * 3 * seeds} runs")

@@ -16,7 +16,7 @@ from clad.engine.config import Component, RunConfig
 from clad.engine.executors import execute_group
 from clad.engine.sharing import Sharing, sharing_groups
 from clad.scenarios import ConceptAgnostic, ConceptIncremental
-from clad.strategies import EWC, Cumulative, Naive, Replay, Window
+from clad.strategies import EWC, Cumulative, FineTune, Incremental, Naive, Replay, Window
 
 
 class Misdeclared(Naive):
@@ -61,11 +61,13 @@ def test_a_fit_key_is_the_detector_configuration_and_exactly_the_rows():
 
 
 def test_only_declared_strategies_are_shared():
-    assert steps.declared(Naive(_hbos())) == ("rows",)
+    assert steps.declared(Naive(_hbos())) == ("rows", "state")
     assert steps.declared(Cumulative(_hbos())) == ("rows",)
     assert steps.declared(OwnLearn(_hbos())) is None      # its own learn, no declaration
     assert steps.declared(Misdeclared(_hbos())) == ("rows",)  # it says so (wrongly)
-    assert steps.declared(EWC(None)) is None              # says nothing: never shared
+    assert steps.declared(FineTune(None)) == ("rows", "state")
+    assert steps.declared(EWC(None)) == ("rows",)         # its first step only: later ones forget the key
+    assert steps.declared(Incremental(None)) is None      # says nothing: never shared
 
 
 def test_an_undeclared_strategy_fits_every_step():
@@ -201,6 +203,26 @@ def test_every_registered_strategy_on_a_torch_detector(tmp_path):
     spec = _grid_spec([ae], names, seeds=1, scenarios=("concept_incremental",))
     off, on, _ = _compare(spec, tmp_path)
     assert on.work["fitted"] < off.work["fitted"]
+    # step 1 is naive's for each of them (no penalty, teacher or memory yet): fitted once, by the first
+    first = [next(r for r in on.runs if r.strategy == n) for n in ("naive", "fine_tune", "ewc", "lwf", "agem", "der")]
+    assert sum(r.timings["work"]["steps"] - r.timings["work"]["fitted"] for r in first) >= 5
+
+
+def test_fine_tuning_shares_its_first_step_and_continues_on_its_own_copy():
+    pytest.importorskip("torch")
+    from clad.detectors.torch_ae import AutoEncoder
+
+    ds = make_synthetic(n_concepts=3, n_features=3, n_train=60, n_test=40, random_state=0)
+    ae = AutoEncoder(hidden_sizes=(4, 2), epochs=2)
+    alone = [run_experiment(ds, ConceptIncremental(), s, seed=0) for s in (Naive(ae), FineTune(ae), FineTune(ae))]
+    cache = steps.StepCache(verify=False)
+    with steps.using(cache):
+        shared = [run_experiment(ds, ConceptIncremental(), s, seed=0) for s in (Naive(ae), FineTune(ae), FineTune(ae))]
+    assert [_R_bytes(r) for r in shared] == [_R_bytes(r) for r in alone]
+    assert [r.timings["work"]["fitted"] for r in shared] == [3, 2, 0]
+    with steps.using(steps.StepCache(verify=True)):
+        for s in (Naive(ae), FineTune(ae), FineTune(ae)):
+            run_experiment(ds, ConceptIncremental(), s, seed=0)
 
 
 def test_sharing_does_not_depend_on_the_executor(tmp_path):

@@ -4,6 +4,8 @@
 * :mod:`clad.core.evaluation` — the :class:`Evaluator`: each test concept scored once per step into R;
 * :mod:`clad.core.experiment` — :func:`run_experiment`: dataset, scenario and strategy objects in, a result out;
 * :mod:`clad.core.seeding` — how a run seed reaches the dataset, scenario, strategy and detector;
+* :mod:`clad.core.steps` — training steps keyed by their inputs, fitted and scored once per key
+  (:mod:`clad.core.fitted_state`: what a fitted state holds, for verification and a cache's limit);
 * :mod:`clad.core.buffers`, :mod:`clad.core.memmap` — growable row buffers and memory-mapped streams.
 
 A run's result is a :class:`~clad.results.RunResult` (:mod:`clad.results`, the layer below). The

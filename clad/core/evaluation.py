@@ -265,6 +265,7 @@ class Evaluator:
         # steps shared through this thread's cache (clad.core.steps), read here: scoring threads have none
         self._cache = step_sharing.current()
         self._rows_fp: dict[int, str] = {}
+        self._labels_fp: dict[int, str] = {}
         self._work = {"steps": 0, "fitted": 0, "passes": 0, "scored": 0}
         self._work_lock = threading.Lock()
         self._origin = ""
@@ -294,21 +295,34 @@ class Evaluator:
                 d = self._cache.counts.minus(before)
                 self._work["fitted"] += int(d.fits_computed > 0 or d.fits == 0)
 
-    def _scored(self, strategy, j: int, concept: Concept, concept_id) -> Scored:
+    def _scored(self, strategy, j: int, concept: Concept, concept_id) -> tuple[Scored, str | None]:
         """``strategy.score`` of test concept ``j``, or the scores an earlier step with the same
-        scoring key gave (:mod:`clad.core.steps`)."""
+        scoring key gave (:mod:`clad.core.steps`), and the key of its metric values (None: not
+        shared). Scoring threads (``n_jobs > 1``) share nothing: the cache catches each
+        computation's warnings to raise them again, which only the run's own thread may do."""
         compute = lambda: strategy.score(concept.X, concept_id=concept_id)  # noqa: E731
-        if self._cache is None:
+        key = None
+        if self._cache is None or self.n_jobs > 1:
             scored, computed = compute(), True
         else:
             if j not in self._rows_fp:
                 self._rows_fp[j] = step_sharing.rows_fingerprint(concept.X)
-            scored, computed = self._cache.score(step_sharing.score_key(strategy, concept_id), concept.X, compute,
-                                                 origin=self._origin, rows=self._rows_fp[j])
+            skey = step_sharing.score_key(strategy, concept_id)
+            scored, computed = self._cache.score(skey, concept.X, compute, origin=self._origin, rows=self._rows_fp[j])
+            if skey is not None and not self._timed[j]:
+                key = self._values_key(j, skey)
         with self._work_lock:
             self._work["passes"] += 1
             self._work["scored"] += int(computed)
-        return scored
+        return scored, key
+
+    def _values_key(self, j: int, skey: str) -> str:
+        """The key of test concept ``j``'s metric values under the scores of key ``skey``: the
+        scores, the labels, the base metrics and their parameters."""
+        if j not in self._labels_fp:
+            self._labels_fp[j] = step_sharing.rows_fingerprint(self.test_concepts[j].y)
+        return "values:" + step_sharing.combine(skey, self._rows_fp[j], self._labels_fp[j], self.base_metrics,
+                                                sorted(self.metric_params.items()))
 
     def _score_one(self, strategy, j: int, with_ids: bool, threshold: float | None = None
                    ) -> tuple[dict[str, float] | None, list | None, dict | None, tuple[float, float]]:
@@ -318,15 +332,15 @@ class Evaluator:
         ``threshold`` (a calibrated one) replaces the strategy's own."""
         concept = self.test_concepts[j]
         try:
-            scored = check_scored(self._scored(strategy, j, concept, concept.name if with_ids else None),
-                                  len(concept.X), strategy, f"test concept {concept.name!r}")
+            scored, values_key = self._scored(strategy, j, concept, concept.name if with_ids else None)
+            scored = check_scored(scored, len(concept.X), strategy, f"test concept {concept.name!r}")
         except Exception as exc:
             if hasattr(exc, "add_note"):
                 exc.add_note(f"(raised while scoring test concept {concept.name!r} after training step "
                              f"{len(self._steps)})")
             raise
-        if threshold is not None:
-            scored = Scored(scored.scores, threshold)
+        if threshold is not None:  # a calibrated threshold: the values are this run's own
+            scored, values_key = Scored(scored.scores, threshold), None
         fpr = (float(scored.threshold), realised_fpr(concept.y, scored.scores, scored.threshold))
         trace = self._trace(concept, scored) if self._trace_at is not None and self._trace_at[0] == j else None
         series = self._per_series(concept, scored) if self._timed[j] else None
@@ -344,15 +358,20 @@ class Evaluator:
                 self._warn_once(f"points:{concept.name}", f"test concept {concept.name!r}: its time points hold a "
                                 "single class; its range metrics are undefined and recorded as NaN")
                 points = "undefined"
-        values = {}
-        # the arguments are clad's own, valid by construction: skip scikit-learn's parameter checks
-        # (the data checks stay), which cost as much as the metric on a test set of a few hundred rows
-        with sklearn.config_context(skip_parameter_validation=True):
-            for m in self.base_metrics:
-                if self._decls[m].time_axis and points is not None:
-                    values[m] = float("nan") if points == "undefined" else self._metric(m, *points)
-                else:
-                    values[m] = self._metric(m, concept.y, scored)
+        def compute() -> dict[str, float]:
+            values = {}
+            # the arguments are clad's own, valid by construction: skip scikit-learn's parameter checks
+            # (the data checks stay), which cost as much as the metric on a test set of a few hundred rows
+            with sklearn.config_context(skip_parameter_validation=True):
+                for m in self.base_metrics:
+                    if self._decls[m].time_axis and points is not None:
+                        values[m] = float("nan") if points == "undefined" else self._metric(m, *points)
+                    else:
+                        values[m] = self._metric(m, concept.y, scored)
+            return values
+
+        # the values of shared scores are shared too (a pure function of the scores and labels)
+        values = compute() if values_key is None else dict(self._cache.memo(values_key, compute, self._origin))
         return values, series, trace, fpr
 
     def _metric(self, name: str, y, scored: Scored) -> float:
@@ -563,7 +582,16 @@ class Evaluator:
                 "calibration_rows": {k: int(len(v)) for k, v in self._calibration.items()}}
 
     def _chance_levels(self) -> dict[str, list[float]]:
-        """:func:`concept_chance_level` of every base metric and test concept, computed once."""
+        """:func:`concept_chance_level` of every base metric and test concept, computed once (once
+        per grid process where steps are shared: a function of the labels alone)."""
+        if self._cache is None or any(self._timed):
+            return self._compute_chance_levels()
+        key = "chance:" + step_sharing.combine(
+            [step_sharing.rows_fingerprint(c.y) for c in self.test_concepts], self.base_metrics,
+            sorted(self.metric_params.items()))
+        return {m: list(v) for m, v in self._cache.memo(key, self._compute_chance_levels, self._origin).items()}
+
+    def _compute_chance_levels(self) -> dict[str, list[float]]:
         out = {}
         for m in self.base_metrics:
             levels = []

@@ -20,7 +20,9 @@ the engine runs the runs whose keys can coincide one after another in one proces
 ``step_inputs`` (None: never shared). ``"rows"`` says that each of its fits is a fresh clone of
 the prototype fitted on the rows it hands ``_fit_new``, that it never changes a fitted detector
 afterwards, and that its ``score`` is the fitted detector's (or its own ``score_key`` says what
-its scores are a function of). A subclass that writes its own ``learn`` or ``score`` and does not
+its scores are a function of). ``"state"`` adds that a strategy training one detector further
+(``partial_fit``, fine-tuning) gets a copy of the state a step reaches, keyed by the state it
+started from and the rows (:func:`fit_owned`, :func:`fit_further`). A subclass that writes its own ``learn`` or ``score`` and does not
 declare again is never shared (:func:`declared`): a user's plug-in stays correct.
 
 **Verification.** A cache made with ``verify=True`` computes every step anyway and compares the
@@ -46,22 +48,23 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 import hashlib
 import threading
 import types
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 from ..errors import CladError
 from .concepts import owned
+from .fitted_state import KEY_ATTR, first_difference, learned_state, state_bytes
 
 __all__ = ["StepCache", "SharingMismatch", "Unshareable", "Counts", "fit_key", "score_key", "rows_fingerprint",
            "describe", "declared", "key_of", "learned_state", "using", "current", "DEFAULT_MAX_BYTES",
-           "fit_fresh", "grid_work", "format_work"]
+           "fit_fresh", "fit_owned", "fit_further", "forget_key", "grid_work", "format_work"]
 
-#: the attribute a fitted detector carries its step key in
-KEY_ATTR = "_clad_step_key"
 
 #: a cache's default limit: the bytes of fitted states and scores it keeps (256 MiB)
 DEFAULT_MAX_BYTES = 256 * 2**20
@@ -158,7 +161,7 @@ def declared(strategy) -> tuple[str, ...] | None:
     ...     def learn(self, X, concept_id=None):
     ...         return super().learn(X)
     >>> declared(Naive()), declared(Mine())
-    (('rows',), None)
+    (('rows', 'state'), None)
     """
     cls = type(strategy)
     owner = next((c for c in cls.__mro__ if "step_inputs" in c.__dict__), None)
@@ -193,93 +196,6 @@ def combine(*parts: Any) -> str:
     return _hash(*(repr(p) for p in parts))
 
 
-# -- learned state, for verification ----------------------------------------------------------------
-def learned_state(obj: Any) -> dict[str, str]:
-    """``{attribute path: digest}`` of what ``obj`` holds: arrays by bytes, torch tensors and
-    modules by their values, RNG states, plain values by ``repr``; nested objects' attributes
-    (``a.b.c``), at most 6 levels down. The step key attribute is left out."""
-    out: dict[str, str] = {}
-    _walk(obj, "", out, 0, set())
-    return out
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _walk(v: Any, path: str, out: dict, depth: int, seen: set) -> None:
-    if v is None or isinstance(v, (bool, int, float, str, bytes, np.generic)):
-        out[path] = repr(v)
-        return
-    if isinstance(v, np.ndarray):
-        out[path] = f"{v.dtype.str}{v.shape}:" + (_digest(np.ascontiguousarray(v).tobytes()) if not v.dtype.hasobject
-                                                   else repr(v.tolist()))
-        return
-    if isinstance(v, np.random.Generator):
-        out[path] = repr(v.bit_generator.state)
-        return
-    if isinstance(v, np.random.RandomState):
-        state = v.get_state()
-        out[path] = _digest(state[1].tobytes()) + repr(state[2:])
-        return
-    mod = type(v).__module__ or ""
-    if mod.startswith("torch"):
-        _walk_torch(v, path, out, depth, seen)
-        return
-    if depth >= 6 or id(v) in seen:
-        out[path] = type(v).__name__
-        return
-    seen.add(id(v))
-    if isinstance(v, (list, tuple)):
-        for i, x in enumerate(v):
-            _walk(x, f"{path}[{i}]", out, depth + 1, seen)
-        out.setdefault(path, f"{type(v).__name__}({len(v)})")
-        return
-    if isinstance(v, dict):
-        for k in sorted(v, key=repr):
-            _walk(v[k], f"{path}[{k!r}]", out, depth + 1, seen)
-        out.setdefault(path, f"dict({len(v)})")
-        return
-    if isinstance(v, (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
-        out[path] = getattr(v, "__qualname__", type(v).__name__)
-        return
-    attrs = getattr(v, "__dict__", None)
-    if attrs is None:
-        out[path] = type(v).__name__
-        return
-    out[path] = type(v).__qualname__
-    for k in sorted(attrs):
-        if k == KEY_ATTR:
-            continue
-        _walk(attrs[k], f"{path}.{k}" if path else k, out, depth + 1, seen)
-
-
-def _walk_torch(v: Any, path: str, out: dict, depth: int, seen: set) -> None:
-    import torch
-
-    if isinstance(v, torch.Tensor):
-        t = v.detach().cpu()
-        out[path] = f"{t.dtype}{tuple(t.shape)}:" + _digest(t.contiguous().view(torch.uint8).numpy().tobytes()
-                                                           if t.numel() else b"")
-    elif isinstance(v, torch.nn.Module):
-        for k, t in v.state_dict().items():
-            _walk_torch(t, f"{path}.{k}", out, depth + 1, seen)
-        out.setdefault(path, type(v).__qualname__)
-    elif isinstance(v, torch.Generator):
-        out[path] = _digest(v.get_state().numpy().tobytes())
-    elif isinstance(v, torch.optim.Optimizer):
-        _walk(v.state_dict(), path, out, depth + 1, seen)
-    else:
-        out[path] = type(v).__qualname__
-
-
-def _first_difference(a: dict[str, str], b: dict[str, str]) -> str | None:
-    for k in sorted(set(a) | set(b)):
-        if a.get(k) != b.get(k):
-            return k or "(the object itself)"
-    return None
-
-
 # -- the cache ---------------------------------------------------------------------------------------
 @dataclass
 class Counts:
@@ -306,36 +222,22 @@ class _Entry:
     nbytes: int
     origin: str
     state: dict | None = None
+    #: the warnings computing it raised, ``(message, category)``: raised again wherever it is used
+    warned: tuple = ()
 
 
-def _nbytes(obj: Any, depth: int = 0, seen: set | None = None) -> int:
-    """An estimate of the bytes ``obj`` holds: its arrays and tensors, plus a little per object."""
-    seen = set() if seen is None else seen
-    if id(obj) in seen or depth > 6:
-        return 0
-    seen.add(id(obj))
-    if isinstance(obj, np.ndarray):
-        return int(obj.nbytes) if obj.base is None or depth == 0 else int(obj.nbytes)
-    mod = type(obj).__module__ or ""
-    if mod.startswith("torch"):
-        try:
-            import torch
+def _computing(compute: Callable[[], Any]) -> tuple[Any, tuple]:
+    """``compute()`` and the warnings it raised (caught here: the caller raises them again, so a
+    run records the same warnings whether it computed a step or took it from the cache)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = compute()
+    return value, tuple((str(w.message), w.category) for w in caught)
 
-            if isinstance(obj, torch.Tensor):
-                return int(obj.element_size() * obj.numel())
-            if isinstance(obj, torch.nn.Module):
-                return sum(int(t.element_size() * t.numel()) for t in obj.state_dict().values())
-        except Exception:  # noqa: BLE001 - only an estimate
-            return 64
-        return 64
-    if isinstance(obj, (list, tuple)):
-        return 64 + sum(_nbytes(v, depth + 1, seen) for v in obj)
-    if isinstance(obj, dict):
-        return 64 + sum(_nbytes(v, depth + 1, seen) for v in obj.values())
-    attrs = getattr(obj, "__dict__", None)
-    if isinstance(attrs, dict):
-        return 64 + sum(_nbytes(v, depth + 1, seen) for v in attrs.values())
-    return 32
+
+def _replay(warned: tuple) -> None:
+    for message, category in warned:
+        warnings.warn(message, category, stacklevel=3)
 
 
 class StepCache:
@@ -394,27 +296,59 @@ class StepCache:
                 self.counts.fits += 1
                 self.counts.fits_computed += 1
             return detector.fit(X)
+        X = owned(X)  # the cached state may keep the rows: never rows someone can change later
+        return self._fitted(key, lambda: detector.fit(X), origin, owned_copy=False)
+
+    def fit_further(self, detector, X, origin: str = "") -> Any:
+        """``detector`` (a keyed fitted state this strategy owns) trained further with
+        ``partial_fit(X)``, or a copy of the state an earlier step with the same key reached (the
+        key: the state it starts from and the rows). The strategy owns what it gets back."""
+        try:
+            start = key_of(detector)
+            if start is None:
+                raise Unshareable("a state without a key")
+            key = "further:" + _hash("partial_fit", start, rows_fingerprint(X))
+        except Unshareable:
+            with self._lock:
+                self.counts.fits += 1
+                self.counts.fits_computed += 1
+            detector.__dict__.pop(KEY_ATTR, None)  # its state is no longer the keyed one
+            detector.partial_fit(X)
+            return detector
+        detector.__dict__.pop(KEY_ATTR, None)
+
+        def compute():
+            detector.partial_fit(X)
+            return detector
+
+        return self._fitted(key, compute, origin, owned_copy=True)
+
+    def _fitted(self, key: str, compute: Callable[[], Any], origin: str, owned_copy: bool) -> Any:
+        """What ``compute()`` fits under ``key``, computed once: shared as it is, or (``owned_copy``,
+        for a strategy that goes on training it) kept as a snapshot and handed out as copies."""
         with self._lock:
             self.counts.fits += 1
             entry = self._get(key)
         if entry is not None and not self.verify:
-            return entry.value
-        X = owned(X)  # the cached state may keep the rows: never rows someone can change later
-        fitted = detector.fit(X)
+            _replay(entry.warned)
+            return copy.deepcopy(entry.value) if owned_copy else entry.value
+        fitted, warned = _computing(compute)
+        _replay(warned)
         setattr(fitted, KEY_ATTR, key)
         with self._lock:
             self.counts.fits_computed += 1
             if entry is not None:
                 self.counts.verified += 1
                 fresh = learned_state(fitted)
-                where = _first_difference(entry.state or {}, fresh)
+                where = first_difference(entry.state or {}, fresh)
                 if where is not None:
                     raise SharingMismatch(
                         f"sharing verification failed: step key {key} was fitted by {entry.origin} and again by "
                         f"{origin or 'another step'}, and the two fitted states differ in {where!r}: the strategy "
                         "or detector declares fewer inputs than its fit reads")
                 return fitted
-            self._put(key, _Entry(fitted, _nbytes(fitted), origin, learned_state(fitted) if self.verify else None))
+            kept = copy.deepcopy(fitted) if owned_copy else fitted
+            self._put(key, _Entry(kept, state_bytes(kept), origin, learned_state(kept) if self.verify else None, warned))
         return fitted
 
     # -- scores
@@ -436,8 +370,10 @@ class StepCache:
         with self._lock:
             entry = self._get(full)
         if entry is not None and not self.verify:
+            _replay(entry.warned)
             return entry.value, False
-        value = compute()
+        value, warned = _computing(compute)
+        _replay(warned)
         with self._lock:
             self.counts.passes_computed += 1
             if entry is not None:
@@ -448,8 +384,30 @@ class StepCache:
                         f"{entry.origin} and again by {origin or 'another step'}, and the scores differ: the "
                         "strategy declares fewer inputs than its scores read")
                 return value, True
-            self._put(full, _Entry(value, _nbytes(value), origin))
+            self._put(full, _Entry(value, state_bytes(value), origin, warned=warned))
         return value, True
+
+    # -- anything else computed from keyed inputs (the metric values of shared scores)
+    def memo(self, key: str, compute: Callable[[], Any], origin: str = "") -> Any:
+        """``compute()``, or what it gave an earlier call with the same ``key`` (its warnings
+        raised again); verifying, computed anyway and compared (``repr``)."""
+        with self._lock:
+            entry = self._get(key)
+        if entry is not None and not self.verify:
+            _replay(entry.warned)
+            return entry.value
+        value, warned = _computing(compute)
+        _replay(warned)
+        with self._lock:
+            if entry is not None:
+                self.counts.verified += 1
+                if repr(entry.value) != repr(value):
+                    raise SharingMismatch(
+                        f"sharing verification failed: key {key} was computed by {entry.origin} and again by "
+                        f"{origin or 'another step'}, and the two differ")
+                return value
+            self._put(key, _Entry(value, state_bytes(value), origin, warned=warned))
+        return value
 
 
 def _same_scored(a, b) -> bool:
@@ -501,6 +459,46 @@ def set_origin(run: str | None = None, step: int | None = None) -> None:
         o.run, o.step = run, 0
     if step is not None:
         o.step = step
+
+
+def fit_owned(strategy, detector, X):
+    """``detector`` (a fresh clone) fitted on ``X`` for a strategy that goes on training it
+    (``partial_fit``): a copy of a shared state, never the shared object itself."""
+    cache = current()
+    if cache is None or declared(strategy) is None:
+        if cache is not None:
+            with cache._lock:
+                cache.counts.fits += 1
+                cache.counts.fits_computed += 1
+        return detector.fit(X)
+    try:
+        key = fit_key(detector, X)
+    except Unshareable:
+        return fit_fresh(strategy, detector, X)
+    X = owned(X)
+    return cache._fitted(key, lambda: detector.fit(X), origin(), owned_copy=True)
+
+
+def forget_key(detector) -> None:
+    """``detector`` is about to change in a way no key describes: it is no longer a keyed state."""
+    if detector is not None and hasattr(detector, "__dict__"):
+        detector.__dict__.pop(KEY_ATTR, None)
+
+
+def fit_further(strategy, detector, X):
+    """``detector`` (the strategy's own) trained further with ``partial_fit(X)``: through this
+    thread's cache when the strategy declares ``"state"`` among its step inputs, else computed."""
+    cache = current()
+    decl = declared(strategy)
+    if cache is None or decl is None or "state" not in decl:
+        if cache is not None:
+            with cache._lock:
+                cache.counts.fits += 1
+                cache.counts.fits_computed += 1
+        detector.__dict__.pop(KEY_ATTR, None)
+        detector.partial_fit(X)
+        return detector
+    return cache.fit_further(detector, X, origin=origin())
 
 
 def fit_fresh(strategy, detector, X):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..core.buffers import RowBuffer
 from ..detectors import detector_name
 from ..errors import CladValueError
-from ..core.steps import fit_fresh
+from ..core.steps import fit_fresh, fit_further, fit_owned
 from .base import Strategy
 
 __all__ = ["Naive", "FineTune", "Cumulative"]
@@ -34,8 +34,9 @@ class Naive(Strategy):
 
     reads_concept_id = False
     uses_random_state = False
-    #: a fresh fit on the newest rows (fine-tuning's fits are never shared: they change the detector)
-    step_inputs = ("rows",)
+    #: a fresh fit on the newest rows; fine-tuning: the first fit, then the state it starts from and
+    #: the rows it is trained further on (a shared state is handed out as a copy)
+    step_inputs = ("rows", "state")
 
     def __init__(self, detector=None, warm_start: bool = False, random_state: int | None = None):
         self.detector = detector
@@ -54,14 +55,14 @@ class Naive(Strategy):
 
     def learn(self, X, concept_id=None):
         if self.warm_start and hasattr(self, "detector_"):
-            self.detector_.partial_fit(X)
+            self.detector_ = fit_further(self, self.detector_, X)
         else:
             det = self._new_detector()
             problem = self.detector_problem(det)
             if problem:
                 raise CladValueError(problem)
-            # a detector fine-tuning goes on training is its own; a fresh fit is computed once per key
-            self.detector_ = det.fit(X) if self.warm_start else fit_fresh(self, det, X)
+            # a fresh fit is computed once per key; fine-tuning goes on training its own copy of it
+            self.detector_ = fit_owned(self, det, X) if self.warm_start else fit_fresh(self, det, X)
         return self
 
 

@@ -20,6 +20,7 @@ import copy
 from ..detectors import detector_name
 from ..errors import CladValueError
 from ..validation import COUNT, Interval, Real, StrOptions
+from ..core.steps import fit_owned, forget_key
 from .base import Strategy
 
 __all__ = ["EWC", "LwF", "EWC_MODES"]
@@ -57,8 +58,11 @@ class Regularized(Strategy):
         if not hasattr(self, "detector_"):
             det = self._new_detector()
             _check_torch(self, det)
-            self.detector_ = det.fit(X)
+            # the first fit has no penalty, teacher or memory yet: naive's first step, shared by key
+            # (clad.core.steps) where the strategy declares it; the strategy trains its own copy further
+            self.detector_ = fit_owned(self, det, X)
             return
+        forget_key(self.detector_)  # trained further with what no key describes: never shared again
         self.detector_.partial_fit(X, extra_loss=None if extra_loss_factory is None else extra_loss_factory(),
                                    grad_hook=None if grad_hook_factory is None else grad_hook_factory())
 
@@ -107,6 +111,9 @@ class EWC(Regularized):
             for p, f, a in zip(params, fisher, anchor):
                 total = total + (f * (p - a) ** 2).sum()
         return 0.5 * float(self.ewc_lambda) * total
+
+    #: the first step is a fresh fit on its rows (shared); every later one is its own
+    step_inputs = ("rows",)
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "penalties_"):
@@ -162,6 +169,9 @@ class LwF(Regularized):
             return alpha * ((module.reconstruct(xb) - target) ** 2).mean()
 
         return extra_loss
+
+    #: the first step is a fresh fit on its rows (shared); every later one is its own
+    step_inputs = ("rows",)
 
     def learn(self, X, concept_id=None):
         self._first_or_continue(X, self._distillation)

@@ -123,6 +123,9 @@ class _Rehearsal(Regularized):
         width = int(np.prod(self.row_shape_))
         return flat[:, :width].reshape(flat.shape[0], *self.row_shape_)
 
+    #: the first step is a fresh fit on its rows (shared); every later one is its own
+    step_inputs = ("rows",)
+
     def learn(self, X, concept_id=None):
         X = np.asarray(X)
         if not hasattr(self, "buffer_"):
