@@ -683,6 +683,7 @@ def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
     (concept-agnostic: one batch, so every row of R is the same)."""
     big = float(np.finfo(np.float32).max)
     needed, why = _rows_needed(detector) if detector is not None else (2, "a detector needs at least 2 rows")
+    flat_concepts: list[str] = []  # constant features: one warning for the whole dataset
     for c in dataset.train:
         X = np.asarray(c.X)
         if len(X) < needed:
@@ -697,9 +698,17 @@ def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
                 shown = ", ".join(map(str, flat[:10])) + (", ..." if flat.size > 10 else "")
                 what = ("feature(s)" if X.ndim <= 2 else
                         f"value(s) per window ({' x '.join(map(str, X.shape[1:]))}, flattened)")
-                warnings.warn(f"training concept {c.name!r}: {flat.size} of {rows.shape[1]} {what} constant or "
-                              f"near-constant (column {shown}); a detector learns nothing from them", RunWarning,
-                              stacklevel=2)
+                flat_concepts.append(f"{c.name!r}: {flat.size} of {rows.shape[1]} {what} constant or near-constant "
+                                     f"(column {shown})")
+    if len(flat_concepts) == 1:
+        warnings.warn(f"training concept {flat_concepts[0]}; a detector learns nothing from them", RunWarning,
+                      stacklevel=2)
+    elif flat_concepts:
+        listed = "; ".join(flat_concepts[:5]) + (f"; and {len(flat_concepts) - 5} more" if len(flat_concepts) > 5
+                                                 else "")
+        warnings.warn(f"{len(flat_concepts)} of {len(dataset.train)} training concepts have constant or "
+                      f"near-constant features, which a detector learns nothing from: {listed}", RunWarning,
+                      stacklevel=2)
     for c in (*dataset.train, *dataset.test):
         X = np.asarray(c.X)
         if np.issubdtype(X.dtype, np.floating) and X.size:

@@ -46,17 +46,20 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from ..results.record import RunResult
-from ..errors import CladValueError
+from ..errors import CladError, CladValueError
 from .forkserver import mp_context
 from .config import RunConfig
 from .run import execution_order, failed_result, run_safely
 
 __all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "execute_group", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
-           "limited_threads", "execute_unit"]
+           "limited_threads", "execute_unit", "ClusterLost", "import_modules", "LOST_CLUSTER_SECONDS"]
 
 from ..core.time_limit import RunTimeout, check_timeout, time_limit
 
 log = logging.getLogger(__name__)
+
+#: seconds a Dask client may be without its scheduler before the grid stops, naming the lost cluster
+LOST_CLUSTER_SECONDS = 10.0
 
 #: environment variables that cap the threads of BLAS / OpenMP libraries in worker processes
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
@@ -411,10 +414,68 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
 
 
 # -- Dask ---------------------------------------------------------------------------------------
+class ClusterLost(CladError):
+    """The Dask cluster went away while runs were computing (its scheduler stopped answering): the
+    runs finished before are kept; the runs in flight are not failures of their own."""
+
+
+def _component_modules(configs: Sequence[RunConfig]) -> list[str]:
+    """The modules a worker imports to build the components ``configs`` name (registered names by
+    their import path, plug-ins by theirs)."""
+    from ..datasets import DATASETS
+    from ..detectors import DETECTORS
+    from ..scenarios import SCENARIOS
+    from ..strategies import STRATEGIES
+
+    modules = set()
+    for cfg in configs:
+        for comp, registry in ((cfg.dataset, DATASETS), (cfg.scenario, SCENARIOS), (cfg.strategy, STRATEGIES),
+                               (cfg.detector, DETECTORS)):
+            path = registry.path(comp.name) if comp.name in registry else comp.name
+            if isinstance(path, str) and (":" in path or "." in path):
+                module = path.partition(":")[0] if ":" in path else path.rpartition(".")[0]
+                if module:
+                    modules.add(module)
+    return sorted(modules)
+
+
+def import_modules(modules: Sequence[str]) -> list[tuple[str, str]]:
+    """Import each of ``modules`` here: ``(module, why)`` for each that cannot be (run on Dask workers
+    before a grid is submitted)."""
+    import importlib
+
+    failed = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:  # noqa: BLE001 - any way a module fails to import, said
+            failed.append((name, f"{type(exc).__name__}: {exc}"))
+    return failed
+
+
+def _check_worker_imports(client, configs: Sequence[RunConfig]) -> None:
+    """Every module the grid names imported on every worker before anything is submitted: a plug-in
+    importable here but not there is a clear error (with the fix), not a failure of each run."""
+    modules = _component_modules(configs)
+    if not modules:
+        return
+    answers = client.run(import_modules, modules)
+    missing = {}
+    for worker, failed in answers.items():
+        for module, why in failed:
+            missing.setdefault((module, why), []).append(worker)
+    if missing:
+        lines = [f"module {module!r} cannot be imported on {len(workers)} of {len(answers)} Dask worker(s) "
+                 f"(e.g. {workers[0]}): {why}" for (module, why), workers in missing.items()]
+        raise CladValueError("; ".join(lines) + ". Nothing was submitted. Make it importable on the workers: "
+                             "start them with PYTHONPATH naming its folder, send the file with "
+                             "client.upload_file('module.py'), or install it there as a package")
+
+
 def _iter_dask(groups: Sequence[list[RunConfig]], address, timeout: float | None,
                threads: int | None, sharing=None) -> Iterator[RunEvent]:
     try:
-        from dask.distributed import Client, as_completed
+        from dask.distributed import Client
     except ImportError:
         raise CladValueError("running on Dask needs dask.distributed: pip install 'clad[dask]'") from None
     if timeout is not None:
@@ -425,40 +486,63 @@ def _iter_dask(groups: Sequence[list[RunConfig]], address, timeout: float | None
         client = Client(address, timeout="30s") if own_client else address
     except (OSError, TimeoutError, ValueError) as exc:
         raise CladValueError(f"cannot connect to the Dask scheduler at {address!r} ({exc})") from None
+    where = address if isinstance(address, str) else getattr(client, "scheduler", None) and client.scheduler.address
     try:
+        _check_worker_imports(client, [c for g in groups for c in g])
         slots = max(1, sum(client.nthreads().values()))
         todo = [g if isinstance(g, ReplicaUnit) else list(g) for g in groups][::-1]
-        inflight: dict = {}
-        ac = as_completed()
+        inflight: dict = {}  # key -> (future, group, started)
+        lost_since = None
 
         def submit():  # a sharing group is one task: its runs share a step cache in one worker
             group = todo.pop()
             fut = client.submit(execute_group, group, timeout, threads, sharing,
                                 key=f"clad-run-{group[0].run_id}-{time.time_ns()}", pure=False)
-            inflight[fut.key] = (group, _utc())
-            ac.add(fut)
-            return group, inflight[fut.key][1]
+            inflight[fut.key] = (fut, group, _utc())
+            return group, inflight[fut.key][2]
+
+        def lost(why: str) -> ClusterLost:
+            n = sum(len(g) for _, g, _ in inflight.values())
+            return ClusterLost(f"lost the Dask cluster at {where} ({why}) while {n} run(s) were computing; "
+                               "the runs finished before are kept in the results database and the runs in flight "
+                               "are not recorded as failed: start the cluster again and run the same command to "
+                               "resume")
 
         while todo and len(inflight) < 2 * slots:
             group, started = submit()
             for cfg in group:
                 yield RunEvent("started", cfg, started=started)
-        for fut in ac:
-            group, started = inflight.pop(fut.key)
-            try:
-                outcomes = fut.result()
-            except Exception:  # noqa: BLE001 - the task itself failed (not the run)
-                outcomes = [(failed_result(cfg, traceback.format_exc()), started, _utc()) for cfg in group]
-            fut.release()
-            for cfg, (result, started_at, finished) in zip(group, outcomes):
-                yield RunEvent("finished", cfg, result=result, started=started_at, finished=finished)
-            if todo:
-                group, started = submit()
-                for cfg in group:
-                    yield RunEvent("started", cfg, started=started)
+        while inflight:
+            done = [key for key, (fut, _, _) in inflight.items() if fut.status != "pending"]
+            if not done:
+                if client.status != "running":  # the scheduler stopped answering: wait a little, then say so
+                    lost_since = lost_since or time.monotonic()
+                    if time.monotonic() - lost_since > LOST_CLUSTER_SECONDS:
+                        raise lost(f"the client is {client.status}")
+                else:
+                    lost_since = None
+                time.sleep(0.1)
+                continue
+            for key in done:
+                fut, group, started = inflight.pop(key)
+                if fut.status == "cancelled":  # the cluster dropped it (a lost scheduler), not the run
+                    inflight[key] = (fut, group, started)
+                    raise lost("its scheduler cancelled the runs in flight")
+                try:
+                    outcomes = fut.result()
+                except Exception:  # noqa: BLE001 - the task itself failed (not the run)
+                    outcomes = [(failed_result(cfg, traceback.format_exc()), started, _utc()) for cfg in group]
+                fut.release()
+                for cfg, (result, started_at, finished) in zip(group, outcomes):
+                    yield RunEvent("finished", cfg, result=result, started=started_at, finished=finished)
+                if todo:
+                    group, started = submit()
+                    for cfg in group:
+                        yield RunEvent("started", cfg, started=started)
     finally:
         if own_client:
-            client.close()
+            with contextlib.suppress(Exception):
+                client.close(timeout=5)
 
 
 # -- sequential ---------------------------------------------------------------------------------
