@@ -209,7 +209,7 @@ def _cmd_report(args) -> int:
         warnings.simplefilter("always")
         try:
             report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
-                                 stat_metrics=args.metric or (DEFAULT_METRIC,),
+                                 stat_metrics=args.metric or (DEFAULT_METRIC,), headline=args.headline,
                                  references=load_references(args.dir))
         except OSError as exc:  # a read-only or full disk, or --out naming a file
             where = exc.filename or out
@@ -399,6 +399,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="report folder (default DIR/report)")
     rp.add_argument("--metric", action="append", metavar="NAME",
                     help=f"scalar metric the statistics compare methods on (repeatable; default {DEFAULT_METRIC})")
+    rp.add_argument("--headline", metavar="BASE_METRIC",
+                    help="base metric that leads the headline, tables and statistics (default: the first of the "
+                         "spec's base_metrics)")
     rp.set_defaults(func=_cmd_report)
 
     from .datasets.cli import add_arguments as _dataset_arguments

@@ -19,8 +19,6 @@ from ..results.record import RunResult
 from ..errors import CladValueError
 from . import html as H
 from .aggregate import (
-    BEST,
-    best_status,
     chance_table,
     forgetting_table,
     leaderboard,
@@ -35,6 +33,7 @@ from .tuning_validity import tuning_section, validity_section
 from .describe import CONFIG_KEYS, MIN_INTERVAL_N, plural
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
+from .headline import deterministic_caveats, headline_lines
 from .tables import (
     cost_html,
     leaderboard_compact_html,
@@ -412,35 +411,14 @@ def _what_was_run(p: _Page, n_failed: int) -> str:
 
 
 def _findings(p: _Page) -> str:
-    """The best configuration of each scenario by the first headline metric of the first base
-    metric, its margin over the next, and whether its interval clears the next one's."""
+    """The best configuration of each scenario by the first headline metric of the headline base
+    metric (the leaderboard's first), its margin over the next, and what may be said of it."""
     if p.lb.empty:
         return ""
     metric = next(iter(scalar_names(headline=True)), "continual_average")
     base = p.lb["base_metric"].iloc[0]
     part = p.lb[p.lb["base_metric"] == base]
-    status = best_status(part, [metric])
-    higher = get_metric(metric).higher_is_better
-    items = []
-    for (dataset, scenario), sub in part.groupby(["dataset", "scenario"], sort=False):
-        ranked = sub.sort_values(f"{metric}_mean", ascending=not higher, kind="stable").dropna(subset=[f"{metric}_mean"])
-        if ranked.empty:
-            continue
-        top = ranked.iloc[0]
-        text = (f"<b>{H.html.escape(str(scenario))}</b>: {H.html.escape(top['strategy'])} + "
-                f"{H.html.escape(top['detector'])} {top[f'{metric}_mean']:.3f}")
-        if len(ranked) > 1:
-            nxt = ranked.iloc[1]
-            mark = status.at[ranked.index[0], metric]
-            text += (f", {abs(top[f'{metric}_mean'] - nxt[f'{metric}_mean']):.3f} ahead of "
-                     f"{H.html.escape(nxt['strategy'])} + {H.html.escape(nxt['detector'])} "
-                     + ("(intervals clear)" if mark == BEST else "(within noise)"))
-        c = p.chance
-        if c is not None and not c.empty:
-            ref = c[(c["dataset"] == dataset) & (c["base_metric"] == base) & (c["scenario"] == scenario)]
-            if len(ref) and ref.iloc[0].get(f"{metric}_mean") == ref.iloc[0].get(f"{metric}_mean"):
-                text += f"; chance {ref.iloc[0][f'{metric}_mean']:.3f}"
-        items.append(f"<li>{text}</li>")
+    items = [f"<li>{text}</li>" for text in headline_lines(part, metric, p.chance, p.results)]
     from ..core.evaluation import base_metric_shown
 
     label = f"{get_metric(metric).label} ({base_metric_shown(base)})"
@@ -477,6 +455,7 @@ def _caveats(p: _Page) -> list[str]:
         if text not in said:
             said.add(text)
             out.append(text)
+    out.extend(deterministic_caveats(p.shown))
     seeds = len({r.seed for r in p.ok})
     if 0 < seeds < MIN_INTERVAL_N:
         out.append(f"{seeds} seed{'s' if seeds > 1 else ''}: too few for intervals, so no value is marked best; "
@@ -488,7 +467,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
                 by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = (DEFAULT_METRIC,),
                 blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
                 title: str | None = None, spec_text: str | None = None,
-                references: Sequence[RunResult] = ()) -> Report:
+                references: Sequence[RunResult] = (), headline: str | None = None) -> Report:
     """Write the report of ``results`` into ``out_dir`` and return what was written.
 
     ``out_dir/index.html`` (self-contained), ``out_dir/figures/*.png`` (R heatmaps per
@@ -504,6 +483,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     the spec as the TOML the user wrote (``spec_text``) when given, else ``spec`` rendered as TOML,
     the scores of the benchmark's reference runs (``references``, :func:`clad.results.load_references`)
     and the validity checks of its single-task matrices when given, and ends with an index of its figures and their files.
+
+    The headline base metric (``headline``, else the first of the spec's ``base_metrics``) leads
+    the headline, the tables and the statistics; the others follow in the spec's order.
 
     The page opens with what was run (one line), what it found (the best configuration of each
     scenario, its margin, and what the statistics support) and one box of caveats; then one
@@ -525,8 +507,13 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     n_failed = len(results) - len(ok)
     if n_failed:
         report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance)")
+    if headline is not None:
+        recorded = {m for r in ok for m in (*r.R, *r.metrics)}
+        if recorded and headline not in recorded:
+            raise CladValueError(f"headline={headline!r} is not a base metric of these results; allowed: "
+                                 f"{', '.join(sorted(recorded))}")
     shown = merge_shared(ok)
-    page = _Page(results=results, ok=ok, shown=shown, lb=leaderboard(shown), chance=chance_table(shown),
+    page = _Page(results=results, ok=ok, shown=shown, lb=leaderboard(shown, headline=headline), chance=chance_table(shown),
                  figs=FigureStore(out / "figures", dpi), report=report, out=out, by=by, stat_metrics=stat_metrics,
                  blocks=blocks, alpha=alpha, spec=spec, spec_text=spec_text, references=references)
     sections = [part for build in SECTIONS for part in build(page)]

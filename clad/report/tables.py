@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..core.evaluation import base_metric_shown
 from ..metrics import get_metric, scalar_names
-from .aggregate import BEST, WITHIN_NOISE, best_status
+from .aggregate import BEST, NO_NOISE_ESTIMATE, WITHIN_NOISE, best_status
 from .describe import MIN_INTERVAL_N
 from .cost import COST
 
@@ -175,6 +175,9 @@ def _status_tip(status: str) -> str:
         return "; best in its scenario, its interval clear of the next best's"
     if status == WITHIN_NOISE:
         return "; the best mean in its scenario, but within noise of the next best (intervals overlap or too few seeds)"
+    if status == NO_NOISE_ESTIMATE:
+        return ("; the best mean in its scenario, but it or the next best is one computation over its seeds "
+                "(fewer than two independent values): no noise can be estimated, so nothing is claimed")
     return ""
 
 
@@ -203,6 +206,7 @@ def _legend(metrics: Sequence[str]) -> str:
     lower = [label(m) for m in metrics if not get_metric(m).higher_is_better]
     return (f"{LEGEND}; bold: the best mean of its column within its scenario, its interval clear of the next best's; "
             "≈: the best mean, but within noise of the next best (overlapping intervals, or too few seeds to tell); "
+            "no mark where the best or the next rests on one independent value (deterministic over seeds); "
             "higher is better" + (f" except {', '.join(lower)} (lower is better)" if lower else "")
             + "; the chance row gives what a detector without information gets through the same metric")
 
