@@ -278,12 +278,15 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
                       message=message, notes=tuple(notes), test=test, iman_davenport=fid, pairs=pairs)
 
 
-def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
+def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True,
+                      computations: pd.DataFrame | None = None) -> pd.DataFrame:
     """Methods compared pair by pair over the seeds of one block: per pair ``(a, b)`` (``a`` the
     better on average) the difference ``a - b`` over the seeds where both have a value, described
     as in :func:`clad.report.describe.describe` (``difference_mean``, ``_std``, ``_n``,
     ``_ci_low``, ``_ci_high``: a 95 % bootstrap interval, none below 3 seeds), and ``a_better``, in how many seeds ``a``
-    was better.
+    was better. With ``computations`` (what each cell was computed from,
+    :attr:`clad.report.blocks.Blocks.computations`), seeds where both methods repeat a computation
+    already counted are one value: a pair of deterministic methods has one difference, not one per seed.
 
     >>> t = pd.DataFrame({"A": [0.9, 0.8, 0.85], "B": [0.7, 0.75, 0.8]})
     >>> p = paired_over_seeds(t)
@@ -293,7 +296,11 @@ def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> 
     means = per_seed.mean(axis=0).sort_values(ascending=not higher_is_better, kind="stable")
     rows = []
     for a, b in itertools.combinations(list(means.index), 2):
-        d = (per_seed[a] - per_seed[b]).dropna().to_numpy()
+        diff = (per_seed[a] - per_seed[b]).dropna()
+        if computations is not None:
+            pair = [(computations.at[i, a], computations.at[i, b]) for i in diff.index]
+            diff = diff[~pd.Series(pair, index=diff.index, dtype=object).duplicated().to_numpy()]
+        d = diff.to_numpy()
         st = describe(d[:, None]) if d.size else describe(np.full((1, 1), np.nan))
         better = int((d > 0).sum() if higher_is_better else (d < 0).sum())
         rows.append({"a": a, "b": b, **{f"difference_{k}": (int(v[0]) if k == "n" else float(v[0]))
@@ -316,19 +323,31 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
     higher = get_metric(metric).higher_is_better
     results = list(results)
     ev = evidence_blocks(results, by=by, metric=metric, base_metric=base_metric, blocks=blocks)
-    notes = [*ev.merged, *ev.shared]
+    notes = [*ev.merged, *ev.matched, *ev.shared]
     if ev.scores.shape[0] != 1 or ev.scores.shape[1] < 2:
         c = compare_methods(ev.scores, higher_is_better=higher, alpha=alpha, by=by, metric=metric,
                             base_metric=base_metric, notes=notes)
         return _with_orders(c, results, blocks)
     block = str(ev.scores.index[0])
     seeds = ev.per_seed.dropna(how="all")
-    paired = paired_over_seeds(seeds, higher)
+    ids = ev.computations.reindex(seeds.index) if ev.computations is not None else None
+    paired = paired_over_seeds(seeds, higher, ids)
     ranks = _ranks(ev.scores, higher)
-    message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, so "
-               f"the {plural(by)} are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
-               f"bootstrap interval, none below 3 seeds). This shows whether a difference is consistent over seeds on this block, not that it "
-               f"holds on other data: a weaker claim than a test over independent datasets")
+    values = int(paired["difference_n"].max()) if len(paired) else 0
+    if values < 2:
+        message = (f"one independent block ({' × '.join(ev.fields)}: {block}) and fewer than two independent values "
+                   f"per pair of {plural(by)} over its seeds ({len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+                   + (", every method one computation over them" if len(seeds) > 1 else "")
+                   + "): no test across blocks and no paired comparison is possible; the scores are shown for "
+                     "information only")
+        paired = None
+    else:
+        message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, "
+                   f"so the {plural(by)} are compared paired over its seeds (at most {values} independent values "
+                   f"per pair: seeds where both are one computation count once; mean difference with a 95 % "
+                   f"bootstrap interval, none below 3 values). This shows whether a difference is consistent over "
+                   f"seeds on this block, not that it holds on other data: a weaker claim than a test over "
+                   f"independent datasets")
     warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
     c = Comparison(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher, alpha=alpha,
                    scores=ev.scores, ranks=ranks, average_ranks=ranks.mean(axis=0).sort_values(kind="stable"),

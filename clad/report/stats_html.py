@@ -86,7 +86,7 @@ def comparison_html(c: Comparison, figs: FigureStore) -> str:
         shown = pd.DataFrame({
             "pair": [f"{a} vs {b}" for a, b in zip(c.paired["a"], c.paired["b"])],
             "difference a − b": stats_text(c.paired, "difference"),
-            "a better in": [f"{k} of {n} seeds" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
+            "a better in": [f"{k} of {n} independent value{'s' if n != 1 else ''}" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
         out.append("<p class='legend'>Paired over seeds (one block): per pair, the mean over seeds of the "
                    "difference in " + H.html.escape(c.metric) + f" ({'higher' if c.higher_is_better else 'lower'} is "
                    "better) ± its std over seeds (the 95 % bootstrap interval, none below 3 seeds, and the number "
