@@ -671,7 +671,7 @@ def _bucket(values: np.ndarray, reduce) -> np.ndarray:
 def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str],
                    chance: Mapping[str, Sequence[float]] | None = None) -> None:
     """Warn (:class:`~clad.errors.RunWarning`) when a base metric is below its chance level on most
-    concepts right after they were learned (the cells of R where the step and the test concept have
+    concepts right after they were learned, and below it on average over them (the cells of R where the step and the test concept have
     the same name): a detector ranks anomalies *lower* than normal rows there, so its scores may be
     reversed (clad expects higher = more anomalous). ``chance`` gives each base metric's chance level
     per test concept (:func:`concept_chance_level`); without it, ROC-AUC against 0.5."""
@@ -685,7 +685,9 @@ def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: S
         pairs = [(R[name][i, position[s]], level[position[s]]) for i, s in enumerate(steps) if s in position]
         pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]
         below = sum(v < c for v, c in pairs)
-        if pairs and below > len(pairs) / 2:
+        # most concepts below chance *and* their mean below the mean chance: a mean above chance
+        # (a few good concepts) contradicts "reversed", so nothing is said
+        if pairs and below > len(pairs) / 2 and np.mean([v for v, _ in pairs]) < np.mean([c for _, c in pairs]):
             shown = "ROC-AUC below 0.5" if name == "roc_auc" else f"{name} below chance"
             warnings.warn(f"{shown} on {below} of {len(pairs)} concepts just learned (mean "
                           f"{np.mean([v for v, _ in pairs]):.3f}, chance {np.mean([c for _, c in pairs]):.3f}): are "

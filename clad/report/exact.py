@@ -180,15 +180,17 @@ def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, enumeration_limi
 
 def iman_davenport(chi2: float, n: int, k: int) -> tuple[float, float]:
     """Iman and Davenport's F = (n-1) chi2 / (n(k-1) - chi2) and its p-value from the F distribution
-    with k-1 and (k-1)(n-1) degrees of freedom (Demšar 2006, eq. 2); F is infinite (p = 0) when every
-    block ranks the methods alike.
+    with k-1 and (k-1)(n-1) degrees of freedom (Demšar 2006, eq. 2); undefined (NaN, NaN) when every
+    block ranks the methods alike (the denominator is 0: a page says "undefined (all blocks agree)").
 
     >>> [round(v, 4) for v in iman_davenport(4.5, 4, 3)]
     [3.8571, 0.0837]
+    >>> iman_davenport(8.0, 4, 3)  # every block ranks alike: chi2 = n (k - 1)
+    (nan, nan)
     """
     denominator = n * (k - 1) - chi2
     if denominator <= 1e-12 * max(1.0, chi2):
-        return float("inf"), 0.0
+        return float("nan"), float("nan")
     f = (n - 1) * chi2 / denominator
     return float(f), float(stats.f.sf(f, k - 1, (k - 1) * (n - 1)))
 

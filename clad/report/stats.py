@@ -168,6 +168,39 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
+def holm_floor(n: int, k: int) -> float:
+    """The smallest Holm-adjusted p-value any pair of ``k`` methods can get from exact two-sided
+    Wilcoxon signed-rank tests over ``n`` blocks: the number of pairs times 2/2^n (capped at 1).
+    At or above α, no Wilcoxon–Holm decision can say "differ", whatever the data.
+
+    >>> holm_floor(6, 3), holm_floor(6, 2), holm_floor(8, 4)
+    (0.09375, 0.03125, 0.046875)
+    """
+    return min(1.0, (k * (k - 1) // 2) * 2.0 / 2.0 ** n)
+
+
+def nemenyi_reachable(n: int, k: int, alpha: float = 0.05) -> bool:
+    """Whether any pair of ``k`` methods can differ by the Nemenyi test over ``n`` blocks: the
+    largest possible difference of average ranks, k - 1, exceeds the critical difference
+    q_α sqrt(k(k+1) / 6n) (q_α the studentized range quantile over sqrt 2, Demšar 2006).
+
+    >>> nemenyi_reachable(3, 4), nemenyi_reachable(6, 4)
+    (False, True)
+    """
+    return bool(k - 1 > critical_difference(n, k, alpha))
+
+
+def critical_difference(n: int, k: int, alpha: float = 0.05) -> float:
+    """Nemenyi's critical difference of average ranks for ``k`` methods over ``n`` blocks at
+    ``alpha`` (Demšar 2006): q_α sqrt(k(k+1) / 6n), q_α the studentized range quantile / sqrt 2.
+
+    >>> round(critical_difference(6, 4), 3)
+    1.915
+    """
+    q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2.0)
+    return float(q * np.sqrt(k * (k + 1) / (6.0 * n)))
+
+
 def _nemenyi(scores: pd.DataFrame) -> pd.DataFrame:
     try:
         import scikit_posthocs as sp
@@ -271,9 +304,13 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
                    f"alone compares them")
         a, b = average.index
         test = wilcoxon_test(scores[a].to_numpy(), scores[b].to_numpy())
-    if n < 6:
-        notes.append(f"with {n} blocks no two-sided Wilcoxon test can reach p < 0.05 (the smallest exact p is "
-                     f"2/2^{n} = {2 / 2 ** n:.3g})")
+    floor = holm_floor(n, k)
+    if floor >= alpha:
+        pairs_n = k * (k - 1) // 2
+        notes.append(f"with {n} blocks and {pairs_n} pair{'s' if pairs_n > 1 else ''} no Wilcoxon–Holm decision can "
+                     f"reach p < α = {alpha}: the smallest exact two-sided p is 2/2^{n} = {2 / 2 ** n:.3g}"
+                     + (f", and Holm multiplies it by {pairs_n}: {floor:.3g}" if pairs_n > 1 else "")
+                     + ("" if k == 2 else "; only the Nemenyi test can name a pair"))
     return Comparison(**common, statistic=statistic, pvalue=pvalue, wilcoxon_holm=holm, nemenyi=nemenyi,
                       message=message, notes=tuple(notes), test=test, iman_davenport=fid, pairs=pairs)
 
@@ -480,9 +517,13 @@ def comparison_verdict(c: Comparison) -> Verdict:
             used += f" The asymptotic approximation would give p = {_p(test.pvalue_asymptotic)}."
         if c.iman_davenport is not None:
             f_value, f_p = c.iman_davenport
-            used += f" Iman–Davenport F = {f_value:.4g} (F-distribution p = {_p(f_p)}"
-            used += (")." if test.method == "asymptotic" else
-                     f"; F is a monotone function of χ², so its {test.method} p is the same {_p(test.pvalue)}).")
+            if f_value != f_value:
+                used += (" Iman–Davenport F: undefined (all blocks agree: every block ranks the methods alike, so "
+                         "its denominator is 0).")
+            else:
+                used += f" Iman–Davenport F = {f_value:.4g} (F-distribution p = {_p(f_p)}"
+                used += (")." if test.method == "asymptotic" else
+                         f"; F is a monotone function of χ², so its {test.method} p is the same {_p(test.pvalue)}).")
         sentences.append(used)
         posthoc = "Nemenyi" if c.n_methods >= 3 else "Wilcoxon signed-rank"
     pairs["nemenyi"] = _decisions(pairs["nemenyi_p"], tested, alpha) if not pairs.empty else []
@@ -494,12 +535,24 @@ def comparison_verdict(c: Comparison) -> Verdict:
         sentences.append("Post-hoc tests: not tested — the omnibus test did not reject, so no pair is claimed to "
                          "differ (Demšar 2006); the pair table and the diagram show this.")
     elif test is not None and c.n_methods >= 3:
-        named = (f"Pairs that differ (Nemenyi, as the diagram draws them): {_pair_list(differing)}." if differing else
-                 "No pair differs by the Nemenyi test (the omnibus test can detect a difference that no single "
-                 "pair shows).")
+        if differing:
+            named = f"Pairs that differ (Nemenyi, as the diagram draws them): {_pair_list(differing)}."
+        elif not nemenyi_reachable(c.n_blocks, c.n_methods, alpha):
+            named = (f"No pair can be named: with {c.n_blocks} blocks the Nemenyi test cannot reach α = {alpha} for "
+                     f"any pair (its critical difference {critical_difference(c.n_blocks, c.n_methods, alpha):.3g} "
+                     f"exceeds the largest possible rank difference {c.n_methods - 1}); the omnibus test says the "
+                     f"{kind} differ, not which.")
+        else:
+            named = ("No pair differs by the Nemenyi test: the omnibus test says the " + kind + " differ, not which "
+                     "(it can detect a difference that no single pair shows).")
         wh = [(a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["wilcoxon_holm"]) if d == DIFFER]
-        named += (f" Wilcoxon signed-rank with Holm's correction: {_pair_list(wh) if wh else 'no pair'} at α = "
-                  f"{alpha}.")
+        floor = holm_floor(c.n_blocks, c.n_methods)
+        if floor >= alpha:
+            named += (f" Wilcoxon signed-rank with Holm's correction cannot reach α = {alpha} at {c.n_blocks} blocks "
+                      f"(smallest possible adjusted p {floor:.3g}), so it names no pair.")
+        else:
+            named += (f" Wilcoxon signed-rank with Holm's correction: {_pair_list(wh) if wh else 'no pair'} at α = "
+                      f"{alpha}.")
         sentences.append(named)
     elif test is not None and differing:
         sentences.append(f"The pair that differs: {_pair_list(differing)}.")
