@@ -6,11 +6,18 @@ statistic) are least trustworthy where benchmarks live: few blocks, often with t
 distribution instead:
 
 * **Friedman**: under "the methods perform alike" every arrangement of a block's observed ranks
-  (ties kept as they are) is equally likely. With at most :data:`ENUMERATION_LIMIT` arrangements
-  in all ((k!)^n for k methods and n blocks) the distribution is enumerated exactly; beyond, a
-  seeded Monte-Carlo permutation test (:data:`PERMUTATIONS` random within-block permutations, seed
-  :data:`PERMUTATION_SEED`) estimates it and states its Monte-Carlo standard error. Iman and
-  Davenport's F (Demšar 2006) is a monotone function of chi-square, so the same exact p holds for it.
+  (ties kept as they are) is equally likely. The exact distribution of the statistic is computed by
+  a dynamic programme over rank-sum vectors: block by block, every vector of the methods' rank sums
+  so far with the probability of reaching it (arrangements that give the same vector merged), so
+  the work grows with the number of distinct vectors, not with the (k!)^n arrangements. It runs
+  while at most :data:`STATE_LIMIT` distinct vectors are held and at most :data:`WORK_LIMIT`
+  candidate vectors are made over all blocks (given up as soon as the blocks left would pass it) (the stated budget: about ``STATE_LIMIT x (k + 1) x 8``
+  bytes held, candidates made in chunks of :data:`CHUNK_ROWS`); 4 methods x 6 blocks take about 2,300 vectors and milliseconds, 5 x 5 about
+  16,000, 8 x 8 exceed it (``benchmarks/exact_statistics.py`` prints the measured cost). Beyond
+  the budget, a seeded Monte-Carlo permutation test (:data:`PERMUTATIONS` random within-block
+  permutations, seed :data:`PERMUTATION_SEED`) estimates it and states its Monte-Carlo standard
+  error. Iman and Davenport's F (Demšar 2006) is a monotone function of chi-square, so the same
+  exact p holds for it.
 * **Wilcoxon signed-rank**: zero differences are dropped (``zero_method="wilcox"``, scipy's
   default), tied absolute differences get their average rank, and the p-value is exact over all
   2^m sign patterns of the m non-zero differences.
@@ -33,16 +40,21 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["EXACT_MAX_BLOCKS", "ENUMERATION_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED", "ZERO_METHOD",
+__all__ = ["EXACT_MAX_BLOCKS", "STATE_LIMIT", "CHUNK_ROWS", "WORK_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED", "ZERO_METHOD",
            "TestResult", "friedman_statistic", "friedman_test", "iman_davenport", "wilcoxon_test",
            "median_interval", "kendall_w"]
 
 #: the switch point: with at most this many blocks, p-values are exact (or from a permutation test);
 #: with more, the asymptotic tests are used
 EXACT_MAX_BLOCKS = 15
-#: the most rank arrangements ((k!)^n) the exact Friedman distribution is enumerated over; beyond
-#: it, a Monte-Carlo permutation test
-ENUMERATION_LIMIT = 100_000_000
+#: the most distinct rank-sum vectors the exact Friedman programme may hold after a block (its
+#: time and memory budget); beyond it, a Monte-Carlo permutation test
+STATE_LIMIT = 1_000_000
+#: candidate rank-sum vectors made at once (states x k! arrangements, in chunks of this many rows)
+CHUNK_ROWS = 2_000_000
+#: the most candidate vectors (states x distinct arrangements, summed over the blocks) the exact
+#: programme may make: its time budget (about a second on one core)
+WORK_LIMIT = 4_000_000
 #: random within-block permutations of the Monte-Carlo Friedman test
 PERMUTATIONS = 10_000
 #: seed of those permutations (fixed: a report is reproducible)
@@ -106,29 +118,58 @@ def _doubled(ranks: np.ndarray) -> np.ndarray:
     return np.rint(2.0 * ranks).astype(np.int64)
 
 
-def _exact_friedman(r2: np.ndarray) -> float:
-    """P(sum of squared rank sums >= observed) over all (k!)^n within-block arrangements, counted
-    block by block (arrangements with the same rank sums merged, so the work grows with the number
-    of distinct rank-sum vectors, not with (k!)^n)."""
+class _OverBudget(Exception):
+    """The exact programme would hold more rank-sum vectors than allowed."""
+
+
+def _merge(probs: np.ndarray, vectors: np.ndarray, packed: bool, weights):
+    """Distinct rank-sum vectors of ``vectors`` with the summed probability of each."""
+    if packed:
+        _, first, inverse = np.unique(vectors @ weights, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(vectors, axis=0, return_index=True, return_inverse=True)
+    return vectors[first], np.bincount(inverse.ravel(), weights=probs)
+
+
+def _exact_friedman(r2: np.ndarray, state_limit: int | None = None, chunk_rows: int | None = None) -> float:
+    """P(sum of squared rank sums >= observed) under every within-block arrangement equally likely,
+    by a dynamic programme over rank-sum vectors: after each block, the distinct vectors of rank
+    sums so far and the probability of each (a block's k! arrangements each 1/k!). The null
+    distribution and the statistic are both symmetric in the methods, so a vector is kept sorted:
+    the vectors that are permutations of each other are one state (up to k! times fewer). Raises
+    :class:`_OverBudget` when more than ``state_limit`` vectors would be held."""
+    state_limit = STATE_LIMIT if state_limit is None else state_limit
+    chunk_rows = CHUNK_ROWS if chunk_rows is None else chunk_rows
     n, k = r2.shape
     observed = int(np.sum(r2.sum(axis=0) ** 2))
-    perms = np.array(list(itertools.permutations(range(k))))
     base = int(2 * k * n + 1)  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
     packed = base ** k < _PACKED_LIMIT
     weights = base ** np.arange(k, dtype=np.int64) if packed else None
     states = np.zeros((1, k), dtype=np.int64)
-    counts = np.ones(1, dtype=np.int64)
-    for row in r2:
-        arranged = row[perms]  # k! x k
-        new = (states[:, None, :] + arranged[None, :, :]).reshape(-1, k)
-        if packed:
-            _, first, inverse = np.unique(new @ weights, return_index=True, return_inverse=True)
-        else:
-            _, first, inverse = np.unique(new, axis=0, return_index=True, return_inverse=True)
-        counts = np.bincount(inverse.ravel(), weights=np.repeat(counts, len(perms))).astype(np.int64)
-        states = new[first]
-    extreme = int(counts[(states ** 2).sum(axis=1) >= observed].sum())
-    return extreme / float(math.factorial(k) ** n)
+    probs = np.ones(1)
+    work = 0
+    for index, row in enumerate(r2):
+        arranged, mult = np.unique(row[np.array(list(itertools.permutations(range(k))))], axis=0, return_counts=True)
+        p_arr = mult / float(mult.sum())  # distinct arrangements of the block (ties repeat some)
+        block = len(states) * len(arranged)
+        if work + block * (n - index) > WORK_LIMIT:  # the states never get fewer: the rest costs at least this
+            raise _OverBudget(work + block * (n - index))
+        work += block
+        step = max(1, chunk_rows // len(arranged))
+        merged_states, merged_probs = None, None
+        for start in range(0, len(states), step):
+            s, p = states[start:start + step], probs[start:start + step]
+            # the distribution is symmetric in the methods (every arrangement equally likely), and so is
+            # the statistic: a vector and its permutations are one state, kept sorted
+            new = np.sort((s[:, None, :] + arranged[None, :, :]).reshape(-1, k), axis=1)
+            w = (p[:, None] * p_arr[None, :]).ravel()
+            if merged_states is not None:
+                new, w = np.concatenate([merged_states, new]), np.concatenate([merged_probs, w])
+            merged_states, merged_probs = _merge(w, new, packed, weights)
+            if len(merged_states) > state_limit:
+                raise _OverBudget(len(merged_states))
+        states, probs = merged_states, merged_probs
+    return float(min(1.0, probs[(states ** 2).sum(axis=1) >= observed].sum()))
 
 
 def _permutation_friedman(r2: np.ndarray, permutations: int, seed: int) -> float:
@@ -145,7 +186,7 @@ def _permutation_friedman(r2: np.ndarray, permutations: int, seed: int) -> float
     return (1.0 + extreme) / (1.0 + permutations)
 
 
-def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, enumeration_limit: int = ENUMERATION_LIMIT,
+def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, state_limit: int | None = None,
                   permutations: int = PERMUTATIONS, seed: int = PERMUTATION_SEED) -> TestResult:
     """Friedman's test on an n blocks x k methods array of within-block ranks (ties as average
     ranks), its p-value exact, from a permutation test or asymptotic (see the module).
@@ -166,16 +207,24 @@ def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, enumeration_limi
                           reason=f"{n} blocks > {max_blocks} (the switch point): the chi-square approximation")
     arrangements = math.factorial(k) ** n
     r2 = _doubled(r)
-    if arrangements <= enumeration_limit:
-        return TestResult(**common, pvalue=_exact_friedman(r2), method="exact", arrangements=arrangements,
-                          reason=f"{n} blocks ≤ {max_blocks} (the switch point) and ({k}!)^{n} = {arrangements:,} "
-                                 f"rank arrangements, few enough to enumerate: the exact distribution")
+    limit = STATE_LIMIT if state_limit is None else state_limit
+    try:
+        exact = _exact_friedman(r2, limit)
+    except _OverBudget:
+        exact = None
+    if exact is not None:
+        size = f"{arrangements:,}" if arrangements < 10 ** 12 else f"{arrangements:.2g}"
+        return TestResult(**common, pvalue=exact, method="exact", arrangements=arrangements,
+                          reason=f"{n} blocks ≤ {max_blocks} (the switch point): the exact distribution over all "
+                                 f"({k}!)^{n} = {size} rank arrangements, by a dynamic programme over rank-sum "
+                                 f"vectors (within its budget of {limit:,} vectors)")
     p = _permutation_friedman(r2, permutations, seed)
     return TestResult(**common, pvalue=p, method="permutation", permutations=permutations,
                       mc_se=math.sqrt(p * (1 - p) / permutations),
-                      reason=f"{n} blocks ≤ {max_blocks} (the switch point), but ({k}!)^{n} ≈ {arrangements:.2g} rank "
-                             f"arrangements are too many to enumerate (> {enumeration_limit:,}): {permutations:,} "
-                             f"random within-block permutations (seed {seed})")
+                      reason=f"{n} blocks ≤ {max_blocks} (the switch point), but the exact distribution over "
+                             f"({k}!)^{n} ≈ {arrangements:.2g} rank arrangements needs more than {limit:,} rank-sum "
+                             f"vectors (the exact programme's budget): {permutations:,} random within-block "
+                             f"permutations (seed {seed})")
 
 
 def iman_davenport(chi2: float, n: int, k: int) -> tuple[float, float]:

@@ -10,7 +10,7 @@ from typing import Sequence
 import pandas as pd
 
 from . import html as H
-from .exact import EXACT_MAX_BLOCKS, ENUMERATION_LIMIT, PERMUTATIONS, ZERO_METHOD
+from .exact import EXACT_MAX_BLOCKS, PERMUTATIONS, STATE_LIMIT, ZERO_METHOD
 from .figures import FigureStore, cd_html
 from .describe import plural
 from .stats import DIFFER, NO_DIFFERENCE, NOT_TESTED, Comparison, Verdict
@@ -166,9 +166,9 @@ def statistics_intro(blocks: Sequence[str], alpha: float, default: bool) -> str:
             f"3 blocks: the Friedman test (Iman–Davenport's F beside it), then, only if it rejects at α = {alpha} "
             f"(Demšar's protocol), the Nemenyi test (drawn in the critical-difference diagram) and Wilcoxon "
             f"signed-rank tests with Holm's correction. With at most {EXACT_MAX_BLOCKS} blocks (the switch point) "
-            f"every p-value is exact: Friedman's by enumerating every within-block rank arrangement when there are "
-            f"at most {ENUMERATION_LIMIT:,}, else from {PERMUTATIONS:,} seeded random permutations (its Monte-Carlo "
-            f"standard error stated); Wilcoxon's over every sign pattern. Above it the asymptotic tests are used. "
+            f"every p-value is exact: Friedman's over every within-block rank arrangement, by a dynamic programme "
+            f"over rank-sum vectors while it holds at most {STATE_LIMIT:,} of them, else from {PERMUTATIONS:,} seeded "
+            f"random permutations (its Monte-Carlo standard error stated); Wilcoxon's over every sign pattern. Above it the asymptotic tests are used. "
             f"The tests assume independent blocks. With fewer than 3 blocks no test is run; with one block the "
             f"methods are compared paired over seeds, evidence about that block only. Guide: "
             f"docs/guides/statistics.md.</p>")
