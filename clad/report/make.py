@@ -39,6 +39,7 @@ from .tables import (
     leaderboard_compact_html,
     frame_html,
     leaderboard_html,
+    latex_columns as latex_columns_of,
     leaderboard_latex,
     leaderboard_markdown,
 )
@@ -239,12 +240,13 @@ class _Page:
     spec_text: str | None
     references: Sequence[RunResult]
     caveats: list = field(default_factory=list)
+    latex_columns: Sequence[str] | None = None
 
 
 def _leaderboard_section(p: _Page):
     numbers = p.lb.to_csv(index=False)
     for fmt, text in (("csv", numbers), ("md", leaderboard_markdown(p.lb, p.chance)),
-                      ("tex", leaderboard_latex(p.lb, p.chance))):
+                      ("tex", leaderboard_latex(p.lb, p.chance, p.latex_columns))):
         path = p.out / f"leaderboard.{fmt}"
         _atomic_write(path, text)
         p.report.tables[fmt] = path
@@ -467,7 +469,8 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
                 by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = (DEFAULT_METRIC,),
                 blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
                 title: str | None = None, spec_text: str | None = None,
-                references: Sequence[RunResult] = (), headline: str | None = None) -> Report:
+                references: Sequence[RunResult] = (), headline: str | None = None,
+                latex_columns: str | Sequence[str] | None = None) -> Report:
     """Write the report of ``results`` into ``out_dir`` and return what was written.
 
     ``out_dir/index.html`` (self-contained), ``out_dir/figures/*.png`` (R heatmaps per
@@ -486,6 +489,8 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
 
     The headline base metric (``headline``, else the first of the spec's ``base_metrics``) leads
     the headline, the tables and the statistics; the others follow in the spec's order.
+    ``latex_columns`` picks the columns of ``leaderboard.tex`` (:func:`clad.report.tables.latex_columns`:
+    the headline metrics by default, ``"all"`` for one table per metric family, or names/labels).
 
     The page opens with what was run (one line), what it found (the best configuration of each
     scenario, its margin, and what the statistics support) and one box of caveats; then one
@@ -507,6 +512,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     n_failed = len(results) - len(ok)
     if n_failed:
         report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance)")
+    latex = latex_columns_of(latex_columns)
     if headline is not None:
         recorded = {m for r in ok for m in (*r.R, *r.metrics)}
         if recorded and headline not in recorded:
@@ -515,7 +521,8 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     shown = merge_shared(ok)
     page = _Page(results=results, ok=ok, shown=shown, lb=leaderboard(shown, headline=headline), chance=chance_table(shown),
                  figs=FigureStore(out / "figures", dpi), report=report, out=out, by=by, stat_metrics=stat_metrics,
-                 blocks=blocks, alpha=alpha, spec=spec, spec_text=spec_text, references=references)
+                 blocks=blocks, alpha=alpha, spec=spec, spec_text=spec_text, references=references,
+                 latex_columns=latex)
     sections = [part for build in SECTIONS for part in build(page)]
     name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
     intro = (f"<p class='run'>{H.html.escape(_what_was_run(page, n_failed))}</p>" + _findings(page)
