@@ -649,7 +649,24 @@ class Evaluator:
         values = {m: {self.test_concepts[j].name: [[row[j][k][i] for k in range(len(row[j]))]
                                                    for row in self._series_rows] for j in timed}
                   for i, m in enumerate(self.base_metrics)}
-        return {"series": names, "values": values}
+        return {"series": names, "values": values,
+                "chance": {m: {self.test_concepts[j].name: self._series_chance(self.test_concepts[j], m)
+                               for j in timed} for m in self.base_metrics}}
+
+    def _series_chance(self, concept: Concept, name: str) -> list[float]:
+        """:func:`chance_level` of base metric ``name`` on every series of a time-series concept
+        (its points' labels for a range metric, its rows' otherwise; NaN where a series holds one class)."""
+        axis = concept.time
+        rows, points = axis.row_bounds(), axis.point_bounds()
+        out = []
+        for k in range(len(axis.series)):
+            y = (axis.y[points[k]:points[k + 1]] if name in TIME_AXIS_METRICS else concept.y[rows[k]:rows[k + 1]])
+            try:
+                out.append(float(chance_level(name, y, **self.metric_params.get(name, {})))
+                           if np.unique(y).size == 2 else float("nan"))
+            except (ValueError, CladValueError):
+                out.append(float("nan"))
+        return out
 
 
 def _bucket_size(n: int) -> int:

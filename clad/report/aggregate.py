@@ -151,6 +151,8 @@ def value_bounds(name: str, base_metric: str | None = None) -> tuple[float, floa
     if name in COST:
         return COST[name].bounds
     if name in REGISTRY:
+        if base_metric and base_metric.endswith("_per_series_mean"):  # a mean of values in the base's range
+            base_metric = base_metric[:-len("_per_series_mean")]
         return get_metric(name).bounds(base_bounds(base_metric) if base_metric else UNBOUNDED)
     return UNBOUNDED
 
@@ -295,7 +297,15 @@ def base_order(names, first: Sequence[str] = ()) -> list[str]:
     from ..core.evaluation import BASE_METRICS
 
     names = list(dict.fromkeys(names))
+    suffix = "_per_series_mean"  # a derived per-series mean follows its base metric
+    plain = [n[:-len(suffix)] if n.endswith(suffix) else n for n in names]
     declared = list(dict.fromkeys([*first, *BASE_METRICS]))
+    if any(n.endswith(suffix) for n in names):
+        def key(m):
+            base = m[:-len(suffix)] if m.endswith(suffix) else m
+            return (declared.index(base) if base in declared else len(declared), plain.index(base), m != base)
+
+        return sorted(names, key=key)
     return sorted(names, key=lambda m: (declared.index(m) if m in declared else len(declared), names.index(m)))
 
 

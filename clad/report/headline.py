@@ -77,9 +77,12 @@ def headline_lines(table: pd.DataFrame, metric: str, chance: pd.DataFrame | None
             elif mark == WITHIN_NOISE:
                 why = "within noise"
             elif mark == NO_NOISE_ESTIMATE:
-                ones = [_config_text(r) for r in (top, nxt) if r.get(f"{metric}_n", 2) < 2]
-                why = (f"{' and '.join(ones)} {'is' if len(ones) == 1 else 'are'} one computation over the seeds: "
-                       "no noise can be estimated")
+                ones = [r for r in (top, nxt) if r.get(f"{metric}_n", 2) < 2]
+                how = ("one seed" if all(r.get("runs", 1) <= 1 for r in ones) else
+                       "deterministic: one computation over the seeds")
+                why = (f"{' and '.join(_config_text(r) for r in ones)} "
+                       f"{'rests' if len(ones) == 1 else 'rest'} on one independent value ({how}): no noise can be "
+                       "estimated")
             else:
                 why = "tied"
             text += f", {gap:.3f} ahead of {_config_text(nxt)} ({why})"

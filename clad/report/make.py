@@ -34,6 +34,7 @@ from .describe import CONFIG_KEYS, MIN_INTERVAL_N, plural
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
 from .headline import deterministic_caveats, headline_lines
+from .series import per_series_table, with_series_means
 from .tables import (
     cost_html,
     leaderboard_compact_html,
@@ -341,6 +342,18 @@ def _timeseries_section(p: _Page):
     from .timeseries import trace_section
 
     trace_html = trace_section(p.ok, p.figs)
+    channels = per_series_table(p.ok)
+    if not channels.empty:
+        _atomic_write(p.out / "per_series.csv", channels.to_csv(index=False))
+        p.report.tables["per_series"] = p.out / "per_series.csv"
+        shown = channels.copy()
+        for c in ("value", "chance"):
+            shown[c] = [f"{v:.3f}" if v == v else "n/a" for v in shown[c]]
+        table = ("<p class='legend'>Every series (channel) of the time-series test concepts after the last training "
+                 "step, mean over seeds, beside its own chance level (also in per_series.csv). R holds each test "
+                 "concept's series concatenated; the base metrics named *_per_series_mean are the mean over its "
+                 "series, the scale TSB-AD and Orion report.</p>" + frame_html(shown))
+        trace_html = (trace_html or "") + H.details(f"Per-series values ({len(channels)} rows)", table)
     return [] if trace_html is None else [("time-series", "Time series: scores per step", trace_html)]
 
 
@@ -508,7 +521,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     for old in (out / "figures").glob("*.png"):  # figures of an earlier report would be stale
         old.unlink()
     report = Report(out_dir=out, index=out / "index.html")
-    ok = [r for r in results if r.ok]
+    ok = with_series_means(r for r in results if r.ok)  # time series: per-series means beside R
     n_failed = len(results) - len(ok)
     if n_failed:
         report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance)")
