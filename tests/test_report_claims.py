@@ -221,6 +221,15 @@ def test_ties_in_every_block_give_an_undefined_iman_davenport():
     assert pd.isna(row.iman_davenport_F)
 
 
+def test_methods_tied_in_every_block_are_not_tested():
+    scores = pd.DataFrame({"A": [0.9, 0.8, 0.7, 0.6], "B": [0.9, 0.8, 0.7, 0.6], "C": [0.9, 0.8, 0.7, 0.6]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = compare_methods(scores)
+    assert c.test is None and "same score in every block: there is nothing to test" in c.message
+    assert "inf" not in c.verdict.text and "Verdict: not tested" in c.verdict.text
+
+
 def test_posthoc_that_cannot_reach_alpha_is_said_so():
     rng = np.random.default_rng(1)
     base = np.array([0.9, 0.8, 0.7, 0.6])  # four methods, every block ranks them alike: Friedman rejects

@@ -175,3 +175,31 @@ def test_heatmap_chance_marks_never_cover_a_value(seeds):
         assert [t for ax in fig.axes for t in ax.texts if t.get_text()]
         assert not overlaps_in_heatmaps(fig)
         assert not axis_problems(fig)
+
+
+@pytest.mark.slow
+def test_stream_figures_have_axes_with_ticks_and_labels(tmp_path, monkeypatch):
+    from sklearn.ensemble import IsolationForest
+
+    from clad import run_experiment
+    from clad.report import make as make_module
+    from clad.scenarios import ConceptAgnostic
+    from clad.strategies import Naive
+    from test_stream_evaluation import contaminated_dataset
+
+    scenario = ConceptAgnostic(batch_size=25, prequential=True, prequential_window=3, anytime_per_concept=3)
+    runs = [run_experiment(contaminated_dataset(), scenario, Naive(IsolationForest(n_estimators=10)), seed=s)
+            for s in (0, 1)]
+    stores = []
+
+    def store(folder, dpi):
+        stores.append(CheckingStore(folder, dpi))
+        return stores[-1]
+
+    monkeypatch.setattr(make_module, "FigureStore", store)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        make_report(runs, tmp_path / "r")
+    (s,) = stores
+    assert {"anytime", "prequential"} <= s.kinds, s.kinds
+    assert not s.problems, s.problems
