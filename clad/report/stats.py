@@ -184,7 +184,7 @@ def nemenyi_reachable(n: int, k: int, alpha: float = 0.05) -> bool:
     largest possible difference of average ranks, k - 1, exceeds the critical difference
     q_α sqrt(k(k+1) / 6n) (q_α the studentized range quantile over sqrt 2, Demšar 2006).
 
-    >>> nemenyi_reachable(3, 4), nemenyi_reachable(6, 4)
+    >>> nemenyi_reachable(2, 4), nemenyi_reachable(6, 4)
     (False, True)
     """
     return bool(k - 1 > critical_difference(n, k, alpha))
