@@ -183,6 +183,8 @@ class HeatmapData:
     chance: np.ndarray | None = None
     #: (steps x test concepts) True where the cell cannot be told from its chance level
     at_chance: np.ndarray | None = None
+    #: how many distinct computations the seeds are (None: as many as seeds); mean and std are over them
+    computations: int | None = None
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -223,6 +225,8 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str
     if not runs:
         raise DataError("no runs to average")
     runs = sorted(runs, key=lambda r: r.seed)
+    every = runs
+    runs = distinct_runs(runs)  # one value per distinct computation
     first = runs[0]
     key = tuple(getattr(first, k) for k in CONFIG_KEYS)
     mats = []
@@ -244,7 +248,8 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str
     chance, at = _chance_cells(runs, base_metric, cols_given, stack)
     return HeatmapData(*key, base_metric=base_metric, mean=mean, std=std, n=n, rows=tuple(first.concepts),
                        cols=cols, learned_at=learned_at(first.concepts, cols),
-                       seeds=tuple(r.seed for r in runs), order=order, chance=chance, at_chance=at)
+                       seeds=tuple(r.seed for r in every), order=order, chance=chance, at_chance=at,
+                       computations=len(runs) if len(runs) < len(every) else None)
 
 
 #: how close to its chance level a value must come to be "at chance" with too few seeds for an interval
@@ -362,7 +367,7 @@ def _averaged(results: Iterable[RunResult]):
     Runs of several concept orders give one heatmap per order, every one with its columns in the
     same canonical order (:func:`canonical_columns`)."""
     out, problems = [], []
-    for runs in group_runs(results, distinct=True).values():
+    for runs in group_runs(results).values():
         orders = by_order(runs)
         cols = canonical_columns(runs) if len(orders) > 1 else None
         for m in _base_metrics(runs):

@@ -246,7 +246,10 @@ def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w, 
 
 
 def _seeds(data: HeatmapData) -> str:
-    return f"{len(data.seeds)} seed{'s' if len(data.seeds) != 1 else ''}"
+    text = f"{len(data.seeds)} seed{'s' if len(data.seeds) != 1 else ''}"
+    if data.computations is not None:
+        text += f", {data.computations} distinct computation{'s' if data.computations != 1 else ''}"
+    return text
 
 
 def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0.0, vmax: float = 1.0,
@@ -318,7 +321,7 @@ class HeatmapFigures:
 
     @staticmethod
     def _signature(items: Sequence[HeatmapData]) -> tuple:
-        return tuple((h.strategy, h.detector, h.rows, h.cols, tuple(h.learned_at), len(h.seeds), h.at_chance is None)
+        return tuple((h.strategy, h.detector, h.rows, h.cols, tuple(h.learned_at), len(h.seeds), h.computations, h.at_chance is None)
                      for h in items)
 
     def __call__(self, items: Sequence[HeatmapData]) -> list["Figure"]:
@@ -332,7 +335,7 @@ class HeatmapFigures:
 
     def _suptitle(self, first: HeatmapData, annotate: bool, part: int, parts: int) -> str:
         return (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({_seeds(first)}; mean"
-                + (" ± std" if annotate and len(first.seeds) > 1 else "") + " per cell)"
+                + (" ± std" if annotate and (first.computations or len(first.seeds)) > 1 else "") + " per cell)"
                 + (f", part {part + 1} of {parts}" if parts > 1 else ""))
 
     def _update(self, items: Sequence[HeatmapData]) -> list["Figure"]:
