@@ -71,22 +71,22 @@ def cell_text(mean: float, std: float, n: int | None = None, ci_low: float | Non
 
 def interval_text(mean: float, n: int | None, ci_low: float | None = None, ci_high: float | None = None,
                   values: str | None = None, digits: int = 3) -> str:
-    """What a cell's tooltip says: the interval of the mean over ``n`` values, or, with too few
-    values for one, the values themselves.
+    """What a cell's tooltip says: the interval of the mean over ``n`` values (one per distinct
+    computation over the seeds), or, with too few values for one, the values themselves.
 
     >>> interval_text(0.8, 4, 0.75, 0.85)
-    'mean 0.800, 95 % bootstrap interval [0.750, 0.850], n = 4 seeds'
+    'mean 0.800, 95 % bootstrap interval [0.750, 0.850], n = 4 values'
     >>> interval_text(0.8, 2, values="0.700 0.900")
-    'n = 2 seeds: too few for an interval (values 0.700 0.900)'
+    'n = 2 values: too few for an interval (values 0.700 0.900)'
     """
     if _bad(mean) or not n:
         return "no value"
     k = int(n)
     if not (_bad(ci_low) or _bad(ci_high)):
         return (f"mean {mean:.{digits}f}, 95 % bootstrap interval [{ci_low:.{digits}f}, {ci_high:.{digits}f}], "
-                f"n = {k} seed{'s' if k > 1 else ''}")
+                f"n = {k} value{'s' if k > 1 else ''}")
     shown = f" (values {values})" if values else ""
-    return f"n = {k} seed{'s' if k > 1 else ''}: too few for an interval{shown}"
+    return f"n = {k} value{'s' if k > 1 else ''}: too few for an interval{shown}"
 
 
 def _column(table: pd.DataFrame, name: str) -> list:
@@ -157,11 +157,21 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                 tips.append([""] * len(ROW_KEYS) + [
                     interval_text(sub.at[idx, f"{m}_mean"], sub.at[idx, f"{m}_n"], sub.at[idx, f"{m}_ci_low"],
                                   sub.at[idx, f"{m}_ci_high"], sub.get(f"{m}_values", pd.Series(dtype=str)).get(idx))
+                    + _computations_tip(sub.loc[idx])
                     + _relative_tip(sub.at[idx, f"{m}_mean"], None if c is None else c.get(f"{m}_mean"))
                     + _status_tip(status.at[idx, m]) for m in used])
         cols = [*ROW_KEYS, *(label(m) for m in used)]
         yield (f"{dataset} — {base_metric_shown(base)}", pd.DataFrame(rows, columns=cols),
                pd.DataFrame(marks, columns=cols), pd.DataFrame(tips, columns=cols))
+
+
+def _computations_tip(row) -> str:
+    """Where a configuration's seeds are fewer distinct computations: how many (its values count once each)."""
+    runs, distinct = row.get("runs"), row.get("computations")
+    if _bad(runs) or _bad(distinct) or int(distinct) >= int(runs):
+        return ""
+    return (f" ({int(runs)} seeds, {int(distinct)} distinct computation{'s' if int(distinct) != 1 else ''}: "
+            "identical seeds count once)")
 
 
 def _relative_tip(mean, chance) -> str:
