@@ -524,7 +524,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     ok = with_series_means(r for r in results if r.ok)  # time series: per-series means beside R
     n_failed = len(results) - len(ok)
     if n_failed:
-        report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance)")
+        report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance); "
+                               "a comparison of methods leaves out, for every method of a dataset, the configurations "
+                               "some method did not complete (each comparison's notes name them)")
     latex = latex_columns_of(latex_columns)
     if headline is not None:
         recorded = {m for r in ok for m in (*r.R, *r.metrics)}
