@@ -7,7 +7,9 @@ chi-square p-value (the asymptotic approximation) is set against the p-value cla
 switch point (exact enumeration or a seeded permutation test), and the decisions at alpha = 0.05 are
 counted where they disagree; Iman-Davenport's F-distribution p-value too. For every pair of
 methods, the Wilcoxon signed-rank normal approximation is set against clad's exact p-value. The
-cost of ``compare_methods`` (all tests, intervals and the verdict) is timed per table size.
+cost of ``compare_methods`` (all tests, intervals and the verdict) is timed per table size. Last,
+the exact Friedman programme (a dynamic programme over sorted rank-sum vectors) is timed per table
+size against the permutation test, with the switch point its budget sets.
 
     python benchmarks/exact_statistics.py [--tables 600] [--seed 0]
 """
@@ -86,6 +88,38 @@ def main() -> None:
     for (k, band), ts in sorted(seconds.items()):
         low, high = max(3, 5 * band), min(EXACT_MAX_BLOCKS, 5 * band + 4)
         print(f"    {k} methods, {low:>2}-{high:>2} blocks: {1000 * np.median(ts):6.1f} ms ({len(ts)} tables)")
+    exact_programme(rng)
+
+
+def exact_programme(rng: np.random.Generator) -> None:
+    """The exact Friedman programme (rank-sum vectors, sorted) against the permutation test: its
+    time per comparison by table size, where the budget sends a table to permutations, and the
+    two p-values side by side."""
+    import math
+
+    from scipy import stats
+
+    from clad.report.exact import PERMUTATIONS, STATE_LIMIT, WORK_LIMIT, friedman_test
+
+    print(f"Friedman's exact programme (budget: {STATE_LIMIT:,} vectors held, {WORK_LIMIT:,} candidates made), "
+          f"against {PERMUTATIONS:,} permutations; median of 3 random tables (ties in one):")
+    print(f"    {'k x n':>7}  {'(k!)^n':>9}  {'method':>11}  {'seconds':>8}  {'exact p':>8}  {'perm. p':>8}  "
+          f"{'|diff| / MC se':>14}  {'perm. seconds':>13}")
+    for k, n in [(3, 10), (3, 15), (4, 6), (4, 10), (4, 15), (5, 5), (5, 8), (5, 10), (6, 4), (6, 6), (7, 3), (8, 8)]:
+        times, rows = [], []
+        for rep in range(3):
+            values = rng.normal(size=(n, k)) + np.linspace(0, 0.5, k)
+            ranks = stats.rankdata(-(np.round(values, 1) if rep == 0 else values), axis=1)
+            start = time.perf_counter()
+            r = friedman_test(ranks)
+            times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            p = friedman_test(ranks, state_limit=0)
+            rows.append((r, p, time.perf_counter() - start))
+        r, p, pt = rows[int(np.argsort(times)[1])]
+        gap = abs(r.pvalue - p.pvalue) / p.mc_se if r.method == "exact" and p.mc_se else float("nan")
+        print(f"    {k} x {n:>2}  {float(math.factorial(k)) ** n:9.2g}  {r.method:>11}  {np.median(times):8.3f}  "
+              f"{r.pvalue:8.4f}  {p.pvalue:8.4f}  {gap:14.2f}  {pt:13.3f}")
 
 
 if __name__ == "__main__":

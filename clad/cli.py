@@ -245,7 +245,8 @@ def _cmd_report(args) -> int:
         warnings.simplefilter("always")
         try:
             report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
-                                 stat_metrics=args.metric or (DEFAULT_METRIC,),
+                                 stat_metrics=args.metric or (DEFAULT_METRIC,), headline=args.headline,
+                                 latex_columns=args.latex_columns,
                                  references=load_references(args.dir))
         except OSError as exc:  # a read-only or full disk, or --out naming a file
             where = exc.filename or out
@@ -530,6 +531,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="report folder (default DIR/report)")
     rp.add_argument("--metric", action="append", metavar="NAME",
                     help=f"scalar metric the statistics compare methods on (repeatable; default {DEFAULT_METRIC})")
+    rp.add_argument("--headline", metavar="BASE_METRIC",
+                    help="base metric that leads the headline, tables and statistics (default: the first of the "
+                         "spec's base_metrics)")
+    rp.add_argument("--latex-columns", metavar="LIST",
+                    help="columns of leaderboard.tex: metric names or labels, comma-separated (e.g. CA,BWT,FWT), or "
+                         "'all' for one table per metric family (default: the headline metrics)")
     rp.set_defaults(func=_cmd_report)
 
     from .datasets.cli import add_arguments as _dataset_arguments

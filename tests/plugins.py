@@ -256,3 +256,23 @@ class RecordingDetector:
             with open(self.log, "a", encoding="utf-8") as f:
                 f.writelines(h + "\n" for h in row_hashes(X))
         return self._distance(X)
+
+
+class SeedIgnoring(DistanceToMean):
+    """Deterministic, but takes a ``random_state`` it never uses: the seed reaches it, so its runs
+    are not shared in advance, yet every seed gives byte-identical R."""
+
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+
+
+class Fragile(DistanceToMean):
+    """Fails when fitted on more than ``max_rows`` rows (e.g. a cumulative strategy's later steps)."""
+
+    def __init__(self, max_rows: int = 150):
+        self.max_rows = max_rows
+
+    def fit(self, X):
+        if len(X) > self.max_rows:
+            raise MemoryError(f"{len(X)} rows > max_rows={self.max_rows}")
+        return super().fit(X)

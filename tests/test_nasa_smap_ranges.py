@@ -47,6 +47,19 @@ def test_nasa_smap_ranges_end_to_end(tmp_path, monkeypatch, capsys):
     assert main(["report", str(out)]) == 0
     page = (out / "report" / "index.html").read_text()
     assert "Time series: scores per step" in page
+    # the spec's first base metric leads; the per-series (per-channel) mean sits beside R, on TSB-AD's scale
+    assert "Best per scenario</b> by CA (vus_pr)" in page
+    lb = pd.read_csv(out / "report" / "leaderboard.csv")
+    naive = lb[(lb.strategy == "naive") & (lb.base_metric.isin(["vus_pr", "vus_pr_per_series_mean"]))]
+    diagonal = dict(zip(naive.base_metric, naive.learning_average_mean))
+    run = next(r for r in runs if r["strategy"] == "naive")
+    values = run["extras"]["time_series"]["per_series"]["values"]["vus_pr"]
+    channels = [v for j, c in enumerate(SUBSYSTEMS) for v in values[c][j] if v is not None]
+    assert len(channels) == 54
+    assert diagonal["vus_pr_per_series_mean"] == pytest.approx(sum(channels) / 54)  # 0.209 (0.116 concatenated)
+    assert diagonal["vus_pr"] == pytest.approx(sum(r_ for r_ in (run["R"]["vus_pr"][j][j] for j in range(10))) / 10)
+    channel_table = pd.read_csv(out / "report" / "per_series.csv")
+    assert channel_table["series"].nunique() == 54 and channel_table["chance"].notna().any()
     assert len(list((out / "report" / "figures").glob("trace__*.png"))) == 2
     assert main(["export", str(out), "--per-series"]) == 0
     table = pd.read_csv(out / "per_series.csv")

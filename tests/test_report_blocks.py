@@ -94,7 +94,7 @@ def test_two_blocks_are_too_few_for_a_test():
 
 def test_one_block_compares_methods_paired_over_seeds():
     results = _grid(("d0",), identical=False)
-    with pytest.warns(StatisticsWarning, match="paired over its 3 seed"):
+    with pytest.warns(StatisticsWarning, match="paired over its seeds \\(at most 3 independent values"):
         c = compare(results, by="detector")
     assert c.n_blocks == 1 and c.statistic is None and not c.significant
     assert "weaker claim" in c.message

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from clad.report import compare_methods
-from clad.report.exact import (ENUMERATION_LIMIT, EXACT_MAX_BLOCKS, PERMUTATIONS, ZERO_METHOD, friedman_statistic,
+from clad.report.exact import (STATE_LIMIT, EXACT_MAX_BLOCKS, PERMUTATIONS, ZERO_METHOD, friedman_statistic,
                                friedman_test, iman_davenport, kendall_w, median_interval, wilcoxon_test)
 from stats_helpers import exact_friedman_p, friedman_p_by_enumeration, signed_rank_p_by_enumeration
 
@@ -69,21 +69,39 @@ def test_exact_friedman_on_4_methods(monkeypatch):
     assert friedman_test(ranks).pvalue == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.parametrize("n, k, ties", [(6, 4, False), (6, 4, True), (11, 3, True), (13, 3, False)])
+@pytest.mark.parametrize("n, k, ties", [(6, 4, False), (6, 4, True), (5, 5, False), (5, 5, True), (11, 3, True),
+                                         (13, 3, False)])
 def test_permutation_p_within_its_stated_monte_carlo_error(n, k, ties):
     rng = np.random.default_rng(n * k)
     scores = rng.normal(size=(n, k)) + np.linspace(0, 0.8, k)
     ranks = _ranks(np.round(scores) if ties else scores)
-    assert math.factorial(k) ** n > ENUMERATION_LIMIT and n <= EXACT_MAX_BLOCKS
-    r = friedman_test(ranks)
+    assert math.factorial(k) ** n > 10 ** 8 and n <= EXACT_MAX_BLOCKS  # too many arrangements to list
     exact = float(exact_friedman_p(ranks))
+    # within the budget the programme gives the exact p, equal to the independent convolution's
+    e = friedman_test(ranks)
+    assert e.method == "exact" and e.pvalue == pytest.approx(exact, abs=1e-12)
+    # beyond it (a budget of 10 vectors here), the permutation test, within 3 Monte-Carlo errors of it
+    r = friedman_test(ranks, state_limit=10)
     assert r.method == "permutation" and r.permutations == PERMUTATIONS
     assert r.mc_se == pytest.approx(math.sqrt(r.pvalue * (1 - r.pvalue) / PERMUTATIONS))
     assert abs(r.pvalue - exact) <= 3 * r.mc_se, (r.pvalue, exact, r.mc_se)
-    assert friedman_test(ranks).pvalue == r.pvalue  # seeded: the same p every time
-    assert friedman_test(ranks, seed=1).pvalue != r.pvalue or r.pvalue == 1 / (1 + PERMUTATIONS)
-    # with enumeration allowed, the exact p is the convolution's
-    assert friedman_test(ranks, enumeration_limit=10 ** 30).pvalue == pytest.approx(exact, abs=1e-12)
+    assert friedman_test(ranks, state_limit=10).pvalue == r.pvalue  # seeded: the same p every time
+    assert friedman_test(ranks, state_limit=10, seed=1).pvalue != r.pvalue or r.pvalue == 1 / (1 + PERMUTATIONS)
+
+
+def test_exact_friedman_of_the_issue_grid_shape():
+    # 4 methods x 6 blocks, (4!)^6 ≈ 1.9e8 arrangements: exact, and in small chunks the same p
+    rng = np.random.default_rng(37)
+    ranks = _ranks(rng.normal(size=(6, 4)))
+    r = friedman_test(ranks)
+    assert r.method == "exact" and "dynamic programme" in r.reason
+    from clad.report import exact
+
+    assert exact._exact_friedman(exact._doubled(ranks), chunk_rows=7) == pytest.approx(r.pvalue, abs=1e-12)
+    assert r.pvalue == pytest.approx(float(exact_friedman_p(ranks)), abs=1e-12)
+    # and an 8 x 8 table is beyond the budget: the permutation test, which says why
+    big = friedman_test(_ranks(rng.normal(size=(8, 8))))
+    assert big.method == "permutation" and f"{STATE_LIMIT:,}" in big.reason
 
 
 def test_above_the_switch_point_the_asymptotic_test_stays():
@@ -99,7 +117,7 @@ def test_iman_davenport_by_hand():
     # chi2 = 4.5, n = 4, k = 3: F = 3 * 4.5 / (8 - 4.5) = 27/7 on (2, 6) degrees of freedom
     f, p = iman_davenport(4.5, 4, 3)
     assert f == pytest.approx(27 / 7) and p == pytest.approx(stats.f.sf(27 / 7, 2, 6))
-    assert iman_davenport(8.0, 4, 3) == (math.inf, 0.0)  # every block ranks alike
+    assert all(math.isnan(v) for v in iman_davenport(8.0, 4, 3))  # every block ranks alike: undefined
 
 
 # differences that are exact binary fractions, with zeros and tied absolute values

@@ -40,12 +40,12 @@ def test_friedman_matches_hand_formula_and_scipy():
     assert hand == pytest.approx(4.0)
     independent = stats.friedmanchisquare(*(TABLE[c_].to_numpy() for c_ in TABLE.columns))
     assert c.statistic == pytest.approx(hand) == pytest.approx(independent.statistic)
-    # 6 blocks <= EXACT_MAX_BLOCKS, (4!)^6 > ENUMERATION_LIMIT: a seeded permutation test; the
-    # asymptotic p-value is kept beside it
-    assert c.test.method == "permutation" and c.test.permutations == PERMUTATIONS
+    # 6 blocks <= EXACT_MAX_BLOCKS, (4!)^6 ≈ 1.9e8 arrangements: exact by the dynamic programme over
+    # rank-sum vectors; the asymptotic p-value is kept beside it
+    assert c.test.method == "exact" and c.test.arrangements == 24 ** 6
     assert c.test.pvalue_asymptotic == pytest.approx(independent.pvalue) == pytest.approx(stats.chi2.sf(4.0, k - 1))
     assert c.test.pvalue_asymptotic == pytest.approx(0.2614641, abs=1e-6)
-    assert abs(c.pvalue - exact_friedman_p(HAND_RANKS.to_numpy())) <= 4 * c.test.mc_se
+    assert c.pvalue == pytest.approx(float(exact_friedman_p(HAND_RANKS.to_numpy())), abs=1e-12)
     assert not c.significant
     assert c.average_ranks.to_dict() == pytest.approx({"A": 11 / 6, "B": 13 / 6, "C": 17 / 6, "D": 19 / 6})
     assert list(c.average_ranks.index) == ["A", "B", "C", "D"]

@@ -612,7 +612,25 @@ class Evaluator:
         values = {m: {self.test_concepts[j].name: [[row[j][k][i] for k in range(len(row[j]))]
                                                    for row in self._series_rows] for j in timed}
                   for i, m in enumerate(self.base_metrics)}
-        return {"series": names, "values": values}
+        return {"series": names, "values": values,
+                "chance": {m: {self.test_concepts[j].name: self._series_chance(self.test_concepts[j], m)
+                               for j in timed} for m in self.base_metrics}}
+
+    def _series_chance(self, concept: Concept, name: str) -> list[float]:
+        """:func:`chance_level` of base metric ``name`` on every series of a time-series concept
+        (its points' labels for a range metric, its rows' otherwise; NaN where a series holds one class)."""
+        axis = concept.time
+        rows, points = axis.row_bounds(), axis.point_bounds()
+        out = []
+        for k in range(len(axis.series)):
+            decl = self._decls[name]
+            y = (axis.y[points[k]:points[k + 1]] if decl.time_axis else concept.y[rows[k]:rows[k + 1]])
+            try:
+                out.append(float(decl.chance_level(y, **self.metric_params.get(name, {})))
+                           if np.unique(y).size == 2 else float("nan"))
+            except (ValueError, CladValueError):
+                out.append(float("nan"))
+        return out
 
 
 def _bucket_size(n: int) -> int:
@@ -634,7 +652,7 @@ def _bucket(values: np.ndarray, reduce) -> np.ndarray:
 def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str],
                    chance: Mapping[str, Sequence[float]] | None = None) -> None:
     """Warn (:class:`~clad.errors.RunWarning`) when a base metric is below its chance level on most
-    concepts right after they were learned (the cells of R where the step and the test concept have
+    concepts right after they were learned, and below it on average over them (the cells of R where the step and the test concept have
     the same name): a detector ranks anomalies *lower* than normal rows there, so its scores may be
     reversed (clad expects higher = more anomalous). ``chance`` gives each base metric's chance level
     per test concept (:func:`concept_chance_level`); without it, ROC-AUC against 0.5."""
@@ -649,7 +667,10 @@ def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: S
         pairs = [(R[name][i, position[s]], level[position[s]]) for i, s in enumerate(steps) if s in position]
         pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]
         below = sum((v < c) if decl.higher_is_better else (v > c) for v, c in pairs)
-        if pairs and below > len(pairs) / 2:
+        # most concepts below chance *and* their mean below the mean chance: a mean above chance
+        # (a few good concepts) contradicts "reversed", so nothing is said
+        mean_v, mean_c = (np.mean([v for v, _ in pairs]), np.mean([c for _, c in pairs])) if pairs else (0.0, 0.0)
+        if pairs and below > len(pairs) / 2 and (mean_v < mean_c if decl.higher_is_better else mean_v > mean_c):
             shown = "ROC-AUC below 0.5" if name == "roc_auc" else f"{name} below chance"
             warnings.warn(f"{shown} on {below} of {len(pairs)} concepts just learned (mean "
                           f"{np.mean([v for v, _ in pairs]):.3f}, chance {np.mean([c for _, c in pairs]):.3f}): are "

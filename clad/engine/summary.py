@@ -4,7 +4,8 @@
 strategy, with its columns named by the metrics' declared labels: for every scalar metric ``M``
 (``CA``, ``BWT``, ``FWT``, ...) ``M_mean``, ``M_std`` (sample, ``ddof=1``), ``M_n`` (values, NaN
 left out: a count of values, not of runs), ``M_ci_low``/``M_ci_high`` (95 % percentile bootstrap
-interval of the mean, inside the metric's range; NaN with fewer than 3 values), ``M_values``, and ``runs``. :func:`write_summaries` writes it as ``summary.csv`` (every
+interval of the mean, inside the metric's range; NaN with fewer than 3 values), ``M_values``, ``runs``
+and ``computations`` (distinct computations among the runs: the values each metric counts). :func:`write_summaries` writes it as ``summary.csv`` (every
 metric) and ``summary.md`` (the headline metrics, one Markdown table per scenario), atomically;
 :func:`format_summary` is the text printed at the end of ``clad run``.
 
@@ -42,7 +43,7 @@ def summary_table(results: Iterable[RunResult]):
     lb = leaderboard(merge_shared(results))
     names = scalar_names()
     renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in (*STATS, "values")}
-    cols = list(KEYS) + ["runs"] + [renamed[f"{m}_{s}"] for m in names for s in (*STATS, "values")]
+    cols = list(KEYS) + ["runs", "computations"] + [renamed[f"{m}_{s}"] for m in names for s in (*STATS, "values")]
     return lb.rename(columns=renamed)[cols]
 
 

@@ -30,12 +30,12 @@ from ..errors import DataError
 from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
                        scalar_names)
 from ..metrics.base import base_metric_bounds as base_bounds
-from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, group_runs, interval, mean_std,
-                       stats_at)
+from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, distinct_runs, group_runs, interval,
+                       mean_std, stats_at)
 from .cost import COST, cost_columns
 
 __all__ = ["HeatmapData", "heatmap_data", "heatmaps", "learning_curves", "forgetting_per_concept", "forgetting_table",
-           "leaderboard", "best_marks", "best_status", "chance_table", "merge_shared"]
+           "leaderboard", "best_marks", "best_status", "chance_table", "merge_shared", "scenario_groups", "spec_base_metrics"]
 
 def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
     """``results`` with every configuration that is the same computation as another shown once.
@@ -151,6 +151,8 @@ def value_bounds(name: str, base_metric: str | None = None) -> tuple[float, floa
     if name in COST:
         return COST[name].bounds
     if name in REGISTRY:
+        if base_metric and base_metric.endswith("_per_series_mean"):  # a mean of values in the base's range
+            base_metric = base_metric[:-len("_per_series_mean")]
         return get_metric(name).bounds(base_bounds(base_metric) if base_metric else UNBOUNDED)
     return UNBOUNDED
 
@@ -181,6 +183,8 @@ class HeatmapData:
     chance: np.ndarray | None = None
     #: (steps x test concepts) True where the cell cannot be told from its chance level
     at_chance: np.ndarray | None = None
+    #: how many distinct computations the seeds are (None: as many as seeds); mean and std are over them
+    computations: int | None = None
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -221,6 +225,8 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str
     if not runs:
         raise DataError("no runs to average")
     runs = sorted(runs, key=lambda r: r.seed)
+    every = runs
+    runs = distinct_runs(runs)  # one value per distinct computation
     first = runs[0]
     key = tuple(getattr(first, k) for k in CONFIG_KEYS)
     mats = []
@@ -242,7 +248,8 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str
     chance, at = _chance_cells(runs, base_metric, cols_given, stack)
     return HeatmapData(*key, base_metric=base_metric, mean=mean, std=std, n=n, rows=tuple(first.concepts),
                        cols=cols, learned_at=learned_at(first.concepts, cols),
-                       seeds=tuple(r.seed for r in runs), order=order, chance=chance, at_chance=at)
+                       seeds=tuple(r.seed for r in every), order=order, chance=chance, at_chance=at,
+                       computations=len(runs) if len(runs) < len(every) else None)
 
 
 #: how close to its chance level a value must come to be "at chance" with too few seeds for an interval
@@ -281,23 +288,48 @@ def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.n
     return chance, at
 
 
-def base_order(names) -> list[str]:
-    """Base metric names in their declaration order (:data:`clad.metrics.base.BASE_METRIC_REGISTRY`:
-    ROC-AUC, F1, AP, ...), others (a plug-in's, named by import path) after them as found; a results
-    file may store them sorted.
+def base_order(names, first: Sequence[str] = ()) -> list[str]:
+    """Base metric names in the order ``first`` gives (the spec's ``base_metrics``, a headline
+    chosen on the command line), then in their declaration order
+    (:data:`clad.metrics.base.BASE_METRIC_REGISTRY`: ROC-AUC, F1, AP, ...), others (a plug-in's,
+    named by import path) after them as found; a results file may store them sorted.
 
     >>> base_order(["average_precision", "roc_auc", "x", "f1"])
     ['roc_auc', 'f1', 'average_precision', 'x']
+    >>> base_order(["average_precision", "roc_auc", "vus_pr"], first=["vus_pr", "roc_auc"])
+    ['vus_pr', 'roc_auc', 'average_precision']
     """
     from ..metrics.base import base_metric_names
 
     names = list(dict.fromkeys(names))
-    declared = base_metric_names()
+    suffix = "_per_series_mean"  # a derived per-series mean follows its base metric
+    plain = [n[:-len(suffix)] if n.endswith(suffix) else n for n in names]
+    declared = list(dict.fromkeys([*first, *base_metric_names()]))
+    if any(n.endswith(suffix) for n in names):
+        def key(m):
+            base = m[:-len(suffix)] if m.endswith(suffix) else m
+            return (declared.index(base) if base in declared else len(declared), plain.index(base), m != base)
+
+        return sorted(names, key=key)
     return sorted(names, key=lambda m: (declared.index(m) if m in declared else len(declared), names.index(m)))
 
 
+def spec_base_metrics(runs: Iterable[RunResult]) -> list[str]:
+    """The base metrics in the order the runs' spec lists them (``config["base_metrics"]``; the
+    first is the spec's headline), first-seen over the runs.
+
+    >>> spec_base_metrics([RunResult("d", "s", "n", "i", 0, config={"base_metrics": ["vus_pr", "roc_auc"]})])
+    ['vus_pr', 'roc_auc']
+    """
+    out: dict[str, None] = {}
+    for r in runs:
+        for m in (r.config or {}).get("base_metrics") or ():
+            out.setdefault(str(m) if not isinstance(m, dict) else str(m.get("name")), None)
+    return list(out)
+
+
 def _base_metrics(runs: Sequence[RunResult]) -> list[str]:
-    names = base_order(runs[0].R)
+    names = base_order(runs[0].R, spec_base_metrics(runs))
     return [m for m in names if all(m in r.R for r in runs)]
 
 
@@ -356,8 +388,9 @@ def heatmaps(results: Iterable[RunResult]) -> tuple[list[HeatmapData], list[str]
 
 
 def _by_configuration(results: Iterable[RunResult]):
-    """(key, runs, base metric) per configuration and base metric, over every concept order."""
-    for key, runs in group_runs(results).items():
+    """(key, runs, base metric) per configuration and base metric, over every concept order (one
+    run per distinct computation)."""
+    for key, runs in group_runs(results, distinct=True).items():
         for m in _base_metrics(runs):
             yield key, runs, m
 
@@ -431,10 +464,14 @@ def scalar_value(r: RunResult, base_metric: str, name: str) -> float:
 LEADERBOARD_KEYS = ("dataset", "base_metric", "scenario", "detector", "strategy")
 
 
-def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = None) -> pd.DataFrame:
-    """One row per dataset x base metric x scenario x detector x strategy; ``runs`` (finished runs,
-    one per seed) and, for every scalar metric ``m`` (default: every declared one), the columns of
-    :func:`describe` over seeds: ``m_mean``, ``m_std``, ``m_n`` (values, NaN left out),
+def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = None,
+                headline: str | None = None) -> pd.DataFrame:
+    """One row per dataset x base metric x scenario x detector x strategy (base metrics in the
+    order of ``headline`` first, then the spec's ``base_metrics``, :func:`base_order`); ``runs``
+    (finished runs, one per seed), ``computations`` (how many of them are distinct computations,
+    :func:`clad.report.describe.distinct_runs`: runs recorded as sharing a result, or found
+    identical after the fact, count once) and, for every scalar metric ``m`` (default: every declared one), the columns of
+    :func:`describe` over the distinct computations: ``m_mean``, ``m_std``, ``m_n`` (values, NaN left out),
     ``m_ci_low``, ``m_ci_high`` (inside the metric's range, NaN below :data:`MIN_INTERVAL_N`
     values), ``m_values`` (the values over seeds, a space-separated string, for pages that show
     them where an interval would say too little); then the same columns for every cost of
@@ -454,17 +491,19 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
         get_metric(name)  # an unknown name is a clear error
     rows = []
     for (dataset, scenario, strategy, detector), runs in group_runs(results).items():
-        base = base_order(m for r in runs for m in (r.metrics or r.R))
+        base = base_order((m for r in runs for m in (r.metrics or r.R)),
+                          [*([headline] if headline else []), *spec_base_metrics(runs)])
+        independent = distinct_runs(runs)
         for bm in base:
             row = {"dataset": dataset, "base_metric": bm, "scenario": scenario, "detector": detector,
-                   "strategy": strategy, "runs": len(runs)}
+                   "strategy": strategy, "runs": len(runs), "computations": len(independent)}
             for name in metrics:
-                r_values = [scalar_value(r, bm, name) for r in runs]
+                r_values = [scalar_value(r, bm, name) for r in independent]
                 d = describe(np.array([[v] for v in r_values]), value_bounds(name, bm))
                 row.update({f"{name}_{k}": v for k, v in stats_at(d, 0).items()})
                 row[f"{name}_values"] = values_text(r_values)
             rows.append({**row, **cost_columns(runs)})
-    cols = list(LEADERBOARD_KEYS) + ["runs"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*STATS, "values")]
+    cols = list(LEADERBOARD_KEYS) + ["runs", "computations"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*STATS, "values")]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -478,17 +517,63 @@ def values_text(values) -> str:
 
 
 #: the marks :func:`best_status` gives: the best value, clear of the next one's interval; the best
-#: value, within the noise of the next one (intervals overlap, or too few seeds for intervals)
-BEST, WITHIN_NOISE = "best", "within noise"
+#: value, within the noise of the next one (intervals overlap, or too few values for intervals); the
+#: best value where it or the next one rests on fewer than two independent values (one computation
+#: over every seed): no noise can be estimated, so neither "clear" nor "within noise" can be said
+BEST, WITHIN_NOISE, NO_NOISE_ESTIMATE = "best", "within noise", "no noise estimate"
+#: how :func:`merge_shared` joins the labels of configurations that are one computation
+SHARED_LABEL = " = "
+
+
+def scenario_groups(table: pd.DataFrame, within: Sequence[str]) -> list[tuple[tuple, pd.Index]]:
+    """The rows of ``table`` that share ``within``, one group per value; a scenario label that
+    stands for several scenarios (``concept_aware = concept_incremental``, :func:`merge_shared`)
+    belongs to the group of each of them, so one scenario is never split into two groups.
+
+    >>> t = pd.DataFrame({"dataset": ["d"] * 3, "scenario": ["a = b", "a", "b"]})
+    >>> [(key, list(idx)) for key, idx in scenario_groups(t, ["dataset", "scenario"])]
+    [(('d', 'a'), [0, 1]), (('d', 'b'), [0, 2])]
+    """
+    within = list(within)
+    if not within:
+        return [((), table.index)]
+    if "scenario" not in within or "scenario" not in table.columns:
+        return [((key if isinstance(key, tuple) else (key,)), sub.index)
+                for key, sub in table.groupby(within, sort=False)]
+    where = within.index("scenario")
+    groups: dict[tuple, list] = {}
+    for idx in table.index:
+        key = tuple(table.at[idx, k] for k in within)
+        for name in str(key[where]).split(SHARED_LABEL):
+            groups.setdefault(key[:where] + (name,) + key[where + 1:], []).append(idx)
+    return [(key, pd.Index(rows)) for key, rows in groups.items()]
+
+
+def _first_status(mean, low, high, n, idx, higher: bool):
+    """(the best row, its status) among the rows ``idx``, or None (fewer than 2 values, a tie)."""
+    m = mean.loc[idx].dropna().sort_values(ascending=not higher, kind="stable")
+    if len(m) < 2 or m.iloc[0] == m.iloc[1]:
+        return None
+    first, second = m.index[0], m.index[1]
+    if min(n[first], n[second]) < 2:  # NaN compares False: a table without counts is not judged here
+        return first, NO_NOISE_ESTIMATE
+    clear = low[first] > high[second] if higher else high[first] < low[second]
+    return first, BEST if bool(clear) else WITHIN_NOISE  # NaN compares False: within noise
+
+
+_WEAKEST = (NO_NOISE_ESTIMATE, WITHIN_NOISE, BEST)
 
 
 def best_status(table: pd.DataFrame, metrics: Sequence[str],
                 within: Sequence[str] = ("dataset", "base_metric", "scenario")) -> pd.DataFrame:
-    """Per metric column, among the rows that share ``within``: ``"best"`` on the row with the best
-    mean when its interval does not overlap the interval of the next best row, ``"within noise"``
-    on it when they overlap or either has no interval (too few seeds), ``""`` elsewhere (and in a
-    group of one row, or where the best mean is tied). Higher or lower is better as each metric's
-    declaration says; NaN is never marked.
+    """Per metric column, among the rows that share ``within`` (a row standing for several
+    scenarios is in each of their groups, :func:`scenario_groups`): ``"best"`` on the row with the
+    best mean when its interval does not overlap the interval of the next best row, ``"within
+    noise"`` on it when they overlap or either has no interval (too few values), ``"no noise
+    estimate"`` when either rests on fewer than two independent values (``m_n``: distinct
+    computations), ``""`` elsewhere (and in a group of one row, or where the best mean is tied). A
+    row in several groups gets a mark only where it is the best of every one (the weakest of its
+    marks). Higher or lower is better as each metric's declaration says; NaN is never marked.
 
     >>> t = pd.DataFrame({"dataset": ["d"] * 3, "continual_average_mean": [0.9, 0.8, 0.7],
     ...                   "continual_average_ci_low": [0.88, 0.75, 0.6], "continual_average_ci_high": [0.92, 0.85, 0.8],
@@ -496,26 +581,31 @@ def best_status(table: pd.DataFrame, metrics: Sequence[str],
     ...                   "forgetting_ci_high": [0.3, 0.15, np.nan]})
     >>> best_status(t, ["continual_average", "forgetting"], within=["dataset"]).values.tolist()
     [['best', ''], ['', 'within noise'], ['', '']]
+    >>> t["continual_average_n"] = [1, 1, 1]
+    >>> best_status(t, ["continual_average"], within=["dataset"])["continual_average"].tolist()
+    ['no noise estimate', '', '']
     """
     out = pd.DataFrame("", index=table.index, columns=list(metrics))
     if table.empty:
         return out
-    groups = [sub.index for _, sub in table.groupby(list(within), sort=False)] if within else [table.index]
+    groups = [idx for _, idx in scenario_groups(table, within)]
+    member = pd.Series(0, index=table.index)
+    for idx in groups:
+        member.loc[idx] += 1
     for name in metrics:
         higher = get_metric(name).higher_is_better if name in REGISTRY else False
         mean = table[f"{name}_mean"]
-        low = table.get(f"{name}_ci_low", pd.Series(np.nan, index=table.index))
-        high = table.get(f"{name}_ci_high", pd.Series(np.nan, index=table.index))
+        nan = pd.Series(np.nan, index=table.index)
+        low, high = table.get(f"{name}_ci_low", nan), table.get(f"{name}_ci_high", nan)
+        n = table.get(f"{name}_n", pd.Series(np.inf, index=table.index)).fillna(0)
+        found: dict = {}
         for idx in groups:
-            m = mean.loc[idx].dropna().sort_values(ascending=not higher, kind="stable")
-            if len(m) < 2 or m.iloc[0] == m.iloc[1]:
-                continue
-            first, second = m.index[0], m.index[1]
-            if higher:
-                clear = low[first] > high[second]
-            else:
-                clear = high[first] < low[second]
-            out.at[first, name] = BEST if bool(clear) else WITHIN_NOISE  # NaN compares False: within noise
+            got = _first_status(mean, low, high, n, idx, higher)
+            if got is not None:
+                found.setdefault(got[0], []).append(got[1])
+        for row, marks in found.items():
+            if len(marks) == member[row]:  # the best of every group it is in
+                out.at[row, name] = min(marks, key=_WEAKEST.index)
     return out
 
 

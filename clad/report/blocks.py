@@ -28,6 +28,7 @@ from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
 from .aggregate import CONFIG_KEYS, scalar_value
+from .describe import plural
 
 __all__ = ["DEFAULT_BLOCKS", "Blocks", "run_fingerprint", "evidence_blocks"]
 
@@ -58,8 +59,11 @@ class Blocks:
     """The evidence of a comparison.
 
     ``scores``: blocks x methods (mean over seeds, distinct scenario settings and other fields);
-    ``per_seed``: (block, seed) x methods, the same before averaging over seeds; ``merged``: what was
-    counted once and why; ``shared``: what the blocks share (they are then not independent).
+    ``per_seed``: (block, seed) x methods, the same before averaging over seeds; ``computations``:
+    the same shape, what each cell was computed from (equal strings: one computation, so seeds with
+    equal strings are one independent value); ``merged``: what was counted once and why;
+    ``shared``: what the blocks share (they are then not independent); ``matched``: the
+    configurations left out because some method lacks them (failed or not run).
     """
 
     fields: tuple[str, ...]
@@ -67,6 +71,8 @@ class Blocks:
     per_seed: pd.DataFrame
     merged: tuple[str, ...] = ()
     shared: tuple[str, ...] = ()
+    computations: pd.DataFrame | None = None
+    matched: tuple[str, ...] = ()
 
 
 def _label(values) -> str:
@@ -138,7 +144,14 @@ def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: 
                           f"one block")
             df = _drop(df, fields, group[1:])
             df.loc[df["block"] == _label(group[0]), "block"] = label
+    df, matched = _matched(df, by, [*fine[len(fields):], *rest])
+    if df.empty:
+        return Blocks(tuple(fields), pd.DataFrame(), pd.DataFrame(), tuple(merged), (), None, tuple(matched))
     by_setting = df.groupby(["block", *fine[len(fields):], by, "seed"], sort=False)["value"].mean()
+    ids = (df.assign(fingerprint=df["fingerprint"].fillna("?"))
+           .groupby(["block", by, "seed"], sort=False)["fingerprint"].agg(lambda v: "|".join(sorted(map(str, v))))
+           .unstack(by))
+    ids.columns.name = None
     per_seed_long = by_setting.groupby(["block", by, "seed"], sort=False).mean()
     per_seed = per_seed_long.unstack(by)
     per_seed.columns.name = None
@@ -147,4 +160,38 @@ def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: 
     blocks_of = df.groupby("dataset", sort=False)["block"].unique()
     shared = [f"blocks {', '.join(b)} share dataset {d}: they are not independent"
               for d, b in blocks_of.items() if len(b) > 1]
-    return Blocks(tuple(fields), scores, per_seed, tuple(merged), tuple(shared))
+    return Blocks(tuple(fields), scores, per_seed, tuple(merged), tuple(shared), ids.reindex(per_seed.index),
+                  tuple(matched))
+
+
+def _matched(df: pd.DataFrame, by: str, context: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """``df`` with only the configurations (``context`` fields, then seeds) that every method of
+    its block has, and a sentence per block naming what was left out and which method lacks it. A
+    method averaged over strategies one of which failed for another method would otherwise be
+    compared on different configurations."""
+    keep, notes = [], []
+    for block, part in df.groupby("block", sort=False):
+        methods = list(dict.fromkeys(part[by]))
+        if len(methods) < 2:
+            keep.append(part)
+            continue
+        for level, fields in (("configuration", context), ("seed", [*context, "seed"])):
+            if not fields:
+                continue
+            have = {m: set(map(tuple, part.loc[part[by] == m, fields].astype(str).to_numpy())) for m in methods}
+            common = set.intersection(*have.values())
+            every = set.union(*have.values())
+            if common == every:
+                continue
+            missing = sorted(every - common)
+            lacking = sorted({str(m) for m in methods if have[m] != every})
+            shown = ", ".join(" / ".join(x) for x in missing[:4]) + (" …" if len(missing) > 4 else "")
+            what = " / ".join(fields)
+            notes.append(f"block {block}: {len(missing)} {what} combination{'s' if len(missing) > 1 else ''} "
+                         f"({shown}) left out for every {by}, since {', '.join(lacking)} lack{'s' if len(lacking) == 1 else ''} "
+                         f"{'it' if len(missing) == 1 else 'them'} (failed or not run): the {plural(by)} are compared on "
+                         f"the {level}s all of them completed"
+                         + ("" if common else "; nothing is left in this block"))
+            part = part[[tuple(x) in common for x in part[fields].astype(str).to_numpy()]]
+        keep.append(part)
+    return (pd.concat(keep) if keep else df.iloc[:0]), notes

@@ -120,6 +120,7 @@ def cost_figure(table: pd.DataFrame, title: str):
     left.set_xlabel("seconds per training step (mean over steps and seeds)", fontsize=FONT["label"])
     right.set_xlabel("peak memory, MB (rise of the RSS above the run's start)", fontsize=FONT["label"])
     left.set_yticks(y, labels=labels, fontsize=FONT["tick"])
+    left.set_ylabel("strategy + detector", fontsize=FONT["label"])
     left.invert_yaxis()
     handles = [h for ax in (left, right) for h in ax.get_legend_handles_labels()[0]]
     legend_below(fig, handles, [h.get_label() for h in handles])

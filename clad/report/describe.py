@@ -17,14 +17,15 @@ little about where the mean lies, and a page shows the values themselves instead
 
 from __future__ import annotations
 
+import hashlib
 import warnings
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 
 from ..results.record import RunResult
 
-__all__ = ["CONFIG_KEYS", "group_runs", "mean_std", "describe"]
+__all__ = ["CONFIG_KEYS", "group_runs", "mean_std", "describe", "computation_id", "distinct_runs"]
 
 #: the fields that identify a configuration (its runs differ only by seed)
 CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
@@ -39,8 +40,10 @@ BOOTSTRAP_SEED = 0
 UNBOUNDED = (-np.inf, np.inf)
 
 
-def group_runs(results: Iterable[RunResult]) -> dict[tuple[str, str, str, str], list[RunResult]]:
-    """Finished runs grouped by configuration (first-seen order), each group sorted by seed.
+def group_runs(results: Iterable[RunResult], distinct: bool = False
+               ) -> dict[tuple[str, str, str, str], list[RunResult]]:
+    """Finished runs grouped by configuration (first-seen order), each group sorted by seed; with
+    ``distinct``, each group holds one run per distinct computation (:func:`distinct_runs`).
 
     >>> from clad.results.record import RunResult
     >>> rs = [RunResult("d", "s", "naive", "iforest", 1), RunResult("d", "s", "naive", "iforest", 0),
@@ -52,7 +55,46 @@ def group_runs(results: Iterable[RunResult]) -> dict[tuple[str, str, str, str], 
     for r in results:
         if r.ok:
             groups.setdefault((r.dataset, r.scenario, r.strategy, r.detector), []).append(r)
-    return {k: sorted(v, key=lambda r: r.seed) for k, v in groups.items()}
+    out = {k: sorted(v, key=lambda r: r.seed) for k, v in groups.items()}
+    return {k: distinct_runs(v) for k, v in out.items()} if distinct else out
+
+
+def computation_id(r: RunResult) -> str:
+    """What a run computed, as one string: two runs with the same id are one computation.
+
+    A digest of its concept names and every R (byte for byte) when it has R: runs found identical
+    after the fact (a seed no part used) get the same id as runs recorded
+    as sharing a result (``shared_from``, which copies R). A run without R is its own computation
+    unless it records ``shared_from`` (then it is the run it points at).
+
+    >>> a = RunResult("d", "s", "n", "knn", 0, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])}, run_id="a")
+    >>> b = RunResult("d", "s", "n", "knn", 1, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])}, run_id="b")
+    >>> c = RunResult("d", "s", "n", "knn", 2, ("A",), ("A",), R={"roc_auc": np.array([[0.6]])}, run_id="c")
+    >>> computation_id(a) == computation_id(b), computation_id(a) == computation_id(c)
+    (True, False)
+    """
+    if not r.R:
+        return "run:" + str(r.shared_from or r.run_id or f"{r.dataset}/{r.scenario}/{r.strategy}/{r.detector}/{r.seed}")
+    h = hashlib.sha256(repr((tuple(r.concepts), tuple(r.test_concepts))).encode())
+    for name in sorted(r.R):
+        R = np.asarray(r.R[name], dtype=np.float64)
+        h.update(name.encode() + repr(R.shape).encode())
+        h.update(np.where(np.isnan(R), np.nan, R).tobytes())  # one NaN bit pattern
+    return "R:" + h.hexdigest()
+
+
+def distinct_runs(runs: Sequence[RunResult]) -> list[RunResult]:
+    """One run per distinct computation (:func:`computation_id`), the first of each in ``runs``'
+    order: the independent values a mean, an interval or a test may count.
+
+    >>> rs = [RunResult("d", "s", "n", "knn", s, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])}) for s in range(5)]
+    >>> [r.seed for r in distinct_runs(rs)]
+    [0]
+    """
+    seen: dict[str, RunResult] = {}
+    for r in runs:
+        seen.setdefault(computation_id(r), r)
+    return list(seen.values())
 
 
 def mean_std(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -6,9 +6,18 @@ statistic) are least trustworthy where benchmarks live: few blocks, often with t
 distribution instead:
 
 * **Friedman**: under "the methods perform alike" every arrangement of a block's observed ranks
-  (ties kept as they are) is equally likely. With at most :data:`ENUMERATION_LIMIT` arrangements
-  in all ((k!)^n for k methods and n blocks) the distribution is enumerated exactly; beyond, a
-  seeded Monte-Carlo permutation test (:data:`PERMUTATIONS` random within-block permutations, seed
+  (ties kept as they are) is equally likely. The exact distribution of the statistic is computed by
+  a dynamic programme over rank-sum vectors: block by block, every vector of the methods' rank sums
+  so far with the probability of reaching it (arrangements that give the same vector merged, and
+  vectors that are permutations of each other one state, kept sorted: the null distribution and
+  the statistic are symmetric in the methods), so the work grows with the number of distinct
+  vectors, not with the (k!)^n arrangements. It runs within a stated budget: at most
+  :data:`STATE_LIMIT` vectors held (about ``STATE_LIMIT x (k + 1) x 8`` bytes) and at most
+  :data:`WORK_LIMIT` candidate vectors made over all blocks (given up as soon as the blocks left
+  would pass it; candidates made in chunks of :data:`CHUNK_ROWS` rows). Measured on one core:
+  4 methods x 6 blocks 1 ms, 5 x 5 0.03-0.3 s, 5 x 10 about 1.4 s; 6 x 6, 7 x 3 and 8 x 8 pass the
+  budget (``benchmarks/exact_statistics.py`` prints the table). Beyond the budget, a seeded
+  Monte-Carlo permutation test (:data:`PERMUTATIONS` random within-block permutations, seed
   :data:`PERMUTATION_SEED`) estimates it and states its Monte-Carlo standard error. Iman and
   Davenport's F (Demšar 2006) is a monotone function of chi-square, so the same exact p holds for it.
 * **Wilcoxon signed-rank**: zero differences are dropped (``zero_method="wilcox"``, scipy's
@@ -33,16 +42,22 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["EXACT_MAX_BLOCKS", "ENUMERATION_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED", "ZERO_METHOD", "TIE_TOLERANCE", "tied_ranks",
+__all__ = ["EXACT_MAX_BLOCKS", "STATE_LIMIT", "CHUNK_ROWS", "WORK_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED",
+           "ZERO_METHOD", "TIE_TOLERANCE", "tied_ranks",
            "TestResult", "friedman_statistic", "friedman_test", "iman_davenport", "wilcoxon_test",
            "median_interval", "kendall_w"]
 
 #: the switch point: with at most this many blocks, p-values are exact (or from a permutation test);
 #: with more, the asymptotic tests are used
 EXACT_MAX_BLOCKS = 15
-#: the most rank arrangements ((k!)^n) the exact Friedman distribution is enumerated over; beyond
-#: it, a Monte-Carlo permutation test
-ENUMERATION_LIMIT = 100_000_000
+#: the most distinct rank-sum vectors the exact Friedman programme may hold after a block (its
+#: time and memory budget); beyond it, a Monte-Carlo permutation test
+STATE_LIMIT = 1_000_000
+#: candidate rank-sum vectors made at once (states x k! arrangements, in chunks of this many rows)
+CHUNK_ROWS = 2_000_000
+#: the most candidate vectors (states x distinct arrangements, summed over the blocks) the exact
+#: programme may make: its time budget (about a second on one core)
+WORK_LIMIT = 4_000_000
 #: random within-block permutations of the Monte-Carlo Friedman test
 PERMUTATIONS = 10_000
 #: seed of those permutations (fixed: a report is reproducible)
@@ -129,7 +144,6 @@ def friedman_statistic(ranks) -> float:
 
 
 _PACKED_LIMIT = 2 ** 62  # rank-sum vectors packed into one int64 while they fit
-_ENUMERATION_CELLS = 1 << 23  # rank sums held at once while the exact distribution is counted (64 MB)
 
 
 def _doubled(ranks: np.ndarray) -> np.ndarray:
@@ -137,46 +151,62 @@ def _doubled(ranks: np.ndarray) -> np.ndarray:
     return np.rint(2.0 * ranks).astype(np.int64)
 
 
-def _exact_friedman(r2: np.ndarray) -> float:
-    """P(sum of squared rank sums >= observed) over all (k!)^n within-block arrangements, counted
-    block by block (arrangements with the same rank sums merged, so the work grows with the number
-    of distinct rank-sum vectors, not with (k!)^n)."""
+class _OverBudget(Exception):
+    """The exact programme would hold more rank-sum vectors than allowed."""
+
+
+def _merge(probs: np.ndarray, vectors: np.ndarray, packed: bool, weights):
+    """Distinct rank-sum vectors of ``vectors`` with the summed probability of each."""
+    if packed:
+        _, first, inverse = np.unique(vectors @ weights, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(vectors, axis=0, return_index=True, return_inverse=True)
+    return vectors[first], np.bincount(inverse.ravel(), weights=probs)
+
+
+def _exact_friedman(r2: np.ndarray, state_limit: int | None = None, chunk_rows: int | None = None) -> float:
+    """P(sum of squared rank sums >= observed) under every within-block arrangement equally likely,
+    by a dynamic programme over rank-sum vectors: after each block, the distinct vectors of rank
+    sums so far and the probability of each (a block's k! arrangements each 1/k!). The null
+    distribution and the statistic are both symmetric in the methods, so a vector is kept sorted:
+    the vectors that are permutations of each other are one state (up to k! times fewer). Raises
+    :class:`_OverBudget` when more than ``state_limit`` vectors would be held."""
+    state_limit = STATE_LIMIT if state_limit is None else state_limit
+    chunk_rows = CHUNK_ROWS if chunk_rows is None else chunk_rows
     n, k = r2.shape
     observed = int(np.sum(r2.sum(axis=0) ** 2))
     if n == 1:  # one block: every arrangement has the same rank sums squared, so P(>= observed) = 1
         return 1.0
-    perms = np.array(list(itertools.permutations(range(k))))
+    if math.factorial(k) > WORK_LIMIT:  # a block's arrangements alone exceed the budget: never listed
+        raise _OverBudget(math.factorial(k))
     base = int(2 * k * n + 1)  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
     packed = base ** k < _PACKED_LIMIT
     weights = base ** np.arange(k, dtype=np.int64) if packed else None
     states = np.zeros((1, k), dtype=np.int64)
-    counts = np.ones(1, dtype=np.int64)
-
-    def merged(new: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if packed:
-            _, first, inverse = np.unique(new @ weights, return_index=True, return_inverse=True)
-        else:
-            _, first, inverse = np.unique(new, axis=0, return_index=True, return_inverse=True)
-        return new[first], np.bincount(inverse.ravel(), weights=weight).astype(np.int64)
-
-    extreme = 0
-    for i, row in enumerate(r2):
-        arranged = row[perms]  # k! x k
-        # the states a chunk at a time, so that memory stays bounded however many states there are;
-        # the last block's arrangements are only counted, never kept
-        chunk = max(1, _ENUMERATION_CELLS // (len(perms) * k))
-        kept_states, kept_counts = np.zeros((0, k), dtype=np.int64), np.zeros(0, dtype=np.int64)
-        for lo in range(0, len(states), chunk):
-            new = (states[lo:lo + chunk, None, :] + arranged[None, :, :]).reshape(-1, k)
-            weight = np.repeat(counts[lo:lo + chunk], len(perms))
-            if i == n - 1:
-                extreme += int(weight[(new ** 2).sum(axis=1) >= observed].sum())
-                continue
-            if len(kept_states):
-                new, weight = np.concatenate([kept_states, new]), np.concatenate([kept_counts, weight])
-            kept_states, kept_counts = merged(new, weight)
-        states, counts = kept_states, kept_counts
-    return extreme / float(math.factorial(k) ** n)
+    probs = np.ones(1)
+    work = 0
+    for index, row in enumerate(r2):
+        arranged, mult = np.unique(row[np.array(list(itertools.permutations(range(k))))], axis=0, return_counts=True)
+        p_arr = mult / float(mult.sum())  # distinct arrangements of the block (ties repeat some)
+        block = len(states) * len(arranged)
+        if work + block * (n - index) > WORK_LIMIT:  # the states never get fewer: the rest costs at least this
+            raise _OverBudget(work + block * (n - index))
+        work += block
+        step = max(1, chunk_rows // len(arranged))
+        merged_states, merged_probs = None, None
+        for start in range(0, len(states), step):
+            s, p = states[start:start + step], probs[start:start + step]
+            # the distribution is symmetric in the methods (every arrangement equally likely), and so is
+            # the statistic: a vector and its permutations are one state, kept sorted
+            new = np.sort((s[:, None, :] + arranged[None, :, :]).reshape(-1, k), axis=1)
+            w = (p[:, None] * p_arr[None, :]).ravel()
+            if merged_states is not None:
+                new, w = np.concatenate([merged_states, new]), np.concatenate([merged_probs, w])
+            merged_states, merged_probs = _merge(w, new, packed, weights)
+            if len(merged_states) > state_limit:
+                raise _OverBudget(len(merged_states))
+        states, probs = merged_states, merged_probs
+    return float(min(1.0, probs[(states ** 2).sum(axis=1) >= observed].sum()))
 
 
 def _permutation_friedman(r2: np.ndarray, permutations: int, seed: int) -> float:
@@ -193,7 +223,7 @@ def _permutation_friedman(r2: np.ndarray, permutations: int, seed: int) -> float
     return (1.0 + extreme) / (1.0 + permutations)
 
 
-def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, enumeration_limit: int = ENUMERATION_LIMIT,
+def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, state_limit: int | None = None,
                   permutations: int = PERMUTATIONS, seed: int = PERMUTATION_SEED) -> TestResult:
     """Friedman's test on an n blocks x k methods array of within-block ranks (ties as average
     ranks), its p-value exact, from a permutation test or asymptotic (see the module).
@@ -214,29 +244,39 @@ def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, enumeration_limi
                           reason=f"{n} blocks > {max_blocks} (the switch point): the chi-square approximation")
     arrangements = math.factorial(k) ** n
     r2 = _doubled(r)
-    if arrangements <= enumeration_limit:
-        return TestResult(**common, pvalue=_exact_friedman(r2), method="exact", arrangements=arrangements,
-                          reason=f"{n} blocks ≤ {max_blocks} (the switch point) and ({k}!)^{n} = {arrangements:,} "
-                                 f"rank arrangements, few enough to enumerate: the exact distribution")
+    limit = STATE_LIMIT if state_limit is None else state_limit
+    try:
+        exact = _exact_friedman(r2, limit)
+    except _OverBudget:
+        exact = None
+    if exact is not None:
+        size = f"{arrangements:,}" if arrangements < 10 ** 12 else f"{arrangements:.2g}"
+        return TestResult(**common, pvalue=exact, method="exact", arrangements=arrangements,
+                          reason=f"{n} blocks ≤ {max_blocks} (the switch point): the exact distribution over all "
+                                 f"({k}!)^{n} = {size} rank arrangements, by a dynamic programme over rank-sum "
+                                 f"vectors (within its budget of {limit:,} vectors)")
     p = _permutation_friedman(r2, permutations, seed)
     return TestResult(**common, pvalue=p, method="permutation", permutations=permutations,
                       mc_se=math.sqrt(p * (1 - p) / permutations),
-                      reason=f"{n} blocks ≤ {max_blocks} (the switch point), but ({k}!)^{n} ≈ {arrangements:.2g} rank "
-                             f"arrangements are too many to enumerate (> {enumeration_limit:,}): {permutations:,} "
-                             f"random within-block permutations (seed {seed})")
+                      reason=f"{n} blocks ≤ {max_blocks} (the switch point), but the exact distribution over "
+                             f"({k}!)^{n} ≈ {arrangements:.2g} rank arrangements needs more than {limit:,} rank-sum "
+                             f"vectors (the exact programme's budget): {permutations:,} random within-block "
+                             f"permutations (seed {seed})")
 
 
 def iman_davenport(chi2: float, n: int, k: int) -> tuple[float, float]:
     """Iman and Davenport's F = (n-1) chi2 / (n(k-1) - chi2) and its p-value from the F distribution
-    with k-1 and (k-1)(n-1) degrees of freedom (Demšar 2006, eq. 2); F is infinite (p = 0) when every
-    block ranks the methods alike.
+    with k-1 and (k-1)(n-1) degrees of freedom (Demšar 2006, eq. 2); undefined (NaN, NaN) when every
+    block ranks the methods alike (the denominator is 0: a page says "undefined (all blocks agree)").
 
     >>> [round(v, 4) for v in iman_davenport(4.5, 4, 3)]
     [3.8571, 0.0837]
+    >>> iman_davenport(8.0, 4, 3)  # every block ranks alike: chi2 = n (k - 1)
+    (nan, nan)
     """
     denominator = n * (k - 1) - chi2
     if denominator <= 1e-12 * max(1.0, chi2):
-        return float("inf"), 0.0
+        return float("nan"), float("nan")
     f = (n - 1) * chi2 / denominator
     return float(f), float(stats.f.sf(f, k - 1, (k - 1) * (n - 1)))
 

@@ -19,8 +19,6 @@ from ..results.record import RunResult
 from ..errors import CladValueError
 from . import html as H
 from .aggregate import (
-    BEST,
-    best_status,
     chance_table,
     forgetting_table,
     leaderboard,
@@ -35,11 +33,14 @@ from .tuning_validity import tuning_section, validity_section
 from .describe import CONFIG_KEYS, MIN_INTERVAL_N, plural
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
+from .headline import deterministic_caveats, headline_lines
+from .series import per_series_table, with_series_means
 from .tables import (
     cost_html,
     leaderboard_compact_html,
     frame_html,
     leaderboard_html,
+    latex_columns as latex_columns_of,
     leaderboard_latex,
     leaderboard_markdown,
 )
@@ -245,12 +246,13 @@ class _Page:
     spec_text: str | None
     references: Sequence[RunResult]
     caveats: list = field(default_factory=list)
+    latex_columns: Sequence[str] | None = None
 
 
 def _leaderboard_section(p: _Page):
     numbers = p.lb.to_csv(index=False)
     for fmt, text in (("csv", numbers), ("md", leaderboard_markdown(p.lb, p.chance)),
-                      ("tex", leaderboard_latex(p.lb, p.chance))):
+                      ("tex", leaderboard_latex(p.lb, p.chance, p.latex_columns))):
         path = p.out / f"leaderboard.{fmt}"
         _atomic_write(path, text)
         p.report.tables[fmt] = path
@@ -371,6 +373,18 @@ def _timeseries_section(p: _Page):
     from .timeseries import trace_section
 
     trace_html = trace_section(p.ok, p.figs)
+    channels = per_series_table(p.ok)
+    if not channels.empty:
+        _atomic_write(p.out / "per_series.csv", channels.to_csv(index=False))
+        p.report.tables["per_series"] = p.out / "per_series.csv"
+        shown = channels.copy()
+        for c in ("value", "chance"):
+            shown[c] = [f"{v:.3f}" if v == v else "n/a" for v in shown[c]]
+        table = ("<p class='legend'>Every series (channel) of the time-series test concepts after the last training "
+                 "step, mean over seeds, beside its own chance level (also in per_series.csv). R holds each test "
+                 "concept's series concatenated; the base metrics named *_per_series_mean are the mean over its "
+                 "series, the scale TSB-AD and Orion report.</p>" + frame_html(shown))
+        trace_html = (trace_html or "") + H.details(f"Per-series values ({len(channels)} rows)", table)
     return [] if trace_html is None else [("time-series", "Time series: scores per step", trace_html)]
 
 
@@ -443,36 +457,16 @@ def _what_was_run(p: _Page, n_failed: int) -> str:
 
 
 def _findings(p: _Page) -> str:
-    """The best configuration of each scenario by the first headline metric of the first base
-    metric, its margin over the next, and whether its interval clears the next one's."""
+    """The best configuration of each scenario by the first headline metric of the headline base
+    metric (the leaderboard's first), its margin over the next, and what may be said of it."""
     if p.lb.empty:
         return ""
     metric = next(iter(scalar_names(headline=True)), "continual_average")
     base = p.lb["base_metric"].iloc[0]
     part = p.lb[p.lb["base_metric"] == base]
-    status = best_status(part, [metric])
-    higher = get_metric(metric).higher_is_better
-    items = []
-    for (dataset, scenario), sub in part.groupby(["dataset", "scenario"], sort=False):
-        ranked = sub.sort_values(f"{metric}_mean", ascending=not higher, kind="stable").dropna(subset=[f"{metric}_mean"])
-        if ranked.empty:
-            continue
-        top = ranked.iloc[0]
-        text = (f"<b>{H.html.escape(str(scenario))}</b>: {H.html.escape(top['strategy'])} + "
-                f"{H.html.escape(top['detector'])} {top[f'{metric}_mean']:.3f}")
-        if len(ranked) > 1:
-            nxt = ranked.iloc[1]
-            mark = status.at[ranked.index[0], metric]
-            text += (f", {abs(top[f'{metric}_mean'] - nxt[f'{metric}_mean']):.3f} ahead of "
-                     f"{H.html.escape(nxt['strategy'])} + {H.html.escape(nxt['detector'])} "
-                     + ("(intervals clear)" if mark == BEST else "(within noise)"))
-        c = p.chance
-        if c is not None and not c.empty:
-            ref = c[(c["dataset"] == dataset) & (c["base_metric"] == base) & (c["scenario"] == scenario)]
-            if len(ref) and ref.iloc[0].get(f"{metric}_mean") == ref.iloc[0].get(f"{metric}_mean"):
-                text += f"; chance {ref.iloc[0][f'{metric}_mean']:.3f}"
-        text += _against_baselines(p, dataset, base, scenario, metric)
-        items.append(f"<li>{text}</li>")
+    items = [f"<li>{text}</li>" for text in headline_lines(
+        part, metric, p.chance, p.results,
+        suffix=lambda dataset, scenario: _against_baselines(p, dataset, base, scenario, metric))]
     from ..metrics.base import base_metric_shown
 
     label = f"{get_metric(metric).label} ({base_metric_shown(base)})"
@@ -527,6 +521,7 @@ def _caveats(p: _Page) -> list[str]:
         if text not in said:
             said.add(text)
             out.append(text)
+    out.extend(deterministic_caveats(p.shown))
     seeds = len({r.seed for r in p.ok})
     if 0 < seeds < MIN_INTERVAL_N:
         out.append(f"{seeds} seed{'s' if seeds > 1 else ''}: too few for intervals, so no value is marked best; "
@@ -538,7 +533,8 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
                 by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = (DEFAULT_METRIC,),
                 blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
                 title: str | None = None, spec_text: str | None = None,
-                references: Sequence[RunResult] = ()) -> Report:
+                references: Sequence[RunResult] = (), headline: str | None = None,
+                latex_columns: str | Sequence[str] | None = None) -> Report:
     """Write the report of ``results`` into ``out_dir`` and return what was written.
 
     ``out_dir/index.html`` (self-contained), ``out_dir/figures/*.png`` (R heatmaps per
@@ -554,6 +550,11 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     the spec as the TOML the user wrote (``spec_text``) when given, else ``spec`` rendered as TOML,
     the scores of the benchmark's reference runs (``references``, :func:`clad.results.load_references`)
     and the validity checks of its single-task matrices when given, and ends with an index of its figures and their files.
+
+    The headline base metric (``headline``, else the first of the spec's ``base_metrics``) leads
+    the headline, the tables and the statistics; the others follow in the spec's order.
+    ``latex_columns`` picks the columns of ``leaderboard.tex`` (:func:`clad.report.tables.latex_columns`:
+    the headline metrics by default, ``"all"`` for one table per metric family, or names/labels).
 
     The page opens with what was run (one line), what it found (the best configuration of each
     scenario, its margin, and what the statistics support) and one box of caveats; then one
@@ -571,14 +572,23 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     for old in (out / "figures").glob("*.png"):  # figures of an earlier report would be stale
         old.unlink()
     report = Report(out_dir=out, index=out / "index.html")
-    ok = [r for r in results if r.ok]
+    ok = with_series_means(r for r in results if r.ok)  # time series: per-series means beside R
     n_failed = len(results) - len(ok)
     if n_failed:
-        report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance)")
+        report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance); "
+                               "a comparison of methods leaves out, for every method of a dataset, the configurations "
+                               "some method did not complete (each comparison's notes name them)")
+    latex = latex_columns_of(latex_columns)
+    if headline is not None:
+        recorded = {m for r in ok for m in (*r.R, *r.metrics)}
+        if recorded and headline not in recorded:
+            raise CladValueError(f"headline={headline!r} is not a base metric of these results; allowed: "
+                                 f"{', '.join(sorted(recorded))}")
     shown = merge_shared(ok)
-    page = _Page(results=results, ok=ok, shown=shown, lb=leaderboard(shown), chance=chance_table(shown),
+    page = _Page(results=results, ok=ok, shown=shown, lb=leaderboard(shown, headline=headline), chance=chance_table(shown),
                  figs=FigureStore(out / "figures", dpi), report=report, out=out, by=by, stat_metrics=stat_metrics,
-                 blocks=blocks, alpha=alpha, spec=spec, spec_text=spec_text, references=references)
+                 blocks=blocks, alpha=alpha, spec=spec, spec_text=spec_text, references=references,
+                 latex_columns=latex)
     sections = [part for build in SECTIONS for part in build(page)]
     name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
     intro = (f"<p class='run'>{H.html.escape(_what_was_run(page, n_failed))}</p>" + _findings(page)

@@ -33,7 +33,7 @@ from .aggregate import CONFIG_KEYS, by_order, group_runs, scalar_value
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import kendall_w
 
-__all__ = ["order_sensitivity", "ORDER_METRICS", "OrderAgreement", "order_agreement", "order_key"]
+__all__ = ["order_sensitivity", "ORDER_METRICS", "OrderAgreement", "order_agreement", "order_key", "several_orders"]
 
 #: the metrics whose order sensitivity is reported by default
 ORDER_METRICS = ("continual_average", "backward_transfer", "forward_transfer")
@@ -59,6 +59,23 @@ def order_sensitivity(results: Iterable[RunResult], metrics: Sequence[str] = ORD
                             f"{label}_std": float(ok.std(ddof=1)) if ok.size > 1 else np.nan})
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def several_orders(results: Iterable[RunResult]) -> bool:
+    """Whether some dataset was run in more than one concept order (training sequence): the only
+    evidence an order analysis can rest on. Datasets that each ran in one order (one with a named
+    order, another without) are not "several orders".
+
+    >>> a = RunResult("d", "s", "n", "i", 0, ("A", "B"), order="given")
+    >>> b = RunResult("e", "s", "n", "i", 0, ("X", "Y"))
+    >>> several_orders([a, b]), several_orders([a, RunResult("d", "s", "n", "i", 0, ("B", "A"), order="random:1")])
+    (False, True)
+    """
+    seen: dict[str, set] = {}
+    for r in results:
+        if r.ok:
+            seen.setdefault(r.dataset, set()).add(tuple(r.concepts))
+    return any(len(v) > 1 for v in seen.values())
 
 
 def order_key(r: RunResult) -> str:
@@ -115,10 +132,12 @@ def order_agreement(results: Iterable[RunResult], by: str = "detector", metric: 
     (0.0, 1, True)
     """
     higher = get_metric(metric).higher_is_better
+    results = [r for r in results if r.ok]
+    if not several_orders(results):
+        return None
     parts: dict[str, list[RunResult]] = {}
     for r in results:
-        if r.ok:
-            parts.setdefault(order_key(r), []).append(r)
+        parts.setdefault(order_key(r), []).append(r)
     if len(parts) < 2:
         return None
     rows = {}

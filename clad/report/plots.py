@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .stats import Comparison
 
 __all__ = ["new_axes", "figure_png", "plot_heatmap", "plot_curves", "plot_forgetting", "plot_cd",
-           "heatmap_figures", "HeatmapFigures", "curves_figure", "forgetting_figure", "cd_figure", "config_styles",
+           "heatmap_figures", "HeatmapFigures", "curves_figure", "forgetting_figure", "cd_figure", "CD_WIDTH", "config_styles",
            "cells_of", "BAD_COLOUR", "FUTURE_HATCH", "UNLEARNED_HATCH", "FONT", "plot_stream"]
 
 #: colour of undefined (NaN) cells
@@ -117,6 +117,8 @@ def _heatmap_geometry(data: HeatmapData, annotate: bool | None):
     with_std = annotate and bool(np.isfinite(np.asarray(data.std, float)).any())
     cell_w = L.category_spacing(data.cols, FONT["tick"], 0.55 if annotate else 0.16)
     cell_h = max(0.42 if with_std else 0.3 if annotate else 0.16, L.line_height(FONT["tick"]) * 1.3)
+    if annotate and data.at_chance is not None:  # room for a chance mark above a two-line value
+        cell_h = max(cell_h, 2 * (_chance_offset_points() + CHANCE_SIZE_POINTS / 2 + 1.0) / 72.0)
     return annotate, cell_w, cell_h
 
 
@@ -128,19 +130,36 @@ def _row_labels(data: HeatmapData) -> list[str]:
 CHANCE_MARKER = "o"
 
 
+#: the chance mark's diameter (points)
+CHANCE_SIZE_POINTS = 4.7
+
+
+def _chance_offset_points() -> float:
+    """How far above a cell's centre its chance mark sits (points): clear of a two-line value
+    (``mean`` and ``± std``, centred in the cell) by a point."""
+    text_half = FONT["cell"] * 1.2  # two lines of the cell font, half their height
+    return text_half + CHANCE_SIZE_POINTS / 2 + 1.0
+
+
 def _chance_points(data: HeatmapData) -> np.ndarray:
-    """(x, y) of the chance marks: the top-right corner of every cell at chance."""
+    """(x, y) of the chance marks: the centre of every cell at chance (drawn above its value)."""
     if data.at_chance is None:
         return np.empty((0, 2))
     i, j = np.nonzero(np.asarray(data.at_chance))
-    return np.column_stack([j + 0.33, i - 0.28]).astype(float)
+    return np.column_stack([j, i]).astype(float)
 
 
-def _draw_chance(ax, data: HeatmapData):
-    """The chance marks of ``data`` on ``ax`` (an empty set of points when none: it is updated later)."""
+def _draw_chance(ax, data: HeatmapData, annotate: bool = True):
+    """The chance marks of ``data`` on ``ax`` (an empty set of points when none: it is updated
+    later): above the cell's value when values are written, so a mark never covers one."""
+    from matplotlib.transforms import ScaledTranslation
+
     pts = _chance_points(data)
-    marks = ax.scatter(pts[:, 0], pts[:, 1], s=22, marker=CHANCE_MARKER, facecolors="white", edgecolors="black",
-                       linewidths=0.8, zorder=5, gid="chance")
+    marks = ax.scatter(pts[:, 0], pts[:, 1], s=CHANCE_SIZE_POINTS ** 2, marker=CHANCE_MARKER, facecolors="white",
+                       edgecolors="black", linewidths=0.8, zorder=5, gid="chance")
+    if annotate:
+        marks.set_offset_transform(ax.transData + ScaledTranslation(0, _chance_offset_points() / 72.0,
+                                                                    ax.figure.dpi_scale_trans))
     marks.set_in_layout(False)
     return marks
 
@@ -211,7 +230,7 @@ def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w, 
             for j in range(n_cols):
                 s, colour = _cell_text(data, i, j, im.norm)
                 ax.text(j, i, s, ha="center", va="center", fontsize=FONT["cell"], color=colour, in_layout=False)
-    _draw_chance(ax, data)
+    _draw_chance(ax, data, annotate)
     if x_labels:
         _category_ticks(ax, "x", data.cols, cell_w)
     else:
@@ -227,7 +246,10 @@ def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w, 
 
 
 def _seeds(data: HeatmapData) -> str:
-    return f"{len(data.seeds)} seed{'s' if len(data.seeds) != 1 else ''}"
+    text = f"{len(data.seeds)} seed{'s' if len(data.seeds) != 1 else ''}"
+    if data.computations is not None:
+        text += f", {data.computations} distinct computation{'s' if data.computations != 1 else ''}"
+    return text
 
 
 def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0.0, vmax: float = 1.0,
@@ -299,7 +321,7 @@ class HeatmapFigures:
 
     @staticmethod
     def _signature(items: Sequence[HeatmapData]) -> tuple:
-        return tuple((h.strategy, h.detector, h.rows, h.cols, tuple(h.learned_at), len(h.seeds), h.at_chance is None)
+        return tuple((h.strategy, h.detector, h.rows, h.cols, tuple(h.learned_at), len(h.seeds), h.computations, h.at_chance is None)
                      for h in items)
 
     def __call__(self, items: Sequence[HeatmapData]) -> list["Figure"]:
@@ -313,7 +335,7 @@ class HeatmapFigures:
 
     def _suptitle(self, first: HeatmapData, annotate: bool, part: int, parts: int) -> str:
         return (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({_seeds(first)}; mean"
-                + (" ± std" if annotate and len(first.seeds) > 1 else "") + " per cell)"
+                + (" ± std" if annotate and (first.computations or len(first.seeds)) > 1 else "") + " per cell)"
                 + (f", part {part + 1} of {parts}" if parts > 1 else ""))
 
     def _update(self, items: Sequence[HeatmapData]) -> list["Figure"]:
@@ -382,7 +404,14 @@ class HeatmapFigures:
                     last_in_column = r + 1 == len(grid) or c >= len(grid[r + 1])
                     x_labels, y_labels = not shared or last_in_column, not shared or c == 0
                     im = _draw_heatmap(ax, h, vmin=self.vmin, vmax=self.vmax, cmap=self.cmap, annotate=annotate,
-                                       cell_w=cell_w, x_labels=x_labels, y_labels=y_labels, axis_labels=False)
+                                       cell_w=cell_w, axis_labels=False)
+                    if shared:  # small multiples: the outer panels label the axes every panel shares
+                        bottom = axes[r if last_in_column else max(k for k in range(len(grid)) if c < len(grid[k])), c]
+                        if ax is not bottom:
+                            ax.sharex(bottom)
+                        if c:
+                            ax.sharey(axes[r, 0])
+                        ax.tick_params(labelbottom=x_labels, labelleft=y_labels)
                     if x_labels:
                         ax.set_xlabel("test concept", fontsize=FONT["label"])
                     if y_labels:
@@ -645,20 +674,44 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
     palette = {str(m): "#9a9a9a" for m in comparison.average_ranks.index} if grey else None
     sp.critical_difference_diagram(comparison.average_ranks, sig, alpha=comparison.alpha, ax=ax,
                                    label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
-                                   label_props={"fontsize": FONT["label"]}, color_palette=palette,
+                                   label_props={"fontsize": FONT["tick"]}, color_palette=palette,
                                    crossbar_props={"color": "#9a9a9a"} if grey else None)
     ax.tick_params(labelsize=FONT["tick"])
-    _title(ax, _cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.3)
+    if used == "Nemenyi":  # the critical difference: average ranks further apart than this differ (Nemenyi)
+        from .stats import critical_difference
+
+        cd = critical_difference(comparison.n_blocks, comparison.n_methods, comparison.alpha)
+        start = 1.0
+        from matplotlib.transforms import ScaledTranslation, blended_transform_factory
+
+        # above the tick labels (in points from the rank axis, whatever the figure's height)
+        above = blended_transform_factory(ax.transData, ax.transData + ScaledTranslation(
+            0, 0.3, ax.figure.dpi_scale_trans))
+        ax.plot([start, start + cd], [0, 0], color="#9a9a9a" if grey else "black", lw=1.6, gid="cd-bar",
+                solid_capstyle="butt", marker="|", markersize=6, transform=above, clip_on=False)
+        ax.text(start + cd / 2, 0, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=FONT["tick"],
+                transform=above + ScaledTranslation(0, 0.04, ax.figure.dpi_scale_trans))
+    ax.set_xlabel("average rank (1 = best)", fontsize=FONT["label"])
+    _title(ax, _cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.6)
+    if used == "Nemenyi":
+        ax.title.set_y(1.0)
+        ax.set_title(ax.get_title(), fontsize=FONT["title"], pad=34)  # room for the CD bar above the ticks
     return ax
 
 
+#: the width of a critical-difference diagram (inches): one column of a two-column paper, unless the
+#: methods' names need more
+CD_WIDTH = 3.5
+
+
 def cd_figure(comparison: "Comparison", *, test: str = "nemenyi") -> "Figure":
-    """A critical-difference diagram on a figure wide enough for the methods' names on both sides."""
+    """A critical-difference diagram :data:`CD_WIDTH` inches wide (one journal column), wider only
+    where the methods' names on both sides leave the rank axis less than 1.2 inches."""
     _, used = _significance(comparison, test)
-    label_w = L.text_width(_cd_labels(comparison), FONT["label"])
-    width = 2 * label_w + 3.5 + 0.6
-    title_h = L.text_size(L.wrap(_cd_title(comparison, used), width - 0.3, FONT["title"]), FONT["title"])[1]
-    height = title_h + 0.9 + 0.3 * (math.ceil(comparison.n_methods / 2) + 2)
+    label_w = L.text_width(_cd_labels(comparison), FONT["tick"])
+    width = max(CD_WIDTH, 2 * label_w + 1.2 + 0.4)
+    title_h = L.text_size(L.wrap(_cd_title(comparison, used), width - 0.6, FONT["title"]), FONT["title"])[1]
+    height = title_h + 1.3 + 0.3 * (math.ceil(comparison.n_methods / 2) + 2)
     fig = _figure((width, height))
     plot_cd(comparison, fig.subplots(), test=test)
     return fig

@@ -170,6 +170,39 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
+def holm_floor(n: int, k: int) -> float:
+    """The smallest Holm-adjusted p-value any pair of ``k`` methods can get from exact two-sided
+    Wilcoxon signed-rank tests over ``n`` blocks: the number of pairs times 2/2^n (capped at 1).
+    At or above α, no Wilcoxon–Holm decision can say "differ", whatever the data.
+
+    >>> holm_floor(6, 3), holm_floor(6, 2), holm_floor(8, 4)
+    (0.09375, 0.03125, 0.046875)
+    """
+    return min(1.0, (k * (k - 1) // 2) * 2.0 / 2.0 ** n)
+
+
+def nemenyi_reachable(n: int, k: int, alpha: float = 0.05) -> bool:
+    """Whether any pair of ``k`` methods can differ by the Nemenyi test over ``n`` blocks: the
+    largest possible difference of average ranks, k - 1, exceeds the critical difference
+    q_α sqrt(k(k+1) / 6n) (q_α the studentized range quantile over sqrt 2, Demšar 2006).
+
+    >>> nemenyi_reachable(2, 4), nemenyi_reachable(6, 4)
+    (False, True)
+    """
+    return bool(k - 1 > critical_difference(n, k, alpha))
+
+
+def critical_difference(n: int, k: int, alpha: float = 0.05) -> float:
+    """Nemenyi's critical difference of average ranks for ``k`` methods over ``n`` blocks at
+    ``alpha`` (Demšar 2006): q_α sqrt(k(k+1) / 6n), q_α the studentized range quantile / sqrt 2.
+
+    >>> round(critical_difference(6, 4), 3)
+    1.915
+    """
+    q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2.0)
+    return float(q * np.sqrt(k * (k + 1) / (6.0 * n)))
+
+
 def _nemenyi(scores: pd.DataFrame) -> pd.DataFrame:
     try:
         import scikit_posthocs as sp
@@ -276,19 +309,26 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
                    f"alone compares them")
         a, b = average.index
         test = wilcoxon_test(scores[a].to_numpy(), scores[b].to_numpy())
-    if n < 6:
-        notes.append(f"with {n} blocks no two-sided Wilcoxon test can reach p < 0.05 (the smallest exact p is "
-                     f"2/2^{n} = {2 / 2 ** n:.3g})")
+    floor = holm_floor(n, k)
+    if floor >= alpha:
+        pairs_n = k * (k - 1) // 2
+        notes.append(f"with {n} blocks and {pairs_n} pair{'s' if pairs_n > 1 else ''} no Wilcoxon–Holm decision can "
+                     f"reach p < α = {alpha}: the smallest exact two-sided p is 2/2^{n} = {2 / 2 ** n:.3g}"
+                     + (f", and Holm multiplies it by {pairs_n}: {floor:.3g}" if pairs_n > 1 else "")
+                     + ("" if k == 2 else "; only the Nemenyi test can name a pair"))
     return Comparison(**common, statistic=statistic, pvalue=pvalue, wilcoxon_holm=holm, nemenyi=nemenyi,
                       message=message, notes=tuple(notes), test=test, iman_davenport=fid, pairs=pairs)
 
 
-def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
+def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True,
+                      computations: pd.DataFrame | None = None) -> pd.DataFrame:
     """Methods compared pair by pair over the seeds of one block: per pair ``(a, b)`` (``a`` the
     better on average) the difference ``a - b`` over the seeds where both have a value, described
     as in :func:`clad.report.describe.describe` (``difference_mean``, ``_std``, ``_n``,
     ``_ci_low``, ``_ci_high``: a 95 % bootstrap interval, none below 3 seeds), and ``a_better``, in how many seeds ``a``
-    was better.
+    was better. With ``computations`` (what each cell was computed from,
+    :attr:`clad.report.blocks.Blocks.computations`), seeds where both methods repeat a computation
+    already counted are one value: a pair of deterministic methods has one difference, not one per seed.
 
     >>> t = pd.DataFrame({"A": [0.9, 0.8, 0.85], "B": [0.7, 0.75, 0.8]})
     >>> p = paired_over_seeds(t)
@@ -298,7 +338,11 @@ def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True) -> 
     means = per_seed.mean(axis=0).sort_values(ascending=not higher_is_better, kind="stable")
     rows = []
     for a, b in itertools.combinations(list(means.index), 2):
-        d = (per_seed[a] - per_seed[b]).dropna().to_numpy()
+        diff = (per_seed[a] - per_seed[b]).dropna()
+        if computations is not None:
+            pair = [(computations.at[i, a], computations.at[i, b]) for i in diff.index]
+            diff = diff[~pd.Series(pair, index=diff.index, dtype=object).duplicated().to_numpy()]
+        d = diff.to_numpy()
         st = describe(d[:, None]) if d.size else describe(np.full((1, 1), np.nan))
         better = int((d > 0).sum() if higher_is_better else (d < 0).sum())
         rows.append({"a": a, "b": b, **{f"difference_{k}": (int(v[0]) if k == "n" else float(v[0]))
@@ -321,19 +365,31 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
     higher = get_metric(metric).higher_is_better
     results = list(results)
     ev = evidence_blocks(results, by=by, metric=metric, base_metric=base_metric, blocks=blocks)
-    notes = [*ev.merged, *ev.shared]
+    notes = [*ev.merged, *ev.matched, *ev.shared]
     if ev.scores.shape[0] != 1 or ev.scores.shape[1] < 2:
         c = compare_methods(ev.scores, higher_is_better=higher, alpha=alpha, by=by, metric=metric,
                             base_metric=base_metric, notes=notes)
         return _with_orders(c, results, blocks)
     block = str(ev.scores.index[0])
     seeds = ev.per_seed.dropna(how="all")
-    paired = paired_over_seeds(seeds, higher)
+    ids = ev.computations.reindex(seeds.index) if ev.computations is not None else None
+    paired = paired_over_seeds(seeds, higher, ids)
     ranks = _ranks(ev.scores, higher)
-    message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, so "
-               f"the methods are compared paired over its {len(seeds)} seed(s) (mean difference with a 95 % "
-               f"bootstrap interval, none below 3 seeds). This shows whether a difference is consistent over seeds on this block, not that it "
-               f"holds on other data: a weaker claim than a test over independent datasets")
+    values = int(paired["difference_n"].max()) if len(paired) else 0
+    if values < 2:
+        message = (f"one independent block ({' × '.join(ev.fields)}: {block}) and fewer than two independent values "
+                   f"per pair of {plural(by)} over its seeds ({len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+                   + (", every method one computation over them" if len(seeds) > 1 else "")
+                   + "): no test across blocks and no paired comparison is possible; the scores are shown for "
+                     "information only")
+        paired = None
+    else:
+        message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, "
+                   f"so the {plural(by)} are compared paired over its seeds (at most {values} independent values "
+                   f"per pair: seeds where both are one computation count once; mean difference with a 95 % "
+                   f"bootstrap interval, none below 3 values). This shows whether a difference is consistent over "
+                   f"seeds on this block, not that it holds on other data: a weaker claim than a test over "
+                   f"independent datasets")
     warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
     c = Comparison(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher, alpha=alpha,
                    scores=ev.scores, ranks=ranks, average_ranks=ranks.mean(axis=0).sort_values(kind="stable"),
@@ -466,9 +522,13 @@ def comparison_verdict(c: Comparison) -> Verdict:
             used += f" The asymptotic approximation would give p = {_p(test.pvalue_asymptotic)}."
         if c.iman_davenport is not None:
             f_value, f_p = c.iman_davenport
-            used += f" Iman–Davenport F = {f_value:.4g} (F-distribution p = {_p(f_p)}"
-            used += (")." if test.method == "asymptotic" else
-                     f"; F is a monotone function of χ², so its {test.method} p is the same {_p(test.pvalue)}).")
+            if f_value != f_value:
+                used += (" Iman–Davenport F: undefined (all blocks agree: every block ranks the methods alike, so "
+                         "its denominator is 0).")
+            else:
+                used += f" Iman–Davenport F = {f_value:.4g} (F-distribution p = {_p(f_p)}"
+                used += (")." if test.method == "asymptotic" else
+                         f"; F is a monotone function of χ², so its {test.method} p is the same {_p(test.pvalue)}).")
         sentences.append(used)
         posthoc = "Nemenyi" if c.n_methods >= 3 else "Wilcoxon signed-rank"
     pairs["nemenyi"] = _decisions(pairs["nemenyi_p"], tested, alpha) if not pairs.empty else []
@@ -480,12 +540,24 @@ def comparison_verdict(c: Comparison) -> Verdict:
         sentences.append("Post-hoc tests: not tested — the omnibus test did not reject, so no pair is claimed to "
                          "differ (Demšar 2006); the pair table and the diagram show this.")
     elif test is not None and c.n_methods >= 3:
-        named = (f"Pairs that differ (Nemenyi, as the diagram draws them): {_pair_list(differing)}." if differing else
-                 "No pair differs by the Nemenyi test (the omnibus test can detect a difference that no single "
-                 "pair shows).")
+        if differing:
+            named = f"Pairs that differ (Nemenyi, as the diagram draws them): {_pair_list(differing)}."
+        elif not nemenyi_reachable(c.n_blocks, c.n_methods, alpha):
+            named = (f"No pair can be named: with {c.n_blocks} blocks the Nemenyi test cannot reach α = {alpha} for "
+                     f"any pair (its critical difference {critical_difference(c.n_blocks, c.n_methods, alpha):.3g} "
+                     f"exceeds the largest possible rank difference {c.n_methods - 1}); the omnibus test says the "
+                     f"{kind} differ, not which.")
+        else:
+            named = ("No pair differs by the Nemenyi test: the omnibus test says the " + kind + " differ, not which "
+                     "(it can detect a difference that no single pair shows).")
         wh = [(a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["wilcoxon_holm"]) if d == DIFFER]
-        named += (f" Wilcoxon signed-rank with Holm's correction: {_pair_list(wh) if wh else 'no pair'} at α = "
-                  f"{alpha}.")
+        floor = holm_floor(c.n_blocks, c.n_methods)
+        if floor >= alpha:
+            named += (f" Wilcoxon signed-rank with Holm's correction cannot reach α = {alpha} at {c.n_blocks} blocks "
+                      f"(smallest possible adjusted p {floor:.3g}), so it names no pair.")
+        else:
+            named += (f" Wilcoxon signed-rank with Holm's correction: {_pair_list(wh) if wh else 'no pair'} at α = "
+                      f"{alpha}.")
         sentences.append(named)
     elif test is not None and differing:
         sentences.append(f"The pair that differs: {_pair_list(differing)}.")

@@ -10,7 +10,7 @@ from typing import Sequence
 import pandas as pd
 
 from . import html as H
-from .exact import EXACT_MAX_BLOCKS, ENUMERATION_LIMIT, PERMUTATIONS, ZERO_METHOD
+from .exact import EXACT_MAX_BLOCKS, PERMUTATIONS, STATE_LIMIT, ZERO_METHOD
 from .figures import FigureStore, cd_html
 from .describe import plural
 from .stats import DIFFER, NO_DIFFERENCE, NOT_TESTED, Comparison, Verdict
@@ -86,7 +86,7 @@ def comparison_html(c: Comparison, figs: FigureStore) -> str:
         shown = pd.DataFrame({
             "pair": [f"{a} vs {b}" for a, b in zip(c.paired["a"], c.paired["b"])],
             "difference a − b": stats_text(c.paired, "difference"),
-            "a better in": [f"{k} of {n} seeds" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
+            "a better in": [f"{k} of {n} independent value{'s' if n != 1 else ''}" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
         out.append("<p class='legend'>Paired over seeds (one block): per pair, the mean over seeds of the "
                    "difference in " + H.html.escape(c.metric) + f" ({'higher' if c.higher_is_better else 'lower'} is "
                    "better) ± its std over seeds (the 95 % bootstrap interval, none below 3 seeds, and the number "
@@ -166,9 +166,9 @@ def statistics_intro(blocks: Sequence[str], alpha: float, default: bool) -> str:
             f"3 blocks: the Friedman test (Iman–Davenport's F beside it), then, only if it rejects at α = {alpha} "
             f"(Demšar's protocol), the Nemenyi test (drawn in the critical-difference diagram) and Wilcoxon "
             f"signed-rank tests with Holm's correction. With at most {EXACT_MAX_BLOCKS} blocks (the switch point) "
-            f"every p-value is exact: Friedman's by enumerating every within-block rank arrangement when there are "
-            f"at most {ENUMERATION_LIMIT:,}, else from {PERMUTATIONS:,} seeded random permutations (its Monte-Carlo "
-            f"standard error stated); Wilcoxon's over every sign pattern. Above it the asymptotic tests are used. "
+            f"every p-value is exact: Friedman's over every within-block rank arrangement, by a dynamic programme "
+            f"over rank-sum vectors while it holds at most {STATE_LIMIT:,} of them, else from {PERMUTATIONS:,} seeded "
+            f"random permutations (its Monte-Carlo standard error stated); Wilcoxon's over every sign pattern. Above it the asymptotic tests are used. "
             f"The tests assume independent blocks. With fewer than 3 blocks no test is run; with one block the "
             f"methods are compared paired over seeds, evidence about that block only. Guide: "
             f"docs/guides/statistics.md.</p>")

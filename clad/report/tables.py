@@ -22,12 +22,13 @@ import pandas as pd
 
 from ..metrics.base import base_metric_shown
 from ..metrics import get_metric, scalar_names
-from .aggregate import BEST, WITHIN_NOISE, best_status
+from .aggregate import BEST, NO_NOISE_ESTIMATE, WITHIN_NOISE, best_status
 from .describe import MIN_INTERVAL_N
 from .cost import COST
 
 __all__ = ["label", "cell_text", "interval_text", "stats_text", "stats_tips", "leaderboard_sections",
-           "cost_sections", "cost_html", "leaderboard_compact_html", "leaderboard_markdown", "leaderboard_latex", "leaderboard_html", "frame_html", "LEGEND",
+           "cost_sections", "cost_html", "leaderboard_compact_html", "leaderboard_markdown", "leaderboard_latex",
+           "latex_columns", "tex_escape", "LATEX_FAMILIES", "leaderboard_html", "frame_html", "LEGEND",
            "ROW_KEYS"]
 
 #: the columns that name a leaderboard row, in the order rows are sorted
@@ -70,22 +71,22 @@ def cell_text(mean: float, std: float, n: int | None = None, ci_low: float | Non
 
 def interval_text(mean: float, n: int | None, ci_low: float | None = None, ci_high: float | None = None,
                   values: str | None = None, digits: int = 3) -> str:
-    """What a cell's tooltip says: the interval of the mean over ``n`` values, or, with too few
-    values for one, the values themselves.
+    """What a cell's tooltip says: the interval of the mean over ``n`` values (one per distinct
+    computation over the seeds), or, with too few values for one, the values themselves.
 
     >>> interval_text(0.8, 4, 0.75, 0.85)
-    'mean 0.800, 95 % bootstrap interval [0.750, 0.850], n = 4 seeds'
+    'mean 0.800, 95 % bootstrap interval [0.750, 0.850], n = 4 values'
     >>> interval_text(0.8, 2, values="0.700 0.900")
-    'n = 2 seeds: too few for an interval (values 0.700 0.900)'
+    'n = 2 values: too few for an interval (values 0.700 0.900)'
     """
     if _bad(mean) or not n:
         return "no value"
     k = int(n)
     if not (_bad(ci_low) or _bad(ci_high)):
         return (f"mean {mean:.{digits}f}, 95 % bootstrap interval [{ci_low:.{digits}f}, {ci_high:.{digits}f}], "
-                f"n = {k} seed{'s' if k > 1 else ''}")
+                f"n = {k} value{'s' if k > 1 else ''}")
     shown = f" (values {values})" if values else ""
-    return f"n = {k} seed{'s' if k > 1 else ''}: too few for an interval{shown}"
+    return f"n = {k} value{'s' if k > 1 else ''}: too few for an interval{shown}"
 
 
 def _column(table: pd.DataFrame, name: str) -> list:
@@ -156,11 +157,21 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                 tips.append([""] * len(ROW_KEYS) + [
                     interval_text(sub.at[idx, f"{m}_mean"], sub.at[idx, f"{m}_n"], sub.at[idx, f"{m}_ci_low"],
                                   sub.at[idx, f"{m}_ci_high"], sub.get(f"{m}_values", pd.Series(dtype=str)).get(idx))
+                    + _computations_tip(sub.loc[idx])
                     + _relative_tip(sub.at[idx, f"{m}_mean"], None if c is None else c.get(f"{m}_mean"))
                     + _status_tip(status.at[idx, m]) for m in used])
         cols = [*ROW_KEYS, *(label(m) for m in used)]
         yield (f"{dataset} — {base_metric_shown(base)}", pd.DataFrame(rows, columns=cols),
                pd.DataFrame(marks, columns=cols), pd.DataFrame(tips, columns=cols))
+
+
+def _computations_tip(row) -> str:
+    """Where a configuration's seeds are fewer distinct computations: how many (its values count once each)."""
+    runs, distinct = row.get("runs"), row.get("computations")
+    if _bad(runs) or _bad(distinct) or int(distinct) >= int(runs):
+        return ""
+    return (f" ({int(runs)} seeds, {int(distinct)} distinct computation{'s' if int(distinct) != 1 else ''}: "
+            "identical seeds count once)")
 
 
 def _relative_tip(mean, chance) -> str:
@@ -175,6 +186,9 @@ def _status_tip(status: str) -> str:
         return "; best in its scenario, its interval clear of the next best's"
     if status == WITHIN_NOISE:
         return "; the best mean in its scenario, but within noise of the next best (intervals overlap or too few seeds)"
+    if status == NO_NOISE_ESTIMATE:
+        return ("; the best mean in its scenario, but it or the next best is one computation over its seeds "
+                "(fewer than two independent values): no noise can be estimated, so nothing is claimed")
     return ""
 
 
@@ -203,6 +217,7 @@ def _legend(metrics: Sequence[str]) -> str:
     lower = [label(m) for m in metrics if not get_metric(m).higher_is_better]
     return (f"{LEGEND}; bold: the best mean of its column within its scenario, its interval clear of the next best's; "
             "≈: the best mean, but within noise of the next best (overlapping intervals, or too few seeds to tell); "
+            "no mark where the best or the next rests on one independent value (deterministic over seeds); "
             "higher is better" + (f" except {', '.join(lower)} (lower is better)" if lower else "")
             + "; the chance row gives what a detector without information gets through the same metric")
 
@@ -233,26 +248,135 @@ def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None
     return "\n".join(out)
 
 
-def leaderboard_latex(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:
-    """LaTeX (booktabs): one ``tabular`` per dataset and base metric, via
-    :meth:`pandas.io.formats.style.Styler.to_latex` (needs jinja2), best cells in ``\\textbf``,
-    chance rows in ``\\textit``."""
-    try:
-        import jinja2  # noqa: F401  (pandas' Styler needs it)
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("LaTeX tables need jinja2: pip install 'clad[report]'") from None
-    out = [f"% {_legend(_metrics_of(table))}"]
-    for title, text, marks, _ in leaderboard_sections(table, chance=chance):
-        text = text.copy()
-        for c in text.columns:
-            text[c] = [f"{v} $\\approx$" if m == WITHIN_NOISE else v for v, m in zip(text[c], marks[c])]
-        styler = text.style.format(escape="latex").hide(axis="index")
-        styles = np.where(marks.to_numpy() == BEST, "textbf:--rwrap;",
-                          np.where(marks.to_numpy() == "chance", "textit:--rwrap;", ""))
-        styler = styler.apply(lambda _: styles, axis=None)
-        body = styler.to_latex(hrules=True, column_format="lll" + "r" * (text.shape[1] - len(ROW_KEYS)),
-                               caption=title.replace("_", r"\_"))
-        out.append(body.replace("±", r"$\pm$").replace(r"\$\textbackslash approx\$", r"$\approx$"))
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def tex_escape(text: str) -> str:
+    r"""``text`` with LaTeX's special characters escaped (``±`` as ``$\pm$``, ``≈`` as ``$\approx$``).
+
+    >>> print(tex_escape("concept_aware & 50% ± 1"))
+    concept\_aware \& 50\% $\pm$ 1
+    """
+    out = "".join(_TEX_SPECIAL.get(c, c) for c in str(text))
+    return out.replace("±", r"$\pm$").replace("≈", r"$\approx$").replace("−", "-").replace("—", "---")
+
+
+def _tex_label(*parts: str) -> str:
+    r"""A ``\label`` key: lower-case letters, digits and hyphens."""
+    import re
+
+    return "tab:clad-" + "-".join(re.sub(r"[^a-z0-9]+", "-", str(p).lower()).strip("-") for p in parts if p)
+
+
+#: the families the LaTeX tables split every metric into (by each metric's declared scale)
+LATEX_FAMILIES = {"value": "performance", "difference": "transfer and forgetting", "variance": "stability",
+                  "unbounded": "other"}
+
+
+def latex_columns(spec: str | Sequence[str] | None) -> list[str] | None:
+    """The scalar metrics a ``--latex-columns`` value names (by name or label, comma-separated),
+    None for the default (the headline metrics, one table), ``["all"]`` for every metric (one table
+    per family). An unknown name is a clear error.
+
+    >>> latex_columns("CA,backward_transfer"), latex_columns(None), latex_columns("all")
+    (['continual_average', 'backward_transfer'], None, ['all'])
+    """
+    if spec is None:
+        return None
+    items = [x.strip() for x in (spec.split(",") if isinstance(spec, str) else spec) if x.strip()]
+    if items == ["all"]:
+        return ["all"]
+    by_label = {get_metric(m).label.lower(): m for m in scalar_names()}
+    out = []
+    for item in items:
+        name = item if item in scalar_names() else by_label.get(item.lower())
+        if name is None:
+            from ..errors import CladValueError
+
+            raise CladValueError(f"latex column {item!r} is not a scalar metric; allowed: 'all' or names/labels "
+                                 f"such as {', '.join(get_metric(m).label for m in scalar_names(headline=True))}")
+        out.append(name)
+    return out
+
+
+def _latex_groups(table: pd.DataFrame, columns: Sequence[str] | None) -> list[tuple[str, list[str]]]:
+    """(family name, metrics) per LaTeX table of one dataset and base metric."""
+    available = _metrics_of(table)
+    if columns is None:
+        return [("headline", [m for m in scalar_names(headline=True) if m in available])]
+    if list(columns) == ["all"]:
+        groups: dict[str, list[str]] = {}
+        for m in available:
+            groups.setdefault(LATEX_FAMILIES.get(get_metric(m).scale, "other"), []).append(m)
+        return list(groups.items())
+    return [("chosen", [m for m in columns if m in available] or list(columns))]
+
+
+def _latex_table(title: str, key: tuple, text: pd.DataFrame, marks: pd.DataFrame, caption_tail: str) -> str:
+    """One ``table`` environment: strategy and detector columns, the scenario as a group row."""
+    metric_cols = [c for c in text.columns if c not in ROW_KEYS]
+    width = 2 + len(metric_cols)
+    lines = [r"\begin{table}[htbp]", r"\centering", r"\small", r"\setlength{\tabcolsep}{4pt}",
+             rf"\caption{{{tex_escape(title)}: {caption_tail}}}", rf"\label{{{_tex_label(*key)}}}",
+             rf"\begin{{tabular}}{{ll{'r' * len(metric_cols)}}}", r"\toprule",
+             " & ".join(["Strategy", "Detector", *(tex_escape(c) for c in metric_cols)]) + r" \\", r"\midrule"]
+    previous = None
+    for i in range(len(text)):
+        scenario = text.at[i, "scenario"]
+        if scenario != previous:
+            if previous is not None:
+                lines.append(r"\addlinespace")
+            lines.append(rf"\multicolumn{{{width}}}{{l}}{{\textit{{{tex_escape(scenario)}}}}} \\")
+            previous = scenario
+        chance = marks.at[i, "strategy"] == "chance"
+        cells = []
+        for c in ["strategy", "detector", *metric_cols]:
+            v, mark = tex_escape(text.at[i, c]), marks.at[i, c]
+            if mark == BEST:
+                v = rf"\textbf{{{v}}}"
+            elif mark == WITHIN_NOISE:
+                v = rf"{v}\,$\approx$"
+            elif chance:
+                v = rf"\textit{{{v}}}"
+            cells.append(v)
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def leaderboard_latex(table: pd.DataFrame, chance: pd.DataFrame | None = None,
+                      columns: Sequence[str] | None = None) -> str:
+    r"""LaTeX tables a journal takes: one ``table`` (booktabs rules, ``\caption`` and ``\label``)
+    per dataset, base metric and metric family; rows strategy and detector, each scenario a group
+    row (never repeated on every row), its chance row first in italics; best cells in
+    ``\textbf``, within-noise ones marked ``$\approx$``. ``columns`` (:func:`latex_columns`): None
+    for the headline metrics in one table, ``["all"]`` for every metric split by family (its
+    declared scale: performance, transfer and forgetting, stability), or the metrics to show.
+    Needs ``\usepackage{booktabs}`` (said in the first lines).
+
+    >>> t = pd.DataFrame({"dataset": ["d"], "base_metric": ["roc_auc"], "scenario": ["s_1"], "strategy": ["naive"],
+    ...                   "detector": ["knn"], "continual_average_mean": [0.9], "continual_average_std": [0.01],
+    ...                   "continual_average_n": [3], "continual_average_ci_low": [0.89],
+    ...                   "continual_average_ci_high": [0.91]})
+    >>> tex = leaderboard_latex(t)
+    >>> r"\label{tab:clad-d-roc-auc-headline}" in tex, r"\multicolumn{3}{l}{\textit{s\_1}}" in tex
+    (True, True)
+    """
+    groups = _latex_groups(table, columns)
+    shown = [m for _, ms in groups for m in ms]
+    out = [r"% clad leaderboard tables; they need \usepackage{booktabs} in the preamble",
+           f"% {tex_escape(_legend(shown))}", ""]
+    if table.empty:
+        return "\n".join(out)
+    for family, metrics in groups:
+        bases = [key for key, _ in table.groupby(["dataset", "base_metric"], sort=False)]
+        for (title, text, marks, _), (dataset, base) in zip(leaderboard_sections(table, metrics, chance=chance), bases):
+            text, marks = text.reset_index(drop=True), marks.reset_index(drop=True)
+            tail = (r"mean $\pm$ std over seeds; bold: best in its scenario, its interval clear of the next best's; "
+                    r"$\approx$: best but within noise")
+            out.append(_latex_table(title + ("" if family in ("headline", "chosen") else f" ({family})"),
+                                    (dataset, base, family), text, marks, tail))
     return "\n".join(out)
 
 

@@ -54,8 +54,10 @@ def trace_figure(trace: dict, title: str):
         _shade(ax, trace["ranges"])
         ax.set_ylabel(f"after {step}", fontsize=8, rotation=0, ha="right", va="center")
         ax.tick_params(labelsize=7)
-    for ax in axes[:-1]:
+    for ax in axes[:-1]:  # one time axis: the panels share the bottom one's ticks and label
+        ax.sharex(axes[-1])
         ax.tick_params(labelbottom=False)
+    axes[-1].tick_params(axis="x", labelbottom=True, labelsize=7)
     axes[-1].set_xlabel("time point" + (f" (largest score of every {bucket} points)" if bucket > 1 else ""),
                         fontsize=8)
     return fig
