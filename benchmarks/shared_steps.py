@@ -21,8 +21,10 @@ replay, window x IsolationForest with 4 candidate ``n_estimators`` x 2 seeds): t
 fitting (every computed tuning and evaluation run), before and after (target <= 0.80), the same
 choices and the same R.
 
-``--specs SPEC...``: each spec (``grid``: the grid above) computed three ways -- every step computed (``--no-share``), shared,
-and shared with ``--verify-sharing`` -- and results.json compared (all but timings and peak memory).
+``--specs SPEC...``: each spec (``grid``: the grid above) computed three ways -- every step computed
+(``share_steps=False``; runs that are one computation by configuration are still computed once, as
+before), steps shared, and shared with ``--verify-sharing`` -- and results.json compared (all but
+timings and peak memory).
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ def compare_specs(paths: list[str], jobs: int, seeds: int, modes=("off", "on", "
         for mode in modes:
             with tempfile.TemporaryDirectory() as out:
                 t0 = time.perf_counter()
-                done = run_spec(path, out, jobs=jobs, share=mode != "off", verify_sharing=mode == "verify")
+                done = run_spec(path, out, jobs=jobs, share_steps=mode != "off", verify_sharing=mode == "verify")
                 wall = time.perf_counter() - t0
                 failed = [r.error.strip().splitlines()[-1] for r in done.runs if not r.ok]
                 texts[mode] = comparable(Path(out) / "results.json")
