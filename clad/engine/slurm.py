@@ -178,6 +178,7 @@ class _Grid:
         self.folded: set[str] = set()                       # runs written into the database
         self.job_runs: dict[str, list[str]] = {}            # job id -> every run it was given
         self.unreachable_since: float | None = None
+        self.told_held: set[str] = set()
         self.missing: dict[str, int] = {}                   # job id -> looks in a row SLURM did not know it
 
     # ---- the records in the database
@@ -463,6 +464,13 @@ class _Grid:
         running = sum(1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("",))[0] == "RUNNING")
         why = collections.Counter(self.states[j][1] for j, runs in self.jobs.items()
                                   if runs and self.states.get(j, ("",))[0] == "PENDING" and self.states[j][1])
+        held = sorted(j for j, runs in self.jobs.items() if runs and "held" in self.states.get(j, ("", ""))[1].lower()
+                      and j not in self.told_held)
+        if held:  # a held job never starts by itself
+            self.told_held.update(held)
+            log.warning("SLURM holds job%s %s (%s): release with 'scontrol release %s', or cancel with 'scancel %s' "
+                        "(its runs are then submitted again)", "s" if len(held) > 1 else "", ", ".join(held),
+                        self.states[held[0]][1], " ".join(held), " ".join(held))
         now = (queued, running, len(self.queue), self.counts["ok"], self.counts["failed"], len(self.todo))
         if (now, sorted(why)) != self.last_said:
             self.last_said = (now, sorted(why))
