@@ -105,6 +105,12 @@ def test_failure_kind_tells_method_from_infrastructure():
         ["method", "infrastructure", None]
 
 
+def test_without_sbatch_the_error_says_where_to_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch, squeue, scancel here
+    with pytest.raises(CladValueError, match="needs the sbatch command, which is not on the PATH"):
+        run_spec(_grid(seeds=1), tmp_path / "out", slurm=SlurmConfig())
+
+
 # -- a real one-node cluster ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cluster():
@@ -196,7 +202,7 @@ def test_detector_raising_is_a_method_failure_and_scancel_an_infrastructure_fail
         results["first"] = run_spec(grid, out, slurm=slurm)
 
     with caplog.at_level(logging.INFO, logger="clad.engine.slurm"):
-        thread = threading.Thread(target=submit)
+        thread = threading.Thread(target=submit, daemon=True)
         thread.start()
         started = out / "slurm" / "results"
         deadline = time.monotonic() + 240
@@ -230,6 +236,18 @@ def test_detector_raising_is_a_method_failure_and_scancel_an_infrastructure_fail
     assert len(done) == 4 and all(n >= 1 for n in done.values()) and sum(done.values()) <= 5
 
 
+def _start_requeued_now(deadline: float, until) -> None:
+    """A requeued job waits two minutes (a begin time); here it need not: start each such job now,
+    until ``until()``."""
+    while not until() and time.monotonic() < deadline:
+        listed = subprocess.run(["squeue", "-h", "-r", "-o", "%i|%T|%r"], capture_output=True, text=True).stdout
+        for line in listed.splitlines():
+            job, state, reason = line.split("|")
+            if (state, reason) == ("PENDING", "BeginTime"):
+                subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], capture_output=True)
+        time.sleep(0.2)
+
+
 @pytest.mark.slow
 def test_a_requeued_job_starts_its_chunk_again_and_skips_the_runs_it_wrote(cluster, tmp_path, caplog):
     import logging
@@ -240,7 +258,7 @@ def test_a_requeued_job_starts_its_chunk_again_and_skips_the_runs_it_wrote(clust
     results = {}
     with caplog.at_level(logging.INFO, logger="clad.engine.slurm"):
         thread = threading.Thread(target=lambda: results.update(done=run_spec(
-            grid, out, slurm=SlurmConfig(runs_per_job=3, poll_seconds=1))))  # one job of three 4-s runs
+            grid, out, slurm=SlurmConfig(runs_per_job=3, poll_seconds=1))), daemon=True)  # one job of three 4-s runs
         thread.start()
         deadline = time.monotonic() + 240
         while not (log.is_file() and len(log.read_text().splitlines()) >= 3):  # the second run has begun
@@ -248,13 +266,7 @@ def test_a_requeued_job_starts_its_chunk_again_and_skips_the_runs_it_wrote(clust
             time.sleep(0.2)
         job = log.read_text().split()[1]
         subprocess.run(["scontrol", "requeue", job], check=True)  # what a preemption with requeue does
-        for _ in range(150):  # a requeued job waits two minutes (a begin time); here it need not
-            state = subprocess.run(["squeue", "-h", "-o", "%T|%r", "-j", job], capture_output=True, text=True).stdout
-            if state.strip() == "PENDING|BeginTime":
-                subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], capture_output=True)
-            elif state.startswith("RUNNING"):
-                break
-            time.sleep(0.2)
+        _start_requeued_now(time.monotonic() + 300, lambda: not thread.is_alive())
         thread.join(timeout=600)
     assert results["done"].n_ok == 3 and "submitting it again" not in caplog.text  # not a failure
     _stored_once(out, 3)

@@ -7,6 +7,9 @@
 * :mod:`clad.engine.run` — one configuration built and run (a failure becomes a failed result);
 * :mod:`clad.engine.executors` — where runs are computed: sequentially, worker processes, Dask;
 * :mod:`clad.engine.sharing` — which runs can share training steps, and the step cache they share;
+* :mod:`clad.engine.slurm` — runs as SLURM jobs (submitit job arrays, results folded by this
+  process; :mod:`~clad.engine.slurm_config` the ``[slurm]`` section, :mod:`~clad.engine.slurm_worker`
+  what a job runs, :mod:`~clad.engine.slurm_local` a one-node cluster for tests);
 * :mod:`clad.engine.settings` — where and how the runs are computed (jobs, threads, Dask, time limit);
 * :mod:`clad.engine.validate`, :mod:`clad.engine.verify` — ``clad validate`` and ``clad verify``;
 * :mod:`clad.engine.progress`, :mod:`clad.engine.summary`, :mod:`clad.engine.export` — what a person sees.

@@ -61,7 +61,8 @@ from .run import execution_order, failed_result
 from .slurm_config import SlurmConfig, runs_per_job, time_limit_minutes
 from .slurm_worker import result_path, run_chunk, started_path
 
-__all__ = ["execute_slurm", "failure_kind", "job_states", "JOBS_META", "SUBMITTED_META", "LIVE_STATES"]
+__all__ = ["execute_slurm", "failure_kind", "job_states", "ClusterUnreachable", "JOBS_META", "SUBMITTED_META",
+           "LIVE_STATES"]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,8 @@ ATTEMPTS_META = "slurm:attempts"
 #: this folder, the runs they held and the ``sbatch`` calls that submitted them
 SUBMITTED_META = "slurm:submitted"
 
+#: seconds ``squeue`` may fail in a row before ``clad run`` gives up (the jobs stay recorded)
+UNREACHABLE_SECONDS = 600.0
 #: job states in which a job may still write results
 LIVE_STATES = frozenset({"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
                          "RESIZING", "SUSPENDED", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"})
@@ -105,16 +108,25 @@ def _command(args: list[str], timeout: float = 60.0) -> subprocess.CompletedProc
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
 
 
+class ClusterUnreachable(RuntimeError):
+    """``squeue`` did not answer (the controller is busy or down): nothing is known of the jobs."""
+
+
 def job_states(job_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     """``{job_id: (state, reason)}`` of the jobs SLURM still knows (``squeue``, then ``sacct``
     for those it has forgotten); array tasks are ``ARRAY_TASK`` ids. A job neither knows is left
-    out."""
+    out; :class:`ClusterUnreachable` when ``squeue`` fails."""
     if not job_ids:
         return {}
     bases = sorted({j.split("_")[0] for j in job_ids})
     out: dict[str, tuple[str, str]] = {}
     for i in range(0, len(bases), 200):
-        res = _command(["squeue", "-h", "-r", "--states=all", "-o", "%i|%T|%r", "-j", ",".join(bases[i:i + 200])])
+        try:
+            res = _command(["squeue", "-h", "-r", "--states=all", "-o", "%i|%T|%r", "-j", ",".join(bases[i:i + 200])])
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ClusterUnreachable(f"squeue: {exc}") from None
+        if res.returncode != 0 and "invalid job id" not in res.stderr.lower():
+            raise ClusterUnreachable(f"squeue: {res.stderr.strip()[:300]}")
         for line in res.stdout.splitlines():
             parts = line.strip().split("|")
             if len(parts) >= 2:
@@ -165,6 +177,9 @@ class _Grid:
         self.dropped: set[str] = set()                      # job ids whose records go
         self.folded: set[str] = set()                       # runs written into the database
         self.job_runs: dict[str, list[str]] = {}            # job id -> every run it was given
+        self.unreachable_since: float | None = None
+        self.told_held: set[str] = set()
+        self.missing: dict[str, int] = {}                   # job id -> looks in a row SLURM did not know it
 
     # ---- the records in the database
     def save_jobs(self) -> None:
@@ -343,8 +358,21 @@ class _Grid:
         """Look at every job holding runs; a job that ended leaves its runs without a result to
         be submitted again or recorded as failed."""
         live = [j for j, runs in self.jobs.items() if runs]
-        self.states = job_states(live)
-        ended = [j for j in live if self.states.get(j, ("GONE", ""))[0] not in LIVE_STATES]
+        try:
+            self.states = job_states(live)
+        except ClusterUnreachable as exc:  # nothing known: no job is taken for ended
+            if self.unreachable_since is None:
+                self.unreachable_since = time.monotonic()
+                log.warning("SLURM does not answer (%s); looking again every %g s", exc, self.slurm.poll_seconds)
+            elif time.monotonic() - self.unreachable_since > UNREACHABLE_SECONDS:
+                raise CladValueError(f"SLURM has not answered for {UNREACHABLE_SECONDS / 60:g} minutes ({exc}); "
+                                     "the jobs are recorded: run the same command again to reattach to them") from None
+            return
+        self.unreachable_since = None
+        for j in live:  # a job SLURM does not know yet (or any more) is taken for gone at its third miss
+            self.missing[j] = 0 if j in self.states else self.missing.get(j, 0) + 1
+        ended = [j for j in live if (self.states[j][0] not in LIVE_STATES if j in self.states
+                                     else self.missing[j] >= 3)]
         if ended:
             yield from self.collect()  # results written just before the job ended
         retry: list[RunConfig] = []
@@ -436,6 +464,13 @@ class _Grid:
         running = sum(1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("",))[0] == "RUNNING")
         why = collections.Counter(self.states[j][1] for j, runs in self.jobs.items()
                                   if runs and self.states.get(j, ("",))[0] == "PENDING" and self.states[j][1])
+        held = sorted(j for j, runs in self.jobs.items() if runs and "held" in self.states.get(j, ("", ""))[1].lower()
+                      and j not in self.told_held)
+        if held:  # a held job never starts by itself
+            self.told_held.update(held)
+            log.warning("SLURM holds job%s %s (%s): release with 'scontrol release %s', or cancel with 'scancel %s' "
+                        "(its runs are then submitted again)", "s" if len(held) > 1 else "", ", ".join(held),
+                        self.states[held[0]][1], " ".join(held), " ".join(held))
         now = (queued, running, len(self.queue), self.counts["ok"], self.counts["failed"], len(self.todo))
         if (now, sorted(why)) != self.last_said:
             self.last_said = (now, sorted(why))

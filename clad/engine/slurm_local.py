@@ -4,7 +4,7 @@
 memory from ``slurmd -C``, one default partition, ``proctrack/linuxproc``, ``task/none``,
 ``select/cons_tres`` with memory as a consumable and jobs over their memory killed), starts
 ``munged``, ``slurmctld`` and ``slurmd`` as root, waits until the node is idle and stops them by
-their process ids. While it runs, ``SLURM_CONF`` points at its configuration, so ``sbatch``,
+their process ids (then removes the temporary folder). While it runs, ``SLURM_CONF`` points at its configuration, so ``sbatch``,
 ``squeue`` and ``scancel`` (and ``clad run --slurm``) talk to it. It needs root and Debian's
 ``slurm-wlm`` and ``munge`` packages; :func:`unavailable` says why it cannot start, or None.
 """
@@ -51,6 +51,7 @@ class LocalSlurm:
         self.mem_per_cpu_mb = int(mem_per_cpu_mb)
         self.pids: dict[str, int] = {}
         self._old_conf: str | None = None
+        self._own_folder = folder is None
 
     @property
     def conf(self) -> Path:
@@ -159,6 +160,8 @@ class LocalSlurm:
             os.environ.pop("SLURM_CONF", None)
         else:
             os.environ["SLURM_CONF"] = self._old_conf
+        if self._own_folder and self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> "LocalSlurm":
         return self.start()
