@@ -63,7 +63,8 @@ exit status:
   1      runs failed: each failure's cause is printed when it happens, and at the end one table
          of the failures grouped by cause with their count; the full tracebacks are in
          DIR/results.sqlite (table runs, column error) and DIR/results.json
-  2      a bad spec or command line (nothing was run)
+  2      a bad spec or command line (nothing was run), or a lost Dask cluster (finished runs
+         are kept; run the same command again to resume)
   111    the results could not be written (e.g. disk full); finished runs are kept
   130    interrupted by Ctrl-C (SIGINT)
   143    terminated by SIGTERM, handled like Ctrl-C

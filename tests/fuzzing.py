@@ -748,8 +748,10 @@ def reliability_cases(seed: int = 0, per_kind: int = 50):
     from clad.strategies import STRATEGIES
 
     rng = np.random.default_rng(seed)
-    root = _tmpdir() / "reliability"
-    root.mkdir(exist_ok=True)
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp(prefix="reliability-", dir=_tmpdir()))  # fresh for every call
     P = lambda raw: (lambda raw=raw: parse_spec(raw, "fuzz"))  # noqa: E731
     TORCH = {"name": "autoencoder", "epochs": 1}
 
@@ -870,7 +872,7 @@ def reliability_cases(seed: int = 0, per_kind: int = 50):
     bodies = ["import sys\nsys.exit({i})\n", "def broken(:\n    pass  # {i}\n", "raise RuntimeError('at import {i}')\n",
               "x = 1 / 0  # {i}\n", "raise KeyboardInterrupt if False else ValueError({i})\n"]
     for i in range(per_kind):
-        mod = f"clad_fuzz_plugin_{seed}_{i}"
+        mod = f"clad_fuzz_plugin_{root.name.replace('-', '_')}_{i}"
         (plugins / f"{mod}.py").write_text(bodies[i % len(bodies)].format(i=i))
         kind = ["detectors", "strategies"][i % 2]
         entry = f"{mod}:Thing"
@@ -919,3 +921,23 @@ def reliability_cases(seed: int = 0, per_kind: int = 50):
         args[slot] = wrong
         yield "run_experiment_types", f"{['dataset', 'scenario', 'strategy'][slot]}={wrong!r:.30}", (
             lambda args=args: run_experiment(*args))
+    # --- late checks of loaders and of the MLflow export --------------------------------------
+    from clad.engine.export_mlflow import check_tracking_uri
+
+    for i in range(per_kind):
+        suffix = [".pkl", ".pickle", ".npy", ".json", ".txt", ".xlsx", "", ".csv.tar"][i % 8]
+        name = f"table{i}{suffix}"
+        yield "table_not_csv_or_parquet", name, P(_raw(datasets=[{"name": "table", "file": name,
+                                                                   "data_dir": str(data)}]))
+    for i in range(per_kind):
+        value = [_mutate(rng, "max"), _mutate(rng, "mean"), "median", "", 3, None][i % 6]
+        if value in ("max", "mean"):
+            value = value + "x"
+        yield "telemanom_window_score", repr(value), P(_raw(datasets=[{"name": "telemanom", "window_score": value,
+                                                                         "data_dir": str(data)}]))
+    for i in range(per_kind):
+        uri = ["sqlite:///:memory:", "sqlite://", "ftp://host/x", "mlruns", "http://", "", None, 3,
+               f"{_mutate(rng, 'http')}://host:5000", "s3://bucket/x"][i % 10]
+        if isinstance(uri, str) and uri.split("://")[0] in ("http", "https"):
+            uri = "gopher://host"
+        yield "tracking_uri", repr(uri), (lambda uri=uri: check_tracking_uri(uri))
