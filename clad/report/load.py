@@ -8,10 +8,41 @@ from __future__ import annotations
 
 import os
 
-from ..results.store import ResultStore, read_document, results_source
+import dataclasses
+import json
+from typing import Iterable
+
+from ..results.record import RunResult
+from ..results.store import ResultStore, iter_results, read_document, results_source
 from ..errors import DataError
 
-__all__ = ["load_spec_record", "load_spec_text"]
+__all__ = ["load_spec_record", "load_spec_text", "report_runs"]
+
+
+def _slim(r: RunResult, shared: dict) -> RunResult:
+    """``r`` with only what a report reads: the scalar metrics (every metric when the run has
+    anytime or prequential curves, which read theirs), the dataset's part of the configuration;
+    equal configurations and versions held once (``shared``), the input fingerprints dropped."""
+    def once(value):
+        key = json.dumps(value, sort_keys=True, default=str)
+        return shared.setdefault(key, value)
+
+    metrics = r.metrics
+    if r.anytime is None and r.prequential is None:
+        metrics = {b: {k: v for k, v in m.items() if v is None or isinstance(v, (int, float))}
+                   for b, m in r.metrics.items()}
+    config = once({k: v for k, v in r.config.items()
+                   if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")})
+    return dataclasses.replace(r, metrics=metrics, config=config, versions=once(dict(r.versions)), inputs={})
+
+
+def report_runs(directory: str | os.PathLike) -> list[RunResult]:
+    """The runs of a results folder as a report needs them, read from the database in a stream
+    (:func:`clad.results.store.iter_results`) and kept slim (:func:`_slim`): the report of a
+    20,000-run folder holds what it shows, not every field of every run."""
+    shared: dict = {}
+    runs: Iterable[RunResult] = iter_results(directory)
+    return [_slim(r, shared) for r in runs]
 
 
 def load_spec_record(directory: str | os.PathLike) -> dict | None:
