@@ -125,7 +125,7 @@ def ranking_html(rankings: Sequence[Ranking], tables: dict, label: str) -> str:
         body.append(f"<tr>{''.join(cells)}</tr>")
     from .html import table_tools
 
-    table = (f"<table id='ranking' class='table ranking sortable'>{head}<tbody>{''.join(body)}</tbody></table>")
+    table = (f"<table id='ranking-table' class='table ranking sortable'>{head}<tbody>{''.join(body)}</tbody></table>")
     legend = ("<p class='legend'>Each configuration (strategy + detector within a scenario) scored on every block "
               "(its mean over seeds), then ranked by its mean over the blocks (rank 1 = best). The rank interval "
               "holds 95 % of its ranks when the blocks are resampled with replacement, the same blocks for every "
@@ -133,7 +133,7 @@ def ranking_html(rankings: Sequence[Ranking], tables: dict, label: str) -> str:
               "rank, so the shares can add up to more than 1). <b>Bold</b>: the top group, whose rank interval "
               "reaches first place. A configuration without a value in some block is not ranked: it is listed with "
               "the blocks it has. Click a column to sort; type to filter.</p>")
-    return legend + table_tools("ranking", len(rows), table)
+    return legend + table_tools("ranking-table", len(rows), table)
 
 
 def winners_html(rankings: Sequence[Ranking], tables: dict, chance: pd.DataFrame, metric: str, base_metric: str,
@@ -171,9 +171,9 @@ def winners_html(rankings: Sequence[Ranking], tables: dict, chance: pd.DataFrame
               "forgetting and cost.</p>")
     from .html import table_tools
 
-    table = (f"<table id='winners' class='table compact winners sortable'><thead>{head1}{head2}</thead>"
+    table = (f"<table id='winners-table' class='table compact winners sortable'><thead>{head1}{head2}</thead>"
              f"<tbody>{''.join(body)}</tbody></table>")
-    return legend + table_tools("winners", len(body), table, scroll_from=12)
+    return legend + table_tools("winners-table", len(body), table, scroll_from=12)
 
 
 def warnings_html(groups: Sequence[WarningGroup], n_runs: int, most: int | None = None) -> str:

@@ -1,7 +1,7 @@
 """Text written for a person: a test's p-value with its method, and warnings grouped by cause.
 
 No page or console line shows a Python repr, dict or list literal: a test result is said as
-"Friedman χ² = 10.33, exact p = 0.00167 (over 46,656 arrangements)"; warnings that differ only in
+"Friedman χ² = 10.33, exact p = 0.00167 over 46,656 arrangements"; warnings that differ only in
 their numbers (a constant's value, a concept's index) are one cause, said once with where it
 happened and how often.
 """
@@ -30,19 +30,19 @@ def result_text(test) -> str:
 
     >>> from clad.report.exact import TestResult
     >>> result_text(TestResult("Friedman", 10.333333, 0.0016718, "exact", "6 blocks", 0.0057, arrangements=46656))
-    'Friedman χ² = 10.33, exact p = 0.00167 (over 46,656 arrangements)'
+    'Friedman χ² = 10.33, exact p = 0.00167 over 46,656 arrangements'
     >>> result_text(TestResult("Friedman", 4.2, 0.0301, "permutation", "", 0.03, permutations=10000, mc_se=0.0017))
-    'Friedman χ² = 4.2, permutation p = 0.0301 (10,000 permutations, ± 0.0017 Monte-Carlo error)'
+    'Friedman χ² = 4.2, permutation p = 0.0301 from 10,000 permutations ± 0.0017 Monte-Carlo error'
     >>> result_text(TestResult("Wilcoxon signed-rank", 3.0, 0.5, "asymptotic", "", 0.5))
-    'Wilcoxon signed-rank W = 3, asymptotic p = 0.5 (normal approximation)'
+    'Wilcoxon signed-rank W = 3, asymptotic p = 0.5 by the normal approximation'
     """
     symbol = "χ²" if test.name == "Friedman" else "W" if test.name.startswith("Wilcoxon") else "statistic"
-    how = {"exact": f"over {test.arrangements:,} arrangements" if test.arrangements else "every arrangement",
-           "permutation": (f"{test.permutations:,} permutations" if test.permutations else "permutations")
-           + (f", ± {test.mc_se:.2g} Monte-Carlo error" if test.mc_se is not None else ""),
-           "asymptotic": "chi-square approximation" if test.name == "Friedman" else "normal approximation"}
+    how = {"exact": f"over {test.arrangements:,} arrangements" if test.arrangements else "over every arrangement",
+           "permutation": (f"from {test.permutations:,} permutations" if test.permutations else "from permutations")
+           + (f" ± {test.mc_se:.2g} Monte-Carlo error" if test.mc_se is not None else ""),
+           "asymptotic": "by the chi-square approximation" if test.name == "Friedman" else "by the normal approximation"}
     return (f"{test.name} {symbol} = {test.statistic:.4g}, {test.method} p = {p_text(test.pvalue)}"
-            f" ({how.get(test.method, test.method)})")
+            f" {how.get(test.method, '')}").rstrip()
 
 
 def warning_template(text: str) -> str:

@@ -13,7 +13,7 @@
       (function (box) {
         var table = document.getElementById(box.getAttribute("data-filter"));
         var count = document.getElementById(box.getAttribute("data-filter") + "-count");
-        if (!table || !table.tBodies.length) { return; }
+        if (!table || !table.tBodies || !table.tBodies.length) { return; }
         var rows = Array.prototype.slice.call(table.tBodies[0].rows);
         var texts = rows.map(function (r) { return r.textContent.toLowerCase(); });
         box.addEventListener("input", function () {
