@@ -517,7 +517,7 @@ def _first_sections(p: _Page, rankings, tables, label: str, blocks: list[tuple[s
     """The first page's sections: the ranking across blocks, the per-block winners, the compact
     leaderboard when it fits, the cost–quality figure, the block pages and the warnings."""
     out = []
-    if rankings and any(not r.table.empty or r.missing for r in rankings):
+    if len(blocks) > 1 and any(not r.table.empty or r.missing for r in rankings):
         out.append(("ranking", "Ranking across blocks", ranking_html(rankings, tables, label)))
         base = p.lb["base_metric"].iloc[0] if not p.lb.empty else DEFAULT_METRIC
         out.append(("winners", "Best per block", winners_html(rankings, tables, p.chance, p.headline_metric, base,
@@ -532,8 +532,8 @@ def _first_sections(p: _Page, rankings, tables, label: str, blocks: list[tuple[s
 
 
 def _links(prefix: str, blocks: Sequence[str] = ()) -> list[tuple[str, str]]:
-    return [(f"{prefix}index.html", "First page"), (f"{prefix}leaderboard.html", "Leaderboard"),
-            (f"{prefix}statistics.html", "Statistics"), (f"{prefix}details.html", "Details")]
+    return [(f"{prefix}index.html", "First page"), (f"{prefix}leaderboard.html", "Leaderboard page (every row)"),
+            (f"{prefix}statistics.html", "Statistics page"), (f"{prefix}details.html", "Details page")]
 
 
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,

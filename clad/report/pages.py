@@ -59,8 +59,10 @@ def headline_lines(rankings: Sequence[Ranking], label: str) -> list[str]:
                               for c, m, lo, hi, p in zip(top["configuration"], top["mean"], top["rank_low"],
                                                          top["rank_high"], top["p_first"]))
             if n == 1:
-                out.append(f"{where}: best by {label} on its one block: {names} (one block: no ranking across "
-                           "independent blocks)")
+                best = top.iloc[0]
+                out.append(f"{where}: best by {label}: {best['configuration']} {best['mean']:.3f}"
+                           + (f", {abs(best['mean'] - t.iloc[1]['mean']):.3f} ahead of {t.iloc[1]['configuration']}"
+                              if len(t) > 1 else ""))
             else:
                 size = len(top)
                 out.append(f"{where}: top group by {label}, {size} of {len(t)} configuration{'s' if len(t) != 1 else ''} "
@@ -78,8 +80,10 @@ def headline_html(rankings: Sequence[Ranking], label: str, verdicts: Sequence[st
     """The box at the top of the first page: the headline across blocks and the statistics' verdicts."""
     items = "".join(f"<li>{_e(line)}</li>" for line in headline_lines(rankings, label))
     verdict_items = "".join(f"<li>{_e(v)}</li>" for v in verdicts)
-    return ("<div class='findings headline'><p><b>Best across blocks</b> by " + _e(label)
-            + f" (mean over seeds per block; rank interval and P(first) from {_e(method)}):</p>"
+    several = any(len(r.blocks) > 1 for r in rankings)
+    how = (f"mean over seeds per block; rank interval and P(first) from {method}" if several else
+           "mean over seeds; one block, so no ranking across independent blocks")
+    return ("<div class='findings headline'><p><b>Best across blocks</b> by " + _e(label) + f" ({_e(how)}):</p>"
             f"<ul>{items}</ul>"
             + (f"<p><b>Do the statistics support a difference?</b></p><ul>{verdict_items}</ul>" if verdicts else "")
             + "</div>")
