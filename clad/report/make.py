@@ -68,6 +68,11 @@ class Report:
     drawn: int = 0  # figures drawn by this report (the others were kept from the last one)
     reused: int = 0
 
+    def all_text(self) -> str:
+        """The HTML of every page, the first page first: what a reader reaches from it."""
+        paths = [self.index, *(p for p in self.pages.values() if p != self.index)]
+        return "\n".join(p.read_text(encoding="utf-8") for p in paths if p.is_file())
+
 
 def _atomic_write(path: Path, data: bytes | str) -> None:
     """Write through a temporary file and a rename (readable by all, like a page meant to be shared)."""
