@@ -162,6 +162,12 @@ class _Maker:
                                    shared_from=None)
 
 
+def _plan(size: int) -> dict:
+    grid = GRIDS[size]
+    return {"dataset": "synth0", "order": grid["orders"][0], "scenario": SCENARIOS[0],
+            "configs": [(s, d) for s in grid["strategies"] for d in grid["detectors"]][:10], "seed": grid["seeds"]}
+
+
 def build(folder: Path, size: int, maker: _Maker) -> dict:
     """Write the results folder of ``size`` runs through the store; return what to add later."""
     from clad.results.store import ResultStore
@@ -188,8 +194,7 @@ def build(folder: Path, size: int, maker: _Maker) -> dict:
                                 store.write(r)
                                 n += 1
     assert n == size, n
-    return {"dataset": "synth0", "order": grid["orders"][0], "scenario": SCENARIOS[0],
-            "configs": [(s, d) for s in grid["strategies"] for d in grid["detectors"]][:10], "seed": grid["seeds"]}
+    return _plan(size)
 
 
 def add_runs(folder: Path, maker: _Maker, plan: dict) -> None:
@@ -303,6 +308,8 @@ def main() -> None:
     p.add_argument("--baseline-only", action="store_true", help="time only the baseline")
     p.add_argument("--keep", help="build the folders here and keep them (default: a temporary folder, removed)")
     p.add_argument("--no-browser", action="store_true", help="skip the Chromium measurements")
+    p.add_argument("--reuse", action="store_true",
+                   help="with --keep: use a folder this script built there before (its 10 added runs not yet added)")
     args = p.parse_args()
     print(describe())
     work = Path(args.keep or tempfile.mkdtemp(prefix="clad-report-scale-"))
@@ -318,9 +325,13 @@ def main() -> None:
         for size in args.sizes:
             for side, (checkout, jobs) in sides.items():
                 folder = work / f"runs-{size}-{side}"
-                shutil.rmtree(folder, ignore_errors=True)
                 t0 = time.perf_counter()
-                plan = build(folder, size, maker)
+                if args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script, untouched
+                    plan = _plan(size)
+                    shutil.rmtree(folder / "report", ignore_errors=True)
+                else:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    plan = build(folder, size, maker)
                 built = time.perf_counter() - t0
                 grid_seconds = compute_seconds(folder)
                 print(f"\n{size} runs ({side}: {checkout}): folder written through the store in {built:.0f} s; "

@@ -169,12 +169,19 @@ class FigureStore:
 def draw_heatmaps(groups: list, dpi: int) -> list[list[bytes]]:
     """The R heatmap figures of each group of :class:`~clad.report.aggregate.HeatmapData` (one
     dataset, scenario and base metric each) as PNGs; one builder for all, so a group with the
-    layout of the previous one reuses its figures (drawn before the next group changes them)."""
+    layout of the previous one reuses its figures (drawn before the next group changes them).
+    Cells carry their numbers up to :data:`MAX_ANNOTATED_PANELS` panels per figure."""
     from .canvas import figure_png
     from .plots import HeatmapFigures
 
-    build = HeatmapFigures()
+    many = max((len(items) for items in groups), default=0) > MAX_ANNOTATED_PANELS
+    build = HeatmapFigures(annotate=False if many else None)
     return [[figure_png(fig, dpi=dpi) for fig in build(items)] for items in groups]
+
+
+#: most panels of a heatmap figure whose cells carry their numbers (beyond, colour alone: the numbers
+#: of many panels are not read, and writing them costs most of the figure's time)
+MAX_ANNOTATED_PANELS = 24
 
 
 def draw_curves(parts: list) -> list[list]:

@@ -62,7 +62,9 @@ table.sortable th[aria-sort=descending]::after { content: " ▼"; font-size: .7e
 p.back { font-size: .85rem; }
 .headline li { margin: .15rem 0; }
 ul.blocks { columns: 3; font-size: .9rem; }
-table.ranking td:nth-child(-n+2), table.winners td:nth-child(1) { text-align: left; }
+table.ranking td:nth-child(-n+2), table.winners td:nth-child(1), table.rows td:nth-child(-n+5) { text-align: left; }
+table.rows td { overflow-wrap: anywhere; }
+table.rows { font-size: .78rem; }
 """
 
 #: the files every page loads (copied into ``assets/`` of the report folder by :func:`write_assets`):

@@ -70,7 +70,8 @@ def _slim(r: RunResult, shared: dict) -> RunResult:
                    if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")})
     chance = r.chance if r.chance is None else once(r.chance)
     return dataclasses.replace(r, metrics=metrics, config=config, versions=once(dict(r.versions)), inputs={},
-                               chance=chance)
+                               chance=chance, concepts=once(tuple(r.concepts)), test_concepts=once(tuple(r.test_concepts)),
+                               memory_rows=once(tuple(r.memory_rows)))
 
 
 def report_runs(directory: str | os.PathLike) -> list[RunResult]:

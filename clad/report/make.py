@@ -289,7 +289,7 @@ def _leaderboard_page(p: _Page):
         cells.append(f"<td data-sort='{-1 if sec != sec else sec:.6f}'>{'n/a' if sec != sec else f'{sec:.3g}'}</td>")
         cells.append(f"<td>{d['runs']}</td>")
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    table = (f"<table id='leaderboard-all' class='table leaderboard sortable'><thead><tr>{head}</tr></thead>"
+    table = (f"<table id='leaderboard-all' class='table rows sortable'><thead><tr>{head}</tr></thead>"
              f"<tbody>{''.join(rows)}</tbody></table>")
     legend = ("<p class='legend'>One row per block (dataset), base metric, scenario, strategy and detector: mean ± std "
               "over seeds. Click a column to sort, type to filter. Every metric, with intervals and counts, is in "
