@@ -261,10 +261,20 @@ def _leaderboard_section(p: _Page):
     when it fits the first page, else on the block pages."""
     if p.lb.empty:
         return [("leaderboard", "Leaderboard", H.message("no finished run: nothing to rank"))]
-    main = leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True))
+    main = _scrolled(leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True)),
+                     p.lb.groupby(["dataset", "base_metric"]).size().max())
     return [("leaderboard", "Leaderboard", main + "<p class='legend'>Every metric of every configuration: "
              f"<a href='{p.prefix}leaderboard.html'>the leaderboard page</a> (sortable, filterable) and "
              f"<a href='{p.prefix}leaderboard.csv'>leaderboard.csv</a> (also .md and .tex).</p>")]
+
+
+#: most rows a table shows at its full height (beyond, it scrolls in a box: the page keeps its height)
+SCROLL_ROWS = 40
+
+
+def _scrolled(html_text: str, rows: int) -> str:
+    """``html_text`` in a scrolling box when its tables hold more than :data:`SCROLL_ROWS` rows."""
+    return f"<div class='scroll'>{html_text}</div>" if rows > SCROLL_ROWS else html_text
 
 
 def _leaderboard_page(p: _Page):
@@ -302,7 +312,10 @@ def _leaderboard_page(p: _Page):
 
 
 def _cost_section(p: _Page):
-    table = cost_html(p.lb[p.lb["base_metric"] == p.lb["base_metric"].iloc[0]]) if not p.lb.empty else None
+    first = p.lb[p.lb["base_metric"] == p.lb["base_metric"].iloc[0]] if not p.lb.empty else p.lb
+    table = cost_html(first) if not p.lb.empty else None
+    if table is not None:
+        table = _scrolled(table, len(first))
     figures = cost_section(p.shown, p.figs)
     if table is None and figures is None:
         return []
