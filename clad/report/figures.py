@@ -107,6 +107,7 @@ class FigureStore:
         with atomic_output(self.folder / name) as tmp:
             tmp.write_bytes(png)
         self.files[stem] = [name]
+        self.paths[name] = self.folder / name
         self.drawn += 1
         return self._entry(stem, section, description)
 
@@ -128,7 +129,7 @@ class FigureStore:
         self.drawn += drawn
         self.reused += reused
         self.files.update(files)
-        self.paths = {n: self.folder / n for names in self.files.values() for n in names}
+        self.paths.update({n: self.folder / n for names in self.files.values() for n in names})
         prune(self.folder, set(self.paths))
 
     def figure_html(self, stem: str, prefix: str = "") -> str:

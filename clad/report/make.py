@@ -27,6 +27,7 @@ from .aggregate import (
     merge_shared,
 )
 from ..metrics import get_metric, scalar_names
+from ..core.evaluation import base_metric_shown
 from .cost import cost_section
 from .order_sensitivity import order_sensitivity
 from .figures import FigureStore, curves_section, forgetting_section, heatmap_section
@@ -290,7 +291,8 @@ def _leaderboard_page(p: _Page):
     rows = []
     for row in p.lb.itertuples(index=False):
         d = row._asdict()
-        cells = [f"<td>{H.html.escape(str(d[k]))}</td>" for k in keys]
+        cells = [f"<td>{H.html.escape(base_metric_shown(d[k]) if k == 'base_metric' else str(d[k]))}</td>"
+                 for k in keys]
         for m in metrics:
             mean, std = d[f"{m}_mean"], d[f"{m}_std"]
             text = "n/a" if mean != mean else f"{mean:.3f}" + ("" if std != std else f" ± {std:.3f}")
