@@ -238,9 +238,10 @@ def _cmd_report(args) -> int:
     import warnings
 
     from .report import load_spec_record, load_spec_text, make_report
-    from .results import load_references, load_results
+    from .report.load import report_runs
+    from .results import load_references
 
-    results = load_results(args.dir)
+    results = report_runs(args.dir)
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -248,7 +249,7 @@ def _cmd_report(args) -> int:
             report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
                                  stat_metrics=args.metric or (DEFAULT_METRIC,), headline=args.headline,
                                  latex_columns=args.latex_columns,
-                                 references=load_references(args.dir))
+                                 references=load_references(args.dir), jobs=args.jobs or 1)
         except OSError as exc:  # a read-only or full disk, or --out naming a file
             where = exc.filename or out
             print(f"clad: error: cannot write the report in {str(out)!r}: {where}: {exc.strerror or exc}; "
@@ -256,7 +257,8 @@ def _cmd_report(args) -> int:
             return EXIT_WRITE_FAILED
     for line in _grouped_warnings(caught):
         log.warning("%s", line)
-    print(f"report: {report.index} ({len(report.figures)} figures; tables: "
+    print(f"report: {report.index} ({len(report.pages)} pages; {len(report.figures):,} figures, {report.drawn:,} drawn, "
+          f"{report.reused:,} kept from the last report; tables: "
           f"{', '.join(str(p.name) for p in report.tables.values())})")
     return 0
 
@@ -538,6 +540,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--latex-columns", metavar="LIST",
                     help="columns of leaderboard.tex: metric names or labels, comma-separated (e.g. CA,BWT,FWT), or "
                          "'all' for one table per metric family (default: the headline metrics)")
+    rp.add_argument("--jobs", "-j", type=_positive_int, default=None,
+                    help="worker processes that draw the figures (default 1); a figure whose content did not change "
+                         "since the last report in the folder is kept, not drawn again")
     rp.set_defaults(func=_cmd_report)
 
     from .datasets.cli import add_arguments as _dataset_arguments

@@ -105,6 +105,6 @@ def test_random_scores_enter_the_statistics_and_the_page_says_who_beats_them(tmp
     verdicts = report.tables["baselines"].read_text()
     assert "iforest,naive" in verdicts and ",random_scores," in verdicts
     assert "random_scores" in report.tables["statistics"].read_text()  # compared like any detector
-    page = report.index.read_text()
+    page = report.all_text()
     assert "do not beat the best baseline by more than noise" in page
     assert "configurations beat the best baseline (random_scores) by more than noise" in page  # the headline

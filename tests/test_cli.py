@@ -171,7 +171,7 @@ def test_quickstart_report_states_its_verdict_and_makes_no_claim_from_duplicated
     results = [RunResult.from_dict(r) for r in quickstart.doc["runs"]]
     write_results(tmp_path / "results.json", results, spec=quickstart.doc["spec"])
     assert main(["report", str(tmp_path), "--metric", "continual_average", "--metric", "forgetting"]) == 0
-    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    page = "\n".join(p.read_text(encoding="utf-8") for p in sorted((tmp_path / "report").rglob("*.html")))
     assert "differ significantly" not in page and "Friedman" in page  # the tests are described, none is claimed
     assert "concept_aware = concept_incremental" in page  # the shared configurations, shown once
     assert "detectors by forgetting (roc_auc)" in page and "weaker claim" in page

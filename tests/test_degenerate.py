@@ -135,6 +135,6 @@ def test_the_report_lists_the_runs_with_warnings(tmp_path):
 
     run = run_experiment(data(n_concepts=2), ConceptIncremental(), Naive(Reversed()), seed=0,
                          labels={"run_id": "r1", "detector": "reversed"})
-    page = make_report([run], tmp_path / "report").index.read_text()
+    page = make_report([run], tmp_path / "report").all_text()
     section = page[page.index("<h2>Warnings</h2>"):]
     assert "1 run recorded 1 warning" in section and "are the scores reversed?" in section

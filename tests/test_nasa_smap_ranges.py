@@ -45,7 +45,7 @@ def test_nasa_smap_ranges_end_to_end(tmp_path, monkeypatch, capsys):
         trace = r["extras"]["time_series"]["trace"]
         assert trace["concept"] == "A" and len(trace["scores"]) == 10 and trace["ranges"]
     assert main(["report", str(out)]) == 0
-    page = (out / "report" / "index.html").read_text()
+    page = "\n".join(p.read_text(encoding="utf-8") for p in sorted((out / "report").rglob("*.html")))
     assert "Time series: scores per step" in page
     # the spec's first base metric leads; the per-series (per-channel) mean sits beside R, on TSB-AD's scale
     assert "Best per scenario</b> by CA (vus_pr)" in page

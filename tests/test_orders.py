@@ -69,7 +69,7 @@ def test_runs_over_orders_report_every_figure_and_the_sensitivity_table(tmp_path
     assert len(panels) == 2 * 3 and not problems  # one R heatmap per strategy and order ...
     assert sum("heatmap" in n for n in names) >= 1  # ... drawn as small multiples
     assert sum("curves" in n for n in names) == 1 and sum("forgetting" in n for n in names) == 1
-    page = report.index.read_text()
+    page = report.all_text()
     assert "Order sensitivity" in page and "nothing to show" not in page
     table = (tmp_path / "report" / "order_sensitivity.csv").read_text()
     assert table.count("\n") == 1 + 2  # naive and cumulative

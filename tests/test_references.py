@@ -114,7 +114,7 @@ def test_references_once_per_dataset_detector_seed_and_metrics_of_every_run(tmp_
     refs_back = load_references(out)
     assert len(refs_back) == 4
     report = make_report(load_results(out), tmp_path / "report", stat_metrics=(), references=refs_back)
-    page = report.index.read_text(encoding="utf-8")
+    page = report.all_text()
     assert "Reference runs" in page and "Scenario validity" in page  # validity: from the single-task matrices
 
     # resume: nothing computed again, references included; the values are unchanged

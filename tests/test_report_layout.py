@@ -190,7 +190,7 @@ def test_figure_files_are_whole_unique_and_indexed(tmp_path):
     assert len(names) == len(set(n.lower() for n in names)) >= 4
     assert all(len(n) <= MAX_NAME and re.fullmatch(r"[A-Za-z0-9_.\-]+", n) for n in names)
     assert any(n.startswith("heatmap__synthetic__concept_incremental__roc_auc") for n in names), names
-    page = report.index.read_text(encoding="utf-8")
+    page = report.all_text()
     assert 'id="figures"' in page
     for n in names:
         assert f'href="figures/{n}"' in page and f'id="fig-{n[:-4]}"' in page

@@ -159,7 +159,7 @@ def test_make_report_writes_cd_diagrams_and_lists_failures(tmp_path):
     assert len(cd) == 1 and cd[0].read_bytes()[:4] == b"\x89PNG"
     stats_csv = pd.read_csv(report.tables["statistics"])
     assert stats_csv.loc[0, "friedman_statistic"] == pytest.approx(det.statistic)
-    page = report.index.read_text(encoding="utf-8")
+    page = report.all_text()
     assert "deadbeef" in page and "ValueError: boom" in page and "hand-made" in page
     assert "1 of 37 runs failed" in page
     # 3 blocks, 3 methods, same order everywhere: chi2 = 12/(3*3*4)*(9+36+81) - 36 = 6; exactly, 6 of the
@@ -177,4 +177,4 @@ def test_make_report_without_finished_runs_still_writes_a_page(tmp_path):
         warnings.simplefilter("ignore", StatisticsWarning)
         report = make_report([failed], tmp_path)
     assert report.index.is_file() and not report.figures
-    assert "no finished run" in report.index.read_text(encoding="utf-8")
+    assert "no finished run" in report.all_text()

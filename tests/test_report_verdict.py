@@ -182,7 +182,7 @@ def test_kendall_w_in_the_report_of_a_spec_with_three_random_orders(tmp_path):
         report = make_report(runs, tmp_path / "report", by=("detector",))
     c = report.comparisons[0]
     assert c.orders is not None and c.orders.kendall_w == pytest.approx(hand)
-    page = report.index.read_text(encoding="utf-8")
+    page = report.all_text()
     assert f"over 3 concept orders Kendall&#x27;s W = {hand:.3g}" in page
     csv = pd.read_csv(report.tables["statistics"])
     assert csv.loc[0, "kendall_w_orders"] == pytest.approx(hand)

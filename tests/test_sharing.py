@@ -143,5 +143,5 @@ def test_shared_runs_are_logged_and_labelled(tmp_path, caplog):
     assert len(merged) == total - 4 and not any(r.scenario == "concept_incremental" and r.strategy == "naive"
                                                  for r in merged)
     assert any(" = " in r.scenario for r in merged)  # labelled with every scenario it stands for
-    page = make_report(results, tmp_path / "report").index.read_text()
+    page = make_report(results, tmp_path / "report").all_text()
     assert "concept_aware = concept_incremental" in page and "shared with run" in page

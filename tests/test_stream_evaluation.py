@@ -119,7 +119,7 @@ def test_anytime_per_concept_rows_metrics_and_figure(tmp_path):
 
     report = make_report(load_results(tmp_path / "out"), tmp_path / "report")
     assert any("anytime" in name for name in report.figures)
-    assert "Anytime curves" in report.index.read_text()
+    assert "Anytime curves" in report.all_text()
 
 
 def test_anytime_options_exclusive():
@@ -178,7 +178,7 @@ def test_prequential_windowed_roc_auc_equals_a_hand_loop(tmp_path):
         warnings.simplefilter("ignore")
         report = make_report([back], tmp_path / "report")
     assert any("prequential" in name for name in report.figures)
-    assert "Prequential evaluation" in report.index.read_text()
+    assert "Prequential evaluation" in report.all_text()
 
 
 def test_prequential_needs_labelled_training_rows():

@@ -120,7 +120,7 @@ def test_report_names_the_policy_and_the_drift(tmp_path):
                               datasets=[synthetic(n_concepts=3, n_train=80, n_test=60)]))
     assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 0
     report = make_report(load_results(tmp_path / "out"), tmp_path / "page")
-    page = report.index.read_text()
+    page = report.all_text()
     assert "f1 (threshold at FPR 0.05 on held-out normal rows)" in page
     assert "Thresholds and false-positive rates" in page
     table = report.tables["thresholds"].read_text().splitlines()

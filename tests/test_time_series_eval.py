@@ -184,8 +184,10 @@ def test_report_time_series_figure_renders(tmp_path):
 
     r = run_experiment(_dataset(), ConceptIncremental(), Naive(MaxAbs()), ["range_f1"])
     figs = FigureStore(tmp_path, 60)
-    html = trace_section([r], figs)
-    assert html is not None and "<img" in html and "threshold" in html
+    part = trace_section([r], figs)
+    assert part is not None
+    html = figs.render(part)  # the figure's mark on the page becomes its <figure>
+    assert "<img" in html and "threshold" in html
     (path,) = figs.paths.values()
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # a run without a time axis has no such figure
@@ -223,7 +225,7 @@ def test_report_marks_oracle_metrics_optimistic_wherever_shown(tmp_path):
     runs = [run_experiment(ds, ConceptAware(), Naive(IsolationForest(n_estimators=10, random_state=0)),
                            ["range_f1_oracle", "roc_auc"], seed=s) for s in (0, 1)]
     report = make_report(runs, tmp_path)
-    page = report.index.read_text()
+    page = report.all_text()
     text = re.sub(r'src="data:[^"]*"|href="[^"]*"|id="[^"]*"', "", page)
     shown = [m.end() for m in re.finditer("range_f1_oracle(?!.png)", text)]  # file names aside
     assert shown and all(text[i:].startswith(" (optimistic") for i in shown)

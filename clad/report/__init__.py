@@ -11,9 +11,12 @@ The contract:
   the omnibus test; the page's text, pair table and critical-difference diagram are drawn from it;
 * plotting (:mod:`clad.report.plots`) takes aggregated data and an optional matplotlib Axes,
   computes nothing, never calls ``show()``, and matplotlib is imported only when a plot is drawn;
-* :func:`make_report` writes ``index.html`` (self-contained: images as data URIs), the PNGs, the
-  leaderboard (CSV, Markdown, LaTeX) and ``statistics.csv`` into a folder; ``clad report DIR``
-  does it for ``DIR/report``.
+* :func:`make_report` writes the first page ``index.html`` (a fixed size whatever the grid: the
+  headline across blocks of :mod:`clad.report.ranking`), a page per block, the leaderboard,
+  statistics and details pages, the PNGs beside them (kept by content, drawn in worker processes:
+  :mod:`clad.report.drawing`), the leaderboard (CSV, Markdown, LaTeX) and ``statistics.csv`` into a
+  folder; ``clad report DIR`` does it for ``DIR/report``, reading the runs in a stream
+  (:func:`report_runs`).
 
 Too few blocks give a message, not an exception:
 

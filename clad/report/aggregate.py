@@ -128,10 +128,20 @@ def chance_table(results: Iterable[RunResult], metrics: Sequence[str] | None = N
             for bm in r.chance:
                 rows.setdefault((r.dataset, bm, r.scenario), []).append(r)
     out = []
+    memo: dict[tuple, float] = {}  # runs on one test set share their chance matrix: each computed once
+
+    def value(r: RunResult, bm: str, name: str) -> float:
+        R = r.R.get(bm)
+        key = (bm, name, tuple(r.concepts), tuple(r.test_concepts), repr(r.chance.get(bm)),
+               None if R is None else np.isnan(np.asarray(R, dtype=np.float64)).tobytes())
+        if key not in memo:
+            memo[key] = chance_value(r, bm, name)
+        return memo[key]
+
     for (dataset, bm, scenario), runs in rows.items():
         row = {"dataset": dataset, "base_metric": bm, "scenario": scenario}
         for name in metrics:
-            values = [chance_value(r, bm, name) for r in runs]
+            values = [value(r, bm, name) for r in runs]
             values = [v for v in values if v == v]
             row[f"{name}_mean"] = float(np.mean(values)) if values else float("nan")
         out.append(row)

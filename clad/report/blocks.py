@@ -18,6 +18,7 @@ keep blocks independent:
 from __future__ import annotations
 
 import hashlib
+import weakref
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -46,12 +47,25 @@ def run_fingerprint(r: RunResult) -> str | None:
     """
     if not r.R:
         return None
+    try:
+        return _FINGERPRINTS[r]
+    except (KeyError, TypeError):
+        pass
     h = hashlib.sha256(repr((tuple(r.concepts), tuple(r.test_concepts))).encode())
     for name in sorted(r.R):
         R = np.asarray(r.R[name], dtype=np.float64)
         h.update(name.encode() + repr(R.shape).encode())
         h.update(np.where(np.isnan(R), np.nan, R).tobytes())  # one NaN bit pattern
-    return h.hexdigest()
+    digest = h.hexdigest()
+    try:
+        _FINGERPRINTS[r] = digest
+    except TypeError:
+        pass
+    return digest
+
+
+#: fingerprints already computed, per run object (a run record is frozen: its R never changes)
+_FINGERPRINTS: "weakref.WeakKeyDictionary[RunResult, str]" = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, eq=False)

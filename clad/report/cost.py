@@ -142,6 +142,11 @@ def cost_section(results: Iterable[RunResult], figs) -> str | None:
            "over seeds, error bars ± std; the leaderboard gives the numbers, with the training rows kept.</p>"]
     figures = []
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
-        fig = cost_figure(part, f"Cost of {dataset} / {scenario}")
-        figures.append(figs.add(fig, "Cost", f"cost {dataset} / {scenario}", "cost", dataset, scenario))
+        figures.extend(figs.plan(draw_cost, ([(part, f"Cost of {dataset} / {scenario}")],),
+                                 [("Cost", f"cost {dataset} / {scenario}", "cost", (dataset, scenario))]))
     return out[0] + H.figure_grid(figures)
+
+
+def draw_cost(parts: list) -> list[list]:
+    """One :func:`cost_figure` per (table, title) of ``parts`` (a planned drawing of the report)."""
+    return [[cost_figure(table, title)] for table, title in parts]

@@ -53,54 +53,160 @@ def figure_name(kind: str, *parts: str) -> str:
 
 @dataclass(frozen=True)
 class _Entry:
-    name: str
-    anchor: str
+    stem: str
     section: str
     description: str
+    page: str
+
+
+#: what a figure leaves in a page's text until the page is written (:meth:`FigureStore.render`)
+_TOKEN = re.compile(r"<!--clad-figure:([^>]*?)-->")
 
 
 class FigureStore:
-    """Writes figures into ``folder`` (PNG at ``dpi``) and remembers them for the index."""
+    """The figures of a report: PNG files at ``dpi`` in ``folder``, kept by what they show.
+
+    :meth:`plan` records a drawing (a function and its data) and :meth:`add` a figure drawn already;
+    both return a mark for the page, which :meth:`render` turns into the ``<figure>`` (an image
+    file loaded lazily, with its size, caption and link) once :meth:`finish` has drawn what needed
+    drawing (:func:`clad.report.drawing.draw_planned`: a figure whose content did not change since
+    the last report is reused). ``page`` is the page the figures planned now appear on.
+    """
 
     def __init__(self, folder: Path, dpi: int):
         self.folder, self.dpi = Path(folder), dpi
         self.paths: dict[str, Path] = {}
         self.entries: list[_Entry] = []
+        self.files: dict[str, list[str]] = {}
+        self.planned: list = []
+        self.page = "index.html"
+        self.drawn = self.reused = 0
+        self._stems: set[str] = set()
+        self._description: dict[str, str] = {}
+
+    def _stem(self, kind: str, *parts: str) -> str:
+        stem = figure_name(kind, *parts)[:-4]
+        base, k = stem, 2
+        while stem in self._stems:
+            stem, k = f"{base}-{k}", k + 1
+        self._stems.add(stem)
+        return stem
+
+    def _entry(self, stem: str, section: str, description: str) -> str:
+        self.entries.append(_Entry(stem, section, description, self.page))
+        self._description[stem] = description
+        return f"<!--clad-figure:{stem}-->"
 
     def add(self, fig, section: str, description: str, kind: str, *parts: str) -> str:
-        """Save ``fig``; return its ``<figure>`` for the page (anchored, captioned, linked to the file)."""
-        from .plots import figure_png
+        """Save ``fig`` (drawn here and now); return its mark for the page."""
+        from .canvas import figure_png
 
+        stem = self._stem(kind, *parts)
         png = figure_png(fig, dpi=self.dpi)
-        name = figure_name(kind, *parts)
-        stem, k = name[:-4], 2
-        while name in self.paths:
-            name, k = f"{stem}-{k}.png", k + 1
-        path = self.folder / name
-        with atomic_output(path) as tmp:
+        name = f"{stem}.png"
+        with atomic_output(self.folder / name) as tmp:
             tmp.write_bytes(png)
-        self.paths[name] = path
-        anchor = "fig-" + name[:-4]
-        self.entries.append(_Entry(name, anchor, section, description))
-        return H.img(png, description, description, anchor=anchor, href=f"{self.folder.name}/{name}")
+        self.files[stem] = [name]
+        self.paths[name] = self.folder / name
+        self.drawn += 1
+        return self._entry(stem, section, description)
 
-    def index_html(self) -> str:
-        """The index of figures: what each shows, where it is on the page, and its file."""
+    def plan(self, draw, args: tuple, figures: list[tuple[str, str, str, tuple]]) -> list[str]:
+        """Plan ``draw(*args)``, which returns one list of figures per item of ``figures``
+        (``(section, description, kind, parts)``); return their marks for the page."""
+        from .drawing import Planned
+
+        stems = [self._stem(kind, *parts) for _, _, kind, parts in figures]
+        self.planned.append(Planned(tuple(stems), draw, tuple(args)))
+        return [self._entry(stem, section, description) for stem, (section, description, _, _) in zip(stems, figures)]
+
+    def finish(self, jobs: int = 1) -> None:
+        """Draw the planned figures that need drawing (in ``jobs`` processes), and remove the PNGs
+        of an earlier report that this one does not show."""
+        from .drawing import draw_planned, prune
+
+        drawn, reused, files = draw_planned(self.folder, self.dpi, self.planned, jobs)
+        self.drawn += drawn
+        self.reused += reused
+        self.files.update(files)
+        self.paths.update({n: self.folder / n for names in self.files.values() for n in names})
+        prune(self.folder, set(self.paths))
+
+    def figure_html(self, stem: str, prefix: str = "") -> str:
+        """The ``<figure>`` elements of ``stem``'s files (one per part), for a page at ``prefix``
+        (``""`` beside the figures' folder, ``"../"`` one folder down)."""
+        from .drawing import png_size
+
+        names = self.files.get(stem, [])
+        description = self._description.get(stem, stem)
+        out = []
+        for k, name in enumerate(names, 1):
+            caption = description + (f" (part {k} of {len(names)})" if len(names) > 1 else "")
+            out.append(H.img_file(f"{prefix}{self.folder.name}/{name}", caption, caption,
+                                  size=png_size(self.folder / name), anchor="fig-" + name[:-4]))
+        return "\n".join(out)
+
+    def render(self, text: str, prefix: str = "") -> str:
+        """``text`` with every figure mark replaced by its ``<figure>`` elements."""
+        return _TOKEN.sub(lambda m: self.figure_html(m.group(1), prefix), text)
+
+    def index_html(self, prefix: str = "") -> str:
+        """The index of figures: what each shows, the page it is on, and its file."""
         if not self.entries:
             return H.message("no figures: no finished run has a value to draw")
-        rows = "".join(f'<tr><td>{k}</td><td><a href="#{e.anchor}">{H.html.escape(e.description)}</a></td>'
-                       f'<td>{H.html.escape(e.section)}</td>'
-                       f'<td><a href="{H.html.escape(self.folder.name)}/{H.html.escape(e.name)}">'
-                       f"{H.html.escape(e.name)}</a></td></tr>"
-                       for k, e in enumerate(self.entries, 1))
+        rows = []
+        k = 0
+        for e in self.entries:
+            for name in self.files.get(e.stem, []):
+                k += 1
+                rows.append(f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(name[:-4])}">'
+                            f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
+                            f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
+                            f"{H.html.escape(name)}</a></td></tr>")
         return ("<table class='table index'><thead><tr><th>#</th><th>figure</th><th>section</th><th>file</th></tr>"
-                f"</thead><tbody>{rows}</tbody></table>")
+                f"</thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def draw_heatmaps(groups: list, dpi: int) -> list[list[bytes]]:
+    """The R heatmap figures of each group of :class:`~clad.report.aggregate.HeatmapData` (one
+    dataset, scenario and base metric each) as PNGs; one builder for all, so a group with the
+    layout of the previous one reuses its figures (drawn before the next group changes them).
+    Cells carry their numbers up to :data:`MAX_ANNOTATED_PANELS` panels per figure."""
+    from .canvas import figure_png
+    from .plots import HeatmapFigures
+
+    many = max((len(items) for items in groups), default=0) > MAX_ANNOTATED_PANELS
+    build = HeatmapFigures(annotate=False if many else None)
+    return [[figure_png(fig, dpi=dpi) for fig in build(items)] for items in groups]
+
+
+#: most panels of a heatmap figure whose cells carry their numbers (beyond, colour alone: the numbers
+#: of many panels are not read, and writing them costs most of the figure's time)
+MAX_ANNOTATED_PANELS = 24
+
+
+def draw_curves(parts: list) -> list[list]:
+    """One learning-curve figure per (table, title) of ``parts``."""
+    from .plots import curves_figure
+
+    return [[curves_figure(table, title)] for table, title in parts]
+
+
+def draw_forgetting(parts: list) -> list[list]:
+    """One per-concept forgetting figure per (table, title) of ``parts``."""
+    from .plots import forgetting_figure
+
+    return [[forgetting_figure(table, title)] for table, title in parts]
+
+
+def draw_cd(comparison) -> list[list]:
+    from .plots import cd_figure
+
+    return [[cd_figure(comparison)]]
 
 
 def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     """The R heatmaps, one figure (or more for very many panels) per dataset x scenario x base metric."""
-    from .plots import HeatmapFigures
-
     data, problems = heatmaps(results)
     messages.extend(problems)
     out = [H.message(p) for p in problems]
@@ -114,18 +220,18 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
                "cell that cannot be told from chance (what a detector without information gets on that test "
                "concept lies within the cell's interval over seeds, or between its values with fewer than 3 "
                "seeds). The first base metric is shown; the others are folded below.</p>")
-    build = HeatmapFigures()  # the figures of one base metric are reused for the next
     bases = list(dict.fromkeys(key[2] for key in groups))
     folded: dict[str, list[str]] = {b: [] for b in bases}
-    for (dataset, scenario, base), items in groups.items():
-        part_html = [f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base_metric_shown(base)}')}</h3>"]
-        fig_list = build(items)
-        for part, fig in enumerate(fig_list, 1):
-            extra = [f"part{part}"] if len(fig_list) > 1 else []
-            desc = (f"R heatmaps {dataset} / {scenario} / {base_metric_shown(base)}"
-                    + (f" (part {part})" if extra else ""))
-            part_html.append(figs.add(fig, "R heatmaps", desc, "heatmap", dataset, scenario, base, *extra))
-        folded[base].extend(part_html)
+    by_block: dict[tuple, list] = {}
+    for key in groups:
+        by_block.setdefault(key[:2], []).append(key)
+    for (dataset, scenario), keys in by_block.items():
+        marks = figs.plan(draw_heatmaps, ([groups[k] for k in keys], figs.dpi),
+                          [("R heatmaps", f"R heatmaps {dataset} / {scenario} / {base_metric_shown(k[2])}", "heatmap",
+                            k) for k in keys])
+        for k, mark in zip(keys, marks):
+            title = f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base_metric_shown(k[2])}')}</h3>"
+            folded[k[2]].append(title + mark)
     for k, base in enumerate(bases):
         out.append("\n".join(folded[base]) if k == 0 else
                    H.details(f"R heatmaps of {base_metric_shown(base)}", "\n".join(folded[base])))
@@ -133,32 +239,36 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
 
 
 def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
-    from .plots import curves_figure, forgetting_figure
-
     if table.empty:
         return H.message("nothing to show: no finished run has a value here")
     out = []
     if kind == "curves":  # one figure per dataset, scenario and base metric: the first base metric shown
         bases = list(dict.fromkeys(table["base_metric"]))
         shown: dict[str, list[str]] = {b: [] for b in bases}
+        by_block: dict[tuple, list] = {}
         for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
-            desc = f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}"
-            fig = curves_figure(part, f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} (mean "
-                                      "over seeds, band ± std; dashed: chance)")
-            shown[base].append(figs.add(fig, "Learning curves", desc, "curves", dataset, scenario, base))
+            by_block.setdefault((dataset, scenario), []).append((base, part))
+        for (dataset, scenario), items in by_block.items():
+            parts = [(part, f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} (mean over seeds, "
+                            "band ± std; dashed: chance)") for base, part in items]
+            marks = figs.plan(draw_curves, (parts,),
+                              [("Learning curves", f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}",
+                                "curves", (dataset, scenario, base)) for base, _ in items])
+            for (base, _), mark in zip(items, marks):
+                shown[base].append(mark)
         return "\n".join(H.figure_grid(shown[b]) if k == 0 else
                          H.details(f"Learning curves of {base_metric_shown(b)}", H.figure_grid(shown[b]))
                          for k, b in enumerate(bases))
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
-        desc = f"per-concept forgetting {dataset} / {scenario}"
-        fig = forgetting_figure(part, f"Forgetting of {dataset} / {scenario} (peak − final; mean over seeds, "
-                                      f"error bars ± std)")
-        out.append(figs.add(fig, "Per-concept forgetting", desc, "forgetting", dataset, scenario))
+        title = f"Forgetting of {dataset} / {scenario} (peak − final; mean over seeds, error bars ± std)"
+        out.extend(figs.plan(draw_forgetting, ([(part, title)],),
+                             [("Per-concept forgetting", f"per-concept forgetting {dataset} / {scenario}", "forgetting",
+                               (dataset, scenario))]))
     return H.figure_grid(out)
 
 
 def curves_section(table: pd.DataFrame, figs: FigureStore) -> str:
-    """Learning curves, one figure per dataset x scenario (a row of panels per base metric)."""
+    """Learning curves, one figure per dataset x scenario x base metric."""
     return _blocks_section(table, figs, "curves")
 
 
@@ -172,7 +282,5 @@ def cd_html(c, figs: FigureStore) -> str:
     only two methods were compared (the diagram would repeat the p-value and ranks shown above it)."""
     if (c.wilcoxon_holm is None and c.nemenyi is None) or c.n_methods < 3:
         return ""
-    from .plots import cd_figure
-
-    return figs.add(cd_figure(c), "Statistical comparison", f"critical difference diagram {c.title}",
-                    "cd", c.by, c.metric, c.base_metric)
+    return figs.plan(draw_cd, (c,), [("Statistical comparison", f"critical difference diagram {c.title}", "cd",
+                                      (c.by, c.metric, c.base_metric))])[0]

@@ -1,5 +1,7 @@
-"""The self-contained HTML page: sections of escaped text, tables and PNG images embedded as
-base64 ``data:`` URIs (the page needs no other file)."""
+"""The HTML pages of a report: sections of escaped text, tables, and figures as PNG files beside
+the pages, loaded lazily (each ``<img>`` carries its size, so the page is laid out before any
+image arrives). Large tables sort and filter in the browser with the scripts of ``assets/``
+(vendored, so the pages work offline and from a file)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import json
 import re
 from typing import Sequence
 
-__all__ = ["img", "pre", "message", "details", "page", "figure_grid", "toml_text"]
+__all__ = ["img", "img_file", "pre", "message", "details", "page", "figure_grid", "toml_text", "table_tools",
+           "ASSETS", "write_assets"]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px;
@@ -48,7 +51,71 @@ div.message { padding: .3rem .8rem; font-size: .9rem; }
 details { margin: .4rem 0; }
 details > summary { cursor: pointer; color: #1a4f9c; }
 p.run { font-size: 1.05rem; }
+div.scroll { max-height: 34rem; overflow: auto; max-width: 100%; border: 1px solid #e4e4e4; margin: .4rem 0 1rem; }
+div.scroll table.table { display: table; margin: 0; overflow: visible; }
+div.scroll thead th { position: sticky; top: 0; z-index: 1; }
+table.sortable th[role=columnheader]:not(.no-sort) { cursor: pointer; }
+table.sortable th[aria-sort=ascending]::after { content: " ▲"; font-size: .7em; }
+table.sortable th[aria-sort=descending]::after { content: " ▼"; font-size: .7em; }
+.filter { font-size: .85rem; margin: .3rem 0; }
+.filter input { font-size: .85rem; padding: .15rem .4rem; width: 22rem; max-width: 60%; }
+p.back { font-size: .85rem; }
+.headline li { margin: .15rem 0; }
+ul.blocks { columns: 3; font-size: .9rem; }
+table.ranking td:nth-child(-n+2), table.winners td:nth-child(1), table.rows td:nth-child(-n+5) { text-align: left; }
+table.rows td { overflow-wrap: anywhere; }
+table.rows { font-size: .78rem; }
 """
+
+#: the files every page loads (copied into ``assets/`` of the report folder by :func:`write_assets`):
+#: tablesort 5.6.0 (MIT, its licence beside it) and clad's own filter boxes
+ASSETS = ("tablesort.min.js", "tablesort.number.min.js", "clad-tables.js", "tablesort-LICENCE")
+
+
+def write_assets(folder) -> None:
+    """Copy the scripts of :data:`ASSETS` (package data of ``clad.report``) into ``folder``."""
+    from importlib import resources
+    from pathlib import Path
+
+    from ..atomic import atomic_output
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    source = resources.files("clad.report") / "assets"
+    for name in ASSETS:
+        data = (source / name).read_bytes()
+        target = folder / name
+        if target.is_file() and target.read_bytes() == data:
+            continue
+        with atomic_output(target) as tmp:
+            tmp.write_bytes(data)
+
+
+def img_file(src: str, alt: str, caption: str | None = None, *, size: tuple[int, int] | None = None,
+             anchor: str | None = None) -> str:
+    """A ``<figure>`` showing the image file ``src`` (relative to the page), loaded lazily, its
+    ``width``/``height`` set from ``size`` so the page does not move when it arrives; the caption
+    links the file.
+
+    >>> img_file("figures/a.png", "R", "R of a", size=(640, 480), anchor="fig-a")[:96]
+    '<figure id="fig-a"><img src="figures/a.png" alt="R" loading="lazy" decoding="async" width="640" '
+    """
+    dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
+    link = f' <a href="{html.escape(src, quote=True)}">{html.escape(src.rsplit("/", 1)[-1])}</a>'
+    cap = f"<figcaption>{html.escape(caption or '')}{link}</figcaption>"
+    ident = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
+    return (f'<figure{ident}><img src="{html.escape(src, quote=True)}" alt="{html.escape(alt, quote=True)}" '
+            f'loading="lazy" decoding="async"{dims}>{cap}</figure>')
+
+
+def table_tools(table_id: str, n_rows: int, table_html: str, *, scroll_from: int = 25) -> str:
+    """``table_html`` (a ``<table id=table_id class='... sortable'>``) with a filter box above it,
+    in a scrolling box when it has more than ``scroll_from`` rows (the page keeps its height)."""
+    box = (f"<p class='filter'><label>Filter: <input type='search' data-filter='{html.escape(table_id, quote=True)}' "
+           f"placeholder='words every shown row contains'></label> <span id='{html.escape(table_id, quote=True)}-count'>"
+           f"{n_rows:,} rows</span></p>")
+    return box + (f"<div class='scroll'>{table_html}</div>" if n_rows > scroll_from else table_html)
+
 
 
 def img(png: bytes, alt: str, caption: str | None = None, *, anchor: str | None = None,
@@ -143,11 +210,18 @@ def details(summary: str, body: str, open: bool = False) -> str:
     return f"<details{' open' if open else ''}><summary>{html.escape(summary)}</summary>\n{body}\n</details>"
 
 
-def page(title: str, sections: Sequence[tuple[str, str, str]], intro: str = "") -> str:
-    """The whole document: ``sections`` are ``(anchor, heading, body_html)``."""
+def page(title: str, sections: Sequence[tuple[str, str, str]], intro: str = "", *, prefix: str = "",
+         links: Sequence[tuple[str, str]] = ()) -> str:
+    """The whole document: ``sections`` are ``(anchor, heading, body_html)``; ``links`` are
+    ``(href, text)`` of the other pages, listed after the sections in the navigation; ``prefix``
+    leads from the page to the report folder (``"../"`` for a page one folder down)."""
     nav = "".join(f'<li><a href="#{html.escape(a)}">{html.escape(h)}</a></li>' for a, h, _ in sections)
+    nav += "".join(f'<li><a href="{html.escape(href, quote=True)}">{html.escape(text)}</a></li>' for href, text in links)
     body = "\n".join(f'<section id="{html.escape(a)}"><h2>{html.escape(h)}</h2>\n{b}\n</section>'
                      for a, h, b in sections)
+    scripts = "".join(f'<script src="{html.escape(prefix)}assets/{name}" defer></script>'
+                      for name in ASSETS if name.endswith(".js"))
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n{scripts}\n</head>\n<body>\n"
             f"<h1>{html.escape(title)}</h1>\n{intro}\n<nav><ul>{nav}</ul></nav>\n{body}\n</body>\n</html>\n")

@@ -3,6 +3,7 @@ and tied together by ``index.html``."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import warnings
@@ -26,10 +27,15 @@ from .aggregate import (
     merge_shared,
 )
 from ..metrics import get_metric, scalar_names
+from ..metrics.base import base_metric_shown
 from .cost import cost_section
 from .order_sensitivity import order_sensitivity
 from .figures import FigureStore, curves_section, forgetting_section, heatmap_section
 from .tuning_validity import tuning_section, validity_section
+from .identical import merge_identical
+from .pages import blocks_html, block_page_name, compute_rankings, headline_html, label_of, ranking_html, \
+    warnings_html, winners_html
+from .wording import result_text, warning_groups, warning_template
 from .describe import CONFIG_KEYS, MIN_INTERVAL_N, plural
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
@@ -52,8 +58,9 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Report:
-    """What :func:`make_report` wrote: the page, the figures (name -> path), the tables
-    (format -> path), the statistical comparisons and the messages (problems and caveats)."""
+    """What :func:`make_report` wrote: the first page, every page (path relative to the folder
+    -> path), the figures (name -> path; ``drawn`` of them drawn now, ``reused`` kept from the last
+    report), the tables (format -> path), the statistical comparisons and the messages."""
 
     out_dir: Path
     index: Path
@@ -61,6 +68,14 @@ class Report:
     tables: dict[str, Path] = field(default_factory=dict)
     comparisons: list[Comparison] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    pages: dict[str, Path] = field(default_factory=dict)
+    drawn: int = 0  # figures drawn by this report (the others were kept from the last one)
+    reused: int = 0
+
+    def all_text(self) -> str:
+        """The HTML of every page, the first page first: what a reader reaches from it."""
+        paths = [self.index, *(p for p in self.pages.values() if p != self.index)]
+        return "\n".join(p.read_text(encoding="utf-8") for p in paths if p.is_file())
 
 
 def _atomic_write(path: Path, data: bytes | str) -> None:
@@ -152,7 +167,11 @@ def _spec_html(spec: Mapping | None, spec_text: str | None) -> str:
     return H.message("no spec recorded with the results")
 
 
-def _provenance(results: Sequence[RunResult]) -> str:
+#: most runs listed on the page itself (beyond, runs.csv holds them)
+MAX_RUN_ROWS = 500
+
+
+def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> str:
     out = []
     versions: dict[str, set] = {}
     for r in results:
@@ -187,42 +206,22 @@ def _provenance(results: Sequence[RunResult]) -> str:
     n_shared = sum(1 for r in results if r.shared_from)
     legend = (f"<p class='legend'>{len(results)} runs; {n_shared} of them the same computation as an earlier run "
               "(computed once, recorded for each configuration; no seconds of their own).</p>" if n_shared else "")
-    out.append(H.details(f"Runs ({len(results)})", legend + frame_html(runs)))
+    if runs_csv is not None:
+        _atomic_write(runs_csv, runs.to_csv(index=False))
+    if len(runs) <= MAX_RUN_ROWS:
+        out.append(H.details(f"Runs ({len(results)})", legend + frame_html(runs)))
+    else:
+        out.append(f"<p>Runs: {len(results):,}, listed in <a href='runs.csv'>runs.csv</a>.</p>" + legend)
     failed = [r for r in results if not r.ok]
+    causes: dict[str, list] = {}
     for r in failed:
+        causes.setdefault(warning_template(r.cause or "unknown cause"), []).append(r)
+    for cause, members in causes.items():
+        r = members[0]
+        more = f" and {len(members) - 1} more runs failing the same way" if len(members) > 1 else ""
         out.append(H.message(f"failed: {r.run_id} {r.dataset} / {r.scenario} / {r.strategy} / {r.detector} / seed "
-                             f"{r.seed}: {r.cause}"))
+                             f"{r.seed}: {r.cause}{more}"))
     return "\n".join(out)
-
-
-#: the start of a warning that describes the data, not a run (the same for every run on a dataset)
-_DATA_PROPERTIES = ("training concept ",)
-
-
-def _warnings_section(results: Sequence[RunResult]) -> str:
-    """The warnings runs recorded, grouped by warning as on the console (most frequent first): each
-    once, with how many runs recorded it; a warning about the data (constant features of a recipe)
-    once per dataset, since every run on it records the same."""
-    groups: dict[tuple[str, str], list[RunResult]] = {}
-    for r in results:
-        for w in dict.fromkeys(r.warnings):
-            data = w.startswith(_DATA_PROPERTIES) and " constant or near-constant" in w
-            groups.setdefault(("data" if data else "run", r.dataset if data else "", w), []).append(r)
-    if not groups:
-        return H.message("no run recorded a warning")
-    n_runs = len({id(r) for members in groups.values() for r in members})
-    rows = []
-    for (kind, dataset, text), members in sorted(groups.items(), key=lambda kv: (kv[0][0] != "data", -len(kv[1]))):
-        who = (f"data of {dataset} ({len(members)} runs)" if kind == "data"
-               else f"{len(members)} run{'s' if len(members) > 1 else ''}")
-        example = "" if kind == "data" else ", ".join(f"{r.scenario} / {r.strategy} / {r.detector} / seed {r.seed}"
-                                                      for r in members[:3]) + (" …" if len(members) > 3 else "")
-        rows.append({"where": who, "warning": text, "for example": example})
-    n_warnings = sum(len(r.warnings) for r in results)
-    return (f"<p class='legend'>{n_runs} run{'s' if n_runs > 1 else ''} recorded {n_warnings} warning"
-            f"{'s' if n_warnings > 1 else ''} ({len(groups)} distinct), grouped by warning (as on the console); a property of the data "
-            "(constant features) once per dataset. Every run's list is in results.json (field 'warnings').</p>"
-            + frame_html(pd.DataFrame(rows), classes="table index"))
 
 
 @dataclass
@@ -247,9 +246,15 @@ class _Page:
     references: Sequence[RunResult]
     caveats: list = field(default_factory=list)
     latex_columns: Sequence[str] | None = None
+    prefix: str = ""  # from the page being built to the report folder
+    headline_metric: str = DEFAULT_METRIC
 
 
-def _leaderboard_section(p: _Page):
+#: most leaderboard rows the first page holds as the compact leaderboard (beyond, the block pages hold it)
+FIRST_PAGE_ROWS = 120
+
+
+def _write_tables(p: _Page) -> None:
     numbers = p.lb.to_csv(index=False)
     for fmt, text in (("csv", numbers), ("md", leaderboard_markdown(p.lb, p.chance)),
                       ("tex", leaderboard_latex(p.lb, p.chance, p.latex_columns))):
@@ -259,16 +264,66 @@ def _leaderboard_section(p: _Page):
     if not p.chance.empty:  # each continual metric of the chance matrices, per dataset, base metric and scenario
         _atomic_write(p.out / "chance.csv", p.chance.to_csv(index=False))
         p.report.tables["chance"] = p.out / "chance.csv"
+
+
+def _leaderboard_section(p: _Page):
+    """The compact leaderboard (every base metric side by side, chance rows), the whole of it
+    when it fits the first page, else on the block pages."""
     if p.lb.empty:
         return [("leaderboard", "Leaderboard", H.message("no finished run: nothing to rank"))]
     from .baselines import baseline_legend, baseline_verdicts, baseline_detectors
     from .thresholds import threshold_legend
 
     main = (threshold_legend(p.shown) + baseline_legend(baseline_verdicts(p.lb, baseline_detectors(p.shown)))
-            + leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True)))
-    full = leaderboard_html(p.lb, p.chance)
-    return [("leaderboard", "Leaderboard", main + H.details("Every metric, one table per base metric (also in "
-                                                            "leaderboard.csv, .md and .tex)", full))]
+            + _scrolled(leaderboard_compact_html(p.lb, p.chance, metrics=scalar_names(headline=True)),
+                        p.lb.groupby(["dataset", "base_metric"]).size().max()))
+    return [("leaderboard", "Leaderboard", main + "<p class='legend'>Every metric of every configuration: "
+             f"<a href='{p.prefix}leaderboard.html'>the leaderboard page</a> (sortable, filterable) and "
+             f"<a href='{p.prefix}leaderboard.csv'>leaderboard.csv</a> (also .md and .tex).</p>")]
+
+
+#: most rows a table shows at its full height (beyond, it scrolls in a box: the page keeps its height)
+SCROLL_ROWS = 40
+
+
+def _scrolled(html_text: str, rows: int) -> str:
+    """``html_text`` in a scrolling box when its tables hold more than :data:`SCROLL_ROWS` rows."""
+    return f"<div class='scroll'>{html_text}</div>" if rows > SCROLL_ROWS else html_text
+
+
+def _leaderboard_page(p: _Page):
+    """The leaderboard page: one sortable, filterable table of every configuration, block and base
+    metric (the headline metrics and the cost), and every metric's tables when they are few."""
+    if p.lb.empty:
+        return [("leaderboard", "Leaderboard", H.message("no finished run: nothing to rank"))]
+    metrics = [m for m in scalar_names(headline=True) if f"{m}_mean" in p.lb]
+    keys = ["dataset", "base_metric", "scenario", "strategy", "detector"]
+    head = "".join(f"<th>{H.html.escape(k.replace('_', ' '))}</th>" for k in keys) + "".join(
+        f"<th data-sort-method='number'>{H.html.escape(get_metric(m).label)}</th>" for m in metrics) + (
+        "<th data-sort-method='number'>fit + score s per step</th><th data-sort-method='number'>runs</th>")
+    rows = []
+    for row in p.lb.itertuples(index=False):
+        d = row._asdict()
+        cells = [f"<td>{H.html.escape(base_metric_shown(d[k]) if k == 'base_metric' else str(d[k]))}</td>"
+                 for k in keys]
+        for m in metrics:
+            mean, std = d[f"{m}_mean"], d[f"{m}_std"]
+            text = "n/a" if mean != mean else f"{mean:.3f}" + ("" if std != std else f" ± {std:.3f}")
+            cells.append(f"<td data-sort='{-1e9 if mean != mean else mean:.6f}'>{text}</td>")
+        sec = d.get("fit_seconds_mean", float("nan")) + d.get("score_seconds_mean", float("nan"))
+        cells.append(f"<td data-sort='{-1 if sec != sec else sec:.6f}'>{'n/a' if sec != sec else f'{sec:.3g}'}</td>")
+        cells.append(f"<td>{d['runs']}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    table = (f"<table id='leaderboard-all' class='table rows sortable'><thead><tr>{head}</tr></thead>"
+             f"<tbody>{''.join(rows)}</tbody></table>")
+    legend = ("<p class='legend'>One row per block (dataset), base metric, scenario, strategy and detector: mean ± std "
+              "over seeds. Click a column to sort, type to filter. Every metric, with intervals and counts, is in "
+              "<a href='leaderboard.csv'>leaderboard.csv</a> (also <a href='leaderboard.md'>.md</a> and "
+              "<a href='leaderboard.tex'>.tex</a>).</p>")
+    out = legend + H.table_tools("leaderboard-all", len(rows), table)
+    if len(p.lb) <= FIRST_PAGE_ROWS * 3:
+        out += H.details("Every metric, one table per block and base metric", leaderboard_html(p.lb, p.chance))
+    return [("leaderboard", "Leaderboard", out)]
 
 
 def _baselines_section(p: _Page):
@@ -294,7 +349,10 @@ def _thresholds_section(p: _Page):
 
 
 def _cost_section(p: _Page):
-    table = cost_html(p.lb[p.lb["base_metric"] == p.lb["base_metric"].iloc[0]]) if not p.lb.empty else None
+    first = p.lb[p.lb["base_metric"] == p.lb["base_metric"].iloc[0]] if not p.lb.empty else p.lb
+    table = cost_html(first) if not p.lb.empty else None
+    if table is not None:
+        table = _scrolled(table, len(first))
     figures = cost_section(p.shown, p.figs)
     if table is None and figures is None:
         return []
@@ -303,6 +361,28 @@ def _cost_section(p: _Page):
               "training rows kept; mean ± std over seeds, measured on this machine at this time: compare within "
               "this report. A configuration shared by several scenarios was computed once and appears once.</p>")
     return [("cost", "Cost", legend + (table or "") + (H.details("Cost figures", figures) if figures else ""))]
+
+
+def _cost_quality_section(p: _Page):
+    """One figure: quality against fit + score seconds per configuration, the Pareto front marked."""
+    from .costquality import cost_quality_table, draw_cost_quality
+
+    if p.lb.empty:
+        return []
+    metric = p.headline_metric
+    base = p.lb["base_metric"].iloc[0]
+    higher = get_metric(metric).higher_is_better
+    table = cost_quality_table(p.lb, metric, base, higher)
+    if table.empty or table["seconds"].isna().all():
+        return []
+    label = label_of(metric, base)
+    mark = p.figs.plan(draw_cost_quality, (table, label, higher),
+                       [("Cost and quality", f"quality against compute: {label}", "cost_quality", (metric, base))])[0]
+    front = table[table["pareto"]]
+    legend = ("<p class='legend'>Who wins at equal compute: each configuration's mean over blocks against its fit + "
+              f"score seconds per training step; {len(front)} of {len(table)} configurations are on the Pareto front "
+              "(no other both cheaper and better). Measured on this machine at this time.</p>")
+    return [("cost-quality", "Cost and quality", legend + mark)]
 
 
 def _statistics_section(p: _Page):
@@ -349,7 +429,7 @@ def _verdict_text(c: Comparison) -> str:
         reason = reason.split("): ")[0] + ")" if "): " in reason else reason.split(";")[0].split(". ")[0]
         out += f": {reason.strip()}"
     elif v.test:
-        out += f" ({v.test})"
+        out += f" ({result_text(v.test)})"
     if v.best:
         best = v.best if isinstance(v.best, str) else ", ".join(map(str, v.best))
         out += f"; best by average rank: {best} (a description, not a test)"
@@ -404,7 +484,8 @@ def _orders_section(p: _Page):
 
 
 def _warnings_part(p: _Page):
-    return [("warnings", "Warnings", _warnings_section(p.results))]
+    n_runs = sum(1 for r in p.results if r.warnings)
+    return [("warnings", "Warnings", warnings_html(warning_groups(p.results), n_runs))]
 
 
 def _streams_section(p: _Page):
@@ -432,17 +513,22 @@ def _spec_section(p: _Page):
 
 
 def _provenance_section(p: _Page):
-    return [("provenance", "Provenance", _provenance(p.results))]
+    return [("provenance", "Provenance", _provenance(p.results, p.out / "runs.csv"))]
 
 
 def _figures_section(p: _Page):
     return [("figures", "Index of figures", H.details(f"{len(p.figs.entries)} figures", p.figs.index_html()))]
 
 
-#: the page, section by section, in order: each builder returns its (anchor, heading, html) parts
-SECTIONS = (_leaderboard_section, _baselines_section, _thresholds_section, _cost_section, _statistics_section, _heatmaps_section, _curves_section,
-            _forgetting_section, _timeseries_section, _references_section, _orders_section, _streams_section, _protocol_section,
-            _warnings_part, _spec_section, _provenance_section, _figures_section)
+#: the sections of a block's page (one per dataset label), in order
+BLOCK_SECTIONS = (_leaderboard_section, _heatmaps_section, _curves_section, _forgetting_section, _cost_section)
+#: the sections of the statistics page
+STATISTICS_SECTIONS = (_statistics_section, _orders_section)
+#: the sections of the details page
+DETAILS_SECTIONS = (_baselines_section, _thresholds_section, _timeseries_section, _references_section, _streams_section, _protocol_section, _warnings_part,
+                    _spec_section, _provenance_section)
+#: every section builder, in the order of the pages (first page's own sections: :func:`_first_sections`)
+SECTIONS = (*BLOCK_SECTIONS, *STATISTICS_SECTIONS, *DETAILS_SECTIONS, _figures_section)
 
 
 def _what_was_run(p: _Page, n_failed: int) -> str:
@@ -457,8 +543,9 @@ def _what_was_run(p: _Page, n_failed: int) -> str:
 
 
 def _findings(p: _Page) -> str:
-    """The best configuration of each scenario by the first headline metric of the headline base
-    metric (the leaderboard's first), its margin over the next, and what may be said of it."""
+    """The best configuration of each dataset and scenario by the first headline metric of the
+    headline base metric (the leaderboard's first), its margin over the next, and what the evidence
+    allows (:func:`clad.report.headline.headline_lines`); in a scrolling box when there are many."""
     if p.lb.empty:
         return ""
     metric = next(iter(scalar_names(headline=True)), "continual_average")
@@ -467,15 +554,13 @@ def _findings(p: _Page) -> str:
     items = [f"<li>{text}</li>" for text in headline_lines(
         part, metric, p.chance, p.results,
         suffix=lambda dataset, scenario: _against_baselines(p, dataset, base, scenario, metric))]
+    if not items:
+        return ""
     from ..metrics.base import base_metric_shown
 
     label = f"{get_metric(metric).label} ({base_metric_shown(base)})"
-    verdicts = [f"<li>{H.html.escape(c.title)}: {H.html.escape(_verdict_text(c))}</li>"
-                for c in p.report.comparisons if c.metric == metric and c.base_metric == base and _verdict_text(c)]
     return (f"<div class='findings'><p><b>Best per scenario</b> by {H.html.escape(label)} (mean over seeds):</p>"
-            f"<ul>{''.join(items)}</ul>"
-            + (f"<p><b>Do the statistics support a difference?</b></p><ul>{''.join(verdicts)}</ul>" if verdicts else "")
-            + "</div>")
+            + _scrolled(f"<ul>{''.join(items)}</ul>", len(items)) + "</div>")
 
 
 def _against_baselines(p: _Page, dataset, base, scenario, metric) -> str:
@@ -496,13 +581,19 @@ def _against_baselines(p: _Page, dataset, base, scenario, metric) -> str:
             f"({H.html.escape(str(v['best_baseline'].iloc[0]))}) by more than noise")
 
 
-def _banner(messages: Sequence[str]) -> str:
-    """Every caveat in one box (repeated ones once)."""
+#: most caveats the first page's box lists (the others are on the details page)
+MAX_CAVEATS = 8
+
+
+def _banner(messages: Sequence[str], more_href: str = "details.html") -> str:
+    """Every caveat in one box (repeated ones once; beyond :data:`MAX_CAVEATS`, a link to the rest)."""
     unique = list(dict.fromkeys(messages))
     if not unique:
         return ""
+    more = len(unique) - MAX_CAVEATS
     return ("<div class='message'><b>Read with care</b><ul>"
-            + "".join(f"<li>{H.html.escape(m)}</li>" for m in unique) + "</ul></div>")
+            + "".join(f"<li>{H.html.escape(m)}</li>" for m in unique[:MAX_CAVEATS])
+            + (f"<li><a href='{more_href}#caveats'>{more} more</a></li>" if more > 0 else "") + "</ul></div>")
 
 
 def _caveats(p: _Page) -> list[str]:
@@ -529,37 +620,61 @@ def _caveats(p: _Page) -> list[str]:
     return out
 
 
+def _first_sections(p: _Page, rankings, tables, label: str, blocks: list[tuple[str, int]]):
+    """The first page's sections: the ranking across blocks, the per-block winners, the compact
+    leaderboard when it fits, the cost–quality figure, the block pages and the warnings."""
+    out = []
+    if len(blocks) > 1 and any(not r.table.empty or r.missing for r in rankings):
+        out.append(("ranking", "Ranking across blocks", ranking_html(rankings, tables, label)))
+        base = p.lb["base_metric"].iloc[0] if not p.lb.empty else DEFAULT_METRIC
+        out.append(("winners", "Best per block", winners_html(rankings, tables, p.chance, p.headline_metric, base,
+                                                                 label)))
+    if len(p.lb) <= FIRST_PAGE_ROWS:  # a small grid: the whole compact leaderboard fits
+        out.extend(_leaderboard_section(p))
+    out.extend(_cost_quality_section(p))
+    out.append(("blocks", "Blocks", blocks_html(blocks)))
+    n_runs = sum(1 for r in p.results if r.warnings)
+    out.append(("warnings", "Warnings", warnings_html(warning_groups(p.results), n_runs, most=5)))
+    return out
+
+
+def _links(prefix: str, blocks: Sequence[str] = ()) -> list[tuple[str, str]]:
+    return [(f"{prefix}index.html", "First page"), (f"{prefix}leaderboard.html", "Leaderboard page (every row)"),
+            (f"{prefix}statistics.html", "Statistics page"), (f"{prefix}details.html", "Details page")]
+
+
 def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: Mapping | None = None, *,
                 by: Sequence[str] = ("detector", "strategy"), stat_metrics: Sequence[str] = (DEFAULT_METRIC,),
                 blocks: Sequence[str] = DEFAULT_BLOCKS, alpha: float = 0.05, dpi: int = 90,
                 title: str | None = None, spec_text: str | None = None,
                 references: Sequence[RunResult] = (), headline: str | None = None,
-                latex_columns: str | Sequence[str] | None = None) -> Report:
+                latex_columns: str | Sequence[str] | None = None, jobs: int = 1) -> Report:
     """Write the report of ``results`` into ``out_dir`` and return what was written.
 
-    ``out_dir/index.html`` (self-contained), ``out_dir/figures/*.png`` (R heatmaps per
-    configuration and base metric, learning curves, per-concept forgetting, critical-difference
-    diagrams), ``out_dir/leaderboard.{csv,md,tex}`` and ``out_dir/statistics.csv``. For every field in
-    ``by`` (detectors, strategies), base metric and metric in ``stat_metrics``, methods are compared
-    over ``blocks`` with :func:`clad.report.stats.compare` (``stat_metrics``: any declared scalar
-    metric; ``blocks``: by default datasets, the independent units; runs that are the same
-    computation are merged and the page says so); a comparison that cannot be made (too few
-    blocks or methods) is explained on the page and in ``Report.messages`` and issues a
-    :class:`~clad.report.stats.StatisticsWarning`. Failed runs are listed, not used. PNGs left in
-    ``out_dir/figures`` by an earlier report are removed first (they would be stale). The page shows
-    the spec as the TOML the user wrote (``spec_text``) when given, else ``spec`` rendered as TOML,
-    the scores of the benchmark's reference runs (``references``, :func:`clad.results.load_references`)
-    and the validity checks of its single-task matrices when given, and ends with an index of its figures and their files.
+    ``out_dir/index.html``, the first page: what was run (one line), the headline across blocks
+    (:mod:`clad.report.ranking`: each scenario's top group, the configurations whose rank interval
+    over resampled blocks reaches first place, with P(first); a configuration missing a block is
+    named and left out), what the statistics support, one box of caveats, the ranking table
+    (sortable, filterable), the best configuration of each block, the compact leaderboard when it
+    fits, a cost–quality figure, the links to the block pages and the warnings grouped by cause.
+    One page per block (``blocks/*.html``: its leaderboard, R heatmaps, learning curves,
+    per-concept forgetting, cost), ``leaderboard.html``, ``statistics.html`` (for every field in
+    ``by``, base metric and metric in ``stat_metrics``, methods compared over ``blocks`` with
+    :func:`clad.report.stats.compare`; a comparison that cannot be made is explained there and in
+    ``Report.messages`` and issues a :class:`~clad.report.stats.StatisticsWarning`) and
+    ``details.html`` (spec, provenance, warnings, references, streams, the index of figures). The
+    figures are PNG files in ``out_dir/figures`` loaded lazily; a figure whose content did not
+    change since the last report in ``out_dir`` is kept, the others are drawn in ``jobs`` worker
+    processes (:mod:`clad.report.drawing`), and PNGs no page shows any more are removed. Also
+    ``leaderboard.{csv,md,tex}`` and ``statistics.csv``. Failed runs are listed, not used. A
+    configuration shared by several scenarios (the same computation,
+    :func:`clad.report.aggregate.merge_shared`) or strategies with identical R everywhere
+    (:func:`clad.report.identical.merge_identical`) are shown once, labelled with each name.
 
     The headline base metric (``headline``, else the first of the spec's ``base_metrics``) leads
     the headline, the tables and the statistics; the others follow in the spec's order.
     ``latex_columns`` picks the columns of ``leaderboard.tex`` (:func:`clad.report.tables.latex_columns`:
     the headline metrics by default, ``"all"`` for one table per metric family, or names/labels).
-
-    The page opens with what was run (one line), what it found (the best configuration of each
-    scenario, its margin, and what the statistics support) and one box of caveats; then one
-    section per builder of :data:`SECTIONS`. A configuration shared by several scenarios (the same
-    computation, :func:`clad.report.aggregate.merge_shared`) is shown once, labelled with each.
     """
     results = list(results)
     for m in stat_metrics:
@@ -569,8 +684,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
             raise CladValueError(f"by={b!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}")
     out = Path(out_dir)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    for old in (out / "figures").glob("*.png"):  # figures of an earlier report would be stale
-        old.unlink()
+    H.write_assets(out / "assets")
     report = Report(out_dir=out, index=out / "index.html")
     ok = with_series_means(r for r in results if r.ok)  # time series: per-series means beside R
     n_failed = len(results) - len(ok)
@@ -584,16 +698,70 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
         if recorded and headline not in recorded:
             raise CladValueError(f"headline={headline!r} is not a base metric of these results; allowed: "
                                  f"{', '.join(sorted(recorded))}")
-    shown = merge_shared(ok)
+    shown, same = merge_identical(merge_shared(ok))
+    report.messages.extend(same)
+    headline_metric = next(iter(scalar_names(headline=True)), DEFAULT_METRIC)
     page = _Page(results=results, ok=ok, shown=shown, lb=leaderboard(shown, headline=headline), chance=chance_table(shown),
                  figs=FigureStore(out / "figures", dpi), report=report, out=out, by=by, stat_metrics=stat_metrics,
                  blocks=blocks, alpha=alpha, spec=spec, spec_text=spec_text, references=references,
-                 latex_columns=latex)
-    sections = [part for build in SECTIONS for part in build(page)]
+                 latex_columns=latex, headline_metric=headline_metric)
+    _write_tables(page)
+    pages: dict[str, tuple[str, list, str]] = {}  # path -> (title, sections, intro)
     name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
-    intro = (f"<p class='run'>{H.html.escape(_what_was_run(page, n_failed))}</p>" + _findings(page)
-             + _banner(_caveats(page)))
-    _atomic_write(report.index, H.page(name, sections, intro))
+
+    page.figs.page = "statistics.html"
+    pages["statistics.html"] = (f"{name}: statistics", [part for build in STATISTICS_SECTIONS for part in build(page)],
+                                "")
+    page.figs.page = "leaderboard.html"
+    pages["leaderboard.html"] = (f"{name}: leaderboard", _leaderboard_page(page), "")
+    block_list = list(dict.fromkeys(r.dataset for r in shown))
+    runs_of = {b: sum(1 for r in results if r.dataset == b) for b in block_list}
+    for block in block_list:
+        path = block_page_name(block)
+        page.figs.page = path
+        sub = [r for r in shown if r.dataset == block]
+        part = dataclasses.replace(page, shown=sub, ok=[r for r in ok if r.dataset == block],
+                                   lb=page.lb[page.lb["dataset"] == block],
+                                   chance=page.chance[page.chance["dataset"] == block] if not page.chance.empty
+                                   else page.chance, prefix="../")
+        intro = (f"<p class='back'><a href='../index.html'>← first page</a> · block {H.html.escape(block)}: "
+                 f"{runs_of[block]:,} runs</p>")
+        pages[path] = (f"{name}: {block}", [p for build in BLOCK_SECTIONS for p in build(part)], intro)
+    page.figs.page = "details.html"
+    details = [part for build in DETAILS_SECTIONS for part in build(page)]
+
+    page.figs.page = "index.html"
+    base = page.lb["base_metric"].iloc[0] if not page.lb.empty else DEFAULT_METRIC
+    label = label_of(headline_metric, base)
+    rankings, tables = compute_rankings(shown + [r for r in results if not r.ok], headline_metric, base)
+    first = _first_sections(page, rankings, tables, label, [(b, runs_of[b]) for b in block_list])
+    verdicts = [f"{c.title}: {_verdict_text(c)}" for c in report.comparisons
+                if c.metric == headline_metric and c.base_metric == base and _verdict_text(c)]
+    method = next((r.method for r in rankings if r.method), "the blocks")
+    caveats = _caveats(page)
+    intro = (f"<p class='run'>{H.html.escape(_what_was_run(page, n_failed))}</p>"
+             + headline_html(rankings, label, verdicts, method) + _findings(page) + _banner(caveats))
+    pages["index.html"] = (name, first, intro)
+
+    page.figs.finish(jobs)
+    details.append(("caveats", "Caveats", "<ul>" + "".join(f"<li>{H.html.escape(m)}</li>"
+                                                         for m in dict.fromkeys(caveats)) + "</ul>"))
+    page.figs.page = "details.html"
+    details.extend(_figures_section(page))
+    pages["details.html"] = (f"{name}: details", details, "")
+    for path, (page_title, sections, intro) in pages.items():
+        prefix = "../" * path.count("/")
+        if path != "index.html" and not intro:
+            intro = f"<p class='back'><a href='{prefix}index.html'>← first page</a></p>"
+        text = H.page(page_title, sections, intro, prefix=prefix, links=_links(prefix))
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(target, page.figs.render(text, prefix))
+    for old in (out / "blocks").glob("*.html") if (out / "blocks").is_dir() else ():
+        if f"blocks/{old.name}" not in pages:  # the page of a block no longer in the results
+            old.unlink()
     report.figures = dict(page.figs.paths)
-    log.debug("report written to %s (%d figures)", report.index, len(report.figures))
+    report.pages = {p: out / p for p in pages}
+    report.drawn, report.reused = page.figs.drawn, page.figs.reused
+    log.debug("report written to %s (%d figures, %d drawn)", report.index, len(report.figures), report.drawn)
     return report

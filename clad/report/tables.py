@@ -150,16 +150,19 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                     tips.append([""] * len(ROW_KEYS) + [
                         "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
                         "flagging every row), through the same metric"] * len(used))
+            records = sub.to_dict("index")  # one look-up per row, not one per cell
+            marked = status.loc[sub.index, used].to_dict("index") if used else {i: {} for i in sub.index}
             for idx in sub.index:
-                rows.append([str(sub.at[idx, k]) for k in ROW_KEYS]
-                            + [cell_text(sub.at[idx, f"{m}_mean"], sub.at[idx, f"{m}_std"]) for m in used])
-                marks.append([""] * len(ROW_KEYS) + [status.at[idx, m] for m in used])
+                at, st = records[idx], marked[idx]
+                rows.append([str(at[k]) for k in ROW_KEYS]
+                            + [cell_text(at[f"{m}_mean"], at[f"{m}_std"]) for m in used])
+                marks.append([""] * len(ROW_KEYS) + [st[m] for m in used])
                 tips.append([""] * len(ROW_KEYS) + [
-                    interval_text(sub.at[idx, f"{m}_mean"], sub.at[idx, f"{m}_n"], sub.at[idx, f"{m}_ci_low"],
-                                  sub.at[idx, f"{m}_ci_high"], sub.get(f"{m}_values", pd.Series(dtype=str)).get(idx))
+                    interval_text(at[f"{m}_mean"], at[f"{m}_n"], at[f"{m}_ci_low"], at[f"{m}_ci_high"],
+                                  at.get(f"{m}_values"))
                     + _computations_tip(sub.loc[idx])
-                    + _relative_tip(sub.at[idx, f"{m}_mean"], None if c is None else c.get(f"{m}_mean"))
-                    + _status_tip(status.at[idx, m]) for m in used])
+                    + _relative_tip(at[f"{m}_mean"], None if c is None else c.get(f"{m}_mean"))
+                    + _status_tip(st[m]) for m in used])
         cols = [*ROW_KEYS, *(label(m) for m in used)]
         yield (f"{dataset} — {base_metric_shown(base)}", pd.DataFrame(rows, columns=cols),
                pd.DataFrame(marks, columns=cols), pd.DataFrame(tips, columns=cols))

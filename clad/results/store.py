@@ -60,12 +60,12 @@ import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from .record import RECORD_FIELDS, RunResult, is_tuning_run, to_jsonable
 from ..errors import DataError
 
-__all__ = ["ResultStore", "load_results", "load_references", "results_source", "read_document", "read_store",
+__all__ = ["ResultStore", "load_results", "iter_results", "load_references", "results_source", "read_document", "read_store",
            "writable_destination", "DestinationError", "SCHEMA", "DEFAULT_NAME", "JSON_NAME", "utc_now"]
 
 #: file name of the database inside an output folder
@@ -332,10 +332,13 @@ def read_store(path: str | os.PathLike, read: Any) -> Any:
         try:
             return read(store)
         except sqlite3.DatabaseError as exc:
-            if _not_a_database(exc):
-                raise DataError(f"{str(store.path)!r} is damaged: it is not a readable SQLite database any more "
-                                f"({exc})") from None
-            raise DataError(f"the results database {str(store.path)!r} cannot be read ({exc})") from None
+            raise _unreadable(store, exc) from None
+
+
+def _unreadable(store: "ResultStore", exc: sqlite3.DatabaseError) -> DataError:
+    if _not_a_database(exc):
+        return DataError(f"{str(store.path)!r} is damaged: it is not a readable SQLite database any more ({exc})")
+    return DataError(f"the results database {str(store.path)!r} cannot be read ({exc})")
 
 
 def results_source(path: str | os.PathLike) -> Path:
@@ -388,6 +391,23 @@ def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResul
             return runs
         return [r for r in runs if not is_tuning_run(r.config)]
     return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
+
+
+def iter_results(path: str | os.PathLike, tuning: bool = False, batch: int = 500) -> Iterator[RunResult]:
+    """The runs :func:`load_results` returns, one at a time: from a database read ``batch`` runs at
+    a time (:meth:`ResultStore.iter_results`), so a caller that keeps what it needs of each run
+    never holds the whole folder; from ``results.json`` the file is read whole."""
+    source = results_source(path)
+    if source.suffix != ".sqlite":
+        yield from (r for r in load_results(source, tuning=tuning))
+        return
+    with ResultStore(source, create=False) as store:
+        try:
+            for r in store.iter_results(batch=batch):
+                if tuning or not is_tuning_run(r.config):
+                    yield r
+        except sqlite3.DatabaseError as exc:
+            raise _unreadable(store, exc) from None
 
 
 def load_references(path: str | os.PathLike) -> list[RunResult]:
@@ -743,6 +763,36 @@ class ResultStore:
         if run_ids is None:
             return list(out.values())
         return [out[r] for r in run_ids if r in out]
+
+    def iter_results(self, batch: int = 500, include_unfinished: bool = False) -> Iterator[RunResult]:
+        """The stored runs one at a time, in the order :meth:`load_results` gives them, read
+        ``batch`` runs at a time (their R cells and metrics with them): memory for one batch, not
+        for the whole database. Each run is checked as :meth:`load_results` checks it."""
+        cur = self._con.cursor()
+        columns = _PLAIN + _JSON + ("curves",)
+        have = {row[1] for row in cur.execute("PRAGMA table_info(runs)")}
+        select = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
+        ids = [rid for rid, status in cur.execute("SELECT run_id, status FROM runs ORDER BY started, run_id")
+               if include_unfinished or status != "running"]
+        for start in range(0, len(ids), batch):
+            part = ids[start:start + batch]
+            marks = ", ".join("?" * len(part))
+            rows = {r[0]: r for r in cur.execute(f"SELECT run_id, {select} FROM runs WHERE run_id IN ({marks})", part)}
+            cells: dict[str, dict[str, list]] = {}
+            for rid, m, i, j, v in cur.execute(
+                    f"SELECT run_id, base_metric, step_index, test_index, value FROM r_cells WHERE run_id IN ({marks}) "
+                    "ORDER BY run_id, base_metric", part):
+                cells.setdefault(rid, {}).setdefault(m, []).append((i, j, v))
+            mets: dict[str, dict[str, dict]] = {}
+            for rid, m, k, v, lo in cur.execute(
+                    f"SELECT run_id, base_metric, metric, value, left_out FROM metrics WHERE run_id IN ({marks})", part):
+                d = mets.setdefault(rid, {}).setdefault(m, {})
+                d[k] = v
+                if lo is not None:
+                    d.setdefault("left_out", {})[k] = int(lo)
+            for rid in part:
+                if rid in rows:
+                    yield self._checked_run(dict(zip(columns, rows[rid][1:])), cells.get(rid, {}), mets.get(rid, {}))
 
     def _checked_run(self, rec: dict, cells: dict, mets: dict) -> RunResult:
         """One stored run, checked against its shape and types as it is read: a

@@ -1,0 +1,386 @@
+"""``clad report`` at the size of a paper's grid: 1,440 and 20,000 runs.
+
+    nice -n 10 python benchmarks/report_scale.py [--sizes 1440 20000] [--jobs 2] [--keep DIR]
+                                                [--baseline CHECKOUT] [--no-browser]
+
+**What the results folders hold.** Runs are *not* computed: a real slice of the grid (one synthetic
+dataset, two scenarios, the strategies and detectors below, two seeds: a few seconds) is run with
+``clad run`` first, and its runs are the templates. Every run of the big folder copies the template (a
+run of the second seed: the first pays the imports) of its scenario, strategy and detector (its timings, peak memory, chance levels, versions) with its
+own labels and seed, and its R drawn at random around the template's R (a configuration effect, a
+dataset effect and noise per seed); its continual metrics are computed from that R by
+:func:`clad.metrics.summarize`, as ``clad run`` does. Every run is written through clad's own
+store (:class:`clad.results.store.ResultStore.write`, the one writer), so the report reads exactly
+what it reads after ``clad run``. As in the grid that motivated this benchmark, ``cumulative``,
+``replay`` and ``window`` hold the same R in every run (a buffer and a window that keep every row);
+a few runs record the warning of a test concept with constant scores (differing only in the constant),
+and one configuration fails on one block.
+
+The grids (blocks = dataset x order, as ``orders`` labels them):
+
+* 1,440 runs: 3 datasets x 2 orders x 2 scenarios x 4 strategies x 3 detectors x 10 seeds (the
+  grid the report was first tried on);
+* 20,000 runs: 5 datasets x 5 orders x 2 scenarios x 8 strategies x 10 detectors x 5 seeds.
+
+For each size: ``clad report`` cold (an empty report folder) and again after 10 runs were added (ten
+more seeds of one configuration on one block and scenario), each in a fresh process; wall and CPU seconds, seconds
+per 1,000 runs, the peak resident memory of the report process (largest process; the sum over the
+process and its workers sampled every 0.1 s beside it; it counts the libraries they share once per
+process), the number of figures drawn, the share of the
+grid's own compute seconds (the sum of the runs' recorded seconds), and, in headless Chromium at
+1,400 px wide, the first page's height and size (the HTML and the files it loads before any image)
+and the tallest drill-down page. ``--baseline CHECKOUT`` times another checkout's clad on the same
+folders (for a before/after table); its report is one page, so the drill-down column stays empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(HERE))
+
+from benchmarks._machine import describe, load_now  # noqa: E402
+
+SLICE_STRATEGIES = ("naive", "cumulative", "replay", "window")
+SLICE_DETECTORS = ("hbos", "ecod", "copod")
+SCENARIOS = ("concept_incremental", "concept_agnostic")
+
+SLICE_SPEC = """\
+name = "report-scale-slice"
+base_metrics = ["roc_auc", "f1", "average_precision"]
+seeds = 2
+strategies = [{strategies}]
+
+[[datasets]]
+name = "synthetic"
+n_concepts = 5
+n_train = 200
+n_test = 150
+
+[[scenarios]]
+name = "concept_incremental"
+
+[[scenarios]]
+name = "concept_agnostic"
+batch_size = 100
+
+{detectors}
+"""
+
+GRIDS = {
+    1440: dict(datasets=3, orders=("given", "random"), strategies=SLICE_STRATEGIES, detectors=SLICE_DETECTORS,
+               seeds=10),
+    20000: dict(datasets=5, orders=("given", "random", "random2", "random3", "random4"),
+                strategies=(*SLICE_STRATEGIES, "experts_like", "ewc_like", "lwf_like", "der_like"),
+                detectors=(*SLICE_DETECTORS, "iforest_like", "lof_like", "knn_like", "ocsvm_like", "pca_like",
+                           "loda_like", "inne_like"), seeds=5),
+}
+
+
+def _run_slice(work: Path) -> list:
+    """The real slice's runs (the templates)."""
+    from clad.results import load_results
+
+    spec = work / "slice.toml"
+    spec.write_text(SLICE_SPEC.format(strategies=", ".join(f'"{s}"' for s in SLICE_STRATEGIES),
+                                      detectors="\n".join(f'[[detectors]]\nname = "{d}"\n' for d in SLICE_DETECTORS)))
+    subprocess.run([sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(work / "slice"), "--quiet"],
+                   env={**os.environ, "PYTHONPATH": str(HERE)}, check=True, cwd=work,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return [r for r in load_results(work / "slice") if r.ok and r.seed == 1]  # seed 0 pays the imports
+
+
+def _spec_text(size: int, grid: dict) -> str:
+    datasets = "\n".join(f'[[datasets]]\nname = "synthetic"\nlabel = "synth{k}"\nn_concepts = 5\n'
+                         for k in range(grid["datasets"]))
+    return (f'# {size} runs written by benchmarks/report_scale.py (random R around a real slice)\n'
+            f'name = "report-scale-{size}"\nbase_metrics = ["roc_auc", "f1", "average_precision"]\n'
+            f'seeds = {grid["seeds"]}\norders = [{", ".join(repr(o) for o in grid["orders"])}]\n'
+            f'strategies = [{", ".join(repr(s) for s in grid["strategies"])}]\n\n{datasets}')
+
+
+class _Maker:
+    """Random runs around the templates, reproducible from their labels."""
+
+    def __init__(self, templates: list):
+        self.templates = {(r.scenario, r.strategy, r.detector): r for r in templates}
+
+    def template(self, scenario: str, strategy: str, detector: str):
+        strategies = sorted({k[1] for k in self.templates})
+        detectors = sorted({k[2] for k in self.templates})
+        s = strategy if strategy in strategies else strategies[int(hashlib.md5(strategy.encode()).hexdigest(), 16)
+                                                               % len(strategies)]
+        d = detector if detector in detectors else detectors[int(hashlib.md5(detector.encode()).hexdigest(), 16)
+                                                             % len(detectors)]
+        return self.templates[(scenario, s, d)]
+
+    @staticmethod
+    def _rng(*labels) -> np.random.Generator:
+        return np.random.default_rng(int(hashlib.sha256(repr(labels).encode()).hexdigest()[:15], 16))
+
+    def run(self, dataset: str, order: str, scenario: str, strategy: str, detector: str, seed: int,
+            same_as: str | None = None):
+        from clad.metrics import learned_at, summarize
+
+        t = self.template(scenario, strategy, detector)
+        concepts = tuple(t.concepts)
+        if order != "given":  # a fixed permutation per dataset and order
+            perm = self._rng(dataset, order).permutation(len(concepts))
+            concepts = tuple(concepts[i] for i in perm)
+        label = f"{dataset}[order={order}]"
+        effect = self._rng(dataset, scenario, same_as or strategy, detector).normal(0, 0.05)
+        noise = self._rng(label, scenario, same_as or strategy, detector, seed)
+        R, metrics = {}, {}
+        for m, base in t.R.items():
+            base = np.asarray(base, dtype=np.float64)
+            values = np.clip(base + effect + noise.normal(0, 0.03, base.shape), 0.0, 1.0)
+            R[m] = values
+            s = summarize(values, learned_at(concepts, concepts))
+            metrics[m] = s
+        warnings = ()
+        if noise.random() < 0.02:
+            warnings = (f"test concept {concepts[-1]!r}: every score is the same ({noise.random():g}), so its "
+                        "ROC-AUC is 0.5 and its other metrics say nothing about the detector",)
+        rid = hashlib.sha256(repr((label, scenario, strategy, detector, seed)).encode()).hexdigest()[:16]
+        return dataclasses.replace(t, run_id=rid, dataset=label, scenario=scenario, strategy=strategy,
+                                   detector=detector, seed=seed, concepts=concepts, test_concepts=concepts, R=R,
+                                   metrics=metrics, order=None if order == "given" else order, warnings=warnings,
+                                   config={**t.config, "dataset": {"name": "synthetic", "label": dataset},
+                                           "strategy": strategy, "detector": detector, "seed": seed},
+                                   shared_from=None)
+
+
+def _plan(size: int) -> dict:
+    """Ten more seeds of one configuration (naive + the first detector) on one block and scenario: a
+    rerun with more seeds. (More seeds of only some of the equal strategies would make them differ,
+    and relabel their rows on every block.)"""
+    grid = GRIDS[size]
+    return {"dataset": "synth0", "order": grid["orders"][0], "scenario": SCENARIOS[0],
+            "configs": [("naive", grid["detectors"][0])], "seeds": range(grid["seeds"], grid["seeds"] + 10)}
+
+
+def build(folder: Path, size: int, maker: _Maker) -> dict:
+    """Write the results folder of ``size`` runs through the store; return what to add later."""
+    from clad.results.store import ResultStore
+
+    grid = GRIDS[size]
+    folder.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with ResultStore(folder) as store:
+        store.set_meta("spec", {"name": f"report-scale-{size}", "seeds": grid["seeds"]})
+        store.set_meta("spec_text", _spec_text(size, grid))
+        for k in range(grid["datasets"]):
+            for order in grid["orders"]:
+                for scenario in SCENARIOS:
+                    for strategy in grid["strategies"]:
+                        for detector in grid["detectors"]:
+                            for seed in range(grid["seeds"]):
+                                same = "cumulative" if strategy in ("replay", "window") else None
+                                r = maker.run(f"synth{k}", order, scenario, strategy, detector, seed, same)
+                                if (k, order, strategy, detector) == (grid["datasets"] - 1, grid["orders"][-1],
+                                                                       "naive", grid["detectors"][-1]):
+                                    r = dataclasses.replace(r, status="failed", R={}, metrics={},
+                                                            error="Traceback (most recent call last):\n  File "
+                                                                  "\"x.py\", line 1\nMemoryError: out of memory\n")
+                                store.write(r)
+                                n += 1
+    assert n == size, n
+    return _plan(size)
+
+
+def add_runs(folder: Path, maker: _Maker, plan: dict) -> None:
+    """Ten more runs (:func:`_plan`)."""
+    from clad.results.store import ResultStore
+
+    with ResultStore(folder) as store:
+        for strategy, detector in plan["configs"]:
+            for seed in plan["seeds"]:
+                same = "cumulative" if strategy in ("replay", "window") else None
+                store.write(maker.run(plan["dataset"], plan["order"], plan["scenario"], strategy, detector, seed, same))
+
+
+def compute_seconds(folder: Path) -> float:
+    from clad.results import load_results
+
+    return sum(float(r.timings.get("total") or 0.0) for r in load_results(folder) if r.ok and not r.shared_from)
+
+
+def _tree_rss(pid: int, cpu_seen: dict) -> int:
+    """The resident memory of process ``pid`` and its descendants together; their CPU seconds noted."""
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        procs = [p, *p.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    total = 0
+    for q in procs:
+        try:
+            total += q.memory_info().rss
+            t = q.cpu_times()
+            cpu_seen[q.pid] = t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def time_report(checkout: Path, folder: Path, out: Path, jobs: int | None) -> dict:
+    """One ``clad report`` in a fresh process: wall, CPU, peak RSS (largest process; process tree)."""
+    cmd = [sys.executable, "-m", "clad.cli", "report", str(folder), "--out", str(out)]
+    if jobs:
+        cmd += ["--jobs", str(jobs)]
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=folder.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    peak_tree = [0]
+    cpu_seen: dict[int, float] = {}  # per process of the tree, its CPU seconds when last seen
+
+    def sample():
+        while proc.poll() is None:
+            peak_tree[0] = max(peak_tree[0], _tree_rss(proc.pid, cpu_seen))
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stdout, stderr = proc.stdout.read().decode(), proc.stderr.read().decode()
+    sampler.join()
+    if proc.returncode:
+        raise SystemExit(f"clad report failed ({proc.returncode}):\n{stderr[-3000:]}")
+    # the workers of a forkserver are not the report process's children: their seconds are summed from
+    # the samples (each process's CPU when last seen, at most 0.1 s before it ended)
+    cpu = max(usage.ru_utime + usage.ru_stime, sum(cpu_seen.values()))
+    return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024,
+            "peak_tree_mb": peak_tree[0] / 2**20, "stdout": stdout, "stderr": stderr}
+
+
+def figures_drawn(out: Path, stdout: str) -> int | None:
+    """The figures this report drew (its console line says so; None when it does not)."""
+    import re
+
+    m = re.search(r"(\d[\d,]*) drawn", stdout)
+    return int(m.group(1).replace(",", "")) if m else None
+
+
+def browser_measure(out: Path) -> dict:
+    """First page's height and size, and the tallest drill-down page, in headless Chromium at 1,400 px."""
+    from selenium import webdriver
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    profile = tempfile.mkdtemp(prefix="clad-chromium-")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000",
+                 f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options,
+                              service=webdriver.ChromeService(executable_path=shutil.which("chromedriver")))
+    try:
+        driver.set_window_size(1400, 1000)
+        index = out / "index.html"
+        driver.get(index.resolve().as_uri())
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        eager = driver.execute_script(
+            "return performance.getEntriesByType('resource').filter(e => e.initiatorType !== 'img')"
+            ".map(e => decodeURIComponent(new URL(e.name).pathname))")
+        size = index.stat().st_size + sum(Path(p).stat().st_size for p in eager if Path(p).is_file())
+        tallest = (0, None)
+        for page in sorted((out / "blocks").glob("*.html")) if (out / "blocks").is_dir() else ():
+            driver.get(page.resolve().as_uri())
+            h = driver.execute_script("return document.documentElement.scrollHeight")
+            tallest = max(tallest, (h, page.name))
+        return {"height": height, "bytes": size, "drill_height": tallest[0], "drill_page": tallest[1]}
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[1440, 20000], choices=sorted(GRIDS))
+    p.add_argument("--jobs", type=int, default=2, help="clad report --jobs (0: do not pass the option)")
+    p.add_argument("--baseline", help="another checkout of clad to time on the same folders (no --jobs there)")
+    p.add_argument("--baseline-only", action="store_true", help="time only the baseline")
+    p.add_argument("--keep", help="build the folders here and keep them (default: a temporary folder, removed)")
+    p.add_argument("--no-browser", action="store_true", help="skip the Chromium measurements")
+    p.add_argument("--reuse", action="store_true",
+                   help="with --keep: use a folder this script built there before (its 10 added runs not yet added)")
+    args = p.parse_args()
+    print(describe())
+    work = Path(args.keep or tempfile.mkdtemp(prefix="clad-report-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    sides = {} if args.baseline_only else {"this": (HERE, args.jobs or None)}
+    if args.baseline:
+        sides["baseline"] = (Path(args.baseline).resolve(), None)
+    try:
+        t0 = time.perf_counter()
+        maker = _Maker(_run_slice(work))
+        print(f"real slice run in {time.perf_counter() - t0:.1f} s: {len(maker.templates)} template runs")
+        rows = []
+        for size in args.sizes:
+            for side, (checkout, jobs) in sides.items():
+                folder = work / f"runs-{size}-{side}"
+                t0 = time.perf_counter()
+                if args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script, untouched
+                    plan = _plan(size)
+                    shutil.rmtree(folder / "report", ignore_errors=True)
+                else:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    plan = build(folder, size, maker)
+                built = time.perf_counter() - t0
+                grid_seconds = compute_seconds(folder)
+                print(f"\n{size} runs ({side}: {checkout}): folder written through the store in {built:.0f} s; "
+                      f"the runs' own compute: {grid_seconds:.0f} s")
+                out = folder / "report"
+                for when in ("cold", "after +10 runs"):
+                    if when != "cold":
+                        add_runs(folder, maker, plan)
+                    m = time_report(checkout, folder, out, jobs)
+                    drawn = figures_drawn(out, m["stdout"])
+                    if drawn is None:
+                        drawn = len(list((out / "figures").glob("*.png")))
+                    b = {} if args.no_browser else browser_measure(out)
+                    row = {"size": size, "side": side, "when": when, **m, "drawn": drawn, **b,
+                           "share": m["cpu"] / grid_seconds}
+                    rows.append(row)
+                    print(f"  {when:15s} wall {m['wall']:7.1f} s, cpu {m['cpu']:7.1f} s "
+                          f"({1000 * m['wall'] / size:.1f} s wall per 1,000 runs; {100 * row['share']:.1f} % of the "
+                          f"grid's compute), peak {m['peak_mb']:.0f} MB (process tree {m['peak_tree_mb']:.0f} MB), "
+                          f"{drawn} figures drawn (load {load_now()})")
+                    if b:
+                        print(f"  {'':15s} first page {b['height']:,} px, {b['bytes'] / 1e6:.2f} MB; tallest "
+                              f"drill-down {b['drill_height']:,} px ({b['drill_page']})")
+                    last = m["stdout"].strip().splitlines()[-1:] or [""]
+                    print(f"  {'':15s} console: {last[0][:200]}")
+                if not args.keep:
+                    shutil.rmtree(folder, ignore_errors=True)
+        print("\nsize    side      when             wall s  s/1,000 runs  cpu s  %grid  peak MB  tree MB  drawn  "
+              "page px  page MB  drill px")
+        for r in rows:
+            print(f"{r['size']:6d}  {r['side']:8s}  {r['when']:15s} {r['wall']:7.1f}  {1000 * r['wall'] / r['size']:12.1f}  "
+                  f"{r['cpu']:5.0f}  {100 * r['share']:5.1f}  {r['peak_mb']:7.0f}  {r['peak_tree_mb']:7.0f}  "
+                  f"{r['drawn']:5d}  {r.get('height', 0):7,}  {r.get('bytes', 0) / 1e6:7.2f}  "
+                  f"{r.get('drill_height', 0):8,}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
