@@ -73,18 +73,31 @@ def overlaps_in_heatmaps(fig) -> list[str]:
 
 
 class CheckingStore(FigureStore):
-    """A figure store that checks every figure before saving it."""
+    """A figure store that records the kind of every figure it is given or planned; the figures
+    themselves are checked as they are rendered (:func:`checking_png`)."""
 
     def __init__(self, *a, **k):
         super().__init__(*a, **k)
-        self.kinds, self.problems = set(), []
+        self.kinds = set()
 
     def add(self, fig, section, description, kind, *parts):
         self.kinds.add(kind)
-        self.problems += [f"{kind}: {p}" for p in axis_problems(fig)]
-        if kind == "heatmap":
-            self.problems += [f"{kind}: {p}" for p in overlaps_in_heatmaps(fig)]
         return super().add(fig, section, description, kind, *parts)
+
+    def plan(self, draw, args, figures):
+        self.kinds.update(kind for _, _, kind, _ in figures)
+        return super().plan(draw, args, figures)
+
+
+def checking_png(render, problems, seen=None):
+    """clad's ``figure_png`` that first checks the figure's axes and its heatmap chance marks."""
+    def png(fig, *a, **k):
+        if seen is not None:
+            seen.append(fig)
+        title = fig.axes[0].get_title()[:30] if fig.axes else ""
+        problems.extend(f"{title!r}: {p}" for p in axis_problems(fig) + overlaps_in_heatmaps(fig))
+        return render(fig, *a, **k)
+    return png
 
 
 def _runs():
@@ -115,13 +128,18 @@ def test_every_figure_kind_has_axes_with_ticks_and_labels(tmp_path, monkeypatch)
         stores.append(CheckingStore(folder, dpi))
         return stores[-1]
 
-    monkeypatch.setattr(make_module, "FigureStore", store)  # clad's own class, checking what it saves
+    from clad.report import canvas
+
+    problems, seen = [], []
+    monkeypatch.setattr(make_module, "FigureStore", store)  # clad's own class, recording what it draws
+    monkeypatch.setattr(canvas, "figure_png", checking_png(canvas.figure_png, problems, seen))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        make_report(_runs(), tmp_path / "r")
+        make_report(_runs(), tmp_path / "r", jobs=1)  # drawn in this process, where the check sees them
     (s,) = stores
     assert {"heatmap", "curves", "forgetting", "cd"} <= s.kinds, s.kinds
-    assert not s.problems, s.problems
+    assert len(seen) >= 4  # the figures were rendered here, through the check
+    assert not problems, problems
 
 
 def test_cd_diagram_has_a_cd_bar_and_fits_a_column():
@@ -196,10 +214,14 @@ def test_stream_figures_have_axes_with_ticks_and_labels(tmp_path, monkeypatch):
         stores.append(CheckingStore(folder, dpi))
         return stores[-1]
 
+    from clad.report import canvas
+
+    problems = []
     monkeypatch.setattr(make_module, "FigureStore", store)
+    monkeypatch.setattr(canvas, "figure_png", checking_png(canvas.figure_png, problems))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        make_report(runs, tmp_path / "r")
+        make_report(runs, tmp_path / "r", jobs=1)
     (s,) = stores
     assert {"anytime", "prequential"} <= s.kinds, s.kinds
-    assert not s.problems, s.problems
+    assert not problems, problems
