@@ -117,7 +117,8 @@ def test_report_pages_are_complete_and_show_every_figure(finished_run):
     page = _Page()
     page.feed(text)
     assert set(page.sections) >= {"leaderboard", "statistics", "curves", "forgetting", "heatmaps", "spec",
-                                  "provenance", "ranking", "winners", "blocks"}
+                                  "provenance", "blocks"}
+    assert not {"ranking", "winners"} & set(page.sections)  # one block: no ranking across blocks
     assert "blocks/synthetic.html" in pages["index.html"]  # the first page links the block's page
     files = {p.name for p in (report / "figures").glob("*.png")}
     shown = []
