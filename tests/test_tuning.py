@@ -158,7 +158,7 @@ def test_clad_run_records_the_choice_and_evaluates_with_it(tmp_path, capsys):
         scores = [c["score"] for c in run["extras"]["tuning"]["candidates"]]
         assert row.score == max(scores) and row.candidates == 4
         assert row.margin == pytest.approx(max(scores) - sorted(scores)[-2])
-    page = make_report(load_results(tmp_path / "out"), tmp_path / "report").index.read_text()
+    page = make_report(load_results(tmp_path / "out"), tmp_path / "report").all_text()  # every page
     assert "Tuning" in page and "max_samples=" in page and "never score an evaluation test row" in page
     # resumed: nothing computed again, the same choice
     again = run_spec(load_spec(spec), tmp_path / "out")
