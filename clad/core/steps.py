@@ -461,15 +461,20 @@ def set_origin(run: str | None = None, step: int | None = None) -> None:
         o.step = step
 
 
+def _count_computed_fit(cache) -> None:
+    """Count a fit computed outside the cache (an undeclared strategy) in this thread's cache, if any."""
+    if cache is not None:
+        with cache._lock:
+            cache.counts.fits += 1
+            cache.counts.fits_computed += 1
+
+
 def fit_owned(strategy, detector, X):
     """``detector`` (a fresh clone) fitted on ``X`` for a strategy that goes on training it
     (``partial_fit``): a copy of a shared state, never the shared object itself."""
     cache = current()
     if cache is None or declared(strategy) is None:
-        if cache is not None:
-            with cache._lock:
-                cache.counts.fits += 1
-                cache.counts.fits_computed += 1
+        _count_computed_fit(cache)
         return detector.fit(X)
     try:
         key = fit_key(detector, X)
@@ -491,10 +496,7 @@ def fit_further(strategy, detector, X):
     cache = current()
     decl = declared(strategy)
     if cache is None or decl is None or "state" not in decl:
-        if cache is not None:
-            with cache._lock:
-                cache.counts.fits += 1
-                cache.counts.fits_computed += 1
+        _count_computed_fit(cache)
         detector.__dict__.pop(KEY_ATTR, None)
         detector.partial_fit(X)
         return detector
@@ -506,10 +508,7 @@ def fit_fresh(strategy, detector, X):
     when the strategy declares its step inputs, else computed."""
     cache = current()
     if cache is None or declared(strategy) is None:
-        if cache is not None:
-            with cache._lock:
-                cache.counts.fits += 1
-                cache.counts.fits_computed += 1
+        _count_computed_fit(cache)
         return detector.fit(X)
     return cache.fit(detector, X, origin=origin())
 
