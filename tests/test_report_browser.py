@@ -161,7 +161,7 @@ def test_quickstart_page_reads_in_a_minute(quickstart_report, browser, tmp_path)
     top = browser.execute_script("return document.querySelector('section').getBoundingClientRect().top")
     intro = browser.find_element("css selector", "p.run").text
     assert intro.startswith("72 runs") and "18 shared" in intro  # what was run, in one line
-    findings = browser.find_element("css selector", ".findings").text
+    findings = "\n".join(e.text for e in browser.find_elements("css selector", ".findings"))
     assert "Best across blocks" in findings or "Best per scenario" in findings
     # one line per scenario: a configuration shared by two scenarios is ranked in each of them
     assert "concept_aware" in findings and "concept_incremental" in findings

@@ -740,7 +740,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     method = next((r.method for r in rankings if r.method), "the blocks")
     caveats = _caveats(page)
     intro = (f"<p class='run'>{H.html.escape(_what_was_run(page, n_failed))}</p>"
-             + headline_html(rankings, label, verdicts, method) + _findings(page) + _banner(caveats))
+             + (headline_html(rankings, label, verdicts, method) + _findings(page) if len(block_list) > 1
+                else _findings(page) + headline_html(rankings, label, verdicts, method))  # one block: its scenarios first
+             + _banner(caveats))
     pages["index.html"] = (name, first, intro)
 
     page.figs.finish(jobs)

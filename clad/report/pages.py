@@ -77,16 +77,16 @@ def headline_lines(rankings: Sequence[Ranking], label: str) -> list[str]:
 
 
 def headline_html(rankings: Sequence[Ranking], label: str, verdicts: Sequence[str], method: str) -> str:
-    """The box at the top of the first page: the headline across blocks and the statistics' verdicts."""
-    items = "".join(f"<li>{_e(line)}</li>" for line in headline_lines(rankings, label))
+    """The box at the top of the first page: the headline across blocks (only where there are
+    several blocks: with one, the best per scenario is the headline) and the statistics' verdicts."""
     verdict_items = "".join(f"<li>{_e(v)}</li>" for v in verdicts)
-    several = any(len(r.blocks) > 1 for r in rankings)
-    how = (f"mean over seeds per block; rank interval and P(first) from {method}" if several else
-           "mean over seeds; one block, so no ranking across independent blocks")
+    verdict_html = f"<p><b>Do the statistics support a difference?</b></p><ul>{verdict_items}</ul>" if verdicts else ""
+    if not any(len(r.blocks) > 1 for r in rankings):
+        return f"<div class='findings headline'>{verdict_html}</div>" if verdicts else ""
+    items = "".join(f"<li>{_e(line)}</li>" for line in headline_lines(rankings, label))
+    how = f"mean over seeds per block; rank interval and P(first) from {method}"
     return ("<div class='findings headline'><p><b>Best across blocks</b> by " + _e(label) + f" ({_e(how)}):</p>"
-            f"<ul>{items}</ul>"
-            + (f"<p><b>Do the statistics support a difference?</b></p><ul>{verdict_items}</ul>" if verdicts else "")
-            + "</div>")
+            f"<ul>{items}</ul>" + verdict_html + "</div>")
 
 
 def compute_rankings(results, metric: str, base_metric: str) -> tuple[list[Ranking], dict]:
