@@ -161,7 +161,11 @@ class LocalSlurm:
         else:
             os.environ["SLURM_CONF"] = self._old_conf
         if self._own_folder and self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            for _ in range(10):  # a daemon may still write its last lines as it goes
+                shutil.rmtree(self.folder, ignore_errors=True)
+                if not self.folder.exists():
+                    break
+                time.sleep(0.3)
 
     def __enter__(self) -> "LocalSlurm":
         return self.start()
