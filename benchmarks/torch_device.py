@@ -54,8 +54,6 @@ short run (a tenth of the rows, one epoch, dense64 and lstm64; about a minute on
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import os
 import statistics
 import sys
@@ -69,6 +67,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from _machine import describe, load_now  # noqa: E402
+from _torch_data import make_data, write_rows  # noqa: E402
 from clad.detectors.torch_ae import AutoEncoder  # noqa: E402
 from clad.detectors.torch_replicas import train_replicas  # noqa: E402
 from clad.detectors.torch_seq import LSTMAutoEncoder  # noqa: E402
@@ -79,16 +78,6 @@ CONFIGS = {  # name: (model, rows, batch size, epochs)
     "lstm64": ("lstm", 20_000, 64, 2),
     "lstm512": ("lstm", 20_000, 512, 2),
 }
-
-
-def make_data(model: str, rows: int) -> np.ndarray:
-    rng = np.random.default_rng(0)
-    if model == "dense":
-        latent = rng.normal(size=(rows, 8))
-        return latent @ rng.normal(size=(8, 40)) + 0.1 * rng.normal(size=(rows, 40))
-    t = np.arange(50)[None, :, None]
-    phase = rng.uniform(0, 2 * np.pi, size=(rows, 1, 25))
-    return np.sin(2 * np.pi * t / 12.5 + phase) + 0.05 * rng.normal(size=(rows, 50, 25))
 
 
 def clad_fit(model: str, X, batch: int, epochs: int, device: str) -> float:
@@ -236,18 +225,8 @@ def _safely(what: str, fn, *args):
 
 
 def write(rows: list, path: str) -> None:
-    if path.endswith(".csv"):
-        keys = sorted({k for r in rows for k in r})
-        with open(path, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=keys)
-            w.writeheader()
-            w.writerows(rows)
-    else:
-        with open(path, "w") as fh:
-            json.dump({"benchmark": "torch_device", "torch": torch.__version__,
-                       "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-                       "rows": rows}, fh, indent=1)
-    print(f"figures written to {path}")
+    write_rows(rows, path, {"benchmark": "torch_device", "torch": torch.__version__,
+                            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None})
 
 
 def main() -> None:

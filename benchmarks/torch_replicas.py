@@ -34,8 +34,6 @@ before) and on (the default), and whether R agrees (within the tolerance of
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import os
 import statistics
 import sys
@@ -48,6 +46,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from _machine import describe, load_now  # noqa: E402
+from _torch_data import make_data, write_rows  # noqa: E402
 from clad.detectors.torch_ae import AutoEncoder  # noqa: E402
 from clad.detectors.torch_replicas import train_replicas  # noqa: E402
 from clad.detectors.torch_seq import LSTMAutoEncoder  # noqa: E402
@@ -57,16 +56,6 @@ CONFIGS = {  # name: (model, rows, batch size)
     "dense1024": ("dense", 20_000, 1024),
     "lstm64": ("lstm", 2_000, 64),
 }
-
-
-def make_data(model: str, rows: int) -> np.ndarray:
-    rng = np.random.default_rng(0)
-    if model == "dense":
-        latent = rng.normal(size=(rows, 8))
-        return latent @ rng.normal(size=(8, 40)) + 0.1 * rng.normal(size=(rows, 40))
-    t = np.arange(50)[None, :, None]
-    phase = rng.uniform(0, 2 * np.pi, size=(rows, 1, 25))
-    return np.sin(2 * np.pi * t / 12.5 + phase) + 0.05 * rng.normal(size=(rows, 50, 25))
 
 
 def detectors(model: str, k: int, batch: int, device: str, X) -> list:
@@ -173,16 +162,7 @@ def part_grid(args, rows_out: list) -> None:
 
 
 def write(rows: list, path: str) -> None:
-    if path.endswith(".csv"):
-        keys = sorted({k for r in rows for k in r})
-        with open(path, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=keys)
-            w.writeheader()
-            w.writerows(rows)
-    else:
-        with open(path, "w") as fh:
-            json.dump({"benchmark": "torch_replicas", "torch": torch.__version__, "rows": rows}, fh, indent=1)
-    print(f"figures written to {path}")
+    write_rows(rows, path, {"benchmark": "torch_replicas", "torch": torch.__version__})
 
 
 def main() -> None:
