@@ -41,9 +41,12 @@ they are part of the timed work). On the CPU there is no CUDA graph: the floor i
 output says so. Target: clad / floor <= 1.5 for a single run.
 
 **Replicas** (``--ks``, default 1, 8, 32, 128): K replicas of the configuration's network (own
-seeds) trained together by :func:`clad.detectors.torch_replicas.train_replicas` for one epoch on
-at most ``--replica-steps`` mini-batches; the figure is replica-rows per second (K x rows / time),
-on CUDA both with clad's stacked step captured as a CUDA graph and step by step (``--graphs``).
+seeds) trained together by :func:`clad.detectors.torch_replicas.train_replicas`: on CUDA the single
+run's training (all the configuration's rows, for its epochs), on the CPU one epoch of 200
+mini-batches (5 for the LSTM), or one epoch of ``--replica-steps`` mini-batches where given. A
+warm-up call at each K that captures its graph comes first. The figure is replica-rows per second
+(K x rows x epochs / time: shuffles, graph capture, training, the one read of the losses), on CUDA
+both with clad's stacked step captured as a CUDA graph and step by step (``--graphs``).
 Target: >= 20 million replica-rows per second for the dense autoencoder at batch 64 on an
 H100-class GPU.
 
@@ -195,24 +198,28 @@ def graph_fit(model: str, X, batch: int, epochs: int, device: str) -> float:
     return time.perf_counter() - t0
 
 
-def replica_throughput(model: str, X, batch: int, k: int, device: str, max_steps: int, graphs: bool = True) -> float:
-    """Replica-rows per second of K replicas trained together for one epoch on at most
-    ``max_steps`` mini-batches of ``X`` (on CUDA with or without the stacked step captured as a
-    CUDA graph)."""
+def replica_throughput(model: str, X, batch: int, k: int, device: str, max_steps: int | None, graphs: bool = True,
+                       epochs: int = 1) -> float:
+    """Replica-rows per second of K replicas trained together for ``epochs`` epochs on ``X`` (its
+    first ``max_steps`` mini-batches; None: all of it), on CUDA with or without the stacked step
+    captured as a CUDA graph. A warm-up call at this K, long enough to capture its graph, comes
+    first: the figure is a warm process's, as the single-run figures are."""
     import clad.detectors.torch_replicas as replicas
 
     replicas.CUDA_GRAPHS = graphs
     cls, hidden = (AutoEncoder, (32, 8)) if model == "dense" else (LSTMAutoEncoder, (32,))
-    X = X[: min(len(X), max_steps * batch)]
+    if max_steps is not None:
+        X = X[: min(len(X), max_steps * batch)]
     dets = [cls(hidden_sizes=hidden, epochs=1, batch_size=batch, device=device, random_state=i).fit(X[:batch])
             for i in range(k)]
     Xs = dets[0].standardise(X)
-    train_replicas(dets, [Xs[: 2 * batch]] * k, [1] * k)  # warm-up at this K
+    warm = min(len(Xs), (replicas.GRAPH_MIN_STEPS + 4) * batch)
+    train_replicas(dets, [Xs[:warm]] * k, [1] * k)  # warm-up at this K (kernels loaded, a graph captured)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     t0 = time.perf_counter()
-    train_replicas(dets, [Xs] * k, [1] * k)  # reads the losses back once: the GPU is done
-    return k * len(Xs) / (time.perf_counter() - t0)
+    train_replicas(dets, [Xs] * k, [epochs] * k)  # reads the losses back once: the GPU is done
+    return k * len(Xs) * epochs / (time.perf_counter() - t0)
 
 
 def _safely(what: str, fn, *args):
@@ -239,7 +246,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch's intra-op threads for both sides (default: torch's own choice)")
     parser.add_argument("--ks", default="1,8,32,128", help="replica counts for the throughput (empty: none)")
-    parser.add_argument("--replica-steps", type=int, default=200, help="mini-batches per replica throughput figure")
+    parser.add_argument("--replica-steps", type=int, default=None,
+                        help="replicas train on this many mini-batches per epoch (default: all the configuration's rows, "
+                             "for its epochs: the single run's training)")
     parser.add_argument("--graphs", default="on,off",
                         help="on CUDA, replicas with the stacked step as a CUDA graph (on), step by step (off) or both")
     parser.add_argument("--quick", action="store_true",
@@ -251,7 +260,7 @@ def main() -> None:
         args.epochs = args.epochs or 1
         if args.configs == ",".join(CONFIGS):
             args.configs = "dense64,lstm64"
-        args.replica_steps = min(args.replica_steps, 100)
+        args.replica_steps = min(args.replica_steps or 100, 100)
     if args.threads:
         torch.set_num_threads(args.threads)
 
@@ -298,17 +307,26 @@ def main() -> None:
                             "graph_s": g, "clad_over_graph": None if g is None else c / g,
                             "graph_note": None if cuda else "skipped: CUDA graphs need a CUDA device"})
             # the CPU's stacked recurrent layers are slow (unrolled): a few steps are enough there
-            steps = args.replica_steps if cuda or model == "dense" else min(args.replica_steps, 5)
+            # on CUDA by default the single run's training (all rows, its epochs); on the CPU the
+            # stacked recurrent layers are slow (unrolled): a few steps are enough there
+            steps, r_epochs = args.replica_steps, 1
+            if steps is None:
+                steps, r_epochs = (None, epochs) if cuda else (200 if model == "dense" else 5, 1)
+            elif not cuda and model != "dense":
+                steps = min(steps, 5)
             modes = [g == "on" for g in args.graphs.split(",")] if cuda else [False]
             for k in ks:
                 for graphs in modes:
-                    r = _safely(f"{name} K={k} replicas", replica_throughput, model, X, batch, k, device, steps, graphs)
+                    r = _safely(f"{name} K={k} replicas", replica_throughput, model, X, batch, k, device, steps, graphs,
+                                r_epochs)
                     if r is None:
                         continue
                     how = "CUDA graph" if graphs else "step by step"
-                    print(f"{'':<10} {device:<5} replicas K {k:>4} ({how:<12}): {r:14,.0f} replica-rows/s", flush=True)
+                    print(f"{'':<10} {device:<5} replicas K {k:>4} ({how:<12}): {r:14,.0f} replica-rows/s   "
+                          f"({min(steps or len(X), len(X) // batch)} steps x {r_epochs} epochs)", flush=True)
                     figures.append({"kind": "replicas", "config": name, "device": device, "batch": batch, "K": k,
-                                    "cuda_graph": graphs, "replica_rows_per_second": r})
+                                    "cuda_graph": graphs, "steps_per_epoch": steps or len(X) // batch,
+                                    "epochs": r_epochs, "replica_rows_per_second": r})
     if "cuda" in devices and "cpu" in devices:
         print("\nCUDA against the CPU (clad's fit):")
         by = {(n, d): c for n, d, c, _ in rows_out}

@@ -46,7 +46,9 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -82,11 +84,50 @@ def _warm_up(step, dev) -> None:
 
 
 def _capture(step, dev):
-    """``step`` captured as a CUDA graph (not run: ``replay()`` runs it)."""
+    """``step`` captured as a CUDA graph (not run: ``replay()`` runs it), on a side stream that
+    waits for the work queued before it. (``torch.cuda.graph`` would also synchronise the device
+    and empty both memory caches, freeing the pinned host buffers: tens of milliseconds per
+    stacked call, which a graph of one small network does not need.)"""
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
+    side = torch.cuda.Stream(device=dev)
+    side.wait_stream(torch.cuda.current_stream(dev))
+    with torch.cuda.stream(side):
+        graph.capture_begin()
+        try:
+            step()
+        finally:
+            graph.capture_end()
+    torch.cuda.current_stream(dev).wait_stream(side)
     return graph
+
+
+def _dtype(module) -> torch.dtype:
+    """The dtype of a network's parameters."""
+    return next(module.parameters()).dtype
+
+
+def _permutations(gens, active, n: int):
+    """Each replica's shuffle of ``n`` rows for one epoch, as a (K, n) tensor: drawn from its own
+    generator (as it would be alone) while its training lasts, the identity after. The K draws run
+    in threads (each generator is used by one thread only; ``randperm`` releases the GIL), so
+    that drawing 128 shuffles does not take longer than the GPU's epoch."""
+    k = len(gens)
+    out = torch.empty((k, n), dtype=torch.long)
+
+    def draw(i):
+        if active[i]:
+            torch.randperm(n, generator=gens[i][0], out=out[i])
+        else:
+            out[i] = torch.arange(n)
+
+    workers = min(k, os.cpu_count() or 1, 16)
+    if workers > 1 and k * n >= 1 << 16:
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(draw, range(k)))
+    else:
+        for i in range(k):
+            draw(i)
+    return out
 
 
 # -- stacked forward passes -----------------------------------------------------------------------
@@ -303,8 +344,15 @@ def _train_stack(calls: list) -> None:
     for d in dets:
         gens.append(d._generators())
         d.n_train_calls_ += 1
-    named = [(n, p.shape, p.numel()) for n, p in template.named_parameters()]
-    flat = torch.cat([torch.cat([p.detach().reshape(-1) for p in d.module_.parameters()]).unsqueeze(0) for d in dets])
+    epochs = np.array([c.epochs for c in calls])
+    n = calls[0].Xs.shape[0]
+    # the first epoch's shuffles are drawn in the background while the stack is set up
+    background = ThreadPoolExecutor(1)
+    first_perm = background.submit(_permutations, gens, epochs > 0, n)
+    background.shutdown(wait=False)
+    named = [(nm, p.shape, p.numel()) for nm, p in template.named_parameters()]
+    flat = torch.empty((k, sum(numel for _, _, numel in named)), dtype=_dtype(template), device=dev)
+    torch.cat([p.detach().reshape(-1) for d in dets for p in d.module_.parameters()], out=flat.view(-1))
     flat.requires_grad_(True)
     sizes = [numel for _, _, numel in named]
 
@@ -319,7 +367,6 @@ def _train_stack(calls: list) -> None:
     lr = np.array([float(d.learning_rate) for d in dets])
     wd = np.array([float(d.weight_decay) for d in dets])
     wd_t = to_device(torch.from_numpy(wd.astype(np.float32)).unsqueeze(1), dev) if (wd != 0).any() else None
-    epochs = np.array([c.epochs for c in calls])
 
     shared = _shared_rows([c.Xs for c in calls])
     if shared:  # one copy of the rows for every replica
@@ -328,7 +375,6 @@ def _train_stack(calls: list) -> None:
     else:  # stacked on the host, then moved once (the device's budget applies to all of them)
         data, where = lead._training_rows(np.stack([c.Xs for c in calls]))
         rows_per_call = list(data.unbind(0))
-    n = calls[0].Xs.shape[0]
     bs = int(lead.batch_size)
     nb = -(-n // bs)
     vae = _form(template) == "vae"
@@ -366,31 +412,39 @@ def _train_stack(calls: list) -> None:
                  and full_steps >= GRAPH_MIN_STEPS)
     graph, warm, kept = None, 0, None
     if use_graph:
-        g_idx = torch.zeros((k, bs), dtype=torch.long, device=dev)
-        g_step = torch.zeros((k, 1), dtype=flat.dtype, device=dev)
-        g_bc2 = torch.ones((k, 1), dtype=flat.dtype, device=dev)
+        # the graph's inputs, filled once per epoch: the shuffles, the Adam schedule, the mask; the
+        # step reads its own slice by a step counter on the device, so a replay is the only call
+        # the host makes per step
+        g_perm = torch.zeros((k, n), dtype=torch.long, device=dev)
+        g_sched = torch.ones((2, nb, k, 1), dtype=flat.dtype, device=dev)
+        g_j = torch.zeros(1, dtype=torch.long, device=dev)
+        g_cols = torch.arange(bs, device=dev)
         g_mask = torch.ones((k, 1), dtype=torch.bool, device=dev)
         g_counted = torch.zeros(k, dtype=torch.float64, device=dev)
         weights[bs] = torch.full((k, bs), 1.0 / bs, device=dev, dtype=data.dtype)
 
         def graph_step():
             flat.grad = None  # at capture: the backward pass writes a new gradient buffer, the graph's own
-            xb = data[g_idx] if shared else data[ks, g_idx]
+            idx = g_perm.index_select(1, g_cols + g_j * bs)
+            step_size = g_sched[0].index_select(0, g_j).squeeze(0)
+            bc2 = g_sched[1].index_select(0, g_j).squeeze(0)
+            g_j.add_(1)
+            xb = data[idx] if shared else data[ks, idx]
             losses = _stacked_losses(template, views(), xb, weights[bs], None)
             losses.sum().backward()
             with torch.no_grad():
-                adam(losses, bs, g_step, g_bc2, g_mask, g_counted, False)
+                adam(losses, bs, step_size, bc2, g_mask, g_counted, False)
 
     for e in range(int(epochs.max())):
         active = epochs > e
         all_active = bool(active.all())
-        perms = []
-        for i, (gen, _) in enumerate(gens):
-            # every replica draws its own shuffle while its training lasts (as it would alone)
-            perms.append(torch.randperm(n, generator=gen) if active[i] else torch.arange(n))
-        perm = torch.stack(perms)
-        if where == "device":
-            perm = to_device(perm, dev)
+        # every replica draws its own shuffle while its training lasts (as it would alone); one
+        # plain copy to the device (pinning a (K, n) buffer costs more than it saves)
+        perm = first_perm.result() if e == 0 else _permutations(gens, active, n)
+        if use_graph:
+            perm = g_perm.copy_(perm)
+        elif where == "device":
+            perm = perm.to(dev)
         mask = to_device(torch.from_numpy(active).unsqueeze(1), dev)  # (K, 1)
         counted = mask.squeeze(1).double()
         total.mul_(1 - counted)  # each replica's sum restarts with its epoch
@@ -398,13 +452,13 @@ def _train_stack(calls: list) -> None:
         if use_graph:
             g_mask.copy_(mask)
             g_counted.copy_(counted)
+            g_sched[0].copy_(step_sizes)
+            g_sched[1].copy_(bc2s)
+            g_j.zero_()
         for j, start in enumerate(range(0, n, bs)):
             idx = perm[:, start : start + bs]
             b = idx.shape[1]
             if use_graph and b == bs:
-                g_idx.copy_(idx)
-                g_step.copy_(step_sizes[j])
-                g_bc2.copy_(bc2s[j])
                 if graph is None and warm < 2:  # warm-up steps before the capture
                     flat.grad = None
                     _warm_up(graph_step, dev)
@@ -450,10 +504,10 @@ def _train_stack(calls: list) -> None:
     del kept, graph
     last = (total / n).cpu().numpy()  # the only read of the losses: once per stacked call
     params = views()
-    with torch.no_grad():
+    with torch.no_grad():  # every replica's parameters back into its network, in one call
+        torch._foreach_copy_([p for d in dets for p in d.module_.parameters()],
+                             [params[name][i] for i in range(k) for name, _, _ in named])
         for i, (c, d) in enumerate(zip(calls, dets)):
-            for name, p in d.module_.named_parameters():
-                p.copy_(params[name][i])
             d.module_.eval()
             loss = float(last[i])
             if not math.isfinite(loss):
