@@ -3,7 +3,7 @@
 # figure written under $OUT (default: gpu-check/ in the current folder). Run from the repository root
 # on a machine with CUDA:
 #
-#     bash benchmarks/gpu_check.sh            # tests, then benchmarks (about six minutes on an H100)
+#     bash benchmarks/gpu_check.sh            # tests, then benchmarks (about eight minutes on an H100)
 #     STEPS="tests" bash benchmarks/gpu_check.sh
 #     STEPS="tests benchmarks fisher" bash benchmarks/gpu_check.sh   # and the Fisher diagonal on CUDA
 #
@@ -46,7 +46,7 @@ if [[ " $STEPS " == *" benchmarks "* ]]; then
     step torch_device_cpu "${BENCH_CPU_LIMIT:-100}" "$PY" benchmarks/torch_device.py --devices cpu --ks "" \
         --out "$OUT/torch_device_cpu.json"
     # on CUDA: clad, the bare loop, the CUDA-graph floor, replica throughput at K = 1, 8, 32, 128
-    step torch_device_cuda "${BENCH_LIMIT:-150}" "$PY" benchmarks/torch_device.py --devices cuda \
+    step torch_device_cuda "${BENCH_LIMIT:-330}" "$PY" benchmarks/torch_device.py --devices cuda \
         --out "$OUT/torch_device_cuda.json"
     [[ " $STEPS " == *" fisher "* ]] && step fisher_cuda 60 "$PY" benchmarks/fisher_diagonal.py --device cuda
     step torch_replicas_cuda "${REPLICAS_LIMIT:-100}" "$PY" benchmarks/torch_replicas.py --device cuda \
