@@ -138,12 +138,18 @@ def bare_fit(model: str, X, batch: int, epochs: int, device: str) -> float:
                 total += loss.item() * xb.shape[0]
             else:
                 total += loss.detach() * xb.shape[0]
+    _score_training_rows(net, data, total)
+    return time.perf_counter() - t0
+
+
+def _score_training_rows(net, data, total) -> None:
+    """The bare loop's last part: the loss read, every training row scored under ``no_grad`` in
+    chunks of 4,096, and the threshold quantile."""
     net.eval()
     with torch.no_grad():
         errors = torch.cat([torch.mean(((net(xb) - xb) ** 2).flatten(1), dim=1) for xb in data.split(4096)])
     float(total)
     np.quantile(errors.cpu().numpy(), 0.9)
-    return time.perf_counter() - t0
 
 
 def _standardised(X):
@@ -190,11 +196,7 @@ def graph_fit(model: str, X, batch: int, epochs: int, device: str) -> float:
         for start in range(0, n, batch):
             idx.copy_(perm[start : start + batch])
             graph.replay()
-    net.eval()
-    with torch.no_grad():
-        errors = torch.cat([torch.mean(((net(xb) - xb) ** 2).flatten(1), dim=1) for xb in data.split(4096)])
-    float(total)
-    np.quantile(errors.cpu().numpy(), 0.9)
+    _score_training_rows(net, data, total)
     return time.perf_counter() - t0
 
 

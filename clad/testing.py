@@ -293,17 +293,23 @@ DETECTOR_CHECKS: dict[str, Callable] = {
 }
 
 
-def _run(checks: dict[str, Callable], subject, data, raise_on_failure: bool, label: str) -> CheckReport:
+def _run_checks(checks: dict[str, Callable], call: Callable, raise_on_failure: bool, label: str) -> CheckReport:
+    """Each check through ``call(check)``; a check that raises is a failure with its reason."""
     report = CheckReport(label)
     for name, fn in checks.items():
         try:
-            report.results[name] = fn(subject, copy.deepcopy(data))  # a check that writes harms no other
+            report.results[name] = call(fn)
         except Exception as exc:  # noqa: BLE001 - a check that raises is a failure with its reason
             msg = str(exc) if isinstance(exc, CladError) else f"{type(exc).__name__}: {exc}"
             report.results[name] = f"raised {msg}"
     if raise_on_failure and not report.ok:
         raise ConformanceError(str(report))
     return report
+
+
+def _run(checks: dict[str, Callable], subject, data, raise_on_failure: bool, label: str) -> CheckReport:
+    # each check gets its own copy of the data: a check that writes harms no other
+    return _run_checks(checks, lambda fn: fn(subject, copy.deepcopy(data)), raise_on_failure, label)
 
 
 def check_detector(detector, raise_on_failure: bool = True) -> CheckReport:
@@ -583,13 +589,4 @@ def check_base_metric(metric, raise_on_failure: bool = True) -> CheckReport:
 
     decl = metric if isinstance(metric, BaseMetric) else get_base_metric(metric)
     checks = BASE_METRIC_CHECKS if isinstance(decl, BaseMetric) else {"declaration": _m_declaration}
-    report = CheckReport(f"base metric {getattr(decl, 'name', decl)}")
-    for name, fn in checks.items():
-        try:
-            report.results[name] = fn(decl)
-        except Exception as exc:  # noqa: BLE001 - a check that raises is a failure with its reason
-            msg = str(exc) if isinstance(exc, CladError) else f"{type(exc).__name__}: {exc}"
-            report.results[name] = f"raised {msg}"
-    if raise_on_failure and not report.ok:
-        raise ConformanceError(str(report))
-    return report
+    return _run_checks(checks, lambda fn: fn(decl), raise_on_failure, f"base metric {getattr(decl, 'name', decl)}")
