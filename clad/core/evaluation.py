@@ -57,7 +57,7 @@ from ..metrics.base import BaseMetric, check_base_metrics, check_metric_params, 
 from ..validation import check_n_jobs
 from . import steps as step_sharing
 from .concepts import Concept
-from .thresholds import batch_dependent, check_threshold, fpr_threshold, realised_fpr
+from .thresholds import batch_dependent, check_threshold, fpr_threshold, joint_scores, realised_fpr
 
 __all__ = ["concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
            "AnytimeEvent", "Scored", "flags", "check_scored", "check_reversed", "check_data"]
@@ -448,7 +448,7 @@ class Evaluator:
         just learned, scored as the test concept is: with its concept id where the scenario gives
         ids (a strategy that ignores the id gets the same threshold in every scenario), and, when the
         model's score of a row depends on the rows scored with it (:func:`batch_dependent`, probed
-        after every step), in one batch with the test concept's rows."""
+        after every step), in the test concept's batch (:func:`joint_scores`)."""
         if self.threshold == "own":
             return [None] * len(self.test_concepts)
         learned = self._cal_name if self._cal_name in self._calibration else next(iter(self._calibration))
@@ -462,8 +462,7 @@ class Evaluator:
                 joint = batch_dependent(strategy, cal, concept_id=key)
                 self._joint_calibration.append(joint)
             if joint:  # the calibration rows' scores in the test concept's batch
-                scores = np.asarray(strategy.score(np.concatenate([np.asarray(c.X), cal]), concept_id=key).scores)
-                out.append(fpr_threshold(scores[len(c.X):], fpr))
+                out.append(fpr_threshold(joint_scores(strategy, c.X, cal, concept_id=key), fpr))
                 continue
             if key not in found:
                 found[key] = fpr_threshold(strategy.score(cal, concept_id=key).scores, fpr)

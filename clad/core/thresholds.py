@@ -13,7 +13,7 @@ labels, and the labels depend on a threshold. Two policies, one for every detect
   step the threshold is the ``1 - fpr`` quantile (:func:`fpr_threshold`) of the model's scores on
   the calibration rows of the concept just learned, scored as the test concept is (with its concept
   id where the scenario gives one, and, for a detector whose score of a row depends on the other
-  rows scored with it, in one batch with the test concept's rows: :func:`batch_dependent`); the
+  rows scored with it (:func:`batch_dependent`), in the test concept's batch: :func:`joint_scores`); the
   same rule for every detector and strategy. (Per-concept experts in a concept-aware scenario
   therefore have each expert's threshold set on the newest concept's rows.)
 
@@ -49,11 +49,13 @@ from .concepts import Concept, ConceptDataset
 
 __all__ = ["POLICIES", "DEFAULT_CALIBRATION_FRACTION", "check_threshold", "policy_text", "fpr_threshold",
            "realised_fpr", "calibration_seed", "calibration_split", "calibration_size", "min_calibration_rows",
-           "check_calibration_rows", "batch_dependent"]
+           "check_calibration_rows", "batch_dependent", "joint_scores", "JOINT_SHARE"]
 
 POLICIES = ("own", "fpr")
 #: the share of each training concept's normal rows held out for calibration
 DEFAULT_CALIBRATION_FRACTION = 0.2
+#: a batch-dependent score's calibration rows join the test batch in parts of at most this share of it
+JOINT_SHARE = 0.05
 
 
 def check_threshold(value) -> str | dict:
@@ -234,3 +236,26 @@ def calibration_split(dataset: ConceptDataset, size, seed: int) -> tuple[Concept
         held[c.name] = X if c.name not in held else np.concatenate([held[c.name], X])
     metadata = {**dataset.metadata, "calibration": {"size": size}}
     return ConceptDataset(train, list(dataset.test), name=dataset.name, metadata=metadata), held
+
+
+def joint_scores(strategy, test_rows, calibration_rows, concept_id=None) -> np.ndarray:
+    """The scores of ``calibration_rows`` each scored in the batch of ``test_rows``: the test rows
+    with a part of the calibration rows appended, parts of at most :data:`JOINT_SHARE` of the test
+    batch, so that a score that depends on its batch (:func:`batch_dependent`) sees, for every
+    calibration row, the batch the test rows were scored in but for a few rows. No label is read.
+
+    >>> from clad.strategies import Naive
+    >>> from sklearn.ensemble import IsolationForest
+    >>> X = np.random.default_rng(0).normal(size=(60, 2))
+    >>> s = Naive(IsolationForest(n_estimators=5, random_state=0)).learn(X)
+    >>> bool(np.allclose(joint_scores(s, X[:40], X[40:]), s.score(X[40:]).scores))
+    True
+    """
+    test_rows, calibration_rows = np.asarray(test_rows), np.asarray(calibration_rows)
+    step = max(1, int(np.floor(JOINT_SHARE * len(test_rows))))
+    parts = []
+    for i in range(0, len(calibration_rows), step):
+        part = calibration_rows[i:i + step]
+        scored = strategy.score(np.concatenate([test_rows, part]), concept_id=concept_id)
+        parts.append(np.asarray(scored.scores, dtype=np.float64)[len(test_rows):])
+    return np.concatenate(parts)
