@@ -459,8 +459,11 @@ class Evaluator:
         for c in self.test_concepts:
             key = c.name if with_ids else None
             if joint is None:
-                joint = batch_dependent(strategy, cal, concept_id=key)
+                whole = strategy.score(cal, concept_id=key).scores
+                joint = batch_dependent(strategy, cal, concept_id=key, whole=whole)
                 self._joint_calibration.append(joint)
+                if not joint:
+                    found[key] = fpr_threshold(whole, fpr)
             if joint:  # the calibration rows' scores in the test concept's batch
                 out.append(fpr_threshold(joint_scores(strategy, c.X, cal, concept_id=key), fpr))
                 continue

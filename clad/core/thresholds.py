@@ -154,11 +154,11 @@ def check_calibration_rows(calibration: Mapping, fpr: float) -> None:
                           RunWarning, stacklevel=2)
 
 
-def batch_dependent(strategy, rows, concept_id=None) -> bool:
+def batch_dependent(strategy, rows, concept_id=None, whole=None) -> bool:
     """Whether ``strategy``'s score of a row depends on the other rows scored with it (PyOD's ECOD
     and COPOD recompute their empirical distributions on the training rows and the batch): ``rows``
-    scored in one batch and in two halves differ by more than rounding. A threshold set on such
-    scores holds only for rows scored in the same batch.
+    scored in one batch (``whole``, when already computed) and in two halves differ by more than
+    rounding. A threshold set on such scores holds only for rows scored in the same batch.
 
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.strategies import Naive
@@ -170,7 +170,9 @@ def batch_dependent(strategy, rows, concept_id=None) -> bool:
     if len(rows) < 2:
         return False
     h = len(rows) // 2
-    whole = np.asarray(strategy.score(rows, concept_id=concept_id).scores, dtype=np.float64)
+    if whole is None:
+        whole = strategy.score(rows, concept_id=concept_id).scores
+    whole = np.asarray(whole, dtype=np.float64)
     parts = np.concatenate([np.asarray(strategy.score(rows[:h], concept_id=concept_id).scores, dtype=np.float64),
                             np.asarray(strategy.score(rows[h:], concept_id=concept_id).scores, dtype=np.float64)])
     return not np.allclose(whole, parts, rtol=1e-9, atol=1e-12, equal_nan=True)
