@@ -10,7 +10,14 @@ Two intervals per cell (n normal test rows, m calibration rows): the binomial in
 target for n rows (which ignores that the threshold itself was estimated from m rows), and the
 interval of an exactly calibrated detector -- calibration and test rows exchangeable -- simulated
 with clad's quantile rule (``clad.core.thresholds.fpr_threshold``). Prints the share of cells within
-each, overall and per detector; one line per measurement, no assertion.
+each, overall and per detector, beside the share within the binomial interval that the noise model
+predicts (threshold noise from m rows and test noise from n rows independent: about
+``P(|Z| < 1.96 / sqrt(1 + n/m))``; and exactly, simulated for exchangeable rows), and how many
+independent (calibration sample, test rows) pairs the cells hold: a run seed draws one calibration
+split for every detector and strategy, and the quickstart's data do not change with the seed, so
+the cells of one seed and test concept share their calibration and test rows. One line per
+measurement, no assertion. (``benchmarks/threshold_fpr_noise.py`` separates the sources of the
+spread over many calibration draws.)
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import collections
 import functools
 
 import numpy as np
-from scipy.stats import binom
+from scipy.stats import binom, norm
 
 from clad.core.thresholds import fpr_threshold
 from clad.metrics import learned_at
@@ -40,6 +47,16 @@ def binomial_interval(n: int, fpr: float) -> tuple[float, float]:
     return float(binom.ppf(0.025, n, fpr) / n), float(binom.ppf(0.975, n, fpr) / n)
 
 
+def predicted_coverage(m: int, n: int, fpr: float, sims: int = 20_000, seed: int = 0) -> tuple[float, float]:
+    """The share of cells within the binomial interval that the noise model predicts: the normal
+    approximation, and exactly for exchangeable calibration and test rows (simulated)."""
+    lo, hi = binomial_interval(n, fpr)
+    rng = np.random.default_rng(seed)
+    p = 1.0 - np.array([fpr_threshold(row, fpr) for row in rng.random((sims, m))])
+    exact = float(np.mean(binom.cdf(round(hi * n), n, p) - binom.cdf(round(lo * n) - 1, n, p)))
+    return float(2 * norm.cdf(1.96 / np.sqrt(1 + n / m)) - 1), exact
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder")
@@ -47,6 +64,7 @@ def main() -> None:
                         help="normal rows of each test concept (the quickstart: 360)")
     args = parser.parse_args()
     cells = collections.defaultdict(list)
+    pairs = set()
     for r in load_results(args.folder):
         if not r.ok or r.shared_from or not r.threshold or r.threshold.get("policy") == "own":
             continue
@@ -57,6 +75,7 @@ def main() -> None:
             if step >= 0:
                 m = r.threshold["calibration_rows"][r.test_concepts[j]]
                 cells[r.detector].append((F[step, j], m, fpr))
+                pairs.add((r.seed, r.test_concepts[j]))
     n = args.normal_rows
     total = {"binomial": 0, "exchangeable": 0, "cells": 0}
     for det, values in cells.items():
@@ -73,6 +92,10 @@ def main() -> None:
     print(f"all: {c} cells; binomial 95 % interval of {f} for {n} rows {tuple(round(x, 4) for x in binomial_interval(n, f))}: "
           f"{total['binomial'] / c:.1%} within; exchangeable 95 % interval ({m} calibration rows) "
           f"{tuple(round(x, 4) for x in exchangeable_interval(m, n, f))}: {total['exchangeable'] / c:.1%} within")
+    approx, exact = predicted_coverage(m, n, f)
+    print(f"n_cal {m}, n_test {n}: the noise model predicts {approx:.1%} within the binomial interval (normal "
+          f"approximation), {exact:.1%} (exchangeable rows, simulated); the {c} cells hold {len(pairs)} distinct "
+          "(seed, test concept) pairs of calibration and test rows")
 
 
 if __name__ == "__main__":

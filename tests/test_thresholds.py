@@ -12,8 +12,9 @@ from sklearn.base import BaseEstimator
 from clad.cli import main
 from clad.core.concepts import Concept, ConceptDataset
 from clad.core.experiment import run_experiment
-from clad.core.thresholds import calibration_seed, calibration_split, check_threshold
-from clad.errors import CladValueError
+from clad.core.thresholds import (calibration_seed, calibration_split, check_threshold, fpr_threshold,
+                                  min_calibration_rows)
+from clad.errors import CladValueError, DataError
 from clad.scenarios import ConceptAware, ConceptIncremental
 from clad.strategies import Naive
 
@@ -43,7 +44,18 @@ def _dataset():
 
 def test_policies_are_checked():
     assert check_threshold("own") == "own" and check_threshold(None) == "own"
-    assert check_threshold({"fpr": 0.1, "fraction": 0.5}) == {"fpr": 0.1, "fraction": 0.5}
+    assert check_threshold({"fpr": 0.1, "fraction": 0.5}) == {"fpr": 0.1, "calibration": 0.5}
+    assert check_threshold({"fpr": 0.1, "calibration": 0.5}) == {"fpr": 0.1, "calibration": 0.5}
+    assert check_threshold({"fpr": 0.1, "calibration": 300}) == {"fpr": 0.1, "calibration": 300}
+    for bad in (0, 1, 1.0, 1.5, -3, True, "all", 0.0):
+        with pytest.raises(CladValueError, match=rf"threshold.calibration={bad!r}; expected a share of each training "
+                                                 r"concept's normal rows strictly between 0 and 1 \(e.g. 0.2\) or a "
+                                                 r"count of rows, an integer >= 2"):
+            check_threshold({"fpr": 0.1, "calibration": bad})
+    with pytest.raises(CladValueError, match=r"threshold.fraction=300; expected a share .* \(e.g. 0.2\)$"):
+        check_threshold({"fpr": 0.1, "fraction": 300})
+    with pytest.raises(CladValueError, match="give calibration or fraction"):
+        check_threshold({"fpr": 0.1, "fraction": 0.2, "calibration": 0.2})
     with pytest.raises(CladValueError, match=r"threshold.fpr=1.5; expected a number strictly between 0 and 1"):
         check_threshold({"fpr": 1.5})
     with pytest.raises(CladValueError, match=r"unknown key 'fpt' \(did you mean 'fpr'\?\)"):
@@ -61,13 +73,17 @@ def test_fpr_threshold_and_realised_fpr_equal_a_hand_computation():
     from sklearn.metrics import f1_score
 
     for i, step in enumerate("AB"):
-        threshold = np.quantile(held[step][:, 0], 0.9)  # the concept just learned sets it, for every test concept
+        # the concept just learned sets it, for every test concept: of 50 rows, the 0.9 * 51 = 45.9th smallest
+        ordered = np.sort(held[step][:, 0])
+        hand = ordered[44] + 0.9 * (ordered[45] - ordered[44])
         for j, c in enumerate(ds.test):
-            assert r.threshold["threshold"][i][j] == threshold
+            threshold = r.threshold["threshold"][i][j]
+            assert threshold == pytest.approx(hand, rel=1e-12, abs=0)
             normal = c.X[c.y == 0, 0]
             assert r.threshold["realised_fpr"][i][j] == np.mean(normal > threshold)
             assert r.R["f1"][i, j] == f1_score(c.y, c.X[:, 0] > threshold)
     assert r.R["roc_auc"].shape == (2, 2)
+    assert r.threshold["calibrated_in_test_batch"] is False
 
 
 def test_own_policy_keeps_each_detectors_threshold_and_records_its_fpr():
@@ -99,7 +115,7 @@ def test_spec_threshold_own_is_todays_run_and_fpr_enters_the_identity(tmp_path):
         outs[name] = json.loads((tmp_path / name / "results.json").read_text())["runs"][0]
     assert outs["own"]["R"] == outs["plain"]["R"] and outs["own"]["run_id"] == outs["plain"]["run_id"]
     assert outs["fpr"]["run_id"] != outs["plain"]["run_id"]
-    assert outs["fpr"]["config"]["threshold"] == {"fpr": 0.05, "fraction": 0.2}
+    assert outs["fpr"]["config"]["threshold"] == {"fpr": 0.05, "calibration": 0.2}
     assert outs["fpr"]["threshold"]["calibration_rows"] == {"C0": 16, "C1": 16}
     assert len(outs["fpr"]["threshold"]["realised_fpr"]) == 2
 
@@ -109,6 +125,73 @@ def test_spec_rejects_a_bad_threshold(tmp_path, capsys):
     spec.write_text(spec_toml(name="bad", threshold={"fpr": 0}))
     assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
     assert "threshold.fpr=0; expected a number strictly between 0 and 1" in capsys.readouterr().err
+    spec.write_text(spec_toml(name="bad", threshold={"fpr": 0.05, "calibration": 1.5}))
+    assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
+    assert "threshold.calibration=1.5; expected a share" in capsys.readouterr().err
+
+
+def test_a_calibration_count_holds_that_many_rows_out_of_each_training_concept():
+    ds = _dataset()
+    r = run_experiment(ds, ConceptIncremental(), Naive(FirstFeature()), ["f1"], seed=2,
+                       threshold={"fpr": 0.1, "calibration": 120})
+    kept, held = calibration_split(ds, 120, calibration_seed(2))
+    assert r.threshold["calibration_rows"] == {"A": 120, "B": 120} and [c.n_rows for c in kept.train] == [80, 80]
+    assert r.threshold["threshold"][0][0] == fpr_threshold(held["A"][:, 0], 0.1)
+    with pytest.raises(DataError, match=r"threshold calibration = 200: training concept 'A' has 200 normal rows of "
+                                        r"200; its calibration part would hold 200"):
+        run_experiment(ds, ConceptIncremental(), Naive(FirstFeature()), ["f1"], seed=2,
+                       threshold={"fpr": 0.1, "calibration": 200})
+
+
+def test_the_quantile_rule_is_exceeded_at_the_target_rate_on_average():
+    # of m exchangeable rows, the k-th smallest is exceeded by a new row with probability
+    # (m + 1 - k) / (m + 1): at the position 0.95 * 41 = 38.95 that is 0.05 (numpy's default
+    # position 0.95 * 39 + 1 = 38.05 gives 0.0732 -- the bias this rule removes)
+    assert fpr_threshold(np.arange(1.0, 41.0), 0.05) == pytest.approx(38.95)
+    rng = np.random.default_rng(0)
+    cal, new = rng.random((4000, 40)), rng.random((4000, 200))
+    exceeded = np.mean([np.mean(n > fpr_threshold(c, 0.05)) for c, n in zip(cal, new)])
+    assert abs(exceeded - 0.05) < 0.002  # its standard error over 4000 samples: about 0.0006
+    assert min_calibration_rows(0.05) == 19 and fpr_threshold(np.arange(1.0, 19.0), 0.05) == 18.0
+
+
+def test_too_few_calibration_rows_warn():
+    ds = _dataset()
+    r = run_experiment(ds, ConceptIncremental(), Naive(FirstFeature()), ["f1"], seed=0,
+                       threshold={"fpr": 0.05, "calibration": 10})
+    assert any("has 10 calibration rows; a threshold at FPR 0.05 needs at least 19" in w
+               for w in r.warnings)
+
+
+class BatchCentred(BaseEstimator):
+    """Score = the first feature minus its mean over the training rows and the rows scored with it
+    (a score of a row that depends on its batch, as ECOD's)."""
+
+    def fit(self, X):
+        self.train_ = np.asarray(X, dtype=np.float64)[:, 0]
+        return self
+
+    def score(self, X):
+        x = np.asarray(X, dtype=np.float64)[:, 0]
+        return x - np.concatenate([self.train_, x]).mean()
+
+
+def test_a_batch_dependent_score_is_calibrated_in_the_test_concepts_batch():
+    ds = _dataset()
+    r = run_experiment(ds, ConceptIncremental(), Naive(BatchCentred()), ["f1"], seed=4,
+                       threshold={"fpr": 0.1, "calibration": 50})
+    kept, held = calibration_split(ds, 50, calibration_seed(4))
+    assert r.threshold["calibrated_in_test_batch"] is True
+    for i, step in enumerate("AB"):
+        train = kept.train[i].X[:, 0]
+        cal = held[step][:, 0]
+        for j, c in enumerate(ds.test):
+            # each part of 5 calibration rows (5 % of the 100 test rows) scored with the test rows
+            scores = np.concatenate([cal[k:k + 5] - np.concatenate([train, c.X[:, 0], cal[k:k + 5]]).mean()
+                                     for k in range(0, 50, 5)])
+            assert r.threshold["threshold"][i][j] == pytest.approx(fpr_threshold(scores, 0.1), rel=1e-12)
+            test_scores = c.X[:, 0] - np.concatenate([train, c.X[:, 0]]).mean()
+            assert r.threshold["realised_fpr"][i][j] == np.mean(test_scores[c.y == 0] > r.threshold["threshold"][i][j])
 
 
 def test_report_names_the_policy_and_the_drift(tmp_path):

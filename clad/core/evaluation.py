@@ -57,7 +57,7 @@ from ..metrics.base import BaseMetric, check_base_metrics, check_metric_params, 
 from ..validation import check_n_jobs
 from . import steps as step_sharing
 from .concepts import Concept
-from .thresholds import check_threshold, fpr_threshold, realised_fpr
+from .thresholds import batch_dependent, check_threshold, fpr_threshold, joint_scores, realised_fpr
 
 __all__ = ["concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
            "AnytimeEvent", "Scored", "flags", "check_scored", "check_reversed", "check_data"]
@@ -233,6 +233,7 @@ class Evaluator:
         self._last_cal: str | None = None
         self._last_fpr: list | None = None
         self._fpr_rows: list[list[tuple[float, float]]] = []
+        self._joint_calibration: list[bool] = []  # per scoring pass: calibration rows scored with each test concept
         self.base_metrics = check_base_metrics(base_metrics)
         self.metric_params = check_metric_params(metric_params, self.base_metrics)
         self._decls: dict[str, BaseMetric] = {m: get_base_metric(m) for m in self.base_metrics}
@@ -444,18 +445,30 @@ class Evaluator:
     def _calibrated(self, strategy, with_ids: bool) -> list[float | None]:
         """Each test concept's threshold under the policy: None (the strategy's own) for ``"own"``;
         else the ``1 - fpr`` quantile of the model's scores on the calibration rows of the concept
-        just learned, scored as the test concept is (with its concept id where the scenario gives
-        ids: a strategy that ignores the id gets the same threshold in every scenario)."""
+        just learned, scored as the test concept is: with its concept id where the scenario gives
+        ids (a strategy that ignores the id gets the same threshold in every scenario), and, when the
+        model's score of a row depends on the rows scored with it (:func:`batch_dependent`, probed
+        after every step), in the test concept's batch (:func:`joint_scores`)."""
         if self.threshold == "own":
             return [None] * len(self.test_concepts)
         learned = self._cal_name if self._cal_name in self._calibration else next(iter(self._calibration))
+        cal, fpr = self._calibration[learned], self.threshold["fpr"]
         found: dict[str | None, float] = {}
+        joint = None
         out = []
         for c in self.test_concepts:
             key = c.name if with_ids else None
+            if joint is None:
+                whole = strategy.score(cal, concept_id=key).scores
+                joint = batch_dependent(strategy, cal, concept_id=key, whole=whole)
+                self._joint_calibration.append(joint)
+                if not joint:
+                    found[key] = fpr_threshold(whole, fpr)
+            if joint:  # the calibration rows' scores in the test concept's batch
+                out.append(fpr_threshold(joint_scores(strategy, c.X, cal, concept_id=key), fpr))
+                continue
             if key not in found:
-                scored = strategy.score(self._calibration[learned], concept_id=key)
-                found[key] = fpr_threshold(scored.scores, self.threshold["fpr"])
+                found[key] = fpr_threshold(strategy.score(cal, concept_id=key).scores, fpr)
             out.append(found[key])
         return out
 
@@ -576,10 +589,13 @@ class Evaluator:
 
     def _threshold_record(self) -> dict:
         """The policy, and per step and test concept the threshold and the realised false-positive rate."""
-        return {"policy": self.threshold,
-                "threshold": [[t for t, _ in row] for row in self._fpr_rows],
-                "realised_fpr": [[f for _, f in row] for row in self._fpr_rows],
-                "calibration_rows": {k: int(len(v)) for k, v in self._calibration.items()}}
+        record = {"policy": self.threshold,
+                  "threshold": [[t for t, _ in row] for row in self._fpr_rows],
+                  "realised_fpr": [[f for _, f in row] for row in self._fpr_rows],
+                  "calibration_rows": {k: int(len(v)) for k, v in self._calibration.items()}}
+        if self.threshold != "own":  # whether the model's scores depended on the batch (then calibrated in it)
+            record["calibrated_in_test_batch"] = any(self._joint_calibration)
+        return record
 
     def _chance_levels(self) -> dict[str, list[float]]:
         """:func:`concept_chance_level` of every base metric and test concept, computed once (once

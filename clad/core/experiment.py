@@ -16,7 +16,7 @@ from .concepts import ConceptDataset
 from .boundaries import stream_boundaries
 from ..metrics.base import check_base_metrics
 from .evaluation import Evaluator, StepEvent, check_data, check_reversed
-from .thresholds import calibration_seed, calibration_split, check_threshold
+from .thresholds import calibration_seed, calibration_split, check_calibration_rows, check_threshold
 from .memory import peak_rss
 from ..results.record import RunResult, versions
 from .run_warnings import recording
@@ -137,9 +137,11 @@ def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, con
     det_proto = strategy.get_params(deep=False).get("detector")
     calibration = None
     if threshold != "own":  # held out of training before anything is trained, as a tuning split is
-        dataset, calibration = calibration_split(dataset, threshold["fraction"], calibration_seed(threshold_seed))
+        dataset, calibration = calibration_split(dataset, threshold["calibration"], calibration_seed(threshold_seed))
     with recording() as flagged:  # every warning of the run lands in its record
         check_data(dataset, det_proto, getattr(scenario, "batch_size", None))
+        if calibration is not None:
+            check_calibration_rows(calibration, threshold["fpr"])
         evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers,
                               metric_params=metric_params, threshold=threshold, calibration=calibration,
                               train_names=dataset.train_names)

@@ -7,13 +7,21 @@ labels, and the labels depend on a threshold. Two policies, one for every detect
   ``contamination``, scikit-learn's ``offset_``, clad's autoencoders' training quantile, a
   plug-in's own. Two detectors' F1 are then measured at different false-positive rates.
 * ``{"fpr": 0.05}``: the threshold is the score quantile at that false-positive rate on normal
-  rows the evaluation never scores: a *calibration split* of each training concept (a share
-  ``fraction`` of its normal rows, 0.2 by default), drawn from the run seed and taken out of the
-  training concept before anything is trained, as a tuning split is. After a training step the
-  threshold is the ``1 - fpr`` quantile of the model's scores on the calibration rows of the concept
-  just learned, scored as the test concept is (with its concept id where the scenario gives one);
-  the same rule for every detector and strategy. (Per-concept experts in a concept-aware scenario
+  rows the evaluation never scores: a *calibration split* of each training concept (``calibration``:
+  a share of its normal rows, 0.2 by default, or a count of rows), drawn from the run seed and taken
+  out of the training concept before anything is trained, as a tuning split is. After a training
+  step the threshold is the ``1 - fpr`` quantile (:func:`fpr_threshold`) of the model's scores on
+  the calibration rows of the concept just learned, scored as the test concept is (with its concept
+  id where the scenario gives one, and, for a detector whose score of a row depends on the other
+  rows scored with it (:func:`batch_dependent`), in the test concept's batch: :func:`joint_scores`); the
+  same rule for every detector and strategy. (Per-concept experts in a concept-aware scenario
   therefore have each expert's threshold set on the newest concept's rows.)
+
+How far the realised rate on the concept just learned strays from the target is mostly sampling:
+with ``m`` calibration and ``n`` normal test rows it has a variance of about ``fpr (1 - fpr)
+(1/m + 1/n)``, so it lies within the binomial 95 % interval of the target for ``n`` rows (which
+ignores the calibration sample) in about ``P(|Z| < 1.96 / sqrt(1 + n/m))`` of the cells: 95 % only
+when ``m`` is many times ``n`` (docs/guides/thresholds.md has the measured decomposition).
 
 Whatever the policy, every thresholded cell records the false-positive rate it reached on the
 normal rows of its test concept (:func:`realised_fpr`): under ``{"fpr": 0.05}`` it starts near 0.05
@@ -21,14 +29,17 @@ on the concept just learned, and how it drifts on past concepts after later step
 of calibration that no continual metric shows.
 
 >>> check_threshold(None), check_threshold("own"), check_threshold({"fpr": 0.05})
-('own', 'own', {'fpr': 0.05, 'fraction': 0.2})
+('own', 'own', {'fpr': 0.05, 'calibration': 0.2})
+>>> check_threshold({"fpr": 0.05, "calibration": 300})
+{'fpr': 0.05, 'calibration': 300}
 >>> import numpy as np
 >>> fpr_threshold(np.arange(100.0), 0.05)
-94.05
+94.95
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Mapping
 
 import numpy as np
@@ -37,42 +48,60 @@ from ..errors import CladValueError, DataError
 from .concepts import Concept, ConceptDataset
 
 __all__ = ["POLICIES", "DEFAULT_CALIBRATION_FRACTION", "check_threshold", "policy_text", "fpr_threshold",
-           "realised_fpr", "calibration_seed", "calibration_split"]
+           "realised_fpr", "calibration_seed", "calibration_split", "calibration_size", "min_calibration_rows",
+           "check_calibration_rows", "batch_dependent", "joint_scores", "JOINT_SHARE"]
 
 POLICIES = ("own", "fpr")
 #: the share of each training concept's normal rows held out for calibration
 DEFAULT_CALIBRATION_FRACTION = 0.2
+#: a batch-dependent score's calibration rows join the test batch in parts of at most this share of it
+JOINT_SHARE = 0.05
 
 
 def check_threshold(value) -> str | dict:
     """A threshold policy as a spec writes it: ``"own"`` (or None), or ``{"fpr": x}`` with ``0 < x
-    < 1`` and optionally ``"fraction"`` (the calibration share, ``0 < fraction < 1``)."""
+    < 1`` and optionally ``"calibration"``: the calibration rows of each training concept, a share
+    of its normal rows (``0 < calibration < 1``, default 0.2) or a count (an integer ``>= 2``).
+    ``"fraction"`` is the older spelling of a share.
+
+    >>> check_threshold({"fpr": 0.1, "fraction": 0.5})
+    {'fpr': 0.1, 'calibration': 0.5}
+    """
     if value is None or value == "own":
         return "own"
+    allowed = ["fpr", "calibration", "fraction"]
     if not isinstance(value, Mapping):
         raise CladValueError(f"threshold={value!r}; expected \"own\" or a table {{fpr = 0.05}} (optionally with "
-                             "fraction = the share of each training concept's normal rows held out to calibrate)")
-    unknown = sorted(set(value) - {"fpr", "fraction"})
+                             "calibration = the share of each training concept's normal rows held out to calibrate, "
+                             "or their count)")
+    unknown = sorted(set(value) - set(allowed))
     if unknown:
         from ..registry import did_you_mean
 
-        raise CladValueError(f"threshold: unknown key {unknown[0]!r}{did_you_mean(unknown[0], ['fpr', 'fraction'])}; "
-                             "allowed: fpr, fraction")
-    out = {}
-    for key, default in (("fpr", None), ("fraction", DEFAULT_CALIBRATION_FRACTION)):
-        v = value.get(key, default)
-        if v is None:
-            raise CladValueError("threshold: a table needs fpr (the false-positive rate to calibrate to, e.g. 0.05)")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
-            raise CladValueError(f"threshold.{key}={v!r}; expected a number strictly between 0 and 1")
-        out[key] = float(v)
-    return out
+        raise CladValueError(f"threshold: unknown key {unknown[0]!r}{did_you_mean(unknown[0], allowed)}; "
+                             f"allowed: {', '.join(allowed)}")
+    fpr = value.get("fpr")
+    if fpr is None:
+        raise CladValueError("threshold: a table needs fpr (the false-positive rate to calibrate to, e.g. 0.05)")
+    if isinstance(fpr, bool) or not isinstance(fpr, (int, float)) or not 0 < fpr < 1:
+        raise CladValueError(f"threshold.fpr={fpr!r}; expected a number strictly between 0 and 1")
+    if "calibration" in value and "fraction" in value:
+        raise CladValueError("threshold: give calibration or fraction (its older spelling), not both")
+    key = "fraction" if "fraction" in value else "calibration"
+    size = value.get(key, DEFAULT_CALIBRATION_FRACTION)
+    ok = not isinstance(size, bool) and (isinstance(size, float) and 0 < size < 1
+                                          or isinstance(size, int) and (size >= 2 if key == "calibration" else False))
+    if not ok:
+        raise CladValueError(f"threshold.{key}={size!r}; expected a share of each training concept's normal rows "
+                             "strictly between 0 and 1 (e.g. 0.2)" + (" or a count of rows, an integer >= 2 (e.g. 300)"
+                                                                      if key == "calibration" else ""))
+    return {"fpr": float(fpr), "calibration": size if isinstance(size, int) else float(size)}
 
 
 def policy_text(policy) -> str:
     """How a page names a policy.
 
-    >>> policy_text("own"), policy_text({"fpr": 0.05, "fraction": 0.2})
+    >>> policy_text("own"), policy_text({"fpr": 0.05, "calibration": 0.2})
     ("each detector's own threshold", 'threshold at FPR 0.05 on held-out normal rows')
     """
     policy = check_threshold(policy)
@@ -83,11 +112,70 @@ def policy_text(policy) -> str:
 
 def fpr_threshold(scores, fpr: float) -> float:
     """The threshold at false-positive rate ``fpr`` on normal rows with ``scores``: their ``1 - fpr``
-    quantile (linear interpolation), so that a share ``fpr`` of them lies above it."""
+    quantile at the plotting position ``(1 - fpr)(m + 1)`` of the ``m`` sorted scores, linearly
+    interpolated (numpy's ``method="weibull"``). A new row of the same distribution then exceeds it
+    with probability ``fpr`` on average over calibration samples: the ``k``-th smallest of ``m``
+    scores is exceeded with probability ``(m + 1 - k) / (m + 1)``. (numpy's default position
+    ``(1 - fpr)(m - 1) + 1`` is exceeded with probability about ``fpr + (1 - 2 fpr) / (m + 1)``: 0.059
+    for 0.05 on 100 rows.) With fewer than :func:`min_calibration_rows` rows the position lies
+    past the largest score, which is then the threshold.
+
+    >>> fpr_threshold(np.arange(1.0, 20.0), 0.05), fpr_threshold(np.arange(1.0, 40.0), 0.05)
+    (19.0, 38.0)
+    """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:
         raise DataError("a threshold at a false-positive rate needs calibration rows; there are none")
-    return float(np.quantile(scores, 1.0 - float(fpr)))
+    return float(np.quantile(scores, 1.0 - float(fpr), method="weibull"))
+
+
+def min_calibration_rows(fpr: float) -> int:
+    """The fewest calibration rows whose ``1 - fpr`` quantile lies below their largest score
+    (``(1 - fpr)(m + 1) <= m``): 19 for 0.05, 9 for 0.1.
+
+    >>> min_calibration_rows(0.05), min_calibration_rows(0.1), min_calibration_rows(0.01)
+    (19, 9, 99)
+    """
+    return int(np.ceil(round((1.0 - float(fpr)) / float(fpr), 9)))
+
+
+def check_calibration_rows(calibration: Mapping, fpr: float) -> None:
+    """A :class:`~clad.errors.RunWarning` for each training concept with fewer calibration rows than
+    :func:`min_calibration_rows`: its threshold is then the largest calibration score, which a new
+    row exceeds with probability ``1 / (m + 1)``, above ``fpr``."""
+    from ..errors import RunWarning
+
+    need = min_calibration_rows(fpr)
+    for name, rows in calibration.items():
+        if len(rows) < need:
+            warnings.warn(f"training concept {name!r} has {len(rows)} calibration rows; a threshold at FPR {fpr:g} "
+                          f"needs at least {need} (with fewer it is the largest calibration score, and the "
+                          f"false-positive rate about 1/{len(rows) + 1}); raise threshold.calibration",
+                          RunWarning, stacklevel=2)
+
+
+def batch_dependent(strategy, rows, concept_id=None, whole=None) -> bool:
+    """Whether ``strategy``'s score of a row depends on the other rows scored with it (PyOD's ECOD
+    and COPOD recompute their empirical distributions on the training rows and the batch): ``rows``
+    scored in one batch (``whole``, when already computed) and in two halves differ by more than
+    rounding. A threshold set on such scores holds only for rows scored in the same batch.
+
+    >>> from sklearn.ensemble import IsolationForest
+    >>> from clad.strategies import Naive
+    >>> X = np.random.default_rng(0).normal(size=(60, 2))
+    >>> batch_dependent(Naive(IsolationForest(n_estimators=5, random_state=0)).learn(X), X[:20])
+    False
+    """
+    rows = np.asarray(rows)
+    if len(rows) < 2:
+        return False
+    h = len(rows) // 2
+    if whole is None:
+        whole = strategy.score(rows, concept_id=concept_id).scores
+    whole = np.asarray(whole, dtype=np.float64)
+    parts = np.concatenate([np.asarray(strategy.score(rows[:h], concept_id=concept_id).scores, dtype=np.float64),
+                            np.asarray(strategy.score(rows[h:], concept_id=concept_id).scores, dtype=np.float64)])
+    return not np.allclose(whole, parts, rtol=1e-9, atol=1e-12, equal_nan=True)
 
 
 def realised_fpr(y, scores, threshold: float) -> float:
@@ -107,32 +195,69 @@ def calibration_seed(seed: int) -> int:
     return int(np.random.SeedSequence(int(seed), spawn_key=(5,)).generate_state(1, dtype=np.uint32)[0])
 
 
-def calibration_split(dataset: ConceptDataset, fraction: float, seed: int) -> tuple[ConceptDataset, dict[str, np.ndarray]]:
-    """``dataset`` with a share ``fraction`` of each training concept's normal rows taken out (drawn
-    without replacement by a generator seeded from ``seed``, one stream per training step), and
-    those rows by concept name (a recurring concept's rows joined). A training concept without
-    labels counts every row as normal.
+def calibration_size(size, n_normal: int) -> int:
+    """The calibration rows of a training concept with ``n_normal`` normal rows: a share ``size``
+    (a float, rounded half up) or a count (an int).
+
+    >>> calibration_size(0.2, 500), calibration_size(300, 500)
+    (100, 300)
+    """
+    return int(size) if isinstance(size, (int, np.integer)) else int(np.floor(size * n_normal + 0.5))
+
+
+def calibration_split(dataset: ConceptDataset, size, seed: int) -> tuple[ConceptDataset, dict[str, np.ndarray]]:
+    """``dataset`` with calibration rows taken out of each training concept's normal rows: a share
+    ``size`` of them (a float) or ``size`` rows (an int), drawn without replacement by a generator
+    seeded from ``seed``, one stream per training step; and those rows by concept name (a recurring
+    concept's rows joined). A training concept without labels counts every row as normal.
 
     >>> from clad.datasets import make_synthetic
     >>> ds = make_synthetic(n_concepts=2, n_features=2, n_train=50, n_test=10)
     >>> kept, held = calibration_split(ds, 0.2, seed=0)
     >>> [c.n_rows for c in kept.train], {k: len(v) for k, v in held.items()}
     ([40, 40], {'C0': 10, 'C1': 10})
+    >>> kept, held = calibration_split(ds, 30, seed=0)
+    >>> [c.n_rows for c in kept.train], {k: len(v) for k, v in held.items()}
+    ([20, 20], {'C0': 30, 'C1': 30})
     """
     seeds = np.random.SeedSequence(int(seed)).spawn(len(dataset.train))
     train, held = [], {}
+    what = f"calibration = {size}" if isinstance(size, (int, np.integer)) else f"calibration share {size:g}"
     for c, s in zip(dataset.train, seeds):
         rng = np.random.default_rng(s)
         normal = np.arange(c.n_rows) if c.y is None else np.flatnonzero(np.asarray(c.y) == 0)
-        n = int(np.floor(fraction * normal.size + 0.5))
-        if n < 1 or n >= c.n_rows:
-            raise DataError(f"threshold fraction = {fraction}: training concept {c.name!r} has {normal.size} normal "
-                            f"rows of {c.n_rows}; its calibration part would hold {n}; choose a fraction that leaves "
-                            "rows on both sides")
+        n = calibration_size(size, normal.size)
+        if n < 1 or n > normal.size or n >= c.n_rows:
+            raise DataError(f"threshold {what}: training concept {c.name!r} has {normal.size} normal rows of "
+                            f"{c.n_rows}; its calibration part would hold {n}; choose a size that leaves rows on "
+                            "both sides")
         idx = np.sort(rng.choice(normal, size=n, replace=False))
         keep = np.setdiff1d(np.arange(c.n_rows), idx, assume_unique=True)
         train.append(Concept(c.name, c.X[keep], None if c.y is None else c.y[keep], validate=False))
         X = np.asarray(c.X)[idx]
         held[c.name] = X if c.name not in held else np.concatenate([held[c.name], X])
-    metadata = {**dataset.metadata, "calibration": {"fraction": float(fraction)}}
+    metadata = {**dataset.metadata, "calibration": {"size": size}}
     return ConceptDataset(train, list(dataset.test), name=dataset.name, metadata=metadata), held
+
+
+def joint_scores(strategy, test_rows, calibration_rows, concept_id=None) -> np.ndarray:
+    """The scores of ``calibration_rows`` each scored in the batch of ``test_rows``: the test rows
+    with a part of the calibration rows appended, parts of at most :data:`JOINT_SHARE` of the test
+    batch, so that a score that depends on its batch (:func:`batch_dependent`) sees, for every
+    calibration row, the batch the test rows were scored in but for a few rows. No label is read.
+
+    >>> from clad.strategies import Naive
+    >>> from sklearn.ensemble import IsolationForest
+    >>> X = np.random.default_rng(0).normal(size=(60, 2))
+    >>> s = Naive(IsolationForest(n_estimators=5, random_state=0)).learn(X)
+    >>> bool(np.allclose(joint_scores(s, X[:40], X[40:]), s.score(X[40:]).scores))
+    True
+    """
+    test_rows, calibration_rows = np.asarray(test_rows), np.asarray(calibration_rows)
+    step = max(1, int(np.floor(JOINT_SHARE * len(test_rows))))
+    parts = []
+    for i in range(0, len(calibration_rows), step):
+        part = calibration_rows[i:i + step]
+        scored = strategy.score(np.concatenate([test_rows, part]), concept_id=concept_id)
+        parts.append(np.asarray(scored.scores, dtype=np.float64)[len(test_rows):])
+    return np.concatenate(parts)

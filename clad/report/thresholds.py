@@ -67,7 +67,7 @@ def threshold_table(runs: Sequence[RunResult]) -> pd.DataFrame:
 
     >>> from clad.results.record import RunResult
     >>> r = RunResult("d", "s", "naive", "iforest", 0, concepts=("A", "B"), test_concepts=("A", "B"),
-    ...               threshold={"policy": {"fpr": 0.05, "fraction": 0.2},
+    ...               threshold={"policy": {"fpr": 0.05, "calibration": 0.2},
     ...                          "realised_fpr": [[0.05, 0.5], [0.15, 0.04]]})
     >>> row = threshold_table([r]).iloc[0]
     >>> float(row["fpr_just_learned"]), float(row["fpr_past"]), round(float(row["drift_past"]), 4), row["drift_per_step"]

@@ -184,7 +184,7 @@ class RunResult:
     #: scoreless detector gets there (:func:`clad.core.evaluation.concept_chance_level`; None for a
     #: single-class concept); None when not recorded (results written before it was)
     chance: Mapping[str, Any] | None = _stored("json", _optional(_chance), optional=True, default=None)
-    #: the threshold policy (``"own"`` or ``{"fpr": x, "fraction": f}``, :mod:`clad.core.thresholds`)
+    #: the threshold policy (``"own"`` or ``{"fpr": x, "calibration": share or count}``, :mod:`clad.core.thresholds`)
     #: and, per step and test concept like R, the ``threshold`` of the labels and the ``realised_fpr``
     #: (the share of the concept's normal rows flagged), with the ``calibration_rows`` held out per
     #: training concept; None when not recorded (results written before it was)
