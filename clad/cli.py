@@ -650,7 +650,24 @@ def _safe_console():
         sys.stdout, sys.stderr = before
 
 
+def _freeze_heap() -> None:
+    """Move every object to the garbage collector's permanent generation: the interpreter's last
+    collections at exit then skip the heap of the libraries a command imported (scikit-learn, SciPy,
+    pandas, PyOD: a third of a second of CPU at the end of every ``clad run``)."""
+    import gc
+
+    gc.freeze()
+
+
+_exit_hook: list = []  # whether _freeze_heap is registered to run at interpreter exit
+
+
 def main(argv: list[str] | None = None) -> int:
+    if not _exit_hook:  # runs at interpreter exit only: a caller in a longer-lived process is untouched
+        import atexit
+
+        atexit.register(_freeze_heap)
+        _exit_hook.append(True)
     with _safe_console():
         return _main(argv)
 
