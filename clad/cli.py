@@ -604,12 +604,44 @@ def _prestart_for(argv: list[str]) -> None:
     if argv[:1] != ["run"] or "--dry-run" in argv or any(a.startswith("--dask") for a in argv):
         return
     pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("spec", nargs="?")
     pre.add_argument("--jobs", "-j", default="1")
-    known, _ = pre.parse_known_args(argv[1:])
+    for option in ("--out", "--threads", "--timeout"):  # the options that take a value
+        pre.add_argument(option)
+    pre.add_argument("--slurm", nargs="?")
+    try:
+        known, _ = pre.parse_known_args(argv[1:])
+    except SystemExit:  # a bad command line is the real parser's to report
+        return
     if known.jobs.isdigit() and int(known.jobs) > 1:  # a bad value is the real parser's to report
         from .engine.forkserver import prestart_workers
 
-        prestart_workers()
+        prestart_workers(_spec_detectors(known.spec))
+
+
+def _spec_detectors(path: str | None) -> list[str]:
+    """The detector names a spec file lists (``detectors = ["hbos", {name = ...}]``), read without
+    checking anything (the spec is checked later): the worker server imports their modules while the
+    spec is checked. Nothing when the file cannot be read."""
+    if not path:
+        return []
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError:
+            return []
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except (OSError, ValueError):
+        return []
+    listed = raw.get("detectors", [])
+    if not isinstance(listed, list):
+        return []
+    names = [d.get("name") if isinstance(d, dict) else d for d in listed]
+    return [n for n in names if isinstance(n, str)]
 
 
 #: control characters never written to the console as they are (escape sequences could clear the
