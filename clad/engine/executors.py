@@ -417,9 +417,24 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                             todo.append(task)
                     pool = new_pool()
         finally:
-            if pool is not None:
-                _stop_pool(pool)
-            step_queue.close()
+            if pool is not None and not todo and not inflight:
+                # every task returned: the workers are stopped while the caller writes the results (stopping
+                # waits for the pool's threads, a tenth of a second); they end with this process in any case
+                threading.Thread(target=_stop_quietly, args=(pool, step_queue), name="clad-pool-stop",
+                                 daemon=True).start()
+            else:
+                if pool is not None:
+                    _stop_pool(pool)
+                step_queue.close()
+
+
+def _stop_quietly(pool, queue) -> None:
+    try:
+        _stop_pool(pool)
+    except Exception:  # noqa: BLE001 - a worker that will not stop ends with the main process (exit_with)
+        log.debug("stopping the worker processes", exc_info=True)
+    finally:
+        queue.close()
 
 
 # -- Dask ---------------------------------------------------------------------------------------
