@@ -604,12 +604,44 @@ def _prestart_for(argv: list[str]) -> None:
     if argv[:1] != ["run"] or "--dry-run" in argv or any(a.startswith("--dask") for a in argv):
         return
     pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("spec", nargs="?")
     pre.add_argument("--jobs", "-j", default="1")
-    known, _ = pre.parse_known_args(argv[1:])
+    for option in ("--out", "--threads", "--timeout"):  # the options that take a value
+        pre.add_argument(option)
+    pre.add_argument("--slurm", nargs="?")
+    try:
+        known, _ = pre.parse_known_args(argv[1:])
+    except SystemExit:  # a bad command line is the real parser's to report
+        return
     if known.jobs.isdigit() and int(known.jobs) > 1:  # a bad value is the real parser's to report
         from .engine.forkserver import prestart_workers
 
-        prestart_workers()
+        prestart_workers(_spec_detectors(known.spec))
+
+
+def _spec_detectors(path: str | None) -> list[str]:
+    """The detector names a spec file lists (``detectors = ["hbos", {name = ...}]``), read without
+    checking anything (the spec is checked later): the worker server imports their modules while the
+    spec is checked. Nothing when the file cannot be read."""
+    if not path:
+        return []
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError:
+            return []
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except (OSError, ValueError):
+        return []
+    listed = raw.get("detectors", [])
+    if not isinstance(listed, list):
+        return []
+    names = [d.get("name") if isinstance(d, dict) else d for d in listed]
+    return [n for n in names if isinstance(n, str)]
 
 
 #: control characters never written to the console as they are (escape sequences could clear the
@@ -650,7 +682,24 @@ def _safe_console():
         sys.stdout, sys.stderr = before
 
 
+def _freeze_heap() -> None:
+    """Move every object to the garbage collector's permanent generation: the interpreter's last
+    collections at exit then skip the heap of the libraries a command imported (scikit-learn, SciPy,
+    pandas, PyOD: a third of a second of CPU at the end of every ``clad run``)."""
+    import gc
+
+    gc.freeze()
+
+
+_exit_hook: list = []  # whether _freeze_heap is registered to run at interpreter exit
+
+
 def main(argv: list[str] | None = None) -> int:
+    if not _exit_hook:  # runs at interpreter exit only: a caller in a longer-lived process is untouched
+        import atexit
+
+        atexit.register(_freeze_heap)
+        _exit_hook.append(True)
     with _safe_console():
         return _main(argv)
 

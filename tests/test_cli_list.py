@@ -41,3 +41,19 @@ def test_detectors_scenarios_and_datasets(capsys):
     datasets = _listing(capsys, "datasets")
     assert "'package.module:function'" in datasets and "'package.module:Class'" not in datasets
     assert "n_concepts=" in _params_of(datasets, "synthetic")
+
+
+def test_the_command_line_freezes_the_heap_at_exit_only():
+    """``clad`` moves its objects to the garbage collector's permanent generation when the
+    interpreter exits (the last collections then skip the libraries' heap), never while a caller
+    in the same process goes on."""
+    import subprocess
+    import sys
+
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print('at exit', gc.get_freeze_count() > 0))\n"
+            "from clad.cli import main\n"
+            "main(['list', 'strategies'])\n"
+            "print('after main', gc.get_freeze_count() > 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-2:] == ["after main False", "at exit True"]

@@ -240,3 +240,22 @@ def test_fresh_beside_a_live_run_of_another_spec_is_refused(tmp_path):
     runs = load_results(out)
     assert len(runs) == 4 and {r.seed for r in runs} == {0, 1, 2, 3} and all(r.ok for r in runs)
     assert len(load_results(out / "results.json")) == 4
+
+
+def test_installed_plugin_code_is_fingerprinted_by_its_distribution():
+    """A plug-in from an installed package is fingerprinted as ``distribution==version``, the
+    distribution being the one importlib.metadata says provides the module (found by its name
+    first, without reading every installed distribution's record)."""
+    from importlib import metadata
+
+    from clad.engine.config import Component, RunConfig
+    from clad.engine.identity import code_inputs
+
+    providers = metadata.packages_distributions()
+    cfg = RunConfig(Component("synthetic"), Component("concept_aware"), Component("naive"),
+                    Component("pyod.models.iforest:IForest"))
+    assert code_inputs(cfg) == {"code pyod.models.iforest": f"{providers['pyod'][0]}=={metadata.version('pyod')}"}
+    # a module whose distribution has another name (scikit-learn provides sklearn)
+    cfg = RunConfig(Component("synthetic"), Component("concept_aware"), Component("naive"),
+                    Component("sklearn.ensemble:IsolationForest"))
+    assert code_inputs(cfg) == {"code sklearn.ensemble": f"scikit-learn=={metadata.version('scikit-learn')}"}

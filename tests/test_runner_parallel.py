@@ -89,3 +89,40 @@ def test_limited_threads_applies_and_restores():
         assert os.environ.get("OPENBLAS_NUM_THREADS") == (env_before or "1")
     assert [p["num_threads"] for p in threadpool_info()] == before
     assert os.environ.get("OPENBLAS_NUM_THREADS") == env_before
+
+
+@pytest.mark.slow
+def test_a_freed_worker_gets_its_next_run_before_the_finished_run_is_handed_on():
+    """The main process schedules the next task as soon as a worker is free, before it yields the
+    finished run (whose writing takes it a while): each ``finished`` event, while runs are left, comes
+    after the ``started`` event of the run that took its place."""
+    spec = parse_spec({
+        "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
+        "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 30, "n_test": 20}],
+        "detectors": [{"name": "hbos"}, {"name": "ecod"}, {"name": "copod"}, {"name": "knn"}],
+    })
+    kinds = [e.kind for e in execute_grid(spec.configs, jobs=2)]
+    assert kinds.count("started") == kinds.count("finished") == 4
+    # at most 2 in flight: the 3rd starts before the first finished run is handed on
+    first = kinds.index("finished")
+    assert kinds[:first].count("started") >= 3
+    assert kinds[-2:] == ["finished", "finished"]
+
+
+@pytest.mark.slow
+def test_workers_are_stopped_behind_the_caller_once_every_run_returned():
+    """When every task has returned, the pool is stopped in a background thread (the caller writes
+    the results meanwhile); the thread ends once the workers have."""
+    import threading
+
+    spec = parse_spec({
+        "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
+        "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 30, "n_test": 20}],
+        "detectors": [{"name": "hbos"}, {"name": "ecod"}],
+    })
+    events = list(execute_grid(spec.configs, jobs=2))
+    assert sum(e.kind == "finished" and e.result.ok for e in events) == 2
+    stopping = [t for t in threading.enumerate() if t.name == "clad-pool-stop"]
+    assert len(stopping) == 1 and stopping[0].daemon
+    stopping[0].join(60)
+    assert not stopping[0].is_alive()

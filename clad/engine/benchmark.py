@@ -199,8 +199,8 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
                              "network are not computed on SLURM yet (each job trains its runs alone, which would "
                              "give other R than --jobs); set replicas = 1 in the spec to run this grid with --slurm"],
                             source=spec.name)
-    if execution.parallel:
-        prestart_workers()  # its imports overlap with opening the folder and planning the grid
+    if execution.parallel:  # its imports overlap with opening the folder and planning the grid
+        prestart_workers(sorted({c.detector.name for c in spec.configs}))
     tell = on_event or (lambda event: None)
     for msg in spec.skipped:
         log.info("skipped: %s", msg)

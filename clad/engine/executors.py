@@ -333,6 +333,25 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                 lost.append(fut)
         return lost
 
+    def fill(broken: list) -> Iterator[RunEvent]:
+        """Schedule tasks while fewer than ``jobs`` are in flight (a task that cannot be scheduled,
+        the pool having failed, goes to ``broken``)."""
+        while todo and len(inflight) < jobs:
+            task = todo.pop()
+            group = type(task)(c for c in task if claim is None or claim(c))
+            if not group:
+                continue
+            try:
+                fut = pool.schedule(execute_group_in_worker, args=(group, timeout, threads, sharing),
+                                    timeout=None if hard_limit is None or isinstance(group, ReplicaUnit)
+                                    else hard_limit * len(group))
+            except RuntimeError:  # the pool failed between two runs
+                broken.append(group)
+                return
+            inflight[fut] = (group, _utc())
+            for cfg in group:
+                yield RunEvent("started", cfg, started=inflight[fut][1])
+
     # set while workers may start (a replaced worker starts later), read as libraries load
     env = _thread_env(threads) if threads is not None else contextlib.nullcontext()
     inflight: dict = {}  # at most `jobs` runs in flight, so a run starts when it is submitted
@@ -343,21 +362,7 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
             pool = new_pool()
             while todo or inflight:
                 broken = []
-                while todo and len(inflight) < jobs:
-                    task = todo.pop()
-                    group = type(task)(c for c in task if claim is None or claim(c))
-                    if not group:
-                        continue
-                    try:
-                        fut = pool.schedule(execute_group_in_worker, args=(group, timeout, threads, sharing),
-                                            timeout=None if hard_limit is None or isinstance(group, ReplicaUnit)
-                                            else hard_limit * len(group))
-                    except RuntimeError:  # the pool failed between two runs
-                        broken.append(group)
-                        break
-                    inflight[fut] = (group, _utc())
-                    for cfg in group:
-                        yield RunEvent("started", cfg, started=inflight[fut][1])
+                yield from fill(broken)
                 done, _ = (wait(list(inflight), timeout=0.25 if steps else 1.0, return_when=FIRST_COMPLETED)
                            if inflight else ((), ()))
                 yield from step_events()
@@ -370,6 +375,7 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                                  "without an error (e.g. a plug-in calling os._exit(0)); the other runs go on\n"
                                  f"(worker process {pids.get(cfg.run_id)})"),
                             started=started, finished=_utc())
+                finished_events = []
                 for fut in done:
                     group, started = inflight.pop(fut)
                     finished = _utc()
@@ -387,8 +393,11 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                         continue
                     except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
                         outcomes = [(failed_result(cfg, traceback.format_exc()), started, finished) for cfg in group]
-                    for cfg, (result, started_at, finished_at) in zip(group, outcomes):
-                        yield RunEvent("finished", cfg, result=result, started=started_at, finished=finished_at)
+                    finished_events += [RunEvent("finished", cfg, result=result, started=started_at, finished=finished_at)
+                                        for cfg, (result, started_at, finished_at) in zip(group, outcomes)]
+                if finished_events and not broken:  # the freed workers get their next task before the
+                    yield from fill(broken)          # results are written: writing takes the main process a while
+                yield from finished_events
                 if broken:
                     # the pool itself failed (it cannot tell which run was at fault): a new pool, and
                     # each run then in flight is tried once more
@@ -408,9 +417,24 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                             todo.append(task)
                     pool = new_pool()
         finally:
-            if pool is not None:
-                _stop_pool(pool)
-            step_queue.close()
+            if pool is not None and not todo and not inflight:
+                # every task returned: the workers are stopped while the caller writes the results (stopping
+                # waits for the pool's threads, a tenth of a second); they end with this process in any case
+                threading.Thread(target=_stop_quietly, args=(pool, step_queue), name="clad-pool-stop",
+                                 daemon=True).start()
+            else:
+                if pool is not None:
+                    _stop_pool(pool)
+                step_queue.close()
+
+
+def _stop_quietly(pool, queue) -> None:
+    try:
+        _stop_pool(pool)
+    except Exception:  # noqa: BLE001 - a worker that will not stop ends with the main process (exit_with)
+        log.debug("stopping the worker processes", exc_info=True)
+    finally:
+        queue.close()
 
 
 # -- Dask ---------------------------------------------------------------------------------------

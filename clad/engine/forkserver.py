@@ -6,11 +6,18 @@ spec (:func:`prestart_workers`): the server's imports then overlap with the main
 
 from __future__ import annotations
 
+from typing import Sequence
+
 __all__ = ["mp_context", "prestart_workers"]
 
-#: what the forkserver imports once, before it forks any worker: clad's run machinery and PyOD's base
+#: what the forkserver imports once, before it forks any worker: clad's run machinery (with the step
+#: cache's groups and the dataset loaders, which a worker's first run imports otherwise) and PyOD's base
 #: (PyOD pulls in numba and matplotlib, a second per worker otherwise); a missing one is skipped
-_PRELOAD = ("clad.engine.run", "clad.engine.executors", "pyod.models.base")
+_PRELOAD = ("clad.engine.run", "clad.engine.executors", "clad.engine.sharing", "clad.datasets", "pyod.models.base")
+#: imported last when the grid's detectors are known: their modules (the same name as
+#: clad.engine.worker_imports.VARIABLE, which this module does not import: it imports nothing heavy)
+_DETECTOR_IMPORTS = "clad.engine.worker_imports"
+_DETECTORS_VARIABLE = "CLAD_WORKER_DETECTORS"
 
 
 def mp_context():
@@ -25,12 +32,32 @@ def mp_context():
     return multiprocessing.get_context("spawn")
 
 
-def prestart_workers() -> None:
+def prestart_workers(detectors: Sequence[str] = ()) -> None:
     """Start the forkserver now, in the background, so that its imports overlap with the caller's
     own work (reading and checking a spec, opening the results folder) and the first worker
-    processes start at once. A no-op where workers are spawned, or when it already runs."""
-    ctx = mp_context()
-    if ctx.get_start_method() == "forkserver":
-        from multiprocessing import forkserver
+    processes start at once. ``detectors`` (registered names or import paths) are the grid's: the
+    server imports their PyOD and scikit-learn modules too, once for every worker
+    (:mod:`clad.engine.worker_imports`). A no-op where workers are spawned, or when it already runs."""
+    import json
+    import os
 
+    ctx = mp_context()
+    if ctx.get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    names = sorted({str(d) for d in detectors})
+    if not names:
         forkserver.ensure_running()
+        return
+    ctx.set_forkserver_preload([*_PRELOAD, _DETECTOR_IMPORTS])
+    before = os.environ.get(_DETECTORS_VARIABLE)
+    os.environ[_DETECTORS_VARIABLE] = json.dumps(names)  # the server inherits it when it starts
+    try:
+        forkserver.ensure_running()
+    finally:
+        if before is None:
+            os.environ.pop(_DETECTORS_VARIABLE, None)
+        else:
+            os.environ[_DETECTORS_VARIABLE] = before
+        ctx.set_forkserver_preload(list(_PRELOAD))
