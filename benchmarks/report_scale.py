@@ -166,10 +166,11 @@ class _Maker:
 def _plan(size: int) -> dict:
     """Ten more seeds of one configuration (naive + the first detector) on one block and scenario: a
     rerun with more seeds. (More seeds of only some of the equal strategies would make them differ,
-    and relabel their rows on every block.)"""
+    and relabel their rows on every block.) The seeds are chosen when the runs are added
+    (:func:`add_runs`): the ten after the highest the folder holds for that configuration."""
     grid = GRIDS[size]
     return {"dataset": "synth0", "order": grid["orders"][0], "scenario": SCENARIOS[0],
-            "configs": [("naive", grid["detectors"][0])], "seeds": range(grid["seeds"], grid["seeds"] + 10)}
+            "configs": [("naive", grid["detectors"][0])]}
 
 
 def build(folder: Path, size: int, maker: _Maker) -> dict:
@@ -201,15 +202,44 @@ def build(folder: Path, size: int, maker: _Maker) -> dict:
     return _plan(size)
 
 
-def add_runs(folder: Path, maker: _Maker, plan: dict) -> None:
-    """Ten more runs (:func:`_plan`)."""
+def _count_runs(folder: Path) -> int:
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{folder / 'results.sqlite'}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    finally:
+        con.close()
+
+
+def add_runs(folder: Path, maker: _Maker, plan: dict) -> list[int]:
+    """Ten new runs (:func:`_plan`): seeds after the highest one the folder holds for the
+    configuration, so each run is new to the folder (a folder reused with ``--reuse`` holds the
+    runs added last time); checked by counting the folder's runs. Returns the seeds added."""
+    import sqlite3
+
     from clad.results.store import ResultStore
 
+    label = f"{plan['dataset']}[order={plan['order']}]"
+    before = _count_runs(folder)
+    added = []
+    con = sqlite3.connect(f"file:{folder / 'results.sqlite'}?mode=ro", uri=True)
+    try:
+        highest = {c: con.execute("SELECT MAX(seed) FROM runs WHERE dataset = ? AND scenario = ? AND strategy = ? AND "
+                                  "detector = ?", (label, plan["scenario"], *c)).fetchone()[0] for c in plan["configs"]}
+    finally:
+        con.close()
     with ResultStore(folder) as store:
         for strategy, detector in plan["configs"]:
-            for seed in plan["seeds"]:
+            start = -1 if highest[(strategy, detector)] is None else highest[(strategy, detector)]
+            for seed in range(start + 1, start + 11):
                 same = "cumulative" if strategy in ("replay", "window") else None
                 store.write(maker.run(plan["dataset"], plan["order"], plan["scenario"], strategy, detector, seed, same))
+                added.append(seed)
+    after = _count_runs(folder)
+    if after != before + len(added):
+        raise SystemExit(f"adding {len(added)} runs took the folder from {before} to {after} runs: some existed already")
+    return added
 
 
 def compute_seconds(folder: Path) -> float:
@@ -337,7 +367,7 @@ def main() -> None:
             for side, (checkout, jobs) in sides.items():
                 folder = work / f"runs-{size}-{side}"
                 t0 = time.perf_counter()
-                if args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script, untouched
+                if args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script
                     plan = _plan(size)
                     shutil.rmtree(folder / "report", ignore_errors=True)
                 else:
@@ -350,7 +380,10 @@ def main() -> None:
                 out = folder / "report"
                 for when in ("cold", "after +10 runs"):
                     if when != "cold":
-                        add_runs(folder, maker, plan)
+                        seeds = add_runs(folder, maker, plan)
+                        print(f"  {'':15s} added {len(seeds)} new runs ({plan['dataset']}[order={plan['order']}] / "
+                              f"{plan['scenario']} / {' / '.join(plan['configs'][0])}, seeds {seeds[0]}-{seeds[-1]}): "
+                              f"{_count_runs(folder):,} runs now")
                     m = time_report(checkout, folder, out, jobs)
                     drawn = figures_drawn(out, m["stdout"])
                     if drawn is None:
@@ -368,6 +401,8 @@ def main() -> None:
                               f"drill-down {b['drill_height']:,} px ({b['drill_page']})")
                     last = m["stdout"].strip().splitlines()[-1:] or [""]
                     print(f"  {'':15s} console: {last[0][:200]}")
+                    if when != "cold":
+                        print(f"  {'':15s} figures drawn on the second report: {drawn}")
                 if not args.keep:
                     shutil.rmtree(folder, ignore_errors=True)
         print("\nsize    side      when             wall s  s/1,000 runs  cpu s  %grid  peak MB  tree MB  drawn  "
