@@ -23,10 +23,11 @@ The grids (blocks = dataset x order, as ``orders`` labels them):
 * 20,000 runs: 5 datasets x 5 orders x 2 scenarios x 8 strategies x 10 detectors x 5 seeds.
 
 For each size: ``clad report`` cold (an empty report folder) and again after 10 runs were added (ten
-more seeds of one configuration on one block and scenario), each in a fresh process; wall and CPU seconds, seconds
-per 1,000 runs, the peak resident memory of the report process (largest process; the sum over the
-process and its workers sampled every 0.1 s beside it; it counts the libraries they share once per
-process), the number of figures drawn, the share of the
+more seeds of one configuration on one block and scenario, seeds the folder does not hold yet: ten
+runs new to it), each in a fresh process; wall and CPU seconds, seconds
+per 1,000 runs, the peak resident memory of the report process (its VmHWM), of the process tree
+(the sum over the process and its workers sampled every 0.05 s beside it; it counts the libraries
+they share once per process) and the sum of each process's own peak, the number of figures drawn, the share of the
 grid's own compute seconds (the sum of the runs' recorded seconds), and, in headless Chromium at
 1,400 px wide, the first page's height and size (the HTML and the files it loads before any image)
 and the tallest drill-down page. ``--baseline CHECKOUT`` times another checkout's clad on the same
@@ -38,6 +39,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -101,6 +103,41 @@ def _run_slice(work: Path) -> list:
                    env={**os.environ, "PYTHONPATH": str(HERE)}, check=True, cwd=work,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return [r for r in load_results(work / "slice") if r.ok and r.seed == 1]  # seed 0 pays the imports
+
+
+#: the grid the report was first tried on, run for real (``--real-grid``): 1,440 runs
+REAL_SPEC = """\
+name = "report-scale-real-1440"
+base_metrics = ["roc_auc", "f1", "average_precision"]
+seeds = 10
+orders = ["given", "random"]
+strategies = [{strategies}]
+
+{datasets}
+[[scenarios]]
+name = "concept_incremental"
+
+[[scenarios]]
+name = "concept_agnostic"
+batch_size = 100
+
+{detectors}
+"""
+
+
+def run_real_grid(work: Path, jobs: int) -> tuple[Path, dict]:
+    """The 1,440-run grid of :data:`REAL_SPEC` run by ``clad run --jobs JOBS`` (in a fresh process,
+    measured as a report is: wall, CPU seconds of the process tree, peak memory); its folder."""
+    spec = work / "real.toml"
+    datasets = "".join(f'[[datasets]]\nname = "synthetic"\nlabel = "synth{k}"\nn_concepts = 5\nn_train = 200\n'
+                       f'n_test = 150\nrandom_state = {k}\n\n' for k in range(3))
+    spec.write_text(REAL_SPEC.format(strategies=", ".join(f'"{s}"' for s in SLICE_STRATEGIES), datasets=datasets,
+                                     detectors="\n".join(f'[[detectors]]\nname = "{d}"\n' for d in SLICE_DETECTORS)))
+    folder = work / "runs-1440-real"
+    shutil.rmtree(folder, ignore_errors=True)
+    m = measure([sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(folder), "--quiet", "--jobs", str(jobs)],
+                HERE, work)
+    return folder, m
 
 
 def _spec_text(size: int, grid: dict) -> str:
@@ -243,13 +280,28 @@ def add_runs(folder: Path, maker: _Maker, plan: dict) -> list[int]:
 
 
 def compute_seconds(folder: Path) -> float:
-    from clad.results import load_results
+    """The sum of the runs' recorded seconds (read in a stream: this process stays small)."""
+    from clad.results.store import iter_results
 
-    return sum(float(r.timings.get("total") or 0.0) for r in load_results(folder) if r.ok and not r.shared_from)
+    return sum(float(r.timings.get("total") or 0.0) for r in iter_results(folder) if r.ok and not r.shared_from)
 
 
-def _tree_rss(pid: int, cpu_seen: dict) -> int:
-    """The resident memory of process ``pid`` and its descendants together; their CPU seconds noted."""
+def _hwm(pid: int) -> int:
+    """The peak resident memory (bytes) of process ``pid`` since it started its program (the
+    kernel's VmHWM: every spike counted, however short), 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(pid: int, cpu_seen: dict, hwm_seen: dict) -> int:
+    """The resident memory of process ``pid`` and its descendants together now; each one's CPU
+    seconds and peak resident memory (VmHWM) noted."""
     import psutil
 
     try:
@@ -263,41 +315,58 @@ def _tree_rss(pid: int, cpu_seen: dict) -> int:
             total += q.memory_info().rss
             t = q.cpu_times()
             cpu_seen[q.pid] = t.user + t.system
+            hwm_seen[q.pid] = max(hwm_seen.get(q.pid, 0), _hwm(q.pid))
         except psutil.Error:
             pass
     return total
 
 
 def time_report(checkout: Path, folder: Path, out: Path, jobs: int | None) -> dict:
-    """One ``clad report`` in a fresh process: wall, CPU, peak RSS (largest process; process tree)."""
+    """One ``clad report`` in a fresh process (:func:`measure`)."""
     cmd = [sys.executable, "-m", "clad.cli", "report", str(folder), "--out", str(out)]
     if jobs:
         cmd += ["--jobs", str(jobs)]
+    return measure(cmd, checkout, folder.parent)
+
+
+def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
+    """Run ``cmd`` (clad from ``checkout``) in a fresh process: wall, CPU seconds of the process
+    tree, peak resident memory of the process (its VmHWM, read every 0.05 s: a peak, however short,
+    stays in it), and of the process tree (the sum over the process and its workers, sampled; and the
+    sum of each one's own peak, an upper bound). Not the ``ru_maxrss`` of ``wait4``: a child started by
+    ``vfork``, as :mod:`subprocess` starts it, records the peak of this (benchmark) process as its own."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=folder.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out_file, err_file = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # a pipe could fill and block it
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out_file, stderr=err_file)
     peak_tree = [0]
     cpu_seen: dict[int, float] = {}  # per process of the tree, its CPU seconds when last seen
+    hwm_seen: dict[int, int] = {}  # per process of the tree, its peak resident memory when last seen
 
     def sample():
         while proc.poll() is None:
-            peak_tree[0] = max(peak_tree[0], _tree_rss(proc.pid, cpu_seen))
-            time.sleep(0.1)
+            peak_tree[0] = max(peak_tree[0], _tree(proc.pid, cpu_seen, hwm_seen))
+            time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    stdout, stderr = proc.stdout.read().decode(), proc.stderr.read().decode()
+    out_file.seek(0)
+    err_file.seek(0)
+    stdout, stderr = out_file.read().decode(), err_file.read().decode()
+    out_file.close()
+    err_file.close()
     sampler.join()
     if proc.returncode:
-        raise SystemExit(f"clad report failed ({proc.returncode}):\n{stderr[-3000:]}")
+        raise SystemExit(f"{' '.join(cmd[2:4])} failed ({proc.returncode}):\n{stderr[-3000:]}")
     # the workers of a forkserver are not the report process's children: their seconds are summed from
-    # the samples (each process's CPU when last seen, at most 0.1 s before it ended)
+    # the samples (each process's CPU when last seen, at most 0.05 s before it ended)
     cpu = max(usage.ru_utime + usage.ru_stime, sum(cpu_seen.values()))
-    return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024,
-            "peak_tree_mb": peak_tree[0] / 2**20, "stdout": stdout, "stderr": stderr}
+    return {"wall": wall, "cpu": cpu, "peak_mb": hwm_seen.get(proc.pid, 0) / 2**20,
+            "peak_tree_mb": peak_tree[0] / 2**20, "peak_each_mb": sum(hwm_seen.values()) / 2**20,
+            "stdout": stdout, "stderr": stderr}
 
 
 def figures_drawn(out: Path, stdout: str) -> int | None:
@@ -350,7 +419,10 @@ def main() -> None:
     p.add_argument("--keep", help="build the folders here and keep them (default: a temporary folder, removed)")
     p.add_argument("--no-browser", action="store_true", help="skip the Chromium measurements")
     p.add_argument("--reuse", action="store_true",
-                   help="with --keep: use a folder this script built there before (its 10 added runs not yet added)")
+                   help="with --keep: use a folder this script built there before")
+    p.add_argument("--real-grid", action="store_true",
+                   help="1,440 runs: run the grid for real (clad run --jobs 2, a few minutes) instead of writing random R, "
+                        "and compare the report with what clad run cost")
     args = p.parse_args()
     print(describe())
     work = Path(args.keep or tempfile.mkdtemp(prefix="clad-report-scale-"))
@@ -367,7 +439,19 @@ def main() -> None:
             for side, (checkout, jobs) in sides.items():
                 folder = work / f"runs-{size}-{side}"
                 t0 = time.perf_counter()
-                if args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script
+                real = None  # what clad run cost, for a grid run for real
+                if args.real_grid and size == 1440:
+                    folder = work / "runs-1440-real"
+                    record = work / "runs-1440-real.json"
+                    if args.reuse and record.is_file() and (folder / "results.sqlite").is_file():
+                        real = json.loads(record.read_text())
+                        shutil.rmtree(folder / "report", ignore_errors=True)
+                    else:
+                        folder, m = run_real_grid(work, 2)
+                        real = {k: m[k] for k in ("wall", "cpu", "peak_mb", "peak_tree_mb")}
+                        record.write_text(json.dumps(real))
+                    plan = _plan(size)
+                elif args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script
                     plan = _plan(size)
                     shutil.rmtree(folder / "report", ignore_errors=True)
                 else:
@@ -375,8 +459,13 @@ def main() -> None:
                     plan = build(folder, size, maker)
                 built = time.perf_counter() - t0
                 grid_seconds = compute_seconds(folder)
-                print(f"\n{size} runs ({side}: {checkout}): folder written through the store in {built:.0f} s; "
-                      f"the runs' own compute: {grid_seconds:.0f} s")
+                if real:
+                    print(f"\n{size} runs ({side}: {checkout}): the real grid, clad run --jobs 2: wall {real['wall']:.0f} s, "
+                          f"CPU {real['cpu']:.0f} s (its processes together); the runs' own recorded seconds: "
+                          f"{grid_seconds:.0f} s; {_count_runs(folder):,} runs")
+                else:
+                    print(f"\n{size} runs ({side}: {checkout}): folder written through the store in {built:.0f} s; "
+                          f"the runs' own compute: {grid_seconds:.0f} s")
                 out = folder / "report"
                 for when in ("cold", "after +10 runs"):
                     if when != "cold":
@@ -389,13 +478,18 @@ def main() -> None:
                     if drawn is None:
                         drawn = len(list((out / "figures").glob("*.png")))
                     b = {} if args.no_browser else browser_measure(out)
-                    row = {"size": size, "side": side, "when": when, **m, "drawn": drawn, **b,
-                           "share": m["cpu"] / grid_seconds}
+                    row = {"size": size, "side": side + ("/real" if real else ""), "when": when, **m, "drawn": drawn,
+                           **b, "share": m["cpu"] / grid_seconds}
                     rows.append(row)
                     print(f"  {when:15s} wall {m['wall']:7.1f} s, cpu {m['cpu']:7.1f} s "
                           f"({1000 * m['wall'] / size:.1f} s wall per 1,000 runs; {100 * row['share']:.1f} % of the "
-                          f"grid's compute), peak {m['peak_mb']:.0f} MB (process tree {m['peak_tree_mb']:.0f} MB), "
+                          f"grid's compute), peak {m['peak_mb']:.0f} MB (process tree {m['peak_tree_mb']:.0f} MB; its "
+                          f"processes' own peaks summed {m['peak_each_mb']:.0f} MB), "
                           f"{drawn} figures drawn (load {load_now()})")
+                    if real:
+                        row["share_real"] = m["cpu"] / real["cpu"]
+                        print(f"  {'':15s} report CPU / clad run CPU: {100 * row['share_real']:.1f} % "
+                              f"(report wall / clad run wall: {100 * m['wall'] / real['wall']:.1f} %)")
                     if b:
                         print(f"  {'':15s} first page {b['height']:,} px, {b['bytes'] / 1e6:.2f} MB; tallest "
                               f"drill-down {b['drill_height']:,} px ({b['drill_page']})")
@@ -405,11 +499,14 @@ def main() -> None:
                         print(f"  {'':15s} figures drawn on the second report: {drawn}")
                 if not args.keep:
                     shutil.rmtree(folder, ignore_errors=True)
-        print("\nsize    side      when             wall s  s/1,000 runs  cpu s  %grid  peak MB  tree MB  drawn  "
+        print("\n%grid: report CPU seconds / the runs' own recorded seconds; %run: report CPU seconds / CPU seconds of "
+              "clad run (--real-grid only)")
+        print("size    side        when             wall s  s/1,000 runs  cpu s  %grid   %run  peak MB  tree MB  drawn  "
               "page px  page MB  drill px")
         for r in rows:
-            print(f"{r['size']:6d}  {r['side']:8s}  {r['when']:15s} {r['wall']:7.1f}  {1000 * r['wall'] / r['size']:12.1f}  "
-                  f"{r['cpu']:5.0f}  {100 * r['share']:5.1f}  {r['peak_mb']:7.0f}  {r['peak_tree_mb']:7.0f}  "
+            run = f"{100 * r['share_real']:5.1f}" if "share_real" in r else "    -"
+            print(f"{r['size']:6d}  {r['side']:10s}  {r['when']:15s} {r['wall']:7.1f}  {1000 * r['wall'] / r['size']:12.1f}  "
+                  f"{r['cpu']:5.0f}  {100 * r['share']:5.1f}  {run}  {r['peak_mb']:7.0f}  {r['peak_tree_mb']:7.0f}  "
                   f"{r['drawn']:5d}  {r.get('height', 0):7,}  {r.get('bytes', 0) / 1e6:7.2f}  "
                   f"{r.get('drill_height', 0):8,}")
     finally:
