@@ -152,10 +152,15 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                     tips.append([""] * len(ROW_KEYS) + [
                         "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
                         "flagging every row), through the same metric"] * len(used))
-            records = sub.to_dict("index")  # one look-up per row, not one per cell
-            marked = status.loc[sub.index, used].to_dict("index") if used else {i: {} for i in sub.index}
-            for idx in sub.index:
-                at, st = records[idx], marked[idx]
+            # the columns read, as lists of plain values: one look-up per row, not one per cell
+            names = [*ROW_KEYS, *(c for c in ("runs", "computations") if c in sub.columns),
+                     *(f"{m}_{k}" for m in used for k in ("mean", "std", "n", "ci_low", "ci_high", "values")
+                       if f"{m}_{k}" in sub.columns)]
+            columns = {c: sub[c].tolist() for c in names}
+            marked = {m: status.loc[sub.index, m].tolist() for m in used}
+            for pos in range(len(sub)):
+                at = {c: v[pos] for c, v in columns.items()}
+                st = {m: v[pos] for m, v in marked.items()}
                 rows.append([str(at[k]) for k in ROW_KEYS]
                             + [cell_text(at[f"{m}_mean"], at[f"{m}_std"]) for m in used])
                 marks.append([""] * len(ROW_KEYS) + [st[m] for m in used])
