@@ -321,6 +321,18 @@ def _tree(pid: int, cpu_seen: dict, hwm_seen: dict) -> int:
     return total
 
 
+def _become_subreaper() -> bool:
+    """Make this process the reaper of its descendants (Linux ``PR_SET_CHILD_SUBREAPER``): a forkserver
+    and its workers, orphaned when the process that started them ends, are reaped here, so that
+    ``RUSAGE_CHILDREN`` counts the CPU seconds of the whole tree. False where it cannot."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # 36: PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
 def time_report(checkout: Path, folder: Path, out: Path, jobs: int | None) -> dict:
     """One ``clad report`` in a fresh process (:func:`measure`)."""
     cmd = [sys.executable, "-m", "clad.cli", "report", str(folder), "--out", str(out)]
@@ -331,11 +343,15 @@ def time_report(checkout: Path, folder: Path, out: Path, jobs: int | None) -> di
 
 def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
     """Run ``cmd`` (clad from ``checkout``) in a fresh process: wall, CPU seconds of the process
-    tree, peak resident memory of the process (its VmHWM, read every 0.05 s: a peak, however short,
+    tree (every process reaped here, :func:`_become_subreaper`), peak resident memory of the process (its VmHWM, read every 0.05 s: a peak, however short,
     stays in it), and of the process tree (the sum over the process and its workers, sampled; and the
     sum of each one's own peak, an upper bound). Not the ``ru_maxrss`` of ``wait4``: a child started by
     ``vfork``, as :mod:`subprocess` starts it, records the peak of this (benchmark) process as its own."""
+    import resource
+
     env = {**os.environ, "PYTHONPATH": str(checkout)}
+    subreaper = _become_subreaper()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out_file, err_file = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # a pipe could fill and block it
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out_file, stderr=err_file)
@@ -361,9 +377,18 @@ def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
     sampler.join()
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd[2:4])} failed ({proc.returncode}):\n{stderr[-3000:]}")
-    # the workers of a forkserver are not the report process's children: their seconds are summed from
-    # the samples (each process's CPU when last seen, at most 0.05 s before it ended)
-    cpu = max(usage.ru_utime + usage.ru_stime, sum(cpu_seen.values()))
+    if subreaper:  # every process of the tree comes back to this one when its parent ends: reap them all
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    time.sleep(0.05)
+            except ChildProcessError:
+                break
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    else:  # the workers of a forkserver are not the process's children: their seconds summed from the samples
+        cpu = max(usage.ru_utime + usage.ru_stime, sum(cpu_seen.values()))
     return {"wall": wall, "cpu": cpu, "peak_mb": hwm_seen.get(proc.pid, 0) / 2**20,
             "peak_tree_mb": peak_tree[0] / 2**20, "peak_each_mb": sum(hwm_seen.values()) / 2**20,
             "stdout": stdout, "stderr": stderr}
@@ -421,8 +446,8 @@ def main() -> None:
     p.add_argument("--reuse", action="store_true",
                    help="with --keep: use a folder this script built there before")
     p.add_argument("--real-grid", action="store_true",
-                   help="1,440 runs: run the grid for real (clad run --jobs 2, a few minutes) instead of writing random R, "
-                        "and compare the report with what clad run cost")
+                   help="also the 1,440-run grid run for real (clad run --jobs 2, a few minutes; kept with --keep and "
+                        "reused with --reuse), its report compared with what clad run cost")
     args = p.parse_args()
     print(describe())
     work = Path(args.keep or tempfile.mkdtemp(prefix="clad-report-scale-"))
@@ -435,70 +460,74 @@ def main() -> None:
         maker = _Maker(_run_slice(work))
         print(f"real slice run in {time.perf_counter() - t0:.1f} s: {len(maker.templates)} template runs")
         rows = []
-        for size in args.sizes:
-            for side, (checkout, jobs) in sides.items():
-                folder = work / f"runs-{size}-{side}"
-                t0 = time.perf_counter()
-                real = None  # what clad run cost, for a grid run for real
-                if args.real_grid and size == 1440:
-                    folder = work / "runs-1440-real"
-                    record = work / "runs-1440-real.json"
-                    if args.reuse and record.is_file() and (folder / "results.sqlite").is_file():
-                        real = json.loads(record.read_text())
-                        shutil.rmtree(folder / "report", ignore_errors=True)
-                    else:
-                        folder, m = run_real_grid(work, 2)
-                        real = {k: m[k] for k in ("wall", "cpu", "peak_mb", "peak_tree_mb")}
-                        record.write_text(json.dumps(real))
-                    plan = _plan(size)
-                elif args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script
-                    plan = _plan(size)
+        # (size, side, real): the folders of random R, then (--real-grid) the grid run for real
+        cases = [(size, side, False) for size in args.sizes for side in sides]
+        if args.real_grid:
+            cases += [(1440, side, True) for side in sides]
+        for size, side, for_real in cases:
+            checkout, jobs = sides[side]
+            folder = work / f"runs-{size}-{side}"
+            t0 = time.perf_counter()
+            real = None  # what clad run cost, for a grid run for real
+            if for_real:
+                folder = work / "runs-1440-real"
+                record = work / "runs-1440-real.json"
+                if args.reuse and record.is_file() and (folder / "results.sqlite").is_file():
+                    real = json.loads(record.read_text())
                     shutil.rmtree(folder / "report", ignore_errors=True)
                 else:
-                    shutil.rmtree(folder, ignore_errors=True)
-                    plan = build(folder, size, maker)
-                built = time.perf_counter() - t0
-                grid_seconds = compute_seconds(folder)
+                    folder, m = run_real_grid(work, 2)
+                    real = {k: m[k] for k in ("wall", "cpu", "peak_mb", "peak_tree_mb")}
+                    record.write_text(json.dumps(real))
+                plan = _plan(size)
+            elif args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script
+                plan = _plan(size)
+                shutil.rmtree(folder / "report", ignore_errors=True)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+                plan = build(folder, size, maker)
+            built = time.perf_counter() - t0
+            grid_seconds = compute_seconds(folder)
+            if real:
+                print(f"\n{size} runs ({side}: {checkout}): the real grid, clad run --jobs 2: wall {real['wall']:.0f} s, "
+                      f"CPU {real['cpu']:.0f} s (its processes together); the runs' own recorded seconds: "
+                      f"{grid_seconds:.0f} s; {_count_runs(folder):,} runs")
+            else:
+                print(f"\n{size} runs ({side}: {checkout}): folder written through the store in {built:.0f} s; "
+                      f"the runs' own compute: {grid_seconds:.0f} s")
+            out = folder / "report"
+            for when in ("cold", "after +10 runs"):
+                if when != "cold":
+                    seeds = add_runs(folder, maker, plan)
+                    print(f"  {'':15s} added {len(seeds)} new runs ({plan['dataset']}[order={plan['order']}] / "
+                          f"{plan['scenario']} / {' / '.join(plan['configs'][0])}, seeds {seeds[0]}-{seeds[-1]}): "
+                          f"{_count_runs(folder):,} runs now")
+                m = time_report(checkout, folder, out, jobs)
+                drawn = figures_drawn(out, m["stdout"])
+                if drawn is None:
+                    drawn = len(list((out / "figures").glob("*.png")))
+                b = {} if args.no_browser else browser_measure(out)
+                row = {"size": size, "side": side + ("/real" if real else ""), "when": when, **m, "drawn": drawn,
+                       **b, "share": m["cpu"] / grid_seconds}
+                rows.append(row)
+                print(f"  {when:15s} wall {m['wall']:7.1f} s, cpu {m['cpu']:7.1f} s "
+                      f"({1000 * m['wall'] / size:.1f} s wall per 1,000 runs; {100 * row['share']:.1f} % of the "
+                      f"grid's compute), peak {m['peak_mb']:.0f} MB (process tree {m['peak_tree_mb']:.0f} MB; its "
+                      f"processes' own peaks summed {m['peak_each_mb']:.0f} MB), "
+                      f"{drawn} figures drawn (load {load_now()})")
                 if real:
-                    print(f"\n{size} runs ({side}: {checkout}): the real grid, clad run --jobs 2: wall {real['wall']:.0f} s, "
-                          f"CPU {real['cpu']:.0f} s (its processes together); the runs' own recorded seconds: "
-                          f"{grid_seconds:.0f} s; {_count_runs(folder):,} runs")
-                else:
-                    print(f"\n{size} runs ({side}: {checkout}): folder written through the store in {built:.0f} s; "
-                          f"the runs' own compute: {grid_seconds:.0f} s")
-                out = folder / "report"
-                for when in ("cold", "after +10 runs"):
-                    if when != "cold":
-                        seeds = add_runs(folder, maker, plan)
-                        print(f"  {'':15s} added {len(seeds)} new runs ({plan['dataset']}[order={plan['order']}] / "
-                              f"{plan['scenario']} / {' / '.join(plan['configs'][0])}, seeds {seeds[0]}-{seeds[-1]}): "
-                              f"{_count_runs(folder):,} runs now")
-                    m = time_report(checkout, folder, out, jobs)
-                    drawn = figures_drawn(out, m["stdout"])
-                    if drawn is None:
-                        drawn = len(list((out / "figures").glob("*.png")))
-                    b = {} if args.no_browser else browser_measure(out)
-                    row = {"size": size, "side": side + ("/real" if real else ""), "when": when, **m, "drawn": drawn,
-                           **b, "share": m["cpu"] / grid_seconds}
-                    rows.append(row)
-                    print(f"  {when:15s} wall {m['wall']:7.1f} s, cpu {m['cpu']:7.1f} s "
-                          f"({1000 * m['wall'] / size:.1f} s wall per 1,000 runs; {100 * row['share']:.1f} % of the "
-                          f"grid's compute), peak {m['peak_mb']:.0f} MB (process tree {m['peak_tree_mb']:.0f} MB; its "
-                          f"processes' own peaks summed {m['peak_each_mb']:.0f} MB), "
-                          f"{drawn} figures drawn (load {load_now()})")
-                    if real:
-                        row["share_real"] = m["cpu"] / real["cpu"]
-                        print(f"  {'':15s} report CPU / clad run CPU: {100 * row['share_real']:.1f} % "
-                              f"(report wall / clad run wall: {100 * m['wall'] / real['wall']:.1f} %)")
-                    if b:
-                        print(f"  {'':15s} first page {b['height']:,} px, {b['bytes'] / 1e6:.2f} MB; tallest "
-                              f"drill-down {b['drill_height']:,} px ({b['drill_page']})")
-                    last = m["stdout"].strip().splitlines()[-1:] or [""]
-                    print(f"  {'':15s} console: {last[0][:200]}")
-                    if when != "cold":
-                        print(f"  {'':15s} figures drawn on the second report: {drawn}")
-                if not args.keep:
-                    shutil.rmtree(folder, ignore_errors=True)
+                    row["share_real"] = m["cpu"] / real["cpu"]
+                    print(f"  {'':15s} report CPU / clad run CPU: {100 * row['share_real']:.1f} % "
+                          f"(report wall / clad run wall: {100 * m['wall'] / real['wall']:.1f} %)")
+                if b:
+                    print(f"  {'':15s} first page {b['height']:,} px, {b['bytes'] / 1e6:.2f} MB; tallest "
+                          f"drill-down {b['drill_height']:,} px ({b['drill_page']})")
+                last = m["stdout"].strip().splitlines()[-1:] or [""]
+                print(f"  {'':15s} console: {last[0][:200]}")
+                if when != "cold":
+                    print(f"  {'':15s} figures drawn on the second report: {drawn}")
+            if not args.keep:
+                shutil.rmtree(folder, ignore_errors=True)
         print("\n%grid: report CPU seconds / the runs' own recorded seconds; %run: report CPU seconds / CPU seconds of "
               "clad run (--real-grid only)")
         print("size    side        when             wall s  s/1,000 runs  cpu s  %grid   %run  peak MB  tree MB  drawn  "

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import dataclasses
 import json
@@ -57,7 +58,8 @@ class Scalars(Mapping):
 def _slim(r: RunResult, shared: dict) -> RunResult:
     """``r`` with only what a report reads: the scalar metrics (every metric when the run has
     anytime or prequential curves, which read theirs), the dataset's part of the configuration;
-    equal configurations and versions held once (``shared``), the input fingerprints dropped."""
+    equal configurations, versions and labels held once (``shared``), the input fingerprints and the
+    rows learned per step (no page shows them) dropped."""
     def once(value):
         key = json.dumps(value, sort_keys=True, default=str)
         return shared.setdefault(key, value)
@@ -69,7 +71,10 @@ def _slim(r: RunResult, shared: dict) -> RunResult:
     config = once({k: v for k, v in r.config.items()
                    if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")})
     chance = r.chance if r.chance is None else once(r.chance)
-    return dataclasses.replace(r, metrics=metrics, config=config, versions=once(dict(r.versions)), inputs={},
+    labels = {k: sys.intern(v) for k in ("status", "dataset", "scenario", "strategy", "detector")
+              if isinstance(v := getattr(r, k), str)}
+    return dataclasses.replace(r, **labels, metrics=metrics, config=config, versions=once(dict(r.versions)), inputs={},
+                               learned_rows=None,
                                chance=chance, concepts=once(tuple(r.concepts)), test_concepts=once(tuple(r.test_concepts)),
                                memory_rows=once(tuple(r.memory_rows)))
 
