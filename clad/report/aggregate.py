@@ -30,8 +30,8 @@ from ..errors import DataError
 from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
                        scalar_names)
 from ..metrics.base import base_metric_bounds as base_bounds
-from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, describe_each, distinct_runs, group_runs, interval,
-                       mean_std, stats_at)
+from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, describe_each, distinct_runs, group_runs,
+                       intervals, mean_std, stats_at)
 from .cost import COST, cost_columns
 
 __all__ = ["HeatmapData", "heatmap_data", "heatmaps", "learning_curves", "forgetting_per_concept", "forgetting_table",
@@ -283,18 +283,19 @@ def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.n
     chance = np.nanmean(np.stack(levels), axis=0) if levels else None
     if chance is None:
         return None, None
+    n_rows, n_cols = stack.shape[1:]
+    cells = stack.reshape(stack.shape[0], -1)  # seeds x cells, each cell's values a column
+    low, high = intervals(cells, np.full(cells.shape[1], -np.inf), np.full(cells.shape[1], np.inf))  # all at once
     at = np.zeros(stack.shape[1:], dtype=bool)
-    for i in range(stack.shape[1]):
-        for j in range(stack.shape[2]):
+    for i in range(n_rows):
+        for j in range(n_cols):
             v = stack[:, i, j]
             v = v[~np.isnan(v)]
             if not v.size or np.isnan(chance[j]):
                 continue
-            if v.size >= MIN_INTERVAL_N:
-                low, high = interval(v)
-            else:
-                low, high = float(v.min()), float(v.max())
-            at[i, j] = low - CHANCE_TOLERANCE <= chance[j] <= high + CHANCE_TOLERANCE
+            lo, hi = ((float(low[i * n_cols + j]), float(high[i * n_cols + j])) if v.size >= MIN_INTERVAL_N
+                      else (float(v.min()), float(v.max())))
+            at[i, j] = lo - CHANCE_TOLERANCE <= chance[j] <= hi + CHANCE_TOLERANCE
     return chance, at
 
 
