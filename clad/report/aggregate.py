@@ -472,6 +472,16 @@ def scalar_value(r: RunResult, base_metric: str, name: str) -> float:
     return float("nan") if v is None else float(v)
 
 
+def _scalar_values(r: RunResult, base_metric: str, names: Sequence[str]) -> list[float]:
+    """:func:`scalar_value` of each of ``names``; a run read for a report holds its values in one
+    array (:class:`clad.report.load.Scalars`, its ``take``), read at once, and only a value it lacks
+    goes through :func:`scalar_value` (computed from R where the metric needs nothing else)."""
+    take = getattr(r.metrics.get(base_metric), "take", None)
+    if take is None:
+        return [scalar_value(r, base_metric, name) for name in names]
+    return [float(v) if v == v else scalar_value(r, base_metric, name) for v, name in zip(take(names), names)]
+
+
 LEADERBOARD_KEYS = ("dataset", "base_metric", "scenario", "detector", "strategy")
 
 
@@ -515,8 +525,8 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
             for k, v in zip(cols, (dataset, bm, scenario, detector, strategy, len(runs), len(independent))):
                 data[k].append(v)
             # one row of values over the distinct computations per metric, described at once
-            values = np.array([[scalar_value(r, bm, name) for r in independent] for name in metrics],
-                              dtype=np.float64).reshape(len(metrics), len(independent))
+            values = np.array([_scalar_values(r, bm, metrics) for r in independent],
+                              dtype=np.float64).reshape(len(independent), len(metrics)).T
             d = describe_each(values, *bounds[bm])
             for i, name in enumerate(metrics):
                 for k in STATS:

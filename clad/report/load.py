@@ -54,6 +54,18 @@ class Scalars(Mapping):
     def __len__(self) -> int:
         return len(self._names)
 
+    def take(self, names) -> np.ndarray:
+        """The values of ``names`` as one array: NaN for a name not held, or held as None.
+
+        >>> Scalars.of({"a": 0.5, "b": None}, {}).take(["b", "a", "c"]).tolist()
+        [nan, 0.5, nan]
+        """
+        idx = np.array([self._names.get(n, -1) for n in names], dtype=np.intp)
+        out = np.full(len(idx), np.nan)
+        held = idx >= 0
+        out[held] = self._values[idx[held]]
+        return out
+
 
 def _slim(r: RunResult, shared: dict) -> RunResult:
     """``r`` with only what a report reads: the scalar metrics (every metric when the run has
