@@ -1,7 +1,7 @@
 """``clad report`` at the size of a paper's grid: 1,440 and 20,000 runs.
 
-    nice -n 10 python benchmarks/report_scale.py [--sizes 1440 20000] [--jobs 2] [--keep DIR]
-                                                [--baseline CHECKOUT] [--no-browser]
+    nice -n 10 python benchmarks/report_scale.py [--sizes 1440 20000] [--jobs 2] [--keep DIR] [--reuse]
+                                                [--real-grid] [--baseline CHECKOUT] [--no-browser]
 
 **What the results folders hold.** Runs are *not* computed: a real slice of the grid (one synthetic
 dataset, two scenarios, the strategies and detectors below, two seeds: a few seconds) is run with
@@ -24,14 +24,22 @@ The grids (blocks = dataset x order, as ``orders`` labels them):
 
 For each size: ``clad report`` cold (an empty report folder) and again after 10 runs were added (ten
 more seeds of one configuration on one block and scenario, seeds the folder does not hold yet: ten
-runs new to it), each in a fresh process; wall and CPU seconds, seconds
-per 1,000 runs, the peak resident memory of the report process (its VmHWM), of the process tree
-(the sum over the process and its workers sampled every 0.05 s beside it; it counts the libraries
-they share once per process) and the sum of each process's own peak, the number of figures drawn, the share of the
-grid's own compute seconds (the sum of the runs' recorded seconds), and, in headless Chromium at
-1,400 px wide, the first page's height and size (the HTML and the files it loads before any image)
-and the tallest drill-down page. ``--baseline CHECKOUT`` times another checkout's clad on the same
-folders (for a before/after table); its report is one page, so the drill-down column stays empty.
+runs new to it), each in a fresh process; wall and CPU seconds (of the whole process tree: the
+report process, its forkserver and drawing workers, reaped here), seconds per 1,000 runs, the peak
+resident memory of the report process (its VmHWM), of the process tree (the sum over the process
+and its workers sampled every 0.05 s beside it; it counts the libraries they share once per
+process) and the sum of each process's own peak, the number of figures drawn, the share of the
+grid's own compute seconds (``%grid``: report CPU seconds over the sum of the runs' recorded
+seconds, which for these folders are the template runs' seconds, copied), and, in headless
+Chromium at 1,400 px wide, the first page's height and size (the HTML and the files it loads before
+any image) and the tallest drill-down page. ``--baseline CHECKOUT`` times another checkout's clad on
+the same folders (for a before/after table); its report is one page, so the drill-down column
+stays empty.
+
+``--real-grid`` also runs the 1,440-run grid for real (:data:`REAL_SPEC`, ``clad run --jobs 2``,
+measured as a report is) and times the report of its folder: ``%run`` is the report's CPU seconds
+over ``clad run``'s (every process of both trees), the cost a user compares; ``%grid`` there is over
+the runs' recorded seconds (wall seconds inside each run, which a loaded machine stretches).
 """
 
 from __future__ import annotations
