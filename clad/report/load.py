@@ -86,9 +86,34 @@ def _slim(r: RunResult, shared: dict) -> RunResult:
     labels = {k: sys.intern(v) for k in ("status", "dataset", "scenario", "strategy", "detector")
               if isinstance(v := getattr(r, k), str)}
     return dataclasses.replace(r, **labels, metrics=metrics, config=config, versions=once(dict(r.versions)), inputs={},
-                               learned_rows=None,
+                               learned_rows=None, timings=_slim_timings(r), threshold=_slim_threshold(r.threshold, once),
                                chance=chance, concepts=once(tuple(r.concepts)), test_concepts=once(tuple(r.test_concepts)),
                                memory_rows=once(tuple(r.memory_rows)))
+
+
+def _slim_timings(r: RunResult):
+    """A run's timings with the seconds of each step (``fit``, ``score``) reduced to their mean, the
+    one number a report shows of them (:data:`clad.report.cost.COST`: the mean of one value is that
+    value, so every table and figure is unchanged); ``total`` and ``work`` kept."""
+    from .cost import cost_value
+
+    timings = r.timings
+    if not isinstance(timings, dict) or not any(isinstance(timings.get(k), (list, tuple)) for k in ("fit", "score")):
+        return timings
+    out = dict(timings)
+    for key, cost in (("fit", "fit_seconds"), ("score", "score_seconds")):
+        if isinstance(timings.get(key), (list, tuple)):
+            mean = cost_value(r, cost)
+            out[key] = [mean] if mean == mean else []
+    return out
+
+
+def _slim_threshold(threshold, once):
+    """A run's threshold record with what a report reads of it (:mod:`clad.report.thresholds`: the
+    policy, held once, and the realised false-positive rates); the thresholds themselves dropped."""
+    if not isinstance(threshold, dict):
+        return threshold
+    return {k: once(v) if k == "policy" else v for k, v in threshold.items() if k in ("policy", "realised_fpr")}
 
 
 def report_runs(directory: str | os.PathLike) -> list[RunResult]:
