@@ -511,7 +511,10 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
     for name in metrics:
         get_metric(name)  # an unknown name is a clear error
     cols = list(LEADERBOARD_KEYS) + ["runs", "computations"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*STATS, "values")]
-    data: dict[str, list] = {c: [] for c in cols}  # column by column: a row of dicts per row costs ten times the memory
+    # column by column, the metrics' statistics as one array per row (a dict per row, or a Python
+    # float per cell, costs several times the memory at a paper's grid, and leaves it fragmented)
+    data: dict[str, list] = {c: [] for c in cols}
+    stats: dict[str, list] = {k: [] for k in STATS}  # per row, one array over the metrics
     bounds: dict[str, tuple] = {}
     for (dataset, scenario, strategy, detector), runs in group_runs(results).items():
         base = base_order((m for r in runs for m in (r.metrics or r.R)),
@@ -528,15 +531,22 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
             values = np.array([_scalar_values(r, bm, metrics) for r in independent],
                               dtype=np.float64).reshape(len(independent), len(metrics)).T
             d = describe_each(values, *bounds[bm])
+            for k in STATS:
+                stats[k].append(d[k])
             for i, name in enumerate(metrics):
-                for k in STATS:
-                    data[f"{name}_{k}"].append(int(d[k][i]) if k == "n" else float(d[k][i]))
                 data[f"{name}_values"].append(values_text(values[i]))
             for name in COST:
                 for k in STATS:
                     data[f"{name}_{k}"].append(cost[f"{name}_{k}"])
                 data[f"{name}_values"].append(np.nan)
-    return pd.DataFrame(data, columns=cols)
+    if not data["dataset"]:
+        return pd.DataFrame([], columns=cols)
+    columns: dict = dict(data)
+    for k in STATS:
+        table = np.vstack(stats[k]).astype(np.int64 if k == "n" else np.float64)
+        for i, name in enumerate(metrics):
+            columns[f"{name}_{k}"] = table[:, i]
+    return pd.DataFrame(columns, columns=cols)
 
 
 def values_text(values) -> str:
