@@ -86,12 +86,12 @@ def _slim(r: RunResult, shared: dict) -> RunResult:
     labels = {k: sys.intern(v) for k in ("status", "dataset", "scenario", "strategy", "detector")
               if isinstance(v := getattr(r, k), str)}
     return dataclasses.replace(r, **labels, metrics=metrics, config=config, versions=once(dict(r.versions)), inputs={},
-                               learned_rows=None, timings=_slim_timings(r), threshold=_slim_threshold(r.threshold, once),
+                               learned_rows=None, timings=_slim_timings(r, once), threshold=_slim_threshold(r.threshold, once),
                                chance=chance, concepts=once(tuple(r.concepts)), test_concepts=once(tuple(r.test_concepts)),
                                memory_rows=once(tuple(r.memory_rows)))
 
 
-def _slim_timings(r: RunResult):
+def _slim_timings(r: RunResult, once):
     """A run's timings with the seconds of each step (``fit``, ``score``) reduced to their mean, the
     one number a report shows of them (:data:`clad.report.cost.COST`: the mean of one value is that
     value, so every table and figure is unchanged); ``total`` and ``work`` kept."""
@@ -101,6 +101,8 @@ def _slim_timings(r: RunResult):
     if not isinstance(timings, dict) or not any(isinstance(timings.get(k), (list, tuple)) for k in ("fit", "score")):
         return timings
     out = dict(timings)
+    if isinstance(timings.get("work"), dict):
+        out["work"] = once(timings["work"])  # runs that did the same work hold one record of it
     for key, cost in (("fit", "fit_seconds"), ("score", "score_seconds")):
         if isinstance(timings.get(key), (list, tuple)):
             mean = cost_value(r, cost)
@@ -113,7 +115,26 @@ def _slim_threshold(threshold, once):
     policy, held once, and the realised false-positive rates); the thresholds themselves dropped."""
     if not isinstance(threshold, dict):
         return threshold
-    return {k: once(v) if k == "policy" else v for k, v in threshold.items() if k in ("policy", "realised_fpr")}
+    out = {}
+    for k, v in threshold.items():
+        if k == "policy":
+            out[k] = once(v)
+        elif k == "realised_fpr":  # one array, not a list of lists of floats (a fifth of the memory)
+            out[k] = _frozen(v)
+    return out
+
+
+def _frozen(rows):
+    """``rows`` (a list of lists of numbers, None for no value) as a read-only float array, or as
+    they are when they are not a matrix."""
+    try:
+        a = np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=np.float64)
+    except (TypeError, ValueError):
+        return rows
+    if a.ndim != 2:
+        return rows
+    a.flags.writeable = False
+    return a
 
 
 def report_runs(directory: str | os.PathLike) -> list[RunResult]:
