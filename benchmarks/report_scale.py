@@ -39,7 +39,8 @@ stays empty.
 ``--real-grid`` also runs the 1,440-run grid for real (:data:`REAL_SPEC`, ``clad run --jobs 2``,
 measured as a report is) and times the report of its folder: ``%run`` is the report's CPU seconds
 over ``clad run``'s (every process of both trees), the cost a user compares; ``%grid`` there is over
-the runs' recorded seconds (wall seconds inside each run, which a loaded machine stretches).
+the runs' recorded seconds (wall seconds inside each run, which a loaded machine stretches). Its ten
+added runs are written as the other folders' are (random R around a template run, through the store).
 """
 
 from __future__ import annotations
