@@ -1,7 +1,7 @@
 """``clad report`` at the size of a paper's grid: 1,440 and 20,000 runs.
 
-    nice -n 10 python benchmarks/report_scale.py [--sizes 1440 20000] [--jobs 2] [--keep DIR]
-                                                [--baseline CHECKOUT] [--no-browser]
+    nice -n 10 python benchmarks/report_scale.py [--sizes 1440 20000] [--jobs 2] [--keep DIR] [--reuse]
+                                                [--real-grid] [--baseline CHECKOUT] [--no-browser]
 
 **What the results folders hold.** Runs are *not* computed: a real slice of the grid (one synthetic
 dataset, two scenarios, the strategies and detectors below, two seeds: a few seconds) is run with
@@ -23,14 +23,24 @@ The grids (blocks = dataset x order, as ``orders`` labels them):
 * 20,000 runs: 5 datasets x 5 orders x 2 scenarios x 8 strategies x 10 detectors x 5 seeds.
 
 For each size: ``clad report`` cold (an empty report folder) and again after 10 runs were added (ten
-more seeds of one configuration on one block and scenario), each in a fresh process; wall and CPU seconds, seconds
-per 1,000 runs, the peak resident memory of the report process (largest process; the sum over the
-process and its workers sampled every 0.1 s beside it; it counts the libraries they share once per
-process), the number of figures drawn, the share of the
-grid's own compute seconds (the sum of the runs' recorded seconds), and, in headless Chromium at
-1,400 px wide, the first page's height and size (the HTML and the files it loads before any image)
-and the tallest drill-down page. ``--baseline CHECKOUT`` times another checkout's clad on the same
-folders (for a before/after table); its report is one page, so the drill-down column stays empty.
+more seeds of one configuration on one block and scenario, seeds the folder does not hold yet: ten
+runs new to it), each in a fresh process; wall and CPU seconds (of the whole process tree: the
+report process, its forkserver and drawing workers, reaped here), seconds per 1,000 runs, the peak
+resident memory of the report process (its VmHWM), of the process tree (the sum over the process
+and its workers sampled every 0.05 s beside it; it counts the libraries they share once per
+process) and the sum of each process's own peak, the number of figures drawn, the share of the
+grid's own compute seconds (``%grid``: report CPU seconds over the sum of the runs' recorded
+seconds, which for these folders are the template runs' seconds, copied), and, in headless
+Chromium at 1,400 px wide, the first page's height and size (the HTML and the files it loads before
+any image) and the tallest drill-down page. ``--baseline CHECKOUT`` times another checkout's clad on
+the same folders (for a before/after table); its report is one page, so the drill-down column
+stays empty.
+
+``--real-grid`` also runs the 1,440-run grid for real (:data:`REAL_SPEC`, ``clad run --jobs 2``,
+measured as a report is) and times the report of its folder: ``%run`` is the report's CPU seconds
+over ``clad run``'s (every process of both trees), the cost a user compares; ``%grid`` there is over
+the runs' recorded seconds (wall seconds inside each run, which a loaded machine stretches). Its ten
+added runs are written as the other folders' are (random R around a template run, through the store).
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -103,6 +114,41 @@ def _run_slice(work: Path) -> list:
     return [r for r in load_results(work / "slice") if r.ok and r.seed == 1]  # seed 0 pays the imports
 
 
+#: the grid the report was first tried on, run for real (``--real-grid``): 1,440 runs
+REAL_SPEC = """\
+name = "report-scale-real-1440"
+base_metrics = ["roc_auc", "f1", "average_precision"]
+seeds = 10
+orders = ["given", "random"]
+strategies = [{strategies}]
+
+{datasets}
+[[scenarios]]
+name = "concept_incremental"
+
+[[scenarios]]
+name = "concept_agnostic"
+batch_size = 100
+
+{detectors}
+"""
+
+
+def run_real_grid(work: Path, jobs: int) -> tuple[Path, dict]:
+    """The 1,440-run grid of :data:`REAL_SPEC` run by ``clad run --jobs JOBS`` (in a fresh process,
+    measured as a report is: wall, CPU seconds of the process tree, peak memory); its folder."""
+    spec = work / "real.toml"
+    datasets = "".join(f'[[datasets]]\nname = "synthetic"\nlabel = "synth{k}"\nn_concepts = 5\nn_train = 200\n'
+                       f'n_test = 150\nrandom_state = {k}\n\n' for k in range(3))
+    spec.write_text(REAL_SPEC.format(strategies=", ".join(f'"{s}"' for s in SLICE_STRATEGIES), datasets=datasets,
+                                     detectors="\n".join(f'[[detectors]]\nname = "{d}"\n' for d in SLICE_DETECTORS)))
+    folder = work / "runs-1440-real"
+    shutil.rmtree(folder, ignore_errors=True)
+    m = measure([sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(folder), "--quiet", "--jobs", str(jobs)],
+                HERE, work)
+    return folder, m
+
+
 def _spec_text(size: int, grid: dict) -> str:
     datasets = "\n".join(f'[[datasets]]\nname = "synthetic"\nlabel = "synth{k}"\nn_concepts = 5\n'
                          for k in range(grid["datasets"]))
@@ -166,10 +212,11 @@ class _Maker:
 def _plan(size: int) -> dict:
     """Ten more seeds of one configuration (naive + the first detector) on one block and scenario: a
     rerun with more seeds. (More seeds of only some of the equal strategies would make them differ,
-    and relabel their rows on every block.)"""
+    and relabel their rows on every block.) The seeds are chosen when the runs are added
+    (:func:`add_runs`): the ten after the highest the folder holds for that configuration."""
     grid = GRIDS[size]
     return {"dataset": "synth0", "order": grid["orders"][0], "scenario": SCENARIOS[0],
-            "configs": [("naive", grid["detectors"][0])], "seeds": range(grid["seeds"], grid["seeds"] + 10)}
+            "configs": [("naive", grid["detectors"][0])]}
 
 
 def build(folder: Path, size: int, maker: _Maker) -> dict:
@@ -201,25 +248,69 @@ def build(folder: Path, size: int, maker: _Maker) -> dict:
     return _plan(size)
 
 
-def add_runs(folder: Path, maker: _Maker, plan: dict) -> None:
-    """Ten more runs (:func:`_plan`)."""
+def _count_runs(folder: Path) -> int:
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{folder / 'results.sqlite'}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    finally:
+        con.close()
+
+
+def add_runs(folder: Path, maker: _Maker, plan: dict) -> list[int]:
+    """Ten new runs (:func:`_plan`): seeds after the highest one the folder holds for the
+    configuration, so each run is new to the folder (a folder reused with ``--reuse`` holds the
+    runs added last time); checked by counting the folder's runs. Returns the seeds added."""
+    import sqlite3
+
     from clad.results.store import ResultStore
 
+    label = f"{plan['dataset']}[order={plan['order']}]"
+    before = _count_runs(folder)
+    added = []
+    con = sqlite3.connect(f"file:{folder / 'results.sqlite'}?mode=ro", uri=True)
+    try:
+        highest = {c: con.execute("SELECT MAX(seed) FROM runs WHERE dataset = ? AND scenario = ? AND strategy = ? AND "
+                                  "detector = ?", (label, plan["scenario"], *c)).fetchone()[0] for c in plan["configs"]}
+    finally:
+        con.close()
     with ResultStore(folder) as store:
         for strategy, detector in plan["configs"]:
-            for seed in plan["seeds"]:
+            start = -1 if highest[(strategy, detector)] is None else highest[(strategy, detector)]
+            for seed in range(start + 1, start + 11):
                 same = "cumulative" if strategy in ("replay", "window") else None
                 store.write(maker.run(plan["dataset"], plan["order"], plan["scenario"], strategy, detector, seed, same))
+                added.append(seed)
+    after = _count_runs(folder)
+    if after != before + len(added):
+        raise SystemExit(f"adding {len(added)} runs took the folder from {before} to {after} runs: some existed already")
+    return added
 
 
 def compute_seconds(folder: Path) -> float:
-    from clad.results import load_results
+    """The sum of the runs' recorded seconds (read in a stream: this process stays small)."""
+    from clad.results.store import iter_results
 
-    return sum(float(r.timings.get("total") or 0.0) for r in load_results(folder) if r.ok and not r.shared_from)
+    return sum(float(r.timings.get("total") or 0.0) for r in iter_results(folder) if r.ok and not r.shared_from)
 
 
-def _tree_rss(pid: int, cpu_seen: dict) -> int:
-    """The resident memory of process ``pid`` and its descendants together; their CPU seconds noted."""
+def _hwm(pid: int) -> int:
+    """The peak resident memory (bytes) of process ``pid`` since it started its program (the
+    kernel's VmHWM: every spike counted, however short), 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(pid: int, cpu_seen: dict, hwm_seen: dict) -> int:
+    """The resident memory of process ``pid`` and its descendants together now; each one's CPU
+    seconds and peak resident memory (VmHWM) noted."""
     import psutil
 
     try:
@@ -233,41 +324,83 @@ def _tree_rss(pid: int, cpu_seen: dict) -> int:
             total += q.memory_info().rss
             t = q.cpu_times()
             cpu_seen[q.pid] = t.user + t.system
+            hwm_seen[q.pid] = max(hwm_seen.get(q.pid, 0), _hwm(q.pid))
         except psutil.Error:
             pass
     return total
 
 
+def _become_subreaper() -> bool:
+    """Make this process the reaper of its descendants (Linux ``PR_SET_CHILD_SUBREAPER``): a forkserver
+    and its workers, orphaned when the process that started them ends, are reaped here, so that
+    ``RUSAGE_CHILDREN`` counts the CPU seconds of the whole tree. False where it cannot."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # 36: PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
 def time_report(checkout: Path, folder: Path, out: Path, jobs: int | None) -> dict:
-    """One ``clad report`` in a fresh process: wall, CPU, peak RSS (largest process; process tree)."""
+    """One ``clad report`` in a fresh process (:func:`measure`)."""
     cmd = [sys.executable, "-m", "clad.cli", "report", str(folder), "--out", str(out)]
     if jobs:
         cmd += ["--jobs", str(jobs)]
+    return measure(cmd, checkout, folder.parent)
+
+
+def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
+    """Run ``cmd`` (clad from ``checkout``) in a fresh process: wall, CPU seconds of the process
+    tree (every process reaped here, :func:`_become_subreaper`), peak resident memory of the process (its VmHWM, read every 0.05 s: a peak, however short,
+    stays in it), and of the process tree (the sum over the process and its workers, sampled; and the
+    sum of each one's own peak, an upper bound). Not the ``ru_maxrss`` of ``wait4``: a child started by
+    ``vfork``, as :mod:`subprocess` starts it, records the peak of this (benchmark) process as its own."""
+    import resource
+
     env = {**os.environ, "PYTHONPATH": str(checkout)}
+    subreaper = _become_subreaper()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=folder.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out_file, err_file = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # a pipe could fill and block it
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out_file, stderr=err_file)
     peak_tree = [0]
     cpu_seen: dict[int, float] = {}  # per process of the tree, its CPU seconds when last seen
+    hwm_seen: dict[int, int] = {}  # per process of the tree, its peak resident memory when last seen
 
     def sample():
         while proc.poll() is None:
-            peak_tree[0] = max(peak_tree[0], _tree_rss(proc.pid, cpu_seen))
-            time.sleep(0.1)
+            peak_tree[0] = max(peak_tree[0], _tree(proc.pid, cpu_seen, hwm_seen))
+            time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    stdout, stderr = proc.stdout.read().decode(), proc.stderr.read().decode()
+    out_file.seek(0)
+    err_file.seek(0)
+    stdout, stderr = out_file.read().decode(), err_file.read().decode()
+    out_file.close()
+    err_file.close()
     sampler.join()
     if proc.returncode:
-        raise SystemExit(f"clad report failed ({proc.returncode}):\n{stderr[-3000:]}")
-    # the workers of a forkserver are not the report process's children: their seconds are summed from
-    # the samples (each process's CPU when last seen, at most 0.1 s before it ended)
-    cpu = max(usage.ru_utime + usage.ru_stime, sum(cpu_seen.values()))
-    return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024,
-            "peak_tree_mb": peak_tree[0] / 2**20, "stdout": stdout, "stderr": stderr}
+        raise SystemExit(f"{' '.join(cmd[2:4])} failed ({proc.returncode}):\n{stderr[-3000:]}")
+    if subreaper:  # every process of the tree comes back to this one when its parent ends: reap them all
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    time.sleep(0.05)
+            except ChildProcessError:
+                break
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    else:  # the workers of a forkserver are not the process's children: their seconds summed from the samples
+        cpu = max(usage.ru_utime + usage.ru_stime, sum(cpu_seen.values()))
+    return {"wall": wall, "cpu": cpu, "peak_mb": hwm_seen.get(proc.pid, 0) / 2**20,
+            "peak_tree_mb": peak_tree[0] / 2**20, "peak_each_mb": sum(hwm_seen.values()) / 2**20,
+            "stdout": stdout, "stderr": stderr}
 
 
 def figures_drawn(out: Path, stdout: str) -> int | None:
@@ -320,7 +453,10 @@ def main() -> None:
     p.add_argument("--keep", help="build the folders here and keep them (default: a temporary folder, removed)")
     p.add_argument("--no-browser", action="store_true", help="skip the Chromium measurements")
     p.add_argument("--reuse", action="store_true",
-                   help="with --keep: use a folder this script built there before (its 10 added runs not yet added)")
+                   help="with --keep: use a folder this script built there before")
+    p.add_argument("--real-grid", action="store_true",
+                   help="also the 1,440-run grid run for real (clad run --jobs 2, a few minutes; kept with --keep and "
+                        "reused with --reuse), its report compared with what clad run cost")
     args = p.parse_args()
     print(describe())
     work = Path(args.keep or tempfile.mkdtemp(prefix="clad-report-scale-"))
@@ -333,48 +469,82 @@ def main() -> None:
         maker = _Maker(_run_slice(work))
         print(f"real slice run in {time.perf_counter() - t0:.1f} s: {len(maker.templates)} template runs")
         rows = []
-        for size in args.sizes:
-            for side, (checkout, jobs) in sides.items():
-                folder = work / f"runs-{size}-{side}"
-                t0 = time.perf_counter()
-                if args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script, untouched
-                    plan = _plan(size)
+        # (size, side, real): the folders of random R, then (--real-grid) the grid run for real
+        cases = [(size, side, False) for size in args.sizes for side in sides]
+        if args.real_grid:
+            cases += [(1440, side, True) for side in sides]
+        for size, side, for_real in cases:
+            checkout, jobs = sides[side]
+            folder = work / f"runs-{size}-{side}"
+            t0 = time.perf_counter()
+            real = None  # what clad run cost, for a grid run for real
+            if for_real:
+                folder = work / "runs-1440-real"
+                record = work / "runs-1440-real.json"
+                if args.reuse and record.is_file() and (folder / "results.sqlite").is_file():
+                    real = json.loads(record.read_text())
                     shutil.rmtree(folder / "report", ignore_errors=True)
                 else:
-                    shutil.rmtree(folder, ignore_errors=True)
-                    plan = build(folder, size, maker)
-                built = time.perf_counter() - t0
-                grid_seconds = compute_seconds(folder)
+                    folder, m = run_real_grid(work, 2)
+                    real = {k: m[k] for k in ("wall", "cpu", "peak_mb", "peak_tree_mb")}
+                    record.write_text(json.dumps(real))
+                plan = _plan(size)
+            elif args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script
+                plan = _plan(size)
+                shutil.rmtree(folder / "report", ignore_errors=True)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+                plan = build(folder, size, maker)
+            built = time.perf_counter() - t0
+            grid_seconds = compute_seconds(folder)
+            if real:
+                print(f"\n{size} runs ({side}: {checkout}): the real grid, clad run --jobs 2: wall {real['wall']:.0f} s, "
+                      f"CPU {real['cpu']:.0f} s (its processes together); the runs' own recorded seconds: "
+                      f"{grid_seconds:.0f} s; {_count_runs(folder):,} runs")
+            else:
                 print(f"\n{size} runs ({side}: {checkout}): folder written through the store in {built:.0f} s; "
                       f"the runs' own compute: {grid_seconds:.0f} s")
-                out = folder / "report"
-                for when in ("cold", "after +10 runs"):
-                    if when != "cold":
-                        add_runs(folder, maker, plan)
-                    m = time_report(checkout, folder, out, jobs)
-                    drawn = figures_drawn(out, m["stdout"])
-                    if drawn is None:
-                        drawn = len(list((out / "figures").glob("*.png")))
-                    b = {} if args.no_browser else browser_measure(out)
-                    row = {"size": size, "side": side, "when": when, **m, "drawn": drawn, **b,
-                           "share": m["cpu"] / grid_seconds}
-                    rows.append(row)
-                    print(f"  {when:15s} wall {m['wall']:7.1f} s, cpu {m['cpu']:7.1f} s "
-                          f"({1000 * m['wall'] / size:.1f} s wall per 1,000 runs; {100 * row['share']:.1f} % of the "
-                          f"grid's compute), peak {m['peak_mb']:.0f} MB (process tree {m['peak_tree_mb']:.0f} MB), "
-                          f"{drawn} figures drawn (load {load_now()})")
-                    if b:
-                        print(f"  {'':15s} first page {b['height']:,} px, {b['bytes'] / 1e6:.2f} MB; tallest "
-                              f"drill-down {b['drill_height']:,} px ({b['drill_page']})")
-                    last = m["stdout"].strip().splitlines()[-1:] or [""]
-                    print(f"  {'':15s} console: {last[0][:200]}")
-                if not args.keep:
-                    shutil.rmtree(folder, ignore_errors=True)
-        print("\nsize    side      when             wall s  s/1,000 runs  cpu s  %grid  peak MB  tree MB  drawn  "
+            out = folder / "report"
+            for when in ("cold", "after +10 runs"):
+                if when != "cold":
+                    seeds = add_runs(folder, maker, plan)
+                    print(f"  {'':15s} added {len(seeds)} new runs ({plan['dataset']}[order={plan['order']}] / "
+                          f"{plan['scenario']} / {' / '.join(plan['configs'][0])}, seeds {seeds[0]}-{seeds[-1]}): "
+                          f"{_count_runs(folder):,} runs now")
+                m = time_report(checkout, folder, out, jobs)
+                drawn = figures_drawn(out, m["stdout"])
+                if drawn is None:
+                    drawn = len(list((out / "figures").glob("*.png")))
+                b = {} if args.no_browser else browser_measure(out)
+                row = {"size": size, "side": side + ("/real" if real else ""), "when": when, **m, "drawn": drawn,
+                       **b, "share": m["cpu"] / grid_seconds}
+                rows.append(row)
+                print(f"  {when:15s} wall {m['wall']:7.1f} s, cpu {m['cpu']:7.1f} s "
+                      f"({1000 * m['wall'] / size:.1f} s wall per 1,000 runs; {100 * row['share']:.1f} % of the "
+                      f"grid's compute), peak {m['peak_mb']:.0f} MB (process tree {m['peak_tree_mb']:.0f} MB; its "
+                      f"processes' own peaks summed {m['peak_each_mb']:.0f} MB), "
+                      f"{drawn} figures drawn (load {load_now()})")
+                if real:
+                    row["share_real"] = m["cpu"] / real["cpu"]
+                    print(f"  {'':15s} report CPU / clad run CPU: {100 * row['share_real']:.1f} % "
+                          f"(report wall / clad run wall: {100 * m['wall'] / real['wall']:.1f} %)")
+                if b:
+                    print(f"  {'':15s} first page {b['height']:,} px, {b['bytes'] / 1e6:.2f} MB; tallest "
+                          f"drill-down {b['drill_height']:,} px ({b['drill_page']})")
+                last = m["stdout"].strip().splitlines()[-1:] or [""]
+                print(f"  {'':15s} console: {last[0][:200]}")
+                if when != "cold":
+                    print(f"  {'':15s} figures drawn on the second report: {drawn}")
+            if not args.keep:
+                shutil.rmtree(folder, ignore_errors=True)
+        print("\n%grid: report CPU seconds / the runs' own recorded seconds; %run: report CPU seconds / CPU seconds of "
+              "clad run (--real-grid only)")
+        print("size    side        when             wall s  s/1,000 runs  cpu s  %grid   %run  peak MB  tree MB  drawn  "
               "page px  page MB  drill px")
         for r in rows:
-            print(f"{r['size']:6d}  {r['side']:8s}  {r['when']:15s} {r['wall']:7.1f}  {1000 * r['wall'] / r['size']:12.1f}  "
-                  f"{r['cpu']:5.0f}  {100 * r['share']:5.1f}  {r['peak_mb']:7.0f}  {r['peak_tree_mb']:7.0f}  "
+            run = f"{100 * r['share_real']:5.1f}" if "share_real" in r else "    -"
+            print(f"{r['size']:6d}  {r['side']:10s}  {r['when']:15s} {r['wall']:7.1f}  {1000 * r['wall'] / r['size']:12.1f}  "
+                  f"{r['cpu']:5.0f}  {100 * r['share']:5.1f}  {run}  {r['peak_mb']:7.0f}  {r['peak_tree_mb']:7.0f}  "
                   f"{r['drawn']:5d}  {r.get('height', 0):7,}  {r.get('bytes', 0) / 1e6:7.2f}  "
                   f"{r.get('drill_height', 0):8,}")
     finally:

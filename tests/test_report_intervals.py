@@ -123,3 +123,27 @@ def test_scores_below_chance_on_most_concepts_warn():
     R = {"average_precision": np.array([[0.05, 0.5], [0.2, 0.04]])}
     with pytest.warns(RunWarning, match="average_precision below chance on 2 of 2 concepts"):
         check_reversed(R, ["A", "B"], ["A", "B"], {"average_precision": [0.1, 0.1]})
+
+
+def test_intervals_of_many_columns_at_once_equal_each_column_alone_bit_for_bit():
+    """describe_each / intervals (every metric of a configuration at once, as the leaderboard
+    describes them) give the numbers of describe / interval column by column, to the last bit, on
+    random columns of 1 to 30 values with NaN and bounds that clip."""
+    from clad.report.describe import describe_each, interval, intervals
+
+    rng = np.random.default_rng(32)
+    compared = 0
+    for _ in range(150):
+        n, k = int(rng.integers(1, 31)), int(rng.integers(1, 12))
+        values = rng.normal(0.5, 0.3, (n, k)) * rng.choice([1.0, 1000.0])
+        values[rng.random((n, k)) < 0.2] = np.nan
+        lows, highs = rng.choice([0.0, -np.inf, 0.3], k), rng.choice([1.0, np.inf, 0.6], k)
+        low, high = intervals(values, lows, highs)
+        each = describe_each(values.T, lows, highs)
+        for c in range(k):
+            alone = describe(values[:, c][:, None], (lows[c], highs[c]))
+            assert np.array_equal([low[c], high[c]], interval(values[:, c], (lows[c], highs[c])), equal_nan=True)
+            for key in ("mean", "std", "n", "ci_low", "ci_high"):
+                assert np.array_equal(each[key][c], alone[key][0], equal_nan=True), (key, n, k, c)
+            compared += 1
+    assert compared > 500

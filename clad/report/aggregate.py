@@ -30,8 +30,8 @@ from ..errors import DataError
 from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
                        scalar_names)
 from ..metrics.base import base_metric_bounds as base_bounds
-from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, distinct_runs, group_runs, interval,
-                       mean_std, stats_at)
+from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, describe_each, distinct_runs, group_runs,
+                       intervals, mean_std, stats_at)
 from .cost import COST, cost_columns
 
 __all__ = ["HeatmapData", "heatmap_data", "heatmaps", "learning_curves", "forgetting_per_concept", "forgetting_table",
@@ -283,18 +283,19 @@ def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.n
     chance = np.nanmean(np.stack(levels), axis=0) if levels else None
     if chance is None:
         return None, None
+    n_rows, n_cols = stack.shape[1:]
+    cells = stack.reshape(stack.shape[0], -1)  # seeds x cells, each cell's values a column
+    low, high = intervals(cells, np.full(cells.shape[1], -np.inf), np.full(cells.shape[1], np.inf))  # all at once
     at = np.zeros(stack.shape[1:], dtype=bool)
-    for i in range(stack.shape[1]):
-        for j in range(stack.shape[2]):
+    for i in range(n_rows):
+        for j in range(n_cols):
             v = stack[:, i, j]
             v = v[~np.isnan(v)]
             if not v.size or np.isnan(chance[j]):
                 continue
-            if v.size >= MIN_INTERVAL_N:
-                low, high = interval(v)
-            else:
-                low, high = float(v.min()), float(v.max())
-            at[i, j] = low - CHANCE_TOLERANCE <= chance[j] <= high + CHANCE_TOLERANCE
+            lo, hi = ((float(low[i * n_cols + j]), float(high[i * n_cols + j])) if v.size >= MIN_INTERVAL_N
+                      else (float(v.min()), float(v.max())))
+            at[i, j] = lo - CHANCE_TOLERANCE <= chance[j] <= hi + CHANCE_TOLERANCE
     return chance, at
 
 
@@ -471,6 +472,16 @@ def scalar_value(r: RunResult, base_metric: str, name: str) -> float:
     return float("nan") if v is None else float(v)
 
 
+def _scalar_values(r: RunResult, base_metric: str, names: Sequence[str]) -> list[float]:
+    """:func:`scalar_value` of each of ``names``; a run read for a report holds its values in one
+    array (:class:`clad.report.load.Scalars`, its ``take``), read at once, and only a value it lacks
+    goes through :func:`scalar_value` (computed from R where the metric needs nothing else)."""
+    take = getattr(r.metrics.get(base_metric), "take", None)
+    if take is None:
+        return [scalar_value(r, base_metric, name) for name in names]
+    return [float(v) if v == v else scalar_value(r, base_metric, name) for v, name in zip(take(names), names)]
+
+
 LEADERBOARD_KEYS = ("dataset", "base_metric", "scenario", "detector", "strategy")
 
 
@@ -499,22 +510,43 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
     metrics = scalar_names() if metrics is None else list(metrics)
     for name in metrics:
         get_metric(name)  # an unknown name is a clear error
-    rows = []
+    cols = list(LEADERBOARD_KEYS) + ["runs", "computations"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*STATS, "values")]
+    # column by column, the metrics' statistics as one array per row (a dict per row, or a Python
+    # float per cell, costs several times the memory at a paper's grid, and leaves it fragmented)
+    data: dict[str, list] = {c: [] for c in cols}
+    stats: dict[str, list] = {k: [] for k in STATS}  # per row, one array over the metrics
+    bounds: dict[str, tuple] = {}
     for (dataset, scenario, strategy, detector), runs in group_runs(results).items():
         base = base_order((m for r in runs for m in (r.metrics or r.R)),
                           [*([headline] if headline else []), *spec_base_metrics(runs)])
         independent = distinct_runs(runs)
+        cost = cost_columns(runs)
         for bm in base:
-            row = {"dataset": dataset, "base_metric": bm, "scenario": scenario, "detector": detector,
-                   "strategy": strategy, "runs": len(runs), "computations": len(independent)}
-            for name in metrics:
-                r_values = [scalar_value(r, bm, name) for r in independent]
-                d = describe(np.array([[v] for v in r_values]), value_bounds(name, bm))
-                row.update({f"{name}_{k}": v for k, v in stats_at(d, 0).items()})
-                row[f"{name}_values"] = values_text(r_values)
-            rows.append({**row, **cost_columns(runs)})
-    cols = list(LEADERBOARD_KEYS) + ["runs", "computations"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*STATS, "values")]
-    return pd.DataFrame(rows, columns=cols)
+            if bm not in bounds:
+                pairs = [value_bounds(name, bm) for name in metrics]
+                bounds[bm] = ([p[0] for p in pairs], [p[1] for p in pairs])
+            for k, v in zip(cols, (dataset, bm, scenario, detector, strategy, len(runs), len(independent))):
+                data[k].append(v)
+            # one row of values over the distinct computations per metric, described at once
+            values = np.array([_scalar_values(r, bm, metrics) for r in independent],
+                              dtype=np.float64).reshape(len(independent), len(metrics)).T
+            d = describe_each(values, *bounds[bm])
+            for k in STATS:
+                stats[k].append(d[k])
+            for i, name in enumerate(metrics):
+                data[f"{name}_values"].append(values_text(values[i]))
+            for name in COST:
+                for k in STATS:
+                    data[f"{name}_{k}"].append(cost[f"{name}_{k}"])
+                data[f"{name}_values"].append(np.nan)
+    if not data["dataset"]:
+        return pd.DataFrame([], columns=cols)
+    columns: dict = dict(data)
+    for k in STATS:
+        table = np.vstack(stats[k]).astype(np.int64 if k == "n" else np.float64)
+        for i, name in enumerate(metrics):
+            columns[f"{name}_{k}"] = table[:, i]
+    return pd.DataFrame(columns, columns=cols)
 
 
 def values_text(values) -> str:

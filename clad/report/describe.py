@@ -25,7 +25,7 @@ import numpy as np
 
 from ..results.record import RunResult
 
-__all__ = ["CONFIG_KEYS", "group_runs", "mean_std", "describe", "computation_id", "distinct_runs"]
+__all__ = ["CONFIG_KEYS", "group_runs", "mean_std", "describe", "describe_each", "intervals", "computation_id", "distinct_runs"]
 
 #: the fields that identify a configuration (its runs differ only by seed)
 CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
@@ -134,8 +134,45 @@ def interval(values, bounds: tuple[float, float] = UNBOUNDED) -> tuple[float, fl
     return float(np.clip(low, lo, hi)), float(np.clip(high, lo, hi))
 
 
-def describe(values, bounds: tuple[float, float] = UNBOUNDED) -> dict[str, np.ndarray]:
-    """:func:`mean_std` plus the interval of the mean (:func:`interval`, inside ``bounds``), over axis 0.
+def intervals(values, lows, highs) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`interval` of every column of the 2-D ``values`` at once, column ``k`` inside
+    ``(lows[k], highs[k])``: the same numbers, bit for bit (the resampled positions depend only on
+    how many values a column has, so the columns with as many values share them, and each mean is
+    taken over one contiguous row as :func:`interval` takes it).
+
+    >>> v = np.array([[0.7, 0.98, 1.0], [0.9, 0.99, np.nan], [0.8, 1.0, 2.0], [1.0, 1.0, 3.0]])
+    >>> low, high = intervals(v, [0, 0, -np.inf], [1, 1, np.inf])
+    >>> [(float(a), float(b)) for a, b in zip(low, high)] == [interval(v[:, 0], (0, 1)), interval(v[:, 1], (0, 1)),
+    ...                                                       interval(v[:, 2])]
+    True
+    """
+    a = np.asarray(values, dtype=np.float64)
+    k = a.shape[1]
+    low, high = np.full(k, np.nan), np.full(k, np.nan)
+    valid = ~np.isnan(a)
+    counts = valid.sum(axis=0)
+    tail = (1 - CONFIDENCE) / 2
+    for size in np.unique(counts):
+        if size < MIN_INTERVAL_N:
+            continue
+        cols = np.flatnonzero(counts == size)
+        # each column's values without NaN, one row per column (as interval's v)
+        v = np.stack([a[valid[:, c], c] for c in cols])
+        rng = np.random.default_rng(BOOTSTRAP_SEED)
+        idx = rng.integers(0, int(size), size=(BOOTSTRAP_RESAMPLES, int(size)))
+        means = np.stack([row[idx].mean(axis=1) for row in v])
+        q = np.quantile(means, [tail, 1 - tail], axis=1)
+        lo = np.maximum(np.asarray(lows, dtype=np.float64)[cols], v.min(axis=1))
+        hi = np.minimum(np.asarray(highs, dtype=np.float64)[cols], v.max(axis=1))
+        low[cols] = np.clip(q[0], lo, hi)
+        high[cols] = np.clip(q[1], lo, hi)
+    return low, high
+
+
+def describe(values, bounds=UNBOUNDED) -> dict[str, np.ndarray]:
+    """:func:`mean_std` plus the interval of the mean (:func:`interval`, inside ``bounds``), over
+    axis 0. ``bounds`` is one ``(low, high)`` for every value, or a pair of arrays of the shape of
+    one row of ``values`` (each column inside its own range).
 
     >>> d = describe([[0.7], [0.9], [np.nan]])
     >>> d["mean"].tolist(), d["n"].tolist(), d["ci_low"].tolist()
@@ -147,9 +184,30 @@ def describe(values, bounds: tuple[float, float] = UNBOUNDED) -> dict[str, np.nd
     a = np.asarray(values, dtype=np.float64)
     mean, std, n = mean_std(a)
     flat = a.reshape(a.shape[0], -1) if a.ndim > 1 else a.reshape(-1, 1)
-    pairs = [interval(flat[:, k], bounds) for k in range(flat.shape[1])]
-    low = np.array([p[0] for p in pairs]).reshape(mean.shape)
-    high = np.array([p[1] for p in pairs]).reshape(mean.shape)
+    lows = np.broadcast_to(np.asarray(bounds[0], dtype=np.float64), mean.shape).reshape(-1)
+    highs = np.broadcast_to(np.asarray(bounds[1], dtype=np.float64), mean.shape).reshape(-1)
+    low, high = intervals(flat, lows, highs)
+    return {"mean": mean, "std": std, "n": n, "ci_low": low.reshape(mean.shape), "ci_high": high.reshape(mean.shape)}
+
+
+def describe_each(series, lows, highs) -> dict[str, np.ndarray]:
+    """:func:`describe` of each row of the 2-D ``series`` (one quantity's values over seeds per row),
+    row ``k`` inside ``(lows[k], highs[k])``: the numbers of ``describe(series[k][:, None],
+    (lows[k], highs[k]))`` for every ``k``, bit for bit, in one pass.
+
+    >>> s = np.array([[0.7, 0.9, 0.8, 1.0], [0.1, np.nan, 0.3, 0.2]])
+    >>> d, e = describe_each(s, [0, 0], [1, 1]), describe(s[1][:, None], (0, 1))
+    >>> all(np.array_equal(d[k][1:], e[k], equal_nan=True) for k in STATS)
+    True
+    """
+    t = np.ascontiguousarray(series, dtype=np.float64)  # a contiguous row per quantity, as describe's column
+    n = (~np.isnan(t)).sum(axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(t, axis=1)
+        std = np.nanstd(t, axis=1, ddof=1)
+    std = np.where(n >= 2, std, np.nan)
+    low, high = intervals(t.T, lows, highs)
     return {"mean": mean, "std": std, "n": n, "ci_low": low, "ci_high": high}
 
 

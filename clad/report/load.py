@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import dataclasses
 import json
@@ -53,11 +54,24 @@ class Scalars(Mapping):
     def __len__(self) -> int:
         return len(self._names)
 
+    def take(self, names) -> np.ndarray:
+        """The values of ``names`` as one array: NaN for a name not held, or held as None.
+
+        >>> Scalars.of({"a": 0.5, "b": None}, {}).take(["b", "a", "c"]).tolist()
+        [nan, 0.5, nan]
+        """
+        idx = np.array([self._names.get(n, -1) for n in names], dtype=np.intp)
+        out = np.full(len(idx), np.nan)
+        held = idx >= 0
+        out[held] = self._values[idx[held]]
+        return out
+
 
 def _slim(r: RunResult, shared: dict) -> RunResult:
     """``r`` with only what a report reads: the scalar metrics (every metric when the run has
     anytime or prequential curves, which read theirs), the dataset's part of the configuration;
-    equal configurations and versions held once (``shared``), the input fingerprints dropped."""
+    equal configurations, versions and labels held once (``shared``), the input fingerprints and the
+    rows learned per step (no page shows them) dropped."""
     def once(value):
         key = json.dumps(value, sort_keys=True, default=str)
         return shared.setdefault(key, value)
@@ -69,9 +83,58 @@ def _slim(r: RunResult, shared: dict) -> RunResult:
     config = once({k: v for k, v in r.config.items()
                    if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")})
     chance = r.chance if r.chance is None else once(r.chance)
-    return dataclasses.replace(r, metrics=metrics, config=config, versions=once(dict(r.versions)), inputs={},
+    labels = {k: sys.intern(v) for k in ("status", "dataset", "scenario", "strategy", "detector")
+              if isinstance(v := getattr(r, k), str)}
+    return dataclasses.replace(r, **labels, metrics=metrics, config=config, versions=once(dict(r.versions)), inputs={},
+                               learned_rows=None, timings=_slim_timings(r, once), threshold=_slim_threshold(r.threshold, once),
                                chance=chance, concepts=once(tuple(r.concepts)), test_concepts=once(tuple(r.test_concepts)),
                                memory_rows=once(tuple(r.memory_rows)))
+
+
+def _slim_timings(r: RunResult, once):
+    """A run's timings with the seconds of each step (``fit``, ``score``) reduced to their mean, the
+    one number a report shows of them (:data:`clad.report.cost.COST`: the mean of one value is that
+    value, so every table and figure is unchanged); ``total`` and ``work`` kept."""
+    from .cost import cost_value
+
+    timings = r.timings
+    if not isinstance(timings, dict) or not any(isinstance(timings.get(k), (list, tuple)) for k in ("fit", "score")):
+        return timings
+    out = dict(timings)
+    if isinstance(timings.get("work"), dict):
+        out["work"] = once(timings["work"])  # runs that did the same work hold one record of it
+    for key, cost in (("fit", "fit_seconds"), ("score", "score_seconds")):
+        if isinstance(timings.get(key), (list, tuple)):
+            mean = cost_value(r, cost)
+            out[key] = [mean] if mean == mean else []
+    return out
+
+
+def _slim_threshold(threshold, once):
+    """A run's threshold record with what a report reads of it (:mod:`clad.report.thresholds`: the
+    policy, held once, and the realised false-positive rates); the thresholds themselves dropped."""
+    if not isinstance(threshold, dict):
+        return threshold
+    out = {}
+    for k, v in threshold.items():
+        if k == "policy":
+            out[k] = once(v)
+        elif k == "realised_fpr":  # one array, not a list of lists of floats (a fifth of the memory)
+            out[k] = _frozen(v)
+    return out
+
+
+def _frozen(rows):
+    """``rows`` (a list of lists of numbers, None for no value) as a read-only float array, or as
+    they are when they are not a matrix."""
+    try:
+        a = np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=np.float64)
+    except (TypeError, ValueError):
+        return rows
+    if a.ndim != 2:
+        return rows
+    a.flags.writeable = False
+    return a
 
 
 def report_runs(directory: str | os.PathLike) -> list[RunResult]:

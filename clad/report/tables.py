@@ -124,12 +124,14 @@ CHANCE_ROW = ("chance", "no scores")
 
 
 def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = None,
-                         chance: pd.DataFrame | None = None
+                         chance: pd.DataFrame | None = None, tips: bool = True
                          ) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
     """Per dataset and base metric: a title, the text cells (rows: scenario, strategy, detector,
     each in first-seen order; a scenario's chance row first when ``chance`` gives one, see
     :func:`clad.report.aggregate.chance_table`), the marks of the same shape (``"best"``,
-    ``"within noise"``, ``"chance"`` for a chance row, ``""``) and the tooltips."""
+    ``"within noise"``, ``"chance"`` for a chance row, ``""``) and the tooltips (empty strings
+    without ``tips``: for a table that shows none)."""
+    want_tips = tips
     metrics = list(metrics) if metrics is not None else _metrics_of(table)
     if table.empty:
         return
@@ -150,17 +152,26 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                     tips.append([""] * len(ROW_KEYS) + [
                         "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
                         "flagging every row), through the same metric"] * len(used))
-            records = sub.to_dict("index")  # one look-up per row, not one per cell
-            marked = status.loc[sub.index, used].to_dict("index") if used else {i: {} for i in sub.index}
-            for idx in sub.index:
-                at, st = records[idx], marked[idx]
+            # the columns read, as lists of plain values: one look-up per row, not one per cell
+            names = [*ROW_KEYS, *(c for c in ("runs", "computations") if c in sub.columns),
+                     *(f"{m}_{k}" for m in used for k in ("mean", "std", "n", "ci_low", "ci_high", "values")
+                       if f"{m}_{k}" in sub.columns)]
+            columns = {c: sub[c].tolist() for c in names}
+            marked = {m: status.loc[sub.index, m].tolist() for m in used}
+            for pos in range(len(sub)):
+                at = {c: v[pos] for c, v in columns.items()}
+                st = {m: v[pos] for m, v in marked.items()}
                 rows.append([str(at[k]) for k in ROW_KEYS]
                             + [cell_text(at[f"{m}_mean"], at[f"{m}_std"]) for m in used])
                 marks.append([""] * len(ROW_KEYS) + [st[m] for m in used])
+                if not want_tips:
+                    tips.append([""] * (len(ROW_KEYS) + len(used)))
+                    continue
+                computations = _computations_tip(at)  # the row's, the same for each of its cells
                 tips.append([""] * len(ROW_KEYS) + [
                     interval_text(at[f"{m}_mean"], at[f"{m}_n"], at[f"{m}_ci_low"], at[f"{m}_ci_high"],
                                   at.get(f"{m}_values"))
-                    + _computations_tip(sub.loc[idx])
+                    + computations
                     + _relative_tip(at[f"{m}_mean"], None if c is None else c.get(f"{m}_mean"))
                     + _status_tip(st[m]) for m in used])
         cols = [*ROW_KEYS, *(label(m) for m in used)]
@@ -232,7 +243,7 @@ def _marked(v: str, mark: str) -> str:
 def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:
     """GitHub-flavoured Markdown: one pipe table per dataset and base metric, then the cost table."""
     out = [f"_{_legend(_metrics_of(table))}._", ""]
-    for title, text, marks, _ in leaderboard_sections(table, chance=chance):
+    for title, text, marks, _ in leaderboard_sections(table, chance=chance, tips=False):
         out += [f"### {title}", ""]
         cols = list(text.columns)
         out.append("| " + " | ".join(cols) + " |")
@@ -374,7 +385,8 @@ def leaderboard_latex(table: pd.DataFrame, chance: pd.DataFrame | None = None,
         return "\n".join(out)
     for family, metrics in groups:
         bases = [key for key, _ in table.groupby(["dataset", "base_metric"], sort=False)]
-        for (title, text, marks, _), (dataset, base) in zip(leaderboard_sections(table, metrics, chance=chance), bases):
+        for (title, text, marks, _), (dataset, base) in zip(leaderboard_sections(table, metrics, chance=chance,
+                                                                                   tips=False), bases):
             text, marks = text.reset_index(drop=True), marks.reset_index(drop=True)
             tail = (r"mean $\pm$ std over seeds; bold: best in its scenario, its interval clear of the next best's; "
                     r"$\approx$: best but within noise")

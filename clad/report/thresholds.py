@@ -46,7 +46,7 @@ def _drifts(r: RunResult) -> tuple[float, float, float, list[float]] | None:
     """A run's realised false-positive rate on the concept just learned and on past concepts, its
     drift there (mean of ``F[i, j] - F[t(j), j]`` over ``i > t(j)``) and the drift after each step."""
     fpr = (r.threshold or {}).get("realised_fpr")
-    if not fpr:
+    if fpr is None or len(fpr) == 0:  # a list as recorded, or an array as a report holds it
         return None
     F = np.asarray(fpr, dtype=np.float64)
     t = learned_at(r.concepts, r.test_concepts)
