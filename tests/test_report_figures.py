@@ -4,6 +4,7 @@ marks never cover a cell's value; the critical-difference diagram has its CD bar
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -159,6 +160,34 @@ def test_cd_diagram_has_a_cd_bar_and_fits_a_column():
     assert x1 - x0 == pytest.approx(critical_difference(c.n_blocks, c.n_methods, c.alpha))
     assert any("CD" in t.get_text() for t in ax.texts)
     assert not axis_problems(fig)
+
+
+_CD_PNG = """
+import hashlib, sys, warnings
+warnings.simplefilter("ignore")
+import numpy as np, pandas as pd
+from clad.report.stats import compare_methods
+from clad.report.plots import cd_figure, figure_png
+rng = np.random.default_rng(0)  # seven methods a few ranks apart: bars that overlap and share ends
+scores = pd.DataFrame(np.linspace(0.9, 0.78, 7) + rng.normal(0, 0.03, (12, 7)),
+                      columns=[f"method_{c}" for c in "abcdefg"])
+print(hashlib.sha256(figure_png(cd_figure(compare_methods(scores)))).hexdigest())
+"""
+
+
+def test_cd_diagram_is_the_same_picture_in_every_process():
+    """The bars of a critical-difference diagram are found as sets of names: with plain strings
+    their order followed each interpreter's hash seed, and the PNG changed from report to report."""
+    import subprocess
+    import sys
+
+    def png_digest(seed):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        out = subprocess.run([sys.executable, "-c", _CD_PNG], env=env, capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+
+    digests = {png_digest(seed) for seed in (1, 2, 3)}
+    assert len(digests) == 1, digests
 
 
 def test_trace_figure_has_time_ticks_on_the_bottom_axis():

@@ -14,6 +14,7 @@ figure and legends sit outside the axes. matplotlib is imported when a function 
 from __future__ import annotations
 
 import math
+import zlib
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
@@ -656,6 +657,30 @@ def _cd_labels(comparison: "Comparison") -> list[str]:
     return [f"{k} ({v:.2f})" for k, v in comparison.average_ranks.items()]
 
 
+class _Label(str):
+    """A method's name whose hash is the same in every process. scikit-posthocs finds the bars of
+    a diagram as sets of names, and the order a set of plain strings iterates in changes with each
+    interpreter's hash seed: which of two bars that start at the same rank is drawn on top, and the
+    order of each bar's points, changed from one report to the next."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return zlib.crc32(self.encode("utf-8"))
+
+
+def _stable_labels(ranks, sig):
+    """``ranks`` and the p-value matrix ``sig`` with their names as :class:`_Label` (the same text)."""
+    def labels(index):  # object dtype: a string dtype would store plain strings again
+        return pd.Index([_Label(str(m)) for m in index], dtype=object)
+
+    ranks = ranks.copy()
+    ranks.index = labels(ranks.index)
+    sig = sig.copy()
+    sig.index, sig.columns = labels(sig.index), labels(sig.columns)
+    return ranks, sig
+
+
 def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "nemenyi") -> "Axes":
     """Critical-difference diagram (``scikit_posthocs.critical_difference_diagram``) of a
     :class:`~clad.report.stats.Comparison`: average ranks on the axis, methods joined by a bar
@@ -671,8 +696,9 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
     if ax is None:
         return cd_figure(comparison, test=test).axes[0]
     grey = not comparison.verdict.posthoc_tested  # gated off by the omnibus test: drawn in grey
-    palette = {str(m): "#9a9a9a" for m in comparison.average_ranks.index} if grey else None
-    sp.critical_difference_diagram(comparison.average_ranks, sig, alpha=comparison.alpha, ax=ax,
+    ranks, sig = _stable_labels(comparison.average_ranks, sig)
+    palette = {m: "#9a9a9a" for m in ranks.index} if grey else None
+    sp.critical_difference_diagram(ranks, sig, alpha=comparison.alpha, ax=ax,
                                    label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
                                    label_props={"fontsize": FONT["tick"]}, color_palette=palette,
                                    crossbar_props={"color": "#9a9a9a"} if grey else None)
