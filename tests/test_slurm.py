@@ -175,6 +175,39 @@ def test_grid_on_slurm_same_R_as_jobs_1_and_nothing_submitted_twice(cluster, tmp
     assert not list((tmp_path / "slurm" / "slurm" / "results").glob("*.pkl"))  # every result folded
 
 
+#: a torch grid whose runs train together as replicas: 3 seeds x 2 learning rates of one network with
+#: fine_tune (one unit of 6, cut in two by replicas = 4) and with A-GEM (a gradient hook: one at a time)
+TORCH_GRID = {
+    "seeds": 3, "base_metrics": ["roc_auc"], "replicas": 4,
+    "strategies": [{"name": "fine_tune"}, {"name": "agem", "buffer_size": 40}],
+    "scenarios": ["concept_incremental"],
+    "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 4, "n_train": 120, "n_test": 80}],
+    "detectors": [{"name": "autoencoder", "hidden_sizes": [8, 3], "epochs": 2, "batch_size": 16,
+                   "learning_rate": lr} for lr in (3e-3, 1e-2)],
+}
+
+
+@pytest.mark.slow
+def test_torch_replicas_on_slurm_same_R_and_units_as_jobs_1(cluster, tmp_path):
+    """Replica units are the spec's on SLURM too: a job holds whole units and trains each unit's
+    runs together, so R is bit-identical to --jobs 1 (replicas change float rounding: a job that
+    trained them alone would give other R) and every run records the same unit."""
+    pytest.importorskip("torch")
+    slurm = SlurmConfig(max_jobs=3, runs_per_job=5, poll_seconds=1)  # 5 runs a job: units of 4 are not cut
+    on_slurm = run_spec(TORCH_GRID, tmp_path / "slurm", slurm=slurm)
+    assert on_slurm.n_total == 12 and on_slurm.n_ok == 12
+    local = run_spec(TORCH_GRID, tmp_path / "local", jobs=1)
+    same_results(list(local.runs), list(on_slurm.runs))
+
+    def units(results):
+        return {r.run_id: (r.extras or {}).get("replicas") for r in results.runs}
+
+    assert units(on_slurm) == units(local)
+    sizes = sorted(u["size"] for u in units(on_slurm).values() if u)
+    assert sizes == [2, 2, 4, 4, 4, 4]  # fine_tune's 6 runs: a unit of 4 and one of 2; A-GEM's alone
+    _stored_once(tmp_path / "slurm", 12)
+
+
 def _computations(log: Path) -> collections.Counter:
     """How many complete computations each run (random_state) had: fits logged per job / concepts."""
     per_job = collections.Counter(tuple(line.split()) for line in log.read_text().splitlines())

@@ -191,14 +191,6 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
                                                                               for c in spec.configs}.values())
         if found:
             raise SpecError(found, source=spec.name)
-    if execution.slurm is not None and execution.replicas > 1:
-        from .replicas import replica_units
-
-        if any(len(u) > 1 for u in replica_units(list(spec.configs), execution.replicas)):
-            raise SpecError([f"replicas = {execution.replicas}: runs trained together as replicas of one torch "
-                             "network are not computed on SLURM yet (each job trains its runs alone, which would "
-                             "give other R than --jobs); set replicas = 1 in the spec to run this grid with --slurm"],
-                            source=spec.name)
     if execution.parallel:  # its imports overlap with opening the folder and planning the grid
         prestart_workers(sorted({c.detector.name for c in spec.configs}))
     tell = on_event or (lambda event: None)
@@ -347,7 +339,7 @@ class _Phase:
                                              timeout=execution.timeout, threads=execution.threads, on_step=on_step,
                                              sharing=sharing, replicas=execution.replicas) if execution.slurm is None else execute_slurm(
                         [c for c in todo if store.claim(c.run_id)], store, execution.slurm,
-                        timeout=execution.timeout, threads=execution.threads)
+                        timeout=execution.timeout, threads=execution.threads, replicas=execution.replicas)
                     try:
                         for ev in events:
                             if ev.kind == "step":  # a worker's run evaluated a concept step

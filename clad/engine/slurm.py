@@ -59,6 +59,7 @@ from .config import RunConfig, canonical
 from .executors import THREAD_ENV_VARS, RunEvent
 from .run import execution_order, failed_result
 from .slurm_config import SlurmConfig, runs_per_job, time_limit_minutes
+from .replicas import replica_units
 from .slurm_worker import result_path, run_chunk, started_path
 
 __all__ = ["execute_slurm", "failure_kind", "job_states", "ClusterUnreachable", "JOBS_META", "SUBMITTED_META",
@@ -160,8 +161,9 @@ def _cancel(job_ids: Sequence[str]) -> None:
 class _Grid:
     """The runs this process computes on the cluster and what it knows of them."""
 
-    def __init__(self, configs: Sequence[RunConfig], store, slurm: SlurmConfig, timeout, threads):
+    def __init__(self, configs: Sequence[RunConfig], store, slurm: SlurmConfig, timeout, threads, replicas: int = 1):
         self.store, self.slurm, self.timeout, self.threads = store, slurm, timeout, threads
+        self.replicas = int(replicas)
         self.todo = {c.run_id: c for c in configs}           # not yet folded
         self.folder = slurm.job_folder(Path(store.path).parent)
         self.results = self.folder / "results"
@@ -236,7 +238,7 @@ class _Grid:
             res = self.slurm.resources(members[0])
             size = res.get("runs_per_job") or runs_per_job(len(members), self.slurm.max_jobs, estimate,
                                                             res.get("time_minutes"), self.timeout)
-            self.queue += [members[i:i + size] for i in range(0, len(members), size)]
+            self.queue += _pack(replica_units(members, self.replicas), size)
 
     def _run_seconds(self) -> float | None:
         """The median seconds of up to 50 runs finished in the database (None: none yet)."""
@@ -289,7 +291,7 @@ class _Grid:
         n = len(chunks)
         try:
             jobs = executor.map_array(run_chunk, chunks, [str(self.results)] * n, [self.timeout] * n,
-                                      [self.threads] * n, [paths] * n)
+                                      [self.threads] * n, [paths] * n, [self.replicas] * n)
         except Exception as exc:  # noqa: BLE001 - sbatch refused (a bad partition, a limit): say why
             self.store.set_meta(PENDING_META, {})
             raise CladValueError(f"sbatch refused the jobs: {str(exc).strip()[:2000]}") from None
@@ -532,15 +534,32 @@ def _which(name: str) -> bool:
     return shutil.which(name) is not None
 
 
+def _pack(units: list[list[RunConfig]], size: int) -> list[list[RunConfig]]:
+    """Whole replica units (:func:`~clad.engine.replicas.replica_units`) packed in order into
+    chunks of at most ``size`` runs; a unit larger than ``size`` is a chunk of its own. A job
+    computes its chunk's units as the same units again (:func:`~clad.engine.slurm_worker.run_chunk`).
+
+    >>> _pack([[1, 2, 3], [4], [5], [6, 7]], 4)
+    [[1, 2, 3, 4], [5, 6, 7]]
+    """
+    chunks: list[list[RunConfig]] = []
+    for unit in units:
+        if chunks and len(chunks[-1]) + len(unit) <= size:
+            chunks[-1].extend(unit)
+        else:
+            chunks.append(list(unit))
+    return chunks
+
+
 def execute_slurm(configs: Sequence[RunConfig], store, slurm: SlurmConfig, *, timeout: float | None = None,
-                  threads: int | None = 1) -> Iterator[RunEvent]:
+                  threads: int | None = 1, replicas: int = 1) -> Iterator[RunEvent]:
     """Compute ``configs`` (claimed by this process in ``store``) as SLURM jobs and yield a
     ``"started"`` and a ``"finished"`` event for each run as its job reports it; the caller
     writes each result into ``store`` (this generator only records the jobs in its ``meta``).
     Closing the generator (or Ctrl-C) cancels the jobs or leaves them to reattach to
     (``slurm.cancel_on_exit``, else ``slurm.confirm_cancel(job_ids)``, else left)."""
     _check_slurm()
-    grid = _Grid(configs, store, slurm, timeout, threads)
+    grid = _Grid(configs, store, slurm, timeout, threads, replicas)
     if not grid.todo:
         return
     finished = False

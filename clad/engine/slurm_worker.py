@@ -40,12 +40,17 @@ def _job_id() -> str:
 
 
 def run_chunk(configs: Sequence[RunConfig], results: str, timeout: float | None, threads: int | None,
-              paths: Sequence[str] = ()) -> dict:
-    """Compute ``configs`` in turn (each with :func:`~clad.engine.executors.execute_one`: a run
-    that raises is a failed result carrying its traceback), writing each one's files under
-    ``results``; ``paths`` are added to ``sys.path`` first (where the submitting process found
-    the spec's plug-ins). Returns ``{"computed": n, "skipped": n}``."""
-    from .executors import execute_one
+              paths: Sequence[str] = (), replicas: int = 1) -> dict:
+    """Compute ``configs`` in turn, writing each one's files under ``results``: runs trained
+    together as replicas (``replicas`` > 1: the chunk's replica units, which are the grid's, since
+    a chunk holds whole units in order) with :func:`~clad.engine.executors.execute_unit`, every
+    other run with :func:`~clad.engine.executors.execute_one` (a run that raises is a failed
+    result carrying its traceback). A unit's results are written once all of its runs are done.
+    ``paths`` are added to ``sys.path`` first (where the submitting process found the spec's
+    plug-ins). Returns ``{"computed": n, "skipped": n}``."""
+    from ..results.store import utc_now
+    from .executors import execute_unit
+    from .replicas import replica_units
 
     for p in paths:
         if p not in sys.path:
@@ -53,17 +58,18 @@ def run_chunk(configs: Sequence[RunConfig], results: str, timeout: float | None,
     folder = Path(results)
     job = _job_id()
     computed = skipped = 0
-    for cfg in configs:
-        target = result_path(folder, cfg.run_id)
-        if target.exists():  # computed by an earlier start of this job
-            skipped += 1
+    for unit in replica_units(list(configs), replicas):
+        # a run whose result is there was computed by an earlier start of this job; the unit's
+        # other runs are trained together again (fewer replicas: R may move by float rounding)
+        todo = [cfg for cfg in unit if not result_path(folder, cfg.run_id).exists()]
+        skipped += len(unit) - len(todo)
+        if not todo:
             continue
-        from ..results.store import utc_now
-
-        with atomic_output(started_path(folder, cfg.run_id)) as tmp:
-            tmp.write_text(f"{job} {utc_now()}\n")
-        result, started, finished = execute_one(cfg, timeout, threads)
-        with atomic_output(target) as tmp:
-            tmp.write_bytes(pickle.dumps((result, started, finished, job), protocol=pickle.HIGHEST_PROTOCOL))
-        computed += 1
+        for cfg in todo:
+            with atomic_output(started_path(folder, cfg.run_id)) as tmp:
+                tmp.write_text(f"{job} {utc_now()}\n")
+        for cfg, (result, started, finished) in zip(todo, execute_unit(todo, timeout, threads)):
+            with atomic_output(result_path(folder, cfg.run_id)) as tmp:
+                tmp.write_bytes(pickle.dumps((result, started, finished, job), protocol=pickle.HIGHEST_PROTOCOL))
+            computed += 1
     return {"computed": computed, "skipped": skipped}
