@@ -13,7 +13,8 @@ loading the data. Prints the agreement of every R both compute (target: equal to
 ``grid: clad / pyCLAD = X (target <= 0.12)``; before it, the quickstart's wall time with sharing
 over without (target <= 0.6).
 
-clad's wall times are the median of ``--repeat`` runs (default 3); pyCLAD's loop runs once.
+clad and pyCLAD alternate ``--repeat`` times (default 3; pyCLAD in a fresh driver process each time,
+its imports inside its timing) and the ratio is that of the two medians.
 
     python benchmarks/grid_vs_pyclad.py [--pyclad-python PATH] [--seeds 3] [--skip-quickstart] [--repeat 3]
                                         [--datasets nsl-kdd thyroid]
@@ -138,26 +139,40 @@ def main(argv=None) -> None:
     configs = parse_spec(raw).configs
     files = {(c.dataset.display, c.seed): concept_file(c, work) for c in configs}  # outside both timings
 
-    print(f"\nclad: {len(configs)} runs, clad run --jobs 2; load {load_now()}", flush=True)
-    t_clad = timed_clad(spec_path, os.path.join(work, "clad"), "--jobs", "2", repeat=args.repeat)
+    def pyclad_loop() -> tuple[float, dict]:
+        """pyCLAD's loop over the grid in a fresh driver process (its imports inside the timing)."""
+        py = PyCLAD(pyclad_python(args.pyclad_python))
+        t0 = time.perf_counter()
+        answers = {}
+        for c in configs:
+            key = (c.dataset.display, c.scenario.display, c.strategy.display, c.detector.display, c.seed)
+            answers[key] = py.run(files[(c.dataset.display, c.seed)], c.scenario.name, c.strategy.name,
+                                  c.detector.display, random_state=derive_seeds(c.seed)["detector"])
+        t = time.perf_counter() - t0
+        py.close()
+        return t, answers
+
+    # clad and pyCLAD alternate, --repeat times each: this machine's speed drifts between minutes,
+    # and the ratio of the medians is less exposed to that drift than one run of each
+    print(f"\nclad: {len(configs)} runs, clad run --jobs 2; pyCLAD: the same runs in a Python loop in one process; "
+          f"each {args.repeat} times, alternating; load {load_now()}", flush=True)
+    import statistics
+
+    t_clads, t_pys = [], []
+    for i in range(args.repeat):
+        t_clads.append(timed_clad(spec_path, os.path.join(work, "clad"), "--jobs", "2"))
+        t_py_i, answers = pyclad_loop()
+        t_pys.append(t_py_i)
+        print(f"  round {i + 1}: clad {t_clads[-1]:.1f} s, pyCLAD {t_py_i:.1f} s: {t_clads[-1] / t_py_i:.3f} "
+              f"(load {load_now()})", flush=True)
+    t_clad, t_py = statistics.median(t_clads), statistics.median(t_pys)
     clad = {(r.dataset, r.scenario, r.strategy, r.detector, r.seed): r for r in load_results(os.path.join(work, "clad"))}
     n_shared = sum(r.shared_from is not None for r in clad.values())
     run_s = sum(float(r.timings.get("total", 0.0)) for r in clad.values() if r.shared_from is None)
-    print(f"clad: {t_clad:.1f} s ({len(clad) - n_shared} runs computed, {n_shared} shared; "
+    print(f"clad: median {t_clad:.1f} s ({len(clad) - n_shared} runs computed, {n_shared} shared; "
           f"{run_s:.1f} s inside the computed runs)", flush=True)
-
-    py = PyCLAD(pyclad_python(args.pyclad_python))
-    print(f"pyCLAD: the same {len(configs)} runs in a Python loop in one process; load {load_now()}", flush=True)
-    t0 = time.perf_counter()
-    answers = {}
-    for c in configs:
-        key = (c.dataset.display, c.scenario.display, c.strategy.display, c.detector.display, c.seed)
-        answers[key] = py.run(files[(c.dataset.display, c.seed)], c.scenario.name, c.strategy.name,
-                              c.detector.display, random_state=derive_seeds(c.seed)["detector"])
-    t_py = time.perf_counter() - t0
-    py.close()
     py_run_s = sum(a["seconds"] for a in answers.values())
-    print(f"pyCLAD: {t_py:.1f} s ({py_run_s:.1f} s inside scenario.run())", flush=True)
+    print(f"pyCLAD: median {t_py:.1f} s ({py_run_s:.1f} s inside scenario.run() in the last round)", flush=True)
     # where the ratio comes from: work computed (runs and their cost) and how it is spread on 2 workers
     print(f"work: clad computes {len(clad) - n_shared}/{len(answers)} runs; seconds inside runs clad / pyCLAD = "
           f"{run_s / py_run_s:.3f}; on 2 workers at best {run_s / 2 / t_py:.3f} of pyCLAD's wall time; "
