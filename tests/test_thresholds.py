@@ -208,7 +208,12 @@ def test_report_names_the_policy_and_the_drift(tmp_path):
     assert "Thresholds and false-positive rates" in page
     table = report.tables["thresholds"].read_text().splitlines()
     assert table[0].startswith("dataset,scenario,strategy,detector,policy,seeds,fpr_just_learned")
+    import json
+
     import pandas as pd
+
+    drift = [json.loads(v) for v in pd.read_csv(report.tables["thresholds"])["drift_per_step"]]
+    assert all(len(d) == 3 and d[0] is None and all(isinstance(v, float) for v in d[1:]) for d in drift)  # JSON, not a repr
 
     assert main(["export", str(tmp_path / "out"), "--dest", str(tmp_path / "export")]) == 0
     cells = pd.read_csv(tmp_path / "export" / "r_cells.csv")

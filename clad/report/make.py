@@ -343,7 +343,11 @@ def _thresholds_section(p: _Page):
     table = threshold_table(p.shown)
     if table.empty:
         return []
-    _atomic_write(p.out / "thresholds.csv", table.to_csv(index=False))
+    import json
+
+    # the drift after each step as a JSON list (null: no past concept yet), not a Python repr
+    csv = table.assign(drift_per_step=table["drift_per_step"].map(json.dumps))
+    _atomic_write(p.out / "thresholds.csv", csv.to_csv(index=False))
     p.report.tables["thresholds"] = p.out / "thresholds.csv"
     return [("thresholds", "Thresholds and false-positive rates", threshold_section(p.shown, table))]
 
