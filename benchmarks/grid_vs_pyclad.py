@@ -25,7 +25,6 @@ its imports inside its timing) and the ratio is that of the two medians.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys

@@ -69,6 +69,18 @@ SLICE_STRATEGIES = ("naive", "cumulative", "replay", "window")
 SLICE_DETECTORS = ("hbos", "ecod", "copod")
 SCENARIOS = ("concept_incremental", "concept_agnostic")
 
+#: what the slice and the real grid share: the scenarios (their batch size) and the detectors
+GRID_TAIL = """\
+[[scenarios]]
+name = "concept_incremental"
+
+[[scenarios]]
+name = "concept_agnostic"
+batch_size = 100
+
+{detectors}
+"""
+
 SLICE_SPEC = """\
 name = "report-scale-slice"
 base_metrics = ["roc_auc", "f1", "average_precision"]
@@ -81,15 +93,7 @@ n_concepts = 5
 n_train = 200
 n_test = 150
 
-[[scenarios]]
-name = "concept_incremental"
-
-[[scenarios]]
-name = "concept_agnostic"
-batch_size = 100
-
-{detectors}
-"""
+""" + GRID_TAIL
 
 GRIDS = {
     1440: dict(datasets=3, orders=("given", "random"), strategies=SLICE_STRATEGIES, detectors=SLICE_DETECTORS,
@@ -123,15 +127,7 @@ orders = ["given", "random"]
 strategies = [{strategies}]
 
 {datasets}
-[[scenarios]]
-name = "concept_incremental"
-
-[[scenarios]]
-name = "concept_agnostic"
-batch_size = 100
-
-{detectors}
-"""
+""" + GRID_TAIL
 
 
 def run_real_grid(work: Path, jobs: int) -> tuple[Path, dict]:

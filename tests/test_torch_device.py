@@ -13,12 +13,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from clad import run_experiment  # noqa: E402
-from clad.datasets import make_synthetic  # noqa: E402
-from clad.datasets.windows import window_dataset  # noqa: E402
-from clad.detectors.torch_ae import VAE, AutoEncoder, dense_squared_grad_sums  # noqa: E402
+from clad.detectors.torch_ae import AutoEncoder, dense_squared_grad_sums  # noqa: E402
 from clad.detectors.torch_seq import GRUAutoEncoder, LSTMAutoEncoder, per_row_squared_grad_sums  # noqa: E402
 from clad.scenarios import ConceptIncremental  # noqa: E402
 from clad.strategies import STRATEGIES, make_strategy  # noqa: E402
+
+from tests.torch_helpers import DETECTORS, dataset  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs CUDA")
@@ -31,12 +31,6 @@ needs_cuda = pytest.mark.skipif(not CUDA, reason="needs CUDA")
 #: untrained weights) lands near 0.5, far outside the tolerance.
 CUDA_R_TOLERANCE = 0.1
 
-DETECTORS = {
-    "autoencoder": lambda **kw: AutoEncoder(hidden_sizes=(8, 3), **kw),
-    "vae": lambda **kw: VAE(hidden_sizes=(8, 3), **kw),
-    "lstm_autoencoder": lambda **kw: LSTMAutoEncoder(hidden_sizes=(6,), **kw),
-    "gru_autoencoder": lambda **kw: GRUAutoEncoder(hidden_sizes=(6,), **kw),
-}
 #: every registered strategy, with the parameters of its small case (all of them train torch detectors)
 STRATEGY_PARAMS = {
     "naive": {}, "cumulative": {}, "replay": {"buffer_size": 60}, "replay_buffer_only": {"buffer_size": 60},
@@ -45,11 +39,6 @@ STRATEGY_PARAMS = {
     "der": {"buffer_size": 40, "beta": 0.5}, "incremental": {}, "drift_experts": {},
 }
 CASES = [(d, s) for d in DETECTORS for s in STRATEGY_PARAMS]
-
-
-def dataset(detector: str):
-    ds = make_synthetic(n_concepts=2, n_features=4, n_train=120, n_test=80, random_state=0)
-    return window_dataset(ds, window=4, stride=2) if detector.endswith("_autoencoder") else ds
 
 
 def run(detector: str, strategy: str, device: str):

@@ -18,11 +18,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from clad import run_experiment  # noqa: E402
-from clad.datasets import make_synthetic  # noqa: E402
-from clad.datasets.windows import window_dataset  # noqa: E402
-from clad.detectors.torch_ae import VAE, AutoEncoder  # noqa: E402
+from clad.detectors.torch_ae import AutoEncoder  # noqa: E402
 from clad.detectors.torch_replicas import ReplicaGroup, train_replicas  # noqa: E402
-from clad.detectors.torch_seq import GRUAutoEncoder, LSTMAutoEncoder  # noqa: E402
 from clad.engine.benchmark import run_spec  # noqa: E402
 from clad.engine.config import Component, RunConfig  # noqa: E402
 from clad.engine.replicas import replica_problem, replica_units  # noqa: E402
@@ -30,6 +27,8 @@ from clad.engine.spec import parse_spec  # noqa: E402
 from clad.errors import CladValueError, SpecError  # noqa: E402
 from clad.scenarios import ConceptIncremental  # noqa: E402
 from clad.strategies import STRATEGIES, make_strategy  # noqa: E402
+
+from tests.torch_helpers import DETECTORS, dataset  # noqa: E402
 
 #: Largest relative difference (Frobenius norm of the difference over the norm, per parameter
 #: tensor) between a replica's learned parameters and those of the same run trained alone. Measured
@@ -43,12 +42,6 @@ PARAM_RTOL = 1e-5
 #: the 20 detector x strategy cases of the parameter test: 0 (R identical).
 REPLICA_R_TOLERANCE = 0.005
 
-DETECTORS = {
-    "autoencoder": lambda **kw: AutoEncoder(hidden_sizes=(8, 3), **kw),
-    "vae": lambda **kw: VAE(hidden_sizes=(8, 3), **kw),
-    "lstm_autoencoder": lambda **kw: LSTMAutoEncoder(hidden_sizes=(6,), **kw),
-    "gru_autoencoder": lambda **kw: GRUAutoEncoder(hidden_sizes=(6,), **kw),
-}
 #: the strategies that run per replica, with the parameters of their small case
 STRATEGY_PARAMS = {
     "fine_tune": {}, "replay": {"buffer_size": 60}, "ewc": {"ewc_lambda": 50.0}, "lwf": {"alpha": 2.0},
@@ -58,13 +51,10 @@ STRATEGY_PARAMS = {
 REPLICAS = [(0, 3e-3, 3), (1, 1e-2, 2), (2, 1e-3, 4)]
 
 
-def dataset(detector: str):
-    ds = make_synthetic(n_concepts=2, n_features=4, n_train=120, n_test=80, random_state=0)
-    return window_dataset(ds, window=4, stride=2) if detector.endswith("_autoencoder") else ds
-
-
-def strategy(detector: str, name: str, seed: int, lr: float, epochs: int):
-    det = DETECTORS[detector](epochs=epochs, batch_size=16, learning_rate=lr, num_threads=1, random_state=seed)
+def strategy(detector: str, name: str, seed: int, lr: float, epochs: int, device: str = "cpu"):
+    threads = {"num_threads": 1} if device == "cpu" else {}
+    det = DETECTORS[detector](epochs=epochs, batch_size=16, learning_rate=lr, device=device, random_state=seed,
+                              **threads)
     params = dict(STRATEGY_PARAMS[name])
     if "random_state" in STRATEGIES.resolve(name)().get_params():
         params["random_state"] = seed
@@ -99,6 +89,18 @@ def learned(detector: str, name: str, i: int):
     return [p.detach().clone() for p in s.detector_.module_.parameters()], s.detector_.train_loss_
 
 
+def R_together_and_alone(detector: str, name: str, device: str = "cpu") -> list:
+    """Each replica's R trained together with the others, beside its run's R trained alone."""
+    def R(i):
+        seed, lr, epochs = REPLICAS[i]
+        s = strategy(detector, name, seed, lr, epochs, device=device)
+        return run_experiment(dataset(detector), ConceptIncremental(), s, seed=seed).R["roc_auc"]
+
+    alone = [R(i) for i in range(len(REPLICAS))]
+    together, _ = in_threads(R, len(REPLICAS))
+    return list(zip(together, alone))
+
+
 def relative(a, b) -> float:
     return max(float((x.detach() - y.detach()).norm() / y.detach().norm().clamp_min(1e-30)) for x, y in zip(a, b))
 
@@ -119,14 +121,7 @@ def test_each_replica_learns_the_parameters_of_its_run_alone(detector, name):
 @pytest.mark.parametrize("name", ["fine_tune", "ewc", "der"])
 @pytest.mark.parametrize("detector", ["autoencoder", "vae", "lstm_autoencoder"])
 def test_each_replica_gets_the_R_of_its_run_alone(detector, name):
-    def R(i):
-        seed, lr, epochs = REPLICAS[i]
-        s = strategy(detector, name, seed, lr, epochs)
-        return run_experiment(dataset(detector), ConceptIncremental(), s, seed=seed).R["roc_auc"]
-
-    alone = [R(i) for i in range(len(REPLICAS))]
-    together, _ = in_threads(R, len(REPLICAS))
-    for a, b in zip(together, alone):
+    for a, b in R_together_and_alone(detector, name):
         assert np.nanmax(np.abs(a - b)) <= REPLICA_R_TOLERANCE
 
 
@@ -232,20 +227,12 @@ CUDA_PARAM_RTOL = 1e-4
 CUDA_R_TOLERANCE = 0.1
 
 
-def cuda_strategy(detector, name, seed, lr, epochs):
-    det = DETECTORS[detector](epochs=epochs, batch_size=16, learning_rate=lr, device="cuda", random_state=seed)
-    params = dict(STRATEGY_PARAMS[name])
-    if "random_state" in STRATEGIES.resolve(name)().get_params():
-        params["random_state"] = seed
-    return make_strategy(name, det, params)
-
-
 @needs_cuda
 @pytest.mark.parametrize("name", ["fine_tune", "ewc", "der"])
 @pytest.mark.parametrize("detector", ["autoencoder", "vae"])
 def test_cuda_replicas_learn_the_parameters_of_their_runs_alone(detector, name):
     def learn(i):
-        s = cuda_strategy(detector, name, *REPLICAS[i])
+        s = strategy(detector, name, *REPLICAS[i], device="cuda")
         for concept in dataset(detector).train:
             s.learn(concept.X)
         return [p.detach().cpu() for p in s.detector_.module_.parameters()]
@@ -261,14 +248,7 @@ def test_cuda_replicas_learn_the_parameters_of_their_runs_alone(detector, name):
 @pytest.mark.parametrize("name", ["fine_tune", "lwf"])
 @pytest.mark.parametrize("detector", list(DETECTORS))
 def test_cuda_replicas_get_the_R_of_their_runs_alone(detector, name):
-    def R(i):
-        seed, lr, epochs = REPLICAS[i]
-        s = cuda_strategy(detector, name, seed, lr, epochs)
-        return run_experiment(dataset(detector), ConceptIncremental(), s, seed=seed).R["roc_auc"]
-
-    alone = [R(i) for i in range(len(REPLICAS))]
-    together, _ = in_threads(R, len(REPLICAS))
-    for a, b in zip(together, alone):
+    for a, b in R_together_and_alone(detector, name, device="cuda"):
         assert np.nanmax(np.abs(a - b)) <= CUDA_R_TOLERANCE
 
 

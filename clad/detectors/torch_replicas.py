@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -120,7 +119,7 @@ def _permutations(gens, active, n: int):
         else:
             out[i] = torch.arange(n)
 
-    workers = min(k, os.cpu_count() or 1, 16)
+    workers = min(k, torch.get_num_threads(), 16)  # the run's thread limit (limited_threads) holds here too
     if workers > 1 and k * n >= 1 << 16:
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(draw, range(k)))
@@ -505,8 +504,13 @@ def _train_stack(calls: list) -> None:
     last = (total / n).cpu().numpy()  # the only read of the losses: once per stacked call
     params = views()
     with torch.no_grad():  # every replica's parameters back into its network, in one call
-        torch._foreach_copy_([p for d in dets for p in d.module_.parameters()],
-                             [params[name][i] for i in range(k) for name, _, _ in named])
+        targets = [p for d in dets for p in d.module_.parameters()]
+        sources = [params[name][i] for i in range(k) for name, _, _ in named]
+        if hasattr(torch, "_foreach_copy_"):  # torch >= 2.1: one multi-tensor kernel
+            torch._foreach_copy_(targets, sources)
+        else:
+            for p, src in zip(targets, sources):
+                p.copy_(src)
         for i, (c, d) in enumerate(zip(calls, dets)):
             d.module_.eval()
             loss = float(last[i])
