@@ -117,3 +117,13 @@ def run_main(capsys, caplog, *args: str) -> tuple[int, str, str]:
         rc = main([str(a) for a in args])
     captured = capsys.readouterr()
     return rc, captured.out, captured.err + "\n" + caplog.text
+
+
+def edit_reference(spec, change) -> None:
+    """Apply ``change`` to the reference file ``clad verify --update`` wrote for ``spec``."""
+    from clad.engine.verify import reference_path
+
+    path = reference_path(spec)
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))

@@ -12,7 +12,7 @@ from clad.engine.benchmark import run_spec
 from clad.engine.verify import reference_path
 from clad.errors import DetectorError
 
-from runner_helpers import small_spec, spec_toml, synthetic
+from runner_helpers import edit_reference, small_spec, spec_toml, synthetic
 
 
 @pytest.mark.parametrize("lie,words", [("nan", "3 non-finite value"), ("short", "returned (3,) scores for the 20"),
@@ -44,13 +44,6 @@ def tiny(tmp_path, capsys):
     return spec
 
 
-def _edit(spec, change):
-    path = reference_path(spec)
-    doc = json.loads(path.read_text())
-    change(doc)
-    path.write_text(json.dumps(doc))
-
-
 def _every_value(doc, value):
     if isinstance(doc, dict):
         return {k: _every_value(v, value) for k, v in doc.items()}
@@ -67,7 +60,7 @@ def test_verify_refuses_an_absurd_tolerance_in_a_reference(tiny, capsys, toleran
             run["R"] = _every_value(run["R"], 123.0)
 
     path = reference_path(tiny)
-    _edit(tiny, tamper)
+    edit_reference(tiny, tamper)
     doc = json.loads(path.read_text())
     path.write_text(json.dumps(doc).replace("Infinity", "1e999"))
     assert main(["verify", str(tiny)]) == 2
@@ -81,7 +74,7 @@ def test_verify_refuses_a_record_emptied_of_its_values(tiny, capsys, part):
         for run in doc["runs"]:
             run[part] = {}
 
-    _edit(tiny, tamper)
+    edit_reference(tiny, tamper)
     assert main(["verify", str(tiny)]) == 2
     assert f"holds no {part} values (nothing to compare)" in capsys.readouterr().err
 

@@ -10,7 +10,7 @@ import pytest
 from clad.cli import main
 from clad.engine.verify import reference_path
 
-from tests.runner_helpers import spec_toml, synthetic
+from tests.runner_helpers import edit_reference, spec_toml, synthetic
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CLAD_DATA") or REPO.parent / "shared" / "datasets")
@@ -26,13 +26,6 @@ def tiny(tmp_path, capsys):
     assert main(["verify", "--update", str(spec)]) == 0
     capsys.readouterr()
     return spec
-
-
-def _edit(spec, change):
-    path = reference_path(spec)
-    doc = json.loads(path.read_text())
-    change(doc)
-    path.write_text(json.dumps(doc))
 
 
 @pytest.mark.slow
@@ -53,7 +46,7 @@ def test_a_changed_reference_number_fails_and_names_the_run(tiny, capsys):
         run = next(r for r in doc["runs"] if r["key"]["strategy"] == "naive")
         run["R"]["roc_auc"][1][0] += 1e-6
 
-    _edit(tiny, change)
+    edit_reference(tiny, change)
     assert main(["verify", str(tiny)]) == 1
     out = capsys.readouterr().out
     assert re.search(r"synthetic / concept_incremental / naive / iforest / seed 0 +differs +1 +1e-06", out)
@@ -67,13 +60,13 @@ def test_within_tolerance_passes_and_a_changed_metric_fails(tiny, capsys):
     def nudge(doc):
         doc["runs"][0]["R"]["roc_auc"][0][0] += 1e-12  # well inside 1e-9
 
-    _edit(tiny, nudge)
+    edit_reference(tiny, nudge)
     assert main(["verify", str(tiny)]) == 0
 
     def change(doc):
         doc["runs"][0]["metrics"]["roc_auc"]["backward_transfer"] = None  # defined now, undefined before
 
-    _edit(tiny, change)
+    edit_reference(tiny, change)
     assert main(["verify", str(tiny)]) == 1
     assert "metrics.roc_auc.backward_transfer: reference None" in capsys.readouterr().out
 
