@@ -108,17 +108,33 @@ return out;
 """
 
 
+_CHARTS = """
+return Array.from(document.querySelectorAll('div.chart[data-chart]')).map(el => {
+  const svg = el.querySelector('svg');
+  const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+  return {alt: el.getAttribute('aria-label'), complete: el.classList.contains('drawn') || el.classList.contains('failed'),
+          width: el.classList.contains('drawn') ? Math.round(box.width) : 0,
+          height: el.classList.contains('drawn') ? Math.round(box.height) : 0,
+          marks: svg ? svg.querySelectorAll('path, rect, line, text').length : 0};
+});
+"""
+
+
 def _load_images(browser):
-    """Every image of the page loaded now (lazy ones too), then their state."""
-    browser.execute_script("for (const img of document.images) { img.loading = 'eager'; }")
+    """Every figure of the page loaded now: the images (lazy ones too) and the figures the browser
+    draws (:mod:`clad.report.charts`, drawn at once instead of when scrolled to); then their state,
+    images first."""
+    browser.execute_script("for (const img of document.images) { img.loading = 'eager'; } "
+                           "if (window.cladDrawAllCharts) { window.cladDrawAllCharts(); }")
     import time
 
-    for _ in range(100):
+    for _ in range(300):
         images = browser.execute_script(_IMAGES)
-        if all(i["complete"] for i in images):
+        charts = browser.execute_script(_CHARTS)
+        if all(i["complete"] for i in images + charts):
             break
         time.sleep(0.1)
-    return images
+    return images + charts
 
 
 def test_report_renders_in_chromium(report, browser, tmp_path):

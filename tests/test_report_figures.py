@@ -4,6 +4,8 @@ marks never cover a cell's value; the critical-difference diagram has its CD bar
 
 from __future__ import annotations
 
+import json
+
 import os
 import warnings
 
@@ -80,6 +82,7 @@ class CheckingStore(FigureStore):
     def __init__(self, *a, **k):
         super().__init__(*a, **k)
         self.kinds = set()
+        self.charts = {}
 
     def add(self, fig, section, description, kind, *parts):
         self.kinds.add(kind)
@@ -88,6 +91,11 @@ class CheckingStore(FigureStore):
     def plan(self, draw, args, figures):
         self.kinds.update(kind for _, _, kind, _ in figures)
         return super().plan(draw, args, figures)
+
+    def chart(self, spec, height, section, description, kind, *parts):
+        self.kinds.add(kind)
+        self.charts.setdefault(kind, []).append(spec)
+        return super().chart(spec, height, section, description, kind, *parts)
 
 
 def checking_png(render, problems, seen=None):
@@ -139,8 +147,16 @@ def test_every_figure_kind_has_axes_with_ticks_and_labels(tmp_path, monkeypatch)
         make_report(_runs(), tmp_path / "r", jobs=1)  # drawn in this process, where the check sees them
     (s,) = stores
     assert {"heatmap", "curves", "forgetting", "cd"} <= s.kinds, s.kinds
-    assert len(seen) >= 4  # the figures were rendered here, through the check
+    assert len(seen) >= 2  # the PNG figures (critical differences, cost-quality) were rendered here, checked
     assert not problems, problems
+    for kind in ("heatmap", "curves", "forgetting", "cost"):  # the browser's figures: titled, with data and axes
+        for spec in s.charts[kind]:
+            assert spec["title"]["text"], kind
+            parts = spec["hconcat"] if kind == "cost" else [spec]
+            assert all(part["data"]["values"] for part in parts), kind
+            titles = {"heatmap": '"title": "test concept"', "curves": '"title": "training step: concept learned"',
+                      "forgetting": '"title": "test concept"', "cost": '"title": "seconds per training step'}
+            assert titles[kind] in json.dumps(spec, ensure_ascii=False), kind
 
 
 def test_cd_diagram_has_a_cd_bar_and_fits_a_column():

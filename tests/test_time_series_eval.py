@@ -227,5 +227,5 @@ def test_report_marks_oracle_metrics_optimistic_wherever_shown(tmp_path):
     report = make_report(runs, tmp_path)
     page = report.all_text()
     text = re.sub(r'src="data:[^"]*"|href="[^"]*"|id="[^"]*"', "", page)
-    shown = [m.end() for m in re.finditer("range_f1_oracle(?!.png)", text)]  # file names aside
+    shown = [m.end() for m in re.finditer(r"range_f1_oracle(?!\.png|\.js)", text)]  # file names aside
     assert shown and all(text[i:].startswith(" (optimistic") for i in shown)

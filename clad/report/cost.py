@@ -139,14 +139,12 @@ def cost_section(results: Iterable[RunResult], figs) -> str | None:
            "within this report). Left: seconds per training step spent learning (fit) and scoring the test concepts "
            "(score), stacked; right: peak memory, the rise of the process's resident set size above its value at "
            "the run's start (memory an earlier run of the same process freed can be reused without showing). Mean "
-           "over seeds, error bars ± std; the leaderboard gives the numbers, with the training rows kept.</p>"]
+           "over seeds (hover a bar for its std over seeds); the table above gives the numbers, with the training rows "
+           "kept.</p>"]
+    from .charts import cost_chart
+
     figures = []
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
-        figures.extend(figs.plan(draw_cost, ([(part, f"Cost of {dataset} / {scenario}")],),
-                                 [("Cost", f"cost {dataset} / {scenario}", "cost", (dataset, scenario))]))
+        spec, height = cost_chart(part, f"Cost of {dataset} / {scenario}")
+        figures.append(figs.chart(spec, height, "Cost", f"cost {dataset} / {scenario}", "cost", dataset, scenario))
     return out[0] + H.figure_grid(figures)
-
-
-def draw_cost(parts: list) -> list[list]:
-    """One :func:`cost_figure` per (table, title) of ``parts`` (a planned drawing of the report)."""
-    return [[cost_figure(table, title)] for table, title in parts]

@@ -211,8 +211,9 @@ def draw_planned(folder: Path, dpi: int, planned: Sequence[Planned], jobs: int =
 
 
 def prune(folder: Path, keep: set[str]) -> None:
-    """Remove the PNGs of ``folder`` that this report did not produce (an earlier report's)."""
-    for p in Path(folder).glob("*.png"):
+    """Remove the figure files (PNGs, browser figures) of ``folder`` that this report did not produce
+    (an earlier report's)."""
+    for p in [*Path(folder).glob("*.png"), *Path(folder).glob("*.js")]:
         if p.name not in keep:
             try:
                 p.unlink()

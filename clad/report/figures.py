@@ -1,15 +1,19 @@
-"""The figures of a report: built from aggregated results, saved as PNGs under readable, unique
-file names, embedded in the page and listed in its index of figures.
+"""The figures of a report, under readable, unique file names beside the pages, listed in its index
+of figures.
 
-One figure per dataset x scenario x base metric holds the R heatmaps of every strategy + detector
-(small multiples on one colour scale); one figure per dataset x scenario holds the learning curves
-and one the per-concept forgetting of every base metric; each statistical comparison with a
-post-hoc test has its critical-difference diagram.
+The block pages' figures are drawn by the browser (:mod:`clad.report.charts`: a Vega-Lite
+specification per figure, a small script file, rewritten only when what it shows changed): one
+figure per dataset x scenario x base metric holds the R heatmaps of every strategy + detector (small
+multiples on one colour scale), one the learning curves; one per dataset x scenario holds the
+per-concept forgetting of every base metric. The other pages' figures are PNGs drawn with matplotlib
+(:mod:`clad.report.drawing`): each statistical comparison with a post-hoc test has its
+critical-difference diagram, and the first page its cost–quality figure.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +87,7 @@ class FigureStore:
         self.drawn = self.reused = 0
         self._stems: set[str] = set()
         self._description: dict[str, str] = {}
+        self.heights: dict[str, int] = {}
 
     def _stem(self, kind: str, *parts: str) -> str:
         stem = figure_name(kind, *parts)[:-4]
@@ -109,6 +114,30 @@ class FigureStore:
         self.files[stem] = [name]
         self.paths[name] = self.folder / name
         self.drawn += 1
+        return self._entry(stem, section, description)
+
+    def chart(self, spec: dict, height: int, section: str, description: str, kind: str, *parts: str) -> str:
+        """Keep the Vega-Lite figure ``spec`` (:mod:`clad.report.charts`), which the browser draws, as
+        ``<stem>.js`` beside the PNGs, rewritten only when its content changed; ``height`` (px) is
+        reserved on the page until it is drawn. Return its mark for the page."""
+        stem = self._stem(kind, *parts)
+        name = f"{stem}.js"
+        text = f"cladChart({json.dumps(stem)}, {json.dumps(spec, separators=(',', ':'), ensure_ascii=False)});\n"
+        data = text.encode("utf-8")
+        target = self.folder / name
+        try:
+            same = target.stat().st_size == len(data) and target.read_bytes() == data
+        except OSError:
+            same = False
+        if same:
+            self.reused += 1
+        else:
+            with atomic_output(target) as tmp:
+                tmp.write_bytes(data)
+            self.drawn += 1
+        self.files[stem] = [name]
+        self.paths[name] = target
+        self.heights[stem] = int(height)
         return self._entry(stem, section, description)
 
     def plan(self, draw, args: tuple, figures: list[tuple[str, str, str, tuple]]) -> list[str]:
@@ -139,6 +168,9 @@ class FigureStore:
 
         names = self.files.get(stem, [])
         description = self._description.get(stem, stem)
+        if stem in self.heights:  # a figure the browser draws
+            return H.chart_file(f"{prefix}{self.folder.name}/{names[0]}", stem, description, self.heights[stem],
+                                anchor="fig-" + stem)
         out = []
         for k, name in enumerate(names, 1):
             caption = description + (f" (part {k} of {len(names)})" if len(names) > 1 else "")
@@ -167,38 +199,6 @@ class FigureStore:
                 f"</thead><tbody>{''.join(rows)}</tbody></table>")
 
 
-def draw_heatmaps(groups: list, dpi: int) -> list[list[bytes]]:
-    """The R heatmap figures of each group of :class:`~clad.report.aggregate.HeatmapData` (one
-    dataset, scenario and base metric each) as PNGs; one builder for all, so a group with the
-    layout of the previous one reuses its figures (drawn before the next group changes them).
-    Cells carry their numbers up to :data:`MAX_ANNOTATED_PANELS` panels per figure."""
-    from .canvas import figure_png
-    from .plots import HeatmapFigures
-
-    many = max((len(items) for items in groups), default=0) > MAX_ANNOTATED_PANELS
-    build = HeatmapFigures(annotate=False if many else None)
-    return [[figure_png(fig, dpi=dpi) for fig in build(items)] for items in groups]
-
-
-#: most panels of a heatmap figure whose cells carry their numbers (beyond, colour alone: the numbers
-#: of many panels are not read, and writing them costs most of the figure's time)
-MAX_ANNOTATED_PANELS = 24
-
-
-def draw_curves(parts: list) -> list[list]:
-    """One learning-curve figure per (table, title) of ``parts``."""
-    from .plots import curves_figure
-
-    return [[curves_figure(table, title)] for table, title in parts]
-
-
-def draw_forgetting(parts: list) -> list[list]:
-    """One per-concept forgetting figure per (table, title) of ``parts``."""
-    from .plots import forgetting_figure
-
-    return [[forgetting_figure(table, title)] for table, title in parts]
-
-
 def draw_cd(comparison) -> list[list]:
     from .plots import cd_figure
 
@@ -206,7 +206,10 @@ def draw_cd(comparison) -> list[list]:
 
 
 def heatmap_section(results, figs: FigureStore, messages: list) -> str:
-    """The R heatmaps, one figure (or more for very many panels) per dataset x scenario x base metric."""
+    """The R heatmaps, one figure per dataset x scenario x base metric (drawn by the browser:
+    :func:`clad.report.charts.heatmap_chart`)."""
+    from .charts import heatmap_chart
+
     data, problems = heatmaps(results)
     messages.extend(problems)
     out = [H.message(p) for p in problems]
@@ -214,24 +217,21 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     for hm in data:
         groups.setdefault((hm.dataset, hm.scenario, hm.base_metric), []).append(hm)
     out.append("<p class='legend'>R averaged over seeds (annotation: mean ± std): rows are training steps, columns "
-               "test concepts. A black border marks the step where each concept was first learned; hatched cells "
-               "(//) are future cells, before the concept was learned; dotted cells (..) are test concepts never "
-               "learned; grey 'n/a' cells are undefined (e.g. a single-class test concept); a small circle marks a "
-               "cell that cannot be told from chance (what a detector without information gets on that test "
-               "concept lies within the cell's interval over seeds, or between its values with fewer than 3 "
-               "seeds). The first base metric is shown; the others are folded below.</p>")
+               "test concepts. A black border marks the step where each concept was first learned; faded cells are "
+               "future cells, before the concept was learned; a dashed border marks test concepts never learned; grey "
+               "'n/a' cells are undefined (e.g. a single-class test concept); a small circle marks a cell that cannot "
+               "be told from chance (what a detector without information gets on that test concept lies within the "
+               "cell's interval over seeds, or between its values with fewer than 3 seeds). Hover a cell for its "
+               "values. The first base metric is shown; the others are folded below.</p>")
     bases = list(dict.fromkeys(key[2] for key in groups))
     folded: dict[str, list[str]] = {b: [] for b in bases}
-    by_block: dict[tuple, list] = {}
-    for key in groups:
-        by_block.setdefault(key[:2], []).append(key)
-    for (dataset, scenario), keys in by_block.items():
-        marks = figs.plan(draw_heatmaps, ([groups[k] for k in keys], figs.dpi),
-                          [("R heatmaps", f"R heatmaps {dataset} / {scenario} / {base_metric_shown(k[2])}", "heatmap",
-                            k) for k in keys])
-        for k, mark in zip(keys, marks):
-            title = f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base_metric_shown(k[2])}')}</h3>"
-            folded[k[2]].append(title + mark)
+    for k, items in groups.items():
+        dataset, scenario, base = k
+        spec, height = heatmap_chart(items)
+        mark = figs.chart(spec, height, "R heatmaps", f"R heatmaps {dataset} / {scenario} / {base_metric_shown(base)}",
+                          "heatmap", *k)
+        title = f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base_metric_shown(base)}')}</h3>"
+        folded[base].append(title + mark)
     for k, base in enumerate(bases):
         out.append("\n".join(folded[base]) if k == 0 else
                    H.details(f"R heatmaps of {base_metric_shown(base)}", "\n".join(folded[base])))
@@ -239,31 +239,28 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
 
 
 def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
+    from .charts import curves_chart, forgetting_chart
+
     if table.empty:
         return H.message("nothing to show: no finished run has a value here")
     out = []
     if kind == "curves":  # one figure per dataset, scenario and base metric: the first base metric shown
         bases = list(dict.fromkeys(table["base_metric"]))
         shown: dict[str, list[str]] = {b: [] for b in bases}
-        by_block: dict[tuple, list] = {}
         for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
-            by_block.setdefault((dataset, scenario), []).append((base, part))
-        for (dataset, scenario), items in by_block.items():
-            parts = [(part, f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} (mean over seeds, "
-                            "band ± std; dashed: chance)") for base, part in items]
-            marks = figs.plan(draw_curves, (parts,),
-                              [("Learning curves", f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}",
-                                "curves", (dataset, scenario, base)) for base, _ in items])
-            for (base, _), mark in zip(items, marks):
-                shown[base].append(mark)
+            spec, height = curves_chart(part, f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} "
+                                              "(mean over seeds, band ± std; dashed: chance)")
+            shown[base].append(figs.chart(spec, height, "Learning curves",
+                                          f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}",
+                                          "curves", dataset, scenario, base))
         return "\n".join(H.figure_grid(shown[b]) if k == 0 else
                          H.details(f"Learning curves of {base_metric_shown(b)}", H.figure_grid(shown[b]))
                          for k, b in enumerate(bases))
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
-        title = f"Forgetting of {dataset} / {scenario} (peak − final; mean over seeds, error bars ± std)"
-        out.extend(figs.plan(draw_forgetting, ([(part, title)],),
-                             [("Per-concept forgetting", f"per-concept forgetting {dataset} / {scenario}", "forgetting",
-                               (dataset, scenario))]))
+        spec, height = forgetting_chart(part, f"Forgetting of {dataset} / {scenario} (peak − final; mean over seeds, "
+                                              "error bars ± std)")
+        out.append(figs.chart(spec, height, "Per-concept forgetting", f"per-concept forgetting {dataset} / {scenario}",
+                              "forgetting", dataset, scenario))
     return H.figure_grid(out)
 
 

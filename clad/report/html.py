@@ -11,7 +11,7 @@ import json
 import re
 from typing import Sequence
 
-__all__ = ["img", "img_file", "pre", "message", "details", "page", "figure_grid", "toml_text", "table_tools",
+__all__ = ["img", "img_file", "chart_file", "pre", "message", "details", "page", "figure_grid", "toml_text", "table_tools",
            "ASSETS", "write_assets"]
 
 _STYLE = """
@@ -65,11 +65,18 @@ ul.blocks { columns: 3; font-size: .9rem; }
 table.ranking td:nth-child(-n+2), table.winners td:nth-child(1), table.rows td:nth-child(-n+5) { text-align: left; }
 table.rows td { overflow-wrap: anywhere; }
 table.rows { font-size: .78rem; }
+div.chart { max-width: 100%; overflow-x: auto; }
+div.chart.failed { background: #fff4d6; padding: .5rem; }
 """
 
 #: the files every page loads (copied into ``assets/`` of the report folder by :func:`write_assets`):
 #: tablesort 5.6.0 (MIT, its licence beside it) and clad's own filter boxes
-ASSETS = ("tablesort.min.js", "tablesort.number.min.js", "clad-tables.js", "tablesort-LICENCE")
+TABLE_ASSETS = ("tablesort.min.js", "tablesort.number.min.js", "clad-tables.js")
+#: what a page with figures drawn by the browser loads besides (:mod:`clad.report.charts`): Vega 6.2.0,
+#: Vega-Lite 6.4.1 and vega-embed 7.1.0 (BSD-3-Clause, their licences beside them) and clad's loader,
+#: which draws each figure when it scrolls into view
+CHART_ASSETS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "clad-charts.js")
+ASSETS = (*TABLE_ASSETS, *CHART_ASSETS, "tablesort-LICENCE", "vega-LICENCE", "vega-lite-LICENCE", "vega-embed-LICENCE")
 
 
 def write_assets(folder) -> None:
@@ -106,6 +113,22 @@ def img_file(src: str, alt: str, caption: str | None = None, *, size: tuple[int,
     ident = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
     return (f'<figure{ident}><img src="{html.escape(src, quote=True)}" alt="{html.escape(alt, quote=True)}" '
             f'loading="lazy" decoding="async"{dims}>{cap}</figure>')
+
+
+def chart_file(src: str, ident: str, caption: str, height: int, *, anchor: str | None = None) -> str:
+    """A ``<figure>`` holding the figure of ``src`` (a script beside the pages calling
+    ``cladChart(ident, spec)``), drawn by the browser when it scrolls into view; ``height`` px are
+    reserved for it so the page does not move when it is drawn.
+
+    >>> chart_file("../figures/a.js", "a", "R of a", 300)[:80]
+    '<figure><div class="chart" data-chart="../figures/a.js" data-id="a" style="min-he'
+    """
+    ident_attr = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
+    link = f' <a href="{html.escape(src, quote=True)}">{html.escape(src.rsplit("/", 1)[-1])}</a>'
+    return (f'<figure{ident_attr}><div class="chart" data-chart="{html.escape(src, quote=True)}" '
+            f'data-id="{html.escape(ident, quote=True)}" style="min-height:{int(height)}px" role="img" '
+            f'aria-label="{html.escape(caption, quote=True)}"></div>'
+            f"<figcaption>{html.escape(caption)}{link}</figcaption></figure>")
 
 
 def table_tools(table_id: str, n_rows: int, table_html: str, *, scroll_from: int = 25) -> str:
@@ -219,8 +242,8 @@ def page(title: str, sections: Sequence[tuple[str, str, str]], intro: str = "", 
     nav += "".join(f'<li><a href="{html.escape(href, quote=True)}">{html.escape(text)}</a></li>' for href, text in links)
     body = "\n".join(f'<section id="{html.escape(a)}"><h2>{html.escape(h)}</h2>\n{b}\n</section>'
                      for a, h, b in sections)
-    scripts = "".join(f'<script src="{html.escape(prefix)}assets/{name}" defer></script>'
-                      for name in ASSETS if name.endswith(".js"))
+    names = TABLE_ASSETS + (CHART_ASSETS if 'class="chart" data-chart=' in body else ())
+    scripts = "".join(f'<script src="{html.escape(prefix)}assets/{name}" defer></script>' for name in names)
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n{scripts}\n</head>\n<body>\n"

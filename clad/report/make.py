@@ -759,10 +759,11 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
         prefix = "../" * path.count("/")
         if path != "index.html" and not intro:
             intro = f"<p class='back'><a href='{prefix}index.html'>← first page</a></p>"
-        text = H.page(page_title, sections, intro, prefix=prefix, links=_links(prefix))
+        sections = [(a, h, page.figs.render(b, prefix)) for a, h, b in sections]
+        text = H.page(page_title, sections, page.figs.render(intro, prefix), prefix=prefix, links=_links(prefix))
         target = out / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(target, page.figs.render(text, prefix))
+        _atomic_write(target, text)
     for old in (out / "blocks").glob("*.html") if (out / "blocks").is_dir() else ():
         if f"blocks/{old.name}" not in pages:  # the page of a block no longer in the results
             old.unlink()

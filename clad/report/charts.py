@@ -1,0 +1,328 @@
+"""The block pages' figures as Vega-Lite specifications, drawn by the browser.
+
+A block page of a large grid holds dozens of figures (R heatmaps, learning curves, per-concept
+forgetting, cost); drawing them as images costs more than the grid's own runs. Here each figure is
+a Vega-Lite specification (a JSON document: its data and how to draw it) that the page's browser
+draws when the figure scrolls into view, with the Vega libraries shipped in ``assets/`` (so the
+pages work offline and from a file). The specification is cheap to write, its tooltips give every
+value, and the figure's menu saves it as SVG or PNG.
+
+Each function takes the same tables as the matplotlib figures of :mod:`clad.report.plots` and
+returns ``(spec, height)``: the specification (a dict, JSON-ready) and the figure's height in
+pixels, which the page reserves before the figure is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..metrics.base import base_metric_shown
+
+__all__ = ["heatmap_chart", "curves_chart", "forgetting_chart", "cost_chart", "PALETTE", "WIDTH", "SCHEMA"]
+
+SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
+#: widest figure (px): the page's text column, less the room of the figure's menu button
+WIDTH = 1080
+#: the configurations' colours (matplotlib's tab10, then the light tab20 shades), one per label in order
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7",
+           "#dbdb8d", "#9edae5")
+#: colour of an undefined cell
+NA_COLOUR = "#d9d9d9"
+#: most panels of a heatmap figure whose cells carry their numbers (beyond, colour and tooltips)
+MAX_ANNOTATED_PANELS = 24
+_CONFIG = {"view": {"stroke": None}, "axis": {"labelFontSize": 10, "titleFontSize": 11},
+           "header": {"labelFontSize": 11, "titleFontSize": 11}, "legend": {"labelFontSize": 10, "titleFontSize": 11,
+                                                                            "labelLimit": 360}}
+
+
+def _num(v) -> float | None:
+    """A JSON number, or None for NaN and infinities."""
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _label(strategy: str, detector: str) -> str:
+    return f"{strategy} + {detector}"
+
+
+def _colours(labels: Sequence[str]) -> dict:
+    """A colour scale: one colour per label in order (the palette repeats past 20 labels)."""
+    return {"domain": list(labels), "range": [PALETTE[k % len(PALETTE)] for k in range(len(labels))]}
+
+
+def _text_px(labels: Sequence[str], size: float = 10.0) -> float:
+    """Roughly the width (px) of the longest label at ``size`` px."""
+    return max((len(str(s)) for s in labels), default=0) * size * 0.58
+
+
+def _base(title: str, subtitle: str | None = None) -> dict:
+    t: dict = {"text": title, "anchor": "start", "fontSize": 13, "limit": WIDTH}
+    if subtitle:
+        t["subtitle"] = subtitle
+    return {"$schema": SCHEMA, "title": t, "config": _CONFIG}
+
+
+def _seeds(h) -> str:
+    text = f"{len(h.seeds)} seed{'s' if len(h.seeds) != 1 else ''}"
+    if h.computations is not None:
+        text += f", {h.computations} distinct computation{'s' if h.computations != 1 else ''}"
+    return text
+
+
+def _cell_state(i: int, t: int) -> str:
+    if t < 0:
+        return "never learned"
+    return "learned here" if i == t else "future" if i < t else "learned"
+
+
+def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
+                  annotate: bool | None = None) -> tuple[dict, int]:
+    """Small multiples of R for the configurations of one dataset, scenario and base metric
+    (:class:`clad.report.aggregate.HeatmapData`, one
+    panel per strategy + detector, one colour scale): rows are training steps, columns test
+    concepts, cells the mean over seeds (and ``± std`` with several). A black border marks the step
+    where each concept was first learned; future cells (before it) are faded; a concept never
+    learned has dashed borders; undefined cells are grey ``n/a``; a small circle marks a cell that
+    cannot be told from chance. Numbers are written while there are at most
+    :data:`MAX_ANNOTATED_PANELS` panels of at most 10 test concepts and 16 steps."""
+    first = items[0]
+    n_rows, n_cols = np.shape(first.mean)
+    if annotate is None:
+        annotate = len(items) <= MAX_ANNOTATED_PANELS and n_cols <= 10 and n_rows <= 16
+    with_std = annotate and any(np.isfinite(np.asarray(h.std, float)).any() for h in items)
+    rows = [f"{i}: {c}" for i, c in enumerate(first.rows)]
+    cell_w = max(46.0 if annotate else 14.0, min(_text_px(first.cols) * 0.75, 60.0) if annotate else 14.0)
+    cell_h = (32.0 if with_std else 20.0) if annotate else 14.0
+    values = []
+    panels = []
+    for h in items:
+        panel = _label(h.strategy, h.detector)
+        panels.append(panel)
+        mean, std, n = np.asarray(h.mean, float), np.asarray(h.std, float), np.asarray(h.n)
+        chance = np.asarray(h.at_chance) if h.at_chance is not None else None
+        t = np.asarray(h.learned_at)
+        span = (vmax - vmin) or 1.0
+        for i in range(mean.shape[0]):
+            for j in range(mean.shape[1]):
+                m, s = _num(mean[i, j]), _num(std[i, j])
+                text = "n/a" if m is None else f"{m:.2f}" + ("" if s is None else f"\n±{s:.2f}")
+                values.append({"panel": panel, "strategy": h.strategy, "detector": h.detector, "step": rows[i] if i < len(rows) else str(i), "concept": h.cols[j],
+                               "mean": m, "std": s, "n": int(n[i, j]), "text": text,
+                               "ink": "black" if m is None or (m - vmin) / span > 0.6 else "white",
+                               "state": _cell_state(i, int(t[j])),
+                               "chance": bool(chance is not None and chance[i, j])})
+    label_w = min(_text_px(rows), 180.0) + 40
+    panel_w = n_cols * cell_w
+    head = min(_text_px(panels, 11), panel_w + 40)
+    columns = max(1, min(len(items), int((WIDTH - label_w - 90) // (max(panel_w, head) + 18))))
+    x_axis = {"title": "test concept", "labelAngle": -40 if _text_px(first.cols) > cell_w - 4 else 0,
+              "labelLimit": 120}
+    encoding = {"x": {"field": "concept", "type": "ordinal", "sort": list(first.cols), "axis": x_axis},
+                "y": {"field": "step", "type": "ordinal", "sort": rows, "axis": {"title": None, "labelLimit": 180}}}
+    tooltip = [{"field": "panel", "title": "configuration"}, {"field": "step", "title": "training step"},
+               {"field": "concept", "title": "test concept"},
+               {"field": "mean", "title": f"{base_metric_shown(first.base_metric)} (mean)", "format": ".4f"},
+               {"field": "std", "title": "std over seeds", "format": ".4f"}, {"field": "n", "title": "seeds"},
+               {"field": "state", "title": "cell"}, {"field": "chance", "title": "cannot be told from chance"}]
+    layer = [
+        {"mark": {"type": "rect", "color": NA_COLOUR}},  # under every cell: the undefined ones stay grey
+        {"mark": {"type": "rect"}, "encoding": {
+            "color": {"field": "mean", "type": "quantitative", "scale": {"scheme": "viridis", "domain": [vmin, vmax]},
+                      "legend": {"title": base_metric_shown(first.base_metric), "orient": "right"}},
+            "tooltip": tooltip}},
+        {"transform": [{"filter": "datum.state === 'future' || datum.state === 'never learned'"}],
+         "mark": {"type": "rect", "fill": "white", "fillOpacity": 0.45}, "encoding": {"tooltip": tooltip}},
+        {"transform": [{"filter": "datum.state === 'never learned'"}],
+         "mark": {"type": "rect", "filled": False, "stroke": "#333333", "strokeWidth": 1, "strokeDash": [3, 2]}},
+        {"transform": [{"filter": "datum.state === 'learned here'"}],
+         "mark": {"type": "rect", "filled": False, "stroke": "black", "strokeWidth": 2}},
+    ]
+    if annotate:
+        layer.append({"mark": {"type": "text", "fontSize": 9, "lineBreak": "\n", "lineHeight": 11},
+                      "encoding": {"text": {"field": "text"}, "color": {"condition": [{"test": "datum.ink === 'white'", "value": "white"},
+                                                           {"test": "datum.mean === null", "value": "#444444"}],
+                                             "value": "black"},
+                                   "tooltip": tooltip}})
+    if any(v["chance"] for v in values):
+        layer.append({"transform": [{"filter": "datum.chance"}],
+                      "mark": {"type": "point", "shape": "circle", "filled": True, "fill": "white", "stroke": "black",
+                               "strokeWidth": 0.8, "size": 22, "opacity": 1,
+                               "yOffset": -(cell_h / 2 - 5) if annotate else 0},
+                      "encoding": {"tooltip": tooltip}})
+    title = (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({_seeds(first)}; mean"
+             + (" ± std" if with_std else "") + " per cell)")
+    header = {"labelLimit": max(panel_w + 10, 80), "labelFontWeight": "bold"}
+    strategies = list(dict.fromkeys(h.strategy for h in items))
+    detectors = list(dict.fromkeys(h.detector for h in items))
+    full = len({(h.strategy, h.detector) for h in items}) == len(items) == len(strategies) * len(detectors)
+    row_head = min(_text_px(strategies, 11), 160.0) + 30
+    wrapped_rows = math.ceil(len(items) / columns)
+    if (full and row_head + label_w + len(detectors) * (panel_w + 14) + 90 <= WIDTH
+            and len(strategies) <= wrapped_rows + 1):  # strategies in rows, detectors in columns: no taller
+        facet = {"facet": {"row": {"field": "strategy", "type": "nominal", "sort": strategies, "title": "strategy",
+                                   "header": {**header, "labelAngle": 0, "labelAlign": "left", "labelLimit": 160}},
+                           "column": {"field": "detector", "type": "nominal", "sort": detectors, "title": "detector",
+                                      "header": header}}}
+        grid_rows = len(strategies)
+    else:
+        facet = {"facet": {"field": "panel", "type": "nominal", "sort": panels, "title": None, "header": header},
+                 "columns": columns}
+        grid_rows = wrapped_rows
+    spec = {**_base(title, "rows: training step (concept learned); columns: test concept"), "data": {"values": values},
+            **facet, "spacing": 14,
+            "spec": {"width": panel_w, "height": n_rows * cell_h, "encoding": encoding, "layer": layer}}
+    x_h = 70 if x_axis["labelAngle"] else 40
+    return spec, int(60 + grid_rows * (n_rows * cell_h + 30) + x_h)
+
+
+def _step_values(part: pd.DataFrame) -> tuple[list[int], dict[int, str]]:
+    steps = part.drop_duplicates("step").sort_values("step")
+    return [int(s) for s in steps["step"]], {int(s): f"{s}: {c}" for s, c in zip(steps["step"], steps["concept"])}
+
+
+def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
+    """Learning curves of one dataset, scenario and base metric (rows of
+    :func:`clad.report.aggregate.learning_curves`): the mean per step over the concepts seen so far
+    and over all concepts, side by side, one line per strategy + detector with a ± std band over
+    seeds; dashed grey: chance."""
+    labels = list(dict.fromkeys(_label(s, d) for s, d in zip(curves["strategy"], curves["detector"])))
+    steps, step_label = _step_values(curves)
+    base = base_metric_shown(curves["base_metric"].iloc[0]) if not curves.empty else ""
+    panel = {"seen": "average over concepts seen so far", "all": "average over all concepts"}
+    values = []
+    for row in curves.itertuples(index=False):
+        m, s = _num(row.mean), _num(row.std)
+        values.append({"config": _label(row.strategy, row.detector), "panel": panel.get(row.kind, row.kind),
+                       "step": step_label[int(row.step)], "mean": m, "std": s,
+                       "lo": None if m is None or s is None else m - s, "hi": None if m is None or s is None else m + s})
+    if "chance" in curves.columns and curves["chance"].notna().any():
+        ref = curves.groupby(["kind", "step"], sort=True)["chance"].mean()
+        values += [{"config": "chance", "panel": panel.get(k, k), "step": step_label[int(s)], "mean": _num(v)}
+                   for (k, s), v in ref.items() if math.isfinite(v)]
+    colours = _colours(labels)
+    colours["domain"].append("chance")
+    colours["range"].append("#555555")
+    x = {"field": "step", "type": "ordinal", "sort": [step_label[s] for s in steps],
+         "axis": {"title": "training step: concept learned", "labelAngle": -40, "labelLimit": 140}}
+    colour = {"field": "config", "type": "nominal", "scale": colours, "title": "strategy + detector",
+              "legend": {"orient": "bottom", "columns": 3, "symbolType": "stroke"}}
+    tooltip = [{"field": "config", "title": "strategy + detector"}, {"field": "step", "title": "training step"},
+               {"field": "mean", "format": ".4f"}, {"field": "std", "title": "std over seeds", "format": ".4f"}]
+    width = max(260, min(480, 46 * len(steps)))
+    not_chance = {"filter": "datum.config !== 'chance'"}
+    spec = {**_base(title), "data": {"values": values},
+            "facet": {"field": "panel", "type": "nominal", "sort": list(panel.values()), "title": None},
+            "columns": 2 if 2 * width + 120 <= WIDTH else 1,
+            "spec": {"width": width, "height": 220, "encoding": {"x": x}, "layer": [
+                *([{"transform": [not_chance, {"filter": "datum.lo !== null"}], "mark": {"type": "area", "opacity": 0.15},
+                    "encoding": {"y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"},
+                                 "color": {**colour, "legend": None}}}] if any(v.get("lo") is not None for v in values)
+                  else []),
+                {"transform": [not_chance], "mark": {"type": "line", "point": {"size": 20}, "strokeWidth": 1.5},
+                 "encoding": {"y": {"field": "mean", "type": "quantitative", "title": f"{base}, mean",
+                                    "scale": {"zero": False}},
+                              "color": colour, "tooltip": tooltip}},
+                {"transform": [{"filter": "datum.config === 'chance'"}],
+                 "mark": {"type": "line", "strokeDash": [5, 3], "strokeWidth": 1},
+                 "encoding": {"y": {"field": "mean", "type": "quantitative"}, "color": colour,
+                              "tooltip": tooltip[:3]}}]}}
+    rows = 1 if 2 * width + 120 <= WIDTH else 2
+    return spec, int(80 + rows * 330 + 22 * math.ceil((len(labels) + 1) / 3))
+
+
+def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
+    """Per-concept forgetting (peak − final) of one dataset and scenario (rows of
+    :func:`clad.report.aggregate.forgetting_table`): one panel per base metric, test concepts on x,
+    one bar per strategy + detector with ± std error bars; a diamond on the zero line marks a value
+    too small to show as a bar."""
+    labels = list(dict.fromkeys(_label(s, d) for s, d in zip(table["strategy"], table["detector"])))
+    concepts = list(dict.fromkeys(table["concept"]))
+    means = table["mean"].to_numpy(float)
+    finite = means[np.isfinite(means)]
+    span = float(np.ptp(np.append(finite, 0.0))) if finite.size else 0.0
+    small = max(span, 0.05) * 0.01
+    values = []
+    for row in table.itertuples(index=False):
+        m, s = _num(row.mean), _num(row.std)
+        values.append({"config": _label(row.strategy, row.detector), "concept": row.concept,
+                       "metric": base_metric_shown(row.base_metric), "mean": m, "std": s,
+                       "lo": None if m is None or s is None else m - s, "hi": None if m is None or s is None else m + s,
+                       "zero": m is not None and abs(m) < small})
+    colour = {"field": "config", "type": "nominal", "scale": _colours(labels), "title": "strategy + detector",
+              "legend": {"orient": "bottom", "columns": 3}}
+    offset = {"field": "config", "type": "nominal", "sort": labels}
+    x = {"field": "concept", "type": "nominal", "sort": concepts,
+         "axis": {"title": "test concept", "labelAngle": -40 if _text_px(concepts) > 40 else 0, "labelLimit": 140}}
+    tooltip = [{"field": "config", "title": "strategy + detector"}, {"field": "concept", "title": "test concept"},
+               {"field": "mean", "title": "forgetting (mean)", "format": ".4f"},
+               {"field": "std", "title": "std over seeds", "format": ".4f"}]
+    width = max(300, min(WIDTH - 120, len(concepts) * max(40, 9 * len(labels) + 12)))
+    metrics = list(dict.fromkeys(v["metric"] for v in values))
+    spec = {**_base(title, "positive = forgotten; ◆ = zero"), "data": {"values": values},
+            "facet": {"row": {"field": "metric", "type": "nominal", "sort": metrics, "title": None}},
+            "spec": {"width": width, "height": 180, "encoding": {"x": x, "xOffset": offset}, "layer": [
+                {"mark": {"type": "bar"}, "encoding": {
+                    "y": {"field": "mean", "type": "quantitative", "title": "forgetting (peak − final)"},
+                    "color": colour, "tooltip": tooltip}},
+                *([{"transform": [{"filter": "datum.lo !== null"}], "mark": {"type": "rule", "strokeWidth": 0.8},
+                    "encoding": {"y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"},
+                                 "color": {"value": "black"}}}] if any(v["lo"] is not None for v in values) else []),
+                {"transform": [{"filter": "datum.zero"}],
+                 "mark": {"type": "point", "shape": "diamond", "filled": True, "stroke": "black", "strokeWidth": 0.5,
+                          "size": 40},
+                 "encoding": {"y": {"datum": 0, "type": "quantitative"}, "color": colour, "tooltip": tooltip}},
+                {"mark": {"type": "rule", "color": "black", "strokeWidth": 0.8},
+                 "encoding": {"y": {"datum": 0, "type": "quantitative"}}}]}}
+    return spec, int(80 + len(metrics) * 260 + 22 * math.ceil(len(labels) / 3))
+
+
+def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
+    """Cost of the configurations of one dataset and scenario (rows of
+    :func:`clad.report.cost.cost_table`): fit and score seconds per training step stacked (left)
+    and peak memory in MB (right), one horizontal bar per strategy + detector, mean over seeds with
+    the value beside each bar."""
+    labels = [_label(s, d) for s, d in zip(table["strategy"], table["detector"])]
+    seconds, memory = [], []
+    for label, row in zip(labels, table.itertuples(index=False)):
+        fit, score = _num(row.fit_seconds_mean), _num(row.score_seconds_mean)
+        total = (fit or 0.0) + (score or 0.0)
+        for part, v, sd in (("fit", fit, row.fit_seconds_std), ("score", score, row.score_seconds_std)):
+            seconds.append({"config": label, "part": part, "seconds": v, "std": _num(sd),
+                            "total": f"{total:.3g} s" if fit is not None or score is not None else "n/a"})
+        peak = _num(row.peak_memory_mb_mean)
+        memory.append({"config": label, "mb": peak, "std": _num(row.peak_memory_mb_std),
+                       "text": "n/a" if peak is None else f"{peak:.3g} MB"})
+    y = {"field": "config", "type": "nominal", "sort": labels, "axis": {"title": "strategy + detector",
+                                                                       "labelLimit": 260}}
+    height = max(40, 18 * len(labels))
+    part_colour = {"field": "part", "type": "nominal", "title": None,
+                   "scale": {"domain": ["fit", "score"], "range": ["#1f77b4", "#ff7f0e"]}, "legend": {"orient": "top"}}
+    left = {"data": {"values": seconds}, "width": 300, "height": height, "layer": [
+        {"mark": {"type": "bar"}, "encoding": {
+            "y": y, "x": {"field": "seconds", "type": "quantitative", "stack": "zero",
+                          "title": "seconds per training step (mean over steps and seeds)"},
+            "color": part_colour, "order": {"field": "part"},
+            "tooltip": [{"field": "config", "title": "strategy + detector"}, {"field": "part"},
+                        {"field": "seconds", "format": ".4g"}, {"field": "std", "title": "std over seeds",
+                                                                  "format": ".3g"}]}},
+        {"transform": [{"joinaggregate": [{"op": "sum", "field": "seconds", "as": "end"}], "groupby": ["config"]},
+                       {"filter": "datum.part === 'score'"}],
+         "mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 10},
+         "encoding": {"y": y, "x": {"field": "end", "type": "quantitative"}, "text": {"field": "total"}}}]}
+    right = {"data": {"values": memory}, "width": 220, "height": height, "layer": [
+        {"mark": {"type": "bar", "color": "#2ca02c"}, "encoding": {
+            "y": {**y, "axis": None}, "x": {"field": "mb", "type": "quantitative",
+                                            "title": "peak memory, MB (rise above the run's start)"},
+            "tooltip": [{"field": "config", "title": "strategy + detector"}, {"field": "mb", "title": "MB",
+                                                                               "format": ".4g"},
+                        {"field": "std", "title": "std over seeds", "format": ".3g"}]}},
+        {"mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 10},
+         "encoding": {"y": {**y, "axis": None}, "x": {"field": "mb", "type": "quantitative"},
+                      "text": {"field": "text"}}}]}
+    spec = {**_base(title), "hconcat": [left, right], "spacing": 60, "resolve": {"scale": {"color": "independent"}}}
+    return spec, int(120 + height + 40)

@@ -1,0 +1,128 @@
+"""The block pages' figures drawn by the browser (:mod:`clad.report.charts`): what each Vega-Lite
+specification holds, checked against small tables written by hand; and that a report keeps a
+figure whose content did not change (its file is not rewritten). That the browser draws them is
+checked in Chromium by ``tests/test_report_browser.py``."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from clad import metrics
+from clad.report import make_report
+from clad.report.aggregate import HeatmapData
+from clad.report.charts import cost_chart, curves_chart, forgetting_chart, heatmap_chart
+from clad.results import RunResult
+
+
+def _heatmap(strategy="naive", detector="iforest", at_chance=None):
+    # 3 steps x 3 test concepts; concept C is never learned; B is learned at step 1 (index 1)
+    mean = np.array([[0.9, 0.5, 0.2], [0.8, 0.95, np.nan], [0.7, 0.6, 0.3]])
+    std = np.array([[0.01, 0.02, 0.03], [0.04, 0.05, np.nan], [0.06, 0.07, 0.08]])
+    return HeatmapData("d", "s", strategy, detector, "roc_auc", mean, std, np.full((3, 3), 2),
+                       ("A", "B", "A2"), ("A", "B", "C"), np.array([0, 1, -1]), (0, 1), at_chance=at_chance)
+
+
+def _cells(spec):
+    return {(v["panel"], v["step"], v["concept"]): v for v in spec["data"]["values"]}
+
+
+def test_heatmap_cells_carry_value_state_and_chance():
+    chance = np.zeros((3, 3), bool)
+    chance[0, 1] = True
+    spec, height = heatmap_chart([_heatmap(at_chance=chance), _heatmap("cumulative")])
+    cells = _cells(spec)
+    assert len(cells) == 2 * 9 and height > 0
+    a = cells[("naive + iforest", "0: A", "A")]
+    assert (a["mean"], a["std"], a["text"], a["state"]) == (0.9, 0.01, "0.90\n±0.01", "learned here")
+    assert a["ink"] == "black"  # a light cell (0.9 on a 0..1 viridis scale) gets dark text
+    assert cells[("naive + iforest", "0: A", "B")]["state"] == "future"  # step 0, before B (learned at 1)
+    assert cells[("naive + iforest", "1: B", "B")]["state"] == "learned here"
+    assert cells[("naive + iforest", "2: A2", "B")]["state"] == "learned"
+    assert {cells[("naive + iforest", f"{i}: {c}", "C")]["state"] for i, c in enumerate("A B A2".split())} == \
+        {"never learned"}
+    na = cells[("naive + iforest", "1: B", "C")]
+    assert na["mean"] is None and na["text"] == "n/a" and na["std"] is None  # NaN is not a JSON number
+    assert cells[("naive + iforest", "0: A", "C")]["ink"] == "white"  # 0.2: a dark cell, light text
+    assert [k for k, v in cells.items() if v["chance"]] == [("naive + iforest", "0: A", "B")]
+    assert not any(v["chance"] for k, v in cells.items() if k[0] == "cumulative + iforest")
+    json.dumps(spec, allow_nan=False)  # valid JSON: no NaN anywhere
+    # strategies in rows and detectors in columns: every pair is a panel
+    assert spec["facet"]["row"]["field"] == "strategy" and spec["facet"]["column"]["field"] == "detector"
+    layers = spec["spec"]["layer"]
+    assert any(layer.get("transform") == [{"filter": "datum.chance"}] for layer in layers)
+    assert any(layer["mark"]["type"] == "text" for layer in layers)  # numbers written: few panels
+
+
+def test_heatmap_of_many_panels_is_colour_only_and_wraps():
+    items = [_heatmap(f"s{k}", "d") for k in range(30)]
+    spec, _ = heatmap_chart(items)
+    assert "columns" in spec and spec["facet"]["field"] == "panel"
+    assert not any(layer["mark"]["type"] == "text" for layer in spec["spec"]["layer"])  # over 24 panels
+    assert spec["spec"]["width"] == 3 * 14  # small cells
+
+
+def test_curves_chart_holds_means_bands_and_chance():
+    rows = []
+    for kind in ("seen", "all"):
+        for step, concept, m, s in ((0, "A", 0.9, 0.1), (1, "B", 0.8, np.nan)):
+            rows.append({"dataset": "d", "scenario": "s", "strategy": "naive", "detector": "x", "base_metric": "f1",
+                         "kind": kind, "step": step, "concept": concept, "mean": m, "std": s, "chance": 0.25})
+    spec, _ = curves_chart(pd.DataFrame(rows), "t")
+    values = spec["data"]["values"]
+    seen = [v for v in values if v["config"] == "naive + x" and v["panel"].startswith("average over concepts seen")]
+    assert [(v["step"], v["mean"], v["lo"], v["hi"]) for v in seen] == [("0: A", 0.9, 0.8, 1.0), ("1: B", 0.8, None, None)]
+    chance = [v for v in values if v["config"] == "chance"]
+    assert len(chance) == 4 and {v["mean"] for v in chance} == {0.25}
+    assert spec["spec"]["encoding"]["x"]["sort"] == ["0: A", "1: B"]
+
+
+def test_forgetting_chart_marks_zero_and_keeps_error_bars():
+    table = pd.DataFrame({"dataset": "d", "scenario": "s", "strategy": ["forgets", "keeps"], "detector": "x",
+                          "base_metric": "roc_auc", "concept": "A", "mean": [0.3, 0.0], "std": [0.1, np.nan]})
+    spec, _ = forgetting_chart(table, "t")
+    v = {d["config"]: d for d in spec["data"]["values"]}
+    assert (v["forgets + x"]["lo"], v["forgets + x"]["hi"], v["forgets + x"]["zero"]) == (pytest.approx(0.2), 0.4, False)
+    assert v["keeps + x"]["zero"] and v["keeps + x"]["lo"] is None
+
+
+def test_cost_chart_stacks_fit_and_score():
+    table = pd.DataFrame({"strategy": ["naive"], "detector": ["x"], "fit_seconds_mean": [0.2],
+                          "fit_seconds_std": [0.01], "score_seconds_mean": [0.05], "score_seconds_std": [np.nan],
+                          "peak_memory_mb_mean": [12.5], "peak_memory_mb_std": [1.0]})
+    spec, _ = cost_chart(table, "t")
+    left, right = spec["hconcat"]
+    assert [(d["part"], d["seconds"], d["total"]) for d in left["data"]["values"]] == [("fit", 0.2, "0.25 s"),
+                                                                                       ("score", 0.05, "0.25 s")]
+    assert right["data"]["values"] == [{"config": "naive + x", "mb": 12.5, "std": 1.0, "text": "12.5 MB"}]
+
+
+def _runs(shift=0.0):
+    out = []
+    for strategy in ("naive", "cumulative"):
+        for seed in (0, 1):
+            R = np.clip(np.array([[0.9, 0.5], [0.7, 0.8]]) + shift + 0.01 * seed, 0, 1)
+            t = metrics.learned_at(("A", "B"), ("A", "B"))
+            out.append(RunResult("d", "s", strategy, "x", seed, ("A", "B"), ("A", "B"), R={"roc_auc": R},
+                                 metrics={"roc_auc": metrics.summarize(R, t)},
+                                 timings={"fit": [0.1, 0.2], "score": [0.01, 0.01]}, run_id=f"{strategy}{seed}"))
+    return out
+
+
+def test_a_second_report_rewrites_only_the_figures_whose_content_changed(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = make_report(_runs(), tmp_path, stat_metrics=())
+        charts = sorted(n for n in first.figures if n.endswith(".js"))
+        assert charts and first.drawn >= len(charts)
+        stamp = {n: (tmp_path / "figures" / n).stat().st_mtime_ns for n in charts}
+        again = make_report(_runs(), tmp_path, stat_metrics=())
+        assert again.drawn == 0 and again.reused == len(again.figures)
+        assert {n: (tmp_path / "figures" / n).stat().st_mtime_ns for n in charts} == stamp
+        changed = make_report(_runs(shift=-0.1), tmp_path, stat_metrics=())  # new values: the figures of R change
+    rewritten = [n for n in charts if (tmp_path / "figures" / n).stat().st_mtime_ns != stamp[n]]
+    assert any(n.startswith("heatmap__") for n in rewritten) and changed.drawn >= len(rewritten)
