@@ -22,7 +22,8 @@ import pandas as pd
 
 from ..metrics.base import base_metric_shown
 
-__all__ = ["heatmap_chart", "curves_chart", "forgetting_chart", "cost_chart", "PALETTE", "WIDTH", "SCHEMA"]
+__all__ = ["heatmap_chart", "curves_chart", "forgetting_chart", "cost_chart", "cost_quality_chart", "PALETTE", "WIDTH",
+           "SCHEMA"]
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 #: widest figure (px): the page's text column, less the room of the figure's menu button
@@ -326,3 +327,48 @@ def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
                       "text": {"field": "text"}}}]}
     spec = {**_base(title), "hconcat": [left, right], "spacing": 60, "resolve": {"scale": {"color": "independent"}}}
     return spec, int(120 + height + 40)
+
+
+def cost_quality_chart(table: pd.DataFrame, label: str) -> tuple[dict, int]:
+    """Quality against compute (rows of :func:`clad.report.costquality.cost_quality_table`): one
+    panel per scenario, one grey point per configuration at its fit + score seconds per training
+    step (log scale when every value is positive) and its quality, the Pareto front joined in red
+    and its first eight configurations named."""
+    scenarios = list(dict.fromkeys(table["scenario"]))
+    values = []
+    for row in table.itertuples(index=False):
+        values.append({"scenario": row.scenario, "configuration": row.configuration, "quality": _num(row.quality),
+                       "seconds": _num(row.seconds), "blocks": int(row.blocks), "pareto": bool(row.pareto)})
+    named = set()
+    for scenario in scenarios:
+        front = sorted((v for v in values if v["scenario"] == scenario and v["pareto"] and v["seconds"] is not None),
+                       key=lambda v: v["seconds"])
+        named.update(id(v) for v in front[:8])
+    for v in values:
+        v["name"] = v["configuration"] if id(v) in named else ""
+    seconds = [v["seconds"] for v in values if v["seconds"] is not None]
+    log = bool(seconds) and min(seconds) > 0
+    x = {"field": "seconds", "type": "quantitative", "title": "seconds per training step (fit + score)",
+         "scale": {"type": "log"} if log else {"zero": False}, "axis": {"tickCount": 5, "format": "~g"}}
+    y = {"field": "quality", "type": "quantitative", "title": label, "scale": {"zero": False}}
+    tooltip = [{"field": "configuration"}, {"field": "quality", "title": label, "format": ".4f"},
+               {"field": "seconds", "title": "seconds per step", "format": ".3g"}, {"field": "blocks"},
+               {"field": "pareto", "title": "on the Pareto front"}]
+    columns = min(max(1, len(scenarios)), 3)
+    width = int(min(420, (WIDTH - 60) / columns - 70))
+    front = {"filter": "datum.pareto && datum.seconds !== null"}
+    spec = {**_base(f"Quality against compute: {label} (mean over blocks) and fit + score seconds per training step",
+                    "red: the Pareto front (no configuration both cheaper and better), joined and named"),
+            "data": {"values": values},
+            "facet": {"field": "scenario", "type": "nominal", "sort": scenarios, "title": None}, "columns": columns,
+            "resolve": {"scale": {"x": "independent"}},
+            "spec": {"width": width, "height": 240, "encoding": {"x": x, "y": y}, "layer": [
+                {"mark": {"type": "point", "filled": True, "color": "#7f7f7f", "opacity": 0.6, "size": 30},
+                 "encoding": {"tooltip": tooltip}},
+                {"transform": [front], "mark": {"type": "line", "color": "#d62728", "point": {"color": "#d62728"}},
+                 "encoding": {"order": {"field": "seconds"}, "tooltip": tooltip}},
+                {"transform": [front], "mark": {"type": "text", "align": "left", "dx": 5, "dy": -5, "fontSize": 9,
+                                                "limit": 220},
+                 "encoding": {"text": {"field": "name"}}}]}}
+    rows = math.ceil(max(1, len(scenarios)) / columns)
+    return spec, int(80 + rows * 310)

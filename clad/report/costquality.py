@@ -2,7 +2,8 @@
 
 Quality is a scalar metric's mean over blocks (by default the continual average), cost the seconds
 per training step spent fitting and scoring (mean over seeds and blocks); a configuration is on the
-*Pareto front* when no other is at least as good on both and better on one. Only configurations
+*Pareto front* when no other is at least as good on both and better on one; the figure is
+:func:`clad.report.charts.cost_quality_chart`. Only configurations
 with a value in every block are placed (as in :mod:`clad.report.ranking`).
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["pareto_front", "cost_quality_table", "cost_quality_figure"]
+__all__ = ["pareto_front", "cost_quality_table"]
 
 
 def pareto_front(cost, quality, higher_is_better: bool = True) -> np.ndarray:
@@ -53,43 +54,3 @@ def cost_quality_table(lb: pd.DataFrame, metric: str, base_metric: str, higher_i
     for scenario, sub in table.groupby("scenario", sort=False):
         table.loc[sub.index, "pareto"] = pareto_front(sub["seconds"], sub["quality"], higher_is_better)
     return table
-
-
-def cost_quality_figure(table: pd.DataFrame, ylabel: str, higher_is_better: bool = True):
-    """One panel per scenario: quality against seconds per step (log scale), one point per
-    configuration, the Pareto front joined and its configurations named."""
-    from .canvas import FONT, new_figure, suptitle
-
-    scenarios = list(dict.fromkeys(table["scenario"]))
-    n = max(1, len(scenarios))
-    cols = min(n, 3)
-    rows = (n + cols - 1) // cols
-    fig = new_figure((min(12.5, 4.3 * cols + 0.6), 3.6 * rows + 0.6))
-    suptitle(fig, f"Quality against compute: {ylabel} (mean over blocks) and fit + score seconds per training step; "
-                  "the Pareto front (no configuration both cheaper and better) joined and named")
-    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
-    for ax, scenario in zip(axes, scenarios):
-        sub = table[table["scenario"] == scenario]
-        front = sub[sub["pareto"]].sort_values("seconds")
-        ax.scatter(sub["seconds"], sub["quality"], s=14, color="tab:gray", alpha=0.6, label="configuration")
-        ax.plot(front["seconds"], front["quality"], "-o", color="tab:red", ms=5, lw=1.2, label="Pareto front")
-        for _, r in front.head(8).iterrows():
-            ax.annotate(r["configuration"], (r["seconds"], r["quality"]), xytext=(4, 3), textcoords="offset points",
-                        fontsize=FONT["tick"] - 1)
-        if (sub["seconds"] > 0).all() and len(sub):
-            ax.set_xscale("log")
-        ax.set_title(str(scenario), fontsize=FONT["title"])
-        ax.set_xlabel("seconds per training step (fit + score)", fontsize=FONT["label"])
-        ax.set_ylabel(ylabel, fontsize=FONT["label"])
-        ax.tick_params(labelsize=FONT["tick"])
-        ax.grid(alpha=0.3)
-        ax.margins(x=0.15, y=0.1)
-    for ax in axes[len(scenarios):]:
-        ax.remove()
-    axes[0].legend(fontsize=FONT["tick"], loc="best")
-    return fig
-
-
-def draw_cost_quality(table: pd.DataFrame, ylabel: str, higher_is_better: bool) -> list[list]:
-    """The planned drawing of :func:`cost_quality_figure`."""
-    return [[cost_quality_figure(table, ylabel, higher_is_better)]]

@@ -369,7 +369,8 @@ def _cost_section(p: _Page):
 
 def _cost_quality_section(p: _Page):
     """One figure: quality against fit + score seconds per configuration, the Pareto front marked."""
-    from .costquality import cost_quality_table, draw_cost_quality
+    from .charts import cost_quality_chart
+    from .costquality import cost_quality_table
 
     if p.lb.empty:
         return []
@@ -380,8 +381,9 @@ def _cost_quality_section(p: _Page):
     if table.empty or table["seconds"].isna().all():
         return []
     label = label_of(metric, base)
-    mark = p.figs.plan(draw_cost_quality, (table, label, higher),
-                       [("Cost and quality", f"quality against compute: {label}", "cost_quality", (metric, base))])[0]
+    spec, height = cost_quality_chart(table, label)
+    mark = p.figs.chart(spec, height, "Cost and quality", f"quality against compute: {label}", "cost_quality", metric,
+                        base)
     front = table[table["pareto"]]
     legend = ("<p class='legend'>Who wins at equal compute: each configuration's mean over blocks against its fit + "
               f"score seconds per training step; {len(front)} of {len(table)} configurations are on the Pareto front "
