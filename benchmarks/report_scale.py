@@ -407,6 +407,21 @@ def figures_drawn(out: Path, stdout: str) -> int | None:
     return int(m.group(1).replace(",", "")) if m else None
 
 
+def _draw_every_figure(driver, timeout: float = 60.0) -> int:
+    """Have the page draw every figure it draws in the browser now (not when scrolled to), wait for
+    them, and return how many could not be drawn: a drill-down page is measured at its full height."""
+    driver.execute_script("if (window.cladDrawAllCharts) { window.cladDrawAllCharts(); }")
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        state = driver.execute_script("const c = Array.from(document.querySelectorAll('div.chart[data-chart]'));"
+                                      "return [c.length, c.filter(e => e.classList.contains('drawn')).length,"
+                                      "c.filter(e => e.classList.contains('failed')).length];")
+        if state[1] + state[2] == state[0]:
+            return state[2]
+        time.sleep(0.1)
+    return state[0] - state[1]
+
+
 def browser_measure(out: Path) -> dict:
     """First page's height and size, and the tallest drill-down page, in headless Chromium at 1,400 px."""
     from selenium import webdriver
@@ -425,16 +440,19 @@ def browser_measure(out: Path) -> dict:
         index = out / "index.html"
         driver.get(index.resolve().as_uri())
         height = driver.execute_script("return document.documentElement.scrollHeight")
-        eager = driver.execute_script(
-            "return performance.getEntriesByType('resource').filter(e => e.initiatorType !== 'img')"
-            ".map(e => decodeURIComponent(new URL(e.name).pathname))")
+        eager = driver.execute_script(  # its scripts and style sheets (a file:// page has no resource timings)
+            "return Array.from(document.querySelectorAll('script[src], link[rel=stylesheet][href]'))"
+            ".map(e => decodeURIComponent(new URL(e.src || e.href).pathname))")
         size = index.stat().st_size + sum(Path(p).stat().st_size for p in eager if Path(p).is_file())
         tallest = (0, None)
+        failed = 0
         for page in sorted((out / "blocks").glob("*.html")) if (out / "blocks").is_dir() else ():
             driver.get(page.resolve().as_uri())
+            failed += _draw_every_figure(driver)
             h = driver.execute_script("return document.documentElement.scrollHeight")
             tallest = max(tallest, (h, page.name))
-        return {"height": height, "bytes": size, "drill_height": tallest[0], "drill_page": tallest[1]}
+        return {"height": height, "bytes": size, "drill_height": tallest[0], "drill_page": tallest[1],
+                "figures_failed": failed}
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
@@ -526,7 +544,8 @@ def main() -> None:
                           f"(report wall / clad run wall: {100 * m['wall'] / real['wall']:.1f} %)")
                 if b:
                     print(f"  {'':15s} first page {b['height']:,} px, {b['bytes'] / 1e6:.2f} MB; tallest "
-                          f"drill-down {b['drill_height']:,} px ({b['drill_page']})")
+                          f"drill-down {b['drill_height']:,} px ({b['drill_page']}, every figure drawn by the browser; "
+                          f"{b['figures_failed']} could not be)")
                 last = m["stdout"].strip().splitlines()[-1:] or [""]
                 print(f"  {'':15s} console: {last[0][:200]}")
                 if when != "cold":
@@ -540,7 +559,7 @@ def main() -> None:
         for r in rows:
             run = f"{100 * r['share_real']:5.1f}" if "share_real" in r else "    -"
             print(f"{r['size']:6d}  {r['side']:10s}  {r['when']:15s} {r['wall']:7.1f}  {1000 * r['wall'] / r['size']:12.1f}  "
-                  f"{r['cpu']:5.0f}  {100 * r['share']:5.1f}  {run}  {r['peak_mb']:7.0f}  {r['peak_tree_mb']:7.0f}  "
+                  f"{r['cpu']:5.1f}  {100 * r['share']:5.1f}  {run}  {r['peak_mb']:7.0f}  {r['peak_tree_mb']:7.0f}  "
                   f"{r['drawn']:5d}  {r.get('height', 0):7,}  {r.get('bytes', 0) / 1e6:7.2f}  "
                   f"{r.get('drill_height', 0):8,}")
     finally:

@@ -270,3 +270,23 @@ def test_stream_figures_have_axes_with_ticks_and_labels(tmp_path, monkeypatch):
     (s,) = stores
     assert {"anytime", "prequential"} <= s.kinds, s.kinds
     assert not problems, problems
+
+
+@pytest.mark.slow
+def test_drawings_in_worker_processes_equal_drawings_here(tmp_path):
+    """Enough drawings for worker processes (``MIN_PER_WORKER`` each): the PNGs they write are
+    the bytes drawn in this process, under the same names."""
+    from clad.report.drawing import MIN_PER_WORKER, Planned, draw_planned
+    from clad.report.figures import draw_cd
+
+    rng = np.random.default_rng(3)
+    comparisons = [compare_methods(pd.DataFrame(rng.random((6, 4)), columns=list("ABCD"))) for _ in range(2)]
+    n = 2 * MIN_PER_WORKER
+    planned = [Planned((f"cd-{k}",), draw_cd, (comparisons[k % 2],)) for k in range(n)]
+    here = draw_planned(tmp_path / "here", 60, planned, jobs=1)
+    planned = [Planned((f"cd-{k}",), draw_cd, (comparisons[k % 2],)) for k in range(n)]
+    pool = draw_planned(tmp_path / "pool", 60, planned, jobs=2)
+    assert here[0] == pool[0] == n and here[2] == pool[2]
+    for k in range(n):
+        name = f"cd-{k}.png"
+        assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "pool" / name).read_bytes()

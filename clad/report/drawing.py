@@ -156,6 +156,10 @@ def _draw_one(folder: str, dpi: int, job: Planned) -> dict[str, list[str]]:
     return out
 
 
+#: fewest drawings per worker process before :func:`draw_planned` starts workers (fewer are drawn here)
+MIN_PER_WORKER = 8
+
+
 def draw_planned(folder: Path, dpi: int, planned: Sequence[Planned], jobs: int = 1
                  ) -> tuple[int, int, dict[str, list[str]]]:
     """Draw every planned figure not already in ``folder`` under its key; return how many PNG
@@ -183,7 +187,8 @@ def draw_planned(folder: Path, dpi: int, planned: Sequence[Planned], jobs: int =
             todo.append(job)
     drawn = 0
     if todo:
-        jobs = max(1, min(int(jobs or 1), len(todo)))
+        # a worker process costs about a second of imports: worth it only for several drawings each
+        jobs = max(1, min(int(jobs or 1), len(todo) // MIN_PER_WORKER))
         if jobs == 1:
             results = [_draw_one(str(folder), dpi, job) for job in todo]
         else:
