@@ -193,7 +193,9 @@ def test_figure_files_are_whole_unique_and_indexed(tmp_path):
     page = report.all_text()
     assert 'id="figures"' in page
     for n in names:
-        assert f'href="figures/{n}"' in page and f'id="fig-{n.rsplit(".", 1)[0]}"' in page
+        stem = n.rsplit(".", 1)[0]
+        assert f'href="figures/{n}"' in page and f'id="fig-{stem}"' in page
+        assert f'#fig-{stem}"' in page  # the index of figures links to it
 
 
 @pytest.mark.slow

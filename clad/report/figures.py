@@ -191,7 +191,7 @@ class FigureStore:
         for e in self.entries:
             for name in self.files.get(e.stem, []):
                 k += 1
-                rows.append(f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(name[:-4])}">'
+                rows.append(f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(name.rsplit(".", 1)[0])}">'
                             f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
                             f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
                             f"{H.html.escape(name)}</a></td></tr>")
