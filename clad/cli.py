@@ -545,10 +545,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "since the last report in the folder is kept, not drawn again")
     rp.set_defaults(func=_cmd_report)
 
-    from .datasets.cli import add_arguments as _dataset_arguments
-
     d = sub.add_parser("datasets", help="dataset loaders and cards: list, info NAME, convert SRC DST")
-    _dataset_arguments(d)
+    d.add_argument("action", nargs="?", default="list", choices=["list", "info", "convert"],
+                   help="list: loaders and cards; info NAME: one card or loader; convert SRC DST: pyCLAD file -> .npz")
+    d.add_argument("args", nargs="*", help="NAME for info; SRC DST for convert")
+    d.add_argument("--data-dir", default=None, help="data directory to look for SRC in (convert)")
+    d.add_argument("--allow-pickle", action="store_true",
+                   help="convert: allow unpickling SRC (it runs code from the file: only for files you trust)")
     d.set_defaults(func=_cmd_datasets)
 
     c = sub.add_parser("check", help="run the conformance checks on a detector or strategy")

@@ -1,25 +1,15 @@
-"""The ``clad datasets`` subcommand: ``list``, ``info NAME``, ``convert SRC DST``."""
+"""The ``clad datasets`` subcommand: ``list``, ``info NAME``, ``convert SRC DST`` (its arguments are
+declared in :mod:`clad.cli`, which builds every parser without importing the dataset loaders)."""
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import sys
 
 from ..errors import CladValueError, DataError
 from ..registry import did_you_mean
 
-__all__ = ["add_arguments", "run"]
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Add the subcommand's arguments to its parser."""
-    p.add_argument("action", nargs="?", default="list", choices=["list", "info", "convert"],
-                   help="list: loaders and cards; info NAME: one card or loader; convert SRC DST: pyCLAD file -> .npz")
-    p.add_argument("args", nargs="*", help="NAME for info; SRC DST for convert")
-    p.add_argument("--data-dir", default=None, help="data directory to look for SRC in (convert)")
-    p.add_argument("--allow-pickle", action="store_true",
-                   help="convert: allow unpickling SRC (it runs code from the file: only for files you trust)")
+__all__ = ["run"]
 
 
 def _list() -> int:
