@@ -130,18 +130,23 @@ def chance_table(results: Iterable[RunResult], metrics: Sequence[str] | None = N
     out = []
     memo: dict[tuple, float] = {}  # runs on one test set share their chance matrix: each computed once
 
-    def value(r: RunResult, bm: str, name: str) -> float:
+    def test_set(r: RunResult, bm: str) -> tuple:
+        """What a run's chance matrix of ``bm`` is computed from."""
         R = r.R.get(bm)
-        key = (bm, name, tuple(r.concepts), tuple(r.test_concepts), repr(r.chance.get(bm)),
-               None if R is None else np.isnan(np.asarray(R, dtype=np.float64)).tobytes())
+        return (tuple(r.concepts), tuple(r.test_concepts), repr(r.chance.get(bm)),
+                None if R is None else np.isnan(np.asarray(R, dtype=np.float64)).tobytes())
+
+    def value(r: RunResult, bm: str, name: str, of: tuple) -> float:
+        key = (bm, name, *of)
         if key not in memo:
             memo[key] = chance_value(r, bm, name)
         return memo[key]
 
     for (dataset, bm, scenario), runs in rows.items():
         row = {"dataset": dataset, "base_metric": bm, "scenario": scenario}
+        sets = [test_set(r, bm) for r in runs]  # once per run, not once per run and metric
         for name in metrics:
-            values = [value(r, bm, name) for r in runs]
+            values = [value(r, bm, name, of) for r, of in zip(runs, sets)]
             values = [v for v in values if v == v]
             row[f"{name}_mean"] = float(np.mean(values)) if values else float("nan")
         out.append(row)
