@@ -95,7 +95,7 @@ def _label(values) -> str:
 
 def _text_rows(df: pd.DataFrame, keys: list[str]) -> list[tuple[str, ...]]:
     """The values of ``keys`` in each row of ``df``, as text."""
-    return list(df[keys].astype(str).itertuples(index=False, name=None))
+    return list(zip(*(df[k].astype(str).tolist() for k in keys)))
 
 
 def _identical_groups(df: pd.DataFrame, fields: list[str], keys: list[str]) -> list[list[tuple]]:

@@ -105,6 +105,14 @@ def stats_tips(table: pd.DataFrame, prefix: str) -> list[str]:
     return [interval_text(*vals) for vals in zip(*cols)]
 
 
+def _rows(frame: pd.DataFrame) -> list[tuple]:
+    """The rows of ``frame`` as tuples of plain values, read column by column (a tenth of the time
+    of ``itertuples`` on text columns)."""
+    if not len(frame.columns):
+        return [()] * len(frame)
+    return list(zip(*(frame.iloc[:, j].tolist() for j in range(len(frame.columns)))))
+
+
 def _metrics_of(table: pd.DataFrame) -> list[str]:
     """The scalar metrics with a column in ``table`` and a value in some row."""
     return [m for m in scalar_names() if f"{m}_mean" in table.columns and table[f"{m}_mean"].notna().any()]
@@ -267,7 +275,7 @@ def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None
         cols = list(text.columns)
         out.append("| " + " | ".join(cols) + " |")
         out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
-        for values, row_marks in zip(text.itertuples(index=False, name=None), marks.itertuples(index=False, name=None)):
+        for values, row_marks in zip(_rows(text), _rows(marks)):
             cells = [_marked(str(v).replace("|", "\\|"), mark) for v, mark in zip(values, row_marks)]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
@@ -276,7 +284,7 @@ def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None
         cols = list(text.columns)
         out.append("| " + " | ".join(cols) + " |")
         out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
-        out += ["| " + " | ".join(str(v) for v in values) + " |" for values in text.itertuples(index=False, name=None)]
+        out += ["| " + " | ".join(str(v) for v in values) + " |" for values in _rows(text)]
         out.append("")
     return "\n".join(out)
 
@@ -356,8 +364,7 @@ def _latex_table(title: str, key: tuple, text: pd.DataFrame, marks: pd.DataFrame
              " & ".join(["Strategy", "Detector", *(tex_escape(c) for c in metric_cols)]) + r" \\", r"\midrule"]
     previous = None
     shown = ["strategy", "detector", *metric_cols]
-    for scenario, values, row_marks in zip(text["scenario"].tolist(), text[shown].itertuples(index=False, name=None),
-                                           marks[shown].itertuples(index=False, name=None)):
+    for scenario, values, row_marks in zip(text["scenario"].tolist(), _rows(text[shown]), _rows(marks[shown])):
         if scenario != previous:
             if previous is not None:
                 lines.append(r"\addlinespace")
@@ -518,7 +525,7 @@ def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = 
         scenarios, strategies, detectors = (first[c].tolist() for c in ROW_KEYS)
         chances = [mark == "chance" for mark in parts[0][2]["strategy"].tolist()]
         # each base metric's cells, marks and tooltips as one row tuple per position
-        rows = [[list(frame[labels].itertuples(index=False, name=None)) for frame in (text, marks, tips)]
+        rows = [[_rows(frame[labels]) for frame in (text, marks, tips)]
                 for _, text, marks, tips in parts]
         for i, scenario in enumerate(scenarios):
             if i == 0 or scenarios[i - 1] != scenario:
