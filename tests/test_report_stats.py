@@ -84,6 +84,18 @@ def test_a_clearly_best_method_ranks_first_and_differs_significantly():
     assert (c.nemenyi.loc["B", ["C", "D"]] > 0.05).all()
 
 
+def test_nemenyi_p_values_equal_scikit_posthocs():
+    """The Nemenyi matrix is scikit-posthocs' on the same tied ranks, bit for bit (ties included)."""
+    sp = pytest.importorskip("scikit_posthocs")
+    from clad.report.exact import tied_ranks
+
+    scores = _clear_winner().round(1)  # rounded: some blocks hold ties
+    c = compare_methods(scores, by="detector")
+    assert c.nemenyi is not None
+    expected = sp.posthoc_nemenyi_friedman(tied_ranks(scores.to_numpy()))
+    np.testing.assert_array_equal(c.nemenyi.loc[list("ABCD"), list("ABCD")].to_numpy(), expected.to_numpy())
+
+
 @pytest.mark.slow
 def test_lower_is_better_reverses_the_ranks():
     c = compare_methods(TABLE, higher_is_better=False)

@@ -12,8 +12,6 @@ threshold``, the same scores: F1 never needs a second scoring pass).
 from __future__ import annotations
 
 import numpy as np
-from scipy.integrate import trapezoid
-from sklearn.metrics import f1_score, precision_recall_curve
 
 from .base import BaseMetric, register_base_metric, undefined_on_one_class
 
@@ -32,6 +30,8 @@ def roc_auc(y, scores) -> float:
     time in a run. The result equals ``roc_auc_score`` bit for bit (tested on tied and untied
     scores).
     """
+    from scipy.integrate import trapezoid  # imported here: a report that reads stored metrics needs no scipy.integrate
+
     scores = np.asarray(scores)
     order = np.argsort(scores, kind="stable")[::-1]
     ranked = scores[order]
@@ -50,6 +50,8 @@ def roc_auc(y, scores) -> float:
 @undefined_on_one_class
 def average_precision(y, scores) -> float:
     """Average precision: the step-wise area under the precision-recall curve (``average_precision_score``'s binary case)."""
+    from sklearn.metrics import precision_recall_curve  # imported here, as below: a report needs no scikit-learn
+
     precision, recall, _ = precision_recall_curve(y, scores)
     return float(-np.sum(np.diff(recall) * np.asarray(precision)[:-1]))
 
@@ -57,6 +59,8 @@ def average_precision(y, scores) -> float:
 @undefined_on_one_class
 def f1(y, labels) -> float:
     """F1 of the flagged rows (``scores > threshold``)."""
+    from sklearn.metrics import f1_score
+
     return float(f1_score(y, labels, zero_division=0.0))
 
 
@@ -65,6 +69,8 @@ def _anomaly_rate(y) -> float:
 
 
 def _flag_every_row(y) -> float:
+    from sklearn.metrics import f1_score
+
     y = np.asarray(y)
     return float(f1_score(y, np.ones_like(y), zero_division=0.0))
 

@@ -130,18 +130,23 @@ def chance_table(results: Iterable[RunResult], metrics: Sequence[str] | None = N
     out = []
     memo: dict[tuple, float] = {}  # runs on one test set share their chance matrix: each computed once
 
-    def value(r: RunResult, bm: str, name: str) -> float:
+    def test_set(r: RunResult, bm: str) -> tuple:
+        """What a run's chance matrix of ``bm`` is computed from."""
         R = r.R.get(bm)
-        key = (bm, name, tuple(r.concepts), tuple(r.test_concepts), repr(r.chance.get(bm)),
-               None if R is None else np.isnan(np.asarray(R, dtype=np.float64)).tobytes())
+        return (tuple(r.concepts), tuple(r.test_concepts), repr(r.chance.get(bm)),
+                None if R is None else np.isnan(np.asarray(R, dtype=np.float64)).tobytes())
+
+    def value(r: RunResult, bm: str, name: str, of: tuple) -> float:
+        key = (bm, name, *of)
         if key not in memo:
             memo[key] = chance_value(r, bm, name)
         return memo[key]
 
     for (dataset, bm, scenario), runs in rows.items():
         row = {"dataset": dataset, "base_metric": bm, "scenario": scenario}
+        sets = [test_set(r, bm) for r in runs]  # once per run, not once per run and metric
         for name in metrics:
-            values = [value(r, bm, name) for r in runs]
+            values = [value(r, bm, name, of) for r, of in zip(runs, sets)]
             values = [v for v in values if v == v]
             row[f"{name}_mean"] = float(np.mean(values)) if values else float("nan")
         out.append(row)
@@ -584,19 +589,23 @@ def scenario_groups(table: pd.DataFrame, within: Sequence[str]) -> list[tuple[tu
                 for key, sub in table.groupby(within, sort=False)]
     where = within.index("scenario")
     groups: dict[tuple, list] = {}
-    for idx in table.index:
-        key = tuple(table.at[idx, k] for k in within)
+    for idx, *key in zip(table.index, *(table[k].tolist() for k in within)):
         for name in str(key[where]).split(SHARED_LABEL):
-            groups.setdefault(key[:where] + (name,) + key[where + 1:], []).append(idx)
+            groups.setdefault((*key[:where], name, *key[where + 1:]), []).append(idx)
     return [(key, pd.Index(rows)) for key, rows in groups.items()]
 
 
-def _first_status(mean, low, high, n, idx, higher: bool):
-    """(the best row, its status) among the rows ``idx``, or None (fewer than 2 values, a tie)."""
-    m = mean.loc[idx].dropna().sort_values(ascending=not higher, kind="stable")
-    if len(m) < 2 or m.iloc[0] == m.iloc[1]:
+def _first_status(mean: np.ndarray, low: np.ndarray, high: np.ndarray, n: np.ndarray, rows: np.ndarray,
+                  higher: bool):
+    """(the best row, its status) among the row positions ``rows``, or None (fewer than 2 values, a tie)."""
+    rows = rows[~np.isnan(mean[rows])]
+    if len(rows) < 2:
         return None
-    first, second = m.index[0], m.index[1]
+    # a stable sort, best first: of rows with equal means, the earlier one comes first
+    order = np.argsort(-mean[rows] if higher else mean[rows], kind="stable")
+    first, second = rows[order[0]], rows[order[1]]
+    if mean[first] == mean[second]:
+        return None
     if min(n[first], n[second]) < 2:  # NaN compares False: a table without counts is not judged here
         return first, NO_NOISE_ESTIMATE
     clear = low[first] > high[second] if higher else high[first] < low[second]
@@ -627,28 +636,37 @@ def best_status(table: pd.DataFrame, metrics: Sequence[str],
     >>> best_status(t, ["continual_average"], within=["dataset"])["continual_average"].tolist()
     ['no noise estimate', '', '']
     """
-    out = pd.DataFrame("", index=table.index, columns=list(metrics))
     if table.empty:
-        return out
-    groups = [idx for _, idx in scenario_groups(table, within)]
-    member = pd.Series(0, index=table.index)
-    for idx in groups:
-        member.loc[idx] += 1
+        return pd.DataFrame("", index=table.index, columns=list(metrics))
+    # the groups as row positions, and the columns as arrays: one look-up per column, not per cell
+    groups = [idx.to_numpy() for _, idx in scenario_groups(table[list(within)].reset_index(drop=True), within)]
+    member = np.zeros(len(table), dtype=np.int64)
+    for rows in groups:
+        member[rows] += 1
+
+    def column(name: str, default: float) -> np.ndarray:
+        if name not in table.columns:
+            return np.full(len(table), default)
+        return table[name].to_numpy(dtype=np.float64, na_value=np.nan)
+
+    out = {}
     for name in metrics:
         higher = get_metric(name).higher_is_better if name in REGISTRY else False
-        mean = table[f"{name}_mean"]
-        nan = pd.Series(np.nan, index=table.index)
-        low, high = table.get(f"{name}_ci_low", nan), table.get(f"{name}_ci_high", nan)
-        n = table.get(f"{name}_n", pd.Series(np.inf, index=table.index)).fillna(0)
+        mean = column(f"{name}_mean", np.nan)
+        low, high = column(f"{name}_ci_low", np.nan), column(f"{name}_ci_high", np.nan)
+        n = column(f"{name}_n", np.inf)
+        n = np.where(np.isnan(n), 0.0, n)
         found: dict = {}
-        for idx in groups:
-            got = _first_status(mean, low, high, n, idx, higher)
+        for rows in groups:
+            got = _first_status(mean, low, high, n, rows, higher)
             if got is not None:
                 found.setdefault(got[0], []).append(got[1])
-        for row, marks in found.items():
-            if len(marks) == member[row]:  # the best of every group it is in
-                out.at[row, name] = min(marks, key=_WEAKEST.index)
-    return out
+        marks = [""] * len(table)
+        for row, got in found.items():
+            if len(got) == member[row]:  # the best of every group it is in
+                marks[row] = min(got, key=_WEAKEST.index)
+        out[name] = marks
+    return pd.DataFrame(out, index=table.index, columns=list(metrics))
 
 
 def best_marks(table: pd.DataFrame, metrics: Sequence[str],

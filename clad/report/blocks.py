@@ -93,20 +93,24 @@ def _label(values) -> str:
     return " / ".join(map(str, values if isinstance(values, tuple) else (values,)))
 
 
-def _signature(part: pd.DataFrame, keys: list[str]):
-    """What a group of runs computed, independent of its own labels (None if not provable)."""
-    if part["fingerprint"].isna().any():
-        return None
-    return frozenset(zip(map(tuple, part[keys].astype(str).to_numpy()), part["fingerprint"]))
+def _text_rows(df: pd.DataFrame, keys: list[str]) -> list[tuple[str, ...]]:
+    """The values of ``keys`` in each row of ``df``, as text."""
+    return list(zip(*(df[k].astype(str).tolist() for k in keys)))
 
 
 def _identical_groups(df: pd.DataFrame, fields: list[str], keys: list[str]) -> list[list[tuple]]:
     """The groups of ``df`` by ``fields``, as lists of group keys whose runs are identical (first-seen
-    order; a group that cannot be proved identical to another stands alone)."""
+    order; a group that cannot be proved identical to another stands alone). A group's signature
+    is what its runs computed, independent of its own labels: the set of (``keys`` as text,
+    fingerprint) of its runs; a group with a run without fingerprint has none."""
+    labels = _text_rows(df, keys)
+    fingerprints = df["fingerprint"].tolist()
+    unknown = df["fingerprint"].isna().to_numpy()
     found: dict = {}
-    for key, part in df.groupby(fields, sort=False):
+    groups = df.groupby(fields, sort=False).indices
+    for key, rows in sorted(groups.items(), key=lambda group: group[1][0]):  # first seen first
         key = key if isinstance(key, tuple) else (key,)
-        sig = _signature(part, keys)
+        sig = None if unknown[rows].any() else frozenset((labels[i], fingerprints[i]) for i in rows)
         found.setdefault(("alone", key) if sig is None else sig, []).append(key)
     return list(found.values())
 
@@ -151,7 +155,7 @@ def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: 
                     merged.append(f"{_label(block)}: {' = '.join(_label(k[len(fields):]) for k in group)} hold "
                                   f"identical R for every {by} and seed (the same computation): counted once")
                     df = _drop(df, fine, group[1:])
-    df["block"] = df[fields].astype(str).agg(" / ".join, axis=1)
+    df["block"] = [" / ".join(values) for values in _text_rows(df, fields)]
     for group in _identical_groups(df, fields, [by, *rest, *fine[len(fields):], "seed"]):
         if len(group) > 1:  # whole blocks with identical runs are one block
             label = " = ".join(_label(k) for k in group)
@@ -193,7 +197,10 @@ def _matched(df: pd.DataFrame, by: str, context: list[str]) -> tuple[pd.DataFram
         for level, fields in (("configuration", context), ("seed", [*context, "seed"])):
             if not fields:
                 continue
-            have = {m: set(map(tuple, part.loc[part[by] == m, fields].astype(str).to_numpy())) for m in methods}
+            rows = _text_rows(part, fields)
+            have: dict = {m: set() for m in methods}
+            for m, row in zip(part[by].tolist(), rows):
+                have[m].add(row)
             common = set.intersection(*have.values())
             every = set.union(*have.values())
             if common == every:
@@ -207,6 +214,6 @@ def _matched(df: pd.DataFrame, by: str, context: list[str]) -> tuple[pd.DataFram
                          f"{'it' if len(missing) == 1 else 'them'} (failed or not run): the {plural(by)} are compared on "
                          f"the {level}s all of them completed"
                          + ("" if common else "; nothing is left in this block"))
-            part = part[[tuple(x) in common for x in part[fields].astype(str).to_numpy()]]
+            part = part[[row in common for row in rows]]
         keep.append(part)
     return (pd.concat(keep) if keep else df.iloc[:0]), notes

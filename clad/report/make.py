@@ -302,8 +302,12 @@ def _leaderboard_page(p: _Page):
         f"<th data-sort-method='number'>{H.html.escape(get_metric(m).label)}</th>" for m in metrics) + (
         "<th data-sort-method='number'>fit + score s per step</th><th data-sort-method='number'>runs</th>")
     rows = []
-    for row in p.lb.itertuples(index=False):
-        d = row._asdict()
+    # the columns read, as lists of plain values: one look-up per column, not one per row
+    read = [*keys, *(f"{m}_{s}" for m in metrics for s in ("mean", "std")), "fit_seconds_mean", "score_seconds_mean",
+            "runs"]
+    columns = {c: p.lb[c].tolist() for c in dict.fromkeys(read) if c in p.lb.columns}
+    for i in range(len(p.lb)):
+        d = {c: v[i] for c, v in columns.items()}
         cells = [f"<td>{H.html.escape(base_metric_shown(d[k]) if k == 'base_metric' else str(d[k]))}</td>"
                  for k in keys]
         for m in metrics:

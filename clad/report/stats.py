@@ -9,8 +9,8 @@ default every dataset, see :mod:`clad.report.blocks`), following Demšar (2006) 
 * average ranks (:func:`scipy.stats.rankdata` per block; rank 1 = best);
 * post-hoc, gated by the Friedman test: pairwise Wilcoxon signed-rank tests (exact over every sign
   pattern up to the switch point, :func:`clad.report.exact.wilcoxon_test`) with Holm's correction
-  (:func:`holm`), and the Nemenyi test
-  (``scikit_posthocs.posthoc_nemenyi_friedman``);
+  (:func:`holm`), and the Nemenyi test (the computation of
+  ``scikit_posthocs.posthoc_nemenyi_friedman``);
 * per pair, the median difference over blocks with a distribution-free interval from order
   statistics (:func:`clad.report.exact.median_interval`): how large a difference is;
 * with several concept orders, whether the ranking survives the order
@@ -204,16 +204,24 @@ def critical_difference(n: int, k: int, alpha: float = 0.05) -> float:
 
 
 def _nemenyi(scores: pd.DataFrame) -> pd.DataFrame:
-    try:
-        import scikit_posthocs as sp
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("the Nemenyi test needs scikit-posthocs: pip install 'clad[report]'") from None
+    """Methods x methods p-values of Nemenyi's test on a complete blocks x methods table (Demšar
+    2006): the studentized range's survival function at sqrt 2 |R_a - R_b| / sqrt(k(k+1) / 6n), R
+    the average ranks of k methods over n blocks; 1.0 on the diagonal. The computation of
+    ``scikit_posthocs.posthoc_nemenyi_friedman`` on a complete table, step for step (the same
+    numbers), without importing scikit-posthocs and the plotting it brings."""
     from .exact import tied_ranks
 
     # the ranks with clad's one tie tolerance (Nemenyi's statistic reads ranks only): float noise is a tie
-    out = sp.posthoc_nemenyi_friedman(tied_ranks(scores.to_numpy()))
-    out.index = out.columns = list(scores.columns)
-    return out.astype(float)
+    ranks = tied_ranks(scores.to_numpy())
+    n, k = ranks.shape
+    mean_ranks = ranks.mean(axis=0)
+    upper = np.triu_indices(k, 1)
+    q = np.abs(mean_ranks[upper[0]] - mean_ranks[upper[1]]) / np.sqrt(k * (k + 1.0) / (6.0 * n))
+    p = np.ones((k, k))
+    p[upper] = stats.studentized_range.sf(q * np.sqrt(2.0), k, np.inf)
+    p[upper[1], upper[0]] = p[upper]
+    names = list(scores.columns)
+    return pd.DataFrame(p, index=names, columns=names)
 
 
 #: the columns of :attr:`Comparison.pairs`

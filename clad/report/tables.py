@@ -105,6 +105,14 @@ def stats_tips(table: pd.DataFrame, prefix: str) -> list[str]:
     return [interval_text(*vals) for vals in zip(*cols)]
 
 
+def _rows(frame: pd.DataFrame) -> list[tuple]:
+    """The rows of ``frame`` as tuples of plain values, read column by column (a tenth of the time
+    of ``itertuples`` on text columns)."""
+    if not len(frame.columns):
+        return [()] * len(frame)
+    return list(zip(*(frame.iloc[:, j].tolist() for j in range(len(frame.columns)))))
+
+
 def _metrics_of(table: pd.DataFrame) -> list[str]:
     """The scalar metrics with a column in ``table`` and a value in some row."""
     return [m for m in scalar_names() if f"{m}_mean" in table.columns and table[f"{m}_mean"].notna().any()]
@@ -114,9 +122,27 @@ def _first_seen_order(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """``table`` sorted by ``keys``, each in the order its values first appear (the spec's order)."""
     if table.empty:
         return table
-    rank = {k: {v: i for i, v in enumerate(dict.fromkeys(table[k]))} for k in keys}
-    order = sorted(range(len(table)), key=lambda i: tuple(rank[k][table[k].iat[i]] for k in keys))
-    return table.iloc[order]
+    return table.iloc[_first_seen_positions({k: table[k].tolist() for k in keys}, keys, range(len(table)))]
+
+
+def _first_seen_positions(columns: dict[str, list], keys: Sequence[str], rows: Sequence[int]) -> list[int]:
+    """The positions ``rows`` sorted by ``keys`` (``columns`` holds each key's values, one per
+    position), each key in the order its values first appear among ``rows``; a stable sort."""
+    rank: dict[str, dict] = {k: {} for k in keys}
+    for k in keys:
+        for i in rows:
+            rank[k].setdefault(columns[k][i], len(rank[k]))
+    return sorted(rows, key=lambda i: tuple(rank[k][columns[k][i]] for k in keys))
+
+
+def _chance_rows(chance: pd.DataFrame | None) -> dict[tuple, dict]:
+    """The first chance row of each dataset, base metric and scenario, as a dict of its columns."""
+    if chance is None or chance.empty:
+        return {}
+    out: dict[tuple, dict] = {}
+    for row in chance.to_dict("records"):
+        out.setdefault((row["dataset"], row["base_metric"], row["scenario"]), row)
+    return out
 
 
 #: the strategy and detector labels of a chance row
@@ -136,31 +162,32 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
     if table.empty:
         return
     status = best_status(table, metrics)
-    for (dataset, base), part in table.groupby(["dataset", "base_metric"], sort=False):
-        used = [m for m in metrics if part[f"{m}_mean"].notna().any()]
-        part = _first_seen_order(part, ROW_KEYS)
+    chances = _chance_rows(chance)
+    # the columns read, as lists of plain values: one look-up per column, not one per row or cell
+    names = [*ROW_KEYS, *(c for c in ("runs", "computations") if c in table.columns),
+             *(f"{m}_{k}" for m in metrics for k in ("mean", "std", "n", "ci_low", "ci_high", "values")
+               if f"{m}_{k}" in table.columns)]
+    columns = {c: table[c].tolist() for c in names}
+    marked = {m: status[m].tolist() for m in metrics}
+    valued = {m: table[f"{m}_mean"].notna().to_numpy() for m in metrics}
+    groups = table.groupby(["dataset", "base_metric"], sort=False).indices
+    for (dataset, base), positions in sorted(groups.items(), key=lambda group: group[1][0]):  # first seen first
+        used = [m for m in metrics if valued[m][positions].any()]
+        scenarios: dict = {}  # the positions of each scenario, in first-seen order
+        for pos in _first_seen_positions(columns, ROW_KEYS, positions.tolist()):
+            scenarios.setdefault(columns["scenario"][pos], []).append(pos)
         rows, marks, tips = [], [], []
-        for scenario, sub in part.groupby("scenario", sort=False):
-            c = None
-            if chance is not None and not chance.empty:
-                ref = chance[(chance["dataset"] == dataset) & (chance["base_metric"] == base)
-                             & (chance["scenario"] == scenario)]
-                if len(ref):
-                    c = ref.iloc[0]
-                    rows.append([scenario, *CHANCE_ROW] + [cell_text(c.get(f"{m}_mean"), float("nan")) for m in used])
-                    marks.append(["chance"] * (len(ROW_KEYS) + len(used)))
-                    tips.append([""] * len(ROW_KEYS) + [
-                        "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
-                        "flagging every row), through the same metric"] * len(used))
-            # the columns read, as lists of plain values: one look-up per row, not one per cell
-            names = [*ROW_KEYS, *(c for c in ("runs", "computations") if c in sub.columns),
-                     *(f"{m}_{k}" for m in used for k in ("mean", "std", "n", "ci_low", "ci_high", "values")
-                       if f"{m}_{k}" in sub.columns)]
-            columns = {c: sub[c].tolist() for c in names}
-            marked = {m: status.loc[sub.index, m].tolist() for m in used}
-            for pos in range(len(sub)):
+        for scenario, members in scenarios.items():
+            c = chances.get((dataset, base, scenario))
+            if c is not None:
+                rows.append([scenario, *CHANCE_ROW] + [cell_text(c.get(f"{m}_mean"), float("nan")) for m in used])
+                marks.append(["chance"] * (len(ROW_KEYS) + len(used)))
+                tips.append([""] * len(ROW_KEYS) + [
+                    "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
+                    "flagging every row), through the same metric"] * len(used))
+            for pos in members:
                 at = {c: v[pos] for c, v in columns.items()}
-                st = {m: v[pos] for m, v in marked.items()}
+                st = {m: marked[m][pos] for m in used}
                 rows.append([str(at[k]) for k in ROW_KEYS]
                             + [cell_text(at[f"{m}_mean"], at[f"{m}_std"]) for m in used])
                 marks.append([""] * len(ROW_KEYS) + [st[m] for m in used])
@@ -248,8 +275,8 @@ def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None
         cols = list(text.columns)
         out.append("| " + " | ".join(cols) + " |")
         out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
-        for i in range(len(text)):
-            cells = [_marked(str(text.at[i, c]).replace("|", "\\|"), marks.at[i, c]) for c in cols]
+        for values, row_marks in zip(_rows(text), _rows(marks)):
+            cells = [_marked(str(v).replace("|", "\\|"), mark) for v, mark in zip(values, row_marks)]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     for dataset, text, _ in cost_sections(table):
@@ -257,7 +284,7 @@ def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None
         cols = list(text.columns)
         out.append("| " + " | ".join(cols) + " |")
         out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
-        out += ["| " + " | ".join(str(text.at[i, c]) for c in cols) + " |" for i in range(len(text))]
+        out += ["| " + " | ".join(str(v) for v in values) + " |" for values in _rows(text)]
         out.append("")
     return "\n".join(out)
 
@@ -336,17 +363,17 @@ def _latex_table(title: str, key: tuple, text: pd.DataFrame, marks: pd.DataFrame
              rf"\begin{{tabular}}{{ll{'r' * len(metric_cols)}}}", r"\toprule",
              " & ".join(["Strategy", "Detector", *(tex_escape(c) for c in metric_cols)]) + r" \\", r"\midrule"]
     previous = None
-    for i in range(len(text)):
-        scenario = text.at[i, "scenario"]
+    shown = ["strategy", "detector", *metric_cols]
+    for scenario, values, row_marks in zip(text["scenario"].tolist(), _rows(text[shown]), _rows(marks[shown])):
         if scenario != previous:
             if previous is not None:
                 lines.append(r"\addlinespace")
             lines.append(rf"\multicolumn{{{width}}}{{l}}{{\textit{{{tex_escape(scenario)}}}}} \\")
             previous = scenario
-        chance = marks.at[i, "strategy"] == "chance"
+        chance = row_marks[0] == "chance"  # the strategy column's mark
         cells = []
-        for c in ["strategy", "detector", *metric_cols]:
-            v, mark = tex_escape(text.at[i, c]), marks.at[i, c]
+        for v, mark in zip(values, row_marks):
+            v = tex_escape(v)
             if mark == BEST:
                 v = rf"\textbf{{{v}}}"
             elif mark == WITHIN_NOISE:
@@ -417,19 +444,23 @@ def frame_html(df: pd.DataFrame, marks: pd.DataFrame | None = None, index: bool 
     if index:
         head = "<th></th>" + head
     body = []
+    # the cells as one list per column: one look-up per column, not one per cell
+    values = [df.iloc[:, j].tolist() for j in range(n_cols)]
+    mark_values = [marks.iloc[:, j].tolist() for j in range(n_cols)] if marks is not None else None
+    tip_values = [tips.iloc[:, j].tolist() for j in range(n_cols)] if tips is not None else None
     for i in range(n_rows):
         cells = []
         row_mark = ""
         for j in range(n_cols):
-            text = _html_cell(df.iat[i, j])
-            mark = marks.iat[i, j] if marks is not None else ""
+            text = _html_cell(values[j][i])
+            mark = mark_values[j][i] if mark_values is not None else ""
             if (isinstance(mark, (bool, np.bool_)) and bool(mark)) or (isinstance(mark, str) and mark == BEST):
                 text = f"<strong>{text}</strong>"
             elif isinstance(mark, str) and mark == WITHIN_NOISE:
                 text = f"{text}<span class='noise'> ≈</span>"
             elif isinstance(mark, str) and mark == "chance":
                 row_mark = " class='chance'"
-            tip = tips.iat[i, j] if tips is not None else ""
+            tip = tip_values[j][i] if tip_values is not None else ""
             title = f" title=\"{html.escape(str(tip), quote=True)}\"" if tip else ""
             cells.append(f"<td{title}>{text}</td>")
         lead = f"<th>{html.escape(str(df.index[i]))}</th>" if index else ""
@@ -491,17 +522,21 @@ def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = 
         head2 = "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for _ in parts for c in labels) + "</tr>"
         body = []
         first = parts[0][1]
-        for i in range(len(first)):
-            scenario = first.at[i, "scenario"]
-            if i == 0 or first.at[i - 1, "scenario"] != scenario:
+        scenarios, strategies, detectors = (first[c].tolist() for c in ROW_KEYS)
+        chances = [mark == "chance" for mark in parts[0][2]["strategy"].tolist()]
+        # each base metric's cells, marks and tooltips as one row tuple per position
+        rows = [[_rows(frame[labels]) for frame in (text, marks, tips)]
+                for _, text, marks, tips in parts]
+        for i, scenario in enumerate(scenarios):
+            if i == 0 or scenarios[i - 1] != scenario:
                 body.append(f"<tr class='scenario'><th colspan='{2 + len(labels) * len(parts)}'>"
                             f"{html.escape(str(scenario))}</th></tr>")
-            is_chance = parts[0][2].at[i, "strategy"] == "chance"
-            cells = [f"<td>{html.escape(str(first.at[i, 'strategy']))}</td>",
-                     f"<td>{html.escape(str(first.at[i, 'detector']))}</td>"]
-            for _, text, marks, tips in parts:
-                for c in labels:
-                    v, mark, tip = html.escape(str(text.at[i, c])), marks.at[i, c], tips.at[i, c]
+            is_chance = chances[i]
+            cells = [f"<td>{html.escape(str(strategies[i]))}</td>",
+                     f"<td>{html.escape(str(detectors[i]))}</td>"]
+            for texts, marks, tips in rows:
+                for v, mark, tip in zip(texts[i], marks[i], tips[i]):
+                    v = html.escape(str(v))
                     v = (f"<strong>{v}</strong>" if mark == BEST else
                          f"{v}<span class='noise'> ≈</span>" if mark == WITHIN_NOISE else v)
                     title = f" title=\"{html.escape(str(tip), quote=True)}\"" if tip else ""
