@@ -126,3 +126,56 @@ def test_a_second_report_rewrites_only_the_figures_whose_content_changed(tmp_pat
         changed = make_report(_runs(shift=-0.1), tmp_path, stat_metrics=())  # new values: the figures of R change
     rewritten = [n for n in charts if (tmp_path / "figures" / n).stat().st_mtime_ns != stamp[n]]
     assert any(n.startswith("heatmap__") for n in rewritten) and changed.drawn >= len(rewritten)
+
+
+def _bars_in_ranks(spec):
+    """The bars of a CD chart as (lowest, highest) average ranks: the thick rules, mapped back from pixels."""
+    lines = spec["layer"][0]["data"]["values"]
+    ticks = sorted({v["x"] for v in lines if v["w"] == 1 and v["y2"] - v["y"] == 5})  # one per rank 1..k
+
+    def to_rank(x):
+        return 1 + (x - ticks[0]) * (len(ticks) - 1) / (ticks[-1] - ticks[0])
+
+    return sorted((round(to_rank(v["x"] + 4), 6), round(to_rank(v["x2"] - 4), 6)) for v in lines if v["w"] == 3)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cd_chart_bars_are_the_cliques_scikit_posthocs_draws(seed):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import scikit_posthocs as sp
+    from matplotlib import pyplot as plt
+
+    from clad.report import compare_methods
+    from clad.report.charts import cd_chart, cd_significance
+    from clad.report.stats import critical_difference
+
+    rng = np.random.default_rng(seed)
+    scores = pd.DataFrame(rng.random((12, 6)) + np.linspace(0, 0.6, 6), columns=list("ABCDEF"))
+    c = compare_methods(scores)
+    assert c.verdict.posthoc_tested
+    spec, height = cd_chart(c, cd=critical_difference(c.n_blocks, c.n_methods, c.alpha))
+    sig, used = cd_significance(c)
+    fig, ax = plt.subplots()
+    drawn = sp.critical_difference_diagram(c.average_ranks, sig, alpha=c.alpha, ax=ax)
+    expected = sorted((round(min(b.get_xdata()), 6), round(max(b.get_xdata()), 6))
+                      for bars in drawn["crossbars"] for b in bars)
+    plt.close(fig)
+    ours = _bars_in_ranks(spec)
+    assert len(ours) == len(expected) and np.allclose(ours, expected, atol=1e-3), (ours, expected)
+    texts = [t["t"] for layer in spec["layer"][2:] for t in layer["data"]["values"]]
+    assert all(f"{m} ({c.average_ranks[m]:.2f})" in texts for m in "ABCDEF") and used == "Nemenyi"
+    assert any(t.startswith("CD = ") for t in texts) and height > 0
+
+
+def test_cd_chart_not_tested_draws_one_grey_bar():
+    from clad.report import compare_methods
+    from clad.report.charts import cd_chart
+
+    scores = pd.DataFrame({"A": [0.5, 0.6, 0.4, 0.55], "B": [0.52, 0.58, 0.41, 0.56], "C": [0.49, 0.61, 0.42, 0.54]})
+    c = compare_methods(scores)
+    assert not c.verdict.posthoc_tested
+    spec, _ = cd_chart(c)
+    bars = [v for v in spec["layer"][0]["data"]["values"] if v["w"] == 3]
+    assert len(bars) == 1 and bars[0]["c"] == "#9a9a9a" and "NOT TESTED" in " ".join(spec["title"]["text"])

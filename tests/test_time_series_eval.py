@@ -186,6 +186,7 @@ def test_report_time_series_figure_renders(tmp_path):
     figs = FigureStore(tmp_path, 60)
     part = trace_section([r], figs)
     assert part is not None
+    figs.finish()  # draws the planned figure
     html = figs.render(part)  # the figure's mark on the page becomes its <figure>
     assert "<img" in html and "threshold" in html
     (path,) = figs.paths.values()

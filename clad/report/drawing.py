@@ -201,7 +201,7 @@ def draw_planned(folder: Path, dpi: int, planned: Sequence[Planned], jobs: int =
             method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
             context = multiprocessing.get_context(method)
             if method == "forkserver":
-                context.set_forkserver_preload(["clad.report.figures", "clad.report.plots", "matplotlib.pyplot"])
+                context.set_forkserver_preload(["clad.report.timeseries", "clad.report.plots", "matplotlib.pyplot"])
             with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
                 results = list(pool.map(_draw_one, [str(folder)] * len(todo), [dpi] * len(todo), todo, chunksize=1))
         for got in results:

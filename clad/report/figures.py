@@ -199,12 +199,6 @@ class FigureStore:
                 f"</thead><tbody>{''.join(rows)}</tbody></table>")
 
 
-def draw_cd(comparison) -> list[list]:
-    from .plots import cd_figure
-
-    return [[cd_figure(comparison)]]
-
-
 def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     """The R heatmaps, one figure per dataset x scenario x base metric (drawn by the browser:
     :func:`clad.report.charts.heatmap_chart`)."""
@@ -279,5 +273,9 @@ def cd_html(c, figs: FigureStore) -> str:
     only two methods were compared (the diagram would repeat the p-value and ranks shown above it)."""
     if (c.wilcoxon_holm is None and c.nemenyi is None) or c.n_methods < 3:
         return ""
-    return figs.plan(draw_cd, (c,), [("Statistical comparison", f"critical difference diagram {c.title}", "cd",
-                                      (c.by, c.metric, c.base_metric))])[0]
+    from .charts import cd_chart
+    from .stats import critical_difference
+
+    spec, height = cd_chart(c, cd=critical_difference(c.n_blocks, c.n_methods, c.alpha))
+    return figs.chart(spec, height, "Statistical comparison", f"critical difference diagram {c.title}", "cd", c.by,
+                      c.metric, c.base_metric)

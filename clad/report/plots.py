@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.base import base_metric_shown
-from ..errors import CladValueError
 from . import layout as L
 from .aggregate import HeatmapData
+from .charts import cd_significance, cd_title
 from .canvas import FONT, figure_png, new_axes
 from .canvas import legend_below as _legend_below
 from .canvas import mpl as _mpl
@@ -628,31 +628,6 @@ def forgetting_figure(table: pd.DataFrame, title: str) -> "Figure":
 # -- critical differences ------------------------------------------------------------------
 
 
-def _cd_title(comparison: "Comparison", used: str) -> str:
-    v = comparison.verdict
-    if not v.posthoc_tested:
-        return (f"{comparison.title}: average rank (1 = best). Post-hoc NOT TESTED: the {v.test.name} test did not "
-                f"reject (p = {v.test.pvalue:.3g} >= alpha = {comparison.alpha}); one bar joins every method, no "
-                f"pair is claimed to differ")
-    return (f"{comparison.title}: average rank (1 = best); bars join {used}-indistinguishable methods "
-            f"(alpha = {comparison.alpha}; {v.test.name} p = {v.test.pvalue:.3g}, {v.test.method})")
-
-
-def _significance(comparison: "Comparison", test: str):
-    """The p-value matrix the diagram draws, as the comparison's verdict decides it (gated by the
-    omnibus test), and the name of the post-hoc test."""
-    v = comparison.verdict
-    if v.test is None:
-        raise CladValueError(f"{comparison.title}: no test was run ({comparison.message})")
-    sig = v.significance(test)
-    used = "Nemenyi" if test == "nemenyi" else "Wilcoxon–Holm"
-    if sig is None:  # Nemenyi needs 3 methods: the Wilcoxon test is the one there is
-        sig, used = v.significance("wilcoxon_holm"), "Wilcoxon–Holm"
-    if sig is None:
-        raise CladValueError(f"{comparison.title}: no post-hoc test was run ({comparison.message})")
-    return sig, used
-
-
 def _cd_labels(comparison: "Comparison") -> list[str]:
     return [f"{k} ({v:.2f})" for k, v in comparison.average_ranks.items()]
 
@@ -692,7 +667,7 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
         import scikit_posthocs as sp
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("critical-difference diagrams need scikit-posthocs: pip install 'clad[report]'") from None
-    sig, used = _significance(comparison, test)
+    sig, used = cd_significance(comparison, test)
     if ax is None:
         return cd_figure(comparison, test=test).axes[0]
     grey = not comparison.verdict.posthoc_tested  # gated off by the omnibus test: drawn in grey
@@ -718,7 +693,7 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
         ax.text(start + cd / 2, 0, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=FONT["tick"],
                 transform=above + ScaledTranslation(0, 0.04, ax.figure.dpi_scale_trans))
     ax.set_xlabel("average rank (1 = best)", fontsize=FONT["label"])
-    _title(ax, _cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.6)
+    _title(ax, cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.6)
     if used == "Nemenyi":
         ax.title.set_y(1.0)
         ax.set_title(ax.get_title(), fontsize=FONT["title"], pad=34)  # room for the CD bar above the ticks
@@ -733,10 +708,10 @@ CD_WIDTH = 3.5
 def cd_figure(comparison: "Comparison", *, test: str = "nemenyi") -> "Figure":
     """A critical-difference diagram :data:`CD_WIDTH` inches wide (one journal column), wider only
     where the methods' names on both sides leave the rank axis less than 1.2 inches."""
-    _, used = _significance(comparison, test)
+    _, used = cd_significance(comparison, test)
     label_w = L.text_width(_cd_labels(comparison), FONT["tick"])
     width = max(CD_WIDTH, 2 * label_w + 1.2 + 0.4)
-    title_h = L.text_size(L.wrap(_cd_title(comparison, used), width - 0.6, FONT["title"]), FONT["title"])[1]
+    title_h = L.text_size(L.wrap(cd_title(comparison, used), width - 0.6, FONT["title"]), FONT["title"])[1]
     height = title_h + 1.3 + 0.3 * (math.ceil(comparison.n_methods / 2) + 2)
     fig = _figure((width, height))
     plot_cd(comparison, fig.subplots(), test=test)

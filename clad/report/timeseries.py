@@ -19,7 +19,7 @@ import numpy as np
 from ..results.record import RunResult
 from . import html as H
 
-__all__ = ["trace_figure", "trace_section"]
+__all__ = ["trace_figure", "draw_traces", "trace_section"]
 
 
 def _shade(ax, ranges) -> None:
@@ -63,6 +63,12 @@ def trace_figure(trace: dict, title: str):
     return fig
 
 
+def draw_traces(parts: list) -> list[list]:
+    """One :func:`trace_figure` per (trace, title) of ``parts`` (a planned drawing of the report: kept
+    while its content does not change, drawn in worker processes with ``clad report --jobs``)."""
+    return [[trace_figure(trace, title)] for trace, title in parts]
+
+
 def trace_section(results: Sequence[RunResult], figs) -> str | None:
     """One figure per (dataset, scenario, strategy, detector) whose first run keeps a trace; None
     when no run does."""
@@ -74,8 +80,8 @@ def trace_section(results: Sequence[RunResult], figs) -> str | None:
             continue
         seen.add(key)
         title = " / ".join(key) + f" / seed {r.seed}"
-        out.append(figs.add(trace_figure(trace, title), "time series",
-                            f"scores per step on series {trace['series']}: {title}", "trace", *key))
+        out.extend(figs.plan(draw_traces, ([(trace, title)],),
+                             [("time series", f"scores per step on series {trace['series']}: {title}", "trace", key)]))
     if not out:
         return None
     legend = ("<p class='legend'>One test series of a time-series dataset, its labelled anomaly ranges (shaded) "
