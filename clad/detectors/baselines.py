@@ -45,6 +45,7 @@ import zlib
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from ..defaults import BASELINES, TIME_SERIES_BASELINES
 from ..errors import DetectorError
 from .tabular import check_scores
 
@@ -54,8 +55,6 @@ __all__ = ["RandomScores", "SensorRange", "WindowL2Norm", "NearestNormalDistance
 #: the registered names of the baselines (``random_scores`` first)
 #: how the values of a window are scaled per channel before a distance, a norm or a PCA
 SCALES = ("standard", "minmax", "none")
-TIME_SERIES_BASELINES = ("sensor_range", "window_l2_norm", "nearest_normal_distance", "pca_reconstruction")
-BASELINES = ("random_scores", *TIME_SERIES_BASELINES)
 
 
 def _channels(X) -> np.ndarray:

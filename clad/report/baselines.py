@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..defaults import DEFAULT_METRIC
+from ..defaults import BASELINES, DEFAULT_METRIC
 from ..metrics import get_metric
 from ..results.record import RunResult
 
@@ -28,8 +28,6 @@ _GROUP = ["dataset", "base_metric", "scenario"]
 
 def baseline_detectors(runs: Sequence[RunResult]) -> set[str]:
     """The detector labels of ``runs`` that are named baselines."""
-    from ..detectors.baselines import BASELINES
-
     return {r.detector for r in runs if ((r.config or {}).get("detector") or {}).get("name") in BASELINES}
 
 
