@@ -541,8 +541,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="columns of leaderboard.tex: metric names or labels, comma-separated (e.g. CA,BWT,FWT), or "
                          "'all' for one table per metric family (default: the headline metrics)")
     rp.add_argument("--jobs", "-j", type=_positive_int, default=None,
-                    help="worker processes that draw the figures (default 1); a figure whose content did not change "
-                         "since the last report in the folder is kept, not drawn again")
+                    help="worker processes that draw the PNG figures (time-series traces; the others are drawn by the "
+                         "browser) when there are enough of them (default 1); a figure whose content did not change "
+                         "since the last report in the folder is kept, not written again")
     rp.set_defaults(func=_cmd_report)
 
     d = sub.add_parser("datasets", help="dataset loaders and cards: list, info NAME, convert SRC DST")

@@ -14,6 +14,7 @@ the page, leaderboard, a heatmap with chance marks: the ones the README shows) i
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -146,6 +147,12 @@ def test_report_renders_in_chromium(report, browser, tmp_path):
         images += _load_images(browser)
     browser.get((report.out_dir / "blocks" / "synthetic.html").resolve().as_uri())
     _load_images(browser)
+    cells = browser.execute_script(  # the numbers the browser wrote in the first R heatmap's cells
+        "return Array.from(document.querySelectorAll('div.chart[data-id^=heatmap] svg text')).flatMap(t => "
+        "t.querySelector('tspan') ? Array.from(t.querySelectorAll('tspan')).map(s => s.textContent) : [t.textContent])")
+    means = [t for t in cells if re.fullmatch(r"[01]\.\d\d", t)]
+    stds = [t for t in cells if re.fullmatch(r"±0\.\d\d", t)]
+    assert len(means) >= 9 and len(stds) >= 9, cells[:40]  # mean and ± std over the 2 seeds, two lines a cell
     assert len(images) == len(report.figures) >= 6
     broken = [i["alt"] for i in images if not (i["complete"] and i["width"] > 0 and i["height"] > 0)]
     assert not broken, f"images that did not load: {broken}"

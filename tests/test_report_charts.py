@@ -28,7 +28,7 @@ def _heatmap(strategy="naive", detector="iforest", at_chance=None):
 
 
 def _cells(spec):
-    return {(v["panel"], v["step"], v["concept"]): v for v in spec["data"]["values"]}
+    return {(v["s"], v["d"], v["i"], v["j"]): v for v in spec["data"]["values"]}
 
 
 def test_heatmap_cells_carry_value_state_and_chance():
@@ -37,24 +37,24 @@ def test_heatmap_cells_carry_value_state_and_chance():
     spec, height = heatmap_chart([_heatmap(at_chance=chance), _heatmap("cumulative")])
     cells = _cells(spec)
     assert len(cells) == 2 * 9 and height > 0
-    a = cells[("naive + iforest", "0: A", "A")]
-    assert (a["mean"], a["std"], a["text"], a["state"]) == (0.9, 0.01, "0.90\n±0.01", "learned here")
-    assert a["ink"] == "black"  # a light cell (0.9 on a 0..1 viridis scale) gets dark text
-    assert cells[("naive + iforest", "0: A", "B")]["state"] == "future"  # step 0, before B (learned at 1)
-    assert cells[("naive + iforest", "1: B", "B")]["state"] == "learned here"
-    assert cells[("naive + iforest", "2: A2", "B")]["state"] == "learned"
-    assert {cells[("naive + iforest", f"{i}: {c}", "C")]["state"] for i, c in enumerate("A B A2".split())} == \
-        {"never learned"}
-    na = cells[("naive + iforest", "1: B", "C")]
-    assert na["mean"] is None and na["text"] == "n/a" and na["std"] is None  # NaN is not a JSON number
-    assert cells[("naive + iforest", "0: A", "C")]["ink"] == "white"  # 0.2: a dark cell, light text
-    assert [k for k, v in cells.items() if v["chance"]] == [("naive + iforest", "0: A", "B")]
-    assert not any(v["chance"] for k, v in cells.items() if k[0] == "cumulative + iforest")
+    a = cells[("naive", "iforest", 0, 0)]
+    assert (a["m"], a["e"], a["n"], a["k"]) == (0.9, 0.01, 2, 1)  # learned here
+    learned = {(i, j): v["k"] for (s, _, i, j), v in cells.items() if s == "naive"}
+    # B is learned at step 1: future at step 0, learned here at 1, learned after; C is never learned
+    assert [learned[(i, 1)] for i in range(3)] == [2, 1, 0] and {learned[(i, 2)] for i in range(3)} == {3}
+    na = cells[("naive", "iforest", 1, 2)]
+    assert "m" not in na and "e" not in na  # NaN is no JSON number: the cell has no value
+    assert [k for k, v in cells.items() if v.get("c")] == [("naive", "iforest", 0, 1)]
     json.dumps(spec, allow_nan=False)  # valid JSON: no NaN anywhere
+    derived = {t["as"]: t["calculate"] for t in spec["transform"]}
+    assert derived["step"] == '["0: A", "1: B", "2: A2"][datum.i]'
+    assert derived["concept"] == '["A", "B", "C"][datum.j]'
+    assert derived["state"] == '["learned", "learned here", "future", "never learned"][datum.k]'
+    assert "format(datum.m, '.2f')" in derived["text"] and "'\\n±' + format(datum.e, '.2f')" in derived["text"]
     # strategies in rows and detectors in columns: every pair is a panel
-    assert spec["facet"]["row"]["field"] == "strategy" and spec["facet"]["column"]["field"] == "detector"
+    assert spec["facet"]["row"]["field"] == "s" and spec["facet"]["column"]["field"] == "d"
     layers = spec["spec"]["layer"]
-    assert any(layer.get("transform") == [{"filter": "datum.chance"}] for layer in layers)
+    assert any(layer.get("transform") == [{"filter": "datum.c"}] for layer in layers)
     assert any(layer["mark"]["type"] == "text" for layer in layers)  # numbers written: few panels
 
 

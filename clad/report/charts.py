@@ -14,6 +14,7 @@ pixels, which the page reserves before the figure is drawn.
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from typing import Sequence
@@ -103,22 +104,34 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     cell_h = (32.0 if with_std else 20.0) if annotate else 14.0
     values = []
     panels = []
+    states = ["learned", "learned here", "future", "never learned"]  # a cell's state by its code
     for h in items:
-        panel = _label(h.strategy, h.detector)
-        panels.append(panel)
+        panels.append(_label(h.strategy, h.detector))
         mean, std, n = np.asarray(h.mean, float), np.asarray(h.std, float), np.asarray(h.n)
-        chance = np.asarray(h.at_chance) if h.at_chance is not None else None
-        t = np.asarray(h.learned_at)
-        span = (vmax - vmin) or 1.0
-        for i in range(mean.shape[0]):
-            for j in range(mean.shape[1]):
-                m, s = _num(mean[i, j]), _num(std[i, j])
-                text = "n/a" if m is None else f"{m:.2f}" + ("" if s is None else f"\n±{s:.2f}")
-                values.append({"panel": panel, "strategy": h.strategy, "detector": h.detector, "step": rows[i] if i < len(rows) else str(i), "concept": h.cols[j],
-                               "mean": m, "std": s, "n": int(n[i, j]), "text": text,
-                               "ink": "black" if m is None or (m - vmin) / span > 0.6 else "white",
-                               "state": _cell_state(i, int(t[j])),
-                               "chance": bool(chance is not None and chance[i, j])})
+        chance = np.asarray(h.at_chance, bool) if h.at_chance is not None else np.zeros(mean.shape, bool)
+        t = np.asarray(h.learned_at)[None, :]
+        i = np.arange(mean.shape[0])[:, None]
+        code = np.where(t < 0, 3, np.where(i == t, 1, np.where(i < t, 2, 0)))
+        for (a, b), m in np.ndenumerate(mean):  # a cell: short keys, its labels and text made by the browser
+            cell = {"s": h.strategy, "d": h.detector, "i": a, "j": b, "n": int(n[a, b]), "k": int(code[a, b])}
+            if math.isfinite(m):
+                cell["m"] = round(float(m), 5)
+            if math.isfinite(std[a, b]):
+                cell["e"] = round(float(std[a, b]), 5)
+            if chance[a, b]:
+                cell["c"] = 1
+            values.append(cell)
+    span = (vmax - vmin) or 1.0
+    derived = [{"calculate": "datum.s + ' + ' + datum.d", "as": "panel"},
+               {"calculate": f"{json.dumps(rows, ensure_ascii=False)}[datum.i]", "as": "step"},
+               {"calculate": f"{json.dumps(list(first.cols), ensure_ascii=False)}[datum.j]", "as": "concept"},
+               {"calculate": f"{json.dumps(states)}[datum.k]", "as": "state"},
+               {"calculate": "datum.m == null ? null : datum.m", "as": "mean"},
+               {"calculate": "datum.e == null ? null : datum.e", "as": "std"},
+               {"calculate": "datum.c ? 'yes' : 'no'", "as": "chance"},
+               {"calculate": "datum.m == null ? 'n/a' : format(datum.m, '.2f') + (datum.e == null ? '' : "
+                             "'\\n±' + format(datum.e, '.2f'))", "as": "text"},
+               {"calculate": f"datum.m != null && (datum.m - {vmin!r}) / {span!r} <= 0.6", "as": "light"}]
     label_w = min(_text_px(rows), 180.0) + 40
     panel_w = n_cols * cell_w
     head = min(_text_px(panels, 11), panel_w + 40)
@@ -147,12 +160,13 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     ]
     if annotate:
         layer.append({"mark": {"type": "text", "fontSize": 9, "lineBreak": "\n", "lineHeight": 11},
-                      "encoding": {"text": {"field": "text"}, "color": {"condition": [{"test": "datum.ink === 'white'", "value": "white"},
-                                                           {"test": "datum.mean === null", "value": "#444444"}],
+                      "encoding": {"text": {"field": "text"},
+                                   "color": {"condition": [{"test": "datum.light", "value": "white"},
+                                                           {"test": "datum.m == null", "value": "#444444"}],
                                              "value": "black"},
                                    "tooltip": tooltip}})
-    if any(v["chance"] for v in values):
-        layer.append({"transform": [{"filter": "datum.chance"}],
+    if any("c" in v for v in values):
+        layer.append({"transform": [{"filter": "datum.c"}],
                       "mark": {"type": "point", "shape": "circle", "filled": True, "fill": "white", "stroke": "black",
                                "strokeWidth": 0.8, "size": 22, "opacity": 1,
                                "yOffset": -(cell_h / 2 - 5) if annotate else 0},
@@ -167,9 +181,9 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     wrapped_rows = math.ceil(len(items) / columns)
     if (full and row_head + label_w + len(detectors) * (panel_w + 14) + 90 <= WIDTH
             and len(strategies) <= wrapped_rows + 1):  # strategies in rows, detectors in columns: no taller
-        facet = {"facet": {"row": {"field": "strategy", "type": "nominal", "sort": strategies, "title": "strategy",
+        facet = {"facet": {"row": {"field": "s", "type": "nominal", "sort": strategies, "title": "strategy",
                                    "header": {**header, "labelAngle": 0, "labelAlign": "left", "labelLimit": 160}},
-                           "column": {"field": "detector", "type": "nominal", "sort": detectors, "title": "detector",
+                           "column": {"field": "d", "type": "nominal", "sort": detectors, "title": "detector",
                                       "header": header}}}
         grid_rows = len(strategies)
     else:
@@ -177,7 +191,7 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
                  "columns": columns}
         grid_rows = wrapped_rows
     spec = {**_base(title, "rows: training step (concept learned); columns: test concept"), "data": {"values": values},
-            **facet, "spacing": 14,
+            "transform": derived, **facet, "spacing": 14,
             "spec": {"width": panel_w, "height": n_rows * cell_h, "encoding": encoding, "layer": layer}}
     x_h = 70 if x_axis["labelAngle"] else 40
     return spec, int(60 + grid_rows * (n_rows * cell_h + 30) + x_h)
