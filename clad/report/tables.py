@@ -46,7 +46,7 @@ def label(name: str) -> str:
 
 
 def _bad(x) -> bool:
-    return x is None or (isinstance(x, (float, np.floating)) and np.isnan(x))
+    return x is None or (isinstance(x, (float, np.floating)) and x != x)  # NaN alone differs from itself
 
 
 def cell_text(mean: float, std: float, n: int | None = None, ci_low: float | None = None,
