@@ -176,6 +176,12 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
         scenarios: dict = {}  # the positions of each scenario, in first-seen order
         for pos in _first_seen_positions(columns, ROW_KEYS, positions.tolist()):
             scenarios.setdefault(columns["scenario"][pos], []).append(pos)
+        # the columns of the metrics shown, in order
+        means_of = [columns[f"{m}_mean"] for m in used]
+        stds_of = [columns[f"{m}_std"] for m in used]
+        statuses_of = [marked[m] for m in used]
+        intervals_of = ([(columns[f"{m}_n"], columns[f"{m}_ci_low"], columns[f"{m}_ci_high"], columns.get(f"{m}_values"))
+                         for m in used] if want_tips else [])
         rows, marks, tips = [], [], []
         for scenario, members in scenarios.items():
             c = chances.get((dataset, base, scenario))
@@ -186,21 +192,21 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                     "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
                     "flagging every row), through the same metric"] * len(used))
             for pos in members:
-                at = {c: v[pos] for c, v in columns.items()}
-                st = {m: marked[m][pos] for m in used}
-                rows.append([str(at[k]) for k in ROW_KEYS]
-                            + [cell_text(at[f"{m}_mean"], at[f"{m}_std"]) for m in used])
-                marks.append([""] * len(ROW_KEYS) + [st[m] for m in used])
+                means = [mean[pos] for mean in means_of]
+                st = [status[pos] for status in statuses_of]
+                rows.append([str(columns[k][pos]) for k in ROW_KEYS]
+                            + [cell_text(v, std[pos]) for v, std in zip(means, stds_of)])
+                marks.append([""] * len(ROW_KEYS) + st)
                 if not want_tips:
                     tips.append([""] * (len(ROW_KEYS) + len(used)))
                     continue
-                computations = _computations_tip(at)  # the row's, the same for each of its cells
+                # the row's, the same for each of its cells
+                computations = _computations_tip({k: columns[k][pos] for k in ("runs", "computations") if k in columns})
                 tips.append([""] * len(ROW_KEYS) + [
-                    interval_text(at[f"{m}_mean"], at[f"{m}_n"], at[f"{m}_ci_low"], at[f"{m}_ci_high"],
-                                  at.get(f"{m}_values"))
+                    interval_text(v, n[pos], low[pos], high[pos], None if values is None else values[pos])
                     + computations
-                    + _relative_tip(at[f"{m}_mean"], None if c is None else c.get(f"{m}_mean"))
-                    + _status_tip(st[m]) for m in used])
+                    + _relative_tip(v, None if c is None else c.get(f"{m}_mean"))
+                    + _status_tip(mark) for m, v, mark, (n, low, high, values) in zip(used, means, st, intervals_of)])
         cols = [*ROW_KEYS, *(label(m) for m in used)]
         yield (f"{dataset} — {base_metric_shown(base)}", pd.DataFrame(rows, columns=cols),
                pd.DataFrame(marks, columns=cols), pd.DataFrame(tips, columns=cols))
