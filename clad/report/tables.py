@@ -249,15 +249,16 @@ def cost_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, pd.D
         return
     for dataset, part in table.groupby("dataset", sort=False):
         part = _first_seen_order(part.drop_duplicates(subset=ROW_KEYS), ROW_KEYS)
-        text = part[ROW_KEYS].astype(str).copy()
-        tips = pd.DataFrame("", index=part.index, columns=ROW_KEYS)
+        # column by column, as lists of plain values
+        text = {k: [str(v) for v in part[k].tolist()] for k in ROW_KEYS}
+        tips = {k: [""] * len(part) for k in ROW_KEYS}
         for n in costs:
-            text[COST[n].label] = [cell_text(m, s, digits=3 if n != "memory_rows" else 0)
-                                   for m, s in zip(part[f"{n}_mean"], part[f"{n}_std"])]
-            tips[COST[n].label] = [f"{COST[n].description}: " + interval_text(m, k, lo, hi, v) for m, k, lo, hi, v in
-                                   zip(part[f"{n}_mean"], part[f"{n}_n"], part[f"{n}_ci_low"], part[f"{n}_ci_high"],
-                                       part.get(f"{n}_values", [None] * len(part)))]
-        yield str(dataset), text.reset_index(drop=True), tips.reset_index(drop=True)
+            mean, std, count, low, high = (part[f"{n}_{k}"].tolist() for k in ("mean", "std", "n", "ci_low", "ci_high"))
+            values = part[f"{n}_values"].tolist() if f"{n}_values" in part.columns else [None] * len(part)
+            text[COST[n].label] = [cell_text(m, s, digits=3 if n != "memory_rows" else 0) for m, s in zip(mean, std)]
+            tips[COST[n].label] = [f"{COST[n].description}: " + interval_text(m, k, lo, hi, v)
+                                   for m, k, lo, hi, v in zip(mean, count, low, high, values)]
+        yield str(dataset), pd.DataFrame(text), pd.DataFrame(tips)
 
 
 def _legend(metrics: Sequence[str]) -> str:
