@@ -105,12 +105,11 @@ def stats_tips(table: pd.DataFrame, prefix: str) -> list[str]:
     return [interval_text(*vals) for vals in zip(*cols)]
 
 
-def _rows(frame: pd.DataFrame) -> list[tuple]:
-    """The rows of ``frame`` as tuples of plain values, read column by column (a tenth of the time
-    of ``itertuples`` on text columns)."""
-    if not len(frame.columns):
-        return [()] * len(frame)
-    return list(zip(*(frame.iloc[:, j].tolist() for j in range(len(frame.columns)))))
+def _rows(frame: pd.DataFrame, labels: Sequence[str] | None = None) -> list[tuple]:
+    """The rows of ``frame`` (of its columns ``labels``, default every column) as tuples of plain
+    values, read column by column (a tenth of the time of ``itertuples`` on text columns)."""
+    columns = [s.tolist() for _, s in frame.items()] if labels is None else [frame[c].tolist() for c in labels]
+    return list(zip(*columns)) if columns else [()] * len(frame)
 
 
 def _metrics_of(table: pd.DataFrame) -> list[str]:
@@ -371,7 +370,7 @@ def _latex_table(title: str, key: tuple, text: pd.DataFrame, marks: pd.DataFrame
              " & ".join(["Strategy", "Detector", *(tex_escape(c) for c in metric_cols)]) + r" \\", r"\midrule"]
     previous = None
     shown = ["strategy", "detector", *metric_cols]
-    for scenario, values, row_marks in zip(text["scenario"].tolist(), _rows(text[shown]), _rows(marks[shown])):
+    for scenario, values, row_marks in zip(text["scenario"].tolist(), _rows(text, shown), _rows(marks, shown)):
         if scenario != previous:
             if previous is not None:
                 lines.append(r"\addlinespace")
@@ -452,9 +451,9 @@ def frame_html(df: pd.DataFrame, marks: pd.DataFrame | None = None, index: bool 
         head = "<th></th>" + head
     body = []
     # the cells as one list per column: one look-up per column, not one per cell
-    values = [df.iloc[:, j].tolist() for j in range(n_cols)]
-    mark_values = [marks.iloc[:, j].tolist() for j in range(n_cols)] if marks is not None else None
-    tip_values = [tips.iloc[:, j].tolist() for j in range(n_cols)] if tips is not None else None
+    values = [s.tolist() for _, s in df.items()]
+    mark_values = [s.tolist() for _, s in marks.items()] if marks is not None else None
+    tip_values = [s.tolist() for _, s in tips.items()] if tips is not None else None
     for i in range(n_rows):
         cells = []
         row_mark = ""
@@ -532,7 +531,7 @@ def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = 
         scenarios, strategies, detectors = (first[c].tolist() for c in ROW_KEYS)
         chances = [mark == "chance" for mark in parts[0][2]["strategy"].tolist()]
         # each base metric's cells, marks and tooltips as one row tuple per position
-        rows = [[_rows(frame[labels]) for frame in (text, marks, tips)]
+        rows = [[_rows(frame, labels) for frame in (text, marks, tips)]
                 for _, text, marks, tips in parts]
         for i, scenario in enumerate(scenarios):
             if i == 0 or scenarios[i - 1] != scenario:
