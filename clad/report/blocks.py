@@ -17,8 +17,6 @@ keep blocks independent:
 
 from __future__ import annotations
 
-import hashlib
-import weakref
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -29,7 +27,7 @@ from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
 from .aggregate import CONFIG_KEYS, scalar_value
-from .describe import plural
+from .describe import plural, run_digest
 
 __all__ = ["DEFAULT_BLOCKS", "Blocks", "run_fingerprint", "evidence_blocks"]
 
@@ -38,34 +36,15 @@ DEFAULT_BLOCKS = ("dataset",)
 
 
 def run_fingerprint(r: RunResult) -> str | None:
-    """A digest of what a run computed (its concept names and every R), or None without R.
+    """A digest of what a run computed (its concept names and every R), or None without R
+    (:func:`clad.report.describe.run_digest`).
 
     >>> a = RunResult("d", "aware", "naive", "if", 0, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])})
     >>> b = RunResult("d", "incremental", "naive", "if", 0, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])})
     >>> run_fingerprint(a) == run_fingerprint(b), run_fingerprint(RunResult("d", "s", "n", "i", 0))
     (True, None)
     """
-    if not r.R:
-        return None
-    try:
-        return _FINGERPRINTS[r]
-    except (KeyError, TypeError):
-        pass
-    h = hashlib.sha256(repr((tuple(r.concepts), tuple(r.test_concepts))).encode())
-    for name in sorted(r.R):
-        R = np.asarray(r.R[name], dtype=np.float64)
-        h.update(name.encode() + repr(R.shape).encode())
-        h.update(np.where(np.isnan(R), np.nan, R).tobytes())  # one NaN bit pattern
-    digest = h.hexdigest()
-    try:
-        _FINGERPRINTS[r] = digest
-    except TypeError:
-        pass
-    return digest
-
-
-#: fingerprints already computed, per run object (a run record is frozen: its R never changes)
-_FINGERPRINTS: "weakref.WeakKeyDictionary[RunResult, str]" = weakref.WeakKeyDictionary()
+    return run_digest(r)
 
 
 @dataclass(frozen=True, eq=False)

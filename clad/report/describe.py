@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+import weakref
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from ..results.record import RunResult
 
-__all__ = ["CONFIG_KEYS", "group_runs", "mean_std", "describe", "describe_each", "intervals", "computation_id", "distinct_runs"]
+__all__ = ["CONFIG_KEYS", "group_runs", "mean_std", "describe", "describe_each", "intervals", "computation_id", "run_digest", "distinct_runs"]
 
 #: the fields that identify a configuration (its runs differ only by seed)
 CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
@@ -59,11 +60,43 @@ def group_runs(results: Iterable[RunResult], distinct: bool = False
     return {k: distinct_runs(v) for k, v in out.items()} if distinct else out
 
 
+def run_digest(r: RunResult) -> str | None:
+    """A digest of what a run computed (its concept names and every R, byte for byte), or None
+    without R; computed once per run object (a run record is frozen: its R never changes).
+
+    >>> a = RunResult("d", "aware", "naive", "if", 0, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])})
+    >>> b = RunResult("d", "incremental", "naive", "if", 0, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])})
+    >>> run_digest(a) == run_digest(b), run_digest(RunResult("d", "s", "n", "i", 0))
+    (True, None)
+    """
+    if not r.R:
+        return None
+    try:
+        return _DIGESTS[r]
+    except (KeyError, TypeError):
+        pass
+    h = hashlib.sha256(repr((tuple(r.concepts), tuple(r.test_concepts))).encode())
+    for name in sorted(r.R):
+        R = np.asarray(r.R[name], dtype=np.float64)
+        h.update(name.encode() + repr(R.shape).encode())
+        h.update(np.where(np.isnan(R), np.nan, R).tobytes())  # one NaN bit pattern
+    digest = h.hexdigest()
+    try:
+        _DIGESTS[r] = digest
+    except TypeError:
+        pass
+    return digest
+
+
+#: digests already computed, per run object
+_DIGESTS: "weakref.WeakKeyDictionary[RunResult, str]" = weakref.WeakKeyDictionary()
+
+
 def computation_id(r: RunResult) -> str:
     """What a run computed, as one string: two runs with the same id are one computation.
 
-    A digest of its concept names and every R (byte for byte) when it has R: runs found identical
-    after the fact (a seed no part used) get the same id as runs recorded
+    A digest of its concept names and every R (byte for byte, :func:`run_digest`) when it has R:
+    runs found identical after the fact (a seed no part used) get the same id as runs recorded
     as sharing a result (``shared_from``, which copies R). A run without R is its own computation
     unless it records ``shared_from`` (then it is the run it points at).
 
@@ -73,14 +106,10 @@ def computation_id(r: RunResult) -> str:
     >>> computation_id(a) == computation_id(b), computation_id(a) == computation_id(c)
     (True, False)
     """
-    if not r.R:
+    digest = run_digest(r)
+    if digest is None:
         return "run:" + str(r.shared_from or r.run_id or f"{r.dataset}/{r.scenario}/{r.strategy}/{r.detector}/{r.seed}")
-    h = hashlib.sha256(repr((tuple(r.concepts), tuple(r.test_concepts))).encode())
-    for name in sorted(r.R):
-        R = np.asarray(r.R[name], dtype=np.float64)
-        h.update(name.encode() + repr(R.shape).encode())
-        h.update(np.where(np.isnan(R), np.nan, R).tobytes())  # one NaN bit pattern
-    return "R:" + h.hexdigest()
+    return "R:" + digest
 
 
 def distinct_runs(runs: Sequence[RunResult]) -> list[RunResult]:

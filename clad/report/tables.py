@@ -46,7 +46,7 @@ def label(name: str) -> str:
 
 
 def _bad(x) -> bool:
-    return x is None or (isinstance(x, (float, np.floating)) and np.isnan(x))
+    return x is None or (isinstance(x, (float, np.floating)) and x != x)  # NaN alone differs from itself
 
 
 def cell_text(mean: float, std: float, n: int | None = None, ci_low: float | None = None,
@@ -105,12 +105,11 @@ def stats_tips(table: pd.DataFrame, prefix: str) -> list[str]:
     return [interval_text(*vals) for vals in zip(*cols)]
 
 
-def _rows(frame: pd.DataFrame) -> list[tuple]:
-    """The rows of ``frame`` as tuples of plain values, read column by column (a tenth of the time
-    of ``itertuples`` on text columns)."""
-    if not len(frame.columns):
-        return [()] * len(frame)
-    return list(zip(*(frame.iloc[:, j].tolist() for j in range(len(frame.columns)))))
+def _rows(frame: pd.DataFrame, labels: Sequence[str] | None = None) -> list[tuple]:
+    """The rows of ``frame`` (of its columns ``labels``, default every column) as tuples of plain
+    values, read column by column (a tenth of the time of ``itertuples`` on text columns)."""
+    columns = [s.tolist() for _, s in frame.items()] if labels is None else [frame[c].tolist() for c in labels]
+    return list(zip(*columns)) if columns else [()] * len(frame)
 
 
 def _metrics_of(table: pd.DataFrame) -> list[str]:
@@ -176,6 +175,12 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
         scenarios: dict = {}  # the positions of each scenario, in first-seen order
         for pos in _first_seen_positions(columns, ROW_KEYS, positions.tolist()):
             scenarios.setdefault(columns["scenario"][pos], []).append(pos)
+        # the columns of the metrics shown, in order
+        means_of = [columns[f"{m}_mean"] for m in used]
+        stds_of = [columns[f"{m}_std"] for m in used]
+        statuses_of = [marked[m] for m in used]
+        intervals_of = ([(columns[f"{m}_n"], columns[f"{m}_ci_low"], columns[f"{m}_ci_high"], columns.get(f"{m}_values"))
+                         for m in used] if want_tips else [])
         rows, marks, tips = [], [], []
         for scenario, members in scenarios.items():
             c = chances.get((dataset, base, scenario))
@@ -186,21 +191,21 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
                     "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
                     "flagging every row), through the same metric"] * len(used))
             for pos in members:
-                at = {c: v[pos] for c, v in columns.items()}
-                st = {m: marked[m][pos] for m in used}
-                rows.append([str(at[k]) for k in ROW_KEYS]
-                            + [cell_text(at[f"{m}_mean"], at[f"{m}_std"]) for m in used])
-                marks.append([""] * len(ROW_KEYS) + [st[m] for m in used])
+                means = [mean[pos] for mean in means_of]
+                st = [status[pos] for status in statuses_of]
+                rows.append([str(columns[k][pos]) for k in ROW_KEYS]
+                            + [cell_text(v, std[pos]) for v, std in zip(means, stds_of)])
+                marks.append([""] * len(ROW_KEYS) + st)
                 if not want_tips:
                     tips.append([""] * (len(ROW_KEYS) + len(used)))
                     continue
-                computations = _computations_tip(at)  # the row's, the same for each of its cells
+                # the row's, the same for each of its cells
+                computations = _computations_tip({k: columns[k][pos] for k in ("runs", "computations") if k in columns})
                 tips.append([""] * len(ROW_KEYS) + [
-                    interval_text(at[f"{m}_mean"], at[f"{m}_n"], at[f"{m}_ci_low"], at[f"{m}_ci_high"],
-                                  at.get(f"{m}_values"))
+                    interval_text(v, n[pos], low[pos], high[pos], None if values is None else values[pos])
                     + computations
-                    + _relative_tip(at[f"{m}_mean"], None if c is None else c.get(f"{m}_mean"))
-                    + _status_tip(st[m]) for m in used])
+                    + _relative_tip(v, None if c is None else c.get(f"{m}_mean"))
+                    + _status_tip(mark) for m, v, mark, (n, low, high, values) in zip(used, means, st, intervals_of)])
         cols = [*ROW_KEYS, *(label(m) for m in used)]
         yield (f"{dataset} — {base_metric_shown(base)}", pd.DataFrame(rows, columns=cols),
                pd.DataFrame(marks, columns=cols), pd.DataFrame(tips, columns=cols))
@@ -243,15 +248,16 @@ def cost_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, pd.D
         return
     for dataset, part in table.groupby("dataset", sort=False):
         part = _first_seen_order(part.drop_duplicates(subset=ROW_KEYS), ROW_KEYS)
-        text = part[ROW_KEYS].astype(str).copy()
-        tips = pd.DataFrame("", index=part.index, columns=ROW_KEYS)
+        # column by column, as lists of plain values
+        text = {k: [str(v) for v in part[k].tolist()] for k in ROW_KEYS}
+        tips = {k: [""] * len(part) for k in ROW_KEYS}
         for n in costs:
-            text[COST[n].label] = [cell_text(m, s, digits=3 if n != "memory_rows" else 0)
-                                   for m, s in zip(part[f"{n}_mean"], part[f"{n}_std"])]
-            tips[COST[n].label] = [f"{COST[n].description}: " + interval_text(m, k, lo, hi, v) for m, k, lo, hi, v in
-                                   zip(part[f"{n}_mean"], part[f"{n}_n"], part[f"{n}_ci_low"], part[f"{n}_ci_high"],
-                                       part.get(f"{n}_values", [None] * len(part)))]
-        yield str(dataset), text.reset_index(drop=True), tips.reset_index(drop=True)
+            mean, std, count, low, high = (part[f"{n}_{k}"].tolist() for k in ("mean", "std", "n", "ci_low", "ci_high"))
+            values = part[f"{n}_values"].tolist() if f"{n}_values" in part.columns else [None] * len(part)
+            text[COST[n].label] = [cell_text(m, s, digits=3 if n != "memory_rows" else 0) for m, s in zip(mean, std)]
+            tips[COST[n].label] = [f"{COST[n].description}: " + interval_text(m, k, lo, hi, v)
+                                   for m, k, lo, hi, v in zip(mean, count, low, high, values)]
+        yield str(dataset), pd.DataFrame(text), pd.DataFrame(tips)
 
 
 def _legend(metrics: Sequence[str]) -> str:
@@ -364,7 +370,7 @@ def _latex_table(title: str, key: tuple, text: pd.DataFrame, marks: pd.DataFrame
              " & ".join(["Strategy", "Detector", *(tex_escape(c) for c in metric_cols)]) + r" \\", r"\midrule"]
     previous = None
     shown = ["strategy", "detector", *metric_cols]
-    for scenario, values, row_marks in zip(text["scenario"].tolist(), _rows(text[shown]), _rows(marks[shown])):
+    for scenario, values, row_marks in zip(text["scenario"].tolist(), _rows(text, shown), _rows(marks, shown)):
         if scenario != previous:
             if previous is not None:
                 lines.append(r"\addlinespace")
@@ -445,9 +451,9 @@ def frame_html(df: pd.DataFrame, marks: pd.DataFrame | None = None, index: bool 
         head = "<th></th>" + head
     body = []
     # the cells as one list per column: one look-up per column, not one per cell
-    values = [df.iloc[:, j].tolist() for j in range(n_cols)]
-    mark_values = [marks.iloc[:, j].tolist() for j in range(n_cols)] if marks is not None else None
-    tip_values = [tips.iloc[:, j].tolist() for j in range(n_cols)] if tips is not None else None
+    values = [s.tolist() for _, s in df.items()]
+    mark_values = [s.tolist() for _, s in marks.items()] if marks is not None else None
+    tip_values = [s.tolist() for _, s in tips.items()] if tips is not None else None
     for i in range(n_rows):
         cells = []
         row_mark = ""
@@ -525,7 +531,7 @@ def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = 
         scenarios, strategies, detectors = (first[c].tolist() for c in ROW_KEYS)
         chances = [mark == "chance" for mark in parts[0][2]["strategy"].tolist()]
         # each base metric's cells, marks and tooltips as one row tuple per position
-        rows = [[_rows(frame[labels]) for frame in (text, marks, tips)]
+        rows = [[_rows(frame, labels) for frame in (text, marks, tips)]
                 for _, text, marks, tips in parts]
         for i, scenario in enumerate(scenarios):
             if i == 0 or scenarios[i - 1] != scenario:

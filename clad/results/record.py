@@ -20,9 +20,10 @@ import json
 import math
 import os
 import platform
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from importlib import metadata
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
