@@ -198,8 +198,10 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
 
 
 def _step_values(part: pd.DataFrame) -> tuple[list[int], dict[int, str]]:
-    steps = part.drop_duplicates("step").sort_values("step")
-    return [int(s) for s in steps["step"]], {int(s): f"{s}: {c}" for s, c in zip(steps["step"], steps["concept"])}
+    """The training steps in order, and each one's label (``step: concept learned``)."""
+    first = dict(zip(part["step"].astype(int).tolist(), part["concept"].tolist()))  # a step's last row: same concept
+    steps = sorted(first)
+    return steps, {s: f"{s}: {first[s]}" for s in steps}
 
 
 def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
@@ -212,15 +214,19 @@ def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
     base = base_metric_shown(curves["base_metric"].iloc[0]) if not curves.empty else ""
     panel = {"seen": "average over concepts seen so far", "all": "average over all concepts"}
     values = []
-    for row in curves.itertuples(index=False):
-        m, s = _num(row.mean), _num(row.std)
-        values.append({"config": _label(row.strategy, row.detector), "panel": panel.get(row.kind, row.kind),
-                       "step": step_label[int(row.step)], "mean": m, "std": s,
+    columns = (curves[c].tolist() for c in ("strategy", "detector", "kind", "step", "mean", "std"))
+    for strategy, detector, kind, step, m, s in zip(*columns):
+        m, s = _num(m), _num(s)
+        values.append({"config": _label(strategy, detector), "panel": panel.get(kind, kind),
+                       "step": step_label[int(step)], "mean": m, "std": s,
                        "lo": None if m is None or s is None else m - s, "hi": None if m is None or s is None else m + s})
     if "chance" in curves.columns and curves["chance"].notna().any():
-        ref = curves.groupby(["kind", "step"], sort=True)["chance"].mean()
-        values += [{"config": "chance", "panel": panel.get(k, k), "step": step_label[int(s)], "mean": _num(v)}
-                   for (k, s), v in ref.items() if math.isfinite(v)]
+        ref: dict[tuple, list[float]] = {}
+        for kind, step, c in zip(curves["kind"].tolist(), curves["step"].tolist(), curves["chance"].tolist()):
+            if c is not None and math.isfinite(c):
+                ref.setdefault((kind, int(step)), []).append(c)
+        values += [{"config": "chance", "panel": panel.get(k, k), "step": step_label[st], "mean": _num(np.mean(v))}
+                   for (k, st), v in sorted(ref.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))]
     colours = _colours(labels)
     colours["domain"].append("chance")
     colours["range"].append("#555555")
