@@ -104,7 +104,10 @@ def headline_lines(table: pd.DataFrame, metric: str, chance: pd.DataFrame | None
 def seed_reach(config: dict) -> tuple[str, ...] | None:
     """The parts of a run (dataset, scenario, strategy, detector) that receive the run seed, from
     its recorded configuration (:func:`clad.core.seeding.seed_consumers`); None when the
-    configuration cannot be rebuilt here."""
+    configuration cannot be rebuilt here (a report's slim runs keep only the dataset's part: no
+    loader, detector or strategy is imported for them)."""
+    if not all(isinstance(config.get(k), dict) for k in ("dataset", "scenario", "strategy", "detector")):
+        return None
     try:
         from ..core.seeding import seed_consumers
         from ..datasets import DATASETS
