@@ -338,6 +338,17 @@ def _become_subreaper() -> bool:
         return False
 
 
+def _reap_all(timeout: float = 30.0) -> None:
+    """Wait for every child process of this one (its own and those it reaps) to end, up to ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                time.sleep(0.05)
+        except ChildProcessError:
+            break
+
+
 def time_report(checkout: Path, folder: Path, out: Path, jobs: int | None) -> dict:
     """One ``clad report`` in a fresh process (:func:`measure`)."""
     cmd = [sys.executable, "-m", "clad.cli", "report", str(folder), "--out", str(out)]
@@ -356,6 +367,8 @@ def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
 
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     subreaper = _become_subreaper()
+    if subreaper:  # processes orphaned earlier (Chromium's, after a page was measured) reaped first: not counted here
+        _reap_all()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out_file, err_file = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # a pipe could fill and block it
@@ -383,13 +396,7 @@ def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd[2:4])} failed ({proc.returncode}):\n{stderr[-3000:]}")
     if subreaper:  # every process of the tree comes back to this one when its parent ends: reap them all
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                    time.sleep(0.05)
-            except ChildProcessError:
-                break
+        _reap_all()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     else:  # the workers of a forkserver are not the process's children: their seconds summed from the samples

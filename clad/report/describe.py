@@ -17,6 +17,7 @@ little about where the mean lies, and a page shows the values themselves instead
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import warnings
 import weakref
@@ -143,6 +144,16 @@ def mean_std(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.asarray(mean), np.asarray(std), np.asarray(n)
 
 
+@functools.lru_cache(maxsize=64)
+def _resampled_positions(size: int) -> np.ndarray:
+    """The bootstrap's resampled positions for ``size`` values (:data:`BOOTSTRAP_RESAMPLES` rows): the
+    first draw of a generator seeded with :data:`BOOTSTRAP_SEED`, the same for every call, so drawn
+    once per size (read-only) instead of once per interval."""
+    idx = np.random.default_rng(BOOTSTRAP_SEED).integers(0, size, size=(BOOTSTRAP_RESAMPLES, size))
+    idx.setflags(write=False)
+    return idx
+
+
 def interval(values, bounds: tuple[float, float] = UNBOUNDED) -> tuple[float, float]:
     """The 95 % percentile bootstrap interval of the mean of ``values`` (NaN left out), inside
     ``bounds``; (NaN, NaN) with fewer than :data:`MIN_INTERVAL_N` values.
@@ -154,8 +165,7 @@ def interval(values, bounds: tuple[float, float] = UNBOUNDED) -> tuple[float, fl
     v = v[~np.isnan(v)]
     if v.size < MIN_INTERVAL_N:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    means = v[rng.integers(0, v.size, size=(BOOTSTRAP_RESAMPLES, v.size))].mean(axis=1)
+    means = v[_resampled_positions(v.size)].mean(axis=1)
     tail = (1 - CONFIDENCE) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     lo = max(float(bounds[0]), float(v.min()))  # a mean of the values lies within them
@@ -187,8 +197,7 @@ def intervals(values, lows, highs) -> tuple[np.ndarray, np.ndarray]:
         cols = np.flatnonzero(counts == size)
         # each column's values without NaN, one row per column (as interval's v)
         v = np.stack([a[valid[:, c], c] for c in cols])
-        rng = np.random.default_rng(BOOTSTRAP_SEED)
-        idx = rng.integers(0, int(size), size=(BOOTSTRAP_RESAMPLES, int(size)))
+        idx = _resampled_positions(int(size))
         means = np.stack([row[idx].mean(axis=1) for row in v])
         q = np.quantile(means, [tail, 1 - tail], axis=1)
         lo = np.maximum(np.asarray(lows, dtype=np.float64)[cols], v.min(axis=1))
