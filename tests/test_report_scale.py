@@ -240,6 +240,8 @@ def test_first_page_says_merges_failures_and_warning_causes(grid_report):
     assert "naive + a (no value on d2[order=random])" in text
     assert "1 cause" in text and "test concept 'C#': every score is the same (#)" in text
     assert re.search(r"exact p = [\d.e-]+ over [\d,]+ arrangements", text)  # a p-value with its method
+    # what was run: the blocks as datasets and concept orders, not six "datasets"
+    assert re.search(r"\b6 blocks \(3 datasets, 2 concept orders\) × 1 scenario × ", text), text[:300]
 
 
 def test_console_lines_show_no_python_literal(tmp_path, capsys):

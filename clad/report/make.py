@@ -542,12 +542,22 @@ SECTIONS = (*BLOCK_SECTIONS, *STATISTICS_SECTIONS, *DETAILS_SECTIONS, _figures_s
 
 
 def _what_was_run(p: _Page, n_failed: int) -> str:
-    """One line: the grid and its runs."""
-    counts = " × ".join(f"{len({getattr(r, k) for r in p.ok})} {plural(k) if len({getattr(r, k) for r in p.ok}) != 1 else k}"
-                        for k in CONFIG_KEYS)
+    """One line: the grid and its runs (a block labelled ``dataset[order=...]`` counted as a dataset
+    and a concept order)."""
+    def count(n: int, name: str) -> str:
+        return f"{n} {plural(name) if n != 1 else name}"
+
+    labels = {r.dataset for r in p.ok}
+    parts = [count(len({getattr(r, k) for r in p.ok}), k) for k in CONFIG_KEYS]
+    if any("[order=" in d for d in labels):  # blocks of datasets x concept orders
+        names = {d.split("[order=")[0] for d in labels}
+        orders = {d.split("[order=", 1)[1].rstrip("]") if "[order=" in d else "given" for d in labels}
+        parts[0] = (f"{count(len(labels), 'block')} ({count(len(names), 'dataset')}, "
+                    f"{len(orders)} concept order{'s' if len(orders) != 1 else ''})")
+    counts = " × ".join(parts)
     seeds = sorted({r.seed for r in p.ok})
     shared = sum(1 for r in p.ok if r.shared_from)
-    return (f"{len(p.results)} runs: {counts} × {len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+    return (f"{len(p.results):,} runs: {counts} × {len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
             + (f"; {shared} shared (the same computation as another configuration's, computed once)" if shared else "")
             + (f"; {n_failed} failed" if n_failed else "") + ".")
 
