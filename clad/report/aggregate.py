@@ -530,16 +530,19 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
             if bm not in bounds:
                 pairs = [value_bounds(name, bm) for name in metrics]
                 bounds[bm] = ([p[0] for p in pairs], [p[1] for p in pairs])
+        # one row of values over the distinct computations per base metric and metric, described at
+        # once (describe_each describes each row on its own: the numbers of one call per base metric)
+        values = np.array([[_scalar_values(r, bm, metrics) for r in independent] for bm in base],
+                          dtype=np.float64).reshape(len(base), len(independent), len(metrics)).transpose(0, 2, 1)
+        d = describe_each(values.reshape(len(base) * len(metrics), len(independent)),
+                          [low for bm in base for low in bounds[bm][0]], [high for bm in base for high in bounds[bm][1]])
+        for b, bm in enumerate(base):
             for k, v in zip(cols, (dataset, bm, scenario, detector, strategy, len(runs), len(independent))):
                 data[k].append(v)
-            # one row of values over the distinct computations per metric, described at once
-            values = np.array([_scalar_values(r, bm, metrics) for r in independent],
-                              dtype=np.float64).reshape(len(independent), len(metrics)).T
-            d = describe_each(values, *bounds[bm])
             for k in STATS:
-                stats[k].append(d[k])
+                stats[k].append(d[k][b * len(metrics):(b + 1) * len(metrics)])
             for i, name in enumerate(metrics):
-                data[f"{name}_values"].append(values_text(values[i]))
+                data[f"{name}_values"].append(values_text(values[b, i]))
             for name in COST:
                 for k in STATS:
                     data[f"{name}_{k}"].append(cost[f"{name}_{k}"])
