@@ -235,13 +235,24 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_report(args) -> int:
+    import gc
+
+    from .report.load import report_runs
+
+    results = report_runs(args.dir)
+    gc.freeze()  # the runs live while the report is made: out of the collector's way (each collection scanned them)
+    try:
+        return _report(args, results)
+    finally:
+        gc.unfreeze()
+
+
+def _report(args, results) -> int:
     import warnings
 
     from .report import load_spec_record, load_spec_text, make_report
-    from .report.load import report_runs
     from .results import load_references
 
-    results = report_runs(args.dir)
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

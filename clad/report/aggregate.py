@@ -290,7 +290,16 @@ def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.n
         return None, None
     n_rows, n_cols = stack.shape[1:]
     cells = stack.reshape(stack.shape[0], -1)  # seeds x cells, each cell's values a column
-    low, high = intervals(cells, np.full(cells.shape[1], -np.inf), np.full(cells.shape[1], np.inf))  # all at once
+    low, high = np.full(cells.shape[1], np.nan), np.full(cells.shape[1], np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a cell without values
+        smallest, largest = np.nanmin(cells, axis=0), np.nanmax(cells, axis=0)
+    level = np.tile(chance, n_rows)
+    # an interval lies within its values: only where the chance level is within them (widened by the
+    # tolerance) can the interval decide, so only there is it computed (every cell's answer unchanged)
+    near = np.flatnonzero((smallest - CHANCE_TOLERANCE <= level) & (level <= largest + CHANCE_TOLERANCE))
+    if near.size:
+        low[near], high[near] = intervals(cells[:, near], np.full(near.size, -np.inf), np.full(near.size, np.inf))
     at = np.zeros(stack.shape[1:], dtype=bool)
     for i in range(n_rows):
         for j in range(n_cols):
@@ -411,13 +420,23 @@ def _by_configuration(results: Iterable[RunResult]):
             yield key, runs, m
 
 
-def learning_curves(results: Iterable[RunResult]) -> pd.DataFrame:
+def _described(values, bounds, with_intervals: bool) -> dict[str, np.ndarray]:
+    """:func:`describe` of ``values``, or without intervals (NaN) when ``with_intervals`` is False."""
+    if with_intervals:
+        return describe(values, bounds)
+    mean, std, n = mean_std(np.asarray(values, dtype=np.float64))
+    return {"mean": mean, "std": std, "n": n, "ci_low": np.full(mean.shape, np.nan),
+            "ci_high": np.full(mean.shape, np.nan)}
+
+
+def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -> pd.DataFrame:
     """Per configuration, base metric and step: :func:`describe` over seeds (and over concept
     orders, step by step, when the runs differ in order) of :func:`clad.metrics.accuracy_seen`
     (and ``chance``: the same curve of the runs' :func:`chance_matrix`, mean over seeds)
     (``kind="seen"``) and :func:`clad.metrics.accuracy_all` (``kind="all"``). Long format, one row
     per (configuration, base metric, kind, step); ``concept`` is the concept learned at the step,
-    or ``""`` when the orders differ there.
+    or ``""`` when the orders differ there. ``with_intervals=False`` leaves the bootstrap intervals
+    out (NaN; the report's figure draws mean ± std, and the intervals cost most of the time).
     """
     rows = []
     for key, runs, m in _by_configuration(results):
@@ -425,7 +444,7 @@ def learning_curves(results: Iterable[RunResult]) -> pd.DataFrame:
             continue
         for kind, fn in (("seen", accuracy_seen), ("all", accuracy_all)):
             curves = np.stack([fn(r.R[m], learned_at(r.concepts, r.test_concepts)) for r in runs])
-            d = describe(curves, base_bounds(m))
+            d = _described(curves, base_bounds(m), with_intervals)
             mats = [chance_matrix(r, m) for r in runs]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -441,10 +460,10 @@ def learning_curves(results: Iterable[RunResult]) -> pd.DataFrame:
                                        "step", "concept", *STATS, "chance"])
 
 
-def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
+def forgetting_table(results: Iterable[RunResult], with_intervals: bool = True) -> pd.DataFrame:
     """Per configuration, base metric and test concept (by name, over every concept order):
     :func:`describe` over seeds of :func:`clad.metrics.forgetting_per_concept` (concepts without a
-    defined value in any seed are left out)."""
+    defined value in any seed are left out; ``with_intervals=False``: no bootstrap interval, NaN)."""
     rows = []
     for key, runs, m in _by_configuration(results):
         cols = canonical_columns(runs) or tuple(runs[0].test_concepts)
@@ -452,7 +471,7 @@ def forgetting_table(results: Iterable[RunResult]) -> pd.DataFrame:
             values = [forgetting_per_concept(_columns(r, m, cols), learned_at(r.concepts, cols)) for r in runs]
         except DataError:
             continue
-        d = describe(np.stack(values), value_bounds("forgetting", m))
+        d = _described(np.stack(values), value_bounds("forgetting", m), with_intervals)
         for j, concept in enumerate(cols):
             if d["n"][j]:
                 rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "concept": concept,

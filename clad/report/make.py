@@ -447,11 +447,12 @@ def _verdict_text(c: Comparison) -> str:
 
 
 def _curves_section(p: _Page):
-    return [("curves", "Learning curves", curves_section(learning_curves(p.shown), p.figs))]
+    # the figures draw mean ± std: no bootstrap interval is computed for them
+    return [("curves", "Learning curves", curves_section(learning_curves(p.shown, with_intervals=False), p.figs))]
 
 
 def _forgetting_section(p: _Page):
-    html_part = forgetting_section(forgetting_table(p.shown), p.figs)
+    html_part = forgetting_section(forgetting_table(p.shown, with_intervals=False), p.figs)
     return [("forgetting", "Per-concept forgetting", H.details("Forgetting figures", html_part))]
 
 
