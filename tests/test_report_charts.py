@@ -179,3 +179,49 @@ def test_cd_chart_not_tested_draws_one_grey_bar():
     spec, _ = cd_chart(c)
     bars = [v for v in spec["layer"][0]["data"]["values"] if v["w"] == 3]
     assert len(bars) == 1 and bars[0]["c"] == "#9a9a9a" and "NOT TESTED" in " ".join(spec["title"]["text"])
+
+
+# -- what the figures' data costs: the same numbers without the work they do not show ---------------
+
+
+def _seeded_runs(n_seeds=5):
+    out = []
+    rng = np.random.default_rng(7)
+    for strategy in ("naive", "cumulative"):
+        for seed in range(n_seeds):
+            R = np.clip(np.array([[0.9, 0.5, 0.55], [0.7, 0.8, 0.5], [0.6, 0.7, 0.85]]) + rng.normal(0, 0.03, (3, 3)), 0, 1)
+            R[0, 2] = 0.5 + rng.normal(0, 0.001)  # a cell at its chance level
+            t = metrics.learned_at(("A", "B", "C"), ("A", "B", "C"))
+            out.append(RunResult("d", "s", strategy, "x", seed, ("A", "B", "C"), ("A", "B", "C"), R={"roc_auc": R},
+                                 metrics={"roc_auc": metrics.summarize(R, t)}, chance={"roc_auc": [0.5] * 3},
+                                 run_id=f"{strategy}{seed}"))
+    return out
+
+
+def test_curves_and_forgetting_without_intervals_keep_every_other_number():
+    from clad.report.aggregate import forgetting_table, learning_curves
+
+    runs = _seeded_runs()
+    for table in (learning_curves, forgetting_table):
+        full, light = table(runs), table(runs, with_intervals=False)
+        assert full["ci_low"].notna().any() and light[["ci_low", "ci_high"]].isna().all().all()
+        others = [c for c in full.columns if c not in ("ci_low", "ci_high")]
+        pd.testing.assert_frame_equal(full[others], light[others])
+
+
+def test_chance_marks_equal_the_interval_of_every_cell():
+    """The heatmap's at-chance cells (intervals computed only where the chance level lies within a
+    cell's values) equal the rule applied to every cell with its own interval."""
+    from clad.report.aggregate import CHANCE_TOLERANCE, heatmaps
+    from clad.report.describe import interval
+
+    runs = _seeded_runs()
+    for h in heatmaps(runs)[0]:
+        mine = [r for r in runs if r.strategy == h.strategy]
+        stack = np.stack([r.R["roc_auc"] for r in mine])
+        expected = np.zeros(stack.shape[1:], bool)
+        for i in range(3):
+            for j in range(3):
+                lo, hi = interval(stack[:, i, j])
+                expected[i, j] = lo - CHANCE_TOLERANCE <= 0.5 <= hi + CHANCE_TOLERANCE
+        assert np.array_equal(h.at_chance, expected) and expected[0, 2], (h.strategy, h.at_chance, expected)
