@@ -120,7 +120,7 @@ def chart_file(src: str, ident: str, caption: str, height: int, *, anchor: str |
     ``cladChart(ident, spec)``), drawn by the browser when it scrolls into view; ``height`` px are
     reserved for it so the page does not move when it is drawn.
 
-    >>> chart_file("../figures/a.js", "a", "R of a", 300)[:80]
+    >>> chart_file("../figures/a.js", "a", "R of a", 300)[:81]
     '<figure><div class="chart" data-chart="../figures/a.js" data-id="a" style="min-he'
     """
     ident_attr = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
