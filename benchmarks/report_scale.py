@@ -34,7 +34,13 @@ seconds, which for these folders are the template runs' seconds, copied), and, i
 Chromium at 1,400 px wide, the first page's height and size (the HTML and the files it loads before
 any image) and the tallest drill-down page. ``--baseline CHECKOUT`` times another checkout's clad on
 the same folders (for a before/after table); its report is one page, so the drill-down column
-stays empty.
+stays empty. A drill-down page is measured with every figure drawn (the browser draws them when
+they scroll into view).
+
+Every measured process (``clad run`` and ``clad report`` alike) keeps Python's bytecode cache, as
+Python does by default, after one warm-up import: an environment that sets
+``PYTHONDONTWRITEBYTECODE`` would have each of them compile clad's modules again (about 0.15 s of a
+report). ``--no-bytecode`` measures as the environment says.
 
 ``--real-grid`` also runs the 1,440-run grid for real (:data:`REAL_SPEC`, ``clad run --jobs 2``,
 measured as a report is) and times the report of its folder: ``%run`` is the report's CPU seconds
@@ -338,6 +344,26 @@ def _become_subreaper() -> bool:
         return False
 
 
+def _measured_env() -> dict:
+    """The environment of a measured process: this one's, with Python's default bytecode cache (an
+    environment that sets ``PYTHONDONTWRITEBYTECODE`` recompiles clad's modules in every process;
+    ``--no-bytecode`` keeps it as it is)."""
+    env = dict(os.environ)
+    if BYTECODE:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+#: whether measured processes keep Python's bytecode cache (the default; ``--no-bytecode`` turns it off)
+BYTECODE = True
+
+
+def _warm_bytecode(checkout: Path) -> None:
+    """Compile the modules a run and a report import once, so that no measured process pays it."""
+    subprocess.run([sys.executable, "-c", "import clad.cli, clad.engine.benchmark, clad.report.make, clad.report.charts, "
+                    "clad.report.load"], env={**_measured_env(), "PYTHONPATH": str(checkout)}, check=True)
+
+
 def _reap_all(timeout: float = 30.0) -> None:
     """Wait for every child process of this one (its own and those it reaps) to end, up to ``timeout`` s."""
     deadline = time.monotonic() + timeout
@@ -365,7 +391,7 @@ def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
     ``vfork``, as :mod:`subprocess` starts it, records the peak of this (benchmark) process as its own."""
     import resource
 
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    env = {**_measured_env(), "PYTHONPATH": str(checkout)}
     subreaper = _become_subreaper()
     if subreaper:  # processes orphaned earlier (Chromium's, after a page was measured) reaped first: not counted here
         _reap_all()
@@ -473,13 +499,21 @@ def main() -> None:
     p.add_argument("--baseline-only", action="store_true", help="time only the baseline")
     p.add_argument("--keep", help="build the folders here and keep them (default: a temporary folder, removed)")
     p.add_argument("--no-browser", action="store_true", help="skip the Chromium measurements")
+    p.add_argument("--no-bytecode", action="store_true",
+                   help="measure with this environment's PYTHONDONTWRITEBYTECODE (default: Python's bytecode cache)")
     p.add_argument("--reuse", action="store_true",
                    help="with --keep: use a folder this script built there before")
     p.add_argument("--real-grid", action="store_true",
                    help="also the 1,440-run grid run for real (clad run --jobs 2, a few minutes; kept with --keep and "
                         "reused with --reuse), its report compared with what clad run cost")
     args = p.parse_args()
+    global BYTECODE
+    BYTECODE = not args.no_bytecode
     print(describe())
+    print("bytecode: " + ("cached, as Python keeps it by default (PYTHONDONTWRITEBYTECODE unset for the measured "
+                          "processes: clad run and clad report alike)" if BYTECODE else
+                          "as this environment says (PYTHONDONTWRITEBYTECODE="
+                          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})"))
     work = Path(args.keep or tempfile.mkdtemp(prefix="clad-report-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     sides = {} if args.baseline_only else {"this": (HERE, args.jobs or None)}
@@ -494,6 +528,9 @@ def main() -> None:
         cases = [(size, side, False) for size in args.sizes for side in sides]
         if args.real_grid:
             cases += [(1440, side, True) for side in sides]
+        if BYTECODE:
+            for checkout, _ in sides.values():
+                _warm_bytecode(checkout)
         for size, side, for_real in cases:
             checkout, jobs = sides[side]
             folder = work / f"runs-{size}-{side}"

@@ -439,18 +439,36 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
     out (NaN; the report's figure draws mean ± std, and the intervals cost most of the time).
     """
     rows = []
+    orders: dict[tuple, np.ndarray] = {}  # learned_at per (concepts, test concepts)
+    chance_curves: dict[tuple, np.ndarray] = {}  # a chance curve per kind, levels, concepts and undefined cells
+
+    def t(r: RunResult) -> np.ndarray:
+        key = (tuple(r.concepts), tuple(r.test_concepts))
+        if key not in orders:
+            orders[key] = learned_at(*key)
+        return orders[key]
+
+    def chance_curve(r: RunResult, kind: str, fn) -> np.ndarray | None:
+        levels = (r.chance or {}).get(m)
+        if levels is None or m not in r.R:
+            return None
+        undefined = np.isnan(np.asarray(r.R[m], dtype=np.float64))
+        key = (kind, id(levels), tuple(r.concepts), tuple(r.test_concepts), undefined.shape, undefined.tobytes())
+        if key not in chance_curves:  # runs holding one record of their levels (a report's slim runs) share it
+            chance_curves[key] = fn(chance_matrix(r, m), t(r))
+        return chance_curves[key]
+
     for key, runs, m in _by_configuration(results):
         if len({len(r.concepts) for r in runs}) > 1:
             continue
         for kind, fn in (("seen", accuracy_seen), ("all", accuracy_all)):
-            curves = np.stack([fn(r.R[m], learned_at(r.concepts, r.test_concepts)) for r in runs])
+            curves = np.stack([fn(r.R[m], t(r)) for r in runs])
             d = _described(curves, base_bounds(m), with_intervals)
-            mats = [chance_matrix(r, m) for r in runs]
+            levels = [chance_curve(r, kind, fn) for r in runs]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                chance = (np.nanmean(np.stack([fn(C, learned_at(r.concepts, r.test_concepts))
-                                               for r, C in zip(runs, mats)]), axis=0)
-                          if all(C is not None for C in mats) else np.full(curves.shape[1], np.nan))
+                chance = (np.nanmean(np.stack(levels), axis=0) if all(c is not None for c in levels)
+                          else np.full(curves.shape[1], np.nan))
             for step in range(curves.shape[1]):
                 names = {r.concepts[step] for r in runs}
                 rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "kind": kind, "step": step,
