@@ -210,6 +210,14 @@ class HeatmapData:
     def title(self) -> str:
         return " / ".join(self.key)
 
+    @property
+    def seeds_text(self) -> str:
+        """How many seeds the cells are over, and how many distinct computations they are."""
+        text = f"{len(self.seeds)} seed{'s' if len(self.seeds) != 1 else ''}"
+        if self.computations is not None:
+            text += f", {self.computations} distinct computation{'s' if self.computations != 1 else ''}"
+        return text
+
 
 def _columns(r: RunResult, base_metric: str, cols: Sequence[str] | None) -> np.ndarray:
     """R of run ``r`` with its columns in the order ``cols`` (by test concept name), or as it is."""

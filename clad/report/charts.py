@@ -71,19 +71,6 @@ def _base(title: str, subtitle: str | None = None) -> dict:
     return {"$schema": SCHEMA, "title": t, "config": _CONFIG}
 
 
-def _seeds(h) -> str:
-    text = f"{len(h.seeds)} seed{'s' if len(h.seeds) != 1 else ''}"
-    if h.computations is not None:
-        text += f", {h.computations} distinct computation{'s' if h.computations != 1 else ''}"
-    return text
-
-
-def _cell_state(i: int, t: int) -> str:
-    if t < 0:
-        return "never learned"
-    return "learned here" if i == t else "future" if i < t else "learned"
-
-
 def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
                   annotate: bool | None = None) -> tuple[dict, int]:
     """Small multiples of R for the configurations of one dataset, scenario and base metric
@@ -171,7 +158,7 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
                                "strokeWidth": 0.8, "size": 22, "opacity": 1,
                                "yOffset": -(cell_h / 2 - 5) if annotate else 0},
                       "encoding": {"tooltip": tooltip}})
-    title = (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({_seeds(first)}; mean"
+    title = (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({first.seeds_text}; mean"
              + (" ± std" if with_std else "") + " per cell)")
     header = {"labelLimit": max(panel_w + 10, 80), "labelFontWeight": "bold"}
     strategies = list(dict.fromkeys(h.strategy for h in items))

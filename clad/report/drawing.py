@@ -1,4 +1,5 @@
-"""Drawing a report's figures: planned, kept by what they show, drawn in worker processes.
+"""Drawing a report's PNG figures (a time-series run's traces; the others are drawn by the browser,
+:mod:`clad.report.charts`): planned, kept by what they show, drawn in worker processes.
 
 A figure is *planned* as a drawing function and its arguments (aggregated data: tables, heatmap
 data), not drawn on the spot. Its *key* is a digest of the function, its arguments, the

@@ -1,13 +1,13 @@
 """The figures of a report, under readable, unique file names beside the pages, listed in its index
 of figures.
 
-The block pages' figures are drawn by the browser (:mod:`clad.report.charts`: a Vega-Lite
-specification per figure, a small script file, rewritten only when what it shows changed): one
-figure per dataset x scenario x base metric holds the R heatmaps of every strategy + detector (small
-multiples on one colour scale), one the learning curves; one per dataset x scenario holds the
-per-concept forgetting of every base metric. The other pages' figures are PNGs drawn with matplotlib
-(:mod:`clad.report.drawing`): each statistical comparison with a post-hoc test has its
-critical-difference diagram, and the first page its cost–quality figure.
+Every page's figures are drawn by the browser (:mod:`clad.report.charts`: a Vega-Lite specification
+per figure in a small script file, rewritten only when what it shows changed): one figure per
+dataset x scenario x base metric holds the R heatmaps of every strategy + detector (small multiples
+on one colour scale), one the learning curves; one per dataset x scenario holds the per-concept
+forgetting of every base metric; each statistical comparison with a post-hoc test has its
+critical-difference diagram. The PNGs left (a time-series run's traces, the anytime and prequential
+curves) are drawn with matplotlib, the traces as planned drawings (:mod:`clad.report.drawing`).
 """
 
 from __future__ import annotations
@@ -68,10 +68,11 @@ _TOKEN = re.compile(r"<!--clad-figure:([^>]*?)-->")
 
 
 class FigureStore:
-    """The figures of a report: PNG files at ``dpi`` in ``folder``, kept by what they show.
+    """The figures of a report in ``folder``, kept by what they show: browser-drawn figures and PNGs
+    at ``dpi``.
 
-    :meth:`plan` records a drawing (a function and its data) and :meth:`add` a figure drawn already;
-    both return a mark for the page, which :meth:`render` turns into the ``<figure>`` (an image
+    :meth:`chart` keeps a figure the browser draws, :meth:`plan` records a PNG drawing (a function
+    and its data) and :meth:`add` a PNG drawn already; each returns a mark for the page, which :meth:`render` turns into the ``<figure>`` (an image
     file loaded lazily, with its size, caption and link) once :meth:`finish` has drawn what needed
     drawing (:func:`clad.report.drawing.draw_planned`: a figure whose content did not change since
     the last report is reused). ``page`` is the page the figures planned now appear on.

@@ -1,7 +1,8 @@
-"""The HTML pages of a report: sections of escaped text, tables, and figures as PNG files beside
-the pages, loaded lazily (each ``<img>`` carries its size, so the page is laid out before any
-image arrives). Large tables sort and filter in the browser with the scripts of ``assets/``
-(vendored, so the pages work offline and from a file)."""
+"""The HTML pages of a report: sections of escaped text, tables, and figures as files beside the
+pages, loaded lazily: a figure the browser draws reserves its height until it is drawn, a PNG's
+``<img>`` carries its size, so the page is laid out before any arrives. Large tables sort and
+filter, and figures are drawn, with the scripts of ``assets/`` (vendored, so the pages work offline
+and from a file)."""
 
 from __future__ import annotations
 
@@ -115,6 +116,11 @@ def img_file(src: str, alt: str, caption: str | None = None, *, size: tuple[int,
             f'loading="lazy" decoding="async"{dims}>{cap}</figure>')
 
 
+#: how a figure the browser draws starts in a page (:func:`chart_file`; :func:`page` loads the Vega
+#: scripts where it finds one)
+_CHART = 'class="chart" data-chart='
+
+
 def chart_file(src: str, ident: str, caption: str, height: int, *, anchor: str | None = None) -> str:
     """A ``<figure>`` holding the figure of ``src`` (a script beside the pages calling
     ``cladChart(ident, spec)``), drawn by the browser when it scrolls into view; ``height`` px are
@@ -125,7 +131,7 @@ def chart_file(src: str, ident: str, caption: str, height: int, *, anchor: str |
     """
     ident_attr = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
     link = f' <a href="{html.escape(src, quote=True)}">{html.escape(src.rsplit("/", 1)[-1])}</a>'
-    return (f'<figure{ident_attr}><div class="chart" data-chart="{html.escape(src, quote=True)}" '
+    return (f'<figure{ident_attr}><div {_CHART}"{html.escape(src, quote=True)}" '
             f'data-id="{html.escape(ident, quote=True)}" style="min-height:{int(height)}px" role="img" '
             f'aria-label="{html.escape(caption, quote=True)}"></div>'
             f"<figcaption>{html.escape(caption)}{link}</figcaption></figure>")
@@ -242,7 +248,7 @@ def page(title: str, sections: Sequence[tuple[str, str, str]], intro: str = "", 
     nav += "".join(f'<li><a href="{html.escape(href, quote=True)}">{html.escape(text)}</a></li>' for href, text in links)
     body = "\n".join(f'<section id="{html.escape(a)}"><h2>{html.escape(h)}</h2>\n{b}\n</section>'
                      for a, h, b in sections)
-    names = TABLE_ASSETS + (CHART_ASSETS if 'class="chart" data-chart=' in body else ())
+    names = TABLE_ASSETS + (CHART_ASSETS if _CHART in body else ())
     scripts = "".join(f'<script src="{html.escape(prefix)}assets/{name}" defer></script>' for name in names)
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

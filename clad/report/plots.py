@@ -246,13 +246,6 @@ def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w, 
     return im
 
 
-def _seeds(data: HeatmapData) -> str:
-    text = f"{len(data.seeds)} seed{'s' if len(data.seeds) != 1 else ''}"
-    if data.computations is not None:
-        text += f", {data.computations} distinct computation{'s' if data.computations != 1 else ''}"
-    return text
-
-
 def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0.0, vmax: float = 1.0,
                  cmap: str = "viridis", annotate: bool | None = None, colorbar: bool = True,
                  legend: bool = True) -> "Axes":
@@ -274,7 +267,7 @@ def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0
         _, ax = new_axes((width, height))
     im = _draw_heatmap(ax, data, vmin=vmin, vmax=vmax, cmap=cmap, annotate=annotate, cell_w=cell_w)
     _title(ax, f"{data.dataset} / {data.scenario}\n{data.strategy} + {data.detector}: {base_metric_shown(data.base_metric)} "
-               f"({_seeds(data)})", width=max(_axes_width(ax), 2.5))
+               f"({data.seeds_text})", width=max(_axes_width(ax), 2.5))
     if legend:
         from matplotlib.transforms import ScaledTranslation
 
@@ -335,7 +328,7 @@ class HeatmapFigures:
         return [f[0] for f in self._figures]
 
     def _suptitle(self, first: HeatmapData, annotate: bool, part: int, parts: int) -> str:
-        return (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({_seeds(first)}; mean"
+        return (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({first.seeds_text}; mean"
                 + (" ± std" if annotate and (first.computations or len(first.seeds)) > 1 else "") + " per cell)"
                 + (f", part {part + 1} of {parts}" if parts > 1 else ""))
 
