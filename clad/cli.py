@@ -114,6 +114,12 @@ def _cmd_run(args) -> int:
 
         execution = Execution.of(spec, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
                                  slurm=_slurm_config(args, spec))
+        from .engine.preflight import preflight_problems
+        from .errors import SpecError
+
+        found = preflight_problems(spec.configs, here=execution.dask is None and execution.slurm is None)
+        if found:
+            raise SpecError(found, source=spec.name)
         tuning = spec.tuning_configs
         print(f"{spec.name}: {len(spec)} runs ({execution.describe()})"
               + (f", after {len(tuning)} tuning runs (mode {spec.tuning.mode}; the evaluation runs' tuned "

@@ -47,20 +47,36 @@ from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
 from ..protocol.matrix_orders import MATRIX_ORDERS, order_from_matrix
 from ..protocol.single_task import single_task_matrix
-from ..validation import StrOptions
+from ..validation import StrOptions, check
 from . import _checks
 
 __all__ = ["ConceptRows", "make_dataset", "order_concepts", "ORDERS", "DIFFICULTIES",
-           "concept_difficulty"]
+           "concept_difficulty", "OrderOptions", "fixed_order_seed"]
 
 log = logging.getLogger(__name__)
 
 ORDERS = ("given", "random", "easy_to_hard", "hard_to_easy") + MATRIX_ORDERS
 DIFFICULTIES = ("iforest_auc", "anomaly_share")
 
+class OrderOptions(StrOptions):
+    """A concept order: one of :data:`ORDERS`, or ``"random:<seed>"`` (the permutation fixed by
+    ``<seed>``, what a spec's ``orders = { random = N }`` gives each order).
+
+    >>> c = OrderOptions()
+    >>> c.is_satisfied_by("random:42"), c.is_satisfied_by("given"), c.is_satisfied_by("random:x")
+    (True, True, False)
+    """
+
+    def __init__(self):
+        super().__init__(ORDERS + ("random:<seed>",))
+
+    def is_satisfied_by(self, val):
+        return fixed_order_seed(val) is not None or (val != "random:<seed>" and super().is_satisfied_by(val))
+
+
 #: the split and order parameters every loader shares (declared once, see clad.validation)
 SPLIT_CONSTRAINTS = {"test_size": _checks.TEST_SIZE, "contamination": _checks.CONTAMINATION,
-                     "order": [StrOptions(ORDERS)], "difficulty": [StrOptions(DIFFICULTIES)],
+                     "order": [OrderOptions()], "difficulty": [StrOptions(DIFFICULTIES)],
                      "random_state": _checks.SEEDS, "data_dir": [None, str, os.PathLike]}
 
 
@@ -146,7 +162,8 @@ def fixed_order_seed(order) -> int | None:
 
 
 def _check_order(loader: str, order) -> str:
-    return order if fixed_order_seed(order) is not None else _checks.choice(loader, "order", order, ORDERS)
+    check(loader, {"order": order}, {"order": [OrderOptions()]})
+    return order
 
 
 def make_dataset(X: np.ndarray, y: np.ndarray, groups, *, name: str = "dataset", test_size: float = 0.5,

@@ -184,13 +184,11 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     share_steps = share if share_steps is None else share_steps
     sharing = Sharing("verify" if verify_sharing else "on" if share_steps else "off",
                       DEFAULT_MAX_BYTES if step_cache_bytes is None else step_cache_bytes)
-    if execution.dask is None and execution.slurm is None:  # computed on this machine: the devices the detectors name must be here
-        from .spec_checks import device_problems
+    from .preflight import preflight_problems  # the data built once per dataset; devices where runs compute here
 
-        found = device_problems(getattr(spec.configs, "detectors", None) or {c.detector.display: c.detector
-                                                                              for c in spec.configs}.values())
-        if found:
-            raise SpecError(found, source=spec.name)
+    found = preflight_problems(spec.configs, here=execution.dask is None and execution.slurm is None)
+    if found:
+        raise SpecError(found, source=spec.name)
     if execution.parallel:  # its imports overlap with opening the folder and planning the grid
         prestart_workers(sorted({c.detector.name for c in spec.configs}))
     tell = on_event or (lambda event: None)

@@ -79,7 +79,7 @@ from ..metrics.base import base_metric_names, base_metric_problem, check_metric_
 from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladError, SpecError
 from ..registry import did_you_mean
-from ..validation import Integral, Interval, Real
+from ..validation import Integral, Interval, Real, constraints_of
 from ..validation import problems as validation_problems
 from .config import MAX_TIMEOUT, Component, RunConfig
 from .sections import MAX_RUNS, TOP_LEVEL_KEYS, entries, registries
@@ -381,6 +381,13 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str],
                                 "top-level 'orders' list, not both")
             continue
         for o, _ in values:
+            if takes_order and loader is not None:  # the loader's own declaration of `order`, at spec time
+                found = validation_problems(f"datasets ({c.display})", {"order": o}, constraints_of(loader))
+                if found:
+                    if (c.name, o) not in reported:
+                        reported.add((c.name, o))
+                        problems.extend(found)
+                    continue
             if not takes_order:
                 if o != "given":
                     if c.name not in reported:
