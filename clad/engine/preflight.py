@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable
 
-from .config import RunConfig, canonical
+from .config import RunConfig
 
 __all__ = ["data_problems", "preflight_problems"]
 
@@ -40,7 +40,7 @@ def _cause(exc: BaseException) -> str:
 
 def data_problems(configs: Iterable[RunConfig]) -> list[str]:
     """One line per distinct dataset of ``configs`` that cannot be built (see the module)."""
-    from .run import _cached_dataset, _seeded
+    from .run import run_dataset
 
     seen: set[tuple[str, str]] = set()
     out: list[str] = []
@@ -50,7 +50,7 @@ def data_problems(configs: Iterable[RunConfig]) -> list[str]:
             continue
         seen.add(key)
         try:
-            _cached_dataset(cfg.dataset.name, canonical(_seeded(cfg).dataset_params))
+            run_dataset(cfg)
         except Exception as exc:  # noqa: BLE001 - every run of this dataset would fail with it: said once, here
             out.append(f"datasets ({cfg.dataset.display}): {_cause(exc)} (found by building it with seed "
                        f"{cfg.seed} before any run)")

@@ -28,7 +28,7 @@ from ..core.seeding import seed_run
 from ..detectors import make_detector
 from .config import RunConfig, canonical
 
-__all__ = ["run_config", "run_safely", "build_run", "failed_result", "dataset_key", "execution_order"]
+__all__ = ["run_config", "run_safely", "build_run", "failed_result", "dataset_key", "execution_order", "run_dataset"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,12 @@ def _seeded(cfg: RunConfig, strategy=None, scenario=None):
         factory = None
     return seed_run(cfg.seed, strategy=strategy, scenario=scenario, dataset_factory=factory,
                     dataset_params=cfg.dataset.params)
+
+
+def run_dataset(cfg: RunConfig) -> ConceptDataset:
+    """The dataset a configuration's runs learn (before a ``[tuning]`` view), from this process's
+    cache: what :func:`build_run` loads, seeded from ``cfg.seed``."""
+    return _cached_dataset(cfg.dataset.name, canonical(_seeded(cfg).dataset_params))
 
 
 def dataset_key(cfg: RunConfig) -> tuple[str, str]:
