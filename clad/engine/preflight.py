@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable
 
-from .config import RunConfig
+from .config import RunConfig, canonical
 
 __all__ = ["data_problems", "preflight_problems"]
 
