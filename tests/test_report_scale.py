@@ -31,10 +31,13 @@ def _run(dataset, scenario, strategy, detector, seed, *, quality=0.0, same_as=No
     rng = np.random.default_rng(zlib.crc32(repr((dataset, scenario, same_as or strategy, detector, seed)).encode()))
     R = np.clip(0.7 + quality + rng.normal(0, 0.05, (3, 3)), 0, 1)
     key = f"{dataset}|{scenario}|{strategy}|{detector}|{seed}"
+    order = dataset.split("[order=", 1)[1].rstrip("]") if "[order=" in dataset else None
+    config = {"dataset": {"name": "synthetic", "params": {"order": order}}} if order else None  # as a spec's orders give
     if failed:
         return RunResult(dataset, scenario, strategy, detector, seed, CONCEPTS, CONCEPTS, run_id=key, status="failed",
-                         error="Traceback (most recent call last):\nMemoryError: out of memory\n")
-    return RunResult(dataset, scenario, strategy, detector, seed, CONCEPTS, CONCEPTS, run_id=key,
+                         error="Traceback (most recent call last):\nMemoryError: out of memory\n", config=config,
+                         order=order)
+    return RunResult(dataset, scenario, strategy, detector, seed, CONCEPTS, CONCEPTS, run_id=key, config=config, order=order,
                      R={"roc_auc": R}, metrics={"roc_auc": summarize(R, learned_at(CONCEPTS, CONCEPTS))},
                      timings={"fit": [0.01 * (1 + quality)] * 3, "score": [0.002] * 3, "total": 0.04},
                      chance={"roc_auc": [0.5, 0.5, 0.5]}, warnings=(warning,) if warning else ())
@@ -175,8 +178,9 @@ def test_rankings_leave_out_the_configuration_whose_runs_failed_on_a_block():
     runs = _grid(fail=("d2[order=random]", "naive", "a"))
     ranked = rankings(merge_identical(runs)[0], "continual_average", "roc_auc")
     (r,) = ranked
-    assert r.missing == {"naive + a": ("d2[order=random]",)}
-    assert "naive + a" not in set(r.table["configuration"]) and len(r.blocks) == 6
+    # the orders of a dataset are one block: a configuration missing one order misses the block
+    assert r.missing == {"naive + a": ("d2",)}
+    assert "naive + a" not in set(r.table["configuration"]) and len(r.blocks) == 3
 
 
 # -- equal configurations, warnings -----------------------------------------------------------
@@ -216,15 +220,16 @@ def test_headline_names_the_blocks_dataset_and_order_on_every_line(grid_report):
     head.feed(box.split("<p><b>Do the statistics", 1)[0])
     assert head.items
     for line in head.items:
-        assert re.search(r"d\d\[order=(given|random)\]", line), line  # the data set and its order
+        # the data set (the ranking's blocks) or the data set and its order (the best per scenario)
+        assert re.search(r"d\d\[order=(given|random)\]", line) or re.search(r"\(3 blocks: d0, d1, d2\)", line), line
     winners = page.split("<table id='winners-table'", 1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr><td><a href='blocks/[^']+'>([^<]+)</a>", winners)
-    assert sorted(rows) == sorted(f"d{k}[order={o}]" for k in range(3) for o in ("given", "random"))
+    assert sorted(rows) == [f"d{k}" for k in range(3)]  # a block per dataset, over both of its orders
 
 
 def test_no_page_shows_a_python_literal(grid_report):
     _, report = grid_report
-    assert len(report.pages) >= 6 + 4  # a page per block, the first page, leaderboard, statistics, details
+    assert len(report.pages) >= 3 + 4  # a page per block (dataset), the first page, leaderboard, statistics, details
     for name, path in report.pages.items():
         text = " ".join(_read(path).parts)
         for pattern in REPR:
@@ -237,11 +242,11 @@ def test_first_page_says_merges_failures_and_warning_causes(grid_report):
     _, report = grid_report
     text = " ".join(_read(report.index).parts)
     assert "cumulative = replay" in text
-    assert "naive + a (no value on d2[order=random])" in text
+    assert "naive + a (no value on d2)" in text
     assert "1 cause" in text and "test concept 'C#': every score is the same (#)" in text
     assert re.search(r"exact p = [\d.e-]+ over [\d,]+ arrangements", text)  # a p-value with its method
-    # what was run: the blocks as datasets and concept orders, not six "datasets"
-    assert re.search(r"\b6 blocks \(3 datasets, 2 concept orders\) × 1 scenario × ", text), text[:300]
+    # what was run: three datasets, each one block over its two concept orders (never six blocks)
+    assert re.search(r"\b3 datasets \(one block each, over up to 2 concept orders\) × 1 scenario × ", text), text[:300]
 
 
 def test_console_lines_show_no_python_literal(tmp_path, capsys):

@@ -34,7 +34,7 @@ from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, 
                        intervals, mean_std, stats_at)
 from .cost import COST, cost_columns
 
-__all__ = ["HeatmapData", "heatmap_data", "heatmaps", "learning_curves", "forgetting_per_concept", "forgetting_table",
+__all__ = ["dataset_of", "HeatmapData", "heatmap_data", "heatmaps", "learning_curves", "forgetting_per_concept", "forgetting_table",
            "leaderboard", "best_marks", "best_status", "chance_table", "merge_shared", "scenario_groups", "spec_base_metrics"]
 
 def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
@@ -504,6 +504,26 @@ def forgetting_table(results: Iterable[RunResult], with_intervals: bool = True) 
                              **stats_at(d, j)})
     return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "concept",
                                        *STATS])
+
+
+def dataset_of(r: RunResult) -> str:
+    """The dataset a run learned, without its concept order: a spec's ``orders`` label each
+    dataset ``<label>[order=<name>]`` (:mod:`clad.engine.spec`), and the orders of one dataset are
+    one source of data, never independent blocks of a test (:mod:`clad.report.blocks`). The suffix
+    is removed only when it names the order the run's configuration gave the loader.
+
+    >>> cfg = {"dataset": {"name": "adbench", "params": {"order": "random:42"}}}
+    >>> dataset_of(RunResult("cardio[order=random]", "s", "n", "i", 0, config=cfg))
+    'cardio'
+    >>> dataset_of(RunResult("cardio[order=random]", "s", "n", "i", 0))  # no order given: a label like any other
+    'cardio[order=random]'
+    """
+    order = (((r.config or {}).get("dataset") or {}).get("params") or {}).get("order")
+    if isinstance(order, str):
+        suffix = f"[order={order.split(':')[0]}]"
+        if r.dataset.endswith(suffix) and len(r.dataset) > len(suffix):
+            return r.dataset[:-len(suffix)]
+    return r.dataset
 
 
 def scalar_value(r: RunResult, base_metric: str, name: str) -> float:

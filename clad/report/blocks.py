@@ -13,6 +13,11 @@ keep blocks independent:
 * **blocks that share a dataset are not independent.** The default blocks are datasets, each
   dataset's score being the mean over its (distinct) scenario settings; finer blocks such as
   dataset x scenario are allowed, and :class:`Blocks` names the datasets they share.
+* **the concept orders of a dataset are that dataset.** A spec's ``orders`` label each dataset
+  ``<label>[order=<name>]``; the blocks are datasets without their order
+  (:func:`clad.report.aggregate.dataset_of`), each order one more configuration averaged inside
+  its block. How a ranking moves with the order is measured within each dataset
+  (:mod:`clad.report.order_sensitivity`), never by counting orders as datasets.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import pandas as pd
 from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
-from .aggregate import CONFIG_KEYS, scalar_value
+from .aggregate import CONFIG_KEYS, dataset_of, scalar_value
 from .describe import plural, run_digest
 
 __all__ = ["DEFAULT_BLOCKS", "Blocks", "run_fingerprint", "evidence_blocks"]
@@ -121,11 +126,14 @@ def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: 
         return Blocks(tuple(fields), pd.DataFrame(), pd.DataFrame())
     # column by column (a dict per run would cost ten times the memory at a paper's grid)
     df = pd.DataFrame({**{k: [getattr(r, k) for r in results] for k in CONFIG_KEYS},
+                       "order": [str(r.order or "") for r in results],
                        "seed": [r.seed for r in results],
                        "fingerprint": [digest.get(r.shared_from) or run_fingerprint(r) for r in results],
                        "value": [scalar_value(r, base_metric, metric) for r in results]})
+    if by != "dataset":  # the concept orders of one dataset are one dataset: one block, never several
+        df["dataset"] = [dataset_of(r) for r in results]
     fine = fields + (["scenario"] if "scenario" not in fields and by != "scenario" else [])
-    rest = [k for k in CONFIG_KEYS if k != by and k not in fine]
+    rest = [k for k in CONFIG_KEYS if k != by and k not in fine] + ["order"]
     merged: list[str] = []
     if fine != fields:  # scenario settings of one block with identical runs count once
         for block, sub in df.groupby(fields, sort=False):

@@ -21,6 +21,7 @@ from ..errors import CladValueError
 from . import html as H
 from .aggregate import (
     chance_table,
+    dataset_of,
     forgetting_table,
     leaderboard,
     learning_curves,
@@ -29,7 +30,7 @@ from .aggregate import (
 from ..metrics import get_metric, scalar_names
 from ..metrics.base import base_metric_shown
 from .cost import cost_section
-from .order_sensitivity import order_sensitivity
+from .order_sensitivity import order_key, order_sensitivity
 from .figures import FigureStore, curves_section, forgetting_section, heatmap_section
 from .tuning_validity import tuning_section, validity_section
 from .identical import merge_identical
@@ -543,18 +544,18 @@ SECTIONS = (*BLOCK_SECTIONS, *STATISTICS_SECTIONS, *DETAILS_SECTIONS, _figures_s
 
 
 def _what_was_run(p: _Page, n_failed: int) -> str:
-    """One line: the grid and its runs (a block labelled ``dataset[order=...]`` counted as a dataset
-    and a concept order)."""
+    """One line: the grid and its runs (the concept orders of a dataset counted within it: one block)."""
     def count(n: int, name: str) -> str:
         return f"{n} {plural(name) if n != 1 else name}"
 
-    labels = {r.dataset for r in p.ok}
     parts = [count(len({getattr(r, k) for r in p.ok}), k) for k in CONFIG_KEYS]
-    if any("[order=" in d for d in labels):  # blocks of datasets x concept orders
-        names = {d.split("[order=")[0] for d in labels}
-        orders = {d.split("[order=", 1)[1].rstrip("]") if "[order=" in d else "given" for d in labels}
-        parts[0] = (f"{count(len(labels), 'block')} ({count(len(names), 'dataset')}, "
-                    f"{len(orders)} concept order{'s' if len(orders) != 1 else ''})")
+    orders: dict[str, set] = {}
+    for r in p.ok:
+        orders.setdefault(dataset_of(r), set()).add(order_key(r))
+    most = max((len(v) for v in orders.values()), default=0)
+    if most > 1:  # the orders of a dataset are that dataset: one block each, its orders within it
+        parts[0] = (f"{count(len(orders), 'dataset')} (one block each, over up to {most} concept orders)"
+                    if len(orders) > 1 else f"1 dataset (one block, over {most} concept orders)")
     counts = " × ".join(parts)
     seeds = sorted({r.seed for r in p.ok})
     shared = sum(1 for r in p.ok if r.shared_from)
@@ -735,15 +736,16 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
                                 "")
     page.figs.page = "leaderboard.html"
     pages["leaderboard.html"] = (f"{name}: leaderboard", _leaderboard_page(page), "")
-    block_list = list(dict.fromkeys(r.dataset for r in shown))
-    runs_of = {b: sum(1 for r in results if r.dataset == b) for b in block_list}
+    block_list = list(dict.fromkeys(dataset_of(r) for r in shown))  # a dataset's page holds all its orders
+    runs_of = {b: sum(1 for r in results if dataset_of(r) == b) for b in block_list}
     for block in block_list:
         path = block_page_name(block)
         page.figs.page = path
-        sub = [r for r in shown if r.dataset == block]
-        part = dataclasses.replace(page, shown=sub, ok=[r for r in ok if r.dataset == block],
-                                   lb=page.lb[page.lb["dataset"] == block],
-                                   chance=page.chance[page.chance["dataset"] == block] if not page.chance.empty
+        sub = [r for r in shown if dataset_of(r) == block]
+        labels = {r.dataset for r in sub}
+        part = dataclasses.replace(page, shown=sub, ok=[r for r in ok if dataset_of(r) == block],
+                                   lb=page.lb[page.lb["dataset"].isin(labels)],
+                                   chance=page.chance[page.chance["dataset"].isin(labels)] if not page.chance.empty
                                    else page.chance, prefix="../")
         intro = (f"<p class='back'><a href='../index.html'>← first page</a> · block {H.html.escape(block)}: "
                  f"{runs_of[block]:,} runs</p>")

@@ -29,11 +29,12 @@ from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..metrics import get_metric
 from ..metrics.cells import nanmean
-from .aggregate import CONFIG_KEYS, by_order, group_runs, scalar_value
+from .aggregate import CONFIG_KEYS, by_order, dataset_of, group_runs, scalar_value
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import kendall_w
 
-__all__ = ["order_sensitivity", "ORDER_METRICS", "OrderAgreement", "order_agreement", "order_key", "several_orders"]
+__all__ = ["order_sensitivity", "ORDER_METRICS", "OrderAgreement", "order_agreement", "order_key", "several_orders",
+           "order_agreement_by_dataset"]
 
 #: the metrics whose order sensitivity is reported by default
 ORDER_METRICS = ("continual_average", "backward_transfer", "forward_transfer")
@@ -74,7 +75,7 @@ def several_orders(results: Iterable[RunResult]) -> bool:
     seen: dict[str, set] = {}
     for r in results:
         if r.ok:
-            seen.setdefault(r.dataset, set()).add(tuple(r.concepts))
+            seen.setdefault(dataset_of(r), set()).add(tuple(r.concepts))
     return any(len(v) > 1 for v in seen.values())
 
 
@@ -157,3 +158,31 @@ def order_agreement(results: Iterable[RunResult], by: str = "detector", metric: 
         best = str(table.columns[int(np.argmax(top.sum(axis=0)))]) if best is None else None
     best_orders = int(top[:, list(table.columns).index(best)].sum()) if best is not None else 0
     return OrderAgreement(ranks=table, kendall_w=kendall_w(within), best=best, best_orders=best_orders)
+
+
+def order_agreement_by_dataset(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
+                               base_metric: str = DEFAULT_BASE_METRIC, best: str | None = None
+                               ) -> dict[str, OrderAgreement]:
+    """:func:`order_agreement` within each dataset (over its own concept orders), for the datasets
+    run in at least two orders: whether a ranking survives the order on *that* data, which the
+    statistics across datasets cannot say (its orders are one block there).
+
+    >>> cfg = lambda o: {"dataset": {"params": {"order": o}}}
+    >>> runs = [RunResult(f"d[order={o}]", "s", "naive", det, 0, concepts=c, order=o, config=cfg(o),
+    ...                   metrics={"roc_auc": {"continual_average": v}})
+    ...         for o, c, det, v in [("given", ("A", "B"), "x", 0.9), ("given", ("A", "B"), "y", 0.7),
+    ...                              ("random", ("B", "A"), "x", 0.8), ("random", ("B", "A"), "y", 0.6)]]
+    >>> a = order_agreement_by_dataset(runs)["d"]
+    >>> a.kendall_w, a.best, a.best_orders, a.n_orders
+    (1.0, 'x', 2, 2)
+    """
+    parts: dict[str, list[RunResult]] = {}
+    for r in results:
+        if r.ok:
+            parts.setdefault(dataset_of(r), []).append(r)
+    out = {}
+    for dataset, runs in parts.items():
+        agreement = order_agreement(runs, by, metric, base_metric, best=best)
+        if agreement is not None:
+            out[dataset] = agreement
+    return out

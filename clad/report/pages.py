@@ -203,7 +203,7 @@ def warnings_html(groups: Sequence[WarningGroup], n_runs: int, most: int | None 
 def blocks_html(blocks: Sequence[tuple[str, int]]) -> str:
     """The list of drill-down pages: one link per block with its number of runs."""
     items = "".join(f"<li><a href='{_e(block_page_name(b))}'>{_e(b)}</a> ({n:,} runs)</li>" for b, n in blocks)
-    return ("<p class='legend'>One page per block (dataset, or dataset × order): its leaderboard, R heatmaps, "
+    return ("<p class='legend'>One page per block (a dataset, with every concept order it ran in): its leaderboard, R heatmaps, "
             f"learning curves, per-concept forgetting and cost.</p><ul class='blocks'>{items}</ul>")
 
 

@@ -1,7 +1,7 @@
 """The headline across blocks: which configurations rank first, and how sure that is.
 
 A *configuration* is a strategy + detector within one scenario; a *block* is an independent unit
-of evidence (by default a dataset label, which with ``orders`` is dataset x order). Each
+of evidence: a dataset, over every concept order a spec ran it in. Each
 configuration's score in a block is its mean over seeds (:func:`block_scores`).
 
 **Rank stability** (the paired bootstrap over blocks MTEB's leaderboard uses for its rank
@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..metrics import get_metric
 from ..results.record import RunResult
-from .aggregate import scalar_value
+from .aggregate import dataset_of, scalar_value
 
 __all__ = ["Ranking", "block_scores", "rank_stability", "block_winners"]
 
@@ -50,24 +50,28 @@ def config_label(strategy: str, detector: str) -> str:
 
 def block_scores(results: Iterable[RunResult], metric: str, base_metric: str
                  ) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
-    """Per scenario: (blocks x configurations table of ``metric``, each cell the mean over seeds;
-    blocks x configurations table of failed runs). A cell without a finished run with a value is
-    NaN. Blocks are dataset labels (dataset x order with ``orders``)."""
-    values: dict[tuple, list[float]] = {}
+    """Per scenario: (blocks x configurations table of ``metric``; blocks x configurations table of
+    failed runs). Blocks are datasets: the concept orders a spec ran a dataset in are averaged within
+    its block (:func:`clad.report.aggregate.dataset_of`), never counted as blocks of their own. A
+    cell is the mean over the block's orders of the mean over seeds; it is NaN when the
+    configuration has no finished run with a value in some order of its block (never a mean over
+    the orders it happens to have)."""
+    values: dict[tuple, dict[str, list[float]]] = {}
     failed: dict[tuple, int] = {}
     order: dict[str, dict[str, None]] = {}
-    blocks: dict[str, dict[str, None]] = {}
+    blocks: dict[str, dict[str, dict[str, None]]] = {}  # scenario -> block -> its orders
     for r in results:
-        key = (r.scenario, r.dataset, config_label(r.strategy, r.detector))
+        key = (r.scenario, dataset_of(r), config_label(r.strategy, r.detector))
+        ordering = f"{r.dataset}|{r.order or ''}"
         order.setdefault(r.scenario, {})[key[2]] = None
-        blocks.setdefault(r.scenario, {})[r.dataset] = None
+        blocks.setdefault(r.scenario, {}).setdefault(key[1], {})[ordering] = None
         if not r.ok:
             failed[key] = failed.get(key, 0) + 1
             continue
         v = scalar_value(r, base_metric, metric)
-        values.setdefault(key, [])
+        per_order = values.setdefault(key, {}).setdefault(ordering, [])
         if v == v:
-            values[key].append(v)
+            per_order.append(v)
     out = {}
     for scenario, configs in order.items():
         rows = list(blocks[scenario])
@@ -75,9 +79,10 @@ def block_scores(results: Iterable[RunResult], metric: str, base_metric: str
         fails = pd.DataFrame(0, index=rows, columns=list(configs))
         for b in rows:
             for c in configs:
-                vs = values.get((scenario, b, c))
-                if vs:
-                    table.at[b, c] = float(np.mean(vs))
+                got = values.get((scenario, b, c), {})
+                means = [np.mean(got[o]) for o in blocks[scenario][b] if got.get(o)]
+                if means and len(means) == len(blocks[scenario][b]):
+                    table.at[b, c] = float(np.mean(means))
                 fails.at[b, c] = failed.get((scenario, b, c), 0)
         out[scenario] = (table, fails)
     return out

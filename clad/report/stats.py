@@ -49,7 +49,7 @@ from ..metrics import get_metric
 from .describe import describe, plural
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import TestResult, friedman_test, iman_davenport, median_interval, wilcoxon_test
-from .order_sensitivity import OrderAgreement, order_agreement
+from .order_sensitivity import OrderAgreement, order_agreement, order_agreement_by_dataset
 
 __all__ = ["Comparison", "StatisticsWarning", "score_matrix", "compare_methods", "compare", "Verdict",
            "comparison_verdict"]
@@ -101,6 +101,8 @@ class Comparison:
     iman_davenport: tuple[float, float] | None = None
     pairs: pd.DataFrame | None = None
     orders: OrderAgreement | None = None
+    #: per dataset run in several concept orders, the agreement of its orders' rankings
+    orders_by_dataset: tuple[tuple[str, OrderAgreement], ...] = ()
 
     @property
     def n_blocks(self) -> int:
@@ -409,8 +411,12 @@ def _with_orders(c: Comparison, results: Sequence[RunResult], blocks: Sequence[s
     """``c`` with the agreement of its ranking across concept orders, when the runs have several."""
     if c.n_methods < 2 or c.average_ranks.empty:
         return c
-    agreement = order_agreement(results, c.by, c.metric, c.base_metric, blocks, best=str(c.average_ranks.index[0]))
-    return c if agreement is None else dataclasses.replace(c, orders=agreement)
+    best = str(c.average_ranks.index[0])
+    agreement = order_agreement(results, c.by, c.metric, c.base_metric, blocks, best=best)
+    if agreement is None:
+        return c
+    within = order_agreement_by_dataset(results, c.by, c.metric, c.base_metric, best=best)
+    return dataclasses.replace(c, orders=agreement, orders_by_dataset=tuple(within.items()))
 
 
 # -- the verdict ---------------------------------------------------------------------------

@@ -107,6 +107,15 @@ def comparison_html(c: Comparison, figs: FigureStore) -> str:
         out.append(f"<p class='legend'>Average rank of each {H.html.escape(c.by)} within each concept order (1 = best; "
                    f"Kendall's W = {o.kendall_w:.3g} over {o.n_orders} orders; {H.html.escape(str(o.best))} best in "
                    f"{o.best_orders} of them):</p>" + frame_html(ranks, index=True))
+    if c.orders_by_dataset:
+        rows = [{"dataset": d, "orders": a.n_orders, "Kendall's W": round(a.kendall_w, 3),
+                 f"best {c.by}": a.best, "best in": f"{a.best_orders} of {a.n_orders}",
+                 "order-dependent": "yes" if a.order_dependent else "no"} for d, a in c.orders_by_dataset]
+        out.append(f"<p class='legend'>Order sensitivity within each dataset: its concept orders rank the "
+                   f"{H.html.escape(plural(c.by))} (each order's runs alone), Kendall's W says how alike (1 = "
+                   f"identically), and the best over all orders is counted where it stays best. The orders of a "
+                   f"dataset are one block of the tests above, never several.</p>"
+                   + frame_html(pd.DataFrame(rows)))
     out.append(cd_html(c, figs))
     return "\n".join(p for p in out if p)
 
