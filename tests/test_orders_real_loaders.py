@@ -101,3 +101,16 @@ def test_a_cuda_device_this_machine_lacks_is_refused_by_dry_run(tmp_path, capsys
             "detectors": [{"name": "autoencoder", "device": "cuda", "epochs": 1}]}
     assert main(["run", str(_write(tmp_path, spec)), "--dry-run"]) == 2
     assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_references_are_computed_per_order_on_the_runs_own_concepts(tmp_path):
+    """Naive in concept_incremental with a deterministic detector is the single-task run: its
+    single-task intransigence is 0 under every order, and each order has its own references."""
+    spec = parse_spec(_spec({"name": "adbench", **LOADERS["adbench"], "label": "cardio"}, ["given", "random"],
+                            seeds=(0, 1), references=["single_task", "joint"]) | {"detectors": ["ecod"]})
+    result = run_spec(spec, tmp_path / "out")
+    assert result.n_failed == 0
+    refs = [r for r in result.references if r.strategy == "single_task"]
+    assert {r.dataset for r in refs} == {"cardio[order=given]", "cardio[order=random]"}
+    for r in result.runs:
+        assert r.metrics["roc_auc"]["intransigence_single_task"] == 0.0, (r.dataset, r.seed)

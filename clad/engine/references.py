@@ -1,13 +1,14 @@
-"""Reference runs of a grid: computed once per dataset x detector x seed x base metrics, shared by
-every strategy, scenario and concept order, and turned into metrics of every run.
+"""Reference runs of a grid: computed once per dataset (with its concept order) x detector x seed x
+base metrics, shared by every strategy and scenario, and turned into metrics of every run.
 
 A spec's ``references = ["joint", "single_task"]`` (either or both) adds, for every distinct
 (dataset, detector, seed, base metrics) of its grid, one :class:`ReferenceConfig` per kind: a naive,
 concept-incremental run (labelled scenario ``reference``, strategy ``<kind>``) on the dataset
 :func:`clad.protocol.reference_models.reference_dataset` derives from the grid's (the joint model: all
 training concepts stacked; the single-task experts: each concept alone, the single-task matrix).
-The dataset is taken without its ``order`` parameter: a reference does not depend on the concept
-order, so the runs of every order share it. References are computed by the grid's executor
+The dataset is taken with its ``order`` parameter: a reference is computed on the very concepts of
+the runs it serves (a loader may draw its split or its concepts differently under another order),
+so each concept order has its own references. References are computed by the grid's executor
 (worker processes, Dask) after the runs (those of a ``[tuning]`` grid's evaluation runs, with the
 parameters the tuning chose), stored in the results database's ``reference_runs`` table and in
 ``results.json`` under ``"references"``, and not computed again on resume
@@ -24,7 +25,7 @@ score for each of its test concepts (:func:`clad.protocol.reference_models.refer
 >>> plan = reference_plan([cfg], ("joint",))
 >>> ref = plan.configs[0]
 >>> ref.reference, ref.dataset.params, ref.strategy.display, ref.seed, plan.of_run[cfg.run_id] == {"joint": ref.run_id}
-('joint', {}, 'joint', 3, True)
+('joint', {'order': 'random'}, 'joint', 3, True)
 """
 
 from __future__ import annotations
@@ -73,14 +74,8 @@ class ReferencePlan:
     of_run: dict = dataclasses.field(default_factory=dict)
 
 
-def _reference_dataset(c: Component) -> Component:
-    if "order" not in c.params:
-        return c
-    return Component(c.name, {k: v for k, v in c.params.items() if k != "order"})
-
-
 def reference_plan(configs: Iterable[RunConfig], kinds: Sequence[str]) -> ReferencePlan:
-    """One :class:`ReferenceConfig` per kind and distinct (dataset without its order, detector,
+    """One :class:`ReferenceConfig` per kind and distinct (dataset with its concept order, detector,
     seed, base metrics, data view) of ``configs`` (the evaluation runs of a ``[tuning]`` grid see a
     part of the data, and so do their references)."""
     if not kinds:
@@ -90,7 +85,7 @@ def reference_plan(configs: Iterable[RunConfig], kinds: Sequence[str]) -> Refere
     for cfg in configs:
         mine = of_run.setdefault(cfg.run_id, {})
         for kind in kinds:
-            ref = ReferenceConfig(_reference_dataset(cfg.dataset), Component("concept_incremental", label="reference"),
+            ref = ReferenceConfig(cfg.dataset, Component("concept_incremental", label="reference"),
                                   Component("naive", label=kind), cfg.detector, cfg.seed, cfg.base_metrics,
                                   data_view=cfg.data_view, metric_params=cfg.metric_params, threshold=cfg.threshold,
                                   reference=kind)
