@@ -56,12 +56,13 @@ def test_a_missing_data_file_before_the_runs_is_named_with_where_clad_looked(tmp
         assert text in stderr, (text, stderr)
 
 
-def test_a_data_file_gone_during_a_run_is_named_with_where_clad_looked(tmp_path, monkeypatch, capsys, caplog):
+def test_a_data_file_gone_before_the_grid_is_named_with_where_clad_looked(tmp_path, monkeypatch, capsys, caplog):
     import shutil
     from pathlib import Path
 
     from clad.engine.benchmark import run_spec
     from clad.engine.spec import load_spec
+    from clad.errors import SpecError
 
     shared = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "adbench-classical" / "32_shuttle.npz"
     if not shared.is_file():
@@ -70,10 +71,11 @@ def test_a_data_file_gone_during_a_run_is_named_with_where_clad_looked(tmp_path,
     (data / "adbench-classical").mkdir()
     shutil.copy(shared, data / "adbench-classical" / "32_shuttle.npz")
     spec = load_spec(write_spec(tmp_path, **MISSING))  # the file is there when the spec is checked ...
-    (data / "adbench-classical" / "32_shuttle.npz").unlink()  # ... and gone when the run loads it
-    done = run_spec(spec, tmp_path / "out")
-    assert done.n_failed == 1
-    cause = done.runs[0].cause
+    (data / "adbench-classical" / "32_shuttle.npz").unlink()  # ... and gone when the grid starts
+    with pytest.raises(SpecError) as caught:  # found once, by building the dataset before any run
+        run_spec(spec, tmp_path / "out")
+    cause = str(caught.value)
+    assert not (tmp_path / "out" / "results.sqlite").exists()
     for text in ("data file 'adbench-classical/32_shuttle.npz' not found; looked in:",
                  str(data / "adbench-classical" / "32_shuttle.npz"), "expected sha256 ", "public source: http"):
         assert text in cause, (text, cause)

@@ -54,8 +54,8 @@ def test_summary_mean_and_std_over_seeds_by_hand(tmp_path):
     assert math.isclose(aware.FWT_mean, 0.6) and math.isclose(aware.FWT_std, math.sqrt(0.02))  # NaN left out
     assert math.isnan(t.iloc[1].CA_std)  # one seed: no spread
     text = format_summary(t)
-    # CA over 3 seeds (0.9, 0.7, 0.8): a bootstrap interval of the mean lies within the values
-    assert 0.7 <= aware.CA_ci_low < 0.8 < aware.CA_ci_high <= 0.9
+    # CA over 3 seeds (0.9, 0.7, 0.8): the Student-t interval 0.8 ± t(0.975, 2) · 0.1 / √3, cut at ROC-AUC's 1
+    assert math.isclose(aware.CA_ci_low, 0.8 - 4.302652729911275 * 0.1 / math.sqrt(3)) and aware.CA_ci_high == 1.0
     assert "  aware" in text and "0.800 ± 0.100" in text and "0.600" in text
     assert max(len(line) for line in text.splitlines()) <= 100
     write_summaries(tmp_path, runs, title="t")

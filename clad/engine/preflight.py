@@ -27,12 +27,11 @@ log = logging.getLogger(__name__)
 
 
 def _cause(exc: BaseException) -> str:
-    """The first line of ``exc``'s message, after the loader call it was raised in (a clad error
-    is said in its own words; another exception keeps its type)."""
+    """``exc``'s message after the loader call it was raised in (a clad error is said in its own
+    words; another exception keeps its type)."""
     from ..errors import CladError
 
-    lines = str(exc).strip().splitlines()
-    text = lines[0] if lines else ""
+    text = "\n      ".join(line.rstrip() for line in str(exc).strip().splitlines())
     if isinstance(exc, CladError):
         return text.split("}: ", 1)[1] if text.startswith("dataset '") and "}: " in text else text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

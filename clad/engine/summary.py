@@ -3,8 +3,8 @@
 :func:`summary_table` is the leaderboard, one row per dataset, scenario, base metric, detector and
 strategy, with its columns named by the metrics' declared labels: for every scalar metric ``M``
 (``CA``, ``BWT``, ``FWT``, ...) ``M_mean``, ``M_std`` (sample, ``ddof=1``), ``M_n`` (values, NaN
-left out: a count of values, not of runs), ``M_ci_low``/``M_ci_high`` (95 % percentile bootstrap
-interval of the mean, inside the metric's range; NaN with fewer than 3 values), ``M_values``, ``runs``
+left out: a count of values, not of runs), ``M_ci_low``/``M_ci_high`` (95 % Student-t
+interval of the mean, cut to the metric's range; NaN with fewer than 3 values), ``M_values``, ``runs``
 and ``computations`` (distinct computations among the runs: the values each metric counts). :func:`write_summaries` writes it as ``summary.csv`` (every
 metric) and ``summary.md`` (the headline metrics, one Markdown table per scenario), atomically;
 :func:`format_summary` is the text printed at the end of ``clad run``.

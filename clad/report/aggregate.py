@@ -5,14 +5,10 @@ its runs differ only by seed. Means over seeds leave NaN out (a cell undefined i
 hide the others); a value undefined in every seed stays NaN. ``std`` is the sample standard
 deviation (``ddof=1``), ``n`` the number of values (not runs) that entered the mean.
 
-**Intervals respect their quantity.** ``ci_low``/``ci_high`` are a 95 % percentile bootstrap
-interval of the mean over seeds (:data:`BOOTSTRAP_RESAMPLES` resamples drawn from a generator
-seeded with :data:`BOOTSTRAP_SEED`, so the same values always give the same interval). A
-bootstrap mean is a mean of the observed values, so the interval lies between the smallest and
-the largest of them, and never outside the range the metric can take (a ROC-AUC above 1, seconds
-below 0); ``bounds`` (the metric's declared range, :func:`value_bounds`) is applied on top. With
-fewer than :data:`MIN_INTERVAL_N` values no interval is given (NaN): two values say too little about
-where the mean lies, and a page shows the values themselves instead. Which scalar metrics exist,
+**Intervals hold at a few seeds.** ``ci_low``/``ci_high`` are the 95 % Student-t interval of the
+mean over seeds, cut to the range the metric can take (``bounds``, :func:`value_bounds`); with fewer
+than :data:`MIN_INTERVAL_N` values none is given (NaN), and a page shows the values instead
+(:mod:`clad.report.describe`, the rule's one home). Which scalar metrics exist,
 and whether higher or lower is better, is read from :data:`clad.metrics.REGISTRY`.
 """
 
@@ -443,7 +439,7 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
     (and ``chance``: the same curve of the runs' :func:`chance_matrix`, mean over seeds)
     (``kind="seen"``) and :func:`clad.metrics.accuracy_all` (``kind="all"``). Long format, one row
     per (configuration, base metric, kind, step); ``concept`` is the concept learned at the step,
-    or ``""`` when the orders differ there. ``with_intervals=False`` leaves the bootstrap intervals
+    or ``""`` when the orders differ there. ``with_intervals=False`` leaves the intervals
     out (NaN; the report's figure draws mean ± std, and the intervals cost most of the time).
     """
     rows = []
@@ -489,7 +485,7 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
 def forgetting_table(results: Iterable[RunResult], with_intervals: bool = True) -> pd.DataFrame:
     """Per configuration, base metric and test concept (by name, over every concept order):
     :func:`describe` over seeds of :func:`clad.metrics.forgetting_per_concept` (concepts without a
-    defined value in any seed are left out; ``with_intervals=False``: no bootstrap interval, NaN)."""
+    defined value in any seed are left out; ``with_intervals=False``: no interval, NaN)."""
     rows = []
     for key, runs, m in _by_configuration(results):
         cols = canonical_columns(runs) or tuple(runs[0].test_concepts)

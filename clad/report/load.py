@@ -70,7 +70,8 @@ class Scalars(Mapping):
 
 def _slim(r: RunResult, shared: dict) -> RunResult:
     """``r`` with only what a report reads: the scalar metrics (every metric when the run has
-    anytime or prequential curves, which read theirs), the dataset's part of the configuration;
+    anytime or prequential curves, which read theirs), the dataset's part of the configuration and
+    the detector's registered name (which tells a baseline);
     equal configurations, versions and labels held once (``shared``), the input fingerprints and the
     rows learned per step (no page shows them) dropped."""
     def once(value):
@@ -81,8 +82,11 @@ def _slim(r: RunResult, shared: dict) -> RunResult:
     if r.anytime is None and r.prequential is None:
         metrics = {b: Scalars.of({k: v for k, v in m.items() if v is None or isinstance(v, (int, float))}, shared)
                    for b, m in r.metrics.items()}
-    config = once({k: v for k, v in r.config.items()
-                   if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")})
+    config = {k: v for k, v in r.config.items()
+              if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")}
+    if isinstance(r.config.get("detector"), dict) and "name" in r.config["detector"]:  # baselines are known by name
+        config["detector"] = {"name": r.config["detector"]["name"]}
+    config = once(config)
     chance = r.chance if r.chance is None else once(r.chance)
     labels = {k: sys.intern(v) for k in ("status", "dataset", "scenario", "strategy", "detector")
               if isinstance(v := getattr(r, k), str)}

@@ -448,7 +448,7 @@ def _verdict_text(c: Comparison) -> str:
 
 
 def _curves_section(p: _Page):
-    # the figures draw mean ± std: no bootstrap interval is computed for them
+    # the figures draw mean ± std: no interval is computed for them
     return [("curves", "Learning curves", curves_section(learning_curves(p.shown, with_intervals=False), p.figs))]
 
 

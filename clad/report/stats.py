@@ -24,7 +24,7 @@ computation are merged first, and blocks that share a dataset are named), and a 
 a block is the mean over seeds and the remaining configuration fields. With too few blocks (< 3)
 or methods (< 2) no test is run: :class:`Comparison` then carries a ``message`` saying why, and a
 :class:`StatisticsWarning` is issued; nothing raises. With exactly one block, methods are compared
-paired over seeds (:attr:`Comparison.paired`: the mean difference per pair with a 95 % bootstrap
+paired over seeds (:attr:`Comparison.paired`: the mean difference per pair with a 95 % Student-t
 interval, none below 3 seeds): evidence about that one block only, a weaker claim than a test over blocks.
 """
 
@@ -335,7 +335,7 @@ def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True,
     """Methods compared pair by pair over the seeds of one block: per pair ``(a, b)`` (``a`` the
     better on average) the difference ``a - b`` over the seeds where both have a value, described
     as in :func:`clad.report.describe.describe` (``difference_mean``, ``_std``, ``_n``,
-    ``_ci_low``, ``_ci_high``: a 95 % bootstrap interval, none below 3 seeds), and ``a_better``, in how many seeds ``a``
+    ``_ci_low``, ``_ci_high``: a 95 % t-interval, none below 3 seeds), and ``a_better``, in how many seeds ``a``
     was better. With ``computations`` (what each cell was computed from,
     :attr:`clad.report.blocks.Blocks.computations`), seeds where both methods repeat a computation
     already counted are one value: a pair of deterministic methods has one difference, not one per seed.
@@ -397,7 +397,7 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
         message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, "
                    f"so the {plural(by)} are compared paired over its seeds (at most {values} independent values "
                    f"per pair: seeds where both are one computation count once; mean difference with a 95 % "
-                   f"bootstrap interval, none below 3 values). This shows whether a difference is consistent over "
+                   f"Student-t interval, none below 3 values). This shows whether a difference is consistent over "
                    f"seeds on this block, not that it holds on other data: a weaker claim than a test over "
                    f"independent datasets")
     warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)

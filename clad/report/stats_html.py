@@ -89,7 +89,7 @@ def comparison_html(c: Comparison, figs: FigureStore) -> str:
             "a better in": [f"{k} of {n} independent value{'s' if n != 1 else ''}" for k, n in zip(c.paired["a_better"], c.paired["difference_n"])]})
         out.append("<p class='legend'>Paired over seeds (one block): per pair, the mean over seeds of the "
                    "difference in " + H.html.escape(c.metric) + f" ({'higher' if c.higher_is_better else 'lower'} is "
-                   "better) ± its std over seeds (the 95 % bootstrap interval, none below 3 seeds, and the number "
+                   "better) ± its std over seeds (the 95 % Student-t interval, none below 3 seeds, and the number "
                    "of seeds with both values in each cell's tooltip):</p>")
         tips = pd.DataFrame({"pair": "", "difference a − b": stats_tips(c.paired, "difference"), "a better in": ""})
         out.append(frame_html(shown, tips=tips))

@@ -5,7 +5,7 @@ Input is :func:`clad.report.aggregate.leaderboard`; one table is made per datase
 shown once, see :func:`clad.report.aggregate.merge_shared`), and the best mean of each column is
 marked within each scenario only when its interval is clear of the next best one's (see
 :func:`clad.report.aggregate.best_status`). Cells show ``mean ± std``; the interval (a 95 %
-percentile bootstrap over seeds, inside the metric's range) is in the CSV and in each HTML cell's
+Student-t interval of the mean over seeds, cut to the metric's range) is in the CSV and in each HTML cell's
 tooltip, and with fewer than 3 seeds the tooltip gives the values instead. Column headers are the
 metrics' declared labels (:data:`clad.metrics.REGISTRY`); the cost columns
 (:data:`clad.report.cost.COST`) are a table of their own. A metric undefined for every row (e.g.
@@ -35,7 +35,7 @@ __all__ = ["label", "cell_text", "interval_text", "stats_text", "stats_tips", "l
 ROW_KEYS = ["scenario", "strategy", "detector"]
 _ROW_KEYS = ROW_KEYS
 #: what a cell of a leaderboard or summary shows
-LEGEND = (f"mean ± std over seeds; the 95 % interval of the mean (percentile bootstrap over seeds, inside the "
+LEGEND = (f"mean ± std over seeds; the 95 % interval of the mean (Student-t interval over seeds, cut to the "
           f"metric's range; none with fewer than {MIN_INTERVAL_N} seeds) is in the CSV and, on the page, in each "
           f"cell's tooltip")
 
@@ -75,7 +75,7 @@ def interval_text(mean: float, n: int | None, ci_low: float | None = None, ci_hi
     computation over the seeds), or, with too few values for one, the values themselves.
 
     >>> interval_text(0.8, 4, 0.75, 0.85)
-    'mean 0.800, 95 % bootstrap interval [0.750, 0.850], n = 4 values'
+    'mean 0.800, 95 % t-interval [0.750, 0.850], n = 4 values'
     >>> interval_text(0.8, 2, values="0.700 0.900")
     'n = 2 values: too few for an interval (values 0.700 0.900)'
     """
@@ -83,7 +83,7 @@ def interval_text(mean: float, n: int | None, ci_low: float | None = None, ci_hi
         return "no value"
     k = int(n)
     if not (_bad(ci_low) or _bad(ci_high)):
-        return (f"mean {mean:.{digits}f}, 95 % bootstrap interval [{ci_low:.{digits}f}, {ci_high:.{digits}f}], "
+        return (f"mean {mean:.{digits}f}, 95 % t-interval [{ci_low:.{digits}f}, {ci_high:.{digits}f}], "
                 f"n = {k} value{'s' if k > 1 else ''}")
     shown = f" (values {values})" if values else ""
     return f"n = {k} value{'s' if k > 1 else ''}: too few for an interval{shown}"
