@@ -85,7 +85,8 @@ def test_leaderboard_and_best_marks():
     status = best_status(lb, ["continual_average", "forgetting"])
     f, c = lb["forgetting_mean"], lb["continual_average_mean"]
     assert set(status["forgetting"]) <= {"", "no noise estimate"}
-    assert status["continual_average"].tolist() == ["no noise estimate" if v == c.max() else "" for v in c]
+    # the two means differ in their last bit only and print alike (0.733): a tie, so neither is marked
+    assert [f"{v:.3f}" for v in c] == ["0.733", "0.733"] and status["continual_average"].tolist() == ["", ""]
     assert not best_marks(lb, ["continual_average", "forgetting"]).to_numpy().any()
     md = leaderboard_markdown(lb)
     best_ca = lb.loc[c.idxmax()]

@@ -668,7 +668,7 @@ def _first_status(mean: np.ndarray, low: np.ndarray, high: np.ndarray, n: np.nda
     # a stable sort, best first: of rows with equal means, the earlier one comes first
     order = np.argsort(-mean[rows] if higher else mean[rows], kind="stable")
     first, second = rows[order[0]], rows[order[1]]
-    if mean[first] == mean[second]:
+    if f"{mean[first]:.{PRINTED_DIGITS}f}" == f"{mean[second]:.{PRINTED_DIGITS}f}":  # a tie as the reader sees it
         return None
     if min(n[first], n[second]) < 2:  # NaN compares False: a table without counts is not judged here
         return first, NO_NOISE_ESTIMATE
@@ -677,6 +677,8 @@ def _first_status(mean: np.ndarray, low: np.ndarray, high: np.ndarray, n: np.nda
 
 
 _WEAKEST = (NO_NOISE_ESTIMATE, WITHIN_NOISE, BEST)
+#: the decimals a table prints a mean with: two means equal there are a tie, and neither is marked
+PRINTED_DIGITS = 3
 
 
 def best_status(table: pd.DataFrame, metrics: Sequence[str],
@@ -686,7 +688,8 @@ def best_status(table: pd.DataFrame, metrics: Sequence[str],
     best mean when its interval does not overlap the interval of the next best row, ``"within
     noise"`` on it when they overlap or either has no interval (too few values), ``"no noise
     estimate"`` when either rests on fewer than two independent values (``m_n``: distinct
-    computations), ``""`` elsewhere (and in a group of one row, or where the best mean is tied). A
+    computations), ``""`` elsewhere (and in a group of one row, or where the best mean is tied as
+    printed, to :data:`PRINTED_DIGITS` decimals: ``1.000`` beside ``1.000`` is bold on neither). A
     row in several groups gets a mark only where it is the best of every one (the weakest of its
     marks). Higher or lower is better as each metric's declaration says; NaN is never marked.
 

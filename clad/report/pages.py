@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..metrics.base import base_metric_shown
 from ..metrics import get_metric
-from .ranking import Ranking, block_scores, block_winners, rank_stability
+from .ranking import MIN_BLOCKS_P_FIRST, Ranking, block_scores, block_winners, rank_stability
 from .wording import WarningGroup
 
 __all__ = ["block_page_name", "headline_html", "ranking_html", "winners_html", "warnings_html", "blocks_html",
@@ -55,7 +55,7 @@ def headline_lines(rankings: Sequence[Ranking], label: str) -> list[str]:
             out.append(f"{where}: no configuration has a value in every block, so none is ranked")
         else:
             top = t[t["configuration"].isin(r.top)]
-            names = "; ".join(f"{c} {m:.3f} (rank {_rank_text(lo, hi)}, P(first) {p:.2f})"
+            names = "; ".join(f"{c} {m:.3f} (rank {_rank_text(lo, hi)}" + (f", P(first) {p:.2f})" if p == p else ")")
                               for c, m, lo, hi, p in zip(top["configuration"], top["mean"], top["rank_low"],
                                                          top["rank_high"], top["p_first"]))
             if n == 1:
@@ -84,7 +84,9 @@ def headline_html(rankings: Sequence[Ranking], label: str, verdicts: Sequence[st
     if not any(len(r.blocks) > 1 for r in rankings):
         return f"<div class='findings headline'>{verdict_html}</div>" if verdicts else ""
     items = "".join(f"<li>{_e(line)}</li>" for line in headline_lines(rankings, label))
-    how = f"mean over seeds per block; rank interval and P(first) from {method}"
+    few = all(len(r.blocks) < MIN_BLOCKS_P_FIRST for r in rankings)
+    how = (f"mean over seeds per block; rank interval from {method}" + (
+        f"; no P(first) below {MIN_BLOCKS_P_FIRST} blocks" if few else f" (P(first) from {MIN_BLOCKS_P_FIRST} blocks on)"))
     return ("<div class='findings headline'><p><b>Best across blocks</b> by " + _e(label) + f" ({_e(how)}):</p>"
             f"<ul>{items}</ul>" + verdict_html + "</div>")
 
@@ -124,7 +126,8 @@ def ranking_html(rankings: Sequence[Ranking], tables: dict, label: str) -> str:
                  f"<td data-sort='{rank}'>{rank}</td>" if ranked else "<td data-sort='99999'></td>",
                  f"<td data-sort='{lo + hi / 1e4:.4f}'>{_rank_text(lo, hi)}</td>" if ranked else
                  "<td data-sort='99999'>missing a block</td>",
-                 f"<td data-sort='{p:.4f}'>{p:.2f}</td>" if ranked else "<td data-sort='-1'></td>",
+                 (f"<td data-sort='{p:.4f}'>{p:.2f}</td>" if p == p else "<td data-sort='-1'>—</td>") if ranked
+                 else "<td data-sort='-1'></td>",
                  f"<td>{blocks}</td>", f"<td>{failed}</td>"]
         body.append(f"<tr>{''.join(cells)}</tr>")
     from .html import table_tools
@@ -134,7 +137,8 @@ def ranking_html(rankings: Sequence[Ranking], tables: dict, label: str) -> str:
               "(its mean over seeds), then ranked by its mean over the blocks (rank 1 = best). The rank interval "
               "holds 95 % of its ranks when the blocks are resampled with replacement, the same blocks for every "
               "configuration; P(first) is the share of those resamples where it ranks first (ties share the better "
-              "rank, so the shares can add up to more than 1). <b>Bold</b>: the top group, whose rank interval "
+              "rank, so the shares can add up to more than 1; — with fewer than " + str(MIN_BLOCKS_P_FIRST) + " blocks, where a few "
+              "multisets of a few datasets are no probability). <b>Bold</b>: the top group, whose rank interval "
               "reaches first place. A configuration without a value in some block is not ranked: it is listed with "
               "the blocks it has. Click a column to sort; type to filter.</p>")
     return legend + table_tools("ranking-table", len(rows), table)

@@ -32,7 +32,7 @@ from ..metrics import get_metric
 from ..results.record import RunResult
 from .aggregate import dataset_of, scalar_value
 
-__all__ = ["Ranking", "block_scores", "rank_stability", "block_winners"]
+__all__ = ["Ranking", "block_scores", "rank_stability", "block_winners", "MIN_BLOCKS_P_FIRST"]
 
 #: the bootstrap distribution is enumerated exactly while the blocks' multisets number at most this
 EXACT_MAX_MULTISETS = 20_000
@@ -119,6 +119,11 @@ def _quantile(ranks: np.ndarray, weights: np.ndarray, q: float) -> int:
     return int(ranks[order][min(k, len(order) - 1)])
 
 
+#: fewest blocks for which P(first) is given: below it the share of resamples is a few multisets of a
+#: few datasets (2 blocks give 3 multisets, so a "P(first) 1.00" from two datasets), not a probability
+MIN_BLOCKS_P_FIRST = 5
+
+
 @dataclass(frozen=True)
 class Ranking:
     """The rank stability of one scenario's configurations over its blocks.
@@ -144,14 +149,18 @@ def rank_stability(scores: pd.DataFrame, higher_is_better: bool = True, *, scena
                    seed: int = SEED) -> Ranking:
     """Rank intervals and P(first) of the configurations (columns) over the blocks (rows).
 
-    A configuration with a NaN cell is left out and named in ``missing``. Exact over every
+    A configuration with a NaN cell is left out and named in ``missing``. P(first) is NaN with
+    fewer than :data:`MIN_BLOCKS_P_FIRST` blocks. Exact over every
     multiset of blocks while there are at most :data:`EXACT_MAX_MULTISETS` of them, else
     ``resamples`` bootstrap resamples from ``numpy.random.default_rng(seed)``.
 
     >>> s = pd.DataFrame({"a": [0.9, 0.8, 0.7], "b": [0.6, 0.9, 0.5], "c": [0.5, 0.5, 0.4]})
-    >>> r = rank_stability(s)
+    >>> r = rank_stability(s)  # P(first) needs MIN_BLOCKS_P_FIRST blocks
     >>> r.table[["configuration", "rank_low", "rank_high", "p_first"]].round(3).values.tolist()
-    [['a', 1, 2, 0.963], ['b', 1, 2, 0.148], ['c', 3, 3, 0.0]]
+    [['a', 1, 2, nan], ['b', 1, 2, nan], ['c', 3, 3, nan]]
+    >>> five = pd.concat([s, s.iloc[:2]], ignore_index=True)
+    >>> rank_stability(five).table["p_first"].round(3).tolist()
+    [0.913, 0.087, 0.0]
     >>> r.top, r.method
     (('a', 'b'), 'exact over 10 multisets of the 3 blocks')
     """
@@ -183,7 +192,8 @@ def rank_stability(scores: pd.DataFrame, higher_is_better: bool = True, *, scena
         rows.append({"configuration": str(c), "mean": float(x[:, k].mean()), "rank": int(observed[k]),
                      "rank_low": _quantile(ranks[:, k], weights, alpha + 1e-12),
                      "rank_high": _quantile(ranks[:, k], weights, 1 - alpha),
-                     "p_first": float(weights[ranks[:, k] == 1].sum() / weights.sum())})
+                     "p_first": float(weights[ranks[:, k] == 1].sum() / weights.sum())
+                     if n >= MIN_BLOCKS_P_FIRST else float("nan")})
     table = pd.DataFrame(rows, columns=cols)
     table = table.sort_values(["rank", "mean"], ascending=[True, not higher_is_better], kind="stable")
     table = table.reset_index(drop=True)
