@@ -397,7 +397,7 @@ def _cost_quality_section(p: _Page):
 
 
 def _statistics_section(p: _Page):
-    stat_rows, stat_html = [], []
+    stat_rows, stat_html, start = [], [], len(p.report.comparisons)
     base_metrics = list(dict.fromkeys(p.lb["base_metric"])) if not p.lb.empty else []
     for field_name in p.by:
         for base in base_metrics:
@@ -414,9 +414,27 @@ def _statistics_section(p: _Page):
                 stat_html.append(H.details(f"{c.title}: {_verdict_text(c)}", comparison_html(c, p.figs)))
     _atomic_write(p.out / "statistics.csv", statistics_frame(stat_rows).to_csv(index=False))
     p.report.tables["statistics"] = p.out / "statistics.csv"
+    paper = _paper_tables(p, p.report.comparisons[start:])
     intro = statistics_intro(p.blocks, p.alpha, tuple(p.blocks) == DEFAULT_BLOCKS)
-    return [("statistics", "Statistical comparison", intro + "<p class='legend'>Open a comparison for its "
+    return [("statistics", "Statistical comparison", intro + paper + "<p class='legend'>Open a comparison for its "
              "tables and figures.</p>" + "\n".join(stat_html))]
+
+
+def _paper_tables(p: _Page, comparisons) -> str:
+    """``blocks.csv`` (each block's score per method: the tests' input) and the main tables of a
+    paper (``main_table.tex``, ``main_table.md``: methods x datasets with a mean-rank column and the
+    test), and the line that links them."""
+    from .paper import blocks_frame, main_table_latex, main_table_markdown
+
+    _atomic_write(p.out / "blocks.csv", blocks_frame(comparisons).to_csv(index=False))
+    _atomic_write(p.out / "main_table.tex", main_table_latex(comparisons))
+    _atomic_write(p.out / "main_table.md", main_table_markdown(comparisons))
+    for name in ("blocks.csv", "main_table.tex", "main_table.md"):
+        p.report.tables[name.replace(".", "_")] = p.out / name
+    return ("<p class='legend'>For a paper: <a href='main_table.tex'>main_table.tex</a> (booktabs) and "
+            "<a href='main_table.md'>main_table.md</a>, each comparison's methods × datasets with the mean "
+            "rank and the test; <a href='blocks.csv'>blocks.csv</a>, every block's score per method, from "
+            "which Friedman's test can be recomputed (the block score is defined in the statistics guide).</p>")
 
 
 def _paired_rows(c: Comparison) -> list[dict]:

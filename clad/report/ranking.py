@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..metrics import get_metric
 from ..results.record import RunResult
-from .aggregate import dataset_of, scalar_value
+from .aggregate import SHARED_LABEL, dataset_of, scalar_value
 
 __all__ = ["Ranking", "block_scores", "rank_stability", "block_winners", "MIN_BLOCKS_P_FIRST"]
 
@@ -55,23 +55,28 @@ def block_scores(results: Iterable[RunResult], metric: str, base_metric: str
     its block (:func:`clad.report.aggregate.dataset_of`), never counted as blocks of their own. A
     cell is the mean over the block's orders of the mean over seeds; it is NaN when the
     configuration has no finished run with a value in some order of its block (never a mean over
-    the orders it happens to have)."""
+    the orders it happens to have). Runs recorded once for several scenarios (a scenario label
+    ``concept_aware = concept_incremental``, :func:`clad.report.aggregate.merge_shared`) are ranked in
+    each of those scenarios, beside every strategy that ran there, so each scenario's best is the
+    best of all that ran in it."""
     values: dict[tuple, dict[str, list[float]]] = {}
     failed: dict[tuple, int] = {}
     order: dict[str, dict[str, None]] = {}
     blocks: dict[str, dict[str, dict[str, None]]] = {}  # scenario -> block -> its orders
     for r in results:
-        key = (r.scenario, dataset_of(r), config_label(r.strategy, r.detector))
+        v = scalar_value(r, base_metric, metric) if r.ok else float("nan")
         ordering = f"{r.dataset}|{r.order or ''}"
-        order.setdefault(r.scenario, {})[key[2]] = None
-        blocks.setdefault(r.scenario, {}).setdefault(key[1], {})[ordering] = None
-        if not r.ok:
-            failed[key] = failed.get(key, 0) + 1
-            continue
-        v = scalar_value(r, base_metric, metric)
-        per_order = values.setdefault(key, {}).setdefault(ordering, [])
-        if v == v:
-            per_order.append(v)
+        # runs that are one computation in several scenarios (``a = b``, merge_shared) compete in each
+        for scenario in str(r.scenario).split(SHARED_LABEL):
+            key = (scenario, dataset_of(r), config_label(r.strategy, r.detector))
+            order.setdefault(scenario, {})[key[2]] = None
+            blocks.setdefault(scenario, {}).setdefault(key[1], {})[ordering] = None
+            if not r.ok:
+                failed[key] = failed.get(key, 0) + 1
+                continue
+            per_order = values.setdefault(key, {}).setdefault(ordering, [])
+            if v == v:
+                per_order.append(v)
     out = {}
     for scenario, configs in order.items():
         rows = list(blocks[scenario])

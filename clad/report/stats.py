@@ -103,6 +103,9 @@ class Comparison:
     orders: OrderAgreement | None = None
     #: per dataset run in several concept orders, the agreement of its orders' rankings
     orders_by_dataset: tuple[tuple[str, OrderAgreement], ...] = ()
+    #: (block, seed) x methods: each block's score per seed before the mean over seeds
+    #: (:attr:`clad.report.blocks.Blocks.per_seed`), for intervals of the block scores
+    per_seed: pd.DataFrame | None = None
 
     @property
     def n_blocks(self) -> int:
@@ -379,7 +382,7 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
     if ev.scores.shape[0] != 1 or ev.scores.shape[1] < 2:
         c = compare_methods(ev.scores, higher_is_better=higher, alpha=alpha, by=by, metric=metric,
                             base_metric=base_metric, notes=notes)
-        return _with_orders(c, results, blocks)
+        return _with_orders(dataclasses.replace(c, per_seed=ev.per_seed), results, blocks)
     block = str(ev.scores.index[0])
     seeds = ev.per_seed.dropna(how="all")
     ids = ev.computations.reindex(seeds.index) if ev.computations is not None else None
@@ -403,7 +406,7 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
     warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
     c = Comparison(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher, alpha=alpha,
                    scores=ev.scores, ranks=ranks, average_ranks=ranks.mean(axis=0).sort_values(kind="stable"),
-                   message=message, notes=tuple(notes), paired=paired)
+                   message=message, notes=tuple(notes), paired=paired, per_seed=ev.per_seed)
     return _with_orders(c, results, blocks)
 
 
