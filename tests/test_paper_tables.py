@@ -133,3 +133,23 @@ def test_baselines_true_gives_the_section_and_csv_without_reversed_warnings(tmp_
     frame = pd.read_csv(report.tables["baselines"])
     assert set(frame["detector"]) == {"iforest"} and "beats" in frame
     assert "Baselines" in report.pages["details.html"].read_text()
+
+
+def test_the_statistics_guides_worked_example():
+    """The block score of the guide's example, recomputed by the blocks the tests rank."""
+    from pathlib import Path
+
+    from clad.report.blocks import evidence_blocks
+    from clad.results.record import RunResult
+
+    table = {("concept_aware", "naive"): (0.80, 0.84), ("concept_aware", "replay"): (0.90, 0.86),
+             ("concept_agnostic", "naive"): (0.70, 0.74)}
+    runs = [RunResult("d", scenario, strategy, det, seed, metrics={"roc_auc": {"continual_average": v + shift}})
+            for (scenario, strategy), values in table.items() for seed, v in enumerate(values)
+            for det, shift in (("x", 0.0), ("y", -0.1))]
+    scores = evidence_blocks(runs, by="detector").scores
+    assert scores.at["d", "x"] == pytest.approx(0.785, abs=1e-12)
+    flat = np.mean([v for values in table.values() for v in values])
+    assert flat == pytest.approx(0.80667, abs=1e-5)
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "statistics.md").read_text()
+    assert "the block score is **0.785**" in guide and "would give 0.8067" in guide
