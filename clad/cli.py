@@ -272,12 +272,37 @@ def _report(args, results) -> int:
             print(f"clad: error: cannot write the report in {str(out)!r}: {where}: {exc.strerror or exc}; "
                   "give a writable folder with --out", file=sys.stderr)
             return EXIT_WRITE_FAILED
-    for line in _grouped_warnings(caught):
+    from .report.stats import StatisticsWarning
+
+    expected = [w for w in caught if issubclass(w.category, StatisticsWarning)]
+    for line in _grouped_warnings([w for w in caught if not issubclass(w.category, StatisticsWarning)]):
         log.warning("%s", line)
+    if expected:  # what the evidence allows is a fact about the grid, said in one short note
+        print(_statistics_note(expected, out / "statistics.html"))
     print(f"report: {report.index} ({len(report.pages)} pages; {len(report.figures):,} figures, {report.drawn:,} drawn, "
           f"{report.reused:,} kept from the last report; tables: "
           f"{', '.join(str(p.name) for p in report.tables.values())})")
     return 0
+
+
+def _statistics_note(caught, page) -> str:
+    """One short line for the statistics' caveats (one block, too few blocks, ...): each kind once,
+    how many comparisons it concerns, and the page that explains them.
+
+    >>> from types import SimpleNamespace as W
+    >>> print(_statistics_note([W(message="detectors by CA: one independent block (dataset: d): no test"),
+    ...                         W(message="strategies by CA: one independent block (dataset: d): no test")], "s.html"))
+    note: 2 comparisons: one independent block (dataset: d); what that allows is on s.html
+    """
+    kinds: dict[str, int] = {}
+    for message in dict.fromkeys(str(w.message) for w in caught):  # each comparison's caveat once
+        about, sep, rest = message.partition(": ")
+        text = rest if sep else about
+        head = text.split("): ", 1)[0] + ")" if "): " in text.split(". ")[0] else text.split(": ")[0]
+        head = head.split(";")[0][:100]
+        kinds[head] = kinds.get(head, 0) + 1
+    said = "; ".join(f"{n} comparison{'s' if n != 1 else ''}: {k}" for k, n in kinds.items())
+    return f"note: {said}; what that allows is on {page}"
 
 
 def _grouped_warnings(caught) -> list[str]:

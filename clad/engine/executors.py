@@ -684,6 +684,25 @@ def _units(configs: Sequence[RunConfig], replicas: int):
     return units if any(len(u) > 1 for u in units) else None
 
 
+def _unit_share(timings: dict | None, size: int) -> dict | None:
+    """A run's share of its replica unit's seconds: the runs of a unit are trained together, so each
+    thread's clock measured the unit's time; divided by the unit's size, the runs' seconds add up to
+    the unit's (the unit's measured total is kept as ``unit_total``).
+
+    >>> _unit_share({"fit": [2.0, 4.0], "score": [1.0, 1.0], "total": 8.0}, 4)
+    {'fit': [0.5, 1.0], 'score': [0.25, 0.25], 'total': 2.0, 'unit_total': 8.0}
+    """
+    if not timings or size <= 1:
+        return timings
+    out = dict(timings)
+    for key in ("fit", "score"):
+        if isinstance(out.get(key), list):
+            out[key] = [v / size if isinstance(v, (int, float)) else v for v in out[key]]
+    if isinstance(out.get("total"), (int, float)):
+        out["unit_total"], out["total"] = out["total"], out["total"] / size
+    return out
+
+
 def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
                  on_step: Callable[[RunConfig, str, int], None] | None = None) -> list:
     """Compute a unit: ``[(result, started, finished), ...]`` in the unit's order. One run is
@@ -734,7 +753,7 @@ def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, thread
     done = []
     for i, (result, started, finished) in enumerate(out):
         record = {"unit": uid, "size": len(unit), "index": i, "stacked_calls": group.stats.stacked_calls}
-        result = dataclasses.replace(result, extras={**(result.extras or {}), "replicas": record})
+        result = dataclasses.replace(result, timings=_unit_share(result.timings, len(unit)), extras={**(result.extras or {}), "replicas": record})
         done.append((result, started, finished))
     return done
 

@@ -254,8 +254,9 @@ def _table(title: str, groups: dict[str, list[RunResult]], shown: int) -> str:
 
 
 def format_failures(runs: Iterable[RunResult], shown: int = 5) -> str:
-    """One table of the failed runs grouped by cause (most frequent first), each cause in full
-    with its count and up to ``shown`` of its runs; '' when none failed.
+    """One table of the failed runs grouped by cause (most frequent first; causes that differ only
+    in their numbers, such as a seed in a message, are one), each cause in full with its count and
+    up to ``shown`` of its runs; '' when none failed.
 
     >>> from clad.results.record import RunResult
     >>> bad = [RunResult("d", "s", "naive", "x", seed, status="failed", error="ValueError: nu=2.0")
@@ -270,7 +271,16 @@ def format_failures(runs: Iterable[RunResult], shown: int = 5) -> str:
     failed = [r for r in runs if not r.ok]
     if not failed:
         return ""
-    return _table(f"Failed runs by cause ({len(failed)} failed):", _grouped(failed, lambda r: [r.cause]), shown)
+    from ..report.wording import warning_template
+
+    groups = _grouped(failed, lambda r: [warning_template(r.cause)])  # causes that differ only in numbers: one
+    shown_groups = {}
+    for members in groups.values():
+        causes = list(dict.fromkeys(r.cause for r in members))
+        what = causes[0] + (f"\n(and {len(causes) - 1} more cause{'s' if len(causes) > 2 else ''} that differ "
+                            "only in their numbers)" if len(causes) > 1 else "")
+        shown_groups[what] = members
+    return _table(f"Failed runs by cause ({len(failed)} failed):", shown_groups, shown)
 
 
 def format_warnings(runs: Iterable[RunResult], shown: int = 3) -> str:

@@ -21,10 +21,16 @@ from ..results.record import RunResult
 from .aggregate import BEST, NO_NOISE_ESTIMATE, SHARED_LABEL, WITHIN_NOISE, best_status, scenario_groups
 from .describe import computation_id, group_runs
 
-__all__ = ["headline_lines", "deterministic_configurations", "deterministic_caveats", "seed_reach"]
+__all__ = ["headline_lines", "deterministic_configurations", "deterministic_caveats", "seed_reach", "ONE_VALUE_MARK",
+           "ONE_VALUE_LEGEND"]
 
 #: how many configurations a caveat names before it says how many more there are
 NAMED = 6
+#: the mark of a best or runner-up resting on one independent value, and its legend (said once)
+ONE_VALUE_MARK = "†"
+ONE_VALUE_LEGEND = ("† n = 1: the best or the runner-up rests on one independent value (one seed, or a deterministic "
+                    "configuration whose seeds are one computation): no noise can be estimated, so neither "
+                    "\"intervals clear\" nor \"within noise\" is said.")
 
 
 def _config_text(row) -> str:
@@ -50,8 +56,9 @@ def headline_lines(table: pd.DataFrame, metric: str, chance: pd.DataFrame | None
                    results: Sequence[RunResult] = (), suffix=None) -> list[str]:
     """One HTML line per dataset and scenario of ``table`` (leaderboard rows of one base metric):
     the best configuration by ``metric``, its margin over the next and what the evidence allows:
-    "intervals clear", "within noise", or, where either rests on one independent value, that no
-    noise can be estimated; the chance level; the configurations whose runs failed (not ranked, or
+    "intervals clear", "within noise", or, where either rests on one independent value, ``n = 1``
+    and :data:`ONE_VALUE_MARK` (its legend, :data:`ONE_VALUE_LEGEND`, is said once under the lines);
+    the chance level; the configurations whose runs failed (not ranked, or
     ranked on fewer values); ``suffix(dataset, scenario)``, when given, adds its text to each line."""
     if table.empty:
         return []
@@ -76,13 +83,10 @@ def headline_lines(table: pd.DataFrame, metric: str, chance: pd.DataFrame | None
                 why = "intervals clear"
             elif mark == WITHIN_NOISE:
                 why = "within noise"
-            elif mark == NO_NOISE_ESTIMATE:
+            elif mark == NO_NOISE_ESTIMATE:  # said once, in ONE_VALUE_LEGEND, not on every line
                 ones = [r for r in (top, nxt) if r.get(f"{metric}_n", 2) < 2]
-                how = ("one seed" if all(r.get("runs", 1) <= 1 for r in ones) else
-                       "deterministic: one computation over the seeds")
-                why = (f"{' and '.join(_config_text(r) for r in ones)} "
-                       f"{'rests' if len(ones) == 1 else 'rest'} on one independent value ({how}): no noise can be "
-                       "estimated")
+                how = "one seed" if all(r.get("runs", 1) <= 1 for r in ones) else "deterministic"
+                why = f"n = 1, {how} {ONE_VALUE_MARK}"
             else:
                 why = "tied"
             text += f", {gap:.3f} ahead of {_config_text(nxt)} ({why})"

@@ -40,7 +40,7 @@ from .wording import result_text, warning_groups, warning_template
 from .describe import CONFIG_KEYS, MIN_INTERVAL_N, plural
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
-from .headline import deterministic_caveats, headline_lines
+from .headline import ONE_VALUE_LEGEND, ONE_VALUE_MARK, deterministic_caveats, headline_lines
 from .series import per_series_table, with_series_means
 from .tables import (
     cost_html,
@@ -599,8 +599,10 @@ def _findings(p: _Page) -> str:
     from ..metrics.base import base_metric_shown
 
     label = f"{get_metric(metric).label} ({base_metric_shown(base)})"
+    legend = (f"<p class='legend'>{H.html.escape(ONE_VALUE_LEGEND)}</p>"
+              if any(ONE_VALUE_MARK in item for item in items) else "")
     return (f"<div class='findings'><p><b>Best per scenario</b> by {H.html.escape(label)} (mean over seeds):</p>"
-            + _scrolled(f"<ul>{''.join(items)}</ul>", len(items)) + "</div>")
+            + _scrolled(f"<ul>{''.join(items)}</ul>", len(items)) + legend + "</div>")
 
 
 def _against_baselines(p: _Page, dataset, base, scenario, metric) -> str:
