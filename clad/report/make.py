@@ -670,7 +670,7 @@ def _first_sections(p: _Page, rankings, tables, label: str, blocks: list[tuple[s
         out.append(("ranking", "Ranking across blocks", ranking_html(rankings, tables, label)))
         base = p.lb["base_metric"].iloc[0] if not p.lb.empty else DEFAULT_METRIC
         out.append(("winners", "Best per block", winners_html(rankings, tables, p.chance, p.headline_metric, base,
-                                                                 label)))
+                                                                 label, {r.dataset: dataset_of(r) for r in p.ok})))
     if len(p.lb) <= FIRST_PAGE_ROWS:  # a small grid: the whole compact leaderboard fits
         out.extend(_leaderboard_section(p))
     out.extend(_cost_quality_section(p))

@@ -145,9 +145,10 @@ def ranking_html(rankings: Sequence[Ranking], tables: dict, label: str) -> str:
 
 
 def winners_html(rankings: Sequence[Ranking], tables: dict, chance: pd.DataFrame, metric: str, base_metric: str,
-                 label: str) -> str:
+                 label: str, block_of: dict | None = None) -> str:
     """Per block, per scenario: the best configuration, its margin over the runner-up and the
-    block's chance level: one row per block, a column group per scenario."""
+    block's chance level (the mean over its datasets' labels, ``block_of``: label -> block, e.g. a
+    dataset's concept orders): one row per block, a column group per scenario."""
     higher = get_metric(metric).higher_is_better
     scenarios = [r.scenario for r in rankings]
     per = {}
@@ -155,7 +156,8 @@ def winners_html(rankings: Sequence[Ranking], tables: dict, chance: pd.DataFrame
         ch = None
         if chance is not None and not chance.empty and f"{metric}_mean" in chance:
             part = chance[(chance["scenario"] == s) & (chance["base_metric"] == base_metric)]
-            ch = pd.Series(part[f"{metric}_mean"].to_numpy(float), index=part["dataset"].astype(str))
+            blocks_of = [str((block_of or {}).get(d, d)) for d in part["dataset"].astype(str)]
+            ch = pd.Series(part[f"{metric}_mean"].to_numpy(float), index=blocks_of).groupby(level=0).mean()
         per[s] = block_winners(tables[s][0], higher, ch).set_index("block")
     blocks = list(dict.fromkeys(b for s in scenarios for b in per[s].index))
     head1 = "<tr><th rowspan='2'>block</th>" + "".join(
