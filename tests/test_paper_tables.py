@@ -153,3 +153,29 @@ def test_the_statistics_guides_worked_example():
     assert flat == pytest.approx(0.80667, abs=1e-5)
     guide = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "statistics.md").read_text()
     assert "the block score is **0.785**" in guide and "would give 0.8067" in guide
+
+
+def test_best_per_scenario_ranks_every_strategy_that_ran_in_it(tmp_path):
+    """naive and replay read no concept id, so concept_aware = concept_incremental is one computation
+    for them; experts reads it, so it ran in each scenario on its own. Each scenario's ranking holds
+    all three (the merged runs compete in both), never a scenario 'concept_aware = concept_incremental'."""
+    from clad.report.aggregate import merge_shared
+    from clad.report.ranking import rankings
+
+    datasets = [{"name": "synthetic", "label": f"s{k}", "n_concepts": 3, "n_train": 80, "n_test": 60,
+                 "separation": 2.0 + k} for k in range(3)]
+    spec = parse_spec({"name": "merged", "seeds": 1, "datasets": datasets,
+                       "scenarios": ["concept_aware", "concept_incremental"],
+                       "strategies": ["naive", "replay", "experts"], "detectors": ["hbos"]})
+    result = run_spec(spec, tmp_path / "out")
+    assert result.n_failed == 0
+    merged = merge_shared(result.runs)
+    assert any(r.scenario == "concept_aware = concept_incremental" for r in merged)
+    ranked = {r.scenario: r for r in rankings(merged, "continual_average", "roc_auc")}
+    assert set(ranked) == {"concept_aware", "concept_incremental"}
+    aware = set(ranked["concept_aware"].table["configuration"])
+    assert {"naive + hbos", "replay + hbos", "experts + hbos"} <= aware
+    assert {"naive + hbos", "replay + hbos", "experts + hbos"} <= set(ranked["concept_incremental"].table["configuration"])
+    report = _report(tmp_path / "out")
+    first = report.index.read_text()
+    assert "concept_aware = concept_incremental (3 blocks" not in first  # a merged label is no scenario of its own
