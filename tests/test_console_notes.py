@@ -37,3 +37,24 @@ def test_clad_report_ends_with_one_short_note_not_warning_lines(tmp_path, capsys
     assert len(notes) == 1 and "one independent block (dataset: synthetic)" in notes[0], out
     assert len(notes[0]) < 200 and "statistics.html" in notes[0]
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING and "independent block" in r.getMessage()]
+
+
+def test_identical_tuning_runs_are_computed_once(tmp_path):
+    """first_concepts tuning with k = 1: naive and replay learn one concept alike, so every replay
+    tuning run takes its fitted step and its scoring from naive's (the step cache): none is computed twice."""
+    from clad.engine.benchmark import run_spec
+    from clad.engine.spec import parse_spec
+    from clad.results.store import ResultStore
+
+    spec = parse_spec({"name": "tune", "seeds": 2, "strategies": ["naive", "replay"],
+                       "datasets": [{"name": "synthetic", "n_concepts": 4, "n_train": 80, "n_test": 60}],
+                       "scenarios": ["concept_incremental"], "detectors": [{"name": "iforest", "n_estimators": 10}],
+                       "tuning": {"mode": "first_concepts", "k": 1,
+                                  "detectors": {"iforest": {"max_samples": [32, 64]}}}})
+    run_spec(spec, tmp_path / "out")
+    with ResultStore(tmp_path / "out" / "results.sqlite") as store:
+        tuning = [r for r in store.load_results() if len(r.concepts) == 1]
+    assert len(tuning) == 8
+    fitted = {s: sum(r.timings["work"]["fitted"] for r in tuning if r.strategy == s) for s in ("naive", "replay")}
+    scored = {s: sum(r.timings["work"]["scored"] for r in tuning if r.strategy == s) for s in ("naive", "replay")}
+    assert fitted == {"naive": 4, "replay": 0} and scored == {"naive": 4, "replay": 0}
