@@ -54,6 +54,27 @@ def _label(strategy: str, detector: str) -> str:
     return f"{strategy} + {detector}"
 
 
+def _order(values: list[dict], field: str, order: Sequence, key: str) -> dict:
+    """Give each of ``values`` its ``field``'s position in ``order`` as ``key``; return the sort
+    by it. Text from a spec reaches a figure as data only: a list of labels in a Vega-Lite sort
+    becomes part of a Vega expression, where a label such as ``if`` or a line separator breaks it.
+
+    >>> v = [{"c": "b"}, {"c": "a"}]
+    >>> _order(v, "c", ["a", "b"], "ci"), v
+    ({'field': 'ci', 'op': 'min'}, [{'c': 'b', 'ci': 1}, {'c': 'a', 'ci': 0}])
+    """
+    position = {label: k for k, label in enumerate(order)}
+    for v in values:
+        v[key] = position.get(v[field], len(position))
+    return {"field": key, "op": "min"}
+
+
+def _lookup(key: str, table: Sequence[dict], fields: Sequence[str]) -> dict:
+    """A transform adding ``fields`` to every datum from the row of ``table`` with its ``key``:
+    labels carried once, as data (never inside an expression)."""
+    return {"lookup": key, "from": {"data": {"values": list(table)}, "key": key, "fields": list(fields)}}
+
+
 def _colours(labels: Sequence[str]) -> dict:
     """A colour scale: one colour per label in order (the palette repeats past 20 labels)."""
     return {"domain": list(labels), "range": [PALETTE[k % len(PALETTE)] for k in range(len(labels))]}
@@ -93,6 +114,7 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     panels = []
     states = ["learned", "learned here", "future", "never learned"]  # a cell's state by its code
     for h in items:
+        p = len(panels)
         panels.append(_label(h.strategy, h.detector))
         mean, std, n = np.asarray(h.mean, float), np.asarray(h.std, float), np.asarray(h.n)
         chance = np.asarray(h.at_chance, bool) if h.at_chance is not None else np.zeros(mean.shape, bool)
@@ -100,7 +122,7 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
         i = np.arange(mean.shape[0])[:, None]
         code = np.where(t < 0, 3, np.where(i == t, 1, np.where(i < t, 2, 0)))
         for (a, b), m in np.ndenumerate(mean):  # a cell: short keys, its labels and text made by the browser
-            cell = {"s": h.strategy, "d": h.detector, "i": a, "j": b, "n": int(n[a, b]), "k": int(code[a, b])}
+            cell = {"p": p, "i": a, "j": b, "n": int(n[a, b]), "k": int(code[a, b])}
             if math.isfinite(m):
                 cell["m"] = round(float(m), 5)
             if math.isfinite(std[a, b]):
@@ -109,9 +131,13 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
                 cell["c"] = 1
             values.append(cell)
     span = (vmax - vmin) or 1.0
-    derived = [{"calculate": "datum.s + ' + ' + datum.d", "as": "panel"},
-               {"calculate": f"{json.dumps(rows, ensure_ascii=False)}[datum.i]", "as": "step"},
-               {"calculate": f"{json.dumps(list(first.cols), ensure_ascii=False)}[datum.j]", "as": "concept"},
+    strategies = list(dict.fromkeys(h.strategy for h in items))
+    detectors = list(dict.fromkeys(h.detector for h in items))
+    panel_rows = [{"p": k, "panel": panels[k], "s": h.strategy, "d": h.detector, "si": strategies.index(h.strategy),
+                   "di": detectors.index(h.detector)} for k, h in enumerate(items)]
+    derived = [_lookup("p", panel_rows, ("panel", "s", "d", "si", "di")),
+               _lookup("i", [{"i": k, "step": r} for k, r in enumerate(rows)], ("step",)),
+               _lookup("j", [{"j": k, "concept": str(c)} for k, c in enumerate(first.cols)], ("concept",)),
                {"calculate": f"{json.dumps(states)}[datum.k]", "as": "state"},
                {"calculate": "datum.m == null ? null : datum.m", "as": "mean"},
                {"calculate": "datum.e == null ? null : datum.e", "as": "std"},
@@ -125,8 +151,9 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     columns = max(1, min(len(items), int((WIDTH - label_w - 90) // (max(panel_w, head) + 18))))
     x_axis = {"title": "test concept", "labelAngle": -40 if _text_px(first.cols) > cell_w - 4 else 0,
               "labelLimit": 120}
-    encoding = {"x": {"field": "concept", "type": "ordinal", "sort": list(first.cols), "axis": x_axis},
-                "y": {"field": "step", "type": "ordinal", "sort": rows, "axis": {"title": None, "labelLimit": 180}}}
+    encoding = {"x": {"field": "concept", "type": "ordinal", "sort": {"field": "j", "op": "min"}, "axis": x_axis},
+                "y": {"field": "step", "type": "ordinal", "sort": {"field": "i", "op": "min"},
+                      "axis": {"title": None, "labelLimit": 180}}}
     tooltip = [{"field": "panel", "title": "configuration"}, {"field": "step", "title": "training step"},
                {"field": "concept", "title": "test concept"},
                {"field": "mean", "title": f"{base_metric_shown(first.base_metric)} (mean)", "format": ".4f"},
@@ -161,20 +188,21 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     title = (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({first.seeds_text}; mean"
              + (" ± std" if with_std else "") + " per cell)")
     header = {"labelLimit": max(panel_w + 10, 80), "labelFontWeight": "bold"}
-    strategies = list(dict.fromkeys(h.strategy for h in items))
-    detectors = list(dict.fromkeys(h.detector for h in items))
     full = len({(h.strategy, h.detector) for h in items}) == len(items) == len(strategies) * len(detectors)
     row_head = min(_text_px(strategies, 11), 160.0) + 30
     wrapped_rows = math.ceil(len(items) / columns)
     if (full and row_head + label_w + len(detectors) * (panel_w + 14) + 90 <= WIDTH
             and len(strategies) <= wrapped_rows + 1):  # strategies in rows, detectors in columns: no taller
-        facet = {"facet": {"row": {"field": "s", "type": "nominal", "sort": strategies, "title": "strategy",
+        facet = {"facet": {"row": {"field": "s", "type": "nominal", "sort": {"field": "si", "op": "min"},
+                                   "title": "strategy",
                                    "header": {**header, "labelAngle": 0, "labelAlign": "left", "labelLimit": 160}},
-                           "column": {"field": "d", "type": "nominal", "sort": detectors, "title": "detector",
+                           "column": {"field": "d", "type": "nominal", "sort": {"field": "di", "op": "min"},
+                                      "title": "detector",
                                       "header": header}}}
         grid_rows = len(strategies)
     else:
-        facet = {"facet": {"field": "panel", "type": "nominal", "sort": panels, "title": None, "header": header},
+        facet = {"facet": {"field": "panel", "type": "nominal", "sort": {"field": "p", "op": "min"}, "title": None,
+                           "header": header},
                  "columns": columns}
         grid_rows = wrapped_rows
     spec = {**_base(title, "rows: training step (concept learned); columns: test concept"), "data": {"values": values},
@@ -205,19 +233,20 @@ def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
     for strategy, detector, kind, step, m, s in zip(*columns):
         m, s = _num(m), _num(s)
         values.append({"config": _label(strategy, detector), "panel": panel.get(kind, kind),
-                       "step": step_label[int(step)], "mean": m, "std": s,
+                       "step": step_label[int(step)], "st": int(step), "mean": m, "std": s,
                        "lo": None if m is None or s is None else m - s, "hi": None if m is None or s is None else m + s})
     if "chance" in curves.columns and curves["chance"].notna().any():
         ref: dict[tuple, list[float]] = {}
         for kind, step, c in zip(curves["kind"].tolist(), curves["step"].tolist(), curves["chance"].tolist()):
             if c is not None and math.isfinite(c):
                 ref.setdefault((kind, int(step)), []).append(c)
-        values += [{"config": "chance", "panel": panel.get(k, k), "step": step_label[st], "mean": _num(np.mean(v))}
+        values += [{"config": "chance", "panel": panel.get(k, k), "step": step_label[st], "st": st,
+                    "mean": _num(np.mean(v))}
                    for (k, st), v in sorted(ref.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))]
     colours = _colours(labels)
     colours["domain"].append("chance")
     colours["range"].append("#555555")
-    x = {"field": "step", "type": "ordinal", "sort": [step_label[s] for s in steps],
+    x = {"field": "step", "type": "ordinal", "sort": {"field": "st", "op": "min"},
          "axis": {"title": "training step: concept learned", "labelAngle": -40, "labelLimit": 140}}
     colour = {"field": "config", "type": "nominal", "scale": colours, "title": "strategy + detector",
               "legend": {"orient": "bottom", "columns": 3, "symbolType": "stroke"}}
@@ -226,7 +255,8 @@ def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
     width = max(260, min(480, 46 * len(steps)))
     not_chance = {"filter": "datum.config !== 'chance'"}
     spec = {**_base(title), "data": {"values": values},
-            "facet": {"field": "panel", "type": "nominal", "sort": list(panel.values()), "title": None},
+            "facet": {"field": "panel", "type": "nominal", "sort": _order(values, "panel", list(panel.values()), "pi"),
+                      "title": None},
             "columns": 2 if 2 * width + 120 <= WIDTH else 1,
             "spec": {"width": width, "height": 220, "encoding": {"x": x}, "layer": [
                 *([{"transform": [not_chance, {"filter": "datum.lo !== null"}], "mark": {"type": "area", "opacity": 0.15},
@@ -265,8 +295,8 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
                        "zero": m is not None and abs(m) < small})
     colour = {"field": "config", "type": "nominal", "scale": _colours(labels), "title": "strategy + detector",
               "legend": {"orient": "bottom", "columns": 3}}
-    offset = {"field": "config", "type": "nominal", "sort": labels}
-    x = {"field": "concept", "type": "nominal", "sort": concepts,
+    offset = {"field": "config", "type": "nominal", "sort": _order(values, "config", labels, "ci")}
+    x = {"field": "concept", "type": "nominal", "sort": _order(values, "concept", concepts, "ki"),
          "axis": {"title": "test concept", "labelAngle": -40 if _text_px(concepts) > 40 else 0, "labelLimit": 140}}
     tooltip = [{"field": "config", "title": "strategy + detector"}, {"field": "concept", "title": "test concept"},
                {"field": "mean", "title": "forgetting (mean)", "format": ".4f"},
@@ -274,7 +304,8 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
     width = max(300, min(WIDTH - 120, len(concepts) * max(40, 9 * len(labels) + 12)))
     metrics = list(dict.fromkeys(v["metric"] for v in values))
     spec = {**_base(title, "positive = forgotten; ◆ = zero"), "data": {"values": values},
-            "facet": {"row": {"field": "metric", "type": "nominal", "sort": metrics, "title": None}},
+            "facet": {"row": {"field": "metric", "type": "nominal", "sort": _order(values, "metric", metrics, "mi"),
+                              "title": None}},
             "spec": {"width": width, "height": 180, "encoding": {"x": x, "xOffset": offset}, "layer": [
                 {"mark": {"type": "bar"}, "encoding": {
                     "y": {"field": "mean", "type": "quantitative", "title": "forgetting (peak − final)"},
@@ -307,8 +338,9 @@ def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
         peak = _num(row.peak_memory_mb_mean)
         memory.append({"config": label, "mb": peak, "std": _num(row.peak_memory_mb_std),
                        "text": "n/a" if peak is None else f"{peak:.3g} MB"})
-    y = {"field": "config", "type": "nominal", "sort": labels, "axis": {"title": "strategy + detector",
-                                                                       "labelLimit": 260}}
+    _order(memory, "config", labels, "ci")
+    y = {"field": "config", "type": "nominal", "sort": _order(seconds, "config", labels, "ci"),
+         "axis": {"title": "strategy + detector", "labelLimit": 260}}
     height = max(40, 18 * len(labels))
     part_colour = {"field": "part", "type": "nominal", "title": None,
                    "scale": {"domain": ["fit", "score"], "range": ["#1f77b4", "#ff7f0e"]}, "legend": {"orient": "top"}}
@@ -369,7 +401,8 @@ def cost_quality_chart(table: pd.DataFrame, label: str) -> tuple[dict, int]:
     spec = {**_base(f"Quality against compute: {label} (mean over blocks) and fit + score seconds per training step",
                     "red: the Pareto front (no configuration both cheaper and better), joined and named"),
             "data": {"values": values},
-            "facet": {"field": "scenario", "type": "nominal", "sort": scenarios, "title": None}, "columns": columns,
+            "facet": {"field": "scenario", "type": "nominal", "sort": _order(values, "scenario", scenarios, "si"),
+                      "title": None}, "columns": columns,
             "resolve": {"scale": {"x": "independent"}},
             "spec": {"width": width, "height": 240, "encoding": {"x": x, "y": y}, "layer": [
                 {"mark": {"type": "point", "filled": True, "color": "#7f7f7f", "opacity": 0.6, "size": 30},

@@ -123,7 +123,7 @@ class FigureStore:
         reserved on the page until it is drawn. Return its mark for the page."""
         stem = self._stem(kind, *parts)
         name = f"{stem}.js"
-        text = f"cladChart({json.dumps(stem)}, {json.dumps(spec, separators=(',', ':'), ensure_ascii=False)});\n"
+        text = f"cladChart({H.script_json(stem)}, {H.script_json(spec)});\n"
         data = text.encode("utf-8")
         target = self.folder / name
         try:
