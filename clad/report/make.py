@@ -703,6 +703,12 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     for b in by:
         if b not in CONFIG_KEYS:
             raise CladValueError(f"by={b!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}")
+    latex = latex_columns_of(latex_columns)  # a bad option is an error before anything is written
+    if headline is not None:
+        recorded = {m for r in results if r.ok for m in (*r.R, *r.metrics)}
+        if recorded and headline not in recorded:
+            raise CladValueError(f"headline={headline!r} is not a base metric of these results; allowed: "
+                                 f"{', '.join(sorted(recorded))}")
     out = Path(out_dir)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     H.write_assets(out / "assets")
@@ -713,12 +719,6 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
         report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance); "
                                "a comparison of methods leaves out, for every method of a dataset, the configurations "
                                "some method did not complete (each comparison's notes name them)")
-    latex = latex_columns_of(latex_columns)
-    if headline is not None:
-        recorded = {m for r in ok for m in (*r.R, *r.metrics)}
-        if recorded and headline not in recorded:
-            raise CladValueError(f"headline={headline!r} is not a base metric of these results; allowed: "
-                                 f"{', '.join(sorted(recorded))}")
     shown, same = merge_identical(merge_shared(ok))
     report.messages.extend(same)
     headline_metric = next(iter(scalar_names(headline=True)), DEFAULT_METRIC)
