@@ -216,7 +216,7 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event,
     from ..results.record import write_results
     from .executors import RunEvent
     from .references import ReferencePlan, attach_references, compute_references, reference_plan
-    from ..results.store import ResultStore
+    from ..results.store import ResultStore, damage_of
     from .summary import write_summaries
 
     grid = list({c.run_id: c for c in spec.configs}.values())
@@ -284,6 +284,9 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event,
         write_results(out / "results.json", everything, spec=spec.raw, references=references)
         table = write_summaries(out, everything, title=spec.name)
     except (sqlite3.Error, OSError) as exc:
+        damage = damage_of(db, exc)
+        if damage is not None:  # the file is damaged: running again would fail the same way
+            raise damage from None
         # the disk (or the database file) failed: what was committed before is kept, nothing is half-written
         raise ResultsWriteError(out, db, exc) from exc
     n_ok = sum(r.ok for r in results)
