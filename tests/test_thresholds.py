@@ -120,6 +120,21 @@ def test_spec_threshold_own_is_todays_run_and_fpr_enters_the_identity(tmp_path):
     assert len(outs["fpr"]["threshold"]["realised_fpr"]) == 2
 
 
+@pytest.mark.parametrize("metrics,served", [(["roc_auc"], False), (["roc_auc", "average_precision", "vus_pr"], False),
+                                            (["pa_f1_oracle"], False), (["roc_auc", "f1"], True), (["range_f1"], True)])
+def test_a_threshold_policy_serving_no_base_metric_is_refused(tmp_path, capsys, metrics, served):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_toml(name="t", base_metrics=metrics, threshold={"fpr": 0.05}))
+    rc = main(["run", str(spec), "--dry-run"])
+    err = capsys.readouterr().err
+    if served:
+        assert rc == 0, err
+    else:  # its calibration rows would change the scores' metrics for nothing
+        assert rc == 2 and "threshold = {'fpr': 0.05} serves none of base_metrics " + ", ".join(metrics) in err
+        assert "remove threshold, or add a thresholded base metric" in err
+        assert not (tmp_path / "out").exists()
+
+
 def test_spec_rejects_a_bad_threshold(tmp_path, capsys):
     spec = tmp_path / "bad.toml"
     spec.write_text(spec_toml(name="bad", threshold={"fpr": 0}))
