@@ -37,3 +37,53 @@ def test_a_damaged_database_is_said_damaged_by_clad_run(tmp_path, capsys, caplog
     assert f"{str(db)!r} is damaged" in err and "running again cannot resume from it" in err
     assert "run the same command again to resume" not in err
     assert db.read_bytes() == before  # nothing more written into it
+
+
+def _started(db) -> bool:
+    """Whether a results database records a run as started (read-only; False before it exists)."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return con.execute("SELECT count(*) FROM runs").fetchone()[0] > 0
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_results_folder_deleted_under_a_running_grid_is_said_and_not_recreated(tmp_path, jobs):
+    """Waits on conditions: the runs wait for a gate file the test creates once the folder is gone."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from runner_helpers import spec_toml
+
+    root = Path(__file__).resolve().parents[1]
+    gate, out = tmp_path / "gate", tmp_path / "out"
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_toml(name="A", seeds=2, scenarios=["concept_incremental"],
+                              datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
+                              detectors=[{"name": "reliability_plugins:GateDetector", "gate": str(gate)}]))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "tests"), str(root)])}
+    proc = subprocess.Popen([sys.executable, "-m", "clad.cli", "run", "--quiet", "--jobs", jobs, "--out", str(out),
+                             str(spec)], env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 600  # a safety net only: the loop ends when a run has started
+        while not _started(out / "results.sqlite") and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()[1]
+        shutil.rmtree(out)
+    finally:
+        gate.touch()
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 111, err
+    assert "was deleted, moved or replaced while the grid ran" in err and "are lost" in err
+    assert not (out / "results.json").exists()  # no folder of summaries without a database

@@ -151,6 +151,14 @@ def _not_a_database(exc: BaseException) -> bool:
     return any(w in str(exc) for w in ("not a database", "malformed", "file is encrypted"))
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def damage_of(path: str | os.PathLike, exc: BaseException) -> "DataError | None":
     """The error to raise when ``exc`` (a SQLite error met while reading or writing the results
     database at ``path``) comes from a damaged file rather than from the disk or a lock: a
@@ -476,6 +484,7 @@ class ResultStore:
             raise  # the folder cannot be written (read-only, full): the caller says where and why
         except sqlite3.Error as exc:
             raise DataError(f"results database {str(self.path)!r} cannot be opened ({exc})") from None
+        self._file = _file_identity(self.path)
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             self._initialise(time.monotonic() + timeout, check=existed)
@@ -554,6 +563,11 @@ class ResultStore:
             raise
 
     # -- plumbing ---------------------------------------------------------------------------
+    def still_there(self) -> bool:
+        """Whether the file this store writes is still the one at its path (not deleted, moved or
+        replaced since it was opened: SQLite would go on writing into a file no one can read)."""
+        return getattr(self, "_file", None) is None or _file_identity(self.path) == self._file
+
     def close(self) -> None:
         self._con.close()
         if self.readonly and not self._side_files_before:
