@@ -47,10 +47,10 @@ def test_policies_are_checked():
     assert check_threshold({"fpr": 0.1, "fraction": 0.5}) == {"fpr": 0.1, "calibration": 0.5}
     assert check_threshold({"fpr": 0.1, "calibration": 0.5}) == {"fpr": 0.1, "calibration": 0.5}
     assert check_threshold({"fpr": 0.1, "calibration": 300}) == {"fpr": 0.1, "calibration": 300}
-    for bad in (0, 1, 1.0, 1.5, -3, True, "all", 0.0):
+    for bad in (0, 1, 1.0, 1.5, -3, True, "all", 0.0, 10**30, float("nan"), float("inf")):
         with pytest.raises(CladValueError, match=rf"threshold.calibration={bad!r}; expected a share of each training "
                                                  r"concept's normal rows strictly between 0 and 1 \(e.g. 0.2\) or a "
-                                                 r"count of rows, an integer >= 2"):
+                                                 r"count of rows, an integer in \[2, 1,000,000,000\]"):
             check_threshold({"fpr": 0.1, "calibration": bad})
     with pytest.raises(CladValueError, match=r"threshold.fraction=300; expected a share .* \(e.g. 0.2\)$"):
         check_threshold({"fpr": 0.1, "fraction": 300})
