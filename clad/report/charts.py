@@ -39,6 +39,12 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 NA_COLOUR = "#d9d9d9"
 #: most panels of a heatmap figure whose cells carry their numbers (beyond, colour and tooltips)
 MAX_ANNOTATED_PANELS = 24
+#: tallest heatmap figure (px) whose cells carry their numbers: a taller one is drawn with small
+#: colour-only cells (values in the tooltips), so that a block page of many base metrics and
+#: configurations keeps its height budget with every figure open
+MAX_ANNOTATED_HEIGHT = 1_500
+#: a colour-only heatmap cell (px) when its panels would wrap into more than three rows (else 14)
+SMALL_CELL = 10.0
 _CONFIG = {"view": {"stroke": None}, "axis": {"labelFontSize": 10, "titleFontSize": 11},
            "header": {"labelFontSize": 11, "titleFontSize": 11}, "legend": {"labelFontSize": 10, "titleFontSize": 11,
                                                                             "labelLimit": 360}}
@@ -101,11 +107,16 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     where each concept was first learned; future cells (before it) are faded; a concept never
     learned has dashed borders; undefined cells are grey ``n/a``; a small circle marks a cell that
     cannot be told from chance. Numbers are written while there are at most
-    :data:`MAX_ANNOTATED_PANELS` panels of at most 10 test concepts and 16 steps."""
+    :data:`MAX_ANNOTATED_PANELS` panels of at most 10 test concepts and 16 steps, and the figure
+    stays within :data:`MAX_ANNOTATED_HEIGHT` px."""
     first = items[0]
     n_rows, n_cols = np.shape(first.mean)
     if annotate is None:
-        annotate = len(items) <= MAX_ANNOTATED_PANELS and n_cols <= 10 and n_rows <= 16
+        if len(items) <= MAX_ANNOTATED_PANELS and n_cols <= 10 and n_rows <= 16:
+            spec, height = heatmap_chart(items, vmin=vmin, vmax=vmax, annotate=True)
+            if height <= MAX_ANNOTATED_HEIGHT:
+                return spec, height
+        annotate = False
     with_std = annotate and any(np.isfinite(np.asarray(h.std, float)).any() for h in items)
     rows = [f"{i}: {c}" for i, c in enumerate(first.rows)]
     cell_w = max(46.0 if annotate else 14.0, min(_text_px(first.cols) * 0.75, 60.0) if annotate else 14.0)
@@ -146,9 +157,16 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
                              "'\\n±' + format(datum.e, '.2f'))", "as": "text"},
                {"calculate": f"datum.m != null && (datum.m - {vmin!r}) / {span!r} <= 0.6", "as": "light"}]
     label_w = min(_text_px(rows), 180.0) + 40
-    panel_w = n_cols * cell_w
-    head = min(_text_px(panels, 11), panel_w + 40)
-    columns = max(1, min(len(items), int((WIDTH - label_w - 90) // (max(panel_w, head) + 18))))
+
+    def layout(cell: float) -> tuple[float, float, int]:  # panel width, its title's width, panels per row
+        width = n_cols * cell
+        title_w = min(_text_px(panels, 11), width + 40)
+        return width, title_w, max(1, min(len(items), int((WIDTH - label_w - 90) // (max(width, title_w) + 18))))
+
+    panel_w, head, columns = layout(cell_w)
+    if not annotate and math.ceil(len(items) / columns) > 3:  # many colour-only panels: smaller cells
+        cell_w = cell_h = SMALL_CELL
+        panel_w, head, columns = layout(cell_w)
     x_axis = {"title": "test concept", "labelAngle": -40 if _text_px(first.cols) > cell_w - 4 else 0,
               "labelLimit": 120}
     encoding = {"x": {"field": "concept", "type": "ordinal", "sort": {"field": "j", "op": "min"}, "axis": x_axis},
@@ -219,11 +237,11 @@ def _step_values(part: pd.DataFrame) -> tuple[list[int], dict[int, str]]:
     return steps, {s: f"{s}: {first[s]}" for s in steps}
 
 
-def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
+def curves_chart(curves: pd.DataFrame, title: str, height: int = 220) -> tuple[dict, int]:
     """Learning curves of one dataset, scenario and base metric (rows of
     :func:`clad.report.aggregate.learning_curves`): the mean per step over the concepts seen so far
     and over all concepts, side by side, one line per strategy + detector with a ± std band over
-    seeds; dashed grey: chance."""
+    seeds; dashed grey: chance. ``height``: each panel's (px)."""
     labels = list(dict.fromkeys(_label(s, d) for s, d in zip(curves["strategy"], curves["detector"])))
     steps, step_label = _step_values(curves)
     base = base_metric_shown(curves["base_metric"].iloc[0]) if not curves.empty else ""
@@ -258,7 +276,7 @@ def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
             "facet": {"field": "panel", "type": "nominal", "sort": _order(values, "panel", list(panel.values()), "pi"),
                       "title": None},
             "columns": 2 if 2 * width + 120 <= WIDTH else 1,
-            "spec": {"width": width, "height": 220, "encoding": {"x": x}, "layer": [
+            "spec": {"width": width, "height": height, "encoding": {"x": x}, "layer": [
                 *([{"transform": [not_chance, {"filter": "datum.lo !== null"}], "mark": {"type": "area", "opacity": 0.15},
                     "encoding": {"y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"},
                                  "color": {**colour, "legend": None}}}] if any(v.get("lo") is not None for v in values)
@@ -272,7 +290,7 @@ def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
                  "encoding": {"y": {"field": "mean", "type": "quantitative"}, "color": colour,
                               "tooltip": tooltip[:3]}}]}}
     rows = 1 if 2 * width + 120 <= WIDTH else 2
-    return spec, int(80 + rows * 330 + 22 * math.ceil((len(labels) + 1) / 3))
+    return spec, int(80 + rows * (height + 110) + 22 * math.ceil((len(labels) + 1) / 3))
 
 
 def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
@@ -303,10 +321,11 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
                {"field": "std", "title": "std over seeds", "format": ".4f"}]
     width = max(300, min(WIDTH - 120, len(concepts) * max(40, 9 * len(labels) + 12)))
     metrics = list(dict.fromkeys(v["metric"] for v in values))
+    row_h = 180 if len(metrics) <= 4 else 110  # many base metrics: lower panels, the page stays within its budget
     spec = {**_base(title, "positive = forgotten; ◆ = zero"), "data": {"values": values},
             "facet": {"row": {"field": "metric", "type": "nominal", "sort": _order(values, "metric", metrics, "mi"),
                               "title": None}},
-            "spec": {"width": width, "height": 180, "encoding": {"x": x, "xOffset": offset}, "layer": [
+            "spec": {"width": width, "height": row_h, "encoding": {"x": x, "xOffset": offset}, "layer": [
                 {"mark": {"type": "bar"}, "encoding": {
                     "y": {"field": "mean", "type": "quantitative", "title": "forgetting (peak − final)"},
                     "color": colour, "tooltip": tooltip}},
@@ -319,7 +338,7 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
                  "encoding": {"y": {"datum": 0, "type": "quantitative"}, "color": colour, "tooltip": tooltip}},
                 {"mark": {"type": "rule", "color": "black", "strokeWidth": 0.8},
                  "encoding": {"y": {"datum": 0, "type": "quantitative"}}}]}}
-    return spec, int(80 + len(metrics) * 260 + 22 * math.ceil(len(labels) / 3))
+    return spec, int(80 + len(metrics) * (row_h + 80) + 22 * math.ceil(len(labels) / 3))
 
 
 def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:

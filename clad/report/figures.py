@@ -242,9 +242,10 @@ def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
     if kind == "curves":  # one figure per dataset, scenario and base metric: the first base metric shown
         bases = list(dict.fromkeys(table["base_metric"]))
         shown: dict[str, list[str]] = {b: [] for b in bases}
+        panel_h = 220 if len(bases) <= 4 else 160  # many base metrics: lower panels, the page keeps its budget
         for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
             spec, height = curves_chart(part, f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} "
-                                              "(mean over seeds, band ± std; dashed: chance)")
+                                              "(mean over seeds, band ± std; dashed: chance)", panel_h)
             shown[base].append(figs.chart(spec, height, "Learning curves",
                                           f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}",
                                           "curves", dataset, scenario, base))
