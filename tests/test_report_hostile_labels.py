@@ -172,3 +172,60 @@ def test_hostile_names_give_distinct_pages_and_every_figure_drawn(browser, tmp_p
                 assert target.exists(), (name, href[:200])
     assert not failed, failed
     assert drawn >= 4 * len(datasets)  # heatmap, curves, forgetting and cost on each block page
+
+
+def _hostile_spec(folder: Path) -> Path:
+    """A spec whose data set, detector, strategy and concept names come from :data:`HOSTILE`: a table
+    whose concept column holds hostile names, read twice under labels sharing a file name."""
+    import json
+
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    concepts = ["if", "a\u2028b", "</script><script>window.clad_injected = 1</script>", "../x", "x" * 10_000]
+    rows = []
+    for c in concepts:
+        for k in range(60):
+            rows.append({"concept": c, "f0": rng.normal() + (3 if k % 10 == 0 else 0), "f1": rng.normal(),
+                         "label": int(k % 10 == 0)})
+    frame = pd.DataFrame(rows)
+    frame.to_csv(folder / "hostile1.csv", index=False)
+    frame.assign(f1=frame["f1"] * 2).to_csv(folder / "hostile2.csv", index=False)  # another data set
+    q = json.dumps  # TOML basic strings take JSON's escapes
+    dataset = 'name = "table"\nfile = "hostile{}.csv"\nlabel_column = "label"\ndata_dir = ' + q(str(folder)) + "\n"
+    text = (f'name = "hostile"\nbase_metrics = ["roc_auc", "f1"]\nseeds = 1\n\n'
+            f'[[datasets]]\n{dataset.format(1)}label = {q("set a")}\n\n'
+            f'[[datasets]]\n{dataset.format(2)}label = {q("set/a " + HOSTILE[2])}\n\n'
+            '[[scenarios]]\nname = "concept_incremental"\n\n'
+            f'[[strategies]]\nname = "naive"\nlabel = {q("datum")}\n\n'
+            f'[[strategies]]\nname = "cumulative"\nlabel = {q("s" * 10_000)}\n\n'
+            f'[[detectors]]\nname = "hbos"\nlabel = {q("if")}\n\n'
+            f'[[detectors]]\nname = "hbos"\nn_bins = 5\nlabel = {q(HOSTILE[3] + " " + HOSTILE[7] + " " + HOSTILE[8])}\n')
+    path = folder / "hostile.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None, reason="needs Chromium and its driver")
+def test_a_grid_of_hostile_names_run_and_reported_end_to_end(browser, tmp_path):
+    from clad.cli import main
+
+    spec = _hostile_spec(tmp_path)
+    out = tmp_path / "out"
+    assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
+    assert main(["report", str(out)]) == 0
+    pages = sorted((out / "report" / "blocks").glob("*.html"))
+    assert len(pages) == 2  # 'set a' and 'set/a ...' share a slug: two pages all the same
+    drawn = 0
+    for path in [out / "report" / "index.html", *pages]:
+        state = page_figures(browser, path)
+        assert all("drawn" in c for _, c, _ in state), [(i, t) for i, c, t in state if "drawn" not in c]
+        drawn += len(state)
+        errors = [e["message"][:300] for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
+        assert not errors, (path.name, errors)
+        assert browser.execute_script("return window.clad_injected === undefined")
+        for href in browser.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"):
+            if href.startswith("file://"):
+                assert Path(unquote(href[len("file://"):].split("#")[0])).exists(), href[:200]
+    assert drawn >= 2 * 4
