@@ -158,15 +158,16 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
                {"calculate": f"datum.m != null && (datum.m - {vmin!r}) / {span!r} <= 0.6", "as": "light"}]
     label_w = min(_text_px(rows), 180.0) + 40
 
-    def layout(cell: float) -> tuple[float, float, int]:  # panel width, its title's width, panels per row
+    def layout(cell: float, title_room: float = 40) -> tuple[float, float, int]:
+        """The panel's width, its title's width and the panels per row, for cells of ``cell`` px."""
         width = n_cols * cell
-        title_w = min(_text_px(panels, 11), width + 40)
+        title_w = min(_text_px(panels, 11), width + title_room)
         return width, title_w, max(1, min(len(items), int((WIDTH - label_w - 90) // (max(width, title_w) + 18))))
 
     panel_w, head, columns = layout(cell_w)
-    if not annotate and math.ceil(len(items) / columns) > 3:  # many colour-only panels: smaller cells
-        cell_w = cell_h = SMALL_CELL
-        panel_w, head, columns = layout(cell_w)
+    if not annotate and math.ceil(len(items) / columns) > 3:  # many colour-only panels: smaller cells,
+        cell_w = cell_h = SMALL_CELL  # titles cut at the panel's width (the header's label limit)
+        panel_w, head, columns = layout(cell_w, title_room=10)
     x_axis = {"title": "test concept", "labelAngle": -40 if _text_px(first.cols) > cell_w - 4 else 0,
               "labelLimit": 120}
     encoding = {"x": {"field": "concept", "type": "ordinal", "sort": {"field": "j", "op": "min"}, "axis": x_axis},
