@@ -65,6 +65,8 @@ def test_every_block_gets_its_own_page_when_labels_share_a_file_name(tmp_path):
     for block, link in zip(COLLIDING, links):  # the first page lists the blocks in order: each opens its own
         text = (tmp_path / "rep" / link).read_text(encoding="utf-8")
         assert f"block {block}:" in text, (block, link)
+    figures = [n.lower() for n in report.figures]  # 'set-a' and 'Set-A' figures: files apart, letter case aside
+    assert len(set(figures)) == len(figures)
 
 
 def _expressions(node):

@@ -93,9 +93,9 @@ class FigureStore:
     def _stem(self, kind: str, *parts: str) -> str:
         stem = figure_name(kind, *parts)[:-4]
         base, k = stem, 2
-        while stem in self._stems:
+        while stem.lower() in self._stems:  # letter case aside: some file systems ignore it
             stem, k = f"{base}-{k}", k + 1
-        self._stems.add(stem)
+        self._stems.add(stem.lower())
         return stem
 
     def _entry(self, stem: str, section: str, description: str) -> str:
