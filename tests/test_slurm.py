@@ -71,6 +71,14 @@ def test_slurm_numbers_are_bounded_and_names_printable_at_spec_time(table, words
         parse_spec(_grid(seeds=1, slurm=table))  # so --dry-run refuses it too, before any job is submitted
 
 
+def test_a_slurm_configuration_built_in_code_is_checked_alike():
+    with pytest.raises(CladValueError, match=r"SlurmConfig poll_seconds: inf; expected a number > 0 and at most 3,600"):
+        SlurmConfig(poll_seconds=float("inf"))
+    with pytest.raises(CladValueError, match=r"SlurmConfig partition: 'a\\nb' holds the control character"):
+        SlurmConfig(partition="a\nb")
+    assert SlurmConfig(mem_gb=1, poll_seconds=1).mem_gb == 1.0
+
+
 def test_slurm_bounds_keep_every_sensible_value():
     top = parse_slurm({"poll_seconds": 3600, "mem_gb": 65_536, "time_minutes": 527_040, "retries": 0,
                        "partition": "gpu-a100", "sbatch": {"mail-type": "END", "nice": 10}})

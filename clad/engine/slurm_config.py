@@ -111,6 +111,13 @@ class SlurmConfig:
     overrides: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     confirm_cancel: Any = field(default=None, compare=False, repr=False)
 
+    def __post_init__(self):
+        """The same checks as a spec's ``[slurm]`` section, for a configuration built in code."""
+        for key in (*_INT_KEYS, "retries", "mem_gb", "poll_seconds", *_STR_KEYS):
+            value = getattr(self, key)
+            if value is not None:
+                object.__setattr__(self, key, _check_value("SlurmConfig", key, value))
+
     def resources(self, cfg) -> dict[str, Any]:
         """The resource keys (:data:`RESOURCE_KEYS`) that apply to run configuration ``cfg``: the
         section's, then its dataset's, strategy's and detector's tables over them."""
