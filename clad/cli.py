@@ -628,7 +628,8 @@ def _plugin_path(args) -> None:
     """Where plug-ins named by import path ('my_module:MyDetector') are found: after the installed
     packages, never before them (so a ``matplotlib.py`` in the current folder never shadows
     matplotlib). The spec's folder is appended for the commands that read a spec, the current
-    folder for ``clad check``; the implicit current-folder entry of ``python -c`` goes last."""
+    folder for ``clad check`` and ``clad list`` (which may name a plug-in by import path); the
+    implicit current-folder entry of ``python -c`` goes last."""
     if "" in sys.path:
         sys.path.remove("")
         sys.path.append("")
@@ -637,7 +638,7 @@ def _plugin_path(args) -> None:
         value = getattr(args, key, None)
         if isinstance(value, str) and value.endswith(".toml"):
             extra.append(os.path.dirname(os.path.abspath(value)))
-    if getattr(args, "func", None) is _cmd_check:
+    if getattr(args, "func", None) in (_cmd_check, _cmd_list):
         extra.append(os.getcwd())
     for folder in extra:
         if folder not in sys.path:

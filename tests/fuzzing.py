@@ -941,3 +941,83 @@ def reliability_cases(seed: int = 0, per_kind: int = 50):
         if isinstance(uri, str) and uri.split("://")[0] in ("http", "https"):
             uri = "gopher://host"
         yield "tracking_uri", repr(uri), (lambda uri=uri: check_tracking_uri(uri))
+
+
+#: numbers that no bounded setting takes: non-finite, signed, huge, and the wrong types
+_BAD_NUMBERS = (float("nan"), float("inf"), float("-inf"), -1, 0, 1e308, 10**30, "5", True, None, [1], {"a": 1})
+
+
+def surface_cases(seed: int = 0, per_kind: int = 50):
+    """Malformed values of the keys and options added last (threshold policy, baselines, replicas,
+    ``[slurm]``, ``--headline``, ``--latex-columns``, base-metric plug-ins), ``(kind, description,
+    thunk)`` as :func:`cases`: each a clean clad error before anything is written (a report's folder
+    and a results folder are the guards that must stay as they were)."""
+    import tempfile
+    from pathlib import Path
+
+    from clad.metrics.base import get_base_metric
+    from clad.report import make_report
+    from clad.report.tables import latex_columns
+
+    rng = np.random.default_rng(seed)
+    root = Path(tempfile.mkdtemp(prefix="surface-", dir=_tmpdir()))
+    P = lambda raw: (lambda raw=raw: parse_spec(raw, "fuzz"))  # noqa: E731
+    pick = lambda seq: seq[int(rng.integers(0, len(seq)))]  # noqa: E731
+    text = lambda: "".join(pick(string.printable + "\u2028\x00é数") for _ in range(int(rng.integers(0, 12))))  # noqa: E731
+
+    for i in range(per_kind):  # the threshold policy: its rate, its calibration rows, its form
+        fpr = pick(_BAD_NUMBERS + (1, 1.5, -0.05, 1 + 1e-12))
+        yield "threshold_fpr", repr(fpr), P(_raw(base_metrics=["f1"], threshold={"fpr": fpr}))
+        calibration = pick(_BAD_NUMBERS + (1.0, 1.5, -3, 0.0))
+        yield "threshold_calibration", repr(calibration), P(_raw(base_metrics=["f1"],
+                                                                 threshold={"fpr": 0.05, "calibration": calibration}))
+        form = pick(("mine", "", 0.05, 5, [0.05], {"rate": 0.05}, {"fpr": 0.05, "other": 1}, True, float("nan")))
+        yield "threshold_form", repr(form), P(_raw(base_metrics=["f1"], threshold=form))
+        metrics = pick((["roc_auc"], ["average_precision"], ["roc_auc", "vus_pr"], ["pa_f1_oracle"]))
+        yield "threshold_serves_nothing", repr(metrics), P(_raw(base_metrics=metrics, threshold={"fpr": 0.05}))
+    for i in range(per_kind):  # baselines and replicas
+        value = pick(("yes", 1, 0.5, float("nan"), ["nope"], [1], [True], {"random_scores": 1}, [text() + "x"], None))
+        yield "baselines_values", repr(value)[:40], P(_raw(baselines=value))
+        value = pick((0, -1, 1.5, float("nan"), float("inf"), "32", True, [2], -(10**20)))
+        yield "replicas_values", repr(value), P(_raw(replicas=value))
+    numbers = ("time_minutes", "cpus_per_run", "runs_per_job", "max_jobs", "retries", "mem_gb", "poll_seconds")
+    names = ("partition", "gres", "account", "qos", "constraint", "folder", "python")
+    for i in range(per_kind):  # [slurm]: every number bounded and finite, every name printable
+        key, value = pick(numbers), pick(_BAD_NUMBERS + (1e9, 10**9, 2.5))
+        if key in ("mem_gb", "poll_seconds") and value == 2.5 or key == "retries" and value == 0:
+            value = float("inf")  # a valid value there: a bad one instead
+        yield "slurm_numbers", f"{key}={value!r}", P(_raw(slurm={key: value}))
+        key, value = pick(names), pick(("", 5, None, "a\nb", "cpu\x00", "gpu\r", "q\u2028", "\t", ["cpu"]))
+        yield "slurm_names", f"{key}={value!r}", P(_raw(slurm={key: value}))
+        where = pick(("detectors", "strategies", "datasets"))
+        key, value = pick(("mem_gb", "time_minutes", "partition")), pick((float("nan"), float("inf"), 0, "x\ny", -2))
+        yield "slurm_component", f"{where} {key}={value!r}", P(_raw(slurm={where: {"iforest": {key: value}}}))
+        option = pick(({"x y": 1}, {"mem": "1\n#SBATCH --x"}, {"nice": float("nan")}, {"": "a"}, {"a": [1]}, "x", 5))
+        yield "slurm_sbatch", repr(option)[:40], P(_raw(slurm={"sbatch": option}))
+    folder = results_folder()
+    from clad.results import load_results
+
+    runs = load_results(folder)
+    before = [folder / "results.sqlite", folder / "results.json", folder]
+    for i in range(per_kind):  # the report's options: checked before the report folder is made
+        out = root / f"report{i}"
+        value = pick(("", ",,,", " , ", "CA,CA", "CA,continual_average", "all,CA", text() + "?", "CA,,BWT,BWT"))
+        yield "report_latex_columns", repr(value), _guarded(
+            lambda value=value, out=out: make_report(runs, out, latex_columns=value), out, *before)
+        value = pick(("", "pr_auc", "ROC-AUC", text() + "!", "roc_auc ", "f1\x00"))
+        yield "report_headline", repr(value), _guarded(
+            lambda value=value, out=out: make_report(runs, out, headline=value), out, *before)
+        yield "latex_columns_option", repr(value), (lambda value=pick(("", ",", "CA,CA", "x", "all,all")):
+                                                    latex_columns(value))
+    plugins = ("reliability_plugins:OUT_OF_BOUNDS", "reliability_plugins:ARRAY_METRIC", "reliability_plugins:TEXT_METRIC")
+    for i in range(per_kind):  # base-metric plug-ins: named wrongly, or breaking their declaration
+        path = pick(("no_such_module_x:M", "reliability_plugins:NOT_THERE", "json:dumps", "os:sep", ":M", "a:",
+                     "reliability_plugins:" + text() + "$"))
+        yield "metric_plugin_path", path, P(_raw(base_metrics=[path]))
+        n = int(rng.integers(8, 200))
+        y = np.zeros(n, dtype=np.int8)
+        y[int(rng.integers(0, n - 1)):][:max(1, n // 5)] = 1
+        y[0] = 0
+        scores = rng.normal(size=n) + y
+        yield "metric_plugin_output", pick(plugins), (
+            lambda metric=pick(plugins), y=y, scores=scores: get_base_metric(metric).checked(y, scores))

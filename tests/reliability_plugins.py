@@ -88,3 +88,32 @@ class ConstantDetector(_Mean):
 
     def score(self, X):
         return np.zeros(len(X))
+
+
+from clad.metrics.base import BaseMetric, undefined_on_one_class  # noqa: E402
+
+
+@undefined_on_one_class
+def _shifted_auc(y, scores):
+    """ROC-AUC plus 5: values far outside the [0, 1] its declaration claims."""
+    from sklearn.metrics import roc_auc_score
+
+    return 5.0 + roc_auc_score(y, scores)
+
+
+@undefined_on_one_class
+def _pair(y, scores):
+    """Two numbers where one is expected."""
+    return np.array([0.5, 0.5])
+
+
+@undefined_on_one_class
+def _text(y, scores):
+    """A string where a number is expected."""
+    return "0.5"
+
+
+#: base metrics that break their declaration: out of bounds, an array, a string
+OUT_OF_BOUNDS = BaseMetric("out_of_bounds", _shifted_auc, "shifted ROC-AUC", bounds=(0.0, 1.0))
+ARRAY_METRIC = BaseMetric("array_metric", _pair, "a pair")
+TEXT_METRIC = BaseMetric("text_metric", _text, "a string")

@@ -137,6 +137,12 @@ def test_a_recomputed_run_and_a_cut_short_export_are_logged_again(tmp_path, caps
     assert "0 runs logged to MLflow, 1 updated (1 its export was cut short), 0 already there" in capsys.readouterr().out
     (live,) = client.search_runs([exp])
     assert live.info.status == "FINISHED" and live.data.tags["clad.complete"] == "true"
+    from mlflow.entities import ViewType
+
+    # the cut-short run is gone, and not left RUNNING among the deleted ones either
+    everything = client.search_runs([exp], run_view_type=ViewType.ALL)
+    assert [r.info.status for r in everything if r.info.run_id == half.info.run_id] == ["KILLED"]
+    assert not [r for r in everything if r.info.status == "RUNNING"]
     assert {a.path for a in client.list_artifacts(live.info.run_id, "R")} == {"R/roc_auc.json", "R/roc_auc.png"}
     assert main(["export", str(out), "--format", "mlflow"]) == 0
     assert "0 runs logged to MLflow, 0 updated, 1 already there" in capsys.readouterr().out

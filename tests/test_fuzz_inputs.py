@@ -11,7 +11,7 @@ import pytest
 from clad.errors import CladError
 from clad.results.store import DestinationError
 
-from fuzzing import MAY_BE_VALID, cases, feature_cases, reliability_cases
+from fuzzing import MAY_BE_VALID, cases, feature_cases, reliability_cases, surface_cases
 
 #: what a bad input may end in: a clad error, or a destination that cannot be written (exit 111)
 CLEAR = (CladError, DestinationError)
@@ -72,6 +72,12 @@ def test_every_bad_input_ends_in_a_clean_clad_error(capsys):
     tally.update(rel_tally)
     clean.update(rel_clean)
     bad += rel_bad
+    new_tally, new_clean, new_bad = _fuzz(surface_cases(seed=0, per_kind=50))
+    _report(capsys, "fuzz (thresholds, baselines, replicas, [slurm], report options, metric plug-ins)", new_tally,
+            new_clean)
+    tally.update(new_tally)
+    clean.update(new_clean)
+    bad += new_bad
     _report(capsys, "fuzz (all)", tally, clean)
     assert len(tally) >= 80
     assert sum(tally.values()) >= 4000
@@ -145,4 +151,13 @@ def test_the_reliability_kinds_end_in_clean_errors_with_their_files_unchanged(ca
     """The reliability round's kinds, a few inputs each (the slow test above runs 50 of each)."""
     tally, clean, bad = _fuzz(reliability_cases(seed=1, per_kind=4))
     assert len(tally) >= 20
+    assert not bad, "\n".join(f"{k} [{d}]: {m}" for k, d, m in bad[:30])
+
+
+def test_the_new_surface_ends_in_clean_errors_with_its_files_unchanged(capsys):
+    """Thresholds, baselines, replicas, [slurm], the report's --headline and --latex-columns and
+    base-metric plug-ins, a few inputs each (the slow test above runs 50 of each)."""
+    tally, clean, bad = _fuzz(surface_cases(seed=1, per_kind=4))
+    _report(capsys, "fuzz (new surface, a few each)", tally, clean)
+    assert len(tally) >= 15
     assert not bad, "\n".join(f"{k} [{d}]: {m}" for k, d, m in bad[:30])

@@ -27,8 +27,14 @@ def _heatmap(strategy="naive", detector="iforest", at_chance=None):
                        ("A", "B", "A2"), ("A", "B", "C"), np.array([0, 1, -1]), (0, 1), at_chance=at_chance)
 
 
+def _lookups(spec):
+    """Each lookup transform's table by its key (the labels a figure carries as data)."""
+    return {t["lookup"]: t["from"]["data"]["values"] for t in spec["transform"] if "lookup" in t}
+
+
 def _cells(spec):
-    return {(v["s"], v["d"], v["i"], v["j"]): v for v in spec["data"]["values"]}
+    panels = {p["p"]: p for p in _lookups(spec)["p"]}
+    return {(panels[v["p"]]["s"], panels[v["p"]]["d"], v["i"], v["j"]): v for v in spec["data"]["values"]}
 
 
 def test_heatmap_cells_carry_value_state_and_chance():
@@ -46,9 +52,13 @@ def test_heatmap_cells_carry_value_state_and_chance():
     assert "m" not in na and "e" not in na  # NaN is no JSON number: the cell has no value
     assert [k for k, v in cells.items() if v.get("c")] == [("naive", "iforest", 0, 1)]
     json.dumps(spec, allow_nan=False)  # valid JSON: no NaN anywhere
-    derived = {t["as"]: t["calculate"] for t in spec["transform"]}
-    assert derived["step"] == '["0: A", "1: B", "2: A2"][datum.i]'
-    assert derived["concept"] == '["A", "B", "C"][datum.j]'
+    derived = {t["as"]: t["calculate"] for t in spec["transform"] if "calculate" in t}
+    tables = _lookups(spec)  # labels are data, looked up by position: never inside an expression
+    assert tables["i"] == [{"i": 0, "step": "0: A"}, {"i": 1, "step": "1: B"}, {"i": 2, "step": "2: A2"}]
+    assert tables["j"] == [{"j": 0, "concept": "A"}, {"j": 1, "concept": "B"}, {"j": 2, "concept": "C"}]
+    assert [(p["panel"], p["si"], p["di"]) for p in tables["p"]] == [("naive + iforest", 0, 0),
+                                                                     ("cumulative + iforest", 1, 0)]
+    assert set(derived) == {"state", "mean", "std", "chance", "text", "light"}
     assert derived["state"] == '["learned", "learned here", "future", "never learned"][datum.k]'
     assert "format(datum.m, '.2f')" in derived["text"] and "'\\n±' + format(datum.e, '.2f')" in derived["text"]
     # strategies in rows and detectors in columns: every pair is a panel
@@ -78,7 +88,8 @@ def test_curves_chart_holds_means_bands_and_chance():
     assert [(v["step"], v["mean"], v["lo"], v["hi"]) for v in seen] == [("0: A", 0.9, 0.8, 1.0), ("1: B", 0.8, None, None)]
     chance = [v for v in values if v["config"] == "chance"]
     assert len(chance) == 4 and {v["mean"] for v in chance} == {0.25}
-    assert spec["spec"]["encoding"]["x"]["sort"] == ["0: A", "1: B"]
+    assert spec["spec"]["encoding"]["x"]["sort"] == {"field": "st", "op": "min"}  # steps in order, by number
+    assert [v["st"] for v in seen] == [0, 1]
 
 
 def test_forgetting_chart_marks_zero_and_keeps_error_bars():
@@ -98,7 +109,7 @@ def test_cost_chart_stacks_fit_and_score():
     left, right = spec["hconcat"]
     assert [(d["part"], d["seconds"], d["total"]) for d in left["data"]["values"]] == [("fit", 0.2, "0.25 s"),
                                                                                        ("score", 0.05, "0.25 s")]
-    assert right["data"]["values"] == [{"config": "naive + x", "mb": 12.5, "std": 1.0, "text": "12.5 MB"}]
+    assert right["data"]["values"] == [{"config": "naive + x", "mb": 12.5, "std": 1.0, "text": "12.5 MB", "ci": 0}]
 
 
 def _runs(shift=0.0):

@@ -37,14 +37,52 @@ def _grid(seeds=25, detectors=None, n_concepts=2, **extra) -> dict:
 
 # -- the configuration (no cluster needed) ----------------------------------------------------------
 def test_slurm_section_is_validated_with_the_key_and_what_is_allowed():
-    with pytest.raises(CladValueError, match=r"\[slurm\] mem_gb: -1; expected a number > 0"):
+    with pytest.raises(CladValueError, match=r"\[slurm\] mem_gb: -1; expected a number > 0 and at most"):
         parse_slurm({"mem_gb": -1})
     with pytest.raises(CladValueError, match=r"\[slurm.detectors.autoencoder\] gpus: unknown key"):
         parse_slurm({"detectors": {"autoencoder": {"gpus": 1}}})
-    with pytest.raises(Exception, match=r"\[slurm\] retries: 'two'; expected an integer >= 0"):
+    with pytest.raises(Exception, match=r"\[slurm\] retries: 'two'; expected an integer in \[0, 100\]"):
         parse_spec(_grid(slurm={"retries": "two"}))
     spec = parse_spec(_grid(seeds=1, slurm={"partition": "cpu", "max_jobs": 4}))
     assert spec.slurm == SlurmConfig(partition="cpu", max_jobs=4)
+
+
+@pytest.mark.parametrize("table,words", [
+    ({"poll_seconds": 1e9}, r"\[slurm\] poll_seconds: 1000000000.0; expected a number > 0 and at most 3,600"),
+    ({"poll_seconds": float("inf")}, r"poll_seconds: inf; expected a number > 0 and at most 3,600"),
+    ({"poll_seconds": float("nan")}, r"poll_seconds: nan; expected a number > 0"),
+    ({"mem_gb": float("inf")}, r"\[slurm\] mem_gb: inf; expected a number > 0 and at most 65,536"),
+    ({"mem_gb": 1e12}, r"mem_gb: 1000000000000.0; expected a number > 0 and at most 65,536"),
+    ({"detectors": {"x": {"mem_gb": float("nan")}}}, r"\[slurm.detectors.x\] mem_gb: nan"),
+    ({"time_minutes": 10**12}, r"time_minutes: 1000000000000; expected an integer in \[1, 527,040\]"),
+    ({"max_jobs": 10**9}, r"max_jobs: 1000000000; expected an integer in \[1, 100,000\]"),
+    ({"retries": 10**6}, r"retries: 1000000; expected an integer in \[0, 100\]"),
+    ({"partition": "cpu\n#SBATCH --mem=1"}, r"\[slurm\] partition: 'cpu\\n#SBATCH --mem=1' holds the control"),
+    ({"account": "a\x00b"}, r"account: 'a\\x00b' holds the control character"),
+    ({"datasets": {"d": {"qos": "q\u2028"}}}, r"\[slurm.datasets.d\] qos: 'q\\u2028' holds the control"),
+    ({"sbatch": {"mail-user": "a@b\nrm"}}, r"sbatch.mail-user: 'a@b\\nrm' holds the control character"),
+    ({"sbatch": {"x y": "1"}}, r"sbatch: option 'x y'; expected an sbatch option name"),
+    ({"sbatch": {"nice": float("inf")}}, r"sbatch.nice: inf; expected a string or a finite number"),
+])
+def test_slurm_numbers_are_bounded_and_names_printable_at_spec_time(table, words):
+    with pytest.raises(CladValueError, match=words):
+        parse_slurm(table)
+    with pytest.raises(CladValueError, match=words):
+        parse_spec(_grid(seeds=1, slurm=table))  # so --dry-run refuses it too, before any job is submitted
+
+
+def test_a_slurm_configuration_built_in_code_is_checked_alike():
+    with pytest.raises(CladValueError, match=r"SlurmConfig poll_seconds: inf; expected a number > 0 and at most 3,600"):
+        SlurmConfig(poll_seconds=float("inf"))
+    with pytest.raises(CladValueError, match=r"SlurmConfig partition: 'a\\nb' holds the control character"):
+        SlurmConfig(partition="a\nb")
+    assert SlurmConfig(mem_gb=1, poll_seconds=1).mem_gb == 1.0
+
+
+def test_slurm_bounds_keep_every_sensible_value():
+    top = parse_slurm({"poll_seconds": 3600, "mem_gb": 65_536, "time_minutes": 527_040, "retries": 0,
+                       "partition": "gpu-a100", "sbatch": {"mail-type": "END", "nice": 10}})
+    assert (top.poll_seconds, top.mem_gb, top.time_minutes, top.retries) == (3600.0, 65_536.0, 527_040, 0)
 
 
 def test_per_component_resources_apply_to_that_component_only():

@@ -47,10 +47,10 @@ def test_policies_are_checked():
     assert check_threshold({"fpr": 0.1, "fraction": 0.5}) == {"fpr": 0.1, "calibration": 0.5}
     assert check_threshold({"fpr": 0.1, "calibration": 0.5}) == {"fpr": 0.1, "calibration": 0.5}
     assert check_threshold({"fpr": 0.1, "calibration": 300}) == {"fpr": 0.1, "calibration": 300}
-    for bad in (0, 1, 1.0, 1.5, -3, True, "all", 0.0):
+    for bad in (0, 1, 1.0, 1.5, -3, True, "all", 0.0, 10**30, float("nan"), float("inf")):
         with pytest.raises(CladValueError, match=rf"threshold.calibration={bad!r}; expected a share of each training "
                                                  r"concept's normal rows strictly between 0 and 1 \(e.g. 0.2\) or a "
-                                                 r"count of rows, an integer >= 2"):
+                                                 r"count of rows, an integer in \[2, 1,000,000,000\]"):
             check_threshold({"fpr": 0.1, "calibration": bad})
     with pytest.raises(CladValueError, match=r"threshold.fraction=300; expected a share .* \(e.g. 0.2\)$"):
         check_threshold({"fpr": 0.1, "fraction": 300})
@@ -118,6 +118,21 @@ def test_spec_threshold_own_is_todays_run_and_fpr_enters_the_identity(tmp_path):
     assert outs["fpr"]["config"]["threshold"] == {"fpr": 0.05, "calibration": 0.2}
     assert outs["fpr"]["threshold"]["calibration_rows"] == {"C0": 16, "C1": 16}
     assert len(outs["fpr"]["threshold"]["realised_fpr"]) == 2
+
+
+@pytest.mark.parametrize("metrics,served", [(["roc_auc"], False), (["roc_auc", "average_precision", "vus_pr"], False),
+                                            (["pa_f1_oracle"], False), (["roc_auc", "f1"], True), (["range_f1"], True)])
+def test_a_threshold_policy_serving_no_base_metric_is_refused(tmp_path, capsys, metrics, served):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_toml(name="t", base_metrics=metrics, threshold={"fpr": 0.05}))
+    rc = main(["run", str(spec), "--dry-run"])
+    err = capsys.readouterr().err
+    if served:
+        assert rc == 0, err
+    else:  # its calibration rows would change the scores' metrics for nothing
+        assert rc == 2 and "threshold = {'fpr': 0.05} serves none of base_metrics " + ", ".join(metrics) in err
+        assert "remove threshold, or add a thresholded base metric" in err
+        assert not (tmp_path / "out").exists()
 
 
 def test_spec_rejects_a_bad_threshold(tmp_path, capsys):

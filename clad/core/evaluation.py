@@ -380,7 +380,7 @@ class Evaluator:
         # warnings filter is changed: that is not thread-safe with n_jobs > 1)
         decl = self._decls[name]
         x = scored.scores if decl.input == "scores" else flags(scored)
-        return float(decl.function(y, x, **self.metric_params.get(name, {})))
+        return decl.checked(y, x, **self.metric_params.get(name, {}))
 
     def _per_series(self, concept: Concept, scored: Scored) -> list[list[float]]:
         """Every base metric on every series of ``concept`` (NaN where a series holds one class)."""

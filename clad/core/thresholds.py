@@ -58,6 +58,10 @@ DEFAULT_CALIBRATION_FRACTION = 0.2
 JOINT_SHARE = 0.05
 
 
+#: the largest count of calibration rows a spec may ask for (more than any concept holds)
+MAX_CALIBRATION_ROWS = 1_000_000_000
+
+
 def check_threshold(value) -> str | dict:
     """A threshold policy as a spec writes it: ``"own"`` (or None), or ``{"fpr": x}`` with ``0 < x
     < 1`` and optionally ``"calibration"``: the calibration rows of each training concept, a share
@@ -90,10 +94,12 @@ def check_threshold(value) -> str | dict:
     key = "fraction" if "fraction" in value else "calibration"
     size = value.get(key, DEFAULT_CALIBRATION_FRACTION)
     ok = not isinstance(size, bool) and (isinstance(size, float) and 0 < size < 1
-                                          or isinstance(size, int) and (size >= 2 if key == "calibration" else False))
+                                          or isinstance(size, int) and (2 <= size <= MAX_CALIBRATION_ROWS
+                                                                        if key == "calibration" else False))
     if not ok:
         raise CladValueError(f"threshold.{key}={size!r}; expected a share of each training concept's normal rows "
-                             "strictly between 0 and 1 (e.g. 0.2)" + (" or a count of rows, an integer >= 2 (e.g. 300)"
+                             "strictly between 0 and 1 (e.g. 0.2)" + (" or a count of rows, an integer in [2, "
+                                                                      f"{MAX_CALIBRATION_ROWS:,}] (e.g. 300)"
                                                                       if key == "calibration" else ""))
     return {"fpr": float(fpr), "calibration": size if isinstance(size, int) else float(size)}
 

@@ -118,8 +118,14 @@ class ResultsWriteError(OSError):
     """Writing the results failed (disk full, database unwritable): runs committed before are
     kept in ``database``; run the same benchmark again to resume."""
 
-    def __init__(self, out: Path, database: Path, cause: BaseException):
+    def __init__(self, out: Path, database: Path, cause: BaseException, lost: bool = False):
         self.out, self.database, self.cause = Path(out), Path(database), cause
+        if lost:  # ``lost``: the database was deleted or replaced while the grid ran
+            super().__init__(f"the results database {database} was deleted, moved or replaced while the grid ran "
+                             f"(its folder {out} removed?): the runs of this invocation went into a file no one can "
+                             "read and are lost; nothing more is written there; run the same command again to "
+                             "compute them")
+            return
         super().__init__(f"writing the results in {out} failed ({type(cause).__name__}: {cause}); runs finished "
                          f"before this are kept in {database}; fix the cause and run the same command again to "
                          "resume")
@@ -214,7 +220,7 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event,
     from ..results.record import write_results
     from .executors import RunEvent
     from .references import ReferencePlan, attach_references, compute_references, reference_plan
-    from ..results.store import ResultStore
+    from ..results.store import ResultStore, damage_of
     from .summary import write_summaries
 
     grid = list({c.run_id: c for c in spec.configs}.values())
@@ -272,6 +278,8 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event,
                 tuning_ids = [c.run_id for c in phases[0].configs] if plan is not None and phases else []
                 retire_stale(store, spec, set(ids) | set(tuning_ids), {c.run_id for c in refs.configs},
                              with_references=bool(spec.references))
+            if not store.still_there():  # the folder was deleted or replaced under the run
+                raise ResultsWriteError(out, db, FileNotFoundError(db), lost=True)
             attach_references(store, refs, ids)  # every finished run's metrics against its references
             results = store.load_results(ids)  # in the spec's order
             references = tuple(store.load_references())
@@ -281,7 +289,12 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event,
                                     and not _tuning_record(r)]
         write_results(out / "results.json", everything, spec=spec.raw, references=references)
         table = write_summaries(out, everything, title=spec.name)
+    except ResultsWriteError:
+        raise
     except (sqlite3.Error, OSError) as exc:
+        damage = damage_of(db, exc)
+        if damage is not None:  # the file is damaged: running again would fail the same way
+            raise damage from None
         # the disk (or the database file) failed: what was committed before is kept, nothing is half-written
         raise ResultsWriteError(out, db, exc) from exc
     n_ok = sum(r.ok for r in results)

@@ -157,7 +157,7 @@ def _log_run(client, experiment_id: str, run, classes, folder: str = "") -> str:
         _fill_run(client, rid, run, classes, now)
     except BaseException:  # Ctrl-C, SIGTERM or an error half-way: no half-logged run stays RUNNING
         with contextlib.suppress(Exception):
-            client.delete_run(rid)
+            _discard(client, rid, "RUNNING")
         raise
     return rid
 
@@ -234,7 +234,7 @@ def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
                 skipped += 1
                 continue
             for old in before:
-                client.delete_run(old.info.run_id)
+                _discard(client, old.info.run_id, old.info.status)
             _log_run(client, experiment_id, run, classes, here)
             if before:
                 updated += 1
@@ -244,10 +244,18 @@ def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
         for rid, left in exported_before.items():  # exported from this folder, no longer in it
             for old in left:
                 if rid and old.data.tags.get("clad.folder") == here:
-                    client.delete_run(old.info.run_id)
+                    _discard(client, old.info.run_id, old.info.status)
                     retired += 1
     return {"tracking_uri": tracking_uri, "experiment_id": experiment_id, "exported": exported,
             "updated": updated, "skipped": skipped, "retired": retired, "reasons": reasons}
+
+
+def _discard(client, rid: str, status: str) -> None:
+    """Delete an exported run; one whose export was cut short is marked ``KILLED`` first (MLflow keeps
+    a deleted run's status: it would stay ``RUNNING`` in the store for ever)."""
+    if status not in ("FINISHED", "FAILED", "KILLED"):
+        client.set_terminated(rid, status="KILLED")
+    client.delete_run(rid)
 
 
 def _why_again(before: list, run) -> str | None:

@@ -54,6 +54,8 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -77,6 +79,10 @@ _TOP_KEYS = ("partition", "time_minutes", "cpus_per_run", "mem_gb", "gres", "run
 COMPONENT_KINDS = ("detectors", "strategies", "datasets")
 _INT_KEYS = ("time_minutes", "cpus_per_run", "runs_per_job", "max_jobs")
 _STR_KEYS = ("partition", "gres", "folder", "account", "qos", "constraint", "python")
+#: the largest value each number may take: beyond it a value is a slip, not a cluster's setting
+#: (a year's time limit, a rack of cores, 64 TiB of memory, an hour between two looks at the cluster)
+MAXIMA = {"time_minutes": 366 * 24 * 60, "cpus_per_run": 4096, "runs_per_job": 1_000_000, "max_jobs": 100_000,
+          "retries": 100, "mem_gb": 65_536.0, "poll_seconds": 3_600.0}
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,13 @@ class SlurmConfig:
     sbatch: Mapping[str, Any] = field(default_factory=dict)
     overrides: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     confirm_cancel: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        """The same checks as a spec's ``[slurm]`` section, for a configuration built in code."""
+        for key in (*_INT_KEYS, "retries", "mem_gb", "poll_seconds", *_STR_KEYS):
+            value = getattr(self, key)
+            if value is not None:
+                object.__setattr__(self, key, _check_value("SlurmConfig", key, value))
 
     def resources(self, cfg) -> dict[str, Any]:
         """The resource keys (:data:`RESOURCE_KEYS`) that apply to run configuration ``cfg``: the
@@ -170,19 +183,29 @@ def _did_you_mean(key: str, allowed) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def _no_control(where: str, key: str, value: str) -> None:
+    """A value written into a job script or an sbatch option holds no control character (a line
+    break there would start another line of the script)."""
+    bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+    if bad is not None:
+        raise CladValueError(f"{where} {key}: {value!r} holds the control character {bad!r}; expected printable text")
+
+
 def _check_value(where: str, key: str, value: Any) -> Any:
     if key in _INT_KEYS or key in ("retries",):
         low = 0 if key == "retries" else 1
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise CladValueError(f"{where} {key}: {value!r}; expected an integer >= {low}")
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAXIMA[key]:
+            raise CladValueError(f"{where} {key}: {value!r}; expected an integer in [{low}, {MAXIMA[key]:,}]")
         return int(value)
     if key in ("mem_gb", "poll_seconds"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise CladValueError(f"{where} {key}: {value!r}; expected a number > 0")
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                or not 0 < value <= MAXIMA[key]):
+            raise CladValueError(f"{where} {key}: {value!r}; expected a number > 0 and at most {MAXIMA[key]:,g}")
         return float(value)
     if key in _STR_KEYS:
         if not isinstance(value, str) or not value:
             raise CladValueError(f"{where} {key}: {value!r}; expected a non-empty string")
+        _no_control(where, key, value)
         return value
     if key == "setup":
         if isinstance(value, str):
@@ -197,6 +220,13 @@ def _check_value(where: str, key: str, value: Any) -> Any:
     if key == "sbatch":
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
             raise CladValueError(f"{where} sbatch: {value!r}; expected a table of sbatch options")
+        for k, v in value.items():
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", k):
+                raise CladValueError(f"{where} sbatch: option {k!r}; expected an sbatch option name (letters, "
+                                     "digits, '-' and '_')")
+            if isinstance(v, float) and not math.isfinite(v) or not isinstance(v, (str, int, float)):
+                raise CladValueError(f"{where} sbatch.{k}: {v!r}; expected a string or a finite number")
+            _no_control(where, f"sbatch.{k}", str(v))
         return dict(value)
     raise AssertionError(key)  # pragma: no cover
 

@@ -682,6 +682,23 @@ def _read_threshold(r: _Reading) -> None:
         r.problems.append(str(exc))
         return
     r.threshold = None if policy == "own" else policy
+    if r.threshold is not None:
+        r.problems.extend(_threshold_serves_nothing(r.raw["threshold"], r.metrics))
+
+
+def _threshold_serves_nothing(raw, metrics) -> list[str]:
+    """A problem when a threshold policy serves no base metric of the spec: it sets the labels of
+    the metrics that read them, and its calibration rows (held out of every training concept)
+    would change every other metric for nothing."""
+    from ..metrics.base import find_base_metric
+
+    decls = [find_base_metric(m) for m in metrics if isinstance(m, str)]
+    if any(d is None for d in decls) or any(d.input == "labels" for d in decls):
+        return []  # a base metric it serves (or one the base_metrics check reports)
+    return [f"threshold = {raw!r} serves none of base_metrics {', '.join(map(str, metrics))}: a threshold policy "
+            "sets the labels of the metrics that read them (such as f1, range_f1, event_f1), and the calibration "
+            "rows it holds out of every training concept would change these metrics for nothing; remove "
+            "threshold, or add a thresholded base metric"]
 
 
 def _read_pairs(r: _Reading) -> None:

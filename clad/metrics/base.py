@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import CladValueError
+from ..errors import CladTypeError, CladValueError
 
 __all__ = ["BaseMetric", "INPUT_KINDS", "BASE_METRIC_REGISTRY", "register_base_metric", "unregister_base_metric",
            "get_base_metric", "find_base_metric", "base_metric_names", "base_metric_problem", "check_base_metrics",
@@ -93,6 +93,39 @@ class BaseMetric:
     def __call__(self, y, x, **params) -> float:
         """The metric of labels ``y`` and scores (or thresholded labels) ``x``."""
         return float(self.function(y, x, **params))
+
+    def checked(self, y, x, **params) -> float:
+        """The metric of ``y`` and ``x``, held to its declaration: one real number (NaN where
+        undefined) within its bounds, else an error naming the metric and what it returned."""
+        return self.check_value(self.function(y, x, **params))
+
+    def check_value(self, value) -> float:
+        """``value`` as the float this metric declares, or an error naming the metric.
+
+        >>> m = BaseMetric("m", lambda y, x: 0.0, "m")
+        >>> m.check_value(1.0), m.check_value(float("nan"))
+        (1.0, nan)
+        >>> m.check_value(5.4)
+        Traceback (most recent call last):
+        clad.errors.CladValueError: base metric m returned 5.4, outside its declared bounds [0, 1]
+        >>> m.check_value([0.5, 0.5])
+        Traceback (most recent call last):
+        clad.errors.CladTypeError: base metric m returned list [0.5, 0.5]; expected one real number (NaN where undefined)
+        """
+        v = np.asarray(value) if not isinstance(value, (str, bytes)) else None
+        if v is None or v.ndim != 0 or not (np.issubdtype(v.dtype, np.integer) or np.issubdtype(v.dtype, np.floating)
+                                            or v.dtype == bool):
+            shown = repr(value)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            raise CladTypeError(f"base metric {self.name} returned {type(value).__name__} {shown}; expected one real "
+                                "number (NaN where undefined)")
+        out = float(v)
+        lo, hi = self.bounds
+        slack = 1e-9 * (hi - lo) if np.isfinite(hi - lo) else 0.0
+        if np.isinf(out) or not (np.isnan(out) or lo - slack <= out <= hi + slack):
+            raise CladValueError(f"base metric {self.name} returned {out!r}, outside its declared bounds "
+                                 f"[{lo:g}, {hi:g}]")
+        return out
 
     def chance_level(self, y, **params) -> float:
         """What a scoreless detector gets on labels ``y``."""

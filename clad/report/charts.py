@@ -39,6 +39,12 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 NA_COLOUR = "#d9d9d9"
 #: most panels of a heatmap figure whose cells carry their numbers (beyond, colour and tooltips)
 MAX_ANNOTATED_PANELS = 24
+#: tallest heatmap figure (px) whose cells carry their numbers: a taller one is drawn with small
+#: colour-only cells (values in the tooltips), so that a block page of many base metrics and
+#: configurations keeps its height budget with every figure open
+MAX_ANNOTATED_HEIGHT = 1_500
+#: a colour-only heatmap cell (px) when its panels would wrap into more than three rows (else 14)
+SMALL_CELL = 10.0
 _CONFIG = {"view": {"stroke": None}, "axis": {"labelFontSize": 10, "titleFontSize": 11},
            "header": {"labelFontSize": 11, "titleFontSize": 11}, "legend": {"labelFontSize": 10, "titleFontSize": 11,
                                                                             "labelLimit": 360}}
@@ -52,6 +58,27 @@ def _num(v) -> float | None:
 
 def _label(strategy: str, detector: str) -> str:
     return f"{strategy} + {detector}"
+
+
+def _order(values: list[dict], field: str, order: Sequence, key: str) -> dict:
+    """Give each of ``values`` its ``field``'s position in ``order`` as ``key``; return the sort
+    by it. Text from a spec reaches a figure as data only: a list of labels in a Vega-Lite sort
+    becomes part of a Vega expression, where a label such as ``if`` or a line separator breaks it.
+
+    >>> v = [{"c": "b"}, {"c": "a"}]
+    >>> _order(v, "c", ["a", "b"], "ci"), v
+    ({'field': 'ci', 'op': 'min'}, [{'c': 'b', 'ci': 1}, {'c': 'a', 'ci': 0}])
+    """
+    position = {label: k for k, label in enumerate(order)}
+    for v in values:
+        v[key] = position.get(v[field], len(position))
+    return {"field": key, "op": "min"}
+
+
+def _lookup(key: str, table: Sequence[dict], fields: Sequence[str]) -> dict:
+    """A transform adding ``fields`` to every datum from the row of ``table`` with its ``key``:
+    labels carried once, as data (never inside an expression)."""
+    return {"lookup": key, "from": {"data": {"values": list(table)}, "key": key, "fields": list(fields)}}
 
 
 def _colours(labels: Sequence[str]) -> dict:
@@ -80,11 +107,16 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     where each concept was first learned; future cells (before it) are faded; a concept never
     learned has dashed borders; undefined cells are grey ``n/a``; a small circle marks a cell that
     cannot be told from chance. Numbers are written while there are at most
-    :data:`MAX_ANNOTATED_PANELS` panels of at most 10 test concepts and 16 steps."""
+    :data:`MAX_ANNOTATED_PANELS` panels of at most 10 test concepts and 16 steps, and the figure
+    stays within :data:`MAX_ANNOTATED_HEIGHT` px."""
     first = items[0]
     n_rows, n_cols = np.shape(first.mean)
     if annotate is None:
-        annotate = len(items) <= MAX_ANNOTATED_PANELS and n_cols <= 10 and n_rows <= 16
+        if len(items) <= MAX_ANNOTATED_PANELS and n_cols <= 10 and n_rows <= 16:
+            spec, height = heatmap_chart(items, vmin=vmin, vmax=vmax, annotate=True)
+            if height <= MAX_ANNOTATED_HEIGHT:
+                return spec, height
+        annotate = False
     with_std = annotate and any(np.isfinite(np.asarray(h.std, float)).any() for h in items)
     rows = [f"{i}: {c}" for i, c in enumerate(first.rows)]
     cell_w = max(46.0 if annotate else 14.0, min(_text_px(first.cols) * 0.75, 60.0) if annotate else 14.0)
@@ -93,6 +125,7 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     panels = []
     states = ["learned", "learned here", "future", "never learned"]  # a cell's state by its code
     for h in items:
+        p = len(panels)
         panels.append(_label(h.strategy, h.detector))
         mean, std, n = np.asarray(h.mean, float), np.asarray(h.std, float), np.asarray(h.n)
         chance = np.asarray(h.at_chance, bool) if h.at_chance is not None else np.zeros(mean.shape, bool)
@@ -100,7 +133,7 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
         i = np.arange(mean.shape[0])[:, None]
         code = np.where(t < 0, 3, np.where(i == t, 1, np.where(i < t, 2, 0)))
         for (a, b), m in np.ndenumerate(mean):  # a cell: short keys, its labels and text made by the browser
-            cell = {"s": h.strategy, "d": h.detector, "i": a, "j": b, "n": int(n[a, b]), "k": int(code[a, b])}
+            cell = {"p": p, "i": a, "j": b, "n": int(n[a, b]), "k": int(code[a, b])}
             if math.isfinite(m):
                 cell["m"] = round(float(m), 5)
             if math.isfinite(std[a, b]):
@@ -109,9 +142,13 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
                 cell["c"] = 1
             values.append(cell)
     span = (vmax - vmin) or 1.0
-    derived = [{"calculate": "datum.s + ' + ' + datum.d", "as": "panel"},
-               {"calculate": f"{json.dumps(rows, ensure_ascii=False)}[datum.i]", "as": "step"},
-               {"calculate": f"{json.dumps(list(first.cols), ensure_ascii=False)}[datum.j]", "as": "concept"},
+    strategies = list(dict.fromkeys(h.strategy for h in items))
+    detectors = list(dict.fromkeys(h.detector for h in items))
+    panel_rows = [{"p": k, "panel": panels[k], "s": h.strategy, "d": h.detector, "si": strategies.index(h.strategy),
+                   "di": detectors.index(h.detector)} for k, h in enumerate(items)]
+    derived = [_lookup("p", panel_rows, ("panel", "s", "d", "si", "di")),
+               _lookup("i", [{"i": k, "step": r} for k, r in enumerate(rows)], ("step",)),
+               _lookup("j", [{"j": k, "concept": str(c)} for k, c in enumerate(first.cols)], ("concept",)),
                {"calculate": f"{json.dumps(states)}[datum.k]", "as": "state"},
                {"calculate": "datum.m == null ? null : datum.m", "as": "mean"},
                {"calculate": "datum.e == null ? null : datum.e", "as": "std"},
@@ -120,13 +157,22 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
                              "'\\n±' + format(datum.e, '.2f'))", "as": "text"},
                {"calculate": f"datum.m != null && (datum.m - {vmin!r}) / {span!r} <= 0.6", "as": "light"}]
     label_w = min(_text_px(rows), 180.0) + 40
-    panel_w = n_cols * cell_w
-    head = min(_text_px(panels, 11), panel_w + 40)
-    columns = max(1, min(len(items), int((WIDTH - label_w - 90) // (max(panel_w, head) + 18))))
+
+    def layout(cell: float, title_room: float = 40) -> tuple[float, float, int]:
+        """The panel's width, its title's width and the panels per row, for cells of ``cell`` px."""
+        width = n_cols * cell
+        title_w = min(_text_px(panels, 11), width + title_room)
+        return width, title_w, max(1, min(len(items), int((WIDTH - label_w - 90) // (max(width, title_w) + 18))))
+
+    panel_w, head, columns = layout(cell_w)
+    if not annotate and math.ceil(len(items) / columns) > 3:  # many colour-only panels: smaller cells,
+        cell_w = cell_h = SMALL_CELL  # titles cut at the panel's width (the header's label limit)
+        panel_w, head, columns = layout(cell_w, title_room=10)
     x_axis = {"title": "test concept", "labelAngle": -40 if _text_px(first.cols) > cell_w - 4 else 0,
               "labelLimit": 120}
-    encoding = {"x": {"field": "concept", "type": "ordinal", "sort": list(first.cols), "axis": x_axis},
-                "y": {"field": "step", "type": "ordinal", "sort": rows, "axis": {"title": None, "labelLimit": 180}}}
+    encoding = {"x": {"field": "concept", "type": "ordinal", "sort": {"field": "j", "op": "min"}, "axis": x_axis},
+                "y": {"field": "step", "type": "ordinal", "sort": {"field": "i", "op": "min"},
+                      "axis": {"title": None, "labelLimit": 180}}}
     tooltip = [{"field": "panel", "title": "configuration"}, {"field": "step", "title": "training step"},
                {"field": "concept", "title": "test concept"},
                {"field": "mean", "title": f"{base_metric_shown(first.base_metric)} (mean)", "format": ".4f"},
@@ -161,20 +207,21 @@ def heatmap_chart(items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0,
     title = (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({first.seeds_text}; mean"
              + (" ± std" if with_std else "") + " per cell)")
     header = {"labelLimit": max(panel_w + 10, 80), "labelFontWeight": "bold"}
-    strategies = list(dict.fromkeys(h.strategy for h in items))
-    detectors = list(dict.fromkeys(h.detector for h in items))
     full = len({(h.strategy, h.detector) for h in items}) == len(items) == len(strategies) * len(detectors)
     row_head = min(_text_px(strategies, 11), 160.0) + 30
     wrapped_rows = math.ceil(len(items) / columns)
     if (full and row_head + label_w + len(detectors) * (panel_w + 14) + 90 <= WIDTH
             and len(strategies) <= wrapped_rows + 1):  # strategies in rows, detectors in columns: no taller
-        facet = {"facet": {"row": {"field": "s", "type": "nominal", "sort": strategies, "title": "strategy",
+        facet = {"facet": {"row": {"field": "s", "type": "nominal", "sort": {"field": "si", "op": "min"},
+                                   "title": "strategy",
                                    "header": {**header, "labelAngle": 0, "labelAlign": "left", "labelLimit": 160}},
-                           "column": {"field": "d", "type": "nominal", "sort": detectors, "title": "detector",
+                           "column": {"field": "d", "type": "nominal", "sort": {"field": "di", "op": "min"},
+                                      "title": "detector",
                                       "header": header}}}
         grid_rows = len(strategies)
     else:
-        facet = {"facet": {"field": "panel", "type": "nominal", "sort": panels, "title": None, "header": header},
+        facet = {"facet": {"field": "panel", "type": "nominal", "sort": {"field": "p", "op": "min"}, "title": None,
+                           "header": header},
                  "columns": columns}
         grid_rows = wrapped_rows
     spec = {**_base(title, "rows: training step (concept learned); columns: test concept"), "data": {"values": values},
@@ -191,11 +238,11 @@ def _step_values(part: pd.DataFrame) -> tuple[list[int], dict[int, str]]:
     return steps, {s: f"{s}: {first[s]}" for s in steps}
 
 
-def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
+def curves_chart(curves: pd.DataFrame, title: str, height: int = 220) -> tuple[dict, int]:
     """Learning curves of one dataset, scenario and base metric (rows of
     :func:`clad.report.aggregate.learning_curves`): the mean per step over the concepts seen so far
     and over all concepts, side by side, one line per strategy + detector with a ± std band over
-    seeds; dashed grey: chance."""
+    seeds; dashed grey: chance. ``height``: each panel's (px)."""
     labels = list(dict.fromkeys(_label(s, d) for s, d in zip(curves["strategy"], curves["detector"])))
     steps, step_label = _step_values(curves)
     base = base_metric_shown(curves["base_metric"].iloc[0]) if not curves.empty else ""
@@ -205,19 +252,20 @@ def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
     for strategy, detector, kind, step, m, s in zip(*columns):
         m, s = _num(m), _num(s)
         values.append({"config": _label(strategy, detector), "panel": panel.get(kind, kind),
-                       "step": step_label[int(step)], "mean": m, "std": s,
+                       "step": step_label[int(step)], "st": int(step), "mean": m, "std": s,
                        "lo": None if m is None or s is None else m - s, "hi": None if m is None or s is None else m + s})
     if "chance" in curves.columns and curves["chance"].notna().any():
         ref: dict[tuple, list[float]] = {}
         for kind, step, c in zip(curves["kind"].tolist(), curves["step"].tolist(), curves["chance"].tolist()):
             if c is not None and math.isfinite(c):
                 ref.setdefault((kind, int(step)), []).append(c)
-        values += [{"config": "chance", "panel": panel.get(k, k), "step": step_label[st], "mean": _num(np.mean(v))}
+        values += [{"config": "chance", "panel": panel.get(k, k), "step": step_label[st], "st": st,
+                    "mean": _num(np.mean(v))}
                    for (k, st), v in sorted(ref.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))]
     colours = _colours(labels)
     colours["domain"].append("chance")
     colours["range"].append("#555555")
-    x = {"field": "step", "type": "ordinal", "sort": [step_label[s] for s in steps],
+    x = {"field": "step", "type": "ordinal", "sort": {"field": "st", "op": "min"},
          "axis": {"title": "training step: concept learned", "labelAngle": -40, "labelLimit": 140}}
     colour = {"field": "config", "type": "nominal", "scale": colours, "title": "strategy + detector",
               "legend": {"orient": "bottom", "columns": 3, "symbolType": "stroke"}}
@@ -226,9 +274,10 @@ def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
     width = max(260, min(480, 46 * len(steps)))
     not_chance = {"filter": "datum.config !== 'chance'"}
     spec = {**_base(title), "data": {"values": values},
-            "facet": {"field": "panel", "type": "nominal", "sort": list(panel.values()), "title": None},
+            "facet": {"field": "panel", "type": "nominal", "sort": _order(values, "panel", list(panel.values()), "pi"),
+                      "title": None},
             "columns": 2 if 2 * width + 120 <= WIDTH else 1,
-            "spec": {"width": width, "height": 220, "encoding": {"x": x}, "layer": [
+            "spec": {"width": width, "height": height, "encoding": {"x": x}, "layer": [
                 *([{"transform": [not_chance, {"filter": "datum.lo !== null"}], "mark": {"type": "area", "opacity": 0.15},
                     "encoding": {"y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"},
                                  "color": {**colour, "legend": None}}}] if any(v.get("lo") is not None for v in values)
@@ -242,7 +291,7 @@ def curves_chart(curves: pd.DataFrame, title: str) -> tuple[dict, int]:
                  "encoding": {"y": {"field": "mean", "type": "quantitative"}, "color": colour,
                               "tooltip": tooltip[:3]}}]}}
     rows = 1 if 2 * width + 120 <= WIDTH else 2
-    return spec, int(80 + rows * 330 + 22 * math.ceil((len(labels) + 1) / 3))
+    return spec, int(80 + rows * (height + 110) + 22 * math.ceil((len(labels) + 1) / 3))
 
 
 def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
@@ -265,17 +314,19 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
                        "zero": m is not None and abs(m) < small})
     colour = {"field": "config", "type": "nominal", "scale": _colours(labels), "title": "strategy + detector",
               "legend": {"orient": "bottom", "columns": 3}}
-    offset = {"field": "config", "type": "nominal", "sort": labels}
-    x = {"field": "concept", "type": "nominal", "sort": concepts,
+    offset = {"field": "config", "type": "nominal", "sort": _order(values, "config", labels, "ci")}
+    x = {"field": "concept", "type": "nominal", "sort": _order(values, "concept", concepts, "ki"),
          "axis": {"title": "test concept", "labelAngle": -40 if _text_px(concepts) > 40 else 0, "labelLimit": 140}}
     tooltip = [{"field": "config", "title": "strategy + detector"}, {"field": "concept", "title": "test concept"},
                {"field": "mean", "title": "forgetting (mean)", "format": ".4f"},
                {"field": "std", "title": "std over seeds", "format": ".4f"}]
     width = max(300, min(WIDTH - 120, len(concepts) * max(40, 9 * len(labels) + 12)))
     metrics = list(dict.fromkeys(v["metric"] for v in values))
+    row_h = 180 if len(metrics) <= 4 else 110  # many base metrics: lower panels, the page stays within its budget
     spec = {**_base(title, "positive = forgotten; ◆ = zero"), "data": {"values": values},
-            "facet": {"row": {"field": "metric", "type": "nominal", "sort": metrics, "title": None}},
-            "spec": {"width": width, "height": 180, "encoding": {"x": x, "xOffset": offset}, "layer": [
+            "facet": {"row": {"field": "metric", "type": "nominal", "sort": _order(values, "metric", metrics, "mi"),
+                              "title": None}},
+            "spec": {"width": width, "height": row_h, "encoding": {"x": x, "xOffset": offset}, "layer": [
                 {"mark": {"type": "bar"}, "encoding": {
                     "y": {"field": "mean", "type": "quantitative", "title": "forgetting (peak − final)"},
                     "color": colour, "tooltip": tooltip}},
@@ -288,7 +339,7 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
                  "encoding": {"y": {"datum": 0, "type": "quantitative"}, "color": colour, "tooltip": tooltip}},
                 {"mark": {"type": "rule", "color": "black", "strokeWidth": 0.8},
                  "encoding": {"y": {"datum": 0, "type": "quantitative"}}}]}}
-    return spec, int(80 + len(metrics) * 260 + 22 * math.ceil(len(labels) / 3))
+    return spec, int(80 + len(metrics) * (row_h + 80) + 22 * math.ceil(len(labels) / 3))
 
 
 def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
@@ -307,8 +358,9 @@ def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
         peak = _num(row.peak_memory_mb_mean)
         memory.append({"config": label, "mb": peak, "std": _num(row.peak_memory_mb_std),
                        "text": "n/a" if peak is None else f"{peak:.3g} MB"})
-    y = {"field": "config", "type": "nominal", "sort": labels, "axis": {"title": "strategy + detector",
-                                                                       "labelLimit": 260}}
+    _order(memory, "config", labels, "ci")
+    y = {"field": "config", "type": "nominal", "sort": _order(seconds, "config", labels, "ci"),
+         "axis": {"title": "strategy + detector", "labelLimit": 260}}
     height = max(40, 18 * len(labels))
     part_colour = {"field": "part", "type": "nominal", "title": None,
                    "scale": {"domain": ["fit", "score"], "range": ["#1f77b4", "#ff7f0e"]}, "legend": {"orient": "top"}}
@@ -369,7 +421,8 @@ def cost_quality_chart(table: pd.DataFrame, label: str) -> tuple[dict, int]:
     spec = {**_base(f"Quality against compute: {label} (mean over blocks) and fit + score seconds per training step",
                     "red: the Pareto front (no configuration both cheaper and better), joined and named"),
             "data": {"values": values},
-            "facet": {"field": "scenario", "type": "nominal", "sort": scenarios, "title": None}, "columns": columns,
+            "facet": {"field": "scenario", "type": "nominal", "sort": _order(values, "scenario", scenarios, "si"),
+                      "title": None}, "columns": columns,
             "resolve": {"scale": {"x": "independent"}},
             "spec": {"width": width, "height": 240, "encoding": {"x": x, "y": y}, "layer": [
                 {"mark": {"type": "point", "filled": True, "color": "#7f7f7f", "opacity": 0.6, "size": 30},

@@ -93,9 +93,9 @@ class FigureStore:
     def _stem(self, kind: str, *parts: str) -> str:
         stem = figure_name(kind, *parts)[:-4]
         base, k = stem, 2
-        while stem in self._stems:
+        while stem.lower() in self._stems:  # letter case aside: some file systems ignore it
             stem, k = f"{base}-{k}", k + 1
-        self._stems.add(stem)
+        self._stems.add(stem.lower())
         return stem
 
     def _entry(self, stem: str, section: str, description: str) -> str:
@@ -123,7 +123,7 @@ class FigureStore:
         reserved on the page until it is drawn. Return its mark for the page."""
         stem = self._stem(kind, *parts)
         name = f"{stem}.js"
-        text = f"cladChart({json.dumps(stem)}, {json.dumps(spec, separators=(',', ':'), ensure_ascii=False)});\n"
+        text = f"cladChart({H.script_json(stem)}, {H.script_json(spec)});\n"
         data = text.encode("utf-8")
         target = self.folder / name
         try:
@@ -242,9 +242,10 @@ def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
     if kind == "curves":  # one figure per dataset, scenario and base metric: the first base metric shown
         bases = list(dict.fromkeys(table["base_metric"]))
         shown: dict[str, list[str]] = {b: [] for b in bases}
+        panel_h = 220 if len(bases) <= 4 else 160  # many base metrics: lower panels, the page keeps its budget
         for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
             spec, height = curves_chart(part, f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} "
-                                              "(mean over seeds, band ± std; dashed: chance)")
+                                              "(mean over seeds, band ± std; dashed: chance)", panel_h)
             shown[base].append(figs.chart(spec, height, "Learning curves",
                                           f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}",
                                           "curves", dataset, scenario, base))

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Sequence
 
-__all__ = ["img", "img_file", "chart_file", "pre", "message", "details", "page", "figure_grid", "toml_text", "table_tools",
+__all__ = ["img", "img_file", "chart_file", "script_json", "pre", "message", "details", "page", "figure_grid", "toml_text", "table_tools",
            "ASSETS", "write_assets"]
 
 _STYLE = """
@@ -119,6 +119,18 @@ def img_file(src: str, alt: str, caption: str | None = None, *, size: tuple[int,
 #: how a figure the browser draws starts in a page (:func:`chart_file`; :func:`page` loads the Vega
 #: scripts where it finds one)
 _CHART = 'class="chart" data-chart='
+
+
+def script_json(obj) -> str:
+    """``obj`` as JSON that a script may hold: ``</`` (which would end an inline ``<script>``) and
+    the line separators U+2028 and U+2029 (line breaks to older JavaScript) written as escapes,
+    so text from a spec is data to every reader.
+
+    >>> print(script_json({"a": "</script>\u2028"}))
+    {"a":"<\\/script>\\u2028"}
+    """
+    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def chart_file(src: str, ident: str, caption: str, height: int, *, anchor: str | None = None) -> str:

@@ -34,7 +34,7 @@ from .order_sensitivity import order_key, order_sensitivity
 from .figures import FigureStore, curves_section, forgetting_section, heatmap_section
 from .tuning_validity import tuning_section, validity_section
 from .identical import merge_identical
-from .pages import blocks_html, block_page_name, compute_rankings, headline_html, label_of, ranking_html, \
+from .pages import blocks_html, block_page_names, compute_rankings, headline_html, label_of, ranking_html, \
     warnings_html, winners_html
 from .wording import result_text, warning_groups, warning_template
 from .describe import CONFIG_KEYS, MIN_INTERVAL_N, plural
@@ -662,7 +662,7 @@ def _caveats(p: _Page) -> list[str]:
     return out
 
 
-def _first_sections(p: _Page, rankings, tables, label: str, blocks: list[tuple[str, int]]):
+def _first_sections(p: _Page, rankings, tables, label: str, blocks: list[tuple[str, int]], names: dict[str, str]):
     """The first page's sections: the ranking across blocks, the per-block winners, the compact
     leaderboard when it fits, the cost–quality figure, the block pages and the warnings."""
     out = []
@@ -670,11 +670,11 @@ def _first_sections(p: _Page, rankings, tables, label: str, blocks: list[tuple[s
         out.append(("ranking", "Ranking across blocks", ranking_html(rankings, tables, label)))
         base = p.lb["base_metric"].iloc[0] if not p.lb.empty else DEFAULT_METRIC
         out.append(("winners", "Best per block", winners_html(rankings, tables, p.chance, p.headline_metric, base,
-                                                                 label, {r.dataset: dataset_of(r) for r in p.ok})))
+                                                                 label, names, {r.dataset: dataset_of(r) for r in p.ok})))
     if len(p.lb) <= FIRST_PAGE_ROWS:  # a small grid: the whole compact leaderboard fits
         out.extend(_leaderboard_section(p))
     out.extend(_cost_quality_section(p))
-    out.append(("blocks", "Blocks", blocks_html(blocks)))
+    out.append(("blocks", "Blocks", blocks_html(blocks, names)))
     n_runs = sum(1 for r in p.results if r.warnings)
     out.append(("warnings", "Warnings", warnings_html(warning_groups(p.results), n_runs, most=5)))
     return out
@@ -724,6 +724,12 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     for b in by:
         if b not in CONFIG_KEYS:
             raise CladValueError(f"by={b!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}")
+    latex = latex_columns_of(latex_columns)  # a bad option is an error before anything is written
+    if headline is not None:
+        recorded = {m for r in results if r.ok for m in (*r.R, *r.metrics)}
+        if recorded and headline not in recorded:
+            raise CladValueError(f"headline={headline!r} is not a base metric of these results; allowed: "
+                                 f"{', '.join(sorted(recorded))}")
     out = Path(out_dir)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     H.write_assets(out / "assets")
@@ -734,12 +740,6 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
         report.messages.append(f"{n_failed} of {len(results)} runs failed and are left out (listed under Provenance); "
                                "a comparison of methods leaves out, for every method of a dataset, the configurations "
                                "some method did not complete (each comparison's notes name them)")
-    latex = latex_columns_of(latex_columns)
-    if headline is not None:
-        recorded = {m for r in ok for m in (*r.R, *r.metrics)}
-        if recorded and headline not in recorded:
-            raise CladValueError(f"headline={headline!r} is not a base metric of these results; allowed: "
-                                 f"{', '.join(sorted(recorded))}")
     shown, same = merge_identical(merge_shared(ok))
     report.messages.extend(same)
     headline_metric = next(iter(scalar_names(headline=True)), DEFAULT_METRIC)
@@ -758,8 +758,9 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     pages["leaderboard.html"] = (f"{name}: leaderboard", _leaderboard_page(page), "")
     block_list = list(dict.fromkeys(dataset_of(r) for r in shown))  # a dataset's page holds all its orders
     runs_of = {b: sum(1 for r in results if dataset_of(r) == b) for b in block_list}
+    names = block_page_names(block_list)
     for block in block_list:
-        path = block_page_name(block)
+        path = names[block]
         page.figs.page = path
         sub = [r for r in shown if dataset_of(r) == block]
         labels = {r.dataset for r in sub}
@@ -777,7 +778,7 @@ def make_report(results: Iterable[RunResult], out_dir: str | os.PathLike, spec: 
     base = page.lb["base_metric"].iloc[0] if not page.lb.empty else DEFAULT_METRIC
     label = label_of(headline_metric, base)
     rankings, tables = compute_rankings(shown + [r for r in results if not r.ok], headline_metric, base)
-    first = _first_sections(page, rankings, tables, label, [(b, runs_of[b]) for b in block_list])
+    first = _first_sections(page, rankings, tables, label, [(b, runs_of[b]) for b in block_list], names)
     verdicts = [f"{c.title}: {_verdict_text(c)}" for c in report.comparisons
                 if c.metric == headline_metric and c.base_metric == base and _verdict_text(c)]
     method = next((r.method for r in rankings if r.method), "the blocks")

@@ -10,9 +10,10 @@ the warnings grouped by cause and the list of drill-down pages (one per block, s
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -21,7 +22,7 @@ from ..metrics import get_metric
 from .ranking import MIN_BLOCKS_P_FIRST, Ranking, block_scores, block_winners, rank_stability
 from .wording import WarningGroup
 
-__all__ = ["block_page_name", "headline_html", "ranking_html", "winners_html", "warnings_html", "blocks_html",
+__all__ = ["block_page_name", "block_page_names", "headline_html", "ranking_html", "winners_html", "warnings_html", "blocks_html",
            "headline_lines"]
 
 
@@ -33,6 +34,34 @@ def block_page_name(block: str) -> str:
     """
     slug = re.sub(r"[^A-Za-z0-9_.]+", "-", str(block)).strip("-.") or "block"
     return f"blocks/{slug[:120]}.html"
+
+
+def block_page_names(blocks: Sequence[str]) -> dict[str, str]:
+    """Every block's page, one per block: :func:`block_page_name`, and where labels share it (letter
+    case aside: some file systems ignore it) the name ends with a hash of the whole label.
+
+    >>> block_page_names(["set a", "set-a", "synthetic"])
+    {'set a': 'blocks/set-a--9cb0dea6.html', 'set-a': 'blocks/set-a--956d8ea7.html', 'synthetic': 'blocks/synthetic.html'}
+    """
+    blocks = list(dict.fromkeys(str(b) for b in blocks))
+    plain = {b: block_page_name(b) for b in blocks}
+    count: dict[str, int] = {}
+    for name in plain.values():
+        count[name.lower()] = count.get(name.lower(), 0) + 1
+    out = {b: name if count[name.lower()] == 1 else _hashed(name, b) for b, name in plain.items()}
+    taken = [n.lower() for n in out.values()]
+    if len(set(taken)) < len(taken):  # a hashed name equal to another label's plain name
+        out = {b: _hashed(name, b) for b, name in plain.items()}
+    return out
+
+
+def _hashed(name: str, block: str) -> str:
+    digest = hashlib.sha256(block.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{name[:-len('.html')]}--{digest}.html"
+
+
+def _page_of(block: str, pages: Mapping[str, str] | None) -> str:
+    return (pages or {}).get(block) or block_page_name(block)
 
 
 def _e(text) -> str:
@@ -145,10 +174,11 @@ def ranking_html(rankings: Sequence[Ranking], tables: dict, label: str) -> str:
 
 
 def winners_html(rankings: Sequence[Ranking], tables: dict, chance: pd.DataFrame, metric: str, base_metric: str,
-                 label: str, block_of: dict | None = None) -> str:
+                 label: str, pages: Mapping[str, str] | None = None, block_of: dict | None = None) -> str:
     """Per block, per scenario: the best configuration, its margin over the runner-up and the
     block's chance level (the mean over its datasets' labels, ``block_of``: label -> block, e.g. a
-    dataset's concept orders): one row per block, a column group per scenario."""
+    dataset's concept orders): one row per block, a column group per scenario. ``pages``: each
+    block's page (:func:`block_page_names`)."""
     higher = get_metric(metric).higher_is_better
     scenarios = [r.scenario for r in rankings]
     per = {}
@@ -165,7 +195,7 @@ def winners_html(rankings: Sequence[Ranking], tables: dict, chance: pd.DataFrame
     head2 = "<tr>" + "<th>best</th><th>score</th><th>margin</th><th>chance</th>" * len(scenarios) + "</tr>"
     body = []
     for b in blocks:
-        cells = [f"<td><a href='{_e(block_page_name(b))}'>{_e(b)}</a></td>"]
+        cells = [f"<td><a href='{_e(_page_of(b, pages))}'>{_e(b)}</a></td>"]
         for s in scenarios:
             if b in per[s].index:
                 w = per[s].loc[b]
@@ -206,9 +236,10 @@ def warnings_html(groups: Sequence[WarningGroup], n_runs: int, most: int | None 
     return legend + frame_html(pd.DataFrame(rows), classes="table index") + more
 
 
-def blocks_html(blocks: Sequence[tuple[str, int]]) -> str:
-    """The list of drill-down pages: one link per block with its number of runs."""
-    items = "".join(f"<li><a href='{_e(block_page_name(b))}'>{_e(b)}</a> ({n:,} runs)</li>" for b, n in blocks)
+def blocks_html(blocks: Sequence[tuple[str, int]], pages: Mapping[str, str] | None = None) -> str:
+    """The list of drill-down pages: one link per block with its number of runs (``pages``: each
+    block's page, :func:`block_page_names`)."""
+    items = "".join(f"<li><a href='{_e(_page_of(b, pages))}'>{_e(b)}</a> ({n:,} runs)</li>" for b, n in blocks)
     return ("<p class='legend'>One page per block (a dataset, with every concept order it ran in): its leaderboard, R heatmaps, "
             f"learning curves, per-concept forgetting and cost.</p><ul class='blocks'>{items}</ul>")
 

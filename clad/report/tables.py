@@ -329,9 +329,14 @@ def latex_columns(spec: str | Sequence[str] | None) -> list[str] | None:
     >>> latex_columns("CA,backward_transfer"), latex_columns(None), latex_columns("all")
     (['continual_average', 'backward_transfer'], None, ['all'])
     """
+    from ..errors import CladValueError
+
     if spec is None:
         return None
-    items = [x.strip() for x in (spec.split(",") if isinstance(spec, str) else spec) if x.strip()]
+    items = [str(x).strip() for x in (spec.split(",") if isinstance(spec, str) else spec) if str(x).strip()]
+    allowed = f"'all' or names/labels such as {', '.join(get_metric(m).label for m in scalar_names(headline=True))}"
+    if not items:
+        raise CladValueError(f"latex columns {spec!r} name no column; allowed: {allowed} (comma-separated)")
     if items == ["all"]:
         return ["all"]
     by_label = {get_metric(m).label.lower(): m for m in scalar_names()}
@@ -339,10 +344,9 @@ def latex_columns(spec: str | Sequence[str] | None) -> list[str] | None:
     for item in items:
         name = item if item in scalar_names() else by_label.get(item.lower())
         if name is None:
-            from ..errors import CladValueError
-
-            raise CladValueError(f"latex column {item!r} is not a scalar metric; allowed: 'all' or names/labels "
-                                 f"such as {', '.join(get_metric(m).label for m in scalar_names(headline=True))}")
+            raise CladValueError(f"latex column {item!r} is not a scalar metric; allowed: {allowed}")
+        if name in out:
+            raise CladValueError(f"latex column {item!r} names {name} a second time in {spec!r}; name each column once")
         out.append(name)
     return out
 
@@ -520,7 +524,8 @@ def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = 
     for (_, text, marks, tips), (dataset, base) in zip(leaderboard_sections(table, shown, chance=chance), bases):
         sections.setdefault(dataset, []).append((base, text, marks, tips))
     for dataset, parts in sections.items():
-        labels = [c for c in parts[0][1].columns if c not in ROW_KEYS]
+        # every metric with a value under some base metric (a base metric undefined everywhere has none)
+        labels = list(dict.fromkeys(c for part in parts for c in part[1].columns if c not in ROW_KEYS))
         head1 = ("<tr><th rowspan='2'>strategy</th><th rowspan='2'>detector</th>"
                  + "".join(f"<th colspan='{len(labels)}' class='group'>{html.escape(_base_label(b))}</th>"
                            for b, *_ in parts)
@@ -531,7 +536,8 @@ def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = 
         scenarios, strategies, detectors = (first[c].tolist() for c in ROW_KEYS)
         chances = [mark == "chance" for mark in parts[0][2]["strategy"].tolist()]
         # each base metric's cells, marks and tooltips as one row tuple per position
-        rows = [[_rows(frame, labels) for frame in (text, marks, tips)]
+        rows = [[_rows(frame.reindex(columns=labels, fill_value=fill), labels)
+                 for frame, fill in ((text, "n/a"), (marks, ""), (tips, ""))]
                 for _, text, marks, tips in parts]
         for i, scenario in enumerate(scenarios):
             if i == 0 or scenarios[i - 1] != scenario:

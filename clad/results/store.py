@@ -151,6 +151,40 @@ def _not_a_database(exc: BaseException) -> bool:
     return any(w in str(exc) for w in ("not a database", "malformed", "file is encrypted"))
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def damage_of(path: str | os.PathLike, exc: BaseException) -> "DataError | None":
+    """The error to raise when ``exc`` (a SQLite error met while reading or writing the results
+    database at ``path``) comes from a damaged file rather than from the disk or a lock: a
+    :class:`~clad.errors.DataError` saying so (and that running again cannot resume from it), or
+    None. SQLite's own integrity check decides where the error alone does not tell."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    damaged = _not_a_database(exc) or "Could not decode" in str(exc)
+    if not damaged and Path(path).is_file():
+        try:
+            con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=5.0)
+            try:
+                damaged = con.execute("PRAGMA quick_check").fetchone()[0] != "ok"
+            finally:
+                con.close()
+        except sqlite3.DatabaseError as again:
+            damaged = _not_a_database(again)
+        except sqlite3.Error:
+            damaged = False
+    if not damaged:
+        return None
+    return DataError(f"{str(path)!r} is damaged: SQLite cannot read it as a whole any more ({exc}); running again "
+                     "cannot resume from it: move it away (its readable runs may still be exported) and run the "
+                     "spec again, or use --fresh to start over")
+
+
 def _connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
     """A read-only connection (``mode=ro``; ``immutable=1`` when the folder cannot be written,
     where SQLite could not create its shared-memory file, or when the read-only open fails for
@@ -450,16 +484,16 @@ class ResultStore:
             raise  # the folder cannot be written (read-only, full): the caller says where and why
         except sqlite3.Error as exc:
             raise DataError(f"results database {str(self.path)!r} cannot be opened ({exc})") from None
+        self._file = _file_identity(self.path)
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             self._initialise(time.monotonic() + timeout, check=existed)
-        except sqlite3.OperationalError as exc:
-            self._con.close()
-            if "not a database" in str(exc) or "malformed" in str(exc):
-                raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
-            raise
         except sqlite3.DatabaseError as exc:
             self._con.close()
+            if "malformed" in str(exc):  # clad's file, damaged since it was written
+                raise damage_of(self.path, exc) from None
+            if isinstance(exc, sqlite3.OperationalError) and "not a database" not in str(exc):
+                raise
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
     def _check_ours(self) -> None:
         """Refuse a SQLite file clad did not create (no marker, and not a results database of an
@@ -529,6 +563,11 @@ class ResultStore:
             raise
 
     # -- plumbing ---------------------------------------------------------------------------
+    def still_there(self) -> bool:
+        """Whether the file this store writes is still the one at its path (not deleted, moved or
+        replaced since it was opened: SQLite would go on writing into a file no one can read)."""
+        return getattr(self, "_file", None) is None or _file_identity(self.path) == self._file
+
     def close(self) -> None:
         self._con.close()
         if self.readonly and not self._side_files_before:
