@@ -68,3 +68,73 @@ def test_skab_loader_gives_the_published_split():
     assert ds.metadata["split"]["files"]["other/14"]["train_rows"] == 400
     groups = DATASETS.build("skab", {"data_dir": str(SHARED), "concepts": "groups", "groups": ["valve2"]})
     assert groups.train_names == ("valve2",) and groups.train[0].n_rows == 4 * 400
+
+
+# -- score post-processing ---------------------------------------------------------------------
+
+from clad.detectors.postprocess import Postprocessed, check_postprocess, rolling  # noqa: E402
+
+
+@pytest.mark.parametrize("kind", ["median", "mean", "max"])
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_rolling_equals_pandas(kind, k):
+    values = np.random.default_rng(k).normal(size=40)
+    frame = pd.Series(values).rolling(k)
+    expected = getattr(frame, kind)().to_numpy()
+    got = rolling(values, kind, k, warmup="unflagged", floor=-10.0)
+    np.testing.assert_allclose(got[k - 1:], expected[k - 1:], rtol=1e-12, atol=1e-12)
+    assert np.all(got[: k - 1] == -10.0)  # the warm-up: below every full window and the floor
+    partial = getattr(pd.Series(values).rolling(k, min_periods=1), kind)().to_numpy()
+    np.testing.assert_allclose(rolling(values, kind, k, warmup="partial"), partial, rtol=1e-12, atol=1e-12)
+
+
+def test_postprocessed_detector_smooths_each_test_concept_in_row_order():
+    rng = np.random.default_rng(0)
+    train, test = rng.normal(size=(300, 3)), rng.normal(size=(60, 3))
+    test[30:33] += 8.0
+    det = Postprocessed("iforest", {"n_estimators": 20, "random_state": 0}, {"median": 5}).fit(train)
+    raw = det.detector_.score(test)
+    expected = pd.Series(raw).rolling(5).median().to_numpy()
+    got = det.score(test)
+    np.testing.assert_array_equal(got[4:], expected[4:])
+    assert np.all(got[:4] <= det.threshold_) and np.all(got[:4] <= np.nanmin(expected))
+    # a wider window hides the 3-row burst: a median over 7 rows needs 4 flagged rows
+    wide = Postprocessed("iforest", {"n_estimators": 20, "random_state": 0}, {"median": 7}).fit(train)
+    assert (det.score(test) > det.threshold_)[32] and not (wide.score(test) > wide.threshold_)[30:40].any()
+
+
+@pytest.mark.parametrize("bad", [{"median": 0}, {"median": 2.5}, {"mode": 3}, {"median": 3, "max": 3}, 5])
+def test_postprocess_refuses_bad_declarations(bad):
+    from clad.errors import DetectorError
+
+    with pytest.raises(DetectorError, match="expected one filter"):
+        check_postprocess(bad)
+
+
+# -- several statistics, one decision ----------------------------------------------------------
+
+from clad.detectors.control_charts import HotellingT2, combine_statistics  # noqa: E402
+
+
+def test_any_and_all_rules_flag_as_declared():
+    stats = {"t2": np.array([1.0, 5.0, 1.0, 5.0, 4.0]), "q": np.array([1.0, 1.0, 9.0, 9.0, 3.0])}
+    limits = {"t2": 4.0, "q": 3.0}
+    # row 4 sits exactly on both limits: not above either (flags are statistic > limit)
+    assert (combine_statistics(stats, limits, "any") > 1).tolist() == [False, True, True, True, False]
+    assert (combine_statistics(stats, limits, "all") > 1).tolist() == [False, False, False, True, False]
+    # a statistic just above its limit stays flagged although its ratio rounds to 1
+    just = {"t2": np.array([np.nextafter(3.0, 4.0)])}
+    assert combine_statistics(just, {"t2": 3.0}) > 1
+
+
+def test_t2_q_chart_flags_rows_off_the_training_subspace():
+    rng = np.random.default_rng(1)
+    latent = rng.normal(size=(400, 2))
+    train = np.hstack([latent, latent @ [[1.0], [1.0]]]) + 0.01 * rng.normal(size=(400, 3))
+    det = HotellingT2(pca=True, explained_variance=0.9).fit(train)
+    assert det.pca_.n_components_ == 2 and set(det.limits_) == {"t2", "q"}
+    off = np.array([[0.0, 0.0, 1.0]])  # small in T², far from the plane: Q alone exceeds its limit
+    stats = det.statistics(off)
+    assert stats["q"][0] > det.limits_["q"] and stats["t2"][0] < det.limits_["t2"]
+    assert det.score(off)[0] > 1
+    assert not (det.set_params(rule="all").score(off)[0] > 1)
