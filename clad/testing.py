@@ -557,6 +557,7 @@ def _m_one_class(metric, data=None):
 
     rng = np.random.default_rng(2)
     scores = rng.normal(size=50)
+    additive = getattr(metric, "additive", False)  # a count is defined on one class: finite, not NaN
     for cls in (0, 1):
         y = np.full(50, cls, dtype=np.int8)
         with warnings.catch_warnings():
@@ -565,7 +566,9 @@ def _m_one_class(metric, data=None):
                 value = metric(y, _input(metric, scores, (scores > 0).astype(np.int8)))
             except Exception as exc:  # noqa: BLE001 - the evaluator needs a NaN, not an exception
                 return f"labels all {cls} raise {type(exc).__name__}: {exc}; expected NaN"
-        if not np.isnan(value):
+        if additive and not np.isfinite(value):
+            return f"labels all {cls} (one class) give {value!r}; expected a finite count (the metric is additive)"
+        if not additive and not np.isnan(value):
             return f"labels all {cls} (one class) give {value!r}; expected NaN (the metric is undefined there)"
     return None
 
@@ -575,7 +578,7 @@ BASE_METRIC_CHECKS: dict[str, Callable] = {
     "declaration": _m_declaration,
     "bounds_on_random_inputs": _m_bounds,
     "chance_level_of_a_scoreless_detector": _m_chance,
-    "nan_on_one_class": _m_one_class,
+    "nan_on_one_class": _m_one_class,  # for an additive metric (a count): finite on one class
 }
 
 

@@ -139,3 +139,71 @@ def test_t2_q_chart_flags_rows_off_the_training_subspace():
     assert stats["q"][0] > det.limits_["q"] and stats["t2"][0] < det.limits_["t2"]
     assert det.score(off)[0] > 1
     assert not (det.set_params(rule="all").score(off)[0] > 1)
+
+
+# -- confusion counts and pooled aggregation ---------------------------------------------------
+
+from clad.metrics import pooled_counts, pooled_scores  # noqa: E402
+from clad.metrics.base import get_base_metric  # noqa: E402
+
+
+def test_pooled_f1_far_mar_equal_hand_computed_counts():
+    # two steps x three test concepts; hand-counted cells (tp, fp, fn, tn)
+    cells = {(0, 0): (3, 1, 1, 5), (0, 1): (0, 2, 4, 4), (0, 2): (2, 0, 0, 8),
+             (1, 0): (1, 3, 3, 3), (1, 1): (4, 1, 0, 5), (1, 2): (0, 0, 2, 8)}
+    R = {m: np.array([[cells[i, j][k] for j in range(3)] for i in range(2)], dtype=float)
+         for k, m in enumerate(("tp", "fp", "fn", "tn"))}
+    diag = pooled_counts(R, "diagonal", steps=["a", "b"], test_names=["a", "b", "c"])
+    assert diag == {"tp": 7, "fp": 2, "fn": 1, "tn": 10}  # cells (a, a) and (b, b)
+    s = pooled_scores(diag)
+    assert s["f1"] == pytest.approx(14 / 17) and s["precision"] == pytest.approx(7 / 9)
+    assert s["recall"] == pytest.approx(7 / 8) and s["far"] == pytest.approx(2 / 12) and s["mar"] == pytest.approx(1 / 8)
+    off = pooled_counts(R, "off_diagonal", steps=["a", "b"], test_names=["a", "b", "c"])
+    assert off == {"tp": 3, "fp": 5, "fn": 9, "tn": 23}
+    assert pooled_counts(R, "last_row") == {"tp": 5, "fp": 4, "fn": 5, "tn": 16}
+    # pooled is not the mean of the cells' F1: the larger test sets weigh more
+    f1_cells = [2 * tp / (2 * tp + fp + fn) for tp, fp, fn, _ in (cells[0, 0], cells[1, 1])]
+    assert np.mean(f1_cells) != pytest.approx(s["f1"])
+    assert np.isnan(pooled_scores({"tp": 0, "fp": 0, "fn": 0, "tn": 4})["precision"])
+
+
+def test_count_metrics_on_labels_and_one_class():
+    y = np.array([0, 0, 1, 1, 1, 0]); flagged = np.array([1, 0, 1, 0, 0, 0])
+    assert [get_base_metric(m)(y, flagged) for m in ("tp", "fp", "fn", "tn")] == [1.0, 1.0, 2.0, 2.0]
+    assert get_base_metric("fp")(np.zeros(4, int), np.array([1, 1, 0, 0])) == 2.0  # defined on one class
+
+
+def test_a_count_metric_passes_clad_check():
+    from clad.testing import check_base_metric
+
+    for m in ("tp", "fp", "fn", "tn"):
+        assert check_base_metric(m).ok
+
+
+def test_counts_raise_no_reversed_scores_warning():
+    import warnings
+
+    from clad.core.evaluation import check_reversed
+
+    # far below their chance level (flagging every row) on every concept: counts, not reversed scores
+    R = {"tp": np.array([[0.0, 5.0], [5.0, 0.0]]), "fp": np.array([[0.0, 9.0], [9.0, 0.0]])}
+    chance = {"tp": [5.0, 5.0], "fp": [9.0, 9.0]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_reversed(R, ["a", "b"], ["a", "b"], chance)
+
+
+def test_counts_are_kept_on_a_single_class_test_concept():
+    from clad.core.concepts import Concept
+    from clad.core.evaluation import Evaluator, Scored
+
+    class Fixed:
+        def score(self, X, concept_id=None):
+            return Scored(np.asarray(X)[:, 0].astype(float), 0.5)
+
+    normal = Concept("n", np.array([[0.0], [1.0], [0.2]]), np.array([0, 0, 0]))
+    with pytest.warns(RuntimeWarning, match="its counts are kept"):
+        ev = Evaluator([normal], base_metrics=["roc_auc", "fp", "tn"])
+        ev.end_of_concept(Fixed(), "n", with_ids=False)
+    R = ev.result().R
+    assert np.isnan(R["roc_auc"][0, 0]) and R["fp"][0, 0] == 1.0 and R["tn"][0, 0] == 2.0
