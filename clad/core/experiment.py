@@ -161,6 +161,8 @@ def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, con
     extras = extra(stream_boundaries(dataset)) if callable(extra) else None
     if evaluation.per_series is not None:
         extras = {**(extras or {}), "time_series": {"per_series": evaluation.per_series, "trace": evaluation.trace}}
+    if isinstance(dataset.metadata.get("split"), dict):  # a loader's own split (e.g. time-ordered): recorded
+        extras = {**(extras or {}), "split": dataset.metadata["split"]}
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
         scenario=labels.get("scenario", getattr(scenario, "name", type(scenario).__name__)),
