@@ -87,6 +87,7 @@ from . import point  # noqa: E402,F401,I001
 from . import range_base  # noqa: E402,F401,I001
 from . import pr_auc_normalized  # noqa: E402,F401,I001
 from . import counts  # noqa: E402,F401,I001
+from . import nab  # noqa: E402,F401,I001
 from .pooled import pooled_counts, pooled_scores  # noqa: E402,I001
 from .reference_metrics import REFERENCE_METRICS, reference_input
 from .registry import (

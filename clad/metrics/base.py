@@ -169,7 +169,7 @@ def get_base_metric(name: str) -> BaseMetric:
     >>> get_base_metric("roc_acu")
     Traceback (most recent call last):
     ...
-    clad.errors.CladValueError: unknown base metric 'roc_acu' (did you mean 'roc_auc'?); declared: roc_auc, f1, average_precision, vus_pr, vus_roc, pa_f1, event_f1, range_f1, affiliation_f1, pa_f1_oracle, event_f1_oracle, range_f1_oracle, affiliation_f1_oracle, pr_auc_normalized, tp, fp, fn, tn, or an import path 'package.module:NAME'
+    clad.errors.CladValueError: unknown base metric 'roc_acu' (did you mean 'roc_auc'?); declared: roc_auc, f1, average_precision, vus_pr, vus_roc, pa_f1, event_f1, range_f1, affiliation_f1, pa_f1_oracle, event_f1_oracle, range_f1_oracle, affiliation_f1_oracle, pr_auc_normalized, tp, fp, fn, tn, nab_standard, nab_low_fp, nab_low_fn, or an import path 'package.module:NAME'
     """
     if isinstance(name, BaseMetric):
         return name
