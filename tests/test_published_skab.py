@@ -202,7 +202,7 @@ def test_counts_are_kept_on_a_single_class_test_concept():
             return Scored(np.asarray(X)[:, 0].astype(float), 0.5)
 
     normal = Concept("n", np.array([[0.0], [1.0], [0.2]]), np.array([0, 0, 0]))
-    with pytest.warns(RuntimeWarning, match="its counts are kept"):
+    with pytest.warns(RuntimeWarning, match="its additive ones, counts and raw scores, are kept"):
         ev = Evaluator([normal], base_metrics=["roc_auc", "fp", "tn"])
         ev.end_of_concept(Fixed(), "n", with_ids=False)
     R = ev.result().R

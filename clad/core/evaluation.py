@@ -497,7 +497,7 @@ class Evaluator:
                     self._warned.add(name)
                     warnings.warn(
                         f"test concept {name!r} has a single class; its base metrics are "
-                        f"undefined and recorded as NaN{'' if values is None else ' (its counts are kept)'}",
+                        f"undefined and recorded as NaN{'' if values is None else ' (its additive ones, counts and raw scores, are kept)'}",
                         RuntimeWarning,
                         stacklevel=2,
                     )

@@ -5,8 +5,8 @@ The detector learns while it scores, as NAB's detectors do: :meth:`WindowedGauss
 the rows of its call in order (clad scores a test concept in one call, rows in their order), scores
 each value ``1 - Q(|x - mean| / std)`` (``Q`` the standard normal tail probability) under the mean
 and standard deviation of the window so far, then adds the value to the window. The window grows
-to ``window_size`` values (its statistics updated after every value), then slides forward
-``step_size`` values at a time (updated after each step). A standard deviation of 0 is taken as
+to ``window_size`` values (its statistics updated after every value, by Welford's running mean
+and variance), then slides forward ``step_size`` values at a time (updated after each step). A standard deviation of 0 is taken as
 1e-6; the first value scores 0. ``fit`` learns nothing the scores use (the training rows of NAB's
 protocol are the probationary prefix of the very series that is then scored whole); its
 ``threshold_`` is ``threshold``, NAB's tuned detection threshold (1.0 for every profile), and NAB
@@ -74,24 +74,22 @@ class WindowedGaussian(BaseEstimator):
             raise DetectorError("detector WindowedGaussian: score() called before fit()")
         values = np.asarray(as_table(X), dtype=np.float64)[:, self.column]
         out = np.zeros(values.size)
-        window = np.empty(values.size)  # the values the window has held, in order; [first, last) is the window
-        first = last = 0
-        pending = 0
-        mean, std = 0.0, 1.0
-        for i, v in enumerate(values):
-            if last > first:
-                out[i] = 1.0 - tail_probability(v, mean, std)
-            window[last] = v
-            if last - first < self.window_size:
-                last += 1
-                mean, std = self._stats(window[first:last])
-            else:
-                pending += 1
-                last += 1
-                if pending == self.step_size:
-                    first += self.step_size
-                    pending = 0
-                    mean, std = self._stats(window[first:last])
+        size, step = int(self.window_size), int(self.step_size)
+        mean, m2 = 0.0, 0.0  # while the window grows: its running mean and sum of squared deviations
+        for i, v in enumerate(values[:size]):
+            if i:
+                std = math.sqrt(m2 / i)
+                out[i] = 1.0 - tail_probability(float(v), mean, std if std != 0.0 else 0.000001)
+            delta = float(v) - mean
+            mean += delta / (i + 1)
+            m2 += delta * (float(v) - mean)
+        if values.size > size:  # then the window slides forward step by step, its statistics updated after each
+            mean, std = self._stats(values[:size])
+            for start in range(size, values.size, step):
+                block = values[start:start + step]
+                out[start:start + block.size] = [1.0 - tail_probability(float(v), mean, std) for v in block]
+                if block.size == step:
+                    mean, std = self._stats(values[start + step - size:start + step])
         if self.significant_digits is not None:
             digits = int(self.significant_digits)
             out = np.array([float(f"{v:.{digits}g}") for v in out])
