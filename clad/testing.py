@@ -273,6 +273,21 @@ def _d_leaves_input_unchanged(det, data):
     return _changed_input(X_test, X_score, "score") or _changed_input(X, X_fit, "fit")
 
 
+def _d_repeatable_scores(det, data):
+    """Scoring the same rows twice with one fitted detector gives the same scores: the evaluator scores
+    each test concept in one call per training step, and shares the scores of equal steps, so what a
+    detector learns while it scores a call (NAB's windowed Gaussian) must start afresh with the next."""
+    from .detectors import as_detector
+
+    X, X_test, _ = data
+    fitted = as_detector(_fresh(det)).fit(X.copy())
+    a, b = fitted.score(X_test.copy()), fitted.score(X_test.copy())
+    if not np.array_equal(a, b):
+        return (f"scoring the same {len(X_test)} rows twice gave different scores ({int(np.sum(a != b))} differ): "
+                "score() must not keep what it learns from one call for the next")
+    return None
+
+
 def _d_fit_keeps_params(det, data):
     X, _, _ = data
     return _keeps_params(det, lambda obj: obj.fit(X),
@@ -287,6 +302,7 @@ DETECTOR_CHECKS: dict[str, Callable] = {
     "clone_is_unfitted_with_equal_params": _d_clone_unfitted_equal_params,
     "pickle_round_trip": _d_pickle,
     "same_seed_same_scores": _d_same_seed,
+    "scoring_twice_gives_the_same_scores": _d_repeatable_scores,
     "fit_does_not_change_params": _d_fit_keeps_params,
     "leaves_input_unchanged": _d_leaves_input_unchanged,
     "no_mutable_defaults": _mutable_defaults,

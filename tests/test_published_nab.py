@@ -136,3 +136,26 @@ def test_windowed_gaussian_scores_as_published():
     for value, published in zip((got["nab_standard"], got["nab_low_fp"], got["nab_low_fn"]), _published("windowedGaussian")):
         assert abs(value - published) < 0.5
         assert round(value, 2) == round(published, 2)  # 39.65 / 20.87 / 47.41
+
+
+def test_clad_check_refuses_a_detector_that_keeps_what_it_learned_while_scoring():
+    from clad.testing import check_detector
+
+    class Drifting:
+        """Learns the running mean while it scores, and keeps it for the next call."""
+
+        def fit(self, X):
+            self.mean_ = float(np.mean(X))
+            self.threshold_ = 1.0
+            return self
+
+        def score(self, X):
+            out = np.abs(np.asarray(X)[:, 0] - self.mean_)
+            self.mean_ = float(np.mean(X))
+            return out
+
+    report = check_detector(Drifting(), raise_on_failure=False)
+    assert not report.ok and "scoring_twice_gives_the_same_scores" in str(report)
+    from clad.detectors.windowed_gaussian import WindowedGaussian
+
+    assert check_detector(WindowedGaussian()).ok
