@@ -268,3 +268,31 @@ def test_a_run_records_the_ordered_split_and_pools_its_counts():
     c = pooled_counts(res.R, "diagonal", steps=res.concepts, test_names=res.test_concepts)
     assert sum(c.values()) == sum(t.n_rows for t in ds.test)
     assert c["tp"] + c["fn"] == sum(t.n_anomalies for t in ds.test)
+
+
+# -- the spec's postprocess key: every detector alike -------------------------------------------
+
+def test_spec_postprocess_wraps_every_detector_and_is_recorded():
+    from clad.engine.spec import parse_spec
+    from runner_helpers import small_spec
+
+    spec = parse_spec(small_spec(postprocess={"median": 3, "warmup": "partial"},
+                                 detectors=[{"name": "iforest", "n_estimators": 10, "label": "IF"}, {"name": "hbos"}]))
+    dets = {c.detector.display: c.detector for c in spec.configs}
+    assert dets["IF"].name == "postprocessed" and dets["IF"].params == {
+        "detector": "iforest", "params": {"n_estimators": 10}, "postprocess": {"median": 3}, "warmup": "partial"}
+    assert dets["hbos"].params["detector"] == "hbos"
+    # without the key nothing changes
+    plain = parse_spec(small_spec(detectors=[{"name": "hbos"}]))
+    assert [c.detector.name for c in plain.configs] == ["hbos"] * len(plain.configs)
+
+
+@pytest.mark.parametrize("value, words", [({"median": 0}, "expected one filter"), ({"mode": 3}, "expected one filter"),
+                                          ({"median": 3, "warmup": "late"}, "warmup='late'")])
+def test_spec_postprocess_refuses_bad_values_at_spec_time(value, words):
+    from clad.engine.spec import parse_spec
+    from clad.errors import CladError
+    from runner_helpers import small_spec
+
+    with pytest.raises(CladError, match=words):
+        parse_spec(small_spec(postprocess=value))
