@@ -296,3 +296,23 @@ def test_spec_postprocess_refuses_bad_values_at_spec_time(value, words):
 
     with pytest.raises(CladError, match=words):
         parse_spec(small_spec(postprocess=value))
+
+
+# -- the table loader's ordered split -----------------------------------------------------------
+
+def test_table_loader_splits_each_concept_in_row_order():
+    from clad.datasets import DATASETS
+
+    df = pd.DataFrame({"m": ["a"] * 6 + ["b"] * 5, "y": [0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1],
+                       "x": np.arange(11.0)})
+    ds = DATASETS.build("table", {"frame": df, "concept_column": "m", "label_column": "y",
+                                  "ordered": {"train_rows": 3, "prefix_anomalies": "drop"}})
+    a, b = ds.train_names.index("a"), ds.train_names.index("b")
+    assert ds.train[a].X[:, 0].tolist() == [0.0, 2.0] and ds.test[a].X[:, 0].tolist() == [3.0, 4.0, 5.0]
+    assert ds.train[b].X[:, 0].tolist() == [6.0, 7.0] and ds.test[b].y.tolist() == [0, 1]
+    assert ds.metadata["split"]["concepts"]["a"]["prefix_anomalies_found"] == 1
+    from clad.errors import CladError
+
+    with pytest.raises(CladError, match="ordered.trian_rows: unknown key"):
+        DATASETS.build("table", {"frame": df, "concept_column": "m", "label_column": "y",
+                                 "ordered": {"trian_rows": 3}})
