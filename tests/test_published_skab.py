@@ -316,3 +316,23 @@ def test_table_loader_splits_each_concept_in_row_order():
     with pytest.raises(CladError, match="ordered.trian_rows: unknown key"):
         DATASETS.build("table", {"frame": df, "concept_column": "m", "label_column": "y",
                                  "ordered": {"trian_rows": 3}})
+
+
+@needs_data
+def test_a_run_with_counts_records_its_pooled_scores():
+    from clad.core.experiment import run_experiment
+    from clad.datasets import load_skab
+    from clad.detectors import make_detector
+    from clad.scenarios import ConceptIncremental
+    from clad.strategies import Naive
+
+    ds = load_skab(data_dir=str(SHARED), groups=["valve2"])
+    det = make_detector("hotelling_t2", {"limit_scale": 2.0})
+    res = run_experiment(ds, ConceptIncremental(), Naive(det), base_metrics=["f1", "tp", "fp", "fn", "tn"], seed=0)
+    pooled = res.extras["pooled"]
+    counts = pooled_counts(res.R, "off_diagonal", steps=res.concepts, test_names=res.test_concepts)
+    assert {k: pooled["off_diagonal"][k] for k in counts} == counts
+    assert pooled["diagonal"]["far"] == pytest.approx(
+        pooled["diagonal"]["fp"] / (pooled["diagonal"]["fp"] + pooled["diagonal"]["tn"]))
+    plain = run_experiment(ds, ConceptIncremental(), Naive(det), base_metrics=["f1"], seed=0)
+    assert "pooled" not in (plain.extras or {})

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import CladValueError
 from .counts import COUNT_METRICS
 
-__all__ = ["pooled_counts", "pooled_scores", "cell_mask", "CELLS", "POOLED_SCORES"]
+__all__ = ["pooled_counts", "pooled_scores", "pooled_record", "cell_mask", "CELLS", "POOLED_SCORES"]
 
 CELLS = ("diagonal", "off_diagonal", "last_row", "all")
 #: the scores :func:`pooled_scores` computes, and whether higher is better
@@ -93,3 +93,19 @@ def pooled_scores(counts: Mapping[str, int]) -> dict[str, float]:
     tp, fp, fn, tn = (counts[m] for m in COUNT_METRICS)
     return {"f1": _ratio(2 * tp, 2 * tp + fp + fn), "precision": _ratio(tp, tp + fp), "recall": _ratio(tp, tp + fn),
             "far": _ratio(fp, fp + tn), "mar": _ratio(fn, fn + tp)}
+
+
+def pooled_record(R: Mapping[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str]) -> dict:
+    """The counts and :func:`pooled_scores` of every named set of cells (:data:`CELLS`), as a run
+    records them (``extras["pooled"]``; NaN, for JSON, as None).
+
+    >>> R = {"tp": [[3, 1], [0, 4]], "fp": [[1, 5], [2, 0]], "fn": [[1, 3], [4, 0]], "tn": [[5, 1], [4, 6]]}
+    >>> pooled_record(R, ["a", "b"], ["a", "b"])["diagonal"]["f1"]
+    0.875
+    """
+    out = {}
+    for cells in CELLS:
+        counts = pooled_counts(R, cells, steps, test_names)
+        scores = {k: (None if v != v else v) for k, v in pooled_scores(counts).items()}
+        out[cells] = {**counts, **scores}
+    return out
