@@ -608,4 +608,6 @@ def check_base_metric(metric, raise_on_failure: bool = True) -> CheckReport:
 
     decl = metric if isinstance(metric, BaseMetric) else get_base_metric(metric)
     checks = BASE_METRIC_CHECKS if isinstance(decl, BaseMetric) else {"declaration": _m_declaration}
+    if getattr(decl, "additive", False):  # a count is defined on one class: the same check, named for what it asks
+        checks = {("defined_on_one_class" if k == "nan_on_one_class" else k): v for k, v in checks.items()}
     return _run_checks(checks, lambda fn: fn(decl), raise_on_failure, f"base metric {getattr(decl, 'name', decl)}")
