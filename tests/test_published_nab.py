@@ -159,3 +159,29 @@ def test_clad_check_refuses_a_detector_that_keeps_what_it_learned_while_scoring(
     from clad.detectors.windowed_gaussian import WindowedGaussian
 
     assert check_detector(WindowedGaussian()).ok
+
+
+def test_a_run_records_the_scoreboard_score_of_its_cells():
+    from clad.core.concepts import Concept, ConceptDataset
+    from clad.core.experiment import run_experiment
+    from clad.scenarios import ConceptIncremental
+    from clad.strategies import Naive
+
+    y = _y()
+    X = np.zeros((N, 1)); X[LO] = 50.0; X[HI + 99] = 50.0  # a detection at the window's start, a false positive
+    ds = ConceptDataset([Concept("s", np.zeros((300, 1)))], [Concept("s", X, y)])
+
+    class Flags:
+        def fit(self, X):
+            self.threshold_ = 0.5
+            return self
+
+        def score(self, X):
+            return (np.asarray(X)[:, 0] > 1).astype(float)
+
+    res = run_experiment(ds, ConceptIncremental(), Naive(Flags()), base_metrics=["nab_standard"],
+                         metric_params={"nab_standard": {"threshold": 1.0}}, seed=0)
+    raw = 1.0 - 0.11 * S_EDGE
+    assert res.R["nab_standard"][0, 0] == pytest.approx(raw)
+    # one window: null -1, perfect 1
+    assert res.extras["nab"]["nab_standard"]["diagonal"] == pytest.approx(100 * (raw + 1) / 2)

@@ -16,6 +16,7 @@ from .concepts import ConceptDataset
 from .boundaries import stream_boundaries
 from ..metrics.base import check_base_metrics
 from ..metrics.counts import COUNT_METRICS
+from ..metrics.nab import NAB_METRICS, nab_record
 from ..metrics.pooled import pooled_record
 from .evaluation import Evaluator, StepEvent, check_data, check_reversed
 from .thresholds import calibration_seed, calibration_split, check_calibration_rows, check_threshold
@@ -167,6 +168,8 @@ def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, con
         extras = {**(extras or {}), "split": dataset.metadata["split"]}
     if all(m in evaluation.R for m in COUNT_METRICS):  # confusion counts: their pooled scores, per set of cells
         extras = {**(extras or {}), "pooled": pooled_record(evaluation.R, evaluation.steps, dataset.test_names)}
+    if any(m in evaluation.R for m in NAB_METRICS):  # NAB's raw scores: the scoreboard's normalised score
+        extras = {**(extras or {}), "nab": nab_record(evaluation.R, evaluation.steps, {c.name: c.y for c in dataset.test})}
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
         scenario=labels.get("scenario", getattr(scenario, "name", type(scenario).__name__)),

@@ -38,7 +38,7 @@ import numpy as np
 
 from .base import BaseMetric, register_base_metric
 
-__all__ = ["nab_raw", "nab_normalized", "scaled_sigmoid", "probation_length", "label_windows", "PROFILES",
+__all__ = ["nab_raw", "nab_normalized", "nab_record", "NAB_METRICS", "scaled_sigmoid", "probation_length", "label_windows", "PROFILES",
            "NAB_STANDARD", "NAB_LOW_FP", "NAB_LOW_FN"]
 
 #: NAB's application profiles: (tp, fp, fn) weights
@@ -133,3 +133,33 @@ def _declare(name: str, profile: str, label: str) -> BaseMetric:
 NAB_STANDARD = _declare("nab_standard", "standard", "raw NAB score (standard profile)")
 NAB_LOW_FP = _declare("nab_low_fp", "reward_low_FP_rate", "raw NAB score (reward low FP rate)")
 NAB_LOW_FN = _declare("nab_low_fn", "reward_low_FN_rate", "raw NAB score (reward low FN rate)")
+
+
+#: the NAB base metrics and their profiles
+NAB_METRICS = {"nab_standard": "standard", "nab_low_fp": "reward_low_FP_rate", "nab_low_fn": "reward_low_FN_rate"}
+
+
+def nab_record(R, steps, test_labels) -> dict:
+    """The scoreboard's NAB score of a run for each NAB base metric in ``R``: the raw scores of the
+    diagonal (each test concept right after its own step) and of the last row summed, normalised
+    over the windows of those test concepts (``test_labels``: name -> labels); a run records it
+    (``extras["nab"]``).
+
+    >>> y = np.zeros(2000, dtype=int); y[1000:1100] = 1
+    >>> nab_record({"nab_standard": [[1.0]]}, ["a"], {"a": y})["nab_standard"]
+    {'diagonal': 100.0, 'last_row': 100.0}
+    """
+    names = list(test_labels)
+    windows = {n: label_windows(y) for n, y in test_labels.items()}
+    scored = {n: int(np.sum(w[:, 1] >= probation_length(np.size(test_labels[n])))) for n, w in windows.items()}
+    out = {}
+    for metric, profile in NAB_METRICS.items():
+        if metric not in R:
+            continue
+        M = np.asarray(R[metric], dtype=np.float64)
+        diag = [(M[i, names.index(s)], s) for i, s in enumerate(steps) if s in names]
+        parts = {"diagonal": diag, "last_row": [(M[-1, j], n) for j, n in enumerate(names)]}
+        out[metric] = {k: nab_normalized(float(np.nansum([v for v, _ in cells])), sum(len(windows[n]) for _, n in cells),
+                                         sum(scored[n] for _, n in cells), profile)
+                       for k, cells in parts.items()}
+    return out
