@@ -336,3 +336,17 @@ def test_a_run_with_counts_records_its_pooled_scores():
         pooled["diagonal"]["fp"] / (pooled["diagonal"]["fp"] + pooled["diagonal"]["tn"]))
     plain = run_experiment(ds, ConceptIncremental(), Naive(det), base_metrics=["f1"], seed=0)
     assert "pooled" not in (plain.extras or {})
+
+
+@pytest.mark.parametrize("det, words", [
+    ({"name": "postprocessed", "detector": "iforest", "postprocess": {"median": 0}}, "postprocess=\\{'median': 0\\}"),
+    ({"name": "postprocessed", "detector": "iforset", "postprocess": {"median": 3}}, "detector='iforset'"),
+    ({"name": "hotelling_t2", "rule": "either"}, "rule='either'"),
+])
+def test_detector_declarations_are_checked_when_the_spec_is_read(det, words):
+    from clad.engine.spec import parse_spec
+    from clad.errors import CladError
+    from runner_helpers import small_spec
+
+    with pytest.raises(CladError, match=words):
+        parse_spec(small_spec(detectors=[det]))

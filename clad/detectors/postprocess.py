@@ -84,13 +84,45 @@ def rolling(values, kind: str, k: int, warmup: str = "unflagged", floor: float |
     return out
 
 
+class _Filter:
+    """The constraint of ``postprocess`` (checked when a spec is read)."""
+
+    hidden = False
+
+    def is_satisfied_by(self, val) -> bool:
+        try:
+            check_postprocess(val)
+        except DetectorError:
+            return False
+        return True
+
+    def __str__(self) -> str:
+        return "one filter and its window in rows, {median = k}, {mean = k} or {max = k} (k an integer >= 1)"
+
+
+class _DetectorName:
+    """The constraint of ``detector``: a registered detector name or an import path (``module:Class``)."""
+
+    hidden = False
+
+    def is_satisfied_by(self, val) -> bool:
+        from . import DETECTORS
+
+        return isinstance(val, str) and val != "postprocessed" and (val in DETECTORS or ":" in val)
+
+    def __str__(self) -> str:
+        from . import DETECTORS
+
+        return f"a registered detector ({', '.join(n for n in DETECTORS.names() if n != 'postprocessed')}) or an import path"
+
+
 class Postprocessed(BaseEstimator):
     """Detector ``detector`` (a registered name or an import path, built with ``params``) whose
     scores are smoothed by ``postprocess`` (``{"median": k}``, ``{"mean": k}`` or ``{"max": k}``)
     with the warm-up ``warmup`` (module docstring). ``random_state`` (None: the run seed) reaches
     the wrapped detector when it takes one and ``params`` does not set it."""
 
-    _parameter_constraints = {"detector": [str], "params": [None, dict], "postprocess": [dict],
+    _parameter_constraints = {"detector": [_DetectorName()], "params": [None, dict], "postprocess": [None, _Filter()],
                               "warmup": [StrOptions(set(WARMUPS))], "random_state": [None, Integral]}
 
     def __init__(self, detector: str = "iforest", params: dict | None = None, postprocess: dict | None = None,
