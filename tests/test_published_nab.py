@@ -185,3 +185,17 @@ def test_a_run_records_the_scoreboard_score_of_its_cells():
     assert res.R["nab_standard"][0, 0] == pytest.approx(raw)
     # one window: null -1, perfect 1
     assert res.extras["nab"]["nab_standard"]["diagonal"] == pytest.approx(100 * (raw + 1) / 2)
+
+
+def test_warm_start_primes_the_window_with_the_training_values():
+    from clad.detectors.windowed_gaussian import WindowedGaussian
+
+    rng = np.random.default_rng(0)
+    train, test = rng.normal(size=(50, 1)), rng.normal(size=(30, 1))
+    cold = WindowedGaussian(window_size=40, step_size=5).fit(train)
+    warm = WindowedGaussian(window_size=40, step_size=5, warm_start=True).fit(train)
+    # warm: the scores of the test rows when they follow the last 40 training values in one series
+    joined = WindowedGaussian(window_size=40, step_size=5).fit(train).score(np.vstack([train[-40:], test]))
+    np.testing.assert_array_equal(warm.score(test), joined[40:])
+    np.testing.assert_array_equal(cold.score(test), WindowedGaussian(window_size=40, step_size=5).fit(test).score(test))
+    assert cold.score(test)[0] == 0.0 and warm.score(test)[0] > 0.0

@@ -12,6 +12,10 @@ protocol are the probationary prefix of the very series that is then scored whol
 ``threshold_`` is ``threshold``, NAB's tuned detection threshold (1.0 for every profile), and NAB
 detects at ``score >= threshold``, so the NAB base metrics take it as their parameter.
 
+``warm_start=True`` (not NAB's) primes the window with the last ``window_size`` training values:
+the model then carries what it saw in training into every series it scores (in a continual
+scenario, another series' values), scoring a series as if it followed them.
+
 ``significant_digits`` (default 12) rounds every score as NAB's published results files hold them
 (``%.12g``, what Python 2 printed): its scoreboard was computed from those files, and at a threshold
 of 1.0 a score of 0.9999999999998 is a detection there. None keeps full precision.
@@ -50,11 +54,13 @@ class WindowedGaussian(BaseEstimator):
                               "step_size": [Interval(Integral, 1, None, closed="left")],
                               "threshold": [Interval(Real, 0.0, 1.0, closed="both")],
                               "column": [Interval(Integral, 0, None, closed="left")],
-                              "significant_digits": [None, Interval(Integral, 1, 17, closed="both")]}
+                              "significant_digits": [None, Interval(Integral, 1, 17, closed="both")],
+                              "warm_start": ["boolean"]}
 
     def __init__(self, window_size: int = 6400, step_size: int = 100, threshold: float = 1.0, column: int = 0,
-                 significant_digits: int | None = 12):
+                 significant_digits: int | None = 12, warm_start: bool = False):
         self.significant_digits = significant_digits
+        self.warm_start = warm_start
         self.window_size = window_size
         self.step_size = step_size
         self.threshold = threshold
@@ -67,12 +73,14 @@ class WindowedGaussian(BaseEstimator):
                                 "column(s)")
         self.n_features_in_ = int(np.shape(X)[1])
         self.threshold_ = float(self.threshold)
+        column = np.asarray(X, dtype=np.float64)[:, self.column]
+        self.prefix_ = column[-int(self.window_size):].copy() if self.warm_start else np.empty(0)
         return self
 
     def score(self, X) -> np.ndarray:
         if not hasattr(self, "threshold_"):
             raise DetectorError("detector WindowedGaussian: score() called before fit()")
-        values = np.asarray(as_table(X), dtype=np.float64)[:, self.column]
+        values = np.concatenate([self.prefix_, np.asarray(as_table(X), dtype=np.float64)[:, self.column]])
         out = np.zeros(values.size)
         size, step = int(self.window_size), int(self.step_size)
         mean, m2 = 0.0, 0.0  # while the window grows: its running mean and sum of squared deviations
@@ -90,6 +98,7 @@ class WindowedGaussian(BaseEstimator):
                 out[start:start + block.size] = [1.0 - tail_probability(float(v), mean, std) for v in block]
                 if block.size == step:
                     mean, std = self._stats(values[start + step - size:start + step])
+        out = out[self.prefix_.size:]  # the primed window's own scores are not this call's
         if self.significant_digits is not None:
             digits = int(self.significant_digits)
             out = np.array([float(f"{v:.{digits}g}") for v in out])
