@@ -113,6 +113,7 @@ def test_nab_loader_trains_on_the_probationary_period():
 
 
 @needs_data
+@pytest.mark.slow
 def test_the_null_detector_scores_as_published():
     # NAB's null detector: every score 0.5, its threshold 0.625 (config/thresholds.json): nothing detected
     thresholds = json.loads((SHARED / "nab" / "config" / "thresholds.json").read_text())["null"]
