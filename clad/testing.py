@@ -273,6 +273,21 @@ def _d_leaves_input_unchanged(det, data):
     return _changed_input(X_test, X_score, "score") or _changed_input(X, X_fit, "fit")
 
 
+def _d_repeatable_scores(det, data):
+    """Scoring the same rows twice with one fitted detector gives the same scores: the evaluator scores
+    each test concept in one call per training step, and shares the scores of equal steps, so what a
+    detector learns while it scores a call (NAB's windowed Gaussian) must start afresh with the next."""
+    from .detectors import as_detector
+
+    X, X_test, _ = data
+    fitted = as_detector(_fresh(det)).fit(X.copy())
+    a, b = fitted.score(X_test.copy()), fitted.score(X_test.copy())
+    if not np.array_equal(a, b):
+        return (f"scoring the same {len(X_test)} rows twice gave different scores ({int(np.sum(a != b))} differ): "
+                "score() must not keep what it learns from one call for the next")
+    return None
+
+
 def _d_fit_keeps_params(det, data):
     X, _, _ = data
     return _keeps_params(det, lambda obj: obj.fit(X),
@@ -287,6 +302,7 @@ DETECTOR_CHECKS: dict[str, Callable] = {
     "clone_is_unfitted_with_equal_params": _d_clone_unfitted_equal_params,
     "pickle_round_trip": _d_pickle,
     "same_seed_same_scores": _d_same_seed,
+    "scoring_twice_gives_the_same_scores": _d_repeatable_scores,
     "fit_does_not_change_params": _d_fit_keeps_params,
     "leaves_input_unchanged": _d_leaves_input_unchanged,
     "no_mutable_defaults": _mutable_defaults,
@@ -557,6 +573,7 @@ def _m_one_class(metric, data=None):
 
     rng = np.random.default_rng(2)
     scores = rng.normal(size=50)
+    additive = getattr(metric, "additive", False)  # a count is defined on one class: finite, not NaN
     for cls in (0, 1):
         y = np.full(50, cls, dtype=np.int8)
         with warnings.catch_warnings():
@@ -565,7 +582,9 @@ def _m_one_class(metric, data=None):
                 value = metric(y, _input(metric, scores, (scores > 0).astype(np.int8)))
             except Exception as exc:  # noqa: BLE001 - the evaluator needs a NaN, not an exception
                 return f"labels all {cls} raise {type(exc).__name__}: {exc}; expected NaN"
-        if not np.isnan(value):
+        if additive and not np.isfinite(value):
+            return f"labels all {cls} (one class) give {value!r}; expected a finite count (the metric is additive)"
+        if not additive and not np.isnan(value):
             return f"labels all {cls} (one class) give {value!r}; expected NaN (the metric is undefined there)"
     return None
 
@@ -575,7 +594,7 @@ BASE_METRIC_CHECKS: dict[str, Callable] = {
     "declaration": _m_declaration,
     "bounds_on_random_inputs": _m_bounds,
     "chance_level_of_a_scoreless_detector": _m_chance,
-    "nan_on_one_class": _m_one_class,
+    "nan_on_one_class": _m_one_class,  # for an additive metric (a count): finite on one class
 }
 
 
@@ -589,4 +608,6 @@ def check_base_metric(metric, raise_on_failure: bool = True) -> CheckReport:
 
     decl = metric if isinstance(metric, BaseMetric) else get_base_metric(metric)
     checks = BASE_METRIC_CHECKS if isinstance(decl, BaseMetric) else {"declaration": _m_declaration}
+    if getattr(decl, "additive", False):  # a count is defined on one class: the same check, named for what it asks
+        checks = {("defined_on_one_class" if k == "nan_on_one_class" else k): v for k, v in checks.items()}
     return _run_checks(checks, lambda fn: fn(decl), raise_on_failure, f"base metric {getattr(decl, 'name', decl)}")

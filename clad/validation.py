@@ -123,7 +123,9 @@ COUNT = Interval(Integral, 1, None, closed="left")
 
 
 def _constraint(c):
-    return c if isinstance(c, (ListOf, Device)) else make_constraint(c)
+    # clad's own constraints (and a component's, such as a detector's declared filter) have
+    # is_satisfied_by; scikit-learn's vocabulary is made into its constraint objects
+    return c if isinstance(c, (ListOf, Device)) or callable(getattr(c, "is_satisfied_by", None)) else make_constraint(c)
 
 
 def _head(who: str | None, key: str, value: Any) -> str:

@@ -19,7 +19,8 @@ SPECS = ["pyclad_nsl_kdd", "nsl_kdd_families", "adbench_clustering", "mvtec_cate
 
 
 def test_every_card_is_complete():
-    assert card_names() == ["adbench-classical", "adbench-mvtec-resnet18", "nasa-smap", "nsl-kdd", "pyclad-nsl-kdd"]
+    assert card_names() == ["adbench-classical", "adbench-mvtec-resnet18", "nab", "nasa-smap", "nsl-kdd",
+                            "pyclad-nsl-kdd", "skab"]
     for name in card_names():
         card = load_card(name)
         assert card["loader"] in DATASETS
@@ -36,7 +37,8 @@ def test_every_card_is_complete():
 def test_cards_match_the_published_checksums():
     listed = {}
     # the first four folders in one list; nasa-smap has its own (paths relative to that folder)
-    for sums, prefix in ((SHARED / "SHA256SUMS.tsv", ""), (SHARED / "nasa-smap" / "SHA256SUMS.tsv", "nasa-smap/")):
+    for sums, prefix in ((SHARED / "SHA256SUMS.tsv", ""), (SHARED / "nasa-smap" / "SHA256SUMS.tsv", "nasa-smap/"),
+                         (SHARED / "skab" / "SHA256SUMS.tsv", "skab/"), (SHARED / "nab" / "SHA256SUMS.tsv", "nab/")):
         for line in sums.read_text().splitlines():
             sha, size, path = line.split("\t")
             listed[prefix + path] = (sha, int(size))

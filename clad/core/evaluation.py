@@ -346,7 +346,12 @@ class Evaluator:
         trace = self._trace(concept, scored) if self._trace_at is not None and self._trace_at[0] == j else None
         series = self._per_series(concept, scored) if self._timed[j] else None
         if self._single_class[j]:
-            return None, series, trace, fpr
+            counts = [m for m in self.base_metrics if self._decls[m].additive]
+            if not counts:
+                return None, series, trace, fpr
+            # a count is defined on one class too; the other metrics are not
+            return ({m: self._metric(m, concept.y, scored) if m in counts else float("nan")
+                     for m in self.base_metrics}, series, trace, fpr)
         scores = np.asarray(scored.scores)
         if scores.size and np.all(scores == scores.flat[0]):
             self._warn_once(f"constant:{concept.name}", f"test concept {concept.name!r}: every score is the same "
@@ -486,17 +491,18 @@ class Evaluator:
         self._last_trace = next((t for _, _, t, _ in cells if t is not None), None)
         self._last_fpr = [fpr for _, _, _, fpr in cells]
         for j, (values, _, _, _) in enumerate(cells):
-            if values is None:
+            if values is None or self._single_class[j]:
                 name = self.test_concepts[j].name
                 if name not in self._warned:
                     self._warned.add(name)
                     warnings.warn(
                         f"test concept {name!r} has a single class; its base metrics are "
-                        "undefined and recorded as NaN",
+                        f"undefined and recorded as NaN{'' if values is None else ' (its additive ones, counts and raw scores, are kept)'}",
                         RuntimeWarning,
                         stacklevel=2,
                     )
-                continue
+                if values is None:
+                    continue
             for m in self.base_metrics:
                 row[m][j] = values[m]
         return row
@@ -678,7 +684,7 @@ def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: S
         levels = {"roc_auc": [0.5] * len(test_names)}
     for name, level in levels.items():
         decl = find_base_metric(name)
-        if name not in R or level is None or decl is None or decl.optimistic:
+        if name not in R or level is None or decl is None or decl.optimistic or decl.additive:
             continue
         pairs = [(R[name][i, position[s]], level[position[s]]) for i, s in enumerate(steps) if s in position]
         pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]

@@ -15,6 +15,9 @@ from ..metrics import check_concept_names, learned_at, summarize
 from .concepts import ConceptDataset
 from .boundaries import stream_boundaries
 from ..metrics.base import check_base_metrics
+from ..metrics.counts import COUNT_METRICS
+from ..metrics.nab import NAB_METRICS, nab_record
+from ..metrics.pooled import pooled_record
 from .evaluation import Evaluator, StepEvent, check_data, check_reversed
 from .thresholds import calibration_seed, calibration_split, check_calibration_rows, check_threshold
 from .memory import peak_rss
@@ -162,6 +165,12 @@ def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, con
     extras = extra(stream_boundaries(dataset)) if callable(extra) else None
     if evaluation.per_series is not None:
         extras = {**(extras or {}), "time_series": {"per_series": evaluation.per_series, "trace": evaluation.trace}}
+    if isinstance(dataset.metadata.get("split"), dict):  # a loader's own split (e.g. time-ordered): recorded
+        extras = {**(extras or {}), "split": dataset.metadata["split"]}
+    if all(m in evaluation.R for m in COUNT_METRICS):  # confusion counts: their pooled scores, per set of cells
+        extras = {**(extras or {}), "pooled": pooled_record(evaluation.R, evaluation.steps, dataset.test_names)}
+    if any(m in evaluation.R for m in NAB_METRICS):  # NAB's raw scores: the scoreboard's normalised score
+        extras = {**(extras or {}), "nab": nab_record(evaluation.R, evaluation.steps, {c.name: c.y for c in dataset.test})}
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
         scenario=labels.get("scenario", getattr(scenario, "name", type(scenario).__name__)),

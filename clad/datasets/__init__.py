@@ -13,6 +13,8 @@ name              what
 ``npz_files``     one concept per ``.npz`` file
 ``mvtec``         MVTec-AD embeddings from ADBench, one concept per category
 ``telemanom``     NASA SMAP / MSL telemetry (telemanom layout); concepts by subsystem or channel, windows
+``skab``          SKAB's experiments, each split in time order (SKAB's protocol: the first 400 rows train)
+``nab``           NAB's series, one per concept: the probationary prefix trains, the whole series tests
 ``windowed``      any registered loader's concepts cut into sliding windows (:mod:`clad.datasets.windowed`)
 ================  ===================================================================================
 
@@ -41,11 +43,14 @@ from .files import (
 )
 from .flat import scenario_from_flat
 from .mvtec import load_mvtec
+from .nab import load_nab
 from .nsl_kdd import load_nsl_kdd, read_nsl_kdd
 from .odds import load_odds_mat
 from .per_file import load_npz_files
+from .ordered import ordered_split
 from .pyclad import convert_pyclad, load_pyclad
 from .recipes import RECIPES, make_groups
+from .skab import load_skab
 from .synthetic import make_synthetic
 from .table import load_table
 from .telemanom import load_telemanom
@@ -57,7 +62,7 @@ __all__ = [
     "load_npz_files", "load_mvtec", "scenario_from_flat", "make_groups", "make_dataset", "order_concepts",
     "ConceptRows", "RECIPES", "ORDERS", "DIFFICULTIES", "card_names", "load_card", "find_file", "locate",
     "search_dirs", "default_cache_dir", "sha256_of", "verify_sha256", "download", "load_telemanom",
-    "window_dataset",
+    "window_dataset", "load_skab", "ordered_split", "load_nab",
 ]
 
 DATASETS = Registry("dataset", functions=True)
@@ -71,6 +76,8 @@ DATASETS.add("table", load_table, "CSV / Parquet table with concept, label and f
 DATASETS.add("npz_files", load_npz_files, "one concept per .npz file (X, y)")
 DATASETS.add("mvtec", load_mvtec, "MVTec-AD ResNet-18 embeddings, one concept per category")
 DATASETS.add("telemanom", load_telemanom, "NASA SMAP/MSL telemetry; concepts by subsystem or channel; windows")
+DATASETS.add("skab", load_skab, "SKAB experiments (files or fault groups), split in time order as SKAB does")
+DATASETS.add("nab", load_nab, "NAB series (one concept each), probationary prefix to train, whole series to test")
 DATASETS.add("windowed", "clad.datasets.windowed:load_windowed", "a registered loader's concepts cut into sliding windows")
 
 

@@ -13,6 +13,9 @@ In a spec file::
     file = "my-data/machines.parquet"
     concept_column = "machine"
     label_column = "is_fault"
+    ordered = { train_rows = 400 }   # optional: each concept's first 400 rows (in the file's order)
+                                     # train, the rest test (clad.datasets.ordered), instead of a
+                                     # random split of its normal rows
 
 >>> import pandas as pd
 >>> df = pd.DataFrame({"c": ["a"] * 4 + ["b"] * 4, "y": [0, 0, 0, 1] * 2, "x1": range(8), "x2": range(8)})
@@ -31,8 +34,9 @@ from ..core.concepts import ConceptDataset
 from ..errors import CladTypeError, DataError
 from ..registry import did_you_mean
 from ..validation import declare
-from .build import SPLIT_CONSTRAINTS, ConceptRows, make_dataset
+from .build import SPLIT_CONSTRAINTS, ConceptRows, make_dataset, order_concepts
 from .files import locate
+from .ordered import PREFIX_ANOMALIES, TEST_PARTS, ordered_split
 
 __all__ = ["load_table", "read_table"]
 
@@ -136,17 +140,48 @@ def _table_rules(args: dict) -> list[str]:
     return []
 
 
-@declare(SPLIT_CONSTRAINTS, files=lambda a: [(a["file"], a["sha256"])] if a["file"] is not None else [],
-         rules=_table_rules)
+#: the keys of ``ordered`` (see :func:`clad.datasets.ordered.ordered_split`)
+ORDERED_KEYS = ("train_rows", "train_share", "prefix_anomalies", "test")
+
+
+def _ordered_rules(args: dict) -> list[str]:
+    """``ordered`` is a table of ``ordered_split``'s keys, checked before anything is read."""
+    value = args.get("ordered")
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return [f"ordered={value!r}; expected a table such as {{ train_rows = 400 }} (keys: {', '.join(ORDERED_KEYS)})"]
+    problems = [f"ordered.{k}: unknown key{did_you_mean(str(k), ORDERED_KEYS)}; allowed: {', '.join(ORDERED_KEYS)}"
+                for k in value if k not in ORDERED_KEYS]
+    if ("train_rows" in value) == ("train_share" in value):
+        problems.append("ordered: give one of train_rows (a row count) or train_share (a share in (0, 1))")
+    if value.get("prefix_anomalies", "keep") not in PREFIX_ANOMALIES:
+        problems.append(f"ordered.prefix_anomalies={value['prefix_anomalies']!r}; expected one of "
+                        f"{', '.join(PREFIX_ANOMALIES)}")
+    if value.get("test", "rest") not in TEST_PARTS:
+        problems.append(f"ordered.test={value['test']!r}; expected one of {', '.join(TEST_PARTS)}")
+    return problems
+
+
+@declare({**SPLIT_CONSTRAINTS, "ordered": [None, dict]},
+         files=lambda a: [(a["file"], a["sha256"])] if a["file"] is not None else [],
+         rules=lambda a: _table_rules(a) + _ordered_rules(a))
 def load_table(file: str | None = None, frame: pd.DataFrame | None = None, concept_column: str = "concept",
                label_column: str = "label", feature_columns: list[str] | None = None, test_size: float = 0.5,
                contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
-               sha256: str | None = None, data_dir: str | None = None, random_state: int = 0) -> ConceptDataset:
+               sha256: str | None = None, data_dir: str | None = None, random_state: int = 0,
+               ordered: dict | None = None) -> ConceptDataset:
     """A continual scenario from a table (give ``file`` or, from Python, ``frame``).
 
     ``feature_columns`` defaults to every column except the concept and label columns.
     ``test_size``, ``contamination``, ``order`` and ``difficulty`` are those of :mod:`clad.datasets.build`.
+    ``ordered`` (e.g. ``{"train_rows": 400}``) splits each concept's rows in the table's order
+    instead (:func:`clad.datasets.ordered.ordered_split`; ``test_size`` and ``contamination`` are
+    then unused), and records the split in ``dataset.metadata["split"]``.
     """
+    problems = _ordered_rules({"ordered": ordered})
+    if problems:
+        raise DataError("table: " + "; ".join(problems))
     if (file is None) == (frame is None):
         raise CladTypeError("table: give exactly one of file (a .csv or .parquet path) and frame (a DataFrame)")
     if frame is not None and not isinstance(frame, pd.DataFrame):
@@ -194,5 +229,22 @@ def load_table(file: str | None = None, frame: pd.DataFrame | None = None, conce
         groups.append(ConceptRows(str(value), rows[y[rows] == 0], rows[y[rows] == 1]))
     name = os.path.splitext(os.path.basename(str(file)))[0] if file is not None else "table"
     meta = {"file": None if file is None else str(file), "features": [str(c) for c in feature_columns]}
+    if ordered is not None:
+        return _ordered_dataset(X, y, codes, uniques, ordered, name, meta, order, difficulty, random_state)
     return make_dataset(X, y, groups, name=name, test_size=test_size, contamination=contamination, order=order,
                         difficulty=difficulty, random_state=random_state, loader="table", metadata=meta)
+
+
+def _ordered_dataset(X, y, codes, uniques, ordered: dict, name: str, meta: dict, order: str, difficulty: str,
+                     random_state) -> ConceptDataset:
+    """Each concept's rows, in the table's order, cut by :func:`ordered_split`; then the concept order."""
+    pairs, records = [], {}
+    for i, value in enumerate(uniques):
+        rows = np.flatnonzero(codes == i)
+        tr, te, rec = ordered_split(str(value), X[rows], y[rows], loader="table", **ordered)
+        pairs.append((tr, te))
+        records[str(value)] = rec
+    meta = {**meta, "split": {"kind": "ordered", **ordered, "concepts": records}}
+    seed = np.random.SeedSequence(int(random_state)).spawn(2)[1]
+    return order_concepts(pairs, order=order, difficulty=difficulty, random_state=seed, name=name, metadata=meta,
+                          loader="table")

@@ -85,6 +85,12 @@ DETECTORS.add("nearest_normal_distance", "clad.detectors.baselines:NearestNormal
               "baseline: distance to the nearest training window (Sarfraz et al. 2024)")
 DETECTORS.add("pca_reconstruction", "clad.detectors.baselines:PCAReconstruction",
               "baseline: PCA reconstruction error of the window (Sarfraz et al. 2024)")
+DETECTORS.add("hotelling_t2", "clad.detectors.control_charts:HotellingT2",
+              "Hotelling's T² control chart; pca=true: the PCA-based T² + Q chart (any / all rule)")
+DETECTORS.add("windowed_gaussian", "clad.detectors.windowed_gaussian:WindowedGaussian",
+              "NAB's windowed Gaussian: tail probability under a sliding window of the values before (learns as it scores)")
+DETECTORS.add("postprocessed", "clad.detectors.postprocess:Postprocessed",
+              "a detector whose scores are smoothed in row order (rolling median / mean / max over k rows)")
 DETECTORS.add("half_space_trees", "clad.detectors.incremental:half_space_trees", "river HalfSpaceTrees (incremental)")
 DETECTORS.add("river_one_class_svm", "clad.detectors.incremental:river_one_class_svm", "river online OneClassSVM")
 

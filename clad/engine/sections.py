@@ -17,7 +17,7 @@ from .config import Component
 __all__ = ["TOP_LEVEL_KEYS", "RESERVED", "MAX_RUNS", "registries", "entries", "grid_size"]
 
 #: the keys a spec may have at its top level
-TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "base_metric_params", "threshold", "baselines", "seeds", "orders", "order_seed",
+TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "base_metric_params", "threshold", "postprocess", "baselines", "seeds", "orders", "order_seed",
                   "skip_incompatible", "jobs", "threads", "dask", "slurm", "timeout", "share", "replicas", "max_runs", "max_evaluations",
                   "max_data_gb", "datasets", "scenarios", "strategies", "detectors", "tuning", "references")
 #: a grid larger than this needs an explicit ``max_runs`` in the spec

@@ -11,6 +11,9 @@
     threshold = { fpr = 0.05 }                # optional: every detector's labels at this false-positive
                                               # rate on held-out normal rows (default "own": each
                                               # detector's own threshold; docs/guides/thresholds.md)
+    postprocess = { median = 5 }              # optional: every detector's scores smoothed in row order
+                                              # (median, mean or max over k rows; warmup = "partial"
+                                              # or "unflagged", the default; docs/guides/published.md)
     seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
     orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
                                               # loaders that take it ("given" needs no support);
@@ -655,6 +658,34 @@ def _read_baselines(r: _Reading) -> None:
                                *(Component(n) for n in names if n in BASELINES and n not in listed)]
 
 
+def _read_postprocess(r: _Reading) -> None:
+    """``postprocess = { median = 5 }`` (and optionally ``warmup``): every detector, the baselines
+    too, becomes a ``postprocessed`` one with that filter (:mod:`clad.detectors.postprocess`), so the
+    stage is applied to all alike and recorded in each run's detector parameters; a detector the
+    spec already wraps keeps its own."""
+    from ..detectors.postprocess import WARMUPS, check_postprocess
+
+    if "postprocess" not in r.raw:
+        return
+    value = r.raw["postprocess"]
+    stage = dict(value) if isinstance(value, dict) else value
+    warmup = stage.pop("warmup", None) if isinstance(stage, dict) else None
+    try:
+        check_postprocess(stage)
+    except CladError as exc:
+        r.problems.append(f"postprocess: {exc}")
+        return
+    if warmup is not None and warmup not in WARMUPS:
+        r.problems.append(f"postprocess: warmup={warmup!r}; expected one of {', '.join(WARMUPS)}")
+        return
+    extra = {} if warmup is None else {"warmup": warmup}
+    r.sections["detectors"] = [
+        d if d.name == "postprocessed" else
+        Component("postprocessed", {"detector": d.name, "params": dict(d.params), "postprocess": dict(stage), **extra},
+                  d.display)
+        for d in r.sections.get("detectors", [])]
+
+
 def _what_scenario_lacks(scenario, strategy: Component, regs: dict) -> str | None:
     """Why the built ``scenario`` (None: not built) cannot run ``strategy``, or None."""
     if scenario is None:
@@ -752,4 +783,4 @@ def _read_sizes(r: _Reading) -> None:
 #: The readers of a spec's parts, in the order they run (and report their problems): each takes
 #: what it reads from the spec's table and what the earlier ones have read.
 SPEC_READERS = (_read_keys, _read_name, _read_base_metrics, _read_threshold, _read_seeds, _read_execution, _read_references,
-                _read_components, _read_baselines, _read_pairs, _read_grid, _read_tuning, _read_sizes)
+                _read_components, _read_baselines, _read_postprocess, _read_pairs, _read_grid, _read_tuning, _read_sizes)

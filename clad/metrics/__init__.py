@@ -86,6 +86,9 @@ from .base import (
 from . import point  # noqa: E402,F401,I001
 from . import range_base  # noqa: E402,F401,I001
 from . import pr_auc_normalized  # noqa: E402,F401,I001
+from . import counts  # noqa: E402,F401,I001
+from . import nab  # noqa: E402,F401,I001
+from .pooled import pooled_counts, pooled_scores  # noqa: E402,I001
 from .reference_metrics import REFERENCE_METRICS, reference_input
 from .registry import (
     INPUTS,
@@ -104,6 +107,8 @@ from .registry import (
 
 __all__ = [
     "learned_at",
+    "pooled_counts",
+    "pooled_scores",
     "check_concept_names",
     "ConceptNamesWarning",
     "continual_average",

@@ -61,7 +61,10 @@ class BaseMetric:
     flagged) gets on ``y``; ``bounds`` the range of its values; ``params`` maps each parameter it
     takes to a check ``check(metric, key, value) -> value`` (:func:`integer_at_least`,
     :func:`unit_interval`); ``time_axis``: computed on a concept's time points when it has a time
-    axis; ``optimistic``: its threshold is chosen on the test labels (no detector can do that).
+    axis; ``optimistic``: its threshold is chosen on the test labels (no detector can do that);
+    ``additive``: a count (true positives, false alarms, ...): defined on labels of one class,
+    summed over cells by pooled aggregation (:mod:`clad.metrics.pooled`), its chance level a
+    reference and not a floor (no reversed-scores warning).
     """
 
     name: str
@@ -74,6 +77,7 @@ class BaseMetric:
     params: Mapping[str, Callable] = field(default_factory=dict)
     time_axis: bool = False
     optimistic: bool = False
+    additive: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -198,7 +202,7 @@ def get_base_metric(name: str) -> BaseMetric:
     >>> get_base_metric("roc_acu")
     Traceback (most recent call last):
     ...
-    clad.errors.CladValueError: unknown base metric 'roc_acu' (did you mean 'roc_auc'?); declared: roc_auc, f1, average_precision, vus_pr, vus_roc, pa_f1, event_f1, range_f1, affiliation_f1, pa_f1_oracle, event_f1_oracle, range_f1_oracle, affiliation_f1_oracle, pr_auc_normalized, or an import path 'package.module:NAME'
+    clad.errors.CladValueError: unknown base metric 'roc_acu' (did you mean 'roc_auc'?); declared: roc_auc, f1, average_precision, vus_pr, vus_roc, pa_f1, event_f1, range_f1, affiliation_f1, pa_f1_oracle, event_f1_oracle, range_f1_oracle, affiliation_f1_oracle, pr_auc_normalized, tp, fp, fn, tn, nab_standard, nab_low_fp, nab_low_fn, or an import path 'package.module:NAME'
     """
     if isinstance(name, BaseMetric):
         return name
