@@ -61,7 +61,10 @@ class BaseMetric:
     flagged) gets on ``y``; ``bounds`` the range of its values; ``params`` maps each parameter it
     takes to a check ``check(metric, key, value) -> value`` (:func:`integer_at_least`,
     :func:`unit_interval`); ``time_axis``: computed on a concept's time points when it has a time
-    axis; ``optimistic``: its threshold is chosen on the test labels (no detector can do that).
+    axis; ``optimistic``: its threshold is chosen on the test labels (no detector can do that);
+    ``version``: raised by one whenever a change of the declaration or its function changes a value
+    it computes (it enters every run's result key, :mod:`clad.engine.result_key`, so a bundle's
+    rows computed with another version are refused, not mixed in).
     """
 
     name: str
@@ -74,6 +77,7 @@ class BaseMetric:
     params: Mapping[str, Callable] = field(default_factory=dict)
     time_axis: bool = False
     optimistic: bool = False
+    version: int = 1
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -86,6 +90,8 @@ class BaseMetric:
         if not lo < hi:
             raise CladValueError(f"base metric {self.name}: bounds={self.bounds!r}; expected (low, high) with low < high")
         object.__setattr__(self, "bounds", (lo, hi))
+        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
+            raise CladValueError(f"base metric {self.name}: version={self.version!r}; expected an integer >= 1")
         if not callable(self.chance):
             object.__setattr__(self, "chance", _constant(float(self.chance)))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))

@@ -190,6 +190,11 @@ class RunResult:
     #: (the share of the concept's normal rows flagged), with the ``calibration_rows`` held out per
     #: training concept; None when not recorded (results written before it was)
     threshold: Mapping[str, Any] | None = _stored("json", _optional(_threshold), optional=True, default=None)
+    #: what makes this run the same computation anywhere: ``{"key": hex, "parts": {...}}``, the
+    #: parts being its data's sha256, clad's numbers-version, its base metrics' versions, the
+    #: library versions and plug-in fingerprints (:mod:`clad.engine.result_key`); None for a failed
+    #: run and for results written before it was recorded
+    result_key: Mapping[str, Any] | None = _stored("json", _optional(dict), optional=True, default=None)
 
     @property
     def ok(self) -> bool:

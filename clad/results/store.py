@@ -258,7 +258,7 @@ def _own_columns(table: str) -> frozenset:
     finally:
         con.close()
 _ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
-                  "peak_memory", "chance", "threshold")
+                  "peak_memory", "chance", "threshold", "result_key")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
