@@ -18,7 +18,7 @@
 ``clad validate SPEC.toml``        scenario validity from single-task matrices (exit 1 when a check fails)
 ``clad verify SPEC|FOLDER``        rerun a reference suite and compare with its committed results (--update rewrites them)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
-``clad export DIR [--format csv|parquet|json|mlflow] [--per-series]``  tidy tables of R, metrics and runs (or results.json),
+``clad export DIR [--format csv|parquet|json|mlflow] [--per-series] [--bundle OUT]``  tidy tables of R, metrics and runs (or results.json),
                                   or every run logged to MLflow (``--tracking-uri URI``)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
@@ -211,6 +211,14 @@ def _slurm_config(args, spec):
 
 
 def _cmd_export(args) -> int:
+    if args.bundle is not None:
+        from .bundle.format import export_bundle
+
+        done = export_bundle(args.dir, args.bundle)
+        for why in done.left_out:
+            print(f"left out: {why}", file=sys.stderr)
+        print(f"{done.runs} runs in {done.shards} shards written to {done.path} (bundle sha256 {done.sha256})")
+        return 0
     if args.format == "mlflow":
         from .engine.export_mlflow import export_mlflow
 
@@ -538,6 +546,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "base metric per run, step, test concept and series")
     e.add_argument("--tracking-uri", default=None, metavar="URI",
                    help="with --format mlflow: the MLflow tracking store (default: a local store in DIR/mlruns)")
+    e.add_argument("--bundle", default=None, metavar="OUT",
+                   help="write a bundle instead: every finished run with its result key, in sorted JSON Lines shards "
+                        "with a manifest (a folder, or one tar when OUT ends with .tar); see docs/guides/bundles.md")
     e.set_defaults(func=_cmd_export)
 
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")

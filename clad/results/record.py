@@ -195,6 +195,9 @@ class RunResult:
     #: library versions and plug-in fingerprints (:mod:`clad.engine.result_key`); None for a failed
     #: run and for results written before it was recorded
     result_key: Mapping[str, Any] | None = _stored("json", _optional(dict), optional=True, default=None)
+    #: where the run was computed when not here: ``"bundle sha256:HEX"``, the bundle it was imported
+    #: from (``clad pull``, ``clad run --from``); None for a run computed here
+    origin: str | None = _stored("plain", default=None)
 
     @property
     def ok(self) -> bool:
