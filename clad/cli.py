@@ -20,6 +20,7 @@
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
 ``clad export DIR [--format csv|parquet|json|mlflow] [--per-series] [--bundle OUT]``  tidy tables of R, metrics and runs (or results.json),
                                   or every run logged to MLflow (``--tracking-uri URI``)
+``clad pull SOURCE --out DIR``     import a bundle's runs that are the same computation here (each refusal with its reason)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
@@ -140,6 +141,16 @@ def _cmd_run(args) -> int:
     if args.out is None:
         print("clad run: --out DIR is required (or use --dry-run)", file=sys.stderr)
         return EXIT_USAGE
+    pulled = None
+    if args.from_source is not None:
+        if args.fresh:
+            print("clad run: --fresh deletes the folder's runs; it cannot be combined with --from", file=sys.stderr)
+            return EXIT_USAGE
+        from .bundle.pull import pull
+
+        pulled = pull(args.from_source, args.out, configs=spec.configs)
+        for why in pulled.refused:
+            print(f"not imported: {why}", file=sys.stderr)
     try:
         done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
                         slurm=_slurm_config(args, spec), fresh=args.fresh, share=False if args.no_share else None, add=args.add,
@@ -178,6 +189,28 @@ def _cmd_run(args) -> int:
         return EXIT_RUNS_FAILED
     if not args.quiet and done.n_ok:
         print(f"To see the report: clad report {shlex.quote(str(done.out))}")
+    if pulled is not None:
+        print(_from_line(pulled, done))
+    return 0
+
+
+def _from_line(pulled, done) -> str:
+    """The end line of ``clad run --from``: how many runs were imported and how many computed here."""
+    shared = f" ({done.n_shared} of them recorded from a run computed here)" if done.n_shared else ""
+    refused = f"; {len(pulled.refused)} of the bundle's runs refused (listed above)" if pulled.refused else ""
+    return (f"{len(pulled.imported)} runs imported from bundle sha256:{pulled.sha256[:12]}, {done.n_computed} "
+            f"computed here{shared}{refused}")
+
+
+def _cmd_pull(args) -> int:
+    from .bundle.pull import pull
+
+    done = pull(args.source, args.out, sha256=args.sha256)
+    for why in done.refused:
+        print(f"refused: {why}")
+    print(f"{len(done.imported) - done.already} runs imported into {done.out} from bundle sha256:{done.sha256}"
+          + (f" ({done.already} already there)" if done.already else "")
+          + f", {len(done.refused)} refused")
     return 0
 
 
@@ -504,6 +537,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("spec", help="TOML spec file, e.g. scenarios/quickstart.toml")
     r.add_argument("--out", help="output folder (results.json is written there)")
     r.add_argument("--dry-run", action="store_true", help="print the expanded grid, in the order the runs will start, and exit")
+    r.add_argument("--from", dest="from_source", default=None, metavar="SOURCE",
+                   help="first import every run of this bundle that is the same computation here (a folder, a "
+                        "tar, file:// or https:// URL#sha256=HEX, git+URL@COMMIT), then compute only the others")
     r.add_argument("--quiet", action="store_true", help="no progress bar (plain log lines), no summary")
     r.add_argument("--jobs", "-j", type=_positive_int, default=None,
                    help="run N runs at once in worker processes (default: spec 'jobs', else 1)")
@@ -550,6 +586,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a bundle instead: every finished run with its result key, in sorted JSON Lines shards "
                         "with a manifest (a folder, or one tar when OUT ends with .tar); see docs/guides/bundles.md")
     e.set_defaults(func=_cmd_export)
+
+    pl = sub.add_parser("pull", help="import a bundle's runs that are the same computation here")
+    pl.add_argument("source", help="a bundle folder or tar, a file:// or https:// URL (pinned: URL#sha256=HEX or "
+                                   "--sha256), or git+URL@COMMIT[#path=FOLDER]")
+    pl.add_argument("--out", required=True, help="results folder to import into (created when missing)")
+    pl.add_argument("--sha256", default=None, help="the sha256 pinning the bundle (a URL's file, or the bundle's)")
+    pl.set_defaults(func=_cmd_pull)
 
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")

@@ -70,6 +70,7 @@ def test_floats_round_trip_exactly(grid, tmp_path):
             assert back.tobytes() == R.tobytes() or np.isnan(R).any()
 
 
+@pytest.mark.slow
 def test_the_cli_writes_a_bundle(grid, tmp_path):
     proc = run_clad("export", grid, "--bundle", tmp_path / "cli.tar")
     assert proc.returncode == 0, proc.stderr
@@ -129,3 +130,186 @@ def test_a_pinned_sha256_must_match(grid, tmp_path):
     assert read_bundle(tmp_path / "b", sha256=done.sha256).sha256 == done.sha256
     with pytest.raises(BundleError, match="expected 00+ \\(pinned\\)"):
         read_bundle(tmp_path / "b", sha256="0" * 64)
+
+
+# -- pull: the same computation here, or refused with its reason -----------------------------------
+def _rewrite(folder, edit):
+    """Apply ``edit(row)`` to every row of the bundle folder (True: it edited the row), giving each
+    edited row the key of its new parts and the manifest the shards' new sha256 (a bundle made
+    elsewhere, consistent in itself)."""
+    import hashlib
+
+    from clad.bundle.format import dumps
+    from clad.engine.result_key import canonical_config, key_of
+
+    manifest = json.loads((folder / MANIFEST).read_text())
+    for shard in manifest["shards"]:
+        path = folder / shard["path"]
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        for row in rows:
+            if edit(row):
+                row["key"] = key_of({**row["parts"], "config": canonical_config(row["config"])})
+        path.write_text("".join(dumps(r) + "\n" for r in sorted(rows, key=lambda r: r["key"])))
+        shard["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    (folder / MANIFEST).write_text(json.dumps(manifest, sort_keys=True, indent=1) + "\n")
+
+
+def test_export_pull_export_gives_the_same_bytes(grid, tmp_path):
+    from clad.bundle.pull import pull
+
+    first = export_bundle(grid, tmp_path / "first")
+    done = pull(str(tmp_path / "first"), tmp_path / "pulled")
+    assert len(done.imported) == 16 and not done.refused and done.already == 0
+    assert {r.origin for r in load_results(tmp_path / "pulled")} == {f"bundle sha256:{first.sha256}"}
+    again = export_bundle(tmp_path / "pulled", tmp_path / "again")
+    assert _files(tmp_path / "first") == _files(tmp_path / "again") and again.sha256 == first.sha256
+    assert pull(str(tmp_path / "first"), tmp_path / "pulled").already == 16  # a second pull adds nothing
+
+
+def test_rows_of_another_library_or_numbers_version_are_refused_with_the_reason(grid, tmp_path):
+    from clad.bundle.pull import pull
+
+    export_bundle(grid, tmp_path / "b")
+
+    def edit(row):
+        if row["record"]["detector"] == "hbos" and row["record"]["seed"] == 0:
+            row["parts"]["libraries"]["scikit-learn"] = "0.1.0"
+            return True
+        if row["record"]["detector"] == "iforest" and row["record"]["seed"] == 1:
+            row["parts"]["numbers"] = 0
+            return True
+        return False
+
+    _rewrite(tmp_path / "b", edit)
+    done = pull(str(tmp_path / "b"), tmp_path / "out")
+    assert len(done.imported) == 8 and len(done.refused) == 8
+    assert sum("library version: scikit-learn 0.1.0 -> " in why for why in done.refused) == 4
+    assert sum("numbers-version: 0 -> 1" in why for why in done.refused) == 4
+    assert {(r.detector, r.seed) for r in load_results(tmp_path / "out")} == {("hbos", 1), ("iforest", 0)}
+
+
+def test_a_changed_data_byte_refuses_exactly_that_datasets_rows(tmp_path):
+    from clad.bundle.pull import pull
+    from clad.engine.benchmark import run_spec
+    from tests.test_result_key import _npz
+
+    data = tmp_path / "data"
+    data.mkdir()
+    _npz(data / "one.npz"), _npz(data / "two.npz")
+    datasets = [{"name": "clad_npz", "file": f, "data_dir": str(data), "label": f[:3]} for f in ("one.npz", "two.npz")]
+    run_spec(write_spec(tmp_path, datasets=datasets, seeds=[0, 1]), tmp_path / "grid")
+    done = export_bundle(tmp_path / "grid", tmp_path / "b")
+    manifest = json.loads((tmp_path / "b" / MANIFEST).read_text())
+    assert [len(d["sha256"]) for d in manifest["datasets"]] == [1, 1] and done.runs == 4
+    _npz(data / "one.npz", shift=1e-3)
+    pulled = pull(str(tmp_path / "b"), tmp_path / "out")
+    assert {r.dataset for r in pulled.imported} == {"two"} and len(pulled.imported) == 2
+    assert len(pulled.refused) == 2 and all(w.startswith("one / ") and "data bytes: " in w for w in pulled.refused)
+
+
+@pytest.mark.slow
+def test_run_from_a_bundle_computes_only_the_new_detectors_runs(grid, tmp_path):
+    """Adding a detector to a bundled grid: its runs are computed, every other one is imported,
+    bit-identical to the grid's own computation."""
+    export_bundle(grid, tmp_path / "b")
+    spec = write_spec(tmp_path, **{**GRID, "detectors": [*GRID["detectors"], {"name": "ecod"}]})
+    proc = run_clad("run", spec, "--out", tmp_path / "out", "--from", tmp_path / "b", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    end = proc.stdout.strip().splitlines()[-1]
+    assert end.startswith("16 runs imported from bundle sha256:") and ", 8 computed here" in end, end
+    runs = load_results(tmp_path / "out")
+    computed = {r.result_key["key"]: r for r in load_results(grid)}
+    imported = [r for r in runs if r.origin]
+    assert len(runs) == 24 and len(imported) == 16 and {r.detector for r in runs if not r.origin} == {"ecod"}
+    for r in imported:
+        mine = computed[r.result_key["key"]]
+        assert all(r.R[m].tobytes() == mine.R[m].tobytes() for m in mine.R)
+    again = run_clad("run", spec, "--out", tmp_path / "out", "--from", tmp_path / "b", "--quiet")
+    assert again.returncode == 0 and ", 0 computed here" in again.stdout.strip().splitlines()[-1]
+
+
+# -- sources: a folder, a git repository at a commit, a URL pinned by sha256 -----------------------
+def _git(*args, cwd):
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def test_a_bundle_from_a_bare_git_repository_at_a_commit(grid, tmp_path):
+    import subprocess
+
+    from clad.bundle.format import BundleError
+    from clad.bundle.pull import pull
+
+    work = tmp_path / "work"
+    export_bundle(grid, work / "published")
+    _git("init", "-q", cwd=work)
+    _git("add", "-A", cwd=work)
+    _git("commit", "-qm", "bundle", cwd=work)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True).stdout.strip()
+    _git("clone", "-q", "--bare", str(work), str(tmp_path / "bare.git"), cwd=tmp_path)
+    done = pull(f"git+{tmp_path / 'bare.git'}@{commit}#path=published", tmp_path / "out")
+    assert len(done.imported) == 16 and not done.refused
+    with pytest.raises(BundleError, match="full 40-digit commit"):
+        pull(f"git+{tmp_path / 'bare.git'}@main", tmp_path / "never")
+    with pytest.raises(BundleError, match="git checkout failed"):
+        pull(f"git+{tmp_path / 'bare.git'}@{'1' * 40}", tmp_path / "never")
+    assert not (tmp_path / "never").exists()
+
+
+@pytest.fixture
+def http_folder(tmp_path):
+    """A folder served over HTTP on 127.0.0.1 (python's http.server in a thread): ``(folder, url)``."""
+    import functools
+    import http.server
+    import threading
+
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield served, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_bundle_over_http_and_file_urls_pinned_by_sha256(grid, tmp_path, http_folder):
+    import hashlib
+
+    from clad.bundle.format import BundleError
+    from clad.bundle.pull import pull
+
+    served, url = http_folder
+    export_bundle(grid, served / "b.tar")
+    data = (served / "b.tar").read_bytes()
+    pin = hashlib.sha256(data).hexdigest()
+    assert len(pull(f"{url}/b.tar#sha256={pin}", tmp_path / "out").imported) == 16
+    assert len(pull((served / "b.tar").as_uri(), tmp_path / "out2", sha256=pin).imported) == 16
+    (served / "cut.tar").write_bytes(data[: len(data) // 2])
+    (served / "junk.tar").write_bytes(b"\0not a tar" * 100)
+    for source, pinned, match in ((f"{url}/b.tar", "0" * 64, "does not match|expected"),
+                                  (f"{url}/b.tar", None, "must be pinned"),
+                                  (f"{url}/cut.tar", hashlib.sha256(data[: len(data) // 2]).hexdigest(), "truncated|missing|sha256"),
+                                  (f"{url}/junk.tar", hashlib.sha256((served / "junk.tar").read_bytes()).hexdigest(),
+                                   "not a readable tar"),
+                                  (f"{url}/absent.tar", "0" * 64, "could not be downloaded")):
+        with pytest.raises(BundleError, match=match):
+            pull(source, tmp_path / "never", sha256=pinned)
+    assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.slow
+def test_the_cli_pull_lists_refusals_and_writes_nothing_from_a_bad_bundle(grid, tmp_path):
+    export_bundle(grid, tmp_path / "b")
+    (tmp_path / "b" / "runs" / "synthetic" / "hbos.jsonl").write_text("")
+    proc = run_clad("pull", tmp_path / "b", "--out", tmp_path / "out")
+    assert proc.returncode != 0 and "hbos.jsonl' has sha256" in proc.stderr
+    assert not (tmp_path / "out").exists()
+    export_bundle(grid, tmp_path / "c")
+    proc = run_clad("pull", tmp_path / "c", "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1].startswith("16 runs imported into ")

@@ -32,6 +32,7 @@ def _key(result: RunResult) -> str:
     return with_result_key(result).result_key["key"]
 
 
+@pytest.mark.slow
 def test_quickstart_r_changes_only_with_a_numbers_version_bump(quickstart):
     installed = {lib: versions()[lib] for lib in NUMBERS_DIGEST["libraries"]}
     if installed != NUMBERS_DIGEST["libraries"]:

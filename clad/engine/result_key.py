@@ -34,7 +34,7 @@ from .config import RunConfig, canonical
 from .identity import code_inputs, module_fingerprint
 
 __all__ = ["LIBRARY_POLICY", "KEY_FORMAT", "cut_version", "canonical_config", "key_of", "recorded_parts",
-           "local_parts", "with_result_key", "differences", "uses_torch", "r_digest"]
+           "local_inputs", "local_parts", "with_result_key", "differences", "uses_torch", "r_digest"]
 
 #: the version of the key's recipe (raised when what the parts hold changes)
 KEY_FORMAT = 1
@@ -151,13 +151,20 @@ def recorded_parts(result: RunResult) -> dict:
     return _parts(result.config, result.inputs, result.versions)
 
 
-def local_parts(config: Mapping) -> dict:
-    """The key parts a run of ``config`` would have if it were computed here now: the data files it
-    would read here (the dataset is loaded), this installation's libraries and plug-in code."""
+def local_inputs(config: Mapping) -> dict[str, str]:
+    """The inputs a run of ``config`` would record here now: the data files it would read here (the
+    dataset is loaded) and its plug-ins' code (see ``RunResult.inputs``)."""
     from .run import data_inputs
 
     cfg = RunConfig.from_dict(dict(config))
-    return _parts(config, {**data_inputs(cfg), **code_inputs(cfg)}, versions())
+    return {**data_inputs(cfg), **code_inputs(cfg)}
+
+
+def local_parts(config: Mapping, inputs: Mapping[str, str] | None = None) -> dict:
+    """The key parts a run of ``config`` would have if it were computed here now: the data files it
+    would read here, this installation's libraries and plug-in code (``inputs``: its
+    :func:`local_inputs`, when already known)."""
+    return _parts(config, local_inputs(config) if inputs is None else inputs, versions())
 
 
 def with_result_key(result: RunResult) -> RunResult:
