@@ -21,6 +21,7 @@
 ``clad export DIR [--format csv|parquet|json|mlflow] [--per-series] [--bundle OUT]``  tidy tables of R, metrics and runs (or results.json),
                                   or every run logged to MLflow (``--tracking-uri URI``)
 ``clad pull SOURCE --out DIR``     import a bundle's runs that are the same computation here (each refusal with its reason)
+``clad verify-bundle SOURCE``      recompute a stratified sample of a bundle's runs (--sample K --seed S); exit 1 if one disagrees
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
@@ -200,6 +201,18 @@ def _from_line(pulled, done) -> str:
     refused = f"; {len(pulled.refused)} of the bundle's runs refused (listed above)" if pulled.refused else ""
     return (f"{len(pulled.imported)} runs imported from bundle sha256:{pulled.sha256[:12]}, {done.n_computed} "
             f"computed here{shared}{refused}")
+
+
+def _cmd_verify_bundle(args) -> int:
+    from .bundle.format import read_bundle
+    from .bundle.sources import opened
+    from .bundle.verify import format_verdict, verify
+
+    with opened(args.source, args.sha256) as (path, pin):
+        bundle = read_bundle(path, pin)
+    verdict = verify(bundle, args.sample, args.seed, tolerance=args.tolerance)
+    print(format_verdict(verdict))
+    return 0 if verdict.ok else 1
 
 
 def _cmd_pull(args) -> int:
@@ -593,6 +606,15 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", required=True, help="results folder to import into (created when missing)")
     pl.add_argument("--sha256", default=None, help="the sha256 pinning the bundle (a URL's file, or the bundle's)")
     pl.set_defaults(func=_cmd_pull)
+
+    vb = sub.add_parser("verify-bundle", help="recompute a stratified random sample of a bundle's runs and compare")
+    vb.add_argument("source", help="a bundle (as for clad pull)")
+    vb.add_argument("--sample", type=_positive_int, default=100, help="how many runs to recompute (default 100)")
+    vb.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    vb.add_argument("--tolerance", type=float, default=0.0,
+                    help="absolute tolerance of a value of R (default 0: bit for bit; at most 0.01)")
+    vb.add_argument("--sha256", default=None, help="the sha256 pinning the bundle")
+    vb.set_defaults(func=_cmd_verify_bundle)
 
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")
