@@ -65,12 +65,17 @@ def _pinned_file(path: Path, pin: str, source: str) -> Path:
 def _download(url: str, pin: str, where: Path) -> Path:
     import pooch
 
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel("WARNING")  # not its "Downloading data from ..." line on every pull
     try:
         return Path(pooch.retrieve(url, known_hash=f"sha256:{pin}", fname="bundle.tar", path=where, progressbar=False))
     except ValueError as exc:  # pooch: the hash does not match
         raise BundleError(f"{url!r}: {exc}".replace("\n", " ") + " (pinned)") from None
     except Exception as exc:  # noqa: BLE001 - requests' and pooch's errors: unreachable, 404...
         raise BundleError(f"{url!r} could not be downloaded ({type(exc).__name__}: {exc})") from None
+    finally:
+        logger.setLevel(level)
 
 
 def _git(source: str, where: Path) -> Path:
