@@ -313,3 +313,21 @@ def test_the_cli_pull_lists_refusals_and_writes_nothing_from_a_bad_bundle(grid, 
     proc = run_clad("pull", tmp_path / "c", "--out", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1].startswith("16 runs imported into ")
+
+
+def test_a_new_clad_release_without_a_numbers_version_change_keeps_a_bundle_importable(grid, tmp_path, monkeypatch):
+    import clad.engine.config as config_module
+    import clad.results.record as record_module
+    from clad.bundle.pull import pull
+
+    export_bundle(grid, tmp_path / "b")
+    old_ids = {r.run_id for r in load_results(grid)}
+    monkeypatch.setattr(config_module, "__version__", "99.0.0")  # the release in every run_id
+    monkeypatch.setattr(record_module, "__version__", "99.0.0")
+    record_module._versions.cache_clear()
+    try:
+        done = pull(str(tmp_path / "b"), tmp_path / "out")
+    finally:
+        record_module._versions.cache_clear()
+    assert len(done.imported) == 16 and not done.refused
+    assert not {r.run_id for r in done.imported} & old_ids  # run ids name the release's runs; keys did not move
