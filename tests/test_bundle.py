@@ -201,6 +201,15 @@ def test_a_changed_data_byte_refuses_exactly_that_datasets_rows(tmp_path):
     done = export_bundle(tmp_path / "grid", tmp_path / "b")
     manifest = json.loads((tmp_path / "b" / MANIFEST).read_text())
     assert [len(d["sha256"]) for d in manifest["datasets"]] == [1, 1] and done.runs == 4
+    moved = tmp_path / "elsewhere"  # the same bytes in another data folder: the same computation
+    moved.mkdir()
+    for f in ("one.npz", "two.npz"):
+        (moved / f).write_bytes((data / f).read_bytes())
+    spec = write_spec(tmp_path, None, "moved.toml", datasets=[{**d, "data_dir": str(moved)} for d in datasets],
+                      seeds=[0, 1])
+    from clad.engine.spec import load_spec
+
+    assert len(pull(str(tmp_path / "b"), tmp_path / "moved", configs=load_spec(spec).configs).imported) == 4
     _npz(data / "one.npz", shift=1e-3)
     pulled = pull(str(tmp_path / "b"), tmp_path / "out")
     assert {r.dataset for r in pulled.imported} == {"two"} and len(pulled.imported) == 2

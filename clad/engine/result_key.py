@@ -3,7 +3,8 @@
 The key is the sha256 of the run's *key parts*, everything that can change its R and nothing else:
 
 * ``config``: the canonical configuration (components with their parameters, seed, base metrics and
-  their parameters, data view, threshold policy), without display labels;
+  their parameters, data view, threshold policy), without display labels and without where the data
+  lies (``data_dir``);
 * ``data``: the sha256 of every data file the run read (generated data has none: its generator's
   parameters are in ``config``);
 * ``numbers``: clad's numbers-version (:data:`clad._version.NUMBERS_VERSION`), not its release;
@@ -33,7 +34,7 @@ from ..results.record import RunResult, versions
 from .config import RunConfig, canonical
 from .identity import code_inputs, module_fingerprint
 
-__all__ = ["LIBRARY_POLICY", "KEY_FORMAT", "cut_version", "canonical_config", "key_of", "recorded_parts",
+__all__ = ["LIBRARY_POLICY", "LOCATION_PARAMS", "KEY_FORMAT", "cut_version", "canonical_config", "key_of", "recorded_parts",
            "local_inputs", "local_parts", "with_result_key", "differences", "uses_torch", "r_digest"]
 
 #: the version of the key's recipe (raised when what the parts hold changes)
@@ -62,14 +63,32 @@ def cut_version(version: str | None, policy: str) -> str | None:
     return ".".join(numbers[:2] if policy == "minor" else numbers[:1])
 
 
-def canonical_config(config: Mapping) -> dict:
-    """A run's configuration (``RunResult.config``) without its display labels.
+#: parameters that say where data lies, not what it is (its bytes are in the key by sha256)
+LOCATION_PARAMS = frozenset({"data_dir"})
 
-    >>> canonical_config({"detector": {"name": "lof", "params": {}, "label": "LOF"}, "seed": 1})
-    {'detector': {'name': 'lof', 'params': {}}, 'seed': 1}
+
+def _without_locations(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_locations(v) for k, v in value.items() if k not in LOCATION_PARAMS}
+    if isinstance(value, list):
+        return [_without_locations(v) for v in value]
+    return value
+
+
+def canonical_config(config: Mapping) -> dict:
+    """A run's configuration (``RunResult.config``) without its display labels and without where
+    its data lies (``data_dir``, at any depth of the dataset's parameters: the data's bytes are in
+    the key by their sha256, so the same files elsewhere are the same computation).
+
+    >>> canonical_config({"detector": {"name": "lof", "params": {}, "label": "LOF"}, "seed": 1,
+    ...                   "dataset": {"name": "adbench", "params": {"file": "a.npz", "data_dir": "/d"}}})
+    {'detector': {'name': 'lof', 'params': {}}, 'seed': 1, 'dataset': {'name': 'adbench', 'params': {'file': 'a.npz'}}}
     """
-    return {k: ({n: x for n, x in v.items() if n != "label"} if isinstance(v, Mapping) and "name" in v else v)
-            for k, v in config.items()}
+    out = {k: ({n: x for n, x in v.items() if n != "label"} if isinstance(v, Mapping) and "name" in v else v)
+           for k, v in config.items()}
+    if isinstance(out.get("dataset"), Mapping):
+        out["dataset"] = _without_locations(out["dataset"])
+    return out
 
 
 def key_of(parts: Mapping) -> str:
