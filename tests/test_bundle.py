@@ -340,3 +340,14 @@ def test_a_new_clad_release_without_a_numbers_version_change_keeps_a_bundle_impo
         record_module._versions.cache_clear()
     assert len(done.imported) == 16 and not done.refused
     assert not {r.run_id for r in done.imported} & old_ids  # run ids name the release's runs; keys did not move
+
+
+def test_the_report_says_which_runs_were_imported(grid, tmp_path):
+    from clad.bundle.pull import pull
+    from clad.report import make_report
+
+    export_bundle(grid, tmp_path / "b")
+    done = pull(str(tmp_path / "b"), tmp_path / "out")
+    html = make_report(load_results(tmp_path / "out"), tmp_path / "report").all_text()
+    assert (f"Origin: 0 runs computed here, 16 imported from bundle sha256:{done.sha256[:12]}…" in html)
+    assert "Origin:" not in make_report(load_results(grid), tmp_path / "here").all_text()
