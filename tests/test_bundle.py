@@ -351,3 +351,58 @@ def test_the_report_says_which_runs_were_imported(grid, tmp_path):
     html = make_report(load_results(tmp_path / "out"), tmp_path / "report").all_text()
     assert (f"Origin: 0 runs computed here, 16 imported from bundle sha256:{done.sha256[:12]}…" in html)
     assert "Origin:" not in make_report(load_results(grid), tmp_path / "here").all_text()
+
+
+PLUGIN = '''
+import numpy as np
+
+
+class MeanDistance:
+    """A detector plug-in: the distance to the training rows' mean."""
+
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
+    def fit(self, X):
+        self.mean_ = np.asarray(X, dtype=float).mean(axis=0)
+        self.threshold_ = float(np.quantile(self.score(X), 0.95))
+        return self
+
+    def score(self, X):
+        return self.scale * np.linalg.norm(np.asarray(X, dtype=float) - self.mean_, axis=1)
+
+    def get_params(self, deep=True):
+        return {"scale": self.scale}
+
+    def set_params(self, **params):
+        for k, v in params.items():
+            setattr(self, k, v)
+        return self
+'''
+
+
+def test_adding_a_detector_plug_in_with_from_computes_only_its_runs(grid, tmp_path, monkeypatch):
+    """A plug-in detector (an import path outside clad) added to the bundled grid: pull imports the
+    16 bundled runs, run_spec then computes exactly the plug-in's 8; an edit of the plug-in changes
+    only its own runs' keys."""
+    from clad.bundle.pull import pull
+    from clad.engine.benchmark import run_spec
+    from clad.engine.spec import parse_spec
+
+    (tmp_path / "mean_distance_plugin.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    export_bundle(grid, tmp_path / "b")
+    spec = parse_spec({**GRID, "detectors": [*GRID["detectors"], {"name": "mean_distance_plugin:MeanDistance"}]})
+    pulled = pull(str(tmp_path / "b"), tmp_path / "out", configs=spec.configs)
+    done = run_spec(spec, tmp_path / "out")
+    assert len(pulled.imported) == 16 and not pulled.refused
+    assert done.n_resumed == 16 and done.n_computed + done.n_shared == 8 and done.n_ok == 24
+    mine = [r for r in load_results(tmp_path / "out") if not r.origin]
+    assert {r.detector for r in mine} == {"mean_distance_plugin:MeanDistance"}
+    code = {k for r in mine for k in r.result_key["parts"]["code"]}
+    assert code == {"code mean_distance_plugin"}
+    export_bundle(tmp_path / "out", tmp_path / "b2")
+    (tmp_path / "mean_distance_plugin.py").write_text(PLUGIN + "\n# edited\n")
+    again = pull(str(tmp_path / "b2"), tmp_path / "again")
+    assert len(again.imported) == 16 and len(again.refused) == 8
+    assert all("MeanDistance" in why and "plug-in code: code mean_distance_plugin sha256:" in why for why in again.refused)
