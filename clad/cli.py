@@ -22,6 +22,7 @@
                                   or every run logged to MLflow (``--tracking-uri URI``)
 ``clad pull SOURCE --out DIR``     import a bundle's runs that are the same computation here (each refusal with its reason)
 ``clad verify-bundle SOURCE``      recompute a stratified sample of a bundle's runs (--sample K --seed S); exit 1 if one disagrees
+``clad leaderboard SOURCE... -o DIR``  the report of one or more bundles, offline (--previous B: what moved)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
@@ -213,6 +214,19 @@ def _cmd_verify_bundle(args) -> int:
     verdict = verify(bundle, args.sample, args.seed, tolerance=args.tolerance)
     print(format_verdict(verdict))
     return 0 if verdict.ok else 1
+
+
+def _cmd_leaderboard(args) -> int:
+    from .bundle.leaderboard import leaderboard
+
+    done = leaderboard(args.sources, args.out, previous=args.previous)
+    for why in done.conflicts:
+        print(f"conflict: {why}", file=sys.stderr)
+    changed = "" if done.changes is None else (
+        f"; against the previous bundle: {done.changes['new']} new, {done.changes['gone']} gone, "
+        f"{done.changes['moved']} moved (changes.csv)")
+    print(f"leaderboard of {done.runs} runs from {len(done.bundles)} bundles written to {done.out / 'index.html'}{changed}")
+    return 0
 
 
 def _cmd_pull(args) -> int:
@@ -615,6 +629,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="absolute tolerance of a value of R (default 0: bit for bit; at most 0.01)")
     vb.add_argument("--sha256", default=None, help="the sha256 pinning the bundle")
     vb.set_defaults(func=_cmd_verify_bundle)
+
+    lb = sub.add_parser("leaderboard", help="a static report across bundles, offline (nothing computed)")
+    lb.add_argument("sources", nargs="+", help="bundles (as for clad pull)")
+    lb.add_argument("-o", "--out", required=True, help="folder to write the site into")
+    lb.add_argument("--previous", default=None, help="an earlier bundle: changes.csv lists what is new, gone or moved")
+    lb.set_defaults(func=_cmd_leaderboard)
 
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")

@@ -406,3 +406,40 @@ def test_adding_a_detector_plug_in_with_from_computes_only_its_runs(grid, tmp_pa
     again = pull(str(tmp_path / "b2"), tmp_path / "again")
     assert len(again.imported) == 16 and len(again.refused) == 8
     assert all("MeanDistance" in why and "plug-in code: code mean_distance_plugin sha256:" in why for why in again.refused)
+
+
+@pytest.mark.slow
+def test_a_leaderboard_of_two_bundles_with_the_changes_against_a_previous_one(grid, tmp_path):
+    import csv
+
+    from clad.bundle.format import read_bundle as read
+
+    export_bundle(grid, tmp_path / "base")
+    rows = read(tmp_path / "base").rows
+    (tmp_path / "prev").mkdir()
+    export_bundle(grid, tmp_path / "prev")
+
+    def edit(row):  # the previous bundle: iforest computed with another scikit-learn, one value of R apart
+        if row["record"]["detector"] == "iforest":
+            row["parts"]["libraries"]["scikit-learn"] = "0.1.0"
+            row["record"]["R"]["roc_auc"][0][0] = 0.125
+            return True
+        return False
+
+    _rewrite(tmp_path / "prev", edit)
+    proc = run_clad("leaderboard", tmp_path / "base", tmp_path / "base", "-o", tmp_path / "site", "--previous",
+                    tmp_path / "prev")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("against the previous bundle: 0 new, 0 gone, 8 moved (changes.csv)")
+    assert f"leaderboard of {len(rows)} runs from 2 bundles" in proc.stdout
+    site = tmp_path / "site"
+    assert (site / "index.html").is_file()
+    text = "".join(p.read_text() for p in site.glob("*.html"))
+    assert "Origin: 0 runs computed here, 16 imported from bundle sha256:" in text
+    changes = list(csv.DictReader((site / "changes.csv").open()))
+    assert {c["detector"] for c in changes} == {"iforest"} and all("libraries changed" in c["detail"] for c in changes)
+    assert all(c["detail"].endswith("largest change of R " + format(abs(0.125 - r["record"]["R"]["roc_auc"][0][0]), ".6g"))
+               for c in changes for r in rows if r["record"]["detector"] == "iforest" and r["record"]["seed"] == int(c["seed"])
+               and r["record"]["strategy"] == c["strategy"] and r["record"]["dataset"] == c["dataset"])
+    bundles = list(csv.DictReader((site / "bundles.csv").open()))
+    assert len(bundles) == 2 and bundles[0]["runs"] == "16" and bundles[0]["numbers_version"] == "1"
