@@ -198,7 +198,7 @@ def _cmd_run(args) -> int:
 
 def _from_line(pulled, done) -> str:
     """The end line of ``clad run --from``: how many runs were imported and how many computed here."""
-    shared = f" ({done.n_shared} of them recorded from a run computed here)" if done.n_shared else ""
+    shared = f" and {done.n_shared} recorded as the same computation as one of them" if done.n_shared else ""
     refused = f"; {len(pulled.refused)} of the bundle's runs refused (listed above)" if pulled.refused else ""
     return (f"{len(pulled.imported)} runs imported from bundle sha256:{pulled.sha256[:12]}, {done.n_computed} "
             f"computed here{shared}{refused}")

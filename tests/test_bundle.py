@@ -443,3 +443,16 @@ def test_a_leaderboard_of_two_bundles_with_the_changes_against_a_previous_one(gr
                and r["record"]["strategy"] == c["strategy"] and r["record"]["dataset"] == c["dataset"])
     bundles = list(csv.DictReader((site / "bundles.csv").open()))
     assert len(bundles) == 2 and bundles[0]["runs"] == "16" and bundles[0]["numbers_version"] == "1"
+
+
+def test_the_standard_benchmark_spec_is_valid_and_its_card_states_its_size():
+    from pathlib import Path
+
+    from clad.engine.spec import load_spec
+
+    folder = Path(__file__).resolve().parents[1] / "scenarios" / "standard"
+    if not (folder.parents[1].parent / "shared" / "datasets").is_dir():
+        pytest.skip("the shared data sets are not beside the repository")
+    spec = load_spec(folder / "clad-standard-1.toml")
+    card = (folder / "clad-standard-1.md").read_text()
+    assert f"**Size.** {len(spec.configs)} runs" in card and spec.name == "clad-standard-1"
