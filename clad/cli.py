@@ -18,8 +18,11 @@
 ``clad validate SPEC.toml``        scenario validity from single-task matrices (exit 1 when a check fails)
 ``clad verify SPEC|FOLDER``        rerun a reference suite and compare with its committed results (--update rewrites them)
 ``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
-``clad export DIR [--format csv|parquet|json|mlflow] [--per-series]``  tidy tables of R, metrics and runs (or results.json),
+``clad export DIR [--format csv|parquet|json|mlflow] [--per-series] [--bundle OUT]``  tidy tables of R, metrics and runs (or results.json),
                                   or every run logged to MLflow (``--tracking-uri URI``)
+``clad pull SOURCE --out DIR``     import a bundle's runs that are the same computation here (each refusal with its reason)
+``clad verify-bundle SOURCE``      recompute a stratified sample of a bundle's runs (--sample K --seed S); exit 1 if one disagrees
+``clad leaderboard SOURCE... -o DIR``  the report of one or more bundles, offline (--previous B: what moved)
 ``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
 ``clad version``                   versions of clad and the libraries behind the numbers
 """
@@ -146,6 +149,16 @@ def _cmd_run(args) -> int:
     if args.out is None:
         print("clad run: --out DIR is required (or use --dry-run)", file=sys.stderr)
         return EXIT_USAGE
+    pulled = None
+    if args.from_source is not None:
+        if args.fresh:
+            print("clad run: --fresh deletes the folder's runs; it cannot be combined with --from", file=sys.stderr)
+            return EXIT_USAGE
+        from .bundle.pull import pull
+
+        pulled = pull(args.from_source, args.out, configs=spec.configs)
+        for why in pulled.refused:
+            print(f"not imported: {why}", file=sys.stderr)
     try:
         done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
                         slurm=_slurm_config(args, spec), fresh=args.fresh, share=False if args.no_share else None, add=args.add,
@@ -184,6 +197,53 @@ def _cmd_run(args) -> int:
         return EXIT_RUNS_FAILED
     if not args.quiet and done.n_ok:
         print(f"To see the report: clad report {shlex.quote(str(done.out))}")
+    if pulled is not None:
+        print(_from_line(pulled, done))
+    return 0
+
+
+def _from_line(pulled, done) -> str:
+    """The end line of ``clad run --from``: how many runs were imported and how many computed here."""
+    shared = f" and {done.n_shared} recorded as the same computation as one of them" if done.n_shared else ""
+    refused = f"; {len(pulled.refused)} of the bundle's runs refused (listed above)" if pulled.refused else ""
+    return (f"{len(pulled.imported)} runs imported from bundle sha256:{pulled.sha256[:12]}, {done.n_computed} "
+            f"computed here{shared}{refused}")
+
+
+def _cmd_verify_bundle(args) -> int:
+    from .bundle.format import read_bundle
+    from .bundle.sources import opened
+    from .bundle.verify import format_verdict, verify
+
+    with opened(args.source, args.sha256) as (path, pin):
+        bundle = read_bundle(path, pin)
+    verdict = verify(bundle, args.sample, args.seed, tolerance=args.tolerance)
+    print(format_verdict(verdict))
+    return 0 if verdict.ok else 1
+
+
+def _cmd_leaderboard(args) -> int:
+    from .bundle.leaderboard import leaderboard
+
+    done = leaderboard(args.sources, args.out, previous=args.previous)
+    for why in done.conflicts:
+        print(f"conflict: {why}", file=sys.stderr)
+    changed = "" if done.changes is None else (
+        f"; against the previous bundle: {done.changes['new']} new, {done.changes['gone']} gone, "
+        f"{done.changes['moved']} moved (changes.csv)")
+    print(f"leaderboard of {done.runs} runs from {len(done.bundles)} bundles written to {done.out / 'index.html'}{changed}")
+    return 0
+
+
+def _cmd_pull(args) -> int:
+    from .bundle.pull import pull
+
+    done = pull(args.source, args.out, sha256=args.sha256)
+    for why in done.refused:
+        print(f"refused: {why}")
+    print(f"{len(done.imported) - done.already} runs imported into {done.out} from bundle sha256:{done.sha256}"
+          + (f" ({done.already} already there)" if done.already else "")
+          + f", {len(done.refused)} refused")
     return 0
 
 
@@ -217,6 +277,14 @@ def _slurm_config(args, spec):
 
 
 def _cmd_export(args) -> int:
+    if args.bundle is not None:
+        from .bundle.format import export_bundle
+
+        done = export_bundle(args.dir, args.bundle)
+        for why in done.left_out:
+            print(f"left out: {why}", file=sys.stderr)
+        print(f"{done.runs} runs in {done.shards} shards written to {done.path} (bundle sha256 {done.sha256})")
+        return 0
     if args.format == "mlflow":
         from .engine.export_mlflow import export_mlflow
 
@@ -527,6 +595,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("spec", help="TOML spec file, e.g. scenarios/quickstart.toml")
     r.add_argument("--out", help="output folder (results.json is written there)")
     r.add_argument("--dry-run", action="store_true", help="print the expanded grid, in the order the runs will start, and exit")
+    r.add_argument("--from", dest="from_source", default=None, metavar="SOURCE",
+                   help="first import every run of this bundle that is the same computation here (a folder, a "
+                        "tar, file:// or https:// URL#sha256=HEX, git+URL@COMMIT), then compute only the others")
     r.add_argument("--quiet", action="store_true", help="no progress bar (plain log lines), no summary")
     r.add_argument("--jobs", "-j", type=_positive_int, default=None,
                    help="run N runs at once in worker processes (default: spec 'jobs', else 1)")
@@ -569,7 +640,32 @@ def build_parser() -> argparse.ArgumentParser:
                         "base metric per run, step, test concept and series")
     e.add_argument("--tracking-uri", default=None, metavar="URI",
                    help="with --format mlflow: the MLflow tracking store (default: a local store in DIR/mlruns)")
+    e.add_argument("--bundle", default=None, metavar="OUT",
+                   help="write a bundle instead: every finished run with its result key, in sorted JSON Lines shards "
+                        "with a manifest (a folder, or one tar when OUT ends with .tar); see docs/guides/bundles.md")
     e.set_defaults(func=_cmd_export)
+
+    pl = sub.add_parser("pull", help="import a bundle's runs that are the same computation here")
+    pl.add_argument("source", help="a bundle folder or tar, a file:// or https:// URL (pinned: URL#sha256=HEX or "
+                                   "--sha256), or git+URL@COMMIT[#path=FOLDER]")
+    pl.add_argument("--out", required=True, help="results folder to import into (created when missing)")
+    pl.add_argument("--sha256", default=None, help="the sha256 pinning the bundle (a URL's file, or the bundle's)")
+    pl.set_defaults(func=_cmd_pull)
+
+    vb = sub.add_parser("verify-bundle", help="recompute a stratified random sample of a bundle's runs and compare")
+    vb.add_argument("source", help="a bundle (as for clad pull)")
+    vb.add_argument("--sample", type=_positive_int, default=100, help="how many runs to recompute (default 100)")
+    vb.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    vb.add_argument("--tolerance", type=float, default=0.0,
+                    help="absolute tolerance of a value of R (default 0: bit for bit; at most 0.01)")
+    vb.add_argument("--sha256", default=None, help="the sha256 pinning the bundle")
+    vb.set_defaults(func=_cmd_verify_bundle)
+
+    lb = sub.add_parser("leaderboard", help="a static report across bundles, offline (nothing computed)")
+    lb.add_argument("sources", nargs="+", help="bundles (as for clad pull)")
+    lb.add_argument("-o", "--out", required=True, help="folder to write the site into")
+    lb.add_argument("--previous", default=None, help="an earlier bundle: changes.csv lists what is new, gone or moved")
+    lb.set_defaults(func=_cmd_leaderboard)
 
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")

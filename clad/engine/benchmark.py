@@ -40,6 +40,7 @@ from .config import RunConfig, canonical
 from .folder import FolderInUse, FolderLock
 from .settings import Execution
 from .identity import changed_inputs, code_inputs, computation_keys
+from .result_key import with_result_key
 from .sharing import Sharing, release_caches
 from ..core.steps import DEFAULT_MAX_BYTES, grid_work
 from .spec import Spec, load_spec, parse_spec
@@ -360,8 +361,8 @@ class _Phase:
                                 store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
                                                    ev.started)
                             else:
-                                ev = dataclasses.replace(ev, result=phase.decorate(dataclasses.replace(
-                                    ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)})))
+                                ev = dataclasses.replace(ev, result=phase.decorate(with_result_key(dataclasses.replace(
+                                    ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)}))))
                                 store.write(ev.result, ev.started, ev.finished)
                                 phase.computed += 1
                                 copies: list = []
@@ -650,7 +651,9 @@ def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
     return dataclasses.replace(result, dataset=labels["dataset"], scenario=labels["scenario"],
                                strategy=labels["strategy"], detector=labels["detector"], seed=int(cfg.seed),
                                config=cfg.to_dict(), run_id=cfg.run_id,
-                               shared_from=result.shared_from or result.run_id)
+                               shared_from=result.shared_from or result.run_id,
+                               result_key=None if result.result_key is None else with_result_key(
+                                   dataclasses.replace(result, config=cfg.to_dict())).result_key)
 
 
 def _write_shared(store, result: RunResult, group: list[RunConfig], done: set | None = None,

@@ -61,6 +61,27 @@ class RunConfig:
     #: detector's own (recorded only when set, so other run ids are unchanged)
     threshold: dict | None = None
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunConfig":
+        """The configuration of a record written by :meth:`to_dict` (a run's ``config``).
+
+        >>> cfg = RunConfig(Component("synthetic", {"n_concepts": 2}), Component("concept_aware"),
+        ...                 Component("naive"), Component("lof", label="LOF"), seed=3)
+        >>> RunConfig.from_dict(cfg.to_dict()) == cfg, RunConfig.from_dict(cfg.to_dict()).run_id == cfg.run_id
+        (True, True)
+        """
+        def part(c: dict) -> Component:
+            label = c.get("label")
+            return Component(c["name"], dict(c.get("params") or {}), None if label == c["name"] else label)
+
+        try:
+            return cls(*(part(d[k]) for k in ("dataset", "scenario", "strategy", "detector")), seed=int(d["seed"]),
+                       base_metrics=tuple(d.get("base_metrics") or (DEFAULT_BASE_METRIC,)),
+                       data_view=d.get("data_view"), metric_params=d.get("base_metric_params") or None,
+                       threshold=d.get("threshold"))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a run configuration ({type(exc).__name__}: {exc})") from None
+
     def to_dict(self) -> dict:
         d = {
             "dataset": self.dataset.to_dict(),

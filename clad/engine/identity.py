@@ -24,7 +24,7 @@ from typing import Iterable
 
 from .config import RunConfig, canonical
 
-__all__ = ["computation_keys", "run_traits"]
+__all__ = ["computation_keys", "run_traits", "code_inputs", "module_fingerprint"]
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def _installed_version(dist: str) -> str:
     return metadata.version(dist)
 
 
-def _module_fingerprint(module: str) -> str:
+def module_fingerprint(module: str) -> str:
     """An installed package's ``name==version``, else the sha256 of the module's file (``missing``
     if it cannot be found)."""
     import importlib.util
@@ -152,7 +152,7 @@ def code_inputs(cfg: RunConfig) -> dict[str, str]:
     for c in (cfg.dataset, cfg.scenario, cfg.strategy, cfg.detector):
         module, sep, _ = c.name.partition(":")
         if sep and module.split(".")[0] != "clad":
-            out[f"code {module}"] = _module_fingerprint(module)
+            out[f"code {module}"] = module_fingerprint(module)
     return out
 
 
@@ -167,7 +167,7 @@ def current_fingerprint(key: str) -> str:
         path = Path(key[len("data file "):])
         return sha256_of(path) if path.is_file() else "missing"
     if kind == "code":
-        return _module_fingerprint(what)
+        return module_fingerprint(what)
     return "unknown"
 
 

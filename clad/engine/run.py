@@ -28,7 +28,8 @@ from ..core.seeding import seed_run
 from ..detectors import make_detector
 from .config import RunConfig, canonical
 
-__all__ = ["run_config", "run_safely", "build_run", "failed_result", "dataset_key", "execution_order", "run_dataset"]
+__all__ = ["run_config", "run_safely", "build_run", "data_inputs", "failed_result", "dataset_key", "execution_order",
+           "run_dataset"]
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +186,14 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
         flagged = tuple(w for w in flagged if not w.startswith("ConceptNamesWarning:"))
     return dataclasses.replace(result, seed=int(cfg.seed), warnings=merge(built, flagged),
                                inputs={f"data file {p}": h for p, h in files.items()})
+
+
+def data_inputs(cfg: RunConfig) -> dict[str, str]:
+    """``{"data file PATH": sha256}`` of the files ``cfg``'s dataset is read from here (loaded once
+    per process, as a run loads it; empty for generated data, which its parameters describe)."""
+    dataset, _, _ = build_run(cfg)
+    files = _VIEW_FILES.get(dataset) or _DATA_FILES.get(id(dataset), {})
+    return {f"data file {p}": h for p, h in files.items()}
 
 
 def failed_result(cfg: RunConfig, error: str) -> RunResult:

@@ -64,7 +64,10 @@ class BaseMetric:
     axis; ``optimistic``: its threshold is chosen on the test labels (no detector can do that);
     ``additive``: a count (true positives, false alarms, ...): defined on labels of one class,
     summed over cells by pooled aggregation (:mod:`clad.metrics.pooled`), its chance level a
-    reference and not a floor (no reversed-scores warning).
+    reference and not a floor (no reversed-scores warning);
+    ``version``: raised by one whenever a change of the declaration or its function changes a value
+    it computes (it enters every run's result key, :mod:`clad.engine.result_key`, so a bundle's
+    rows computed with another version are refused, not mixed in).
     """
 
     name: str
@@ -78,6 +81,7 @@ class BaseMetric:
     time_axis: bool = False
     optimistic: bool = False
     additive: bool = False
+    version: int = 1
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -90,6 +94,8 @@ class BaseMetric:
         if not lo < hi:
             raise CladValueError(f"base metric {self.name}: bounds={self.bounds!r}; expected (low, high) with low < high")
         object.__setattr__(self, "bounds", (lo, hi))
+        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
+            raise CladValueError(f"base metric {self.name}: version={self.version!r}; expected an integer >= 1")
         if not callable(self.chance):
             object.__setattr__(self, "chance", _constant(float(self.chance)))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))

@@ -204,6 +204,13 @@ def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> s
                           "seconds": (f"shared with run {number.get(r.shared_from, r.shared_from)}" if r.shared_from
                                       else f"{r.timings.get('total', float('nan')):.2f}")}
                          for k, r in enumerate(results, 1)])
+    imported = [r for r in results if r.origin]
+    if imported:  # runs imported from a bundle (clad pull, clad run --from) say so, run by run
+        runs["origin"] = [r.origin[:len("bundle sha256:") + 12] if r.origin else "computed here" for r in results]
+        bundles = sorted({r.origin for r in imported})
+        out.append(f"<p>Origin: {len(results) - len(imported)} runs computed here, {len(imported)} imported from "
+                   f"{H.html.escape(', '.join(b[:len('bundle sha256:') + 12] + '…' for b in bundles))} (each "
+                   "the same computation here by its result key: clad pull, clad run --from).</p>")
     n_shared = sum(1 for r in results if r.shared_from)
     legend = (f"<p class='legend'>{len(results)} runs; {n_shared} of them the same computation as an earlier run "
               "(computed once, recorded for each configuration; no seconds of their own).</p>" if n_shared else "")

@@ -190,6 +190,14 @@ class RunResult:
     #: (the share of the concept's normal rows flagged), with the ``calibration_rows`` held out per
     #: training concept; None when not recorded (results written before it was)
     threshold: Mapping[str, Any] | None = _stored("json", _optional(_threshold), optional=True, default=None)
+    #: what makes this run the same computation anywhere: ``{"key": hex, "parts": {...}}``, the
+    #: parts being its data's sha256, clad's numbers-version, its base metrics' versions, the
+    #: library versions and plug-in fingerprints (:mod:`clad.engine.result_key`); None for a failed
+    #: run and for results written before it was recorded
+    result_key: Mapping[str, Any] | None = _stored("json", _optional(dict), optional=True, default=None)
+    #: where the run was computed when not here: ``"bundle sha256:HEX"``, the bundle it was imported
+    #: from (``clad pull``, ``clad run --from``); None for a run computed here
+    origin: str | None = _stored("plain", default=None)
 
     @property
     def ok(self) -> bool:

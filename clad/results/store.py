@@ -292,7 +292,7 @@ def _own_columns(table: str) -> frozenset:
     finally:
         con.close()
 _ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
-                  "peak_memory", "chance", "threshold")
+                  "peak_memory", "chance", "threshold", "result_key", "origin")
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -846,7 +846,7 @@ class ResultStore:
 
         for c in _PLAIN:
             v = rec.get(c)
-            ok = (v is None and c in ("error", "shared_from")) or (isinstance(v, int) and not isinstance(v, bool)
+            ok = (v is None and c in ("error", "shared_from", "origin")) or (isinstance(v, int) and not isinstance(v, bool)
                                                                   if c == "seed" else isinstance(v, str))
             if not ok:
                 raise damaged("runs", c, f"{type(v).__name__} {str(v)[:40]!r} where {'an integer' if c == 'seed' else 'text'} "
