@@ -114,3 +114,24 @@ def test_references_are_computed_per_order_on_the_runs_own_concepts(tmp_path):
     assert {r.dataset for r in refs} == {"cardio[order=given]", "cardio[order=random]"}
     for r in result.runs:
         assert r.metrics["roc_auc"]["intransigence_single_task"] == 0.0, (r.dataset, r.seed)
+
+
+def test_three_orders_of_one_dataset_are_one_block_with_order_sensitivity(tmp_path):
+    """cardio in three orders, one seed: one block, so no test across blocks (where counting orders
+    as datasets gave 'differ, exact p = 0.0278'); the orders' agreement is shown within cardio."""
+    from clad.report import make_report
+    from clad.report.load import report_runs
+
+    spec = parse_spec(_spec({"name": "adbench", **LOADERS["adbench"], "label": "cardio"},
+                            ["given", "random", "easy_to_hard"], strategies=("naive", "replay"))
+                      | {"detectors": [{"name": "iforest", "n_estimators": 10}, "ecod", "hbos"]})
+    result = run_spec(spec, tmp_path / "out")
+    assert result.n_failed == 0 and len(result.runs) == 18
+    report = make_report(report_runs(tmp_path / "out"), tmp_path / "out" / "report")
+    c = next(c for c in report.comparisons if c.by == "detector")
+    assert c.n_blocks == 1 and c.test is None and c.verdict.status == "not tested"
+    assert [d for d, _ in c.orders_by_dataset] == ["cardio"] and c.orders_by_dataset[0][1].n_orders == 3
+    first = report.index.read_text()
+    assert "1 dataset (one block, over 3 concept orders)" in first and "verdict: differ" not in first
+    assert "Order sensitivity within each dataset" in report.pages["statistics.html"].read_text()
+    assert [p for p in report.pages if p.startswith("blocks/")] == ["blocks/cardio.html"]
