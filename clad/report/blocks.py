@@ -133,7 +133,7 @@ def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: 
     if by != "dataset":  # the concept orders of one dataset are one dataset: one block, never several
         df["dataset"] = [dataset_of(r) for r in results]
     fine = fields + (["scenario"] if "scenario" not in fields and by != "scenario" else [])
-    rest = [k for k in CONFIG_KEYS if k != by and k not in fine] + ["order"]
+    rest = [k for k in CONFIG_KEYS if k != by and k not in fine] + (["order"] if df["order"].ne("").any() else [])
     merged: list[str] = []
     if fine != fields:  # scenario settings of one block with identical runs count once
         for block, sub in df.groupby(fields, sort=False):
