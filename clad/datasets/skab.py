@@ -22,7 +22,6 @@ In a spec file::
 
 from __future__ import annotations
 
-from numbers import Integral, Real
 
 import numpy as np
 

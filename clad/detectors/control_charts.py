@@ -35,7 +35,7 @@ array([False,  True])
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 from typing import Mapping
 
 import numpy as np

@@ -19,7 +19,6 @@ interval: one independent value, which the pages say.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import warnings
 import weakref

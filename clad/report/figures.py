@@ -13,7 +13,6 @@ curves) are drawn with matplotlib, the traces as planned drawings (:mod:`clad.re
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path

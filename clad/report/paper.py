@@ -136,17 +136,13 @@ def main_table_markdown(comparisons: Sequence[Comparison]) -> str:
         out.append("|" + "|".join(["---"] + ["---:"] * len(text.columns)) + "|")
         for method, row in text.iterrows():
             cells = [f"**{v}**" if marks.at[method, col] else str(v) for col, v in row.items()]
-            out.append("| " + " | ".join([_md(method), *map(_md_cell, cells)]) + " |")
+            out.append("| " + " | ".join(_md(x) for x in (method, *cells)) + " |")
         out += ["", test + ".", ""]
     return "\n".join(out)
 
 
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _md_cell(text: str) -> str:
-    return _md(text)
 
 
 def main_table_latex(comparisons: Sequence[Comparison]) -> str:
