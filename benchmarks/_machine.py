@@ -27,12 +27,16 @@ def describe() -> str:
                     break
     except OSError:
         pass
-    blas = ", ".join(f"{v}={os.environ.get(v, 'unset')}" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
+    blas = ", ".join(
+        f"{v}={os.environ.get(v, 'unset')}" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    )
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return (f"machine: {cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}\n"
-            f"python {platform.python_version()}, clad {clad.__version__}, numpy {numpy.__version__}, "
-            f"scikit-learn {sklearn.__version__}, pyod {pyod_version}; {blas}\n"
-            f"load average (1, 5, 15 min): {load}")
+    return (
+        f"machine: {cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}\n"
+        f"python {platform.python_version()}, clad {clad.__version__}, numpy {numpy.__version__}, "
+        f"scikit-learn {sklearn.__version__}, pyod {pyod_version}; {blas}\n"
+        f"load average (1, 5, 15 min): {load}"
+    )
 
 
 def load_now() -> str:

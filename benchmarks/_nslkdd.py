@@ -10,15 +10,24 @@ from clad.core.concepts import Concept, ConceptDataset
 
 DEFAULT = os.environ.get(
     "CLAD_PYCLAD_NSL_KDD",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "datasets", "pyclad-nsl-kdd",
-                 "nsl-kdd_random_anomalies_5_concepts_1000_per_cluster.npy"),
+    os.path.join(
+        os.path.dirname(os.path.abspath(__file__)),
+        "..",
+        "..",
+        "shared",
+        "datasets",
+        "pyclad-nsl-kdd",
+        "nsl-kdd_random_anomalies_5_concepts_1000_per_cluster.npy",
+    ),
 )
 
 
 def find(path: str | None = None) -> str:
     path = os.path.abspath(path or DEFAULT)
     if not os.path.exists(path):
-        raise SystemExit(f"NSL-KDD concept file not found at {path}; give --data PATH or set CLAD_PYCLAD_NSL_KDD")
+        raise SystemExit(
+            f"NSL-KDD concept file not found at {path}; give --data PATH or set CLAD_PYCLAD_NSL_KDD"
+        )
     return path
 
 

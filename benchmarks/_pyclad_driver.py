@@ -34,16 +34,21 @@ def build(req):
     from pyclad.strategies.baselines.naive import NaiveStrategy
 
     dataset = read_dataset_from_npy(req["data"], dataset_name="nsl-kdd")
-    model = {"IsolationForest": lambda: IsolationForestAdapter(random_state=req.get("random_state", 0)),
-             "LOF": lambda: LocalOutlierFactorAdapter(),
-             "OCSVM": lambda: OneClassSVMAdapter(),
-             "ECOD": lambda: _ecod(pyod_adapters)}[req["detector"]]()
+    model = {
+        "IsolationForest": lambda: IsolationForestAdapter(random_state=req.get("random_state", 0)),
+        "LOF": lambda: LocalOutlierFactorAdapter(),
+        "OCSVM": lambda: OneClassSVMAdapter(),
+        "ECOD": lambda: _ecod(pyod_adapters),
+    }[req["detector"]]()
     strategy = {"naive": NaiveStrategy, "cumulative": CumulativeStrategy}[req["strategy"]](model)
-    metric = ConceptMetricCallback(base_metric=RocAuc(),
-                                   metrics=[ContinualAverage(), BackwardTransfer(), ForwardTransfer()])
+    metric = ConceptMetricCallback(
+        base_metric=RocAuc(), metrics=[ContinualAverage(), BackwardTransfer(), ForwardTransfer()]
+    )
     callbacks = [metric, TimeEvaluationCallback()]
-    scenario_cls = {"concept_aware": ConceptAwareScenario,
-                    "concept_incremental": ConceptIncrementalScenario}[req["scenario"]]
+    scenario_cls = {
+        "concept_aware": ConceptAwareScenario,
+        "concept_incremental": ConceptIncrementalScenario,
+    }[req["scenario"]]
     return scenario_cls(dataset=dataset, strategy=strategy, callbacks=callbacks), metric
 
 
@@ -71,7 +76,10 @@ def main():
         (body,) = info.values()
         order = body["concepts_order"]
         R = [[body["metric_matrix"][a][b] for b in order] for a in order]
-        print(json.dumps({"seconds": seconds, "R": R, "order": order, "versions": versions}), flush=True)
+        print(
+            json.dumps({"seconds": seconds, "R": R, "order": order, "versions": versions}),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -29,13 +29,17 @@ def peak(fn, *args, **kwargs) -> tuple[float, float]:
 def main() -> None:
     y = np.zeros(20_000, dtype=int)
     for a in np.linspace(0, 19_900, 100).astype(int):
-        y[a:a + 20] = 1
+        y[a : a + 20] = 1
     scores = np.random.default_rng(0).normal(size=y.size) + y
     for window in (100, 1000, 5000):
         mb, s = peak(ranges.vus_pr, y, scores, window=window)
-        print(f"vus_pr window={window:5d}, 20,000 points, 100 ranges: peak {mb:6.0f} MB, {s:5.1f} s")
-    for ranks, what in ((np.arange(1.0, 12.0)[None, :], "1 block x 11 methods"),
-                        (np.array([[1, 2, 3, 4, 5, 6, 7], [2, 1, 3, 5, 4, 7, 6]], float), "2 blocks x 7 methods")):
+        print(
+            f"vus_pr window={window:5d}, 20,000 points, 100 ranges: peak {mb:6.0f} MB, {s:5.1f} s"
+        )
+    for ranks, what in (
+        (np.arange(1.0, 12.0)[None, :], "1 block x 11 methods"),
+        (np.array([[1, 2, 3, 4, 5, 6, 7], [2, 1, 3, 5, 4, 7, 6]], float), "2 blocks x 7 methods"),
+    ):
         mb, s = peak(friedman_test, ranks)
         print(f"exact Friedman, {what}: peak {mb:6.1f} MB, {s:5.2f} s")
 

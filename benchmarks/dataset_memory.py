@@ -41,7 +41,10 @@ def rss_mb() -> float:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data-dir", default=os.environ.get("CLAD_DATA") or str(ROOT.parent / "shared" / "datasets"))
+    p.add_argument(
+        "--data-dir",
+        default=os.environ.get("CLAD_DATA") or str(ROOT.parent / "shared" / "datasets"),
+    )
     p.add_argument("--recipe", nargs="*", default=[r for r in RECIPES if r.startswith("cluster")])
     p.add_argument("--n-concepts", type=int, default=5)
     args = p.parse_args()
@@ -52,22 +55,28 @@ def main() -> int:
     with np.load(path) as z:
         x_bytes, n_rows = z["X"].nbytes, len(z["y"])
     print(f"{FILE}: {n_rows:,} rows, X is {x_bytes / 2**20:.1f} MiB; {args.n_concepts} concepts")
-    load_adbench("42_WBC.npz", n_concepts=2, data_dir=args.data_dir)  # warm-up: imports are not the data's memory
+    load_adbench(
+        "42_WBC.npz", n_concepts=2, data_dir=args.data_dir
+    )  # warm-up: imports are not the data's memory
     print(f"RSS before: {rss_mb():.0f} MiB")
     worst = 0.0
     for recipe in args.recipe:
         gc.collect()
         tracemalloc.start()
         t0 = time.perf_counter()
-        ds = load_adbench(FILE, recipe=recipe, n_concepts=args.n_concepts, data_dir=args.data_dir, random_state=0)
+        ds = load_adbench(
+            FILE, recipe=recipe, n_concepts=args.n_concepts, data_dir=args.data_dir, random_state=0
+        )
         seconds = time.perf_counter() - t0
         current, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         held = sum(c.X.nbytes for c in ds.train + ds.test)
         ratio = peak / x_bytes
         worst = max(worst, ratio)
-        print(f"  {recipe:18s} peak {peak / 2**20:6.1f} MiB = {ratio:.2f}x X   (concepts hold {held / x_bytes:.2f}x X, "
-              f"still allocated {current / x_bytes:.2f}x)  {seconds:.1f}s")
+        print(
+            f"  {recipe:18s} peak {peak / 2**20:6.1f} MiB = {ratio:.2f}x X   (concepts hold {held / x_bytes:.2f}x X, "
+            f"still allocated {current / x_bytes:.2f}x)  {seconds:.1f}s"
+        )
         del ds
     print(f"worst peak / X: {worst:.2f}x (target < 4x); process peak RSS {rss_mb():.0f} MiB")
     return 0

@@ -15,19 +15,27 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
-    spec = ('name = "big"\ndatasets = [{name = "synthetic", n_concepts = 3}]\nscenarios = ["concept_incremental"]\n'
-            'strategies = ["naive"]\ndetectors = ["iforest"]\n[tuning]\nmode = "first_concepts"\nk = 1\n'
-            '[tuning.detectors.iforest]\n'
-            f"n_estimators = {list(range(1, 501))}\nmax_samples = {list(range(2, 302))}\n")
+    spec = (
+        'name = "big"\ndatasets = [{name = "synthetic", n_concepts = 3}]\nscenarios = ["concept_incremental"]\n'
+        'strategies = ["naive"]\ndetectors = ["iforest"]\n[tuning]\nmode = "first_concepts"\nk = 1\n'
+        "[tuning.detectors.iforest]\n"
+        f"n_estimators = {list(range(1, 501))}\nmax_samples = {list(range(2, 302))}\n"
+    )
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "big.toml"
         path.write_text(spec)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "clad.cli", "run", str(path), "--dry-run"], env=env,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "clad.cli", "run", str(path), "--dry-run"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         seconds = time.perf_counter() - start
-    print(f"500 x 300 tuning grid: clad run --dry-run exit {proc.returncode} after {seconds:.2f} s (whole process)")
+    print(
+        f"500 x 300 tuning grid: clad run --dry-run exit {proc.returncode} after {seconds:.2f} s (whole process)"
+    )
     print(proc.stderr.strip().splitlines()[-1][:300])
 
 

@@ -42,7 +42,9 @@ def row_loop(det, X) -> list:
     with det.gradient_pass():
         for xb in det.iter_batches(X):
             for x in xb:
-                for total, g in zip(sums, torch.autograd.grad(det.reconstruction_loss(x[None]), params)):
+                for total, g in zip(
+                    sums, torch.autograd.grad(det.reconstruction_loss(x[None]), params)
+                ):
                     total += g.double() ** 2
     return [s / len(X) for s in sums]
 
@@ -56,20 +58,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=None, help="torch's intra-op threads (default: torch's choice)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch's intra-op threads (default: torch's choice)",
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     print(describe())
-    print(f"torch {torch.__version__}, intra-op threads {torch.get_num_threads()}, device {args.device}, rows {args.rows}")
+    print(
+        f"torch {torch.__version__}, intra-op threads {torch.get_num_threads()}, device {args.device}, rows {args.rows}"
+    )
     rng = np.random.default_rng(0)
     t = np.arange(50)[None, :, None]
-    windows = np.sin(2 * np.pi * t / 12.5 + rng.uniform(0, 6.3, size=(args.rows, 1, 25))) \
-        + 0.05 * rng.normal(size=(args.rows, 50, 25))
-    table = rng.normal(size=(args.rows, 8)) @ rng.normal(size=(8, 40)) + 0.1 * rng.normal(size=(args.rows, 40))
-    cases = [("AutoEncoder (40 -> 32 -> 8)", AutoEncoder(hidden_sizes=(32, 8)), table),
-             ("LSTMAutoEncoder (50 x 25, 32)", LSTMAutoEncoder(hidden_sizes=(32,)), windows),
-             ("GRUAutoEncoder (50 x 25, 32)", GRUAutoEncoder(hidden_sizes=(32,)), windows)]
+    windows = np.sin(
+        2 * np.pi * t / 12.5 + rng.uniform(0, 6.3, size=(args.rows, 1, 25))
+    ) + 0.05 * rng.normal(size=(args.rows, 50, 25))
+    table = rng.normal(size=(args.rows, 8)) @ rng.normal(size=(8, 40)) + 0.1 * rng.normal(
+        size=(args.rows, 40)
+    )
+    cases = [
+        ("AutoEncoder (40 -> 32 -> 8)", AutoEncoder(hidden_sizes=(32, 8)), table),
+        ("LSTMAutoEncoder (50 x 25, 32)", LSTMAutoEncoder(hidden_sizes=(32,)), windows),
+        ("GRUAutoEncoder (50 x 25, 32)", GRUAutoEncoder(hidden_sizes=(32,)), windows),
+    ]
     for name, det, X in cases:
         det.set_params(epochs=1, random_state=0, device=args.device).fit(X[:256])
         det.fisher_diagonal(X[:64])  # warm-up
@@ -81,9 +95,15 @@ def main() -> None:
         slow = row_loop(det, X)
         sync(args.device)
         t2 = time.perf_counter()
-        rel = max(float((f.double() - s).abs().max() / s.abs().max().clamp_min(1e-30)) for f, s in zip(fast, slow))
-        print(f"{name:<32} row loop {t2 - t1:8.3f} s   vectorised {t1 - t0:7.3f} s   "
-              f"{(t2 - t1) / (t1 - t0):6.1f}x faster   largest relative difference {rel:.1e}", flush=True)
+        rel = max(
+            float((f.double() - s).abs().max() / s.abs().max().clamp_min(1e-30))
+            for f, s in zip(fast, slow)
+        )
+        print(
+            f"{name:<32} row loop {t2 - t1:8.3f} s   vectorised {t1 - t0:7.3f} s   "
+            f"{(t2 - t1) / (t1 - t0):6.1f}x faster   largest relative difference {rel:.1e}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

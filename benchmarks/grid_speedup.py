@@ -27,14 +27,24 @@ from clad.engine.spec import parse_spec  # noqa: E402
 
 
 def grid(runs: int):
-    return parse_spec({
-        "name": "speedup",
-        "seeds": runs,
-        "strategies": ["cumulative"],
-        "scenarios": ["concept_incremental"],
-        "datasets": [{"name": "synthetic", "n_concepts": 4, "n_features": 16, "n_train": 3000, "n_test": 1500}],
-        "detectors": [{"name": "iforest", "n_estimators": 300}],
-    }).configs
+    return parse_spec(
+        {
+            "name": "speedup",
+            "seeds": runs,
+            "strategies": ["cumulative"],
+            "scenarios": ["concept_incremental"],
+            "datasets": [
+                {
+                    "name": "synthetic",
+                    "n_concepts": 4,
+                    "n_features": 16,
+                    "n_train": 3000,
+                    "n_test": 1500,
+                }
+            ],
+            "detectors": [{"name": "iforest", "n_estimators": 300}],
+        }
+    ).configs
 
 
 def _burn(n: int) -> int:
@@ -64,7 +74,9 @@ def machine_capacity(jobs: int, n: int = 20_000_000) -> float:
 
 def timed(configs, jobs):
     t0 = time.perf_counter()
-    results = {e.config.run_id: e.result for e in execute_grid(configs, jobs=jobs) if e.kind == "finished"}
+    results = {
+        e.config.run_id: e.result for e in execute_grid(configs, jobs=jobs) if e.kind == "finished"
+    }
     wall = time.perf_counter() - t0
     bad = [r.error for r in results.values() if not r.ok]
     if bad:
@@ -87,17 +99,24 @@ def main() -> None:
     same = all(np.array_equal(r1[k].R[m], rn[k].R[m], equal_nan=True) for k in r1 for m in r1[k].R)
     per_run = np.mean([r.timings["total"] for r in r1.values()])
     per_run_n = np.mean([r.timings["total"] for r in rn.values()])
-    print(f"runs: {len(configs)}  (mean time of a run: {per_run:.2f} s sequential, {per_run_n:.2f} s with "
-          f"--jobs {args.jobs}; a longer run in workers means the cores were busy)")
+    print(
+        f"runs: {len(configs)}  (mean time of a run: {per_run:.2f} s sequential, {per_run_n:.2f} s with "
+        f"--jobs {args.jobs}; a longer run in workers means the cores were busy)"
+    )
     print(f"cpu count: {os.cpu_count()}, usable by this process: {len(os.sched_getaffinity(0))}")
     print(f"--jobs 1: {t1:.1f} s wall")
     print(f"--jobs {args.jobs}: {tn:.1f} s wall")
     print(f"speed-up (jobs 1 / jobs {args.jobs}): {t1 / tn:.2f}")
     print(f"identical R: {same}")
-    print(f"machine capacity now ({args.jobs} plain CPU-bound processes over 1; ideal {args.jobs}): "
-          f"{cap_before:.2f} before, {cap_after:.2f} after")
-    print("load average (1, 5, 15 min) before: {:.2f} {:.2f} {:.2f}; after: {:.2f} {:.2f} {:.2f}".format(
-        *load_before, *load_after))
+    print(
+        f"machine capacity now ({args.jobs} plain CPU-bound processes over 1; ideal {args.jobs}): "
+        f"{cap_before:.2f} before, {cap_after:.2f} after"
+    )
+    print(
+        "load average (1, 5, 15 min) before: {:.2f} {:.2f} {:.2f}; after: {:.2f} {:.2f} {:.2f}".format(
+            *load_before, *load_after
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -74,20 +74,31 @@ def bare_loop(ds, estimator, cumulative: bool) -> list[list[np.ndarray]]:
 def clad_run(ds, scenario_cls, strategy_cls, estimator, n_jobs):
     """clad's run; the estimator's own calls are timed inside it (two clock reads per call)."""
     reset()
-    return run_experiment(ds, scenario_cls(), strategy_cls(TimedDetector(estimator)), ("roc_auc",), n_jobs=n_jobs)
+    return run_experiment(
+        ds, scenario_cls(), strategy_cls(TimedDetector(estimator)), ("roc_auc",), n_jobs=n_jobs
+    )
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--n-jobs", type=int, default=1, help="clad's scoring threads (1: the same single thread as the loop)")
+    ap.add_argument(
+        "--n-jobs",
+        type=int,
+        default=1,
+        help="clad's scoring threads (1: the same single thread as the loop)",
+    )
     ap.add_argument("--data", default=None)
     ap.add_argument("--detectors", default=",".join(DETECTORS))
     args = ap.parse_args(argv)
     print(describe())
     ds = _nslkdd.load(args.data)
-    print(f"data: {ds}; reps {args.reps} (interleaved, after one warm-up), medians; clad n_jobs={args.n_jobs}")
-    print(f"{'scenario':20s} {'strategy':10s} {'detector':16s} {'bare s':>8s} {'clad s':>8s} {'ratio':>6s} {'own ms':>8s} {'own %':>7s}  R equal")
+    print(
+        f"data: {ds}; reps {args.reps} (interleaved, after one warm-up), medians; clad n_jobs={args.n_jobs}"
+    )
+    print(
+        f"{'scenario':20s} {'strategy':10s} {'detector':16s} {'bare s':>8s} {'clad s':>8s} {'ratio':>6s} {'own ms':>8s} {'own %':>7s}  R equal"
+    )
     tot_bare = tot_clad = tot_own = 0.0
     for sc_name, sc in SCENARIOS.items():
         for st_name, st in STRATEGIES.items():
@@ -106,22 +117,31 @@ def main(argv=None):
                     tc.append(time.perf_counter() - t0)
                     inside.append(CLOCK["fit"] + CLOCK["score"])
                 # the same work: R from the bare loop's scores (higher = more anomalous) equals clad's
-                R = np.array([[roc_auc_score(t.y, -s) for t, s in zip(ds.test, row)] for row in scores])
+                R = np.array(
+                    [[roc_auc_score(t.y, -s) for t, s in zip(ds.test, row)] for row in scores]
+                )
                 same = bool(np.array_equal(R, res.R["roc_auc"]))
                 mb, mc = statistics.median(tb), statistics.median(tc)
                 own = statistics.median(c - i for c, i in zip(tc, inside))
                 tot_bare += mb
                 tot_clad += mc
                 tot_own += own
-                print(f"{sc_name:20s} {st_name:10s} {det_name:16s} {mb:8.3f} {mc:8.3f} {mc / mb:6.3f} "
-                      f"{1000 * own:8.1f} {100 * own / mc:6.2f}%  {same}", flush=True)
+                print(
+                    f"{sc_name:20s} {st_name:10s} {det_name:16s} {mb:8.3f} {mc:8.3f} {mc / mb:6.3f} "
+                    f"{1000 * own:8.1f} {100 * own / mc:6.2f}%  {same}",
+                    flush=True,
+                )
     ratio = tot_clad / tot_bare
     verdict = "meets" if ratio <= 1.03 else "MISSES"
-    print(f"total of medians: bare {tot_bare:.3f} s, clad {tot_clad:.3f} s; "
-          f"overhead ratio clad / bare = {ratio:.3f} (target <= 1.03): {verdict}")
-    print(f"clad's own time inside its runs (total minus the estimators' fit and score_samples, measured in "
-          f"the same run, so not affected by load between runs): {tot_own:.3f} s of {tot_clad:.3f} s = "
-          f"{100 * tot_own / tot_clad:.2f}%, i.e. clad / floor = {tot_clad / (tot_clad - tot_own):.3f}")
+    print(
+        f"total of medians: bare {tot_bare:.3f} s, clad {tot_clad:.3f} s; "
+        f"overhead ratio clad / bare = {ratio:.3f} (target <= 1.03): {verdict}"
+    )
+    print(
+        f"clad's own time inside its runs (total minus the estimators' fit and score_samples, measured in "
+        f"the same run, so not affected by load between runs): {tot_own:.3f} s of {tot_clad:.3f} s = "
+        f"{100 * tot_own / tot_clad:.2f}%, i.e. clad / floor = {tot_clad / (tot_clad - tot_own):.3f}"
+    )
     print(f"load average at the end: {load_now()}")
 
 

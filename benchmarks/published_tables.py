@@ -29,7 +29,11 @@ from clad.metrics.nab import label_windows, nab_normalized
 from clad.results.store import load_results
 
 #: SKAB's leaderboard rows: detector label -> (F1, FAR %, MAR %)
-SKAB_PUBLISHED = {"T2": (0.66, 19.21, 42.60), "T2+Q": (0.76, 26.62, 24.92), "IForest": (0.29, 2.56, 82.89)}
+SKAB_PUBLISHED = {
+    "T2": (0.66, 19.21, 42.60),
+    "T2+Q": (0.76, 26.62, 24.92),
+    "IForest": (0.29, 2.56, 82.89),
+}
 
 
 def skab_rows(runs) -> list[tuple]:
@@ -44,23 +48,34 @@ def skab_rows(runs) -> list[tuple]:
         off = pooled_scores(pooled_counts(R, "off_diagonal", **where))
         anomalies, normal = np.sum(r.chance["tp"]), np.sum(r.chance["fp"])  # flagging every row
         chance_f1 = 2 * anomalies / (2 * anomalies + normal)
-        below = sum(R["f1"][i, list(r.test_concepts).index(s)] < r.chance["f1"][list(r.test_concepts).index(s)]
-                    for i, s in enumerate(r.concepts))
+        below = sum(
+            R["f1"][i, list(r.test_concepts).index(s)]
+            < r.chance["f1"][list(r.test_concepts).index(s)]
+            for i, s in enumerate(r.concepts)
+        )
         clad = (round(diag["f1"], 2), round(100 * diag["far"], 2), round(100 * diag["mar"], 2))
-        rows.append((r.detector, SKAB_PUBLISHED[r.detector], clad, off, chance_f1, below, len(r.concepts)))
+        rows.append(
+            (r.detector, SKAB_PUBLISHED[r.detector], clad, off, chance_f1, below, len(r.concepts))
+        )
     return rows
 
 
 #: NAB's scoreboard rows: detector label -> (standard, reward low FP, reward low FN)
 NAB_PUBLISHED = {"windowedGaussian": (39.65, 20.87, 47.41)}
-NAB_METRICS = {"nab_standard": "standard", "nab_low_fp": "reward_low_FP_rate", "nab_low_fn": "reward_low_FN_rate"}
+NAB_METRICS = {
+    "nab_standard": "standard",
+    "nab_low_fp": "reward_low_FP_rate",
+    "nab_low_fn": "reward_low_FN_rate",
+}
 
 
 def _nab_windows(r) -> dict[str, int]:
     """The windows of each test concept (the record holds no window count: read the data)."""
     from clad.datasets import load_nab
 
-    ds = load_nab(data_dir=r.config.get("dataset", {}).get("params", {}).get("data_dir", "../shared/datasets"))
+    ds = load_nab(
+        data_dir=r.config.get("dataset", {}).get("params", {}).get("data_dir", "../shared/datasets")
+    )
     return {c.name: len(label_windows(c.y)) for c in ds.test if c.name in r.test_concepts}
 
 
@@ -77,7 +92,9 @@ def nab_rows(runs) -> list[tuple]:
             R = np.asarray(r.R[m])
             raw = sum(R[i, where[s]] for i, s in enumerate(r.concepts))
             diag.append(round(nab_normalized(raw, sum(windows.values()), profile=profile), 2))
-            every.append(nab_normalized(R.sum() / R.shape[0], sum(windows.values()), profile=profile))
+            every.append(
+                nab_normalized(R.sum() / R.shape[0], sum(windows.values()), profile=profile)
+            )
         R = np.asarray(r.R["nab_standard"])
         family: dict[str, list[float]] = {}
         for i, s in enumerate(r.concepts):
@@ -85,12 +102,16 @@ def nab_rows(runs) -> list[tuple]:
             f[0] += R[i, where[s]]
             f[1] += windows[s]
         per_family = {k: nab_normalized(v, w) for k, (v, w) in family.items() if w}
-        rows.append((r.detector, NAB_PUBLISHED.get(r.detector), tuple(diag), tuple(every), per_family))
+        rows.append(
+            (r.detector, NAB_PUBLISHED.get(r.detector), tuple(diag), tuple(every), per_family)
+        )
     return rows
 
 
 def print_nab(rows) -> float:
-    print("NAB (raw scores summed over the 58 series, normalised: standard / reward low FP / reward low FN)")
+    print(
+        "NAB (raw scores summed over the 58 series, normalised: standard / reward low FP / reward low FN)"
+    )
     print(f"{'detector':17s} {'published':>24s} {'clad':>24s} {'difference':>24s}")
     worst = 0.0
     fmt = lambda t: f"{t[0]:6.2f} / {t[1]:6.2f} / {t[2]:6.2f}"  # noqa: E731
@@ -102,7 +123,10 @@ def print_nab(rows) -> float:
             worst = max(worst, *(abs(d) for d in diff))
             print(f"{label:17s} {fmt(pub):>24s} {fmt(clad):>24s} {fmt(diff):>24s}")
         print(f"{'  every cell of R':17s} {'':>24s} {fmt(every):>24s}")
-        print("  standard score per family: " + ", ".join(f"{k} {v:.1f}" for k, v in per_family.items()))
+        print(
+            "  standard score per family: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in per_family.items())
+        )
     print(f"largest difference from a published value: {worst:.2f} points\n")
     return worst
 
@@ -114,7 +138,9 @@ def main(*folders: str) -> int:
         print_nab(nab)
     rows = skab_rows(runs)
     if not rows and not nab:
-        print(f"no SKAB or NAB run in {', '.join(folders)}; run scenarios/skab_outliers.toml or scenarios/nab.toml first")
+        print(
+            f"no SKAB or NAB run in {', '.join(folders)}; run scenarios/skab_outliers.toml or scenarios/nab.toml first"
+        )
         return 1
     if not rows:
         return 0
@@ -127,10 +153,14 @@ def main(*folders: str) -> int:
         fmt = lambda t: f"{t[0]:.2f} / {t[1]:6.2f} / {t[2]:6.2f}"  # noqa: E731
         print(f"{label:10s} {fmt(pub):>22s} {fmt(clad):>22s} {fmt(diff):>22s}")
     print("\nThe continual view (clad's R beyond its diagonal)")
-    print(f"{'detector':10s} {'off-diagonal F1 / FAR % / MAR %':>34s} {'chance F1':>10s} {'files below chance':>19s}")
+    print(
+        f"{'detector':10s} {'off-diagonal F1 / FAR % / MAR %':>34s} {'chance F1':>10s} {'files below chance':>19s}"
+    )
     for label, _, _, off, chance_f1, below, n in rows:
-        print(f"{label:10s} {off['f1']:>14.2f} / {100 * off['far']:6.2f} / {100 * off['mar']:6.2f} "
-              f"{chance_f1:>10.3f} {below:>12d} of {n}")
+        print(
+            f"{label:10s} {off['f1']:>14.2f} / {100 * off['far']:6.2f} / {100 * off['mar']:6.2f} "
+            f"{chance_f1:>10.3f} {below:>12d} of {n}"
+        )
     print(f"\nlargest difference from a published value: {worst:.4f} (F1, or a rate as a fraction)")
     return 0
 

@@ -87,7 +87,8 @@ batch_size = 100
 {detectors}
 """
 
-SLICE_SPEC = """\
+SLICE_SPEC = (
+    """\
 name = "report-scale-slice"
 base_metrics = ["roc_auc", "f1", "average_precision"]
 seeds = 2
@@ -99,15 +100,34 @@ n_concepts = 5
 n_train = 200
 n_test = 150
 
-""" + GRID_TAIL
+"""
+    + GRID_TAIL
+)
 
 GRIDS = {
-    1440: dict(datasets=3, orders=("given", "random"), strategies=SLICE_STRATEGIES, detectors=SLICE_DETECTORS,
-               seeds=10),
-    20000: dict(datasets=5, orders=("given", "random", "random2", "random3", "random4"),
-                strategies=(*SLICE_STRATEGIES, "experts_like", "ewc_like", "lwf_like", "der_like"),
-                detectors=(*SLICE_DETECTORS, "iforest_like", "lof_like", "knn_like", "ocsvm_like", "pca_like",
-                           "loda_like", "inne_like"), seeds=5),
+    1440: dict(
+        datasets=3,
+        orders=("given", "random"),
+        strategies=SLICE_STRATEGIES,
+        detectors=SLICE_DETECTORS,
+        seeds=10,
+    ),
+    20000: dict(
+        datasets=5,
+        orders=("given", "random", "random2", "random3", "random4"),
+        strategies=(*SLICE_STRATEGIES, "experts_like", "ewc_like", "lwf_like", "der_like"),
+        detectors=(
+            *SLICE_DETECTORS,
+            "iforest_like",
+            "lof_like",
+            "knn_like",
+            "ocsvm_like",
+            "pca_like",
+            "loda_like",
+            "inne_like",
+        ),
+        seeds=5,
+    ),
 }
 
 
@@ -116,16 +136,37 @@ def _run_slice(work: Path) -> list:
     from clad.results import load_results
 
     spec = work / "slice.toml"
-    spec.write_text(SLICE_SPEC.format(strategies=", ".join(f'"{s}"' for s in SLICE_STRATEGIES),
-                                      detectors="\n".join(f'[[detectors]]\nname = "{d}"\n' for d in SLICE_DETECTORS)))
-    subprocess.run([sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(work / "slice"), "--quiet"],
-                   env={**os.environ, "PYTHONPATH": str(HERE)}, check=True, cwd=work,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return [r for r in load_results(work / "slice") if r.ok and r.seed == 1]  # seed 0 pays the imports
+    spec.write_text(
+        SLICE_SPEC.format(
+            strategies=", ".join(f'"{s}"' for s in SLICE_STRATEGIES),
+            detectors="\n".join(f'[[detectors]]\nname = "{d}"\n' for d in SLICE_DETECTORS),
+        )
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "clad.cli",
+            "run",
+            str(spec),
+            "--out",
+            str(work / "slice"),
+            "--quiet",
+        ],
+        env={**os.environ, "PYTHONPATH": str(HERE)},
+        check=True,
+        cwd=work,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return [
+        r for r in load_results(work / "slice") if r.ok and r.seed == 1
+    ]  # seed 0 pays the imports
 
 
 #: the grid the report was first tried on, run for real (``--real-grid``): 1,440 runs
-REAL_SPEC = """\
+REAL_SPEC = (
+    """\
 name = "report-scale-real-1440"
 base_metrics = ["roc_auc", "f1", "average_precision"]
 seeds = 10
@@ -133,31 +174,59 @@ orders = ["given", "random"]
 strategies = [{strategies}]
 
 {datasets}
-""" + GRID_TAIL
+"""
+    + GRID_TAIL
+)
 
 
 def run_real_grid(work: Path, jobs: int) -> tuple[Path, dict]:
     """The 1,440-run grid of :data:`REAL_SPEC` run by ``clad run --jobs JOBS`` (in a fresh process,
     measured as a report is: wall, CPU seconds of the process tree, peak memory); its folder."""
     spec = work / "real.toml"
-    datasets = "".join(f'[[datasets]]\nname = "synthetic"\nlabel = "synth{k}"\nn_concepts = 5\nn_train = 200\n'
-                       f'n_test = 150\nrandom_state = {k}\n\n' for k in range(3))
-    spec.write_text(REAL_SPEC.format(strategies=", ".join(f'"{s}"' for s in SLICE_STRATEGIES), datasets=datasets,
-                                     detectors="\n".join(f'[[detectors]]\nname = "{d}"\n' for d in SLICE_DETECTORS)))
+    datasets = "".join(
+        f'[[datasets]]\nname = "synthetic"\nlabel = "synth{k}"\nn_concepts = 5\nn_train = 200\n'
+        f"n_test = 150\nrandom_state = {k}\n\n"
+        for k in range(3)
+    )
+    spec.write_text(
+        REAL_SPEC.format(
+            strategies=", ".join(f'"{s}"' for s in SLICE_STRATEGIES),
+            datasets=datasets,
+            detectors="\n".join(f'[[detectors]]\nname = "{d}"\n' for d in SLICE_DETECTORS),
+        )
+    )
     folder = work / "runs-1440-real"
     shutil.rmtree(folder, ignore_errors=True)
-    m = measure([sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(folder), "--quiet", "--jobs", str(jobs)],
-                HERE, work)
+    m = measure(
+        [
+            sys.executable,
+            "-m",
+            "clad.cli",
+            "run",
+            str(spec),
+            "--out",
+            str(folder),
+            "--quiet",
+            "--jobs",
+            str(jobs),
+        ],
+        HERE,
+        work,
+    )
     return folder, m
 
 
 def _spec_text(size: int, grid: dict) -> str:
-    datasets = "\n".join(f'[[datasets]]\nname = "synthetic"\nlabel = "synth{k}"\nn_concepts = 5\n'
-                         for k in range(grid["datasets"]))
-    return (f'# {size} runs written by benchmarks/report_scale.py (random R around a real slice)\n'
-            f'name = "report-scale-{size}"\nbase_metrics = ["roc_auc", "f1", "average_precision"]\n'
-            f'seeds = {grid["seeds"]}\norders = [{", ".join(repr(o) for o in grid["orders"])}]\n'
-            f'strategies = [{", ".join(repr(s) for s in grid["strategies"])}]\n\n{datasets}')
+    datasets = "\n".join(
+        f'[[datasets]]\nname = "synthetic"\nlabel = "synth{k}"\nn_concepts = 5\n'
+        for k in range(grid["datasets"])
+    )
+    return (
+        f"# {size} runs written by benchmarks/report_scale.py (random R around a real slice)\n"
+        f'name = "report-scale-{size}"\nbase_metrics = ["roc_auc", "f1", "average_precision"]\n'
+        f"seeds = {grid['seeds']}\norders = [{', '.join(repr(o) for o in grid['orders'])}]\n"
+        f"strategies = [{', '.join(repr(s) for s in grid['strategies'])}]\n\n{datasets}"
+    )
 
 
 class _Maker:
@@ -169,18 +238,34 @@ class _Maker:
     def template(self, scenario: str, strategy: str, detector: str):
         strategies = sorted({k[1] for k in self.templates})
         detectors = sorted({k[2] for k in self.templates})
-        s = strategy if strategy in strategies else strategies[int(hashlib.md5(strategy.encode()).hexdigest(), 16)
-                                                               % len(strategies)]
-        d = detector if detector in detectors else detectors[int(hashlib.md5(detector.encode()).hexdigest(), 16)
-                                                             % len(detectors)]
+        s = (
+            strategy
+            if strategy in strategies
+            else strategies[int(hashlib.md5(strategy.encode()).hexdigest(), 16) % len(strategies)]
+        )
+        d = (
+            detector
+            if detector in detectors
+            else detectors[int(hashlib.md5(detector.encode()).hexdigest(), 16) % len(detectors)]
+        )
         return self.templates[(scenario, s, d)]
 
     @staticmethod
     def _rng(*labels) -> np.random.Generator:
-        return np.random.default_rng(int(hashlib.sha256(repr(labels).encode()).hexdigest()[:15], 16))
+        return np.random.default_rng(
+            int(hashlib.sha256(repr(labels).encode()).hexdigest()[:15], 16)
+        )
 
-    def run(self, dataset: str, order: str, scenario: str, strategy: str, detector: str, seed: int,
-            same_as: str | None = None):
+    def run(
+        self,
+        dataset: str,
+        order: str,
+        scenario: str,
+        strategy: str,
+        detector: str,
+        seed: int,
+        same_as: str | None = None,
+    ):
         from clad.metrics import learned_at, summarize
 
         t = self.template(scenario, strategy, detector)
@@ -200,15 +285,36 @@ class _Maker:
             metrics[m] = s
         warnings = ()
         if noise.random() < 0.02:
-            warnings = (f"test concept {concepts[-1]!r}: every score is the same ({noise.random():g}), so its "
-                        "ROC-AUC is 0.5 and its other metrics say nothing about the detector",)
-        rid = hashlib.sha256(repr((label, scenario, strategy, detector, seed)).encode()).hexdigest()[:16]
-        return dataclasses.replace(t, run_id=rid, dataset=label, scenario=scenario, strategy=strategy,
-                                   detector=detector, seed=seed, concepts=concepts, test_concepts=concepts, R=R,
-                                   metrics=metrics, order=None if order == "given" else order, warnings=warnings,
-                                   config={**t.config, "dataset": {"name": "synthetic", "label": dataset},
-                                           "strategy": strategy, "detector": detector, "seed": seed},
-                                   shared_from=None)
+            warnings = (
+                f"test concept {concepts[-1]!r}: every score is the same ({noise.random():g}), so its "
+                "ROC-AUC is 0.5 and its other metrics say nothing about the detector",
+            )
+        rid = hashlib.sha256(
+            repr((label, scenario, strategy, detector, seed)).encode()
+        ).hexdigest()[:16]
+        return dataclasses.replace(
+            t,
+            run_id=rid,
+            dataset=label,
+            scenario=scenario,
+            strategy=strategy,
+            detector=detector,
+            seed=seed,
+            concepts=concepts,
+            test_concepts=concepts,
+            R=R,
+            metrics=metrics,
+            order=None if order == "given" else order,
+            warnings=warnings,
+            config={
+                **t.config,
+                "dataset": {"name": "synthetic", "label": dataset},
+                "strategy": strategy,
+                "detector": detector,
+                "seed": seed,
+            },
+            shared_from=None,
+        )
 
 
 def _plan(size: int) -> dict:
@@ -217,8 +323,12 @@ def _plan(size: int) -> dict:
     and relabel their rows on every block.) The seeds are chosen when the runs are added
     (:func:`add_runs`): the ten after the highest the folder holds for that configuration."""
     grid = GRIDS[size]
-    return {"dataset": "synth0", "order": grid["orders"][0], "scenario": SCENARIOS[0],
-            "configs": [("naive", grid["detectors"][0])]}
+    return {
+        "dataset": "synth0",
+        "order": grid["orders"][0],
+        "scenario": SCENARIOS[0],
+        "configs": [("naive", grid["detectors"][0])],
+    }
 
 
 def build(folder: Path, size: int, maker: _Maker) -> dict:
@@ -238,12 +348,23 @@ def build(folder: Path, size: int, maker: _Maker) -> dict:
                         for detector in grid["detectors"]:
                             for seed in range(grid["seeds"]):
                                 same = "cumulative" if strategy in ("replay", "window") else None
-                                r = maker.run(f"synth{k}", order, scenario, strategy, detector, seed, same)
-                                if (k, order, strategy, detector) == (grid["datasets"] - 1, grid["orders"][-1],
-                                                                       "naive", grid["detectors"][-1]):
-                                    r = dataclasses.replace(r, status="failed", R={}, metrics={},
-                                                            error="Traceback (most recent call last):\n  File "
-                                                                  "\"x.py\", line 1\nMemoryError: out of memory\n")
+                                r = maker.run(
+                                    f"synth{k}", order, scenario, strategy, detector, seed, same
+                                )
+                                if (k, order, strategy, detector) == (
+                                    grid["datasets"] - 1,
+                                    grid["orders"][-1],
+                                    "naive",
+                                    grid["detectors"][-1],
+                                ):
+                                    r = dataclasses.replace(
+                                        r,
+                                        status="failed",
+                                        R={},
+                                        metrics={},
+                                        error="Traceback (most recent call last):\n  File "
+                                        '"x.py", line 1\nMemoryError: out of memory\n',
+                                    )
                                 store.write(r)
                                 n += 1
     assert n == size, n
@@ -273,8 +394,14 @@ def add_runs(folder: Path, maker: _Maker, plan: dict) -> list[int]:
     added = []
     con = sqlite3.connect(f"file:{folder / 'results.sqlite'}?mode=ro", uri=True)
     try:
-        highest = {c: con.execute("SELECT MAX(seed) FROM runs WHERE dataset = ? AND scenario = ? AND strategy = ? AND "
-                                  "detector = ?", (label, plan["scenario"], *c)).fetchone()[0] for c in plan["configs"]}
+        highest = {
+            c: con.execute(
+                "SELECT MAX(seed) FROM runs WHERE dataset = ? AND scenario = ? AND strategy = ? AND "
+                "detector = ?",
+                (label, plan["scenario"], *c),
+            ).fetchone()[0]
+            for c in plan["configs"]
+        }
     finally:
         con.close()
     with ResultStore(folder) as store:
@@ -282,11 +409,23 @@ def add_runs(folder: Path, maker: _Maker, plan: dict) -> list[int]:
             start = -1 if highest[(strategy, detector)] is None else highest[(strategy, detector)]
             for seed in range(start + 1, start + 11):
                 same = "cumulative" if strategy in ("replay", "window") else None
-                store.write(maker.run(plan["dataset"], plan["order"], plan["scenario"], strategy, detector, seed, same))
+                store.write(
+                    maker.run(
+                        plan["dataset"],
+                        plan["order"],
+                        plan["scenario"],
+                        strategy,
+                        detector,
+                        seed,
+                        same,
+                    )
+                )
                 added.append(seed)
     after = _count_runs(folder)
     if after != before + len(added):
-        raise SystemExit(f"adding {len(added)} runs took the folder from {before} to {after} runs: some existed already")
+        raise SystemExit(
+            f"adding {len(added)} runs took the folder from {before} to {after} runs: some existed already"
+        )
     return added
 
 
@@ -294,7 +433,11 @@ def compute_seconds(folder: Path) -> float:
     """The sum of the runs' recorded seconds (read in a stream: this process stays small)."""
     from clad.results.store import iter_results
 
-    return sum(float(r.timings.get("total") or 0.0) for r in iter_results(folder) if r.ok and not r.shared_from)
+    return sum(
+        float(r.timings.get("total") or 0.0)
+        for r in iter_results(folder)
+        if r.ok and not r.shared_from
+    )
 
 
 def _hwm(pid: int) -> int:
@@ -339,7 +482,9 @@ def _become_subreaper() -> bool:
     import ctypes
 
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # 36: PR_SET_CHILD_SUBREAPER
+        return (
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+        )  # 36: PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         return False
 
@@ -360,8 +505,16 @@ BYTECODE = True
 
 def _warm_bytecode(checkout: Path) -> None:
     """Compile the modules a run and a report import once, so that no measured process pays it."""
-    subprocess.run([sys.executable, "-c", "import clad.cli, clad.engine.benchmark, clad.report.make, clad.report.charts, "
-                    "clad.report.load"], env={**_measured_env(), "PYTHONPATH": str(checkout)}, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import clad.cli, clad.engine.benchmark, clad.report.make, clad.report.charts, "
+            "clad.report.load",
+        ],
+        env={**_measured_env(), "PYTHONPATH": str(checkout)},
+        check=True,
+    )
 
 
 def _reap_all(timeout: float = 30.0) -> None:
@@ -397,11 +550,16 @@ def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
         _reap_all()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out_file, err_file = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # a pipe could fill and block it
+    out_file, err_file = (
+        tempfile.TemporaryFile(),
+        tempfile.TemporaryFile(),
+    )  # a pipe could fill and block it
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out_file, stderr=err_file)
     peak_tree = [0]
     cpu_seen: dict[int, float] = {}  # per process of the tree, its CPU seconds when last seen
-    hwm_seen: dict[int, int] = {}  # per process of the tree, its peak resident memory when last seen
+    hwm_seen: dict[
+        int, int
+    ] = {}  # per process of the tree, its peak resident memory when last seen
 
     def sample():
         while proc.poll() is None:
@@ -421,15 +579,23 @@ def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
     sampler.join()
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd[2:4])} failed ({proc.returncode}):\n{stderr[-3000:]}")
-    if subreaper:  # every process of the tree comes back to this one when its parent ends: reap them all
+    if (
+        subreaper
+    ):  # every process of the tree comes back to this one when its parent ends: reap them all
         _reap_all()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     else:  # the workers of a forkserver are not the process's children: their seconds summed from the samples
         cpu = max(usage.ru_utime + usage.ru_stime, sum(cpu_seen.values()))
-    return {"wall": wall, "cpu": cpu, "peak_mb": hwm_seen.get(proc.pid, 0) / 2**20,
-            "peak_tree_mb": peak_tree[0] / 2**20, "peak_each_mb": sum(hwm_seen.values()) / 2**20,
-            "stdout": stdout, "stderr": stderr}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "peak_mb": hwm_seen.get(proc.pid, 0) / 2**20,
+        "peak_tree_mb": peak_tree[0] / 2**20,
+        "peak_each_mb": sum(hwm_seen.values()) / 2**20,
+        "stdout": stdout,
+        "stderr": stderr,
+    }
 
 
 def figures_drawn(out: Path, stdout: str) -> int | None:
@@ -446,9 +612,11 @@ def _draw_every_figure(driver, timeout: float = 60.0) -> int:
     driver.execute_script("if (window.cladDrawAllCharts) { window.cladDrawAllCharts(); }")
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        state = driver.execute_script("const c = Array.from(document.querySelectorAll('div.chart[data-chart]'));"
-                                      "return [c.length, c.filter(e => e.classList.contains('drawn')).length,"
-                                      "c.filter(e => e.classList.contains('failed')).length];")
+        state = driver.execute_script(
+            "const c = Array.from(document.querySelectorAll('div.chart[data-chart]'));"
+            "return [c.length, c.filter(e => e.classList.contains('drawn')).length,"
+            "c.filter(e => e.classList.contains('failed')).length];"
+        )
         if state[1] + state[2] == state[0]:
             return state[2]
         time.sleep(0.1)
@@ -463,11 +631,19 @@ def browser_measure(out: Path) -> dict:
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     profile = tempfile.mkdtemp(prefix="clad-chromium-")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000",
-                 f"--user-data-dir={profile}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(flag)
-    driver = webdriver.Chrome(options=options,
-                              service=webdriver.ChromeService(executable_path=shutil.which("chromedriver")))
+    driver = webdriver.Chrome(
+        options=options,
+        service=webdriver.ChromeService(executable_path=shutil.which("chromedriver")),
+    )
     try:
         driver.set_window_size(1400, 1000)
         index = out / "index.html"
@@ -475,8 +651,11 @@ def browser_measure(out: Path) -> dict:
         height = driver.execute_script("return document.documentElement.scrollHeight")
         eager = driver.execute_script(  # its scripts and style sheets (a file:// page has no resource timings)
             "return Array.from(document.querySelectorAll('script[src], link[rel=stylesheet][href]'))"
-            ".map(e => decodeURIComponent(new URL(e.src || e.href).pathname))")
-        size = index.stat().st_size + sum(Path(p).stat().st_size for p in eager if Path(p).is_file())
+            ".map(e => decodeURIComponent(new URL(e.src || e.href).pathname))"
+        )
+        size = index.stat().st_size + sum(
+            Path(p).stat().st_size for p in eager if Path(p).is_file()
+        )
         tallest = (0, None)
         failed = 0
         for page in sorted((out / "blocks").glob("*.html")) if (out / "blocks").is_dir() else ():
@@ -484,8 +663,13 @@ def browser_measure(out: Path) -> dict:
             failed += _draw_every_figure(driver)
             h = driver.execute_script("return document.documentElement.scrollHeight")
             tallest = max(tallest, (h, page.name))
-        return {"height": height, "bytes": size, "drill_height": tallest[0], "drill_page": tallest[1],
-                "figures_failed": failed}
+        return {
+            "height": height,
+            "bytes": size,
+            "drill_height": tallest[0],
+            "drill_page": tallest[1],
+            "figures_failed": failed,
+        }
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
@@ -494,26 +678,47 @@ def browser_measure(out: Path) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[1440, 20000], choices=sorted(GRIDS))
-    p.add_argument("--jobs", type=int, default=2, help="clad report --jobs (0: do not pass the option)")
-    p.add_argument("--baseline", help="another checkout of clad to time on the same folders (no --jobs there)")
+    p.add_argument(
+        "--jobs", type=int, default=2, help="clad report --jobs (0: do not pass the option)"
+    )
+    p.add_argument(
+        "--baseline", help="another checkout of clad to time on the same folders (no --jobs there)"
+    )
     p.add_argument("--baseline-only", action="store_true", help="time only the baseline")
-    p.add_argument("--keep", help="build the folders here and keep them (default: a temporary folder, removed)")
+    p.add_argument(
+        "--keep", help="build the folders here and keep them (default: a temporary folder, removed)"
+    )
     p.add_argument("--no-browser", action="store_true", help="skip the Chromium measurements")
-    p.add_argument("--no-bytecode", action="store_true",
-                   help="measure with this environment's PYTHONDONTWRITEBYTECODE (default: Python's bytecode cache)")
-    p.add_argument("--reuse", action="store_true",
-                   help="with --keep: use a folder this script built there before")
-    p.add_argument("--real-grid", action="store_true",
-                   help="also the 1,440-run grid run for real (clad run --jobs 2, a few minutes; kept with --keep and "
-                        "reused with --reuse), its report compared with what clad run cost")
+    p.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="measure with this environment's PYTHONDONTWRITEBYTECODE (default: Python's bytecode cache)",
+    )
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --keep: use a folder this script built there before",
+    )
+    p.add_argument(
+        "--real-grid",
+        action="store_true",
+        help="also the 1,440-run grid run for real (clad run --jobs 2, a few minutes; kept with --keep and "
+        "reused with --reuse), its report compared with what clad run cost",
+    )
     args = p.parse_args()
     global BYTECODE
     BYTECODE = not args.no_bytecode
     print(describe())
-    print("bytecode: " + ("cached, as Python keeps it by default (PYTHONDONTWRITEBYTECODE unset for the measured "
-                          "processes: clad run and clad report alike)" if BYTECODE else
-                          "as this environment says (PYTHONDONTWRITEBYTECODE="
-                          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})"))
+    print(
+        "bytecode: "
+        + (
+            "cached, as Python keeps it by default (PYTHONDONTWRITEBYTECODE unset for the measured "
+            "processes: clad run and clad report alike)"
+            if BYTECODE
+            else "as this environment says (PYTHONDONTWRITEBYTECODE="
+            f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})"
+        )
+    )
     work = Path(args.keep or tempfile.mkdtemp(prefix="clad-report-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     sides = {} if args.baseline_only else {"this": (HERE, args.jobs or None)}
@@ -522,7 +727,9 @@ def main() -> None:
     try:
         t0 = time.perf_counter()
         maker = _Maker(_run_slice(work))
-        print(f"real slice run in {time.perf_counter() - t0:.1f} s: {len(maker.templates)} template runs")
+        print(
+            f"real slice run in {time.perf_counter() - t0:.1f} s: {len(maker.templates)} template runs"
+        )
         rows = []
         # (size, side, real): the folders of random R, then (--real-grid) the grid run for real
         cases = [(size, side, False) for size in args.sizes for side in sides]
@@ -547,7 +754,9 @@ def main() -> None:
                     real = {k: m[k] for k in ("wall", "cpu", "peak_mb", "peak_tree_mb")}
                     record.write_text(json.dumps(real))
                 plan = _plan(size)
-            elif args.reuse and (folder / "results.sqlite").is_file():  # built earlier by this script
+            elif (
+                args.reuse and (folder / "results.sqlite").is_file()
+            ):  # built earlier by this script
                 plan = _plan(size)
                 shutil.rmtree(folder / "report", ignore_errors=True)
             else:
@@ -556,56 +765,81 @@ def main() -> None:
             built = time.perf_counter() - t0
             grid_seconds = compute_seconds(folder)
             if real:
-                print(f"\n{size} runs ({side}: {checkout}): the real grid, clad run --jobs 2: wall {real['wall']:.0f} s, "
-                      f"CPU {real['cpu']:.0f} s (its processes together); the runs' own recorded seconds: "
-                      f"{grid_seconds:.0f} s; {_count_runs(folder):,} runs")
+                print(
+                    f"\n{size} runs ({side}: {checkout}): the real grid, clad run --jobs 2: wall {real['wall']:.0f} s, "
+                    f"CPU {real['cpu']:.0f} s (its processes together); the runs' own recorded seconds: "
+                    f"{grid_seconds:.0f} s; {_count_runs(folder):,} runs"
+                )
             else:
-                print(f"\n{size} runs ({side}: {checkout}): folder written through the store in {built:.0f} s; "
-                      f"the runs' own compute: {grid_seconds:.0f} s")
+                print(
+                    f"\n{size} runs ({side}: {checkout}): folder written through the store in {built:.0f} s; "
+                    f"the runs' own compute: {grid_seconds:.0f} s"
+                )
             out = folder / "report"
             for when in ("cold", "after +10 runs"):
                 if when != "cold":
                     seeds = add_runs(folder, maker, plan)
-                    print(f"  {'':15s} added {len(seeds)} new runs ({plan['dataset']}[order={plan['order']}] / "
-                          f"{plan['scenario']} / {' / '.join(plan['configs'][0])}, seeds {seeds[0]}-{seeds[-1]}): "
-                          f"{_count_runs(folder):,} runs now")
+                    print(
+                        f"  {'':15s} added {len(seeds)} new runs ({plan['dataset']}[order={plan['order']}] / "
+                        f"{plan['scenario']} / {' / '.join(plan['configs'][0])}, seeds {seeds[0]}-{seeds[-1]}): "
+                        f"{_count_runs(folder):,} runs now"
+                    )
                 m = time_report(checkout, folder, out, jobs)
                 drawn = figures_drawn(out, m["stdout"])
                 if drawn is None:
                     drawn = len(list((out / "figures").glob("*.png")))
                 b = {} if args.no_browser else browser_measure(out)
-                row = {"size": size, "side": side + ("/real" if real else ""), "when": when, **m, "drawn": drawn,
-                       **b, "share": m["cpu"] / grid_seconds}
+                row = {
+                    "size": size,
+                    "side": side + ("/real" if real else ""),
+                    "when": when,
+                    **m,
+                    "drawn": drawn,
+                    **b,
+                    "share": m["cpu"] / grid_seconds,
+                }
                 rows.append(row)
-                print(f"  {when:15s} wall {m['wall']:7.1f} s, cpu {m['cpu']:7.1f} s "
-                      f"({1000 * m['wall'] / size:.1f} s wall per 1,000 runs; {100 * row['share']:.1f} % of the "
-                      f"grid's compute), peak {m['peak_mb']:.0f} MB (process tree {m['peak_tree_mb']:.0f} MB; its "
-                      f"processes' own peaks summed {m['peak_each_mb']:.0f} MB), "
-                      f"{drawn} figures drawn (load {load_now()})")
+                print(
+                    f"  {when:15s} wall {m['wall']:7.1f} s, cpu {m['cpu']:7.1f} s "
+                    f"({1000 * m['wall'] / size:.1f} s wall per 1,000 runs; {100 * row['share']:.1f} % of the "
+                    f"grid's compute), peak {m['peak_mb']:.0f} MB (process tree {m['peak_tree_mb']:.0f} MB; its "
+                    f"processes' own peaks summed {m['peak_each_mb']:.0f} MB), "
+                    f"{drawn} figures drawn (load {load_now()})"
+                )
                 if real:
                     row["share_real"] = m["cpu"] / real["cpu"]
-                    print(f"  {'':15s} report CPU / clad run CPU: {100 * row['share_real']:.1f} % "
-                          f"(report wall / clad run wall: {100 * m['wall'] / real['wall']:.1f} %)")
+                    print(
+                        f"  {'':15s} report CPU / clad run CPU: {100 * row['share_real']:.1f} % "
+                        f"(report wall / clad run wall: {100 * m['wall'] / real['wall']:.1f} %)"
+                    )
                 if b:
-                    print(f"  {'':15s} first page {b['height']:,} px, {b['bytes'] / 1e6:.2f} MB; tallest "
-                          f"drill-down {b['drill_height']:,} px ({b['drill_page']}, every figure drawn by the browser; "
-                          f"{b['figures_failed']} could not be)")
+                    print(
+                        f"  {'':15s} first page {b['height']:,} px, {b['bytes'] / 1e6:.2f} MB; tallest "
+                        f"drill-down {b['drill_height']:,} px ({b['drill_page']}, every figure drawn by the browser; "
+                        f"{b['figures_failed']} could not be)"
+                    )
                 last = m["stdout"].strip().splitlines()[-1:] or [""]
                 print(f"  {'':15s} console: {last[0][:200]}")
                 if when != "cold":
                     print(f"  {'':15s} figures drawn on the second report: {drawn}")
             if not args.keep:
                 shutil.rmtree(folder, ignore_errors=True)
-        print("\n%grid: report CPU seconds / the runs' own recorded seconds; %run: report CPU seconds / CPU seconds of "
-              "clad run (--real-grid only)")
-        print("size    side        when             wall s  s/1,000 runs  cpu s  %grid   %run  peak MB  tree MB  drawn  "
-              "page px  page MB  drill px")
+        print(
+            "\n%grid: report CPU seconds / the runs' own recorded seconds; %run: report CPU seconds / CPU seconds of "
+            "clad run (--real-grid only)"
+        )
+        print(
+            "size    side        when             wall s  s/1,000 runs  cpu s  %grid   %run  peak MB  tree MB  drawn  "
+            "page px  page MB  drill px"
+        )
         for r in rows:
             run = f"{100 * r['share_real']:5.1f}" if "share_real" in r else "    -"
-            print(f"{r['size']:6d}  {r['side']:10s}  {r['when']:15s} {r['wall']:7.1f}  {1000 * r['wall'] / r['size']:12.1f}  "
-                  f"{r['cpu']:5.1f}  {100 * r['share']:5.1f}  {run}  {r['peak_mb']:7.0f}  {r['peak_tree_mb']:7.0f}  "
-                  f"{r['drawn']:5d}  {r.get('height', 0):7,}  {r.get('bytes', 0) / 1e6:7.2f}  "
-                  f"{r.get('drill_height', 0):8,}")
+            print(
+                f"{r['size']:6d}  {r['side']:10s}  {r['when']:15s} {r['wall']:7.1f}  {1000 * r['wall'] / r['size']:12.1f}  "
+                f"{r['cpu']:5.1f}  {100 * r['share']:5.1f}  {run}  {r['peak_mb']:7.0f}  {r['peak_tree_mb']:7.0f}  "
+                f"{r['drawn']:5d}  {r.get('height', 0):7,}  {r.get('bytes', 0) / 1e6:7.2f}  "
+                f"{r.get('drill_height', 0):8,}"
+            )
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -32,8 +32,14 @@ def _report(checkout: Path, results: Path, out: Path) -> tuple[float, float, int
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "clad.cli", "report", str(results), "--out", str(out)], env=env,
-                   cwd=out.parent, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "clad.cli", "report", str(results), "--out", str(out)],
+        env=env,
+        cwd=out.parent,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -42,7 +48,9 @@ def _report(checkout: Path, results: Path, out: Path) -> tuple[float, float, int
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("results", nargs="?", help="results folder of `clad run` (default: run the quickstart)")
+    p.add_argument(
+        "results", nargs="?", help="results folder of `clad run` (default: run the quickstart)"
+    )
     p.add_argument("--baseline", help="another checkout of clad to compare with")
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
@@ -50,18 +58,35 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="clad-report-time-"))
     results = Path(args.results) if args.results else tmp / "quickstart"
     if not args.results:
-        subprocess.run([sys.executable, "-m", "clad.cli", "run", str(HERE / "scenarios" / "quickstart.toml"),
-                        "--out", str(results), "--quiet"], env={**os.environ, "PYTHONPATH": str(HERE)}, cwd=tmp,
-                       check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "clad.cli",
+                "run",
+                str(HERE / "scenarios" / "quickstart.toml"),
+                "--out",
+                str(results),
+                "--quiet",
+            ],
+            env={**os.environ, "PYTHONPATH": str(HERE)},
+            cwd=tmp,
+            check=True,
+        )
     sides = {"this": HERE} | ({"baseline": Path(args.baseline).resolve()} if args.baseline else {})
     times: dict[str, list[tuple[float, float, int]]] = {k: [] for k in sides}
     for rep in range(args.repeat):
         for name, checkout in sides.items():
             wall, cpu, n = _report(checkout, results, tmp / f"report-{name}-{rep}")
             times[name].append((wall, cpu, n))
-            print(f"{name:9s} repetition {rep + 1}: wall {wall:6.2f} s, cpu {cpu:6.2f} s, {n} figures "
-                  f"(load {load_now()})")
-    med = {k: (statistics.median(w for w, _, _ in v), statistics.median(c for _, c, _ in v)) for k, v in times.items()}
+            print(
+                f"{name:9s} repetition {rep + 1}: wall {wall:6.2f} s, cpu {cpu:6.2f} s, {n} figures "
+                f"(load {load_now()})"
+            )
+    med = {
+        k: (statistics.median(w for w, _, _ in v), statistics.median(c for _, c, _ in v))
+        for k, v in times.items()
+    }
     for name, (wall, cpu) in med.items():
         print(f"{name:9s} median: wall {wall:6.2f} s, cpu {cpu:6.2f} s")
     if "baseline" in med:

@@ -13,7 +13,10 @@ import sys
 
 def _runs(path: str) -> dict:
     runs = json.load(open(path, encoding="utf-8"))["runs"]
-    return {(r["dataset"], r["scenario"], r["strategy"], r["detector"], r["seed"], r.get("order")): r for r in runs}
+    return {
+        (r["dataset"], r["scenario"], r["strategy"], r["detector"], r["seed"], r.get("order")): r
+        for r in runs
+    }
 
 
 def main(a: str, b: str) -> int:
@@ -28,8 +31,10 @@ def main(a: str, b: str) -> int:
                 print(f"{part} differs for {key}")
                 return 1
         cells += sum(len(row) for m in run["R"].values() for row in m)
-    print(f"the same: {len(before)} runs, {cells} cells of R, their continual metrics, chance levels and "
-          "per-series values equal bit for bit")
+    print(
+        f"the same: {len(before)} runs, {cells} cells of R, their continual metrics, chance levels and "
+        "per-series values equal bit for bit"
+    )
     return 0
 
 

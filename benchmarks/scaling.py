@@ -32,6 +32,7 @@ from clad.core.experiment import run_experiment  # noqa: E402
 from clad.scenarios import ConceptIncremental  # noqa: E402
 from clad.strategies import Cumulative, Naive  # noqa: E402
 
+
 def one_run(ds, strategy_cls):
     reset()
     det = TimedDetector(IsolationForest(n_estimators=50, random_state=0))
@@ -50,10 +51,14 @@ def main(argv=None):
     print(describe())
     strategy_cls = {"naive": Naive, "cumulative": Cumulative}[args.strategy]
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"concept_incremental / {args.strategy} / IsolationForest(n_estimators=50); 500 train + 400 test rows "
-          f"x 8 features per concept; median of {args.reps} runs (after one warm-up)")
-    print(f"{'N':>3s} {'fits':>5s} {'scores':>7s} {'total s':>8s} {'fit s':>7s} {'score s':>8s} {'score %':>7s} "
-          f"{'overhead s':>10s} {'overhead %':>10s} {'ms / scoring call':>17s}")
+    print(
+        f"concept_incremental / {args.strategy} / IsolationForest(n_estimators=50); 500 train + 400 test rows "
+        f"x 8 features per concept; median of {args.reps} runs (after one warm-up)"
+    )
+    print(
+        f"{'N':>3s} {'fits':>5s} {'scores':>7s} {'total s':>8s} {'fit s':>7s} {'score s':>8s} {'score %':>7s} "
+        f"{'overhead s':>10s} {'overhead %':>10s} {'ms / scoring call':>17s}"
+    )
     rows = []
     for n in sizes:
         ds = make_synthetic(n_concepts=n, n_train=500, n_test=400, random_state=0)
@@ -63,11 +68,16 @@ def main(argv=None):
         fits, scores = runs[0][3], runs[0][4]
         over = total - fit - score
         rows.append((n, over / scores))
-        print(f"{n:3d} {fits:5d} {scores:7d} {total:8.3f} {fit:7.3f} {score:8.3f} {100 * score / total:6.1f}% "
-              f"{over:10.3f} {100 * over / total:9.1f}% {1000 * over / scores:17.3f}", flush=True)
+        print(
+            f"{n:3d} {fits:5d} {scores:7d} {total:8.3f} {fit:7.3f} {score:8.3f} {100 * score / total:6.1f}% "
+            f"{over:10.3f} {100 * over / total:9.1f}% {1000 * over / scores:17.3f}",
+            flush=True,
+        )
     growth = rows[-1][1] / rows[0][1]
-    print(f"clad's overhead per scoring call at N={rows[-1][0]} is {growth:.2f} x that at N={rows[0][0]} "
-          f"(1 = linear in the calls; a super-linear overhead would grow with N)")
+    print(
+        f"clad's overhead per scoring call at N={rows[-1][0]} is {growth:.2f} x that at N={rows[0][0]} "
+        f"(1 = linear in the calls; a super-linear overhead would grow with N)"
+    )
     print(f"load average at the end: {load_now()}")
 
 

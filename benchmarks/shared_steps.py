@@ -49,13 +49,27 @@ from clad.engine.benchmark import run_spec  # noqa: E402
 
 
 def spec(seeds: int) -> dict:
-    return {"name": "shared-steps", "seeds": seeds, "base_metrics": ["roc_auc", "f1", "average_precision"],
-            "strategies": ["naive", "cumulative", "replay", "window"],
-            "scenarios": ["concept_incremental", "concept_agnostic"],
-            "detectors": ["hbos", "ecod", "copod"],
-            "datasets": [{"name": "synthetic", "label": f"synthetic-{rs}-{order}", "n_concepts": 5, "n_train": 200,
-                          "n_test": 150, "random_state": rs, "order": order}
-                         for rs in (0, 1, 2) for order in ("given", "random")]}
+    return {
+        "name": "shared-steps",
+        "seeds": seeds,
+        "base_metrics": ["roc_auc", "f1", "average_precision"],
+        "strategies": ["naive", "cumulative", "replay", "window"],
+        "scenarios": ["concept_incremental", "concept_agnostic"],
+        "detectors": ["hbos", "ecod", "copod"],
+        "datasets": [
+            {
+                "name": "synthetic",
+                "label": f"synthetic-{rs}-{order}",
+                "n_concepts": 5,
+                "n_train": 200,
+                "n_test": 150,
+                "random_state": rs,
+                "order": order,
+            }
+            for rs in (0, 1, 2)
+            for order in ("given", "random")
+        ],
+    }
 
 
 def comparable(results_json: Path) -> str:
@@ -78,13 +92,30 @@ def once(grid: dict, jobs: int, steps: bool) -> tuple[float, dict, str]:
 
 
 def tuning_spec(seeds: int) -> dict:
-    return {"name": "shared-steps-tuning", "seeds": seeds, "base_metrics": ["roc_auc"],
-            "strategies": ["naive", "cumulative", "replay", "window"], "scenarios": ["concept_incremental"],
-            "detectors": ["iforest"],
-            "datasets": [{"name": "synthetic", "label": f"synthetic-{rs}", "n_concepts": 5, "n_train": 200,
-                          "n_test": 150, "random_state": rs} for rs in (0, 1, 2)],
-            "tuning": {"mode": "validation_split", "fraction": 0.3,
-                       "detectors": {"iforest": {"n_estimators": [25, 50, 100, 200]}}}}
+    return {
+        "name": "shared-steps-tuning",
+        "seeds": seeds,
+        "base_metrics": ["roc_auc"],
+        "strategies": ["naive", "cumulative", "replay", "window"],
+        "scenarios": ["concept_incremental"],
+        "detectors": ["iforest"],
+        "datasets": [
+            {
+                "name": "synthetic",
+                "label": f"synthetic-{rs}",
+                "n_concepts": 5,
+                "n_train": 200,
+                "n_test": 150,
+                "random_state": rs,
+            }
+            for rs in (0, 1, 2)
+        ],
+        "tuning": {
+            "mode": "validation_split",
+            "fraction": 0.3,
+            "detectors": {"iforest": {"n_estimators": [25, 50, 100, 200]}},
+        },
+    }
 
 
 def tuning(jobs: int, seeds: int) -> None:
@@ -101,15 +132,31 @@ def tuning(jobs: int, seeds: int) -> None:
             with ResultStore(done.database) as store:
                 every = [r for r in store.load_results() if r.ok and not r.shared_from]
             fit = sum(sum(r.timings["fit"]) for r in every)
-            choices = [(r.run_id, json.dumps(r.extras["tuning"]["chosen_params"], sort_keys=True)) for r in done.runs]
-            seen[steps] = (fit, wall, choices, comparable(Path(out) / "results.json"), done.work, done.n_tuning)
+            choices = [
+                (r.run_id, json.dumps(r.extras["tuning"]["chosen_params"], sort_keys=True))
+                for r in done.runs
+            ]
+            seen[steps] = (
+                fit,
+                wall,
+                choices,
+                comparable(Path(out) / "results.json"),
+                done.work,
+                done.n_tuning,
+            )
         label = "after (steps shared)" if steps else "before (runs shared)"
-        print(f"tuning --jobs {jobs} {label:22s} fit seconds {fit:7.2f}, wall {wall:6.1f} s (load {load_now()}); "
-              f"{seen[steps][5]} tuning runs; evaluation runs: {done.work['steps']} training steps, "
-              f"{done.work['fitted']} fitted", flush=True)
+        print(
+            f"tuning --jobs {jobs} {label:22s} fit seconds {fit:7.2f}, wall {wall:6.1f} s (load {load_now()}); "
+            f"{seen[steps][5]} tuning runs; evaluation runs: {done.work['steps']} training steps, "
+            f"{done.work['fitted']} fitted",
+            flush=True,
+        )
     (fb, wb, cb, tb, _, _), (fa, wa, ca, ta, _, _) = seen[False], seen[True]
-    print(f"tuning --jobs {jobs}: fit seconds after / before = {fa / fb:.3f} (target <= 0.80); wall after / before "
-          f"= {wa / wb:.3f}; same choices: {ca == cb}; same results.json (but timings): {ta == tb}", flush=True)
+    print(
+        f"tuning --jobs {jobs}: fit seconds after / before = {fa / fb:.3f} (target <= 0.80); wall after / before "
+        f"= {wa / wb:.3f}; same choices: {ca == cb}; same results.json (but timings): {ta == tb}",
+        flush=True,
+    )
 
 
 def compare_specs(paths: list[str], jobs: int, seeds: int, modes=("off", "on", "verify")) -> None:
@@ -120,7 +167,9 @@ def compare_specs(paths: list[str], jobs: int, seeds: int, modes=("off", "on", "
         for mode in modes:
             with tempfile.TemporaryDirectory() as out:
                 t0 = time.perf_counter()
-                done = run_spec(path, out, jobs=jobs, share_steps=mode != "off", verify_sharing=mode == "verify")
+                done = run_spec(
+                    path, out, jobs=jobs, share_steps=mode != "off", verify_sharing=mode == "verify"
+                )
                 wall = time.perf_counter() - t0
                 failed = [r.error.strip().splitlines()[-1] for r in done.runs if not r.ok]
                 texts[mode] = comparable(Path(out) / "results.json")
@@ -129,12 +178,18 @@ def compare_specs(paths: list[str], jobs: int, seeds: int, modes=("off", "on", "
         base = modes[0]
         same = ", ".join(f"{m} = {base}: {texts[m] == texts[base]}" for m in modes[1:])
         failed = ", ".join(f"{m} {len(works[m][2])}" for m in modes)
-        print(f"{name}: {works[base][0]['runs']} runs; results.json (all but timings) identical: {same}; failed runs: "
-              f"{failed} {[w[2][:1] for w in works.values() if w[2]][:1]}", flush=True)
+        print(
+            f"{name}: {works[base][0]['runs']} runs; results.json (all but timings) identical: {same}; failed runs: "
+            f"{failed} {[w[2][:1] for w in works.values() if w[2]][:1]}",
+            flush=True,
+        )
         for mode in modes:
             w = works[mode][0]
-            print(f"  {mode:6s} {w['runs']:,} runs: {w['steps']:,} training steps, {w['fitted']:,} fitted; "
-                  f"{w['passes']:,} scoring passes, {w['scored']:,} computed; wall {works[mode][1]:.1f} s", flush=True)
+            print(
+                f"  {mode:6s} {w['runs']:,} runs: {w['steps']:,} training steps, {w['fitted']:,} fitted; "
+                f"{w['passes']:,} scoring passes, {w['scored']:,} computed; wall {works[mode][1]:.1f} s",
+                flush=True,
+            )
 
 
 def main() -> None:
@@ -144,9 +199,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="2 seeds (288 runs)")
     ap.add_argument("--tuning", action="store_true", help="the tuned validation_split grid instead")
-    ap.add_argument("--specs", nargs="+", default=None, help="compare these specs computed three ways instead")
-    ap.add_argument("--modes", nargs="+", default=["off", "on", "verify"], choices=["off", "on", "verify"],
-                    help="with --specs: the ways to compute them (off: every step computed, on: shared, verify)")
+    ap.add_argument(
+        "--specs", nargs="+", default=None, help="compare these specs computed three ways instead"
+    )
+    ap.add_argument(
+        "--modes",
+        nargs="+",
+        default=["off", "on", "verify"],
+        choices=["off", "on", "verify"],
+        help="with --specs: the ways to compute them (off: every step computed, on: shared, verify)",
+    )
     args = ap.parse_args()
     seeds = 2 if args.quick else args.seeds
     grid = spec(seeds)
@@ -158,8 +220,10 @@ def main() -> None:
     if args.specs:
         compare_specs(args.specs, args.jobs[0], seeds, tuple(args.modes))
         return
-    print(f"grid: 6 datasets (3 x 2 orders) x 2 scenarios x 4 strategies x 3 detectors x {seeds} seeds "
-          f"= {6 * 2 * 4 * 3 * seeds} runs")
+    print(
+        f"grid: 6 datasets (3 x 2 orders) x 2 scenarios x 4 strategies x 3 detectors x {seeds} seeds "
+        f"= {6 * 2 * 4 * 3 * seeds} runs"
+    )
     texts = {}
     for jobs in args.jobs:
         rows = {}
@@ -171,19 +235,29 @@ def main() -> None:
                 texts.setdefault(text, []).append((jobs, steps))
             rows[steps] = (statistics.median(walls), work)
             label = "after (steps shared)" if steps else "before (runs shared)"
-            print(f"--jobs {jobs} {label:22s} wall {statistics.median(walls):7.1f} s (load {load_now()}); "
-                  f"{work['runs']:,} runs: {work['steps']:,} training steps, {work['fitted']:,} fitted; "
-                  f"{work['passes']:,} scoring passes, {work['scored']:,} computed; largest step cache "
-                  f"{work['cache_bytes'] / 2**20:.1f} MiB", flush=True)
+            print(
+                f"--jobs {jobs} {label:22s} wall {statistics.median(walls):7.1f} s (load {load_now()}); "
+                f"{work['runs']:,} runs: {work['steps']:,} training steps, {work['fitted']:,} fitted; "
+                f"{work['passes']:,} scoring passes, {work['scored']:,} computed; largest step cache "
+                f"{work['cache_bytes'] / 2**20:.1f} MiB",
+                flush=True,
+            )
         (wb, before), (wa, after) = rows[False], rows[True]
-        print(f"--jobs {jobs}: fits after / before = {after['fitted'] / before['fitted']:.3f} (target <= 0.45); "
-              f"scoring passes after / before = {after['scored'] / before['scored']:.3f}; "
-              f"wall after / before = {wa / wb:.3f} (target <= 0.55)", flush=True)
+        print(
+            f"--jobs {jobs}: fits after / before = {after['fitted'] / before['fitted']:.3f} (target <= 0.45); "
+            f"scoring passes after / before = {after['scored'] / before['scored']:.3f}; "
+            f"wall after / before = {wa / wb:.3f} (target <= 0.55)",
+            flush=True,
+        )
     import resource
 
-    print(f"results.json (all but timings and peak memory) identical across every computation: {len(texts) == 1}")
-    print(f"peak resident memory of this process (the sequential runs, cache included): "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"results.json (all but timings and peak memory) identical across every computation: {len(texts) == 1}"
+    )
+    print(
+        f"peak resident memory of this process (the sequential runs, cache included): "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
     print(f"load average at the end: {load_now()}")
 
 

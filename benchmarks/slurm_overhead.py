@@ -36,10 +36,16 @@ from clad.results.store import ResultStore  # noqa: E402
 
 
 def grid(runs: int) -> dict:
-    return {"name": "slurm-overhead", "seeds": runs, "strategies": ["cumulative"],
-            "scenarios": ["concept_incremental"],
-            "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 8, "n_train": 1500, "n_test": 500}],
-            "detectors": [{"name": "iforest", "n_estimators": 100}]}
+    return {
+        "name": "slurm-overhead",
+        "seeds": runs,
+        "strategies": ["cumulative"],
+        "scenarios": ["concept_incremental"],
+        "datasets": [
+            {"name": "synthetic", "n_concepts": 2, "n_features": 8, "n_train": 1500, "n_test": 500}
+        ],
+        "detectors": [{"name": "iforest", "n_estimators": 100}],
+    }
 
 
 def timed(spec: dict, out: Path, **how):
@@ -68,8 +74,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, LocalSlurm() as cluster:
         print(f"one-node SLURM cluster: {cluster.conf}")
         load = [load_now()]
-        slurm = SlurmConfig(runs_per_job=args.runs_per_job or None, max_jobs=args.max_jobs, poll_seconds=1)
-        for mode in (["slurm", "jobs"] if args.slurm_first else ["jobs", "slurm"]):
+        slurm = SlurmConfig(
+            runs_per_job=args.runs_per_job or None, max_jobs=args.max_jobs, poll_seconds=1
+        )
+        for mode in ["slurm", "jobs"] if args.slurm_first else ["jobs", "slurm"]:
             if mode == "jobs":
                 jobs_wall, local = timed(spec, Path(tmp) / "jobs2", jobs=2)
             else:
@@ -77,18 +85,27 @@ def main() -> None:
             load.append(load_now())
         with ResultStore(Path(tmp) / "slurm", create=False, readonly=True) as store:
             submitted = store.get_meta(SUBMITTED_META)
-    same = all(np.array_equal(a.R[m], b.R[m], equal_nan=True)
-               for a, b in zip(sorted(local.runs, key=lambda r: r.run_id), sorted(on_slurm.runs, key=lambda r: r.run_id))
-               for m in a.R)
+    same = all(
+        np.array_equal(a.R[m], b.R[m], equal_nan=True)
+        for a, b in zip(
+            sorted(local.runs, key=lambda r: r.run_id),
+            sorted(on_slurm.runs, key=lambda r: r.run_id),
+        )
+        for m in a.R
+    )
     print(f"\n{args.runs} runs (IsolationForest, 100 trees; 2 concepts of 1,500 rows)")
     print(f"  --jobs 2:                                   {jobs_wall:7.1f} s")
     chunk = f"{args.runs_per_job} runs a job" if args.runs_per_job else "default chunk"
-    print(f"  --slurm ({chunk}, {args.max_jobs} at once): {slurm_wall:7.1f} s   "
-          f"{submitted['jobs']} jobs in {submitted['sbatch_calls']} sbatch call(s)")
+    print(
+        f"  --slurm ({chunk}, {args.max_jobs} at once): {slurm_wall:7.1f} s   "
+        f"{submitted['jobs']} jobs in {submitted['sbatch_calls']} sbatch call(s)"
+    )
     print(f"  ratio --slurm / --jobs 2: {slurm_wall / jobs_wall:.2f} (target <= 1.5)")
     print(f"  R bit-identical: {same}")
-    print(f"  order: {'--slurm first' if args.slurm_first else '--jobs 2 first'}; load average (1, 5, 15 min) "
-          f"before, between, after: {' | '.join(load)}")
+    print(
+        f"  order: {'--slurm first' if args.slurm_first else '--jobs 2 first'}; load average (1, 5, 15 min) "
+        f"before, between, after: {' | '.join(load)}"
+    )
 
 
 if __name__ == "__main__":

@@ -72,7 +72,9 @@ def write_stream(path: str, n_rows: int, chunk: int = 250_000) -> np.memmap:
     per = n_rows // N_CONCEPTS
     for start in range(0, n_rows, chunk):
         stop = min(start + chunk, n_rows)
-        centre = np.minimum(np.arange(start, stop) // per, N_CONCEPTS - 1).astype(np.float32)[:, None]
+        centre = np.minimum(np.arange(start, stop) // per, N_CONCEPTS - 1).astype(np.float32)[
+            :, None
+        ]
         out[start:stop] = rng.standard_normal((stop - start, N_FEATURES), dtype=np.float32) + centre
         out.flush()
     del out
@@ -97,7 +99,9 @@ def make_strategy(detector):
         from clad.strategies import STRATEGIES
 
         cls = STRATEGIES.resolve("replay")
-        return cls(detector=detector, buffer_size=10_000, random_state=0), "replay (reservoir of 10,000 rows)"
+        return cls(
+            detector=detector, buffer_size=10_000, random_state=0
+        ), "replay (reservoir of 10,000 rows)"
     except Exception:  # noqa: BLE001 - replay not available in this version
         from clad.strategies import Naive
 
@@ -111,9 +115,11 @@ def progress_observer(sampler, per_concept):
         done = event.index + 1
         rss = psutil.Process().memory_info().rss / MB
         if done in (1, 5, 10):
-            print(f"  after {done / N_CONCEPTS:4.0%} of the stream ({done * per_concept:,} rows): "
-                  f"RSS {rss:7.1f} MB (peak so far {sampler.peak / MB:7.1f} MB), load {load_now()}",
-                  flush=True)
+            print(
+                f"  after {done / N_CONCEPTS:4.0%} of the stream ({done * per_concept:,} rows): "
+                f"RSS {rss:7.1f} MB (peak so far {sampler.peak / MB:7.1f} MB), load {load_now()}",
+                flush=True,
+            )
 
     return observe
 
@@ -124,8 +130,11 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=100_000)
     ap.add_argument("--test-rows", type=int, default=20_000)
     ap.add_argument("--target-mb", type=float, default=400.0)
-    ap.add_argument("--keep-pages", action="store_true",
-                    help="for comparison: do not give memory-mapped pages back (clad.core.memmap.release disabled)")
+    ap.add_argument(
+        "--keep-pages",
+        action="store_true",
+        help="for comparison: do not give memory-mapped pages back (clad.core.memmap.release disabled)",
+    )
     args = ap.parse_args(argv)
     print(describe())
     if args.keep_pages:
@@ -143,30 +152,40 @@ def main(argv=None):
         t0 = time.perf_counter()
         stream = write_stream(path, args.rows)
         size_mb = os.path.getsize(path) / MB
-        print(f"stream: {args.rows:,} x {N_FEATURES} float32 = {size_mb:.0f} MB on disk, written in "
-              f"{time.perf_counter() - t0:.1f} s; batches of {args.batch:,} rows; "
-              f"{N_CONCEPTS} concepts; test sets of {args.test_rows:,} rows")
+        print(
+            f"stream: {args.rows:,} x {N_FEATURES} float32 = {size_mb:.0f} MB on disk, written in "
+            f"{time.perf_counter() - t0:.1f} s; batches of {args.batch:,} rows; "
+            f"{N_CONCEPTS} concepts; test sets of {args.test_rows:,} rows"
+        )
         per = args.rows // N_CONCEPTS
         proc = psutil.Process()
         print(f"RSS before the dataset is built: {proc.memory_info().rss / MB:.1f} MB")
         sampler = RssSampler()  # from here on: building (and validating) the concepts counts too
         sampler.start()
-        train = [Concept(f"C{k}", stream[k * per:(k + 1) * per]) for k in range(N_CONCEPTS)]
-        assert all(isinstance(c.X, np.memmap) for c in train), "a concept copied its memory-mapped rows"
+        train = [Concept(f"C{k}", stream[k * per : (k + 1) * per]) for k in range(N_CONCEPTS)]
+        assert all(isinstance(c.X, np.memmap) for c in train), (
+            "a concept copied its memory-mapped rows"
+        )
         ds = ConceptDataset(train, test_concepts(args.test_rows), name="stream")
         strategy, label = make_strategy(IsolationForest(n_estimators=100, random_state=0))
         print(f"strategy: {label}; detector: IsolationForest(n_estimators=100)")
-        print(f"RSS before the run (dataset built and validated): {proc.memory_info().rss / MB:.1f} MB")
+        print(
+            f"RSS before the run (dataset built and validated): {proc.memory_info().rss / MB:.1f} MB"
+        )
         t0 = time.perf_counter()
         ev = Evaluator(ds.test, observers=[progress_observer(sampler, per)])
         result = ConceptAgnostic(batch_size=args.batch).run(ds, strategy, ev)
         wall = time.perf_counter() - t0
         sampler.stop()
         R = result.R["roc_auc"]
-        print(f"run: {wall:.1f} s; R is {R.shape[0]} x {R.shape[1]}; final-row mean ROC-AUC {np.nanmean(R[-1]):.3f}")
+        print(
+            f"run: {wall:.1f} s; R is {R.shape[0]} x {R.shape[1]}; final-row mean ROC-AUC {np.nanmean(R[-1]):.3f}"
+        )
         peak = sampler.peak / MB
         verdict = "meets" if peak <= args.target_mb else "MISSES"
-        print(f"peak RSS {peak:.1f} MB for a {size_mb:.0f} MB stream (target <= {args.target_mb:.0f} MB): {verdict}")
+        print(
+            f"peak RSS {peak:.1f} MB for a {size_mb:.0f} MB stream (target <= {args.target_mb:.0f} MB): {verdict}"
+        )
         print(f"load average at the end: {load_now()}")
         del ds, train, stream
     finally:

@@ -35,7 +35,9 @@ from clad.results import load_results
 
 
 @functools.lru_cache(maxsize=None)
-def exchangeable_interval(m: int, n: int, fpr: float, sims: int = 20_000, seed: int = 0) -> tuple[float, float]:
+def exchangeable_interval(
+    m: int, n: int, fpr: float, sims: int = 20_000, seed: int = 0
+) -> tuple[float, float]:
     rng = np.random.default_rng(seed)
     cal, test = rng.random((sims, m)), rng.random((sims, n))
     t = np.array([fpr_threshold(row, fpr) for row in cal])
@@ -47,7 +49,9 @@ def binomial_interval(n: int, fpr: float) -> tuple[float, float]:
     return float(binom.ppf(0.025, n, fpr) / n), float(binom.ppf(0.975, n, fpr) / n)
 
 
-def predicted_coverage(m: int, n: int, fpr: float, sims: int = 20_000, seed: int = 0) -> tuple[float, float]:
+def predicted_coverage(
+    m: int, n: int, fpr: float, sims: int = 20_000, seed: int = 0
+) -> tuple[float, float]:
     """The share of cells within the binomial interval that the noise model predicts: the normal
     approximation, and exactly for exchangeable calibration and test rows (simulated)."""
     lo, hi = binomial_interval(n, fpr)
@@ -60,8 +64,12 @@ def predicted_coverage(m: int, n: int, fpr: float, sims: int = 20_000, seed: int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder")
-    parser.add_argument("--normal-rows", type=int, required=True,
-                        help="normal rows of each test concept (the quickstart: 360)")
+    parser.add_argument(
+        "--normal-rows",
+        type=int,
+        required=True,
+        help="normal rows of each test concept (the quickstart: 360)",
+    )
     args = parser.parse_args()
     cells = collections.defaultdict(list)
     pairs = set()
@@ -80,22 +88,31 @@ def main() -> None:
     total = {"binomial": 0, "exchangeable": 0, "cells": 0}
     for det, values in cells.items():
         b = sum(binomial_interval(n, f)[0] <= v <= binomial_interval(n, f)[1] for v, m, f in values)
-        e = sum(exchangeable_interval(m, n, f)[0] <= v <= exchangeable_interval(m, n, f)[1] for v, m, f in values)
+        e = sum(
+            exchangeable_interval(m, n, f)[0] <= v <= exchangeable_interval(m, n, f)[1]
+            for v, m, f in values
+        )
         v = np.array([x for x, _, _ in values])
-        print(f"{det}: {len(v)} cells, realised FPR mean {v.mean():.4f} sd {v.std():.4f}; within binomial interval "
-              f"{b / len(v):.1%}, within exchangeable interval {e / len(v):.1%}")
+        print(
+            f"{det}: {len(v)} cells, realised FPR mean {v.mean():.4f} sd {v.std():.4f}; within binomial interval "
+            f"{b / len(v):.1%}, within exchangeable interval {e / len(v):.1%}"
+        )
         total["binomial"] += b
         total["exchangeable"] += e
         total["cells"] += len(v)
     c = total["cells"]
     m, f = values[0][1], values[0][2]
-    print(f"all: {c} cells; binomial 95 % interval of {f} for {n} rows {tuple(round(x, 4) for x in binomial_interval(n, f))}: "
-          f"{total['binomial'] / c:.1%} within; exchangeable 95 % interval ({m} calibration rows) "
-          f"{tuple(round(x, 4) for x in exchangeable_interval(m, n, f))}: {total['exchangeable'] / c:.1%} within")
+    print(
+        f"all: {c} cells; binomial 95 % interval of {f} for {n} rows {tuple(round(x, 4) for x in binomial_interval(n, f))}: "
+        f"{total['binomial'] / c:.1%} within; exchangeable 95 % interval ({m} calibration rows) "
+        f"{tuple(round(x, 4) for x in exchangeable_interval(m, n, f))}: {total['exchangeable'] / c:.1%} within"
+    )
     approx, exact = predicted_coverage(m, n, f)
-    print(f"n_cal {m}, n_test {n}: the noise model predicts {approx:.1%} within the binomial interval (normal "
-          f"approximation), {exact:.1%} (exchangeable rows, simulated); the {c} cells hold {len(pairs)} distinct "
-          "(seed, test concept) pairs of calibration and test rows")
+    print(
+        f"n_cal {m}, n_test {n}: the noise model predicts {approx:.1%} within the binomial interval (normal "
+        f"approximation), {exact:.1%} (exchangeable rows, simulated); the {c} cells hold {len(pairs)} distinct "
+        "(seed, test concept) pairs of calibration and test rows"
+    )
 
 
 if __name__ == "__main__":

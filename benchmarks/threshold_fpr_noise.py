@@ -37,8 +37,14 @@ import time
 import numpy as np
 from scipy.stats import binom, norm
 
-from clad.core.thresholds import (batch_dependent, calibration_seed, calibration_size, calibration_split,
-                                  fpr_threshold, joint_scores)
+from clad.core.thresholds import (
+    batch_dependent,
+    calibration_seed,
+    calibration_size,
+    calibration_split,
+    fpr_threshold,
+    joint_scores,
+)
 from clad.datasets import make_synthetic
 from clad.detectors import make_detector
 from clad.strategies import Naive
@@ -66,8 +72,8 @@ def batched(strategy, rows, pad):
     per = 360
     out = []
     for k in range(0, len(rows), per):
-        chunk = rows[k:k + per]
-        out.append(np.asarray(strategy.score(np.concatenate([chunk, pad])).scores)[:len(chunk)])
+        chunk = rows[k : k + per]
+        out.append(np.asarray(strategy.score(np.concatenate([chunk, pad])).scores)[: len(chunk)])
     return np.concatenate(out)
 
 
@@ -88,7 +94,9 @@ def one_draw(det, seed, train, cal, test_X, test_y, anomalies, new_test, new_tra
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=40)
-    parser.add_argument("--fresh", type=int, default=7200, help="new normal rows per concept for the true rate")
+    parser.add_argument(
+        "--fresh", type=int, default=7200, help="new normal rows per concept for the true rate"
+    )
     parser.add_argument("--fpr", type=float, default=0.05)
     parser.add_argument("--calibration", type=float, nargs="+", default=[0.2])
     parser.add_argument("--concepts", type=int, default=4)
@@ -100,10 +108,16 @@ def main() -> None:
     n = int(np.sum(ds.test[0].y == 0))
     # the same seed: the same concepts (centres and scales are drawn before any row); the first 500
     # training rows of C0 are ds's own, so new training-like rows start after them
-    fresh = make_synthetic(n_concepts=4, n_features=8, n_train=500 * (D + 2),
-                           n_test=int(np.ceil((args.fresh + n * D) / 0.9)) + 10)
-    print(f"load {os.getloadavg()[0]:.2f}; {D} draws x {args.concepts} concepts per detector, calibration size "
-          f"and kind; true rates on {args.fresh} new normal rows per concept")
+    fresh = make_synthetic(
+        n_concepts=4,
+        n_features=8,
+        n_train=500 * (D + 2),
+        n_test=int(np.ceil((args.fresh + n * D) / 0.9)) + 10,
+    )
+    print(
+        f"load {os.getloadavg()[0]:.2f}; {D} draws x {args.concepts} concepts per detector, calibration size "
+        f"and kind; true rates on {args.fresh} new normal rows per concept"
+    )
     for size in args.calibration:
         for kind in args.kinds:
             for det in args.detectors:
@@ -113,22 +127,39 @@ def main() -> None:
                     test = ds.test[k]
                     anomalies = test.X[test.y == 1]
                     normal_pool = fresh.test[k].X[fresh.test[k].y == 0]
-                    new_test, replicas = normal_pool[:args.fresh], normal_pool[args.fresh:]
+                    new_test, replicas = normal_pool[: args.fresh], normal_pool[args.fresh :]
                     new_train_pool = fresh.train[k].X[500:]
                     rows = []
                     for d in range(D):
                         if kind == "quickstart":
                             kept, held = calibration_split(ds, size, calibration_seed(1000 + d))
-                            train, cal, test_X, test_y = kept.train[k].X, held[f"C{k}"], test.X, test.y
+                            train, cal, test_X, test_y = (
+                                kept.train[k].X,
+                                held[f"C{k}"],
+                                test.X,
+                                test.y,
+                            )
                         else:
-                            block = new_train_pool[500 * d:500 * (d + 1)]
+                            block = new_train_pool[500 * d : 500 * (d + 1)]
                             m = calibration_size(size, len(block))
                             pick = np.random.default_rng(d).permutation(len(block))
                             train, cal = block[pick[m:]], block[pick[:m]]
-                            test_X = np.concatenate([replicas[n * d:n * (d + 1)], anomalies])
+                            test_X = np.concatenate([replicas[n * d : n * (d + 1)], anomalies])
                             test_y = np.r_[np.zeros(n), np.ones(len(anomalies))]
-                        rows.append(one_draw(det, d, train, cal, test_X, test_y, anomalies, new_test,
-                                             new_train_pool[500 * (D + 1) - 500:][:args.fresh // 2], fpr))
+                        rows.append(
+                            one_draw(
+                                det,
+                                d,
+                                train,
+                                cal,
+                                test_X,
+                                test_y,
+                                anomalies,
+                                new_test,
+                                new_train_pool[500 * (D + 1) - 500 :][: args.fresh // 2],
+                                fpr,
+                            )
+                        )
                     r = np.array(rows)
                     real.extend(r[:, 0]), true.extend(r[:, 1]), gap.extend(r[:, 2])
                     pool_offset.append(r[:, 1].mean() - fpr)
@@ -137,25 +168,33 @@ def main() -> None:
                 m = len(cal)
                 lo, hi = interval(n, fpr)
                 within = np.mean((real >= lo - 1e-12) & (real <= hi + 1e-12))
-                sd_threshold = float(np.sqrt(np.mean(true.reshape(args.concepts, D).var(axis=1, ddof=1))))
+                sd_threshold = float(
+                    np.sqrt(np.mean(true.reshape(args.concepts, D).var(axis=1, ddof=1)))
+                )
                 fpc = 1 - m / 500 if kind == "quickstart" else 1.0
                 cal_model, test_model = fpr * (1 - fpr) / (m + 2), fpr * (1 - fpr) / n
                 predicted = 2 * norm.cdf(1.96 / np.sqrt(1 + n / m)) - 1
-                print(f"{kind}, calibration {size:g} ({m} rows), {det}, {n} normal test rows, {len(real)} cells "
-                      f"({time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.2f}):\n"
-                      f"  bias: mean true rate {true.mean():.4f} (target {fpr}); mean realised {real.mean():.4f}\n"
-                      f"  threshold noise: sd of the true rate within a concept {sd_threshold:.4f} "
-                      f"(model {np.sqrt(cal_model * fpc):.4f})\n"
-                      f"  test noise: sd of realised - true {np.std(real - true):.4f} (model {np.sqrt(test_model):.4f})"
-                      f"\n  total: sd of realised {real.std():.4f} (model {np.sqrt(cal_model + test_model):.4f})")
+                print(
+                    f"{kind}, calibration {size:g} ({m} rows), {det}, {n} normal test rows, {len(real)} cells "
+                    f"({time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.2f}):\n"
+                    f"  bias: mean true rate {true.mean():.4f} (target {fpr}); mean realised {real.mean():.4f}\n"
+                    f"  threshold noise: sd of the true rate within a concept {sd_threshold:.4f} "
+                    f"(model {np.sqrt(cal_model * fpc):.4f})\n"
+                    f"  test noise: sd of realised - true {np.std(real - true):.4f} (model {np.sqrt(test_model):.4f})"
+                    f"\n  total: sd of realised {real.std():.4f} (model {np.sqrt(cal_model + test_model):.4f})"
+                )
                 if kind == "quickstart":
-                    print(f"  shared by every cell of a concept: true rate minus target (the 500 training rows' "
-                          f"sample) {', '.join(f'{o:+.4f}' for o in pool_offset)}; realised minus true (the test "
-                          f"rows' sample) {', '.join(f'{o:+.4f}' for o in test_offset)}")
-                print(f"  train/test difference: true rate on new training-like minus test-like rows "
-                      f"{gap.mean():+.4f}\n"
-                      f"  within the binomial interval [{lo:.4f}, {hi:.4f}]: {within:.1%}; predicted: normal "
-                      f"approximation {predicted:.1%}, exchangeable simulation {exchangeable_coverage(m, n, fpr):.1%}")
+                    print(
+                        f"  shared by every cell of a concept: true rate minus target (the 500 training rows' "
+                        f"sample) {', '.join(f'{o:+.4f}' for o in pool_offset)}; realised minus true (the test "
+                        f"rows' sample) {', '.join(f'{o:+.4f}' for o in test_offset)}"
+                    )
+                print(
+                    f"  train/test difference: true rate on new training-like minus test-like rows "
+                    f"{gap.mean():+.4f}\n"
+                    f"  within the binomial interval [{lo:.4f}, {hi:.4f}]: {within:.1%}; predicted: normal "
+                    f"approximation {predicted:.1%}, exchangeable simulation {exchangeable_coverage(m, n, fpr):.1%}"
+                )
 
 
 if __name__ == "__main__":

@@ -94,8 +94,14 @@ def clad_fit(model: str, X, batch: int, epochs: int, device: str) -> float:
 class BareDense(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(40, 32), nn.ReLU(), nn.Linear(32, 8),
-                                 nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 40))
+        self.net = nn.Sequential(
+            nn.Linear(40, 32),
+            nn.ReLU(),
+            nn.Linear(32, 8),
+            nn.Linear(8, 32),
+            nn.ReLU(),
+            nn.Linear(32, 40),
+        )
 
     def forward(self, x):
         return self.net(x)
@@ -147,7 +153,9 @@ def _score_training_rows(net, data, total) -> None:
     chunks of 4,096, and the threshold quantile."""
     net.eval()
     with torch.no_grad():
-        errors = torch.cat([torch.mean(((net(xb) - xb) ** 2).flatten(1), dim=1) for xb in data.split(4096)])
+        errors = torch.cat(
+            [torch.mean(((net(xb) - xb) ** 2).flatten(1), dim=1) for xb in data.split(4096)]
+        )
     float(total)
     np.quantile(errors.cpu().numpy(), 0.9)
 
@@ -200,8 +208,16 @@ def graph_fit(model: str, X, batch: int, epochs: int, device: str) -> float:
     return time.perf_counter() - t0
 
 
-def replica_throughput(model: str, X, batch: int, k: int, device: str, max_steps: int | None, graphs: bool = True,
-                       epochs: int = 1) -> float:
+def replica_throughput(
+    model: str,
+    X,
+    batch: int,
+    k: int,
+    device: str,
+    max_steps: int | None,
+    graphs: bool = True,
+    epochs: int = 1,
+) -> float:
     """Replica-rows per second of K replicas trained together for ``epochs`` epochs on ``X`` (its
     first ``max_steps`` mini-batches; None: all of it), on CUDA with or without the stacked step
     captured as a CUDA graph. A warm-up call at this K, long enough to capture its graph, comes
@@ -212,11 +228,17 @@ def replica_throughput(model: str, X, batch: int, k: int, device: str, max_steps
     cls, hidden = (AutoEncoder, (32, 8)) if model == "dense" else (LSTMAutoEncoder, (32,))
     if max_steps is not None:
         X = X[: min(len(X), max_steps * batch)]
-    dets = [cls(hidden_sizes=hidden, epochs=1, batch_size=batch, device=device, random_state=i).fit(X[:batch])
-            for i in range(k)]
+    dets = [
+        cls(hidden_sizes=hidden, epochs=1, batch_size=batch, device=device, random_state=i).fit(
+            X[:batch]
+        )
+        for i in range(k)
+    ]
     Xs = dets[0].standardise(X)
     warm = min(len(Xs), (replicas.GRAPH_MIN_STEPS + 4) * batch)
-    train_replicas(dets, [Xs[:warm]] * k, [1] * k)  # warm-up at this K (kernels loaded, a graph captured)
+    train_replicas(
+        dets, [Xs[:warm]] * k, [1] * k
+    )  # warm-up at this K (kernels loaded, a graph captured)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     t0 = time.perf_counter()
@@ -234,28 +256,64 @@ def _safely(what: str, fn, *args):
 
 
 def write(rows: list, path: str) -> None:
-    write_rows(rows, path, {"benchmark": "torch_device", "torch": torch.__version__,
-                            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None})
+    write_rows(
+        rows,
+        path,
+        {
+            "benchmark": "torch_device",
+            "torch": torch.__version__,
+            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        },
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS))
-    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the rows (default 1: the full sizes)")
-    parser.add_argument("--epochs", type=int, default=None, help="epochs of every configuration (default: the table's)")
-    parser.add_argument("--reps", type=int, default=1, help="timed runs per figure (the median is shown)")
+    parser.add_argument(
+        "--configs", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS)
+    )
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="fraction of the rows (default 1: the full sizes)"
+    )
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=None,
+        help="epochs of every configuration (default: the table's)",
+    )
+    parser.add_argument(
+        "--reps", type=int, default=1, help="timed runs per figure (the median is shown)"
+    )
     parser.add_argument("--devices", default="cpu,cuda", help="comma-separated devices to measure")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch's intra-op threads for both sides (default: torch's own choice)")
-    parser.add_argument("--ks", default="1,8,32,128", help="replica counts for the throughput (empty: none)")
-    parser.add_argument("--replica-steps", type=int, default=None,
-                        help="replicas train on this many mini-batches per epoch (default: all the configuration's rows, "
-                             "for its epochs: the single run's training)")
-    parser.add_argument("--graphs", default="on,off",
-                        help="on CUDA, replicas with the stacked step as a CUDA graph (on), step by step (off) or both")
-    parser.add_argument("--quick", action="store_true",
-                        help="a tenth of the rows, one epoch, dense64 and lstm64 (about a minute on a GPU)")
-    parser.add_argument("--out", default=None, help="write every figure to this file (.json or .csv)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch's intra-op threads for both sides (default: torch's own choice)",
+    )
+    parser.add_argument(
+        "--ks", default="1,8,32,128", help="replica counts for the throughput (empty: none)"
+    )
+    parser.add_argument(
+        "--replica-steps",
+        type=int,
+        default=None,
+        help="replicas train on this many mini-batches per epoch (default: all the configuration's rows, "
+        "for its epochs: the single run's training)",
+    )
+    parser.add_argument(
+        "--graphs",
+        default="on,off",
+        help="on CUDA, replicas with the stacked step as a CUDA graph (on), step by step (off) or both",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a tenth of the rows, one epoch, dense64 and lstm64 (about a minute on a GPU)",
+    )
+    parser.add_argument(
+        "--out", default=None, help="write every figure to this file (.json or .csv)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.scale = min(args.scale, 0.1)
@@ -273,7 +331,9 @@ def main() -> None:
         print("CUDA: not available")
         devices.remove("cuda")
     elif "cuda" in devices:
-        print(f"CUDA: {torch.cuda.get_device_name(0)}, CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}")
+        print(
+            f"CUDA: {torch.cuda.get_device_name(0)}, CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}"
+        )
     ks = [int(k) for k in args.ks.split(",") if k]
 
     rows_out, figures = [], []
@@ -295,19 +355,40 @@ def main() -> None:
                 clad_t.append(clad_fit(model, X, batch, epochs, device))
                 bare_t.append(bare_fit(model, X, batch, epochs, device))
                 if cuda:
-                    graph_t.append(_safely(f"{name} CUDA graph", graph_fit, model, X, batch, epochs, device))
+                    graph_t.append(
+                        _safely(f"{name} CUDA graph", graph_fit, model, X, batch, epochs, device)
+                    )
             c, b = statistics.median(clad_t), statistics.median(bare_t)
             g = statistics.median(graph_t) if graph_t and None not in graph_t else None
             rows_out.append((name, device, c, b))
-            floor = (f"CUDA-graph floor {g:8.2f} s   clad / floor {c / g:5.2f}" if g is not None else
-                     "CUDA-graph floor: skipped (no CUDA graphs on the CPU)" if not cuda else "CUDA-graph floor: failed")
-            print(f"{name:<10} {device:<5} rows {shape:<12} batch {batch:>5} epochs {epochs:>2}: "
-                  f"clad {c:8.2f} s   bare loop {b:8.2f} s   clad / bare {c / b:5.2f}   {floor}   (load {load_now()})",
-                  flush=True)
-            figures.append({"kind": "fit", "config": name, "device": device, "rows": shape, "batch": batch,
-                            "epochs": epochs, "clad_s": c, "bare_s": b, "clad_over_bare": c / b,
-                            "graph_s": g, "clad_over_graph": None if g is None else c / g,
-                            "graph_note": None if cuda else "skipped: CUDA graphs need a CUDA device"})
+            floor = (
+                f"CUDA-graph floor {g:8.2f} s   clad / floor {c / g:5.2f}"
+                if g is not None
+                else "CUDA-graph floor: skipped (no CUDA graphs on the CPU)"
+                if not cuda
+                else "CUDA-graph floor: failed"
+            )
+            print(
+                f"{name:<10} {device:<5} rows {shape:<12} batch {batch:>5} epochs {epochs:>2}: "
+                f"clad {c:8.2f} s   bare loop {b:8.2f} s   clad / bare {c / b:5.2f}   {floor}   (load {load_now()})",
+                flush=True,
+            )
+            figures.append(
+                {
+                    "kind": "fit",
+                    "config": name,
+                    "device": device,
+                    "rows": shape,
+                    "batch": batch,
+                    "epochs": epochs,
+                    "clad_s": c,
+                    "bare_s": b,
+                    "clad_over_bare": c / b,
+                    "graph_s": g,
+                    "clad_over_graph": None if g is None else c / g,
+                    "graph_note": None if cuda else "skipped: CUDA graphs need a CUDA device",
+                }
+            )
             # the CPU's stacked recurrent layers are slow (unrolled): a few steps are enough there
             # on CUDA by default the single run's training (all rows, its epochs); on the CPU the
             # stacked recurrent layers are slow (unrolled): a few steps are enough there
@@ -319,25 +400,57 @@ def main() -> None:
             modes = [g == "on" for g in args.graphs.split(",")] if cuda else [False]
             for k in ks:
                 for graphs in modes:
-                    r = _safely(f"{name} K={k} replicas", replica_throughput, model, X, batch, k, device, steps, graphs,
-                                r_epochs)
+                    r = _safely(
+                        f"{name} K={k} replicas",
+                        replica_throughput,
+                        model,
+                        X,
+                        batch,
+                        k,
+                        device,
+                        steps,
+                        graphs,
+                        r_epochs,
+                    )
                     if r is None:
                         continue
                     how = "CUDA graph" if graphs else "step by step"
-                    print(f"{'':<10} {device:<5} replicas K {k:>4} ({how:<12}): {r:14,.0f} replica-rows/s   "
-                          f"({min(steps or len(X), len(X) // batch)} steps x {r_epochs} epochs)", flush=True)
-                    figures.append({"kind": "replicas", "config": name, "device": device, "batch": batch, "K": k,
-                                    "cuda_graph": graphs, "steps_per_epoch": steps or len(X) // batch,
-                                    "epochs": r_epochs, "replica_rows_per_second": r})
+                    print(
+                        f"{'':<10} {device:<5} replicas K {k:>4} ({how:<12}): {r:14,.0f} replica-rows/s   "
+                        f"({min(steps or len(X), len(X) // batch)} steps x {r_epochs} epochs)",
+                        flush=True,
+                    )
+                    figures.append(
+                        {
+                            "kind": "replicas",
+                            "config": name,
+                            "device": device,
+                            "batch": batch,
+                            "K": k,
+                            "cuda_graph": graphs,
+                            "steps_per_epoch": steps or len(X) // batch,
+                            "epochs": r_epochs,
+                            "replica_rows_per_second": r,
+                        }
+                    )
     if "cuda" in devices and "cpu" in devices:
         print("\nCUDA against the CPU (clad's fit):")
         by = {(n, d): c for n, d, c, _ in rows_out}
         for name in args.configs.split(","):
             if (name, "cpu") in by and (name, "cuda") in by:
-                print(f"{name:<10} CPU {by[name, 'cpu']:8.2f} s   CUDA {by[name, 'cuda']:8.2f} s   "
-                      f"CUDA is {by[name, 'cpu'] / by[name, 'cuda']:5.2f}x faster")
-                figures.append({"kind": "cuda_vs_cpu", "config": name, "cpu_s": by[name, "cpu"],
-                                "cuda_s": by[name, "cuda"], "cuda_speedup": by[name, "cpu"] / by[name, "cuda"]})
+                print(
+                    f"{name:<10} CPU {by[name, 'cpu']:8.2f} s   CUDA {by[name, 'cuda']:8.2f} s   "
+                    f"CUDA is {by[name, 'cpu'] / by[name, 'cuda']:5.2f}x faster"
+                )
+                figures.append(
+                    {
+                        "kind": "cuda_vs_cpu",
+                        "config": name,
+                        "cpu_s": by[name, "cpu"],
+                        "cuda_s": by[name, "cuda"],
+                        "cuda_speedup": by[name, "cpu"] / by[name, "cuda"],
+                    }
+                )
     if args.out:
         write(figures, args.out)
 

@@ -64,8 +64,14 @@ def detectors(model: str, k: int, batch: int, device: str, X) -> list:
     cls, hidden = (AutoEncoder, (32, 8)) if model == "dense" else (LSTMAutoEncoder, (32,))
     out = []
     for i in range(k):
-        det = cls(hidden_sizes=hidden, epochs=1, batch_size=batch, device=device, random_state=i,
-                  learning_rate=1e-3 * (1 + 2 * i / max(k - 1, 1)))
+        det = cls(
+            hidden_sizes=hidden,
+            epochs=1,
+            batch_size=batch,
+            device=device,
+            random_state=i,
+            learning_rate=1e-3 * (1 + 2 * i / max(k - 1, 1)),
+        )
         out.append(det.fit(X[: min(len(X), batch)]))
     return out
 
@@ -75,7 +81,9 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_steps(model: str, X, batch: int, k: int, device: str, epochs: int, reps: int) -> tuple[float, float]:
+def time_steps(
+    model: str, X, batch: int, k: int, device: str, epochs: int, reps: int
+) -> tuple[float, float]:
     """(seconds per model-step stacked, seconds per model-step alone (K = 1 only; else nan))."""
     steps = epochs * -(-len(X) // batch)
     stacked, alone = [], []
@@ -112,24 +120,58 @@ def part_steps(args, rows_out: list) -> None:
                 _, alone = time_steps(model, X, batch, 1, args.device, args.epochs, args.reps)
             per, _ = time_steps(model, X, batch, k, args.device, args.epochs, args.reps)
             gain = alone / per
-            rows_out.append({"part": "steps", "config": name, "device": args.device, "K": k, "batch": batch,
-                             "rows": rows, "seconds_per_model_step": per, "alone_seconds_per_step": alone,
-                             "cheaper_than_alone": gain, "replica_rows_per_second": batch / per})
-            print(f"{name:<10} {args.device:<5} K {k:>4}: {per * 1e3:8.4f} ms per model-step   alone "
-                  f"{alone * 1e3:8.4f} ms   {gain:6.2f}x cheaper   {batch / per:12,.0f} replica-rows/s   "
-                  f"(load {load_now()})", flush=True)
+            rows_out.append(
+                {
+                    "part": "steps",
+                    "config": name,
+                    "device": args.device,
+                    "K": k,
+                    "batch": batch,
+                    "rows": rows,
+                    "seconds_per_model_step": per,
+                    "alone_seconds_per_step": alone,
+                    "cheaper_than_alone": gain,
+                    "replica_rows_per_second": batch / per,
+                }
+            )
+            print(
+                f"{name:<10} {args.device:<5} K {k:>4}: {per * 1e3:8.4f} ms per model-step   alone "
+                f"{alone * 1e3:8.4f} ms   {gain:6.2f}x cheaper   {batch / per:12,.0f} replica-rows/s   "
+                f"(load {load_now()})",
+                flush=True,
+            )
 
 
 def grid_spec(replicas: int, quick: bool, device: str) -> dict:
     n_train = 600 if quick else 2000
     return {
-        "name": "replicas-grid", "seeds": 2 if quick else 5, "replicas": replicas, "base_metrics": ["roc_auc"],
+        "name": "replicas-grid",
+        "seeds": 2 if quick else 5,
+        "replicas": replicas,
+        "base_metrics": ["roc_auc"],
         "strategies": [{"name": "fine_tune"}, {"name": "replay", "buffer_size": 500}],
         "scenarios": ["concept_aware"],
-        "datasets": [{"name": "synthetic", "n_concepts": 4, "n_features": 16, "n_train": n_train, "n_test": 500}],
-        "detectors": [{"name": "autoencoder", "hidden_sizes": [32, 8], "epochs": 5, "batch_size": 64,
-                       "learning_rate": lr, "device": device, "num_threads": 1}
-                      for lr in ((1e-3, 3e-3) if quick else (5e-4, 1e-3, 2e-3, 4e-3))],
+        "datasets": [
+            {
+                "name": "synthetic",
+                "n_concepts": 4,
+                "n_features": 16,
+                "n_train": n_train,
+                "n_test": 500,
+            }
+        ],
+        "detectors": [
+            {
+                "name": "autoencoder",
+                "hidden_sizes": [32, 8],
+                "epochs": 5,
+                "batch_size": 64,
+                "learning_rate": lr,
+                "device": device,
+                "num_threads": 1,
+            }
+            for lr in ((1e-3, 3e-3) if quick else (5e-4, 1e-3, 2e-3, 4e-3))
+        ],
     }
 
 
@@ -139,7 +181,9 @@ def part_grid(args, rows_out: list) -> None:
     from clad.engine.benchmark import run_spec
 
     walls, Rs = {}, {}
-    with tempfile.TemporaryDirectory() as out:  # warm-up: imports, kernels, the dataset's first build
+    with (
+        tempfile.TemporaryDirectory() as out
+    ):  # warm-up: imports, kernels, the dataset's first build
         warm = grid_spec(2, True, args.device)
         warm["seeds"], warm["detectors"] = 2, warm["detectors"][:1]
         run_spec(warm, out)
@@ -152,13 +196,27 @@ def part_grid(args, rows_out: list) -> None:
             results = run_spec(spec, out)
             walls[replicas] = time.perf_counter() - t0
         Rs[replicas] = {r.run_id: r.R["roc_auc"] for r in results.runs}
-        print(f"grid, replicas {'off' if replicas == 1 else 'on '}: {len(results.runs)} runs ({results.n_ok} ok), "
-              f"{walls[replicas]:7.2f} s wall   (load {load_now()})", flush=True)
+        print(
+            f"grid, replicas {'off' if replicas == 1 else 'on '}: {len(results.runs)} runs ({results.n_ok} ok), "
+            f"{walls[replicas]:7.2f} s wall   (load {load_now()})",
+            flush=True,
+        )
     diff = max(float(np.nanmax(np.abs(Rs[0][k] - Rs[1][k]))) for k in Rs[1])
     ratio = walls[0] / walls[1]
-    print(f"grid: replicas on / off = {ratio:.3f} (target <= 0.35); largest |R on - R off| = {diff:.2e}")
-    rows_out.append({"part": "grid", "device": args.device, "runs": len(Rs[1]), "wall_replicas_off": walls[1],
-                     "wall_replicas_on": walls[0], "on_over_off": ratio, "max_abs_R_difference": diff})
+    print(
+        f"grid: replicas on / off = {ratio:.3f} (target <= 0.35); largest |R on - R off| = {diff:.2e}"
+    )
+    rows_out.append(
+        {
+            "part": "grid",
+            "device": args.device,
+            "runs": len(Rs[1]),
+            "wall_replicas_off": walls[1],
+            "wall_replicas_on": walls[0],
+            "on_over_off": ratio,
+            "max_abs_R_difference": diff,
+        }
+    )
 
 
 def write(rows: list, path: str) -> None:
@@ -168,23 +226,40 @@ def write(rows: list, path: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", default="steps,grid", help="comma-separated: steps, grid")
-    parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS))
+    parser.add_argument(
+        "--configs", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS)
+    )
     parser.add_argument("--ks", default="1,8,32", help="replica counts (comma-separated)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the rows")
     parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--reps", type=int, default=1, help="timed runs per figure (the median is shown)")
-    parser.add_argument("--threads", type=int, default=1, help="torch's intra-op threads (default 1)")
-    parser.add_argument("--quick", action="store_true", help="a tenth of the rows and a smaller grid (about a minute)")
-    parser.add_argument("--out", default=None, help="write the figures to this file (.json or .csv)")
-    parser.add_argument("--no-graphs", action="store_true",
-                        help="on CUDA, train replicas step by step (no CUDA graph of the stacked step)")
+    parser.add_argument(
+        "--reps", type=int, default=1, help="timed runs per figure (the median is shown)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch's intra-op threads (default 1)"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a tenth of the rows and a smaller grid (about a minute)",
+    )
+    parser.add_argument(
+        "--out", default=None, help="write the figures to this file (.json or .csv)"
+    )
+    parser.add_argument(
+        "--no-graphs",
+        action="store_true",
+        help="on CUDA, train replicas step by step (no CUDA graph of the stacked step)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.scale = min(args.scale, 0.1)
     torch.set_num_threads(args.threads)
     print(describe())
-    print(f"torch {torch.__version__}, intra-op threads {torch.get_num_threads()}, device {args.device}")
+    print(
+        f"torch {torch.__version__}, intra-op threads {torch.get_num_threads()}, device {args.device}"
+    )
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         print("CUDA: not available")
         return

@@ -29,8 +29,15 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from tests.range_series import (DEFECT_CASES, EDGE_METRICS, EDGE_PARAMS, PARAMS, make_edge_series,  # noqa: E402
-                                make_series, threshold_of)
+from tests.range_series import (
+    DEFECT_CASES,
+    EDGE_METRICS,
+    EDGE_PARAMS,
+    PARAMS,
+    make_edge_series,  # noqa: E402
+    make_series,
+    threshold_of,
+)
 
 OUT = os.path.join(ROOT, "tests", "data", "tsb_ad_reference.json")
 
@@ -43,8 +50,12 @@ def tsb_values(y: np.ndarray, scores: np.ndarray, window: int) -> dict:
     *_, vus_roc, vus_pr = generate_curve(y, scores, window, "opt", 250)
     pred = (scores > threshold_of(scores)).astype(int)
     out = {"vus_roc": float(vus_roc), "vus_pr": float(vus_pr)}
-    for name, fn in (("pa_f1", grader.metric_PointF1PA), ("event_f1", grader.metric_EventF1PA),
-                     ("range_f1", grader.metric_RF1), ("affiliation_f1", grader.metric_Affiliation)):
+    for name, fn in (
+        ("pa_f1", grader.metric_PointF1PA),
+        ("event_f1", grader.metric_EventF1PA),
+        ("range_f1", grader.metric_RF1),
+        ("affiliation_f1", grader.metric_Affiliation),
+    ):
         out[f"{name}_oracle"] = float(fn(y, scores))
         out[name] = float(fn(y, scores, preds=pred))
     return out
@@ -60,15 +71,28 @@ def main() -> None:
         y, scores, window = make_series(seed)
         values = tsb_values(y, scores, window)
         series.append({"seed": seed, "n": int(y.size), "window": window, "values": values})
-        print(f"seed {seed}: n={y.size} window={window} ranges={int(np.sum(np.diff(np.r_[0, y]) == 1))} "
-              f"vus_pr={values['vus_pr']:.4f}", flush=True)
+        print(
+            f"seed {seed}: n={y.size} window={window} ranges={int(np.sum(np.diff(np.r_[0, y]) == 1))} "
+            f"vus_pr={values['vus_pr']:.4f}",
+            flush=True,
+        )
     edges = []
-    for seed in range(EDGE_PARAMS["first_seed"], EDGE_PARAMS["first_seed"] + EDGE_PARAMS["n_series"]):
+    for seed in range(
+        EDGE_PARAMS["first_seed"], EDGE_PARAMS["first_seed"] + EDGE_PARAMS["n_series"]
+    ):
         y, scores, window = make_edge_series(seed)
         values = tsb_values(y, scores, window)
-        edges.append({"seed": seed, "n": int(y.size), "window": window,
-                      "values": {k: values[k] for k in EDGE_METRICS}})
-    grader = __import__("TSB_AD.evaluation.basic_metrics", fromlist=["basic_metricor"]).basic_metricor()
+        edges.append(
+            {
+                "seed": seed,
+                "n": int(y.size),
+                "window": window,
+                "values": {k: values[k] for k in EDGE_METRICS},
+            }
+        )
+    grader = __import__(
+        "TSB_AD.evaluation.basic_metrics", fromlist=["basic_metricor"]
+    ).basic_metricor()
     defects = {}
     for name, (y, pred) in DEFECT_CASES.items():
         y, pred = np.array(y), np.array(pred)
@@ -76,8 +100,15 @@ def main() -> None:
         defects[name] = float(fn(y, pred.astype(float), preds=pred))
     from importlib.metadata import version
 
-    doc = {"tsb_ad": version("TSB-AD"), "params": PARAMS, "threshold": "mean + 2 std of the scores",
-           "series": series, "edge_params": EDGE_PARAMS, "edge_series": edges, "defect_cases": defects}
+    doc = {
+        "tsb_ad": version("TSB-AD"),
+        "params": PARAMS,
+        "threshold": "mean + 2 std of the scores",
+        "series": series,
+        "edge_params": EDGE_PARAMS,
+        "edge_series": edges,
+        "defect_cases": defects,
+    }
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as fh:
         json.dump(doc, fh, indent=1)

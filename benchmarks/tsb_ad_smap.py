@@ -53,7 +53,9 @@ def buffer_width(x: np.ndarray) -> int:
 
 def _rows_z(X: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.nan_to_num((X - X.mean(axis=1, keepdims=True)) / X.std(axis=1, ddof=1, keepdims=True))
+        return np.nan_to_num(
+            (X - X.mean(axis=1, keepdims=True)) / X.std(axis=1, ddof=1, keepdims=True)
+        )
 
 
 def _minmax(s: np.ndarray) -> np.ndarray:
@@ -70,16 +72,28 @@ def scores(name: str, X: np.ndarray, train_rows: int) -> np.ndarray | None:
 
     Z = _rows_z(X)
     if name == "IForest":
-        return _minmax(-IsolationForest(n_estimators=25, max_features=0.8, random_state=0).fit(Z).decision_function(Z))
+        return _minmax(
+            -IsolationForest(n_estimators=25, max_features=0.8, random_state=0)
+            .fit(Z)
+            .decision_function(Z)
+        )
     train = Z[:train_rows]
     if name == "OCSVM":
         lo, hi = train.min(axis=1, keepdims=True), train.max(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             scaled = np.nan_to_num((train - lo) / np.where(hi > lo, hi - lo, 1.0))
-        return _minmax(-OneClassSVM(kernel="rbf", nu=0.1, gamma="auto").fit(scaled).decision_function(Z))
-    for fraction in (0.8, 0.9, None):  # raised by 0.1 while the fit fails; from 1 on, scikit-learn's default
+        return _minmax(
+            -OneClassSVM(kernel="rbf", nu=0.1, gamma="auto").fit(scaled).decision_function(Z)
+        )
+    for fraction in (
+        0.8,
+        0.9,
+        None,
+    ):  # raised by 0.1 while the fit fails; from 1 on, scikit-learn's default
         try:
-            return _minmax(MinCovDet(support_fraction=fraction, random_state=2024).fit(train).mahalanobis(Z))
+            return _minmax(
+                MinCovDet(support_fraction=fraction, random_state=2024).fit(train).mahalanobis(Z)
+            )
         except ValueError:
             continue
     return None
@@ -93,7 +107,7 @@ def channels() -> list[tuple[str, np.ndarray, np.ndarray, int]]:
         X = np.load(SMAP / "test" / f"{row.chan_id}.npy").astype(np.float64)
         y = np.zeros(len(X), dtype=np.int8)
         for a, b in ast.literal_eval(row.anomaly_sequences):
-            y[a:b + 1] = 1
+            y[a : b + 1] = 1
         out.append((row.chan_id, X, y, int(np.flatnonzero(y)[0])))
     return out
 
@@ -107,17 +121,30 @@ def main(table_path: str) -> int:
     for _, r in table.iterrows():
         parts = r.file.removesuffix(".csv").split("_")
         train_rows, first = int(parts[-3]), int(parts[-1])
-        found = [(c, X, y) for c, X, y, f in known if len(y) == r.ts_len and int(y.sum()) == r.anomaly_len and f == first]
+        found = [
+            (c, X, y)
+            for c, X, y, f in known
+            if len(y) == r.ts_len and int(y.sum()) == r.anomaly_len and f == first
+        ]
         if len(found) != 1:
             unmatched.append(r.file)
             continue
         c, X, y = found[0]
         w = buffer_width(X[:, 0])
-        mine = {d: (lambda s: float("nan") if s is None else vus_pr(y, s, window=w))(scores(d, X, train_rows))
-                for d in DETECTORS}
+        mine = {
+            d: (lambda s: float("nan") if s is None else vus_pr(y, s, window=w))(
+                scores(d, X, train_rows)
+            )
+            for d in DETECTORS
+        }
         rows.append((r.file, c, w, {d: float(r[d]) for d in DETECTORS}, mine))
-    print(f"{len(rows)} of {len(table)} SMAP series matched to a shared channel; not matched: {', '.join(unmatched)}")
-    print(f"{'series':45s} {'chan':5s} {'win':>4s}  " + "  ".join(f"{d + ' pub / clad':>20s}" for d in DETECTORS))
+    print(
+        f"{len(rows)} of {len(table)} SMAP series matched to a shared channel; not matched: {', '.join(unmatched)}"
+    )
+    print(
+        f"{'series':45s} {'chan':5s} {'win':>4s}  "
+        + "  ".join(f"{d + ' pub / clad':>20s}" for d in DETECTORS)
+    )
     for f, c, w, pub, mine in rows:
         cells = "  ".join(f"{pub[d]:>9.4f} / {mine[d]:<8.4f}" for d in DETECTORS)
         print(f"{f:45s} {c:5s} {w:>4d}  {cells}")
@@ -125,9 +152,11 @@ def main(table_path: str) -> int:
     for d in DETECTORS:
         diff = np.array([m[d] - p[d] for _, _, _, p, m in rows])
         within = int(np.sum(np.abs(diff) <= 0.01))
-        print(f"{d:8s} mean published {np.mean([p[d] for *_, p, _ in rows]):.4f}  mean clad "
-              f"{np.nanmean([m[d] for *_, m in rows]):.4f}  within 0.01: {within} of {len(rows)}  "
-              f"largest difference {np.nanmax(np.abs(diff)):.4f}")
+        print(
+            f"{d:8s} mean published {np.mean([p[d] for *_, p, _ in rows]):.4f}  mean clad "
+            f"{np.nanmean([m[d] for *_, m in rows]):.4f}  within 0.01: {within} of {len(rows)}  "
+            f"largest difference {np.nanmax(np.abs(diff)):.4f}"
+        )
     return 0
 
 

@@ -46,8 +46,11 @@ from clad.scenarios import ConceptAware, ConceptIncremental  # noqa: E402
 from clad.strategies import Cumulative, Naive  # noqa: E402
 
 PYCLAD = "pyclad==0.3.0"
-DETECTORS = {"IsolationForest": lambda: IForest(random_state=0), "LOF": lambda: LOF(novelty=True),
-             "OCSVM": lambda: OCSVM()}
+DETECTORS = {
+    "IsolationForest": lambda: IForest(random_state=0),
+    "LOF": lambda: LOF(novelty=True),
+    "OCSVM": lambda: OCSVM(),
+}
 SCENARIOS = {"concept_aware": ConceptAware, "concept_incremental": ConceptIncremental}
 STRATEGIES = {"naive": Naive, "cumulative": Cumulative}
 
@@ -66,7 +69,11 @@ def pyclad_python(given: str | None) -> str:
     if not os.path.exists(python):
         print(f"creating {venv} and installing {PYCLAD} (once) ...", flush=True)
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        pins = [f"numpy=={version('numpy')}", f"scikit-learn=={version('scikit-learn')}", f"pyod=={version('pyod')}"]
+        pins = [
+            f"numpy=={version('numpy')}",
+            f"scikit-learn=={version('scikit-learn')}",
+            f"pyod=={version('pyod')}",
+        ]
         subprocess.run([python, "-m", "pip", "install", "--quiet", PYCLAD, *pins], check=True)
     return python
 
@@ -75,12 +82,21 @@ class PyCLAD:
     """The driver process: one request, one timed ``scenario.run()``."""
 
     def __init__(self, python: str):
-        self.proc = subprocess.Popen([python, os.path.join(HERE, "_pyclad_driver.py")], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [python, os.path.join(HERE, "_pyclad_driver.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def run(self, data, scenario, strategy, detector, random_state: int = 0) -> dict:
-        req = {"data": data, "scenario": scenario, "strategy": strategy, "detector": detector,
-               "random_state": random_state}
+        req = {
+            "data": data,
+            "scenario": scenario,
+            "strategy": strategy,
+            "detector": detector,
+            "random_state": random_state,
+        }
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
@@ -95,8 +111,13 @@ class PyCLAD:
 
 def clad_run(ds, scenario, strategy, detector, n_jobs):
     t0 = time.perf_counter()
-    res = run_experiment(ds, SCENARIOS[scenario](), STRATEGIES[strategy](DETECTORS[detector]()), ("roc_auc",),
-                         n_jobs=n_jobs)
+    res = run_experiment(
+        ds,
+        SCENARIOS[scenario](),
+        STRATEGIES[strategy](DETECTORS[detector]()),
+        ("roc_auc",),
+        n_jobs=n_jobs,
+    )
     return time.perf_counter() - t0, res
 
 
@@ -107,7 +128,9 @@ def show(R) -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--pyclad-python", default=None, help="an interpreter that has pyclad 0.3.0 installed")
+    ap.add_argument(
+        "--pyclad-python", default=None, help="an interpreter that has pyclad 0.3.0 installed"
+    )
     ap.add_argument("--data", default=None)
     ap.add_argument("--quick", action="store_true", help="concept_incremental only")
     args = ap.parse_args(argv)
@@ -123,8 +146,12 @@ def main(argv=None):
             for detector in DETECTORS:
                 warm = py.run(data, scenario, strategy, detector)  # warm-up (and R)
                 if first:
-                    print("pyCLAD side: " + ", ".join(f"{k} {v}" for k, v in warm["versions"].items()))
-                    print(f"reps {args.reps} (interleaved, after one warm-up), medians; load now {load_now()}")
+                    print(
+                        "pyCLAD side: " + ", ".join(f"{k} {v}" for k, v in warm["versions"].items())
+                    )
+                    print(
+                        f"reps {args.reps} (interleaved, after one warm-up), medians; load now {load_now()}"
+                    )
                     first = False
                 clad_run(ds, scenario, strategy, detector, 1)
                 tp, t1, t2, fits, scores = [], [], [], [], []
@@ -145,27 +172,42 @@ def main(argv=None):
                 rows.append((scenario, strategy, detector, mp, m1, m2, diff))
                 print(f"\n{scenario} / {strategy} / {detector}")
                 print(f"  R pyCLAD (ROC-AUC):\n{show(R_py)}\n  R clad:\n{show(R_clad)}")
-                print(f"  max |R_pyCLAD - R_clad| = {diff:.2e} ({'agree' if diff <= 1e-9 else 'DISAGREE'} to 1e-9); "
-                      f"clad n_jobs=2 R bit-identical to n_jobs=1: {same_threads}")
-                print(f"  seconds: pyCLAD {mp:.3f}, clad {m1:.3f} (ratio {m1 / mp:.3f}), "
-                      f"clad n_jobs=2 {m2:.3f} (ratio {m2 / mp:.3f}); load {load_now()}")
+                print(
+                    f"  max |R_pyCLAD - R_clad| = {diff:.2e} ({'agree' if diff <= 1e-9 else 'DISAGREE'} to 1e-9); "
+                    f"clad n_jobs=2 R bit-identical to n_jobs=1: {same_threads}"
+                )
+                print(
+                    f"  seconds: pyCLAD {mp:.3f}, clad {m1:.3f} (ratio {m1 / mp:.3f}), "
+                    f"clad n_jobs=2 {m2:.3f} (ratio {m2 / mp:.3f}); load {load_now()}"
+                )
                 mf, ms = statistics.median(fits), statistics.median(scores)
-                print(f"  clad n_jobs=1: learning {mf:.3f} s, scoring + ROC-AUC {ms:.3f} s; pyCLAD makes the same fits "
-                      f"and scores every test set twice, so clad's floor here is about "
-                      f"{(mf + ms) / (mf + 2 * ms):.2f} of pyCLAD's own work", flush=True)
+                print(
+                    f"  clad n_jobs=1: learning {mf:.3f} s, scoring + ROC-AUC {ms:.3f} s; pyCLAD makes the same fits "
+                    f"and scores every test set twice, so clad's floor here is about "
+                    f"{(mf + ms) / (mf + 2 * ms):.2f} of pyCLAD's own work",
+                    flush=True,
+                )
     py.close()
-    print(f"\n{'scenario':20s} {'strategy':10s} {'detector':16s} {'pyCLAD s':>9s} {'clad s':>8s} {'ratio':>6s} "
-          f"{'clad 2thr':>9s} {'ratio':>6s} {'max|dR|':>8s}")
+    print(
+        f"\n{'scenario':20s} {'strategy':10s} {'detector':16s} {'pyCLAD s':>9s} {'clad s':>8s} {'ratio':>6s} "
+        f"{'clad 2thr':>9s} {'ratio':>6s} {'max|dR|':>8s}"
+    )
     for sc, st, det, mp, m1, m2, diff in rows:
-        print(f"{sc:20s} {st:10s} {det:16s} {mp:9.3f} {m1:8.3f} {m1 / mp:6.3f} {m2:9.3f} {m2 / mp:6.3f} {diff:8.1e}")
+        print(
+            f"{sc:20s} {st:10s} {det:16s} {mp:9.3f} {m1:8.3f} {m1 / mp:6.3f} {m2:9.3f} {m2 / mp:6.3f} {diff:8.1e}"
+        )
     for det in DETECTORS:
         sel = [r for r in rows if r[2] == det]
         p, c1, c2 = (sum(r[i] for r in sel) for i in (3, 4, 5))
-        print(f"{det}: total ratio clad / pyCLAD = {c1 / p:.3f} (n_jobs=1), {c2 / p:.3f} (n_jobs=2)")
+        print(
+            f"{det}: total ratio clad / pyCLAD = {c1 / p:.3f} (n_jobs=1), {c2 / p:.3f} (n_jobs=2)"
+        )
     p, c1, c2 = (sum(r[i] for r in rows) for i in (3, 4, 5))
     ok = all(r[6] <= 1e-9 for r in rows)
-    print(f"all runs: total ratio clad / pyCLAD = {c1 / p:.3f} (n_jobs=1), {c2 / p:.3f} (n_jobs=2); target <= 0.55: "
-          f"{'meets' if min(c1, c2) / p <= 0.55 else 'MISSES'}; every R agrees to 1e-9: {ok}")
+    print(
+        f"all runs: total ratio clad / pyCLAD = {c1 / p:.3f} (n_jobs=1), {c2 / p:.3f} (n_jobs=2); target <= 0.55: "
+        f"{'meets' if min(c1, c2) / p <= 0.55 else 'MISSES'}; every R agrees to 1e-9: {ok}"
+    )
     print(f"load average at the end: {load_now()}")
 
 

@@ -58,7 +58,10 @@ def long_series(n=100_000, seed=7):
 def main() -> None:
     warnings.simplefilter("ignore")
     print(describe())
-    series = [make_series(s) for s in range(PARAMS["first_seed"], PARAMS["first_seed"] + PARAMS["n_series"])]
+    series = [
+        make_series(s)
+        for s in range(PARAMS["first_seed"], PARAMS["first_seed"] + PARAMS["n_series"])
+    ]
     t_clad = t_tsb = 0.0
     diff = 0.0
     for y, scores, window in series:
@@ -66,7 +69,9 @@ def main() -> None:
         b, vb = timed(lambda: tsb_vus_pr(y, scores, window))
         t_clad, t_tsb, diff = t_clad + a, t_tsb + b, max(diff, abs(va - vb))
     print(f"{'workload':34s} {'clad s':>9s} {'TSB-AD s':>9s} {'ratio':>7s} {'max |diff|':>11s}")
-    print(f"{len(series)} series, 400-8,000 points      {t_clad:9.3f} {t_tsb:9.3f} {t_tsb / t_clad:7.1f} {diff:11.1e}")
+    print(
+        f"{len(series)} series, 400-8,000 points      {t_clad:9.3f} {t_tsb:9.3f} {t_tsb / t_clad:7.1f} {diff:11.1e}"
+    )
     y, scores = long_series()
     a, va = timed(lambda: vus_pr(y, scores, 100), repeat=3)
     b, vb = timed(lambda: tsb_vus_pr(y, scores, 100))

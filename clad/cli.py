@@ -115,18 +115,32 @@ def _cmd_run(args) -> int:
     if args.dry_run:
         from .engine.settings import Execution
 
-        execution = Execution.of(spec, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
-                                 slurm=_slurm_config(args, spec))
+        execution = Execution.of(
+            spec,
+            jobs=args.jobs,
+            threads=args.threads,
+            dask=args.dask,
+            timeout=args.timeout,
+            slurm=_slurm_config(args, spec),
+        )
         from .engine.preflight import preflight_problems
         from .errors import SpecError
 
-        found = preflight_problems(spec.configs, here=execution.dask is None and execution.slurm is None)
+        found = preflight_problems(
+            spec.configs, here=execution.dask is None and execution.slurm is None
+        )
         if found:
             raise SpecError(found, source=spec.name)
         tuning = spec.tuning_configs
-        print(f"{spec.name}: {len(spec)} runs ({execution.describe()})"
-              + (f", after {len(tuning)} tuning runs (mode {spec.tuning.mode}; the evaluation runs' tuned "
-                 "parameters are chosen by them)" if spec.tuning is not None else ""))
+        print(
+            f"{spec.name}: {len(spec)} runs ({execution.describe()})"
+            + (
+                f", after {len(tuning)} tuning runs (mode {spec.tuning.mode}; the evaluation runs' tuned "
+                "parameters are chosen by them)"
+                if spec.tuning is not None
+                else ""
+            )
+        )
         from .engine.run import execution_order
 
         for cfg in execution_order(tuning):
@@ -137,7 +151,9 @@ def _cmd_run(args) -> int:
             else:
                 print(f"  {cfg.run_id}  {cfg.describe()}")
         if spec.references and spec.tuning is not None:
-            print("then the reference runs of the evaluation runs, once their parameters are chosen")
+            print(
+                "then the reference runs of the evaluation runs, once their parameters are chosen"
+            )
         elif spec.references:
             from .engine.references import reference_plan
 
@@ -152,7 +168,10 @@ def _cmd_run(args) -> int:
     pulled = None
     if args.from_source is not None:
         if args.fresh:
-            print("clad run: --fresh deletes the folder's runs; it cannot be combined with --from", file=sys.stderr)
+            print(
+                "clad run: --fresh deletes the folder's runs; it cannot be combined with --from",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         from .bundle.pull import pull
 
@@ -160,40 +179,71 @@ def _cmd_run(args) -> int:
         for why in pulled.refused:
             print(f"not imported: {why}", file=sys.stderr)
     try:
-        done = run_spec(spec, args.out, jobs=args.jobs, threads=args.threads, dask=args.dask, timeout=args.timeout,
-                        slurm=_slurm_config(args, spec), fresh=args.fresh, share=False if args.no_share else None, add=args.add,
-                        on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()), verify_sharing=args.verify_sharing)
+        done = run_spec(
+            spec,
+            args.out,
+            jobs=args.jobs,
+            threads=args.threads,
+            dask=args.dask,
+            timeout=args.timeout,
+            slurm=_slurm_config(args, spec),
+            fresh=args.fresh,
+            share=False if args.no_share else None,
+            add=args.add,
+            on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()),
+            verify_sharing=args.verify_sharing,
+        )
     except ResultsWriteError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)
         return EXIT_WRITE_FAILED
     if done.interrupted:
         by = " by SIGTERM" if args.signals.received else ""
-        parts = [f"{done.n_ok} evaluation"] + ([f"{done.n_tuning_ok} tuning"] if done.n_tuning else []) + (
-            [f"{sum(r.ok for r in done.references)} reference"] if done.references else [])
+        parts = (
+            [f"{done.n_ok} evaluation"]
+            + ([f"{done.n_tuning_ok} tuning"] if done.n_tuning else [])
+            + ([f"{sum(r.ok for r in done.references)} reference"] if done.references else [])
+        )
         detail = f" ({', '.join(parts)})" if len(parts) > 1 else ""
-        print(f"clad: interrupted{by}; {done.n_kept} finished runs{detail} are kept in {done.database}; run the "
-              "same command again to resume (they are not computed again)", file=sys.stderr)
+        print(
+            f"clad: interrupted{by}; {done.n_kept} finished runs{detail} are kept in {done.database}; run the "
+            "same command again to resume (they are not computed again)",
+            file=sys.stderr,
+        )
         return EXIT_TERMINATED if by else EXIT_INTERRUPTED
     if not args.quiet:
         print(format_summary(done.summary))
         shared = sum(1 for r in done.runs if r.ok and r.shared_from)
-        same = (f"; {shared} of them the same computation as another run (computed once)" if shared else "")
-        print(f"\n{done.n_ok} runs finished, {done.n_failed} failed{same}\nresults in {done.database} and "
-              f"{done.results_json}\nevery metric with its interval: {Path(done.out) / 'summary.md'}")
+        same = (
+            f"; {shared} of them the same computation as another run (computed once)"
+            if shared
+            else ""
+        )
+        print(
+            f"\n{done.n_ok} runs finished, {done.n_failed} failed{same}\nresults in {done.database} and "
+            f"{done.results_json}\nevery metric with its interval: {Path(done.out) / 'summary.md'}"
+        )
         if done.work and done.work.get("runs"):
             from .core.steps import format_work
 
-            print(format_work(done.work) + (" (every shared step verified)" if args.verify_sharing else ""))
+            print(
+                format_work(done.work)
+                + (" (every shared step verified)" if args.verify_sharing else "")
+            )
         if done.references:
-            print(f"{sum(r.ok for r in done.references)} reference runs finished ({done.n_references_computed} "
-                  "computed now); every run's metrics against them are in summary.csv and results.json")
+            print(
+                f"{sum(r.ok for r in done.references)} reference runs finished ({done.n_references_computed} "
+                "computed now); every run's metrics against them are in summary.csv and results.json"
+            )
     flagged = format_warnings(done.runs)
     if flagged:
         print(flagged, file=sys.stderr)
     if done.n_failed:
         print(format_failures(done.runs), file=sys.stderr)
-        print(f"clad: {done.n_failed} of {done.n_total} runs failed; their tracebacks are in {done.database} "
-              "(table runs, column error)", file=sys.stderr)
+        print(
+            f"clad: {done.n_failed} of {done.n_total} runs failed; their tracebacks are in {done.database} "
+            "(table runs, column error)",
+            file=sys.stderr,
+        )
         return EXIT_RUNS_FAILED
     if not args.quiet and done.n_ok:
         print(f"To see the report: clad report {shlex.quote(str(done.out))}")
@@ -204,10 +254,20 @@ def _cmd_run(args) -> int:
 
 def _from_line(pulled, done) -> str:
     """The end line of ``clad run --from``: how many runs were imported and how many computed here."""
-    shared = f" and {done.n_shared} recorded as the same computation as one of them" if done.n_shared else ""
-    refused = f"; {len(pulled.refused)} of the bundle's runs refused (listed above)" if pulled.refused else ""
-    return (f"{len(pulled.imported)} runs imported from bundle sha256:{pulled.sha256[:12]}, {done.n_computed} "
-            f"computed here{shared}{refused}")
+    shared = (
+        f" and {done.n_shared} recorded as the same computation as one of them"
+        if done.n_shared
+        else ""
+    )
+    refused = (
+        f"; {len(pulled.refused)} of the bundle's runs refused (listed above)"
+        if pulled.refused
+        else ""
+    )
+    return (
+        f"{len(pulled.imported)} runs imported from bundle sha256:{pulled.sha256[:12]}, {done.n_computed} "
+        f"computed here{shared}{refused}"
+    )
 
 
 def _cmd_verify_bundle(args) -> int:
@@ -228,10 +288,17 @@ def _cmd_leaderboard(args) -> int:
     done = leaderboard(args.sources, args.out, previous=args.previous)
     for why in done.conflicts:
         print(f"conflict: {why}", file=sys.stderr)
-    changed = "" if done.changes is None else (
-        f"; against the previous bundle: {done.changes['new']} new, {done.changes['gone']} gone, "
-        f"{done.changes['moved']} moved (changes.csv)")
-    print(f"leaderboard of {done.runs} runs from {len(done.bundles)} bundles written to {done.out / 'index.html'}{changed}")
+    changed = (
+        ""
+        if done.changes is None
+        else (
+            f"; against the previous bundle: {done.changes['new']} new, {done.changes['gone']} gone, "
+            f"{done.changes['moved']} moved (changes.csv)"
+        )
+    )
+    print(
+        f"leaderboard of {done.runs} runs from {len(done.bundles)} bundles written to {done.out / 'index.html'}{changed}"
+    )
     return 0
 
 
@@ -241,9 +308,11 @@ def _cmd_pull(args) -> int:
     done = pull(args.source, args.out, sha256=args.sha256)
     for why in done.refused:
         print(f"refused: {why}")
-    print(f"{len(done.imported) - done.already} runs imported into {done.out} from bundle sha256:{done.sha256}"
-          + (f" ({done.already} already there)" if done.already else "")
-          + f", {len(done.refused)} refused")
+    print(
+        f"{len(done.imported) - done.already} runs imported into {done.out} from bundle sha256:{done.sha256}"
+        + (f" ({done.already} already there)" if done.already else "")
+        + f", {len(done.refused)} refused"
+    )
     return 0
 
 
@@ -259,7 +328,9 @@ def _slurm_config(args, spec):
         if not args.cancel_on_exit:
             return None
         if spec.slurm is None:
-            raise CladValueError("--cancel-on-exit is for a grid run on SLURM (--slurm or a [slurm] section)")
+            raise CladValueError(
+                "--cancel-on-exit is for a grid run on SLURM (--slurm or a [slurm] section)"
+            )
         cfg = spec.slurm
     else:
         cfg = spec.slurm or SlurmConfig()
@@ -268,6 +339,7 @@ def _slurm_config(args, spec):
     if args.cancel_on_exit:
         cfg = dataclasses.replace(cfg, cancel_on_exit=True)
     if cfg.cancel_on_exit is None and sys.stdin.isatty() and sys.stderr.isatty():
+
         def ask(jobs):
             answer = input(f"\ncancel the {len(jobs)} SLURM jobs still queued or running? [y/N] ")
             return answer.strip().lower() in ("y", "yes")
@@ -283,17 +355,23 @@ def _cmd_export(args) -> int:
         done = export_bundle(args.dir, args.bundle)
         for why in done.left_out:
             print(f"left out: {why}", file=sys.stderr)
-        print(f"{done.runs} runs in {done.shards} shards written to {done.path} (bundle sha256 {done.sha256})")
+        print(
+            f"{done.runs} runs in {done.shards} shards written to {done.path} (bundle sha256 {done.sha256})"
+        )
         return 0
     if args.format == "mlflow":
         from .engine.export_mlflow import export_mlflow
 
         done = export_mlflow(args.dir, tracking_uri=args.tracking_uri)
         why = "; ".join(f"{n} {reason}" for reason, n in done["reasons"].items())
-        print(f"{done['exported']} runs logged to MLflow, {done['updated']} updated" + (f" ({why})" if why else "")
-              + f", {done['skipped']} already there" + (f", {done['retired']} retired (no longer in the folder)"
-                                                        if done["retired"] else "") + ", experiment "
-              f"{done['experiment_id']} at {done['tracking_uri']}")
+        print(
+            f"{done['exported']} runs logged to MLflow, {done['updated']} updated"
+            + (f" ({why})" if why else "")
+            + f", {done['skipped']} already there"
+            + (f", {done['retired']} retired (no longer in the folder)" if done["retired"] else "")
+            + ", experiment "
+            f"{done['experiment_id']} at {done['tracking_uri']}"
+        )
         return 0
     if args.tracking_uri is not None:
         print("clad export: --tracking-uri is for --format mlflow", file=sys.stderr)
@@ -331,25 +409,39 @@ def _report(args, results) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            report = make_report(results, out, spec=load_spec_record(args.dir), spec_text=load_spec_text(args.dir),
-                                 stat_metrics=args.metric or (DEFAULT_METRIC,), headline=args.headline,
-                                 latex_columns=args.latex_columns,
-                                 references=load_references(args.dir), jobs=args.jobs or 1)
+            report = make_report(
+                results,
+                out,
+                spec=load_spec_record(args.dir),
+                spec_text=load_spec_text(args.dir),
+                stat_metrics=args.metric or (DEFAULT_METRIC,),
+                headline=args.headline,
+                latex_columns=args.latex_columns,
+                references=load_references(args.dir),
+                jobs=args.jobs or 1,
+            )
         except OSError as exc:  # a read-only or full disk, or --out naming a file
             where = exc.filename or out
-            print(f"clad: error: cannot write the report in {str(out)!r}: {where}: {exc.strerror or exc}; "
-                  "give a writable folder with --out", file=sys.stderr)
+            print(
+                f"clad: error: cannot write the report in {str(out)!r}: {where}: {exc.strerror or exc}; "
+                "give a writable folder with --out",
+                file=sys.stderr,
+            )
             return EXIT_WRITE_FAILED
     from .report.stats import StatisticsWarning
 
     expected = [w for w in caught if issubclass(w.category, StatisticsWarning)]
-    for line in _grouped_warnings([w for w in caught if not issubclass(w.category, StatisticsWarning)]):
+    for line in _grouped_warnings(
+        [w for w in caught if not issubclass(w.category, StatisticsWarning)]
+    ):
         log.warning("%s", line)
     if expected:  # what the evidence allows is a fact about the grid, said in one short note
         print(_statistics_note(expected, out / "statistics.html"))
-    print(f"report: {report.index} ({len(report.pages)} pages; {len(report.figures):,} figures, {report.drawn:,} drawn, "
-          f"{report.reused:,} kept from the last report; tables: "
-          f"{', '.join(str(p.name) for p in report.tables.values())})")
+    print(
+        f"report: {report.index} ({len(report.pages)} pages; {len(report.figures):,} figures, {report.drawn:,} drawn, "
+        f"{report.reused:,} kept from the last report; tables: "
+        f"{', '.join(str(p.name) for p in report.tables.values())})"
+    )
     return 0
 
 
@@ -366,7 +458,9 @@ def _statistics_note(caught, page) -> str:
     for message in dict.fromkeys(str(w.message) for w in caught):  # each comparison's caveat once
         about, sep, rest = message.partition(": ")
         text = rest if sep else about
-        head = text.split("): ", 1)[0] + ")" if "): " in text.split(". ")[0] else text.split(": ")[0]
+        head = (
+            text.split("): ", 1)[0] + ")" if "): " in text.split(". ")[0] else text.split(": ")[0]
+        )
         head = head.split(";")[0][:100]
         kinds[head] = kinds.get(head, 0) + 1
     said = "; ".join(f"{n} comparison{'s' if n != 1 else ''}: {k}" for k, n in kinds.items())
@@ -413,7 +507,11 @@ def _base_metric_target(target: str):
 
     if target in base_metric_names():
         return find_base_metric(target)
-    if target in DETECTORS.names() or target in STRATEGIES.names() or not (":" in target or "." in target):
+    if (
+        target in DETECTORS.names()
+        or target in STRATEGIES.names()
+        or not (":" in target or "." in target)
+    ):
         return None
     try:
         from .registry import import_object
@@ -453,8 +551,11 @@ def _cmd_check(args) -> int:
     if isinstance(factory, type) and callable(getattr(factory, "learn", None)):
         from sklearn.ensemble import IsolationForest
 
-        strategy = STRATEGIES.build(args.target, {"detector": IsolationForest(n_estimators=20), **params}) \
-            if args.target in STRATEGIES else factory(detector=IsolationForest(n_estimators=20), **params)
+        strategy = (
+            STRATEGIES.build(args.target, {"detector": IsolationForest(n_estimators=20), **params})
+            if args.target in STRATEGIES
+            else factory(detector=IsolationForest(n_estimators=20), **params)
+        )
         report = check_strategy(strategy, raise_on_failure=False)
     else:
         detector = DETECTORS.build(args.target, params)
@@ -501,7 +602,9 @@ def _cmd_list(args) -> int:
         defaults = registry.defaults(name)
         parts = []
         for p in sig.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or (kind == "strategies" and p.name == "detector"):
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or (
+                kind == "strategies" and p.name == "detector"
+            ):
                 continue  # a strategy's detector comes from the spec's [[detectors]]
             if p.name in defaults:
                 parts.append(f"{p.name}={toml_value(defaults[p.name])}")
@@ -511,7 +614,12 @@ def _cmd_list(args) -> int:
                 parts.append(f"{p.name}={toml_value(p.default)}")
         return ", ".join(parts) or "no parameters"
 
-    kinds = {"detectors": DETECTORS, "strategies": STRATEGIES, "scenarios": SCENARIOS, "datasets": DATASETS}
+    kinds = {
+        "detectors": DETECTORS,
+        "strategies": STRATEGIES,
+        "scenarios": SCENARIOS,
+        "datasets": DATASETS,
+    }
     width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     if args.kind == "base_metrics":
         _list_base_metrics(args.names, width)
@@ -522,12 +630,27 @@ def _cmd_list(args) -> int:
         print(f"{kind} (name in a spec, or any '{path}'), with their parameters and defaults:")
         for name in registry.names():
             print(f"  {name:20s} {registry.doc(name)}")
-            print(textwrap.fill(parameters(kind, registry, name), width, initial_indent=" " * 23,
-                                subsequent_indent=" " * 23, break_on_hyphens=False))
-            if kind == "strategies":  # whether runs of it can be trained as replicas of one torch model
+            print(
+                textwrap.fill(
+                    parameters(kind, registry, name),
+                    width,
+                    initial_indent=" " * 23,
+                    subsequent_indent=" " * 23,
+                    break_on_hyphens=False,
+                )
+            )
+            if (
+                kind == "strategies"
+            ):  # whether runs of it can be trained as replicas of one torch model
                 problem = getattr(registry.resolve(name), "replicas_problem", "not said")
-                text = "replicas: yes" if problem is None else f"replicas: no, one model at a time ({problem})"
-                print(textwrap.fill(text, width, initial_indent=" " * 23, subsequent_indent=" " * 23))
+                text = (
+                    "replicas: yes"
+                    if problem is None
+                    else f"replicas: no, one model at a time ({problem})"
+                )
+                print(
+                    textwrap.fill(text, width, initial_indent=" " * 23, subsequent_indent=" " * 23)
+                )
     if args.kind is None:
         _list_base_metrics(args.names, width)
     return 0
@@ -540,22 +663,42 @@ def _list_base_metrics(names, width: int) -> None:
 
     from .metrics.base import base_metric_names, get_base_metric
 
-    print("base_metrics (name in a spec, or any 'package.module:NAME' declaring a clad.metrics.BaseMetric), "
-          "with their declarations:")
+    print(
+        "base_metrics (name in a spec, or any 'package.module:NAME' declaring a clad.metrics.BaseMetric), "
+        "with their declarations:"
+    )
     for name in [*base_metric_names(), *(n for n in names or () if n not in base_metric_names())]:
         m = get_base_metric(name)
         lo, hi = m.bounds
         try:
             sig = inspect.signature(m.function)
-            defaults = {p.name: p.default for p in sig.parameters.values() if p.default is not p.empty}
+            defaults = {
+                p.name: p.default for p in sig.parameters.values() if p.default is not p.empty
+            }
         except (TypeError, ValueError):
             defaults = {}
-        params = ", ".join(f"{k}={json.dumps(defaults[k]) if k in defaults else '(declared)'}" for k in m.params)
-        facts = [f"reads the {m.input}", f"in [{lo:g}, {hi:g}]", "higher is better" if m.higher_is_better
-                 else "lower is better"] + (["time axis"] if m.time_axis else []) + (["optimistic"] if m.optimistic else [])
+        params = ", ".join(
+            f"{k}={json.dumps(defaults[k]) if k in defaults else '(declared)'}" for k in m.params
+        )
+        facts = (
+            [
+                f"reads the {m.input}",
+                f"in [{lo:g}, {hi:g}]",
+                "higher is better" if m.higher_is_better else "lower is better",
+            ]
+            + (["time axis"] if m.time_axis else [])
+            + (["optimistic"] if m.optimistic else [])
+        )
         print(f"  {name:20s} {m.label}")
-        print(textwrap.fill("; ".join(facts) + (f"; parameters: {params}" if params else ""), width,
-                            initial_indent=" " * 23, subsequent_indent=" " * 23, break_on_hyphens=False))
+        print(
+            textwrap.fill(
+                "; ".join(facts) + (f"; parameters: {params}" if params else ""),
+                width,
+                initial_indent=" " * 23,
+                subsequent_indent=" " * 23,
+                break_on_hyphens=False,
+            )
+        )
 
 
 def _cmd_version(args) -> int:
@@ -586,133 +729,279 @@ def _positive_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="clad", description="Benchmarks for continual anomaly detection.")
+    p = argparse.ArgumentParser(
+        prog="clad", description="Benchmarks for continual anomaly detection."
+    )
     p.add_argument("--version", action="version", version=f"clad {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="run a spec file", epilog=RUN_EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r = sub.add_parser(
+        "run",
+        help="run a spec file",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     r.add_argument("spec", help="TOML spec file, e.g. scenarios/quickstart.toml")
     r.add_argument("--out", help="output folder (results.json is written there)")
-    r.add_argument("--dry-run", action="store_true", help="print the expanded grid, in the order the runs will start, and exit")
-    r.add_argument("--from", dest="from_source", default=None, metavar="SOURCE",
-                   help="first import every run of this bundle that is the same computation here (a folder, a "
-                        "tar, file:// or https:// URL#sha256=HEX, git+URL@COMMIT), then compute only the others")
-    r.add_argument("--quiet", action="store_true", help="no progress bar (plain log lines), no summary")
-    r.add_argument("--jobs", "-j", type=_positive_int, default=None,
-                   help="run N runs at once in worker processes (default: spec 'jobs', else 1)")
-    r.add_argument("--threads", type=_positive_int, default=None,
-                   help="BLAS/OpenMP/torch threads per run (default: spec 'threads', else 1)")
-    r.add_argument("--dask", metavar="ADDRESS", default=None,
-                   help="run on a Dask distributed cluster, e.g. tcp://scheduler:8786 (default: spec 'dask')")
-    r.add_argument("--slurm", nargs="?", const=True, default=None, metavar="CONFIG",
-                   help="run the grid as SLURM jobs (submitit job arrays; results folded here): the spec's [slurm] "
-                        "section, with the keys of the TOML file CONFIG over it when given")
-    r.add_argument("--cancel-on-exit", action="store_true",
-                   help="with --slurm: on Ctrl-C cancel the submitted jobs (default: ask on a console, else leave "
-                        "them running; the same command then reattaches to them)")
-    r.add_argument("--timeout", type=_positive_float, default=None,
-                   help="seconds per run before it is recorded as failed (default: spec 'timeout', else none)")
+    r.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the expanded grid, in the order the runs will start, and exit",
+    )
+    r.add_argument(
+        "--from",
+        dest="from_source",
+        default=None,
+        metavar="SOURCE",
+        help="first import every run of this bundle that is the same computation here (a folder, a "
+        "tar, file:// or https:// URL#sha256=HEX, git+URL@COMMIT), then compute only the others",
+    )
+    r.add_argument(
+        "--quiet", action="store_true", help="no progress bar (plain log lines), no summary"
+    )
+    r.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=None,
+        help="run N runs at once in worker processes (default: spec 'jobs', else 1)",
+    )
+    r.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help="BLAS/OpenMP/torch threads per run (default: spec 'threads', else 1)",
+    )
+    r.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        default=None,
+        help="run on a Dask distributed cluster, e.g. tcp://scheduler:8786 (default: spec 'dask')",
+    )
+    r.add_argument(
+        "--slurm",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="CONFIG",
+        help="run the grid as SLURM jobs (submitit job arrays; results folded here): the spec's [slurm] "
+        "section, with the keys of the TOML file CONFIG over it when given",
+    )
+    r.add_argument(
+        "--cancel-on-exit",
+        action="store_true",
+        help="with --slurm: on Ctrl-C cancel the submitted jobs (default: ask on a console, else leave "
+        "them running; the same command then reattaches to them)",
+    )
+    r.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=None,
+        help="seconds per run before it is recorded as failed (default: spec 'timeout', else none)",
+    )
     g = r.add_mutually_exclusive_group()
-    g.add_argument("--resume", dest="fresh", action="store_false",
-                   help="skip runs already finished in DIR/results.sqlite (the default)")
-    g.add_argument("--fresh", dest="fresh", action="store_true",
-                   help="delete DIR/results.sqlite and run everything again")
-    r.add_argument("--verify-sharing", action="store_true",
-                   help="compute every training step and scoring pass anyway and compare it, byte for byte, with "
-                        "the result shared by step key; a difference fails the run naming the key")
-    r.add_argument("--no-share", action="store_true",
-                   help="compute every run and every training step itself, even those that are the same computation as another "
-                        "(default: spec 'share', else true: computed once, recorded with shared_from)")
-    r.add_argument("--add", action="store_true",
-                   help="add this spec's runs to a folder holding another spec's results (by default another "
-                        "spec's folder is refused); results.json then holds every run of the folder")
+    g.add_argument(
+        "--resume",
+        dest="fresh",
+        action="store_false",
+        help="skip runs already finished in DIR/results.sqlite (the default)",
+    )
+    g.add_argument(
+        "--fresh",
+        dest="fresh",
+        action="store_true",
+        help="delete DIR/results.sqlite and run everything again",
+    )
+    r.add_argument(
+        "--verify-sharing",
+        action="store_true",
+        help="compute every training step and scoring pass anyway and compare it, byte for byte, with "
+        "the result shared by step key; a difference fails the run naming the key",
+    )
+    r.add_argument(
+        "--no-share",
+        action="store_true",
+        help="compute every run and every training step itself, even those that are the same computation as another "
+        "(default: spec 'share', else true: computed once, recorded with shared_from)",
+    )
+    r.add_argument(
+        "--add",
+        action="store_true",
+        help="add this spec's runs to a folder holding another spec's results (by default another "
+        "spec's folder is refused); results.json then holds every run of the folder",
+    )
     r.set_defaults(func=_cmd_run, fresh=False)
 
     e = sub.add_parser("export", help="export a results database as tidy CSV or Parquet tables")
-    e.add_argument("dir", help="output folder of 'clad run' (holding results.sqlite), or the database file")
-    e.add_argument("--format", choices=["csv", "parquet", "json", "mlflow"], default="csv",
-                   help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json; mlflow: every "
-                        "run logged into an MLflow tracking store (pip install 'clad[mlflow]')")
-    e.add_argument("--dest", default=None, help="folder to write into (default: next to the database)")
-    e.add_argument("--per-series", action="store_true",
-                   help="also per_series.csv: for time-series datasets made of several series (channels), every "
-                        "base metric per run, step, test concept and series")
-    e.add_argument("--tracking-uri", default=None, metavar="URI",
-                   help="with --format mlflow: the MLflow tracking store (default: a local store in DIR/mlruns)")
-    e.add_argument("--bundle", default=None, metavar="OUT",
-                   help="write a bundle instead: every finished run with its result key, in sorted JSON Lines shards "
-                        "with a manifest (a folder, or one tar when OUT ends with .tar); see docs/guides/bundles.md")
+    e.add_argument(
+        "dir", help="output folder of 'clad run' (holding results.sqlite), or the database file"
+    )
+    e.add_argument(
+        "--format",
+        choices=["csv", "parquet", "json", "mlflow"],
+        default="csv",
+        help="csv or parquet: tidy tables r_cells, metrics, runs; json: results.json; mlflow: every "
+        "run logged into an MLflow tracking store (pip install 'clad[mlflow]')",
+    )
+    e.add_argument(
+        "--dest", default=None, help="folder to write into (default: next to the database)"
+    )
+    e.add_argument(
+        "--per-series",
+        action="store_true",
+        help="also per_series.csv: for time-series datasets made of several series (channels), every "
+        "base metric per run, step, test concept and series",
+    )
+    e.add_argument(
+        "--tracking-uri",
+        default=None,
+        metavar="URI",
+        help="with --format mlflow: the MLflow tracking store (default: a local store in DIR/mlruns)",
+    )
+    e.add_argument(
+        "--bundle",
+        default=None,
+        metavar="OUT",
+        help="write a bundle instead: every finished run with its result key, in sorted JSON Lines shards "
+        "with a manifest (a folder, or one tar when OUT ends with .tar); see docs/guides/bundles.md",
+    )
     e.set_defaults(func=_cmd_export)
 
     pl = sub.add_parser("pull", help="import a bundle's runs that are the same computation here")
-    pl.add_argument("source", help="a bundle folder or tar, a file:// or https:// URL (pinned: URL#sha256=HEX or "
-                                   "--sha256), or git+URL@COMMIT[#path=FOLDER]")
-    pl.add_argument("--out", required=True, help="results folder to import into (created when missing)")
-    pl.add_argument("--sha256", default=None, help="the sha256 pinning the bundle (a URL's file, or the bundle's)")
+    pl.add_argument(
+        "source",
+        help="a bundle folder or tar, a file:// or https:// URL (pinned: URL#sha256=HEX or "
+        "--sha256), or git+URL@COMMIT[#path=FOLDER]",
+    )
+    pl.add_argument(
+        "--out", required=True, help="results folder to import into (created when missing)"
+    )
+    pl.add_argument(
+        "--sha256",
+        default=None,
+        help="the sha256 pinning the bundle (a URL's file, or the bundle's)",
+    )
     pl.set_defaults(func=_cmd_pull)
 
-    vb = sub.add_parser("verify-bundle", help="recompute a stratified random sample of a bundle's runs and compare")
+    vb = sub.add_parser(
+        "verify-bundle", help="recompute a stratified random sample of a bundle's runs and compare"
+    )
     vb.add_argument("source", help="a bundle (as for clad pull)")
-    vb.add_argument("--sample", type=_positive_int, default=100, help="how many runs to recompute (default 100)")
+    vb.add_argument(
+        "--sample", type=_positive_int, default=100, help="how many runs to recompute (default 100)"
+    )
     vb.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
-    vb.add_argument("--tolerance", type=float, default=0.0,
-                    help="absolute tolerance of a value of R (default 0: bit for bit; at most 0.01)")
+    vb.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.0,
+        help="absolute tolerance of a value of R (default 0: bit for bit; at most 0.01)",
+    )
     vb.add_argument("--sha256", default=None, help="the sha256 pinning the bundle")
     vb.set_defaults(func=_cmd_verify_bundle)
 
-    lb = sub.add_parser("leaderboard", help="a static report across bundles, offline (nothing computed)")
+    lb = sub.add_parser(
+        "leaderboard", help="a static report across bundles, offline (nothing computed)"
+    )
     lb.add_argument("sources", nargs="+", help="bundles (as for clad pull)")
     lb.add_argument("-o", "--out", required=True, help="folder to write the site into")
-    lb.add_argument("--previous", default=None, help="an earlier bundle: changes.csv lists what is new, gone or moved")
+    lb.add_argument(
+        "--previous",
+        default=None,
+        help="an earlier bundle: changes.csv lists what is new, gone or moved",
+    )
     lb.set_defaults(func=_cmd_leaderboard)
 
     rp = sub.add_parser("report", help="figures, tables and statistics of a results folder")
     rp.add_argument("dir", help="results folder written by `clad run --out DIR`")
     rp.add_argument("--out", help="report folder (default DIR/report)")
-    rp.add_argument("--metric", action="append", metavar="NAME",
-                    help=f"scalar metric the statistics compare methods on (repeatable; default {DEFAULT_METRIC})")
-    rp.add_argument("--headline", metavar="BASE_METRIC",
-                    help="base metric that leads the headline, tables and statistics (default: the first of the "
-                         "spec's base_metrics)")
-    rp.add_argument("--latex-columns", metavar="LIST",
-                    help="columns of leaderboard.tex: metric names or labels, comma-separated (e.g. CA,BWT,FWT), or "
-                         "'all' for one table per metric family (default: the headline metrics)")
-    rp.add_argument("--jobs", "-j", type=_positive_int, default=None,
-                    help="worker processes that draw the PNG figures (time-series traces; the others are drawn by the "
-                         "browser) when there are enough of them (default 1); a figure whose content did not change "
-                         "since the last report in the folder is kept, not written again")
+    rp.add_argument(
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help=f"scalar metric the statistics compare methods on (repeatable; default {DEFAULT_METRIC})",
+    )
+    rp.add_argument(
+        "--headline",
+        metavar="BASE_METRIC",
+        help="base metric that leads the headline, tables and statistics (default: the first of the "
+        "spec's base_metrics)",
+    )
+    rp.add_argument(
+        "--latex-columns",
+        metavar="LIST",
+        help="columns of leaderboard.tex: metric names or labels, comma-separated (e.g. CA,BWT,FWT), or "
+        "'all' for one table per metric family (default: the headline metrics)",
+    )
+    rp.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=None,
+        help="worker processes that draw the PNG figures (time-series traces; the others are drawn by the "
+        "browser) when there are enough of them (default 1); a figure whose content did not change "
+        "since the last report in the folder is kept, not written again",
+    )
     rp.set_defaults(func=_cmd_report)
 
-    d = sub.add_parser("datasets", help="dataset loaders and cards: list, info NAME, convert SRC DST")
-    d.add_argument("action", nargs="?", default="list", choices=["list", "info", "convert"],
-                   help="list: loaders and cards; info NAME: one card or loader; convert SRC DST: pyCLAD file -> .npz")
+    d = sub.add_parser(
+        "datasets", help="dataset loaders and cards: list, info NAME, convert SRC DST"
+    )
+    d.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=["list", "info", "convert"],
+        help="list: loaders and cards; info NAME: one card or loader; convert SRC DST: pyCLAD file -> .npz",
+    )
     d.add_argument("args", nargs="*", help="NAME for info; SRC DST for convert")
     d.add_argument("--data-dir", default=None, help="data directory to look for SRC in (convert)")
-    d.add_argument("--allow-pickle", action="store_true",
-                   help="convert: allow unpickling SRC (it runs code from the file: only for files you trust)")
+    d.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="convert: allow unpickling SRC (it runs code from the file: only for files you trust)",
+    )
     d.set_defaults(func=_cmd_datasets)
 
     c = sub.add_parser("check", help="run the conformance checks on a detector or strategy")
     c.add_argument("target", help="a registered name or 'package.module:Class'")
-    c.add_argument("--param", action="append", metavar="KEY=VALUE",
-                   help="a constructor parameter (value parsed as JSON when it can be)")
+    c.add_argument(
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a constructor parameter (value parsed as JSON when it can be)",
+    )
     c.set_defaults(func=_cmd_check)
 
     from .engine.validate_verify_commands import add_validate_arguments, add_verify_arguments
 
-    va = sub.add_parser("validate", help="is a spec's scenario feasible, non-trivial, forgetting, free of redundancy")
+    va = sub.add_parser(
+        "validate",
+        help="is a spec's scenario feasible, non-trivial, forgetting, free of redundancy",
+    )
     add_validate_arguments(va)
     va.set_defaults(func=_cmd_validate)
 
-    vf = sub.add_parser("verify", help="rerun reference specs and compare with their committed results")
+    vf = sub.add_parser(
+        "verify", help="rerun reference specs and compare with their committed results"
+    )
     add_verify_arguments(vf)
     vf.set_defaults(func=_cmd_verify)
 
-    ls = sub.add_parser("list", help="registered detectors, strategies, scenarios, datasets and base metrics")
-    ls.add_argument("kind", nargs="?", choices=["detectors", "strategies", "scenarios", "datasets", "base_metrics"])
-    ls.add_argument("names", nargs="*", metavar="IMPORT_PATH",
-                    help="base_metrics: also show these declarations ('package.module:NAME')")
+    ls = sub.add_parser(
+        "list", help="registered detectors, strategies, scenarios, datasets and base metrics"
+    )
+    ls.add_argument(
+        "kind",
+        nargs="?",
+        choices=["detectors", "strategies", "scenarios", "datasets", "base_metrics"],
+    )
+    ls.add_argument(
+        "names",
+        nargs="*",
+        metavar="IMPORT_PATH",
+        help="base_metrics: also show these declarations ('package.module:NAME')",
+    )
     ls.set_defaults(func=_cmd_list)
 
     v = sub.add_parser("version", help="versions of clad and its libraries")
@@ -789,7 +1078,11 @@ def _spec_detectors(path: str | None) -> list[str]:
 
 #: control characters never written to the console as they are (escape sequences could clear the
 #: screen, move the cursor or fake a line): every C0 and C1 control but newline, tab and carriage return
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)] if chr(c) not in "\n\t\r"}
+_CONTROL = {
+    c: f"\\x{c:02x}"
+    for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]
+    if chr(c) not in "\n\t\r"
+}
 
 
 def terminal_safe(text: str) -> str:
@@ -838,7 +1131,9 @@ _exit_hook: list = []  # whether _freeze_heap is registered to run at interprete
 
 
 def main(argv: list[str] | None = None) -> int:
-    if not _exit_hook:  # runs at interpreter exit only: a caller in a longer-lived process is untouched
+    if (
+        not _exit_hook
+    ):  # runs at interpreter exit only: a caller in a longer-lived process is untouched
         import atexit
 
         atexit.register(_freeze_heap)
@@ -851,9 +1146,14 @@ def _main(argv: list[str] | None = None) -> int:
     _prestart_for(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     _plugin_path(args)
-    logging.basicConfig(level=logging.WARNING if getattr(args, "quiet", False) else logging.INFO,
-                        format="%(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("clad.engine.progress").setLevel(logging.INFO)  # plain progress lines, even with --quiet
+    logging.basicConfig(
+        level=logging.WARNING if getattr(args, "quiet", False) else logging.INFO,
+        format="%(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("clad.engine.progress").setLevel(
+        logging.INFO
+    )  # plain progress lines, even with --quiet
     try:
         with _sigterm_as_interrupt() as args.signals:
             return int(args.func(args) or 0)
@@ -873,7 +1173,10 @@ def _main(argv: list[str] | None = None) -> int:
         return EXIT_WRITE_FAILED
     except KeyboardInterrupt as exc:
         by = " by SIGTERM" if isinstance(exc, Terminated) else ""
-        print(f"clad: interrupted{by}; finished runs are kept in the results database", file=sys.stderr)
+        print(
+            f"clad: interrupted{by}; finished runs are kept in the results database",
+            file=sys.stderr,
+        )
         return EXIT_TERMINATED if by else EXIT_INTERRUPTED
 
 

@@ -17,5 +17,10 @@ DEFAULT_METRIC = "continual_average"
 
 #: the baseline detectors (:mod:`clad.detectors.baselines`) by name: the time-series baselines and
 #: ``random_scores``; named here so that a report can tell them without importing the detectors
-TIME_SERIES_BASELINES = ("sensor_range", "window_l2_norm", "nearest_normal_distance", "pca_reconstruction")
+TIME_SERIES_BASELINES = (
+    "sensor_range",
+    "window_l2_norm",
+    "nearest_normal_distance",
+    "pca_reconstruction",
+)
 BASELINES = ("random_scores", *TIME_SERIES_BASELINES)

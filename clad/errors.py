@@ -56,7 +56,9 @@ class SpecError(CladValueError):
         if len(self.problems) == 1:
             msg = head + self.problems[0]
         else:
-            msg = f"{head}{len(self.problems)} problems:\n" + "\n".join(f"  - {p}" for p in self.problems)
+            msg = f"{head}{len(self.problems)} problems:\n" + "\n".join(
+                f"  - {p}" for p in self.problems
+            )
         super().__init__(msg)
 
 

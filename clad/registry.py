@@ -45,20 +45,31 @@ def import_object(path: str, what: str = "object") -> Any:
     else:
         module_name, _, attr = path.rpartition(".")
     if not module_name or not attr:
-        raise CladValueError(f"{what} {path!r} is not an import path; expected 'package.module:Name'")
+        raise CladValueError(
+            f"{what} {path!r} is not an import path; expected 'package.module:Name'"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise CladValueError(f"{what} {path!r}: module {module_name!r} could not be imported ({exc})") from None
+        raise CladValueError(
+            f"{what} {path!r}: module {module_name!r} could not be imported ({exc})"
+        ) from None
     except SyntaxError as exc:
-        raise CladValueError(f"{what} {path!r}: module {module_name!r} has a syntax error ({exc.filename}, line "
-                             f"{exc.lineno}: {exc.msg})") from None
-    except SystemExit as exc:  # a module ending the process as it is imported: clad says so and goes on
-        raise CladValueError(f"{what} {path!r}: importing module {module_name!r} called sys.exit({exc.code!r}); "
-                             "a plug-in module must not end the process when it is imported") from None
+        raise CladValueError(
+            f"{what} {path!r}: module {module_name!r} has a syntax error ({exc.filename}, line "
+            f"{exc.lineno}: {exc.msg})"
+        ) from None
+    except (
+        SystemExit
+    ) as exc:  # a module ending the process as it is imported: clad says so and goes on
+        raise CladValueError(
+            f"{what} {path!r}: importing module {module_name!r} called sys.exit({exc.code!r}); "
+            "a plug-in module must not end the process when it is imported"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - any error the module raises as it is imported
-        raise CladValueError(f"{what} {path!r}: importing module {module_name!r} raised "
-                             f"{type(exc).__name__}: {exc}") from exc
+        raise CladValueError(
+            f"{what} {path!r}: importing module {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
     obj = module
     for part in attr.split("."):
         try:
@@ -92,31 +103,46 @@ def check_params(factory: Callable, params: dict, what: str) -> None:
 
 
 def _describe(obj: Any) -> str:
-    what = "class" if inspect.isclass(obj) else ("built-in function" if inspect.isbuiltin(obj)
-                                                  else type(obj).__name__)
+    what = (
+        "class"
+        if inspect.isclass(obj)
+        else ("built-in function" if inspect.isbuiltin(obj) else type(obj).__name__)
+    )
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)[:60]
     return f"the {what} {getattr(obj, '__module__', None) or '?'}.{name}"
 
 
-def kind_problem(obj: Any, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False,
-                 or_methods: tuple = (), not_bases: tuple = ()) -> str | None:
+def kind_problem(
+    obj: Any,
+    kind: str,
+    methods: tuple = (),
+    any_of: tuple = (),
+    functions: bool = False,
+    or_methods: tuple = (),
+    not_bases: tuple = (),
+) -> str | None:
     """Why ``obj`` is not a ``kind`` (None when it is one): a class with ``methods`` (and one of
     ``any_of``) or with all of ``or_methods``; with ``functions`` also a Python function, and
     clad's own factory functions always; never an object of the standard library (``os:system``,
     ``threading:Thread``) or a built-in, nor a class with a base named in ``not_bases`` (a
     scikit-learn classifier is no detector, though it has ``fit`` and ``score``). Nothing is called
     to decide it."""
-    wanted = ("a class" + (" or a Python function" if functions else "")
-              + (f" with {', '.join(m + '()' for m in methods)}" if methods else "")
-              + (f" and one of {', '.join(m + '()' for m in any_of)}" if any_of else ""))
+    wanted = (
+        "a class"
+        + (" or a Python function" if functions else "")
+        + (f" with {', '.join(m + '()' for m in methods)}" if methods else "")
+        + (f" and one of {', '.join(m + '()' for m in any_of)}" if any_of else "")
+    )
     module = (getattr(obj, "__module__", None) or "").split(".")[0]
     if module == "builtins" or module in sys.stdlib_module_names or inspect.isbuiltin(obj):
         return f"expected {wanted}; got {_describe(obj)} from the standard library"
     if inspect.isclass(obj):
         wrong = [b.__name__ for b in obj.__mro__[1:] if b.__name__ in not_bases]
         if wrong:
-            return (f"expected {wanted}; got {_describe(obj)}, a {wrong[0].removesuffix('Mixin').lower()} "
-                    f"({wrong[0]}), which predicts a target it is given instead of scoring how anomalous a row is")
+            return (
+                f"expected {wanted}; got {_describe(obj)}, a {wrong[0].removesuffix('Mixin').lower()} "
+                f"({wrong[0]}), which predicts a target it is given instead of scoring how anomalous a row is"
+            )
         if or_methods and all(callable(getattr(obj, m, None)) for m in or_methods):
             return None
         missing = [m for m in methods if not callable(getattr(obj, m, None))]
@@ -126,7 +152,9 @@ def kind_problem(obj: Any, kind: str, methods: tuple = (), any_of: tuple = (), f
             return f"expected {wanted}; got {_describe(obj)}, which has no {', '.join(m + '()' for m in missing)}"
         return None
     # clad's own module-level factories (e.g. clad.detectors.incremental:half_space_trees), never a method
-    if inspect.isfunction(obj) and (functions or (module == "clad" and "." not in obj.__qualname__)):
+    if inspect.isfunction(obj) and (
+        functions or (module == "clad" and "." not in obj.__qualname__)
+    ):
         return None
     return f"expected {wanted}; got {_describe(obj)}"
 
@@ -138,16 +166,28 @@ class Registry:
     :func:`kind_problem`); an import path naming anything else is refused before it is called.
     """
 
-    def __init__(self, kind: str, methods: tuple = (), any_of: tuple = (), functions: bool = False,
-                 or_methods: tuple = (), not_bases: tuple = ()):
+    def __init__(
+        self,
+        kind: str,
+        methods: tuple = (),
+        any_of: tuple = (),
+        functions: bool = False,
+        or_methods: tuple = (),
+        not_bases: tuple = (),
+    ):
         self.kind = kind
-        self._kind_rule = ((tuple(methods), tuple(any_of), functions, tuple(or_methods), tuple(not_bases))
-                           if (methods or any_of or functions) else None)
+        self._kind_rule = (
+            (tuple(methods), tuple(any_of), functions, tuple(or_methods), tuple(not_bases))
+            if (methods or any_of or functions)
+            else None
+        )
         self._entries: dict[str, str] = {}
         self._docs: dict[str, str] = {}
         self._defaults: dict[str, dict] = {}
 
-    def add(self, name: str, target: str | Callable, doc: str = "", defaults: dict | None = None) -> None:
+    def add(
+        self, name: str, target: str | Callable, doc: str = "", defaults: dict | None = None
+    ) -> None:
         """Register ``name`` for ``target`` (an import path, or the object itself).
 
         ``defaults`` are keyword parameters used when the name is built without them
@@ -155,9 +195,11 @@ class Registry:
         """
         path = target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
         if name in self._entries and self._entries[name] != path:
-            raise CladValueError(f"{self.kind} {name!r} is already registered (as {self._entries[name]!r}); "
-                                 f"registering {path!r} under the same name would silently replace it: choose "
-                                 f"another name (or call remove({name!r}) first)")
+            raise CladValueError(
+                f"{self.kind} {name!r} is already registered (as {self._entries[name]!r}); "
+                f"registering {path!r} under the same name would silently replace it: choose "
+                f"another name (or call remove({name!r}) first)"
+            )
         self._entries[name] = path
         self._docs[name] = doc
         self._defaults[name] = dict(defaults or {})
@@ -207,7 +249,9 @@ class Registry:
     def resolve(self, name: str) -> Any:
         """The object registered as ``name``, or imported from ``name`` if it is an import path."""
         if not isinstance(name, str):
-            raise CladTypeError(f"{self.kind} name must be a string, got {type(name).__name__} {name!r}")
+            raise CladTypeError(
+                f"{self.kind} name must be a string, got {type(name).__name__} {name!r}"
+            )
         registered = name in self._entries
         if registered:
             obj = import_object(self._entries[name], f"{self.kind} {name!r}")
@@ -221,7 +265,9 @@ class Registry:
             if self._kind_rule is not None and not registered:
                 problem = kind_problem(obj, self.kind, *self._kind_rule)
                 if problem:
-                    raise CladTypeError(f"{self.kind} {name!r} is not a {self.kind}: {problem}; nothing was called")
+                    raise CladTypeError(
+                        f"{self.kind} {name!r} is not a {self.kind}: {problem}; nothing was called"
+                    )
             return obj
         known = ", ".join(self.names())
         raise CladValueError(

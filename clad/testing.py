@@ -72,9 +72,14 @@ class CheckReport:
         return not self.failures
 
     def __str__(self) -> str:
-        lines = [f"{self.subject}: {len(self.results) - len(self.failures)}/{len(self.results)} checks passed"]
+        lines = [
+            f"{self.subject}: {len(self.results) - len(self.failures)}/{len(self.results)} checks passed"
+        ]
         for name, msg in self.results.items():
-            lines.append(f"  {'ok  ' if msg is None else 'FAIL'} {name}" + ("" if msg is None else f": {msg}"))
+            lines.append(
+                f"  {'ok  ' if msg is None else 'FAIL'} {name}"
+                + ("" if msg is None else f": {msg}")
+            )
         return "\n".join(lines)
 
 
@@ -165,8 +170,11 @@ def _mutable_defaults(obj, data=None) -> str | None:
         sig = inspect.signature(type(obj).__init__)
     except (TypeError, ValueError):
         return None
-    bad = [p.name for p in sig.parameters.values()
-           if isinstance(p.default, (list, dict, set, np.ndarray, bytearray))]
+    bad = [
+        p.name
+        for p in sig.parameters.values()
+        if isinstance(p.default, (list, dict, set, np.ndarray, bytearray))
+    ]
     return f"__init__ has mutable default(s) for {', '.join(bad)}; use None" if bad else None
 
 
@@ -176,7 +184,9 @@ def _d_fit_returns_self(det, data):
     obj = _fresh(det)
     returned = obj.fit(X)
     if returned is not obj:
-        return f"fit() returned {type(returned).__name__}, expected the detector itself (return self)"
+        return (
+            f"fit() returned {type(returned).__name__}, expected the detector itself (return self)"
+        )
 
 
 def _score(det, X_fit, X):
@@ -190,7 +200,9 @@ def _d_score_shape_finite(det, data):
     # the adapters check shape and finiteness and raise a DetectorError naming the detector
     X, X_test, _ = data
     s = _score(det, X, X_test)
-    if s.shape != (len(X_test),) or not np.isfinite(s).all():  # pragma: no cover - adapters raise first
+    if (
+        s.shape != (len(X_test),) or not np.isfinite(s).all()
+    ):  # pragma: no cover - adapters raise first
         return "score() returned a wrong shape or non-finite values"
 
 
@@ -257,9 +269,11 @@ def _changed_input(before: np.ndarray, after: np.ndarray, method: str) -> str | 
     if np.array_equal(before, after):
         return None
     n = int(np.sum(before != after))
-    return (f"{method}() changed its input X in place ({n} of {before.size} values differ); a detector must "
-            "leave the data it is given unchanged (clad hands detectors read-only data, so this one fails in "
-            "every run): work on a copy (X = np.array(X))")
+    return (
+        f"{method}() changed its input X in place ({n} of {before.size} values differ); a detector must "
+        "leave the data it is given unchanged (clad hands detectors read-only data, so this one fails in "
+        "every run): work on a copy (X = np.array(X))"
+    )
 
 
 def _d_leaves_input_unchanged(det, data):
@@ -283,15 +297,20 @@ def _d_repeatable_scores(det, data):
     fitted = as_detector(_fresh(det)).fit(X.copy())
     a, b = fitted.score(X_test.copy()), fitted.score(X_test.copy())
     if not np.array_equal(a, b):
-        return (f"scoring the same {len(X_test)} rows twice gave different scores ({int(np.sum(a != b))} differ): "
-                "score() must not keep what it learns from one call for the next")
+        return (
+            f"scoring the same {len(X_test)} rows twice gave different scores ({int(np.sum(a != b))} differ): "
+            "score() must not keep what it learns from one call for the next"
+        )
     return None
 
 
 def _d_fit_keeps_params(det, data):
     X, _, _ = data
-    return _keeps_params(det, lambda obj: obj.fit(X),
-                         "fit() changed parameter(s) {}; learned state belongs in attributes ending in '_'")
+    return _keeps_params(
+        det,
+        lambda obj: obj.fit(X),
+        "fit() changed parameter(s) {}; learned state belongs in attributes ending in '_'",
+    )
 
 
 DETECTOR_CHECKS: dict[str, Callable] = {
@@ -309,7 +328,9 @@ DETECTOR_CHECKS: dict[str, Callable] = {
 }
 
 
-def _run_checks(checks: dict[str, Callable], call: Callable, raise_on_failure: bool, label: str) -> CheckReport:
+def _run_checks(
+    checks: dict[str, Callable], call: Callable, raise_on_failure: bool, label: str
+) -> CheckReport:
     """Each check through ``call(check)``; a check that raises is a failure with its reason."""
     report = CheckReport(label)
     for name, fn in checks.items():
@@ -323,7 +344,9 @@ def _run_checks(checks: dict[str, Callable], call: Callable, raise_on_failure: b
     return report
 
 
-def _run(checks: dict[str, Callable], subject, data, raise_on_failure: bool, label: str) -> CheckReport:
+def _run(
+    checks: dict[str, Callable], subject, data, raise_on_failure: bool, label: str
+) -> CheckReport:
     # each check gets its own copy of the data: a check that writes harms no other
     return _run_checks(checks, lambda fn: fn(subject, copy.deepcopy(data)), raise_on_failure, label)
 
@@ -331,8 +354,12 @@ def _run(checks: dict[str, Callable], subject, data, raise_on_failure: bool, lab
 def check_detector(detector, raise_on_failure: bool = True) -> CheckReport:
     """Run every detector check on an (unfitted) detector instance; see the module docstring."""
     if isinstance(detector, type):
-        raise CladValueError(f"check_detector expects an instance, got the class {detector.__name__}")
-    return _run(DETECTOR_CHECKS, detector, easy_concept(), raise_on_failure, f"detector {_name(detector)}")
+        raise CladValueError(
+            f"check_detector expects an instance, got the class {detector.__name__}"
+        )
+    return _run(
+        DETECTOR_CHECKS, detector, easy_concept(), raise_on_failure, f"detector {_name(detector)}"
+    )
 
 
 # --------------------------------------------------------------------------------- strategies
@@ -344,7 +371,9 @@ def _two_concepts():
 
 def _learn_all(strategy, train):
     for cid, X in train:
-        strategy.learn(X, concept_id=cid if getattr(strategy, "requires_concept_id", False) else None)
+        strategy.learn(
+            X, concept_id=cid if getattr(strategy, "requires_concept_id", False) else None
+        )
     return strategy
 
 
@@ -353,9 +382,13 @@ def _s_scores(strategy, test):
 
     out = []
     for cid, X, _ in test:
-        s = strategy.score(X, concept_id=cid if getattr(strategy, "requires_concept_id", False) else None)
+        s = strategy.score(
+            X, concept_id=cid if getattr(strategy, "requires_concept_id", False) else None
+        )
         if not isinstance(s, Scored):
-            raise CladValueError(f"score() returned {type(s).__name__}; expected clad.strategies.Scored")
+            raise CladValueError(
+                f"score() returned {type(s).__name__}; expected clad.strategies.Scored"
+            )
         out.append(s)
     return out
 
@@ -460,7 +493,9 @@ def check_strategy(strategy, raise_on_failure: bool = True) -> CheckReport:
     >>> check_strategy(Cumulative(IsolationForest(n_estimators=20))).ok
     True
     """
-    return _run(STRATEGY_CHECKS, strategy, _two_concepts(), raise_on_failure, f"strategy {_name(strategy)}")
+    return _run(
+        STRATEGY_CHECKS, strategy, _two_concepts(), raise_on_failure, f"strategy {_name(strategy)}"
+    )
 
 
 def _parametrize(objs, checks: dict, data_fn, argnames: str):
@@ -516,7 +551,7 @@ def _metric_cases(seed: int = 0, n_cases: int = BOUNDS_CASES):
         y = np.zeros(n, dtype=np.int8)
         for _ in range(int(rng.integers(1, 6))):
             start = int(rng.integers(0, n))
-            y[start:start + int(rng.integers(1, max(2, n // 8)))] = 1
+            y[start : start + int(rng.integers(1, max(2, n // 8)))] = 1
         if y.all() or not y.any():
             y[:1], y[-1:] = 0, 1
         scores = rng.normal(size=n) + y * rng.normal(scale=2.0)
@@ -547,8 +582,10 @@ def _m_bounds(metric, data=None):
             warnings.simplefilter("ignore")
             value = metric(y, _input(metric, scores, labels))
         if not np.isfinite(value) or not lo <= value <= hi:
-            return (f"{value!r} on {y.size} random labels ({int(y.sum())} anomalies) is outside its declared "
-                    f"bounds [{lo:g}, {hi:g}]")
+            return (
+                f"{value!r} on {y.size} random labels ({int(y.sum())} anomalies) is outside its declared "
+                f"bounds [{lo:g}, {hi:g}]"
+            )
     return None
 
 
@@ -556,15 +593,22 @@ def _m_chance(metric, data=None):
     import warnings
 
     for y, scores, _ in list(_metric_cases(seed=1, n_cases=10)):
-        scoreless = np.full(y.size, 0.5) if metric.input == "scores" else np.ones(y.size, dtype=np.int8)
+        scoreless = (
+            np.full(y.size, 0.5) if metric.input == "scores" else np.ones(y.size, dtype=np.int8)
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             value, chance = metric(y, scoreless), metric.chance_level(y)
         # an optimistic metric's threshold grid on one score flags nothing; its chance level is the
         # better of flagging nothing and flagging everything, so it may lie above that value
-        if not (np.isclose(value, chance, rtol=1e-9, atol=1e-12) or (metric.optimistic and value <= chance)):
-            return (f"a scoreless detector (every row the same score) gets {value!r} on {y.size} labels "
-                    f"({int(y.sum())} anomalies), but the declared chance level is {chance!r}")
+        if not (
+            np.isclose(value, chance, rtol=1e-9, atol=1e-12)
+            or (metric.optimistic and value <= chance)
+        ):
+            return (
+                f"a scoreless detector (every row the same score) gets {value!r} on {y.size} labels "
+                f"({int(y.sum())} anomalies), but the declared chance level is {chance!r}"
+            )
     return None
 
 
@@ -573,7 +617,9 @@ def _m_one_class(metric, data=None):
 
     rng = np.random.default_rng(2)
     scores = rng.normal(size=50)
-    additive = getattr(metric, "additive", False)  # a count is defined on one class: finite, not NaN
+    additive = getattr(
+        metric, "additive", False
+    )  # a count is defined on one class: finite, not NaN
     for cls in (0, 1):
         y = np.full(50, cls, dtype=np.int8)
         with warnings.catch_warnings():
@@ -608,6 +654,12 @@ def check_base_metric(metric, raise_on_failure: bool = True) -> CheckReport:
 
     decl = metric if isinstance(metric, BaseMetric) else get_base_metric(metric)
     checks = BASE_METRIC_CHECKS if isinstance(decl, BaseMetric) else {"declaration": _m_declaration}
-    if getattr(decl, "additive", False):  # a count is defined on one class: the same check, named for what it asks
-        checks = {("defined_on_one_class" if k == "nan_on_one_class" else k): v for k, v in checks.items()}
-    return _run_checks(checks, lambda fn: fn(decl), raise_on_failure, f"base metric {getattr(decl, 'name', decl)}")
+    if getattr(
+        decl, "additive", False
+    ):  # a count is defined on one class: the same check, named for what it asks
+        checks = {
+            ("defined_on_one_class" if k == "nan_on_one_class" else k): v for k, v in checks.items()
+        }
+    return _run_checks(
+        checks, lambda fn: fn(decl), raise_on_failure, f"base metric {getattr(decl, 'name', decl)}"
+    )

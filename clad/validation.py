@@ -41,8 +41,23 @@ from sklearn.utils._param_validation import StrOptions as _SkStrOptions
 
 from .errors import CladValueError
 
-__all__ = ["Interval", "StrOptions", "Options", "ListOf", "Device", "SEED", "COUNT", "declare", "problems", "check",
-           "constraints_of", "Validated", "Integral", "Real", "check_n_jobs"]
+__all__ = [
+    "Interval",
+    "StrOptions",
+    "Options",
+    "ListOf",
+    "Device",
+    "SEED",
+    "COUNT",
+    "declare",
+    "problems",
+    "check",
+    "constraints_of",
+    "Validated",
+    "Integral",
+    "Real",
+    "check_n_jobs",
+]
 
 
 class Interval(_SkInterval):
@@ -94,10 +109,16 @@ class ListOf:
         self.hidden = False
 
     def is_satisfied_by(self, val):
-        return isinstance(val, (list, tuple)) and len(val) > 0 and all(self.item.is_satisfied_by(v) for v in val)
+        return (
+            isinstance(val, (list, tuple))
+            and len(val) > 0
+            and all(self.item.is_satisfied_by(v) for v in val)
+        )
 
     def __str__(self):
-        item = self.item.describe(plural=True) if isinstance(self.item, Interval) else str(self.item)
+        item = (
+            self.item.describe(plural=True) if isinstance(self.item, Interval) else str(self.item)
+        )
         return f"a non-empty list of {item}"
 
 
@@ -117,7 +138,9 @@ class Device:
 
 
 #: a seed: an integer in [0, 2**63 - 1]
-SEED = Interval(Integral, 0, 2**63 - 1, closed="both", description="a non-negative integer below 2**63")
+SEED = Interval(
+    Integral, 0, 2**63 - 1, closed="both", description="a non-negative integer below 2**63"
+)
 #: a count of at least one
 COUNT = Interval(Integral, 1, None, closed="left")
 
@@ -125,7 +148,11 @@ COUNT = Interval(Integral, 1, None, closed="left")
 def _constraint(c):
     # clad's own constraints (and a component's, such as a detector's declared filter) have
     # is_satisfied_by; scikit-learn's vocabulary is made into its constraint objects
-    return c if isinstance(c, (ListOf, Device)) or callable(getattr(c, "is_satisfied_by", None)) else make_constraint(c)
+    return (
+        c
+        if isinstance(c, (ListOf, Device)) or callable(getattr(c, "is_satisfied_by", None))
+        else make_constraint(c)
+    )
 
 
 def _head(who: str | None, key: str, value: Any) -> str:
@@ -149,7 +176,9 @@ def problems(who: str | None, params: dict, constraints: dict) -> list[str]:
             from .registry import did_you_mean
 
             hint = did_you_mean(value, options[0].ordered) if isinstance(value, str) else ""
-            out.append(f"{_head(who, key, value)}{hint}; allowed: {', '.join(map(repr, options[0].ordered))}")
+            out.append(
+                f"{_head(who, key, value)}{hint}; allowed: {', '.join(map(repr, options[0].ordered))}"
+            )
         else:
             out.append(f"{_head(who, key, value)}; expected {' or '.join(shown)}")
     return out
@@ -182,14 +211,22 @@ class Validated:
         return merged
 
     def _validate_params(self) -> None:
-        check(getattr(self, "name", None) if isinstance(getattr(self, "name", None), str) else type(self).__name__,
-              self.get_params(deep=False), self._all_constraints())
+        check(
+            getattr(self, "name", None)
+            if isinstance(getattr(self, "name", None), str)
+            else type(self).__name__,
+            self.get_params(deep=False),
+            self._all_constraints(),
+        )
 
 
-def declare(constraints: dict, files: Callable[[dict], list] | None = None,
-            nbytes: Callable[[dict], int | None] | None = None,
-            rules: Callable[[dict], list] | None = None,
-            rest: Callable[[dict, dict], Any] | None = None) -> Callable:
+def declare(
+    constraints: dict,
+    files: Callable[[dict], list] | None = None,
+    nbytes: Callable[[dict], int | None] | None = None,
+    rules: Callable[[dict], list] | None = None,
+    rest: Callable[[dict, dict], Any] | None = None,
+) -> Callable:
     """Decorator for a loader function: its parameters are checked against ``constraints`` on every
     call (before its body runs), and the declaration stays readable for a spec check without a call.
 
@@ -251,8 +288,12 @@ def declare(constraints: dict, files: Callable[[dict], list] | None = None,
 def arguments(fn: Callable, params: dict) -> dict:
     """``params`` completed with ``fn``'s defaults (what a call would see), without calling it."""
     sig = inspect.signature(fn)
-    out = {k: p.default for k, p in sig.parameters.items()
-           if p.default is not inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    out = {
+        k: p.default
+        for k, p in sig.parameters.items()
+        if p.default is not inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
     out.update(params)
     return out
 
@@ -265,6 +306,10 @@ def check_n_jobs(n_jobs) -> int:
     """
     if n_jobs is None:
         return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (n_jobs < 1 and n_jobs != -1):
+    if (
+        isinstance(n_jobs, bool)
+        or not isinstance(n_jobs, (int, np.integer))
+        or (n_jobs < 1 and n_jobs != -1)
+    ):
         raise CladValueError(f"n_jobs={n_jobs!r}; expected None, -1 (every CPU) or an integer >= 1")
     return int(os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)

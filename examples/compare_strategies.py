@@ -14,10 +14,26 @@ import numpy as np
 from sklearn.ensemble import IsolationForest
 
 from clad import Concept, ConceptDataset, ConceptIncremental, run_experiment
-from clad.strategies import EWC, BalancedReplay, Cumulative, Experts, FineTune, LwF, Naive, Replay, Window
+from clad.strategies import (
+    EWC,
+    BalancedReplay,
+    Cumulative,
+    Experts,
+    FineTune,
+    LwF,
+    Naive,
+    Replay,
+    Window,
+)
 
-DEFAULT = (Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "pyclad-nsl-kdd"
-           / "nsl-kdd_random_anomalies_5_concepts_1000_per_cluster.npy")
+DEFAULT = (
+    Path(__file__).resolve().parents[1]
+    / ".."
+    / "shared"
+    / "datasets"
+    / "pyclad-nsl-kdd"
+    / "nsl-kdd_random_anomalies_5_concepts_1000_per_cluster.npy"
+)
 
 
 def load(path: Path) -> ConceptDataset:
@@ -39,7 +55,9 @@ def main() -> None:
     def autoencoder():
         from clad.detectors.torch_ae import AutoEncoder  # imports torch
 
-        return AutoEncoder(hidden_sizes=(32, 8), epochs=20, batch_size=64, random_state=0, num_threads=1)
+        return AutoEncoder(
+            hidden_sizes=(32, 8), epochs=20, batch_size=64, random_state=0, num_threads=1
+        )
 
     runs = {
         "naive (iforest)": Naive(forest()),
@@ -60,8 +78,10 @@ def main() -> None:
     for label, strategy in runs.items():
         result = run_experiment(ds, ConceptIncremental(), strategy, seed=0)
         m = result.metrics["roc_auc"]
-        print(f"{label:<{width}}  {m['continual_average']:6.3f}  {m['backward_transfer']:+7.3f}  "
-              f"{m['forward_transfer']:6.3f}  {result.memory_rows[-1]:6d}")
+        print(
+            f"{label:<{width}}  {m['continual_average']:6.3f}  {m['backward_transfer']:+7.3f}  "
+            f"{m['forward_transfer']:6.3f}  {result.memory_rows[-1]:6d}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A detector of your own: any class with fit(X) -> self and score(X) (higher = more anomalous).
 
-    python examples/custom_detector.py
+python examples/custom_detector.py
 """
 
 import numpy as np
@@ -20,7 +20,12 @@ class DistanceToMean:
 
 
 dataset = clad.make_synthetic(n_concepts=3, random_state=1)
-result = clad.run_experiment(dataset, clad.ConceptAware(), clad.Cumulative(DistanceToMean()),
-                             base_metrics=["roc_auc", "f1"], seed=0)
+result = clad.run_experiment(
+    dataset,
+    clad.ConceptAware(),
+    clad.Cumulative(DistanceToMean()),
+    base_metrics=["roc_auc", "f1"],
+    seed=0,
+)
 print(np.round(result.R["roc_auc"], 3))
 print({k: round(v, 3) for k, v in result.metrics["roc_auc"].items() if isinstance(v, float)})

@@ -1,6 +1,6 @@
 """A report from Python: run a small grid in memory, compare detectors, draw one heatmap.
 
-    python examples/report_from_python.py OUT_DIR
+python examples/report_from_python.py OUT_DIR
 """
 
 import sys
@@ -10,20 +10,38 @@ from pathlib import Path
 from sklearn.ensemble import IsolationForest
 from sklearn.neighbors import LocalOutlierFactor
 
-from clad import ConceptAgnostic, ConceptAware, ConceptIncremental, Cumulative, Naive, make_synthetic, run_experiment
+from clad import (
+    ConceptAgnostic,
+    ConceptAware,
+    ConceptIncremental,
+    Cumulative,
+    Naive,
+    make_synthetic,
+    run_experiment,
+)
 from clad.report import StatisticsWarning, compare, heatmaps, make_report
 from clad.report.plots import new_axes, plot_heatmap
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "report-example")
 dataset = make_synthetic(n_concepts=3, n_train=200, n_test=150, random_state=0)
-detectors = {"iforest": IsolationForest(n_estimators=25), "lof": LocalOutlierFactor(n_neighbors=15, novelty=True)}
+detectors = {
+    "iforest": IsolationForest(n_estimators=25),
+    "lof": LocalOutlierFactor(n_neighbors=15, novelty=True),
+}
 results = []
 for scenario in (ConceptAware(), ConceptIncremental(), ConceptAgnostic(batch_size=100)):
     for strategy in (Naive, Cumulative):
         for name, detector in detectors.items():
             for seed in (0, 1):
-                results.append(run_experiment(dataset, scenario, strategy(detector), seed=seed,
-                                              labels={"detector": name, "strategy": strategy.__name__.lower()}))
+                results.append(
+                    run_experiment(
+                        dataset,
+                        scenario,
+                        strategy(detector),
+                        seed=seed,
+                        labels={"detector": name, "strategy": strategy.__name__.lower()},
+                    )
+                )
 
 # statistics: a warning, not an exception, when there are too few blocks for a test
 with warnings.catch_warnings():

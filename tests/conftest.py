@@ -15,8 +15,13 @@ QUICKSTART = ROOT / "scenarios" / "quickstart.toml"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # one fixed, derandomised profile: property tests give the same examples on every run and stay fast
-settings.register_profile("clad", derandomize=True, max_examples=150, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "clad",
+    derandomize=True,
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile("clad")
 
 
@@ -27,7 +32,14 @@ def quickstart(tmp_path_factory):
     from tests.runner_helpers import strict_loads
 
     out = tmp_path_factory.mktemp("quickstart") / "out"
-    proc = subprocess.run([sys.executable, "-m", "clad.cli", "run", str(QUICKSTART), "--out", str(out), "--quiet"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "clad.cli", "run", str(QUICKSTART), "--out", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr
-    return SimpleNamespace(out=out, spec=QUICKSTART, doc=strict_loads((out / "results.json").read_text()))
+    return SimpleNamespace(
+        out=out, spec=QUICKSTART, doc=strict_loads((out / "results.json").read_text())
+    )

@@ -74,11 +74,18 @@ class DeafDetector(SlowDetector):
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
 
 
-def ordered_synthetic(n_concepts: int = 3, n_train: int = 100, n_test: int = 60, order: str = "given",
-                      random_state: int | None = 0) -> ConceptDataset:
+def ordered_synthetic(
+    n_concepts: int = 3,
+    n_train: int = 100,
+    n_test: int = 60,
+    order: str = "given",
+    random_state: int | None = 0,
+) -> ConceptDataset:
     """The synthetic dataset with its training concepts in the ``given`` order, ``reversed``, or a
     ``random`` permutation drawn from ``random_state``."""
-    ds = make_synthetic(n_concepts=n_concepts, n_train=n_train, n_test=n_test, random_state=random_state)
+    ds = make_synthetic(
+        n_concepts=n_concepts, n_train=n_train, n_test=n_test, random_state=random_state
+    )
     train = list(ds.train)
     if order == "reversed":
         train = train[::-1]
@@ -99,15 +106,26 @@ class CrashingDetector(SlowDetector):
         os._exit(70)
 
 
-def logged_synthetic(log: str, n_concepts: int = 3, n_features: int = 4, n_train: int = 120, n_test: int = 60,
-                     random_state: int | None = 0) -> ConceptDataset:
+def logged_synthetic(
+    log: str,
+    n_concepts: int = 3,
+    n_features: int = 4,
+    n_train: int = 120,
+    n_test: int = 60,
+    random_state: int | None = 0,
+) -> ConceptDataset:
     """The synthetic dataset; appends ``"<pid> <random_state>"`` to the file ``log`` at each load."""
     import os
 
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"{os.getpid()} {random_state}\n")
-    return make_synthetic(n_concepts=n_concepts, n_features=n_features, n_train=n_train, n_test=n_test,
-                          random_state=random_state)
+    return make_synthetic(
+        n_concepts=n_concepts,
+        n_features=n_features,
+        n_train=n_train,
+        n_test=n_test,
+        random_state=random_state,
+    )
 
 
 class ThreadReport:
@@ -123,6 +141,7 @@ class ThreadReport:
 
     def score(self, X):  # pragma: no cover - never fitted
         return np.zeros(len(X))
+
 
 class DistanceToMean:
     """A correct ten-line detector."""

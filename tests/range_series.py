@@ -10,8 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 #: generation parameters stored beside the values (a change here makes the stored values stale)
-PARAMS = {"n_series": 32, "length": [400, 8000], "ranges": [1, 6], "range_length": [1, 300],
-          "windows": [20, 50, 100, 150], "first_seed": 0}
+PARAMS = {
+    "n_series": 32,
+    "length": [400, 8000],
+    "ranges": [1, 6],
+    "range_length": [1, 300],
+    "windows": [20, 50, 100, 150],
+    "first_seed": 0,
+}
 
 
 def make_series(seed: int, params: dict = PARAMS) -> tuple[np.ndarray, np.ndarray, int]:
@@ -49,7 +55,14 @@ def make_series(seed: int, params: dict = PARAMS) -> tuple[np.ndarray, np.ndarra
 #: series with ranges at both ends (where TSB-AD's point adjustment and event extraction have their
 #: defects, so only the other metrics are compared on them)
 EDGE_PARAMS = {"n_series": 8, "first_seed": 100, "length": [300, 1500], "windows": [10, 50, 100]}
-EDGE_METRICS = ("vus_roc", "vus_pr", "range_f1", "range_f1_oracle", "affiliation_f1", "affiliation_f1_oracle")
+EDGE_METRICS = (
+    "vus_roc",
+    "vus_pr",
+    "range_f1",
+    "range_f1_oracle",
+    "affiliation_f1",
+    "affiliation_f1_oracle",
+)
 
 
 def make_edge_series(seed: int, params: dict = EDGE_PARAMS) -> tuple[np.ndarray, np.ndarray, int]:
@@ -59,7 +72,7 @@ def make_edge_series(seed: int, params: dict = EDGE_PARAMS) -> tuple[np.ndarray,
     n = int(rng.integers(params["length"][0], params["length"][1] + 1))
     y = np.zeros(n, dtype=np.int8)
     y[: int(rng.integers(1, 41))] = 1
-    y[n - int(rng.integers(1, 41)):] = 1
+    y[n - int(rng.integers(1, 41)) :] = 1
     start = int(rng.integers(100, n - 150))
     y[start : start + int(rng.integers(1, 51))] = 1
     scores = rng.normal(size=n) + y * rng.uniform(0, 2)
@@ -75,7 +88,13 @@ def threshold_of(scores: np.ndarray) -> float:
 #: series where TSB-AD's code has a defect (see clad.metrics.ranges): name -> (labels, predictions)
 DEFECT_CASES = {
     # a range from the first point, flagged later: point adjustment never reaches index 0
-    "pa_f1_first_point": ([1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]),
+    "pa_f1_first_point": (
+        [1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0],
+        [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0],
+    ),
     # a one-point range at the last point, flagged: TSB-AD's events end it one point early
-    "event_f1_last_point": ([0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1], [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1]),
+    "event_f1_last_point": (
+        [0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1],
+        [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+    ),
 }

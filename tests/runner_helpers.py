@@ -15,18 +15,33 @@ import tomli_w
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
 def synthetic(**params) -> dict:
     """A ``[[datasets]]`` table of a tiny synthetic dataset (2 concepts, 3 features, 60 training and
     40 test rows per concept); ``params`` replace or add parameters."""
-    return {"name": "synthetic", "n_concepts": 2, "n_features": 3, "n_train": 60, "n_test": 40, **params}
+    return {
+        "name": "synthetic",
+        "n_concepts": 2,
+        "n_features": 3,
+        "n_train": 60,
+        "n_test": 40,
+        **params,
+    }
 
 
 def small_spec(**keys) -> dict:
     """A small spec: seed 0, ``naive``, one tiny synthetic dataset (``synthetic()``),
     ``concept_incremental`` and ``hbos``. Each keyword replaces that top-level key (a list of tables is
     a list of dicts, ``synthetic(...)`` among them) or adds it; ``None`` removes it."""
-    spec = {"name": "tiny", "seeds": [0], "strategies": ["naive"], "datasets": [synthetic()],
-            "scenarios": [{"name": "concept_incremental"}], "detectors": [{"name": "hbos"}], **keys}
+    spec = {
+        "name": "tiny",
+        "seeds": [0],
+        "strategies": ["naive"],
+        "datasets": [synthetic()],
+        "scenarios": [{"name": "concept_incremental"}],
+        "detectors": [{"name": "hbos"}],
+        **keys,
+    }
     return {key: value for key, value in spec.items() if value is not None}
 
 
@@ -41,7 +56,9 @@ def finished_runs(db) -> dict:
     try:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
         try:
-            return dict(con.execute("SELECT run_id, finished FROM runs WHERE status = 'ok'").fetchall())
+            return dict(
+                con.execute("SELECT run_id, finished FROM runs WHERE status = 'ok'").fetchall()
+            )
         finally:
             con.close()
     except sqlite3.OperationalError:  # not created yet
@@ -49,22 +66,30 @@ def finished_runs(db) -> dict:
 
 
 # a small, fast grid: 3 concepts, 2 strategies, 2 detectors, 2 seeds = 8 runs
-SMALL = dict(name="small", base_metrics=["roc_auc", "f1"], seeds=2, strategies=["naive", "cumulative"],
-             datasets=[synthetic(n_concepts=3, n_features=4, n_train=120, n_test=60)],
-             scenarios=[{"name": "concept_agnostic", "batch_size": 50}],
-             detectors=[{"name": "iforest", "n_estimators": 10}, {"name": "hbos"}])
+SMALL = dict(
+    name="small",
+    base_metrics=["roc_auc", "f1"],
+    seeds=2,
+    strategies=["naive", "cumulative"],
+    datasets=[synthetic(n_concepts=3, n_features=4, n_train=120, n_test=60)],
+    scenarios=[{"name": "concept_agnostic", "batch_size": 50}],
+    detectors=[{"name": "iforest", "n_estimators": 10}, {"name": "hbos"}],
+)
 SMALL_SPEC = spec_toml(**SMALL)
 
 
 def strict_loads(text: str):
     """``json.loads`` that refuses NaN and Infinity literals (results files are strict JSON)."""
+
     def refuse(name):
         raise ValueError(f"non-strict JSON constant {name}")
 
     return json.loads(text, parse_constant=refuse)
 
 
-def write_spec(folder: Path, text: str | None = None, filename: str = "spec.toml", /, **keys) -> Path:
+def write_spec(
+    folder: Path, text: str | None = None, filename: str = "spec.toml", /, **keys
+) -> Path:
     """Write ``text`` (dedented), or else ``spec_toml(**keys)``, to ``folder/filename``."""
     if text is None:
         text = spec_toml(**keys)
@@ -80,7 +105,9 @@ def clad_cmd(*args: str) -> list[str]:
 def run_clad(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     """Run ``clad ARGS`` in a subprocess from the project root (so ``tests.plugins`` imports)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run(clad_cmd(*args), cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        clad_cmd(*args), cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def same_results(a, b) -> None:
@@ -98,9 +125,11 @@ def same_results(a, b) -> None:
             for k, v in ra.metrics[m].items():
                 w = rb.metrics[m][k]
                 if isinstance(v, (list, dict)):
-                    assert np.array_equal(np.asarray(v if isinstance(v, list) else list(v.values()), float),
-                                          np.asarray(w if isinstance(w, list) else list(w.values()), float),
-                                          equal_nan=True)
+                    assert np.array_equal(
+                        np.asarray(v if isinstance(v, list) else list(v.values()), float),
+                        np.asarray(w if isinstance(w, list) else list(w.values()), float),
+                        equal_nan=True,
+                    )
                 else:
                     assert np.array_equal(v, w, equal_nan=True), (rid, m, k)
 

@@ -19,8 +19,11 @@ class SeedLog:
 
     def fit(self, X):
         if self.log:
-            job = (f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ['SLURM_ARRAY_TASK_ID']}"
-                   if "SLURM_ARRAY_TASK_ID" in os.environ else os.environ.get("SLURM_JOB_ID", "none"))
+            job = (
+                f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ['SLURM_ARRAY_TASK_ID']}"
+                if "SLURM_ARRAY_TASK_ID" in os.environ
+                else os.environ.get("SLURM_JOB_ID", "none")
+            )
             with open(self.log, "a", encoding="ascii") as f:
                 f.write(f"{self.random_state} {job}\n")
         time.sleep(self.delay)

@@ -18,31 +18,47 @@ CLAD = [sys.executable, "-c", "import sys; from clad.cli import main; sys.exit(m
 
 def _run(args, cwd, timeout=120):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([*CLAD, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [*CLAD, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 # -- nothing runs that was not asked for ------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_dry_run_of_a_spec_naming_os_system_as_a_scenario_creates_nothing(tmp_path):
-    (tmp_path / "evil.toml").write_text('datasets = ["synthetic"]\nstrategies = ["naive"]\ndetectors = ["iforest"]\n'
-                                        '[[scenarios]]\nname = "os:system"\ncommand = "touch MARK"\n')
+    (tmp_path / "evil.toml").write_text(
+        'datasets = ["synthetic"]\nstrategies = ["naive"]\ndetectors = ["iforest"]\n'
+        '[[scenarios]]\nname = "os:system"\ncommand = "touch MARK"\n'
+    )
     proc = _run(["run", "evil.toml", "--dry-run"], tmp_path)
     assert proc.returncode == 2, proc.stderr
-    assert "scenario 'os:system' is not a scenario" in proc.stderr and "nothing was called" in proc.stderr
+    assert (
+        "scenario 'os:system' is not a scenario" in proc.stderr
+        and "nothing was called" in proc.stderr
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.toml"]
 
 
-@pytest.mark.parametrize("section,path", [
-    ("scenarios", "threading:Thread"),          # a stdlib class with a run() method
-    ("strategies", "os:system"),
-    ("detectors", "subprocess:Popen"),
-    ("datasets", "shutil:rmtree"),              # a Python function, but of the standard library
-    ("detectors", "clad.strategies:Replay"),    # a class of another kind (no fit)
-    ("scenarios", "clad.scenarios.base:Scenario.check_strategy"),  # a function, not a class
-])
+@pytest.mark.parametrize(
+    "section,path",
+    [
+        ("scenarios", "threading:Thread"),  # a stdlib class with a run() method
+        ("strategies", "os:system"),
+        ("detectors", "subprocess:Popen"),
+        ("datasets", "shutil:rmtree"),  # a Python function, but of the standard library
+        ("detectors", "clad.strategies:Replay"),  # a class of another kind (no fit)
+        ("scenarios", "clad.scenarios.base:Scenario.check_strategy"),  # a function, not a class
+    ],
+)
 def test_an_import_path_must_name_an_object_of_its_kind(section, path):
-    raw = {"datasets": ["synthetic"], "scenarios": ["concept_aware"], "strategies": ["naive"], "detectors": ["iforest"]}
+    raw = {
+        "datasets": ["synthetic"],
+        "scenarios": ["concept_aware"],
+        "strategies": ["naive"],
+        "detectors": ["iforest"],
+    }
     raw[section] = [{"name": path}]
     with pytest.raises(SpecError, match=f"{path}' is not a "):
         parse_spec(raw)
@@ -51,9 +67,12 @@ def test_an_import_path_must_name_an_object_of_its_kind(section, path):
 @pytest.mark.slow
 def test_plugins_beside_the_spec_are_found(tmp_path):
     (tmp_path / "my_plugin.py").write_text(
-        "from sklearn.ensemble import IsolationForest\n\nclass MyForest(IsolationForest):\n    pass\n")
-    (tmp_path / "s.toml").write_text('datasets = ["synthetic"]\nscenarios = ["concept_aware"]\n'
-                                     'strategies = ["naive"]\ndetectors = ["my_plugin:MyForest"]\n')
+        "from sklearn.ensemble import IsolationForest\n\nclass MyForest(IsolationForest):\n    pass\n"
+    )
+    (tmp_path / "s.toml").write_text(
+        'datasets = ["synthetic"]\nscenarios = ["concept_aware"]\n'
+        'strategies = ["naive"]\ndetectors = ["my_plugin:MyForest"]\n'
+    )
     proc = _run(["run", str(tmp_path / "s.toml"), "--dry-run"], ROOT)
     assert proc.returncode == 0, proc.stderr
 
@@ -61,15 +80,19 @@ def test_plugins_beside_the_spec_are_found(tmp_path):
 @pytest.mark.slow
 def test_a_module_in_the_current_folder_never_shadows_an_installed_package(tmp_path):
     spec = tmp_path / "tiny.toml"
-    spec.write_text('scenarios = ["concept_aware"]\nstrategies = ["naive"]\n'
-                    '[[datasets]]\nname = "synthetic"\nn_concepts = 2\nn_train = 40\nn_test = 20\n'
-                    '[[detectors]]\nname = "iforest"\nn_estimators = 5\n')
+    spec.write_text(
+        'scenarios = ["concept_aware"]\nstrategies = ["naive"]\n'
+        '[[datasets]]\nname = "synthetic"\nn_concepts = 2\nn_train = 40\nn_test = 20\n'
+        '[[detectors]]\nname = "iforest"\nn_estimators = 5\n'
+    )
     folder = tmp_path / "results"
     proc = _run(["run", str(spec), "--out", str(folder), "--quiet"], ROOT)
     assert proc.returncode == 0, proc.stderr
     work = tmp_path / "work"
     work.mkdir()
-    (work / "scipy.py").write_text("open('SHADOWED', 'w').close()\nraise SystemExit(99)\n")  # the report's statistics
+    (work / "scipy.py").write_text(
+        "open('SHADOWED', 'w').close()\nraise SystemExit(99)\n"
+    )  # the report's statistics
     proc = _run(["report", str(folder), "--out", str(tmp_path / "rep")], work)
     assert not (work / "SHADOWED").exists(), proc.stderr
     assert proc.returncode == 0, proc.stderr
@@ -77,6 +100,7 @@ def test_a_module_in_the_current_folder_never_shadows_an_installed_package(tmp_p
 
 
 # -- seeds that are not seeds ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("seed", [-1, 1.5, True, "3", 2**64])
 def test_run_experiment_refuses_a_seed_that_is_not_a_non_negative_integer(seed):
@@ -94,13 +118,22 @@ def test_run_experiment_refuses_a_seed_that_is_not_a_non_negative_integer(seed):
 
 @pytest.mark.parametrize("seeds", [[1.5], [-1], [0, 0], 0, 1.5, "3", [True]])
 def test_spec_seeds_that_are_not_seeds_name_the_key(seeds):
-    raw = {"datasets": ["synthetic"], "scenarios": ["concept_aware"], "strategies": ["naive"],
-           "detectors": ["iforest"], "seeds": seeds}
-    with pytest.raises(SpecError, match=r"seeds: .*expected a count >= 1 or a list of distinct non-negative integers"):
+    raw = {
+        "datasets": ["synthetic"],
+        "scenarios": ["concept_aware"],
+        "strategies": ["naive"],
+        "detectors": ["iforest"],
+        "seeds": seeds,
+    }
+    with pytest.raises(
+        SpecError,
+        match=r"seeds: .*expected a count >= 1 or a list of distinct non-negative integers",
+    ):
         parse_spec(raw)
 
 
 # -- errors that point at the data -----------------------------------------------------------------
+
 
 def test_a_csv_row_with_an_extra_field_shows_the_parsers_whole_message(tmp_path):
     from clad.datasets import load_table
@@ -117,8 +150,12 @@ def test_a_missing_csv_value_names_the_file_line_and_column(tmp_path):
     from clad.datasets import load_table
 
     f = tmp_path / "gap.csv"
-    f.write_text("concept,label,a,b\n" + "".join(f"{c},{int(i % 5 == 0)},{i},{i}\n" for c in "AB" for i in range(10))
-                 .replace("A,0,3,3\n", "A,0,3,\n"))
+    f.write_text(
+        "concept,label,a,b\n"
+        + "".join(f"{c},{int(i % 5 == 0)},{i},{i}\n" for c in "AB" for i in range(10)).replace(
+            "A,0,3,3\n", "A,0,3,\n"
+        )
+    )
     with pytest.raises(CladError, match=r"column 'b' has nan at line 5, data row 4 of '.*gap.csv'"):
         load_table(str(f))
 

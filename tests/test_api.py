@@ -18,7 +18,14 @@ from clad.scenarios import SCENARIOS
 from clad.strategies import STRATEGIES
 
 ROOT = Path(__file__).resolve().parents[1]
-FUNCTIONS = {"run_spec", "run_experiment", "load_results", "make_synthetic", "Concept", "ConceptDataset"}
+FUNCTIONS = {
+    "run_spec",
+    "run_experiment",
+    "load_results",
+    "make_synthetic",
+    "Concept",
+    "ConceptDataset",
+}
 
 
 def _own_classes(registry) -> dict[str, type]:
@@ -44,17 +51,30 @@ def test_the_top_level_is_what_a_user_types():
     assert set(clad.__all__) == FUNCTIONS | classes
     assert len(clad.__all__) == len(set(clad.__all__)) <= 25
     assert "Naive" in dir(clad) and "ConceptAgnostic" in dir(clad)
-    for internal in ("Scored", "RunResult", "RunConfig", "DetectorAdapter", "BenchmarkResult", "Strategy"):
+    for internal in (
+        "Scored",
+        "RunResult",
+        "RunConfig",
+        "DetectorAdapter",
+        "BenchmarkResult",
+        "Strategy",
+    ):
         assert internal not in clad.__all__
-    assert clad.metrics.continual_average is not None and clad.errors.CladError  # subpackages stay reachable
+    assert (
+        clad.metrics.continual_average is not None and clad.errors.CladError
+    )  # subpackages stay reachable
 
 
 def test_each_public_name_is_written_once_in_the_package_init():
     tree = ast.parse((ROOT / "clad" / "__init__.py").read_text(encoding="utf-8"))
-    strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    strings = [
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
     for name in FUNCTIONS:
         assert strings.count(name) == 1, name
-    assert not any(isinstance(n, ast.Name) and n.id == "__all__" for n in ast.walk(tree))  # derived, not listed
+    assert not any(
+        isinstance(n, ast.Name) and n.id == "__all__" for n in ast.walk(tree)
+    )  # derived, not listed
 
 
 def _exporters() -> dict[str, list[str]]:
@@ -65,7 +85,9 @@ def _exporters() -> dict[str, list[str]]:
     for path in sorted((ROOT / "clad").rglob("*.py")):
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            if isinstance(node, ast.Assign) and any(
+                getattr(t, "id", None) == "__all__" for t in node.targets
+            ):
                 try:
                     names = ast.literal_eval(node.value)
                 except ValueError:
@@ -86,23 +108,27 @@ def test_each_public_name_has_one_import_path():
 
 @pytest.mark.slow
 def test_import_clad_stays_light():
-    code = ("import sys, clad\n"
-            "assert 'torch' not in sys.modules, 'torch imported by import clad'\n"
-            "assert 'matplotlib' not in sys.modules, 'matplotlib imported by import clad'\n"
-            "assert 'sklearn' not in sys.modules, 'scikit-learn imported by import clad'\n"
-            "import clad.cli, clad.engine.forkserver\n"
-            "assert 'sklearn' not in sys.modules, 'scikit-learn imported before a command runs'\n"
-            "clad.run_spec\n"
-            "assert 'torch' not in sys.modules\n"
-            "assert clad.Replay().get_params()['buffer_size'] == 1000\n"
-            "assert 'EWC' in dir(clad) and 'torch' not in sys.modules\n"
-            "try:\n"
-            "    clad.NoSuchThing\n"
-            "except AttributeError as exc:\n"
-            "    assert 'NoSuchThing' in str(exc)\n"
-            "else:\n"
-            "    raise SystemExit('no AttributeError')\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+    code = (
+        "import sys, clad\n"
+        "assert 'torch' not in sys.modules, 'torch imported by import clad'\n"
+        "assert 'matplotlib' not in sys.modules, 'matplotlib imported by import clad'\n"
+        "assert 'sklearn' not in sys.modules, 'scikit-learn imported by import clad'\n"
+        "import clad.cli, clad.engine.forkserver\n"
+        "assert 'sklearn' not in sys.modules, 'scikit-learn imported before a command runs'\n"
+        "clad.run_spec\n"
+        "assert 'torch' not in sys.modules\n"
+        "assert clad.Replay().get_params()['buffer_size'] == 1000\n"
+        "assert 'EWC' in dir(clad) and 'torch' not in sys.modules\n"
+        "try:\n"
+        "    clad.NoSuchThing\n"
+        "except AttributeError as exc:\n"
+        "    assert 'NoSuchThing' in str(exc)\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
     assert proc.returncode == 0, proc.stderr
 
 

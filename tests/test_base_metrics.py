@@ -67,8 +67,11 @@ def test_conformance_fails_on_a_metric_that_leaves_its_bounds(plugin_folder, cap
     from my_base_metrics import TOO_BIG
 
     report = check_base_metric(TOO_BIG, raise_on_failure=False)
-    assert set(report.failures) == {"bounds_on_random_inputs", "chance_level_of_a_scoreless_detector",
-                                    "nan_on_one_class"}
+    assert set(report.failures) == {
+        "bounds_on_random_inputs",
+        "chance_level_of_a_scoreless_detector",
+        "nan_on_one_class",
+    }
     assert "outside its declared bounds [0, 1]" in report.failures["bounds_on_random_inputs"]
     with pytest.raises(ConformanceError, match="bounds_on_random_inputs"):
         check_base_metric(TOO_BIG)
@@ -90,10 +93,17 @@ def test_a_declaration_must_hold_together():
 def test_a_base_metric_from_outside_clad_runs_in_a_spec(plugin_folder, tmp_path, capsys):
     name = "my_base_metrics:BALANCED"
     spec = tmp_path / "spec.toml"
-    spec.write_text(spec_toml(name="outside-metric", base_metrics=["roc_auc", name], seeds=2, strategies=["naive"],
-                              datasets=[synthetic(n_concepts=3, n_features=4, n_train=120, n_test=80)],
-                              scenarios=[{"name": "concept_incremental"}],
-                              detectors=[{"name": "iforest", "n_estimators": 10}]))
+    spec.write_text(
+        spec_toml(
+            name="outside-metric",
+            base_metrics=["roc_auc", name],
+            seeds=2,
+            strategies=["naive"],
+            datasets=[synthetic(n_concepts=3, n_features=4, n_train=120, n_test=80)],
+            scenarios=[{"name": "concept_incremental"}],
+            detectors=[{"name": "iforest", "n_estimators": 10}],
+        )
+    )
     out = tmp_path / "out"
     assert main(["run", str(spec), "--out", str(out)]) == 0
     runs = json.loads((out / "results.json").read_text())["runs"]
@@ -104,19 +114,35 @@ def test_a_base_metric_from_outside_clad_runs_in_a_spec(plugin_folder, tmp_path,
         assert "continual_average" in run["metrics"][name]
     capsys.readouterr()
     assert main(["report", str(out)]) == 0
-    page = "\n".join(p.read_text() for p in (out / "report").rglob("*.html"))  # every page of the report
+    page = "\n".join(
+        p.read_text() for p in (out / "report").rglob("*.html")
+    )  # every page of the report
     assert name in page and "balanced accuracy of the flags" in page
     assert main(["list", "base_metrics", name]) == 0
     listing = capsys.readouterr().out
-    assert name in listing and "balanced accuracy of the flags" in listing and "reads the labels" in listing
+    assert (
+        name in listing
+        and "balanced accuracy of the flags" in listing
+        and "reads the labels" in listing
+    )
 
 
 def test_a_spec_naming_a_missing_base_metric_says_why(tmp_path, capsys):
     spec = tmp_path / "spec.toml"
-    spec.write_text(spec_toml(name="missing-metric", base_metrics=["roc_auc", "no_such_module:METRIC", "roc_acu"],
-                              datasets=[synthetic(n_concepts=2)], scenarios=[{"name": "concept_incremental"}],
-                              strategies=["naive"], detectors=[{"name": "iforest"}]))
+    spec.write_text(
+        spec_toml(
+            name="missing-metric",
+            base_metrics=["roc_auc", "no_such_module:METRIC", "roc_acu"],
+            datasets=[synthetic(n_concepts=2)],
+            scenarios=[{"name": "concept_incremental"}],
+            strategies=["naive"],
+            detectors=[{"name": "iforest"}],
+        )
+    )
     assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert "base_metrics[1]: base metric 'no_such_module:METRIC': module 'no_such_module' could not be imported" in err
+    assert (
+        "base_metrics[1]: base metric 'no_such_module:METRIC': module 'no_such_module' could not be imported"
+        in err
+    )
     assert "base_metrics[2]: unknown base metric 'roc_acu' (did you mean 'roc_auc'?)" in err

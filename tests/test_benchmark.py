@@ -23,12 +23,22 @@ def test_run_spec_writes_the_folder_then_resumes_and_recomputes_a_deleted_run(tm
     events = []
     first = clad.run_spec(spec_path, out, on_event=events.append)
     assert isinstance(first, BenchmarkResult)
-    assert (first.n_total, first.n_ok, first.n_failed, first.n_resumed, first.n_computed) == (8, 8, 0, 0, 8)
+    assert (first.n_total, first.n_ok, first.n_failed, first.n_resumed, first.n_computed) == (
+        8,
+        8,
+        0,
+        0,
+        8,
+    )
     assert first.ok and not first.interrupted
     assert first.database == out / "results.sqlite" and first.results_json == out / "results.json"
-    assert sorted(r.run_id for r in load_results(first.results_json)) == sorted(r.run_id for r in first.runs)
+    assert sorted(r.run_id for r in load_results(first.results_json)) == sorted(
+        r.run_id for r in first.runs
+    )
     assert (out / "summary.csv").is_file() and (out / "summary.md").is_file()
-    assert len(first.summary) == 2 * 2 * 2  # 2 base metrics x 2 detectors x 2 strategies, over 2 seeds
+    assert (
+        len(first.summary) == 2 * 2 * 2
+    )  # 2 base metrics x 2 detectors x 2 strategies, over 2 seeds
     assert set(first.summary.runs) == {2} and set(first.summary.CA_n) == {2}
     # the events: the grid, each run started and finished, each step of a sequential run, the end
     kinds = [e.kind for e in events]
@@ -58,8 +68,9 @@ def test_run_spec_writes_the_folder_then_resumes_and_recomputes_a_deleted_run(tm
     with ResultStore(out) as store:
         assert store.count() == 8 and store.integrity_check() == "ok"
         kept = {r: f for r, f in store._con.execute("SELECT run_id, finished FROM runs")}
-    assert {r: f for r, f in kept.items() if r != gone.run_id} == {r: f for r, f in stamps.items()
-                                                                    if r != gone.run_id}
+    assert {r: f for r, f in kept.items() if r != gone.run_id} == {
+        r: f for r, f in stamps.items() if r != gone.run_id
+    }
 
     fresh = clad.run_spec(spec_path, out, fresh=True)
     assert (fresh.n_resumed, fresh.n_computed) == (0, 8)
@@ -67,8 +78,15 @@ def test_run_spec_writes_the_folder_then_resumes_and_recomputes_a_deleted_run(tm
 
 @pytest.mark.slow
 def test_run_spec_from_a_dict_records_no_text_and_checks_its_arguments_first(tmp_path):
-    raw = {"seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"], "detectors": ["hbos"],
-           "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 40, "n_test": 30}]}
+    raw = {
+        "seeds": 1,
+        "strategies": ["naive"],
+        "scenarios": ["concept_incremental"],
+        "detectors": ["hbos"],
+        "datasets": [
+            {"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 40, "n_test": 30}
+        ],
+    }
     with pytest.raises(CladValueError, match="jobs=0"):
         clad.run_spec(raw, tmp_path / "never", jobs=0)
     with pytest.raises(CladValueError, match="timeout=-1"):
@@ -77,6 +95,8 @@ def test_run_spec_from_a_dict_records_no_text_and_checks_its_arguments_first(tmp
     done = clad.run_spec(raw, tmp_path / "out")
     assert done.ok and done.n_total == 1
     with ResultStore(done.database) as store:
-        assert store.get_meta("spec_text") is None and store.get_meta("spec")["detectors"] == ["hbos"]
+        assert store.get_meta("spec_text") is None and store.get_meta("spec")["detectors"] == [
+            "hbos"
+        ]
     with pytest.raises(CladError, match="expected a Spec"):
         clad.run_spec(42, tmp_path / "x")

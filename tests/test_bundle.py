@@ -11,9 +11,15 @@ from clad.bundle.format import MANIFEST, BundleError, export_bundle, read_bundle
 from clad.results.store import load_results
 from tests.runner_helpers import run_clad, synthetic, write_spec
 
-GRID = dict(name="bundled", base_metrics=["roc_auc", "f1"], seeds=[0, 1], strategies=["naive", "cumulative"],
-            datasets=[synthetic(), synthetic(n_features=4, label="synthetic4")],
-            scenarios=[{"name": "concept_incremental"}], detectors=[{"name": "hbos"}, {"name": "iforest", "n_estimators": 5}])
+GRID = dict(
+    name="bundled",
+    base_metrics=["roc_auc", "f1"],
+    seeds=[0, 1],
+    strategies=["naive", "cumulative"],
+    datasets=[synthetic(), synthetic(n_features=4, label="synthetic4")],
+    scenarios=[{"name": "concept_incremental"}],
+    detectors=[{"name": "hbos"}, {"name": "iforest", "n_estimators": 5}],
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +34,11 @@ def grid(tmp_path_factory):
 
 
 def _files(folder):
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_the_same_runs_give_the_same_bytes(grid, tmp_path):
@@ -46,10 +56,16 @@ def test_the_manifest_and_shards_describe_the_runs(grid, tmp_path):
     assert manifest["format"] == "clad-bundle" and manifest["format_version"] == 1
     assert manifest["numbers_version"] == 1 and manifest["runs"] == 16
     assert [d["label"] for d in manifest["datasets"]] == ["synthetic", "synthetic4"]
-    assert all(d["sha256"] == [] for d in manifest["datasets"])  # generated data: its parameters say it all
+    assert all(
+        d["sha256"] == [] for d in manifest["datasets"]
+    )  # generated data: its parameters say it all
     shards = {s["path"]: s for s in manifest["shards"]}
-    assert sorted(shards) == ["runs/synthetic/hbos.jsonl", "runs/synthetic/iforest.jsonl",
-                              "runs/synthetic4/hbos.jsonl", "runs/synthetic4/iforest.jsonl"]
+    assert sorted(shards) == [
+        "runs/synthetic/hbos.jsonl",
+        "runs/synthetic/iforest.jsonl",
+        "runs/synthetic4/hbos.jsonl",
+        "runs/synthetic4/iforest.jsonl",
+    ]
     import hashlib
 
     for path, shard in shards.items():
@@ -65,7 +81,9 @@ def test_floats_round_trip_exactly(grid, tmp_path):
     for r in load_results(grid):
         row = by_key[r.result_key["key"]]
         for metric, R in r.R.items():
-            back = np.array([[np.nan if v is None else v for v in line] for line in row["record"]["R"][metric]])
+            back = np.array(
+                [[np.nan if v is None else v for v in line] for line in row["record"]["R"][metric]]
+            )
             assert back.dtype == R.dtype and np.array_equal(back, R, equal_nan=True)
             assert back.tobytes() == R.tobytes() or np.isnan(R).any()
 
@@ -117,7 +135,9 @@ def test_a_foreign_or_newer_manifest_is_refused(tmp_path):
     (tmp_path / "f" / MANIFEST).write_text(json.dumps({"format": "something-else"}))
     with pytest.raises(BundleError, match="not a clad bundle's"):
         read_bundle(tmp_path / "f")
-    (tmp_path / "f" / MANIFEST).write_text(json.dumps({"format": "clad-bundle", "format_version": 7}))
+    (tmp_path / "f" / MANIFEST).write_text(
+        json.dumps({"format": "clad-bundle", "format_version": 7})
+    )
     with pytest.raises(BundleError, match="format_version 7; this clad reads 1"):
         read_bundle(tmp_path / "f")
     (tmp_path / "g").mkdir()
@@ -160,10 +180,14 @@ def test_export_pull_export_gives_the_same_bytes(grid, tmp_path):
     first = export_bundle(grid, tmp_path / "first")
     done = pull(str(tmp_path / "first"), tmp_path / "pulled")
     assert len(done.imported) == 16 and not done.refused and done.already == 0
-    assert {r.origin for r in load_results(tmp_path / "pulled")} == {f"bundle sha256:{first.sha256}"}
+    assert {r.origin for r in load_results(tmp_path / "pulled")} == {
+        f"bundle sha256:{first.sha256}"
+    }
     again = export_bundle(tmp_path / "pulled", tmp_path / "again")
     assert _files(tmp_path / "first") == _files(tmp_path / "again") and again.sha256 == first.sha256
-    assert pull(str(tmp_path / "first"), tmp_path / "pulled").already == 16  # a second pull adds nothing
+    assert (
+        pull(str(tmp_path / "first"), tmp_path / "pulled").already == 16
+    )  # a second pull adds nothing
 
 
 def test_rows_of_another_library_or_numbers_version_are_refused_with_the_reason(grid, tmp_path):
@@ -185,7 +209,10 @@ def test_rows_of_another_library_or_numbers_version_are_refused_with_the_reason(
     assert len(done.imported) == 8 and len(done.refused) == 8
     assert sum("library version: scikit-learn 0.1.0 -> " in why for why in done.refused) == 4
     assert sum("numbers-version: 0 -> 1" in why for why in done.refused) == 4
-    assert {(r.detector, r.seed) for r in load_results(tmp_path / "out")} == {("hbos", 1), ("iforest", 0)}
+    assert {(r.detector, r.seed) for r in load_results(tmp_path / "out")} == {
+        ("hbos", 1),
+        ("iforest", 0),
+    }
 
 
 def test_a_changed_data_byte_refuses_exactly_that_datasets_rows(tmp_path):
@@ -196,7 +223,10 @@ def test_a_changed_data_byte_refuses_exactly_that_datasets_rows(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     _npz(data / "one.npz"), _npz(data / "two.npz")
-    datasets = [{"name": "clad_npz", "file": f, "data_dir": str(data), "label": f[:3]} for f in ("one.npz", "two.npz")]
+    datasets = [
+        {"name": "clad_npz", "file": f, "data_dir": str(data), "label": f[:3]}
+        for f in ("one.npz", "two.npz")
+    ]
     run_spec(write_spec(tmp_path, datasets=datasets, seeds=[0, 1]), tmp_path / "grid")
     done = export_bundle(tmp_path / "grid", tmp_path / "b")
     manifest = json.loads((tmp_path / "b" / MANIFEST).read_text())
@@ -205,15 +235,25 @@ def test_a_changed_data_byte_refuses_exactly_that_datasets_rows(tmp_path):
     moved.mkdir()
     for f in ("one.npz", "two.npz"):
         (moved / f).write_bytes((data / f).read_bytes())
-    spec = write_spec(tmp_path, None, "moved.toml", datasets=[{**d, "data_dir": str(moved)} for d in datasets],
-                      seeds=[0, 1])
+    spec = write_spec(
+        tmp_path,
+        None,
+        "moved.toml",
+        datasets=[{**d, "data_dir": str(moved)} for d in datasets],
+        seeds=[0, 1],
+    )
     from clad.engine.spec import load_spec
 
-    assert len(pull(str(tmp_path / "b"), tmp_path / "moved", configs=load_spec(spec).configs).imported) == 4
+    assert (
+        len(pull(str(tmp_path / "b"), tmp_path / "moved", configs=load_spec(spec).configs).imported)
+        == 4
+    )
     _npz(data / "one.npz", shift=1e-3)
     pulled = pull(str(tmp_path / "b"), tmp_path / "out")
     assert {r.dataset for r in pulled.imported} == {"two"} and len(pulled.imported) == 2
-    assert len(pulled.refused) == 2 and all(w.startswith("one / ") and "data bytes: " in w for w in pulled.refused)
+    assert len(pulled.refused) == 2 and all(
+        w.startswith("one / ") and "data bytes: " in w for w in pulled.refused
+    )
 
 
 @pytest.mark.slow
@@ -225,11 +265,17 @@ def test_run_from_a_bundle_computes_only_the_new_detectors_runs(grid, tmp_path):
     proc = run_clad("run", spec, "--out", tmp_path / "out", "--from", tmp_path / "b", "--quiet")
     assert proc.returncode == 0, proc.stderr
     end = proc.stdout.strip().splitlines()[-1]
-    assert end.startswith("16 runs imported from bundle sha256:") and ", 8 computed here" in end, end
+    assert end.startswith("16 runs imported from bundle sha256:") and ", 8 computed here" in end, (
+        end
+    )
     runs = load_results(tmp_path / "out")
     computed = {r.result_key["key"]: r for r in load_results(grid)}
     imported = [r for r in runs if r.origin]
-    assert len(runs) == 24 and len(imported) == 16 and {r.detector for r in runs if not r.origin} == {"ecod"}
+    assert (
+        len(runs) == 24
+        and len(imported) == 16
+        and {r.detector for r in runs if not r.origin} == {"ecod"}
+    )
     for r in imported:
         mine = computed[r.result_key["key"]]
         assert all(r.R[m].tobytes() == mine.R[m].tobytes() for m in mine.R)
@@ -241,8 +287,12 @@ def test_run_from_a_bundle_computes_only_the_new_detectors_runs(grid, tmp_path):
 def _git(*args, cwd):
     import subprocess
 
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_a_bundle_from_a_bare_git_repository_at_a_commit(grid, tmp_path):
@@ -256,7 +306,9 @@ def test_a_bundle_from_a_bare_git_repository_at_a_commit(grid, tmp_path):
     _git("init", "-q", cwd=work)
     _git("add", "-A", cwd=work)
     _git("commit", "-qm", "bundle", cwd=work)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True
+    ).stdout.strip()
     _git("clone", "-q", "--bare", str(work), str(tmp_path / "bare.git"), cwd=tmp_path)
     done = pull(f"git+{tmp_path / 'bare.git'}@{commit}#path=published", tmp_path / "out")
     assert len(done.imported) == 16 and not done.refused
@@ -300,12 +352,21 @@ def test_a_bundle_over_http_and_file_urls_pinned_by_sha256(grid, tmp_path, http_
     assert len(pull((served / "b.tar").as_uri(), tmp_path / "out2", sha256=pin).imported) == 16
     (served / "cut.tar").write_bytes(data[: len(data) // 2])
     (served / "junk.tar").write_bytes(b"\0not a tar" * 100)
-    for source, pinned, match in ((f"{url}/b.tar", "0" * 64, "does not match|expected"),
-                                  (f"{url}/b.tar", None, "must be pinned"),
-                                  (f"{url}/cut.tar", hashlib.sha256(data[: len(data) // 2]).hexdigest(), "truncated|missing|sha256"),
-                                  (f"{url}/junk.tar", hashlib.sha256((served / "junk.tar").read_bytes()).hexdigest(),
-                                   "not a readable tar"),
-                                  (f"{url}/absent.tar", "0" * 64, "could not be downloaded")):
+    for source, pinned, match in (
+        (f"{url}/b.tar", "0" * 64, "does not match|expected"),
+        (f"{url}/b.tar", None, "must be pinned"),
+        (
+            f"{url}/cut.tar",
+            hashlib.sha256(data[: len(data) // 2]).hexdigest(),
+            "truncated|missing|sha256",
+        ),
+        (
+            f"{url}/junk.tar",
+            hashlib.sha256((served / "junk.tar").read_bytes()).hexdigest(),
+            "not a readable tar",
+        ),
+        (f"{url}/absent.tar", "0" * 64, "could not be downloaded"),
+    ):
         with pytest.raises(BundleError, match=match):
             pull(source, tmp_path / "never", sha256=pinned)
     assert not (tmp_path / "never").exists()
@@ -324,7 +385,9 @@ def test_the_cli_pull_lists_refusals_and_writes_nothing_from_a_bad_bundle(grid, 
     assert proc.stdout.strip().splitlines()[-1].startswith("16 runs imported into ")
 
 
-def test_a_new_clad_release_without_a_numbers_version_change_keeps_a_bundle_importable(grid, tmp_path, monkeypatch):
+def test_a_new_clad_release_without_a_numbers_version_change_keeps_a_bundle_importable(
+    grid, tmp_path, monkeypatch
+):
     import clad.engine.config as config_module
     import clad.results.record as record_module
     from clad.bundle.pull import pull
@@ -339,7 +402,9 @@ def test_a_new_clad_release_without_a_numbers_version_change_keeps_a_bundle_impo
     finally:
         record_module._versions.cache_clear()
     assert len(done.imported) == 16 and not done.refused
-    assert not {r.run_id for r in done.imported} & old_ids  # run ids name the release's runs; keys did not move
+    assert (
+        not {r.run_id for r in done.imported} & old_ids
+    )  # run ids name the release's runs; keys did not move
 
 
 def test_the_report_says_which_runs_were_imported(grid, tmp_path):
@@ -349,7 +414,9 @@ def test_the_report_says_which_runs_were_imported(grid, tmp_path):
     export_bundle(grid, tmp_path / "b")
     done = pull(str(tmp_path / "b"), tmp_path / "out")
     html = make_report(load_results(tmp_path / "out"), tmp_path / "report").all_text()
-    assert (f"Origin: 0 runs computed here, 16 imported from bundle sha256:{done.sha256[:12]}…" in html)
+    assert (
+        f"Origin: 0 runs computed here, 16 imported from bundle sha256:{done.sha256[:12]}…" in html
+    )
     assert "Origin:" not in make_report(load_results(grid), tmp_path / "here").all_text()
 
 
@@ -392,7 +459,9 @@ def test_adding_a_detector_plug_in_with_from_computes_only_its_runs(grid, tmp_pa
     (tmp_path / "mean_distance_plugin.py").write_text(PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
     export_bundle(grid, tmp_path / "b")
-    spec = parse_spec({**GRID, "detectors": [*GRID["detectors"], {"name": "mean_distance_plugin:MeanDistance"}]})
+    spec = parse_spec(
+        {**GRID, "detectors": [*GRID["detectors"], {"name": "mean_distance_plugin:MeanDistance"}]}
+    )
     pulled = pull(str(tmp_path / "b"), tmp_path / "out", configs=spec.configs)
     done = run_spec(spec, tmp_path / "out")
     assert len(pulled.imported) == 16 and not pulled.refused
@@ -405,7 +474,10 @@ def test_adding_a_detector_plug_in_with_from_computes_only_its_runs(grid, tmp_pa
     (tmp_path / "mean_distance_plugin.py").write_text(PLUGIN + "\n# edited\n")
     again = pull(str(tmp_path / "b2"), tmp_path / "again")
     assert len(again.imported) == 16 and len(again.refused) == 8
-    assert all("MeanDistance" in why and "plug-in code: code mean_distance_plugin sha256:" in why for why in again.refused)
+    assert all(
+        "MeanDistance" in why and "plug-in code: code mean_distance_plugin sha256:" in why
+        for why in again.refused
+    )
 
 
 @pytest.mark.slow
@@ -419,7 +491,9 @@ def test_a_leaderboard_of_two_bundles_with_the_changes_against_a_previous_one(gr
     (tmp_path / "prev").mkdir()
     export_bundle(grid, tmp_path / "prev")
 
-    def edit(row):  # the previous bundle: iforest computed with another scikit-learn, one value of R apart
+    def edit(
+        row,
+    ):  # the previous bundle: iforest computed with another scikit-learn, one value of R apart
         if row["record"]["detector"] == "iforest":
             row["parts"]["libraries"]["scikit-learn"] = "0.1.0"
             row["record"]["R"]["roc_auc"][0][0] = 0.125
@@ -427,20 +501,39 @@ def test_a_leaderboard_of_two_bundles_with_the_changes_against_a_previous_one(gr
         return False
 
     _rewrite(tmp_path / "prev", edit)
-    proc = run_clad("leaderboard", tmp_path / "base", tmp_path / "base", "-o", tmp_path / "site", "--previous",
-                    tmp_path / "prev")
+    proc = run_clad(
+        "leaderboard",
+        tmp_path / "base",
+        tmp_path / "base",
+        "-o",
+        tmp_path / "site",
+        "--previous",
+        tmp_path / "prev",
+    )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().endswith("against the previous bundle: 0 new, 0 gone, 8 moved (changes.csv)")
+    assert proc.stdout.strip().endswith(
+        "against the previous bundle: 0 new, 0 gone, 8 moved (changes.csv)"
+    )
     assert f"leaderboard of {len(rows)} runs from 2 bundles" in proc.stdout
     site = tmp_path / "site"
     assert (site / "index.html").is_file()
     text = "".join(p.read_text() for p in site.glob("*.html"))
     assert "Origin: 0 runs computed here, 16 imported from bundle sha256:" in text
     changes = list(csv.DictReader((site / "changes.csv").open()))
-    assert {c["detector"] for c in changes} == {"iforest"} and all("libraries changed" in c["detail"] for c in changes)
-    assert all(c["detail"].endswith("largest change of R " + format(abs(0.125 - r["record"]["R"]["roc_auc"][0][0]), ".6g"))
-               for c in changes for r in rows if r["record"]["detector"] == "iforest" and r["record"]["seed"] == int(c["seed"])
-               and r["record"]["strategy"] == c["strategy"] and r["record"]["dataset"] == c["dataset"])
+    assert {c["detector"] for c in changes} == {"iforest"} and all(
+        "libraries changed" in c["detail"] for c in changes
+    )
+    assert all(
+        c["detail"].endswith(
+            "largest change of R " + format(abs(0.125 - r["record"]["R"]["roc_auc"][0][0]), ".6g")
+        )
+        for c in changes
+        for r in rows
+        if r["record"]["detector"] == "iforest"
+        and r["record"]["seed"] == int(c["seed"])
+        and r["record"]["strategy"] == c["strategy"]
+        and r["record"]["dataset"] == c["dataset"]
+    )
     bundles = list(csv.DictReader((site / "bundles.csv").open()))
     assert len(bundles) == 2 and bundles[0]["runs"] == "16" and bundles[0]["numbers_version"] == "1"
 

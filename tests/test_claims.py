@@ -20,8 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _foreign_claim(store, run_id, pid, expires_in):
     with store._transaction() as cur:
-        cur.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
-                    (run_id, socket.gethostname(), pid, time.time() + expires_in))
+        cur.execute(
+            "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
+            (run_id, socket.gethostname(), pid, time.time() + expires_in),
+        )
 
 
 def test_a_live_claim_holds_and_a_dead_or_expired_one_is_taken_over(tmp_path):
@@ -68,18 +70,33 @@ class Counting:
 @pytest.mark.slow
 def test_two_processes_on_one_folder_compute_every_run_once(tmp_path):
     (tmp_path / "counting_plugin.py").write_text(PLUGIN)
-    spec = write_spec(tmp_path, name="two-processes", seeds=6, share=False, scenarios=["concept_incremental"],
-                      datasets=[synthetic(n_concepts=3, n_features=2, n_train=40, n_test=30)],
-                      detectors=[{"name": "counting_plugin:Counting", "delay": 0.15}])
+    spec = write_spec(
+        tmp_path,
+        name="two-processes",
+        seeds=6,
+        share=False,
+        scenarios=["concept_incremental"],
+        datasets=[synthetic(n_concepts=3, n_features=2, n_train=40, n_test=30)],
+        detectors=[{"name": "counting_plugin:Counting", "delay": 0.15}],
+    )
     count = tmp_path / "fits.txt"
-    env = {**os.environ, "CLAD_COUNT_FILE": str(count),
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "CLAD_COUNT_FILE": str(count),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(out), "--quiet"]
-    procs = [subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=600) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], "\n---\n".join(err[-3000:] for _, err in outputs)  # the cause, unabridged
+    assert [p.returncode for p in procs] == [0, 0], "\n---\n".join(
+        err[-3000:] for _, err in outputs
+    )  # the cause, unabridged
     lines = count.read_text().splitlines()
     assert len(lines) == 6 * 3  # 6 runs x 3 concepts: every run computed exactly once
     con = sqlite3.connect(out / "results.sqlite")

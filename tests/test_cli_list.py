@@ -15,7 +15,7 @@ def _params_of(text: str, name: str) -> str:
     lines = text.splitlines()
     k = next(i for i, line in enumerate(lines) if line.split()[:1] == [name])
     out = []
-    for line in lines[k + 1:]:
+    for line in lines[k + 1 :]:
         if not line.startswith(" " * 23):
             break
         out.append(line.strip())
@@ -28,13 +28,17 @@ def test_strategies_show_their_defaults(capsys):
     for name in STRATEGIES.names():
         assert _params_of(text, name), name
     assert "buffer_size=1000" in _params_of(text, "replay")
-    assert 'mode="buffer_only"' in _params_of(text, "replay_buffer_only")  # the registered default wins
+    assert 'mode="buffer_only"' in _params_of(
+        text, "replay_buffer_only"
+    )  # the registered default wins
     assert "detector" not in _params_of(text, "naive")  # the detector comes from [[detectors]]
 
 
 def test_detectors_scenarios_and_datasets(capsys):
     detectors = _listing(capsys, "detectors")
-    assert "novelty=true" in _params_of(detectors, "lof") and "n_neighbors=20" in _params_of(detectors, "lof")
+    assert "novelty=true" in _params_of(detectors, "lof") and "n_neighbors=20" in _params_of(
+        detectors, "lof"
+    )
     assert 'max_samples="auto"' in _params_of(detectors, "iforest")
     scenarios = _listing(capsys, "scenarios")
     assert "batch_size=256" in _params_of(scenarios, "concept_agnostic")
@@ -50,10 +54,14 @@ def test_the_command_line_freezes_the_heap_at_exit_only():
     import subprocess
     import sys
 
-    code = ("import atexit, gc, sys\n"
-            "atexit.register(lambda: print('at exit', gc.get_freeze_count() > 0))\n"
-            "from clad.cli import main\n"
-            "main(['list', 'strategies'])\n"
-            "print('after main', gc.get_freeze_count() > 0)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('at exit', gc.get_freeze_count() > 0))\n"
+        "from clad.cli import main\n"
+        "main(['list', 'strategies'])\n"
+        "print('after main', gc.get_freeze_count() > 0)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.splitlines()[-2:] == ["after main False", "at exit True"]

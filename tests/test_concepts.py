@@ -14,8 +14,10 @@ def good(name="A", n=10, d=3, labels=True):
 
 
 def test_valid_dataset():
-    ds = ConceptDataset([good("A", labels=False), good("B", labels=False), good("A", labels=False)],
-                        [good("A"), good("B"), good("C")])
+    ds = ConceptDataset(
+        [good("A", labels=False), good("B", labels=False), good("A", labels=False)],
+        [good("A"), good("B"), good("C")],
+    )
     assert ds.train_names == ("A", "B", "A")
     assert ds.test_names == ("A", "B", "C")
     assert ds.n_features == 3
@@ -57,14 +59,22 @@ def test_int_features_become_float():
 @pytest.mark.parametrize(
     "X, y, match",
     [
-        (np.array([[1.0, np.nan]]), None, r"concept 'bad': features contain NaN or infinity \(first at row 0, column 1\)"),
+        (
+            np.array([[1.0, np.nan]]),
+            None,
+            r"concept 'bad': features contain NaN or infinity \(first at row 0, column 1\)",
+        ),
         (np.array([[1.0, np.inf]]), None, "NaN or infinity"),
         (np.zeros((0, 3)), None, "concept 'bad': has no rows"),
         (np.zeros((3, 0)), None, "has no feature columns"),
         (np.zeros(3), None, r"must be a 2-D array .* got shape \(3,\)"),
         (np.array([["a", "b"]]), None, "features have dtype <U1; expected numbers"),
         (np.zeros((3, 2)), np.array([0, 1]), "2 labels for 3 rows; expected one label per row"),
-        (np.zeros((3, 2)), np.array([0, 1, 2]), r"labels must be binary, 0 \(normal\) or 1 \(anomaly\); found 0, 1, 2"),
+        (
+            np.zeros((3, 2)),
+            np.array([0, 1, 2]),
+            r"labels must be binary, 0 \(normal\) or 1 \(anomaly\); found 0, 1, 2",
+        ),
         (np.zeros((2, 2)), np.array([0.0, np.nan]), "labels contain NaN"),
         (np.zeros((2, 2)), np.array(["x", "y"]), "labels have dtype"),
         (np.zeros((2, 2)), np.zeros((2, 1)), "labels must be 1-D"),
@@ -81,7 +91,10 @@ def test_bad_name():
 
 
 def test_feature_count_mismatch():
-    with pytest.raises(DataError, match="test concept 'B' has 4 features, but 'A' has 3; all concepts must have the same number"):
+    with pytest.raises(
+        DataError,
+        match="test concept 'B' has 4 features, but 'A' has 3; all concepts must have the same number",
+    ):
         ConceptDataset([good("A", labels=False)], [good("A"), good("B", d=4)])
 
 

@@ -20,7 +20,9 @@ from plugins import DistanceToMean, FitReturnsNone, MutableDefault, WrongShape, 
 FAST = {"iforest": {"n_estimators": 20}, "pyod_iforest": {"n_estimators": 20}}
 
 
-UNAVAILABLE: dict[str, str] = {}  # detectors whose optional dependency (e.g. torch) is not installed
+UNAVAILABLE: dict[
+    str, str
+] = {}  # detectors whose optional dependency (e.g. torch) is not installed
 
 
 def builtin_detectors():
@@ -59,7 +61,14 @@ def test_every_builtin_detector_is_checked():
 def _detector_for(name):
     from sklearn.ensemble import IsolationForest
 
-    if name in ("ewc", "lwf", "fine_tune", "incremental", "agem", "der"):  # need a trainable network (or partial_fit)
+    if name in (
+        "ewc",
+        "lwf",
+        "fine_tune",
+        "incremental",
+        "agem",
+        "der",
+    ):  # need a trainable network (or partial_fit)
         pytest.importorskip("torch")
         from clad.detectors.torch_ae import AutoEncoder
 
@@ -80,19 +89,29 @@ def test_strategy_checks_parametrised(strategy, check):
     check(strategy)
 
 
-@pytest.mark.parametrize("broken, check, reason", [
-    (WrongSign(), "higher_is_more_anomalous", "scores look inverted"),
-    (WrongShape(), "score_shape_and_finite", r"returned shape \(300, 2\)"),
-    (FitReturnsNone(), "fit_returns_self", "fit() returned NoneType, expected the detector itself"),
-    (MutableDefault(), "no_mutable_defaults", "mutable default(s) for weights"),
-])
+@pytest.mark.parametrize(
+    "broken, check, reason",
+    [
+        (WrongSign(), "higher_is_more_anomalous", "scores look inverted"),
+        (WrongShape(), "score_shape_and_finite", r"returned shape \(300, 2\)"),
+        (
+            FitReturnsNone(),
+            "fit_returns_self",
+            "fit() returned NoneType, expected the detector itself",
+        ),
+        (MutableDefault(), "no_mutable_defaults", "mutable default(s) for weights"),
+    ],
+)
 def test_broken_detectors_fail_with_the_reason(broken, check, reason):
     report = check_detector(broken, raise_on_failure=False)
     assert not report.ok
     assert check in report.failures
     import re
 
-    assert re.search(reason if "(" not in reason or "\\(" in reason else re.escape(reason), report.failures[check])
+    assert re.search(
+        reason if "(" not in reason or "\\(" in reason else re.escape(reason),
+        report.failures[check],
+    )
     with pytest.raises(ConformanceError, match="FAIL"):
         check_detector(broken)
 
@@ -104,11 +123,14 @@ def test_cli_check_passes_on_builtin(name, capsys):
     assert "checks passed" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("path, reason", [
-    ("plugins:WrongSign", "scores look inverted"),
-    ("plugins:WrongShape", "expected (300,)"),
-    ("plugins:FitReturnsNone", "return self"),
-])
+@pytest.mark.parametrize(
+    "path, reason",
+    [
+        ("plugins:WrongSign", "scores look inverted"),
+        ("plugins:WrongShape", "expected (300,)"),
+        ("plugins:FitReturnsNone", "return self"),
+    ],
+)
 def test_cli_check_fails_on_broken(path, reason, capsys):
     assert main(["check", path]) == 1
     out = capsys.readouterr().out

@@ -13,7 +13,9 @@ FAKE = "\x1b[2J\x1b[H0 failed: all runs passed\x9b1m"
 
 
 def test_a_message_with_escape_sequences_reaches_the_console_escaped(tmp_path, capsys, caplog):
-    spec = write_spec(tmp_path, **small_spec(detectors=[{"name": "plugins:FailingDetector", "message": FAKE}]))
+    spec = write_spec(
+        tmp_path, **small_spec(detectors=[{"name": "plugins:FailingDetector", "message": FAKE}])
+    )
     rc, out, err = run_main(capsys, caplog, "run", spec, "--out", tmp_path / "o")
     assert rc == 1
     assert "\x1b" not in out and "\x9b" not in out
@@ -25,10 +27,17 @@ def test_terminal_safe_keeps_lines_and_tabs():
     assert terminal_safe("\x07\x1b\x7f\x85") == "\\x07\\x1b\\x7f\\x85"
 
 
-@pytest.mark.parametrize("uri,words", [("sqlite:///:memory:", "in-memory store"), ("sqlite://", "in-memory store"),
-                                       ("ftp://host/x", "scheme 'ftp' is not a tracking store"),
-                                       ("mlruns", "scheme '(none)'"), ("http://", "names no host"),
-                                       ("", "expected a URI")])
+@pytest.mark.parametrize(
+    "uri,words",
+    [
+        ("sqlite:///:memory:", "in-memory store"),
+        ("sqlite://", "in-memory store"),
+        ("ftp://host/x", "scheme 'ftp' is not a tracking store"),
+        ("mlruns", "scheme '(none)'"),
+        ("http://", "names no host"),
+        ("", "expected a URI"),
+    ],
+)
 def test_a_tracking_uri_that_would_lose_the_runs_is_refused(uri, words):
     from clad.engine.export_mlflow import check_tracking_uri
 
@@ -37,8 +46,9 @@ def test_a_tracking_uri_that_would_lose_the_runs_is_refused(uri, words):
 
 
 @pytest.mark.slow
-def test_a_refused_tracking_uri_is_exit_2_and_an_interrupted_export_leaves_no_running_run(tmp_path, capsys,
-                                                                                          monkeypatch):
+def test_a_refused_tracking_uri_is_exit_2_and_an_interrupted_export_leaves_no_running_run(
+    tmp_path, capsys, monkeypatch
+):
     pytest.importorskip("mlflow")
     pytest.importorskip("sqlalchemy")
     from mlflow.tracking import MlflowClient
@@ -49,7 +59,10 @@ def test_a_refused_tracking_uri_is_exit_2_and_an_interrupted_export_leaves_no_ru
     out = tmp_path / "o"
     assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
     capsys.readouterr()
-    assert main(["export", str(out), "--format", "mlflow", "--tracking-uri", "sqlite:///:memory:"]) == 2
+    assert (
+        main(["export", str(out), "--format", "mlflow", "--tracking-uri", "sqlite:///:memory:"])
+        == 2
+    )
     assert "in-memory store" in capsys.readouterr().err
 
     import clad.report.plots as plots
@@ -68,7 +81,9 @@ def test_a_refused_tracking_uri_is_exit_2_and_an_interrupted_export_leaves_no_ru
     client = MlflowClient(tracking_uri=default_tracking_uri(out))
     exp = client.get_experiment_by_name("tiny").experiment_id
     runs = client.search_runs([exp])
-    assert [r.info.status for r in runs] == ["FINISHED"]  # the first; the second was not left RUNNING
+    assert [r.info.status for r in runs] == [
+        "FINISHED"
+    ]  # the first; the second was not left RUNNING
     monkeypatch.setattr(plots, "plot_heatmap", real)
     assert main(["export", str(out), "--format", "mlflow"]) == 0
     assert len(client.search_runs([exp])) == 3

@@ -41,7 +41,10 @@ def test_run_ends_with_the_report_command_in_100_columns(tmp_path, capsys):
     summary = text[: text.index("runs finished")]
     assert max(len(line) for line in summary.splitlines()) <= 100
     assert "concept_aware = concept_incremental" in summary  # naive: one computation, shown once
-    assert "8 runs finished, 0 failed; 2 of them the same computation as another run (computed once)" in text
+    assert (
+        "8 runs finished, 0 failed; 2 of them the same computation as another run (computed once)"
+        in text
+    )
     assert not (out / LOCK_NAME).exists()  # the lock went with its process
 
 
@@ -71,7 +74,9 @@ def test_jobs_progress_shows_each_running_run_and_its_step(tmp_path):
     done = run_spec(_tiny(tmp_path), tmp_path / "out", jobs=2, on_event=events.append)
     steps = [e for e in events if e.kind == "step"]
     computed = [e for e in events if e.kind == "finished"]
-    assert len(steps) == 2 * len(computed) == 12  # every concept step of every worker run, told as it happens
+    assert (
+        len(steps) == 2 * len(computed) == 12
+    )  # every concept step of every worker run, told as it happens
     assert {(e.step, e.index) for e in steps} == {("C0", 0), ("C1", 1)}
     assert done.n_ok == 8
     progress = Progress(8, bar=False)
@@ -96,7 +101,11 @@ def test_a_resume_continues_the_elapsed_time_and_the_counts(tmp_path, capsys):
     events = []
     run_spec(_tiny(tmp_path), out, on_event=events.append)  # everything finished: resumed
     started = events[0]
-    assert started.kind == "grid_started" and started.finished_before == 8 and started.elapsed_before == first
+    assert (
+        started.kind == "grid_started"
+        and started.finished_before == 8
+        and started.elapsed_before == first
+    )
     with ResultStore(out, create=False) as store:
         assert store.get_meta("elapsed_seconds") >= first
     progress = Progress(10, already=4, bar=True, elapsed=125.0, flagged=3)

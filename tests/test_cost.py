@@ -32,8 +32,12 @@ def test_peak_memory_is_recorded_and_grows_with_what_a_strategy_holds():
     # 4 concepts of 40,000 x 40 rows (12.8 MB each): cumulative stacks all 51 MB at its last step, an
     # array beyond malloc's largest mmap threshold (32 MiB), so new pages whatever the process freed before
     ds = make_synthetic(n_concepts=4, n_train=40_000, n_test=100, n_features=40, random_state=0)
-    runs = {S.__name__: run_experiment(ds, ConceptIncremental(), S(IsolationForest(n_estimators=5)), seed=0)
-            for S in (Naive, Cumulative)}
+    runs = {
+        S.__name__: run_experiment(
+            ds, ConceptIncremental(), S(IsolationForest(n_estimators=5)), seed=0
+        )
+        for S in (Naive, Cumulative)
+    }
     naive, cumulative = runs["Naive"], runs["Cumulative"]
     assert naive.peak_memory is not None and naive.peak_memory >= 0
     assert cumulative.peak_memory > 0
@@ -42,8 +46,18 @@ def test_peak_memory_is_recorded_and_grows_with_what_a_strategy_holds():
 
 
 def test_peak_memory_round_trips_through_the_record_and_the_store(tmp_path):
-    r = RunResult("d", "s", "naive", "if", 0, ("A",), ("A",), R={"roc_auc": np.array([[0.5]])},
-                  run_id="x", peak_memory=123_456_789)
+    r = RunResult(
+        "d",
+        "s",
+        "naive",
+        "if",
+        0,
+        ("A",),
+        ("A",),
+        R={"roc_auc": np.array([[0.5]])},
+        run_id="x",
+        peak_memory=123_456_789,
+    )
     assert RunResult.from_dict(r.to_dict()).peak_memory == 123_456_789
     with ResultStore(tmp_path / "results.sqlite") as store:
         store.write(r)
@@ -53,15 +67,28 @@ def test_peak_memory_round_trips_through_the_record_and_the_store(tmp_path):
 
 
 def _costly(seed, strategy, fit, score, rows, peak):
-    return RunResult("toy", "aware", strategy, "if", seed, ("A", "B"), ("A", "B"),
-                     R={"roc_auc": np.array([[0.9, 0.5], [0.7, 0.8]])}, run_id=f"{strategy}{seed}",
-                     timings={"fit": fit, "score": score, "total": 1.0}, memory_rows=rows, peak_memory=peak)
+    return RunResult(
+        "toy",
+        "aware",
+        strategy,
+        "if",
+        seed,
+        ("A", "B"),
+        ("A", "B"),
+        R={"roc_auc": np.array([[0.9, 0.5], [0.7, 0.8]])},
+        run_id=f"{strategy}{seed}",
+        timings={"fit": fit, "score": score, "total": 1.0},
+        memory_rows=rows,
+        peak_memory=peak,
+    )
 
 
-RUNS = [_costly(0, "naive", [1.0, 3.0], [0.5, 0.5], (0, 0), 1_000_000),
-        _costly(1, "naive", [2.0, 2.0], [0.5, 1.5], (0, 0), 3_000_000),
-        _costly(0, "cumulative", [4.0, 8.0], [1.0, 1.0], (50, 100), 10_000_000),
-        _costly(1, "cumulative", [4.0, 4.0], [1.0, 1.0], (50, 100), None)]
+RUNS = [
+    _costly(0, "naive", [1.0, 3.0], [0.5, 0.5], (0, 0), 1_000_000),
+    _costly(1, "naive", [2.0, 2.0], [0.5, 1.5], (0, 0), 3_000_000),
+    _costly(0, "cumulative", [4.0, 8.0], [1.0, 1.0], (50, 100), 10_000_000),
+    _costly(1, "cumulative", [4.0, 4.0], [1.0, 1.0], (50, 100), None),
+]
 
 
 def test_leaderboard_has_the_cost_columns():

@@ -63,7 +63,9 @@ def test_an_unreachable_address_is_a_data_error(server, tmp_path, monkeypatch):
         download("cards/missing.bin", tmp_path / "data")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG_CACHE_HOME is the Linux convention")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="XDG_CACHE_HOME is the Linux convention"
+)
 def test_default_cache_follows_xdg_cache_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == tmp_path / "xdg" / "clad"

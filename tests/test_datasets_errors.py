@@ -12,8 +12,10 @@ from clad.datasets.cards import find_file
 from clad.errors import CladTypeError, DataError
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
-needs_data = pytest.mark.skipif(not SHARED.is_dir(),
-                                reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)")
+needs_data = pytest.mark.skipif(
+    not SHARED.is_dir(),
+    reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)",
+)
 WBC = "adbench-classical/42_WBC.npz"
 
 
@@ -51,7 +53,10 @@ def test_missing_file(tmp_path):
     assert "'adbench-classical/42_WBC.npz' not found" in msg
     assert str(tmp_path / "nowhere" / WBC) in msg and str(tmp_path / "cache" / "clad" / WBC) in msg
     assert find_file(WBC)["sha256"] in msg
-    assert "https://github.com/Minqi824/ADBench/raw/3dac822/adbench/datasets/Classical/42_WBC.npz" in msg
+    assert (
+        "https://github.com/Minqi824/ADBench/raw/3dac822/adbench/datasets/Classical/42_WBC.npz"
+        in msg
+    )
 
 
 def test_clad_data_overrides_data_dir(tmp_path, monkeypatch):
@@ -71,12 +76,20 @@ def test_table_without_the_concept_column():
     df = pd.DataFrame({"Concept": ["a", "b"], "label": [0, 1], "x": [1.0, 2.0]})
     with pytest.raises(DataError, match="concept column 'concept'") as info:
         load_table(frame=df)
-    assert "did you mean 'Concept'" in str(info.value) and "columns: Concept, label, x" in str(info.value)
+    assert "did you mean 'Concept'" in str(info.value) and "columns: Concept, label, x" in str(
+        info.value
+    )
 
 
 def test_csv_with_a_non_numeric_feature(tmp_path):
-    df = pd.DataFrame({"concept": ["a"] * 6, "label": [0, 0, 0, 0, 1, 1], "x": np.arange(6.0),
-                       "colour": ["red", "blue"] * 3})
+    df = pd.DataFrame(
+        {
+            "concept": ["a"] * 6,
+            "label": [0, 0, 0, 0, 1, 1],
+            "x": np.arange(6.0),
+            "colour": ["red", "blue"] * 3,
+        }
+    )
     df.to_csv(tmp_path / "t.csv", index=False)
     with pytest.raises(DataError, match="feature column 'colour' has dtype (object|str)") as info:
         load_table(str(tmp_path / "t.csv"))
@@ -94,18 +107,25 @@ def test_table_with_non_binary_labels():
 def test_csv_errors_name_the_file_line_and_the_column(tmp_path):
     # a quoted field spanning two lines and a blank line: the message points at the line in the file,
     # not at a position in a concept's shuffled split
-    (tmp_path / "t.csv").write_text('concept,label,x1,x2,note\n'
-                                    'a,0,1.0,2.0,"two\nlines"\n'
-                                    '\n'
-                                    'a,0,2.0,3.0,ok\n'
-                                    'b,0,3.0,,ok\n'
-                                    'b,1,4.0,5.0,ok\n', encoding="utf-8")
+    (tmp_path / "t.csv").write_text(
+        "concept,label,x1,x2,note\n"
+        'a,0,1.0,2.0,"two\nlines"\n'
+        "\n"
+        "a,0,2.0,3.0,ok\n"
+        "b,0,3.0,,ok\n"
+        "b,1,4.0,5.0,ok\n",
+        encoding="utf-8",
+    )
     with pytest.raises(DataError) as info:
         load_table(str(tmp_path / "t.csv"), feature_columns=["x1", "x2"])
     msg = str(info.value)
     assert "feature column 'x2' has nan at line 6, data row 3 of" in msg and "t.csv" in msg
-    df = pd.DataFrame({"concept": ["a", "a", "b"], "label": [0, 1, 0], "x": [1.0, np.inf, 2.0]}, index=[7, 8, 9])
-    with pytest.raises(DataError, match=r"feature column 'x' has inf at row 8 of the frame \(position 1\)"):
+    df = pd.DataFrame(
+        {"concept": ["a", "a", "b"], "label": [0, 1, 0], "x": [1.0, np.inf, 2.0]}, index=[7, 8, 9]
+    )
+    with pytest.raises(
+        DataError, match=r"feature column 'x' has inf at row 8 of the frame \(position 1\)"
+    ):
         load_table(frame=df)
     df = pd.DataFrame({"concept": ["a"] * 3, "label": [0.0, np.nan, 1.0], "x": [1.0, 2.0, 3.0]})
     with pytest.raises(DataError, match=r"label column 'label' has nan at row 1 of the frame"):
@@ -133,7 +153,9 @@ def test_npz_without_X_and_y(tmp_path):
 
 
 def test_concept_without_anomalies(tmp_path):
-    df = pd.DataFrame({"concept": ["a"] * 4 + ["b"] * 4, "label": [0, 0, 0, 1, 0, 0, 0, 0], "x": np.arange(8.0)})
+    df = pd.DataFrame(
+        {"concept": ["a"] * 4 + ["b"] * 4, "label": [0, 0, 0, 1, 0, 0, 0, 0], "x": np.arange(8.0)}
+    )
     with pytest.raises(DataError, match="concept 'b' has no anomalies"):
         load_table(frame=df)
 

@@ -12,8 +12,10 @@ from clad.engine.spec import parse_spec
 from clad.errors import DataError
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
-pytestmark = pytest.mark.skipif(not SHARED.is_dir(),
-                                reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)")
+pytestmark = pytest.mark.skipif(
+    not SHARED.is_dir(),
+    reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)",
+)
 NAMES = tuple(f"Cluster_{i}" for i in range(5))
 
 
@@ -27,8 +29,9 @@ def results():
     ds = load_pyclad(data_dir=str(SHARED), allow_pickle=True)
     out = {}
     for strategy in (clad.Naive, clad.Cumulative):
-        out[strategy.__name__] = clad.run_experiment(ds, clad.ConceptAware(),
-                                                     strategy(IsolationForest(random_state=0)), seed=0)
+        out[strategy.__name__] = clad.run_experiment(
+            ds, clad.ConceptAware(), strategy(IsolationForest(random_state=0)), seed=0
+        )
     return out
 
 
@@ -56,7 +59,10 @@ def test_naive_learns_each_concept_then_forgets(results):
     assert (np.diag(Rn) >= 0.95).all()
     # after the first step both strategies have seen exactly Cluster_0 with the same seeded detector
     np.testing.assert_array_equal(Rn[0], Rc[0])
-    assert naive.metrics["roc_auc"]["backward_transfer"] < cum.metrics["roc_auc"]["backward_transfer"] - 0.05
+    assert (
+        naive.metrics["roc_auc"]["backward_transfer"]
+        < cum.metrics["roc_auc"]["backward_transfer"] - 0.05
+    )
     assert Rn[np.tril_indices(5, k=-1)].min() < 0.9  # some learned concept was forgotten
 
 
@@ -70,16 +76,23 @@ def test_without_opt_in_the_error_explains_why():
 def test_without_opt_in_through_a_spec(tmp_path):
     from clad.errors import SpecError
 
-    raw = {"datasets": [{"name": "pyclad", "data_dir": str(SHARED)}], "scenarios": ["concept_aware"],
-           "strategies": ["naive"], "detectors": [{"name": "iforest", "n_estimators": 10}]}
+    raw = {
+        "datasets": [{"name": "pyclad", "data_dir": str(SHARED)}],
+        "scenarios": ["concept_aware"],
+        "strategies": ["naive"],
+        "detectors": [{"name": "iforest", "n_estimators": 10}],
+    }
     with pytest.raises(SpecError, match="allow_pickle = true"):  # refused before anything runs
         parse_spec(raw)
 
 
 def test_converted_file_loads_without_pickle(tmp_path):
     src = load_pyclad(data_dir=str(SHARED), allow_pickle=True)
-    dst = convert_pyclad("nsl-kdd_random_anomalies_5_concepts_1000_per_cluster.npy", tmp_path / "p.npz",
-                         data_dir=str(SHARED))
+    dst = convert_pyclad(
+        "nsl-kdd_random_anomalies_5_concepts_1000_per_cluster.npy",
+        tmp_path / "p.npz",
+        data_dir=str(SHARED),
+    )
     with np.load(dst, allow_pickle=False) as z:  # the converted file needs no pickle at all
         assert "train_X_0" in z.files
     back = load_clad_npz(str(dst))

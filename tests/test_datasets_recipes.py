@@ -11,8 +11,10 @@ from clad.datasets.build import ConceptRows
 from clad.errors import CladValueError
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
-needs_data = pytest.mark.skipif(not SHARED.is_dir(),
-                                reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)")
+needs_data = pytest.mark.skipif(
+    not SHARED.is_dir(),
+    reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)",
+)
 CLUSTERING = ("cluster_random", "cluster_closest", "cluster_clustered")
 
 
@@ -29,13 +31,16 @@ def shuttle():
 
 
 def _load(recipe, seed):
-    return load_adbench("32_shuttle.npz", recipe=recipe, n_concepts=5, data_dir=str(SHARED), random_state=seed)
+    return load_adbench(
+        "32_shuttle.npz", recipe=recipe, n_concepts=5, data_dir=str(SHARED), random_state=seed
+    )
 
 
 def _same(a, b):
-    return (a.train_names == b.train_names
-            and all(np.array_equal(x.X, y.X) and np.array_equal(x.y, y.y) for x, y in zip(a.train + a.test,
-                                                                                          b.train + b.test)))
+    return a.train_names == b.train_names and all(
+        np.array_equal(x.X, y.X) and np.array_equal(x.y, y.y)
+        for x, y in zip(a.train + a.test, b.train + b.test)
+    )
 
 
 @pytest.mark.slow
@@ -71,7 +76,10 @@ def test_recipes_differ_in_where_anomalies_go(shuttle):
 def test_closest_assignment_follows_the_clusters():
     rng = np.random.default_rng(0)
     centres = np.array([[0, 0], [10, 0], [0, 10]])
-    X = np.vstack([rng.normal(c, 0.5, (60, 2)) for c in centres] + [rng.normal(c, 2.0, (5, 2)) for c in centres])
+    X = np.vstack(
+        [rng.normal(c, 0.5, (60, 2)) for c in centres]
+        + [rng.normal(c, 2.0, (5, 2)) for c in centres]
+    )
     y = np.r_[np.zeros(180, int), np.ones(15, int)]
     groups = make_groups(X, y, {"name": "cluster_closest", "n_concepts": 3}, random_state=0)
     for g in groups:
@@ -80,7 +88,9 @@ def test_closest_assignment_follows_the_clusters():
         blob_of_anomalies = {(int(i) - 180) // 5 for i in g.anomalies}
         assert len(blob_of_normal) == 1 and blob_of_anomalies == blob_of_normal
     clustered = make_groups(X, y, {"name": "cluster_clustered", "n_concepts": 3}, random_state=0)
-    for g in clustered:  # each anomaly cluster (one blob's anomalies) goes to exactly one concept, whole
+    for g in (
+        clustered
+    ):  # each anomaly cluster (one blob's anomalies) goes to exactly one concept, whole
         assert len(g.anomalies) == 5 and len({(int(i) - 180) // 5 for i in g.anomalies}) == 1
 
 
@@ -95,8 +105,14 @@ def _toy():
     X = np.arange(40.0).reshape(20, 2)
     y = np.zeros(20, int)
     y[[4, 9, 14, 19]] = 1
-    groups = [ConceptRows(n, np.setdiff1d(np.arange(i * 10, i * 10 + 10), [4, 9, 14, 19]),
-                          np.array([i * 10 + 4, i * 10 + 9])) for i, n in enumerate("ab")]
+    groups = [
+        ConceptRows(
+            n,
+            np.setdiff1d(np.arange(i * 10, i * 10 + 10), [4, 9, 14, 19]),
+            np.array([i * 10 + 4, i * 10 + 9]),
+        )
+        for i, n in enumerate("ab")
+    ]
     return X, y, groups
 
 
@@ -109,19 +125,27 @@ def test_split_sizes_and_contamination():
     assert all((np.diff(c.X[:, 0]) > 0).all() for c in ds.train + ds.test)
     dirty = make_dataset(X, y, groups, test_size=0.25, contamination=0.2, random_state=0)
     # 6 normal training rows, 20% anomalies -> round(0.2 * 6 / 0.8) = 2 wanted, 1 allowed (one stays in test)
-    assert [c.n_anomalies for c in dirty.train] == [1, 1] and [c.n_anomalies for c in dirty.test] == [1, 1]
+    assert [c.n_anomalies for c in dirty.train] == [1, 1] and [
+        c.n_anomalies for c in dirty.test
+    ] == [1, 1]
 
 
 def test_orders():
     X, y, groups = _toy()
     given = make_dataset(X, y, groups, random_state=0)
     assert given.train_names == ("a", "b") == given.test_names
-    perms = {make_dataset(X, y, groups, order="random", random_state=s).train_names for s in range(8)}
+    perms = {
+        make_dataset(X, y, groups, order="random", random_state=s).train_names for s in range(8)
+    }
     assert perms == {("a", "b"), ("b", "a")}
     # anomaly share: concept b gets a larger share of anomalies -> easier under that measure
     groups2 = [groups[0], ConceptRows("b", groups[1].normal[:4], groups[1].anomalies)]
-    e2h = make_dataset(X, y, groups2, order="easy_to_hard", difficulty="anomaly_share", random_state=0)
-    h2e = make_dataset(X, y, groups2, order="hard_to_easy", difficulty="anomaly_share", random_state=0)
+    e2h = make_dataset(
+        X, y, groups2, order="easy_to_hard", difficulty="anomaly_share", random_state=0
+    )
+    h2e = make_dataset(
+        X, y, groups2, order="hard_to_easy", difficulty="anomaly_share", random_state=0
+    )
     assert e2h.train_names == ("b", "a") and h2e.train_names == ("a", "b")
     vals = e2h.metadata["difficulty"]["values"]
     assert vals == {"a": 2 / 6, "b": 2 / 4}
@@ -130,25 +154,32 @@ def test_orders():
 @pytest.mark.slow
 @needs_data
 def test_difficulty_order_by_detector_auc():
-    ds = load_adbench("6_cardio.npz", n_concepts=3, order="easy_to_hard", data_dir=str(SHARED), random_state=0)
+    ds = load_adbench(
+        "6_cardio.npz", n_concepts=3, order="easy_to_hard", data_dir=str(SHARED), random_state=0
+    )
     vals = ds.metadata["difficulty"]["values"]
     assert ds.metadata["difficulty"]["measure"] == "iforest_auc"
     assert [vals[n] for n in ds.train_names] == sorted(vals.values(), reverse=True)
 
 
-@pytest.mark.parametrize("kw, match", [
-    ({"recipe": "cluster_randm"}, "did you mean 'cluster_random'"),
-    ({"n_concepts": 0}, "n_concepts=0; expected an integer >= 1"),
-    ({"test_size": 1.5}, r"test_size=1.5; expected a number in \(0.0, 1.0\)"),
-    ({"order": "easiest"}, "order='easiest'"),
-    ({"contamination": 0.7}, "contamination=0.7"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"recipe": "cluster_randm"}, "did you mean 'cluster_random'"),
+        ({"n_concepts": 0}, "n_concepts=0; expected an integer >= 1"),
+        ({"test_size": 1.5}, r"test_size=1.5; expected a number in \(0.0, 1.0\)"),
+        ({"order": "easiest"}, "order='easiest'"),
+        ({"contamination": 0.7}, "contamination=0.7"),
+    ],
+)
 def test_bad_parameters(kw, match):
     from clad.datasets import scenario_from_flat
 
     X, y, _ = _toy()
     with pytest.raises(CladValueError, match=match):
-        scenario_from_flat(X, y, name="toy", loader="adbench", n_concepts=kw.pop("n_concepts", 2), **kw)
+        scenario_from_flat(
+            X, y, name="toy", loader="adbench", n_concepts=kw.pop("n_concepts", 2), **kw
+        )
 
 
 def test_a_recipe_is_one_value_checked_once():
@@ -157,14 +188,29 @@ def test_a_recipe_is_one_value_checked_once():
 
     X, y, _ = _toy()
     beside = scenario_from_flat(X, y, name="toy", recipe="chunks", n_concepts=2, random_state=4)
-    table = scenario_from_flat(X, y, name="toy", recipe={"name": "chunks", "n_concepts": 2}, random_state=4)
+    table = scenario_from_flat(
+        X, y, name="toy", recipe={"name": "chunks", "n_concepts": 2}, random_state=4
+    )
     obj = scenario_from_flat(X, y, name="toy", recipe=Chunks(n_concepts=2), random_state=4)
-    assert _same(beside, table) and _same(beside, obj) and beside.train_names == ("chunk_0", "chunk_1")
+    assert (
+        _same(beside, table) and _same(beside, obj) and beside.train_names == ("chunk_0", "chunk_1")
+    )
     assert beside.metadata["recipe"] == "chunks" and beside.metadata["n_concepts"] == 2
-    assert sorted(RECIPES.names()) == ["chunks", "cluster_closest", "cluster_clustered", "cluster_random", "faber2024"]
-    with pytest.raises(CladValueError, match=r"adbench: unknown parameter 'size_per_concept'.*\(the recipe 'chunks' takes n_concepts\)"):
+    assert sorted(RECIPES.names()) == [
+        "chunks",
+        "cluster_closest",
+        "cluster_clustered",
+        "cluster_random",
+        "faber2024",
+    ]
+    with pytest.raises(
+        CladValueError,
+        match=r"adbench: unknown parameter 'size_per_concept'.*\(the recipe 'chunks' takes n_concepts\)",
+    ):
         as_recipe("chunks", "adbench", {"size_per_concept": 10})
-    with pytest.raises(CladValueError, match=r"unknown parameter 'test_sise' \(did you mean 'test_size'\?\)"):
+    with pytest.raises(
+        CladValueError, match=r"unknown parameter 'test_sise' \(did you mean 'test_size'\?\)"
+    ):
         as_recipe("chunks", "adbench", {"test_sise": 0.3}, also=["file", "test_size"])
     with pytest.raises(CladValueError, match="given in the recipe table and beside it"):
         as_recipe({"name": "chunks", "n_concepts": 2}, "adbench", {"n_concepts": 3})

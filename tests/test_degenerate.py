@@ -50,11 +50,16 @@ class NaNThreshold(MeanDistance):
 
 
 def data(n_concepts=3, n_train=60, n_test=40, edit=None):
-    ds = make_synthetic(n_concepts=n_concepts, n_features=3, n_train=n_train, n_test=n_test, random_state=0)
+    ds = make_synthetic(
+        n_concepts=n_concepts, n_features=3, n_train=n_train, n_test=n_test, random_state=0
+    )
     if edit is None:
         return ds
-    return ConceptDataset([Concept(c.name, edit(np.array(c.X)), c.y) for c in ds.train],
-                          [Concept(c.name, edit(np.array(c.X)), c.y) for c in ds.test], name=ds.name)
+    return ConceptDataset(
+        [Concept(c.name, edit(np.array(c.X)), c.y) for c in ds.train],
+        [Concept(c.name, edit(np.array(c.X)), c.y) for c in ds.test],
+        name=ds.name,
+    )
 
 
 def flagged(run, *words):
@@ -67,7 +72,9 @@ def flagged(run, *words):
 def test_constant_scores_on_a_test_concept():
     run = run_experiment(data(), ConceptIncremental(), Naive(Constant()))
     assert np.all(run.R["roc_auc"] == 0.5)
-    assert len(flagged(run, "every score is the same", "ROC-AUC is 0.5")) == 3  # one per test concept
+    assert (
+        len(flagged(run, "every score is the same", "ROC-AUC is 0.5")) == 3
+    )  # one per test concept
 
 
 def test_constant_and_near_constant_features_in_a_training_concept():
@@ -83,7 +90,11 @@ def test_constant_and_near_constant_features_in_a_training_concept():
 
 
 def test_a_training_step_with_fewer_rows_than_the_detector_needs():
-    run = run_experiment(data(n_train=8), ConceptIncremental(), Naive(LocalOutlierFactor(n_neighbors=20, novelty=True)))
+    run = run_experiment(
+        data(n_train=8),
+        ConceptIncremental(),
+        Naive(LocalOutlierFactor(n_neighbors=20, novelty=True)),
+    )
     hits = flagged(run, "has 8 row(s); the detector's n_neighbors=20")
     assert len(hits) == 3
 
@@ -99,12 +110,16 @@ def test_reversed_scores_below_half_on_most_concepts():
     run = run_experiment(data(), ConceptIncremental(), Naive(Reversed()))
     diagonal = np.diag(run.R["roc_auc"])
     assert (diagonal < 0.5).all()
-    assert flagged(run, "ROC-AUC below 0.5 on 3 of 3 concepts just learned", "are the scores reversed?")
+    assert flagged(
+        run, "ROC-AUC below 0.5 on 3 of 3 concepts just learned", "are the scores reversed?"
+    )
     assert not run_experiment(data(), ConceptIncremental(), Naive(MeanDistance())).warnings
 
 
 def test_values_beyond_float32_range_become_non_finite_in_a_cast():
-    run = run_experiment(data(edit=lambda X: X * 1e300 / 10), ConceptIncremental(), Naive(Constant()))
+    run = run_experiment(
+        data(edit=lambda X: X * 1e300 / 10), ConceptIncremental(), Naive(Constant())
+    )
     hits = flagged(run, "beyond float32's range", "rescale the features")
     assert len(hits) == 6  # 3 training and 3 test concepts
     assert np.isinf(np.float32(1e300)) and np.isfinite(1e300)  # what the warning is about
@@ -113,28 +128,50 @@ def test_values_beyond_float32_range_become_non_finite_in_a_cast():
 def test_batch_size_at_least_the_stream_in_concept_agnostic():
     run = run_experiment(data(), ConceptAgnostic(batch_size=1000), Naive(MeanDistance()))
     assert flagged(run, "batch_size=1000 is at least the whole training stream (180 rows)")
-    assert not run_experiment(data(), ConceptAgnostic(batch_size=50), Naive(MeanDistance())).warnings
+    assert not run_experiment(
+        data(), ConceptAgnostic(batch_size=50), Naive(MeanDistance())
+    ).warnings
 
 
-@pytest.mark.parametrize("name, words", [
-    ("ComplexScores", "score() returned complex numbers (dtype complex128); expected real scores"),
-    ("NaNThreshold", "threshold_ is nan; expected a finite real number"),
-])
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        (
+            "ComplexScores",
+            "score() returned complex numbers (dtype complex128); expected real scores",
+        ),
+        ("NaNThreshold", "threshold_ is nan; expected a finite real number"),
+    ],
+)
 def test_the_detector_contract_is_checked_on_real_scores(name, words):
-    cfg = RunConfig(Component("synthetic", {"n_concepts": 2, "n_features": 3, "n_train": 40, "n_test": 30}),
-                    Component("concept_incremental"), Component("naive"),
-                    Component(f"tests.test_degenerate:{name}"))
+    cfg = RunConfig(
+        Component("synthetic", {"n_concepts": 2, "n_features": 3, "n_train": 40, "n_test": 30}),
+        Component("concept_incremental"),
+        Component("naive"),
+        Component(f"tests.test_degenerate:{name}"),
+    )
     run = run_safely(cfg)
-    assert run.status == "failed" and run.cause.splitlines()[0] == f"clad.errors.DetectorError: detector {name}: {words}"
-    assert run.cause.splitlines()[1] == "(raised while the strategy learned training step 0 (concept 'C0'))"
+    assert (
+        run.status == "failed"
+        and run.cause.splitlines()[0] == f"clad.errors.DetectorError: detector {name}: {words}"
+    )
+    assert (
+        run.cause.splitlines()[1]
+        == "(raised while the strategy learned training step 0 (concept 'C0'))"
+    )
 
 
 @pytest.mark.slow
 def test_the_report_lists_the_runs_with_warnings(tmp_path):
     from clad.report import make_report
 
-    run = run_experiment(data(n_concepts=2), ConceptIncremental(), Naive(Reversed()), seed=0,
-                         labels={"run_id": "r1", "detector": "reversed"})
+    run = run_experiment(
+        data(n_concepts=2),
+        ConceptIncremental(),
+        Naive(Reversed()),
+        seed=0,
+        labels={"run_id": "r1", "detector": "reversed"},
+    )
     page = make_report([run], tmp_path / "report").all_text()
-    section = page[page.index("<h2>Warnings</h2>"):]
+    section = page[page.index("<h2>Warnings</h2>") :]
     assert "1 run recorded 1 warning" in section and "are the scores reversed?" in section

@@ -30,11 +30,29 @@ def _table(path, seed: int) -> None:
 
 
 def _spec(data_dir) -> dict:
-    return {"name": "tuned-refs", "seeds": 1, "references": ["joint"], "strategies": ["naive"],
-            "scenarios": ["concept_incremental"], "detectors": [{"name": "iforest", "n_estimators": 10}],
-            "datasets": [{"name": "table", "file": "data.csv", "data_dir": str(data_dir), "concept_column": "c",
-                          "label_column": "y", "random_state": 0}],
-            "tuning": {"mode": "first_concepts", "k": 1, "detectors": {"iforest": {"max_samples": [16, 64]}}}}
+    return {
+        "name": "tuned-refs",
+        "seeds": 1,
+        "references": ["joint"],
+        "strategies": ["naive"],
+        "scenarios": ["concept_incremental"],
+        "detectors": [{"name": "iforest", "n_estimators": 10}],
+        "datasets": [
+            {
+                "name": "table",
+                "file": "data.csv",
+                "data_dir": str(data_dir),
+                "concept_column": "c",
+                "label_column": "y",
+                "random_state": 0,
+            }
+        ],
+        "tuning": {
+            "mode": "first_concepts",
+            "k": 1,
+            "detectors": {"iforest": {"max_samples": [16, 64]}},
+        },
+    }
 
 
 @pytest.mark.slow
@@ -61,12 +79,19 @@ def test_a_changed_data_file_retires_the_old_evaluation_run_and_its_reference(tm
         assert [r.run_id for r in store.load_references()] == [new_ref]
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     assert summary["runs"].tolist() == [1]
-    assert (f"(run {old_run}) replaced by run {new_run}: after an input changed, the tuning chose "
-            "max_samples=16 instead of max_samples=64") in caplog.text
-    assert f"joint reference table / iforest / seed 0 (run {old_ref}) replaced by run {new_ref}: the runs it " \
-           "serves changed" in caplog.text
+    assert (
+        f"(run {old_run}) replaced by run {new_run}: after an input changed, the tuning chose "
+        "max_samples=16 instead of max_samples=64"
+    ) in caplog.text
+    assert (
+        f"joint reference table / iforest / seed 0 (run {old_ref}) replaced by run {new_ref}: the runs it "
+        "serves changed" in caplog.text
+    )
 
     # the folder now holds what a fresh folder computes from the new file
     fresh = run_spec(_spec(data), tmp_path / "fresh")
     assert fresh.runs[0].run_id == new_run
-    assert fresh.runs[0].metrics["roc_auc"]["continual_average"] == again.runs[0].metrics["roc_auc"]["continual_average"]
+    assert (
+        fresh.runs[0].metrics["roc_auc"]["continual_average"]
+        == again.runs[0].metrics["roc_auc"]["continual_average"]
+    )

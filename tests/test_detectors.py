@@ -63,7 +63,9 @@ def build(module, cls, params):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module, cls, params", SKLEARN + PYOD, ids=[c for _, c, _ in SKLEARN + PYOD])
+@pytest.mark.parametrize(
+    "module, cls, params", SKLEARN + PYOD, ids=[c for _, c, _ in SKLEARN + PYOD]
+)
 def test_every_adapter_scores_anomalies_higher(easy, module, cls, params):
     X_train, X_test, y_test = easy
     det = as_detector(build(module, cls, params))
@@ -88,7 +90,9 @@ def test_sklearn_labels_match_sklearn_predict(easy, module, cls, params):
 def test_pyod_labels_match_pyod_predict(easy):
     X_train, X_test, _ = easy
     det = as_detector(build("pyod.models.knn", "KNN", {})).fit(X_train)
-    assert ((det.score(X_test) > det.threshold_).astype(int) == det.estimator_.predict(X_test)).all()
+    assert (
+        (det.score(X_test) > det.threshold_).astype(int) == det.estimator_.predict(X_test)
+    ).all()
 
 
 def test_prototype_is_never_fitted(easy):
@@ -142,18 +146,26 @@ class NoSelf(Distance):
 
 
 def test_wrong_shape_names_the_detector(easy):
-    with pytest.raises(DetectorError, match=r"detector WrongShape: score\(\) returned shape \(300, 1\) for 300 rows; expected \(300,\)"):
+    with pytest.raises(
+        DetectorError,
+        match=r"detector WrongShape: score\(\) returned shape \(300, 1\) for 300 rows; expected \(300,\)",
+    ):
         as_detector(WrongShape()).fit(easy[0])
 
 
 def test_non_finite_names_the_detector(easy):
     det = as_detector(NonFinite())
-    with pytest.raises(DetectorError, match=r"detector NonFinite: score\(\) returned 1 non-finite value"):
+    with pytest.raises(
+        DetectorError, match=r"detector NonFinite: score\(\) returned 1 non-finite value"
+    ):
         det.fit(easy[0])
 
 
 def test_fit_must_return_self(easy):
-    with pytest.raises(DetectorError, match=r"detector NoSelf: fit\(\) returned NoneType, expected the detector itself"):
+    with pytest.raises(
+        DetectorError,
+        match=r"detector NoSelf: fit\(\) returned NoneType, expected the detector itself",
+    ):
         as_detector(NoSelf()).fit(easy[0])
 
 
@@ -183,11 +195,18 @@ def test_score_before_fit():
 def test_registry_names_and_params():
     det = make_detector("lof", {"n_neighbors": 5})
     assert det.estimator.novelty is True and det.estimator.n_neighbors == 5
-    with pytest.raises(CladValueError, match=r"unknown detector 'iforrest' \(did you mean 'iforest'\?\)"):
+    with pytest.raises(
+        CladValueError, match=r"unknown detector 'iforrest' \(did you mean 'iforest'\?\)"
+    ):
         make_detector("iforrest")
-    with pytest.raises(CladValueError, match=r"unknown parameter 'n_estimator' \(did you mean 'n_estimators'\?\)"):
+    with pytest.raises(
+        CladValueError, match=r"unknown parameter 'n_estimator' \(did you mean 'n_estimators'\?\)"
+    ):
         make_detector("iforest", {"n_estimator": 5})
-    assert type(make_detector("sklearn.ensemble:IsolationForest").estimator).__name__ == "IsolationForest"
+    assert (
+        type(make_detector("sklearn.ensemble:IsolationForest").estimator).__name__
+        == "IsolationForest"
+    )
     with pytest.raises(CladValueError, match="has no attribute 'IsolationForrest'"):
         make_detector("sklearn.ensemble:IsolationForrest")
     assert {"iforest", "lof", "ocsvm", "elliptic_envelope", "knn", "ecod"} <= set(DETECTORS.names())

@@ -25,11 +25,20 @@ def test_delays_missed_and_false_alarms_by_hand():
     r = score_detections([260, 40, 130, 140], boundaries=[100, 250], n_rows=400)
     assert r["detections"] == [40, 130, 140, 260]
     assert r["delays"] == [30, 10] and r["mean_delay"] == 20.0
-    assert (r["detected"], r["missed"], r["false_alarms"]) == (2, 0, 2)  # 40: before any change; 140: a repeat
+    assert (r["detected"], r["missed"], r["false_alarms"]) == (
+        2,
+        0,
+        2,
+    )  # 40: before any change; 140: a repeat
     r = score_detections([99, 251], boundaries=[100, 250], n_rows=400)
     assert r["delays"] == [None, 1] and (r["detected"], r["missed"], r["false_alarms"]) == (1, 1, 1)
     r = score_detections([], boundaries=[100], n_rows=200)
-    assert r["delays"] == [None] and r["mean_delay"] is None and r["missed"] == 1 and r["false_alarms"] == 0
+    assert (
+        r["delays"] == [None]
+        and r["mean_delay"] is None
+        and r["missed"] == 1
+        and r["false_alarms"] == 0
+    )
     late = score_detections([180], boundaries=[100], n_rows=200, max_delay=50)
     assert late["delays"] == [None] and (late["missed"], late["false_alarms"]) == (1, 1)
     assert score_detections([150], boundaries=[100], n_rows=200, max_delay=50)["delays"] == [50]
@@ -39,7 +48,9 @@ def test_delays_missed_and_false_alarms_by_hand():
 def test_bad_detection_inputs():
     with pytest.raises(CladValueError, match="boundaries=\\[200, 100\\]"):
         score_detections([], [200, 100], 300)
-    with pytest.raises(CladValueError, match="detections=\\[300\\]; expected rows of the stream \\[0, 300\\)"):
+    with pytest.raises(
+        CladValueError, match="detections=\\[300\\]; expected rows of the stream \\[0, 300\\)"
+    ):
         score_detections([300], [100], 300)
     with pytest.raises(CladValueError, match="max_delay=-1"):
         score_detections([], [100], 300, max_delay=-1)
@@ -58,11 +69,16 @@ def stream(n=400, burst=None, seed=0):
     for k, c in enumerate(centres):
         X = rng.normal(c, 1.0, size=(n, 2))
         if burst is not None and k == 0:
-            X[burst[0]:burst[1]] += 8.0
+            X[burst[0] : burst[1]] += 8.0
         train.append(Concept(f"C{k}", X))
         far = rng.normal(c, 1.0, size=(10, 2)) + rng.choice([-5.0, 5.0], size=(10, 2))
-        test.append(Concept(f"C{k}", np.vstack([rng.normal(c, 1.0, size=(190, 2)), far]),
-                            np.r_[np.zeros(190), np.ones(10)]))
+        test.append(
+            Concept(
+                f"C{k}",
+                np.vstack([rng.normal(c, 1.0, size=(190, 2)), far]),
+                np.r_[np.zeros(190), np.ones(10)],
+            )
+        )
     return ConceptDataset(train, test, name="blobs")
 
 
@@ -77,7 +93,10 @@ def run(ds, **kw):
 def matched(report):
     """Delays recomputed by hand from the detections: the first detection in each segment."""
     ends = report["boundaries"][1:] + [report["n_rows"]]
-    return [next((d - b for d in report["detections"] if b <= d < e), None) for b, e in zip(report["boundaries"], ends)]
+    return [
+        next((d - b for d in report["detections"] if b <= d < e), None)
+        for b, e in zip(report["boundaries"], ends)
+    ]
 
 
 @pytest.mark.slow
@@ -111,14 +130,18 @@ def test_a_transient_burst_is_reported_as_false_alarms():
 def test_page_hinkley_and_the_raw_score_signal():
     # Page-Hinkley's threshold is in units of the signal: a rank lies in [0, 1]
     report = run(stream(), drift="page_hinkley", drift_params={"threshold": 20.0}).extras["drift"]
-    assert (report["detected"], report["false_alarms"]) == (2, 0) and report["delays"] == matched(report)
+    assert (report["detected"], report["false_alarms"]) == (2, 0) and report["delays"] == matched(
+        report
+    )
     raw = run(stream(), signal="score").extras["drift"]
     assert raw["detected"] >= 1 and raw["delays"] == matched(raw)
 
 
 @pytest.mark.slow
 def test_gradual_transitions_keep_the_boundaries_in_the_middle():
-    r = run_experiment(stream(), ConceptAgnostic(batch_size=50, transition=40), drift_experts(), seed=0)
+    r = run_experiment(
+        stream(), ConceptAgnostic(batch_size=50, transition=40), drift_experts(), seed=0
+    )
     assert r.extras["drift"]["boundaries"] == [400, 800] and r.extras["drift"]["detected"] == 2
 
 
@@ -133,14 +156,18 @@ def test_extras_survive_json_and_the_results_database(tmp_path):
     with ResultStore(tmp_path / "results.sqlite") as store:
         store.write(stored)
         assert store.load_results()[0].extras == r.extras
-    plain = run_experiment(stream(n=200), ConceptAgnostic(batch_size=50), Naive(IsolationForest(n_estimators=5)))
+    plain = run_experiment(
+        stream(n=200), ConceptAgnostic(batch_size=50), Naive(IsolationForest(n_estimators=5))
+    )
     assert plain.extras is None  # strategies without the hook report nothing beyond R
 
 
 @pytest.mark.slow
 def test_contract_registration_and_errors():
     assert STRATEGIES.resolve("drift_experts") is DriftExperts
-    report = check_strategy(DriftExperts(IsolationForest(n_estimators=20), window_size=300), raise_on_failure=False)
+    report = check_strategy(
+        DriftExperts(IsolationForest(n_estimators=20), window_size=300), raise_on_failure=False
+    )
     assert report.ok, str(report)
     X = np.zeros((60, 2))
     with pytest.raises(CladValueError, match="drift='kswin'.*; allowed: 'adwin', 'page_hinkley'"):
@@ -163,11 +190,23 @@ def test_a_database_from_before_extras_gains_the_column(tmp_path):
     path = tmp_path / "old.sqlite"
     con = sqlite3.connect(path)
     con.executescript(SCHEMA.replace("    extras        TEXT,\n", ""))
-    con.execute("INSERT INTO meta(key, value) VALUES ('clad_version', '\"0.1.0\"')")  # written by clad
+    con.execute(
+        "INSERT INTO meta(key, value) VALUES ('clad_version', '\"0.1.0\"')"
+    )  # written by clad
     con.commit()
     con.close()
-    r = RunResult("d", "s", "st", "det", 0, concepts=("A",), test_concepts=("A",),
-                  R={"roc_auc": np.array([[0.5]])}, extras={"drift": {"detected": 1}}, run_id="r1")
+    r = RunResult(
+        "d",
+        "s",
+        "st",
+        "det",
+        0,
+        concepts=("A",),
+        test_concepts=("A",),
+        R={"roc_auc": np.array([[0.5]])},
+        extras={"drift": {"detected": 1}},
+        run_id="r1",
+    )
     with ResultStore(path) as store:
         store.write(r)
         assert store.load_results()[0].extras == {"drift": {"detected": 1}}

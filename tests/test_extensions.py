@@ -93,7 +93,11 @@ PLUGIN = textwrap.dedent('''
     DATASETS.add("ext_shifted", load_shifted, "moving Gaussian concepts")
 ''')
 
-NAMES = {"detectors": "ext_far_from_mean", "strategies": "ext_latest_twice", "datasets": "ext_shifted"}
+NAMES = {
+    "detectors": "ext_far_from_mean",
+    "strategies": "ext_latest_twice",
+    "datasets": "ext_shifted",
+}
 
 
 @pytest.fixture
@@ -112,8 +116,11 @@ def plugin(tmp_path, monkeypatch):
         yield importlib.import_module("clad_ext_plugin")
     finally:
         sys.modules.pop("clad_ext_plugin", None)
-        for registry, name in ((DETECTORS, NAMES["detectors"]), (STRATEGIES, NAMES["strategies"]),
-                               (DATASETS, NAMES["datasets"])):
+        for registry, name in (
+            (DETECTORS, NAMES["detectors"]),
+            (STRATEGIES, NAMES["strategies"]),
+            (DATASETS, NAMES["datasets"]),
+        ):
             registry.remove(name)
         RECIPES.remove("ext_by_first_feature")
         unregister("ext_last_row_best")
@@ -147,12 +154,19 @@ def test_a_spec_runs_every_extension_and_reports_the_metric(plugin, tmp_path):
     from clad.engine.spec import parse_spec
     from clad.errors import SpecError
 
-    raw = {"name": "extensions", "seeds": 1, "datasets": [{"name": NAMES["datasets"], "n_concepts": 3}],
-           "scenarios": ["concept_incremental"], "strategies": [NAMES["strategies"], "naive"],
-           "detectors": [NAMES["detectors"]]}
+    raw = {
+        "name": "extensions",
+        "seeds": 1,
+        "datasets": [{"name": NAMES["datasets"], "n_concepts": 3}],
+        "scenarios": ["concept_incremental"],
+        "strategies": [NAMES["strategies"], "naive"],
+        "detectors": [NAMES["detectors"]],
+    }
     spec = parse_spec(raw)
     assert len(spec) == 2
-    with pytest.raises(SpecError, match="n_rowz"):  # the loader's parameters are checked like clad's own
+    with pytest.raises(
+        SpecError, match="n_rowz"
+    ):  # the loader's parameters are checked like clad's own
         parse_spec({**raw, "datasets": [{"name": NAMES["datasets"], "n_rowz": 5}]})
     done = run_spec(spec, tmp_path / "out")
     assert done.ok and done.n_ok == 2
@@ -163,7 +177,10 @@ def test_a_spec_runs_every_extension_and_reports_the_metric(plugin, tmp_path):
     np.testing.assert_array_equal(ours.R["roc_auc"], naive.R["roc_auc"])
     last = ours.metrics["roc_auc"]["ext_last_row_best"]
     assert last == pytest.approx(np.nanmax(ours.R["roc_auc"][-1]))
-    assert "Last_mean" in (tmp_path / "out" / "summary.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert (
+        "Last_mean"
+        in (tmp_path / "out" / "summary.csv").read_text(encoding="utf-8").splitlines()[0]
+    )
 
 
 def test_a_recipe_reaches_the_flat_loaders(plugin, tmp_path):
@@ -179,11 +196,32 @@ def test_a_recipe_reaches_the_flat_loaders(plugin, tmp_path):
     scipy.io.savemat(tmp_path / "bands.mat", {"X": X, "y": y})
     recipe = {"name": "ext_by_first_feature", "n_concepts": 3}
     ds = load_dataset("odds_mat", {"file": str(tmp_path / "bands.mat"), "recipe": recipe})
-    assert ds.train_names == ("band_0", "band_1", "band_2") and ds.metadata["recipe"] == "ext_by_first_feature"
+    assert (
+        ds.train_names == ("band_0", "band_1", "band_2")
+        and ds.metadata["recipe"] == "ext_by_first_feature"
+    )
     for c in ds.train:  # each concept holds its band of the first feature
         assert np.ptp(c.X[:, 0]) <= 1.0 + 1e-9
-    entry = {"name": "odds_mat", "file": "bands.mat", "data_dir": str(tmp_path)}  # a spec's file lies in a data folder
-    raw = {"seeds": 1, "scenarios": ["concept_incremental"], "strategies": ["naive"], "detectors": ["hbos"]}
-    assert len(parse_spec({**raw, "datasets": [{**entry, "recipe": "ext_by_first_feature", "n_concepts": 3}]})) == 1
+    entry = {
+        "name": "odds_mat",
+        "file": "bands.mat",
+        "data_dir": str(tmp_path),
+    }  # a spec's file lies in a data folder
+    raw = {
+        "seeds": 1,
+        "scenarios": ["concept_incremental"],
+        "strategies": ["naive"],
+        "detectors": ["hbos"],
+    }
+    assert (
+        len(
+            parse_spec(
+                {**raw, "datasets": [{**entry, "recipe": "ext_by_first_feature", "n_concepts": 3}]}
+            )
+        )
+        == 1
+    )
     with pytest.raises(SpecError, match="unknown parameter 'fit_rows'.*ext_by_first_feature"):
-        parse_spec({**raw, "datasets": [{**entry, "recipe": "ext_by_first_feature", "fit_rows": 100}]})
+        parse_spec(
+            {**raw, "datasets": [{**entry, "recipe": "ext_by_first_feature", "fit_rows": 100}]}
+        )

@@ -14,7 +14,9 @@ from clad.errors import CladValueError, DataError
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CLAD_DATA") or REPO.parent / "shared" / "datasets")
-needs_data = pytest.mark.skipif(not (DATA / "nsl-kdd").is_dir(), reason=f"real datasets not found at {DATA}")
+needs_data = pytest.mark.skipif(
+    not (DATA / "nsl-kdd").is_dir(), reason=f"real datasets not found at {DATA}"
+)
 
 # One feature. Normal rows: group A (7 rows around 0.4), group B (3 rows at 10), group C (5 rows at 20).
 # Anomalies: three groups of three, around 6, -6 and 30.
@@ -57,7 +59,9 @@ def _anomalies(c) -> set:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_clustered_closest_by_hand(seed):
-    cs = faber_concepts(X, Y, n_concepts=K, size_per_concept=SIZE, assignment="clustered_closest", random_state=seed)
+    cs = faber_concepts(
+        X, Y, n_concepts=K, size_per_concept=SIZE, assignment="clustered_closest", random_state=seed
+    )
     groups = _check_normal_part(cs)
     # greedy, concept by concept: concept means A 0.3, B 10.1, C 20.2; anomaly cluster means 6.05, -6.05, 30.05.
     # A and B both lie nearest g1 (5.75 and 4.05): the one that comes first takes it, the other then takes
@@ -71,26 +75,51 @@ def test_clustered_closest_by_hand(seed):
 def test_clustered_random_by_hand():
     seen = set()
     for seed in range(8):
-        cs = faber_concepts(X, Y, n_concepts=K, size_per_concept=SIZE, assignment="clustered_random",
-                            random_state=seed)
+        cs = faber_concepts(
+            X,
+            Y,
+            n_concepts=K,
+            size_per_concept=SIZE,
+            assignment="clustered_random",
+            random_state=seed,
+        )
         groups = _check_normal_part(cs)
-        got = {g: next(name for name, rows in ANOM_CLUSTERS.items() if _anomalies(c) == rows)
-               for c, g in zip(cs, groups)}
-        assert sorted(got.values()) == ["g1", "g2", "g3"]  # each anomaly cluster to exactly one concept
+        got = {
+            g: next(name for name, rows in ANOM_CLUSTERS.items() if _anomalies(c) == rows)
+            for c, g in zip(cs, groups)
+        }
+        assert sorted(got.values()) == [
+            "g1",
+            "g2",
+            "g3",
+        ]  # each anomaly cluster to exactly one concept
         seen.add(tuple(sorted(got.items())))
     assert len(seen) > 1  # the order of the anomaly clusters is random (seeded), not fixed
 
 
 def test_random_by_hand():
-    cs = faber_concepts(X, Y, n_concepts=K, size_per_concept=SIZE, assignment="random", random_state=3)
+    cs = faber_concepts(
+        X, Y, n_concepts=K, size_per_concept=SIZE, assignment="random", random_state=3
+    )
     _check_normal_part(cs)
     parts = [_anomalies(c) for c in cs]
     assert [len(p) for p in parts] == [PER_CONCEPT] * K
-    assert set().union(*parts) <= set(G1 + G2 + G3) and len(set().union(*parts)) == K * PER_CONCEPT  # disjoint
-    again = faber_concepts(X, Y, n_concepts=K, size_per_concept=SIZE, assignment="random", random_state=3)
-    assert all(np.array_equal(a.test, b.test) and np.array_equal(a.train, b.train) for a, b in zip(cs, again))
-    other = [faber_concepts(X, Y, n_concepts=K, size_per_concept=SIZE, assignment="random", random_state=s)
-             for s in range(4, 10)]
+    assert (
+        set().union(*parts) <= set(G1 + G2 + G3) and len(set().union(*parts)) == K * PER_CONCEPT
+    )  # disjoint
+    again = faber_concepts(
+        X, Y, n_concepts=K, size_per_concept=SIZE, assignment="random", random_state=3
+    )
+    assert all(
+        np.array_equal(a.test, b.test) and np.array_equal(a.train, b.train)
+        for a, b in zip(cs, again)
+    )
+    other = [
+        faber_concepts(
+            X, Y, n_concepts=K, size_per_concept=SIZE, assignment="random", random_state=s
+        )
+        for s in range(4, 10)
+    ]
     assert any([_anomalies(c) for c in o] != parts for o in other)
 
 
@@ -101,16 +130,25 @@ def test_published_shuffle_copies_rows_like_random_shuffle_on_a_2d_array():
     seed = 11
     anom_ss = np.random.SeedSequence(seed).spawn(3)[1]
     random.Random(int(anom_ss.generate_state(1)[0])).shuffle(arr)
-    expected = [list(arr[PER_CONCEPT * i: PER_CONCEPT * (i + 1), 0]) for i in range(K)]
-    cs = faber_concepts(X, Y, n_concepts=K, size_per_concept=SIZE, assignment="random", anomaly_shuffle="published",
-                        random_state=seed)
+    expected = [list(arr[PER_CONCEPT * i : PER_CONCEPT * (i + 1), 0]) for i in range(K)]
+    cs = faber_concepts(
+        X,
+        Y,
+        n_concepts=K,
+        size_per_concept=SIZE,
+        assignment="random",
+        anomaly_shuffle="published",
+        random_state=seed,
+    )
     assert [sorted(VALUES[c.test][Y[c.test] == 1]) for c in cs] == [sorted(e) for e in expected]
     # the copying in that shuffle: the 9 rows no longer hold 9 distinct values
     assert len(np.unique(arr)) < len(arr)
 
 
 def test_test_sets_are_shuffled_and_rows_keep_their_labels():
-    cs = faber_concepts(X, Y, n_concepts=K, size_per_concept=SIZE, assignment="clustered_closest", random_state=0)
+    cs = faber_concepts(
+        X, Y, n_concepts=K, size_per_concept=SIZE, assignment="clustered_closest", random_state=0
+    )
     orders = [np.array_equal(Y[c.test], np.sort(Y[c.test])) for c in cs]
     assert not all(orders)  # not normal rows first then anomalies everywhere
 
@@ -124,10 +162,18 @@ def test_bad_parameters_are_named():
         faber_concepts(X, np.r_[np.zeros(23, int), np.ones(1, int)], n_concepts=3)
 
 
-@pytest.mark.skipif(not (DATA / "adbench-classical").is_dir(), reason=f"real datasets not found at {DATA}")
+@pytest.mark.skipif(
+    not (DATA / "adbench-classical").is_dir(), reason=f"real datasets not found at {DATA}"
+)
 def test_adbench_takes_the_recipe_and_refuses_split_parameters():
-    ds = load_adbench("6_cardio.npz", recipe="faber2024", n_concepts=3, size_per_concept=200,
-                      assignment="clustered_closest", data_dir=str(DATA))
+    ds = load_adbench(
+        "6_cardio.npz",
+        recipe="faber2024",
+        n_concepts=3,
+        size_per_concept=200,
+        assignment="clustered_closest",
+        data_dir=str(DATA),
+    )
     assert [c.n_rows for c in ds.train] == [120, 120, 120]
     assert all(int((c.y == 0).sum()) == 80 and 1 <= c.n_anomalies <= 80 for c in ds.test)
     with pytest.raises(CladValueError, match="test_size=0.3"):
@@ -139,7 +185,12 @@ def test_adbench_takes_the_recipe_and_refuses_split_parameters():
 def test_nsl_kdd_published_preprocessing_by_hand():
     ds = load_nsl_kdd(concepts="protocol", preprocessing="faber2024", data_dir=str(DATA))
     names = ds.metadata["feature_names"]
-    assert names[:4] == ["duration", "protocol_type", "service", "flag"]  # the file's column order is kept
+    assert names[:4] == [
+        "duration",
+        "protocol_type",
+        "service",
+        "flag",
+    ]  # the file's column order is kept
     X_all = np.vstack([c.X for c in ds.train + ds.test])
     assert X_all.min() == 0.0 and X_all.max() == 1.0
     # protocol_type: icmp, tcp, udp -> ordinal 0, 1, 2 -> min-max 0, 0.5, 1
@@ -152,9 +203,18 @@ def test_nsl_kdd_published_preprocessing_by_hand():
 @needs_data
 @pytest.mark.slow
 def test_nsl_kdd_faber2024_concepts_have_the_pyclad_shape():
-    ds = load_nsl_kdd(concepts="faber2024", preprocessing="faber2024", n_concepts=5, size_per_concept=1000,
-                      assignment="random", data_dir=str(DATA), random_state=0)
-    shapes = [(tr.n_rows, int((te.y == 0).sum()), int(te.y.sum())) for tr, te in zip(ds.train, ds.test)]
+    ds = load_nsl_kdd(
+        concepts="faber2024",
+        preprocessing="faber2024",
+        n_concepts=5,
+        size_per_concept=1000,
+        assignment="random",
+        data_dir=str(DATA),
+        random_state=0,
+    )
+    shapes = [
+        (tr.n_rows, int((te.y == 0).sum()), int(te.y.sum())) for tr, te in zip(ds.train, ds.test)
+    ]
     # every concept follows the rule: n = min(1000, cluster rows); int(3n/5) train; the rest, plus
     # min(int(24,576 / 5), int(2 * 1000 / 5)) = 400 anomalies, test
     for n_train, n_test_normal, n_anom in shapes:

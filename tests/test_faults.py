@@ -17,14 +17,20 @@ from clad.results.store import ResultStore
 from tests.runner_helpers import ROOT, clad_cmd, synthetic, write_spec
 
 GOOD = {"name": "tests.plugins:DistanceToMean", "label": "good"}
-FAULTY = dict(name="faults", seeds=1, datasets=[synthetic(n_train=40, n_test=30)], detectors=[
-    GOOD,
-    {"name": "tests.plugins:RaisesInFit", "label": "raises-in-fit"},
-    {"name": "tests.plugins:RaisesInScore", "label": "raises-in-score"},
-    {"name": "tests.plugins:NaNScores", "label": "nan-scores"},
-    {"name": "tests.plugins:SlowDetector", "label": "hangs", "delay": 600.0},
-    {"name": "tests.plugins:CrashingDetector", "label": "kills-its-worker"},
-    {"name": "iforest", "label": "also-good", "n_estimators": 10}])
+FAULTY = dict(
+    name="faults",
+    seeds=1,
+    datasets=[synthetic(n_train=40, n_test=30)],
+    detectors=[
+        GOOD,
+        {"name": "tests.plugins:RaisesInFit", "label": "raises-in-fit"},
+        {"name": "tests.plugins:RaisesInScore", "label": "raises-in-score"},
+        {"name": "tests.plugins:NaNScores", "label": "nan-scores"},
+        {"name": "tests.plugins:SlowDetector", "label": "hangs", "delay": 600.0},
+        {"name": "tests.plugins:CrashingDetector", "label": "kills-its-worker"},
+        {"name": "iforest", "label": "also-good", "n_estimators": 10},
+    ],
+)
 
 CAUSES = {
     "raises-in-fit": "always fails in fit",
@@ -37,8 +43,15 @@ CAUSES = {
 
 def run(*args, timeout=300, preexec=None):
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run(clad_cmd(*args), cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=preexec)
+    return subprocess.run(
+        clad_cmd(*args),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=preexec,
+    )
 
 
 def runs_by_label(db):
@@ -68,7 +81,9 @@ def test_faulty_detectors_and_a_dying_worker_in_worker_processes(tmp_path):
 
 @pytest.mark.slow
 def test_a_failing_disk_stops_cleanly_and_a_rerun_completes(tmp_path):
-    spec = write_spec(tmp_path, **{**FAULTY, "seeds": 12, "detectors": [{"name": "iforest", "n_estimators": 5}]})
+    spec = write_spec(
+        tmp_path, **{**FAULTY, "seeds": 12, "detectors": [{"name": "iforest", "n_estimators": 5}]}
+    )
     out = tmp_path / "out"
 
     def small_disk():  # in the child: files may not grow past 160 KiB, as on a full disk
@@ -86,7 +101,9 @@ def test_a_failing_disk_stops_cleanly_and_a_rerun_completes(tmp_path):
     done = run("run", spec, "--out", out, "--quiet")
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(out / "results.sqlite") as con:
-        assert con.execute("SELECT COUNT(*), COUNT(DISTINCT run_id) FROM runs WHERE status = 'ok'").fetchone() == (12, 12)
+        assert con.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT run_id) FROM runs WHERE status = 'ok'"
+        ).fetchone() == (12, 12)
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
@@ -95,17 +112,36 @@ def test_a_dask_worker_lost_mid_run(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     import dask
 
-    spec = write_spec(tmp_path, **{**FAULTY, "detectors": [
-        GOOD, {"name": "tests.plugins:CrashingDetector", "label": "kills-its-worker"}]})
+    spec = write_spec(
+        tmp_path,
+        **{
+            **FAULTY,
+            "detectors": [
+                GOOD,
+                {"name": "tests.plugins:CrashingDetector", "label": "kills-its-worker"},
+            ],
+        },
+    )
     env_path = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = env_path  # the workers import tests.plugins
     try:
-        with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
-                distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                         dashboard_address=None) as cluster:
-            proc = run("run", spec, "--out", tmp_path / "out", "--dask", cluster.scheduler_address, "--quiet",
-                       timeout=300)
+        with (
+            dask.config.set({"distributed.scheduler.allowed-failures": 1}),
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as cluster,
+        ):
+            proc = run(
+                "run",
+                spec,
+                "--out",
+                tmp_path / "out",
+                "--dask",
+                cluster.scheduler_address,
+                "--quiet",
+                timeout=300,
+            )
     finally:
         if old is None:
             os.environ.pop("PYTHONPATH", None)

@@ -17,10 +17,14 @@ from clad.errors import DataError, SpecError
 from runner_helpers import run_main, small_spec, synthetic, write_spec
 
 
-@pytest.mark.parametrize("name,meant", [("auroc", "roc_auc"), ("AUC", "roc_auc"), ("f1_score", "f1"),
-                                        ("auprc", "average_precision")])
+@pytest.mark.parametrize(
+    "name,meant",
+    [("auroc", "roc_auc"), ("AUC", "roc_auc"), ("f1_score", "f1"), ("auprc", "average_precision")],
+)
 def test_other_tools_metric_names_point_to_clads(name, meant):
-    with pytest.raises(SpecError, match=rf"unknown base metric '{name}' \(did you mean '{meant}'\? clad's name"):
+    with pytest.raises(
+        SpecError, match=rf"unknown base metric '{name}' \(did you mean '{meant}'\? clad's name"
+    ):
         parse_spec(small_spec(base_metrics=[name]))
 
 
@@ -51,7 +55,9 @@ def test_non_finite_training_scores_are_called_training_scores():
             return np.full(len(X), np.nan)
 
     det = as_detector(NaNOnTraining())
-    with pytest.raises(Exception, match="training rows \\(scored in fit\\(\\) to set the threshold\\)"):
+    with pytest.raises(
+        Exception, match="training rows \\(scored in fit\\(\\) to set the threshold\\)"
+    ):
         det.fit(np.zeros((10, 2)))
 
 
@@ -59,8 +65,13 @@ def test_the_reports_repeated_warnings_are_one_line():
     from clad.cli import _grouped_warnings
     from types import SimpleNamespace as W
 
-    caught = [W(message=f"{by} by continual_average ({m}): one independent block (dataset: d): paired over seeds")
-              for by in ("detectors", "strategies") for m in ("roc_auc", "f1", "average_precision")]
+    caught = [
+        W(
+            message=f"{by} by continual_average ({m}): one independent block (dataset: d): paired over seeds"
+        )
+        for by in ("detectors", "strategies")
+        for m in ("roc_auc", "f1", "average_precision")
+    ]
     (line,) = _grouped_warnings(caught)
     assert line.startswith("one independent block") and "6 comparisons" in line
 

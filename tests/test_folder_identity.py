@@ -26,14 +26,34 @@ ROOT = Path(__file__).resolve().parents[1]
 def _table(path: Path, shift: float) -> None:
     rng = np.random.default_rng(0)
     n = 60
-    pd.DataFrame({"c": ["a"] * n + ["b"] * n, "y": ([0] * 50 + [1] * 10) * 2,
-                  "x1": rng.normal(size=2 * n) + shift, "x2": rng.normal(size=2 * n)}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "c": ["a"] * n + ["b"] * n,
+            "y": ([0] * 50 + [1] * 10) * 2,
+            "x1": rng.normal(size=2 * n) + shift,
+            "x2": rng.normal(size=2 * n),
+        }
+    ).to_csv(path, index=False)
 
 
 def _spec(data: Path, detector: str = "hbos") -> dict:
-    return {"name": "table-spec", "seeds": 1, "strategies": ["naive"], "scenarios": ["concept_incremental"],
-            "detectors": [detector], "datasets": [{"name": "table", "file": data.name, "data_dir": str(data.parent), "concept_column": "c",
-                                                 "label_column": "y", "random_state": 0}]}
+    return {
+        "name": "table-spec",
+        "seeds": 1,
+        "strategies": ["naive"],
+        "scenarios": ["concept_incremental"],
+        "detectors": [detector],
+        "datasets": [
+            {
+                "name": "table",
+                "file": data.name,
+                "data_dir": str(data.parent),
+                "concept_column": "c",
+                "label_column": "y",
+                "random_state": 0,
+            }
+        ],
+    }
 
 
 @pytest.mark.slow
@@ -104,7 +124,11 @@ def test_another_spec_is_refused_unless_fresh_or_add(tmp_path):
     added = run_spec(other, tmp_path / "out", add=True)
     from clad.results.store import load_results
 
-    assert len(load_results(tmp_path / "out" / "results.json")) == 2 == len(load_results(tmp_path / "out"))
+    assert (
+        len(load_results(tmp_path / "out" / "results.json"))
+        == 2
+        == len(load_results(tmp_path / "out"))
+    )
     assert len(added.runs) == 1
     fresh = run_spec(other, tmp_path / "out", fresh=True)
     assert len(load_results(tmp_path / "out" / "results.json")) == 1 and fresh.n_computed == 1
@@ -133,8 +157,12 @@ def test_out_naming_a_file_exits_111(tmp_path):
     _table(tmp_path / "data.csv", 0.0)
     with pytest.raises(ResultsWriteError, match="names a file"):
         run_spec(_spec(tmp_path / "data.csv"), target)
-    proc = subprocess.run([sys.executable, "-m", "clad.cli", "report", str(tmp_path), "--out", str(target)],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "clad.cli", "report", str(tmp_path), "--out", str(target)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode != 0  # no results there: a plain error
 
 
@@ -170,18 +198,38 @@ def test_report_of_a_read_only_copy_with_out_elsewhere(tmp_path):
     prefix = _without_root_override()
     run = dict(capture_output=True, text=True, cwd=ROOT, timeout=300)
     try:
-        proc = subprocess.run([*prefix, sys.executable, "-m", "clad.cli", "report", str(copy), "--out",
-                               str(report / "r")], **run)
+        proc = subprocess.run(
+            [
+                *prefix,
+                sys.executable,
+                "-m",
+                "clad.cli",
+                "report",
+                str(copy),
+                "--out",
+                str(report / "r"),
+            ],
+            **run,
+        )
         assert proc.returncode == 0, proc.stderr
         assert (report / "r" / "index.html").is_file()
         # writing the report into the read-only folder itself: exit 111 naming the path
-        proc = subprocess.run([*prefix, sys.executable, "-m", "clad.cli", "report", str(copy)], **run)
+        proc = subprocess.run(
+            [*prefix, sys.executable, "-m", "clad.cli", "report", str(copy)], **run
+        )
         assert proc.returncode == 111 and str(copy) in proc.stderr, proc.stderr
         # running into it: exit 111 too, naming the folder
-        spec = write_spec(tmp_path, name=None, seeds=1, scenarios=["concept_incremental"], detectors=["hbos"],
-                          datasets=[{"name": "synthetic", "n_concepts": 2}])
-        proc = subprocess.run([*prefix, sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(copy)],
-                              **run)
+        spec = write_spec(
+            tmp_path,
+            name=None,
+            seeds=1,
+            scenarios=["concept_incremental"],
+            detectors=["hbos"],
+            datasets=[{"name": "synthetic", "n_concepts": 2}],
+        )
+        proc = subprocess.run(
+            [*prefix, sys.executable, "-m", "clad.cli", "run", str(spec), "--out", str(copy)], **run
+        )
         assert proc.returncode == 111 and str(copy) in proc.stderr, proc.stderr
     finally:
         _chmod(copy, writable=True)
@@ -202,9 +250,13 @@ def _started(db) -> bool:
 
 
 def _slow(name: str, seeds: int, delay: float) -> str:
-    return spec_toml(name=name, seeds=seeds, scenarios=["concept_incremental"],
-                     datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
-                     detectors=[{"name": "plugins:SlowDetector", "delay": delay}])
+    return spec_toml(
+        name=name,
+        seeds=seeds,
+        scenarios=["concept_incremental"],
+        datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
+        detectors=[{"name": "plugins:SlowDetector", "delay": delay}],
+    )
 
 
 @pytest.mark.slow
@@ -213,22 +265,39 @@ def test_fresh_beside_a_live_run_of_another_spec_is_refused(tmp_path):
     the test creates only after the second process has been refused."""
     a, b = tmp_path / "a.toml", tmp_path / "b.toml"
     gate = tmp_path / "gate"
-    a.write_text(spec_toml(name="A", seeds=4, scenarios=["concept_incremental"],
-                           datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
-                           detectors=[{"name": "reliability_plugins:GateDetector", "gate": str(gate)}]))
+    a.write_text(
+        spec_toml(
+            name="A",
+            seeds=4,
+            scenarios=["concept_incremental"],
+            datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
+            detectors=[{"name": "reliability_plugins:GateDetector", "gate": str(gate)}],
+        )
+    )
     b.write_text(_slow(name="B", seeds=1, delay=0.0))
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
     cmd = [sys.executable, "-m", "clad.cli", "run", "--quiet", "--out", str(out)]
-    first = subprocess.Popen(cmd + [str(a)], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+    first = subprocess.Popen(
+        cmd + [str(a)], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
-        deadline = time.time() + 600  # a safety net only: the loop ends when the first run has started
-        while not _started(out / "results.sqlite") and first.poll() is None and time.time() < deadline:
+        deadline = (
+            time.time() + 600
+        )  # a safety net only: the loop ends when the first run has started
+        while (
+            not _started(out / "results.sqlite") and first.poll() is None and time.time() < deadline
+        ):
             time.sleep(0.1)
         assert first.poll() is None, first.communicate()[1]
-        second = subprocess.run(cmd + ["--fresh", str(b)], env=env, cwd=ROOT, capture_output=True, text=True,
-                                timeout=600)
+        second = subprocess.run(
+            cmd + ["--fresh", str(b)],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     finally:
         gate.touch()  # the first process's runs go on
     assert second.returncode == 2 and f"process {first.pid}" in second.stderr, second.stderr
@@ -252,10 +321,22 @@ def test_installed_plugin_code_is_fingerprinted_by_its_distribution():
     from clad.engine.identity import code_inputs
 
     providers = metadata.packages_distributions()
-    cfg = RunConfig(Component("synthetic"), Component("concept_aware"), Component("naive"),
-                    Component("pyod.models.iforest:IForest"))
-    assert code_inputs(cfg) == {"code pyod.models.iforest": f"{providers['pyod'][0]}=={metadata.version('pyod')}"}
+    cfg = RunConfig(
+        Component("synthetic"),
+        Component("concept_aware"),
+        Component("naive"),
+        Component("pyod.models.iforest:IForest"),
+    )
+    assert code_inputs(cfg) == {
+        "code pyod.models.iforest": f"{providers['pyod'][0]}=={metadata.version('pyod')}"
+    }
     # a module whose distribution has another name (scikit-learn provides sklearn)
-    cfg = RunConfig(Component("synthetic"), Component("concept_aware"), Component("naive"),
-                    Component("sklearn.ensemble:IsolationForest"))
-    assert code_inputs(cfg) == {"code sklearn.ensemble": f"scikit-learn=={metadata.version('scikit-learn')}"}
+    cfg = RunConfig(
+        Component("synthetic"),
+        Component("concept_aware"),
+        Component("naive"),
+        Component("sklearn.ensemble:IsolationForest"),
+    )
+    assert code_inputs(cfg) == {
+        "code sklearn.ensemble": f"scikit-learn=={metadata.version('scikit-learn')}"
+    }

@@ -53,8 +53,10 @@ def _fuzz(generator):
 
 def _report(capsys, title, tally, clean):
     with capsys.disabled():
-        print(f"\n{title}: {sum(tally.values())} bad inputs over {len(tally)} kinds; {sum(clean.values())} ended "
-              "cleanly")
+        print(
+            f"\n{title}: {sum(tally.values())} bad inputs over {len(tally)} kinds; {sum(clean.values())} ended "
+            "cleanly"
+        )
         for kind, n in sorted(tally.items()):
             print(f"  {kind:28s} {n:4d}")
 
@@ -68,13 +70,22 @@ def test_every_bad_input_ends_in_a_clean_clad_error(capsys):
     clean.update(new_clean)
     bad += new_bad
     rel_tally, rel_clean, rel_bad = _fuzz(reliability_cases(seed=0, per_kind=50))
-    _report(capsys, "fuzz (reliability: links, foreign databases, sizes, plug-ins, late checks)", rel_tally, rel_clean)
+    _report(
+        capsys,
+        "fuzz (reliability: links, foreign databases, sizes, plug-ins, late checks)",
+        rel_tally,
+        rel_clean,
+    )
     tally.update(rel_tally)
     clean.update(rel_clean)
     bad += rel_bad
     new_tally, new_clean, new_bad = _fuzz(surface_cases(seed=0, per_kind=50))
-    _report(capsys, "fuzz (thresholds, baselines, replicas, [slurm], report options, metric plug-ins)", new_tally,
-            new_clean)
+    _report(
+        capsys,
+        "fuzz (thresholds, baselines, replicas, [slurm], report options, metric plug-ins)",
+        new_tally,
+        new_clean,
+    )
     tally.update(new_tally)
     clean.update(new_clean)
     bad += new_bad
@@ -92,9 +103,15 @@ def _rows(db, run_ids):
     try:
         out = {}
         for rid in run_ids:
-            out[rid] = (con.execute("SELECT * FROM runs WHERE run_id = ?", (rid,)).fetchall(),
-                        con.execute("SELECT * FROM r_cells WHERE run_id = ? ORDER BY 3, 5", (rid,)).fetchall(),
-                        con.execute("SELECT * FROM metrics WHERE run_id = ? ORDER BY 2, 3", (rid,)).fetchall())
+            out[rid] = (
+                con.execute("SELECT * FROM runs WHERE run_id = ?", (rid,)).fetchall(),
+                con.execute(
+                    "SELECT * FROM r_cells WHERE run_id = ? ORDER BY 3, 5", (rid,)
+                ).fetchall(),
+                con.execute(
+                    "SELECT * FROM metrics WHERE run_id = ? ORDER BY 2, 3", (rid,)
+                ).fetchall(),
+            )
         return out
     finally:
         con.close()
@@ -110,15 +127,32 @@ def test_bad_inputs_only_a_run_meets_fail_their_run_clearly_and_lose_nothing(tmp
 
     from clad.engine.benchmark import run_spec
 
-    base = {"name": "runtime", "seeds": 1, "strategies": ["naive"],
-            "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 30, "n_test": 20}]}
+    base = {
+        "name": "runtime",
+        "seeds": 1,
+        "strategies": ["naive"],
+        "datasets": [
+            {"name": "synthetic", "n_concepts": 2, "n_features": 2, "n_train": 30, "n_test": 20}
+        ],
+    }
     tally = collections.Counter()
     cases = [
-        ("runtime_scores_text", {"scenarios": ["concept_incremental"], "detectors": ["hbos", "plugins:TextScores"]},
-         "score() returned text"),
-        ("runtime_anytime_rows", {"scenarios": ["concept_incremental", {"name": "concept_agnostic", "batch_size": 10,
-                                                                       "anytime_per_concept": 31}],
-                                  "detectors": ["hbos"]}, "anytime_per_concept=31 is more than the 30 rows"),
+        (
+            "runtime_scores_text",
+            {"scenarios": ["concept_incremental"], "detectors": ["hbos", "plugins:TextScores"]},
+            "score() returned text",
+        ),
+        (
+            "runtime_anytime_rows",
+            {
+                "scenarios": [
+                    "concept_incremental",
+                    {"name": "concept_agnostic", "batch_size": 10, "anytime_per_concept": 31},
+                ],
+                "detectors": ["hbos"],
+            },
+            "anytime_per_concept=31 is more than the 30 rows",
+        ),
     ]
     for i, (kind, change, cause) in enumerate(cases):
         out = tmp_path / f"o{i}"
@@ -133,14 +167,18 @@ def test_bad_inputs_only_a_run_meets_fail_their_run_clearly_and_lose_nothing(tmp
     # a damaged record is computed again; the other runs are left as they were
     for j, column in enumerate(("timings", "config", "concepts")):
         out = tmp_path / f"d{j}"
-        first = run_spec({**base, "seeds": 3, "scenarios": ["concept_incremental"], "detectors": ["hbos"]}, out)
+        first = run_spec(
+            {**base, "seeds": 3, "scenarios": ["concept_incremental"], "detectors": ["hbos"]}, out
+        )
         hit, *rest = [r.run_id for r in first.runs]
         before = _rows(out / "results.sqlite", rest)
         con = sqlite3.connect(out / "results.sqlite")
         con.execute(f"UPDATE runs SET {column} = ? WHERE run_id = ?", (pickle.dumps(j), hit))
         con.commit()
         con.close()
-        again = run_spec({**base, "seeds": 3, "scenarios": ["concept_incremental"], "detectors": ["hbos"]}, out)
+        again = run_spec(
+            {**base, "seeds": 3, "scenarios": ["concept_incremental"], "detectors": ["hbos"]}, out
+        )
         assert again.ok and again.n_computed == 1
         assert _rows(out / "results.sqlite", rest) == before
         tally["runtime_damaged_record"] += 1

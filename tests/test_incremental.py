@@ -38,7 +38,11 @@ def test_partial_fit_adapter_contract():
     T = np.vstack([rng.normal(5.0, 1.0, size=(180, 3)), rng.normal(0.0, 0.3, size=(20, 3))])
     y = np.r_[np.zeros(180), np.ones(20)]
     det = PartialFitDetector(SGDOneClassSVM(nu=0.1))
-    failures = {name: msg for name, check in DETECTOR_CHECKS.items() if (msg := check(det, (X, T, y))) is not None}
+    failures = {
+        name: msg
+        for name, check in DETECTOR_CHECKS.items()
+        if (msg := check(det, (X, T, y))) is not None
+    }
     assert not failures
 
 
@@ -59,7 +63,10 @@ def test_partial_fit_goes_on_and_fit_starts_over():
     det = hst(random_state=1).fit(X)
     counter = det.estimator_["HalfSpaceTrees"].counter
     det.partial_fit(X)
-    assert det.n_rows_learned_ == 300 and det.estimator_["HalfSpaceTrees"].counter == (counter + 150) % 100
+    assert (
+        det.n_rows_learned_ == 300
+        and det.estimator_["HalfSpaceTrees"].counter == (counter + 150) % 100
+    )
     det.fit(X)
     assert det.n_rows_learned_ == 150
     assert det.estimator.steps["HalfSpaceTrees"].seed is None  # the prototype is never touched
@@ -73,8 +80,12 @@ def test_river_objects_are_wrapped_and_seeded():
     by_path = make_detector("river.anomaly:HalfSpaceTrees", {"window_size": 50}, random_state=4)
     assert isinstance(by_path, RiverDetector) and by_path.random_state == 4
     X = np.random.default_rng(0).uniform(size=(120, 2))
-    a, b = by_path.fit(X).score(X), make_detector("river.anomaly:HalfSpaceTrees", {"window_size": 50},
-                                                   random_state=4).fit(X).score(X)
+    a, b = (
+        by_path.fit(X).score(X),
+        make_detector("river.anomaly:HalfSpaceTrees", {"window_size": 50}, random_state=4)
+        .fit(X)
+        .score(X),
+    )
     assert np.array_equal(a, b)
     assert np.array_equal(pickle.loads(pickle.dumps(by_path)).score(X), a)
 
@@ -82,8 +93,12 @@ def test_river_objects_are_wrapped_and_seeded():
 def test_registered_names():
     assert DETECTORS.resolve("half_space_trees") is half_space_trees
     assert STRATEGIES.resolve("incremental") is Incremental
-    strat = make_strategy("incremental", make_detector("sklearn.linear_model:SGDOneClassSVM", random_state=0))
-    assert isinstance(strat.learn(np.random.default_rng(0).normal(size=(50, 2))).detector_, PartialFitDetector)
+    strat = make_strategy(
+        "incremental", make_detector("sklearn.linear_model:SGDOneClassSVM", random_state=0)
+    )
+    assert isinstance(
+        strat.learn(np.random.default_rng(0).normal(size=(50, 2))).detector_, PartialFitDetector
+    )
 
 
 def test_what_cannot_learn_incrementally_is_named():
@@ -103,7 +118,11 @@ def drifting_stream(seed=0):
         normal = np.clip(rng.normal(c, 0.05, size=(180, 2)), 0, 1)
         far = rng.uniform(size=(20, 2))
         far = far[np.linalg.norm(far - c, axis=1) > 0.3][:10]
-        test.append(Concept(f"C{k}", np.vstack([normal, far]), np.r_[np.zeros(len(normal)), np.ones(len(far))]))
+        test.append(
+            Concept(
+                f"C{k}", np.vstack([normal, far]), np.r_[np.zeros(len(normal)), np.ones(len(far))]
+            )
+        )
     return ConceptDataset(train, test, name="corners")
 
 

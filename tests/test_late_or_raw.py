@@ -30,20 +30,35 @@ def test_a_cuda_device_this_machine_lacks_is_refused_before_any_run(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("strategy,words", [({"name": "agem", "memory_batch_size": 0}, "memory_batch_size=0"),
-                                            ({"name": "der", "alpha": -1}, "alpha=-1"),
-                                            ({"name": "der", "beta": -0.5}, "beta=-0.5")])
+@pytest.mark.parametrize(
+    "strategy,words",
+    [
+        ({"name": "agem", "memory_batch_size": 0}, "memory_batch_size=0"),
+        ({"name": "der", "alpha": -1}, "alpha=-1"),
+        ({"name": "der", "beta": -0.5}, "beta=-0.5"),
+    ],
+)
 def test_rehearsal_parameters_are_checked_at_spec_time(strategy, words):
     with pytest.raises(SpecError, match=words):
         parse_spec(small_spec(strategies=[strategy], detectors=[TORCH]))
 
 
 def test_telemanom_window_score_and_a_pickle_table_are_spec_errors(tmp_path):
-    with pytest.raises(SpecError, match=r"window_score='median' \(did you mean 'mean'\?\); allowed: 'max', 'mean'"):
-        parse_spec(small_spec(datasets=[{"name": "telemanom", "window_score": "median", "data_dir": str(tmp_path)}]))
+    with pytest.raises(
+        SpecError, match=r"window_score='median' \(did you mean 'mean'\?\); allowed: 'max', 'mean'"
+    ):
+        parse_spec(
+            small_spec(
+                datasets=[
+                    {"name": "telemanom", "window_score": "median", "data_dir": str(tmp_path)}
+                ]
+            )
+        )
     (tmp_path / "t.pkl").write_bytes(b"\x80\x04junk")
     with pytest.raises(SpecError, match=r"a table is read from a .csv .* or a .parquet file"):
-        parse_spec(small_spec(datasets=[{"name": "table", "file": "t.pkl", "data_dir": str(tmp_path)}]))
+        parse_spec(
+            small_spec(datasets=[{"name": "table", "file": "t.pkl", "data_dir": str(tmp_path)}])
+        )
 
 
 def test_a_spec_that_is_a_pipe_a_device_a_folder_or_nested_too_deep(tmp_path, capsys, caplog):
@@ -51,8 +66,12 @@ def test_a_spec_that_is_a_pipe_a_device_a_folder_or_nested_too_deep(tmp_path, ca
     os.mkfifo(fifo)
     deep = tmp_path / "deep.toml"
     deep.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
-    for path, words in [(fifo, "not a regular file"), ("/dev/zero", "not a regular file"), (tmp_path, "is a folder"),
-                        (deep, "nested more than 32 deep")]:
+    for path, words in [
+        (fifo, "not a regular file"),
+        ("/dev/zero", "not a regular file"),
+        (tmp_path, "is a folder"),
+        (deep, "nested more than 32 deep"),
+    ]:
         rc, _, err = run_main(capsys, caplog, "run", path, "--dry-run")
         assert rc == 2 and words in err and "Traceback" not in err, err
 
@@ -65,7 +84,9 @@ def test_data_files_that_are_folders_pipes_or_random_bytes(tmp_path):
         parse_spec(small_spec(datasets=[{"name": "table", "file": "x.csv", "data_dir": str(data)}]))
     with pytest.raises(SpecError, match="is not a regular file"):
         parse_spec(small_spec(datasets=[{"name": "table", "file": "p.csv", "data_dir": str(data)}]))
-    (data / "r.npz").write_bytes(np.random.default_rng(0).integers(0, 256, 500, dtype=np.uint8).tobytes())
+    (data / "r.npz").write_bytes(
+        np.random.default_rng(0).integers(0, 256, 500, dtype=np.uint8).tobytes()
+    )
     from clad.datasets import DATASETS
 
     with pytest.raises(CladError, match=r"is not a .npz file") as err:
@@ -80,7 +101,9 @@ def test_a_relative_link_out_of_the_data_folder_is_refused(tmp_path):
     outside.write_text("concept,label,x\na,0,1\n")
     (data / "link.csv").symlink_to(os.path.relpath(outside, data))
     with pytest.raises(SpecError, match="symbolic link leading out of its data directory"):
-        parse_spec(small_spec(datasets=[{"name": "table", "file": "link.csv", "data_dir": str(data)}]))
+        parse_spec(
+            small_spec(datasets=[{"name": "table", "file": "link.csv", "data_dir": str(data)}])
+        )
 
 
 @pytest.mark.parametrize("slot,wrong", [(0, [1, 2]), (1, "concept_aware"), (2, None), (2, "naive")])
@@ -90,7 +113,11 @@ def test_run_experiment_with_objects_of_the_wrong_kind(slot, wrong):
     from clad.scenarios import ConceptAware
     from clad.strategies import Naive
 
-    args = [make_synthetic(n_concepts=2, n_train=20, n_test=10, random_state=0), ConceptAware(), Naive()]
+    args = [
+        make_synthetic(n_concepts=2, n_train=20, n_test=10, random_state=0),
+        ConceptAware(),
+        Naive(),
+    ]
     args[slot] = wrong
     with pytest.raises(CladTypeError, match=["dataset is", "scenario is", "strategy is"][slot]):
         run_experiment(*args)

@@ -18,26 +18,44 @@ ROOT = Path(__file__).resolve().parents[1]
 # scikit-learn imports joblib, which imports concurrent.futures.process and multiprocessing.pool (its
 # bundled loky): those are loaded by any spec naming a scikit-learn detector, whatever clad does, so they
 # are not listed here; the torch detectors import torch when a spec names one (to check its parameters)
-FORBIDDEN = ("clad.engine.executors", "clad.engine.run", "clad.results.store", "clad.engine.progress", "dask",
-             "distributed", "torch", "pebble", "loky")
+FORBIDDEN = (
+    "clad.engine.executors",
+    "clad.engine.run",
+    "clad.results.store",
+    "clad.engine.progress",
+    "dask",
+    "distributed",
+    "torch",
+    "pebble",
+    "loky",
+)
 
 
 @pytest.mark.slow
 def test_validating_a_spec_imports_no_executor():
-    code = ("import json, sys, clad\n"
-            "from clad.engine.spec import load_spec, parse_spec\n"
-            "spec = load_spec(sys.argv[1])\n"
-            "parse_spec({'seeds': 2, 'strategies': ['naive', 'replay'], 'scenarios': ['concept_agnostic'],"
-            " 'datasets': ['synthetic'], 'detectors': ['iforest', 'hbos']})\n"
-            "print(json.dumps([len(spec), sorted(sys.modules)]))\n")
-    proc = subprocess.run([sys.executable, "-c", code, str(ROOT / "scenarios" / "quickstart.toml")],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    code = (
+        "import json, sys, clad\n"
+        "from clad.engine.spec import load_spec, parse_spec\n"
+        "spec = load_spec(sys.argv[1])\n"
+        "parse_spec({'seeds': 2, 'strategies': ['naive', 'replay'], 'scenarios': ['concept_agnostic'],"
+        " 'datasets': ['synthetic'], 'detectors': ['iforest', 'hbos']})\n"
+        "print(json.dumps([len(spec), sorted(sys.modules)]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "scenarios" / "quickstart.toml")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     n_runs, modules = json.loads(proc.stdout)
     assert n_runs == 72
     loaded = [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
     assert loaded == []
-    assert "clad.engine.spec" in modules and "clad.engine.config" in modules  # the check sees real imports
+    assert (
+        "clad.engine.spec" in modules and "clad.engine.config" in modules
+    )  # the check sees real imports
 
 
 def test_no_module_imports_the_package_init():
@@ -49,8 +67,9 @@ def test_no_module_imports_the_package_init():
             if isinstance(node, ast.ImportFrom):
                 # `from clad import x`, or `from .. import x` reaching the top package
                 depth = len(path.relative_to(ROOT / "clad").parts) - 1
-                if (node.level == 0 and node.module == "clad") or (node.level > 0 and node.module is None
-                                                                   and node.level - 1 == depth):
+                if (node.level == 0 and node.module == "clad") or (
+                    node.level > 0 and node.module is None and node.level - 1 == depth
+                ):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
             elif isinstance(node, ast.Import) and any(a.name == "clad" for a in node.names):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
@@ -58,6 +77,7 @@ def test_no_module_imports_the_package_init():
 
 
 # -- the layer contracts (import-linter, configured in pyproject.toml) -----------------------------
+
 
 def _lint(capsys) -> tuple[int, str]:
     """Run every import-linter contract of pyproject.toml on the package as it is on disk now: 0 when
@@ -68,7 +88,9 @@ def _lint(capsys) -> tuple[int, str]:
     from importlinter.application import use_cases
 
     configuration.configure()
-    passed = use_cases.lint_imports(config_filename=str(ROOT / "pyproject.toml"), cache_dir=None, no_logo=True)
+    passed = use_cases.lint_imports(
+        config_filename=str(ROOT / "pyproject.toml"), cache_dir=None, no_logo=True
+    )
     return (0 if passed else 1), capsys.readouterr().out
 
 
@@ -78,13 +100,17 @@ def test_the_layer_contracts_hold(capsys):
     code, out = _lint(capsys)
     assert code == 0, out
     assert "4 kept, 0 broken" in out  # the contracts were read and checked, not skipped
-    assert not logging.getLogger("clad.engine.progress").disabled  # linting leaves logging as it was
+    assert not logging.getLogger(
+        "clad.engine.progress"
+    ).disabled  # linting leaves logging as it was
 
 
 def test_a_lower_layer_importing_a_higher_one_breaks_the_contract(capsys):
     # an import inside a function counts as much as one at the top of a module
     probe = ROOT / "clad" / "metrics" / f"layer_probe_{os.getpid()}.py"
-    probe.write_text("def build():\n    from ..engine import spec\n\n    return spec\n", encoding="utf-8")
+    probe.write_text(
+        "def build():\n    from ..engine import spec\n\n    return spec\n", encoding="utf-8"
+    )
     try:
         code, out = _lint(capsys)
     finally:
@@ -95,6 +121,7 @@ def test_a_lower_layer_importing_a_higher_one_breaks_the_contract(capsys):
 
 
 # -- no import cycles, no private names across modules --------------------------------------------
+
 
 def _import_graph() -> dict[str, set[str]]:
     """``{module: modules it imports}`` within clad, imports inside functions included (grimp reads
@@ -177,7 +204,11 @@ def _private_imports(path: Path, root: Path = ROOT) -> list[str]:
                 out.append(f"{path.relative_to(root)}:{node.lineno} {node.module}")
             for alias in node.names:
                 private = _private(alias.name)
-                own_private_module = in_own_package and node.module is None and (path.parent / f"{alias.name}.py").is_file()
+                own_private_module = (
+                    in_own_package
+                    and node.module is None
+                    and (path.parent / f"{alias.name}.py").is_file()
+                )
                 if private and not own_private_module:
                     out.append(f"{path.relative_to(root)}:{node.lineno} {alias.name}")
         elif isinstance(node, ast.Import):
@@ -190,8 +221,10 @@ def _private_imports(path: Path, root: Path = ROOT) -> list[str]:
 
 def test_the_private_import_check_sees_private_names(tmp_path):
     (tmp_path / "_helpers.py").write_text("", encoding="utf-8")
-    code = ("from .base import _Hidden, Shown\nfrom . import _helpers\nfrom ..stats import _plural\n"
-            "import clad.report._secret\nfrom .._version import __version__\n")
+    code = (
+        "from .base import _Hidden, Shown\nfrom . import _helpers\nfrom ..stats import _plural\n"
+        "import clad.report._secret\nfrom .._version import __version__\n"
+    )
     mod = tmp_path / "mod.py"
     mod.write_text(code, encoding="utf-8")
     found = [x.split(" ", 1)[1] for x in _private_imports(mod, tmp_path)]
@@ -199,7 +232,9 @@ def test_the_private_import_check_sees_private_names(tmp_path):
 
 
 def test_no_private_name_is_imported_across_modules():
-    offenders = [x for path in sorted((ROOT / "clad").rglob("*.py")) for x in _private_imports(path)]
+    offenders = [
+        x for path in sorted((ROOT / "clad").rglob("*.py")) for x in _private_imports(path)
+    ]
     assert offenders == []
 
 
@@ -218,8 +253,16 @@ def test_defaults_have_one_home():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 defaults = node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
             elif isinstance(node, ast.ClassDef):  # a dataclass field's default
-                defaults = [n.value for n in node.body if isinstance(n, ast.AnnAssign) and n.value is not None]
-            elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "get" and len(node.args) == 2:
+                defaults = [
+                    n.value
+                    for n in node.body
+                    if isinstance(n, ast.AnnAssign) and n.value is not None
+                ]
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "get"
+                and len(node.args) == 2
+            ):
                 defaults = [node.args[1]]
             elif isinstance(node, ast.keyword) and node.arg == "default":
                 defaults = [node.value]

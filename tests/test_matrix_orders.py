@@ -6,23 +6,36 @@ import pytest
 from clad.datasets import ORDERS, load_npz_files, make_synthetic
 from clad.datasets.build import order_concepts
 from clad.errors import DataError
-from clad.protocol.matrix_orders import curriculum_order, drift_distance, drift_order, order_from_matrix
+from clad.protocol.matrix_orders import (
+    curriculum_order,
+    drift_distance,
+    drift_order,
+    order_from_matrix,
+)
 
 # four concepts a, b, c, d; diagonal 0.90, 0.70, 0.95, 0.80 -> difficulty 0.10, 0.30, 0.05, 0.20
-M = np.array([[0.90, 0.60, 0.85, 0.50],
-              [0.40, 0.70, 0.30, 0.65],
-              [0.75, 0.20, 0.95, 0.55],
-              [0.60, 0.55, 0.45, 0.80]])
+M = np.array(
+    [
+        [0.90, 0.60, 0.85, 0.50],
+        [0.40, 0.70, 0.30, 0.65],
+        [0.75, 0.20, 0.95, 0.55],
+        [0.60, 0.55, 0.45, 0.80],
+    ]
+)
 # D = 1 - (M + M.T) / 2:
 #        a      b      c      d
 # a    0.10   0.50   0.20   0.45
 # b    0.50   0.30   0.75   0.40
 # c    0.20   0.75   0.05   0.50
 # d    0.45   0.40   0.50   0.20
-D = np.array([[0.10, 0.50, 0.20, 0.45],
-              [0.50, 0.30, 0.75, 0.40],
-              [0.20, 0.75, 0.05, 0.50],
-              [0.45, 0.40, 0.50, 0.20]])
+D = np.array(
+    [
+        [0.10, 0.50, 0.20, 0.45],
+        [0.50, 0.30, 0.75, 0.40],
+        [0.20, 0.75, 0.05, 0.50],
+        [0.45, 0.40, 0.50, 0.20],
+    ]
+)
 
 
 def test_distance_by_hand():
@@ -64,7 +77,9 @@ def test_named_orders_reach_every_recipe_loader(tmp_path):
     # and through a file loader: its training order follows the curriculum computed from its own M
     rng = np.random.default_rng(1)
     files = []
-    for i, spread in enumerate((0.5, 3.0, 1.0)):  # anomalies at distance 6: easy for a tight concept
+    for i, spread in enumerate(
+        (0.5, 3.0, 1.0)
+    ):  # anomalies at distance 6: easy for a tight concept
         X = np.vstack([rng.normal(0, spread, (200, 3)), rng.normal(6, spread, (20, 3))])
         np.savez(tmp_path / f"c{i}.npz", X=X, y=np.r_[np.zeros(200, int), np.ones(20, int)])
         files.append(str(tmp_path / f"c{i}.npz"))
@@ -73,7 +88,6 @@ def test_named_orders_reach_every_recipe_loader(tmp_path):
     names = asc.metadata["single_task"]["names"]
     assert list(asc.train_names) == [names[i] for i in np.argsort(-np.diag(M_file), kind="stable")]
     assert asc.train_names[-1] == "c1"  # the widest concept is the hardest
-
 
 
 @pytest.mark.slow
@@ -87,12 +101,20 @@ def test_named_orders_in_a_spec(tmp_path):
         X = np.vstack([rng.normal(shift, 1.0 + i, (150, 2)), rng.normal(shift + 5, 1, (15, 2))])
         np.savez(tmp_path / f"k{i}.npz", X=X, y=np.r_[np.zeros(150, int), np.ones(15, int)])
         files.append(str(tmp_path / f"k{i}.npz"))
-    spec = parse_spec({"orders": ["curriculum_descending", "drift_smooth"], "strategies": ["naive"],
-                       "datasets": [{"name": "npz_files", "files": files, "data_dir": str(tmp_path)}],
-                       "scenarios": ["concept_incremental"], "detectors": [{"name": "iforest", "n_estimators": 20}]})
+    spec = parse_spec(
+        {
+            "orders": ["curriculum_descending", "drift_smooth"],
+            "strategies": ["naive"],
+            "datasets": [{"name": "npz_files", "files": files, "data_dir": str(tmp_path)}],
+            "scenarios": ["concept_incremental"],
+            "detectors": [{"name": "iforest", "n_estimators": 20}],
+        }
+    )
     got = {}
     for cfg in spec.configs:
         ds = build_run(cfg)[0]
         got[cfg.dataset.params["order"]] = (ds.train_names, ds.metadata["single_task"])
     for name, (train_names, st) in got.items():
-        assert list(train_names) == [st["names"][i] for i in order_from_matrix(np.array(st["M"]), name)]
+        assert list(train_names) == [
+            st["names"][i] for i in order_from_matrix(np.array(st["M"]), name)
+        ]

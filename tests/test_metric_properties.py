@@ -46,18 +46,28 @@ def mean_or_nan(values):
 
 def ref_ca(R, t=None):
     t = ref_t(R, t)
-    return mean_or_nan([R[i][j] for i in range(R.shape[0]) for j in range(R.shape[1]) if t[j] >= 0 and i >= t[j]])
+    return mean_or_nan(
+        [R[i][j] for i in range(R.shape[0]) for j in range(R.shape[1]) if t[j] >= 0 and i >= t[j]]
+    )
 
 
 def ref_bwt(R, t=None):
     t = ref_t(R, t)
-    return mean_or_nan([R[i][j] - R[t[j]][j] for i in range(R.shape[0]) for j in range(R.shape[1])
-                        if t[j] >= 0 and i > t[j]])
+    return mean_or_nan(
+        [
+            R[i][j] - R[t[j]][j]
+            for i in range(R.shape[0])
+            for j in range(R.shape[1])
+            if t[j] >= 0 and i > t[j]
+        ]
+    )
 
 
 def ref_fwt(R, t=None):
     t = ref_t(R, t)
-    return mean_or_nan([R[i][j] for i in range(R.shape[0]) for j in range(R.shape[1]) if t[j] >= 0 and i < t[j]])
+    return mean_or_nan(
+        [R[i][j] for i in range(R.shape[0]) for j in range(R.shape[1]) if t[j] >= 0 and i < t[j]]
+    )
 
 
 def same(a, b):
@@ -110,8 +120,12 @@ def test_fwt_ignores_lower_triangle_and_diagonal(R, data):
 @pytest.mark.slow
 @given(matrices())
 def test_bounds_for_R_in_unit_interval(R):
-    for fn in (metrics.continual_average, metrics.forward_transfer, metrics.final_average,
-               metrics.learning_average):
+    for fn in (
+        metrics.continual_average,
+        metrics.forward_transfer,
+        metrics.final_average,
+        metrics.learning_average,
+    ):
         v = fn(R)
         assert math.isnan(v) or -1e-12 <= v <= 1 + 1e-12
     for fn in (metrics.backward_transfer, metrics.gem_backward_transfer, metrics.forgetting):
@@ -131,10 +145,17 @@ def test_left_out_counts_nan_cells(R):
 @pytest.mark.slow
 @given(matrices())
 def test_results_file_invariant_under_json_round_trip(R):
-    r = RunResult(dataset="d", scenario="s", strategy="st", detector="det", seed=0,
-                  concepts=tuple(f"c{i}" for i in range(R.shape[0])),
-                  test_concepts=tuple(f"c{j}" for j in range(R.shape[1])),
-                  R={"roc_auc": R}, metrics={"roc_auc": metrics.summarize(R)})
+    r = RunResult(
+        dataset="d",
+        scenario="s",
+        strategy="st",
+        detector="det",
+        seed=0,
+        concepts=tuple(f"c{i}" for i in range(R.shape[0])),
+        test_concepts=tuple(f"c{j}" for j in range(R.shape[1])),
+        R={"roc_auc": R},
+        metrics={"roc_auc": metrics.summarize(R)},
+    )
     text = json.dumps(r.to_dict(), allow_nan=False)
     back = RunResult.from_dict(json.loads(text))
     np.testing.assert_array_equal(back.R["roc_auc"], R)

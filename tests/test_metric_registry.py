@@ -39,8 +39,19 @@ def _runs():
             for seed in (0, 1):
                 spread = 0.1 * (3 - k) + 0.01 * d + 0.001 * seed
                 R = np.array([[0.9, 0.5], [0.9 - spread, 0.9]])
-                out.append(RunResult(f"data{d}", "aware", "naive", det, seed, ("A", "B"), ("A", "B"),
-                                     R={"roc_auc": R}, metrics={"roc_auc": metrics.summarize(R)}))
+                out.append(
+                    RunResult(
+                        f"data{d}",
+                        "aware",
+                        "naive",
+                        det,
+                        seed,
+                        ("A", "B"),
+                        ("A", "B"),
+                        R={"roc_auc": R},
+                        metrics={"roc_auc": metrics.summarize(R)},
+                    )
+                )
     return out
 
 
@@ -71,17 +82,23 @@ def test_a_declared_metric_reaches_summary_leaderboard_statistics(last_step_spre
 
 
 def test_a_declared_metric_is_computed_from_R_for_runs_recorded_before_it(last_step_spread):
-    runs = [RunResult("d", "s", "naive", "a", seed, ("A", "B"), ("A", "B"), R={"roc_auc": np.array(R)})
-            for seed, R in ((0, [[0.9, 0.5], [0.6, 0.9]]), (1, [[0.9, 0.5], [0.7, 0.9]]))]
+    runs = [
+        RunResult("d", "s", "naive", "a", seed, ("A", "B"), ("A", "B"), R={"roc_auc": np.array(R)})
+        for seed, R in ((0, [[0.9, 0.5], [0.6, 0.9]]), (1, [[0.9, 0.5], [0.7, 0.9]]))
+    ]
     lb = leaderboard(runs, ["last_step_spread"])
     assert lb.last_step_spread_mean.iloc[0] == pytest.approx(0.25)
 
 
 def test_declarations_are_checked():
     with pytest.raises(CladValueError, match="already declared"):
-        metrics.scalar_metric("CA", name="continual_average")(lambda R, learned_at=None: np.asarray(R)[0])
+        metrics.scalar_metric("CA", name="continual_average")(
+            lambda R, learned_at=None: np.asarray(R)[0]
+        )
     with pytest.raises(CladValueError, match="inputs are"):
-        metrics.scalar_metric("X", needs=("oracle",), name="x_metric")(lambda R, o, learned_at=None: R)
+        metrics.scalar_metric("X", needs=("oracle",), name="x_metric")(
+            lambda R, o, learned_at=None: R
+        )
     with pytest.raises(CladValueError, match="unknown continual metric"):
         leaderboard([], ["no_such_metric"])
     with pytest.raises(CladValueError, match="unknown inputs"):

@@ -49,8 +49,9 @@ def test_nan_cells_are_left_out_not_propagated():
     # FWT: 0.5, 0.6 (R[0,2] left out)
     assert metrics.forward_transfer(R) == pytest.approx(0.55)
     s = metrics.summarize(R)
-    assert {k: s["left_out"][k] for k in ("continual_average", "backward_transfer", "forward_transfer")} == {
-        "continual_average": 1, "backward_transfer": 1, "forward_transfer": 1}
+    assert {
+        k: s["left_out"][k] for k in ("continual_average", "backward_transfer", "forward_transfer")
+    } == {"continual_average": 1, "backward_transfer": 1, "forward_transfer": 1}
     # every scalar metric records its left-out count: final row 0.6 (NaN) out of final/forgetting/GEM-BWT
     assert set(s["left_out"]) == set(metrics.scalar_names(needs_only=()))
     assert s["left_out"]["final_average"] == 1 and s["left_out"]["forgetting"] == 1
@@ -83,17 +84,15 @@ def test_other_metrics_hand_computed():
 
 def test_general_case_recurring_and_unlearned():
     # steps learn A, B, A ; test concepts A, B, C (C never learned)
-    R = np.array([
-        [0.9, 0.4, 0.5],
-        [0.6, 0.8, 0.3],
-        [0.95, 0.7, 0.2],
-    ])
+    R = np.array([[0.9, 0.4, 0.5], [0.6, 0.8, 0.3], [0.95, 0.7, 0.2]])
     t = metrics.learned_at(["A", "B", "A"], ["A", "B", "C"])
     assert t.tolist() == [0, 1, -1]
     # seen: A rows 0..2 (0.9, 0.6, 0.95), B rows 1..2 (0.8, 0.7)
     assert metrics.continual_average(R, t) == pytest.approx((0.9 + 0.6 + 0.95 + 0.8 + 0.7) / 5)
     # BWT against R[t(j), j]: A: 0.6-0.9, 0.95-0.9 ; B: 0.7-0.8
-    assert metrics.backward_transfer(R, t) == pytest.approx(((0.6 - 0.9) + (0.95 - 0.9) + (0.7 - 0.8)) / 3)
+    assert metrics.backward_transfer(R, t) == pytest.approx(
+        ((0.6 - 0.9) + (0.95 - 0.9) + (0.7 - 0.8)) / 3
+    )
     # FWT: only B at row 0 (C is never learned: left out)
     assert metrics.forward_transfer(R, t) == pytest.approx(0.4)
     assert metrics.unlearned_average(R, t) == pytest.approx((0.5 + 0.3 + 0.2) / 3)

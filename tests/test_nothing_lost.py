@@ -20,7 +20,9 @@ def _digest(path) -> str:
 
 
 @pytest.mark.parametrize("fresh", [False, True])
-def test_a_lock_that_is_a_symbolic_link_is_refused_and_nothing_is_written_through_it(tmp_path, fresh):
+def test_a_lock_that_is_a_symbolic_link_is_refused_and_nothing_is_written_through_it(
+    tmp_path, fresh
+):
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
     out = tmp_path / "o"
@@ -57,10 +59,16 @@ def _foreign(path, tables):
     con.close()
 
 
-@pytest.mark.parametrize("tables", [
-    ["CREATE TABLE runs (name TEXT, laps INTEGER)"],
-    ["CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)", "CREATE TABLE runs (name TEXT, laps INTEGER)"],
-])
+@pytest.mark.parametrize(
+    "tables",
+    [
+        ["CREATE TABLE runs (name TEXT, laps INTEGER)"],
+        [
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
+            "CREATE TABLE runs (name TEXT, laps INTEGER)",
+        ],
+    ],
+)
 def test_a_foreign_database_with_a_runs_table_is_refused_and_left_byte_for_byte(tmp_path, tables):
     out = tmp_path / "o"
     out.mkdir()

@@ -15,11 +15,20 @@ from clad.errors import DetectorError
 from runner_helpers import edit_reference, small_spec, spec_toml, synthetic
 
 
-@pytest.mark.parametrize("lie,words", [("nan", "3 non-finite value"), ("short", "returned (3,) scores for the 20"),
-                                       ("nan_threshold", "threshold nan"), ("text", "dtype <U1")])
+@pytest.mark.parametrize(
+    "lie,words",
+    [
+        ("nan", "3 non-finite value"),
+        ("short", "returned (3,) scores for the 20"),
+        ("nan_threshold", "threshold nan"),
+        ("text", "dtype <U1"),
+    ],
+)
 def test_a_strategy_plugins_scores_are_checked_like_a_detectors(tmp_path, lie, words):
-    spec = small_spec(strategies=[{"name": "reliability_plugins:LyingStrategy", "lie": lie}],
-                      datasets=[synthetic(n_test=20, n_train=30)])
+    spec = small_spec(
+        strategies=[{"name": "reliability_plugins:LyingStrategy", "lie": lie}],
+        datasets=[synthetic(n_test=20, n_train=30)],
+    )
     if lie == "nan":
         spec["datasets"] = [synthetic(n_test=3, n_train=30)]
         words = "3 non-finite value(s) (NaN or infinity) among 3 scores of test concept"
@@ -84,7 +93,7 @@ def test_verify_says_how_many_values_it_compared(tiny, capsys):
     out = capsys.readouterr().out
     doc = json.loads(reference_path(tiny).read_text())
     n_r = sum(len(row) for run in doc["runs"] for m in run["R"].values() for row in m)
-    assert f" values compared" in out and n_r > 0
+    assert " values compared" in out and n_r > 0
     compared = int(out.split(" values compared")[0].rsplit(" ", 1)[1].replace(",", ""))
     assert compared > n_r
 

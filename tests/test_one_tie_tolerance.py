@@ -26,6 +26,8 @@ def test_float_noise_is_a_tie_for_the_ranks_of_every_test():
 def test_tied_ranks_merges_within_the_tolerance_only():
     assert tied_ranks([[0.5, 0.5 + 1e-13, 0.7]]).tolist() == [[1.5, 1.5, 3.0]]
     assert tied_ranks([[0.5, 0.5 + 1e-9, 0.7]]).tolist() == [[1.0, 2.0, 3.0]]
-    assert tied_ranks([[1000.0, 1000.0 + 1e-10, 1.0]]).tolist() == [[2.5, 2.5, 1.0]]  # relative to the block
+    assert tied_ranks([[1000.0, 1000.0 + 1e-10, 1.0]]).tolist() == [
+        [2.5, 2.5, 1.0]
+    ]  # relative to the block
     assert np.isnan(tied_ranks([[0.5, np.nan]])).all()
     assert TIE_TOLERANCE == 1e-12

@@ -11,7 +11,10 @@ from clad.errors import SpecError
 from tests.runner_helpers import synthetic
 
 SPEC = {
-    "name": "orders", "seeds": 2, "orders": {"random": 3}, "strategies": ["naive", "cumulative"],
+    "name": "orders",
+    "seeds": 2,
+    "orders": {"random": 3},
+    "strategies": ["naive", "cumulative"],
     "datasets": [synthetic(n_concepts=3)],
     "scenarios": ["concept_incremental"],
     "detectors": [{"name": "iforest", "n_estimators": 10}],
@@ -31,8 +34,14 @@ def test_three_fixed_orders_each_run_with_every_seed():
     assert {c.dataset.params["order"] for c in parse_spec(SPEC).configs} == set(by_seed[0])
 
 
-@pytest.mark.parametrize("orders, message", [({"random": 0}, "orders.random: 0"), ({"given": 2}, "orders.given: 2"),
-                                             ({}, "an empty table")])
+@pytest.mark.parametrize(
+    "orders, message",
+    [
+        ({"random": 0}, "orders.random: 0"),
+        ({"given": 2}, "orders.given: 2"),
+        ({}, "an empty table"),
+    ],
+)
 def test_bad_order_tables(orders, message):
     with pytest.raises(SpecError, match=message):
         parse_spec({**SPEC, "orders": orders})

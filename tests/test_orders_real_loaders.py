@@ -27,9 +27,16 @@ LOADERS = {
 
 
 def _spec(dataset: dict, orders, seeds=(0,), strategies=("naive",), **top) -> dict:
-    return {"name": "orders", "seeds": list(seeds), "strategies": list(strategies), "orders": orders,
-            "datasets": [{**dataset, "data_dir": str(DATA)}], "scenarios": ["concept_incremental"],
-            "detectors": [{"name": "iforest", "n_estimators": 10}], **top}
+    return {
+        "name": "orders",
+        "seeds": list(seeds),
+        "strategies": list(strategies),
+        "orders": orders,
+        "datasets": [{**dataset, "data_dir": str(DATA)}],
+        "scenarios": ["concept_incremental"],
+        "detectors": [{"name": "iforest", "n_estimators": 10}],
+        **top,
+    }
 
 
 @pytest.mark.parametrize("loader", sorted(LOADERS))
@@ -60,8 +67,13 @@ def test_the_order_constraint_accepts_every_documented_form():
         assert problems("adbench", {"order": order}, SPLIT_CONSTRAINTS), order
 
 
-PENDIGITS = {"name": "adbench", "label": "pendigits", "file": "28_pendigits.npz", "recipe": "cluster_closest",
-             "n_concepts": 4}
+PENDIGITS = {
+    "name": "adbench",
+    "label": "pendigits",
+    "file": "28_pendigits.npz",
+    "recipe": "cluster_closest",
+    "n_concepts": 4,
+}
 
 
 def _write(tmp_path: Path, spec: dict) -> Path:
@@ -96,9 +108,14 @@ def test_a_cuda_device_this_machine_lacks_is_refused_by_dry_run(tmp_path, capsys
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    spec = {"name": "dev", "seeds": [0], "strategies": ["naive"], "scenarios": ["concept_incremental"],
-            "datasets": [{"name": "synthetic", "n_concepts": 2, "n_train": 50, "n_test": 40}],
-            "detectors": [{"name": "autoencoder", "device": "cuda", "epochs": 1}]}
+    spec = {
+        "name": "dev",
+        "seeds": [0],
+        "strategies": ["naive"],
+        "scenarios": ["concept_incremental"],
+        "datasets": [{"name": "synthetic", "n_concepts": 2, "n_train": 50, "n_test": 40}],
+        "detectors": [{"name": "autoencoder", "device": "cuda", "epochs": 1}],
+    }
     assert main(["run", str(_write(tmp_path, spec)), "--dry-run"]) == 2
     assert "no CUDA device" in capsys.readouterr().err
 
@@ -106,8 +123,15 @@ def test_a_cuda_device_this_machine_lacks_is_refused_by_dry_run(tmp_path, capsys
 def test_references_are_computed_per_order_on_the_runs_own_concepts(tmp_path):
     """Naive in concept_incremental with a deterministic detector is the single-task run: its
     single-task intransigence is 0 under every order, and each order has its own references."""
-    spec = parse_spec(_spec({"name": "adbench", **LOADERS["adbench"], "label": "cardio"}, ["given", "random"],
-                            seeds=(0, 1), references=["single_task", "joint"]) | {"detectors": ["ecod"]})
+    spec = parse_spec(
+        _spec(
+            {"name": "adbench", **LOADERS["adbench"], "label": "cardio"},
+            ["given", "random"],
+            seeds=(0, 1),
+            references=["single_task", "joint"],
+        )
+        | {"detectors": ["ecod"]}
+    )
     result = run_spec(spec, tmp_path / "out")
     assert result.n_failed == 0
     refs = [r for r in result.references if r.strategy == "single_task"]
@@ -122,16 +146,25 @@ def test_three_orders_of_one_dataset_are_one_block_with_order_sensitivity(tmp_pa
     from clad.report import make_report
     from clad.report.load import report_runs
 
-    spec = parse_spec(_spec({"name": "adbench", **LOADERS["adbench"], "label": "cardio"},
-                            ["given", "random", "easy_to_hard"], strategies=("naive", "replay"))
-                      | {"detectors": [{"name": "iforest", "n_estimators": 10}, "ecod", "hbos"]})
+    spec = parse_spec(
+        _spec(
+            {"name": "adbench", **LOADERS["adbench"], "label": "cardio"},
+            ["given", "random", "easy_to_hard"],
+            strategies=("naive", "replay"),
+        )
+        | {"detectors": [{"name": "iforest", "n_estimators": 10}, "ecod", "hbos"]}
+    )
     result = run_spec(spec, tmp_path / "out")
     assert result.n_failed == 0 and len(result.runs) == 18
     report = make_report(report_runs(tmp_path / "out"), tmp_path / "out" / "report")
     c = next(c for c in report.comparisons if c.by == "detector")
     assert c.n_blocks == 1 and c.test is None and c.verdict.status == "not tested"
-    assert [d for d, _ in c.orders_by_dataset] == ["cardio"] and c.orders_by_dataset[0][1].n_orders == 3
+    assert [d for d, _ in c.orders_by_dataset] == ["cardio"] and c.orders_by_dataset[0][
+        1
+    ].n_orders == 3
     first = report.index.read_text()
-    assert "1 dataset (one block, over 3 concept orders)" in first and "verdict: differ" not in first
+    assert (
+        "1 dataset (one block, over 3 concept orders)" in first and "verdict: differ" not in first
+    )
     assert "Order sensitivity within each dataset" in report.pages["statistics.html"].read_text()
     assert [p for p in report.pages if p.startswith("blocks/")] == ["blocks/cardio.html"]

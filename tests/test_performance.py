@@ -29,14 +29,25 @@ def ds():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scenario", [ConceptAware(), ConceptIncremental(), ConceptAgnostic(batch_size=100, anytime_every=2)],
-                         ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "scenario",
+    [ConceptAware(), ConceptIncremental(), ConceptAgnostic(batch_size=100, anytime_every=2)],
+    ids=lambda s: s.name,
+)
 @pytest.mark.parametrize("strategy", [Naive, Cumulative], ids=lambda c: c.__name__)
-@pytest.mark.parametrize("detector", [IsolationForest(n_estimators=20, random_state=0),
-                                      LocalOutlierFactor(novelty=True, n_neighbors=10)],
-                         ids=["iforest", "lof"])
+@pytest.mark.parametrize(
+    "detector",
+    [
+        IsolationForest(n_estimators=20, random_state=0),
+        LocalOutlierFactor(novelty=True, n_neighbors=10),
+    ],
+    ids=["iforest", "lof"],
+)
 def test_threaded_scoring_gives_bit_identical_R(ds, scenario, strategy, detector):
-    runs = {k: scenario.run(ds, strategy(detector), Evaluator(ds.test, METRICS, n_jobs=k)) for k in (1, 2, 4)}
+    runs = {
+        k: scenario.run(ds, strategy(detector), Evaluator(ds.test, METRICS, n_jobs=k))
+        for k in (1, 2, 4)
+    }
     for k in (2, 4):
         for m in METRICS:
             assert runs[k].R[m].tobytes() == runs[1].R[m].tobytes(), (k, m)
@@ -67,8 +78,12 @@ def test_scenario_n_jobs_reaches_the_evaluator(ds):
 
 
 def test_spec_key_n_jobs_in_a_scenario_table():
-    raw = {"datasets": [{"name": "synthetic", "n_concepts": 2}], "scenarios": [{"name": "concept_aware", "n_jobs": 2}],
-           "strategies": ["naive"], "detectors": ["iforest"]}
+    raw = {
+        "datasets": [{"name": "synthetic", "n_concepts": 2}],
+        "scenarios": [{"name": "concept_aware", "n_jobs": 2}],
+        "strategies": ["naive"],
+        "detectors": ["iforest"],
+    }
     spec = parse_spec(raw)
     assert spec.configs[0].scenario.params == {"n_jobs": 2}
     raw["scenarios"] = [{"name": "concept_agnostic", "n_jobs": 0}]
@@ -92,7 +107,7 @@ def test_cpu_count_for_minus_one():
 
 # -- streaming: memory-mapped data are never materialised --------------------------------------
 
-N_ROWS, N_FEAT, BATCH = 800_000, 10, 10_000   # a 32 MB float32 stream
+N_ROWS, N_FEAT, BATCH = 800_000, 10, 10_000  # a 32 MB float32 stream
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +116,9 @@ def stream_file(tmp_path_factory):
     out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(N_ROWS, N_FEAT))
     rng = np.random.default_rng(0)
     for start in range(0, N_ROWS, 50_000):
-        out[start:start + 50_000] = rng.standard_normal((50_000, N_FEAT), dtype=np.float32) + start // (N_ROWS // 4)
+        out[start : start + 50_000] = rng.standard_normal(
+            (50_000, N_FEAT), dtype=np.float32
+        ) + start // (N_ROWS // 4)
     out.flush()
     del out
     return path
@@ -115,7 +132,7 @@ def test_stream_of_a_memmap_is_run_without_materialising_it(stream_file):
     try:
         X = np.load(stream_file, mmap_mode="r")
         per = N_ROWS // 4
-        train = [Concept(f"C{k}", X[k * per:(k + 1) * per]) for k in range(4)]
+        train = [Concept(f"C{k}", X[k * per : (k + 1) * per]) for k in range(4)]
         assert all(is_memmap(c.X) for c in train)  # kept as given, not copied
         tests = []
         for k in range(4):
@@ -125,8 +142,14 @@ def test_stream_of_a_memmap_is_run_without_materialising_it(stream_file):
         ds = ConceptDataset(train, tests)
         tracemalloc.reset_peak()
         out = ConceptAgnostic(batch_size=BATCH).run(
-            ds, Replay(IsolationForest(n_estimators=5, max_samples=64, random_state=0), buffer_size=2_000,
-                       random_state=0), Evaluator(ds.test))
+            ds,
+            Replay(
+                IsolationForest(n_estimators=5, max_samples=64, random_state=0),
+                buffer_size=2_000,
+                random_state=0,
+            ),
+            Evaluator(ds.test),
+        )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -134,7 +157,9 @@ def test_stream_of_a_memmap_is_run_without_materialising_it(stream_file):
     assert np.nanmean(np.diag(out.R["roc_auc"])) > 0.9
     # numpy reports its allocations to tracemalloc: a copy of the stream (or of one concept,
     # a quarter of it) would show; a few batches' worth is what streaming costs
-    assert peak < stream_bytes / 8, f"peak traced memory {peak / 1e6:.1f} MB for a {stream_bytes / 1e6:.0f} MB stream"
+    assert peak < stream_bytes / 8, (
+        f"peak traced memory {peak / 1e6:.1f} MB for a {stream_bytes / 1e6:.0f} MB stream"
+    )
 
 
 def test_stream_batches_are_views_of_a_memmap(stream_file):
@@ -142,8 +167,12 @@ def test_stream_batches_are_views_of_a_memmap(stream_file):
     a, b = X[:25_000], X[25_000:50_000]
     batches = list(stream_batches([a, b], 10_000))
     assert [len(x) for x, _ in batches] == [10_000] * 5
-    assert np.shares_memory(batches[0][0], X) and not np.shares_memory(batches[2][0], X)  # [2] spans a and b
-    assert np.array_equal(np.vstack([x for x, _ in batches]), X[:50_000])  # released pages read again
+    assert np.shares_memory(batches[0][0], X) and not np.shares_memory(
+        batches[2][0], X
+    )  # [2] spans a and b
+    assert np.array_equal(
+        np.vstack([x for x, _ in batches]), X[:50_000]
+    )  # released pages read again
 
 
 def test_release_keeps_the_data_and_ignores_other_arrays(stream_file):
@@ -158,6 +187,7 @@ def test_release_keeps_the_data_and_ignores_other_arrays(stream_file):
 
 
 # -- the evaluator's metric calls equal scikit-learn's metric functions bit for bit -------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(40))
@@ -181,8 +211,12 @@ def test_base_metrics_equal_sklearn_functions_exactly(seed):
         scores = scores * 1e-12 + 5.0
     scored = Scored(scores, float(np.quantile(scores, 0.8)))
     assert get_base_metric("roc_auc")(y, scored.scores) == roc_auc_score(y, scores)
-    assert get_base_metric("average_precision")(y, scored.scores) == average_precision_score(y, scores)
-    assert get_base_metric("f1")(y, scored.labels) == f1_score(y, scores > scored.threshold, zero_division=0.0)
+    assert get_base_metric("average_precision")(y, scored.scores) == average_precision_score(
+        y, scores
+    )
+    assert get_base_metric("f1")(y, scored.labels) == f1_score(
+        y, scores > scored.threshold, zero_division=0.0
+    )
 
 
 def test_roc_auc_on_hand_computed_cases():

@@ -20,9 +20,17 @@ HANG = 180
 
 
 def _spec(tmp_path, **params):
-    return write_spec(tmp_path, **small_spec(
-        seeds=[0, 1], datasets=[synthetic(n_train=40, n_test=30)],
-        detectors=[{"name": "tests.reliability_plugins:ExitDetector", **params}, {"name": "hbos"}]))
+    return write_spec(
+        tmp_path,
+        **small_spec(
+            seeds=[0, 1],
+            datasets=[synthetic(n_train=40, n_test=30)],
+            detectors=[
+                {"name": "tests.reliability_plugins:ExitDetector", **params},
+                {"name": "hbos"},
+            ],
+        ),
+    )
 
 
 def _run(tmp_path, spec, *extra):
@@ -35,15 +43,29 @@ def _run(tmp_path, spec, *extra):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how,code,jobs", [("sys.exit", 0, "1"), ("sys.exit", 0, "2"), ("sys.exit", 3, "2"),
-                                           ("os._exit", 0, "2"), ("os._exit", 5, "2"), ("kill", 0, "2")])
-def test_a_plugin_ending_its_process_fails_its_run_by_name_and_the_grid_goes_on(tmp_path, how, code, jobs):
+@pytest.mark.parametrize(
+    "how,code,jobs",
+    [
+        ("sys.exit", 0, "1"),
+        ("sys.exit", 0, "2"),
+        ("sys.exit", 3, "2"),
+        ("os._exit", 0, "2"),
+        ("os._exit", 5, "2"),
+        ("kill", 0, "2"),
+    ],
+)
+def test_a_plugin_ending_its_process_fails_its_run_by_name_and_the_grid_goes_on(
+    tmp_path, how, code, jobs
+):
     done, runs = _run(tmp_path, _spec(tmp_path, how=how, code=code), "--jobs", jobs)
     assert done.returncode == 1, done.stderr
     failed = [r for r in runs if r["status"] != "ok"]
     assert len(runs) == 4 and len(failed) == 2
     assert all(r["detector"].startswith("tests.reliability_plugins:ExitDetector") for r in failed)
-    assert "tests.reliability_plugins:ExitDetector" in done.stderr and "2 of 4 runs failed" in done.stderr
+    assert (
+        "tests.reliability_plugins:ExitDetector" in done.stderr
+        and "2 of 4 runs failed" in done.stderr
+    )
     if how == "sys.exit":
         assert f"sys.exit({code})" in failed[0]["error"]
     if (how, code) == ("os._exit", 0):
@@ -51,10 +73,17 @@ def test_a_plugin_ending_its_process_fails_its_run_by_name_and_the_grid_goes_on(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("body,words", [("import sys\nsys.exit(0)\n", "called sys.exit(0)"),
-                                        ("def broken(:\n", "syntax error"),
-                                        ("raise RuntimeError('boom at import')\n", "raised RuntimeError: boom")])
-def test_a_plugin_module_ending_or_failing_at_import_is_a_clear_error_before_any_run(tmp_path, body, words):
+@pytest.mark.parametrize(
+    "body,words",
+    [
+        ("import sys\nsys.exit(0)\n", "called sys.exit(0)"),
+        ("def broken(:\n", "syntax error"),
+        ("raise RuntimeError('boom at import')\n", "raised RuntimeError: boom"),
+    ],
+)
+def test_a_plugin_module_ending_or_failing_at_import_is_a_clear_error_before_any_run(
+    tmp_path, body, words
+):
     (tmp_path / "bad_plugin_module.py").write_text(body)
     spec = write_spec(tmp_path, **small_spec(detectors=[{"name": "bad_plugin_module:X"}]))
     done = run_clad("run", spec, "--out", tmp_path / "o", timeout=HANG)

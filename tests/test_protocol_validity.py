@@ -23,12 +23,15 @@ def _verdicts(checks):
 
 
 def test_checks_on_a_hand_made_matrix():
-    M = np.array([[0.90, 0.80, 0.40],
-                  [0.70, 0.95, 0.50],
-                  [0.30, 0.60, 0.65]])
+    M = np.array([[0.90, 0.80, 0.40], [0.70, 0.95, 0.50], [0.30, 0.60, 0.65]])
     checks = check_matrix(M, ("a", "b", "c"), naive_bwt=-0.2)
     v = _verdicts(checks)
-    assert v == {"feasible": "FAIL", "non_trivial": "PASS", "forgetting": "PASS", "no_redundancy": "PASS"}
+    assert v == {
+        "feasible": "FAIL",
+        "non_trivial": "PASS",
+        "forgetting": "PASS",
+        "no_redundancy": "PASS",
+    }
     feasible = checks[0]
     assert feasible.values["min"] == 0.65 and feasible.values["argmin"] == "c"
     # closest pair: a & b, gaps M[b,b] - M[a,b] = 0.15 and M[a,a] - M[b,a] = 0.20 -> worst 0.20;
@@ -41,16 +44,33 @@ def test_thresholds_decide_each_verdict():
     M = np.array([[0.995, 0.990], [0.992, 0.999]])
     # every cell >= 0.99: trivial; gaps 0.009 and 0.003 are within 0.01: redundant; BWT -0.003 is not < -0.01
     v = _verdicts(check_matrix(M, ("a", "b"), naive_bwt=-0.003))
-    assert v == {"feasible": "PASS", "non_trivial": "FAIL", "forgetting": "FAIL", "no_redundancy": "FAIL"}
-    loose = Thresholds(feasible_min=0.999, trivial_ceiling=0.995, forgetting_max=0.0, redundancy_tol=0.001)
+    assert v == {
+        "feasible": "PASS",
+        "non_trivial": "FAIL",
+        "forgetting": "FAIL",
+        "no_redundancy": "FAIL",
+    }
+    loose = Thresholds(
+        feasible_min=0.999, trivial_ceiling=0.995, forgetting_max=0.0, redundancy_tol=0.001
+    )
     v = _verdicts(check_matrix(M, ("a", "b"), naive_bwt=-0.003, thresholds=loose))
-    assert v == {"feasible": "FAIL", "non_trivial": "PASS", "forgetting": "PASS", "no_redundancy": "PASS"}
+    assert v == {
+        "feasible": "FAIL",
+        "non_trivial": "PASS",
+        "forgetting": "PASS",
+        "no_redundancy": "PASS",
+    }
 
 
 def test_undefined_numbers_give_no_verdict():
     M = np.array([[np.nan]])
     v = _verdicts(check_matrix(M, ("a",), naive_bwt=float("nan")))
-    assert v == {"feasible": "n/a", "non_trivial": "n/a", "forgetting": "n/a", "no_redundancy": "n/a"}
+    assert v == {
+        "feasible": "n/a",
+        "non_trivial": "n/a",
+        "forgetting": "n/a",
+        "no_redundancy": "n/a",
+    }
     with pytest.raises(CladValueError, match="redundancy_tol=-1"):
         Thresholds(redundancy_tol=-1)
 
@@ -83,7 +103,9 @@ def test_single_task_matrix_is_one_fresh_detector_per_concept():
     for i, tr in enumerate((a, b)):
         det = IsolationForest(n_estimators=30, random_state=0).fit(tr.X)
         for j, te in enumerate((ta, tb)):
-            assert st.M[i, j] == pytest.approx(roc_auc_score(te.y, -det.score_samples(te.X)), abs=1e-12)
+            assert st.M[i, j] == pytest.approx(
+                roc_auc_score(te.y, -det.score_samples(te.X)), abs=1e-12
+            )
     assert st.naive_bwt == pytest.approx(st.M[1, 0] - st.M[0, 0])
 
 
@@ -99,8 +121,15 @@ def _write_failing_spec(tmp_path: Path) -> Path:
     noise = rng.uniform(-3, 8, (n + 30, d))  # pure noise: labels unrelated to the features
     np.savez(tmp_path / "noise.npz", X=noise, y=rng.permutation(y))
     files = [str(tmp_path / f"{f}.npz") for f in ("steady", "steady_again", "noise")]
-    return write_spec(tmp_path, None, "bad.toml", name="built-to-fail", seeds=None,
-                      datasets=[{"name": "npz_files", "files": files}], detectors=[{"name": "iforest", "n_estimators": 50}])
+    return write_spec(
+        tmp_path,
+        None,
+        "bad.toml",
+        name="built-to-fail",
+        seeds=None,
+        datasets=[{"name": "npz_files", "files": files}],
+        detectors=[{"name": "iforest", "n_estimators": 50}],
+    )
 
 
 def test_validate_flags_a_noise_concept_and_a_repeated_concept(tmp_path, capsys):
@@ -110,18 +139,28 @@ def test_validate_flags_a_noise_concept_and_a_repeated_concept(tmp_path, capsys)
     assert code == 1
     report = json.loads((tmp_path / "v.json").read_text())[0]
     verdicts = {c["name"]: c for c in report["checks"]}
-    assert verdicts["feasible"]["verdict"] == "FAIL" and verdicts["feasible"]["values"]["argmin"] == "noise"
+    assert (
+        verdicts["feasible"]["verdict"] == "FAIL"
+        and verdicts["feasible"]["values"]["argmin"] == "noise"
+    )
     assert verdicts["no_redundancy"]["verdict"] == "FAIL"
-    assert verdicts["no_redundancy"]["values"]["redundant_pairs"][0]["pair"] == ["steady", "steady_again"]
+    assert verdicts["no_redundancy"]["values"]["redundant_pairs"][0]["pair"] == [
+        "steady",
+        "steady_again",
+    ]
     assert verdicts["non_trivial"]["verdict"] == "PASS"
     assert "feasible       FAIL" in out and "0 of 1 scenario(s) pass every check" in out
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (DATA / "pyclad-nsl-kdd").is_dir(), reason=f"real datasets not found at {DATA}")
+@pytest.mark.skipif(
+    not (DATA / "pyclad-nsl-kdd").is_dir(), reason=f"real datasets not found at {DATA}"
+)
 def test_validate_pyclad_nsl_kdd_passes(monkeypatch, capsys):
     monkeypatch.setenv("CLAD_DATA", str(DATA))
     code = main(["validate", str(REPO / "scenarios" / "pyclad_nsl_kdd.toml")])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert out.count("PASS") == 8 and "2 of 2 scenario(s) pass every check" in out  # 4 checks x 2 seeds
+    assert (
+        out.count("PASS") == 8 and "2 of 2 scenario(s) pass every check" in out
+    )  # 4 checks x 2 seeds

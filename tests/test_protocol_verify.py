@@ -15,8 +15,11 @@ from tests.runner_helpers import edit_reference, spec_toml, synthetic
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CLAD_DATA") or REPO.parent / "shared" / "datasets")
 
-TINY = dict(strategies=["naive", "cumulative"], datasets=[synthetic(n_concepts=3, n_train=120, n_test=80)],
-            detectors=[{"name": "iforest", "n_estimators": 10}])
+TINY = dict(
+    strategies=["naive", "cumulative"],
+    datasets=[synthetic(n_concepts=3, n_train=120, n_test=80)],
+    detectors=[{"name": "iforest", "n_estimators": 10}],
+)
 
 
 @pytest.fixture
@@ -49,7 +52,9 @@ def test_a_changed_reference_number_fails_and_names_the_run(tiny, capsys):
     edit_reference(tiny, change)
     assert main(["verify", str(tiny)]) == 1
     out = capsys.readouterr().out
-    assert re.search(r"synthetic / concept_incremental / naive / iforest / seed 0 +differs +1 +1e-06", out)
+    assert re.search(
+        r"synthetic / concept_incremental / naive / iforest / seed 0 +differs +1 +1e-06", out
+    )
     assert "R.roc_auc[1][0]" in out and "|diff| 1e-06" in out
     assert re.search(r"cumulative / iforest / seed 0 +same", out)
     assert "differences in tiny.toml" in out
@@ -64,7 +69,9 @@ def test_within_tolerance_passes_and_a_changed_metric_fails(tiny, capsys):
     assert main(["verify", str(tiny)]) == 0
 
     def change(doc):
-        doc["runs"][0]["metrics"]["roc_auc"]["backward_transfer"] = None  # defined now, undefined before
+        doc["runs"][0]["metrics"]["roc_auc"]["backward_transfer"] = (
+            None  # defined now, undefined before
+        )
 
     edit_reference(tiny, change)
     assert main(["verify", str(tiny)]) == 1

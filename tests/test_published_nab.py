@@ -12,8 +12,10 @@ from clad.metrics.base import get_base_metric
 from clad.metrics.nab import label_windows, nab_normalized, nab_raw
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
-needs_data = pytest.mark.skipif(not (SHARED / "nab").is_dir(),
-                                reason=f"NAB not found at {SHARED / 'nab'} (<repo root>/../shared/datasets)")
+needs_data = pytest.mark.skipif(
+    not (SHARED / "nab").is_dir(),
+    reason=f"NAB not found at {SHARED / 'nab'} (<repo root>/../shared/datasets)",
+)
 
 # one window of 100 rows, [1000, 1099], in 2,000 rows: the probationary period is floor(0.15 * 2000) = 300 rows
 N, LO, HI = 2000, 1000, 1099
@@ -22,7 +24,7 @@ S_EDGE = math.tanh(2.5)  # 2 sigmoid(5) - 1: the score at the window's left edge
 
 def _y():
     y = np.zeros(N, dtype=np.int8)
-    y[LO:HI + 1] = 1
+    y[LO : HI + 1] = 1
     return y
 
 
@@ -46,7 +48,7 @@ def test_a_detection_at_the_window_end_earns_little():
 
 
 def test_a_missed_window_and_false_positives():
-    assert nab_raw(_y(), np.zeros(N), 1.0) == -1.0                       # the window missed: -fn weight
+    assert nab_raw(_y(), np.zeros(N), 1.0) == -1.0  # the window missed: -fn weight
     assert nab_raw(_y(), np.zeros(N), 1.0, "reward_low_FN_rate") == -2.0
     # a false positive before any window: -1 times the fp weight (the window still missed)
     assert nab_raw(_y(), _detect(500), 1.0) == pytest.approx(-1.0 - 0.11)
@@ -54,10 +56,13 @@ def test_a_missed_window_and_false_positives():
     # one window-width (less one row) past the window's end: d = 99 / 99 = 1, 2 sigmoid(-5) - 1 = -tanh(2.5)
     assert nab_raw(_y(), _detect(LO, HI + 99), 1.0) == pytest.approx(1.0 - 0.11 * S_EDGE)
     # right after the window: barely negative; in the probationary period: not scored at all
-    assert nab_raw(_y(), _detect(LO, HI + 1), 1.0) == pytest.approx(1.0 - 0.11 * math.tanh(5 / 99 / 2))
+    assert nab_raw(_y(), _detect(LO, HI + 1), 1.0) == pytest.approx(
+        1.0 - 0.11 * math.tanh(5 / 99 / 2)
+    )
     assert nab_raw(_y(), _detect(LO, 100), 1.0) == pytest.approx(1.0)
     # detections are scores at least the threshold
-    s = np.zeros(N); s[LO] = 0.7
+    s = np.zeros(N)
+    s[LO] = 0.7
     assert nab_raw(_y(), s, 0.7) == pytest.approx(1.0) and nab_raw(_y(), s, 0.71) == -1.0
 
 
@@ -74,7 +79,9 @@ def test_nab_metrics_pass_clad_check_and_take_a_threshold():
 
     for m in ("nab_standard", "nab_low_fp", "nab_low_fn"):
         assert check_base_metric(m).ok and get_base_metric(m).additive
-    assert check_metric_params({"nab_standard": {"threshold": 1.0}}) == {"nab_standard": {"threshold": 1.0}}
+    assert check_metric_params({"nab_standard": {"threshold": 1.0}}) == {
+        "nab_standard": {"threshold": 1.0}
+    }
     with pytest.raises(Exception, match="threshold='high'"):
         check_metric_params({"nab_standard": {"threshold": "high"}})
 
@@ -92,8 +99,14 @@ def _corpus(detector: str, params: dict, threshold: float) -> dict[str, float]:
         windows += len(label_windows(te.y))
         for m in raw:
             raw[m] += get_base_metric(m)(te.y, scores, threshold=threshold)
-    profiles = {"nab_standard": "standard", "nab_low_fp": "reward_low_FP_rate", "nab_low_fn": "reward_low_FN_rate"}
-    return {m: nab_normalized(v, windows, profile=profiles[m]) for m, v in raw.items()} | {"windows": windows}
+    profiles = {
+        "nab_standard": "standard",
+        "nab_low_fp": "reward_low_FP_rate",
+        "nab_low_fn": "reward_low_FN_rate",
+    }
+    return {m: nab_normalized(v, windows, profile=profiles[m]) for m, v in raw.items()} | {
+        "windows": windows
+    }
 
 
 def _published(detector: str) -> tuple[float, float, float]:
@@ -109,7 +122,11 @@ def test_nab_loader_trains_on_the_probationary_period():
     j = ds.test_names.index("realKnownCause/nyc_taxi")
     assert ds.test[j].n_rows == 10320 and ds.train[j].n_rows == 750  # min(floor(0.15 * 10320), 750)
     np.testing.assert_array_equal(ds.train[j].X, ds.test[j].X[:750])
-    assert len(label_windows(ds.test[j].y)) == len(ds.metadata["windows"]["realKnownCause/nyc_taxi"]) == 5
+    assert (
+        len(label_windows(ds.test[j].y))
+        == len(ds.metadata["windows"]["realKnownCause/nyc_taxi"])
+        == 5
+    )
 
 
 @needs_data
@@ -120,10 +137,16 @@ def test_the_null_detector_scores_as_published():
     from clad.datasets import load_nab
 
     ds = load_nab(data_dir=str(SHARED))
-    for m, profile in (("nab_standard", "standard"), ("nab_low_fp", "reward_low_FP_rate"),
-                       ("nab_low_fn", "reward_low_FN_rate")):
+    for m, profile in (
+        ("nab_standard", "standard"),
+        ("nab_low_fp", "reward_low_FP_rate"),
+        ("nab_low_fn", "reward_low_FN_rate"),
+    ):
         t = thresholds[profile]
-        raw = sum(get_base_metric(m)(te.y, np.full(te.n_rows, 0.5), threshold=t["threshold"]) for te in ds.test)
+        raw = sum(
+            get_base_metric(m)(te.y, np.full(te.n_rows, 0.5), threshold=t["threshold"])
+            for te in ds.test
+        )
         assert raw == t["score"]  # -116, -116, -232: every window missed
         assert nab_normalized(raw, 116, profile=profile) == 0.0
     assert _published("null") == (0.0, 0.0, 0.0)
@@ -134,7 +157,9 @@ def test_the_null_detector_scores_as_published():
 def test_windowed_gaussian_scores_as_published():
     got = _corpus("windowed_gaussian", {}, 1.0)
     assert got["windows"] == 116
-    for value, published in zip((got["nab_standard"], got["nab_low_fp"], got["nab_low_fn"]), _published("windowedGaussian")):
+    for value, published in zip(
+        (got["nab_standard"], got["nab_low_fp"], got["nab_low_fn"]), _published("windowedGaussian")
+    ):
         assert abs(value - published) < 0.5
         assert round(value, 2) == round(published, 2)  # 39.65 / 20.87 / 47.41
 
@@ -169,7 +194,9 @@ def test_a_run_records_the_scoreboard_score_of_its_cells():
     from clad.strategies import Naive
 
     y = _y()
-    X = np.zeros((N, 1)); X[LO] = 50.0; X[HI + 99] = 50.0  # a detection at the window's start, a false positive
+    X = np.zeros((N, 1))
+    X[LO] = 50.0
+    X[HI + 99] = 50.0  # a detection at the window's start, a false positive
     ds = ConceptDataset([Concept("s", np.zeros((300, 1)))], [Concept("s", X, y)])
 
     class Flags:
@@ -180,8 +207,14 @@ def test_a_run_records_the_scoreboard_score_of_its_cells():
         def score(self, X):
             return (np.asarray(X)[:, 0] > 1).astype(float)
 
-    res = run_experiment(ds, ConceptIncremental(), Naive(Flags()), base_metrics=["nab_standard"],
-                         metric_params={"nab_standard": {"threshold": 1.0}}, seed=0)
+    res = run_experiment(
+        ds,
+        ConceptIncremental(),
+        Naive(Flags()),
+        base_metrics=["nab_standard"],
+        metric_params={"nab_standard": {"threshold": 1.0}},
+        seed=0,
+    )
     raw = 1.0 - 0.11 * S_EDGE
     assert res.R["nab_standard"][0, 0] == pytest.approx(raw)
     # one window: null -1, perfect 1
@@ -196,7 +229,13 @@ def test_warm_start_primes_the_window_with_the_training_values():
     cold = WindowedGaussian(window_size=40, step_size=5).fit(train)
     warm = WindowedGaussian(window_size=40, step_size=5, warm_start=True).fit(train)
     # warm: the scores of the test rows when they follow the last 40 training values in one series
-    joined = WindowedGaussian(window_size=40, step_size=5).fit(train).score(np.vstack([train[-40:], test]))
+    joined = (
+        WindowedGaussian(window_size=40, step_size=5)
+        .fit(train)
+        .score(np.vstack([train[-40:], test]))
+    )
     np.testing.assert_array_equal(warm.score(test), joined[40:])
-    np.testing.assert_array_equal(cold.score(test), WindowedGaussian(window_size=40, step_size=5).fit(test).score(test))
+    np.testing.assert_array_equal(
+        cold.score(test), WindowedGaussian(window_size=40, step_size=5).fit(test).score(test)
+    )
     assert cold.score(test)[0] == 0.0 and warm.score(test)[0] > 0.0

@@ -12,8 +12,15 @@ import numpy as np
 import pytest
 
 from clad.metrics import ranges as rm
-from tests.range_series import (DEFECT_CASES, EDGE_METRICS, EDGE_PARAMS, PARAMS, make_edge_series, make_series,
-                                threshold_of)
+from tests.range_series import (
+    DEFECT_CASES,
+    EDGE_METRICS,
+    EDGE_PARAMS,
+    PARAMS,
+    make_edge_series,
+    make_series,
+    threshold_of,
+)
 
 REFERENCE = Path(__file__).parent / "data" / "tsb_ad_reference.json"
 A = np.array
@@ -48,7 +55,9 @@ def test_range_f1_by_hand():
     # recall: range 1 = 0.2 * 1 + 0.8 * (1/2 overlap, one flagged range), range 2 = 0 -> 0.3;
     # precision: flagged range [1] all anomalous = 1, [7] = 0 -> 0.5
     recall, precision = (0.2 + 0.8 * 0.5) / 2, 0.5
-    assert rm.range_f1(Y_START, P_START) == pytest.approx(2 * precision * recall / (precision + recall))
+    assert rm.range_f1(Y_START, P_START) == pytest.approx(
+        2 * precision * recall / (precision + recall)
+    )
     # alpha = 1: recall is existence only (1/2)
     assert rm.range_f1(Y_START, P_START, alpha=1.0) == pytest.approx(2 * 0.5 * 0.5 / 1.0)
     # a range split by two flagged ranges: cardinality factor 1/2 on the overlap 4/6
@@ -67,7 +76,9 @@ def test_affiliation_f1_by_hand():
     # recall, zone 1: y in [0, .5] -> 1 - 1/5, y in [.5, 1] -> 1 - (2 - 2y)/5 (integral .45), [1, 2] -> 1
     # zone 2: y in [8, 9] -> 1 - (2y - 16)/7, integral 6/7
     recall = ((0.4 + 0.45 + 1) / 2 + 6 / 7) / 2
-    assert rm.affiliation_f1(Y_START, P_START) == pytest.approx(2 * precision * recall / (precision + recall))
+    assert rm.affiliation_f1(Y_START, P_START) == pytest.approx(
+        2 * precision * recall / (precision + recall)
+    )
     assert rm.affiliation_f1(Y_START, Y_START) == pytest.approx(1.0)
     assert rm.affiliation_f1(Y_START, np.zeros(12)) == 0.0
 
@@ -94,7 +105,10 @@ def test_vus_by_hand():
     assert pr == pytest.approx((2 * 2 / 3 + pr2) / 3)
     assert rm.vus_pr(y, s, 2, 10) == pr and rm.vus_roc(y, s, 2, 10) == roc
     # perfect scores: 1 at every width
-    assert rm.vus(y, y.astype(float), window=4, thresholds=10) == (pytest.approx(1.0), pytest.approx(1.0))
+    assert rm.vus(y, y.astype(float), window=4, thresholds=10) == (
+        pytest.approx(1.0),
+        pytest.approx(1.0),
+    )
 
 
 def test_two_ranges_one_point_apart_under_one_flagged_range():
@@ -175,10 +189,12 @@ def test_bad_input_is_refused():
 
 # -- TSB-AD's values ------------------------------------------------------------------------------
 
+
 def _reference() -> dict:
     doc = json.loads(REFERENCE.read_text())
-    assert doc["params"] == PARAMS and doc["edge_params"] == EDGE_PARAMS, \
+    assert doc["params"] == PARAMS and doc["edge_params"] == EDGE_PARAMS, (
         "tests/range_series.py changed: run benchmarks/tsb_ad_reference.py again"
+    )
     return doc
 
 

@@ -29,8 +29,10 @@ CHROMEDRIVER = shutil.which("chromedriver")
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
-                       reason="needs Chromium and its driver (Debian: apt-get install chromium chromium-driver)"),
+    pytest.mark.skipif(
+        CHROMIUM is None or CHROMEDRIVER is None,
+        reason="needs Chromium and its driver (Debian: apt-get install chromium chromium-driver)",
+    ),
 ]
 
 LONG = "detector_with_a_long_name_to_check_that_nothing_overflows_x1"  # 60 characters
@@ -42,16 +44,25 @@ def report(tmp_path_factory):
     from sklearn.neighbors import LocalOutlierFactor
 
     ds = clad.make_synthetic(n_concepts=3, n_features=4, n_train=150, n_test=100, random_state=0)
-    detectors = {"iforest": lambda: IsolationForest(n_estimators=20),
-                 LONG: lambda: LocalOutlierFactor(n_neighbors=10, novelty=True)}
+    detectors = {
+        "iforest": lambda: IsolationForest(n_estimators=20),
+        LONG: lambda: LocalOutlierFactor(n_neighbors=10, novelty=True),
+    }
     runs = []
     for scenario in (clad.ConceptAware(), clad.ConceptAgnostic(batch_size=75)):
         for strategy in (clad.Naive, clad.Cumulative):
             for name, make in detectors.items():
                 for seed in (0, 1):
-                    runs.append(clad.run_experiment(ds, scenario, strategy(make()), base_metrics=["roc_auc", "f1"],
-                                                    seed=seed, labels={"detector": name,
-                                                                       "strategy": strategy.__name__.lower()}))
+                    runs.append(
+                        clad.run_experiment(
+                            ds,
+                            scenario,
+                            strategy(make()),
+                            base_metrics=["roc_auc", "f1"],
+                            seed=seed,
+                            labels={"detector": name, "strategy": strategy.__name__.lower()},
+                        )
+                    )
     out = tmp_path_factory.mktemp("browser") / "report"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StatisticsWarning)
@@ -70,22 +81,39 @@ def quickstart_report(quickstart, tmp_path_factory):
     out = tmp_path_factory.mktemp("quickstart-report") / "report"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StatisticsWarning)
-        return make_report(load_results(quickstart.out), out, load_spec_record(quickstart.out),
-                           spec_text=load_spec_text(quickstart.out))
+        return make_report(
+            load_results(quickstart.out),
+            out,
+            load_spec_record(quickstart.out),
+            spec_text=load_spec_text(quickstart.out),
+        )
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (pip install 'clad[test]')")
+    webdriver = pytest.importorskip(
+        "selenium.webdriver", reason="needs selenium (pip install 'clad[test]')"
+    )
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1280,1000",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1000",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    driver = webdriver.Chrome(
+        options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER)
+    )
     yield driver
     driver.quit()
 
@@ -125,8 +153,10 @@ def _load_images(browser):
     """Every figure of the page loaded now: the images (lazy ones too) and the figures the browser
     draws (:mod:`clad.report.charts`, drawn at once instead of when scrolled to); then their state,
     images first."""
-    browser.execute_script("for (const img of document.images) { img.loading = 'eager'; } "
-                           "if (window.cladDrawAllCharts) { window.cladDrawAllCharts(); }")
+    browser.execute_script(
+        "for (const img of document.images) { img.loading = 'eager'; } "
+        "if (window.cladDrawAllCharts) { window.cladDrawAllCharts(); }"
+    )
     import time
 
     for _ in range(300):
@@ -149,19 +179,26 @@ def test_report_renders_in_chromium(report, browser, tmp_path):
     _load_images(browser)
     cells = browser.execute_script(  # the numbers the browser wrote in the first R heatmap's cells
         "return Array.from(document.querySelectorAll('div.chart[data-id^=heatmap] svg text')).flatMap(t => "
-        "t.querySelector('tspan') ? Array.from(t.querySelectorAll('tspan')).map(s => s.textContent) : [t.textContent])")
+        "t.querySelector('tspan') ? Array.from(t.querySelectorAll('tspan')).map(s => s.textContent) : [t.textContent])"
+    )
     means = [t for t in cells if re.fullmatch(r"[01]\.\d\d", t)]
     stds = [t for t in cells if re.fullmatch(r"±0\.\d\d", t)]
-    assert len(means) >= 9 and len(stds) >= 9, cells[:40]  # mean and ± std over the 2 seeds, two lines a cell
+    assert len(means) >= 9 and len(stds) >= 9, cells[
+        :40
+    ]  # mean and ± std over the 2 seeds, two lines a cell
     assert len(images) == len(report.figures) >= 6
-    broken = [i["alt"] for i in images if not (i["complete"] and i["width"] > 0 and i["height"] > 0)]
+    broken = [
+        i["alt"] for i in images if not (i["complete"] and i["width"] > 0 and i["height"] > 0)
+    ]
     assert not broken, f"images that did not load: {broken}"
     for width in (1280, 720):  # a desktop window and a narrow one
         browser.set_window_size(width, 1000)
         layout = browser.execute_script(_OVERFLOW)
         scroll, client = layout["page"]
         assert scroll <= client, f"the page is {scroll} px wide in a {client} px window"
-        assert not layout["figures"], f"elements wider than the page at {width} px: {layout['figures']}"
+        assert not layout["figures"], (
+            f"elements wider than the page at {width} px: {layout['figures']}"
+        )
     browser.set_window_size(1280, 1000)
     errors = [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
     assert not errors, f"browser console errors: {errors}"
@@ -179,9 +216,13 @@ def test_quickstart_page_reads_in_a_minute(quickstart_report, browser, tmp_path)
     browser.set_window_size(1400, 1000)
     browser.get(quickstart_report.index.resolve().as_uri())
     height = browser.execute_script("return document.documentElement.scrollHeight")
-    print(f"quickstart report: {height} px high in a 1,400-px window (before: {QUICKSTART_HEIGHT_BEFORE} px)")
+    print(
+        f"quickstart report: {height} px high in a 1,400-px window (before: {QUICKSTART_HEIGHT_BEFORE} px)"
+    )
     assert height <= QUICKSTART_HEIGHT_BEFORE / 3, height
-    top = browser.execute_script("return document.querySelector('section').getBoundingClientRect().top")
+    top = browser.execute_script(
+        "return document.querySelector('section').getBoundingClientRect().top"
+    )
     intro = browser.find_element("css selector", "p.run").text
     assert intro.startswith("72 runs") and "18 shared" in intro  # what was run, in one line
     findings = "\n".join(e.text for e in browser.find_elements("css selector", ".findings"))
@@ -192,10 +233,17 @@ def test_quickstart_page_reads_in_a_minute(quickstart_report, browser, tmp_path)
     assert len(browser.find_elements("css selector", "div.message")) == 1  # one box of caveats
     assert top < 1000  # the leaderboard starts on the first screen
     chance_rows = browser.find_elements("css selector", "table.compact tr.chance")
-    assert len(chance_rows) == 4  # one per scenario setting (aware = incremental, aware, incremental, agnostic)
-    assert "0.182" in chance_rows[0].text and "0.500" in chance_rows[0].text and "0.100" in chance_rows[0].text
+    assert (
+        len(chance_rows) == 4
+    )  # one per scenario setting (aware = incremental, aware, incremental, agnostic)
+    assert (
+        "0.182" in chance_rows[0].text
+        and "0.500" in chance_rows[0].text
+        and "0.100" in chance_rows[0].text
+    )
     tips = browser.execute_script(
-        "return Array.from(document.querySelectorAll('table.compact td[title]')).map(td => td.title)")
+        "return Array.from(document.querySelectorAll('table.compact td[title]')).map(td => td.title)"
+    )
     assert tips and all("bootstrap interval" in t or "chance" in t or "no value" in t for t in tips)
     images = _load_images(browser)
     assert all(i["complete"] and i["width"] > 0 for i in images)
@@ -203,19 +251,26 @@ def test_quickstart_page_reads_in_a_minute(quickstart_report, browser, tmp_path)
     assert layout["page"][0] <= layout["page"][1] and not layout["figures"], layout
     errors = [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
     assert not errors, errors
-    shots = {"report-top.png": None, "report-leaderboard.png": "leaderboard",
-             "report-heatmap-chance.png": "fig-heatmap__synthetic__concept_agnostic__f1"}
+    shots = {
+        "report-top.png": None,
+        "report-leaderboard.png": "leaderboard",
+        "report-heatmap-chance.png": "fig-heatmap__synthetic__concept_agnostic__f1",
+    }
     target = os.environ.get("CLAD_REPORT_SHOTS")
     for name, anchor in shots.items():
         if anchor and anchor.startswith("fig-"):  # the figures are on the block's page
-            browser.get((quickstart_report.out_dir / "blocks" / "synthetic.html").resolve().as_uri())
+            browser.get(
+                (quickstart_report.out_dir / "blocks" / "synthetic.html").resolve().as_uri()
+            )
             _load_images(browser)
         if anchor is None:
             browser.execute_script("window.scrollTo(0, 0)")
         else:
-            browser.execute_script(f"const d = document.getElementById('{anchor}'); "
-                                   "let p = d; while (p) { if (p.tagName === 'DETAILS') p.open = true; p = p.parentElement; } "
-                                   "d.scrollIntoView(); window.scrollBy(0, -60)")
+            browser.execute_script(
+                f"const d = document.getElementById('{anchor}'); "
+                "let p = d; while (p) { if (p.tagName === 'DETAILS') p.open = true; p = p.parentElement; } "
+                "d.scrollIntoView(); window.scrollBy(0, -60)"
+            )
         shot = tmp_path / name
         assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
         if target:
@@ -249,15 +304,38 @@ def grid_report(tmp_path_factory):
                     for seed in range(5):
                         rid = f"{block}/{strategy}/{detector}/{seed}"
                         if (k, order, strategy, detector) == (3, "random", "naive", "hbos"):
-                            runs.append(RunResult(block, "concept_incremental", strategy, detector, seed, cs, cs,
-                                                  run_id=rid, status="failed", error="MemoryError: out of memory"))
+                            runs.append(
+                                RunResult(
+                                    block,
+                                    "concept_incremental",
+                                    strategy,
+                                    detector,
+                                    seed,
+                                    cs,
+                                    cs,
+                                    run_id=rid,
+                                    status="failed",
+                                    error="MemoryError: out of memory",
+                                )
+                            )
                             continue
                         R = np.clip(0.6 + 0.05 * d + rng.normal(0, 0.05, (4, 4)), 0, 1)
-                        runs.append(RunResult(block, "concept_incremental", strategy, detector, seed, cs, cs,
-                                              run_id=rid, R={"roc_auc": R},
-                                              metrics={"roc_auc": summarize(R, learned_at(cs, cs))},
-                                              timings={"fit": [0.01 * (d + 1)] * 4, "score": [0.003] * 4},
-                                              chance={"roc_auc": [0.5] * 4}))
+                        runs.append(
+                            RunResult(
+                                block,
+                                "concept_incremental",
+                                strategy,
+                                detector,
+                                seed,
+                                cs,
+                                cs,
+                                run_id=rid,
+                                R={"roc_auc": R},
+                                metrics={"roc_auc": summarize(R, learned_at(cs, cs))},
+                                timings={"fit": [0.01 * (d + 1)] * 4, "score": [0.003] * 4},
+                                chance={"roc_auc": [0.5] * 4},
+                            )
+                        )
     assert len(runs) >= 1000
     out = tmp_path_factory.mktemp("grid-report") / "report"
     with warnings.catch_warnings():
@@ -272,7 +350,8 @@ def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):
     browser.get(grid_report.index.resolve().as_uri())
     height = browser.execute_script("return document.documentElement.scrollHeight")
     size = grid_report.index.stat().st_size + sum(
-        p.stat().st_size for p in (grid_report.out_dir / "assets").iterdir())
+        p.stat().st_size for p in (grid_report.out_dir / "assets").iterdir()
+    )
     print(f"first page of 1,000 runs: {height} px, {size / 1e6:.2f} MB")
     assert height <= FIRST_PAGE_BUDGET[0] and size <= FIRST_PAGE_BUDGET[1], (height, size)
     block_pages = [p for name, p in grid_report.pages.items() if name.startswith("blocks/")]
@@ -281,15 +360,21 @@ def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):
     for name, path in grid_report.pages.items():
         browser.get(path.resolve().as_uri())
         images = _load_images(browser)
-        broken = [i["alt"] for i in images if not (i["complete"] and i["width"] > 0 and i["height"] > 0)]
+        broken = [
+            i["alt"] for i in images if not (i["complete"] and i["width"] > 0 and i["height"] > 0)
+        ]
         assert not broken, (name, broken)
         layout = browser.execute_script(_OVERFLOW)
         assert layout["page"][0] <= layout["page"][1] and not layout["figures"], (name, layout)
         if name.startswith("blocks/"):
             h = browser.execute_script("return document.documentElement.scrollHeight")
             assert h <= BLOCK_PAGE_HEIGHT, (name, h)
-        links = browser.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
-        for href in links:  # every link leads to a file of the report (and an anchor on it, when it names one)
+        links = browser.execute_script(
+            "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"
+        )
+        for href in (
+            links
+        ):  # every link leads to a file of the report (and an anchor on it, when it names one)
             url = urllib.parse.urlsplit(href)
             assert url.scheme == "file", href
             target = urllib.parse.unquote(url.path)
@@ -302,6 +387,8 @@ def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):
     browser.get(grid_report.index.resolve().as_uri())
     box = browser.find_element("css selector", "input[data-filter='ranking-table']")
     box.send_keys("copod")
-    shown = browser.execute_script("return Array.from(document.querySelectorAll('#ranking-table tbody tr'))"
-                                   ".filter(r => r.style.display !== 'none').map(r => r.textContent)")
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#ranking-table tbody tr'))"
+        ".filter(r => r.style.display !== 'none').map(r => r.textContent)"
+    )
     assert shown and all("copod" in t for t in shown)

@@ -22,19 +22,39 @@ from tests.runner_helpers import write_spec
 
 def _fixed(label, random_state, n_train=60):
     """A synthetic dataset whose data do not depend on the run seed (its random_state is given)."""
-    return {"name": "synthetic", "label": label, "n_concepts": 2, "n_features": 3, "n_train": n_train,
-            "n_test": 40, "random_state": random_state}
+    return {
+        "name": "synthetic",
+        "label": label,
+        "n_concepts": 2,
+        "n_features": 3,
+        "n_train": n_train,
+        "n_test": 40,
+        "random_state": random_state,
+    }
 
 
 #: four fixed datasets; hbos never sees the seed (shared in advance), seedless takes a random_state it
 #: never uses (byte-identical R found after the fact), iforest uses it, fragile fails under cumulative on
 #: "big" only (200 training rows); no ``orders`` key; average precision is the spec's first base metric
 CLAIMS_SPEC = dict(
-    name="claims", base_metrics=["average_precision", "roc_auc"], seeds=3, strategies=["naive", "cumulative"],
-    datasets=[_fixed("fixed0", 0), _fixed("fixed1", 1), _fixed("fixed2", 2), _fixed("big", 3, n_train=100)],
+    name="claims",
+    base_metrics=["average_precision", "roc_auc"],
+    seeds=3,
+    strategies=["naive", "cumulative"],
+    datasets=[
+        _fixed("fixed0", 0),
+        _fixed("fixed1", 1),
+        _fixed("fixed2", 2),
+        _fixed("big", 3, n_train=100),
+    ],
     scenarios=[{"name": "concept_incremental"}],
-    detectors=[{"name": "hbos"}, {"name": "plugins:SeedIgnoring", "label": "seedless"},
-               {"name": "iforest", "n_estimators": 10}, {"name": "plugins:Fragile", "label": "fragile"}])
+    detectors=[
+        {"name": "hbos"},
+        {"name": "plugins:SeedIgnoring", "label": "seedless"},
+        {"name": "iforest", "n_estimators": 10},
+        {"name": "plugins:Fragile", "label": "fragile"},
+    ],
+)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +74,12 @@ def claims(tmp_path_factory):
 
 
 def _row(lb, dataset, strategy, detector, base="average_precision"):
-    part = lb[(lb.dataset == dataset) & (lb.strategy == strategy) & (lb.detector == detector) & (lb.base_metric == base)]
+    part = lb[
+        (lb.dataset == dataset)
+        & (lb.strategy == strategy)
+        & (lb.detector == detector)
+        & (lb.base_metric == base)
+    ]
     assert len(part) == 1
     return part.iloc[0]
 
@@ -67,19 +92,27 @@ def test_deterministic_configurations_count_once_in_the_leaderboard(claims):
         assert row.runs == 3 and row.computations == 1 and row.continual_average_n == 1
         assert np.isnan(row.continual_average_std) and np.isnan(row.continual_average_ci_low)
     row = _row(lb, "fixed0", "naive", "iforest")
-    assert row.computations == 3 and row.continual_average_n == 3 and row.continual_average_ci_low == row.continual_average_ci_low
+    assert (
+        row.computations == 3
+        and row.continual_average_n == 3
+        and row.continual_average_ci_low == row.continual_average_ci_low
+    )
     # the console summary counts the same
     summary = claims["done"].summary
-    s = summary[(summary.dataset == "fixed0") & (summary.detector == "hbos") & (summary.strategy == "naive")]
+    s = summary[
+        (summary.dataset == "fixed0") & (summary.detector == "hbos") & (summary.strategy == "naive")
+    ]
     assert set(s["CA_n"]) == {1}
 
 
 @pytest.mark.slow
 def test_the_caveat_box_names_deterministic_configurations_and_why(claims):
     text = claims["text"]
-    box = text[text.index("Read with care"):]
+    box = text[text.index("Read with care") :]
     assert "deterministic over seeds (no part consumes the seed" in box
-    assert "byte-identical R for every seed, found after the run (the seed reaches the detector" in box
+    assert (
+        "byte-identical R for every seed, found after the run (the seed reaches the detector" in box
+    )
     assert "fixed0 / concept_incremental / naive / seedless" in box
     table = deterministic_configurations(claims["results"])
     assert set(table.loc[~table.shared, "detector"]) == {"seedless"}
@@ -93,7 +126,7 @@ def test_no_within_noise_and_no_bold_on_one_independent_value(claims):
     status = best_status(table, ["continual_average"])
     one = table["continual_average_n"] < 2
     assert not status.loc[one, "continual_average"].isin(["best", "within noise"]).any()
-    head = claims["text"][:claims["text"].index("Read with care")]
+    head = claims["text"][: claims["text"].index("Read with care")]
     for line in re.findall(r"concept_incremental : [^;]*", head):
         if "one independent value" in line:
             assert "within noise" not in line and "intervals clear" not in line
@@ -111,21 +144,34 @@ def test_no_order_analysis_without_orders(claims):
 
 @pytest.mark.slow
 def test_detectors_compared_on_the_configurations_every_detector_completed(claims):
-    c = next(c for c in claims["report"].comparisons
-             if c.by == "detector" and c.base_metric == "average_precision")
-    assert any("block big" in n and "cumulative" in n and "fragile" in n and "left out for every detector" in n
-               for n in c.notes)
+    c = next(
+        c
+        for c in claims["report"].comparisons
+        if c.by == "detector" and c.base_metric == "average_precision"
+    )
+    assert any(
+        "block big" in n
+        and "cumulative" in n
+        and "fragile" in n
+        and "left out for every detector" in n
+        for n in c.notes
+    )
     # on "big" every detector's score is its naive score alone (cumulative left out for all of them)
     lb = leaderboard(claims["results"], ["continual_average"])
     for detector in ("hbos", "seedless", "iforest", "fragile"):
         naive = _row(lb, "big", "naive", detector)
         assert c.scores.at["big", detector] == pytest.approx(naive.continual_average_mean)
     stats = pd.read_csv(claims["folder"] / "report" / "statistics.csv")
-    row = stats[(stats.level == "comparison") & (stats.by == "detector")
-                & (stats.base_metric == "average_precision")].iloc[0]
+    row = stats[
+        (stats.level == "comparison")
+        & (stats.by == "detector")
+        & (stats.base_metric == "average_precision")
+    ].iloc[0]
     assert "fragile lacks it" in row.notes
-    head = claims["text"][:claims["text"].index("Read with care")]
-    assert "big / concept_incremental" in head and "cumulative + fragile (3 of 3 runs failed)" in head
+    head = claims["text"][: claims["text"].index("Read with care")]
+    assert (
+        "big / concept_incremental" in head and "cumulative + fragile (3 of 3 runs failed)" in head
+    )
 
 
 @pytest.mark.slow
@@ -158,28 +204,60 @@ def test_headline_option_chooses_the_base_metric(claims, tmp_path):
 
 # -- hand-made runs: fast --------------------------------------------------------------------------
 
+
 def _runs(values, detector, dataset="d", strategy="naive", scenario="s", R=True):
     out = []
     for seed, v in enumerate(values):
-        out.append(RunResult(dataset, scenario, strategy, detector, seed, ("A",), ("A",),
-                             R={"roc_auc": np.array([[v]])} if R else {},
-                             metrics={"roc_auc": {"continual_average": v}}, run_id=f"{dataset}{detector}{strategy}{seed}"))
+        out.append(
+            RunResult(
+                dataset,
+                scenario,
+                strategy,
+                detector,
+                seed,
+                ("A",),
+                ("A",),
+                R={"roc_auc": np.array([[v]])} if R else {},
+                metrics={"roc_auc": {"continual_average": v}},
+                run_id=f"{dataset}{detector}{strategy}{seed}",
+            )
+        )
     return out
 
 
 def test_identical_values_over_seeds_are_one_value():
-    lb = leaderboard(_runs([0.9, 0.9, 0.9], "knn") + _runs([0.8, 0.85, 0.82], "if"), ["continual_average"])
+    lb = leaderboard(
+        _runs([0.9, 0.9, 0.9], "knn") + _runs([0.8, 0.85, 0.82], "if"), ["continual_average"]
+    )
     knn = lb[lb.detector == "knn"].iloc[0]
     assert (knn.runs, knn.computations, knn.continual_average_n) == (3, 1, 1)
     assert np.isnan(knn.continual_average_std) and np.isnan(knn.continual_average_ci_high)
     # a best mean that rests on one computation is neither "clear" nor "within noise"
-    assert best_status(lb, ["continual_average"])["continual_average"].tolist() == ["no noise estimate", ""]
+    assert best_status(lb, ["continual_average"])["continual_average"].tolist() == [
+        "no noise estimate",
+        "",
+    ]
 
 
 def test_shared_runs_without_R_count_once():
-    runs = [RunResult("d", "s", "naive", "knn", 0, metrics={"roc_auc": {"continual_average": 0.9}}, run_id="a")]
-    runs += [RunResult("d", "s", "naive", "knn", s, metrics={"roc_auc": {"continual_average": 0.9}},
-                       run_id=f"b{s}", shared_from="a") for s in (1, 2)]
+    runs = [
+        RunResult(
+            "d", "s", "naive", "knn", 0, metrics={"roc_auc": {"continual_average": 0.9}}, run_id="a"
+        )
+    ]
+    runs += [
+        RunResult(
+            "d",
+            "s",
+            "naive",
+            "knn",
+            s,
+            metrics={"roc_auc": {"continual_average": 0.9}},
+            run_id=f"b{s}",
+            shared_from="a",
+        )
+        for s in (1, 2)
+    ]
     row = leaderboard(runs, ["continual_average"]).iloc[0]
     assert (row.runs, row.computations, row.continual_average_n) == (3, 1, 1)
     assert "deterministic over seeds" in deterministic_caveats(runs)[0]
@@ -209,8 +287,13 @@ def test_deterministic_methods_over_seeds_are_not_paired_per_seed():
 
 
 def test_ties_in_every_block_give_an_undefined_iman_davenport():
-    scores = pd.DataFrame({"A": [0.9, 0.8, 0.85, 0.95, 0.7, 0.75], "B": [0.7, 0.6, 0.65, 0.8, 0.5, 0.55],
-                           "C": [0.5, 0.5, 0.6, 0.7, 0.4, 0.45]})
+    scores = pd.DataFrame(
+        {
+            "A": [0.9, 0.8, 0.85, 0.95, 0.7, 0.75],
+            "B": [0.7, 0.6, 0.65, 0.8, 0.5, 0.55],
+            "C": [0.5, 0.5, 0.6, 0.7, 0.4, 0.45],
+        }
+    )
     c = compare_methods(scores)
     text = c.verdict.text
     assert "Iman–Davenport F: undefined (all blocks agree" in text
@@ -222,7 +305,9 @@ def test_ties_in_every_block_give_an_undefined_iman_davenport():
 
 
 def test_methods_tied_in_every_block_are_not_tested():
-    scores = pd.DataFrame({"A": [0.9, 0.8, 0.7, 0.6], "B": [0.9, 0.8, 0.7, 0.6], "C": [0.9, 0.8, 0.7, 0.6]})
+    scores = pd.DataFrame(
+        {"A": [0.9, 0.8, 0.7, 0.6], "B": [0.9, 0.8, 0.7, 0.6], "C": [0.9, 0.8, 0.7, 0.6]}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         c = compare_methods(scores)
@@ -232,7 +317,9 @@ def test_methods_tied_in_every_block_are_not_tested():
 
 def test_posthoc_that_cannot_reach_alpha_is_said_so():
     rng = np.random.default_rng(1)
-    base = np.array([0.9, 0.8, 0.7, 0.6])  # four methods, every block ranks them alike: Friedman rejects
+    base = np.array(
+        [0.9, 0.8, 0.7, 0.6]
+    )  # four methods, every block ranks them alike: Friedman rejects
     scores = pd.DataFrame(base + rng.normal(0, 0.001, (6, 4)), columns=list("ABCD"))
     c = compare_methods(scores)
     assert c.significant
@@ -247,8 +334,13 @@ def test_posthoc_that_cannot_reach_alpha_is_said_so():
 
 def test_failed_strategy_does_not_flip_the_best_detector():
     # MSL-like: pca failed under cumulative; iforest is better on the strategies both completed
-    rows = {("naive", "iforest"): 0.55, ("replay", "iforest"): 0.545, ("cumulative", "iforest"): 0.50,
-            ("naive", "pca"): 0.54, ("replay", "pca"): 0.542}
+    rows = {
+        ("naive", "iforest"): 0.55,
+        ("replay", "iforest"): 0.545,
+        ("cumulative", "iforest"): 0.50,
+        ("naive", "pca"): 0.54,
+        ("replay", "pca"): 0.542,
+    }
     runs = []
     for d, shift in (("msl", 0.0), ("smap", 0.01), ("x", 0.02)):
         for (st, det), v in rows.items():
@@ -272,11 +364,23 @@ def test_nothing_left_after_matching_refuses():
 def test_one_scenario_is_never_split_into_blocks():
     # the quickstart's case: naive + ecod stands for concept_aware and concept_incremental (one computation),
     # experts + ecod has a row per scenario; in concept_aware naive's FWT 0.848 beats experts' 0.845
-    t = pd.DataFrame({"dataset": ["q"] * 3, "base_metric": ["roc_auc"] * 3,
-                      "scenario": ["concept_aware = concept_incremental", "concept_aware", "concept_incremental"],
-                      "strategy": ["naive", "experts", "experts"], "detector": ["ecod"] * 3,
-                      "forward_transfer_mean": [0.848, 0.845, 0.840], "forward_transfer_n": [3, 3, 3],
-                      "forward_transfer_ci_low": [0.846, 0.80, 0.80], "forward_transfer_ci_high": [0.85, 0.8455, 0.845]})
+    t = pd.DataFrame(
+        {
+            "dataset": ["q"] * 3,
+            "base_metric": ["roc_auc"] * 3,
+            "scenario": [
+                "concept_aware = concept_incremental",
+                "concept_aware",
+                "concept_incremental",
+            ],
+            "strategy": ["naive", "experts", "experts"],
+            "detector": ["ecod"] * 3,
+            "forward_transfer_mean": [0.848, 0.845, 0.840],
+            "forward_transfer_n": [3, 3, 3],
+            "forward_transfer_ci_low": [0.846, 0.80, 0.80],
+            "forward_transfer_ci_high": [0.85, 0.8455, 0.845],
+        }
+    )
     status = best_status(t, ["forward_transfer"])["forward_transfer"].tolist()
     assert status[1] == "" and status[0] == "best"  # experts is not bold where naive is better
     assert [list(i) for _, i in scenario_groups(t, ["dataset", "scenario"])] == [[0, 1], [0, 2]]
@@ -293,7 +397,9 @@ def test_reversed_scores_warning_agrees_with_its_numbers():
         warnings.simplefilter("error", RunWarning)
         check_reversed(R, steps, steps, {"range_f1": [0.04] * 10})  # nothing said
     with pytest.warns(RunWarning, match="below chance on 6 of 10 concepts"):
-        check_reversed({"range_f1": np.diag([0.01] * 6 + [0.05] * 4)}, steps, steps, {"range_f1": [0.04] * 10})
+        check_reversed(
+            {"range_f1": np.diag([0.01] * 6 + [0.05] * 4)}, steps, steps, {"range_f1": [0.04] * 10}
+        )
 
 
 # -- time series: the per-series mean ---------------------------------------------------------------
@@ -305,10 +411,23 @@ from test_telemanom import mini  # noqa: E402,F401  (the hand-made telemanom fol
 def test_per_series_mean_on_a_time_series_grid(mini, tmp_path):
     import clad
 
-    spec = write_spec(tmp_path, name="ts", base_metrics=["vus_pr", "roc_auc"], seeds=[0],
-                      datasets=[{"name": "telemanom", "path": "tele", "spacecraft": "X", "window": 4, "stride": 2,
-                                 "data_dir": str(mini)}],
-                      detectors=[{"name": "iforest", "n_estimators": 10}])
+    spec = write_spec(
+        tmp_path,
+        name="ts",
+        base_metrics=["vus_pr", "roc_auc"],
+        seeds=[0],
+        datasets=[
+            {
+                "name": "telemanom",
+                "path": "tele",
+                "spacecraft": "X",
+                "window": 4,
+                "stride": 2,
+                "data_dir": str(mini),
+            }
+        ],
+        detectors=[{"name": "iforest", "n_estimators": 10}],
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clad.run_spec(spec, tmp_path / "out")
@@ -321,11 +440,16 @@ def test_per_series_mean_on_a_time_series_grid(mini, tmp_path):
     # per series, its own chance level (recorded at evaluation time)
     assert set(data["chance"]["vus_pr"]) == {"A", "B"} and len(data["chance"]["vus_pr"]["A"]) == 2
     lb = pd.read_csv(report.tables["csv"])
-    assert lb["base_metric"].tolist()[:2] == ["vus_pr", "vus_pr_per_series_mean"]  # the spec's first leads
+    assert lb["base_metric"].tolist()[:2] == [
+        "vus_pr",
+        "vus_pr_per_series_mean",
+    ]  # the spec's first leads
     ps = lb[lb.base_metric == "vus_pr_per_series_mean"].iloc[0]
     values = data["values"]["vus_pr"]
     diagonal = [v for j, c in enumerate(("A", "B")) for v in values[c][j] if v is not None]
-    assert ps.learning_average_mean == pytest.approx(np.mean(diagonal))  # every series weighs the same
+    assert ps.learning_average_mean == pytest.approx(
+        np.mean(diagonal)
+    )  # every series weighs the same
     table = pd.read_csv(report.tables["per_series"])
     assert set(table["series"]) == {"A-1", "A-2", "B-1"} and "chance" in table
     assert "Per-series values" in report.all_text()
@@ -340,15 +464,24 @@ def test_quickstart_bold_marks_per_scenario_not_per_label(quickstart, tmp_path):
     names = ["continual_average", "backward_transfer", "forward_transfer"]
     status = best_status(lb, names)
     checked = 0
-    for (dataset, base, scenario), idx in scenario_groups(lb, ["dataset", "base_metric", "scenario"]):
+    for (dataset, base, scenario), idx in scenario_groups(
+        lb, ["dataset", "base_metric", "scenario"]
+    ):
         for m in names:
             for row in idx:
-                if status.at[row, m] in ("best", "within noise"):  # a marked row is the best of its scenario
+                if status.at[row, m] in (
+                    "best",
+                    "within noise",
+                ):  # a marked row is the best of its scenario
                     assert lb.loc[idx, f"{m}_mean"].max() == lb.at[row, f"{m}_mean"], (scenario, m)
                     checked += 1
     assert checked
     # the quickstart's case: experts + ecod's FWT 0.845 is not bold in concept_aware, where naive + ecod has 0.848
-    row = lb[(lb.scenario == "concept_aware") & (lb.strategy == "experts") & (lb.detector == "ecod")
-             & (lb.base_metric == "roc_auc")].index[0]
+    row = lb[
+        (lb.scenario == "concept_aware")
+        & (lb.strategy == "experts")
+        & (lb.detector == "ecod")
+        & (lb.base_metric == "roc_auc")
+    ].index[0]
     assert status.at[row, "forward_transfer"] == ""
     assert "concept_aware = concept_incremental :" not in re.sub(r"<[^>]+>", " ", report.all_text())

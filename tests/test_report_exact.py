@@ -11,8 +11,18 @@ import pytest
 from scipy import stats
 
 from clad.report import compare_methods
-from clad.report.exact import (STATE_LIMIT, EXACT_MAX_BLOCKS, PERMUTATIONS, ZERO_METHOD, friedman_statistic,
-                               friedman_test, iman_davenport, kendall_w, median_interval, wilcoxon_test)
+from clad.report.exact import (
+    STATE_LIMIT,
+    EXACT_MAX_BLOCKS,
+    PERMUTATIONS,
+    ZERO_METHOD,
+    friedman_statistic,
+    friedman_test,
+    iman_davenport,
+    kendall_w,
+    median_interval,
+    wilcoxon_test,
+)
 from stats_helpers import exact_friedman_p, friedman_p_by_enumeration, signed_rank_p_by_enumeration
 
 
@@ -43,7 +53,9 @@ def test_exact_friedman_equals_full_enumeration_on_3_and_4_blocks_of_3_methods()
         r = friedman_test(ranks)
         n, k = ranks.shape
         assert r.method == "exact" and r.arrangements == math.factorial(k) ** n
-        assert r.statistic == pytest.approx(stats.friedmanchisquare(*np.asarray(table, float).T).statistic)
+        assert r.statistic == pytest.approx(
+            stats.friedmanchisquare(*np.asarray(table, float).T).statistic
+        )
         assert r.pvalue == pytest.approx(friedman_p_by_enumeration(ranks), abs=1e-12)
     # the issue's examples: chi-square 0.0498 on both; exactly 0.0694 (4 x 3) and 1/9 (3 x 3)
     a, b = friedman_test(_ranks(ISSUE_4x3)), friedman_test(_ranks(ISSUE_3x3))
@@ -53,8 +65,13 @@ def test_exact_friedman_equals_full_enumeration_on_3_and_4_blocks_of_3_methods()
     # exchanged between the methods within each block)
     for table in (ISSUE_4x3, [[3, 1, 2], [2, 1, 3], [3, 2, 1]]):
         ranks = _ranks(table)
-        ref = stats.permutation_test(tuple(ranks.T), lambda *m: friedman_statistic(np.column_stack(m)),
-                                     permutation_type="samples", n_resamples=np.inf, alternative="greater")
+        ref = stats.permutation_test(
+            tuple(ranks.T),
+            lambda *m: friedman_statistic(np.column_stack(m)),
+            permutation_type="samples",
+            n_resamples=np.inf,
+            alternative="greater",
+        )
         assert friedman_test(ranks).pvalue == pytest.approx(ref.pvalue)
 
 
@@ -69,13 +86,15 @@ def test_exact_friedman_on_4_methods(monkeypatch):
     assert friedman_test(ranks).pvalue == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.parametrize("n, k, ties", [(6, 4, False), (6, 4, True), (5, 5, False), (5, 5, True), (11, 3, True),
-                                         (13, 3, False)])
+@pytest.mark.parametrize(
+    "n, k, ties",
+    [(6, 4, False), (6, 4, True), (5, 5, False), (5, 5, True), (11, 3, True), (13, 3, False)],
+)
 def test_permutation_p_within_its_stated_monte_carlo_error(n, k, ties):
     rng = np.random.default_rng(n * k)
     scores = rng.normal(size=(n, k)) + np.linspace(0, 0.8, k)
     ranks = _ranks(np.round(scores) if ties else scores)
-    assert math.factorial(k) ** n > 10 ** 8 and n <= EXACT_MAX_BLOCKS  # too many arrangements to list
+    assert math.factorial(k) ** n > 10**8 and n <= EXACT_MAX_BLOCKS  # too many arrangements to list
     exact = float(exact_friedman_p(ranks))
     # within the budget the programme gives the exact p, equal to the independent convolution's
     e = friedman_test(ranks)
@@ -86,7 +105,9 @@ def test_permutation_p_within_its_stated_monte_carlo_error(n, k, ties):
     assert r.mc_se == pytest.approx(math.sqrt(r.pvalue * (1 - r.pvalue) / PERMUTATIONS))
     assert abs(r.pvalue - exact) <= 3 * r.mc_se, (r.pvalue, exact, r.mc_se)
     assert friedman_test(ranks, state_limit=10).pvalue == r.pvalue  # seeded: the same p every time
-    assert friedman_test(ranks, state_limit=10, seed=1).pvalue != r.pvalue or r.pvalue == 1 / (1 + PERMUTATIONS)
+    assert friedman_test(ranks, state_limit=10, seed=1).pvalue != r.pvalue or r.pvalue == 1 / (
+        1 + PERMUTATIONS
+    )
 
 
 def test_exact_friedman_of_the_issue_grid_shape():
@@ -97,7 +118,9 @@ def test_exact_friedman_of_the_issue_grid_shape():
     assert r.method == "exact" and "dynamic programme" in r.reason
     from clad.report import exact
 
-    assert exact._exact_friedman(exact._doubled(ranks), chunk_rows=7) == pytest.approx(r.pvalue, abs=1e-12)
+    assert exact._exact_friedman(exact._doubled(ranks), chunk_rows=7) == pytest.approx(
+        r.pvalue, abs=1e-12
+    )
     assert r.pvalue == pytest.approx(float(exact_friedman_p(ranks)), abs=1e-12)
     # and an 8 x 8 table is beyond the budget: the permutation test, which says why
     big = friedman_test(_ranks(rng.normal(size=(8, 8))))
@@ -108,16 +131,22 @@ def test_above_the_switch_point_the_asymptotic_test_stays():
     rng = np.random.default_rng(3)
     scores = rng.normal(size=(EXACT_MAX_BLOCKS + 1, 4))
     r = friedman_test(_ranks(scores))
-    assert r.method == "asymptotic" and r.pvalue == pytest.approx(stats.friedmanchisquare(*scores.T).pvalue)
+    assert r.method == "asymptotic" and r.pvalue == pytest.approx(
+        stats.friedmanchisquare(*scores.T).pvalue
+    )
     w = wilcoxon_test(scores[:, 0], scores[:, 1])
-    assert w.method == "asymptotic" and w.pvalue == pytest.approx(stats.wilcoxon(scores[:, 0], scores[:, 1]).pvalue)
+    assert w.method == "asymptotic" and w.pvalue == pytest.approx(
+        stats.wilcoxon(scores[:, 0], scores[:, 1]).pvalue
+    )
 
 
 def test_iman_davenport_by_hand():
     # chi2 = 4.5, n = 4, k = 3: F = 3 * 4.5 / (8 - 4.5) = 27/7 on (2, 6) degrees of freedom
     f, p = iman_davenport(4.5, 4, 3)
     assert f == pytest.approx(27 / 7) and p == pytest.approx(stats.f.sf(27 / 7, 2, 6))
-    assert all(math.isnan(v) for v in iman_davenport(8.0, 4, 3))  # every block ranks alike: undefined
+    assert all(
+        math.isnan(v) for v in iman_davenport(8.0, 4, 3)
+    )  # every block ranks alike: undefined
 
 
 # differences that are exact binary fractions, with zeros and tied absolute values
@@ -137,11 +166,15 @@ def test_wilcoxon_exact_equals_every_sign_pattern_with_ties_and_zeros(d):
     x = y + d
     r = wilcoxon_test(x, y)
     m = int(np.count_nonzero(d))
-    assert r.method == "exact" and r.arrangements == 2 ** m and f"2^{m}" in r.reason
+    assert r.method == "exact" and r.arrangements == 2**m and f"2^{m}" in r.reason
     assert r.pvalue == pytest.approx(signed_rank_p_by_enumeration(d), abs=1e-12)
-    ref = stats.wilcoxon(x, y, zero_method=ZERO_METHOD, method=stats.PermutationMethod(n_resamples=np.inf))
+    ref = stats.wilcoxon(
+        x, y, zero_method=ZERO_METHOD, method=stats.PermutationMethod(n_resamples=np.inf)
+    )
     assert r.pvalue == pytest.approx(ref.pvalue) and r.statistic == pytest.approx(ref.statistic)
-    assert r.pvalue_asymptotic == pytest.approx(stats.wilcoxon(x, y, zero_method=ZERO_METHOD, method="approx").pvalue)
+    assert r.pvalue_asymptotic == pytest.approx(
+        stats.wilcoxon(x, y, zero_method=ZERO_METHOD, method="approx").pvalue
+    )
 
 
 def test_wilcoxon_exact_differs_from_the_normal_approximation_where_the_issue_saw_it():
@@ -155,12 +188,19 @@ def test_wilcoxon_exact_differs_from_the_normal_approximation_where_the_issue_sa
 def test_holm_on_the_exact_p_values():
     from statsmodels.stats.multitest import multipletests
 
-    scores = pd.DataFrame({"A": [0.9, 0.8, 0.85, 0.95, 0.7, 0.9, 0.6], "B": [0.7, 0.8, 0.65, 0.8, 0.5, 0.85, 0.6],
-                           "C": [0.5, 0.55, 0.6, 0.7, 0.4, 0.8, 0.65]})
+    scores = pd.DataFrame(
+        {
+            "A": [0.9, 0.8, 0.85, 0.95, 0.7, 0.9, 0.6],
+            "B": [0.7, 0.8, 0.65, 0.8, 0.5, 0.85, 0.6],
+            "C": [0.5, 0.55, 0.6, 0.7, 0.4, 0.8, 0.65],
+        }
+    )
     c = compare_methods(scores)
     raw = c.pairs["wilcoxon_p"].to_numpy()
     for (a, b), p in zip(zip(c.pairs["a"], c.pairs["b"]), raw):
-        assert p == pytest.approx(signed_rank_p_by_enumeration(scores[a].to_numpy() - scores[b].to_numpy()))
+        assert p == pytest.approx(
+            signed_rank_p_by_enumeration(scores[a].to_numpy() - scores[b].to_numpy())
+        )
     # Holm by hand: sorted ascending, multiplied by m, m-1, ..., made monotone, capped at 1
     order = np.argsort(raw)
     hand = np.minimum(1, np.maximum.accumulate(raw[order] * (len(raw) - np.arange(len(raw)))))
@@ -168,8 +208,11 @@ def test_holm_on_the_exact_p_values():
     expected[order] = hand
     np.testing.assert_allclose(c.pairs["wilcoxon_holm_p"], expected)
     np.testing.assert_allclose(c.pairs["wilcoxon_holm_p"], multipletests(raw, method="holm")[1])
-    assert c.wilcoxon_holm.loc["A", "C"] == c.wilcoxon_holm.loc["C", "A"] == pytest.approx(
-        float(c.pairs.set_index(["a", "b"]).loc[("A", "C"), "wilcoxon_holm_p"]))
+    assert (
+        c.wilcoxon_holm.loc["A", "C"]
+        == c.wilcoxon_holm.loc["C", "A"]
+        == pytest.approx(float(c.pairs.set_index(["a", "b"]).loc[("A", "C"), "wilcoxon_holm_p"]))
+    )
 
 
 def test_median_interval_from_order_statistics():
@@ -178,7 +221,9 @@ def test_median_interval_from_order_statistics():
         d = rng.normal(size=n)
         median, low, high, level = median_interval(d)
         ci = stats.quantile_test(d, q=0, p=0.5).confidence_interval(0.95)
-        assert (low, high) == pytest.approx((ci.low, ci.high)) and median == pytest.approx(np.median(d))
+        assert (low, high) == pytest.approx((ci.low, ci.high)) and median == pytest.approx(
+            np.median(d)
+        )
         assert level >= 0.95
     # n <= 5: no order-statistic interval reaches 95 %; [min, max] with its own coverage, 1 - 2^(1-n)
     for n, coverage in ((3, 0.75), (4, 0.875), (5, 0.9375)):

@@ -23,7 +23,9 @@ from clad.results import RunResult  # noqa: E402
 
 def _drawn(axis, spines) -> bool:
     """Whether an axis is drawn at all (a spine or tick marks visible)."""
-    ticks = [t for t in axis.get_major_ticks() if t.tick1line.get_visible() or t.tick2line.get_visible()]
+    ticks = [
+        t for t in axis.get_major_ticks() if t.tick1line.get_visible() or t.tick2line.get_visible()
+    ]
     return any(s.get_visible() for s in spines) or bool(ticks and axis.get_visible())
 
 
@@ -39,16 +41,24 @@ def axis_problems(fig) -> list[str]:
             if not (ax.get_ylabel() or ax.get_xlabel()):
                 problems.append(f"axes {k} (colour bar): no label")
             continue
-        for name, axis, spines in (("x", ax.xaxis, (ax.spines["bottom"], ax.spines["top"])),
-                                   ("y", ax.yaxis, (ax.spines["left"], ax.spines["right"]))):
+        for name, axis, spines in (
+            ("x", ax.xaxis, (ax.spines["bottom"], ax.spines["top"])),
+            ("y", ax.yaxis, (ax.spines["left"], ax.spines["right"])),
+        ):
             if not _drawn(axis, spines):
                 continue
             shared = ax.get_shared_x_axes() if name == "x" else ax.get_shared_y_axes()
             group = [a for a in shared.get_siblings(ax)]
-            labels = [t.get_text() for a in group for t in (a.get_xticklabels() if name == "x" else a.get_yticklabels())
-                      if t.get_visible() and t.get_text()]
+            labels = [
+                t.get_text()
+                for a in group
+                for t in (a.get_xticklabels() if name == "x" else a.get_yticklabels())
+                if t.get_visible() and t.get_text()
+            ]
             if not labels:
-                problems.append(f"axes {k} {ax.get_title()[:40]!r}: {name} axis without tick labels")
+                problems.append(
+                    f"axes {k} {ax.get_title()[:40]!r}: {name} axis without tick labels"
+                )
             title = [a.get_xlabel() if name == "x" else a.get_ylabel() for a in group]
             if not any(title):
                 problems.append(f"axes {k} {ax.get_title()[:40]!r}: {name} axis without a label")
@@ -100,12 +110,14 @@ class CheckingStore(FigureStore):
 
 def checking_png(render, problems, seen=None):
     """clad's ``figure_png`` that first checks the figure's axes and its heatmap chance marks."""
+
     def png(fig, *a, **k):
         if seen is not None:
             seen.append(fig)
         title = fig.axes[0].get_title()[:30] if fig.axes else ""
         problems.extend(f"{title!r}: {p}" for p in axis_problems(fig) + overlaps_in_heatmaps(fig))
         return render(fig, *a, **k)
+
     return png
 
 
@@ -119,11 +131,22 @@ def _runs():
                     R = np.clip(0.55 + 0.1 * k + 0.05 * rng.normal(size=(3, 3)), 0, 1)
                     R[0, 2] = 0.5  # at chance: a chance mark beside the value
                     t = metrics.learned_at(("A", "B", "C"), ("A", "B", "C"))
-                    out.append(RunResult(dataset, "s", strategy, detector, seed, ("A", "B", "C"), ("A", "B", "C"),
-                                         R={"roc_auc": R}, metrics={"roc_auc": metrics.summarize(R, t)},
-                                         chance={"roc_auc": [0.5, 0.5, 0.5]},
-                                         timings={"fit": [0.1, 0.2, 0.3], "score": [0.01] * 3, "total": 1.0},
-                                         run_id=f"{dataset}{strategy}{detector}{seed}"))
+                    out.append(
+                        RunResult(
+                            dataset,
+                            "s",
+                            strategy,
+                            detector,
+                            seed,
+                            ("A", "B", "C"),
+                            ("A", "B", "C"),
+                            R={"roc_auc": R},
+                            metrics={"roc_auc": metrics.summarize(R, t)},
+                            chance={"roc_auc": [0.5, 0.5, 0.5]},
+                            timings={"fit": [0.1, 0.2, 0.3], "score": [0.01] * 3, "total": 1.0},
+                            run_id=f"{dataset}{strategy}{detector}{seed}",
+                        )
+                    )
     return out
 
 
@@ -140,29 +163,48 @@ def test_every_figure_kind_has_axes_with_ticks_and_labels(tmp_path, monkeypatch)
     from clad.report import canvas
 
     problems, seen = [], []
-    monkeypatch.setattr(make_module, "FigureStore", store)  # clad's own class, recording what it draws
+    monkeypatch.setattr(
+        make_module, "FigureStore", store
+    )  # clad's own class, recording what it draws
     monkeypatch.setattr(canvas, "figure_png", checking_png(canvas.figure_png, problems, seen))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        make_report(_runs(), tmp_path / "r", jobs=1)  # drawn in this process, where the check sees them
+        make_report(
+            _runs(), tmp_path / "r", jobs=1
+        )  # drawn in this process, where the check sees them
     (s,) = stores
     assert {"heatmap", "curves", "forgetting", "cd"} <= s.kinds, s.kinds
     assert not problems, problems  # PNGs drawn here (none in this report) pass the axis checks
-    for kind in ("heatmap", "curves", "forgetting", "cost"):  # the browser's figures: titled, with data and axes
+    for kind in (
+        "heatmap",
+        "curves",
+        "forgetting",
+        "cost",
+    ):  # the browser's figures: titled, with data and axes
         for spec in s.charts[kind]:
             assert spec["title"]["text"], kind
             parts = spec["hconcat"] if kind == "cost" else [spec]
             assert all(part["data"]["values"] for part in parts), kind
-            titles = {"heatmap": '"title": "test concept"', "curves": '"title": "training step: concept learned"',
-                      "forgetting": '"title": "test concept"', "cost": '"title": "seconds per training step'}
+            titles = {
+                "heatmap": '"title": "test concept"',
+                "curves": '"title": "training step: concept learned"',
+                "forgetting": '"title": "test concept"',
+                "cost": '"title": "seconds per training step',
+            }
             assert titles[kind] in json.dumps(spec, ensure_ascii=False), kind
 
 
 def test_cd_diagram_has_a_cd_bar_and_fits_a_column():
     from clad.report.plots import CD_WIDTH, cd_figure
 
-    scores = pd.DataFrame({"A": [0.9, 0.8, 0.85, 0.95, 0.9, 0.7], "B": [0.7, 0.6, 0.65, 0.8, 0.7, 0.6],
-                           "C": [0.5, 0.55, 0.6, 0.7, 0.5, 0.5], "D": [0.6, 0.5, 0.62, 0.72, 0.55, 0.52]})
+    scores = pd.DataFrame(
+        {
+            "A": [0.9, 0.8, 0.85, 0.95, 0.9, 0.7],
+            "B": [0.7, 0.6, 0.65, 0.8, 0.7, 0.6],
+            "C": [0.5, 0.55, 0.6, 0.7, 0.5, 0.5],
+            "D": [0.6, 0.5, 0.62, 0.72, 0.55, 0.52],
+        }
+    )
     c = compare_methods(scores)
     fig = cd_figure(c)
     assert fig.get_figwidth() <= CD_WIDTH + 1e-9
@@ -198,7 +240,9 @@ def test_cd_diagram_is_the_same_picture_in_every_process():
 
     def png_digest(seed):
         env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-        out = subprocess.run([sys.executable, "-c", _CD_PNG], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _CD_PNG], env=env, capture_output=True, text=True, check=True
+        )
         return out.stdout.strip()
 
     digests = {png_digest(seed) for seed in (1, 2, 3)}
@@ -209,8 +253,16 @@ def test_trace_figure_has_time_ticks_on_the_bottom_axis():
     from clad.report.timeseries import trace_figure
 
     n = 50
-    trace = {"steps": ["A", "B"], "values": list(np.sin(np.arange(n) / 5)), "ranges": [[10, 15]], "series": "P-1",
-             "concept": "P", "bucket": 1, "scores": [list(np.linspace(0, 1, n))] * 2, "thresholds": [0.5, 0.6]}
+    trace = {
+        "steps": ["A", "B"],
+        "values": list(np.sin(np.arange(n) / 5)),
+        "ranges": [[10, 15]],
+        "series": "P-1",
+        "concept": "P",
+        "bucket": 1,
+        "scores": [list(np.linspace(0, 1, n))] * 2,
+        "thresholds": [0.5, 0.6],
+    }
     fig = trace_figure(trace, "d / s / naive / iforest / seed 0")
     assert not axis_problems(fig), axis_problems(fig)
     bottom = fig.axes[-1]
@@ -229,8 +281,19 @@ def test_heatmap_chance_marks_never_cover_a_value(seeds):
     for seed in range(seeds):
         R = 0.5 + 0.02 * rng.normal(size=(10, 10))  # every cell near chance, with a std over seeds
         for det in ("a", "b"):
-            runs.append(RunResult("d", "s", "naive", det, seed, concepts, concepts, R={"roc_auc": R},
-                                  chance={"roc_auc": [0.5] * 10}))
+            runs.append(
+                RunResult(
+                    "d",
+                    "s",
+                    "naive",
+                    det,
+                    seed,
+                    concepts,
+                    concepts,
+                    R={"roc_auc": R},
+                    chance={"roc_auc": [0.5] * 10},
+                )
+            )
     items = [heatmap_data([r for r in runs if r.detector == det], "roc_auc") for det in ("a", "b")]
     assert items[0].at_chance.sum() > 10
     for fig in heatmap_figures(items):
@@ -249,9 +312,15 @@ def test_stream_figures_have_axes_with_ticks_and_labels(tmp_path, monkeypatch):
     from clad.strategies import Naive
     from test_stream_evaluation import contaminated_dataset
 
-    scenario = ConceptAgnostic(batch_size=25, prequential=True, prequential_window=3, anytime_per_concept=3)
-    runs = [run_experiment(contaminated_dataset(), scenario, Naive(IsolationForest(n_estimators=10)), seed=s)
-            for s in (0, 1)]
+    scenario = ConceptAgnostic(
+        batch_size=25, prequential=True, prequential_window=3, anytime_per_concept=3
+    )
+    runs = [
+        run_experiment(
+            contaminated_dataset(), scenario, Naive(IsolationForest(n_estimators=10)), seed=s
+        )
+        for s in (0, 1)
+    ]
     stores = []
 
     def store(folder, dpi):
@@ -279,13 +348,26 @@ def test_drawings_in_worker_processes_equal_drawings_here(tmp_path):
     from clad.report.timeseries import draw_traces
 
     rng = np.random.default_rng(3)
-    traces = [{"series": k, "concept": "C0", "bucket": 1, "values": rng.random(200).tolist(), "ranges": [[50, 60]],
-               "steps": ["C0", "C1"], "scores": [rng.random(200).tolist(), rng.random(200).tolist()],
-               "thresholds": [0.8, None]} for k in range(2)]
+    traces = [
+        {
+            "series": k,
+            "concept": "C0",
+            "bucket": 1,
+            "values": rng.random(200).tolist(),
+            "ranges": [[50, 60]],
+            "steps": ["C0", "C1"],
+            "scores": [rng.random(200).tolist(), rng.random(200).tolist()],
+            "thresholds": [0.8, None],
+        }
+        for k in range(2)
+    ]
     n = 2 * MIN_PER_WORKER
 
     def planned():
-        return [Planned((f"trace-{k}",), draw_traces, ([(traces[k % 2], f"run {k}")],)) for k in range(n)]
+        return [
+            Planned((f"trace-{k}",), draw_traces, ([(traces[k % 2], f"run {k}")],))
+            for k in range(n)
+        ]
 
     here = draw_planned(tmp_path / "here", 60, planned(), jobs=1)
     pool = draw_planned(tmp_path / "pool", 60, planned(), jobs=2)

@@ -32,7 +32,9 @@ def test_no_interval_outside_its_metric_bounds_on_200_random_tables():
         n_seeds = int(rng.integers(2, 11))
         if np.isfinite(hi):  # values piled against a bound: where a t-interval would cross it
             edge = lo if rng.random() < 0.5 else hi
-            values = edge + (hi - lo) * rng.beta(0.3, 3.0, size=(n_seeds, 5)) * (1 if edge == lo else -1)
+            values = edge + (hi - lo) * rng.beta(0.3, 3.0, size=(n_seeds, 5)) * (
+                1 if edge == lo else -1
+            )
         else:  # seconds, bytes, rows: skewed, close to 0
             values = rng.exponential(rng.uniform(0.001, 100), size=(n_seeds, 5))
         values[rng.random(values.shape) < 0.1] = np.nan  # undefined cells are left out
@@ -43,38 +45,58 @@ def test_no_interval_outside_its_metric_bounds_on_200_random_tables():
                 assert np.isnan(d["ci_low"][k]) and np.isnan(d["ci_high"][k]), (name, n)
                 continue
             checked += 1
-            assert lo <= d["ci_low"][k] <= d["mean"][k] <= d["ci_high"][k] <= hi, (name, values[:, k])
+            assert lo <= d["ci_low"][k] <= d["mean"][k] <= d["ci_high"][k] <= hi, (
+                name,
+                values[:, k],
+            )
     assert checked > 500
 
 
 def test_every_bounded_metric_declares_its_range():
     assert {m: base_metric_bounds(m) for m in ("roc_auc", "f1", "average_precision", "vus_pr")} == {
-        "roc_auc": (0.0, 1.0), "f1": (0.0, 1.0), "average_precision": (0.0, 1.0), "vus_pr": (0.0, 1.0)}
+        "roc_auc": (0.0, 1.0),
+        "f1": (0.0, 1.0),
+        "average_precision": (0.0, 1.0),
+        "vus_pr": (0.0, 1.0),
+    }
     assert value_bounds("backward_transfer", "roc_auc") == (-1.0, 1.0)
     assert value_bounds("memory_stability", "roc_auc") == (0.0, 0.25)
     assert value_bounds("peak_memory_mb") == (0.0, np.inf)
-    assert all(get_metric(m).scale in ("value", "difference", "variance", "unbounded") for m in REGISTRY)
+    assert all(
+        get_metric(m).scale in ("value", "difference", "variance", "unbounded") for m in REGISTRY
+    )
 
 
 def test_leaderboard_intervals_stay_inside_with_values_near_one():
-    runs = [RunResult("d", "s", "naive", "if", seed, metrics={"roc_auc": {"continual_average": v}})
-            for seed, v in enumerate([0.99, 1.0, 0.995, 1.0])]
+    runs = [
+        RunResult("d", "s", "naive", "if", seed, metrics={"roc_auc": {"continual_average": v}})
+        for seed, v in enumerate([0.99, 1.0, 0.995, 1.0])
+    ]
     row = leaderboard(runs, ["continual_average"]).iloc[0]
     # the Student-t interval of the mean (hand-computed by scipy's t distribution), cut at ROC-AUC's 1
     from scipy import stats
 
     v = np.array([0.99, 1.0, 0.995, 1.0])
     low, high = stats.t.interval(0.95, df=3, loc=v.mean(), scale=v.std(ddof=1) / 2)
-    assert row.continual_average_ci_low == pytest.approx(low, abs=1e-12) and low < 0.99  # wider than the values
+    assert (
+        row.continual_average_ci_low == pytest.approx(low, abs=1e-12) and low < 0.99
+    )  # wider than the values
     assert row.continual_average_ci_high == 1.0 < high
     two = leaderboard(runs[:2], ["continual_average"]).iloc[0]
     assert np.isnan(two.continual_average_ci_high) and two.continual_average_values == "0.990 1.000"
 
 
 def _table(means, lows, highs):
-    return pd.DataFrame({"dataset": ["d"] * len(means), "base_metric": ["roc_auc"] * len(means),
-                         "scenario": ["s"] * len(means), "continual_average_mean": means,
-                         "continual_average_ci_low": lows, "continual_average_ci_high": highs})
+    return pd.DataFrame(
+        {
+            "dataset": ["d"] * len(means),
+            "base_metric": ["roc_auc"] * len(means),
+            "scenario": ["s"] * len(means),
+            "continual_average_mean": means,
+            "continual_average_ci_low": lows,
+            "continual_average_ci_high": highs,
+        }
+    )
 
 
 def test_best_only_when_clear_of_the_next_interval():
@@ -104,16 +126,25 @@ def test_chance_levels_equal_hand_computed_values():
     assert chance_level("f1", y) == pytest.approx(0.2 / 1.1) == pytest.approx(0.181818, abs=1e-6)
 
 
-
 def test_chance_rows_on_synthetic_concepts():
     from sklearn.ensemble import IsolationForest
 
     ds = _concepts(0.1)
-    run = clad.run_experiment(ds, clad.ConceptIncremental(), clad.Naive(IsolationForest(n_estimators=10)),
-                              base_metrics=["roc_auc", "f1", "average_precision"], seed=0)
-    assert run.chance == {"roc_auc": [0.5] * 3, "f1": [pytest.approx(2 * 0.1 / 1.1)] * 3,
-                          "average_precision": [pytest.approx(0.1)] * 3}
-    table = chance_table([run], ["continual_average", "backward_transfer", "forward_transfer"]).set_index("base_metric")
+    run = clad.run_experiment(
+        ds,
+        clad.ConceptIncremental(),
+        clad.Naive(IsolationForest(n_estimators=10)),
+        base_metrics=["roc_auc", "f1", "average_precision"],
+        seed=0,
+    )
+    assert run.chance == {
+        "roc_auc": [0.5] * 3,
+        "f1": [pytest.approx(2 * 0.1 / 1.1)] * 3,
+        "average_precision": [pytest.approx(0.1)] * 3,
+    }
+    table = chance_table(
+        [run], ["continual_average", "backward_transfer", "forward_transfer"]
+    ).set_index("base_metric")
     assert table.at["f1", "continual_average_mean"] == pytest.approx(0.181818, abs=1e-6)
     assert table.at["f1", "backward_transfer_mean"] == 0.0  # a difference of chance levels
     assert table.at["average_precision", "forward_transfer_mean"] == pytest.approx(0.1)
@@ -148,7 +179,9 @@ def test_intervals_of_many_columns_at_once_equal_each_column_alone_bit_for_bit()
         each = describe_each(values.T, lows, highs)
         for c in range(k):
             alone = describe(values[:, c][:, None], (lows[c], highs[c]))
-            assert np.array_equal([low[c], high[c]], interval(values[:, c], (lows[c], highs[c])), equal_nan=True)
+            assert np.array_equal(
+                [low[c], high[c]], interval(values[:, c], (lows[c], highs[c])), equal_nan=True
+            )
             for key in ("mean", "std", "n", "ci_low", "ci_high"):
                 assert np.array_equal(each[key][c], alone[key][0], equal_nan=True), (key, n, k, c)
             compared += 1

@@ -13,28 +13,57 @@ import numpy as np
 import pytest
 
 import clad
-from clad.report import StatisticsWarning, compare, forgetting_table, heatmaps, learning_curves, make_report
+from clad.report import (
+    StatisticsWarning,
+    compare,
+    forgetting_table,
+    heatmaps,
+    learning_curves,
+    make_report,
+)
 from clad.report.figures import MAX_NAME
-from clad.report.plots import HeatmapFigures, cd_figure, curves_figure, figure_png, forgetting_figure
+from clad.report.plots import (
+    HeatmapFigures,
+    cd_figure,
+    curves_figure,
+    figure_png,
+    forgetting_figure,
+)
 from plugins import DistanceToMean
 
 LONG_STRATEGY = "cumulative_with_a_deliberately_long_name_for_layout_checks_ab"  # 60 characters
-LONG_DETECTORS = ("distance_to_the_mean_of_training_rows_with_a_long_name_x01",
-                  "distance_to_the_mean_of_training_rows_with_a_long_name_x02")
+LONG_DETECTORS = (
+    "distance_to_the_mean_of_training_rows_with_a_long_name_x01",
+    "distance_to_the_mean_of_training_rows_with_a_long_name_x02",
+)
 
 
-def _runs(n_concepts: int, datasets=("synthetic",), detectors=None, seeds=(0, 1),
-          strategies=((clad.Naive, "naive"), (clad.Cumulative, LONG_STRATEGY))):
+def _runs(
+    n_concepts: int,
+    datasets=("synthetic",),
+    detectors=None,
+    seeds=(0, 1),
+    strategies=((clad.Naive, "naive"), (clad.Cumulative, LONG_STRATEGY)),
+):
     detectors = detectors or {name: DistanceToMean for name in LONG_DETECTORS}
     out = []
     for k, dataset in enumerate(datasets):
-        ds = clad.make_synthetic(n_concepts=n_concepts, n_features=2, n_train=16, n_test=20, random_state=k)
+        ds = clad.make_synthetic(
+            n_concepts=n_concepts, n_features=2, n_train=16, n_test=20, random_state=k
+        )
         for strategy, name in strategies:
             for det, make in detectors.items():
                 for seed in seeds:
-                    out.append(clad.run_experiment(ds, clad.ConceptIncremental(), strategy(make()),
-                                                   base_metrics=["roc_auc", "f1"], seed=seed,
-                                                   labels={"dataset": dataset, "strategy": name, "detector": det}))
+                    out.append(
+                        clad.run_experiment(
+                            ds,
+                            clad.ConceptIncremental(),
+                            strategy(make()),
+                            base_metrics=["roc_auc", "f1"],
+                            seed=seed,
+                            labels={"dataset": dataset, "strategy": name, "detector": det},
+                        )
+                    )
     return out
 
 
@@ -47,8 +76,12 @@ def _overlap(a, b, tol=0.5) -> bool:
 
 
 def _inside(box, outer, tol=1.0) -> bool:
-    return (box.x0 >= outer.x0 - tol and box.x1 <= outer.x1 + tol and box.y0 >= outer.y0 - tol
-            and box.y1 <= outer.y1 + tol)
+    return (
+        box.x0 >= outer.x0 - tol
+        and box.x1 <= outer.x1 + tol
+        and box.y0 >= outer.y0 - tol
+        and box.y1 <= outer.y1 + tol
+    )
 
 
 def check_readable(fig) -> int:
@@ -61,30 +94,46 @@ def check_readable(fig) -> int:
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             lo, hi = sorted(axis.get_view_interval())
-            labels = [t for loc, t in zip(axis.get_majorticklocs(), axis.get_majorticklabels())
-                      if lo - 1e-9 <= loc <= hi + 1e-9 and t.get_visible() and t.get_text()]
+            labels = [
+                t
+                for loc, t in zip(axis.get_majorticklocs(), axis.get_majorticklabels())
+                if lo - 1e-9 <= loc <= hi + 1e-9 and t.get_visible() and t.get_text()
+            ]
             boxes = [_extent(t, renderer) for t in labels]
             checked += len(boxes)
             for (ta, a), (tb, b) in combinations(zip(labels, boxes), 2):
-                assert not _overlap(a, b), f"tick labels {ta.get_text()!r} and {tb.get_text()!r} overlap"
+                assert not _overlap(a, b), (
+                    f"tick labels {ta.get_text()!r} and {tb.get_text()!r} overlap"
+                )
             for t, b in zip(labels, boxes):
-                assert _inside(b, page), f"tick label {t.get_text()!r} leaves the figure: {b} vs {page}"
+                assert _inside(b, page), (
+                    f"tick label {t.get_text()!r} leaves the figure: {b} vs {page}"
+                )
         for title in (ax.title, ax.xaxis.label, ax.yaxis.label):
             if title.get_text():
-                assert _inside(_extent(title, renderer), page), f"{title.get_text()!r} leaves the figure"
+                assert _inside(_extent(title, renderer), page), (
+                    f"{title.get_text()!r} leaves the figure"
+                )
         titles = [t for t in (ax.title,) if t.get_text()]
         for t in titles:
-            assert not any(_overlap(_extent(t, renderer), _extent(o, renderer))
-                           for o in ax.xaxis.get_majorticklabels() if o.get_visible() and o.get_text()), t.get_text()
+            assert not any(
+                _overlap(_extent(t, renderer), _extent(o, renderer))
+                for o in ax.xaxis.get_majorticklabels()
+                if o.get_visible() and o.get_text()
+            ), t.get_text()
     sup = fig.get_suptitle()
     if sup:
-        assert _inside(_extent(fig._suptitle, renderer), page), f"suptitle {sup!r} leaves the figure"
+        assert _inside(_extent(fig._suptitle, renderer), page), (
+            f"suptitle {sup!r} leaves the figure"
+        )
     for legend in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]:
         box = _extent(legend, renderer)
         assert _inside(box, page), "a legend leaves the figure"
         for ax in fig.axes:
             if ax.get_label() != "<colorbar>":
-                assert not _overlap(box, ax.get_window_extent(renderer), tol=1.0), "a legend covers an axes"
+                assert not _overlap(box, ax.get_window_extent(renderer), tol=1.0), (
+                    "a legend covers an axes"
+                )
     return checked
 
 
@@ -103,15 +152,32 @@ def _made_runs(n_concepts: int, seeds=(0, 1)):
             for seed in seeds:
                 rng = np.random.default_rng([n_concepts, s_i, d_i, seed])
                 i, j = np.indices((n_concepts, n_concepts))
-                R = np.where(i >= j, 0.9 - 0.02 * (i - j) * (1 - s_i), 0.5) + rng.normal(0, 0.03, (n_concepts,) * 2)
+                R = np.where(i >= j, 0.9 - 0.02 * (i - j) * (1 - s_i), 0.5) + rng.normal(
+                    0, 0.03, (n_concepts,) * 2
+                )
                 R = {m: np.clip(R - 0.2 * (m == "f1"), 0, 1) for m in ("roc_auc", "f1")}
-                out.append(RunResult("synthetic", "concept_incremental", strategy, detector, seed, names, names, R=R,
-                                     metrics={m: metrics.summarize(v, t) for m, v in R.items()},
-                                     run_id=f"{n_concepts}-{s_i}{d_i}{seed}"))
+                out.append(
+                    RunResult(
+                        "synthetic",
+                        "concept_incremental",
+                        strategy,
+                        detector,
+                        seed,
+                        names,
+                        names,
+                        R=R,
+                        metrics={m: metrics.summarize(v, t) for m, v in R.items()},
+                        run_id=f"{n_concepts}-{s_i}{d_i}{seed}",
+                    )
+                )
     return out
 
 
-@pytest.fixture(scope="module", params=[2, pytest.param(40, marks=pytest.mark.slow)], ids=lambda n: f"{n}-concepts")
+@pytest.fixture(
+    scope="module",
+    params=[2, pytest.param(40, marks=pytest.mark.slow)],
+    ids=lambda n: f"{n}-concepts",
+)
 def runs(request):
     return _made_runs(request.param)
 
@@ -129,7 +195,9 @@ def test_heatmaps_curves_and_forgetting_are_readable(runs):
             assert fig.get_suptitle().replace("\n", " ").find(base) >= 0
     curves = learning_curves(runs)
     checked += check_readable(curves_figure(curves, "Learning curves of synthetic / " + "x" * 80))
-    checked += check_readable(forgetting_figure(forgetting_table(runs), "Forgetting of synthetic / " + "y" * 80))
+    checked += check_readable(
+        forgetting_figure(forgetting_table(runs), "Forgetting of synthetic / " + "y" * 80)
+    )
     assert checked >= 3 * n  # the concepts' tick labels were measured
 
 
@@ -141,10 +209,18 @@ def test_cd_diagram_with_long_names_fits():
 
     from plugins import WrongSign
 
-    detectors = {LONG_DETECTORS[0]: DistanceToMean, LONG_DETECTORS[1]: WrongSign,
-                 "isolation_forest": lambda: IsolationForest(n_estimators=10)}
-    runs = _runs(3, datasets=tuple(f"d{k}" for k in range(6)), detectors=detectors, seeds=(0,),
-                 strategies=((clad.Naive, "naive"),))
+    detectors = {
+        LONG_DETECTORS[0]: DistanceToMean,
+        LONG_DETECTORS[1]: WrongSign,
+        "isolation_forest": lambda: IsolationForest(n_estimators=10),
+    }
+    runs = _runs(
+        3,
+        datasets=tuple(f"d{k}" for k in range(6)),
+        detectors=detectors,
+        seeds=(0,),
+        strategies=((clad.Naive, "naive"),),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StatisticsWarning)
         c = compare(runs, by="detector", metric="continual_average", base_metric="roc_auc")
@@ -155,7 +231,10 @@ def test_cd_diagram_with_long_names_fits():
     texts = [t for t in fig.axes[0].texts if t.get_text()]
     assert len(texts) >= 3
     for a, b in combinations(texts, 2):
-        assert not _overlap(_extent(a, renderer), _extent(b, renderer)), (a.get_text(), b.get_text())
+        assert not _overlap(_extent(a, renderer), _extent(b, renderer)), (
+            a.get_text(),
+            b.get_text(),
+        )
     assert all(_inside(_extent(t, renderer), fig.bbox) for t in texts)
 
 
@@ -165,8 +244,10 @@ def test_zero_forgetting_has_a_visible_mark():
 
     R_forgets = np.array([[0.9, 0.5], [0.6, 0.8]])
     R_keeps = np.array([[0.9, 0.5], [0.9, 0.8]])  # concept A: peak 0.9 = final 0.9, zero forgetting
-    runs = [RunResult("d", "s", name, "det", 0, ("A", "B"), ("A", "B"), R={"roc_auc": R})
-            for name, R in (("forgets", R_forgets), ("keeps", R_keeps))]
+    runs = [
+        RunResult("d", "s", name, "det", 0, ("A", "B"), ("A", "B"), R={"roc_auc": R})
+        for name, R in (("forgets", R_forgets), ("keeps", R_keeps))
+    ]
     ax = plot_forgetting(forgetting_table(runs))
     heights = sorted(round(p.get_height(), 6) for p in ax.patches)
     assert heights == [0.0, 0.3]
@@ -189,7 +270,9 @@ def test_figure_files_are_whole_unique_and_indexed(tmp_path):
     names = sorted(report.figures)
     assert len(names) == len(set(n.lower() for n in names)) >= 4
     assert all(len(n) <= MAX_NAME and re.fullmatch(r"[A-Za-z0-9_.\-]+", n) for n in names)
-    assert any(n.startswith("heatmap__synthetic__concept_incremental__roc_auc") for n in names), names
+    assert any(n.startswith("heatmap__synthetic__concept_incremental__roc_auc") for n in names), (
+        names
+    )
     page = report.all_text()
     assert 'id="figures"' in page
     for n in names:
@@ -203,22 +286,34 @@ def test_a_reused_heatmap_figure_shows_what_a_fresh_one_shows():
     import dataclasses
 
     runs = _made_runs(3)
-    other = [dataclasses.replace(r, scenario="concept_aware", R={m: 1 - v for m, v in r.R.items()}) for r in runs]
+    other = [
+        dataclasses.replace(r, scenario="concept_aware", R={m: 1 - v for m, v in r.R.items()})
+        for r in runs
+    ]
     first = [h for h in heatmaps(runs)[0] if h.base_metric == "roc_auc"]
-    second = [h for h in heatmaps(other)[0] if h.base_metric == "f1"]  # another scenario and base metric
+    second = [
+        h for h in heatmaps(other)[0] if h.base_metric == "f1"
+    ]  # another scenario and base metric
     build = HeatmapFigures()
     for fig in build(first):
         figure_png(fig, dpi=90)
     (reused,) = build(second)
     (fresh,) = HeatmapFigures()(second)
-    check_readable(reused)  # the layout kept from the first group still fits (only a label's width differs)
-    assert reused.get_suptitle() == fresh.get_suptitle() and "concept_aware: f1" in reused.get_suptitle()
+    check_readable(
+        reused
+    )  # the layout kept from the first group still fits (only a label's width differs)
+    assert (
+        reused.get_suptitle() == fresh.get_suptitle()
+        and "concept_aware: f1" in reused.get_suptitle()
+    )
 
     def shown(fig):
         panels = [ax for ax in fig.axes if ax.images]
-        return ([np.ma.filled(ax.images[0].get_array(), np.nan) for ax in panels],
-                [[(t.get_text(), t.get_color()) for t in ax.texts] for ax in panels],
-                [ax.get_title() for ax in panels])
+        return (
+            [np.ma.filled(ax.images[0].get_array(), np.nan) for ax in panels],
+            [[(t.get_text(), t.get_color()) for t in ax.texts] for ax in panels],
+            [ax.get_title() for ax in panels],
+        )
 
     (r_cells, r_texts, r_titles), (f_cells, f_texts, f_titles) = shown(reused), shown(fresh)
     for a, b in zip(r_cells, f_cells, strict=True):

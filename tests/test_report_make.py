@@ -10,19 +10,45 @@ import pytest
 
 from clad import metrics
 from clad.errors import DataError
-from clad.report import (StatisticsWarning, best_marks, best_status, forgetting_per_concept, heatmap_data, leaderboard,
-                         learning_curves, make_report)
+from clad.report import (
+    StatisticsWarning,
+    best_marks,
+    best_status,
+    forgetting_per_concept,
+    heatmap_data,
+    leaderboard,
+    learning_curves,
+    make_report,
+)
 from clad.report.tables import leaderboard_latex, leaderboard_markdown
 from clad.results import RunResult, load_results, write_results
 
 NAN = float("nan")
 
 
-def _run(seed, R, detector="iforest", strategy="naive", scenario="aware", dataset="toy", concepts=("A", "B", "C")):
+def _run(
+    seed,
+    R,
+    detector="iforest",
+    strategy="naive",
+    scenario="aware",
+    dataset="toy",
+    concepts=("A", "B", "C"),
+):
     R = np.asarray(R, dtype=float)
-    t = metrics.learned_at(concepts[:R.shape[0]], concepts)
-    return RunResult(dataset, scenario, strategy, detector, seed, tuple(concepts[:R.shape[0]]), tuple(concepts),
-                     R={"roc_auc": R}, metrics={"roc_auc": metrics.summarize(R, t)}, run_id=f"id{seed}{detector}")
+    t = metrics.learned_at(concepts[: R.shape[0]], concepts)
+    return RunResult(
+        dataset,
+        scenario,
+        strategy,
+        detector,
+        seed,
+        tuple(concepts[: R.shape[0]]),
+        tuple(concepts),
+        R={"roc_auc": R},
+        metrics={"roc_auc": metrics.summarize(R, t)},
+        run_id=f"id{seed}{detector}",
+    )
 
 
 R0 = [[0.9, 0.5, 0.4], [0.7, 0.8, NAN], [0.6, 0.75, 0.95]]
@@ -35,7 +61,9 @@ def test_heatmap_data_averages_seeds_leaving_nan_out():
     assert h.seeds == (0, 1, 2)
     assert h.mean[0, 0] == pytest.approx(0.9) and h.std[0, 0] == pytest.approx(0.1)
     assert h.mean[0, 2] == pytest.approx(0.4) and h.n[0, 2] == 2 and h.std[0, 2] == 0.0
-    assert np.isnan(h.mean[1, 2]) and h.n[1, 2] == 0 and np.isnan(h.std[1, 2])  # NaN in every seed stays NaN
+    assert (
+        np.isnan(h.mean[1, 2]) and h.n[1, 2] == 0 and np.isnan(h.std[1, 2])
+    )  # NaN in every seed stays NaN
     assert h.learned_at.tolist() == [0, 1, 2]
 
 
@@ -72,7 +100,9 @@ def test_learning_curves_mean_and_std_over_seeds():
 
 
 def test_leaderboard_and_best_marks():
-    runs = [_run(s, R, "iforest") for s, R in ((0, R0), (1, R1))] + [_run(s, R, "lof") for s, R in ((0, R2), (1, R2))]
+    runs = [_run(s, R, "iforest") for s, R in ((0, R0), (1, R1))] + [
+        _run(s, R, "lof") for s, R in ((0, R2), (1, R2))
+    ]
     lb = leaderboard(runs, ["continual_average", "forgetting"])
     assert lb["detector"].tolist() == ["iforest", "lof"]
     ca = [metrics.continual_average(R) for R in (R0, R1)]
@@ -83,15 +113,20 @@ def test_leaderboard_and_best_marks():
     assert lb["runs"].tolist() == [2, 2] and lb["computations"].tolist() == [2, 1]
     # lof rests on one value: neither "clear" nor "within noise" can be said of the best mean
     status = best_status(lb, ["continual_average", "forgetting"])
-    f, c = lb["forgetting_mean"], lb["continual_average_mean"]
+    c = lb["continual_average_mean"]
     assert set(status["forgetting"]) <= {"", "no noise estimate"}
     # the two means differ in their last bit only and print alike (0.733): a tie, so neither is marked
-    assert [f"{v:.3f}" for v in c] == ["0.733", "0.733"] and status["continual_average"].tolist() == ["", ""]
+    assert [f"{v:.3f}" for v in c] == ["0.733", "0.733"] and status[
+        "continual_average"
+    ].tolist() == ["", ""]
     assert not best_marks(lb, ["continual_average", "forgetting"]).to_numpy().any()
     md = leaderboard_markdown(lb)
     best_ca = lb.loc[c.idxmax()]
-    shown = f"{best_ca.continual_average_mean:.3f}" + (f" ± {best_ca.continual_average_std:.3f}"
-                                                       if best_ca.continual_average_std == best_ca.continual_average_std else "")
+    shown = f"{best_ca.continual_average_mean:.3f}" + (
+        f" ± {best_ca.continual_average_std:.3f}"
+        if best_ca.continual_average_std == best_ca.continual_average_std
+        else ""
+    )
     assert f"| {shown} |" in md  # neither bold nor "≈": no noise estimate
     row = lb.loc[0]
     assert np.isnan(row.continual_average_ci_low) and np.isnan(row.continual_average_ci_high)
@@ -126,7 +161,10 @@ def test_load_results_prefers_the_sqlite_store(tmp_path):
             s.write(r)
     finally:
         s.close()
-    assert sorted(r.seed for r in load_results(tmp_path)) == [0, 1]  # the JSON file holds only seed 0
+    assert sorted(r.seed for r in load_results(tmp_path)) == [
+        0,
+        1,
+    ]  # the JSON file holds only seed 0
 
 
 def _many_blocks() -> list[RunResult]:
@@ -138,8 +176,16 @@ def _many_blocks() -> list[RunResult]:
                 for seed in (0, 1):
                     R = np.clip(np.array(R0) + 0.03 * k + 0.01 * d - 0.005 * seed, 0, 1)
                     out.append(_run(seed, R, det, dataset=f"data{d}", scenario=scenario))
-    failed = RunResult("data0", "aware", "naive", "iforest", 9, status="failed", error="Traceback\nValueError: boom",
-                       run_id="deadbeef")
+    failed = RunResult(
+        "data0",
+        "aware",
+        "naive",
+        "iforest",
+        9,
+        status="failed",
+        error="Traceback\nValueError: boom",
+        run_id="deadbeef",
+    )
     return out + [failed]
 
 
@@ -148,16 +194,23 @@ def test_make_report_writes_cd_diagrams_and_lists_failures(tmp_path):
     results = _many_blocks()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report = make_report(results, tmp_path / "rep", spec={"name": "hand-made"}, by=("detector", "strategy"))
+        report = make_report(
+            results, tmp_path / "rep", spec={"name": "hand-made"}, by=("detector", "strategy")
+        )
     # one strategy: that comparison is impossible, said as a warning and in the report
-    assert any(issubclass(w.category, StatisticsWarning) and "only 1 strateg" in str(w.message) for w in caught)
+    assert any(
+        issubclass(w.category, StatisticsWarning) and "only 1 strateg" in str(w.message)
+        for w in caught
+    )
     assert any("only 1 strateg" in m for m in report.messages)
     det = next(c for c in report.comparisons if c.by == "detector")
     # blocks are datasets; in each, aware and agnostic hold identical R (the same computation): counted once
     assert det.n_blocks == 3 and det.average_ranks.index[0] == "lof" and det.significant
     assert any("aware = agnostic hold identical R" in n for n in det.notes)
     cd = [p for n, p in report.figures.items() if n.startswith("cd__detector__")]
-    assert len(cd) == 1 and cd[0].read_text().startswith('cladChart("cd__detector__')  # drawn by the browser
+    assert len(cd) == 1 and cd[0].read_text().startswith(
+        'cladChart("cd__detector__'
+    )  # drawn by the browser
     stats_csv = pd.read_csv(report.tables["statistics"])
     assert stats_csv.loc[0, "friedman_statistic"] == pytest.approx(det.statistic)
     page = report.all_text()

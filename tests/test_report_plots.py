@@ -18,10 +18,23 @@ NAN = float("nan")
 def _heatmap(R, learned_at=None, std=None) -> HeatmapData:
     R = np.asarray(R, dtype=float)
     n_rows, n_cols = R.shape
-    t = np.asarray(learned_at if learned_at is not None else [j if j < n_rows else -1 for j in range(n_cols)])
-    return HeatmapData("toy", "aware", "naive", "iforest", "roc_auc", R,
-                       np.full_like(R, np.nan) if std is None else np.asarray(std, float), np.ones_like(R, int),
-                       tuple(f"C{i}" for i in range(n_rows)), tuple(f"C{j}" for j in range(n_cols)), t, (0,))
+    t = np.asarray(
+        learned_at if learned_at is not None else [j if j < n_rows else -1 for j in range(n_cols)]
+    )
+    return HeatmapData(
+        "toy",
+        "aware",
+        "naive",
+        "iforest",
+        "roc_auc",
+        R,
+        np.full_like(R, np.nan) if std is None else np.asarray(std, float),
+        np.ones_like(R, int),
+        tuple(f"C{i}" for i in range(n_rows)),
+        tuple(f"C{j}" for j in range(n_cols)),
+        t,
+        (0,),
+    )
 
 
 def _pixel(ax, x, y):
@@ -65,7 +78,11 @@ def test_diagonal_and_future_cells_are_marked():
     assert cells_of(ax, "future") == {(i, j) for j in range(3) for i in range(3) if i < t[j]}
     assert cells_of(ax, "never learned") == {(i, 3) for i in range(3)}
     assert cells_of(ax, "learned") == {(0, 0), (2, 1), (1, 2)}
-    style = {p.get_gid(): (p.get_hatch(), p.get_fill(), p.get_linewidth()) for p in ax.patches if p.get_gid()}
+    style = {
+        p.get_gid(): (p.get_hatch(), p.get_fill(), p.get_linewidth())
+        for p in ax.patches
+        if p.get_gid()
+    }
     assert style["future"][0] == FUTURE_HATCH and style["never learned"][0] == UNLEARNED_HATCH
     assert style["learned"] == (None, False, 2.0)
     # the marks are drawn: pixels of a future cell carry the white hatching, a learned cell's border is black
@@ -76,7 +93,7 @@ def test_diagonal_and_future_cells_are_marked():
     def cell_pixels(i, j):
         (x0, y0), (x1, y1) = ax.transData.transform([(j - 0.45, i + 0.45), (j + 0.45, i - 0.45)])
         h = img.shape[0]
-        return img[int(h - y1):int(h - y0), int(x0):int(x1)].reshape(-1, 3)
+        return img[int(h - y1) : int(h - y0), int(x0) : int(x1)].reshape(-1, 3)
 
     def lighter_share(px):  # pixels much lighter than the cell's own colour: hatch lines
         return ((px.sum(axis=1) - np.median(px, axis=0).sum()) > 150).mean()
@@ -99,8 +116,19 @@ def test_plots_draw_on_a_given_axes_from_aggregated_data():
     from clad.report.aggregate import forgetting_table, learning_curves
     from clad.report.plots import plot_curves, plot_forgetting, plot_heatmap
 
-    runs = [RunResult("d", "s", "naive", "iforest", seed, ("A", "B"), ("A", "B"),
-                      R={"roc_auc": np.array([[0.9, 0.5], [0.6 + 0.1 * seed, 0.8]])}) for seed in (0, 1)]
+    runs = [
+        RunResult(
+            "d",
+            "s",
+            "naive",
+            "iforest",
+            seed,
+            ("A", "B"),
+            ("A", "B"),
+            R={"roc_auc": np.array([[0.9, 0.5], [0.6 + 0.1 * seed, 0.8]])},
+        )
+        for seed in (0, 1)
+    ]
     fig = Figure()
     axes = fig.subplots(1, 3)
     assert plot_heatmap(heatmap_data(runs, "roc_auc"), axes[0]) is axes[0]

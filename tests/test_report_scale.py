@@ -18,7 +18,13 @@ from clad.metrics import learned_at, summarize
 from clad.report import make_report
 from clad.report.identical import merge_identical
 from clad.report.pages import headline_lines
-from clad.report.ranking import EXACT_MAX_MULTISETS, MIN_BLOCKS_P_FIRST, n_multisets, rank_stability, rankings
+from clad.report.ranking import (
+    EXACT_MAX_MULTISETS,
+    MIN_BLOCKS_P_FIRST,
+    n_multisets,
+    rank_stability,
+    rankings,
+)
 from clad.report.wording import warning_groups
 from clad.results import RunResult
 
@@ -27,20 +33,59 @@ CONCEPTS = ("C0", "C1", "C2")
 REPR = [re.compile(r"\w+\(\w+="), re.compile(r"\{'"), re.compile(r"\['")]
 
 
-def _run(dataset, scenario, strategy, detector, seed, *, quality=0.0, same_as=None, warning=None, failed=False):
-    rng = np.random.default_rng(zlib.crc32(repr((dataset, scenario, same_as or strategy, detector, seed)).encode()))
+def _run(
+    dataset,
+    scenario,
+    strategy,
+    detector,
+    seed,
+    *,
+    quality=0.0,
+    same_as=None,
+    warning=None,
+    failed=False,
+):
+    rng = np.random.default_rng(
+        zlib.crc32(repr((dataset, scenario, same_as or strategy, detector, seed)).encode())
+    )
     R = np.clip(0.7 + quality + rng.normal(0, 0.05, (3, 3)), 0, 1)
     key = f"{dataset}|{scenario}|{strategy}|{detector}|{seed}"
     order = dataset.split("[order=", 1)[1].rstrip("]") if "[order=" in dataset else None
-    config = {"dataset": {"name": "synthetic", "params": {"order": order}}} if order else None  # as a spec's orders give
+    config = (
+        {"dataset": {"name": "synthetic", "params": {"order": order}}} if order else None
+    )  # as a spec's orders give
     if failed:
-        return RunResult(dataset, scenario, strategy, detector, seed, CONCEPTS, CONCEPTS, run_id=key, status="failed",
-                         error="Traceback (most recent call last):\nMemoryError: out of memory\n", config=config,
-                         order=order)
-    return RunResult(dataset, scenario, strategy, detector, seed, CONCEPTS, CONCEPTS, run_id=key, config=config, order=order,
-                     R={"roc_auc": R}, metrics={"roc_auc": summarize(R, learned_at(CONCEPTS, CONCEPTS))},
-                     timings={"fit": [0.01 * (1 + quality)] * 3, "score": [0.002] * 3, "total": 0.04},
-                     chance={"roc_auc": [0.5, 0.5, 0.5]}, warnings=(warning,) if warning else ())
+        return RunResult(
+            dataset,
+            scenario,
+            strategy,
+            detector,
+            seed,
+            CONCEPTS,
+            CONCEPTS,
+            run_id=key,
+            status="failed",
+            error="Traceback (most recent call last):\nMemoryError: out of memory\n",
+            config=config,
+            order=order,
+        )
+    return RunResult(
+        dataset,
+        scenario,
+        strategy,
+        detector,
+        seed,
+        CONCEPTS,
+        CONCEPTS,
+        run_id=key,
+        config=config,
+        order=order,
+        R={"roc_auc": R},
+        metrics={"roc_auc": summarize(R, learned_at(CONCEPTS, CONCEPTS))},
+        timings={"fit": [0.01 * (1 + quality)] * 3, "score": [0.002] * 3, "total": 0.04},
+        chance={"roc_auc": [0.5, 0.5, 0.5]},
+        warnings=(warning,) if warning else (),
+    )
 
 
 def _grid(n_datasets=3, seeds=3, fail=None):
@@ -54,10 +99,25 @@ def _grid(n_datasets=3, seeds=3, fail=None):
                 for detector, q in (("a", 0.1), ("b", 0.0)):
                     for seed in range(seeds):
                         same = "cumulative" if strategy == "replay" else None
-                        warning = (f"test concept 'C{seed}': every score is the same ({0.1 * (seed + 1):g}), so its "
-                                   "ROC-AUC is 0.5" if detector == "b" and strategy == "naive" else None)
-                        runs.append(_run(block, "incremental", strategy, detector, seed, quality=q, same_as=same,
-                                         warning=warning, failed=(block, strategy, detector) == fail))
+                        warning = (
+                            f"test concept 'C{seed}': every score is the same ({0.1 * (seed + 1):g}), so its "
+                            "ROC-AUC is 0.5"
+                            if detector == "b" and strategy == "naive"
+                            else None
+                        )
+                        runs.append(
+                            _run(
+                                block,
+                                "incremental",
+                                strategy,
+                                detector,
+                                seed,
+                                quality=q,
+                                same_as=same,
+                                warning=warning,
+                                failed=(block, strategy, detector) == fail,
+                            )
+                        )
     return runs
 
 
@@ -130,12 +190,24 @@ def _brute_force(scores: pd.DataFrame, higher: bool = True):
     return out
 
 
-@pytest.mark.parametrize("table", [
-    {"a": [0.9, 0.8, 0.7], "b": [0.6, 0.9, 0.5], "c": [0.5, 0.5, 0.4]},
-    {"a": [0.9, 0.8, 0.7, 0.6], "b": [0.85, 0.9, 0.5, 0.7], "c": [0.5, 0.95, 0.4, 0.65], "d": [0.1, 0.2, 0.3, 0.4]},
-    {"x": [0.5, 0.7, 0.6, 0.8, 0.55], "y": [0.6, 0.6, 0.6, 0.6, 0.6]},
-    {"a": [0.9, 0.8, 0.7, 0.9, 0.8, 0.6], "b": [0.6, 0.9, 0.5, 0.85, 0.7, 0.65], "c": [0.5, 0.5, 0.4, 0.3, 0.9, 0.7]},
-])
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"a": [0.9, 0.8, 0.7], "b": [0.6, 0.9, 0.5], "c": [0.5, 0.5, 0.4]},
+        {
+            "a": [0.9, 0.8, 0.7, 0.6],
+            "b": [0.85, 0.9, 0.5, 0.7],
+            "c": [0.5, 0.95, 0.4, 0.65],
+            "d": [0.1, 0.2, 0.3, 0.4],
+        },
+        {"x": [0.5, 0.7, 0.6, 0.8, 0.55], "y": [0.6, 0.6, 0.6, 0.6, 0.6]},
+        {
+            "a": [0.9, 0.8, 0.7, 0.9, 0.8, 0.6],
+            "b": [0.6, 0.9, 0.5, 0.85, 0.7, 0.65],
+            "c": [0.5, 0.5, 0.4, 0.3, 0.9, 0.7],
+        },
+    ],
+)
 def test_rank_intervals_and_p_first_equal_a_brute_force_bootstrap(table):
     scores = pd.DataFrame(table)
     r = rank_stability(scores)
@@ -169,8 +241,10 @@ def test_rank_stability_by_resampling_draws_what_it_says():
 
 
 def test_a_configuration_missing_a_block_is_named_and_not_ranked():
-    scores = pd.DataFrame({"a": [0.9, 0.8, np.nan], "b": [0.6, 0.7, 0.5], "c": [0.5, 0.5, 0.4]},
-                          index=["d1", "d2", "d3"])
+    scores = pd.DataFrame(
+        {"a": [0.9, 0.8, np.nan], "b": [0.6, 0.7, 0.5], "c": [0.5, 0.5, 0.4]},
+        index=["d1", "d2", "d3"],
+    )
     r = rank_stability(scores)
     assert r.missing == {"a": ("d3",)}
     assert "a" not in set(r.table["configuration"])  # never averaged over the two blocks it has
@@ -197,9 +271,17 @@ def test_strategies_with_identical_R_on_every_block_and_seed_merge():
     assert len(merged) == len(runs) - len([r for r in runs if r.strategy == "replay"])
     assert notes and "cumulative = replay hold identical R on every dataset and seed" in notes[0]
     # equal on some seeds only: apart
-    changed = [r if not (r.strategy == "replay" and r.seed == 0 and r.dataset == "d0[order=given]"
-                         and r.detector == "a")
-               else _run(r.dataset, r.scenario, r.strategy, r.detector, r.seed, quality=0.05) for r in runs]
+    changed = [
+        r
+        if not (
+            r.strategy == "replay"
+            and r.seed == 0
+            and r.dataset == "d0[order=given]"
+            and r.detector == "a"
+        )
+        else _run(r.dataset, r.scenario, r.strategy, r.detector, r.seed, quality=0.05)
+        for r in runs
+    ]
     kept, _ = merge_identical(changed)
     assert {r.strategy for r in kept if r.detector == "b"} == {"naive", "cumulative = replay"}
     assert {r.strategy for r in kept if r.detector == "a"} == {"naive", "cumulative", "replay"}
@@ -225,15 +307,21 @@ def test_headline_names_the_blocks_dataset_and_order_on_every_line(grid_report):
     assert head.items
     for line in head.items:
         # the data set (the ranking's blocks) or the data set and its order (the best per scenario)
-        assert re.search(r"d\d\[order=(given|random)\]", line) or re.search(r"\(3 blocks: d0, d1, d2\)|no value on d2\)", line), line
+        assert re.search(r"d\d\[order=(given|random)\]", line) or re.search(
+            r"\(3 blocks: d0, d1, d2\)|no value on d2\)", line
+        ), line
     winners = page.split("<table id='winners-table'", 1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr><td><a href='blocks/[^']+'>([^<]+)</a>", winners)
-    assert sorted(rows) == [f"d{k}" for k in range(3)]  # a block per dataset, over both of its orders
+    assert sorted(rows) == [
+        f"d{k}" for k in range(3)
+    ]  # a block per dataset, over both of its orders
 
 
 def test_no_page_shows_a_python_literal(grid_report):
     _, report = grid_report
-    assert len(report.pages) >= 3 + 4  # a page per block (dataset), the first page, leaderboard, statistics, details
+    assert (
+        len(report.pages) >= 3 + 4
+    )  # a page per block (dataset), the first page, leaderboard, statistics, details
     for name, path in report.pages.items():
         text = " ".join(_read(path).parts)
         for pattern in REPR:
@@ -248,9 +336,13 @@ def test_first_page_says_merges_failures_and_warning_causes(grid_report):
     assert "cumulative = replay" in text
     assert "naive + a (no value on d2)" in text
     assert "1 cause" in text and "test concept 'C#': every score is the same (#)" in text
-    assert re.search(r"exact p = [\d.e-]+ over [\d,]+ arrangements", text)  # a p-value with its method
+    assert re.search(
+        r"exact p = [\d.e-]+ over [\d,]+ arrangements", text
+    )  # a p-value with its method
     # what was run: three datasets, each one block over its two concept orders (never six blocks)
-    assert re.search(r"\b3 datasets \(one block each, over up to 2 concept orders\) × 1 scenario × ", text), text[:300]
+    assert re.search(
+        r"\b3 datasets \(one block each, over up to 2 concept orders\) × 1 scenario × ", text
+    ), text[:300]
 
 
 def test_console_lines_show_no_python_literal(tmp_path, capsys):
@@ -279,16 +371,28 @@ def test_a_second_report_redraws_only_the_figures_new_runs_touch(tmp_path):
         warnings.simplefilter("ignore")
         first = make_report(runs, tmp_path / "r")
         again = make_report(runs, tmp_path / "r")
-        assert first.drawn == len(first.figures) > 0 and again.drawn == 0 and again.reused == len(first.figures)
+        assert (
+            first.drawn == len(first.figures) > 0
+            and again.drawn == 0
+            and again.reused == len(first.figures)
+        )
         more = runs + [_run("d0[order=given]", "incremental", "naive", "a", 7)]
         third = make_report(more, tmp_path / "r", jobs=2)
     stamp = {n: p.stat().st_mtime_ns for n, p in third.figures.items()}
     block_figures = [n for n in third.figures if "d1-order" in n]
     assert block_figures and 0 < third.drawn < len(third.figures)
-    assert all(stamp[n] == (tmp_path / "r" / "figures" / n).stat().st_mtime_ns for n in block_figures)
-    redrawn = {n for n in third.figures if (tmp_path / "r" / "figures" / n).stat().st_mtime_ns > max(
-        p.stat().st_mtime_ns for n2, p in again.figures.items() if "d1-order" in n2)}
-    assert redrawn and not any("d1-order" in n for n in redrawn)  # the other block's figures are kept
+    assert all(
+        stamp[n] == (tmp_path / "r" / "figures" / n).stat().st_mtime_ns for n in block_figures
+    )
+    redrawn = {
+        n
+        for n in third.figures
+        if (tmp_path / "r" / "figures" / n).stat().st_mtime_ns
+        > max(p.stat().st_mtime_ns for n2, p in again.figures.items() if "d1-order" in n2)
+    }
+    assert redrawn and not any(
+        "d1-order" in n for n in redrawn
+    )  # the other block's figures are kept
 
 
 def test_runs_read_in_a_stream_equal_the_runs_read_at_once(tmp_path):
@@ -304,5 +408,9 @@ def test_runs_read_in_a_stream_equal_the_runs_read_at_once(tmp_path):
     streamed = list(iter_results(tmp_path, batch=5))
     assert [r.to_dict() for r in streamed] == [r.to_dict() for r in whole]
     slim = report_runs(tmp_path)
-    assert [(r.run_id, r.status, r.R.keys()) for r in slim] == [(r.run_id, r.status, r.R.keys()) for r in whole]
-    assert all(not isinstance(v, list) for r in slim for m in r.metrics.values() for v in m.values())
+    assert [(r.run_id, r.status, r.R.keys()) for r in slim] == [
+        (r.run_id, r.status, r.R.keys()) for r in whole
+    ]
+    assert all(
+        not isinstance(v, list) for r in slim for m in r.metrics.values() for v in m.values()
+    )

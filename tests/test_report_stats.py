@@ -17,15 +17,25 @@ from stats_helpers import exact_friedman_p
 
 # blocks x methods, higher is better, no ties within a block
 TABLE = pd.DataFrame(
-    {"A": [0.90, 0.85, 0.70, 0.95, 0.60, 0.88],
-     "B": [0.80, 0.88, 0.75, 0.70, 0.65, 0.86],
-     "C": [0.70, 0.60, 0.80, 0.72, 0.55, 0.84],
-     "D": [0.60, 0.70, 0.65, 0.71, 0.50, 0.90]},
-    index=[f"b{i}" for i in range(1, 7)])
+    {
+        "A": [0.90, 0.85, 0.70, 0.95, 0.60, 0.88],
+        "B": [0.80, 0.88, 0.75, 0.70, 0.65, 0.86],
+        "C": [0.70, 0.60, 0.80, 0.72, 0.55, 0.84],
+        "D": [0.60, 0.70, 0.65, 0.71, 0.50, 0.90],
+    },
+    index=[f"b{i}" for i in range(1, 7)],
+)
 # the same ranks worked out by hand, block by block (1 = best)
 HAND_RANKS = pd.DataFrame(
-    {"A": [1, 2, 3, 1, 2, 2], "B": [2, 1, 2, 4, 1, 3], "C": [3, 4, 1, 2, 3, 4], "D": [4, 3, 4, 3, 4, 1]},
-    index=TABLE.index, dtype=float)
+    {
+        "A": [1, 2, 3, 1, 2, 2],
+        "B": [2, 1, 2, 4, 1, 3],
+        "C": [3, 4, 1, 2, 3, 4],
+        "D": [4, 3, 4, 3, 4, 1],
+    },
+    index=TABLE.index,
+    dtype=float,
+)
 
 
 @pytest.mark.slow
@@ -36,18 +46,24 @@ def test_friedman_matches_hand_formula_and_scipy():
     # rank sums 11, 13, 17, 19: chi2 = 12 / (n k (k+1)) * sum R_j^2 - 3 n (k+1) = 0.1 * 940 - 90 = 4
     rank_sums = HAND_RANKS.sum().to_numpy()
     assert rank_sums.tolist() == [11, 13, 17, 19]
-    hand = 12.0 / (n * k * (k + 1)) * np.sum(rank_sums ** 2) - 3.0 * n * (k + 1)
+    hand = 12.0 / (n * k * (k + 1)) * np.sum(rank_sums**2) - 3.0 * n * (k + 1)
     assert hand == pytest.approx(4.0)
     independent = stats.friedmanchisquare(*(TABLE[c_].to_numpy() for c_ in TABLE.columns))
     assert c.statistic == pytest.approx(hand) == pytest.approx(independent.statistic)
     # 6 blocks <= EXACT_MAX_BLOCKS, (4!)^6 ≈ 1.9e8 arrangements: exact by the dynamic programme over
     # rank-sum vectors; the asymptotic p-value is kept beside it
-    assert c.test.method == "exact" and c.test.arrangements == 24 ** 6
-    assert c.test.pvalue_asymptotic == pytest.approx(independent.pvalue) == pytest.approx(stats.chi2.sf(4.0, k - 1))
+    assert c.test.method == "exact" and c.test.arrangements == 24**6
+    assert (
+        c.test.pvalue_asymptotic
+        == pytest.approx(independent.pvalue)
+        == pytest.approx(stats.chi2.sf(4.0, k - 1))
+    )
     assert c.test.pvalue_asymptotic == pytest.approx(0.2614641, abs=1e-6)
     assert c.pvalue == pytest.approx(float(exact_friedman_p(HAND_RANKS.to_numpy())), abs=1e-12)
     assert not c.significant
-    assert c.average_ranks.to_dict() == pytest.approx({"A": 11 / 6, "B": 13 / 6, "C": 17 / 6, "D": 19 / 6})
+    assert c.average_ranks.to_dict() == pytest.approx(
+        {"A": 11 / 6, "B": 13 / 6, "C": 17 / 6, "D": 19 / 6}
+    )
     assert list(c.average_ranks.index) == ["A", "B", "C", "D"]
     assert c.message is None
 
@@ -70,7 +86,7 @@ def test_a_clearly_best_method_ranks_first_and_differs_significantly():
     # Wilcoxon: A beats each other method in all 10 blocks -> exact two-sided p = 2 / 2**10; Holm over the
     # 6 pairs multiplies the three smallest (equal) p-values by 6, 5, 4 and keeps them monotone -> 6 / 512
     for other in "BCD":
-        assert stats.wilcoxon(scores["A"], scores[other]).pvalue == pytest.approx(2 / 2 ** 10)
+        assert stats.wilcoxon(scores["A"], scores[other]).pvalue == pytest.approx(2 / 2**10)
         assert c.wilcoxon_holm.loc["A", other] == pytest.approx(6 / 512)
         assert c.wilcoxon_holm.loc[other, "A"] == pytest.approx(6 / 512)
     assert c.wilcoxon_holm.loc["B", "C"] > 0.05
@@ -93,7 +109,9 @@ def test_nemenyi_p_values_equal_scikit_posthocs():
     c = compare_methods(scores, by="detector")
     assert c.nemenyi is not None
     expected = sp.posthoc_nemenyi_friedman(tied_ranks(scores.to_numpy()))
-    np.testing.assert_array_equal(c.nemenyi.loc[list("ABCD"), list("ABCD")].to_numpy(), expected.to_numpy())
+    np.testing.assert_array_equal(
+        c.nemenyi.loc[list("ABCD"), list("ABCD")].to_numpy(), expected.to_numpy()
+    )
 
 
 @pytest.mark.slow
@@ -107,7 +125,9 @@ def test_lower_is_better_reverses_the_ranks():
 def test_too_few_blocks_is_a_message_and_a_warning_not_an_exception():
     with pytest.warns(StatisticsWarning, match="only 2 complete block"):
         c = compare_methods(TABLE.iloc[:2], by="detector")
-    assert c.statistic is None and c.pvalue is None and c.nemenyi is None and c.wilcoxon_holm is None
+    assert (
+        c.statistic is None and c.pvalue is None and c.nemenyi is None and c.wilcoxon_holm is None
+    )
     assert "at least 3" in c.message
     assert c.average_ranks.index[0] == "A"  # still shown, for information
     with pytest.warns(StatisticsWarning, match="only 1 detector"):
@@ -121,7 +141,9 @@ def test_two_methods_use_wilcoxon_alone():
         warnings.simplefilter("error")  # a usable comparison issues no warning
         c = compare_methods(_clear_winner()[["A", "B"]], by="strategy")
     assert c.statistic is None and c.nemenyi is None
-    assert c.wilcoxon_holm.loc["A", "B"] == pytest.approx(2 / 2 ** 10)  # one pair: Holm changes nothing
+    assert c.wilcoxon_holm.loc["A", "B"] == pytest.approx(
+        2 / 2**10
+    )  # one pair: Holm changes nothing
     assert "needs at least 3 strategies" in c.message
 
 
@@ -143,9 +165,21 @@ def _results_from_table(table: pd.DataFrame) -> list[RunResult]:
             v = float(table.loc[block, det])
             for strategy, shift in (("naive", -0.02), ("cumulative", 0.02)):
                 for seed, noise in ((0, -0.01), (1, 0.01)):
-                    out.append(RunResult(dataset, scenario, strategy, det, seed,
-                                         metrics={"roc_auc": {"continual_average": v + shift + noise,
-                                                              "forgetting": 1 - v}}))
+                    out.append(
+                        RunResult(
+                            dataset,
+                            scenario,
+                            strategy,
+                            det,
+                            seed,
+                            metrics={
+                                "roc_auc": {
+                                    "continual_average": v + shift + noise,
+                                    "forgetting": 1 - v,
+                                }
+                            },
+                        )
+                    )
     out.append(RunResult("data0", "aware", "naive", "A", 2, status="failed", error="boom"))
     return out
 
@@ -165,7 +199,9 @@ def test_compare_from_run_results():
     # the default blocks are datasets, each the mean of its two scenario settings
     by_dataset = score_matrix(results, by="detector")
     assert list(by_dataset.index) == ["data0", "data1", "data2"]
-    np.testing.assert_allclose(by_dataset.to_numpy(), TABLE.to_numpy().reshape(3, 2, 4).mean(axis=1))
+    np.testing.assert_allclose(
+        by_dataset.to_numpy(), TABLE.to_numpy().reshape(3, 2, 4).mean(axis=1)
+    )
     assert not any("share" in n for n in compare(results, by="detector").notes)
     # forgetting = 1 - v: lower is better, so the order is the same as for the continual average
     f = compare(results, by="detector", metric="forgetting", blocks=fine)

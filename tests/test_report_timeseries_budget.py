@@ -20,8 +20,16 @@ BLOCK_PAGE_HEIGHT = 15_000
 SUBSYSTEMS = tuple("ABDEFGPRST")
 RANGE_METRICS = ("vus_pr", "range_f1", "pa_f1", "event_f1", "affiliation_f1")
 #: the detectors of a real SMAP grid of 16 runs (its block page measured by hand: 49,784 px before, 14,425 px now)
-DETECTORS = ("hbos(n_bins=5)", "hbos(n_bins=10)", "hbos(n_bins=20)", "hbos(n_bins=50)", "ecod", "copod", "pca",
-             "iforest")
+DETECTORS = (
+    "hbos(n_bins=5)",
+    "hbos(n_bins=10)",
+    "hbos(n_bins=20)",
+    "hbos(n_bins=50)",
+    "ecod",
+    "copod",
+    "pca",
+    "iforest",
+)
 
 
 def smap_shaped_runs():
@@ -35,34 +43,69 @@ def smap_shaped_runs():
     for strategy in ("naive", "experts"):
         for detector in DETECTORS:
             R = {m: np.clip(0.4 + rng.normal(0, 0.1, (10, 10)), 0, 1) for m in RANGE_METRICS}
-            values = {m: {c: [list(np.clip(0.3 + rng.normal(0, 0.1, len(series[c])), 0, 1)) for _ in SUBSYSTEMS]
-                          for c in SUBSYSTEMS} for m in RANGE_METRICS}
+            values = {
+                m: {
+                    c: [
+                        list(np.clip(0.3 + rng.normal(0, 0.1, len(series[c])), 0, 1))
+                        for _ in SUBSYSTEMS
+                    ]
+                    for c in SUBSYSTEMS
+                }
+                for m in RANGE_METRICS
+            }
             chance = {m: {c: [0.1] * len(series[c]) for c in SUBSYSTEMS} for m in RANGE_METRICS}
-            runs.append(RunResult("nasa-smap", "concept_incremental", strategy, detector, 0, SUBSYSTEMS, SUBSYSTEMS,
-                                  R=R, metrics={m: summarize(R[m], t) for m in RANGE_METRICS},
-                                  timings={"fit": [0.1] * 10, "score": [0.05] * 10},
-                                  chance={m: [0.2] * 10 for m in RANGE_METRICS},
-                                  extras={"time_series": {"per_series": {"series": series, "values": values,
-                                                                         "chance": chance}}}))
+            runs.append(
+                RunResult(
+                    "nasa-smap",
+                    "concept_incremental",
+                    strategy,
+                    detector,
+                    0,
+                    SUBSYSTEMS,
+                    SUBSYSTEMS,
+                    R=R,
+                    metrics={m: summarize(R[m], t) for m in RANGE_METRICS},
+                    timings={"fit": [0.1] * 10, "score": [0.05] * 10},
+                    chance={m: [0.2] * 10 for m in RANGE_METRICS},
+                    extras={
+                        "time_series": {
+                            "per_series": {"series": series, "values": values, "chance": chance}
+                        }
+                    },
+                )
+            )
     return runs
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None, reason="needs Chromium and its driver")
+@pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None, reason="needs Chromium and its driver"
+)
 def test_a_smap_shaped_block_page_holds_its_budget_with_every_figure_open(browser, tmp_path):  # noqa: F811
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = make_report(smap_shaped_runs(), tmp_path / "rep", spec={"name": "smap", "base_metrics":
-                                                                         list(RANGE_METRICS)})
+        report = make_report(
+            smap_shaped_runs(),
+            tmp_path / "rep",
+            spec={"name": "smap", "base_metrics": list(RANGE_METRICS)},
+        )
     page = report.pages["blocks/nasa-smap.html"]
     browser.set_window_size(1400, 1000)
     state = page_figures(browser, page)  # every figure drawn, folded ones included
-    opened = browser.execute_script("const d = document.querySelectorAll('details'); d.forEach(x => x.open = true); "
-                                    "return d.length")
+    opened = browser.execute_script(
+        "const d = document.querySelectorAll('details'); d.forEach(x => x.open = true); "
+        "return d.length"
+    )
     assert opened >= 9 and len(state) >= 21  # 10 heatmaps, 10 curves, forgetting, cost
     assert all("drawn" in c for _, c, _ in state), [s for s in state if "drawn" not in s[1]]
     height = browser.execute_script("return document.documentElement.scrollHeight")
-    print(f"SMAP-shaped block page: {height:,} px with every figure open (budget {BLOCK_PAGE_HEIGHT:,})")
+    print(
+        f"SMAP-shaped block page: {height:,} px with every figure open (budget {BLOCK_PAGE_HEIGHT:,})"
+    )
     assert height <= BLOCK_PAGE_HEIGHT, height
-    errors = [e["message"][:300] for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
+    errors = [
+        e["message"][:300]
+        for e in browser.get_log("browser")
+        if e.get("level") in ("SEVERE", "ERROR")
+    ]
     assert not errors, errors

@@ -21,8 +21,13 @@ def strict_loads(text):
 @pytest.fixture(scope="module")
 def result():
     ds = make_synthetic(n_concepts=3, n_train=100, n_test=60, random_state=0)
-    r = run_experiment(ds, ConceptAgnostic(batch_size=70, anytime_every=2),
-                       Cumulative(IsolationForest(n_estimators=10)), ("roc_auc", "f1"), seed=3)
+    r = run_experiment(
+        ds,
+        ConceptAgnostic(batch_size=70, anytime_every=2),
+        Cumulative(IsolationForest(n_estimators=10)),
+        ("roc_auc", "f1"),
+        seed=3,
+    )
     # put a NaN cell in to check it survives as null
     R = dict(r.R)
     R["f1"] = R["f1"].copy()
@@ -36,8 +41,19 @@ def test_round_trip_is_lossless(result, tmp_path):
     text = path.read_text()
     doc = strict_loads(text)
     run = doc["runs"][0]
-    for key in ("dataset", "scenario", "strategy", "detector", "seed", "concepts", "test_concepts", "R",
-                "metrics", "timings", "versions"):
+    for key in (
+        "dataset",
+        "scenario",
+        "strategy",
+        "detector",
+        "seed",
+        "concepts",
+        "test_concepts",
+        "R",
+        "metrics",
+        "timings",
+        "versions",
+    ):
         assert key in run
     assert run["R"]["f1"][0][2] is None
     assert set(run["versions"]) >= {"clad", "numpy", "scikit-learn", "pyod", "torch", "python"}
@@ -79,8 +95,10 @@ def test_read_bad_files(tmp_path):
 
 def test_same_seed_same_R_different_seed_different():
     ds = make_synthetic(n_concepts=3, n_train=100, n_test=60, random_state=0)
-    runs = [run_experiment(ds, ConceptAware(), Cumulative(IsolationForest(n_estimators=10)), seed=s)
-            for s in (1, 1, 2)]
+    runs = [
+        run_experiment(ds, ConceptAware(), Cumulative(IsolationForest(n_estimators=10)), seed=s)
+        for s in (1, 1, 2)
+    ]
     assert np.array_equal(runs[0].R["roc_auc"], runs[1].R["roc_auc"])
     assert not np.array_equal(runs[0].R["roc_auc"], runs[2].R["roc_auc"])
 
@@ -93,7 +111,11 @@ def test_the_record_is_declared_once_and_the_database_follows_it(result, tmp_pat
     from clad.results import ResultStore
     from clad.results.record import RECORD_FIELDS
 
-    assert list(result.to_dict()) == [f.name for f in fields(RunResult)] == [f.name for f in RECORD_FIELDS]
+    assert (
+        list(result.to_dict())
+        == [f.name for f in fields(RunResult)]
+        == [f.name for f in RECORD_FIELDS]
+    )
     stored = {f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["column"]}
     assert {"R", "metrics"}.isdisjoint(stored) and "run_order" in stored and "order" not in stored
     with ResultStore(tmp_path / "results.sqlite") as store:
@@ -101,4 +123,8 @@ def test_the_record_is_declared_once_and_the_database_follows_it(result, tmp_pat
         columns = set(store.runs_table().columns)
         back = store.load_results()[0]
     assert columns == stored | {"curves", "started", "finished"}
-    assert back.order == "random" and back.to_dict() == {**result.to_dict(), "run_id": "r1", "order": "random"}
+    assert back.order == "random" and back.to_dict() == {
+        **result.to_dict(),
+        "run_id": "r1",
+        "order": "random",
+    }

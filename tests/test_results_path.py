@@ -22,9 +22,14 @@ from clad.strategies import Naive
 
 def _result():
     ds = make_synthetic(n_concepts=3, n_features=3, n_train=80, n_test=40, random_state=0)
-    r = run_experiment(ds, ConceptAgnostic(batch_size=60, anytime_every=2),
-                       Naive(IsolationForest(n_estimators=5)), base_metrics=("roc_auc", "f1"), seed=1,
-                       labels={"run_id": "abc"})
+    r = run_experiment(
+        ds,
+        ConceptAgnostic(batch_size=60, anytime_every=2),
+        Naive(IsolationForest(n_estimators=5)),
+        base_metrics=("roc_auc", "f1"),
+        seed=1,
+        labels={"run_id": "abc"},
+    )
     return r
 
 
@@ -57,7 +62,10 @@ def test_observers_receive_frozen_events_for_each_row():
     ds = make_synthetic(n_concepts=3, n_features=3, n_train=80, n_test=40, random_state=0)
     events = []
     out = ConceptAgnostic(batch_size=60, anytime_every=2).run(
-        ds, Naive(IsolationForest(n_estimators=5, random_state=0)), Evaluator(ds.test, observers=[events.append]))
+        ds,
+        Naive(IsolationForest(n_estimators=5, random_state=0)),
+        Evaluator(ds.test, observers=[events.append]),
+    )
     steps = [e for e in events if isinstance(e, StepEvent)]
     anytime = [e for e in events if isinstance(e, AnytimeEvent)]
     assert steps == [StepEvent(name, i) for i, name in enumerate(out.steps)]
@@ -67,15 +75,21 @@ def test_observers_receive_frozen_events_for_each_row():
         steps[0].index = 5
     # observing changes nothing
     quiet = ConceptAgnostic(batch_size=60, anytime_every=2).run(
-        ds, Naive(IsolationForest(n_estimators=5, random_state=0)), Evaluator(ds.test))
+        ds, Naive(IsolationForest(n_estimators=5, random_state=0)), Evaluator(ds.test)
+    )
     assert np.array_equal(quiet.R["roc_auc"], out.R["roc_auc"])
 
 
 def test_run_experiment_on_step_is_an_observer_and_bad_observers_are_refused():
     ds = make_synthetic(n_concepts=2, n_features=3, n_train=60, n_test=30, random_state=0)
     calls = []
-    run_experiment(ds, ConceptIncremental(), Naive(IsolationForest(n_estimators=5)), seed=0,
-                   on_step=lambda step, i: calls.append((step, i)))
+    run_experiment(
+        ds,
+        ConceptIncremental(),
+        Naive(IsolationForest(n_estimators=5)),
+        seed=0,
+        on_step=lambda step, i: calls.append((step, i)),
+    )
     assert calls == [("C0", 0), ("C1", 1)]
     with pytest.raises(CladValueError, match="observers: 3 is not callable"):
         Evaluator(ds.test, observers=[3])

@@ -13,7 +13,7 @@ def _damage(db, where: bytes) -> None:
     data = bytearray(db.read_bytes())
     at = data.rfind(where)
     assert at > 0
-    data[at:at + 64] = b"\xff" * 64
+    data[at : at + 64] = b"\xff" * 64
     db.write_bytes(bytes(data))
 
 
@@ -26,7 +26,7 @@ def test_a_damaged_database_is_said_damaged_by_clad_run(tmp_path, capsys, caplog
     db = out / "results.sqlite"
     if where.startswith(b"SQLite"):
         data = bytearray(db.read_bytes())  # a page in the middle of the file: its b-tree header
-        data[4096:4096 + 64] = b"\xff" * 64
+        data[4096 : 4096 + 64] = b"\xff" * 64
         db.write_bytes(bytes(data))
     else:
         _damage(db, where)
@@ -69,15 +69,40 @@ def test_a_results_folder_deleted_under_a_running_grid_is_said_and_not_recreated
     root = Path(__file__).resolve().parents[1]
     gate, out = tmp_path / "gate", tmp_path / "out"
     spec = tmp_path / "spec.toml"
-    spec.write_text(spec_toml(name="A", seeds=2, scenarios=["concept_incremental"],
-                              datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
-                              detectors=[{"name": "reliability_plugins:GateDetector", "gate": str(gate)}]))
+    spec.write_text(
+        spec_toml(
+            name="A",
+            seeds=2,
+            scenarios=["concept_incremental"],
+            datasets=[synthetic(n_features=2, n_train=40, n_test=30)],
+            detectors=[{"name": "reliability_plugins:GateDetector", "gate": str(gate)}],
+        )
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "tests"), str(root)])}
-    proc = subprocess.Popen([sys.executable, "-m", "clad.cli", "run", "--quiet", "--jobs", jobs, "--out", str(out),
-                             str(spec)], env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "clad.cli",
+            "run",
+            "--quiet",
+            "--jobs",
+            jobs,
+            "--out",
+            str(out),
+            str(spec),
+        ],
+        env=env,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.time() + 600  # a safety net only: the loop ends when a run has started
-        while not _started(out / "results.sqlite") and proc.poll() is None and time.time() < deadline:
+        while (
+            not _started(out / "results.sqlite") and proc.poll() is None and time.time() < deadline
+        ):
             time.sleep(0.1)
         assert proc.poll() is None, proc.communicate()[1]
         shutil.rmtree(out)

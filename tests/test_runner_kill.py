@@ -15,9 +15,14 @@ from clad.engine.spec import load_spec
 
 from tests.runner_helpers import ROOT, clad_cmd, finished_runs, run_main, synthetic, write_spec
 
-SPEC = dict(name="killed", seeds=4, base_metrics=["roc_auc", "average_precision"],
-            strategies=["naive", "cumulative"], datasets=[synthetic(n_concepts=3)],
-            detectors=[{"name": "tests.plugins:SlowDetector", "delay": 0.15}])
+SPEC = dict(
+    name="killed",
+    seeds=4,
+    base_metrics=["roc_auc", "average_precision"],
+    strategies=["naive", "cumulative"],
+    datasets=[synthetic(n_concepts=3)],
+    detectors=[{"name": "tests.plugins:SlowDetector", "delay": 0.15}],
+)
 
 
 def _when_finished(proc, db, n: int, what: str) -> None:
@@ -35,8 +40,13 @@ def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
     out = tmp_path / "out"
     db = out / "results.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(clad_cmd("run", spec_path, "--out", out, "--quiet"), cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        clad_cmd("run", spec_path, "--out", out, "--quiet"),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _when_finished(proc, db, 3, "killed")
         os.kill(proc.pid, signal.SIGKILL)
@@ -59,9 +69,13 @@ def test_sigkill_mid_grid_then_resume(tmp_path, capsys, caplog):
         ids = [r for (r,) in con.execute("SELECT run_id FROM runs")]
         assert sorted(ids) == sorted(c.run_id for c in configs)  # each run exactly once
         assert {s for (s,) in con.execute("SELECT status FROM runs")} == {"ok"}
-        per_run = dict(con.execute("SELECT run_id, COUNT(*) FROM r_cells GROUP BY run_id").fetchall())
+        per_run = dict(
+            con.execute("SELECT run_id, COUNT(*) FROM r_cells GROUP BY run_id").fetchall()
+        )
         assert per_run == {r: 2 * 3 * 3 for r in ids}  # 2 base metrics x 3 steps x 3 test concepts
-        per_run = dict(con.execute("SELECT run_id, COUNT(*) FROM metrics GROUP BY run_id").fetchall())
+        per_run = dict(
+            con.execute("SELECT run_id, COUNT(*) FROM metrics GROUP BY run_id").fetchall()
+        )
         assert len(set(per_run.values())) == 1 and set(per_run) == set(ids)
     finally:
         con.close()
@@ -79,14 +93,23 @@ def _default_sigint():
 
 @pytest.mark.slow
 def test_ctrl_c_with_workers_stops_cleanly_and_resumes(tmp_path, capsys, caplog):
-    spec_path = write_spec(tmp_path, **{**SPEC, "detectors": [{"name": "tests.plugins:SlowDetector", "delay": 0.25}]})
+    spec_path = write_spec(
+        tmp_path, **{**SPEC, "detectors": [{"name": "tests.plugins:SlowDetector", "delay": 0.25}]}
+    )
     out = tmp_path / "out"
     db = out / "results.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     # its own process group, as a terminal's foreground job: Ctrl-C reaches the workers too
-    proc = subprocess.Popen(clad_cmd("run", spec_path, "--out", out, "--jobs", "2"), cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=_default_sigint)
+    proc = subprocess.Popen(
+        clad_cmd("run", spec_path, "--out", out, "--jobs", "2"),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_default_sigint,
+    )
     try:
         _when_finished(proc, db, 2, "interrupted")
         os.killpg(proc.pid, signal.SIGINT)

@@ -19,9 +19,15 @@ psutil = pytest.importorskip("psutil")
 
 
 def _spec(flag: str) -> dict:
-    return dict(name="orphans", seeds=2, strategies=["naive", "cumulative"], detectors=[
-        {"name": "tests.plugins:DistanceToMean", "label": "quick"},
-        {"name": "orphan_plugin:WaitsForFlag", "label": "busy", "flag": flag}])
+    return dict(
+        name="orphans",
+        seeds=2,
+        strategies=["naive", "cumulative"],
+        detectors=[
+            {"name": "tests.plugins:DistanceToMean", "label": "quick"},
+            {"name": "orphan_plugin:WaitsForFlag", "label": "busy", "flag": flag},
+        ],
+    )
 
 
 # a detector that stays busy (in its own process) while a file exists, up to two minutes: the workers
@@ -51,7 +57,9 @@ def _count(db, status) -> int:
     try:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
         try:
-            return con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0]
+            return con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[
+                0
+            ]
         finally:
             con.close()
     except sqlite3.OperationalError:  # not created yet
@@ -71,7 +79,9 @@ def _alive(procs) -> list:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
-def test_a_signal_to_the_main_process_leaves_no_process_and_a_rerun_completes(tmp_path, monkeypatch, sig):
+def test_a_signal_to_the_main_process_leaves_no_process_and_a_rerun_completes(
+    tmp_path, monkeypatch, sig
+):
     family: list = []  # every process of the run, filled while it runs
     try:
         _signal_and_rerun(tmp_path, monkeypatch, sig, family)
@@ -88,12 +98,20 @@ def _signal_and_rerun(tmp_path, monkeypatch, sig, family):
     (tmp_path / "busy.flag").touch()
     out = tmp_path / "out"
     db = out / "results.sqlite"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+    }
     # stderr to a file, not a pipe: a pipe would stay open as long as any process of the run lives
     err_path = tmp_path / "stderr.txt"
     with open(err_path, "w", encoding="utf-8") as err_file:
-        proc = subprocess.Popen(clad_cmd("run", spec_path, "--out", out, "--jobs", "2", "--quiet"), cwd=ROOT,
-                                env=env, stdout=subprocess.DEVNULL, stderr=err_file)
+        proc = subprocess.Popen(
+            clad_cmd("run", spec_path, "--out", out, "--jobs", "2", "--quiet"),
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err_file,
+        )
     try:
         deadline = time.monotonic() + 120
         # the two quick runs of the first seed finished, both workers busy with a run
@@ -118,7 +136,9 @@ def _signal_and_rerun(tmp_path, monkeypatch, sig, family):
         assert proc.returncode == -signal.SIGKILL
     while _alive(family) and time.monotonic() - signalled < 10:
         time.sleep(0.1)
-    print(f"{len(family)} processes of the run; all gone {time.monotonic() - signalled:.1f} s after {sig.name}")
+    print(
+        f"{len(family)} processes of the run; all gone {time.monotonic() - signalled:.1f} s after {sig.name}"
+    )
     left = _alive(family)
     assert left == [], [(p.pid, p.cmdline()) for p in left]
 
@@ -126,8 +146,14 @@ def _signal_and_rerun(tmp_path, monkeypatch, sig, family):
     configs = load_spec(spec_path).configs
     assert len(before) == 2 and len(configs) == 8
     (tmp_path / "busy.flag").unlink()
-    rerun = subprocess.run(clad_cmd("run", spec_path, "--out", out, "--jobs", "2"), cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=300)
+    rerun = subprocess.run(
+        clad_cmd("run", spec_path, "--out", out, "--jobs", "2"),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert rerun.returncode == 0, rerun.stderr
     assert "2 of 8 runs already finished" in rerun.stderr
     con = sqlite3.connect(db)
@@ -135,9 +161,13 @@ def _signal_and_rerun(tmp_path, monkeypatch, sig, family):
         ids = [r for (r,) in con.execute("SELECT run_id FROM runs")]
         assert sorted(ids) == sorted(c.run_id for c in configs)  # each run exactly once
         assert {s for (s,) in con.execute("SELECT status FROM runs")} == {"ok"}
-        per_run = dict(con.execute("SELECT run_id, COUNT(*) FROM r_cells GROUP BY run_id").fetchall())
+        per_run = dict(
+            con.execute("SELECT run_id, COUNT(*) FROM r_cells GROUP BY run_id").fetchall()
+        )
         assert per_run == {r: 2 * 2 for r in ids}
     finally:
         con.close()
     after = finished_runs(db)
-    assert {r: after[r] for r in before} == before  # what finished before the signal was kept, not rerun
+    assert {
+        r: after[r] for r in before
+    } == before  # what finished before the signal was kept, not rerun

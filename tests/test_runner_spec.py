@@ -11,8 +11,15 @@ from tests.runner_helpers import SMALL, SMALL_SPEC, run_main, write_spec
 
 
 def test_three_mistakes_are_all_reported_and_nothing_is_created(tmp_path, capsys, caplog):
-    spec = write_spec(tmp_path, **{**SMALL, "jobz": 2, "scenarios": [{"name": "concept_agnostic", "batch_sise": 50}],
-                                   "detectors": [SMALL["detectors"][0], {"name": "hbso"}]})
+    spec = write_spec(
+        tmp_path,
+        **{
+            **SMALL,
+            "jobz": 2,
+            "scenarios": [{"name": "concept_agnostic", "batch_sise": 50}],
+            "detectors": [SMALL["detectors"][0], {"name": "hbso"}],
+        },
+    )
     out = tmp_path / "out"
     rc, stdout, err = run_main(capsys, caplog, "run", spec, "--out", out)
     assert rc == 2 and stdout == ""
@@ -24,11 +31,19 @@ def test_three_mistakes_are_all_reported_and_nothing_is_created(tmp_path, capsys
 
 
 def test_execution_keys_are_read_and_checked():
-    raw = {"datasets": ["synthetic"], "scenarios": ["concept_aware"], "strategies": ["naive"],
-           "detectors": ["hbos"]}
+    raw = {
+        "datasets": ["synthetic"],
+        "scenarios": ["concept_aware"],
+        "strategies": ["naive"],
+        "detectors": ["hbos"],
+    }
     spec = parse_spec({**raw, "jobs": 3, "threads": 2, "dask": "tcp://sched:8786", "timeout": 90})
     assert (spec.jobs, spec.threads, spec.dask, spec.timeout) == (3, 2, "tcp://sched:8786", 90.0)
-    assert (parse_spec(raw).jobs, parse_spec(raw).dask, parse_spec(raw).timeout) == (None, None, None)
+    assert (parse_spec(raw).jobs, parse_spec(raw).dask, parse_spec(raw).timeout) == (
+        None,
+        None,
+        None,
+    )
     with pytest.raises(SpecError) as exc:
         parse_spec({**raw, "jobs": 0, "threads": "many", "dask": 7, "timeout": -1})
     assert len(exc.value.problems) == 4
@@ -36,14 +51,21 @@ def test_execution_keys_are_read_and_checked():
 
 
 def test_orders_are_passed_to_loaders_that_take_them():
-    raw = {"datasets": [{"name": "tests.plugins:ordered_synthetic", "n_concepts": 3}],
-           "scenarios": ["concept_aware"], "strategies": ["naive"], "detectors": ["hbos"],
-           "orders": ["given", "reversed"], "seeds": 2}
+    raw = {
+        "datasets": [{"name": "tests.plugins:ordered_synthetic", "n_concepts": 3}],
+        "scenarios": ["concept_aware"],
+        "strategies": ["naive"],
+        "detectors": ["hbos"],
+        "orders": ["given", "reversed"],
+        "seeds": 2,
+    }
     spec = parse_spec(raw)
     assert len(spec) == 4
     assert sorted({c.dataset.params["order"] for c in spec.configs}) == ["given", "reversed"]
-    assert {c.dataset.display for c in spec.configs} == {"tests.plugins:ordered_synthetic[order=given]",
-                                                         "tests.plugins:ordered_synthetic[order=reversed]"}
+    assert {c.dataset.display for c in spec.configs} == {
+        "tests.plugins:ordered_synthetic[order=given]",
+        "tests.plugins:ordered_synthetic[order=reversed]",
+    }
     assert len({c.run_id for c in spec.configs}) == 4
     # the order reaches the loader: R's rows follow it
     from clad.engine.run import run_config
@@ -55,15 +77,25 @@ def test_orders_are_passed_to_loaders_that_take_them():
 
 
 def test_orders_a_loader_cannot_take_are_refused_with_the_other_problems():
-    plain = {"name": "tests.plugins:logged_synthetic", "log": "unused.log"}  # a loader without an order
-    raw = {"datasets": [plain, {"name": "tests.plugins:ordered_synthetic", "order": "random"}],
-           "scenarios": ["concept_aware"], "strategies": ["naive"], "detectors": ["hbos"],
-           "orders": ["given", "random"], "seeds": [1, 1]}
+    plain = {
+        "name": "tests.plugins:logged_synthetic",
+        "log": "unused.log",
+    }  # a loader without an order
+    raw = {
+        "datasets": [plain, {"name": "tests.plugins:ordered_synthetic", "order": "random"}],
+        "scenarios": ["concept_aware"],
+        "strategies": ["naive"],
+        "detectors": ["hbos"],
+        "orders": ["given", "random"],
+        "seeds": [1, 1],
+    }
     with pytest.raises(SpecError) as exc:
         parse_spec(raw)
     text = str(exc.value)
-    assert ("dataset 'tests.plugins:logged_synthetic' cannot be given order 'random'" in text
-            and "no 'order' parameter" in text)
+    assert (
+        "dataset 'tests.plugins:logged_synthetic' cannot be given order 'random'" in text
+        and "no 'order' parameter" in text
+    )
     assert "either here or in the top-level 'orders' list" in text
     assert "seeds:" in text
     # "given" alone needs no support from the loader

@@ -13,9 +13,14 @@ from clad.engine.config import Component, RunConfig
 from clad.engine.run import failed_result, run_config
 from clad.results.store import ResultStore
 
-CFG = RunConfig(Component("synthetic", {"n_concepts": 3, "n_features": 3, "n_train": 80, "n_test": 40}),
-                Component("concept_agnostic", {"batch_size": 60, "anytime_every": 2}), Component("naive"),
-                Component("iforest", {"n_estimators": 5}), seed=3, base_metrics=("roc_auc", "f1"))
+CFG = RunConfig(
+    Component("synthetic", {"n_concepts": 3, "n_features": 3, "n_train": 80, "n_test": 40}),
+    Component("concept_agnostic", {"batch_size": 60, "anytime_every": 2}),
+    Component("naive"),
+    Component("iforest", {"n_estimators": 5}),
+    seed=3,
+    base_metrics=("roc_auc", "f1"),
+)
 
 
 def test_a_real_run_round_trips_bit_for_bit(tmp_path):
@@ -25,16 +30,26 @@ def test_a_real_run_round_trips_bit_for_bit(tmp_path):
         (back,) = store.load_results()
     assert back.run_id == CFG.run_id and back.status == "ok"
     assert (back.dataset, back.scenario, back.strategy, back.detector, back.seed) == (
-        result.dataset, result.scenario, result.strategy, result.detector, 3)
+        result.dataset,
+        result.scenario,
+        result.strategy,
+        result.detector,
+        3,
+    )
     assert back.concepts == result.concepts and back.test_concepts == result.test_concepts
     for m in result.R:
         assert np.array_equal(back.R[m], result.R[m], equal_nan=True)
         assert back.metrics[m].keys() == result.metrics[m].keys()
         for k, v in result.metrics[m].items():
-            assert np.array_equal(np.asarray(back.metrics[m][k] if not isinstance(v, dict) else
-                                             list(back.metrics[m][k].values())),
-                                  np.asarray(v if not isinstance(v, dict) else list(v.values())),
-                                  equal_nan=True), k
+            assert np.array_equal(
+                np.asarray(
+                    back.metrics[m][k]
+                    if not isinstance(v, dict)
+                    else list(back.metrics[m][k].values())
+                ),
+                np.asarray(v if not isinstance(v, dict) else list(v.values())),
+                equal_nan=True,
+            ), k
         assert np.array_equal(back.anytime["R"][m], result.anytime["R"][m], equal_nan=True)
     assert back.anytime["rows_seen"] == result.anytime["rows_seen"]
     assert back.config == CFG.to_dict() and back.memory_rows == result.memory_rows
@@ -45,35 +60,63 @@ def test_a_real_run_round_trips_bit_for_bit(tmp_path):
 
 def test_nan_cells_are_null_and_long_format_is_complete(tmp_path):
     R = np.array([[0.9, np.nan], [0.5, 0.7]])
-    r = RunResult("d", "s", "naive", "det", 0, concepts=("A", "B"), test_concepts=("A", "B"), R={"roc_auc": R},
-                  metrics={"roc_auc": {"continual_average": 0.7, "forward_transfer": float("nan"),
-                                       "left_out": {"continual_average": 0, "forward_transfer": 1}}},
-                  run_id="x1")
+    r = RunResult(
+        "d",
+        "s",
+        "naive",
+        "det",
+        0,
+        concepts=("A", "B"),
+        test_concepts=("A", "B"),
+        R={"roc_auc": R},
+        metrics={
+            "roc_auc": {
+                "continual_average": 0.7,
+                "forward_transfer": float("nan"),
+                "left_out": {"continual_average": 0, "forward_transfer": 1},
+            }
+        },
+        run_id="x1",
+    )
     path = tmp_path / "r.sqlite"
     with ResultStore(path) as store:
         store.write(r)
         tidy = store.tidy()
     con = sqlite3.connect(path)
-    rows = con.execute("SELECT step_index, step_concept, test_index, test_concept, value FROM r_cells "
-                       "ORDER BY step_index, test_index").fetchall()
-    assert rows == [(0, "A", 0, "A", 0.9), (0, "A", 1, "B", None), (1, "B", 0, "A", 0.5), (1, "B", 1, "B", 0.7)]
-    assert con.execute("SELECT metric, value, left_out FROM metrics ORDER BY metric").fetchall() == [
-        ("continual_average", 0.7, 0), ("forward_transfer", None, 1)]
+    rows = con.execute(
+        "SELECT step_index, step_concept, test_index, test_concept, value FROM r_cells "
+        "ORDER BY step_index, test_index"
+    ).fetchall()
+    assert rows == [
+        (0, "A", 0, "A", 0.9),
+        (0, "A", 1, "B", None),
+        (1, "B", 0, "A", 0.5),
+        (1, "B", 1, "B", 0.7),
+    ]
+    assert con.execute(
+        "SELECT metric, value, left_out FROM metrics ORDER BY metric"
+    ).fetchall() == [("continual_average", 0.7, 0), ("forward_transfer", None, 1)]
     con.close()
     assert len(tidy) == 4 and tidy["value"].isna().sum() == 1
 
 
 def test_rewriting_a_run_replaces_it_and_failed_runs_keep_their_traceback(tmp_path):
     with ResultStore(tmp_path / "r.sqlite") as store:
-        store.mark_started(CFG.run_id, {"dataset": "d", "scenario": "s", "strategy": "st", "detector": "de",
-                                        "seed": 3}, CFG.to_dict())
+        store.mark_started(
+            CFG.run_id,
+            {"dataset": "d", "scenario": "s", "strategy": "st", "detector": "de", "seed": 3},
+            CFG.to_dict(),
+        )
         assert store.status() == {CFG.run_id: "running"}
         assert store.load_results() == []  # unfinished runs are not results
         store.write(failed_result(CFG, "Traceback ...\nRuntimeError: boom"))
         assert store.status() == {CFG.run_id: "failed"} and store.finished_ids() == set()
         store.write(run_config(CFG))
-        store.mark_started(CFG.run_id, {"dataset": "d", "scenario": "s", "strategy": "st", "detector": "de",
-                                        "seed": 3}, CFG.to_dict())  # a finished run is not reopened
+        store.mark_started(
+            CFG.run_id,
+            {"dataset": "d", "scenario": "s", "strategy": "st", "detector": "de", "seed": 3},
+            CFG.to_dict(),
+        )  # a finished run is not reopened
         assert store.status() == {CFG.run_id: "ok"} and store.count() == 1
         n_cells = store._con.execute("SELECT COUNT(*) FROM r_cells").fetchone()[0]
         assert n_cells == 2 * 3 * 3
@@ -82,8 +125,17 @@ def test_rewriting_a_run_replaces_it_and_failed_runs_keep_their_traceback(tmp_pa
 
 
 def test_a_write_that_fails_leaves_nothing_behind(tmp_path):
-    bad = RunResult("d", "s", "naive", "det", 0, concepts=("A",), test_concepts=("A", "B"),
-                    R={"roc_auc": np.array([[0.9, 0.8], [0.1, 0.2]])}, run_id="bad")  # more rows than labels
+    bad = RunResult(
+        "d",
+        "s",
+        "naive",
+        "det",
+        0,
+        concepts=("A",),
+        test_concepts=("A", "B"),
+        R={"roc_auc": np.array([[0.9, 0.8], [0.1, 0.2]])},
+        run_id="bad",
+    )  # more rows than labels
     with ResultStore(tmp_path / "r.sqlite") as store:
         with pytest.raises(IndexError):
             store.write(bad)

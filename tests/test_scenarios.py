@@ -34,9 +34,15 @@ class NeedsBoundaries(Recorder):
 
 def dataset(sizes=(5, 7, 4)):
     """Training concept k has rows whose first column is k and second column the row index."""
-    train = [Concept(f"c{k}", np.c_[np.full(n, k), np.arange(n)].astype(float)) for k, n in enumerate(sizes)]
+    train = [
+        Concept(f"c{k}", np.c_[np.full(n, k), np.arange(n)].astype(float))
+        for k, n in enumerate(sizes)
+    ]
     rng = np.random.default_rng(0)
-    test = [Concept(f"c{k}", rng.normal(size=(6, 2)), np.array([0, 0, 0, 0, 1, 1])) for k in range(len(sizes))]
+    test = [
+        Concept(f"c{k}", rng.normal(size=(6, 2)), np.array([0, 0, 0, 0, 1, 1]))
+        for k in range(len(sizes))
+    ]
     return ConceptDataset(train, test)
 
 
@@ -88,8 +94,11 @@ def test_concept_agnostic_batches_cross_boundaries():
     positions = [i for i, c in enumerate(calls) if c[0] == "score"]
     learn_index_before = [sum(1 for c in calls[:p] if c[0] == "learn") for p in positions[::3]]
     assert learn_index_before == [1, 4, 6]
-    assert out.learned_rows == ({"concept": 3, "later": 0, "size": 5}, {"concept": 7, "later": 0, "size": 7},
-                                {"concept": 4, "later": 0, "size": 4})
+    assert out.learned_rows == (
+        {"concept": 3, "later": 0, "size": 5},
+        {"concept": 7, "later": 0, "size": 7},
+        {"concept": 4, "later": 0, "size": 4},
+    )
     # the earlier behaviour, by name: after the batch that crosses the boundary
     out, calls = run(ConceptAgnostic(batch_size=3, evaluate="after_crossing_batch"), Recorder())
     positions = [i for i, c in enumerate(calls) if c[0] == "score"]
@@ -130,12 +139,17 @@ def test_bad_batch_size(bad):
 
 def test_strategy_needing_an_id_is_refused_before_running():
     s = NeedsId()
-    with pytest.raises(ScenarioError, match="needs the concept id, which scenario 'concept_incremental' does not give"):
+    with pytest.raises(
+        ScenarioError,
+        match="needs the concept id, which scenario 'concept_incremental' does not give",
+    ):
         ConceptIncremental().run(dataset(), s, Evaluator(dataset().test))
     assert not hasattr(s, "calls_")  # nothing ran
     with pytest.raises(ScenarioError, match="needs the concept id"):
         ConceptAgnostic().run(dataset(), NeedsId(), Evaluator(dataset().test))
-    with pytest.raises(ScenarioError, match="needs concept boundaries, which scenario 'concept_agnostic'"):
+    with pytest.raises(
+        ScenarioError, match="needs concept boundaries, which scenario 'concept_agnostic'"
+    ):
         ConceptAgnostic().run(dataset(), NeedsBoundaries(), Evaluator(dataset().test))
     run(ConceptAware(), NeedsId())  # fine there
 
@@ -156,7 +170,9 @@ class CountingDetector:
 
 
 @pytest.mark.parametrize("metrics", [("roc_auc",), ("roc_auc", "f1", "average_precision")])
-@pytest.mark.parametrize("scenario", [ConceptAware(), ConceptIncremental(), ConceptAgnostic(batch_size=4)])
+@pytest.mark.parametrize(
+    "scenario", [ConceptAware(), ConceptIncremental(), ConceptAgnostic(batch_size=4)]
+)
 def test_each_test_concept_scored_once_per_step(metrics, scenario):
     CountingDetector.calls = 0
     ds = dataset()
@@ -179,12 +195,16 @@ def test_f1_uses_threshold_of_same_scores():
 def test_single_class_concept_is_nan_with_one_warning():
     rng = np.random.default_rng(1)
     train = [Concept("a", rng.normal(size=(20, 2))), Concept("b", rng.normal(size=(20, 2)))]
-    test = [Concept("a", rng.normal(size=(10, 2)), np.r_[np.zeros(8), np.ones(2)]),
-            Concept("b", rng.normal(size=(10, 2)), np.zeros(10))]
+    test = [
+        Concept("a", rng.normal(size=(10, 2)), np.r_[np.zeros(8), np.ones(2)]),
+        Concept("b", rng.normal(size=(10, 2)), np.zeros(10)),
+    ]
     ds = ConceptDataset(train, test)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = ConceptAware().run(ds, Naive(CountingDetector()), Evaluator(ds.test, ("roc_auc", "f1")))
+        out = ConceptAware().run(
+            ds, Naive(CountingDetector()), Evaluator(ds.test, ("roc_auc", "f1"))
+        )
     msgs = [str(w.message) for w in caught if "single class" in str(w.message)]
     assert len(msgs) == 1 and "'b'" in msgs[0]
     assert np.isnan(out.R["roc_auc"][:, 1]).all() and np.isnan(out.R["f1"][:, 1]).all()
@@ -192,7 +212,9 @@ def test_single_class_concept_is_nan_with_one_warning():
 
 
 def test_unknown_base_metric():
-    with pytest.raises(CladValueError, match=r"unknown base metric 'roc-auc' \(did you mean 'roc_auc'\?\)"):
+    with pytest.raises(
+        CladValueError, match=r"unknown base metric 'roc-auc' \(did you mean 'roc_auc'\?\)"
+    ):
         Evaluator(dataset().test, ("roc-auc",))
 
 
@@ -200,7 +222,9 @@ def test_timings_and_memory_recorded():
     from sklearn.ensemble import IsolationForest
 
     ds = dataset()
-    out = ConceptIncremental().run(ds, Cumulative(IsolationForest(n_estimators=5, random_state=0)), Evaluator(ds.test))
+    out = ConceptIncremental().run(
+        ds, Cumulative(IsolationForest(n_estimators=5, random_state=0)), Evaluator(ds.test)
+    )
     assert len(out.fit_seconds) == len(out.score_seconds) == 3
     assert all(t > 0 for t in out.fit_seconds)
     assert out.memory_rows == (5, 12, 16)
@@ -274,6 +298,13 @@ def test_run_seed_drives_the_transition():
     from sklearn.ensemble import IsolationForest
 
     ds = make_synthetic(n_concepts=3, n_train=100, n_test=60, random_state=0)
-    runs = [run_experiment(ds, ConceptAgnostic(batch_size=50, transition=60),
-                           Naive(IsolationForest(n_estimators=10)), seed=s) for s in (1, 1)]
+    runs = [
+        run_experiment(
+            ds,
+            ConceptAgnostic(batch_size=50, transition=60),
+            Naive(IsolationForest(n_estimators=10)),
+            seed=s,
+        )
+        for s in (1, 1)
+    ]
     assert np.array_equal(runs[0].R["roc_auc"], runs[1].R["roc_auc"])

@@ -18,17 +18,27 @@ from clad.strategies import Replay
 
 DATA = {"n_concepts": 3, "n_features": 3, "n_train": 120, "n_test": 60}
 # every part has a random_state to fill: the data, the replay buffer, the forest and the gradual transition
-CFG = RunConfig(Component("synthetic", DATA), Component("concept_agnostic", {"batch_size": 30, "transition": 20}),
-                Component("replay", {"buffer_size": 50}), Component("iforest", {"n_estimators": 15}), seed=5,
-                base_metrics=("roc_auc", "f1"))
+CFG = RunConfig(
+    Component("synthetic", DATA),
+    Component("concept_agnostic", {"batch_size": 30, "transition": 20}),
+    Component("replay", {"buffer_size": 50}),
+    Component("iforest", {"n_estimators": 15}),
+    seed=5,
+    base_metrics=("roc_auc", "f1"),
+)
 
 
 def test_seed_run_fills_only_what_is_unset_and_changes_nothing_given():
     seeds = derive_seeds(3)
     strategy = Replay(IsolationForest(n_estimators=5))
     scenario = ConceptAgnostic(batch_size=10, transition=5)
-    seeded = seed_run(3, strategy=strategy, scenario=scenario, dataset_factory=make_synthetic,
-                      dataset_params={"n_concepts": 2})
+    seeded = seed_run(
+        3,
+        strategy=strategy,
+        scenario=scenario,
+        dataset_factory=make_synthetic,
+        dataset_params={"n_concepts": 2},
+    )
     assert seeded.strategy.random_state == seeds["strategy"]
     assert seeded.strategy.detector.estimator.random_state == seeds["detector"]
     assert seeded.scenario.random_state == seeds["scenario"]
@@ -37,13 +47,23 @@ def test_seed_run_fills_only_what_is_unset_and_changes_nothing_given():
     assert strategy.random_state is None and strategy.detector.random_state is None
     assert scenario.random_state is None
     # an explicit seed wins everywhere
-    mine = seed_run(3, strategy=Replay(IsolationForest(random_state=1), random_state=2),
-                    scenario=ConceptAgnostic(transition=5, random_state=4), dataset_factory=make_synthetic,
-                    dataset_params={"random_state": 9})
-    assert (mine.strategy.random_state, mine.strategy.detector.estimator.random_state,
-            mine.scenario.random_state, mine.dataset_params["random_state"]) == (2, 1, 4, 9)
+    mine = seed_run(
+        3,
+        strategy=Replay(IsolationForest(random_state=1), random_state=2),
+        scenario=ConceptAgnostic(transition=5, random_state=4),
+        dataset_factory=make_synthetic,
+        dataset_params={"random_state": 9},
+    )
+    assert (
+        mine.strategy.random_state,
+        mine.strategy.detector.estimator.random_state,
+        mine.scenario.random_state,
+        mine.dataset_params["random_state"],
+    ) == (2, 1, 4, 9)
     # a loader without random_state gets none; the derivation has one home, clad.core.seeding
-    assert seed_run(0, dataset_factory=lambda n: n, dataset_params={"n": 1}).dataset_params == {"n": 1}
+    assert seed_run(0, dataset_factory=lambda n: n, dataset_params={"n": 1}).dataset_params == {
+        "n": 1
+    }
     assert not hasattr(engine_config, "derive_seeds")  # one home: clad.core.seeding
 
 
@@ -53,11 +73,18 @@ def test_object_and_configuration_apis_give_the_same_R_deriving_seeds_once(monke
     real = seeding.derive_seeds
     monkeypatch.setattr(seeding, "derive_seeds", lambda seed: calls.append(seed) or real(seed))
     from_config = run_config(CFG)
-    assert calls == [5]  # one derivation for the dataset, scenario, strategy and detector of the run
+    assert calls == [
+        5
+    ]  # one derivation for the dataset, scenario, strategy and detector of the run
     calls.clear()
     dataset = load_dataset("synthetic", {**DATA, "random_state": real(5)["dataset"]})
-    from_objects = run_experiment(dataset, ConceptAgnostic(batch_size=30, transition=20),
-                                  Replay(IsolationForest(n_estimators=15), buffer_size=50), ("roc_auc", "f1"), seed=5)
+    from_objects = run_experiment(
+        dataset,
+        ConceptAgnostic(batch_size=30, transition=20),
+        Replay(IsolationForest(n_estimators=15), buffer_size=50),
+        ("roc_auc", "f1"),
+        seed=5,
+    )
     assert calls == [5]
     assert from_config.seed == from_objects.seed == 5
     for m in ("roc_auc", "f1"):

@@ -19,27 +19,47 @@ SHARED = ROOT.parent / "shared" / "datasets"
 
 
 def _cfg(scenario, strategy, detector, seed=0, dataset=("synthetic", {"n_concepts": 2})):
-    return RunConfig(Component(*dataset), Component(scenario), Component(strategy), Component(*detector), seed)
+    return RunConfig(
+        Component(*dataset), Component(scenario), Component(strategy), Component(*detector), seed
+    )
 
 
 def test_traits_follow_the_declarations():
     flat = ("pyclad", {"allow_pickle": True})
     # naive never reads the id: concept_aware is concept_incremental for it
-    assert run_traits(_cfg("concept_aware", "naive", ("lof", {}), dataset=flat)) == ("concept_incremental", False)
+    assert run_traits(_cfg("concept_aware", "naive", ("lof", {}), dataset=flat)) == (
+        "concept_incremental",
+        False,
+    )
     # experts and balanced_replay read it
     assert run_traits(_cfg("concept_aware", "experts", ("lof", {}), dataset=flat))[0] is None
-    assert run_traits(_cfg("concept_aware", "balanced_replay", ("lof", {}), dataset=flat)) == (None, True)
+    assert run_traits(_cfg("concept_aware", "balanced_replay", ("lof", {}), dataset=flat)) == (
+        None,
+        True,
+    )
     # a seeded detector, a seeded loader: the seed matters
-    assert run_traits(_cfg("concept_incremental", "naive", ("iforest", {}), dataset=flat)) == (None, True)
+    assert run_traits(_cfg("concept_incremental", "naive", ("iforest", {}), dataset=flat)) == (
+        None,
+        True,
+    )
     assert run_traits(_cfg("concept_incremental", "naive", ("lof", {}))) == (None, True)
     # an explicit random_state wins over the seed: the seed no longer matters
-    assert run_traits(_cfg("concept_incremental", "naive", ("iforest", {"random_state": 3}), dataset=flat))[1] is False
+    assert (
+        run_traits(
+            _cfg("concept_incremental", "naive", ("iforest", {"random_state": 3}), dataset=flat)
+        )[1]
+        is False
+    )
 
 
 def test_keys_group_only_what_is_the_same_computation():
     flat = ("pyclad", {"allow_pickle": True})
-    cfgs = [_cfg(sc, st, ("lof", {}), seed, flat) for sc in ("concept_aware", "concept_incremental")
-            for st in ("naive", "experts") for seed in (0, 1)]
+    cfgs = [
+        _cfg(sc, st, ("lof", {}), seed, flat)
+        for sc in ("concept_aware", "concept_incremental")
+        for st in ("naive", "experts")
+        for seed in (0, 1)
+    ]
     keys = computation_keys(cfgs)
     naive = {keys[c.run_id] for c in cfgs if c.strategy.name == "naive"}
     experts = {keys[c.run_id] for c in cfgs if c.strategy.name == "experts"}
@@ -59,9 +79,13 @@ def _assert_same_R(a, b):
             np.testing.assert_array_equal(a[rid].R[m], b[rid].R[m])  # exact, NaN == NaN
 
 
-SMALL = {"seeds": 2, "strategies": ["naive", "balanced_replay"], "detectors": ["lof", "hbos"],
-         "scenarios": ["concept_aware", "concept_incremental"],
-         "datasets": [synthetic(random_state=5)]}
+SMALL = {
+    "seeds": 2,
+    "strategies": ["naive", "balanced_replay"],
+    "detectors": ["lof", "hbos"],
+    "scenarios": ["concept_aware", "concept_incremental"],
+    "datasets": [synthetic(random_state=5)],
+}
 
 
 @pytest.mark.slow
@@ -79,6 +103,7 @@ def test_sharing_is_exact_and_recorded(tmp_path):
     assert all(r.shared_from in ids and r.shared_from != r.run_id for r in copies)
     # visible in results.json and the database
     import json
+
     doc = json.loads((tmp_path / "shared" / "results.json").read_text())
     assert sum(r["shared_from"] is not None for r in doc["runs"]) == 6
     con = sqlite3.connect(tmp_path / "shared" / "results.sqlite")
@@ -114,7 +139,9 @@ def test_sharing_is_exact_on_the_pyclad_spec(tmp_path, monkeypatch):
 def test_sharing_is_exact_on_the_quickstart(quickstart, tmp_path):
     from clad.results.store import load_results
 
-    alone = run_spec({**tomllib.loads(quickstart.spec.read_text()), "share": False}, tmp_path / "alone")
+    alone = run_spec(
+        {**tomllib.loads(quickstart.spec.read_text()), "share": False}, tmp_path / "alone"
+    )
     shared = _by_id(load_results(quickstart.out))
     # concept_aware = concept_incremental for naive and cumulative: 2 strategies x 3 detectors x 3 seeds
     assert sum(r.shared_from is not None for r in shared.values()) == 18
@@ -133,15 +160,18 @@ def test_shared_runs_are_logged_and_labelled(tmp_path, caplog):
         done = run_spec(SMALL, tmp_path / "out", on_event=ProgressEvents(bar=False))
     lines = [r.getMessage() for r in caplog.records if "done" in r.getMessage()]
     total = len(done.runs)
-    assert len(lines) == total and lines[0].startswith(f"run 1/{total} done")  # every run logged, from the first
+    assert len(lines) == total and lines[0].startswith(
+        f"run 1/{total} done"
+    )  # every run logged, from the first
     shared = [line for line in lines if "same computation as run" in line]
     assert len(shared) == done.n_shared > 0
     assert "run 2/" in shared[0] and "(same computation as run 1)" in shared[0]
     results = load_results(tmp_path / "out")
     merged = merge_shared(results)
     # naive never reads the concept id: its concept_incremental runs are concept_aware's, shown once
-    assert len(merged) == total - 4 and not any(r.scenario == "concept_incremental" and r.strategy == "naive"
-                                                 for r in merged)
+    assert len(merged) == total - 4 and not any(
+        r.scenario == "concept_incremental" and r.strategy == "naive" for r in merged
+    )
     assert any(" = " in r.scenario for r in merged)  # labelled with every scenario it stands for
     page = make_report(results, tmp_path / "report").all_text()
     assert "concept_aware = concept_incremental" in page and "shared with run" in page

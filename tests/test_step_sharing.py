@@ -51,23 +51,25 @@ def test_a_fit_key_is_the_detector_configuration_and_exactly_the_rows():
     det = as_detector(_hbos())
     X = np.random.default_rng(0).normal(size=(30, 3))
     assert steps.fit_key(det, X) == steps.fit_key(as_detector(_hbos()), X.copy())
-    assert steps.fit_key(det, X) != steps.fit_key(det, X[::-1])          # order
-    assert steps.fit_key(det, X) != steps.fit_key(det, X[:-1])           # rows
+    assert steps.fit_key(det, X) != steps.fit_key(det, X[::-1])  # order
+    assert steps.fit_key(det, X) != steps.fit_key(det, X[:-1])  # rows
     assert steps.fit_key(det, X) != steps.fit_key(det, X.astype(np.float32))
-    assert steps.fit_key(det, X) != steps.fit_key(as_detector(make_detector("hbos", {"n_bins": 7})), X)
+    assert steps.fit_key(det, X) != steps.fit_key(
+        as_detector(make_detector("hbos", {"n_bins": 7})), X
+    )
     a = as_detector(make_detector("iforest", {"random_state": 1}))
     b = as_detector(make_detector("iforest", {"random_state": 2}))
-    assert steps.fit_key(a, X) != steps.fit_key(b, X)                    # the seed stream
+    assert steps.fit_key(a, X) != steps.fit_key(b, X)  # the seed stream
 
 
 def test_only_declared_strategies_are_shared():
     assert steps.declared(Naive(_hbos())) == ("rows", "state")
     assert steps.declared(Cumulative(_hbos())) == ("rows",)
-    assert steps.declared(OwnLearn(_hbos())) is None      # its own learn, no declaration
+    assert steps.declared(OwnLearn(_hbos())) is None  # its own learn, no declaration
     assert steps.declared(Misdeclared(_hbos())) == ("rows",)  # it says so (wrongly)
     assert steps.declared(FineTune(None)) == ("rows", "state")
-    assert steps.declared(EWC(None)) == ("rows",)         # its first step only: later ones forget the key
-    assert steps.declared(Incremental(None)) is None      # says nothing: never shared
+    assert steps.declared(EWC(None)) == ("rows",)  # its first step only: later ones forget the key
+    assert steps.declared(Incremental(None)) is None  # says nothing: never shared
 
 
 def test_an_undeclared_strategy_fits_every_step():
@@ -76,26 +78,40 @@ def test_an_undeclared_strategy_fits_every_step():
     with steps.using(cache):
         run_experiment(ds, ConceptIncremental(), Naive(_hbos()), seed=0)
         r = run_experiment(ds, ConceptIncremental(), OwnLearn(_hbos()), seed=0)
-    assert r.timings["work"] == {"steps": 3, "fitted": 3, "passes": 9, "scored": 9,
-                                 "cache_bytes": cache.peak_bytes}
+    assert r.timings["work"] == {
+        "steps": 3,
+        "fitted": 3,
+        "passes": 9,
+        "scored": 9,
+        "cache_bytes": cache.peak_bytes,
+    }
 
 
 # -- computed once, and the same numbers --------------------------------------------------------
 @pytest.mark.parametrize("scenario", [ConceptIncremental(), ConceptAgnostic(batch_size=40)])
 def test_shared_steps_give_bit_identical_R_and_fit_each_key_once(scenario):
     ds = make_synthetic(n_concepts=4, n_train=80, n_test=50, random_state=1)
-    strategies = [Naive(_hbos()), Cumulative(_hbos()), Replay(_hbos(), buffer_size=1000), Window(_hbos(), 1000)]
+    strategies = [
+        Naive(_hbos()),
+        Cumulative(_hbos()),
+        Replay(_hbos(), buffer_size=1000),
+        Window(_hbos(), 1000),
+    ]
     alone = [run_experiment(ds, scenario, s, seed=3) for s in strategies]
     cache = steps.StepCache()
     with steps.using(cache):
         shared = [run_experiment(ds, scenario, s, seed=3) for s in strategies]
     for a, b in zip(alone, shared):
         assert _R_bytes(a) == _R_bytes(b)
-        assert json.dumps(a.metrics, sort_keys=True, default=str) == json.dumps(b.metrics, sort_keys=True, default=str)
+        assert json.dumps(a.metrics, sort_keys=True, default=str) == json.dumps(
+            b.metrics, sort_keys=True, default=str
+        )
     # replay (buffer larger than the stream) and the window train on what cumulative trains on
     assert shared[2].timings["work"]["fitted"] == 0 and shared[3].timings["work"]["fitted"] == 0
     n = shared[0].timings["work"]["steps"]
-    assert cache.counts.fits == 4 * n and cache.counts.fits_computed == 2 * n - 1  # step 1 common to all
+    assert (
+        cache.counts.fits == 4 * n and cache.counts.fits_computed == 2 * n - 1
+    )  # step 1 common to all
     assert cache.counts.passes_computed < cache.counts.passes
 
 
@@ -129,14 +145,23 @@ def test_a_misdeclared_strategy_is_caught_by_verification_and_goes_wrong_without
     assert not np.array_equal(trusted.R["roc_auc"], truth.R["roc_auc"])
     with steps.using(steps.StepCache(verify=True)):
         run_experiment(ds, ConceptIncremental(), Naive(_hbos()), seed=0)
-        with pytest.raises(steps.SharingMismatch, match=r"scoring key score:\w+ \(state \w+\) was computed by Naive run, training step 2 and again by Misdeclared run.*differ"):
+        with pytest.raises(
+            steps.SharingMismatch,
+            match=r"scoring key score:\w+ \(state \w+\) was computed by Naive run, training step 2 and again by Misdeclared run.*differ",
+        ):
             run_experiment(ds, ConceptIncremental(), Misdeclared(_hbos()), seed=0)
 
 
 def test_verify_sharing_fails_the_run_of_a_misdeclared_plugin_in_a_grid(tmp_path):
-    spec = {"name": "misdeclared", "seeds": 1, "base_metrics": ["roc_auc", "f1"],
-            "strategies": ["naive", "test_step_sharing:Misdeclared"], "scenarios": ["concept_incremental"],
-            "detectors": ["hbos"], "datasets": [{"name": "synthetic", "n_concepts": 3, "n_train": 60, "n_test": 40}]}
+    spec = {
+        "name": "misdeclared",
+        "seeds": 1,
+        "base_metrics": ["roc_auc", "f1"],
+        "strategies": ["naive", "test_step_sharing:Misdeclared"],
+        "scenarios": ["concept_incremental"],
+        "detectors": ["hbos"],
+        "datasets": [{"name": "synthetic", "n_concepts": 3, "n_train": 60, "n_test": 40}],
+    }
     done = run_spec(spec, tmp_path / "v", verify_sharing=True)
     failed = [r for r in done.runs if not r.ok]
     assert [r.strategy for r in failed] == ["test_step_sharing:Misdeclared"]
@@ -147,25 +172,39 @@ def test_verify_sharing_fails_the_run_of_a_misdeclared_plugin_in_a_grid(tmp_path
 
 
 # -- across a grid ---------------------------------------------------------------------------------
-def _grid_spec(detectors, strategies, scenarios=("concept_incremental", "concept_agnostic"), seeds=2):
-    return {"name": "grid", "seeds": seeds, "base_metrics": ["roc_auc", "f1", "average_precision"],
-            "strategies": list(strategies), "scenarios": [{"name": s, "batch_size": 40} if s == "concept_agnostic"
-                                                          else s for s in scenarios],
-            "detectors": list(detectors), "skip_incompatible": True,
-            "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 4, "n_train": 80, "n_test": 50}]}
+def _grid_spec(
+    detectors, strategies, scenarios=("concept_incremental", "concept_agnostic"), seeds=2
+):
+    return {
+        "name": "grid",
+        "seeds": seeds,
+        "base_metrics": ["roc_auc", "f1", "average_precision"],
+        "strategies": list(strategies),
+        "scenarios": [
+            {"name": s, "batch_size": 40} if s == "concept_agnostic" else s for s in scenarios
+        ],
+        "detectors": list(detectors),
+        "skip_incompatible": True,
+        "datasets": [
+            {"name": "synthetic", "n_concepts": 3, "n_features": 4, "n_train": 80, "n_test": 50}
+        ],
+    }
 
 
 def _numbers(done):
     doc = json.loads(done.results_json.read_text())
-    return {r["run_id"]: (r["R"], r["metrics"], r["status"], r.get("shared_from")) for r in doc["runs"]}
+    return {
+        r["run_id"]: (r["R"], r["metrics"], r["status"], r.get("shared_from")) for r in doc["runs"]
+    }
 
 
 def _compare(spec, tmp_path, jobs=1):
     off = run_spec(spec, tmp_path / "off", share=False)
     on = run_spec(spec, tmp_path / "on", jobs=jobs)
     ver = run_spec(spec, tmp_path / "verify", verify_sharing=True)
-    assert off.n_failed == 0 and on.n_failed == 0 and ver.n_failed == 0, \
-        [r.error for r in (*on.runs, *ver.runs) if not r.ok][:1]
+    assert off.n_failed == 0 and on.n_failed == 0 and ver.n_failed == 0, [
+        r.error for r in (*on.runs, *ver.runs) if not r.ok
+    ][:1]
     plain = {k: v[:3] for k, v in _numbers(off).items()}
     assert {k: v[:3] for k, v in _numbers(on).items()} == plain
     assert {k: v[:3] for k, v in _numbers(ver).items()} == plain
@@ -176,19 +215,43 @@ def _trainable(detector: dict) -> list[str]:
     """Every registered strategy that can train ``detector`` (``{"name": ..., params}``)."""
     from clad.strategies import STRATEGIES
 
-    det = as_detector(make_detector(detector["name"], {k: v for k, v in detector.items() if k != "name"}))
-    return [n for n in STRATEGIES.names() if STRATEGIES.build(n, {"detector": det}).detector_problem(det) is None]
+    det = as_detector(
+        make_detector(detector["name"], {k: v for k, v in detector.items() if k != "name"})
+    )
+    return [
+        n
+        for n in STRATEGIES.names()
+        if STRATEGIES.build(n, {"detector": det}).detector_problem(det) is None
+    ]
 
 
 def test_every_registered_strategy_on_a_pyod_and_a_sklearn_detector(tmp_path):
     names = _trainable({"name": "hbos"})
-    assert {"naive", "cumulative", "replay", "balanced_replay", "window", "experts", "drift_experts"} <= set(names)
+    assert {
+        "naive",
+        "cumulative",
+        "replay",
+        "balanced_replay",
+        "window",
+        "experts",
+        "drift_experts",
+    } <= set(names)
     spec = _grid_spec(["hbos"], names, seeds=1)
-    spec["datasets"].append({"name": "synthetic", "n_concepts": 2, "n_features": 3, "n_train": 60, "n_test": 40,
-                             "random_state": 5})
+    spec["datasets"].append(
+        {
+            "name": "synthetic",
+            "n_concepts": 2,
+            "n_features": 3,
+            "n_train": 60,
+            "n_test": 40,
+            "random_state": 5,
+        }
+    )
     off, on, ver = _compare(spec, tmp_path)
     assert on.work["fitted"] < off.work["fitted"] and on.work["scored"] < off.work["scored"]
-    spec = _grid_spec([{"name": "iforest", "n_estimators": 20}], _trainable({"name": "iforest"}), seeds=1)
+    spec = _grid_spec(
+        [{"name": "iforest", "n_estimators": 20}], _trainable({"name": "iforest"}), seeds=1
+    )
     off, on, ver = _compare(spec, tmp_path / "iforest")
     assert on.work["fitted"] < off.work["fitted"] and on.work["scored"] < off.work["scored"]
     assert on.work["steps"] == off.work["steps"] and on.work["passes"] == off.work["passes"]
@@ -199,12 +262,17 @@ def test_every_registered_strategy_on_a_torch_detector(tmp_path):
     pytest.importorskip("torch")
     ae = {"name": "autoencoder", "epochs": 2, "hidden_sizes": [4, 2]}
     names = _trainable(ae)
-    assert {"fine_tune", "ewc", "lwf", "agem", "der", "incremental", "naive", "experts"} <= set(names)
+    assert {"fine_tune", "ewc", "lwf", "agem", "der", "incremental", "naive", "experts"} <= set(
+        names
+    )
     spec = _grid_spec([ae], names, seeds=1, scenarios=("concept_incremental",))
     off, on, _ = _compare(spec, tmp_path)
     assert on.work["fitted"] < off.work["fitted"]
     # step 1 is naive's for each of them (no penalty, teacher or memory yet): fitted once, by the first
-    first = [next(r for r in on.runs if r.strategy == n) for n in ("naive", "fine_tune", "ewc", "lwf", "agem", "der")]
+    first = [
+        next(r for r in on.runs if r.strategy == n)
+        for n in ("naive", "fine_tune", "ewc", "lwf", "agem", "der")
+    ]
     assert sum(r.timings["work"]["steps"] - r.timings["work"]["fitted"] for r in first) >= 5
 
 
@@ -214,10 +282,16 @@ def test_fine_tuning_shares_its_first_step_and_continues_on_its_own_copy():
 
     ds = make_synthetic(n_concepts=3, n_features=3, n_train=60, n_test=40, random_state=0)
     ae = AutoEncoder(hidden_sizes=(4, 2), epochs=2)
-    alone = [run_experiment(ds, ConceptIncremental(), s, seed=0) for s in (Naive(ae), FineTune(ae), FineTune(ae))]
+    alone = [
+        run_experiment(ds, ConceptIncremental(), s, seed=0)
+        for s in (Naive(ae), FineTune(ae), FineTune(ae))
+    ]
     cache = steps.StepCache(verify=False)
     with steps.using(cache):
-        shared = [run_experiment(ds, ConceptIncremental(), s, seed=0) for s in (Naive(ae), FineTune(ae), FineTune(ae))]
+        shared = [
+            run_experiment(ds, ConceptIncremental(), s, seed=0)
+            for s in (Naive(ae), FineTune(ae), FineTune(ae))
+        ]
     assert [_R_bytes(r) for r in shared] == [_R_bytes(r) for r in alone]
     assert [r.timings["work"]["fitted"] for r in shared] == [3, 2, 0]
     with steps.using(steps.StepCache(verify=True)):
@@ -235,9 +309,15 @@ def test_sharing_does_not_depend_on_the_executor(tmp_path):
 
 
 def test_groups_bring_together_what_can_share():
-    data = Component("synthetic", {"n_concepts": 2, "random_state": 0})  # data that draws no run seed
-    cfgs = [RunConfig(data, Component("concept_incremental"), Component(s), Component(d), seed)
-            for seed in (0, 1) for d in ("hbos", "iforest") for s in ("naive", "cumulative")]
+    data = Component(
+        "synthetic", {"n_concepts": 2, "random_state": 0}
+    )  # data that draws no run seed
+    cfgs = [
+        RunConfig(data, Component("concept_incremental"), Component(s), Component(d), seed)
+        for seed in (0, 1)
+        for d in ("hbos", "iforest")
+        for s in ("naive", "cumulative")
+    ]
     groups = sharing_groups(cfgs)
     # hbos draws no seed: one group over seeds; iforest draws one: a group per seed
     assert sorted(len(g) for g in groups) == [2, 2, 4]
@@ -246,8 +326,10 @@ def test_groups_bring_together_what_can_share():
 
 def test_a_group_computed_elsewhere_returns_its_results_in_order():
     data = Component("synthetic", {"n_concepts": 3, "n_train": 60, "n_test": 40})
-    cfgs = [RunConfig(data, Component("concept_incremental"), Component(s), Component("hbos"))
-            for s in ("naive", "cumulative", "window")]
+    cfgs = [
+        RunConfig(data, Component("concept_incremental"), Component(s), Component("hbos"))
+        for s in ("naive", "cumulative", "window")
+    ]
     out = execute_group(cfgs, sharing=Sharing())
     assert [r.run_id for r, _, _ in out] == [c.run_id for c in cfgs]
     assert [r.timings["work"]["fitted"] for r, _, _ in out] == [3, 2, 0]
@@ -257,12 +339,29 @@ def test_a_group_computed_elsewhere_returns_its_results_in_order():
 
 # -- tuning, and what a person sees ----------------------------------------------------------------
 def test_tuned_evaluation_runs_take_the_fitted_states_of_their_tuning_runs(tmp_path):
-    spec = {"name": "tuned", "seeds": 1, "base_metrics": ["roc_auc"], "strategies": ["naive", "cumulative"],
-            "scenarios": ["concept_incremental"], "detectors": ["iforest"],
-            "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 3, "n_train": 60, "n_test": 60,
-                          "random_state": 0}],
-            "tuning": {"mode": "validation_split", "fraction": 0.3,
-                       "detectors": {"iforest": {"n_estimators": [5, 10, 15, 20]}}}}
+    spec = {
+        "name": "tuned",
+        "seeds": 1,
+        "base_metrics": ["roc_auc"],
+        "strategies": ["naive", "cumulative"],
+        "scenarios": ["concept_incremental"],
+        "detectors": ["iforest"],
+        "datasets": [
+            {
+                "name": "synthetic",
+                "n_concepts": 3,
+                "n_features": 3,
+                "n_train": 60,
+                "n_test": 60,
+                "random_state": 0,
+            }
+        ],
+        "tuning": {
+            "mode": "validation_split",
+            "fraction": 0.3,
+            "detectors": {"iforest": {"n_estimators": [5, 10, 15, 20]}},
+        },
+    }
     before = run_spec(spec, tmp_path / "before", share_steps=False)
     after = run_spec(spec, tmp_path / "after")
     assert _numbers(before) == _numbers(after)
@@ -276,26 +375,44 @@ def test_tuned_evaluation_runs_take_the_fitted_states_of_their_tuning_runs(tmp_p
 def test_the_end_line_says_what_the_grid_contains_and_computed(tmp_path, capsys, caplog):
     from tests.runner_helpers import run_main, write_spec
 
-    spec = write_spec(tmp_path, None, strategies=["naive", "cumulative", "window"], scenarios=["concept_incremental"],
-                      detectors=["hbos"], seeds=1)
+    spec = write_spec(
+        tmp_path,
+        None,
+        strategies=["naive", "cumulative", "window"],
+        scenarios=["concept_incremental"],
+        detectors=["hbos"],
+        seeds=1,
+    )
     rc, out, _ = run_main(capsys, caplog, "run", str(spec), "--out", str(tmp_path / "out"))
     assert rc == 0
     line = next(l for l in out.splitlines() if "training steps" in l)
     import re
 
-    m = re.fullmatch(r"3 runs: (\d+) training steps, (\d+) fitted; (\d+) scoring passes, (\d+) computed", line)
+    m = re.fullmatch(
+        r"3 runs: (\d+) training steps, (\d+) fitted; (\d+) scoring passes, (\d+) computed", line
+    )
     assert m and int(m[2]) < int(m[1]) and int(m[4]) < int(m[3])
-    rc, out, _ = run_main(capsys, caplog, "run", str(spec), "--out", str(tmp_path / "v"), "--verify-sharing")
+    rc, out, _ = run_main(
+        capsys, caplog, "run", str(spec), "--out", str(tmp_path / "v"), "--verify-sharing"
+    )
     assert rc == 0 and "(every shared step verified)" in out
 
 
 def test_the_report_provenance_says_it(tmp_path):
     from clad.report import make_report
 
-    spec = {"name": "prov", "seeds": 1, "strategies": ["naive", "cumulative"], "scenarios": ["concept_incremental"],
-            "detectors": ["hbos"], "datasets": [{"name": "synthetic", "n_concepts": 3, "n_train": 60, "n_test": 40}]}
+    spec = {
+        "name": "prov",
+        "seeds": 1,
+        "strategies": ["naive", "cumulative"],
+        "scenarios": ["concept_incremental"],
+        "detectors": ["hbos"],
+        "datasets": [{"name": "synthetic", "n_concepts": 3, "n_train": 60, "n_test": 40}],
+    }
     done = run_spec(spec, tmp_path / "out")
     report = make_report(done.runs, tmp_path / "report")
     html = report.all_text()  # every page: provenance is on the details page
     assert done.work["fitted"] == 5 and done.work["steps"] == 6
-    assert "Computation: 2 runs: 6 training steps, 5 fitted; 18 scoring passes, 15 computed" in html, report
+    assert (
+        "Computation: 2 runs: 6 training steps, 5 fitted; 18 scoring passes, 15 computed" in html
+    ), report

@@ -70,7 +70,10 @@ def test_a_minimal_subclass_gets_counter_score_memory_rows_and_passes_the_checks
     s.learn(X).learn(X + 1)
     assert s.n_learn_calls_ == 2 and s.memory_rows() == 0
     scored = s.score(X)
-    assert np.array_equal(scored.scores, s.detector_.score(X)) and scored.threshold == s.detector_.threshold_
+    assert (
+        np.array_equal(scored.scores, s.detector_.score(X))
+        and scored.threshold == s.detector_.threshold_
+    )
     assert check_strategy(Latest(IsolationForest(n_estimators=20)), raise_on_failure=False).ok
     c = clone(s)
     assert set(c.get_params()) == {"detector", "random_state"} and not hasattr(c, "n_learn_calls_")
@@ -83,7 +86,14 @@ def test_a_learn_calling_super_is_counted_once():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", STRATEGIES.names())
 def test_every_registered_strategy_counts_its_learn_calls(name):
-    if name in ("ewc", "lwf", "fine_tune", "incremental", "agem", "der"):  # need a trainable network
+    if name in (
+        "ewc",
+        "lwf",
+        "fine_tune",
+        "incremental",
+        "agem",
+        "der",
+    ):  # need a trainable network
         pytest.importorskip("torch")
         from clad.detectors.torch_ae import AutoEncoder
 
@@ -97,7 +107,11 @@ def test_every_registered_strategy_counts_its_learn_calls(name):
 
 
 def test_supported_scenarios_follow_the_flags():
-    assert Latest.supported_scenarios == ("concept_agnostic", "concept_aware", "concept_incremental")
+    assert Latest.supported_scenarios == (
+        "concept_agnostic",
+        "concept_aware",
+        "concept_incremental",
+    )
     assert NeedsBoundaries.supported_scenarios == ("concept_aware", "concept_incremental")
     assert NeedsId.supported_scenarios == ("concept_aware",)
     assert NeedsId(DistanceToMean()).supported_scenarios == ("concept_aware",)  # on instances too
@@ -105,6 +119,10 @@ def test_supported_scenarios_follow_the_flags():
 
 def test_a_detector_writing_into_its_input_is_named_with_the_method():
     mine = X.copy()
-    with pytest.raises(DetectorError, match=r"detector Zeroing: fit\(\) changes its input X in place"):
+    with pytest.raises(
+        DetectorError, match=r"detector Zeroing: fit\(\) changes its input X in place"
+    ):
         Naive(Zeroing()).learn(mine)
-    assert np.array_equal(mine, X) and mine.flags.writeable  # the caller's array is unchanged, still its own
+    assert (
+        np.array_equal(mine, X) and mine.flags.writeable
+    )  # the caller's array is unchanged, still its own

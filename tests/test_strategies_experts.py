@@ -77,7 +77,9 @@ def test_unseen_test_concept_in_concept_aware_run_is_scored_by_policy():
 
 def test_recurring_concept_is_retrained_and_becomes_latest():
     rng = np.random.default_rng(0)
-    strat = Experts(iforest()).learn(rng.normal(size=(50, 2)), "A").learn(rng.normal(size=(50, 2)), "B")
+    strat = (
+        Experts(iforest()).learn(rng.normal(size=(50, 2)), "A").learn(rng.normal(size=(50, 2)), "B")
+    )
     strat.learn(rng.normal(size=(50, 2)), "A")
     assert list(strat.experts_) == ["B", "A"]
 

@@ -13,11 +13,25 @@ from sklearn.ensemble import IsolationForest
 from clad import Concept, ConceptDataset, make_synthetic, run_experiment
 from clad.errors import CladValueError, ScenarioError
 from clad.scenarios import ConceptAgnostic, ConceptAware, ConceptIncremental
-from clad.strategies import STRATEGIES, BalancedReplay, Cumulative, Naive, Replay, Window, make_strategy
+from clad.strategies import (
+    STRATEGIES,
+    BalancedReplay,
+    Cumulative,
+    Naive,
+    Replay,
+    Window,
+    make_strategy,
+)
 from clad.strategies.memory import ConceptBalancedBuffer, ReservoirBuffer, RingBuffer
 
-NSL_KDD = (Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "pyclad-nsl-kdd"
-           / "nsl-kdd_random_anomalies_5_concepts_1000_per_cluster.npy")
+NSL_KDD = (
+    Path(__file__).resolve().parents[1]
+    / ".."
+    / "shared"
+    / "datasets"
+    / "pyclad-nsl-kdd"
+    / "nsl-kdd_random_anomalies_5_concepts_1000_per_cluster.npy"
+)
 
 
 def iforest():
@@ -26,9 +40,13 @@ def iforest():
 
 # -- reservoir ---------------------------------------------------------------------------------
 
+
 @settings(max_examples=60, deadline=None)
-@given(capacity=st.integers(1, 40), batches=st.lists(st.integers(1, 90), min_size=1, max_size=12),
-       seed=st.integers(0, 2**16))
+@given(
+    capacity=st.integers(1, 40),
+    batches=st.lists(st.integers(1, 90), min_size=1, max_size=12),
+    seed=st.integers(0, 2**16),
+)
 def test_reservoir_never_over_capacity_nor_empty(capacity, batches, seed):
     rng = np.random.default_rng(seed)
     buf = ReservoirBuffer(capacity)
@@ -73,9 +91,13 @@ def test_reservoir_same_seed_same_sample():
 
 # -- concept-balanced ------------------------------------------------------------------------
 
+
 @settings(max_examples=60, deadline=None)
-@given(capacity=st.integers(1, 30), sizes=st.lists(st.integers(1, 50), min_size=1, max_size=9),
-       seed=st.integers(0, 2**16))
+@given(
+    capacity=st.integers(1, 30),
+    sizes=st.lists(st.integers(1, 50), min_size=1, max_size=9),
+    seed=st.integers(0, 2**16),
+)
 def test_balanced_buffer_bounds_and_balance(capacity, sizes, seed):
     rng = np.random.default_rng(seed)
     buf = ConceptBalancedBuffer(capacity)
@@ -118,6 +140,7 @@ def test_balanced_buffer_recurring_concept_adds_to_its_share():
 
 # -- ring buffer -----------------------------------------------------------------------------
 
+
 @settings(max_examples=60, deadline=None)
 @given(capacity=st.integers(1, 30), batches=st.lists(st.integers(1, 70), min_size=1, max_size=10))
 def test_ring_buffer_holds_the_last_rows_in_order(capacity, batches):
@@ -132,13 +155,17 @@ def test_ring_buffer_holds_the_last_rows_in_order(capacity, batches):
 
 # -- strategies in the scenarios ---------------------------------------------------------------
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("batch_size", [1, 7, 256])
 def test_replay_buffer_bounded_in_concept_agnostic_stream(batch_size):
     ds = make_synthetic(n_concepts=3, n_features=2, n_train=40, n_test=20, random_state=0)
     size = 25
-    strat = Replay(IsolationForest(n_estimators=2, max_samples=1.0, random_state=0), buffer_size=size,
-                   random_state=0)
+    strat = Replay(
+        IsolationForest(n_estimators=2, max_samples=1.0, random_state=0),
+        buffer_size=size,
+        random_state=0,
+    )
     result = run_experiment(ds, ConceptAgnostic(batch_size=batch_size), strat)
     # one memory figure per concept end: never empty, never over the size
     assert result.memory_rows == (size, size, size)
@@ -164,7 +191,9 @@ def test_replay_modes_train_on_what_they_say():
 def test_balanced_replay_refused_in_concept_agnostic():
     ds = make_synthetic(n_concepts=2, n_features=2, n_train=50, n_test=20, random_state=0)
     with pytest.raises(ScenarioError, match="BalancedReplay needs concept boundaries"):
-        run_experiment(ds, ConceptAgnostic(batch_size=10), BalancedReplay(iforest(), buffer_size=10))
+        run_experiment(
+            ds, ConceptAgnostic(batch_size=10), BalancedReplay(iforest(), buffer_size=10)
+        )
 
 
 def test_balanced_replay_uses_concept_ids_when_given():
@@ -226,7 +255,10 @@ def test_registered_clone_and_pickle(name):
 def test_supported_scenarios_match_requirements():
     for cls in (Replay, Window):
         assert not cls.requires_boundaries and "concept_agnostic" in cls.supported_scenarios
-    assert BalancedReplay.requires_boundaries and "concept_agnostic" not in BalancedReplay.supported_scenarios
+    assert (
+        BalancedReplay.requires_boundaries
+        and "concept_agnostic" not in BalancedReplay.supported_scenarios
+    )
 
 
 @pytest.mark.slow
@@ -238,9 +270,11 @@ def test_replay_reduces_forgetting_on_nsl_kdd():
     test = [Concept(str(d["name"]), d["test_data"], d["test_labels"]) for d in raw]
     ds = ConceptDataset(train, test, name="nsl-kdd")
     bwt = {}
-    for name, strat in {"naive": Naive(IsolationForest(random_state=0)),
-                        "replay": Replay(IsolationForest(random_state=0), buffer_size=300),
-                        "cumulative": Cumulative(IsolationForest(random_state=0))}.items():
+    for name, strat in {
+        "naive": Naive(IsolationForest(random_state=0)),
+        "replay": Replay(IsolationForest(random_state=0), buffer_size=300),
+        "cumulative": Cumulative(IsolationForest(random_state=0)),
+    }.items():
         result = run_experiment(ds, ConceptIncremental(), strat, seed=0)
         bwt[name] = result.metrics["roc_auc"]["backward_transfer"]
     assert bwt["naive"] < bwt["replay"]

@@ -40,9 +40,17 @@ class RowLog:
 
 def stream_dataset(sizes=(23, 17, 31), n_test=20, seed=0):
     rng = np.random.default_rng(seed)
-    train = [Concept(f"c{k}", np.c_[np.full(n, k), rng.normal(size=n)]) for k, n in enumerate(sizes)]
-    test = [Concept(f"c{k}", np.c_[np.full(n_test, k), rng.normal(size=n_test)],
-                    np.r_[np.zeros(n_test - 4), np.ones(4)].astype(int)) for k in range(len(sizes))]
+    train = [
+        Concept(f"c{k}", np.c_[np.full(n, k), rng.normal(size=n)]) for k, n in enumerate(sizes)
+    ]
+    test = [
+        Concept(
+            f"c{k}",
+            np.c_[np.full(n_test, k), rng.normal(size=n_test)],
+            np.r_[np.zeros(n_test - 4), np.ones(4)].astype(int),
+        )
+        for k in range(len(sizes))
+    ]
     return ConceptDataset(train, test, name="stream")
 
 
@@ -56,7 +64,9 @@ def test_no_evaluation_of_a_concept_follows_training_on_a_later_one(strategy):
         learned = set().union(*RowLog.fitted) if RowLog.fitted else set()
         seen_at_step.append((index, learned))
 
-    r = run_experiment(ds, ConceptAgnostic(batch_size=10), strategy(RowLog()), seed=0, on_step=on_step)
+    r = run_experiment(
+        ds, ConceptAgnostic(batch_size=10), strategy(RowLog()), seed=0, on_step=on_step
+    )
     assert [i for i, _ in seen_at_step] == [0, 1, 2]
     for k, learned in seen_at_step:
         assert max(learned) <= k, f"row of c{k} evaluated after learning rows of {sorted(learned)}"
@@ -71,8 +81,12 @@ def test_no_evaluation_of_a_concept_follows_training_on_a_later_one(strategy):
 def test_after_crossing_batch_is_the_named_look_ahead():
     ds = stream_dataset()
     RowLog.fitted = []
-    r = run_experiment(ds, ConceptAgnostic(batch_size=10, evaluate="after_crossing_batch"), Cumulative(RowLog()),
-                       seed=0)
+    r = run_experiment(
+        ds,
+        ConceptAgnostic(batch_size=10, evaluate="after_crossing_batch"),
+        Cumulative(RowLog()),
+        seed=0,
+    )
     # c0 ends at row 23, inside batch 3 (rows 20..29): 7 rows of c1 learned; c1 ends at 40 exactly
     assert [(row["concept"], row["later"]) for row in r.learned_rows] == [(23, 7), (17, 0), (31, 0)]
 
@@ -83,8 +97,12 @@ def test_bad_evaluate():
 
 
 SPEC = {
-    "name": "anytime", "seeds": 1, "strategies": ["naive"],
-    "datasets": [{"name": "synthetic", "n_concepts": 3, "n_features": 4, "n_train": 90, "n_test": 40}],
+    "name": "anytime",
+    "seeds": 1,
+    "strategies": ["naive"],
+    "datasets": [
+        {"name": "synthetic", "n_concepts": 3, "n_features": 4, "n_train": 90, "n_test": 40}
+    ],
     "scenarios": [{"name": "concept_agnostic", "batch_size": 20, "anytime_per_concept": 4}],
     "detectors": [{"name": "iforest", "n_estimators": 10}],
 }
@@ -101,7 +119,11 @@ def test_anytime_per_concept_rows_metrics_and_figure(tmp_path):
     (run,) = doc["runs"]
     # 4 anytime rows per training concept, in order, labelled by the concept being learned
     assert run["anytime"]["task"] == [0] * 4 + [1] * 4 + [2] * 4
-    assert len(run["anytime"]["R"]["roc_auc"]) == 12 and run["anytime"]["boundaries"] == [90, 180, 270]
+    assert len(run["anytime"]["R"]["roc_auc"]) == 12 and run["anytime"]["boundaries"] == [
+        90,
+        180,
+        270,
+    ]
     # at each quarter of a concept: 90 rows in batches of 20 -> after 40, 60, 80 rows, and c0's end (inside
     # batch 5, which holds c1 rows) before that batch
     assert run["anytime"]["rows_seen"][:4] == [40, 60, 80, 80]
@@ -113,8 +135,9 @@ def test_anytime_per_concept_rows_metrics_and_figure(tmp_path):
     A = np.array(run["anytime"]["R"]["roc_auc"], dtype=float)
     hand = [A[e, : k + 1].mean() for e, k in enumerate(run["anytime"]["task"])]
     assert m["anytime_accuracy_seen"] == pytest.approx(hand)
-    assert anytime_accuracy_seen(run["R"]["roc_auc"], {"R": A, "task": run["anytime"]["task"]}).tolist() == \
-        pytest.approx(hand)
+    assert anytime_accuracy_seen(
+        run["R"]["roc_auc"], {"R": A, "task": run["anytime"]["task"]}
+    ).tolist() == pytest.approx(hand)
     from clad.results import load_results
 
     report = make_report(load_results(tmp_path / "out"), tmp_path / "report")
@@ -124,7 +147,11 @@ def test_anytime_per_concept_rows_metrics_and_figure(tmp_path):
 
 def test_anytime_options_exclusive():
     with pytest.raises(CladValueError, match="anytime_every or anytime_per_concept, not both"):
-        run_experiment(stream_dataset(), ConceptAgnostic(anytime_every=2, anytime_per_concept=2), Naive(RowLog()))
+        run_experiment(
+            stream_dataset(),
+            ConceptAgnostic(anytime_every=2, anytime_per_concept=2),
+            Naive(RowLog()),
+        )
 
 
 def contaminated_dataset():
@@ -133,8 +160,12 @@ def contaminated_dataset():
     rng = np.random.default_rng(1)
     X = np.r_[rng.normal(size=(300, 3)), rng.normal(4.0, 1.0, size=(60, 3))]
     y = np.r_[np.zeros(300, int), np.ones(60, int)]
-    groups = [ConceptRows(f"g{k}", np.arange(100 * k, 100 * k + 100), np.arange(300 + 20 * k, 320 + 20 * k))
-              for k in range(3)]
+    groups = [
+        ConceptRows(
+            f"g{k}", np.arange(100 * k, 100 * k + 100), np.arange(300 + 20 * k, 320 + 20 * k)
+        )
+        for k in range(3)
+    ]
     return make_dataset(X, y, groups, test_size=0.3, contamination=0.1, random_state=0)
 
 
@@ -150,13 +181,15 @@ def test_prequential_windowed_roc_auc_equals_a_hand_loop(tmp_path):
     r = run_experiment(ds, scenario, Naive(IsolationForest(n_estimators=10)), seed=4)
     rec = r.prequential
     # the hand loop: the same stream, score each batch with the model of the batches before it
-    seeded = seed_run(4, strategy=Naive(IsolationForest(n_estimators=10)), scenario=ConceptAgnostic(batch_size=25))
+    seeded = seed_run(
+        4, strategy=Naive(IsolationForest(n_estimators=10)), scenario=ConceptAgnostic(batch_size=25)
+    )
     strategy = seeded.strategy
     X = np.vstack([c.X for c in ds.train])
     y = np.concatenate([c.y for c in ds.train])
     scores, labels, windowed = [], [], []
     for start in range(0, len(X), 25):
-        xb, yb = X[start:start + 25], y[start:start + 25]
+        xb, yb = X[start : start + 25], y[start : start + 25]
         if start:
             scores.append(strategy.score(xb).scores)
             labels.append(yb)
@@ -165,8 +198,9 @@ def test_prequential_windowed_roc_auc_equals_a_hand_loop(tmp_path):
         strategy.learn(xb)
     assert rec["rows_seen"] == list(range(25, len(X), 25))
     np.testing.assert_allclose(rec["windowed"]["roc_auc"], windowed, equal_nan=True)
-    assert rec["cumulative"]["roc_auc"][-1] == pytest.approx(roc_auc_score(np.concatenate(labels),
-                                                                           np.concatenate(scores)))
+    assert rec["cumulative"]["roc_auc"][-1] == pytest.approx(
+        roc_auc_score(np.concatenate(labels), np.concatenate(scores))
+    )
     back = RunResult.from_dict(json.loads(json.dumps(r.to_dict(), allow_nan=False)))
     assert back.prequential["window"] == 3
     # plotted in the report
@@ -182,7 +216,9 @@ def test_prequential_windowed_roc_auc_equals_a_hand_loop(tmp_path):
 
 
 def test_prequential_needs_labelled_training_rows():
-    with pytest.raises(CladValueError, match="prequential=true needs training concepts with labelled anomalies"):
+    with pytest.raises(
+        CladValueError, match="prequential=true needs training concepts with labelled anomalies"
+    ):
         run_experiment(stream_dataset(), ConceptAgnostic(prequential=True), Naive(RowLog()))
 
 

@@ -12,16 +12,21 @@ from clad.errors import CladValueError, DataError
 
 def shared_data() -> Path:
     """<repo root>/../shared/datasets, else $CLAD_DATA, else /work/shared/datasets."""
-    for cand in (Path(__file__).resolve().parents[1].parent / "shared" / "datasets",
-                 Path(os.environ.get("CLAD_DATA", "/nonexistent")), Path("/work/shared/datasets")):
+    for cand in (
+        Path(__file__).resolve().parents[1].parent / "shared" / "datasets",
+        Path(os.environ.get("CLAD_DATA", "/nonexistent")),
+        Path("/work/shared/datasets"),
+    ):
         if (cand / "nasa-smap" / "labeled_anomalies.csv").is_file():
             return cand
     return Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
 
 SHARED = shared_data()
-needs_smap = pytest.mark.skipif(not (SHARED / "nasa-smap").is_dir(),
-                                reason=f"NASA SMAP copy not found at {SHARED}/nasa-smap (nor via CLAD_DATA)")
+needs_smap = pytest.mark.skipif(
+    not (SHARED / "nasa-smap").is_dir(),
+    reason=f"NASA SMAP copy not found at {SHARED}/nasa-smap (nor via CLAD_DATA)",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -76,10 +81,15 @@ def test_windows_never_span_two_channels_or_the_split(mini):
     assert [c.n_rows for c in ds.train] == [3, 3] and [c.n_rows for c in ds.test] == [6, 3]
     for c in ds.train + ds.test:
         assert all(len(np.unique(w[:, 0])) == 1 for w in c.X)
-    assert {float(v) for v in np.unique(ds.train[0].X[:, :, 0])} == {10.0, 11.0}  # train channels only
+    assert {float(v) for v in np.unique(ds.train[0].X[:, :, 0])} == {
+        10.0,
+        11.0,
+    }  # train channels only
     # test A windows: A-1 starts 0,2,4,6 (ranges 2-3, 8-9), A-2 starts 0,2 (steps 1, 4, 5)
     assert ds.test[0].y.tolist() == [1, 1, 0, 1, 1, 1]
-    last = load_telemanom("tele", spacecraft="X", window=4, stride=2, window_label="last", data_dir=str(mini))
+    last = load_telemanom(
+        "tele", spacecraft="X", window=4, stride=2, window_label="last", data_dir=str(mini)
+    )
     assert last.test[0].y.tolist() == [1, 0, 0, 1, 0, 1]
 
 
@@ -95,7 +105,9 @@ def test_channel_concepts_and_other_spacecraft(mini):
 def test_errors_name_the_problem(mini):
     with pytest.raises(DataError, match="no channel of spacecraft='Z'.*it lists: X, Y"):
         load_telemanom("tele", spacecraft="Z", data_dir=str(mini))
-    with pytest.raises(CladValueError, match="concepts='subsystems' \\(did you mean 'subsystem'\\?\\)"):
+    with pytest.raises(
+        CladValueError, match="concepts='subsystems' \\(did you mean 'subsystem'\\?\\)"
+    ):
         load_telemanom("tele", spacecraft="X", concepts="subsystems", data_dir=str(mini))
     with pytest.raises(DataError, match="unknown subsystems \\['Q'\\]; X has: A, B"):
         load_telemanom("tele", spacecraft="X", subsystems=["Q"], data_dir=str(mini))
@@ -113,7 +125,18 @@ def test_the_shared_smap_copy_as_its_readme_describes():
     ds = load_telemanom(data_dir=str(SHARED))
     assert ds.train_names == ("A", "B", "D", "E", "F", "G", "P", "R", "S", "T")
     n_channels = {k: len(v) for k, v in ds.metadata["channels"].items()}
-    assert n_channels == {"A": 9, "B": 1, "D": 12, "E": 13, "F": 3, "G": 6, "P": 5, "R": 1, "S": 1, "T": 3}
+    assert n_channels == {
+        "A": 9,
+        "B": 1,
+        "D": 12,
+        "E": 13,
+        "F": 3,
+        "G": 6,
+        "P": 5,
+        "R": 1,
+        "S": 1,
+        "T": 3,
+    }
     assert sum(c.n_rows for c in ds.train) == 138_004 and sum(c.n_rows for c in ds.test) == 435_826
     # 57,043 steps counting P-2's two rows apart; their union leaves 55,972
     assert sum(c.n_anomalies for c in ds.test) == 55_972 and ds.row_shape == (25,)
@@ -123,7 +146,9 @@ def test_the_shared_smap_copy_as_its_readme_describes():
 def test_card_recipe_builds_the_windowed_scenario():
     card = load_card("nasa-smap")
     assert card["loader"] == "telemanom" and "telemanom" in DATASETS
-    ds = load_dataset("telemanom", {**card["default_recipe"], "data_dir": str(SHARED), "subsystems": ["B", "S"]})
+    ds = load_dataset(
+        "telemanom", {**card["default_recipe"], "data_dir": str(SHARED), "subsystems": ["B", "S"]}
+    )
     assert ds.row_shape == (16, 25)
     # B-1: 2,435 training steps -> 152 windows of 16 (stride 16)
     assert ds.train[0].n_rows == (2435 - 16) // 16 + 1 == 152

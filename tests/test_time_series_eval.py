@@ -43,7 +43,9 @@ def _dataset(window=2, stride=2, rule="max"):
     X, y = np.r_[xa, xb][:, None], np.r_[ya, yb]
     test = Concept("T", X, y, time=TimeAxis(("a", "b"), (12, 10), y))
     train = Concept("T", np.zeros((20, 1)))
-    ds = ConceptDataset([train], [test], metadata={"segments": {"train": [[20]], "test": [[12, 10]]}})
+    ds = ConceptDataset(
+        [train], [test], metadata={"segments": {"train": [[20]], "test": [[12, 10]]}}
+    )
     return window_dataset(ds, window=window, stride=stride, score_rule=rule)
 
 
@@ -94,7 +96,9 @@ def test_range_metrics_in_R_are_computed_on_points():
     assert per["values"]["range_f1"]["T"] == [[pytest.approx(2 * 0.5 / 1.5), 0.0]]
     trace = r.extras["time_series"]["trace"]
     assert (trace["concept"], trace["series"], trace["ranges"]) == ("T", "a", [[3, 4]])
-    assert trace["scores"] == [[0, 0, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0]] and trace["thresholds"] == [2.5]
+    assert trace["scores"] == [[0, 0, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0]] and trace["thresholds"] == [
+        2.5
+    ]
     assert trace["values"] == [0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0]
     # the mean rule gives the same points here (windows do not overlap)
     r2 = run_experiment(_dataset(rule="mean"), ConceptIncremental(), Naive(MaxAbs()), ["range_f1"])
@@ -103,27 +107,59 @@ def test_range_metrics_in_R_are_computed_on_points():
 
 def test_metric_params_reach_the_metric():
     base = run_experiment(_dataset(), ConceptIncremental(), Naive(MaxAbs()), ["range_f1"])
-    existence = run_experiment(_dataset(), ConceptIncremental(), Naive(MaxAbs()), ["range_f1"],
-                               metric_params={"range_f1": {"alpha": 1.0}})
+    existence = run_experiment(
+        _dataset(),
+        ConceptIncremental(),
+        Naive(MaxAbs()),
+        ["range_f1"],
+        metric_params={"range_f1": {"alpha": 1.0}},
+    )
     # alpha 1: recall is existence only (1/2), the same here; channel a's overlap is full anyway
     assert existence.R["range_f1"][0, 0] == pytest.approx(base.R["range_f1"][0, 0])
-    wide = run_experiment(_dataset(), ConceptIncremental(), Naive(MaxAbs()), ["vus_pr"],
-                          metric_params={"vus_pr": {"window": 0}})
+    wide = run_experiment(
+        _dataset(),
+        ConceptIncremental(),
+        Naive(MaxAbs()),
+        ["vus_pr"],
+        metric_params={"vus_pr": {"window": 0}},
+    )
     narrow = run_experiment(_dataset(), ConceptIncremental(), Naive(MaxAbs()), ["vus_pr"])
     assert wide.R["vus_pr"][0, 0] != narrow.R["vus_pr"][0, 0]
 
 
-_SPEC = {"datasets": [{"name": "synthetic"}], "scenarios": [{"name": "concept_aware"}], "strategies": ["naive"],
-         "detectors": [{"name": "iforest"}]}
+_SPEC = {
+    "datasets": [{"name": "synthetic"}],
+    "scenarios": [{"name": "concept_aware"}],
+    "strategies": ["naive"],
+    "detectors": [{"name": "iforest"}],
+}
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"base_metrics": ["vus_pr"], "base_metric_params": {"vus_pr": {"widow": 3}}}, "did you mean 'window'"),
-    ({"base_metrics": ["vus_pr"], "base_metric_params": {"range_f1": {"alpha": 0.1}}}, "not one of the base metrics"),
-    ({"base_metrics": ["range_f1"], "base_metric_params": {"range_f1": {"alpha": 3}}}, r"in \[0, 1\]"),
-    ({"base_metrics": ["roc_auc"], "base_metric_params": {"roc_auc": {"x": 1}}}, "takes no parameter"),
-    ({"base_metrics": ["vus_pr"], "base_metric_params": {"vus_pr": {"thresholds": 1}}}, "integer from 2"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            {"base_metrics": ["vus_pr"], "base_metric_params": {"vus_pr": {"widow": 3}}},
+            "did you mean 'window'",
+        ),
+        (
+            {"base_metrics": ["vus_pr"], "base_metric_params": {"range_f1": {"alpha": 0.1}}},
+            "not one of the base metrics",
+        ),
+        (
+            {"base_metrics": ["range_f1"], "base_metric_params": {"range_f1": {"alpha": 3}}},
+            r"in \[0, 1\]",
+        ),
+        (
+            {"base_metrics": ["roc_auc"], "base_metric_params": {"roc_auc": {"x": 1}}},
+            "takes no parameter",
+        ),
+        (
+            {"base_metrics": ["vus_pr"], "base_metric_params": {"vus_pr": {"thresholds": 1}}},
+            "integer from 2",
+        ),
+    ],
+)
 def test_spec_checks_metric_params(extra, message):
     with pytest.raises(SpecError, match=message):
         parse_spec({**_SPEC, **extra})
@@ -131,7 +167,9 @@ def test_spec_checks_metric_params(extra, message):
 
 def test_spec_records_metric_params_in_the_run_identity():
     plain = parse_spec({**_SPEC, "base_metrics": ["vus_pr"]}).configs[0]
-    tuned = parse_spec({**_SPEC, "base_metrics": ["vus_pr"], "base_metric_params": {"vus_pr": {"window": 20}}}).configs[0]
+    tuned = parse_spec(
+        {**_SPEC, "base_metrics": ["vus_pr"], "base_metric_params": {"vus_pr": {"window": 20}}}
+    ).configs[0]
     assert "base_metric_params" not in plain.to_dict()
     assert tuned.to_dict()["base_metric_params"] == {"vus_pr": {"window": 20}}
     assert plain.run_id != tuned.run_id
@@ -141,7 +179,12 @@ def test_oracle_metrics_are_labelled_optimistic():
     optimistic = {name for name, m in BASE_METRIC_REGISTRY.items() if m.optimistic}
     for name in BASE_METRIC_REGISTRY:
         assert ("optimistic" in base_metric_label(name)) == (name in optimistic)
-    assert optimistic == {"range_f1_oracle", "event_f1_oracle", "pa_f1_oracle", "affiliation_f1_oracle"}
+    assert optimistic == {
+        "range_f1_oracle",
+        "event_f1_oracle",
+        "pa_f1_oracle",
+        "affiliation_f1_oracle",
+    }
 
 
 def test_chance_level_of_every_base_metric():
@@ -173,7 +216,10 @@ def test_per_series_table_one_row_per_series_and_step():
     import dataclasses
 
     table = per_series_table([dataclasses.replace(r, run_id="x")])
-    assert table[["step", "test_concept", "series"]].values.tolist() == [[0, "T", "a"], [0, "T", "b"]]
+    assert table[["step", "test_concept", "series"]].values.tolist() == [
+        [0, "T", "a"],
+        [0, "T", "b"],
+    ]
     assert table["range_f1"].tolist() == [pytest.approx(2 / 3), 0.0]
 
 
@@ -192,8 +238,14 @@ def test_report_time_series_figure_renders(tmp_path):
     (path,) = figs.paths.values()
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # a run without a time axis has no such figure
-    plain = run_experiment(ConceptDataset([Concept("A", np.zeros((5, 1)))], [Concept("A", np.zeros((4, 1)), [0, 1, 0, 0])]),
-                           ConceptIncremental(), Naive(MaxAbs()), ["roc_auc"])
+    plain = run_experiment(
+        ConceptDataset(
+            [Concept("A", np.zeros((5, 1)))], [Concept("A", np.zeros((4, 1)), [0, 1, 0, 0])]
+        ),
+        ConceptIncremental(),
+        Naive(MaxAbs()),
+        ["roc_auc"],
+    )
     assert plain.extras is None or "time_series" not in plain.extras
     assert trace_section([plain], FigureStore(tmp_path / "b", 60)) is None
 
@@ -203,9 +255,16 @@ def test_trace_figure_is_readable_at_ten_steps(tmp_path):
     from clad.report.timeseries import trace_figure
 
     rng = np.random.default_rng(0)
-    trace = {"concept": "A", "series": "A-1", "bucket": 4, "values": rng.normal(size=500).tolist(),
-             "ranges": [[100, 180], [1500, 1510]], "steps": [f"C{i}" for i in range(10)],
-             "scores": [rng.random(500).tolist() for _ in range(10)], "thresholds": [0.9] * 10}
+    trace = {
+        "concept": "A",
+        "series": "A-1",
+        "bucket": 4,
+        "values": rng.normal(size=500).tolist(),
+        "ranges": [[100, 180], [1500, 1510]],
+        "steps": [f"C{i}" for i in range(10)],
+        "scores": [rng.random(500).tolist() for _ in range(10)],
+        "thresholds": [0.9] * 10,
+    }
     fig = trace_figure(trace, "d / s / naive / iforest / seed 0")
     assert len(fig.axes) == 11
     height = fig.get_size_inches()[1]
@@ -223,10 +282,20 @@ def test_report_marks_oracle_metrics_optimistic_wherever_shown(tmp_path):
     from clad.scenarios import ConceptAware
 
     ds = make_synthetic(n_concepts=3, random_state=0)
-    runs = [run_experiment(ds, ConceptAware(), Naive(IsolationForest(n_estimators=10, random_state=0)),
-                           ["range_f1_oracle", "roc_auc"], seed=s) for s in (0, 1)]
+    runs = [
+        run_experiment(
+            ds,
+            ConceptAware(),
+            Naive(IsolationForest(n_estimators=10, random_state=0)),
+            ["range_f1_oracle", "roc_auc"],
+            seed=s,
+        )
+        for s in (0, 1)
+    ]
     report = make_report(runs, tmp_path)
     page = report.all_text()
     text = re.sub(r'src="data:[^"]*"|href="[^"]*"|id="[^"]*"', "", page)
-    shown = [m.end() for m in re.finditer(r"range_f1_oracle(?!\.png|\.js)", text)]  # file names aside
+    shown = [
+        m.end() for m in re.finditer(r"range_f1_oracle(?!\.png|\.js)", text)
+    ]  # file names aside
     assert shown and all(text[i:].startswith(" (optimistic") for i in shown)

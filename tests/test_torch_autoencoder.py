@@ -102,14 +102,17 @@ def test_constant_columns_are_fine():
     assert np.isfinite(s).all()
 
 
-@pytest.mark.parametrize("param, value, message", [
-    ("epochs", 0, "epochs=0; expected an integer >= 1"),
-    ("batch_size", 2.5, "batch_size=2.5; expected an integer >= 1"),
-    ("hidden_sizes", (), "hidden_sizes=\\(\\); expected a non-empty list"),
-    ("learning_rate", -1.0, "learning_rate=-1.0; expected a number > 0"),
-    ("contamination", 0.7, "contamination=0.7; expected a number in \\(0, 0.5\\)"),
-    ("device", "nonsense", "device='nonsense'; expected 'cpu', 'cuda'"),
-])
+@pytest.mark.parametrize(
+    "param, value, message",
+    [
+        ("epochs", 0, "epochs=0; expected an integer >= 1"),
+        ("batch_size", 2.5, "batch_size=2.5; expected an integer >= 1"),
+        ("hidden_sizes", (), "hidden_sizes=\\(\\); expected a non-empty list"),
+        ("learning_rate", -1.0, "learning_rate=-1.0; expected a number > 0"),
+        ("contamination", 0.7, "contamination=0.7; expected a number in \\(0, 0.5\\)"),
+        ("device", "nonsense", "device='nonsense'; expected 'cpu', 'cuda'"),
+    ],
+)
 def test_bad_parameters_are_clear_errors(param, value, message, data):
     with pytest.raises(CladValueError, match=message):
         small(AutoEncoder, **{param: value}).fit(data)
@@ -117,7 +120,9 @@ def test_bad_parameters_are_clear_errors(param, value, message, data):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error when CUDA is absent")
 def test_cuda_without_cuda_is_a_clear_error(data):
-    with pytest.raises(DetectorError, match="device='cuda' but torch.cuda.is_available\\(\\) is False"):
+    with pytest.raises(
+        DetectorError, match="device='cuda' but torch.cuda.is_available\\(\\) is False"
+    ):
         small(AutoEncoder, device="cuda").fit(data)
 
 

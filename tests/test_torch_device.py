@@ -33,16 +33,28 @@ CUDA_R_TOLERANCE = 0.1
 
 #: every registered strategy, with the parameters of its small case (all of them train torch detectors)
 STRATEGY_PARAMS = {
-    "naive": {}, "cumulative": {}, "replay": {"buffer_size": 60}, "replay_buffer_only": {"buffer_size": 60},
-    "balanced_replay": {"buffer_size": 60}, "window": {"window_size": 100}, "experts": {},
-    "fine_tune": {}, "ewc": {"ewc_lambda": 50.0}, "lwf": {"alpha": 2.0}, "agem": {"buffer_size": 40},
-    "der": {"buffer_size": 40, "beta": 0.5}, "incremental": {}, "drift_experts": {},
+    "naive": {},
+    "cumulative": {},
+    "replay": {"buffer_size": 60},
+    "replay_buffer_only": {"buffer_size": 60},
+    "balanced_replay": {"buffer_size": 60},
+    "window": {"window_size": 100},
+    "experts": {},
+    "fine_tune": {},
+    "ewc": {"ewc_lambda": 50.0},
+    "lwf": {"alpha": 2.0},
+    "agem": {"buffer_size": 40},
+    "der": {"buffer_size": 40, "beta": 0.5},
+    "incremental": {},
+    "drift_experts": {},
 }
 CASES = [(d, s) for d in DETECTORS for s in STRATEGY_PARAMS]
 
 
 def run(detector: str, strategy: str, device: str):
-    det = DETECTORS[detector](epochs=3, batch_size=16, learning_rate=3e-3, device=device, num_threads=1)
+    det = DETECTORS[detector](
+        epochs=3, batch_size=16, learning_rate=3e-3, device=device, num_threads=1
+    )
     strat = make_strategy(strategy, det, STRATEGY_PARAMS[strategy])
     return run_experiment(dataset(detector), ConceptIncremental(), strat, seed=0).R["roc_auc"]
 
@@ -74,8 +86,10 @@ def row_loop_fisher_sums(det, xb):
     sums = [torch.zeros_like(p) for p in params]
     with det.gradient_pass():
         for x in xb:
-            for total, g in zip(sums, torch.autograd.grad(det.reconstruction_loss(x[None]), params)):
-                total += g ** 2
+            for total, g in zip(
+                sums, torch.autograd.grad(det.reconstruction_loss(x[None]), params)
+            ):
+                total += g**2
     return sums
 
 
@@ -84,7 +98,9 @@ def windows(n=120, steps=9, features=3, seed=0):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls, hidden", [(LSTMAutoEncoder, (5,)), (LSTMAutoEncoder, (5, 3)), (GRUAutoEncoder, (5, 3))])
+@pytest.mark.parametrize(
+    "cls, hidden", [(LSTMAutoEncoder, (5,)), (LSTMAutoEncoder, (5, 3)), (GRUAutoEncoder, (5, 3))]
+)
 def test_batched_fisher_equals_the_row_loop(cls, hidden):
     W = windows()
     det = cls(hidden_sizes=hidden, epochs=1, random_state=0, num_threads=1).fit(W)
@@ -115,14 +131,18 @@ def test_dense_fisher_products_of_squares_equal_the_row_loop():
 
 def test_fisher_with_max_rows_uses_evenly_spaced_rows():
     W = windows(n=50)
-    det = LSTMAutoEncoder(hidden_sizes=(4,), epochs=1, random_state=0, num_threads=1, score_batch_size=7).fit(W)
+    det = LSTMAutoEncoder(
+        hidden_sizes=(4,), epochs=1, random_state=0, num_threads=1, score_batch_size=7
+    ).fit(W)
     rows = np.linspace(0, 49, 10).astype(np.int64)
     for a, b in zip(det.fisher_diagonal(W, max_rows=10), det.fisher_diagonal(W[rows])):
         assert torch.equal(a, b)
 
 
 def test_gradient_pass_leaves_the_cpu_modes_alone():
-    det = GRUAutoEncoder(hidden_sizes=(4,), epochs=1, random_state=0, num_threads=1).fit(windows(n=30))
+    det = GRUAutoEncoder(hidden_sizes=(4,), epochs=1, random_state=0, num_threads=1).fit(
+        windows(n=30)
+    )
     with det.gradient_pass() as module:
         assert module is det.module_ and not any(m.training for m in module.modules())
     assert not det.module_.training
@@ -200,8 +220,10 @@ def test_memory_indices_drawn_in_chunks_are_the_per_batch_draws():
 
 @pytest.mark.slow
 @needs_cuda
-@pytest.mark.parametrize("cls, shape", [(AutoEncoder, (3000, 8)), (LSTMAutoEncoder, (2000, 6, 3)),
-                                        (GRUAutoEncoder, (2000, 6, 3))])
+@pytest.mark.parametrize(
+    "cls, shape",
+    [(AutoEncoder, (3000, 8)), (LSTMAutoEncoder, (2000, 6, 3)), (GRUAutoEncoder, (2000, 6, 3))],
+)
 def test_a_graphed_training_step_trains_as_the_eager_step(cls, shape, monkeypatch):
     """A long training call on CUDA replays its step as a CUDA graph; the network it trains
     equals the eager loop's to float32 rounding (Adam's step count lives on the device there)."""
@@ -211,11 +233,15 @@ def test_a_graphed_training_step_trains_as_the_eager_step(cls, shape, monkeypatc
     hidden = (8, 3) if cls is AutoEncoder else (6,)
 
     def fit():
-        return cls(hidden_sizes=hidden, epochs=2, batch_size=32, device="cuda", random_state=0).fit(X)
+        return cls(hidden_sizes=hidden, epochs=2, batch_size=32, device="cuda", random_state=0).fit(
+            X
+        )
 
     graphed = fit()
     full_steps = 2 * (shape[0] // 32)
-    assert graphed.graph_replays_ == full_steps - torch_graph.WARMUP_STEPS  # every full batch but the warm-up
+    assert (
+        graphed.graph_replays_ == full_steps - torch_graph.WARMUP_STEPS
+    )  # every full batch but the warm-up
     monkeypatch.setattr(torch_graph, "MIN_GRAPH_STEPS", 10**9)
     eager = fit()
     assert eager.graph_replays_ == 0

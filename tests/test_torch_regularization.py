@@ -25,10 +25,10 @@ def subspace_stream(n_concepts=3, k=2, n_train=300, n_test=200, offset=1.0, seed
     rng = np.random.default_rng(seed)
     d = k * n_concepts + 2
     Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    comp = Q[:, n_concepts * k:]
+    comp = Q[:, n_concepts * k :]
     train, test = [], []
     for c in range(n_concepts):
-        B = Q[:, c * k:(c + 1) * k]
+        B = Q[:, c * k : (c + 1) * k]
 
         def normal(n):
             return 2 * rng.normal(size=(n, k)) @ B.T + 0.05 * rng.normal(size=(n, d))
@@ -38,12 +38,25 @@ def subspace_stream(n_concepts=3, k=2, n_train=300, n_test=200, offset=1.0, seed
         dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
         anomalies = normal(n_test - half) + offset * dirs @ comp.T
         train.append(Concept(f"S{c}", normal(n_train)))
-        test.append(Concept(f"S{c}", np.vstack([normal(half), anomalies]), np.r_[np.zeros(half), np.ones(n_test - half)]))
+        test.append(
+            Concept(
+                f"S{c}",
+                np.vstack([normal(half), anomalies]),
+                np.r_[np.zeros(half), np.ones(n_test - half)],
+            )
+        )
     return ConceptDataset(train, test, name="subspaces")
 
 
 def ae(**kw):
-    params = dict(hidden_sizes=(16, 6), epochs=30, batch_size=32, learning_rate=3e-3, random_state=0, num_threads=1)
+    params = dict(
+        hidden_sizes=(16, 6),
+        epochs=30,
+        batch_size=32,
+        learning_rate=3e-3,
+        random_state=0,
+        num_threads=1,
+    )
     params.update(kw)
     return AutoEncoder(**params)
 
@@ -71,8 +84,12 @@ def test_ewc_forgets_less_than_fine_tuning(stream, fine_tuned):
 
 @pytest.mark.slow
 def test_same_seed_twice_gives_identical_R(stream):
-    a = run_experiment(stream, ConceptIncremental(), EWC(ae(epochs=5), ewc_lambda=100.0, mode="online"))
-    b = run_experiment(stream, ConceptIncremental(), EWC(ae(epochs=5), ewc_lambda=100.0, mode="online"))
+    a = run_experiment(
+        stream, ConceptIncremental(), EWC(ae(epochs=5), ewc_lambda=100.0, mode="online")
+    )
+    b = run_experiment(
+        stream, ConceptIncremental(), EWC(ae(epochs=5), ewc_lambda=100.0, mode="online")
+    )
     assert np.array_equal(a.R["roc_auc"], b.R["roc_auc"])
     c = run_experiment(stream, ConceptIncremental(), LwF(ae(epochs=5), alpha=1.0))
     d = run_experiment(stream, ConceptIncremental(), LwF(ae(epochs=5), alpha=1.0))
@@ -89,7 +106,7 @@ def test_zero_strength_is_exactly_fine_tuning(stream, fine_tuned, make):
 def test_ewc_penalty_by_hand():
     X = np.random.default_rng(0).normal(size=(40, 3))
     s = EWC(ae(hidden_sizes=(4, 2), epochs=2), ewc_lambda=6.0).learn(X)
-    (fisher, anchor), = s.penalties_
+    ((fisher, anchor),) = s.penalties_
     module = s.detector_.module_
     assert float(s._penalty(module, None).detach()) == 0.0  # at the anchor
     with torch.no_grad():
@@ -109,7 +126,7 @@ def test_fisher_is_mean_squared_per_row_gradient():
         module.zero_grad()
         det.reconstruction_loss(x[None]).backward()
         for m, p in zip(manual, module.parameters()):
-            m += p.grad ** 2 / len(X)
+            m += p.grad**2 / len(X)
     for f, m in zip(fisher, manual):
         torch.testing.assert_close(f, m, rtol=1e-4, atol=1e-8)
 
@@ -123,7 +140,9 @@ def test_separate_and_online_modes():
         onl.learn(X + k)
     assert len(sep.penalties_) == 3 and len(onl.penalties_) == 1
     # online: F = gamma * F_old + F_new, anchor = latest weights
-    assert all(torch.equal(a, p) for a, p in zip(onl.penalties_[0][1], onl.detector_.module_.parameters()))
+    assert all(
+        torch.equal(a, p) for a, p in zip(onl.penalties_[0][1], onl.detector_.module_.parameters())
+    )
 
 
 @pytest.mark.slow
@@ -144,7 +163,10 @@ def test_lwf_stays_closer_to_the_previous_model(stream):
 
 @pytest.mark.parametrize("cls", [EWC, LwF])
 def test_non_torch_detector_is_a_clear_error(cls):
-    with pytest.raises(CladValueError, match=f"{cls.__name__} needs one of clad's PyTorch detectors.*IsolationForest"):
+    with pytest.raises(
+        CladValueError,
+        match=f"{cls.__name__} needs one of clad's PyTorch detectors.*IsolationForest",
+    ):
         cls(IsolationForest()).learn(np.zeros((10, 2)))
 
 
@@ -174,7 +196,9 @@ def test_registered_clone_pickle_and_stream(name):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-@pytest.mark.parametrize("make", [lambda d: FineTune(d), lambda d: EWC(d, ewc_lambda=100.0), lambda d: LwF(d)])
+@pytest.mark.parametrize(
+    "make", [lambda d: FineTune(d), lambda d: EWC(d, ewc_lambda=100.0), lambda d: LwF(d)]
+)
 def test_same_code_runs_on_cuda(make):
     ds = subspace_stream(n_concepts=2, n_train=60, n_test=40)
     result = run_experiment(ds, ConceptIncremental(), make(ae(epochs=3, device="cuda")))

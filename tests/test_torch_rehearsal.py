@@ -29,16 +29,23 @@ def fine_tuned(stream):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("make", [lambda: AGEM(ae(epochs=20), buffer_size=200, random_state=0),
-                                  lambda: DER(ae(epochs=20), buffer_size=200, alpha=1.0, random_state=0)],
-                         ids=["agem", "der"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: AGEM(ae(epochs=20), buffer_size=200, random_state=0),
+        lambda: DER(ae(epochs=20), buffer_size=200, alpha=1.0, random_state=0),
+    ],
+    ids=["agem", "der"],
+)
 def test_forgets_less_than_fine_tuning_and_same_seed_same_R(stream, fine_tuned, make):
     result = run_experiment(stream, ConceptIncremental(), make())
     bwt_ft = fine_tuned.metrics["roc_auc"]["backward_transfer"]
     bwt = result.metrics["roc_auc"]["backward_transfer"]
     assert bwt_ft < -0.2  # the stream is built so that fine-tuning forgets
     assert bwt > bwt_ft + 0.1
-    assert result.R["roc_auc"][0, 0] == fine_tuned.R["roc_auc"][0, 0]  # the first concept is learned alike
+    assert (
+        result.R["roc_auc"][0, 0] == fine_tuned.R["roc_auc"][0, 0]
+    )  # the first concept is learned alike
     assert result.memory_rows == (200, 200, 200)
     again = run_experiment(stream, ConceptIncremental(), make())
     assert np.array_equal(again.R["roc_auc"], result.R["roc_auc"])
@@ -46,7 +53,9 @@ def test_forgets_less_than_fine_tuning_and_same_seed_same_R(stream, fine_tuned, 
 
 def test_agem_projection_by_hand():
     rng = np.random.default_rng(0)
-    s = AGEM(ae(hidden_sizes=(4, 2), epochs=1), buffer_size=16, memory_batch_size=16, random_state=0)
+    s = AGEM(
+        ae(hidden_sizes=(4, 2), epochs=1), buffer_size=16, memory_batch_size=16, random_state=0
+    )
     s.learn(rng.normal(size=(40, 3)))
     s.n_steps_ = s.n_projections_ = 0
     sample = s._sampler()  # seeded like the hook's own: it draws the same memory mini-batches
@@ -55,7 +64,9 @@ def test_agem_projection_by_hand():
     params = list(module.parameters())
 
     def memory_gradient():
-        return torch.autograd.grad(s.detector_.reconstruction_loss(s._rows(sample()), module), params)
+        return torch.autograd.grad(
+            s.detector_.reconstruction_loss(s._rows(sample()), module), params
+        )
 
     ref = memory_gradient()
     g_ref = torch.cat([r.reshape(-1) for r in ref])
@@ -73,7 +84,9 @@ def test_agem_projection_by_hand():
     for p, r in zip(params, ref):
         p.grad = r.clone()
     hook(module)
-    torch.testing.assert_close(torch.cat([p.grad.reshape(-1) for p in params]), torch.cat([r.reshape(-1) for r in ref]))
+    torch.testing.assert_close(
+        torch.cat([p.grad.reshape(-1) for p in params]), torch.cat([r.reshape(-1) for r in ref])
+    )
     assert (s.n_steps_, s.n_projections_) == (2, 1)
 
 
@@ -91,10 +104,15 @@ def test_der_keeps_each_row_with_its_recorded_output():
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", [AGEM, DER])
 def test_contract_and_errors(cls):
-    report = check_strategy(cls(ae(hidden_sizes=(8, 3), epochs=6), buffer_size=100), raise_on_failure=False)
+    report = check_strategy(
+        cls(ae(hidden_sizes=(8, 3), epochs=6), buffer_size=100), raise_on_failure=False
+    )
     assert report.ok, str(report)
     assert STRATEGIES.resolve(cls.__name__.lower()) is cls
-    with pytest.raises(CladValueError, match=f"{cls.__name__} needs one of clad's PyTorch detectors.*IsolationForest"):
+    with pytest.raises(
+        CladValueError,
+        match=f"{cls.__name__} needs one of clad's PyTorch detectors.*IsolationForest",
+    ):
         cls(IsolationForest()).learn(np.zeros((10, 2)))
     with pytest.raises(CladValueError, match="buffer_size=0; expected an integer >= 1"):
         cls(ae(), buffer_size=0).learn(np.zeros((10, 2)))
@@ -121,5 +139,7 @@ def test_on_windows_with_a_sequence_autoencoder_in_the_stream(cls):
 @pytest.mark.parametrize("cls", [AGEM, DER])
 def test_same_code_runs_on_cuda(cls):
     ds = subspace_stream(n_concepts=2, n_train=60, n_test=40)
-    r = run_experiment(ds, ConceptIncremental(), cls(ae(epochs=3, device="cuda"), buffer_size=50), seed=0)
+    r = run_experiment(
+        ds, ConceptIncremental(), cls(ae(epochs=3, device="cuda"), buffer_size=50), seed=0
+    )
     assert np.isfinite(r.R["roc_auc"]).all()

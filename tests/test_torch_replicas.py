@@ -44,7 +44,10 @@ REPLICA_R_TOLERANCE = 0.005
 
 #: the strategies that run per replica, with the parameters of their small case
 STRATEGY_PARAMS = {
-    "fine_tune": {}, "replay": {"buffer_size": 60}, "ewc": {"ewc_lambda": 50.0}, "lwf": {"alpha": 2.0},
+    "fine_tune": {},
+    "replay": {"buffer_size": 60},
+    "ewc": {"ewc_lambda": 50.0},
+    "lwf": {"alpha": 2.0},
     "der": {"buffer_size": 40, "beta": 0.5},
 }
 #: what the replicas of a case differ in: seed, learning rate and epochs
@@ -53,8 +56,9 @@ REPLICAS = [(0, 3e-3, 3), (1, 1e-2, 2), (2, 1e-3, 4)]
 
 def strategy(detector: str, name: str, seed: int, lr: float, epochs: int, device: str = "cpu"):
     threads = {"num_threads": 1} if device == "cpu" else {}
-    det = DETECTORS[detector](epochs=epochs, batch_size=16, learning_rate=lr, device=device, random_state=seed,
-                              **threads)
+    det = DETECTORS[detector](
+        epochs=epochs, batch_size=16, learning_rate=lr, device=device, random_state=seed, **threads
+    )
     params = dict(STRATEGY_PARAMS[name])
     if "random_state" in STRATEGIES.resolve(name)().get_params():
         params["random_state"] = seed
@@ -91,6 +95,7 @@ def learned(detector: str, name: str, i: int):
 
 def R_together_and_alone(detector: str, name: str, device: str = "cpu") -> list:
     """Each replica's R trained together with the others, beside its run's R trained alone."""
+
     def R(i):
         seed, lr, epochs = REPLICAS[i]
         s = strategy(detector, name, seed, lr, epochs, device=device)
@@ -102,7 +107,10 @@ def R_together_and_alone(detector: str, name: str, device: str = "cpu") -> list:
 
 
 def relative(a, b) -> float:
-    return max(float((x.detach() - y.detach()).norm() / y.detach().norm().clamp_min(1e-30)) for x, y in zip(a, b))
+    return max(
+        float((x.detach() - y.detach()).norm() / y.detach().norm().clamp_min(1e-30))
+        for x, y in zip(a, b)
+    )
 
 
 @pytest.mark.parametrize("name", list(STRATEGY_PARAMS))
@@ -110,7 +118,9 @@ def relative(a, b) -> float:
 def test_each_replica_learns_the_parameters_of_its_run_alone(detector, name):
     alone = [learned(detector, name, i) for i in range(len(REPLICAS))]
     together, group = in_threads(lambda i: learned(detector, name, i), len(REPLICAS))
-    assert group.stats.stacked_calls >= 2 and max(group.stats.sizes) == len(REPLICAS)  # trained as replicas
+    assert group.stats.stacked_calls >= 2 and max(group.stats.sizes) == len(
+        REPLICAS
+    )  # trained as replicas
     for (params, loss), (ref, ref_loss) in zip(together, alone):
         assert relative(params, ref) <= PARAM_RTOL
         assert loss == pytest.approx(ref_loss, rel=1e-4)
@@ -127,13 +137,20 @@ def test_each_replica_gets_the_R_of_its_run_alone(detector, name):
 
 def test_a_replica_past_its_last_epoch_takes_no_step():
     X = np.random.default_rng(0).normal(size=(64, 4))
-    dets = [AutoEncoder(hidden_sizes=(4, 2), epochs=1, batch_size=16, random_state=s).fit(X) for s in (0, 1)]
+    dets = [
+        AutoEncoder(hidden_sizes=(4, 2), epochs=1, batch_size=16, random_state=s).fit(X)
+        for s in (0, 1)
+    ]
     before = [p.detach().clone() for p in dets[0].module_.parameters()]
     alone = AutoEncoder(hidden_sizes=(4, 2), epochs=1, batch_size=16, random_state=0).fit(X)
     Xs = dets[0].standardise(X)
-    train_replicas(dets, [Xs, Xs], [1, 5])  # replica 0 stops after one epoch while replica 1 trains 5
+    train_replicas(
+        dets, [Xs, Xs], [1, 5]
+    )  # replica 0 stops after one epoch while replica 1 trains 5
     alone._train(Xs, 1, None)
-    assert relative(list(dets[0].module_.parameters()), list(alone.module_.parameters())) <= PARAM_RTOL
+    assert (
+        relative(list(dets[0].module_.parameters()), list(alone.module_.parameters())) <= PARAM_RTOL
+    )
     assert relative(list(dets[0].module_.parameters()), before) > 1e-4
 
 
@@ -146,12 +163,24 @@ def test_a_gradient_hook_cannot_run_per_replica():
 
 # -- the engine ----------------------------------------------------------------------------------
 SPEC = {
-    "name": "replicas", "seeds": 2, "base_metrics": ["roc_auc"],
+    "name": "replicas",
+    "seeds": 2,
+    "base_metrics": ["roc_auc"],
     "strategies": [{"name": "fine_tune"}, {"name": "agem", "buffer_size": 40}],
     "scenarios": ["concept_incremental"],
-    "datasets": [{"name": "synthetic", "n_concepts": 2, "n_features": 4, "n_train": 120, "n_test": 80}],
-    "detectors": [{"name": "autoencoder", "hidden_sizes": [8, 3], "epochs": 2, "batch_size": 16,
-                   "learning_rate": lr} for lr in (3e-3, 1e-2)],
+    "datasets": [
+        {"name": "synthetic", "n_concepts": 2, "n_features": 4, "n_train": 120, "n_test": 80}
+    ],
+    "detectors": [
+        {
+            "name": "autoencoder",
+            "hidden_sizes": [8, 3],
+            "epochs": 2,
+            "batch_size": 16,
+            "learning_rate": lr,
+        }
+        for lr in (3e-3, 1e-2)
+    ],
 }
 
 
@@ -162,9 +191,14 @@ def test_units_are_decided_by_the_spec_and_fall_back_per_strategy():
     assert [len(u) for u in fine] == [4]  # 2 seeds x 2 learning rates: one stacked model
     assert all(len(u) == 1 for u in units if u[0].strategy.name == "agem")
     assert "gradient" in replica_problem(next(c for c in configs if c.strategy.name == "agem"))
-    assert [len(u) for u in replica_units(configs, 3) if u[0].strategy.name == "fine_tune"] == [3, 1]
+    assert [len(u) for u in replica_units(configs, 3) if u[0].strategy.name == "fine_tune"] == [
+        3,
+        1,
+    ]
     assert all(len(u) == 1 for u in replica_units(configs, 1))
-    iforest = RunConfig(Component("synthetic"), Component("concept_aware"), Component("naive"), Component("iforest"))
+    iforest = RunConfig(
+        Component("synthetic"), Component("concept_aware"), Component("naive"), Component("iforest")
+    )
     assert "torch" in replica_problem(iforest)
 
 
@@ -200,7 +234,11 @@ def test_R_is_bit_identical_on_every_executor_with_replicas_on(tmp_path):
     units = {r.run_id: (r.extras or {}).get("replicas") for r in seq.runs}
     assert units == {r.run_id: (r.extras or {}).get("replicas") for r in procs.runs}
     stacked = [u for u in units.values() if u]
-    assert len(stacked) == 4 and {u["size"] for u in stacked} == {4} and len({u["unit"] for u in stacked}) == 1
+    assert (
+        len(stacked) == 4
+        and {u["size"] for u in stacked} == {4}
+        and len({u["unit"] for u in stacked}) == 1
+    )
     assert all(not (r.extras or {}).get("replicas") for r in off.runs)
 
 
@@ -208,8 +246,9 @@ def test_R_is_bit_identical_on_every_executor_with_replicas_on(tmp_path):
 def test_R_is_bit_identical_on_dask_with_replicas_on(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     seq = run_spec(SPEC, tmp_path / "seq")
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    ) as cluster:
         on_dask = run_spec({**SPEC, "dask": cluster.scheduler_address}, tmp_path / "dask")
     a, b = _R(seq), _R(on_dask)
     assert on_dask.n_ok == 8 and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
@@ -268,8 +307,12 @@ def test_the_captured_step_reads_its_inputs_from_the_graph_buffers(detector, mon
 
     def train(graphs: bool):
         data = dataset(detector).train[0].X
-        dets = [DETECTORS[detector](epochs=1, batch_size=16, learning_rate=lr, random_state=s, num_threads=1).fit(data)
-                for s, lr, _ in REPLICAS]
+        dets = [
+            DETECTORS[detector](
+                epochs=1, batch_size=16, learning_rate=lr, random_state=s, num_threads=1
+            ).fit(data)
+            for s, lr, _ in REPLICAS
+        ]
         Xs = [d.standardise(data) for d in dets]
         if graphs:
             monkeypatch.setattr(tr, "GRAPH_DEVICES", ("cuda", "cpu"))

@@ -18,7 +18,14 @@ SEQ = [LSTMAutoEncoder, GRUAutoEncoder]
 
 
 def small(cls, **kw):
-    params = dict(hidden_sizes=(8,), epochs=4, batch_size=32, learning_rate=5e-3, random_state=0, num_threads=1)
+    params = dict(
+        hidden_sizes=(8,),
+        epochs=4,
+        batch_size=32,
+        learning_rate=5e-3,
+        random_state=0,
+        num_threads=1,
+    )
     params.update(kw)
     return cls(**params)
 
@@ -26,8 +33,9 @@ def small(cls, **kw):
 def waves(n=800, period=40.0, phase=0.0, seed=0):
     t = np.arange(n)
     rng = np.random.default_rng(seed)
-    return np.stack([np.sin(2 * np.pi * t / period + phase), np.cos(2 * np.pi * t / period + phase)], axis=1) \
-        + 0.02 * rng.normal(size=(n, 2))
+    return np.stack(
+        [np.sin(2 * np.pi * t / period + phase), np.cos(2 * np.pi * t / period + phase)], axis=1
+    ) + 0.02 * rng.normal(size=(n, 2))
 
 
 @pytest.mark.slow
@@ -92,8 +100,10 @@ def rhythms(n_concepts=3, window=16, stride=8):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("make", [lambda d: FineTune(d), lambda d: EWC(d, ewc_lambda=10.0, fisher_rows=20),
-                                  lambda d: LwF(d)])
+@pytest.mark.parametrize(
+    "make",
+    [lambda d: FineTune(d), lambda d: EWC(d, ewc_lambda=10.0, fisher_rows=20), lambda d: LwF(d)],
+)
 def test_torch_strategies_run_on_windows(make):
     ds = rhythms()
     for scenario in (ConceptIncremental(), ConceptAgnostic(batch_size=40)):
@@ -111,7 +121,7 @@ def test_ewc_fisher_on_windows_matches_per_row_gradients():
         det.module_.zero_grad()
         det.reconstruction_loss(x[None]).backward()
         for m, p in zip(manual, det.module_.parameters()):
-            m += p.grad ** 2 / len(W)
+            m += p.grad**2 / len(W)
     for f, m in zip(fisher, manual):
         torch.testing.assert_close(f, m, rtol=1e-4, atol=1e-8)
 
@@ -120,5 +130,7 @@ def test_ewc_fisher_on_windows_matches_per_row_gradients():
 @pytest.mark.parametrize("cls", SEQ)
 def test_cuda_path(cls):
     ds = rhythms(n_concepts=2)
-    r = run_experiment(ds, ConceptIncremental(), EWC(small(cls, device="cuda"), ewc_lambda=10.0), seed=0)
+    r = run_experiment(
+        ds, ConceptIncremental(), EWC(small(cls, device="cuda"), ewc_lambda=10.0), seed=0
+    )
     assert np.isfinite(r.R["roc_auc"]).all()

@@ -6,7 +6,13 @@ from sklearn.ensemble import IsolationForest
 
 from clad import Concept, ConceptDataset, run_experiment
 from clad.datasets import DATASETS, load_dataset
-from clad.datasets.windows import n_windows, sliding_windows, window_concept, window_dataset, window_labels
+from clad.datasets.windows import (
+    n_windows,
+    sliding_windows,
+    window_concept,
+    window_dataset,
+    window_labels,
+)
 from clad.detectors import as_detector
 from clad.errors import CladValueError, DataError
 from clad.scenarios import ConceptAgnostic, ConceptIncremental
@@ -24,7 +30,15 @@ def series(channel: int, n: int, d: int = 2) -> np.ndarray:
 
 def test_counts_and_contents_by_hand():
     X = series(0, 10)
-    for window, stride, expected in [(4, 1, 7), (4, 2, 4), (4, 3, 3), (10, 1, 1), (11, 1, 0), (1, 1, 10), (3, 5, 2)]:
+    for window, stride, expected in [
+        (4, 1, 7),
+        (4, 2, 4),
+        (4, 3, 3),
+        (10, 1, 1),
+        (11, 1, 0),
+        (1, 1, 10),
+        (3, 5, 2),
+    ]:
         W = sliding_windows(X, window, stride)
         assert W.shape == (expected, window, 2) == (n_windows(10, window, stride), window, 2)
         for i in range(expected):  # window i holds steps i*stride .. i*stride+window-1, in order
@@ -65,8 +79,10 @@ def hand_dataset():
     train = [Concept("A", np.vstack([series(1, 6), series(2, 5)])), Concept("B", series(3, 8))]
     y_a = np.zeros(9, dtype=int)
     y_a[5] = 1  # the first step of the second test segment of A... see below
-    test = [Concept("A", np.vstack([series(11, 5), series(12, 4)]), y_a),
-            Concept("B", series(13, 6), np.r_[np.zeros(5), 1])]
+    test = [
+        Concept("A", np.vstack([series(11, 5), series(12, 4)]), y_a),
+        Concept("B", series(13, 6), np.r_[np.zeros(5), 1]),
+    ]
     meta = {"segments": {"train": [[6, 5], [8]], "test": [[5, 4], [6]]}}
     return ConceptDataset(train, test, name="hand", metadata=meta)
 
@@ -114,7 +130,10 @@ def test_three_d_concepts_validate_and_share_one_row_shape():
     c = Concept("w", np.zeros((4, 3, 2)))
     assert c.row_shape == (3, 2) and c.n_features == 6 and c.window == 3
     with pytest.raises(DataError, match="rows of shape \\(4, 2\\), but 'A' has \\(3, 2\\)"):
-        ConceptDataset([Concept("A", np.zeros((4, 3, 2)))], [Concept("B", np.zeros((4, 4, 2)), np.r_[0, 0, 1, 1])])
+        ConceptDataset(
+            [Concept("A", np.zeros((4, 3, 2)))],
+            [Concept("B", np.zeros((4, 4, 2)), np.r_[0, 0, 1, 1])],
+        )
     bad = np.zeros((2, 3, 2))
     bad[1, 2, 0] = np.nan
     with pytest.raises(DataError, match="row 1, step 2, column 0"):
@@ -133,9 +152,18 @@ def test_tabular_detectors_get_flattened_windows():
 def test_windowed_concepts_run_through_row_keeping_strategies(strategy):
     rng = np.random.default_rng(1)
     train = [Concept(k, rng.normal(loc=i, size=(120, 2))) for i, k in enumerate("AB")]
-    test = [Concept(k, rng.normal(loc=i, size=(60, 2)), np.r_[np.zeros(55), np.ones(5)]) for i, k in enumerate("AB")]
+    test = [
+        Concept(k, rng.normal(loc=i, size=(60, 2)), np.r_[np.zeros(55), np.ones(5)])
+        for i, k in enumerate("AB")
+    ]
     ds = window_dataset(ConceptDataset(train, test), window=4, stride=2)
-    kw = {"buffer_size": 30} if strategy is Replay else {"window_size": 40} if strategy is Window else {}
+    kw = (
+        {"buffer_size": 30}
+        if strategy is Replay
+        else {"window_size": 40}
+        if strategy is Window
+        else {}
+    )
     for scenario in (ConceptIncremental(), ConceptAgnostic(batch_size=25, transition=10)):
         r = run_experiment(ds, scenario, strategy(IsolationForest(n_estimators=10), **kw), seed=0)
         assert r.R["roc_auc"].shape == (2, 2)
@@ -143,9 +171,25 @@ def test_windowed_concepts_run_through_row_keeping_strategies(strategy):
 
 def test_windowed_loader_wraps_any_registered_loader():
     assert "windowed" in DATASETS
-    ds = load_dataset("windowed", {"dataset": "synthetic", "params": {"n_concepts": 2, "n_train": 40, "n_test": 30},
-                                   "window": 5, "stride": 5, "random_state": 3})
+    ds = load_dataset(
+        "windowed",
+        {
+            "dataset": "synthetic",
+            "params": {"n_concepts": 2, "n_train": 40, "n_test": 30},
+            "window": 5,
+            "stride": 5,
+            "random_state": 3,
+        },
+    )
     assert ds.row_shape == (5, 8) and [c.n_rows for c in ds.train] == [8, 8]
-    same = load_dataset("windowed", {"dataset": "synthetic", "params": {"n_concepts": 2, "n_train": 40, "n_test": 30},
-                                     "window": 5, "stride": 5, "random_state": 3})
+    same = load_dataset(
+        "windowed",
+        {
+            "dataset": "synthetic",
+            "params": {"n_concepts": 2, "n_train": 40, "n_test": 30},
+            "window": 5,
+            "stride": 5,
+            "random_state": 3,
+        },
+    )
     assert np.array_equal(ds.train[1].X, same.train[1].X)

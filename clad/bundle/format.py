@@ -31,15 +31,31 @@ from .._version import NUMBERS_VERSION
 from ..errors import DataError
 from ..results.record import RECORD_FIELDS, RunResult
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "BundleError", "Bundle", "dumps", "row_of", "bundle_files",
-           "write_bundle", "read_bundle", "result_of", "sha256_hex", "export_bundle", "Exported"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "BundleError",
+    "Bundle",
+    "dumps",
+    "row_of",
+    "bundle_files",
+    "write_bundle",
+    "read_bundle",
+    "result_of",
+    "sha256_hex",
+    "export_bundle",
+    "Exported",
+]
 
 FORMAT = "clad-bundle"
 #: raised when what a reader must understand changes (a reader refuses a newer one)
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 #: record fields a bundle leaves out: this folder's identities and paths, not the computation's
-LOCAL_FIELDS = frozenset({"run_id", "status", "error", "inputs", "shared_from", "result_key", "origin", "config"})
+LOCAL_FIELDS = frozenset(
+    {"run_id", "status", "error", "inputs", "shared_from", "result_key", "origin", "config"}
+)
 _ROW_KEYS = ("key", "parts", "config", "record")
 
 
@@ -53,7 +69,9 @@ def dumps(obj) -> str:
     >>> dumps({"b": 0.1, "a": [1, None]})
     '{"a":[1,null],"b":0.1}'
     """
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
 
 
 def sha256_hex(data: bytes) -> str:
@@ -63,8 +81,12 @@ def sha256_hex(data: bytes) -> str:
 def row_of(result: RunResult) -> dict:
     """The bundle row of a finished run that records its result key."""
     record = result.to_dict()
-    return {"key": result.result_key["key"], "parts": record["result_key"]["parts"], "config": record["config"],
-            "record": {k: v for k, v in record.items() if k not in LOCAL_FIELDS}}
+    return {
+        "key": result.result_key["key"],
+        "parts": record["result_key"]["parts"],
+        "config": record["config"],
+        "record": {k: v for k, v in record.items() if k not in LOCAL_FIELDS},
+    }
 
 
 def _said(r: RunResult) -> str:
@@ -93,10 +115,23 @@ def _dataset_entry(label: str, rows: list[dict]) -> dict:
     from ..datasets.cards import card_names, load_card
 
     data = sorted({h for r in rows for h in r["parts"]["data"]})
-    cards = sorted({name for name in card_names() for f in load_card(name)["files"].values()
-                    if f.get("sha256") in data})
-    configs = sorted({dumps({k: v for k, v in r["config"]["dataset"].items() if k != "label"}) for r in rows})
-    return {"label": label, "configs": [json.loads(c) for c in configs], "sha256": data, "cards": cards}
+    cards = sorted(
+        {
+            name
+            for name in card_names()
+            for f in load_card(name)["files"].values()
+            if f.get("sha256") in data
+        }
+    )
+    configs = sorted(
+        {dumps({k: v for k, v in r["config"]["dataset"].items() if k != "label"}) for r in rows}
+    )
+    return {
+        "label": label,
+        "configs": [json.loads(c) for c in configs],
+        "sha256": data,
+        "cards": cards,
+    }
 
 
 def bundle_files(results: Iterable[RunResult]) -> tuple[dict[str, bytes], list[str]]:
@@ -107,36 +142,59 @@ def bundle_files(results: Iterable[RunResult]) -> tuple[dict[str, bytes], list[s
         if not r.ok:
             left.append(f"{_said(r)}: failed")
         elif not r.result_key:
-            left.append(f"{_said(r)}: no result key (computed before clad recorded one; run it again to export it)")
+            left.append(
+                f"{_said(r)}: no result key (computed before clad recorded one; run it again to export it)"
+            )
         elif r.result_key["key"] in rows:
-            left.append(f"{_said(r)}: the same computation as a run already in the bundle (labels differ)")
+            left.append(
+                f"{_said(r)}: the same computation as a run already in the bundle (labels differ)"
+            )
         else:
             rows[r.result_key["key"]] = row_of(r)
             numbers.add(r.result_key["parts"]["numbers"])
     if len(numbers) > 1:
-        raise DataError(f"the runs were computed under numbers-versions {sorted(numbers)}; a bundle holds one "
-                        "(export each from its own folder)")
+        raise DataError(
+            f"the runs were computed under numbers-versions {sorted(numbers)}; a bundle holds one "
+            "(export each from its own folder)"
+        )
     shards: dict[str, list[dict]] = {}
     for key in sorted(rows):
         row = rows[key]
         rec = row["record"]
-        shards.setdefault(f"runs/{_slug(rec['dataset'])}/{_slug(rec['detector'])}.jsonl", []).append(row)
-    files = {path: "".join(dumps(r) + "\n" for r in shard).encode("ascii") for path, shard in sorted(shards.items())}
+        shards.setdefault(
+            f"runs/{_slug(rec['dataset'])}/{_slug(rec['detector'])}.jsonl", []
+        ).append(row)
+    files = {
+        path: "".join(dumps(r) + "\n" for r in shard).encode("ascii")
+        for path, shard in sorted(shards.items())
+    }
     by_dataset: dict[str, list[dict]] = {}
     for row in rows.values():
         by_dataset.setdefault(row["record"]["dataset"], []).append(row)
     from ..engine.result_key import KEY_FORMAT, LIBRARY_POLICY
 
     manifest = {
-        "format": FORMAT, "format_version": FORMAT_VERSION, "key_format": KEY_FORMAT,
-        "numbers_version": numbers.pop() if numbers else NUMBERS_VERSION, "library_policy": dict(LIBRARY_POLICY),
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "key_format": KEY_FORMAT,
+        "numbers_version": numbers.pop() if numbers else NUMBERS_VERSION,
+        "library_policy": dict(LIBRARY_POLICY),
         "runs": len(rows),
         "datasets": [_dataset_entry(label, by_dataset[label]) for label in sorted(by_dataset)],
-        "shards": [{"path": path, "sha256": sha256_hex(data), "runs": len(shards[path]),
-                    "dataset": shards[path][0]["record"]["dataset"], "detector": shards[path][0]["record"]["detector"]}
-                   for path, data in files.items()],
+        "shards": [
+            {
+                "path": path,
+                "sha256": sha256_hex(data),
+                "runs": len(shards[path]),
+                "dataset": shards[path][0]["record"]["dataset"],
+                "detector": shards[path][0]["record"]["detector"],
+            }
+            for path, data in files.items()
+        ],
     }
-    files[MANIFEST] = (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=True) + "\n").encode("ascii")
+    files[MANIFEST] = (
+        json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=True) + "\n"
+    ).encode("ascii")
     return files, left
 
 
@@ -167,8 +225,10 @@ def write_bundle(files: Mapping[str, bytes], out: str | Path) -> Path:
             tmp.write_bytes(_tar_bytes(files))
         return out
     if out.exists() and not (out / MANIFEST).is_file() and (not out.is_dir() or any(out.iterdir())):
-        raise DataError(f"bundle destination {str(out)!r} exists and is not a bundle; expected a new or empty folder "
-                        "or an earlier bundle to replace")
+        raise DataError(
+            f"bundle destination {str(out)!r} exists and is not a bundle; expected a new or empty folder "
+            "or an earlier bundle to replace"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -195,11 +255,15 @@ def _read_tar(path: Path) -> dict[str, bytes]:
             out = {}
             for m in tar.getmembers():
                 if not m.isfile() or m.name.startswith("/") or ".." in Path(m.name).parts:
-                    raise BundleError(f"bundle {str(path)!r}: member {m.name!r} is not a plain file inside the bundle")
+                    raise BundleError(
+                        f"bundle {str(path)!r}: member {m.name!r} is not a plain file inside the bundle"
+                    )
                 out[m.name] = tar.extractfile(m).read()
             return out
     except (tarfile.TarError, EOFError, OSError) as exc:
-        raise BundleError(f"bundle {str(path)!r} is not a readable tar ({exc}); truncated or not a bundle") from None
+        raise BundleError(
+            f"bundle {str(path)!r} is not a readable tar ({exc}); truncated or not a bundle"
+        ) from None
 
 
 def _loader(path: Path):
@@ -232,18 +296,26 @@ def read_bundle(path: str | Path, sha256: str | None = None) -> Bundle:
     try:
         manifest = json.loads(raw)
     except ValueError as exc:
-        raise BundleError(f"bundle {str(path)!r}: {MANIFEST} is not JSON ({exc}); corrupt or truncated") from None
+        raise BundleError(
+            f"bundle {str(path)!r}: {MANIFEST} is not JSON ({exc}); corrupt or truncated"
+        ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise BundleError(f"{str(path)!r}: {MANIFEST} is not a clad bundle's (format "
-                          f"{manifest.get('format') if isinstance(manifest, dict) else None!r}; expected {FORMAT!r})")
+        raise BundleError(
+            f"{str(path)!r}: {MANIFEST} is not a clad bundle's (format "
+            f"{manifest.get('format') if isinstance(manifest, dict) else None!r}; expected {FORMAT!r})"
+        )
     if manifest.get("format_version") != FORMAT_VERSION:
-        raise BundleError(f"bundle {str(path)!r} has format_version {manifest.get('format_version')!r}; this clad "
-                          f"reads {FORMAT_VERSION}")
+        raise BundleError(
+            f"bundle {str(path)!r} has format_version {manifest.get('format_version')!r}; this clad "
+            f"reads {FORMAT_VERSION}"
+        )
     rows = []
     for shard in manifest.get("shards") or ():
         rows += _read_shard(path, shard, read(shard.get("path", "")))
     if len(rows) != manifest.get("runs"):
-        raise BundleError(f"bundle {str(path)!r}: its shards hold {len(rows)} runs; the manifest says {manifest.get('runs')}")
+        raise BundleError(
+            f"bundle {str(path)!r}: its shards hold {len(rows)} runs; the manifest says {manifest.get('runs')}"
+        )
     return Bundle(manifest, tuple(rows), digest)
 
 
@@ -254,8 +326,10 @@ def _read_shard(path: Path, shard: Mapping, data: bytes | None) -> list[dict]:
     if data is None:
         raise BundleError(f"{where} is missing")
     if sha256_hex(data) != shard.get("sha256"):
-        raise BundleError(f"{where} has sha256 {sha256_hex(data)}; the manifest says {shard.get('sha256')} "
-                          "(truncated or altered)")
+        raise BundleError(
+            f"{where} has sha256 {sha256_hex(data)}; the manifest says {shard.get('sha256')} "
+            "(truncated or altered)"
+        )
     rows = []
     for i, line in enumerate(data.decode("ascii", errors="replace").splitlines(), 1):
         try:
@@ -263,9 +337,14 @@ def _read_shard(path: Path, shard: Mapping, data: bytes | None) -> list[dict]:
         except ValueError as exc:
             raise BundleError(f"{where}, line {i}: not JSON ({exc})") from None
         if not isinstance(row, dict) or set(row) != set(_ROW_KEYS):
-            raise BundleError(f"{where}, line {i}: expected an object with keys {', '.join(_ROW_KEYS)}")
-        if not isinstance(row["parts"], dict) or not isinstance(row["config"], dict) or key_of(
-                {**row["parts"], "config": canonical_config(row["config"])}) != row["key"]:
+            raise BundleError(
+                f"{where}, line {i}: expected an object with keys {', '.join(_ROW_KEYS)}"
+            )
+        if (
+            not isinstance(row["parts"], dict)
+            or not isinstance(row["config"], dict)
+            or key_of({**row["parts"], "config": canonical_config(row["config"])}) != row["key"]
+        ):
             raise BundleError(f"{where}, line {i}: key {row['key']!r} is not the key of its parts")
         rows.append(row)
     if len(rows) != shard.get("runs"):
@@ -278,8 +357,15 @@ def result_of(row: Mapping, config: Mapping | None = None, **fields) -> RunResul
     labels); ``fields`` set the local ones (``run_id``, ``inputs``, ``origin``)."""
     known = {f.name for f in RECORD_FIELDS}
     record = {k: v for k, v in row["record"].items() if k in known}
-    return RunResult.from_dict({**record, "config": dict(config or row["config"]), "status": "ok",
-                                "result_key": {"key": row["key"], "parts": row["parts"]}, **fields})
+    return RunResult.from_dict(
+        {
+            **record,
+            "config": dict(config or row["config"]),
+            "status": "ok",
+            "result_key": {"key": row["key"], "parts": row["parts"]},
+            **fields,
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -301,4 +387,6 @@ def export_bundle(source: str | Path, out: str | Path) -> Exported:
     files, left = bundle_files(load_results(source))
     manifest = json.loads(files[MANIFEST])
     path = write_bundle(files, out)
-    return Exported(path, manifest["runs"], len(manifest["shards"]), sha256_hex(files[MANIFEST]), tuple(left))
+    return Exported(
+        path, manifest["runs"], len(manifest["shards"]), sha256_hex(files[MANIFEST]), tuple(left)
+    )

@@ -45,7 +45,9 @@ def _read(source: str) -> Bundle:
 
 
 def _run(row: dict, sha256: str) -> RunResult:
-    return result_of(row, run_id=RunConfig.from_dict(row["config"]).run_id, origin=f"bundle sha256:{sha256}")
+    return result_of(
+        row, run_id=RunConfig.from_dict(row["config"]).run_id, origin=f"bundle sha256:{sha256}"
+    )
 
 
 def _said(row: dict) -> dict:
@@ -65,6 +67,7 @@ def _largest_change(a: dict, b: dict) -> float:
 
 def changes(current: Sequence[dict], previous: Sequence[dict]) -> list[dict]:
     """Rows of ``changes.csv``: ``new``, ``gone`` and ``moved`` runs between two sets of bundle rows."""
+
     def by_config(rows):
         return {canonical(canonical_config(r["config"])): r for r in rows}
 
@@ -77,13 +80,24 @@ def changes(current: Sequence[dict], previous: Sequence[dict]) -> list[dict]:
         elif b is None:
             out.append({"change": "gone", **_said(a), "detail": ""})
         elif a["key"] != b["key"]:
-            parts = [p for p in ("data", "numbers", "metrics", "libraries", "code") if a["parts"].get(p) != b["parts"].get(p)]
-            out.append({"change": "moved", **_said(b),
-                        "detail": f"{', '.join(parts)} changed; largest change of R {_largest_change(a, b):.6g}"})
+            parts = [
+                p
+                for p in ("data", "numbers", "metrics", "libraries", "code")
+                if a["parts"].get(p) != b["parts"].get(p)
+            ]
+            out.append(
+                {
+                    "change": "moved",
+                    **_said(b),
+                    "detail": f"{', '.join(parts)} changed; largest change of R {_largest_change(a, b):.6g}",
+                }
+            )
     return out
 
 
-def leaderboard(sources: Sequence[str], out: str | Path, previous: str | None = None, jobs: int = 1) -> Leaderboard:
+def leaderboard(
+    sources: Sequence[str], out: str | Path, previous: str | None = None, jobs: int = 1
+) -> Leaderboard:
     """Write the leaderboard of bundles ``sources`` into folder ``out`` (see the module docstring)."""
     import pandas as pd
 
@@ -98,20 +112,40 @@ def leaderboard(sources: Sequence[str], out: str | Path, previous: str | None = 
             if held is None:
                 rows[row["key"]] = (row, bundle.sha256)
             elif held[0]["record"]["R"] != row["record"]["R"]:
-                conflicts.append(f"{' / '.join(str(v) for v in _said(row).values())}: bundles "
-                                 f"{held[1][:12]} and {bundle.sha256[:12]} disagree on R (the first is shown)")
+                conflicts.append(
+                    f"{' / '.join(str(v) for v in _said(row).values())}: bundles "
+                    f"{held[1][:12]} and {bundle.sha256[:12]} disagree on R (the first is shown)"
+                )
     results = [_run(row, sha) for row, sha in rows.values()]
     out = Path(out)
     make_report(results, out, title="clad leaderboard", jobs=jobs)
-    table = [{"bundle sha256": b.sha256, "numbers_version": b.manifest.get("numbers_version"), "runs": len(b.rows),
-              **{f"{lib}": ", ".join(sorted({str(r["parts"]["libraries"].get(lib)) for r in b.rows
-                                              if lib in r["parts"]["libraries"]}))
-                 for lib in sorted({k for r in b.rows for k in r["parts"]["libraries"]})}} for b in bundles]
+    table = [
+        {
+            "bundle sha256": b.sha256,
+            "numbers_version": b.manifest.get("numbers_version"),
+            "runs": len(b.rows),
+            **{
+                f"{lib}": ", ".join(
+                    sorted(
+                        {
+                            str(r["parts"]["libraries"].get(lib))
+                            for r in b.rows
+                            if lib in r["parts"]["libraries"]
+                        }
+                    )
+                )
+                for lib in sorted({k for r in b.rows for k in r["parts"]["libraries"]})
+            },
+        }
+        for b in bundles
+    ]
     pd.DataFrame(table).to_csv(out / "bundles.csv", index=False)
     moved = None
     if previous is not None:
         found = changes([r for r, _ in rows.values()], _read(previous).rows)
-        pd.DataFrame(found, columns=["change", "dataset", "scenario", "strategy", "detector", "seed", "detail"]).to_csv(
-            out / "changes.csv", index=False)
+        pd.DataFrame(
+            found,
+            columns=["change", "dataset", "scenario", "strategy", "detector", "seed", "detail"],
+        ).to_csv(out / "changes.csv", index=False)
         moved = {kind: sum(c["change"] == kind for c in found) for kind in ("new", "gone", "moved")}
     return Leaderboard(out, len(results), tuple(b.sha256 for b in bundles), tuple(conflicts), moved)

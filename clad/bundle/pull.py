@@ -52,20 +52,34 @@ def _here(config: Mapping) -> tuple[dict | None, dict | None, str | None]:
         inputs = local_inputs(config)
         return inputs, local_parts(config, inputs), None
     except Exception as exc:  # noqa: BLE001 - a row this machine cannot recompute is refused, with why
-        return None, None, f"cannot be recomputed here ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        return (
+            None,
+            None,
+            f"cannot be recomputed here ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+        )
 
 
 def _labels(config: Mapping) -> dict:
-    return {k: (config[k].get("label") or config[k]["name"]) for k in ("dataset", "scenario", "strategy", "detector")}
+    return {
+        k: (config[k].get("label") or config[k]["name"])
+        for k in ("dataset", "scenario", "strategy", "detector")
+    }
 
 
 def _imported(row: Mapping, config: Mapping, inputs: Mapping, sha256: str) -> RunResult:
-    result = result_of(row, config, run_id=RunConfig.from_dict(dict(config)).run_id, inputs=dict(inputs),
-                       origin=f"bundle sha256:{sha256}")
+    result = result_of(
+        row,
+        config,
+        run_id=RunConfig.from_dict(dict(config)).run_id,
+        inputs=dict(inputs),
+        origin=f"bundle sha256:{sha256}",
+    )
     return dataclasses.replace(result, **_labels(config), seed=int(config["seed"]))
 
 
-def plan(bundle: Bundle, configs: Iterable[RunConfig] | None = None) -> tuple[list[RunResult], list[str]]:
+def plan(
+    bundle: Bundle, configs: Iterable[RunConfig] | None = None
+) -> tuple[list[RunResult], list[str]]:
     """``(runs to import, refusals)``: every row of ``bundle`` that is the same computation here, or
     with ``configs`` (a spec's runs) the row of each configuration whose key here is in the bundle,
     recorded under that configuration (its labels, its run_id). A configuration the bundle holds
@@ -78,7 +92,9 @@ def plan(bundle: Bundle, configs: Iterable[RunConfig] | None = None) -> tuple[li
             if parts is None:
                 refused.append(f"{_describe(row['config'])}: {why}")
             elif key_of(parts) != row["key"]:
-                reasons = differences({**row["parts"], "config": canonical_config(row["config"])}, parts)
+                reasons = differences(
+                    {**row["parts"], "config": canonical_config(row["config"])}, parts
+                )
                 refused.append(f"{_describe(row['config'])}: {'; '.join(reasons)}")
             else:
                 accepted.append(_imported(row, row["config"], inputs, bundle.sha256))
@@ -91,8 +107,13 @@ def plan(bundle: Bundle, configs: Iterable[RunConfig] | None = None) -> tuple[li
         if parts is not None and key_of(parts) in rows:
             accepted.append(_imported(rows[key_of(parts)], config, inputs, bundle.sha256))
         elif same is not None:
-            reasons = [why] if parts is None else differences({**same["parts"], "config": canonical_config(same["config"])},
-                                                              parts)
+            reasons = (
+                [why]
+                if parts is None
+                else differences(
+                    {**same["parts"], "config": canonical_config(same["config"])}, parts
+                )
+            )
             refused.append(f"{cfg.describe()}: {'; '.join(reasons)}")
     return accepted, refused
 
@@ -121,8 +142,12 @@ def _write(runs: list[RunResult], out: Path) -> int:
     return len(runs) - len(new)
 
 
-def pull(source: str, out: str | Path | None, sha256: str | None = None,
-         configs: Iterable[RunConfig] | None = None) -> Pulled:
+def pull(
+    source: str,
+    out: str | Path | None,
+    sha256: str | None = None,
+    configs: Iterable[RunConfig] | None = None,
+) -> Pulled:
     """Import the runs of bundle ``source`` (see :mod:`clad.bundle.sources`) that are the same
     computation here into results folder ``out`` (None: only plan and check); ``configs`` limits
     them to a spec's runs (:func:`plan`). A bundle that cannot be read writes nothing."""
@@ -134,4 +159,6 @@ def pull(source: str, out: str | Path | None, sha256: str | None = None,
         already = _write(accepted, Path(out))
     for why in refused:
         log.info("refused: %s", why)
-    return Pulled(bundle.sha256, tuple(accepted), already, tuple(refused), None if out is None else Path(out))
+    return Pulled(
+        bundle.sha256, tuple(accepted), already, tuple(refused), None if out is None else Path(out)
+    )

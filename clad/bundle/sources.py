@@ -39,7 +39,9 @@ def parse_pin(source: str, sha256: str | None = None) -> tuple[str, str | None]:
     base, _, fragment = source.partition("#sha256=")
     pin = fragment or sha256
     if fragment and sha256 and fragment.lower() != sha256.lower():
-        raise BundleError(f"{source!r} is pinned to sha256 {fragment} and --sha256 says {sha256}; give one")
+        raise BundleError(
+            f"{source!r} is pinned to sha256 {fragment} and --sha256 says {sha256}; give one"
+        )
     if pin is not None and not _HEX64.match(pin):
         raise BundleError(f"sha256 {pin!r}; expected 64 hexadecimal digits")
     return (base if fragment else source), (pin.lower() if pin else None)
@@ -69,28 +71,40 @@ def _download(url: str, pin: str, where: Path) -> Path:
     level = logger.level
     logger.setLevel("WARNING")  # not its "Downloading data from ..." line on every pull
     try:
-        return Path(pooch.retrieve(url, known_hash=f"sha256:{pin}", fname="bundle.tar", path=where, progressbar=False))
+        return Path(
+            pooch.retrieve(
+                url, known_hash=f"sha256:{pin}", fname="bundle.tar", path=where, progressbar=False
+            )
+        )
     except ValueError as exc:  # pooch: the hash does not match
         raise BundleError(f"{url!r}: {exc}".replace("\n", " ") + " (pinned)") from None
     except Exception as exc:  # noqa: BLE001 - requests' and pooch's errors: unreachable, 404...
-        raise BundleError(f"{url!r} could not be downloaded ({type(exc).__name__}: {exc})") from None
+        raise BundleError(
+            f"{url!r} could not be downloaded ({type(exc).__name__}: {exc})"
+        ) from None
     finally:
         logger.setLevel(level)
 
 
 def _git(source: str, where: Path) -> Path:
-    spec, _, sub = source[len("git+"):].partition("#path=")
+    spec, _, sub = source[len("git+") :].partition("#path=")
     url, sep, commit = spec.rpartition("@")
     if not sep or not _HEX40.match(commit):
-        raise BundleError(f"git source {source!r}; expected git+URL@COMMIT with COMMIT a full 40-digit commit id "
-                          "(optionally #path=FOLDER)")
+        raise BundleError(
+            f"git source {source!r}; expected git+URL@COMMIT with COMMIT a full 40-digit commit id "
+            "(optionally #path=FOLDER)"
+        )
     repo = where / "repo"
-    for args in (["clone", "--quiet", "--no-checkout", url, str(repo)],
-                 ["-C", str(repo), "-c", "advice.detachedHead=false", "checkout", "--quiet", commit]):
+    for args in (
+        ["clone", "--quiet", "--no-checkout", url, str(repo)],
+        ["-C", str(repo), "-c", "advice.detachedHead=false", "checkout", "--quiet", commit],
+    ):
         proc = subprocess.run(["git", *args], capture_output=True, text=True)
         if proc.returncode:
-            raise BundleError(f"git source {source!r}: git {args[0] if args[0] != '-C' else args[4]} failed: "
-                              f"{proc.stderr.strip() or proc.stdout.strip()}")
+            raise BundleError(
+                f"git source {source!r}: git {args[0] if args[0] != '-C' else args[4]} failed: "
+                f"{proc.stderr.strip() or proc.stdout.strip()}"
+            )
     inside = (repo / sub).resolve() if sub else repo
     if repo.resolve() not in (inside, *inside.parents):
         raise BundleError(f"git source {source!r}: path {sub!r} leads out of the repository")
@@ -111,15 +125,19 @@ def opened(source: str, sha256: str | None = None) -> Iterator[tuple[Path, str |
         scheme = urlparse(source).scheme
         if scheme in ("http", "https", "file"):
             if pin is None:
-                raise BundleError(f"{source!r}: a URL must be pinned by sha256 (URL#sha256=HEX or --sha256 HEX)")
+                raise BundleError(
+                    f"{source!r}: a URL must be pinned by sha256 (URL#sha256=HEX or --sha256 HEX)"
+                )
             if scheme == "file":
                 yield _pinned_file(Path(unquote(urlparse(source).path)), pin, source), None
             else:
                 yield _download(source, pin, where), None
             return
         if scheme and len(scheme) > 1:
-            raise BundleError(f"bundle source {source!r}: scheme {scheme!r}; expected a path, file://, https://, "
-                              "http:// or git+URL@COMMIT")
+            raise BundleError(
+                f"bundle source {source!r}: scheme {scheme!r}; expected a path, file://, https://, "
+                "http:// or git+URL@COMMIT"
+            )
         path = Path(source)
         if pin and path.is_file() and _sha256_file(path) == pin:  # a tar pinned by its own sha256
             pin = None

@@ -27,7 +27,15 @@ from ..errors import CladValueError
 from ..engine.result_key import differences, key_of, local_parts, canonical_config
 from .format import Bundle
 
-__all__ = ["stratified_sample", "catch_probability", "recompute", "compare_row", "Verdict", "verify", "format_verdict"]
+__all__ = [
+    "stratified_sample",
+    "catch_probability",
+    "recompute",
+    "compare_row",
+    "Verdict",
+    "verify",
+    "format_verdict",
+]
 
 
 def stratified_sample(rows: Sequence[Mapping], k: int, seed: int) -> list[int]:
@@ -49,19 +57,26 @@ def stratified_sample(rows: Sequence[Mapping], k: int, seed: int) -> list[int]:
         strata.setdefault((row["record"]["dataset"], row["record"]["detector"]), []).append(i)
     names = sorted(strata)
     exact = {s: k * len(strata[s]) / n for s in names}
-    share = {s: min(len(strata[s]), max(1 if k >= len(names) else 0, math.floor(exact[s]))) for s in names}
-    for s in sorted(names, key=lambda s: (-(exact[s] - math.floor(exact[s])), s)):  # largest remainders
+    share = {
+        s: min(len(strata[s]), max(1 if k >= len(names) else 0, math.floor(exact[s])))
+        for s in names
+    }
+    for s in sorted(
+        names, key=lambda s: (-(exact[s] - math.floor(exact[s])), s)
+    ):  # largest remainders
         if sum(share.values()) >= k:
             break
         if share[s] < len(strata[s]):
             share[s] += 1
-    while sum(share.values()) > k:  # the minimum of one per stratum may overshoot: take from the largest
+    while (
+        sum(share.values()) > k
+    ):  # the minimum of one per stratum may overshoot: take from the largest
         s = max(names, key=lambda s: (share[s], s))
         share[s] -= 1
     rng = np.random.default_rng(seed)
     out = []
     for s in names:
-        out += [strata[s][j] for j in rng.permutation(len(strata[s]))[:share[s]]]
+        out += [strata[s][j] for j in rng.permutation(len(strata[s]))[: share[s]]]
     return sorted(out)
 
 
@@ -76,7 +91,12 @@ def catch_probability(n: int, k: int, share: float) -> float:
     k = min(k, n)
     if k > n - m:
         return 1.0
-    return 1.0 - math.exp(math.lgamma(n - m + 1) - math.lgamma(n - m - k + 1) - math.lgamma(n + 1) + math.lgamma(n - k + 1))
+    return 1.0 - math.exp(
+        math.lgamma(n - m + 1)
+        - math.lgamma(n - m - k + 1)
+        - math.lgamma(n + 1)
+        + math.lgamma(n - k + 1)
+    )
 
 
 def recompute(row: Mapping) -> tuple[dict[str, np.ndarray] | None, str | None]:
@@ -103,14 +123,21 @@ def compare_row(row: Mapping, R: Mapping[str, np.ndarray], tolerance: float = 0.
     theirs = row["record"]["R"]
     for metric in sorted(set(theirs) | set(R)):
         if metric not in theirs or metric not in R:
-            out.append(f"{metric}: only in {'the bundle' if metric in theirs else 'the recomputation'}")
+            out.append(
+                f"{metric}: only in {'the bundle' if metric in theirs else 'the recomputation'}"
+            )
             continue
-        a = np.array([[np.nan if v is None else v for v in line] for line in theirs[metric]], dtype=np.float64)
+        a = np.array(
+            [[np.nan if v is None else v for v in line] for line in theirs[metric]],
+            dtype=np.float64,
+        )
         b = np.asarray(R[metric], dtype=np.float64)
         if a.shape != b.shape:
             out.append(f"{metric}: shape {a.shape} != {b.shape}")
             continue
-        same = (np.isnan(a) & np.isnan(b)) | ((a == b) if tolerance == 0 else (np.abs(a - b) <= tolerance))
+        same = (np.isnan(a) & np.isnan(b)) | (
+            (a == b) if tolerance == 0 else (np.abs(a - b) <= tolerance)
+        )
         for i, j in zip(*np.nonzero(~same)):
             out.append(f"{metric}[{i}, {j}]: {float(a[i, j])!r} != {float(b[i, j])!r}")
     return out
@@ -137,8 +164,13 @@ class Verdict:
         return not self.disagreed and self.agreed > 0
 
 
-def verify(bundle: Bundle, k: int, seed: int, tolerance: float = 0.0,
-           recomputed: Callable[[Mapping], tuple] = recompute) -> Verdict:
+def verify(
+    bundle: Bundle,
+    k: int,
+    seed: int,
+    tolerance: float = 0.0,
+    recomputed: Callable[[Mapping], tuple] = recompute,
+) -> Verdict:
     """Recompute a stratified sample of ``k`` of ``bundle``'s runs (``recomputed(row)`` gives
     ``(R, None)`` or ``(None, why not)``) and compare each with the bundle."""
     if not (isinstance(tolerance, (int, float)) and 0 <= tolerance <= 0.01):
@@ -155,25 +187,49 @@ def verify(bundle: Bundle, k: int, seed: int, tolerance: float = 0.0,
             continue
         diffs = compare_row(row, R, tolerance)
         if diffs:
-            disagreed.append(f"{what}: {'; '.join(diffs[:3])}" + (f"; and {len(diffs) - 3} more" if len(diffs) > 3 else ""))
+            disagreed.append(
+                f"{what}: {'; '.join(diffs[:3])}"
+                + (f"; and {len(diffs) - 3} more" if len(diffs) > 3 else "")
+            )
         else:
             agreed += 1
     n = len(rows)
-    return Verdict(n, len(picked), agreed, tuple(disagreed), tuple(unchecked), float(tolerance),
-                   {p: catch_probability(n, len(picked), p) for p in (0.01, 0.05)} if n else {})
+    return Verdict(
+        n,
+        len(picked),
+        agreed,
+        tuple(disagreed),
+        tuple(unchecked),
+        float(tolerance),
+        {p: catch_probability(n, len(picked), p) for p in (0.01, 0.05)} if n else {},
+    )
 
 
 def _describe(row: Mapping) -> str:
     r = row["record"]
-    return f"{r['dataset']} / {r['scenario']} / {r['strategy']} / {r['detector']} / seed {r['seed']}"
+    return (
+        f"{r['dataset']} / {r['scenario']} / {r['strategy']} / {r['detector']} / seed {r['seed']}"
+    )
 
 
 def format_verdict(v: Verdict) -> str:
     """The verdict as ``clad verify-bundle`` prints it."""
     lines = [f"disagrees: {d}" for d in v.disagreed] + [f"not checked: {u}" for u in v.unchecked]
     how = "bit for bit" if v.tolerance == 0 else f"within {v.tolerance:g}"
-    catch = ", ".join(f"{p:.0%} of the runs altered: caught with probability {q:.4f}" for p, q in v.catch.items())
-    word = "REJECTED" if v.rejected else "verified" if v.ok else "not verified (no sampled run could be recomputed here)"
-    lines += [f"{v.sampled} of {v.n_runs} runs recomputed ({how}): {v.agreed} agree, {len(v.disagreed)} disagree, "
-              f"{len(v.unchecked)} not checked here", f"a sample of {v.sampled}: {catch}", f"bundle {word}"]
+    catch = ", ".join(
+        f"{p:.0%} of the runs altered: caught with probability {q:.4f}" for p, q in v.catch.items()
+    )
+    word = (
+        "REJECTED"
+        if v.rejected
+        else "verified"
+        if v.ok
+        else "not verified (no sampled run could be recomputed here)"
+    )
+    lines += [
+        f"{v.sampled} of {v.n_runs} runs recomputed ({how}): {v.agreed} agree, {len(v.disagreed)} disagree, "
+        f"{len(v.unchecked)} not checked here",
+        f"a sample of {v.sampled}: {catch}",
+        f"bundle {word}",
+    ]
     return "\n".join(lines)

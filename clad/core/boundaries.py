@@ -47,8 +47,9 @@ def stream_boundaries(dataset) -> tuple[int, ...]:
     return tuple(int(b) for b in np.cumsum([c.n_rows for c in dataset.train])[:-1])
 
 
-def score_detections(detections: Sequence[int], boundaries: Sequence[int], n_rows: int,
-                     max_delay: int | None = None) -> dict:
+def score_detections(
+    detections: Sequence[int], boundaries: Sequence[int], n_rows: int, max_delay: int | None = None
+) -> dict:
     """Delays, missed boundaries and false alarms of ``detections`` (see the module docstring).
 
     Returns a JSON-ready dict: ``boundaries``, ``detections`` (sorted), ``delays`` (one per
@@ -57,12 +58,17 @@ def score_detections(detections: Sequence[int], boundaries: Sequence[int], n_row
     """
     bounds = [int(b) for b in boundaries]
     dets = sorted(int(d) for d in detections)
-    if any(b2 <= b1 for b1, b2 in zip(bounds, bounds[1:])) or any(not 0 < b < n_rows for b in bounds):
-        raise CladValueError(f"boundaries={bounds}; expected increasing rows inside the stream (0, {n_rows})")
+    if any(b2 <= b1 for b1, b2 in zip(bounds, bounds[1:])) or any(
+        not 0 < b < n_rows for b in bounds
+    ):
+        raise CladValueError(
+            f"boundaries={bounds}; expected increasing rows inside the stream (0, {n_rows})"
+        )
     if any(not 0 <= d < n_rows for d in dets):
         raise CladValueError(f"detections={dets}; expected rows of the stream [0, {n_rows})")
-    if max_delay is not None and (isinstance(max_delay, bool) or not isinstance(max_delay, (int, np.integer))
-                                  or max_delay < 0):
+    if max_delay is not None and (
+        isinstance(max_delay, bool) or not isinstance(max_delay, (int, np.integer)) or max_delay < 0
+    ):
         raise CladValueError(f"max_delay={max_delay!r}; expected None or an integer >= 0 (rows)")
     ends = bounds[1:] + [int(n_rows)]
     delays: list[int | None] = []

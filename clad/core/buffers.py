@@ -35,12 +35,16 @@ class RowBuffer:
     def append(self, X: np.ndarray) -> None:
         X = np.asarray(X)
         if X.ndim not in (2, 3):
-            raise ValueError(f"RowBuffer.append expects a 2-D array (or 3-D windows), got shape {X.shape}")
+            raise ValueError(
+                f"RowBuffer.append expects a 2-D array (or 3-D windows), got shape {X.shape}"
+            )
         if self._data is None:
             cap = max(self._initial, X.shape[0])
             self._data = np.empty((cap, *X.shape[1:]), dtype=X.dtype)
         elif X.shape[1:] != self._data.shape[1:]:
-            raise ValueError(f"RowBuffer.append: rows of shape {X.shape[1:]}, buffer has {self._data.shape[1:]}")
+            raise ValueError(
+                f"RowBuffer.append: rows of shape {X.shape[1:]}, buffer has {self._data.shape[1:]}"
+            )
         need = self._n + X.shape[0]
         if need > self._data.shape[0]:
             cap = max(need, 2 * self._data.shape[0])

@@ -90,7 +90,9 @@ def owned(X: np.ndarray, fresh: bool = False) -> np.ndarray:
         return X
     if not _writable_somewhere(X):
         return X
-    if is_memmap(X):  # a file mapping may not fit in memory: never copied (open it with mmap_mode="r")
+    if is_memmap(
+        X
+    ):  # a file mapping may not fit in memory: never copied (open it with mmap_mode="r")
         return readonly(X)
     copy = np.array(X, copy=True)
     copy.flags.writeable = False
@@ -111,8 +113,10 @@ def _as_float_rows(X, what: str) -> np.ndarray:
             )
         arr = arr.astype(np.float64)
     if arr.ndim not in (2, 3):
-        raise DataError(f"{what}: features must be a 2-D array (rows x features) or 3-D windows "
-                        f"(rows x steps x features), got shape {arr.shape}")
+        raise DataError(
+            f"{what}: features must be a 2-D array (rows x features) or 3-D windows "
+            f"(rows x steps x features), got shape {arr.shape}"
+        )
     return arr
 
 
@@ -182,20 +186,30 @@ class Concept:
                     f"{what}: {y.shape[0]} labels for {X.shape[0]} rows; expected one label per row"
                 )
             if y.dtype.kind == "f" and not np.isfinite(y).all():
-                raise DataError(f"{what}: labels contain NaN or infinity; expected 0 (normal) or 1 (anomaly)")
+                raise DataError(
+                    f"{what}: labels contain NaN or infinity; expected 0 (normal) or 1 (anomaly)"
+                )
             if y.dtype.kind not in "fiub":
-                raise DataError(f"{what}: labels have dtype {y.dtype}; expected 0 (normal) or 1 (anomaly)")
+                raise DataError(
+                    f"{what}: labels have dtype {y.dtype}; expected 0 (normal) or 1 (anomaly)"
+                )
             values = np.unique(y)
             if not np.isin(values, (0, 1)).all():
                 shown = ", ".join(repr(v.item()) for v in values[:6])
-                raise DataError(f"{what}: labels must be binary, 0 (normal) or 1 (anomaly); found {shown}")
+                raise DataError(
+                    f"{what}: labels must be binary, 0 (normal) or 1 (anomaly); found {shown}"
+                )
             y8 = y.astype(np.int8, copy=False)
             object.__setattr__(self, "y", owned(y8, fresh=y8 is not self.y and y8 is not y))
         if self.time is not None:
             if not isinstance(self.time, TimeAxis):
-                raise DataError(f"{what}: time={type(self.time).__name__}; expected a clad.core.time_axis.TimeAxis")
+                raise DataError(
+                    f"{what}: time={type(self.time).__name__}; expected a clad.core.time_axis.TimeAxis"
+                )
             if self.time.n_rows != X.shape[0]:
-                raise DataError(f"{what}: its time axis gives {self.time.n_rows} rows, the concept has {X.shape[0]}")
+                raise DataError(
+                    f"{what}: its time axis gives {self.time.n_rows} rows, the concept has {X.shape[0]}"
+                )
 
     @property
     def n_rows(self) -> int:
@@ -222,8 +236,11 @@ class Concept:
 
     def __repr__(self) -> str:
         labels = "" if self.y is None else f", anomalies={self.n_anomalies}"
-        shape = (f"window={self.window}, features={self.X.shape[2]}" if self.window is not None
-                 else f"features={self.n_features}")
+        shape = (
+            f"window={self.window}, features={self.X.shape[2]}"
+            if self.window is not None
+            else f"features={self.n_features}"
+        )
         return f"Concept({self.name!r}, rows={self.n_rows}, {shape}{labels})"
 
 
@@ -241,8 +258,13 @@ class ConceptDataset:
         A label for results and reports.
     """
 
-    def __init__(self, train: Sequence[Concept], test: Sequence[Concept], name: str = "dataset",
-                 metadata: dict | None = None):
+    def __init__(
+        self,
+        train: Sequence[Concept],
+        test: Sequence[Concept],
+        name: str = "dataset",
+        metadata: dict | None = None,
+    ):
         train = list(train)
         test = list(test)
         if not train:
@@ -251,7 +273,9 @@ class ConceptDataset:
             raise DataError(f"dataset {name!r}: no test concepts; expected at least one")
         for c in train + test:
             if not isinstance(c, Concept):
-                raise DataError(f"dataset {name!r}: expected Concept objects, got {type(c).__name__}")
+                raise DataError(
+                    f"dataset {name!r}: expected Concept objects, got {type(c).__name__}"
+                )
         shape = train[0].row_shape
         for role, concepts in (("training", train), ("test", test)):
             for c in concepts:
@@ -273,7 +297,9 @@ class ConceptDataset:
                     "labels (0 normal, 1 anomaly)"
                 )
             if c.name in seen:
-                raise DataError(f"dataset {name!r}: test concept name {c.name!r} is used twice; names must be unique")
+                raise DataError(
+                    f"dataset {name!r}: test concept name {c.name!r} is used twice; names must be unique"
+                )
             seen.add(c.name)
         self.train = tuple(train)
         self.test = tuple(test)
@@ -299,6 +325,12 @@ class ConceptDataset:
 
     def __repr__(self) -> str:
         shape = self.row_shape
-        rows = f"window={shape[0]}, features={shape[1]}" if len(shape) == 2 else f"features={self.n_features}"
-        return (f"ConceptDataset({self.name!r}, train={list(self.train_names)}, "
-                f"test={list(self.test_names)}, {rows})")
+        rows = (
+            f"window={shape[0]}, features={shape[1]}"
+            if len(shape) == 2
+            else f"features={self.n_features}"
+        )
+        return (
+            f"ConceptDataset({self.name!r}, train={list(self.train_names)}, "
+            f"test={list(self.test_names)}, {rows})"
+        )

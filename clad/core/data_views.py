@@ -48,16 +48,22 @@ def tuning_concepts(dataset: ConceptDataset, k: int) -> tuple[str, ...]:
     that leaves no concept to train or test in the evaluation, or none to test while tuning)."""
     names = list(dict.fromkeys(dataset.train_names))
     if not 1 <= k < len(names):
-        raise DataError(f"tuning k = {k}: dataset {dataset.name!r} learns {len(names)} distinct concepts "
-                        f"({', '.join(names)}); k must be at least 1 and leave at least one concept to evaluate "
-                        f"(k <= {len(names) - 1})")
+        raise DataError(
+            f"tuning k = {k}: dataset {dataset.name!r} learns {len(names)} distinct concepts "
+            f"({', '.join(names)}); k must be at least 1 and leave at least one concept to evaluate "
+            f"(k <= {len(names) - 1})"
+        )
     chosen = tuple(names[:k])
     if not any(c.name in chosen for c in dataset.test):
-        raise DataError(f"tuning k = {k}: dataset {dataset.name!r} has no test concept named "
-                        f"{', '.join(chosen)}; the tuning runs would score nothing")
+        raise DataError(
+            f"tuning k = {k}: dataset {dataset.name!r} has no test concept named "
+            f"{', '.join(chosen)}; the tuning runs would score nothing"
+        )
     if all(c.name in chosen for c in dataset.test):
-        raise DataError(f"tuning k = {k}: every test concept of dataset {dataset.name!r} is a tuning concept; "
-                        "the evaluation would score nothing")
+        raise DataError(
+            f"tuning k = {k}: every test concept of dataset {dataset.name!r} is a tuning concept; "
+            "the evaluation would score nothing"
+        )
     return chosen
 
 
@@ -84,9 +90,11 @@ def validation_indices(y: np.ndarray, fraction: float, seed: int) -> np.ndarray:
 def _split(concept: Concept, part: str, fraction: float, seed: int) -> Concept:
     idx = validation_indices(concept.y, fraction, seed)
     if idx.size == 0 or idx.size == concept.n_rows:
-        raise DataError(f"tuning fraction = {fraction}: test concept {concept.name!r} has {concept.n_rows} rows; "
-                        f"its validation part would hold {idx.size} of them; choose a fraction that leaves rows "
-                        "on both sides")
+        raise DataError(
+            f"tuning fraction = {fraction}: test concept {concept.name!r} has {concept.n_rows} rows; "
+            f"its validation part would hold {idx.size} of them; choose a fraction that leaves rows "
+            "on both sides"
+        )
     if part == "evaluate":
         idx = np.setdiff1d(np.arange(concept.n_rows), idx, assume_unique=True)
     return Concept(concept.name, concept.X[idx], concept.y[idx], validate=False)
@@ -103,13 +111,18 @@ def apply_view(dataset: ConceptDataset, view: Mapping | None, seed: int) -> Conc
         raise DataError(f"data view {dict(view)!r}: expected mode in {MODES} and part in {PARTS}")
     if mode == "first_concepts":
         chosen = tuning_concepts(dataset, int(view["k"]))
-        keep = (lambda name: name in chosen) if part == "tune" else (lambda name: name not in chosen)
+        keep = (
+            (lambda name: name in chosen) if part == "tune" else (lambda name: name not in chosen)
+        )
         train = [c for c in dataset.train if keep(c.name)]
         test = [c for c in dataset.test if keep(c.name)]
     else:
         fraction = float(view["fraction"])
         seeds = np.random.SeedSequence(int(seed)).spawn(len(dataset.test))
         train = list(dataset.train)
-        test = [_split(c, part, fraction, int(s.generate_state(1)[0])) for c, s in zip(dataset.test, seeds)]
+        test = [
+            _split(c, part, fraction, int(s.generate_state(1)[0]))
+            for c, s in zip(dataset.test, seeds)
+        ]
     metadata = {**dataset.metadata, "view": dict(view)}
     return ConceptDataset(train, test, name=dataset.name, metadata=metadata)

@@ -53,14 +53,32 @@ from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladValueError, DetectorError, RunWarning
 from ..metrics import ranges as range_metrics
-from ..metrics.base import BaseMetric, check_base_metrics, check_metric_params, find_base_metric, get_base_metric
+from ..metrics.base import (
+    BaseMetric,
+    check_base_metrics,
+    check_metric_params,
+    find_base_metric,
+    get_base_metric,
+)
 from ..validation import check_n_jobs
 from . import steps as step_sharing
 from .concepts import Concept
 from .thresholds import batch_dependent, check_threshold, fpr_threshold, joint_scores, realised_fpr
 
-__all__ = ["concept_chance_level", "PREQUENTIAL_METRICS", "Prequential", "Evaluator", "Evaluation", "StepEvent",
-           "AnytimeEvent", "Scored", "flags", "check_scored", "check_reversed", "check_data"]
+__all__ = [
+    "concept_chance_level",
+    "PREQUENTIAL_METRICS",
+    "Prequential",
+    "Evaluator",
+    "Evaluation",
+    "StepEvent",
+    "AnytimeEvent",
+    "Scored",
+    "flags",
+    "check_scored",
+    "check_reversed",
+    "check_data",
+]
 
 
 def concept_chance_level(name: str, concept: Concept, **params) -> float:
@@ -110,25 +128,39 @@ def check_scored(scored, n_rows: int, strategy, what: str) -> "Scored":
     """
     who = strategy if isinstance(strategy, str) else type(strategy).__name__
     if not isinstance(scored, Scored):
-        raise CladValueError(f"strategy {who}: score() returned {type(scored).__name__}; "
-                             "expected clad.strategies.Scored(scores, threshold)")
+        raise CladValueError(
+            f"strategy {who}: score() returned {type(scored).__name__}; "
+            "expected clad.strategies.Scored(scores, threshold)"
+        )
     scores = scored.scores
     kind = getattr(getattr(scores, "dtype", None), "kind", None)
     if not isinstance(scores, np.ndarray) or kind not in "biuf":
-        raise DetectorError(f"strategy {who!r}: score() returned scores of type {type(scores).__name__}"
-                            f"{f' (dtype {scores.dtype})' if kind else ''} for {what}; expected a numpy array "
-                            "of real numbers")
+        raise DetectorError(
+            f"strategy {who!r}: score() returned scores of type {type(scores).__name__}"
+            f"{f' (dtype {scores.dtype})' if kind else ''} for {what}; expected a numpy array "
+            "of real numbers"
+        )
     if scores.shape != (n_rows,):
-        raise DetectorError(f"strategy {who!r}: score() returned {scores.shape} scores for the {n_rows} rows of "
-                            f"{what}; expected ({n_rows},)")
+        raise DetectorError(
+            f"strategy {who!r}: score() returned {scores.shape} scores for the {n_rows} rows of "
+            f"{what}; expected ({n_rows},)"
+        )
     finite = np.isfinite(scores)
     if not finite.all():
-        raise DetectorError(f"strategy {who!r}: score() returned {int((~finite).sum())} non-finite value(s) (NaN or "
-                            f"infinity) among {n_rows} scores of {what}; expected finite scores")
+        raise DetectorError(
+            f"strategy {who!r}: score() returned {int((~finite).sum())} non-finite value(s) (NaN or "
+            f"infinity) among {n_rows} scores of {what}; expected finite scores"
+        )
     t = scored.threshold
-    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)) or t != t:
-        raise DetectorError(f"strategy {who!r}: score() returned threshold {t!r} for {what}; expected a real "
-                            "number, not NaN (scores above it are flagged)")
+    if (
+        isinstance(t, (bool, np.bool_))
+        or not isinstance(t, (int, float, np.integer, np.floating))
+        or t != t
+    ):
+        raise DetectorError(
+            f"strategy {who!r}: score() returned threshold {t!r} for {what}; expected a real "
+            "number, not NaN (scores above it are flagged)"
+        )
     return scored
 
 
@@ -218,22 +250,35 @@ class Evaluator:
     StepEvent(step='C2', index=2)
     """
 
-    def __init__(self, test_concepts: Sequence[Concept], base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
-                 n_jobs: int | None = 1, observers: Iterable[Callable[[StepEvent | AnytimeEvent], None]] = (),
-                 metric_params: dict | None = None, threshold="own", calibration: Mapping | None = None,
-                 train_names: Sequence[str] | None = None):
+    def __init__(
+        self,
+        test_concepts: Sequence[Concept],
+        base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
+        n_jobs: int | None = 1,
+        observers: Iterable[Callable[[StepEvent | AnytimeEvent], None]] = (),
+        metric_params: dict | None = None,
+        threshold="own",
+        calibration: Mapping | None = None,
+        train_names: Sequence[str] | None = None,
+    ):
         self.test_concepts = tuple(test_concepts)
         self.threshold = check_threshold(threshold)
         self._calibration = {str(k): np.asarray(v) for k, v in (calibration or {}).items()}
         if self.threshold != "own" and not self._calibration:
-            raise CladValueError(f"threshold={self.threshold!r} needs calibration rows (held-out normal rows of each "
-                                 "training concept, clad.core.thresholds.calibration_split)")
+            raise CladValueError(
+                f"threshold={self.threshold!r} needs calibration rows (held-out normal rows of each "
+                "training concept, clad.core.thresholds.calibration_split)"
+            )
         self._train_names = tuple(train_names or ())
-        self._cal_name: str | None = None  # the training concept whose calibration rows set the threshold
+        self._cal_name: str | None = (
+            None  # the training concept whose calibration rows set the threshold
+        )
         self._last_cal: str | None = None
         self._last_fpr: list | None = None
         self._fpr_rows: list[list[tuple[float, float]]] = []
-        self._joint_calibration: list[bool] = []  # per scoring pass: calibration rows scored with each test concept
+        self._joint_calibration: list[
+            bool
+        ] = []  # per scoring pass: calibration rows scored with each test concept
         self.base_metrics = check_base_metrics(base_metrics)
         self.metric_params = check_metric_params(metric_params, self.base_metrics)
         self._decls: dict[str, BaseMetric] = {m: get_base_metric(m) for m in self.base_metrics}
@@ -241,7 +286,9 @@ class Evaluator:
         self.observers = tuple(observers)
         for obs in self.observers:
             if not callable(obs):
-                raise CladValueError(f"observers: {obs!r} is not callable; expected functions of one event")
+                raise CladValueError(
+                    f"observers: {obs!r} is not callable; expected functions of one event"
+                )
         self._pool: ThreadPoolExecutor | None = None
         self._single_class = [len(np.unique(c.y)) < 2 for c in self.test_concepts]
         self._warned: set[str] = set()
@@ -309,7 +356,9 @@ class Evaluator:
             if j not in self._rows_fp:
                 self._rows_fp[j] = step_sharing.rows_fingerprint(concept.X)
             skey = step_sharing.score_key(strategy, concept_id)
-            scored, computed = self._cache.score(skey, concept.X, compute, origin=self._origin, rows=self._rows_fp[j])
+            scored, computed = self._cache.score(
+                skey, concept.X, compute, origin=self._origin, rows=self._rows_fp[j]
+            )
             if skey is not None and not self._timed[j]:
                 key = self._values_key(j, skey)
         with self._work_lock:
@@ -322,48 +371,78 @@ class Evaluator:
         scores, the labels, the base metrics and their parameters."""
         if j not in self._labels_fp:
             self._labels_fp[j] = step_sharing.rows_fingerprint(self.test_concepts[j].y)
-        return "values:" + step_sharing.combine(skey, self._rows_fp[j], self._labels_fp[j], self.base_metrics,
-                                                sorted(self.metric_params.items()))
+        return "values:" + step_sharing.combine(
+            skey,
+            self._rows_fp[j],
+            self._labels_fp[j],
+            self.base_metrics,
+            sorted(self.metric_params.items()),
+        )
 
-    def _score_one(self, strategy, j: int, with_ids: bool, threshold: float | None = None
-                   ) -> tuple[dict[str, float] | None, list | None, dict | None, tuple[float, float]]:
+    def _score_one(
+        self, strategy, j: int, with_ids: bool, threshold: float | None = None
+    ) -> tuple[dict[str, float] | None, list | None, dict | None, tuple[float, float]]:
         """Score test concept ``j`` once: its base metrics (None when undefined), its values per
         series (None without a time axis), for the traced concept its traced series' scores, and
         the threshold with the false-positive rate it reaches on the concept's normal rows.
         ``threshold`` (a calibrated one) replaces the strategy's own."""
         concept = self.test_concepts[j]
         try:
-            scored, values_key = self._scored(strategy, j, concept, concept.name if with_ids else None)
-            scored = check_scored(scored, len(concept.X), strategy, f"test concept {concept.name!r}")
+            scored, values_key = self._scored(
+                strategy, j, concept, concept.name if with_ids else None
+            )
+            scored = check_scored(
+                scored, len(concept.X), strategy, f"test concept {concept.name!r}"
+            )
         except Exception as exc:
             if hasattr(exc, "add_note"):
-                exc.add_note(f"(raised while scoring test concept {concept.name!r} after training step "
-                             f"{len(self._steps)})")
+                exc.add_note(
+                    f"(raised while scoring test concept {concept.name!r} after training step "
+                    f"{len(self._steps)})"
+                )
             raise
         if threshold is not None:  # a calibrated threshold: the values are this run's own
             scored, values_key = Scored(scored.scores, threshold), None
         fpr = (float(scored.threshold), realised_fpr(concept.y, scored.scores, scored.threshold))
-        trace = self._trace(concept, scored) if self._trace_at is not None and self._trace_at[0] == j else None
+        trace = (
+            self._trace(concept, scored)
+            if self._trace_at is not None and self._trace_at[0] == j
+            else None
+        )
         series = self._per_series(concept, scored) if self._timed[j] else None
         if self._single_class[j]:
             counts = [m for m in self.base_metrics if self._decls[m].additive]
             if not counts:
                 return None, series, trace, fpr
             # a count is defined on one class too; the other metrics are not
-            return ({m: self._metric(m, concept.y, scored) if m in counts else float("nan")
-                     for m in self.base_metrics}, series, trace, fpr)
+            return (
+                {
+                    m: self._metric(m, concept.y, scored) if m in counts else float("nan")
+                    for m in self.base_metrics
+                },
+                series,
+                trace,
+                fpr,
+            )
         scores = np.asarray(scored.scores)
         if scores.size and np.all(scores == scores.flat[0]):
-            self._warn_once(f"constant:{concept.name}", f"test concept {concept.name!r}: every score is the same "
-                            f"({scores.flat[0]:g}), so its ROC-AUC is 0.5 and its other metrics say nothing about "
-                            "the detector")
+            self._warn_once(
+                f"constant:{concept.name}",
+                f"test concept {concept.name!r}: every score is the same "
+                f"({scores.flat[0]:g}), so its ROC-AUC is 0.5 and its other metrics say nothing about "
+                "the detector",
+            )
         points = None
         if self._timed[j] and any(d.time_axis for d in self._decls.values()):
             points = (concept.time.y, Scored(concept.time.points(scores), scored.threshold))
             if np.unique(concept.time.y).size < 2:
-                self._warn_once(f"points:{concept.name}", f"test concept {concept.name!r}: its time points hold a "
-                                "single class; its range metrics are undefined and recorded as NaN")
+                self._warn_once(
+                    f"points:{concept.name}",
+                    f"test concept {concept.name!r}: its time points hold a "
+                    "single class; its range metrics are undefined and recorded as NaN",
+                )
                 points = "undefined"
+
         def compute() -> dict[str, float]:
             values = {}
             # the arguments are clad's own, valid by construction: skip scikit-learn's parameter checks
@@ -371,13 +450,19 @@ class Evaluator:
             with sklearn.config_context(skip_parameter_validation=True):
                 for m in self.base_metrics:
                     if self._decls[m].time_axis and points is not None:
-                        values[m] = float("nan") if points == "undefined" else self._metric(m, *points)
+                        values[m] = (
+                            float("nan") if points == "undefined" else self._metric(m, *points)
+                        )
                     else:
                         values[m] = self._metric(m, concept.y, scored)
             return values
 
         # the values of shared scores are shared too (a pure function of the scores and labels)
-        values = compute() if values_key is None else dict(self._cache.memo(values_key, compute, self._origin))
+        values = (
+            compute()
+            if values_key is None
+            else dict(self._cache.memo(values_key, compute, self._origin))
+        )
         return values, series, trace, fpr
 
     def _metric(self, name: str, y, scored: Scored) -> float:
@@ -394,9 +479,9 @@ class Evaluator:
         point_scores = axis.points(scored.scores)
         out = []
         for k in range(len(axis.series)):
-            y_rows, y_pts = concept.y[rows[k]:rows[k + 1]], axis.y[points[k]:points[k + 1]]
-            s_rows = Scored(np.asarray(scored.scores)[rows[k]:rows[k + 1]], scored.threshold)
-            s_pts = Scored(point_scores[points[k]:points[k + 1]], scored.threshold)
+            y_rows, y_pts = concept.y[rows[k] : rows[k + 1]], axis.y[points[k] : points[k + 1]]
+            s_rows = Scored(np.asarray(scored.scores)[rows[k] : rows[k + 1]], scored.threshold)
+            s_pts = Scored(point_scores[points[k] : points[k + 1]], scored.threshold)
             row = []
             for m in self.base_metrics:
                 y, s = (y_pts, s_pts) if self._decls[m].time_axis else (y_rows, s_rows)
@@ -412,7 +497,7 @@ class Evaluator:
                 continue
             bounds = c.time.point_bounds()
             for k in range(len(c.time.series)):
-                if c.time.y[bounds[k]:bounds[k + 1]].any():
+                if c.time.y[bounds[k] : bounds[k + 1]].any():
                     return j, k
             return j, 0
         return None
@@ -422,7 +507,7 @@ class Evaluator:
         a longer series is cut into that many equal buckets, each showing its largest score)."""
         k = self._trace_at[1]
         bounds = concept.time.point_bounds()
-        scores = concept.time.points(scored.scores)[bounds[k]:bounds[k + 1]]
+        scores = concept.time.points(scored.scores)[bounds[k] : bounds[k + 1]]
         return {"scores": _bucket(scores, np.max).tolist(), "threshold": float(scored.threshold)}
 
     def trace_record(self) -> dict | None:
@@ -433,14 +518,22 @@ class Evaluator:
         j, k = self._trace_at
         concept = self.test_concepts[j]
         bounds = concept.time.point_bounds()
-        values = concept.time.values(concept.X)[bounds[k]:bounds[k + 1]]
-        y = concept.time.y[bounds[k]:bounds[k + 1]]
+        values = concept.time.values(concept.X)[bounds[k] : bounds[k + 1]]
+        y = concept.time.y[bounds[k] : bounds[k + 1]]
         step = _bucket_size(y.size)
-        return {"concept": concept.name, "series": concept.time.series[k], "n_points": int(y.size),
-                "bucket": step, "values": [None if not np.isfinite(v) else float(v) for v in _bucket(values, np.nanmean)],
-                "ranges": range_metrics.anomaly_ranges(y).tolist(), "steps": list(self._steps),
-                "scores": [t["scores"] for t in self._trace_steps],
-                "thresholds": [t["threshold"] for t in self._trace_steps]}
+        return {
+            "concept": concept.name,
+            "series": concept.time.series[k],
+            "n_points": int(y.size),
+            "bucket": step,
+            "values": [
+                None if not np.isfinite(v) else float(v) for v in _bucket(values, np.nanmean)
+            ],
+            "ranges": range_metrics.anomaly_ranges(y).tolist(),
+            "steps": list(self._steps),
+            "scores": [t["scores"] for t in self._trace_steps],
+            "thresholds": [t["threshold"] for t in self._trace_steps],
+        }
 
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
@@ -456,7 +549,9 @@ class Evaluator:
         after every step), in the test concept's batch (:func:`joint_scores`)."""
         if self.threshold == "own":
             return [None] * len(self.test_concepts)
-        learned = self._cal_name if self._cal_name in self._calibration else next(iter(self._calibration))
+        learned = (
+            self._cal_name if self._cal_name in self._calibration else next(iter(self._calibration))
+        )
         cal, fpr = self._calibration[learned], self.threshold["fpr"]
         found: dict[str | None, float] = {}
         joint = None
@@ -482,8 +577,14 @@ class Evaluator:
         thresholds = self._calibrated(strategy, with_ids)
         if self.n_jobs > 1 and n > 1:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=min(self.n_jobs, n), thread_name_prefix="clad-score")
-            cells = list(self._pool.map(lambda j: self._score_one(strategy, j, with_ids, thresholds[j]), range(n)))
+                self._pool = ThreadPoolExecutor(
+                    max_workers=min(self.n_jobs, n), thread_name_prefix="clad-score"
+                )
+            cells = list(
+                self._pool.map(
+                    lambda j: self._score_one(strategy, j, with_ids, thresholds[j]), range(n)
+                )
+            )
         else:
             cells = [self._score_one(strategy, j, with_ids, thresholds[j]) for j in range(n)]
         row = {m: np.full(n, np.nan) for m in self.base_metrics}
@@ -527,7 +628,9 @@ class Evaluator:
         for obs in self.observers:
             obs(event)
 
-    def end_of_concept(self, strategy, step: str, with_ids: bool, learned_rows: dict | None = None) -> None:
+    def end_of_concept(
+        self, strategy, step: str, with_ids: bool, learned_rows: dict | None = None
+    ) -> None:
         """A training concept ended (named ``step``): score every test concept once (with their
         concept ids if ``with_ids``) and append a row to R, with the step's timings and the rows
         the strategy keeps. ``learned_rows`` (a stream's scenario) says how many rows of the
@@ -549,7 +652,9 @@ class Evaluator:
         self._pending_fit = 0.0
         self._tell(StepEvent(str(step), len(self._steps) - 1))
 
-    def anytime(self, strategy, rows_seen: int, with_ids: bool = False, task: int | None = None) -> None:
+    def anytime(
+        self, strategy, rows_seen: int, with_ids: bool = False, task: int | None = None
+    ) -> None:
         """``rows_seen`` training rows were learned, while learning training concept number ``task``
         (its index in the training order, if known): append a row to the anytime matrix."""
         if task is not None and 0 <= task < len(self._train_names):
@@ -566,8 +671,16 @@ class Evaluator:
         ``rows_seen`` training rows; ``window`` batches make the windowed scores (see
         :class:`Prequential`)."""
         self._preq.window = int(window)
-        self._preq.add(np.asarray(y), check_scored(strategy.score(X, concept_id=None), len(X), strategy,
-                                                   f"the batch after {rows_seen} training rows"), rows_seen)
+        self._preq.add(
+            np.asarray(y),
+            check_scored(
+                strategy.score(X, concept_id=None),
+                len(X),
+                strategy,
+                f"the batch after {rows_seen} training rows",
+            ),
+            rows_seen,
+        )
 
     def result(self) -> Evaluation:
         self.close()
@@ -584,22 +697,31 @@ class Evaluator:
             anytime_R=anytime,
             anytime_rows_seen=tuple(self._any_seen) if self._any_seen else None,
             anytime_task=tuple(self._any_task) if self._any_seen else None,
-            learned_rows=tuple(self._learned_rows) if any(r is not None for r in self._learned_rows) else None,
+            learned_rows=tuple(self._learned_rows)
+            if any(r is not None for r in self._learned_rows)
+            else None,
             prequential=self._preq.record(),
             per_series=self._per_series_record(),
             trace=self.trace_record(),
             chance=self._chance_levels(),
             threshold=self._threshold_record(),
-            work={**self._work, **({"cache_bytes": int(self._cache.peak_bytes)} if self._cache is not None else {})},
+            work={
+                **self._work,
+                **({"cache_bytes": int(self._cache.peak_bytes)} if self._cache is not None else {}),
+            },
         )
 
     def _threshold_record(self) -> dict:
         """The policy, and per step and test concept the threshold and the realised false-positive rate."""
-        record = {"policy": self.threshold,
-                  "threshold": [[t for t, _ in row] for row in self._fpr_rows],
-                  "realised_fpr": [[f for _, f in row] for row in self._fpr_rows],
-                  "calibration_rows": {k: int(len(v)) for k, v in self._calibration.items()}}
-        if self.threshold != "own":  # whether the model's scores depended on the batch (then calibrated in it)
+        record = {
+            "policy": self.threshold,
+            "threshold": [[t for t, _ in row] for row in self._fpr_rows],
+            "realised_fpr": [[f for _, f in row] for row in self._fpr_rows],
+            "calibration_rows": {k: int(len(v)) for k, v in self._calibration.items()},
+        }
+        if (
+            self.threshold != "own"
+        ):  # whether the model's scores depended on the batch (then calibrated in it)
             record["calibrated_in_test_batch"] = any(self._joint_calibration)
         return record
 
@@ -609,9 +731,14 @@ class Evaluator:
         if self._cache is None or any(self._timed):
             return self._compute_chance_levels()
         key = "chance:" + step_sharing.combine(
-            [step_sharing.rows_fingerprint(c.y) for c in self.test_concepts], self.base_metrics,
-            sorted(self.metric_params.items()))
-        return {m: list(v) for m, v in self._cache.memo(key, self._compute_chance_levels, self._origin).items()}
+            [step_sharing.rows_fingerprint(c.y) for c in self.test_concepts],
+            self.base_metrics,
+            sorted(self.metric_params.items()),
+        )
+        return {
+            m: list(v)
+            for m, v in self._cache.memo(key, self._compute_chance_levels, self._origin).items()
+        }
 
     def _compute_chance_levels(self) -> dict[str, list[float]]:
         out = {}
@@ -619,8 +746,11 @@ class Evaluator:
             levels = []
             for j, c in enumerate(self.test_concepts):
                 try:
-                    levels.append(float("nan") if self._single_class[j] else
-                                  float(concept_chance_level(m, c, **self.metric_params.get(m, {}))))
+                    levels.append(
+                        float("nan")
+                        if self._single_class[j]
+                        else float(concept_chance_level(m, c, **self.metric_params.get(m, {})))
+                    )
                 except (ValueError, CladValueError):  # no chance level defined for it
                     levels.append(float("nan"))
             out[m] = levels
@@ -631,12 +761,26 @@ class Evaluator:
             return None
         timed = [j for j, t in enumerate(self._timed) if t]
         names = {self.test_concepts[j].name: list(self.test_concepts[j].time.series) for j in timed}
-        values = {m: {self.test_concepts[j].name: [[row[j][k][i] for k in range(len(row[j]))]
-                                                   for row in self._series_rows] for j in timed}
-                  for i, m in enumerate(self.base_metrics)}
-        return {"series": names, "values": values,
-                "chance": {m: {self.test_concepts[j].name: self._series_chance(self.test_concepts[j], m)
-                               for j in timed} for m in self.base_metrics}}
+        values = {
+            m: {
+                self.test_concepts[j].name: [
+                    [row[j][k][i] for k in range(len(row[j]))] for row in self._series_rows
+                ]
+                for j in timed
+            }
+            for i, m in enumerate(self.base_metrics)
+        }
+        return {
+            "series": names,
+            "values": values,
+            "chance": {
+                m: {
+                    self.test_concepts[j].name: self._series_chance(self.test_concepts[j], m)
+                    for j in timed
+                }
+                for m in self.base_metrics
+            },
+        }
 
     def _series_chance(self, concept: Concept, name: str) -> list[float]:
         """:func:`chance_level` of base metric ``name`` on every series of a time-series concept
@@ -646,10 +790,17 @@ class Evaluator:
         out = []
         for k in range(len(axis.series)):
             decl = self._decls[name]
-            y = (axis.y[points[k]:points[k + 1]] if decl.time_axis else concept.y[rows[k]:rows[k + 1]])
+            y = (
+                axis.y[points[k] : points[k + 1]]
+                if decl.time_axis
+                else concept.y[rows[k] : rows[k + 1]]
+            )
             try:
-                out.append(float(decl.chance_level(y, **self.metric_params.get(name, {})))
-                           if np.unique(y).size == 2 else float("nan"))
+                out.append(
+                    float(decl.chance_level(y, **self.metric_params.get(name, {})))
+                    if np.unique(y).size == 2
+                    else float("nan")
+                )
             except (ValueError, CladValueError):
                 out.append(float("nan"))
         return out
@@ -665,14 +816,20 @@ def _bucket(values: np.ndarray, reduce) -> np.ndarray:
     if step == 1:
         return np.asarray(values, dtype=np.float64)
     pad = (-values.size) % step
-    padded = np.concatenate([np.asarray(values, dtype=np.float64), np.full(pad, np.nan)]).reshape(-1, step)
+    padded = np.concatenate([np.asarray(values, dtype=np.float64), np.full(pad, np.nan)]).reshape(
+        -1, step
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN bucket stays NaN
         return reduce(padded, axis=1) if reduce is np.nanmean else np.nanmax(padded, axis=1)
 
 
-def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str],
-                   chance: Mapping[str, Sequence[float]] | None = None) -> None:
+def check_reversed(
+    R: dict[str, np.ndarray],
+    steps: Sequence[str],
+    test_names: Sequence[str],
+    chance: Mapping[str, Sequence[float]] | None = None,
+) -> None:
     """Warn (:class:`~clad.errors.RunWarning`) when a base metric is below its chance level on most
     concepts right after they were learned, and below it on average over them (the cells of R where the step and the test concept have
     the same name): a detector ranks anomalies *lower* than normal rows there, so its scores may be
@@ -686,18 +843,33 @@ def check_reversed(R: dict[str, np.ndarray], steps: Sequence[str], test_names: S
         decl = find_base_metric(name)
         if name not in R or level is None or decl is None or decl.optimistic or decl.additive:
             continue
-        pairs = [(R[name][i, position[s]], level[position[s]]) for i, s in enumerate(steps) if s in position]
+        pairs = [
+            (R[name][i, position[s]], level[position[s]])
+            for i, s in enumerate(steps)
+            if s in position
+        ]
         pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]
         below = sum((v < c) if decl.higher_is_better else (v > c) for v, c in pairs)
         # most concepts below chance *and* their mean below the mean chance: a mean above chance
         # (a few good concepts) contradicts "reversed", so nothing is said
-        mean_v, mean_c = (np.mean([v for v, _ in pairs]), np.mean([c for _, c in pairs])) if pairs else (0.0, 0.0)
-        if pairs and below > len(pairs) / 2 and (mean_v < mean_c if decl.higher_is_better else mean_v > mean_c):
+        mean_v, mean_c = (
+            (np.mean([v for v, _ in pairs]), np.mean([c for _, c in pairs]))
+            if pairs
+            else (0.0, 0.0)
+        )
+        if (
+            pairs
+            and below > len(pairs) / 2
+            and (mean_v < mean_c if decl.higher_is_better else mean_v > mean_c)
+        ):
             shown = "ROC-AUC below 0.5" if name == "roc_auc" else f"{name} below chance"
-            warnings.warn(f"{shown} on {below} of {len(pairs)} concepts just learned (mean "
-                          f"{np.mean([v for v, _ in pairs]):.3f}, chance {np.mean([c for _, c in pairs]):.3f}): are "
-                          "the scores reversed? clad expects higher scores for more anomalous rows", RunWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"{shown} on {below} of {len(pairs)} concepts just learned (mean "
+                f"{np.mean([v for v, _ in pairs]):.3f}, chance {np.mean([c for _, c in pairs]):.3f}): are "
+                "the scores reversed? clad expects higher scores for more anomalous rows",
+                RunWarning,
+                stacklevel=2,
+            )
             return
 
 
@@ -713,7 +885,11 @@ def _rows_needed(detector) -> tuple[int, str]:
     needed, why = 2, "a detector needs at least 2 rows"
     params = detector.get_params(deep=True) if hasattr(detector, "get_params") else {}
     for key, value in params.items():
-        if key.rsplit("__", 1)[-1] in _ROW_PARAMETERS and isinstance(value, (int, np.integer)) and value + 1 > needed:
+        if (
+            key.rsplit("__", 1)[-1] in _ROW_PARAMETERS
+            and isinstance(value, (int, np.integer))
+            and value + 1 > needed
+        ):
             needed, why = int(value) + 1, f"the detector's {key.rsplit('__', 1)[-1]}={int(value)}"
     return needed, why
 
@@ -725,13 +901,19 @@ def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
     to float32 sees infinities), and a ``batch_size`` at least as long as the whole training stream
     (concept-agnostic: one batch, so every row of R is the same)."""
     big = float(np.finfo(np.float32).max)
-    needed, why = _rows_needed(detector) if detector is not None else (2, "a detector needs at least 2 rows")
+    needed, why = (
+        _rows_needed(detector) if detector is not None else (2, "a detector needs at least 2 rows")
+    )
     flat_concepts: list[str] = []  # constant features: one warning for the whole dataset
     for c in dataset.train:
         X = np.asarray(c.X)
         if len(X) < needed:
-            warnings.warn(f"training concept {c.name!r} has {len(X)} row(s); {why}, so what it learns there "
-                          "means little", RunWarning, stacklevel=2)
+            warnings.warn(
+                f"training concept {c.name!r} has {len(X)} row(s); {why}, so what it learns there "
+                "means little",
+                RunWarning,
+                stacklevel=2,
+            )
         if len(X) > 1 and np.issubdtype(X.dtype, np.number):
             rows = X.reshape(len(X), -1)  # windows (rows x steps x channels): every value of a row
             spread = np.ptp(rows, axis=0).astype(np.float64)
@@ -739,33 +921,52 @@ def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
             flat = np.flatnonzero(spread <= _NEAR_CONSTANT * np.maximum(scale, 1.0))
             if flat.size:
                 shown = ", ".join(map(str, flat[:10])) + (", ..." if flat.size > 10 else "")
-                what = ("feature(s)" if X.ndim <= 2 else
-                        f"value(s) per window ({' x '.join(map(str, X.shape[1:]))}, flattened)")
-                flat_concepts.append(f"{c.name!r}: {flat.size} of {rows.shape[1]} {what} constant or near-constant "
-                                     f"(column {shown})")
+                what = (
+                    "feature(s)"
+                    if X.ndim <= 2
+                    else f"value(s) per window ({' x '.join(map(str, X.shape[1:]))}, flattened)"
+                )
+                flat_concepts.append(
+                    f"{c.name!r}: {flat.size} of {rows.shape[1]} {what} constant or near-constant "
+                    f"(column {shown})"
+                )
     if len(flat_concepts) == 1:
-        warnings.warn(f"training concept {flat_concepts[0]}; a detector learns nothing from them", RunWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"training concept {flat_concepts[0]}; a detector learns nothing from them",
+            RunWarning,
+            stacklevel=2,
+        )
     elif flat_concepts:
-        listed = "; ".join(flat_concepts[:5]) + (f"; and {len(flat_concepts) - 5} more" if len(flat_concepts) > 5
-                                                 else "")
-        warnings.warn(f"{len(flat_concepts)} of {len(dataset.train)} training concepts have constant or "
-                      f"near-constant features, which a detector learns nothing from: {listed}", RunWarning,
-                      stacklevel=2)
+        listed = "; ".join(flat_concepts[:5]) + (
+            f"; and {len(flat_concepts) - 5} more" if len(flat_concepts) > 5 else ""
+        )
+        warnings.warn(
+            f"{len(flat_concepts)} of {len(dataset.train)} training concepts have constant or "
+            f"near-constant features, which a detector learns nothing from: {listed}",
+            RunWarning,
+            stacklevel=2,
+        )
     for c in (*dataset.train, *dataset.test):
         X = np.asarray(c.X)
         if np.issubdtype(X.dtype, np.floating) and X.size:
             with np.errstate(invalid="ignore"):
                 over = int(np.count_nonzero(np.isfinite(X) & (np.abs(X) > big)))
             if over:
-                warnings.warn(f"concept {c.name!r}: {over} value(s) beyond float32's range (|x| > {big:.3g}) become "
-                              "non-finite when a detector casts to float32; rescale the features", RunWarning,
-                              stacklevel=2)
+                warnings.warn(
+                    f"concept {c.name!r}: {over} value(s) beyond float32's range (|x| > {big:.3g}) become "
+                    "non-finite when a detector casts to float32; rescale the features",
+                    RunWarning,
+                    stacklevel=2,
+                )
     if batch_size is not None:
         stream = sum(len(c.X) for c in dataset.train)
         if stream and int(batch_size) >= stream:
-            warnings.warn(f"batch_size={batch_size} is at least the whole training stream ({stream} rows): one "
-                          "batch, so every row of R is the same", RunWarning, stacklevel=2)
+            warnings.warn(
+                f"batch_size={batch_size} is at least the whole training stream ({stream} rows): one "
+                "batch, so every row of R is the same",
+                RunWarning,
+                stacklevel=2,
+            )
 
 
 #: the prequential scores: name -> function(y_true, scores, labels)
@@ -802,7 +1003,8 @@ class Prequential:
         self._labels: list[np.ndarray] = []
         self._rows_seen: list[int] = []
         self._values: dict[str, dict[str, list[float]]] = {
-            kind: {m: [] for m in PREQUENTIAL_METRICS} for kind in ("cumulative", "windowed")}
+            kind: {m: [] for m in PREQUENTIAL_METRICS} for kind in ("cumulative", "windowed")
+        }
 
     def add(self, y: np.ndarray, scored: Scored, rows_seen: int) -> None:
         self._y.append(np.asarray(y).astype(np.int8))
@@ -821,10 +1023,13 @@ class Prequential:
         """The run's prequential record (None if no batch was scored)."""
         if not self._rows_seen:
             return None
-        return {"window": self.window, "rows_seen": list(self._rows_seen),
-                "n_rows": [int(len(y)) for y in self._y],
-                "cumulative": {m: list(v) for m, v in self._values["cumulative"].items()},
-                "windowed": {m: list(v) for m, v in self._values["windowed"].items()}}
+        return {
+            "window": self.window,
+            "rows_seen": list(self._rows_seen),
+            "n_rows": [int(len(y)) for y in self._y],
+            "cumulative": {m: list(v) for m, v in self._values["cumulative"].items()},
+            "windowed": {m: list(v) for m, v in self._values["windowed"].items()},
+        }
 
 
 def _memory_rows(strategy) -> int:

@@ -45,14 +45,30 @@ def _anytime_input(anytime: dict | None, base_metric: str) -> dict:
     or it does not say which training concept each evaluation came during)."""
     if anytime is None or any(k is None for k in anytime["task"]):
         return {}
-    return {"anytime": {"R": anytime["R"][base_metric], "task": anytime["task"], "rows_seen": anytime["rows_seen"]}}
+    return {
+        "anytime": {
+            "R": anytime["R"][base_metric],
+            "task": anytime["task"],
+            "rows_seen": anytime["rows_seen"],
+        }
+    }
 
 
-def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
-                   seed: int | None = None, labels: dict | None = None, config: dict | None = None,
-                   on_step: Callable[[str, int], None] | None = None, n_jobs: int | None = 1,
-                   metric_params: dict | None = None, timeout: float | None = None, threshold="own",
-                   threshold_seed: int | None = None) -> RunResult:
+def run_experiment(
+    dataset: ConceptDataset,
+    scenario,
+    strategy,
+    base_metrics: Sequence[str] = (DEFAULT_BASE_METRIC,),
+    seed: int | None = None,
+    labels: dict | None = None,
+    config: dict | None = None,
+    on_step: Callable[[str, int], None] | None = None,
+    n_jobs: int | None = 1,
+    metric_params: dict | None = None,
+    timeout: float | None = None,
+    threshold="own",
+    threshold_seed: int | None = None,
+) -> RunResult:
     """Run ``strategy`` through ``scenario`` on ``dataset`` and return the result.
 
     The strategy object is cloned (the caller's object is never fitted). With ``seed``, a
@@ -94,15 +110,41 @@ def run_experiment(dataset: ConceptDataset, scenario, strategy, base_metrics: Se
         threshold_seed = 0 if seed is None else int(seed)
     timeout = check_timeout(timeout)
     if timeout is not None and not time_limit_usable():
-        raise CladValueError("run_experiment(timeout=...) needs the main thread of a POSIX process (it uses "
-                             "SIGALRM); call it from there, or run the spec with `clad run --timeout`")
+        raise CladValueError(
+            "run_experiment(timeout=...) needs the main thread of a POSIX process (it uses "
+            "SIGALRM); call it from there, or run the spec with `clad run --timeout`"
+        )
     if timeout is None:  # an enclosing limit (an executor's) stays the caller's to catch
-        return _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
-                               metric_params, threshold, threshold_seed)
+        return _run_experiment(
+            dataset,
+            scenario,
+            strategy,
+            base_metrics,
+            seed,
+            labels,
+            config,
+            on_step,
+            n_jobs,
+            metric_params,
+            threshold,
+            threshold_seed,
+        )
     try:
         with time_limit(timeout):
-            return _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
-                                   metric_params, threshold, threshold_seed)
+            return _run_experiment(
+                dataset,
+                scenario,
+                strategy,
+                base_metrics,
+                seed,
+                labels,
+                config,
+                on_step,
+                n_jobs,
+                metric_params,
+                threshold,
+                threshold_seed,
+            )
     except RunTimeout as exc:
         raise RunTimeoutError(str(exc)) from None
 
@@ -114,75 +156,134 @@ def _check_objects(dataset, scenario, strategy) -> None:
     from ..errors import CladTypeError
 
     if not isinstance(dataset, ConceptDataset):
-        raise CladTypeError(f"run_experiment: dataset is {type(dataset).__name__} {dataset!r:.60}; expected a "
-                            "clad.ConceptDataset (e.g. clad.make_synthetic(...); names are for spec files)")
+        raise CladTypeError(
+            f"run_experiment: dataset is {type(dataset).__name__} {dataset!r:.60}; expected a "
+            "clad.ConceptDataset (e.g. clad.make_synthetic(...); names are for spec files)"
+        )
     if not callable(getattr(scenario, "run", None)) or isinstance(scenario, type):
-        raise CladTypeError(f"run_experiment: scenario is {type(scenario).__name__} {scenario!r:.60}; expected a "
-                            "scenario object, e.g. clad.ConceptAware() (names are for spec files)")
-    if not (callable(getattr(strategy, "learn", None)) and callable(getattr(strategy, "score", None))) \
-            or isinstance(strategy, type):
-        raise CladTypeError(f"run_experiment: strategy is {type(strategy).__name__} {strategy!r:.60}; expected a "
-                            "strategy object with learn() and score(), e.g. clad.Naive(detector) (names are for "
-                            "spec files)")
+        raise CladTypeError(
+            f"run_experiment: scenario is {type(scenario).__name__} {scenario!r:.60}; expected a "
+            "scenario object, e.g. clad.ConceptAware() (names are for spec files)"
+        )
+    if not (
+        callable(getattr(strategy, "learn", None)) and callable(getattr(strategy, "score", None))
+    ) or isinstance(strategy, type):
+        raise CladTypeError(
+            f"run_experiment: strategy is {type(strategy).__name__} {strategy!r:.60}; expected a "
+            "strategy object with learn() and score(), e.g. clad.Naive(detector) (names are for "
+            "spec files)"
+        )
 
 
-def _run_experiment(dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs,
-                    metric_params, threshold="own", threshold_seed=0) -> RunResult:
+def _run_experiment(
+    dataset,
+    scenario,
+    strategy,
+    base_metrics,
+    seed,
+    labels,
+    config,
+    on_step,
+    n_jobs,
+    metric_params,
+    threshold="own",
+    threshold_seed=0,
+) -> RunResult:
     strategy = clone(strategy)
     if seed is not None:
         seeded = seed_run(seed, strategy=strategy, scenario=scenario)
         strategy, scenario = seeded.strategy, seeded.scenario
     labels = dict(labels or {})
-    set_origin(run=f"run {labels['run_id']}" if labels.get("run_id") else
-               f"{labels.get('strategy', type(strategy).__name__)} run")
+    set_origin(
+        run=f"run {labels['run_id']}"
+        if labels.get("run_id")
+        else f"{labels.get('strategy', type(strategy).__name__)} run"
+    )
     t0 = time.perf_counter()
     observers = () if on_step is None else (_step_observer(on_step),)
     det_proto = strategy.get_params(deep=False).get("detector")
     calibration = None
     if threshold != "own":  # held out of training before anything is trained, as a tuning split is
-        dataset, calibration = calibration_split(dataset, threshold["calibration"], calibration_seed(threshold_seed))
+        dataset, calibration = calibration_split(
+            dataset, threshold["calibration"], calibration_seed(threshold_seed)
+        )
     with recording() as flagged:  # every warning of the run lands in its record
         check_data(dataset, det_proto, getattr(scenario, "batch_size", None))
         if calibration is not None:
             check_calibration_rows(calibration, threshold["fpr"])
-        evaluator = Evaluator(dataset.test, base_metrics, n_jobs=n_jobs, observers=observers,
-                              metric_params=metric_params, threshold=threshold, calibration=calibration,
-                              train_names=dataset.train_names)
+        evaluator = Evaluator(
+            dataset.test,
+            base_metrics,
+            n_jobs=n_jobs,
+            observers=observers,
+            metric_params=metric_params,
+            threshold=threshold,
+            calibration=calibration,
+            train_names=dataset.train_names,
+        )
         with peak_rss() as peak:
             evaluation = scenario.run(dataset, strategy, evaluator)
         total = time.perf_counter() - t0
         check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
         t = learned_at(evaluation.steps, dataset.test_names)
-        if not getattr(det_proto, "_clad_baseline", False):  # a baseline below chance is what it is there for
+        if not getattr(
+            det_proto, "_clad_baseline", False
+        ):  # a baseline below chance is what it is there for
             check_reversed(evaluation.R, evaluation.steps, dataset.test_names, evaluation.chance)
         anytime = None
         if evaluation.anytime_R is not None:
-            anytime = {"rows_seen": list(evaluation.anytime_rows_seen), "task": list(evaluation.anytime_task),
-                       "boundaries": np.cumsum([c.n_rows for c in dataset.train]).tolist(),
-                       "R": evaluation.anytime_R}
-        metrics = {m: summarize(R, t, **_anytime_input(anytime, m)) for m, R in evaluation.R.items()}
+            anytime = {
+                "rows_seen": list(evaluation.anytime_rows_seen),
+                "task": list(evaluation.anytime_task),
+                "boundaries": np.cumsum([c.n_rows for c in dataset.train]).tolist(),
+                "R": evaluation.anytime_R,
+            }
+        metrics = {
+            m: summarize(R, t, **_anytime_input(anytime, m)) for m, R in evaluation.R.items()
+        }
     extra = getattr(strategy, "extra_results", None)  # what a strategy reports beyond R (optional)
     extras = extra(stream_boundaries(dataset)) if callable(extra) else None
     if evaluation.per_series is not None:
-        extras = {**(extras or {}), "time_series": {"per_series": evaluation.per_series, "trace": evaluation.trace}}
-    if isinstance(dataset.metadata.get("split"), dict):  # a loader's own split (e.g. time-ordered): recorded
+        extras = {
+            **(extras or {}),
+            "time_series": {"per_series": evaluation.per_series, "trace": evaluation.trace},
+        }
+    if isinstance(
+        dataset.metadata.get("split"), dict
+    ):  # a loader's own split (e.g. time-ordered): recorded
         extras = {**(extras or {}), "split": dataset.metadata["split"]}
-    if all(m in evaluation.R for m in COUNT_METRICS):  # confusion counts: their pooled scores, per set of cells
-        extras = {**(extras or {}), "pooled": pooled_record(evaluation.R, evaluation.steps, dataset.test_names)}
-    if any(m in evaluation.R for m in NAB_METRICS):  # NAB's raw scores: the scoreboard's normalised score
-        extras = {**(extras or {}), "nab": nab_record(evaluation.R, evaluation.steps, {c.name: c.y for c in dataset.test})}
+    if all(
+        m in evaluation.R for m in COUNT_METRICS
+    ):  # confusion counts: their pooled scores, per set of cells
+        extras = {
+            **(extras or {}),
+            "pooled": pooled_record(evaluation.R, evaluation.steps, dataset.test_names),
+        }
+    if any(
+        m in evaluation.R for m in NAB_METRICS
+    ):  # NAB's raw scores: the scoreboard's normalised score
+        extras = {
+            **(extras or {}),
+            "nab": nab_record(evaluation.R, evaluation.steps, {c.name: c.y for c in dataset.test}),
+        }
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
         scenario=labels.get("scenario", getattr(scenario, "name", type(scenario).__name__)),
         strategy=labels.get("strategy", type(strategy).__name__),
-        detector=labels.get("detector", detector_name(as_detector(det_proto)) if det_proto is not None else ""),
+        detector=labels.get(
+            "detector", detector_name(as_detector(det_proto)) if det_proto is not None else ""
+        ),
         seed=-1 if seed is None else int(seed),
         concepts=evaluation.steps,
         test_concepts=dataset.test_names,
         R=evaluation.R,
         metrics=metrics,
-        timings={"fit": list(evaluation.fit_seconds), "score": list(evaluation.score_seconds), "total": total,
-                 **({"work": evaluation.work} if evaluation.work is not None else {})},
+        timings={
+            "fit": list(evaluation.fit_seconds),
+            "score": list(evaluation.score_seconds),
+            "total": total,
+            **({"work": evaluation.work} if evaluation.work is not None else {}),
+        },
         versions=versions(),
         config=dict(config or {}),
         memory_rows=evaluation.memory_rows,

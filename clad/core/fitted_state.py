@@ -46,8 +46,11 @@ def _walk(v: Any, path: str, out: dict, depth: int, seen: set) -> None:
         out[path] = repr(v)
         return
     if isinstance(v, np.ndarray):
-        out[path] = f"{v.dtype.str}{v.shape}:" + (_digest(np.ascontiguousarray(v).tobytes()) if not v.dtype.hasobject
-                                                   else repr(v.tolist()))
+        out[path] = f"{v.dtype.str}{v.shape}:" + (
+            _digest(np.ascontiguousarray(v).tobytes())
+            if not v.dtype.hasobject
+            else repr(v.tolist())
+        )
         return
     if isinstance(v, np.random.Generator):
         out[path] = repr(v.bit_generator.state)
@@ -93,8 +96,9 @@ def _walk_torch(v: Any, path: str, out: dict, depth: int, seen: set) -> None:
 
     if isinstance(v, torch.Tensor):
         t = v.detach().cpu()
-        out[path] = f"{t.dtype}{tuple(t.shape)}:" + _digest(t.contiguous().view(torch.uint8).numpy().tobytes()
-                                                           if t.numel() else b"")
+        out[path] = f"{t.dtype}{tuple(t.shape)}:" + _digest(
+            t.contiguous().view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        )
     elif isinstance(v, torch.nn.Module):
         for k, t in v.state_dict().items():
             _walk_torch(t, f"{path}.{k}", out, depth + 1, seen)

@@ -29,8 +29,11 @@ _SHARED_MODES = ("r", "r+", "w+")
 
 def is_memmap(arr) -> bool:
     """Whether ``arr`` is (a view of) a :class:`numpy.memmap` with a live shared mapping."""
-    return (isinstance(arr, np.memmap) and getattr(arr, "_mmap", None) is not None
-            and getattr(arr, "mode", None) in _SHARED_MODES)
+    return (
+        isinstance(arr, np.memmap)
+        and getattr(arr, "_mmap", None) is not None
+        and getattr(arr, "mode", None) in _SHARED_MODES
+    )
 
 
 def release(arr) -> bool:
@@ -48,10 +51,14 @@ def release(arr) -> bool:
     start_addr = base.ctypes.data
     del base
     # the bytes the view spans (strides may be negative or skip rows: take the extent)
-    extent = np.lib.array_utils.byte_bounds(arr) if hasattr(np.lib, "array_utils") else np.byte_bounds(arr)
+    extent = (
+        np.lib.array_utils.byte_bounds(arr)
+        if hasattr(np.lib, "array_utils")
+        else np.byte_bounds(arr)
+    )
     lo, hi = extent[0] - start_addr, extent[1] - start_addr
     first = -(-lo // _PAGE) * _PAGE  # round up: never drop a page shared with bytes before the view
-    last = (hi // _PAGE) * _PAGE      # round down: nor after it
+    last = (hi // _PAGE) * _PAGE  # round down: nor after it
     if lo < 0 or hi > len(mm) or last <= first:
         return False
     try:

@@ -40,7 +40,9 @@ def validation_seed(seed: int) -> int:
     >>> validation_seed(0) == validation_seed(0), validation_seed(0) in derive_seeds(0).values()
     (True, False)
     """
-    return int(np.random.SeedSequence(int(seed), spawn_key=(4,)).generate_state(1, dtype=np.uint32)[0])
+    return int(
+        np.random.SeedSequence(int(seed), spawn_key=(4,)).generate_state(1, dtype=np.uint32)[0]
+    )
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,13 @@ def _takes_random_state(factory: Callable | None) -> bool:
         return False
 
 
-def seed_run(seed: int, strategy=None, scenario=None, dataset_factory: Callable | None = None,
-             dataset_params: Mapping | None = None) -> SeededRun:
+def seed_run(
+    seed: int,
+    strategy=None,
+    scenario=None,
+    dataset_factory: Callable | None = None,
+    dataset_params: Mapping | None = None,
+) -> SeededRun:
     """Apply the run ``seed`` to a run's parts, deriving their seeds once (:func:`derive_seeds`).
 
     * ``dataset_params`` (keyword parameters of the loader ``dataset_factory``) get
@@ -103,7 +110,9 @@ def seed_run(seed: int, strategy=None, scenario=None, dataset_factory: Callable 
             detector = as_detector(own["detector"])
             set_random_state(detector, seeds["detector"])
             strategy.set_params(detector=detector)
-    if getattr(scenario, "random_state", "absent") is None:  # e.g. a gradual transition's interleaving
+    if (
+        getattr(scenario, "random_state", "absent") is None
+    ):  # e.g. a gradual transition's interleaving
         scenario = clone(scenario).set_params(random_state=seeds["scenario"])
     return SeededRun(strategy=strategy, scenario=scenario, dataset_params=params)
 
@@ -115,8 +124,12 @@ def _seed_of(obj) -> Any:
     return getattr(target, "random_state", None), getattr(target, "uses_random_state", True)
 
 
-def seed_consumers(strategy=None, scenario=None, dataset_factory: Callable | None = None,
-                   dataset_params: Mapping | None = None) -> tuple[str, ...]:
+def seed_consumers(
+    strategy=None,
+    scenario=None,
+    dataset_factory: Callable | None = None,
+    dataset_params: Mapping | None = None,
+) -> tuple[str, ...]:
     """The parts of a run whose result depends on the run seed: those :func:`seed_run` gives a
     seed to (found by seeding with two seeds and comparing, so this follows :func:`seed_run`'s
     rules), less those that declare they never use it (a class or loader attribute
@@ -130,15 +143,28 @@ def seed_consumers(strategy=None, scenario=None, dataset_factory: Callable | Non
     >>> seed_consumers(strategy=Replay(IsolationForest()))
     ('strategy', 'detector')
     """
-    a, b = (seed_run(s, strategy=strategy, scenario=scenario, dataset_factory=dataset_factory,
-                     dataset_params=dataset_params) for s in (1, 2))
+    a, b = (
+        seed_run(
+            s,
+            strategy=strategy,
+            scenario=scenario,
+            dataset_factory=dataset_factory,
+            dataset_params=dataset_params,
+        )
+        for s in (1, 2)
+    )
     parts = []
     if a.dataset_params != b.dataset_params and getattr(dataset_factory, "uses_random_state", True):
         parts.append("dataset")
     if strategy is not None:
-        for part, x, y in (("strategy", a.strategy, b.strategy),
-                           ("detector", a.strategy.get_params(deep=False).get("detector"),
-                            b.strategy.get_params(deep=False).get("detector"))):
+        for part, x, y in (
+            ("strategy", a.strategy, b.strategy),
+            (
+                "detector",
+                a.strategy.get_params(deep=False).get("detector"),
+                b.strategy.get_params(deep=False).get("detector"),
+            ),
+        ):
             (sx, uses), (sy, _) = _seed_of(x), _seed_of(y)
             if sx != sy and uses:
                 parts.append(part)

@@ -61,9 +61,28 @@ from ..errors import CladError
 from .concepts import owned
 from .fitted_state import KEY_ATTR, first_difference, learned_state, state_bytes
 
-__all__ = ["StepCache", "SharingMismatch", "Unshareable", "Counts", "fit_key", "score_key", "rows_fingerprint",
-           "describe", "declared", "key_of", "learned_state", "using", "current", "DEFAULT_MAX_BYTES",
-           "fit_fresh", "fit_owned", "fit_further", "forget_key", "grid_work", "format_work"]
+__all__ = [
+    "StepCache",
+    "SharingMismatch",
+    "Unshareable",
+    "Counts",
+    "fit_key",
+    "score_key",
+    "rows_fingerprint",
+    "describe",
+    "declared",
+    "key_of",
+    "learned_state",
+    "using",
+    "current",
+    "DEFAULT_MAX_BYTES",
+    "fit_fresh",
+    "fit_owned",
+    "fit_further",
+    "forget_key",
+    "grid_work",
+    "format_work",
+]
 
 
 #: a cache's default limit: the bytes of fitted states and scores it keeps (256 MiB)
@@ -129,7 +148,11 @@ def describe(obj: Any, depth: int = 0) -> str:
     get_params = getattr(obj, "get_params", None)
     if callable(get_params) and not isinstance(obj, type):
         cls = type(obj)
-        return f"{cls.__module__}.{cls.__qualname__}(" + describe(get_params(deep=False), depth + 1) + ")"
+        return (
+            f"{cls.__module__}.{cls.__qualname__}("
+            + describe(get_params(deep=False), depth + 1)
+            + ")"
+        )
     raise Unshareable(f"{type(obj).__name__} is not a configuration value")
 
 
@@ -170,7 +193,9 @@ def declared(strategy) -> tuple[str, ...] | None:
     for c in cls.__mro__:
         if c is owner:
             break
-        if any(m in c.__dict__ for m in ("learn", "score", "_fit_new", "_new_detector", "score_key")):
+        if any(
+            m in c.__dict__ for m in ("learn", "score", "_fit_new", "_new_detector", "score_key")
+        ):
             return None
     return tuple(owner.__dict__["step_inputs"])
 
@@ -209,11 +234,17 @@ class Counts:
     verified: int = 0
 
     def copy(self) -> "Counts":
-        return Counts(self.fits, self.fits_computed, self.passes, self.passes_computed, self.verified)
+        return Counts(
+            self.fits, self.fits_computed, self.passes, self.passes_computed, self.verified
+        )
 
     def minus(self, other: "Counts") -> "Counts":
-        return Counts(*(getattr(self, f) - getattr(other, f) for f in
-                        ("fits", "fits_computed", "passes", "passes_computed", "verified")))
+        return Counts(
+            *(
+                getattr(self, f) - getattr(other, f)
+                for f in ("fits", "fits_computed", "passes", "passes_computed", "verified")
+            )
+        )
 
 
 @dataclass
@@ -345,15 +376,31 @@ class StepCache:
                     raise SharingMismatch(
                         f"sharing verification failed: step key {key} was fitted by {entry.origin} and again by "
                         f"{origin or 'another step'}, and the two fitted states differ in {where!r}: the strategy "
-                        "or detector declares fewer inputs than its fit reads")
+                        "or detector declares fewer inputs than its fit reads"
+                    )
                 return fitted
             kept = copy.deepcopy(fitted) if owned_copy else fitted
-            self._put(key, _Entry(kept, state_bytes(kept), origin, learned_state(kept) if self.verify else None, warned))
+            self._put(
+                key,
+                _Entry(
+                    kept,
+                    state_bytes(kept),
+                    origin,
+                    learned_state(kept) if self.verify else None,
+                    warned,
+                ),
+            )
         return fitted
 
     # -- scores
-    def score(self, key: str | None, X, compute: Callable[[], Any], origin: str = "",
-              rows: str | None = None) -> tuple[Any, bool]:
+    def score(
+        self,
+        key: str | None,
+        X,
+        compute: Callable[[], Any],
+        origin: str = "",
+        rows: str | None = None,
+    ) -> tuple[Any, bool]:
         """``(compute(), True)`` (a :class:`~clad.core.evaluation.Scored` of ``X``), or ``(what it
         gave an earlier step with the same key and rows, False)``; ``key`` None: computed, never
         shared. ``rows``: the fingerprint of ``X`` when the caller knows it."""
@@ -382,7 +429,8 @@ class StepCache:
                     raise SharingMismatch(
                         f"sharing verification failed: scoring key {full} (state {key}) was computed by "
                         f"{entry.origin} and again by {origin or 'another step'}, and the scores differ: the "
-                        "strategy declares fewer inputs than its scores read")
+                        "strategy declares fewer inputs than its scores read"
+                    )
                 return value, True
             self._put(full, _Entry(value, state_bytes(value), origin, warned=warned))
         return value, True
@@ -404,7 +452,8 @@ class StepCache:
                 if repr(entry.value) != repr(value):
                     raise SharingMismatch(
                         f"sharing verification failed: key {key} was computed by {entry.origin} and again by "
-                        f"{origin or 'another step'}, and the two differ")
+                        f"{origin or 'another step'}, and the two differ"
+                    )
                 return value
             self._put(key, _Entry(value, state_bytes(value), origin, warned=warned))
         return value
@@ -413,8 +462,12 @@ class StepCache:
 def _same_scored(a, b) -> bool:
     sa, sb = np.asarray(getattr(a, "scores", a)), np.asarray(getattr(b, "scores", b))
     ta, tb = getattr(a, "threshold", None), getattr(b, "threshold", None)
-    return (sa.dtype == sb.dtype and sa.shape == sb.shape and sa.tobytes() == sb.tobytes()
-            and np.asarray(ta, dtype=float).tobytes() == np.asarray(tb, dtype=float).tobytes())
+    return (
+        sa.dtype == sb.dtype
+        and sa.shape == sb.shape
+        and sa.tobytes() == sb.tobytes()
+        and np.asarray(ta, dtype=float).tobytes() == np.asarray(tb, dtype=float).tobytes()
+    )
 
 
 # -- the cache of this thread --------------------------------------------------------------------------
@@ -546,5 +599,7 @@ def format_work(work: dict) -> str:
     >>> format_work({"runs": 2, "steps": 10, "fitted": 6, "passes": 50, "scored": 30})
     '2 runs: 10 training steps, 6 fitted; 50 scoring passes, 30 computed'
     """
-    return (f"{work['runs']:,} runs: {work['steps']:,} training steps, {work['fitted']:,} fitted; "
-            f"{work['passes']:,} scoring passes, {work['scored']:,} computed")
+    return (
+        f"{work['runs']:,} runs: {work['steps']:,} training steps, {work['fitted']:,} fitted; "
+        f"{work['passes']:,} scoring passes, {work['scored']:,} computed"
+    )

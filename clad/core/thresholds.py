@@ -47,9 +47,22 @@ import numpy as np
 from ..errors import CladValueError, DataError
 from .concepts import Concept, ConceptDataset
 
-__all__ = ["POLICIES", "DEFAULT_CALIBRATION_FRACTION", "check_threshold", "policy_text", "fpr_threshold",
-           "realised_fpr", "calibration_seed", "calibration_split", "calibration_size", "min_calibration_rows",
-           "check_calibration_rows", "batch_dependent", "joint_scores", "JOINT_SHARE"]
+__all__ = [
+    "POLICIES",
+    "DEFAULT_CALIBRATION_FRACTION",
+    "check_threshold",
+    "policy_text",
+    "fpr_threshold",
+    "realised_fpr",
+    "calibration_seed",
+    "calibration_split",
+    "calibration_size",
+    "min_calibration_rows",
+    "check_calibration_rows",
+    "batch_dependent",
+    "joint_scores",
+    "JOINT_SHARE",
+]
 
 POLICIES = ("own", "fpr")
 #: the share of each training concept's normal rows held out for calibration
@@ -75,32 +88,48 @@ def check_threshold(value) -> str | dict:
         return "own"
     allowed = ["fpr", "calibration", "fraction"]
     if not isinstance(value, Mapping):
-        raise CladValueError(f"threshold={value!r}; expected \"own\" or a table {{fpr = 0.05}} (optionally with "
-                             "calibration = the share of each training concept's normal rows held out to calibrate, "
-                             "or their count)")
+        raise CladValueError(
+            f'threshold={value!r}; expected "own" or a table {{fpr = 0.05}} (optionally with '
+            "calibration = the share of each training concept's normal rows held out to calibrate, "
+            "or their count)"
+        )
     unknown = sorted(set(value) - set(allowed))
     if unknown:
         from ..registry import did_you_mean
 
-        raise CladValueError(f"threshold: unknown key {unknown[0]!r}{did_you_mean(unknown[0], allowed)}; "
-                             f"allowed: {', '.join(allowed)}")
+        raise CladValueError(
+            f"threshold: unknown key {unknown[0]!r}{did_you_mean(unknown[0], allowed)}; "
+            f"allowed: {', '.join(allowed)}"
+        )
     fpr = value.get("fpr")
     if fpr is None:
-        raise CladValueError("threshold: a table needs fpr (the false-positive rate to calibrate to, e.g. 0.05)")
+        raise CladValueError(
+            "threshold: a table needs fpr (the false-positive rate to calibrate to, e.g. 0.05)"
+        )
     if isinstance(fpr, bool) or not isinstance(fpr, (int, float)) or not 0 < fpr < 1:
         raise CladValueError(f"threshold.fpr={fpr!r}; expected a number strictly between 0 and 1")
     if "calibration" in value and "fraction" in value:
-        raise CladValueError("threshold: give calibration or fraction (its older spelling), not both")
+        raise CladValueError(
+            "threshold: give calibration or fraction (its older spelling), not both"
+        )
     key = "fraction" if "fraction" in value else "calibration"
     size = value.get(key, DEFAULT_CALIBRATION_FRACTION)
-    ok = not isinstance(size, bool) and (isinstance(size, float) and 0 < size < 1
-                                          or isinstance(size, int) and (2 <= size <= MAX_CALIBRATION_ROWS
-                                                                        if key == "calibration" else False))
+    ok = not isinstance(size, bool) and (
+        isinstance(size, float)
+        and 0 < size < 1
+        or isinstance(size, int)
+        and (2 <= size <= MAX_CALIBRATION_ROWS if key == "calibration" else False)
+    )
     if not ok:
-        raise CladValueError(f"threshold.{key}={size!r}; expected a share of each training concept's normal rows "
-                             "strictly between 0 and 1 (e.g. 0.2)" + (" or a count of rows, an integer in [2, "
-                                                                      f"{MAX_CALIBRATION_ROWS:,}] (e.g. 300)"
-                                                                      if key == "calibration" else ""))
+        raise CladValueError(
+            f"threshold.{key}={size!r}; expected a share of each training concept's normal rows "
+            "strictly between 0 and 1 (e.g. 0.2)"
+            + (
+                f" or a count of rows, an integer in [2, {MAX_CALIBRATION_ROWS:,}] (e.g. 300)"
+                if key == "calibration"
+                else ""
+            )
+        )
     return {"fpr": float(fpr), "calibration": size if isinstance(size, int) else float(size)}
 
 
@@ -131,7 +160,9 @@ def fpr_threshold(scores, fpr: float) -> float:
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:
-        raise DataError("a threshold at a false-positive rate needs calibration rows; there are none")
+        raise DataError(
+            "a threshold at a false-positive rate needs calibration rows; there are none"
+        )
     return float(np.quantile(scores, 1.0 - float(fpr), method="weibull"))
 
 
@@ -154,10 +185,13 @@ def check_calibration_rows(calibration: Mapping, fpr: float) -> None:
     need = min_calibration_rows(fpr)
     for name, rows in calibration.items():
         if len(rows) < need:
-            warnings.warn(f"training concept {name!r} has {len(rows)} calibration rows; a threshold at FPR {fpr:g} "
-                          f"needs at least {need} (with fewer it is the largest calibration score, and the "
-                          f"false-positive rate about 1/{len(rows) + 1}); raise threshold.calibration",
-                          RunWarning, stacklevel=2)
+            warnings.warn(
+                f"training concept {name!r} has {len(rows)} calibration rows; a threshold at FPR {fpr:g} "
+                f"needs at least {need} (with fewer it is the largest calibration score, and the "
+                f"false-positive rate about 1/{len(rows) + 1}); raise threshold.calibration",
+                RunWarning,
+                stacklevel=2,
+            )
 
 
 def batch_dependent(strategy, rows, concept_id=None, whole=None) -> bool:
@@ -179,8 +213,12 @@ def batch_dependent(strategy, rows, concept_id=None, whole=None) -> bool:
     if whole is None:
         whole = strategy.score(rows, concept_id=concept_id).scores
     whole = np.asarray(whole, dtype=np.float64)
-    parts = np.concatenate([np.asarray(strategy.score(rows[:h], concept_id=concept_id).scores, dtype=np.float64),
-                            np.asarray(strategy.score(rows[h:], concept_id=concept_id).scores, dtype=np.float64)])
+    parts = np.concatenate(
+        [
+            np.asarray(strategy.score(rows[:h], concept_id=concept_id).scores, dtype=np.float64),
+            np.asarray(strategy.score(rows[h:], concept_id=concept_id).scores, dtype=np.float64),
+        ]
+    )
     return not np.allclose(whole, parts, rtol=1e-9, atol=1e-12, equal_nan=True)
 
 
@@ -198,7 +236,9 @@ def realised_fpr(y, scores, threshold: float) -> float:
 def calibration_seed(seed: int) -> int:
     """The seed of a run's calibration split: a sixth child of the run seed, independent of the
     seeds of its parts and of its validation split (:func:`clad.core.seeding.validation_seed`)."""
-    return int(np.random.SeedSequence(int(seed), spawn_key=(5,)).generate_state(1, dtype=np.uint32)[0])
+    return int(
+        np.random.SeedSequence(int(seed), spawn_key=(5,)).generate_state(1, dtype=np.uint32)[0]
+    )
 
 
 def calibration_size(size, n_normal: int) -> int:
@@ -208,10 +248,14 @@ def calibration_size(size, n_normal: int) -> int:
     >>> calibration_size(0.2, 500), calibration_size(300, 500)
     (100, 300)
     """
-    return int(size) if isinstance(size, (int, np.integer)) else int(np.floor(size * n_normal + 0.5))
+    return (
+        int(size) if isinstance(size, (int, np.integer)) else int(np.floor(size * n_normal + 0.5))
+    )
 
 
-def calibration_split(dataset: ConceptDataset, size, seed: int) -> tuple[ConceptDataset, dict[str, np.ndarray]]:
+def calibration_split(
+    dataset: ConceptDataset, size, seed: int
+) -> tuple[ConceptDataset, dict[str, np.ndarray]]:
     """``dataset`` with calibration rows taken out of each training concept's normal rows: a share
     ``size`` of them (a float) or ``size`` rows (an int), drawn without replacement by a generator
     seeded from ``seed``, one stream per training step; and those rows by concept name (a recurring
@@ -228,15 +272,21 @@ def calibration_split(dataset: ConceptDataset, size, seed: int) -> tuple[Concept
     """
     seeds = np.random.SeedSequence(int(seed)).spawn(len(dataset.train))
     train, held = [], {}
-    what = f"calibration = {size}" if isinstance(size, (int, np.integer)) else f"calibration share {size:g}"
+    what = (
+        f"calibration = {size}"
+        if isinstance(size, (int, np.integer))
+        else f"calibration share {size:g}"
+    )
     for c, s in zip(dataset.train, seeds):
         rng = np.random.default_rng(s)
         normal = np.arange(c.n_rows) if c.y is None else np.flatnonzero(np.asarray(c.y) == 0)
         n = calibration_size(size, normal.size)
         if n < 1 or n > normal.size or n >= c.n_rows:
-            raise DataError(f"threshold {what}: training concept {c.name!r} has {normal.size} normal rows of "
-                            f"{c.n_rows}; its calibration part would hold {n}; choose a size that leaves rows on "
-                            "both sides")
+            raise DataError(
+                f"threshold {what}: training concept {c.name!r} has {normal.size} normal rows of "
+                f"{c.n_rows}; its calibration part would hold {n}; choose a size that leaves rows on "
+                "both sides"
+            )
         idx = np.sort(rng.choice(normal, size=n, replace=False))
         keep = np.setdiff1d(np.arange(c.n_rows), idx, assume_unique=True)
         train.append(Concept(c.name, c.X[keep], None if c.y is None else c.y[keep], validate=False))
@@ -263,7 +313,7 @@ def joint_scores(strategy, test_rows, calibration_rows, concept_id=None) -> np.n
     step = max(1, int(np.floor(JOINT_SHARE * len(test_rows))))
     parts = []
     for i in range(0, len(calibration_rows), step):
-        part = calibration_rows[i:i + step]
+        part = calibration_rows[i : i + step]
         scored = strategy.score(np.concatenate([test_rows, part]), concept_id=concept_id)
-        parts.append(np.asarray(scored.scores, dtype=np.float64)[len(test_rows):])
+        parts.append(np.asarray(scored.scores, dtype=np.float64)[len(test_rows) :])
     return np.concatenate(parts)

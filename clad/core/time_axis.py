@@ -58,15 +58,23 @@ class TimeAxis:
         series = tuple(str(s) for s in self.series)
         lengths = tuple(int(k) for k in self.lengths)
         if not series or len(series) != len(lengths):
-            raise DataError(f"time axis: {len(series)} series names for {len(lengths)} lengths; expected one length "
-                            "per series, at least one series")
+            raise DataError(
+                f"time axis: {len(series)} series names for {len(lengths)} lengths; expected one length "
+                "per series, at least one series"
+            )
         if self.rule not in POINT_RULES:
-            raise DataError(f"time axis: rule={self.rule!r}; expected one of {', '.join(POINT_RULES)}")
+            raise DataError(
+                f"time axis: rule={self.rule!r}; expected one of {', '.join(POINT_RULES)}"
+            )
         if int(self.window) < 1 or int(self.stride) < 1:
-            raise DataError(f"time axis: window={self.window!r}, stride={self.stride!r}; expected integers >= 1")
+            raise DataError(
+                f"time axis: window={self.window!r}, stride={self.stride!r}; expected integers >= 1"
+            )
         if min(lengths) < int(self.window):
-            raise DataError(f"time axis: a series of {min(lengths)} points is shorter than window={self.window}; "
-                            "leave it out (it gives no window)")
+            raise DataError(
+                f"time axis: a series of {min(lengths)} points is shorter than window={self.window}; "
+                "leave it out (it gives no window)"
+            )
         y = np.asarray(self.y).astype(np.int8)
         if y.ndim != 1 or y.size != sum(lengths):
             raise DataError(f"time axis: {y.size} point labels for series of {sum(lengths)} points")
@@ -114,15 +122,17 @@ class TimeAxis:
         """Scores of the points from the scores of the rows (one per window, series after series)."""
         row_scores = np.asarray(row_scores, dtype=np.float64)
         if row_scores.shape != (self.n_rows,):
-            raise DataError(f"time axis: {row_scores.shape[0] if row_scores.ndim else 0} row scores for "
-                            f"{self.n_rows} rows")
+            raise DataError(
+                f"time axis: {row_scores.shape[0] if row_scores.ndim else 0} row scores for "
+                f"{self.n_rows} rows"
+            )
         if self.window == 1 and self.stride == 1:
             return row_scores
         rows, points = self.row_bounds(), self.point_bounds()
         out = np.empty(points[-1])
         w, s = self.window, self.stride
         for k, length in enumerate(self.lengths):
-            scores = row_scores[rows[k]:rows[k + 1]]
+            scores = row_scores[rows[k] : rows[k + 1]]
             n = scores.size
             t = np.arange(length)
             latest = t // s  # the last window starting at or before t (if it exists)
@@ -139,5 +149,7 @@ class TimeAxis:
                 total += np.where(covers, v, 0.0)
                 count += covers
             value = best if self.rule == "max" else np.divide(total, np.maximum(count, 1))
-            out[points[k]:points[k + 1]] = np.where(count > 0, value, scores[np.minimum(latest, n - 1)])
+            out[points[k] : points[k + 1]] = np.where(
+                count > 0, value, scores[np.minimum(latest, n - 1)]
+            )
         return out

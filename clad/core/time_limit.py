@@ -35,9 +35,15 @@ def check_timeout(timeout, who: str = "timeout") -> float | None:
     """``timeout`` as seconds (None: no limit), or a :class:`~clad.errors.CladValueError`."""
     if timeout is None:
         return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
-        raise CladValueError(f"{who}={timeout!r}; expected a positive number of seconds up to {MAX_TIMEOUT:,.0f} "
-                             "(30 days), or None for no limit")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 < timeout <= MAX_TIMEOUT
+    ):
+        raise CladValueError(
+            f"{who}={timeout!r}; expected a positive number of seconds up to {MAX_TIMEOUT:,.0f} "
+            "(30 days), or None for no limit"
+        )
     return float(timeout)
 
 

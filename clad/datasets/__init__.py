@@ -33,14 +33,7 @@ from .adbench import load_adbench
 from .build import DIFFICULTIES, ORDERS, ConceptRows, make_dataset, order_concepts
 from .cards import card_names, find_file, load_card
 from .clad_npz import load_clad_npz, save_clad_npz
-from .files import (
-    default_cache_dir,
-    download,
-    locate,
-    search_dirs,
-    sha256_of,
-    verify_sha256,
-)
+from .files import default_cache_dir, download, locate, search_dirs, sha256_of, verify_sha256
 from .flat import scenario_from_flat
 from .mvtec import load_mvtec
 from .nab import load_nab
@@ -57,28 +50,76 @@ from .telemanom import load_telemanom
 from .windows import window_dataset
 
 __all__ = [
-    "DATASETS", "load_dataset", "make_synthetic", "load_pyclad", "convert_pyclad", "load_clad_npz",
-    "save_clad_npz", "load_nsl_kdd", "read_nsl_kdd", "load_adbench", "load_odds_mat", "load_table",
-    "load_npz_files", "load_mvtec", "scenario_from_flat", "make_groups", "make_dataset", "order_concepts",
-    "ConceptRows", "RECIPES", "ORDERS", "DIFFICULTIES", "card_names", "load_card", "find_file", "locate",
-    "search_dirs", "default_cache_dir", "sha256_of", "verify_sha256", "download", "load_telemanom",
-    "window_dataset", "load_skab", "ordered_split", "load_nab",
+    "DATASETS",
+    "load_dataset",
+    "make_synthetic",
+    "load_pyclad",
+    "convert_pyclad",
+    "load_clad_npz",
+    "save_clad_npz",
+    "load_nsl_kdd",
+    "read_nsl_kdd",
+    "load_adbench",
+    "load_odds_mat",
+    "load_table",
+    "load_npz_files",
+    "load_mvtec",
+    "scenario_from_flat",
+    "make_groups",
+    "make_dataset",
+    "order_concepts",
+    "ConceptRows",
+    "RECIPES",
+    "ORDERS",
+    "DIFFICULTIES",
+    "card_names",
+    "load_card",
+    "find_file",
+    "locate",
+    "search_dirs",
+    "default_cache_dir",
+    "sha256_of",
+    "verify_sha256",
+    "download",
+    "load_telemanom",
+    "window_dataset",
+    "load_skab",
+    "ordered_split",
+    "load_nab",
 ]
 
 DATASETS = Registry("dataset", functions=True)
-DATASETS.add("synthetic", make_synthetic, "seeded moving Gaussian concepts with their own anomalies")
+DATASETS.add(
+    "synthetic", make_synthetic, "seeded moving Gaussian concepts with their own anomalies"
+)
 DATASETS.add("pyclad", load_pyclad, "pyCLAD concept file (.npy pickle; needs allow_pickle = true)")
 DATASETS.add("clad_npz", load_clad_npz, "clad's pickle-free concept file (.npz)")
 DATASETS.add("nsl_kdd", load_nsl_kdd, "NSL-KDD text files; concepts by attack family or protocol")
-DATASETS.add("adbench", load_adbench, "ADBench .npz (X, y); concepts by a recipe (cluster_random, ...)")
+DATASETS.add(
+    "adbench", load_adbench, "ADBench .npz (X, y); concepts by a recipe (cluster_random, ...)"
+)
 DATASETS.add("odds_mat", load_odds_mat, "ODDS .mat (X, y); concepts by a recipe")
 DATASETS.add("table", load_table, "CSV / Parquet table with concept, label and feature columns")
 DATASETS.add("npz_files", load_npz_files, "one concept per .npz file (X, y)")
 DATASETS.add("mvtec", load_mvtec, "MVTec-AD ResNet-18 embeddings, one concept per category")
-DATASETS.add("telemanom", load_telemanom, "NASA SMAP/MSL telemetry; concepts by subsystem or channel; windows")
-DATASETS.add("skab", load_skab, "SKAB experiments (files or fault groups), split in time order as SKAB does")
-DATASETS.add("nab", load_nab, "NAB series (one concept each), probationary prefix to train, whole series to test")
-DATASETS.add("windowed", "clad.datasets.windowed:load_windowed", "a registered loader's concepts cut into sliding windows")
+DATASETS.add(
+    "telemanom",
+    load_telemanom,
+    "NASA SMAP/MSL telemetry; concepts by subsystem or channel; windows",
+)
+DATASETS.add(
+    "skab", load_skab, "SKAB experiments (files or fault groups), split in time order as SKAB does"
+)
+DATASETS.add(
+    "nab",
+    load_nab,
+    "NAB series (one concept each), probationary prefix to train, whole series to test",
+)
+DATASETS.add(
+    "windowed",
+    "clad.datasets.windowed:load_windowed",
+    "a registered loader's concepts cut into sliding windows",
+)
 
 
 def load_dataset(name: str, params: dict | None = None):
@@ -88,5 +129,7 @@ def load_dataset(name: str, params: dict | None = None):
 
     ds = DATASETS.build(name, params)
     if not isinstance(ds, ConceptDataset):
-        raise CladTypeError(f"dataset loader {name!r} returned {type(ds).__name__}; expected a ConceptDataset")
+        raise CladTypeError(
+            f"dataset loader {name!r} returned {type(ds).__name__}; expected a ConceptDataset"
+        )
     return ds

@@ -19,10 +19,26 @@ def choice(loader: str, key: str, value, allowed) -> str:
     return value
 
 
-def fraction(loader: str, key: str, value, low: float = 0.0, high: float = 1.0,
-             low_open: bool = True, high_open: bool = True) -> float:
-    closed = {(True, True): "neither", (False, True): "left", (True, False): "right", (False, False): "both"}
-    check(loader, {key: value}, {key: [Interval(Real, low, high, closed=closed[(low_open, high_open)])]})
+def fraction(
+    loader: str,
+    key: str,
+    value,
+    low: float = 0.0,
+    high: float = 1.0,
+    low_open: bool = True,
+    high_open: bool = True,
+) -> float:
+    closed = {
+        (True, True): "neither",
+        (False, True): "left",
+        (True, False): "right",
+        (False, False): "both",
+    }
+    check(
+        loader,
+        {key: value},
+        {key: [Interval(Real, low, high, closed=closed[(low_open, high_open)])]},
+    )
     return float(value)
 
 

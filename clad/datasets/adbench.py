@@ -55,7 +55,9 @@ def adbench_file(file: str) -> str:
     if name.lower() in by_short:
         return f"{FOLDER}/{by_short[name.lower()]}"
     if not file.endswith(".npz"):
-        raise DataError(f"adbench: no dataset {file!r}{did_you_mean(name, known)}; known: {', '.join(known)}")
+        raise DataError(
+            f"adbench: no dataset {file!r}{did_you_mean(name, known)}; known: {', '.join(known)}"
+        )
     return f"{FOLDER}/{name}"
 
 
@@ -68,7 +70,9 @@ def read_npz_xy(path, what: str) -> tuple[np.ndarray, np.ndarray]:
                 raise DataError(f"{what}: {str(path)!r} has arrays {z.files}; expected 'X' and 'y'")
             return z["X"], z["y"]
     except ValueError as exc:  # object arrays need pickle; a broken zip also lands here
-        raise DataError(f"{what}: {str(path)!r} could not be read as an .npz of plain arrays ({exc})") from None
+        raise DataError(
+            f"{what}: {str(path)!r} could not be read as an .npz of plain arrays ({exc})"
+        ) from None
     except (OSError, EOFError, zipfile.BadZipFile) as exc:  # truncated or not a zip at all
         raise DataError(f"{what}: {str(path)!r} is not a readable .npz file ({exc})") from None
 
@@ -103,18 +107,32 @@ def _concepts_rule(args: dict) -> list[str]:
     most = max(min(normal // 4, anomalies), 1)
     n = _n_concepts(args)
     if isinstance(n, int) and not isinstance(n, bool) and n > most:
-        return [f"n_concepts={n}; {str(path)!r} has {normal:,} normal rows and {anomalies:,} anomalies, enough for at "
-                f"most {most:,} concepts (each needs 2 training and 2 test rows and an anomaly to test on); "
-                f"allowed: 1 to {most:,}"]
+        return [
+            f"n_concepts={n}; {str(path)!r} has {normal:,} normal rows and {anomalies:,} anomalies, enough for at "
+            f"most {most:,} concepts (each needs 2 training and 2 test rows and an anomaly to test on); "
+            f"allowed: 1 to {most:,}"
+        ]
     return []
 
 
-@declare(FLAT_CONSTRAINTS, files=lambda a: [(adbench_file(a["file"]), None)],
-         rest=lambda a, extra: check_recipe(a, extra, "adbench"), rules=_concepts_rule)
-def load_adbench(file: str = "32_shuttle.npz", recipe: str | dict = "cluster_random", test_size: float = 0.5,
-                 contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
-                 max_rows: int | None = None, data_dir: str | None = None, random_state: int = 0,
-                 **recipe_params) -> ConceptDataset:
+@declare(
+    FLAT_CONSTRAINTS,
+    files=lambda a: [(adbench_file(a["file"]), None)],
+    rest=lambda a, extra: check_recipe(a, extra, "adbench"),
+    rules=_concepts_rule,
+)
+def load_adbench(
+    file: str = "32_shuttle.npz",
+    recipe: str | dict = "cluster_random",
+    test_size: float = 0.5,
+    contamination: float = 0.0,
+    order: str = "given",
+    difficulty: str = "iforest_auc",
+    max_rows: int | None = None,
+    data_dir: str | None = None,
+    random_state: int = 0,
+    **recipe_params,
+) -> ConceptDataset:
     """A continual scenario built from one ADBench ``.npz`` file.
 
     Parameters
@@ -140,8 +158,22 @@ def load_adbench(file: str = "32_shuttle.npz", recipe: str | dict = "cluster_ran
 
     rel = adbench_file(file)
     path = locate(rel, data_dir)
-    X, y = check_flat(*read_npz_xy(path, "adbench"), f"adbench: {str(path)!r}")  # the file's int64 labels are dropped here
+    X, y = check_flat(
+        *read_npz_xy(path, "adbench"), f"adbench: {str(path)!r}"
+    )  # the file's int64 labels are dropped here
     name = os.path.basename(rel)[:-4] if rel.endswith(".npz") else os.path.basename(rel)
-    return scenario_from_flat(X, y, name=name, loader="adbench", recipe=recipe, test_size=test_size,
-                              contamination=contamination, order=order, difficulty=difficulty, max_rows=max_rows,
-                              random_state=random_state, metadata={"file": str(path)}, **recipe_params)
+    return scenario_from_flat(
+        X,
+        y,
+        name=name,
+        loader="adbench",
+        recipe=recipe,
+        test_size=test_size,
+        contamination=contamination,
+        order=order,
+        difficulty=difficulty,
+        max_rows=max_rows,
+        random_state=random_state,
+        metadata={"file": str(path)},
+        **recipe_params,
+    )

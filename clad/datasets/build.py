@@ -50,13 +50,22 @@ from ..protocol.single_task import single_task_matrix
 from ..validation import StrOptions, check
 from . import _checks
 
-__all__ = ["ConceptRows", "make_dataset", "order_concepts", "ORDERS", "DIFFICULTIES",
-           "concept_difficulty", "OrderOptions", "fixed_order_seed"]
+__all__ = [
+    "ConceptRows",
+    "make_dataset",
+    "order_concepts",
+    "ORDERS",
+    "DIFFICULTIES",
+    "concept_difficulty",
+    "OrderOptions",
+    "fixed_order_seed",
+]
 
 log = logging.getLogger(__name__)
 
 ORDERS = ("given", "random", "easy_to_hard", "hard_to_easy") + MATRIX_ORDERS
 DIFFICULTIES = ("iforest_auc", "anomaly_share")
+
 
 class OrderOptions(StrOptions):
     """A concept order: one of :data:`ORDERS`, or ``"random:<seed>"`` (the permutation fixed by
@@ -71,13 +80,20 @@ class OrderOptions(StrOptions):
         super().__init__(ORDERS + ("random:<seed>",))
 
     def is_satisfied_by(self, val):
-        return fixed_order_seed(val) is not None or (val != "random:<seed>" and super().is_satisfied_by(val))
+        return fixed_order_seed(val) is not None or (
+            val != "random:<seed>" and super().is_satisfied_by(val)
+        )
 
 
 #: the split and order parameters every loader shares (declared once, see clad.validation)
-SPLIT_CONSTRAINTS = {"test_size": _checks.TEST_SIZE, "contamination": _checks.CONTAMINATION,
-                     "order": [OrderOptions()], "difficulty": [StrOptions(DIFFICULTIES)],
-                     "random_state": _checks.SEEDS, "data_dir": [None, str, os.PathLike]}
+SPLIT_CONSTRAINTS = {
+    "test_size": _checks.TEST_SIZE,
+    "contamination": _checks.CONTAMINATION,
+    "order": [OrderOptions()],
+    "difficulty": [StrOptions(DIFFICULTIES)],
+    "random_state": _checks.SEEDS,
+    "data_dir": [None, str, os.PathLike],
+}
 
 
 @dataclass(frozen=True)
@@ -101,11 +117,15 @@ def split_concept(X, y, g: ConceptRows, test_size: float, contamination: float, 
     ``contamination`` asks for in training (see the module docstring); ``loader`` names messages."""
     n_normal = len(g.normal)
     if n_normal < 2:
-        raise DataError(f"{loader}: concept {g.name!r} has {n_normal} normal rows; at least 2 are needed "
-                        "(one to train on, one to test on); use fewer concepts or another recipe")
+        raise DataError(
+            f"{loader}: concept {g.name!r} has {n_normal} normal rows; at least 2 are needed "
+            "(one to train on, one to test on); use fewer concepts or another recipe"
+        )
     if len(g.anomalies) == 0:
-        raise DataError(f"{loader}: concept {g.name!r} has no anomalies, so its test set would have a single "
-                        "class; use fewer concepts or another recipe")
+        raise DataError(
+            f"{loader}: concept {g.name!r} has no anomalies, so its test set would have a single "
+            "class; use fewer concepts or another recipe"
+        )
     normal = rng.permutation(g.normal)
     n_test = min(max(1, int(round(test_size * n_normal))), n_normal - 1)
     test_normal, train_normal = normal[:n_test], normal[n_test:]
@@ -115,8 +135,15 @@ def split_concept(X, y, g: ConceptRows, test_size: float, contamination: float, 
         wanted = int(round(contamination * len(train_normal) / (1.0 - contamination)))
         n_train_anom = min(wanted, len(anomalies) - 1)
         if n_train_anom < wanted:
-            log.warning("%s: concept %r has %d anomalies; contamination %.3g asks for %d in training, using %d",
-                        loader, g.name, len(anomalies), contamination, wanted, n_train_anom)
+            log.warning(
+                "%s: concept %r has %d anomalies; contamination %.3g asks for %d in training, using %d",
+                loader,
+                g.name,
+                len(anomalies),
+                contamination,
+                wanted,
+                n_train_anom,
+            )
     train_idx = np.sort(np.concatenate([train_normal, anomalies[:n_train_anom]]))
     test_idx = np.sort(np.concatenate([test_normal, anomalies[n_train_anom:]]))
     train = Concept(g.name, _take(X, train_idx), y[train_idx])
@@ -142,12 +169,20 @@ def _matrix_order(pairs, order: str, name: str) -> tuple[list[int], dict]:
 
     names = [p[0].name for p in pairs]
     if len(set(names)) != len(names) or any(tr.name != te.name for tr, te in pairs):
-        raise DataError(f"order {order!r} needs one training and one test concept per name; got {names}")
-    st = single_task_matrix(ConceptDataset([p[0] for p in pairs], [p[1] for p in pairs], name=name),
-                            IsolationForest(n_estimators=100, random_state=0))
+        raise DataError(
+            f"order {order!r} needs one training and one test concept per name; got {names}"
+        )
+    st = single_task_matrix(
+        ConceptDataset([p[0] for p in pairs], [p[1] for p in pairs], name=name),
+        IsolationForest(n_estimators=100, random_state=0),
+    )
     perm = order_from_matrix(st.M, order, st.names)
-    return perm, {"detector": "IsolationForest(n_estimators=100, random_state=0)", "metric": "roc_auc",
-                  "names": list(st.names), "M": st.M.tolist()}
+    return perm, {
+        "detector": "IsolationForest(n_estimators=100, random_state=0)",
+        "metric": "roc_auc",
+        "names": list(st.names),
+        "M": st.M.tolist(),
+    }
 
 
 def fixed_order_seed(order) -> int | None:
@@ -166,16 +201,29 @@ def _check_order(loader: str, order) -> str:
     return order
 
 
-def make_dataset(X: np.ndarray, y: np.ndarray, groups, *, name: str = "dataset", test_size: float = 0.5,
-                 contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
-                 random_state: int = 0, metadata: dict | None = None, loader: str = "dataset") -> ConceptDataset:
+def make_dataset(
+    X: np.ndarray,
+    y: np.ndarray,
+    groups,
+    *,
+    name: str = "dataset",
+    test_size: float = 0.5,
+    contamination: float = 0.0,
+    order: str = "given",
+    difficulty: str = "iforest_auc",
+    random_state: int = 0,
+    metadata: dict | None = None,
+    loader: str = "dataset",
+) -> ConceptDataset:
     """Split every group into training and test rows, order the concepts, return the dataset.
 
     ``random_state`` seeds the split and the ``"random"`` order independently (two child seeds
     of :class:`numpy.random.SeedSequence`), so changing the order never changes the split.
     """
     test_size = _checks.fraction(loader, "test_size", test_size)
-    contamination = _checks.fraction(loader, "contamination", contamination, 0.0, 0.5, low_open=False)
+    contamination = _checks.fraction(
+        loader, "contamination", contamination, 0.0, 0.5, low_open=False
+    )
     _check_order(loader, order)
     _checks.choice(loader, "difficulty", difficulty, DIFFICULTIES)
     seed = _checks.seed(loader, random_state)
@@ -187,12 +235,27 @@ def make_dataset(X: np.ndarray, y: np.ndarray, groups, *, name: str = "dataset",
     pairs = [split_concept(X, y, g, test_size, contamination, split_rng, loader) for g in groups]
     meta = dict(metadata or {})
     meta.update(test_size=test_size, contamination=contamination, random_state=seed)
-    return order_concepts(pairs, order=order, difficulty=difficulty, random_state=order_ss, name=name,
-                          metadata=meta, loader=loader)
+    return order_concepts(
+        pairs,
+        order=order,
+        difficulty=difficulty,
+        random_state=order_ss,
+        name=name,
+        metadata=meta,
+        loader=loader,
+    )
 
 
-def order_concepts(pairs, *, order: str = "given", difficulty: str = "iforest_auc", random_state=0,
-                   name: str = "dataset", metadata: dict | None = None, loader: str = "dataset") -> ConceptDataset:
+def order_concepts(
+    pairs,
+    *,
+    order: str = "given",
+    difficulty: str = "iforest_auc",
+    random_state=0,
+    name: str = "dataset",
+    metadata: dict | None = None,
+    loader: str = "dataset",
+) -> ConceptDataset:
     """The dataset of ``(train, test)`` concept pairs put in ``order`` (see the module docstring)."""
     order = _check_order(loader, order)
     difficulty = _checks.choice(loader, "difficulty", difficulty, DIFFICULTIES)
@@ -206,8 +269,11 @@ def order_concepts(pairs, *, order: str = "given", difficulty: str = "iforest_au
         perm = np.random.default_rng(random_state).permutation(len(pairs))
     elif order in ("easy_to_hard", "hard_to_easy"):
         ease = np.array([concept_difficulty(tr, te, difficulty) for tr, te in pairs])
-        meta["difficulty"] = {"measure": difficulty, "values": {p[0].name: float(e) for p, e in zip(pairs, ease)},
-                              "larger_is": "easier"}
+        meta["difficulty"] = {
+            "measure": difficulty,
+            "values": {p[0].name: float(e) for p, e in zip(pairs, ease)},
+            "larger_is": "easier",
+        }
         perm = np.argsort(-ease if order == "easy_to_hard" else ease, kind="stable")
     elif order in MATRIX_ORDERS:
         perm, meta["single_task"] = _matrix_order(pairs, order, name)

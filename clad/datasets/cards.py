@@ -32,7 +32,17 @@ else:  # pragma: no cover
 
 __all__ = ["card_names", "load_card", "find_file", "REQUIRED_KEYS"]
 
-REQUIRED_KEYS = ("name", "title", "source", "license", "citation", "loader", "folder", "default_recipe", "files")
+REQUIRED_KEYS = (
+    "name",
+    "title",
+    "source",
+    "license",
+    "citation",
+    "loader",
+    "folder",
+    "default_recipe",
+    "files",
+)
 
 
 def _card_dir():
@@ -63,7 +73,9 @@ def load_card(name: str) -> dict:
 
     cards = _all_cards()
     if name not in cards:
-        raise DataError(f"no dataset card {name!r}{did_you_mean(name, cards)}; cards: {', '.join(sorted(cards))}")
+        raise DataError(
+            f"no dataset card {name!r}{did_you_mean(name, cards)}; cards: {', '.join(sorted(cards))}"
+        )
     return copy.deepcopy(cards[name])
 
 
@@ -72,7 +84,10 @@ def find_file(relpath: str) -> dict | None:
     parts = PurePosixPath(str(relpath).replace("\\", "/")).parts
     if len(parts) < 2:
         return None
-    folder, fname = parts[0], "/".join(parts[1:])  # a card may list files in subfolders (train/A-1.npy)
+    folder, fname = (
+        parts[0],
+        "/".join(parts[1:]),
+    )  # a card may list files in subfolders (train/A-1.npy)
     for card in _all_cards().values():
         if card["folder"] == folder and fname in card["files"]:
             return dict(card["files"][fname])

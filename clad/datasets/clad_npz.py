@@ -62,8 +62,12 @@ def save_clad_npz(dataset: ConceptDataset, path: str | os.PathLike, compress: bo
     return path
 
 
-@declare({"sha256": [None, str], "data_dir": [None, str]}, files=lambda a: [(a["file"], a["sha256"])])
-def load_clad_npz(file: str, sha256: str | None = None, data_dir: str | None = None) -> ConceptDataset:
+@declare(
+    {"sha256": [None, str], "data_dir": [None, str]}, files=lambda a: [(a["file"], a["sha256"])]
+)
+def load_clad_npz(
+    file: str, sha256: str | None = None, data_dir: str | None = None
+) -> ConceptDataset:
     """Read a dataset written by :func:`save_clad_npz` (never unpickles anything).
 
     ``file`` is looked for in the data directories, then relative to the current directory;
@@ -71,19 +75,29 @@ def load_clad_npz(file: str, sha256: str | None = None, data_dir: str | None = N
     """
     path = locate(file, data_dir, sha256=sha256)
     try:
-        if not zipfile.is_zipfile(path):  # np.load would read it as a pickle and suggest allow_pickle
-            raise DataError(f"clad_npz: {str(path)!r} is not a .npz file (a zip archive of arrays); write one with "
-                            "clad.datasets.save_clad_npz or `clad datasets convert`")
+        if not zipfile.is_zipfile(
+            path
+        ):  # np.load would read it as a pickle and suggest allow_pickle
+            raise DataError(
+                f"clad_npz: {str(path)!r} is not a .npz file (a zip archive of arrays); write one with "
+                "clad.datasets.save_clad_npz or `clad datasets convert`"
+            )
         with np.load(path, allow_pickle=False) as z:
             files = set(z.files)
             if "format" not in files or str(z["format"]) != FORMAT:
-                raise DataError(f"clad_npz: {str(path)!r} is not a clad concept file (no format {FORMAT!r}); "
-                                "write one with clad.datasets.save_clad_npz or `clad datasets convert`")
+                raise DataError(
+                    f"clad_npz: {str(path)!r} is not a clad concept file (no format {FORMAT!r}); "
+                    "write one with clad.datasets.save_clad_npz or `clad datasets convert`"
+                )
             concepts = {}
             for role in ("train", "test"):
                 names = [str(n) for n in z[f"{role}_names"]]
                 concepts[role] = [
-                    Concept(n, z[f"{role}_X_{i}"], z[f"{role}_y_{i}"] if f"{role}_y_{i}" in files else None)
+                    Concept(
+                        n,
+                        z[f"{role}_X_{i}"],
+                        z[f"{role}_y_{i}"] if f"{role}_y_{i}" in files else None,
+                    )
                     for i, n in enumerate(names)
                 ]
             name = str(z["name"])
@@ -91,4 +105,6 @@ def load_clad_npz(file: str, sha256: str | None = None, data_dir: str | None = N
         if isinstance(exc, DataError):
             raise
         raise DataError(f"clad_npz: {str(path)!r} could not be read ({exc})") from None
-    return ConceptDataset(concepts["train"], concepts["test"], name=name, metadata={"file": str(path)})
+    return ConceptDataset(
+        concepts["train"], concepts["test"], name=name, metadata={"file": str(path)}
+    )

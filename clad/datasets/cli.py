@@ -22,7 +22,9 @@ def _list() -> int:
     print("\ndataset cards (clad datasets info NAME):")
     for name in card_names():
         card = load_card(name)
-        print(f"  {name:24s} loader {card['loader']:10s} {len(card['files']):3d} files  {card['title']}")
+        print(
+            f"  {name:24s} loader {card['loader']:10s} {len(card['files']):3d} files  {card['title']}"
+        )
     return 0
 
 
@@ -35,7 +37,9 @@ def _info(name: str) -> int:
         card = load_card(name)
         print(f"{card['name']}: {card['title']}\n")
         print(card["description"])
-        print(f"\nsource:   {card['source']}\nlicense:  {card['license']}\nloader:   {card['loader']}")
+        print(
+            f"\nsource:   {card['source']}\nlicense:  {card['license']}\nloader:   {card['loader']}"
+        )
         print("citation:")
         for c in card["citation"]:
             print(f"  {c}")
@@ -52,16 +56,20 @@ def _info(name: str) -> int:
         print(inspect.getdoc(fn) or "")
         return 0
     known = card_names() + DATASETS.names()
-    raise CladValueError(f"clad datasets info: no card or loader {name!r}{did_you_mean(name, known)}; "
-                         f"known: {', '.join(known)}")
+    raise CladValueError(
+        f"clad datasets info: no card or loader {name!r}{did_you_mean(name, known)}; "
+        f"known: {', '.join(known)}"
+    )
 
 
 def _convert(src: str, dst: str, data_dir: str | None, allow_pickle: bool) -> int:
     from .pyclad import convert_pyclad
 
     if not allow_pickle:
-        raise DataError("clad datasets convert: SRC is a pyCLAD concept file, a pickle; reading it runs code from "
-                        "the file. Add --allow-pickle to confirm you trust it.")
+        raise DataError(
+            "clad datasets convert: SRC is a pyCLAD concept file, a pickle; reading it runs code from "
+            "the file. Add --allow-pickle to confirm you trust it."
+        )
     out = convert_pyclad(src, dst, data_dir=data_dir)
     print(f"wrote {out} (load it with the 'clad_npz' loader: file = \"{out}\")")
     return 0
@@ -71,8 +79,11 @@ def run(args) -> int:
     """Run the subcommand for parsed ``args``; returns the exit code."""
     n = {"list": 0, "info": 1, "convert": 2}[args.action]
     if len(args.args) != n:
-        usage = {"list": "clad datasets list", "info": "clad datasets info NAME",
-                 "convert": "clad datasets convert SRC DST.npz --allow-pickle [--data-dir DIR]"}[args.action]
+        usage = {
+            "list": "clad datasets list",
+            "info": "clad datasets info NAME",
+            "convert": "clad datasets convert SRC DST.npz --allow-pickle [--data-dir DIR]",
+        }[args.action]
         print(f"usage: {usage}", file=sys.stderr)
         return 2
     if args.action == "list":

@@ -56,8 +56,15 @@ from ..errors import DataError
 from . import _checks
 from .build import order_concepts
 
-__all__ = ["FaberConcept", "ASSIGNMENTS", "ANOMALY_SHUFFLES", "faber_concepts", "nearest_in_clusters",
-           "scenario_faber", "published_kmeans"]
+__all__ = [
+    "FaberConcept",
+    "ASSIGNMENTS",
+    "ANOMALY_SHUFFLES",
+    "faber_concepts",
+    "nearest_in_clusters",
+    "scenario_faber",
+    "published_kmeans",
+]
 
 ASSIGNMENTS = ("random", "clustered_random", "clustered_closest")
 ANOMALY_SHUFFLES = ("permutation", "published")
@@ -77,12 +84,28 @@ def published_kmeans(k: int, random_state: int = 42):
     """The k-means of the published generator (every setting written out)."""
     from sklearn.cluster import KMeans
 
-    return KMeans(n_clusters=k, init="k-means++", n_init=10, max_iter=300, tol=1e-4, verbose=0,
-                  random_state=random_state, copy_x=True, algorithm="lloyd")
+    return KMeans(
+        n_clusters=k,
+        init="k-means++",
+        n_init=10,
+        max_iter=300,
+        tol=1e-4,
+        verbose=0,
+        random_state=random_state,
+        copy_x=True,
+        algorithm="lloyd",
+    )
 
 
-def nearest_in_clusters(X: np.ndarray, rows: np.ndarray, k: int, size: int, kmeans_random_state: int = 42,
-                        what: str = "normal", loader: str = "faber2024") -> list[np.ndarray]:
+def nearest_in_clusters(
+    X: np.ndarray,
+    rows: np.ndarray,
+    k: int,
+    size: int,
+    kmeans_random_state: int = 42,
+    what: str = "normal",
+    loader: str = "faber2024",
+) -> list[np.ndarray]:
     """For each k-means cluster ``c`` of ``X[rows]``: the at most ``size`` rows assigned to ``c``
     nearest its centroid, nearest first (a stable sort: equal distances keep the rows' order).
 
@@ -93,8 +116,10 @@ def nearest_in_clusters(X: np.ndarray, rows: np.ndarray, k: int, size: int, kmea
     from threadpoolctl import threadpool_limits
 
     if len(rows) < k:
-        raise DataError(f"{loader}: cannot cluster {len(rows)} {what} rows into n_concepts={k} clusters; "
-                        "use fewer concepts")
+        raise DataError(
+            f"{loader}: cannot cluster {len(rows)} {what} rows into n_concepts={k} clusters; "
+            "use fewer concepts"
+        )
     data = X[rows]
     with threadpool_limits(limits=1):
         model = published_kmeans(k, kmeans_random_state)
@@ -109,8 +134,18 @@ def nearest_in_clusters(X: np.ndarray, rows: np.ndarray, k: int, size: int, kmea
     return out
 
 
-def _anomaly_parts(X, anomalies, normal_parts, k, per_concept, assignment, kmeans_random_state, anomaly_shuffle,
-                   ss: np.random.SeedSequence, loader) -> list[np.ndarray]:
+def _anomaly_parts(
+    X,
+    anomalies,
+    normal_parts,
+    k,
+    per_concept,
+    assignment,
+    kmeans_random_state,
+    anomaly_shuffle,
+    ss: np.random.SeedSequence,
+    loader,
+) -> list[np.ndarray]:
     if assignment == "random":
         if anomaly_shuffle == "published":
             # Python's random.shuffle on a 2-D NumPy array, as published: its swaps go through row
@@ -120,8 +155,10 @@ def _anomaly_parts(X, anomalies, normal_parts, k, per_concept, assignment, kmean
             shuffled = col[:, 0]
         else:
             shuffled = np.random.default_rng(ss).permutation(anomalies)
-        return [shuffled[per_concept * i: per_concept * (i + 1)] for i in range(k)]
-    clusters = nearest_in_clusters(X, anomalies, k, per_concept, kmeans_random_state, "anomalous", loader)
+        return [shuffled[per_concept * i : per_concept * (i + 1)] for i in range(k)]
+    clusters = nearest_in_clusters(
+        X, anomalies, k, per_concept, kmeans_random_state, "anomalous", loader
+    )
     if assignment == "clustered_random":
         order = np.random.default_rng(ss).permutation(k)
         return [clusters[i] for i in order]
@@ -137,9 +174,18 @@ def _anomaly_parts(X, anomalies, normal_parts, k, per_concept, assignment, kmean
     return out
 
 
-def faber_concepts(X, y, n_concepts: int = 5, size_per_concept: int = 1000, assignment: str = "random",
-                   kmeans_random_state: int = 42, anomaly_shuffle: str = "permutation", random_state: int = 0,
-                   rows: np.ndarray | None = None, loader: str = "faber2024") -> list[FaberConcept]:
+def faber_concepts(
+    X,
+    y,
+    n_concepts: int = 5,
+    size_per_concept: int = 1000,
+    assignment: str = "random",
+    kmeans_random_state: int = 42,
+    anomaly_shuffle: str = "permutation",
+    random_state: int = 0,
+    rows: np.ndarray | None = None,
+    loader: str = "faber2024",
+) -> list[FaberConcept]:
     """The concepts of the published generator (see the module docstring for every step).
 
     ``rows`` restricts the recipe to those row indices of ``X`` (default: all rows).
@@ -155,15 +201,29 @@ def faber_concepts(X, y, n_concepts: int = 5, size_per_concept: int = 1000, assi
     normal, anomalies = rows[y[rows] == 0], rows[y[rows] == 1]
     normal_ss, anom_ss, test_ss = np.random.SeedSequence(seed).spawn(3)
     normal_rng, test_rng = np.random.default_rng(normal_ss), np.random.default_rng(test_ss)
-    normal_parts = [normal_rng.permutation(p) for p in nearest_in_clusters(X, normal, k, size, km_seed, "normal",
-                                                                           loader)]
+    normal_parts = [
+        normal_rng.permutation(p)
+        for p in nearest_in_clusters(X, normal, k, size, km_seed, "normal", loader)
+    ]
     per_concept = min(int(len(anomalies) / k), int(2 * size / 5))
     if per_concept < 1:
-        raise DataError(f"{loader}: {len(anomalies)} anomalies and size_per_concept={size} give each of the "
-                        f"{k} concepts min(int({len(anomalies)} / {k}), int(2 * {size} / 5)) = {per_concept} "
-                        "anomalies; a test set needs at least one")
-    anom_parts = _anomaly_parts(X, anomalies, normal_parts, k, per_concept, assignment, km_seed, anomaly_shuffle,
-                                anom_ss, loader)
+        raise DataError(
+            f"{loader}: {len(anomalies)} anomalies and size_per_concept={size} give each of the "
+            f"{k} concepts min(int({len(anomalies)} / {k}), int(2 * {size} / 5)) = {per_concept} "
+            "anomalies; a test set needs at least one"
+        )
+    anom_parts = _anomaly_parts(
+        X,
+        anomalies,
+        normal_parts,
+        k,
+        per_concept,
+        assignment,
+        km_seed,
+        anomaly_shuffle,
+        anom_ss,
+        loader,
+    )
     out = []
     for c, (part, anom) in enumerate(zip(normal_parts, anom_parts)):
         split = int(3 * len(part) / 5)
@@ -172,10 +232,23 @@ def faber_concepts(X, y, n_concepts: int = 5, size_per_concept: int = 1000, assi
     return out
 
 
-def scenario_faber(X, y, *, name: str, loader: str = "faber2024", n_concepts: int = 5, size_per_concept: int = 1000,
-                   assignment: str = "random", kmeans_random_state: int = 42, anomaly_shuffle: str = "permutation",
-                   order: str = "given", difficulty: str = "iforest_auc", random_state: int = 0,
-                   rows: np.ndarray | None = None, metadata: dict | None = None) -> ConceptDataset:
+def scenario_faber(
+    X,
+    y,
+    *,
+    name: str,
+    loader: str = "faber2024",
+    n_concepts: int = 5,
+    size_per_concept: int = 1000,
+    assignment: str = "random",
+    kmeans_random_state: int = 42,
+    anomaly_shuffle: str = "permutation",
+    order: str = "given",
+    difficulty: str = "iforest_auc",
+    random_state: int = 0,
+    rows: np.ndarray | None = None,
+    metadata: dict | None = None,
+) -> ConceptDataset:
     """The :class:`~clad.core.concepts.ConceptDataset` of :func:`faber_concepts`, concepts put in
     ``order`` (:func:`clad.datasets.build.order_concepts`); rows keep their published (shuffled) order.
 
@@ -183,18 +256,47 @@ def scenario_faber(X, y, *, name: str, loader: str = "faber2024", n_concepts: in
     """
     seed = _checks.seed(loader, random_state)
     recipe_ss, order_ss = np.random.SeedSequence(seed).spawn(2)
-    concepts = faber_concepts(X, y, n_concepts, size_per_concept, assignment, kmeans_random_state, anomaly_shuffle,
-                              int(recipe_ss.generate_state(1)[0]), rows=rows, loader=loader)
+    concepts = faber_concepts(
+        X,
+        y,
+        n_concepts,
+        size_per_concept,
+        assignment,
+        kmeans_random_state,
+        anomaly_shuffle,
+        int(recipe_ss.generate_state(1)[0]),
+        rows=rows,
+        loader=loader,
+    )
     y = np.asarray(y)
 
     def take(idx):
         part = X[idx]
         return part if part.dtype.kind == "f" else part.astype(np.float64)
 
-    pairs = [(Concept(c.name, take(c.train), y[c.train].astype(np.int8)),
-              Concept(c.name, take(c.test), y[c.test].astype(np.int8))) for c in concepts]
+    pairs = [
+        (
+            Concept(c.name, take(c.train), y[c.train].astype(np.int8)),
+            Concept(c.name, take(c.test), y[c.test].astype(np.int8)),
+        )
+        for c in concepts
+    ]
     meta = dict(metadata or {})
-    meta.update(recipe="faber2024", n_concepts=n_concepts, size_per_concept=size_per_concept, assignment=assignment,
-                kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle, random_state=seed)
-    return order_concepts(pairs, order=order, difficulty=difficulty, random_state=order_ss, name=name,
-                          metadata=meta, loader=loader)
+    meta.update(
+        recipe="faber2024",
+        n_concepts=n_concepts,
+        size_per_concept=size_per_concept,
+        assignment=assignment,
+        kmeans_random_state=kmeans_random_state,
+        anomaly_shuffle=anomaly_shuffle,
+        random_state=seed,
+    )
+    return order_concepts(
+        pairs,
+        order=order,
+        difficulty=difficulty,
+        random_state=order_ss,
+        name=name,
+        metadata=meta,
+        loader=loader,
+    )

@@ -34,7 +34,16 @@ import pooch
 
 from ..errors import DataError
 
-__all__ = ["default_cache_dir", "search_dirs", "outside_data_dirs", "locate", "sha256_of", "verify_sha256", "download", "recording"]
+__all__ = [
+    "default_cache_dir",
+    "search_dirs",
+    "outside_data_dirs",
+    "locate",
+    "sha256_of",
+    "verify_sha256",
+    "download",
+    "recording",
+]
 
 #: open :func:`recording` blocks of this thread: each gets every file located inside it
 _recorders = threading.local()
@@ -66,6 +75,7 @@ def _record(path: Path) -> Path:
     for seen in getattr(_recorders, "stack", ()):
         seen[str(path.resolve())] = sha256_of(path)
     return path
+
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +109,9 @@ def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
     return out
 
 
-def outside_data_dirs(relpath: str | os.PathLike, data_dir: str | os.PathLike | None = None,
-                      also: tuple = ()) -> str | None:
+def outside_data_dirs(
+    relpath: str | os.PathLike, data_dir: str | os.PathLike | None = None, also: tuple = ()
+) -> str | None:
     """Why a data file a spec names lies outside every data directory (None when it does not): a
     relative path may not climb out of its data directory (``../``), and an absolute one must lie
     inside a data directory (:func:`search_dirs`), the current directory or a folder of ``also``
@@ -127,8 +138,10 @@ def outside_data_dirs(relpath: str | os.PathLike, data_dir: str | os.PathLike | 
         if real.is_relative_to(Path(os.path.realpath(d.expanduser()))):
             return None
     shown = ", ".join(str(d) for d in dirs)
-    return (f"{str(relpath)!r} lies outside every data directory ({shown}); put the file in a data directory "
-            f"and name it relative to it, or set data_dir (or ${ENV_VAR}) to the folder holding it")
+    return (
+        f"{str(relpath)!r} lies outside every data directory ({shown}); put the file in a data directory "
+        f"and name it relative to it, or set data_dir (or ${ENV_VAR}) to the folder holding it"
+    )
 
 
 def _card_entry(relpath: str) -> tuple[str | None, str | None, int | None]:
@@ -140,8 +153,13 @@ def _card_entry(relpath: str) -> tuple[str | None, str | None, int | None]:
     return entry.get("sha256"), entry.get("url"), entry.get("size")
 
 
-def locate(relpath: str, data_dir: str | os.PathLike | None = None, *, verify: bool = True,
-           sha256: str | None = None) -> Path:
+def locate(
+    relpath: str,
+    data_dir: str | os.PathLike | None = None,
+    *,
+    verify: bool = True,
+    sha256: str | None = None,
+) -> Path:
     """The path of data file ``relpath`` (see the module docstring for where it is looked for).
 
     An absolute ``relpath`` is used as it is; a file no card lists is also looked for relative to
@@ -149,7 +167,9 @@ def locate(relpath: str, data_dir: str | os.PathLike | None = None, *, verify: b
     card's sha256 (or against ``sha256`` when given).
     """
     if not isinstance(relpath, (str, os.PathLike)) or not str(relpath):
-        raise DataError(f"data file name {relpath!r}; expected a path such as 'adbench-classical/32_shuttle.npz'")
+        raise DataError(
+            f"data file name {relpath!r}; expected a path such as 'adbench-classical/32_shuttle.npz'"
+        )
     relpath = str(relpath)
     sha, url, _ = _card_entry(relpath)
     if sha256 is not None:
@@ -166,17 +186,26 @@ def locate(relpath: str, data_dir: str | os.PathLike | None = None, *, verify: b
         if path.is_file():
             real = Path(os.path.realpath(path))
             if base is not None and not real.is_relative_to(Path(os.path.realpath(base))):
-                raise DataError(f"data file {relpath!r} is a symbolic link leading out of its data directory "
-                                f"{str(base)!r} (to {str(real)!r}); copy the file into the data directory or name it "
-                                "by its own path")
+                raise DataError(
+                    f"data file {relpath!r} is a symbolic link leading out of its data directory "
+                    f"{str(base)!r} (to {str(real)!r}); copy the file into the data directory or name it "
+                    "by its own path"
+                )
             if verify and sha:
                 verify_sha256(path, sha, source=url)
             return _record(path)
         if os.path.lexists(path):
-            what = "a folder" if path.is_dir() else "not a regular file (a pipe, a device or a socket)"
-            raise DataError(f"data file {relpath!r} at {str(path)!r} is {what}; expected a data file")
-    looked = "\n".join(f"  {p}" + ("" if base is None or base.is_dir() else
-                                     f"  (the folder {str(base)!r} does not exist)") for p, base in zip(candidates, bases))
+            what = (
+                "a folder" if path.is_dir() else "not a regular file (a pipe, a device or a socket)"
+            )
+            raise DataError(
+                f"data file {relpath!r} at {str(path)!r} is {what}; expected a data file"
+            )
+    looked = "\n".join(
+        f"  {p}"
+        + ("" if base is None or base.is_dir() else f"  (the folder {str(base)!r} does not exist)")
+        for p, base in zip(candidates, bases)
+    )
     hint = ""
     if data_dir is not None and not Path(data_dir).expanduser().is_dir():
         what = "is not a folder" if Path(data_dir).expanduser().exists() else "does not exist"
@@ -232,7 +261,9 @@ def verify_sha256(path: str | os.PathLike, expected: str, source: str | None = N
         )
 
 
-def download(relpath: str, data_dir: str | os.PathLike | None = None, timeout: float = 60.0) -> Path:
+def download(
+    relpath: str, data_dir: str | os.PathLike | None = None, timeout: float = 60.0
+) -> Path:
     """Download a file a dataset card lists from its public address into a data directory.
 
     The file goes to ``data_dir`` (default: the default cache) under ``relpath``, through
@@ -242,12 +273,19 @@ def download(relpath: str, data_dir: str | os.PathLike | None = None, timeout: f
     """
     sha, url, _ = _card_entry(relpath)
     if not url:
-        raise DataError(f"no dataset card lists {relpath!r}, so there is no address to download it from")
+        raise DataError(
+            f"no dataset card lists {relpath!r}, so there is no address to download it from"
+        )
     target = Path(data_dir).expanduser() if data_dir is not None else default_cache_dir()
     dest = target / relpath
     try:
-        pooch.retrieve(url, known_hash=f"sha256:{sha}" if sha else None, fname=dest.name, path=dest.parent,
-                       downloader=pooch.HTTPDownloader(timeout=timeout, progressbar=False))
+        pooch.retrieve(
+            url,
+            known_hash=f"sha256:{sha}" if sha else None,
+            fname=dest.name,
+            path=dest.parent,
+            downloader=pooch.HTTPDownloader(timeout=timeout, progressbar=False),
+        )
     except ValueError as exc:  # pooch: the downloaded file's hash is not the known one
         raise DataError(
             f"checksum mismatch downloading {url}: expected sha256 {sha} ({exc}); the file was not kept"

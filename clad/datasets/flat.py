@@ -39,8 +39,10 @@ __all__ = ["check_flat", "scenario_from_flat", "FLAT_CONSTRAINTS", "check_recipe
 #: parameters of every loader of flat data (``adbench``, ``odds_mat``): the split's, ``max_rows`` and
 #: the recipe (its own parameters are the recipe's: :func:`check_recipe`)
 FLAT_CONSTRAINTS = {
-    **SPLIT_CONSTRAINTS, "recipe": [str, dict, Recipe],
-    "max_rows": [None, Interval(Integral, 2, None, closed="left")], "sha256": [None, str],
+    **SPLIT_CONSTRAINTS,
+    "recipe": [str, dict, Recipe],
+    "max_rows": [None, Interval(Integral, 2, None, closed="left")],
+    "sha256": [None, str],
 }
 
 
@@ -52,12 +54,13 @@ def check_recipe(arguments: dict, rest: dict, loader: str) -> dict:
     own = [k for k in arguments if k not in rest]
     return {"recipe": as_recipe(arguments.get("recipe", "cluster_random"), loader, rest, also=own)}
 
+
 def first_non_finite(X: np.ndarray, block: int = 1 << 16) -> tuple[int, int] | None:
     """``(row, column)`` of the first NaN or infinity of a 2-D array (read in blocks of rows), or None."""
     if X.dtype.kind not in "fc":
         return None
     for start in range(0, X.shape[0], block):
-        part = X[start:start + block]
+        part = X[start : start + block]
         if not np.isfinite(part).all():
             r, c = np.argwhere(~np.isfinite(part))[0]
             return start + int(r), int(c)
@@ -84,25 +87,45 @@ def check_flat(X, y, what: str, columns=None, row_name=None) -> tuple[np.ndarray
         raise DataError(f"{what}: X has dtype {X.dtype}; expected numbers")
     y = np.asarray(y).ravel()
     if y.shape[0] != X.shape[0]:
-        raise DataError(f"{what}: {y.shape[0]} labels for {X.shape[0]} rows; expected one label per row")
+        raise DataError(
+            f"{what}: {y.shape[0]} labels for {X.shape[0]} rows; expected one label per row"
+        )
     if y.dtype.kind not in "fiub":
         raise DataError(f"{what}: labels have dtype {y.dtype}; expected 0 (normal) or 1 (anomaly)")
     bad = first_non_finite(X)
     if bad is not None:
         r, c = bad
         where = row_name(r) if row_name is not None else f"row {r} (counted from 0)"
-        col = f"column {columns[c]!r} (index {c})" if columns is not None else f"column {c} (counted from 0)"
-        raise DataError(f"{what}: X has {float(X[r, c])!r} at {where}, {col}; expected finite numbers: fix or drop that row")
+        col = (
+            f"column {columns[c]!r} (index {c})"
+            if columns is not None
+            else f"column {c} (counted from 0)"
+        )
+        raise DataError(
+            f"{what}: X has {float(X[r, c])!r} at {where}, {col}; expected finite numbers: fix or drop that row"
+        )
     if not ((y == 0) | (y == 1)).all():  # no sorted copy of y, unlike np.unique
         shown = ", ".join(repr(v.item()) for v in np.unique(y)[:6])
         raise DataError(f"{what}: labels must be 0 (normal) or 1 (anomaly); found {shown}")
     return X, y.astype(np.int8)
 
 
-def scenario_from_flat(X, y, *, name: str, loader: str = "dataset", recipe="cluster_random",
-                       test_size: float = 0.5, contamination: float = 0.0, order: str = "given",
-                       difficulty: str = "iforest_auc", max_rows: int | None = None, random_state: int = 0,
-                       metadata: dict | None = None, **recipe_params):
+def scenario_from_flat(
+    X,
+    y,
+    *,
+    name: str,
+    loader: str = "dataset",
+    recipe="cluster_random",
+    test_size: float = 0.5,
+    contamination: float = 0.0,
+    order: str = "given",
+    difficulty: str = "iforest_auc",
+    max_rows: int | None = None,
+    random_state: int = 0,
+    metadata: dict | None = None,
+    **recipe_params,
+):
     """Build the :class:`~clad.core.concepts.ConceptDataset` of a flat dataset (see the module
     docstring): ``recipe`` (a name, a table, or a :class:`~clad.datasets.recipes.Recipe`) with
     ``recipe_params`` beside it, the split, the order, an optional subsample of ``max_rows``."""
@@ -112,8 +135,21 @@ def scenario_from_flat(X, y, *, name: str, loader: str = "dataset", recipe="clus
     max_rows = _checks.integer(loader, "max_rows", max_rows, minimum=2, allow_none=True)
     sub_ss, recipe_ss, split_ss = np.random.SeedSequence(seed).spawn(3)
     rows = subsample(y, max_rows, np.random.default_rng(sub_ss))
-    split = {"test_size": test_size, "contamination": contamination, "order": order, "difficulty": difficulty,
-             "max_rows": max_rows}
-    return recipe.dataset(X, y, name=name, loader=loader, split=split, rows=rows, metadata=metadata,
-                          recipe_seed=int(recipe_ss.generate_state(1)[0]),
-                          split_seed=int(split_ss.generate_state(1)[0]))
+    split = {
+        "test_size": test_size,
+        "contamination": contamination,
+        "order": order,
+        "difficulty": difficulty,
+        "max_rows": max_rows,
+    }
+    return recipe.dataset(
+        X,
+        y,
+        name=name,
+        loader=loader,
+        split=split,
+        rows=rows,
+        metadata=metadata,
+        recipe_seed=int(recipe_ss.generate_state(1)[0]),
+        split_seed=int(split_ss.generate_state(1)[0]),
+    )

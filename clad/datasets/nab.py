@@ -29,8 +29,15 @@ from .ordered import ordered_split
 
 __all__ = ["load_nab", "read_nab", "probation_rows", "NAB_FAMILIES"]
 
-NAB_FAMILIES = ("artificialNoAnomaly", "artificialWithAnomaly", "realAWSCloudwatch", "realAdExchange",
-                "realKnownCause", "realTraffic", "realTweets")
+NAB_FAMILIES = (
+    "artificialNoAnomaly",
+    "artificialWithAnomaly",
+    "realAWSCloudwatch",
+    "realAdExchange",
+    "realKnownCause",
+    "realTraffic",
+    "realTweets",
+)
 
 
 def probation_rows(n: int, share: float = 0.15) -> int:
@@ -47,7 +54,9 @@ def _windows(path: str, data_dir) -> dict:
         return json.load(fh)
 
 
-def read_nab(file: str, windows: list, path: str = "nab", data_dir=None) -> tuple[np.ndarray, np.ndarray, list]:
+def read_nab(
+    file: str, windows: list, path: str = "nab", data_dir=None
+) -> tuple[np.ndarray, np.ndarray, list]:
     """The values (rows x 1), the window labels and the windows as inclusive row ranges of one series."""
     import pandas as pd
 
@@ -57,10 +66,12 @@ def read_nab(file: str, windows: list, path: str = "nab", data_dir=None) -> tupl
     ranges = []
     for start, end in windows:
         lo = int(np.searchsorted(stamps.values, pd.Timestamp(start).to_datetime64(), side="left"))
-        hi = int(np.searchsorted(stamps.values, pd.Timestamp(end).to_datetime64(), side="right")) - 1
+        hi = (
+            int(np.searchsorted(stamps.values, pd.Timestamp(end).to_datetime64(), side="right")) - 1
+        )
         if hi < lo:
             raise DataError(f"nab: window {start} .. {end} of {file!r} holds no row")
-        y[lo:hi + 1] = 1
+        y[lo : hi + 1] = 1
         ranges.append([lo, hi])
     return df[["value"]].to_numpy(dtype=np.float64), y, ranges
 
@@ -76,14 +87,28 @@ def load_nab(path: str = "nab", families=NAB_FAMILIES, data_dir=None) -> Concept
     for file in sorted(k for k in labels if k.split("/")[0] in families):
         X, y, ranges = read_nab(file, labels[file], path, data_dir)
         name = file.removesuffix(".csv")
-        tr, te, rec = ordered_split(name, X, y, train_rows=probation_rows(len(y)), test="all", loader="nab")
+        tr, te, rec = ordered_split(
+            name, X, y, train_rows=probation_rows(len(y)), test="all", loader="nab"
+        )
         train.append(tr)
         test.append(te)
         windows[name], splits[name] = ranges, rec
-    meta = {"split": {"kind": "ordered", "train": "probationary period", "test": "all", "files": splits},
-            "windows": windows, "order": "given"}
+    meta = {
+        "split": {
+            "kind": "ordered",
+            "train": "probationary period",
+            "test": "all",
+            "files": splits,
+        },
+        "windows": windows,
+        "order": "given",
+    }
     return ConceptDataset(train, test, name="nab", metadata=meta)
 
 
-load_nab._parameter_constraints = {"path": [str], "families": [str, list, tuple], "data_dir": [None, str]}
+load_nab._parameter_constraints = {
+    "path": [str],
+    "families": [str, list, tuple],
+    "data_dir": [None, str],
+}
 load_nab._data_files = lambda a: [(f"{a.get('path', 'nab')}/labels/combined_windows.json", None)]

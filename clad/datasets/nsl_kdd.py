@@ -60,11 +60,23 @@ FAMILIES = ("dos", "probe", "r2l", "u2r")
 SYMBOLIC = ("protocol_type", "service", "flag")
 #: families of the 17 attacks that occur only in KDDTest+ (the standard NSL-KDD mapping)
 TEST_ONLY_ATTACKS = {
-    "apache2": "dos", "mailbomb": "dos", "processtable": "dos", "udpstorm": "dos",
-    "mscan": "probe", "saint": "probe",
-    "httptunnel": "r2l", "named": "r2l", "sendmail": "r2l", "snmpgetattack": "r2l", "snmpguess": "r2l",
-    "worm": "r2l", "xlock": "r2l", "xsnoop": "r2l",
-    "ps": "u2r", "sqlattack": "u2r", "xterm": "u2r",
+    "apache2": "dos",
+    "mailbomb": "dos",
+    "processtable": "dos",
+    "udpstorm": "dos",
+    "mscan": "probe",
+    "saint": "probe",
+    "httptunnel": "r2l",
+    "named": "r2l",
+    "sendmail": "r2l",
+    "snmpgetattack": "r2l",
+    "snmpguess": "r2l",
+    "worm": "r2l",
+    "xlock": "r2l",
+    "xsnoop": "r2l",
+    "ps": "u2r",
+    "sqlattack": "u2r",
+    "xterm": "u2r",
 }
 
 
@@ -83,7 +95,11 @@ def attack_families(data_dir: str | None = None) -> dict[str, str]:
 
 def read_nsl_kdd(data_dir: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The raw training and test tables: 41 named feature columns, ``attack``, ``difficulty``, ``family``."""
-    names = pd.read_csv(locate(f"{FOLDER}/field-names.csv", data_dir), header=None)[0].str.strip().tolist()
+    names = (
+        pd.read_csv(locate(f"{FOLDER}/field-names.csv", data_dir), header=None)[0]
+        .str.strip()
+        .tolist()
+    )
     if len(names) != 41:
         raise DataError(f"nsl_kdd: field-names.csv lists {len(names)} fields; expected 41")
     columns = names + ["attack", "difficulty"]
@@ -102,12 +118,7 @@ def read_nsl_kdd(data_dir: str | None = None) -> tuple[pd.DataFrame, pd.DataFram
 def _encoder(encoding: str, scaling: str, numeric: list[str]):
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import (
-        MinMaxScaler,
-        OneHotEncoder,
-        OrdinalEncoder,
-        StandardScaler,
-    )
+    from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, OrdinalEncoder, StandardScaler
 
     scaler = {"minmax": MinMaxScaler, "standard": StandardScaler}.get(scaling)
     if encoding == "onehot":
@@ -120,14 +131,18 @@ def _encoder(encoding: str, scaling: str, numeric: list[str]):
     return ColumnTransformer([("symbolic", sym, list(SYMBOLIC)), ("numeric", num, numeric)])
 
 
-def _published_features(train_df: pd.DataFrame, test_df: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+def _published_features(
+    train_df: pd.DataFrame, test_df: pd.DataFrame
+) -> tuple[np.ndarray, list[str]]:
     """Both files' 41 features as the published scenarios prepared them (see the module docstring)."""
     from sklearn.preprocessing import MinMaxScaler, OrdinalEncoder
 
     features = pd.concat([train_df.iloc[:, :41], test_df.iloc[:, :41]], ignore_index=True)
     for col in SYMBOLIC:
         features[col] = OrdinalEncoder().fit_transform(features[[col]].to_numpy())[:, 0]
-    return MinMaxScaler().fit_transform(features.to_numpy(dtype=np.float64)), [str(c) for c in features.columns]
+    return MinMaxScaler().fit_transform(features.to_numpy(dtype=np.float64)), [
+        str(c) for c in features.columns
+    ]
 
 
 def _service_parts(train_normal: pd.Series, k: int) -> dict[str, int]:
@@ -146,11 +161,13 @@ def _features(train_df, test_df, preprocessing: str, encoding: str, scaling: str
     """``(X_train, X_test, feature names)`` by ``preprocessing`` (see the module docstring)."""
     if preprocessing == "faber2024":
         if (encoding, scaling) != ("onehot", "minmax"):
-            raise CladValueError(f"nsl_kdd: encoding={encoding!r}, scaling={scaling!r} with "
-                                 "preprocessing='faber2024', which fixes both (ordinal codes, then min-max over "
-                                 "both files); leave encoding and scaling at their defaults")
+            raise CladValueError(
+                f"nsl_kdd: encoding={encoding!r}, scaling={scaling!r} with "
+                "preprocessing='faber2024', which fixes both (ordinal codes, then min-max over "
+                "both files); leave encoding and scaling at their defaults"
+            )
         X, names = _published_features(train_df, test_df)
-        return X[:len(train_df)], X[len(train_df):], names
+        return X[: len(train_df)], X[len(train_df) :], names
     numeric = [c for c in train_df.columns[:41] if c not in SYMBOLIC]
     enc = _encoder(encoding, scaling, numeric).fit(train_df[list(SYMBOLIC) + numeric])
     X_train = enc.transform(train_df[list(SYMBOLIC) + numeric]).astype(np.float64)
@@ -158,16 +175,37 @@ def _features(train_df, test_df, preprocessing: str, encoding: str, scaling: str
     return X_train, X_test, [str(n) for n in enc.get_feature_names_out()]
 
 
-@declare({**SPLIT_CONSTRAINTS, "concepts": [StrOptions(("family", "protocol", "faber2024"))],
-          "normal_by": [StrOptions(("service", "random"))], "encoding": [StrOptions(("onehot", "ordinal"))],
-          "scaling": [StrOptions(("minmax", "standard", "none"))], "preprocessing": [StrOptions(("clad", "faber2024"))],
-          "n_concepts": [COUNT], "size_per_concept": [COUNT], "kmeans_random_state": _checks.SEEDS},
-         files=lambda a: [(f"{FOLDER}/{f}", None) for f in FILES])
-def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding: str = "onehot",
-                 scaling: str = "minmax", contamination: float = 0.0, order: str = "given",
-                 difficulty: str = "iforest_auc", data_dir: str | None = None, random_state: int = 0,
-                 preprocessing: str = "clad", n_concepts: int = 5, size_per_concept: int = 1000,
-                 assignment: str = "random", kmeans_random_state: int = 42, anomaly_shuffle: str = "permutation"):
+@declare(
+    {
+        **SPLIT_CONSTRAINTS,
+        "concepts": [StrOptions(("family", "protocol", "faber2024"))],
+        "normal_by": [StrOptions(("service", "random"))],
+        "encoding": [StrOptions(("onehot", "ordinal"))],
+        "scaling": [StrOptions(("minmax", "standard", "none"))],
+        "preprocessing": [StrOptions(("clad", "faber2024"))],
+        "n_concepts": [COUNT],
+        "size_per_concept": [COUNT],
+        "kmeans_random_state": _checks.SEEDS,
+    },
+    files=lambda a: [(f"{FOLDER}/{f}", None) for f in FILES],
+)
+def load_nsl_kdd(
+    concepts: str = "family",
+    normal_by: str = "service",
+    encoding: str = "onehot",
+    scaling: str = "minmax",
+    contamination: float = 0.0,
+    order: str = "given",
+    difficulty: str = "iforest_auc",
+    data_dir: str | None = None,
+    random_state: int = 0,
+    preprocessing: str = "clad",
+    n_concepts: int = 5,
+    size_per_concept: int = 1000,
+    assignment: str = "random",
+    kmeans_random_state: int = 42,
+    anomaly_shuffle: str = "permutation",
+):
     """NSL-KDD as a continual scenario (see the module docstring for every choice).
 
     ``contamination`` (default 0) moves that share of training rows' worth of the concept's
@@ -180,28 +218,52 @@ def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding:
     split_ss, contam_ss, order_ss = np.random.SeedSequence(seed).spawn(3)
     train_df, test_df = read_nsl_kdd(data_dir)
     X_train, X_test, feature_names = _features(train_df, test_df, preprocessing, encoding, scaling)
-    meta = {"concepts": concepts, "normal_by": normal_by, "encoding": encoding, "scaling": scaling,
-            "preprocessing": preprocessing, "contamination": contamination, "random_state": seed,
-            "feature_names": feature_names}
+    meta = {
+        "concepts": concepts,
+        "normal_by": normal_by,
+        "encoding": encoding,
+        "scaling": scaling,
+        "preprocessing": preprocessing,
+        "contamination": contamination,
+        "random_state": seed,
+        "feature_names": feature_names,
+    }
     if concepts == "faber2024":
         if contamination != 0:
-            raise CladValueError(f"nsl_kdd: contamination={contamination!r} does not apply to concepts='faber2024' "
-                                 "(the published generator keeps every anomaly for testing)")
+            raise CladValueError(
+                f"nsl_kdd: contamination={contamination!r} does not apply to concepts='faber2024' "
+                "(the published generator keeps every anomaly for testing)"
+            )
         from .faber import scenario_faber
 
-        y = np.r_[train_df["family"].to_numpy() != "normal", test_df["family"].to_numpy() != "normal"]
-        return scenario_faber(np.vstack([X_train, X_test]), y.astype(np.int8), name="nsl-kdd", loader=loader,
-                              n_concepts=n_concepts, size_per_concept=size_per_concept, assignment=assignment,
-                              kmeans_random_state=kmeans_random_state, anomaly_shuffle=anomaly_shuffle,
-                              order=order, difficulty=difficulty, random_state=seed, metadata=meta)
+        y = np.r_[
+            train_df["family"].to_numpy() != "normal", test_df["family"].to_numpy() != "normal"
+        ]
+        return scenario_faber(
+            np.vstack([X_train, X_test]),
+            y.astype(np.int8),
+            name="nsl-kdd",
+            loader=loader,
+            n_concepts=n_concepts,
+            size_per_concept=size_per_concept,
+            assignment=assignment,
+            kmeans_random_state=kmeans_random_state,
+            anomaly_shuffle=anomaly_shuffle,
+            order=order,
+            difficulty=difficulty,
+            random_state=seed,
+            metadata=meta,
+        )
 
     def groups(df: pd.DataFrame, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """concept name -> (normal row indices, anomaly row indices) in ``df``."""
         normal = (df["family"] == "normal").to_numpy()
         if concepts == "protocol":
             proto = df["protocol_type"].to_numpy()
-            return {p: (np.flatnonzero(normal & (proto == p)), np.flatnonzero(~normal & (proto == p)))
-                    for p in sorted(train_df["protocol_type"].unique())}
+            return {
+                p: (np.flatnonzero(normal & (proto == p)), np.flatnonzero(~normal & (proto == p)))
+                for p in sorted(train_df["protocol_type"].unique())
+            }
         k = len(FAMILIES)
         if normal_by == "service":
             part_of = _service_parts(train_df.loc[train_df["family"] == "normal", "service"], k)
@@ -212,7 +274,10 @@ def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding:
             part[idx] = np.arange(len(idx)) % k
             part[idx] = rng.permutation(part[idx])
         fam = df["family"].to_numpy()
-        return {f: (np.flatnonzero(normal & (part == i)), np.flatnonzero(fam == f)) for i, f in enumerate(FAMILIES)}
+        return {
+            f: (np.flatnonzero(normal & (part == i)), np.flatnonzero(fam == f))
+            for i, f in enumerate(FAMILIES)
+        }
 
     split_rng = np.random.default_rng(split_ss)
     g_train, g_test = groups(train_df, split_rng), groups(test_df, split_rng)
@@ -222,14 +287,27 @@ def load_nsl_kdd(concepts: str = "family", normal_by: str = "service", encoding:
         tr_normal, tr_anom = g_train[name]
         te_normal, te_anom = g_test[name]
         if len(tr_normal) == 0 or len(te_normal) + len(te_anom) == 0:
-            raise DataError(f"nsl_kdd: concept {name!r} has no normal training rows or no test rows")
+            raise DataError(
+                f"nsl_kdd: concept {name!r} has no normal training rows or no test rows"
+            )
         n_anom = 0
         if contamination > 0:
-            n_anom = min(len(tr_anom), int(round(contamination * len(tr_normal) / (1 - contamination))))
-        tr_idx = np.sort(np.concatenate([tr_normal, contam_rng.choice(tr_anom, n_anom, replace=False)]))
+            n_anom = min(
+                len(tr_anom), int(round(contamination * len(tr_normal) / (1 - contamination)))
+            )
+        tr_idx = np.sort(
+            np.concatenate([tr_normal, contam_rng.choice(tr_anom, n_anom, replace=False)])
+        )
         te_idx = np.sort(np.concatenate([te_normal, te_anom]))
         y_tr = (train_df["family"].to_numpy()[tr_idx] != "normal").astype(np.int8)
         y_te = (test_df["family"].to_numpy()[te_idx] != "normal").astype(np.int8)
         pairs.append((Concept(name, X_train[tr_idx], y_tr), Concept(name, X_test[te_idx], y_te)))
-    return order_concepts(pairs, order=order, difficulty=difficulty, random_state=order_ss, name="nsl-kdd",
-                          metadata=meta, loader=loader)
+    return order_concepts(
+        pairs,
+        order=order,
+        difficulty=difficulty,
+        random_state=order_ss,
+        name="nsl-kdd",
+        metadata=meta,
+        loader=loader,
+    )

@@ -39,42 +39,73 @@ PREFIX_ANOMALIES = ("keep", "drop", "mask")
 TEST_PARTS = ("rest", "all")
 
 #: the parameters of an ordered split, for a loader's ``_parameter_constraints``
-ORDERED_CONSTRAINTS = {"train_rows": [None, Interval(Integral, 1, None, closed="left")],
-                       "train_share": [None, Interval(Real, 0.0, 1.0, closed="neither")],
-                       "prefix_anomalies": [StrOptions(set(PREFIX_ANOMALIES))],
-                       "test": [StrOptions(set(TEST_PARTS))]}
+ORDERED_CONSTRAINTS = {
+    "train_rows": [None, Interval(Integral, 1, None, closed="left")],
+    "train_share": [None, Interval(Real, 0.0, 1.0, closed="neither")],
+    "prefix_anomalies": [StrOptions(set(PREFIX_ANOMALIES))],
+    "test": [StrOptions(set(TEST_PARTS))],
+}
 
 
 def _prefix(n: int, train_rows, train_share, where: str) -> int:
     if (train_rows is None) == (train_share is None):
-        raise DataError(f"{where}: give one of train_rows (a row count) or train_share (a share in (0, 1)); "
-                        f"got train_rows={train_rows!r}, train_share={train_share!r}")
+        raise DataError(
+            f"{where}: give one of train_rows (a row count) or train_share (a share in (0, 1)); "
+            f"got train_rows={train_rows!r}, train_share={train_share!r}"
+        )
     if train_rows is not None:
-        if isinstance(train_rows, bool) or not isinstance(train_rows, (int, np.integer)) or train_rows < 1:
+        if (
+            isinstance(train_rows, bool)
+            or not isinstance(train_rows, (int, np.integer))
+            or train_rows < 1
+        ):
             raise DataError(f"{where}: train_rows={train_rows!r}; expected an integer >= 1")
         k = int(train_rows)
     else:
-        if isinstance(train_share, bool) or not isinstance(train_share, (int, float)) or not 0 < train_share < 1:
+        if (
+            isinstance(train_share, bool)
+            or not isinstance(train_share, (int, float))
+            or not 0 < train_share < 1
+        ):
             raise DataError(f"{where}: train_share={train_share!r}; expected a number in (0, 1)")
         k = max(1, int(np.floor(train_share * n)))
     if k >= n:
-        raise DataError(f"{where}: a prefix of {k} rows leaves nothing to test on its {n} rows; "
-                        "expected fewer training rows than the concept has")
+        raise DataError(
+            f"{where}: a prefix of {k} rows leaves nothing to test on its {n} rows; "
+            "expected fewer training rows than the concept has"
+        )
     return k
 
 
 def split_record(n_rows: int, prefix: int, found: int, prefix_anomalies: str, test: str) -> dict:
     """What an ordered split did to one concept (kept in ``dataset.metadata["split"]``)."""
-    return {"kind": "ordered", "rows": int(n_rows), "train_rows": int(prefix), "test": test,
-            "prefix_anomalies": prefix_anomalies, "prefix_anomalies_found": int(found)}
+    return {
+        "kind": "ordered",
+        "rows": int(n_rows),
+        "train_rows": int(prefix),
+        "test": test,
+        "prefix_anomalies": prefix_anomalies,
+        "prefix_anomalies_found": int(found),
+    }
 
 
-def ordered_split(name: str, X, y, *, train_rows: int | None = None, train_share: float | None = None,
-                  prefix_anomalies: str = "keep", test: str = "rest", loader: str = "dataset"):
+def ordered_split(
+    name: str,
+    X,
+    y,
+    *,
+    train_rows: int | None = None,
+    train_share: float | None = None,
+    prefix_anomalies: str = "keep",
+    test: str = "rest",
+    loader: str = "dataset",
+):
     """The ``(train, test, record)`` of one concept's rows cut in time order (module docstring)."""
     where = f"{loader}: concept {name!r}"
     if prefix_anomalies not in PREFIX_ANOMALIES:
-        raise DataError(f"{where}: prefix_anomalies={prefix_anomalies!r}; expected one of {', '.join(PREFIX_ANOMALIES)}")
+        raise DataError(
+            f"{where}: prefix_anomalies={prefix_anomalies!r}; expected one of {', '.join(PREFIX_ANOMALIES)}"
+        )
     if test not in TEST_PARTS:
         raise DataError(f"{where}: test={test!r}; expected one of {', '.join(TEST_PARTS)}")
     X = np.asarray(X)
@@ -87,7 +118,9 @@ def ordered_split(name: str, X, y, *, train_rows: int | None = None, train_share
     found = int(anomalous[:k].sum())
     train_keep = in_prefix & ~anomalous if prefix_anomalies in ("drop", "mask") else in_prefix
     if not train_keep.any():
-        raise DataError(f"{where}: every row of its {k}-row prefix is an anomaly, nothing is left to train on")
+        raise DataError(
+            f"{where}: every row of its {k}-row prefix is an anomaly, nothing is left to train on"
+        )
     test_keep = ~in_prefix if test == "rest" else np.ones(n, dtype=bool)
     if prefix_anomalies == "mask":
         test_keep &= ~(in_prefix & anomalous)

@@ -41,14 +41,21 @@ def _relpath(file: str) -> str:
 def _pickle_rule(args: dict) -> list[str]:
     if args.get("allow_pickle") is True:
         return []
-    return [f"allow_pickle={args.get('allow_pickle')!r}; a pyCLAD concept file is a pickled numpy object array, and "
-            "loading it runs code stored in the file: set allow_pickle = true for a file you trust, or convert it "
-            "once with `clad datasets convert SRC DST.npz --allow-pickle` and load DST with the pickle-free "
-            "'clad_npz' loader"]
+    return [
+        f"allow_pickle={args.get('allow_pickle')!r}; a pyCLAD concept file is a pickled numpy object array, and "
+        "loading it runs code stored in the file: set allow_pickle = true for a file you trust, or convert it "
+        "once with `clad datasets convert SRC DST.npz --allow-pickle` and load DST with the pickle-free "
+        "'clad_npz' loader"
+    ]
 
 
-@declare({"allow_pickle": _checks.FLAG, "data_dir": [None, str]}, files=lambda a: [(_relpath(a["file"]), None)])
-def load_pyclad(file: str = DEFAULT_FILE, allow_pickle: bool = False, data_dir: str | None = None) -> ConceptDataset:
+@declare(
+    {"allow_pickle": _checks.FLAG, "data_dir": [None, str]},
+    files=lambda a: [(_relpath(a["file"]), None)],
+)
+def load_pyclad(
+    file: str = DEFAULT_FILE, allow_pickle: bool = False, data_dir: str | None = None
+) -> ConceptDataset:
     """The concepts of a pyCLAD concept file, trained in file order and tested on all.
 
     Parameters
@@ -78,13 +85,17 @@ def load_pyclad(file: str = DEFAULT_FILE, allow_pickle: bool = False, data_dir: 
     except (OSError, EOFError, pickle.UnpicklingError) as exc:
         raise DataError(f"pyclad: {str(path)!r} is not a readable .npy file ({exc})") from None
     if not isinstance(arr, np.ndarray) or arr.dtype != object or arr.ndim != 1 or len(arr) == 0:
-        raise DataError(f"pyclad: {str(path)!r} is not a pyCLAD concept file; expected a 1-D object array of "
-                        f"dicts with keys {list(_KEYS)}")
+        raise DataError(
+            f"pyclad: {str(path)!r} is not a pyCLAD concept file; expected a 1-D object array of "
+            f"dicts with keys {list(_KEYS)}"
+        )
     train, test = [], []
     for i, entry in enumerate(arr):
         if not isinstance(entry, dict) or any(k not in entry for k in _KEYS):
             got = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
-            raise DataError(f"pyclad: entry {i} of {str(path)!r} is {got}; expected a dict with keys {list(_KEYS)}")
+            raise DataError(
+                f"pyclad: entry {i} of {str(path)!r} is {got}; expected a dict with keys {list(_KEYS)}"
+            )
         name = str(entry["name"])
         train.append(Concept(name, entry["train_data"]))
         test.append(Concept(name, entry["test_data"], np.asarray(entry["test_labels"]).ravel()))

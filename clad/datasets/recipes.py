@@ -53,8 +53,19 @@ from . import _checks
 from .build import ConceptRows, make_dataset
 from .faber import ANOMALY_SHUFFLES, ASSIGNMENTS, scenario_faber
 
-__all__ = ["RECIPES", "FABER", "Recipe", "ClusterRandom", "ClusterClosest", "ClusterClustered", "Chunks", "Faber2024",
-           "as_recipe", "make_groups", "subsample"]
+__all__ = [
+    "RECIPES",
+    "FABER",
+    "Recipe",
+    "ClusterRandom",
+    "ClusterClosest",
+    "ClusterClustered",
+    "Chunks",
+    "Faber2024",
+    "as_recipe",
+    "make_groups",
+    "subsample",
+]
 
 #: the published generator's recipe name (:mod:`clad.datasets.faber`)
 FABER = "faber2024"
@@ -82,8 +93,8 @@ def subsample(y: np.ndarray, max_rows: int | None, rng: np.random.Generator) -> 
 def _predict_blocks(model, scaler, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     out = np.empty(len(idx), dtype=np.int32)
     for start in range(0, len(idx), _BLOCK):
-        block = X[idx[start:start + _BLOCK]].astype(np.float64, copy=False)
-        out[start:start + _BLOCK] = model.predict(scaler.transform(block))
+        block = X[idx[start : start + _BLOCK]].astype(np.float64, copy=False)
+        out[start : start + _BLOCK] = model.predict(scaler.transform(block))
     return out
 
 
@@ -92,7 +103,9 @@ def _fit_kmeans(X, idx, k, fit_rows, rng, what):
     from sklearn.preprocessing import MinMaxScaler
 
     if len(idx) < k:
-        raise DataError(f"cannot cluster {len(idx)} {what} rows into n_concepts={k} clusters; use fewer concepts")
+        raise DataError(
+            f"cannot cluster {len(idx)} {what} rows into n_concepts={k} clusters; use fewer concepts"
+        )
     sample = idx if len(idx) <= fit_rows else np.sort(rng.choice(idx, size=fit_rows, replace=False))
     Xs = X[sample].astype(np.float64, copy=False)
     scaler = MinMaxScaler().fit(Xs)
@@ -105,7 +118,10 @@ def _rows(y, rows, all_rows: bool):
     """``(normal, anomalies, rows)`` as row indices of the smallest integer type."""
     itype = _index_dtype(len(y))
     if rows is None:
-        normal, anomalies = np.flatnonzero(y == 0).astype(itype), np.flatnonzero(y == 1).astype(itype)
+        normal, anomalies = (
+            np.flatnonzero(y == 0).astype(itype),
+            np.flatnonzero(y == 1).astype(itype),
+        )
         return normal, anomalies, (np.arange(len(y), dtype=itype) if all_rows else None)
     rows = np.asarray(rows).astype(itype)
     yr = np.take(y, rows)
@@ -124,11 +140,24 @@ class Recipe(Validated, BaseEstimator):
     def __init__(self, n_concepts: int = 5):
         self.n_concepts = n_concepts
 
-    def groups(self, X, y, random_state: int, rows=None) -> list[ConceptRows]:  # pragma: no cover - abstract
+    def groups(
+        self, X, y, random_state: int, rows=None
+    ) -> list[ConceptRows]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def dataset(self, X, y, *, name: str, loader: str, split: Mapping, recipe_seed: int, split_seed: int,
-                rows=None, metadata: dict | None = None):
+    def dataset(
+        self,
+        X,
+        y,
+        *,
+        name: str,
+        loader: str,
+        split: Mapping,
+        recipe_seed: int,
+        split_seed: int,
+        rows=None,
+        metadata: dict | None = None,
+    ):
         """The concepts of :meth:`groups` (seeded by ``recipe_seed``), split and ordered by
         :func:`~clad.datasets.build.make_dataset` (``split``: ``test_size``, ``contamination``,
         ``order``, ``difficulty`` and ``max_rows``, recorded; seeded by ``split_seed``)."""
@@ -138,9 +167,19 @@ class Recipe(Validated, BaseEstimator):
             groups = self.groups(X, y, recipe_seed, rows=rows)
         meta = dict(metadata or {})
         meta.update(recipe=self.name, n_concepts=self.n_concepts, max_rows=split["max_rows"])
-        return make_dataset(X, y, groups, name=name, test_size=split["test_size"],
-                            contamination=split["contamination"], order=split["order"],
-                            difficulty=split["difficulty"], random_state=split_seed, metadata=meta, loader=loader)
+        return make_dataset(
+            X,
+            y,
+            groups,
+            name=name,
+            test_size=split["test_size"],
+            contamination=split["contamination"],
+            order=split["order"],
+            difficulty=split["difficulty"],
+            random_state=split_seed,
+            metadata=meta,
+            loader=loader,
+        )
 
 
 class Chunks(Recipe):
@@ -155,7 +194,7 @@ class Chunks(Recipe):
         bounds = np.linspace(0, len(rows), k + 1).astype(int)
         groups = []
         for i in range(k):
-            part = rows[bounds[i]:bounds[i + 1]]
+            part = rows[bounds[i] : bounds[i + 1]]
             lab = np.take(y, part)
             groups.append(ConceptRows(f"chunk_{i}", part[lab == 0], part[lab == 1]))
         return groups
@@ -179,7 +218,9 @@ class _Clustering(Recipe):
         parts = self.anomaly_parts(X, anomalies, k, model, scaler, rng)
         return [ConceptRows(f"cluster_{c}", normal[normal_lab == c], parts[c]) for c in range(k)]
 
-    def anomaly_parts(self, X, anomalies, k, model, scaler, rng) -> list[np.ndarray]:  # pragma: no cover
+    def anomaly_parts(
+        self, X, anomalies, k, model, scaler, rng
+    ) -> list[np.ndarray]:  # pragma: no cover
         raise NotImplementedError
 
 
@@ -220,11 +261,21 @@ class Faber2024(Recipe):
     itself, so a loader's ``test_size`` and ``contamination`` stay at their defaults."""
 
     name = FABER
-    _parameter_constraints = {"size_per_concept": [COUNT], "assignment": [StrOptions(ASSIGNMENTS)],
-                              "kmeans_random_state": _checks.SEEDS, "anomaly_shuffle": [StrOptions(ANOMALY_SHUFFLES)]}
+    _parameter_constraints = {
+        "size_per_concept": [COUNT],
+        "assignment": [StrOptions(ASSIGNMENTS)],
+        "kmeans_random_state": _checks.SEEDS,
+        "anomaly_shuffle": [StrOptions(ANOMALY_SHUFFLES)],
+    }
 
-    def __init__(self, n_concepts: int = 5, size_per_concept: int = 1000, assignment: str = "random",
-                 kmeans_random_state: int = 42, anomaly_shuffle: str = "permutation"):
+    def __init__(
+        self,
+        n_concepts: int = 5,
+        size_per_concept: int = 1000,
+        assignment: str = "random",
+        kmeans_random_state: int = 42,
+        anomaly_shuffle: str = "permutation",
+    ):
         self.n_concepts = n_concepts
         self.size_per_concept = size_per_concept
         self.assignment = assignment
@@ -232,36 +283,80 @@ class Faber2024(Recipe):
         self.anomaly_shuffle = anomaly_shuffle
 
     def groups(self, X, y, random_state: int, rows=None) -> list[ConceptRows]:
-        raise DataError(f"recipe {FABER!r} makes its own train/test split; build it with "
-                        "clad.datasets.flat.scenario_from_flat or clad.datasets.faber.scenario_faber")
+        raise DataError(
+            f"recipe {FABER!r} makes its own train/test split; build it with "
+            "clad.datasets.flat.scenario_from_flat or clad.datasets.faber.scenario_faber"
+        )
 
-    def dataset(self, X, y, *, name: str, loader: str, split: Mapping, recipe_seed: int, split_seed: int,
-                rows=None, metadata: dict | None = None):
-        given = {k: v for k, v, default in (("test_size", split["test_size"], 0.5),
-                                            ("contamination", split["contamination"], 0.0)) if v != default}
+    def dataset(
+        self,
+        X,
+        y,
+        *,
+        name: str,
+        loader: str,
+        split: Mapping,
+        recipe_seed: int,
+        split_seed: int,
+        rows=None,
+        metadata: dict | None = None,
+    ):
+        given = {
+            k: v
+            for k, v, default in (
+                ("test_size", split["test_size"], 0.5),
+                ("contamination", split["contamination"], 0.0),
+            )
+            if v != default
+        }
         if given:
             shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
-            raise CladValueError(f"{loader}: {shown} does not apply to recipe='faber2024', which trains on the first "
-                                 "3/5 of each concept's normal rows, keeps every anomaly for testing and clusters all "
-                                 "rows; leave these at their defaults")
+            raise CladValueError(
+                f"{loader}: {shown} does not apply to recipe='faber2024', which trains on the first "
+                "3/5 of each concept's normal rows, keeps every anomaly for testing and clusters all "
+                "rows; leave these at their defaults"
+            )
         meta = dict(metadata or {})
         meta["max_rows"] = split["max_rows"]
-        return scenario_faber(X, y, name=name, loader=loader, n_concepts=self.n_concepts,
-                              size_per_concept=self.size_per_concept, assignment=self.assignment,
-                              kmeans_random_state=self.kmeans_random_state, anomaly_shuffle=self.anomaly_shuffle,
-                              order=split["order"], difficulty=split["difficulty"], random_state=recipe_seed,
-                              rows=rows, metadata=meta)
+        return scenario_faber(
+            X,
+            y,
+            name=name,
+            loader=loader,
+            n_concepts=self.n_concepts,
+            size_per_concept=self.size_per_concept,
+            assignment=self.assignment,
+            kmeans_random_state=self.kmeans_random_state,
+            anomaly_shuffle=self.anomaly_shuffle,
+            order=split["order"],
+            difficulty=split["difficulty"],
+            random_state=recipe_seed,
+            rows=rows,
+            metadata=meta,
+        )
 
 
 RECIPES = Registry("recipe", methods=("groups",))
-RECIPES.add("cluster_random", ClusterRandom, "normal rows clustered by k-means; anomalies dealt out at random")
-RECIPES.add("cluster_closest", ClusterClosest, "normal rows clustered; each anomaly to its closest cluster")
-RECIPES.add("cluster_clustered", ClusterClustered, "normal rows and anomalies clustered; clusters matched at random")
+RECIPES.add(
+    "cluster_random",
+    ClusterRandom,
+    "normal rows clustered by k-means; anomalies dealt out at random",
+)
+RECIPES.add(
+    "cluster_closest", ClusterClosest, "normal rows clustered; each anomaly to its closest cluster"
+)
+RECIPES.add(
+    "cluster_clustered",
+    ClusterClustered,
+    "normal rows and anomalies clustered; clusters matched at random",
+)
 RECIPES.add("chunks", Chunks, "the rows in file order, cut into consecutive parts")
 RECIPES.add(FABER, Faber2024, "the published generator of Faber et al. (2024); makes its own split")
 
 
-def as_recipe(recipe, loader: str = "recipe", params: Mapping | None = None, also: Sequence[str] = ()) -> Recipe:
+def as_recipe(
+    recipe, loader: str = "recipe", params: Mapping | None = None, also: Sequence[str] = ()
+) -> Recipe:
     """The recipe object of ``recipe`` (a registered name, a table ``{"name": ..., parameter: value}``,
     or a :class:`Recipe`, returned as it is) with ``params`` (the recipe's parameters given beside it),
     its names and values checked once: a :class:`~clad.errors.CladValueError` names the loader, the
@@ -281,23 +376,31 @@ def as_recipe(recipe, loader: str = "recipe", params: Mapping | None = None, als
         table = dict(recipe)
         recipe = table.pop("name", None)
         if not isinstance(recipe, str):
-            raise CladValueError(f"{loader}: recipe={dict(table)!r} has no 'name'; expected a recipe name "
-                                 f"({', '.join(RECIPES.names())}) or a table with 'name' and its parameters")
+            raise CladValueError(
+                f"{loader}: recipe={dict(table)!r} has no 'name'; expected a recipe name "
+                f"({', '.join(RECIPES.names())}) or a table with 'name' and its parameters"
+            )
         both = sorted(set(table) & set(params))
         if both:
-            raise CladValueError(f"{loader}: {both[0]!r} is given in the recipe table and beside it; give it once")
+            raise CladValueError(
+                f"{loader}: {both[0]!r} is given in the recipe table and beside it; give it once"
+            )
         params = {**table, **params}
     if not isinstance(recipe, str):
-        raise CladValueError(f"{loader}: recipe={recipe!r}; expected a recipe name ({', '.join(RECIPES.names())}) "
-                             "or a table with 'name' and its parameters")
+        raise CladValueError(
+            f"{loader}: recipe={recipe!r}; expected a recipe name ({', '.join(RECIPES.names())}) "
+            "or a table with 'name' and its parameters"
+        )
     _checks.choice(loader, "recipe", recipe, RECIPES.names())
     cls = RECIPES.resolve(recipe)
     own = list(inspect.signature(cls).parameters)
     for key in params:
         if key not in own:
             allowed = [*own, *(k for k in also if k not in own and k != "recipe")]
-            raise CladValueError(f"{loader}: unknown parameter {key!r}{did_you_mean(key, allowed)}; allowed: "
-                                 f"{', '.join(allowed)} (the recipe {recipe!r} takes {', '.join(own) or 'none'})")
+            raise CladValueError(
+                f"{loader}: unknown parameter {key!r}{did_you_mean(key, allowed)}; allowed: "
+                f"{', '.join(allowed)} (the recipe {recipe!r} takes {', '.join(own) or 'none'})"
+            )
     obj = cls(**params)
     try:
         obj._validate_params()
@@ -306,8 +409,14 @@ def as_recipe(recipe, loader: str = "recipe", params: Mapping | None = None, als
     return obj
 
 
-def make_groups(X: np.ndarray, y: np.ndarray, recipe="cluster_random", random_state: int = 0,
-                rows: np.ndarray | None = None, loader: str = "recipe") -> list[ConceptRows]:
+def make_groups(
+    X: np.ndarray,
+    y: np.ndarray,
+    recipe="cluster_random",
+    random_state: int = 0,
+    rows: np.ndarray | None = None,
+    loader: str = "recipe",
+) -> list[ConceptRows]:
     """Row-index groups (one per concept) made by ``recipe`` (a name, a table with its parameters,
     or a :class:`Recipe`; see the module docstring). ``rows`` restricts the recipe to those row
     indices (e.g. a :func:`subsample`)."""

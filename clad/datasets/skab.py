@@ -37,8 +37,16 @@ __all__ = ["load_skab", "read_skab", "SKAB_GROUPS", "SKAB_FILES", "SKAB_COLUMNS"
 SKAB_GROUPS = ("valve1", "valve2", "other")
 SKAB_FILES = {"valve1": tuple(range(16)), "valve2": tuple(range(4)), "other": tuple(range(1, 15))}
 #: the eight sensor channels
-SKAB_COLUMNS = ("Accelerometer1RMS", "Accelerometer2RMS", "Current", "Pressure", "Temperature", "Thermocouple",
-                "Voltage", "Volume Flow RateRMS")
+SKAB_COLUMNS = (
+    "Accelerometer1RMS",
+    "Accelerometer2RMS",
+    "Current",
+    "Pressure",
+    "Temperature",
+    "Thermocouple",
+    "Voltage",
+    "Volume Flow RateRMS",
+)
 CONCEPTS = ("files", "groups")
 
 
@@ -51,14 +59,25 @@ def read_skab(file: str, path: str = "skab", data_dir=None) -> tuple[np.ndarray,
     df = pd.read_csv(where, sep=";")
     missing = [c for c in (*SKAB_COLUMNS, "anomaly") if c not in df.columns]
     if missing:
-        raise DataError(f"skab: {str(where)!r} lacks the column(s) {', '.join(missing)}; expected SKAB's layout "
-                        f"(datetime; {'; '.join(SKAB_COLUMNS)}; anomaly; changepoint)")
-    return df[list(SKAB_COLUMNS)].to_numpy(dtype=np.float64), df["anomaly"].to_numpy().astype(np.int8)
+        raise DataError(
+            f"skab: {str(where)!r} lacks the column(s) {', '.join(missing)}; expected SKAB's layout "
+            f"(datetime; {'; '.join(SKAB_COLUMNS)}; anomaly; changepoint)"
+        )
+    return df[list(SKAB_COLUMNS)].to_numpy(dtype=np.float64), df["anomaly"].to_numpy().astype(
+        np.int8
+    )
 
 
-def load_skab(path: str = "skab", concepts: str = "files", train_rows: int | None = 400,
-              train_share: float | None = None, prefix_anomalies: str = "keep", test: str = "rest",
-              groups=SKAB_GROUPS, data_dir=None) -> ConceptDataset:
+def load_skab(
+    path: str = "skab",
+    concepts: str = "files",
+    train_rows: int | None = 400,
+    train_share: float | None = None,
+    prefix_anomalies: str = "keep",
+    test: str = "rest",
+    groups=SKAB_GROUPS,
+    data_dir=None,
+) -> ConceptDataset:
     """SKAB's experiments as concepts, each cut in time order (module docstring; by default SKAB's
     own split: the first 400 rows train, the rest test, the prefix's anomalies kept).
 
@@ -75,22 +94,51 @@ def load_skab(path: str = "skab", concepts: str = "files", train_rows: int | Non
         parts = []
         for k in SKAB_FILES[g]:
             X, y = read_skab(f"{g}/{k}.csv", path, data_dir)
-            tr, te, rec = ordered_split(f"{g}/{k}", X, y, train_rows=train_rows, train_share=train_share,
-                                        prefix_anomalies=prefix_anomalies, test=test, loader="skab")
+            tr, te, rec = ordered_split(
+                f"{g}/{k}",
+                X,
+                y,
+                train_rows=train_rows,
+                train_share=train_share,
+                prefix_anomalies=prefix_anomalies,
+                test=test,
+                loader="skab",
+            )
             records[f"{g}/{k}"] = rec
             parts.append((tr, te))
         if concepts == "files":
             pairs.extend(parts)
         else:
-            pairs.append(tuple(Concept(g, np.concatenate([p[i].X for p in parts]),
-                                       np.concatenate([p[i].y for p in parts])) for i in (0, 1)))
-    meta = {"split": {"kind": "ordered", "train_rows": train_rows, "train_share": train_share,
-                      "prefix_anomalies": prefix_anomalies, "test": test, "files": records},
-            "order": "given", "concepts": concepts}
+            pairs.append(
+                tuple(
+                    Concept(
+                        g,
+                        np.concatenate([p[i].X for p in parts]),
+                        np.concatenate([p[i].y for p in parts]),
+                    )
+                    for i in (0, 1)
+                )
+            )
+    meta = {
+        "split": {
+            "kind": "ordered",
+            "train_rows": train_rows,
+            "train_share": train_share,
+            "prefix_anomalies": prefix_anomalies,
+            "test": test,
+            "files": records,
+        },
+        "order": "given",
+        "concepts": concepts,
+    }
     return ConceptDataset([p[0] for p in pairs], [p[1] for p in pairs], name="skab", metadata=meta)
 
 
 load_skab._parameter_constraints = {
-    "path": [str], "concepts": [StrOptions(set(CONCEPTS))], **ORDERED_CONSTRAINTS,
-    "groups": [str, list, tuple], "data_dir": [None, str]}
+    "path": [str],
+    "concepts": [StrOptions(set(CONCEPTS))],
+    **ORDERED_CONSTRAINTS,
+    "groups": [str, list, tuple],
+    "data_dir": [None, str],
+}
 load_skab._data_files = lambda a: [(f"{a.get('path', 'skab')}/valve1/0.csv", None)]

@@ -26,12 +26,19 @@ def synthetic_nbytes(args: dict) -> int | None:
     return n[0] * (n[1] + n[2]) * n[3] * 8
 
 
-@declare({"n_concepts": [COUNT], "n_features": [COUNT], "n_train": [COUNT],
-          "n_test": [Interval(Integral, 2, None, closed="left")],
-          "anomaly_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
-          "separation": [Interval(Real, 0.0, None, closed="neither")],
-          "anomaly_radius": [Interval(Real, 0.0, None, closed="neither")], "random_state": [None, SEED]},
-         nbytes=synthetic_nbytes)
+@declare(
+    {
+        "n_concepts": [COUNT],
+        "n_features": [COUNT],
+        "n_train": [COUNT],
+        "n_test": [Interval(Integral, 2, None, closed="left")],
+        "anomaly_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "separation": [Interval(Real, 0.0, None, closed="neither")],
+        "anomaly_radius": [Interval(Real, 0.0, None, closed="neither")],
+        "random_state": [None, SEED],
+    },
+    nbytes=synthetic_nbytes,
+)
 def make_synthetic(
     n_concepts: int = 4,
     n_features: int = 8,
@@ -82,7 +89,10 @@ def make_synthetic(
         for _ in range(1000):
             step = rng.normal(size=n_features)
             cand = centres[k - 1] + separation * scales.max() * step / np.linalg.norm(step)
-            if np.min(np.linalg.norm(centres[:k] - cand, axis=1)) >= separation * scales.max() * 0.99:
+            if (
+                np.min(np.linalg.norm(centres[:k] - cand, axis=1))
+                >= separation * scales.max() * 0.99
+            ):
                 break
         centres[k] = cand
 
@@ -107,6 +117,12 @@ def make_synthetic(
         from .build import order_concepts
 
         order_rng = None if random_state is None else np.random.SeedSequence([random_state, 1])
-        return order_concepts(list(zip(train, test)), order=order, random_state=order_rng, name="synthetic",
-                              metadata=meta, loader="synthetic")
+        return order_concepts(
+            list(zip(train, test)),
+            order=order,
+            random_state=order_rng,
+            name="synthetic",
+            metadata=meta,
+            loader="synthetic",
+        )
     return ConceptDataset(train, test, name="synthetic", metadata=meta)

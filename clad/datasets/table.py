@@ -59,12 +59,18 @@ def read_table(file: str, sha256: str | None = None, data_dir: str | None = None
             df.attrs["path"] = str(path)  # where errors point to (see _where)
             return df
     except ImportError as exc:
-        raise DataError(f"table: reading {str(path)!r} needs pyarrow ({exc}); pip install 'clad[parquet]'") from None
+        raise DataError(
+            f"table: reading {str(path)!r} needs pyarrow ({exc}); pip install 'clad[parquet]'"
+        ) from None
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         # the parser's whole message (it names the line), on one line of its own
-        raise DataError(f"table: {str(path)!r} could not be read: {' '.join(str(exc).split())}") from None
-    raise DataError(f"table: {str(path)!r} has an unknown file type; expected one of "
-                    f"{', '.join(_CSV + _PARQUET)}")
+        raise DataError(
+            f"table: {str(path)!r} could not be read: {' '.join(str(exc).split())}"
+        ) from None
+    raise DataError(
+        f"table: {str(path)!r} has an unknown file type; expected one of "
+        f"{', '.join(_CSV + _PARQUET)}"
+    )
 
 
 def _csv_line(path: str, row: int) -> int | None:
@@ -109,25 +115,31 @@ def _check_values(df: pd.DataFrame, feature_columns, label_column, file: str | N
     bad = ~np.isfinite(values)
     if bad.any():
         r, c = (int(v) for v in np.argwhere(bad)[0])
-        raise DataError(f"table: feature column {str(feature_columns[c])!r} has {values[r, c]} at "
-                        f"{_where(df, r, file)}; features must be finite numbers ({int(bad.sum())} such "
-                        f"value(s) in {int(bad.any(axis=1).sum())} row(s)): fill or drop them first")
+        raise DataError(
+            f"table: feature column {str(feature_columns[c])!r} has {values[r, c]} at "
+            f"{_where(df, r, file)}; features must be finite numbers ({int(bad.sum())} such "
+            f"value(s) in {int(bad.any(axis=1).sum())} row(s)): fill or drop them first"
+        )
     labels = df[label_column].to_numpy()
     with np.errstate(invalid="ignore"):
         wrong = ~((labels == 0) | (labels == 1))
     if wrong.any():
         r = int(np.flatnonzero(wrong)[0])
         shown = ", ".join(repr(_plain(v)) for v in pd.unique(labels)[:6])
-        raise DataError(f"table: label column {str(label_column)!r} has {_plain(labels[r])!r} at "
-                        f"{_where(df, r, file)}; labels must be 0 (normal) or 1 (anomaly); found {shown} "
-                        f"({int(wrong.sum())} row(s) with another value)")
+        raise DataError(
+            f"table: label column {str(label_column)!r} has {_plain(labels[r])!r} at "
+            f"{_where(df, r, file)}; labels must be 0 (normal) or 1 (anomaly); found {shown} "
+            f"({int(wrong.sum())} row(s) with another value)"
+        )
 
 
 def _column(df: pd.DataFrame, key: str, column, what: str) -> str:
     if column not in df.columns:
         cols = [str(c) for c in df.columns]
-        raise DataError(f"table: {what} column {column!r} (parameter {key}) is not in the table"
-                        f"{did_you_mean(str(column), cols)}; columns: {', '.join(cols)}")
+        raise DataError(
+            f"table: {what} column {column!r} (parameter {key}) is not in the table"
+            f"{did_you_mean(str(column), cols)}; columns: {', '.join(cols)}"
+        )
     return column
 
 
@@ -135,8 +147,10 @@ def _table_rules(args: dict) -> list[str]:
     """A file whose name says neither CSV nor Parquet is refused before it is read."""
     file = args.get("file")
     if isinstance(file, str) and file and not file.lower().endswith(_CSV + _PARQUET):
-        return [f"file={file!r}: a table is read from a .csv (optionally .gz, .bz2, .zip, .xz) or a .parquet file; "
-                "convert it to one of them (pickles are never read)"]
+        return [
+            f"file={file!r}: a table is read from a .csv (optionally .gz, .bz2, .zip, .xz) or a .parquet file; "
+            "convert it to one of them (pickles are never read)"
+        ]
     return []
 
 
@@ -150,27 +164,48 @@ def _ordered_rules(args: dict) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, dict):
-        return [f"ordered={value!r}; expected a table such as {{ train_rows = 400 }} (keys: {', '.join(ORDERED_KEYS)})"]
-    problems = [f"ordered.{k}: unknown key{did_you_mean(str(k), ORDERED_KEYS)}; allowed: {', '.join(ORDERED_KEYS)}"
-                for k in value if k not in ORDERED_KEYS]
+        return [
+            f"ordered={value!r}; expected a table such as {{ train_rows = 400 }} (keys: {', '.join(ORDERED_KEYS)})"
+        ]
+    problems = [
+        f"ordered.{k}: unknown key{did_you_mean(str(k), ORDERED_KEYS)}; allowed: {', '.join(ORDERED_KEYS)}"
+        for k in value
+        if k not in ORDERED_KEYS
+    ]
     if ("train_rows" in value) == ("train_share" in value):
-        problems.append("ordered: give one of train_rows (a row count) or train_share (a share in (0, 1))")
+        problems.append(
+            "ordered: give one of train_rows (a row count) or train_share (a share in (0, 1))"
+        )
     if value.get("prefix_anomalies", "keep") not in PREFIX_ANOMALIES:
-        problems.append(f"ordered.prefix_anomalies={value['prefix_anomalies']!r}; expected one of "
-                        f"{', '.join(PREFIX_ANOMALIES)}")
+        problems.append(
+            f"ordered.prefix_anomalies={value['prefix_anomalies']!r}; expected one of "
+            f"{', '.join(PREFIX_ANOMALIES)}"
+        )
     if value.get("test", "rest") not in TEST_PARTS:
         problems.append(f"ordered.test={value['test']!r}; expected one of {', '.join(TEST_PARTS)}")
     return problems
 
 
-@declare({**SPLIT_CONSTRAINTS, "ordered": [None, dict]},
-         files=lambda a: [(a["file"], a["sha256"])] if a["file"] is not None else [],
-         rules=lambda a: _table_rules(a) + _ordered_rules(a))
-def load_table(file: str | None = None, frame: pd.DataFrame | None = None, concept_column: str = "concept",
-               label_column: str = "label", feature_columns: list[str] | None = None, test_size: float = 0.5,
-               contamination: float = 0.0, order: str = "given", difficulty: str = "iforest_auc",
-               sha256: str | None = None, data_dir: str | None = None, random_state: int = 0,
-               ordered: dict | None = None) -> ConceptDataset:
+@declare(
+    {**SPLIT_CONSTRAINTS, "ordered": [None, dict]},
+    files=lambda a: [(a["file"], a["sha256"])] if a["file"] is not None else [],
+    rules=lambda a: _table_rules(a) + _ordered_rules(a),
+)
+def load_table(
+    file: str | None = None,
+    frame: pd.DataFrame | None = None,
+    concept_column: str = "concept",
+    label_column: str = "label",
+    feature_columns: list[str] | None = None,
+    test_size: float = 0.5,
+    contamination: float = 0.0,
+    order: str = "given",
+    difficulty: str = "iforest_auc",
+    sha256: str | None = None,
+    data_dir: str | None = None,
+    random_state: int = 0,
+    ordered: dict | None = None,
+) -> ConceptDataset:
     """A continual scenario from a table (give ``file`` or, from Python, ``frame``).
 
     ``feature_columns`` defaults to every column except the concept and label columns.
@@ -183,60 +218,108 @@ def load_table(file: str | None = None, frame: pd.DataFrame | None = None, conce
     if problems:
         raise DataError("table: " + "; ".join(problems))
     if (file is None) == (frame is None):
-        raise CladTypeError("table: give exactly one of file (a .csv or .parquet path) and frame (a DataFrame)")
+        raise CladTypeError(
+            "table: give exactly one of file (a .csv or .parquet path) and frame (a DataFrame)"
+        )
     if frame is not None and not isinstance(frame, pd.DataFrame):
         raise CladTypeError(f"table: frame must be a pandas DataFrame, got {type(frame).__name__}")
     df = read_table(file, sha256, data_dir) if file is not None else frame
     if len(df) == 0:  # before any column's dtype is looked at: an empty column has no numbers
         where = f"{df.attrs['path']!r}" if "path" in df.attrs else "the frame"
-        raise DataError(f"table: {where} has no rows (only a header, columns {list(map(str, df.columns))}); "
-                        "expected at least one row per concept")
+        raise DataError(
+            f"table: {where} has no rows (only a header, columns {list(map(str, df.columns))}); "
+            "expected at least one row per concept"
+        )
     concept_column = _column(df, "concept_column", concept_column, "concept")
     label_column = _column(df, "label_column", label_column, "label")
     if feature_columns is None:
         feature_columns = [c for c in df.columns if c not in (concept_column, label_column)]
     if not isinstance(feature_columns, (list, tuple)) or not feature_columns:
-        raise DataError(f"table: feature_columns={feature_columns!r}; expected a non-empty list of column names")
+        raise DataError(
+            f"table: feature_columns={feature_columns!r}; expected a non-empty list of column names"
+        )
     for c in feature_columns:
         _column(df, "feature_columns", c, "feature")
         dtype = df[c].dtype
         if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
             sample = df[c].dropna().astype(str).head(3).tolist()
-            raise DataError(f"table: feature column {c!r} has dtype {dtype} (values like {sample}); features "
-                            "must be numbers: encode the column first or leave it out with feature_columns")
+            raise DataError(
+                f"table: feature column {c!r} has dtype {dtype} (values like {sample}); features "
+                "must be numbers: encode the column first or leave it out with feature_columns"
+            )
     labels = df[label_column]
-    if not (pd.api.types.is_numeric_dtype(labels.dtype) or pd.api.types.is_bool_dtype(labels.dtype)):
-        raise DataError(f"table: label column {label_column!r} has dtype {labels.dtype}; expected 0 (normal) "
-                        "/ 1 (anomaly) or booleans")
+    if not (
+        pd.api.types.is_numeric_dtype(labels.dtype) or pd.api.types.is_bool_dtype(labels.dtype)
+    ):
+        raise DataError(
+            f"table: label column {label_column!r} has dtype {labels.dtype}; expected 0 (normal) "
+            "/ 1 (anomaly) or booleans"
+        )
     _check_values(df, feature_columns, label_column, file)
     from .flat import check_flat
 
     where = f"table: {str(file)!r}" if file is not None else "table"
     if file is not None and str(file).lower().endswith(_CSV):
+
         def row_name(i):  # line 1 is the header
             return f"data row {i + 1} (line {i + 2} of the file)"
     else:
+
         def row_name(i):
             return f"row {df.index[i]!r}"
-    X, y = check_flat(df[list(feature_columns)].to_numpy(dtype=np.float64), labels.to_numpy(), where,
-                      columns=[str(c) for c in feature_columns], row_name=row_name)
+
+    X, y = check_flat(
+        df[list(feature_columns)].to_numpy(dtype=np.float64),
+        labels.to_numpy(),
+        where,
+        columns=[str(c) for c in feature_columns],
+        row_name=row_name,
+    )
     if df[concept_column].isna().any():
-        raise DataError(f"table: concept column {concept_column!r} has missing values; every row needs a concept")
+        raise DataError(
+            f"table: concept column {concept_column!r} has missing values; every row needs a concept"
+        )
     codes, uniques = pd.factorize(df[concept_column], sort=False)
     groups = []
     for i, value in enumerate(uniques):
         rows = np.flatnonzero(codes == i)
         groups.append(ConceptRows(str(value), rows[y[rows] == 0], rows[y[rows] == 1]))
     name = os.path.splitext(os.path.basename(str(file)))[0] if file is not None else "table"
-    meta = {"file": None if file is None else str(file), "features": [str(c) for c in feature_columns]}
+    meta = {
+        "file": None if file is None else str(file),
+        "features": [str(c) for c in feature_columns],
+    }
     if ordered is not None:
-        return _ordered_dataset(X, y, codes, uniques, ordered, name, meta, order, difficulty, random_state)
-    return make_dataset(X, y, groups, name=name, test_size=test_size, contamination=contamination, order=order,
-                        difficulty=difficulty, random_state=random_state, loader="table", metadata=meta)
+        return _ordered_dataset(
+            X, y, codes, uniques, ordered, name, meta, order, difficulty, random_state
+        )
+    return make_dataset(
+        X,
+        y,
+        groups,
+        name=name,
+        test_size=test_size,
+        contamination=contamination,
+        order=order,
+        difficulty=difficulty,
+        random_state=random_state,
+        loader="table",
+        metadata=meta,
+    )
 
 
-def _ordered_dataset(X, y, codes, uniques, ordered: dict, name: str, meta: dict, order: str, difficulty: str,
-                     random_state) -> ConceptDataset:
+def _ordered_dataset(
+    X,
+    y,
+    codes,
+    uniques,
+    ordered: dict,
+    name: str,
+    meta: dict,
+    order: str,
+    difficulty: str,
+    random_state,
+) -> ConceptDataset:
     """Each concept's rows, in the table's order, cut by :func:`ordered_split`; then the concept order."""
     pairs, records = [], {}
     for i, value in enumerate(uniques):
@@ -246,5 +329,12 @@ def _ordered_dataset(X, y, codes, uniques, ordered: dict, name: str, meta: dict,
         records[str(value)] = rec
     meta = {**meta, "split": {"kind": "ordered", **ordered, "concepts": records}}
     seed = np.random.SeedSequence(int(random_state)).spawn(2)[1]
-    return order_concepts(pairs, order=order, difficulty=difficulty, random_state=seed, name=name, metadata=meta,
-                          loader="table")
+    return order_concepts(
+        pairs,
+        order=order,
+        difficulty=difficulty,
+        random_state=seed,
+        name=name,
+        metadata=meta,
+        loader="table",
+    )

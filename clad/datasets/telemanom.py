@@ -68,16 +68,22 @@ def _ranges(text, chan: str, n: int) -> list[tuple[int, int]]:
         pairs = json.loads(text)
         out = [(int(a), int(b)) for a, b in pairs]
     except (ValueError, TypeError) as exc:
-        raise DataError(f"telemanom: channel {chan!r}: anomaly_sequences {text!r} is not a list of "
-                        f"[start, end] pairs ({exc})") from None
+        raise DataError(
+            f"telemanom: channel {chan!r}: anomaly_sequences {text!r} is not a list of "
+            f"[start, end] pairs ({exc})"
+        ) from None
     for a, b in out:
         if not 0 <= a <= b < n:
-            raise DataError(f"telemanom: channel {chan!r}: anomaly range [{a}, {b}] is outside its "
-                            f"{n} test steps (ranges are inclusive indices into the test series)")
+            raise DataError(
+                f"telemanom: channel {chan!r}: anomaly range [{a}, {b}] is outside its "
+                f"{n} test steps (ranges are inclusive indices into the test series)"
+            )
     return out
 
 
-def read_labels(path: str = "nasa-smap", spacecraft: str = "SMAP", data_dir: str | None = None) -> dict:
+def read_labels(
+    path: str = "nasa-smap", spacecraft: str = "SMAP", data_dir: str | None = None
+) -> dict:
     """``{channel: (n_test_steps, [(start, end), ...])}`` from ``labeled_anomalies.csv``, for one
     spacecraft; a channel listed twice gets the union of its ranges."""
     csv = locate(f"{path}/labeled_anomalies.csv", data_dir)
@@ -85,20 +91,32 @@ def read_labels(path: str = "nasa-smap", spacecraft: str = "SMAP", data_dir: str
         table = pd.read_csv(csv)
     except (ValueError, OSError) as exc:
         raise DataError(f"telemanom: {str(csv)!r} could not be read as a CSV ({exc})") from None
-    missing = [c for c in ("chan_id", "spacecraft", "anomaly_sequences", "num_values") if c not in table.columns]
+    missing = [
+        c
+        for c in ("chan_id", "spacecraft", "anomaly_sequences", "num_values")
+        if c not in table.columns
+    ]
     if missing:
-        raise DataError(f"telemanom: {str(csv)!r} lacks columns {missing}; expected the telemanom "
-                        "labeled_anomalies.csv (chan_id, spacecraft, anomaly_sequences, class, num_values)")
+        raise DataError(
+            f"telemanom: {str(csv)!r} lacks columns {missing}; expected the telemanom "
+            "labeled_anomalies.csv (chan_id, spacecraft, anomaly_sequences, class, num_values)"
+        )
     known = sorted(table["spacecraft"].astype(str).unique())
     rows = table[table["spacecraft"].astype(str) == spacecraft]
     if rows.empty:
-        raise DataError(f"telemanom: no channel of spacecraft={spacecraft!r} in {str(csv)!r}; it lists: {', '.join(known)}")
+        raise DataError(
+            f"telemanom: no channel of spacecraft={spacecraft!r} in {str(csv)!r}; it lists: {', '.join(known)}"
+        )
     out: dict[str, tuple[int, list]] = {}
-    for chan, text, n in zip(rows["chan_id"].astype(str), rows["anomaly_sequences"], rows["num_values"]):
+    for chan, text, n in zip(
+        rows["chan_id"].astype(str), rows["anomaly_sequences"], rows["num_values"]
+    ):
         n = int(n)
         if chan in out:
             if out[chan][0] != n:
-                raise DataError(f"telemanom: channel {chan!r} is listed twice with {out[chan][0]} and {n} test steps")
+                raise DataError(
+                    f"telemanom: channel {chan!r} is listed twice with {out[chan][0]} and {n} test steps"
+                )
             log.info("telemanom: channel %s is listed twice; its anomaly ranges are united", chan)
         ranges = _ranges(text, chan, n)
         out[chan] = (n, (out[chan][1] if chan in out else []) + ranges)
@@ -112,16 +130,28 @@ def _load(path: str, split: str, chan: str, data_dir, n_cols: int | None) -> np.
     except (ValueError, OSError, EOFError) as exc:
         raise DataError(f"telemanom: {str(file)!r} is not a readable .npy array ({exc})") from None
     if X.ndim != 2 or X.shape[0] == 0 or X.dtype.kind not in "fiu":
-        raise DataError(f"telemanom: {str(file)!r} holds a {X.dtype} array of shape {X.shape}; expected "
-                        "numbers, steps x features")
+        raise DataError(
+            f"telemanom: {str(file)!r} holds a {X.dtype} array of shape {X.shape}; expected "
+            "numbers, steps x features"
+        )
     if n_cols is not None and X.shape[1] != n_cols:
-        raise DataError(f"telemanom: {str(file)!r} has {X.shape[1]} columns, other channels {n_cols}")
+        raise DataError(
+            f"telemanom: {str(file)!r} has {X.shape[1]} columns, other channels {n_cols}"
+        )
     return X if X.dtype.kind == "f" else X.astype(np.float64)
 
 
-def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: str = "subsystem",
-                   subsystems: list[str] | None = None, window: int | None = None, stride: int = 1,
-                   window_label: str = "any", window_score: str = "max", data_dir: str | None = None) -> ConceptDataset:
+def load_telemanom(
+    path: str = "nasa-smap",
+    spacecraft: str = "SMAP",
+    concepts: str = "subsystem",
+    subsystems: list[str] | None = None,
+    window: int | None = None,
+    stride: int = 1,
+    window_label: str = "any",
+    window_score: str = "max",
+    data_dir: str | None = None,
+) -> ConceptDataset:
     """The telemanom layout as a continual scenario (see the module docstring).
 
     Parameters
@@ -143,7 +173,9 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
     """
     who = "telemanom"
     if not isinstance(path, str) or not path:
-        raise DataError(f"{who}: path={path!r}; expected the folder name inside a data directory, e.g. 'nasa-smap'")
+        raise DataError(
+            f"{who}: path={path!r}; expected the folder name inside a data directory, e.g. 'nasa-smap'"
+        )
     if not isinstance(spacecraft, str) or not spacecraft:
         raise DataError(f"{who}: spacecraft={spacecraft!r}; expected 'SMAP' or 'MSL'")
     concepts = _checks.choice(who, "concepts", concepts, CONCEPTS)
@@ -155,16 +187,26 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
     labels = read_labels(path, spacecraft, data_dir)
     channels = sorted(labels, key=_channel_key)
     if subsystems is not None:
-        if isinstance(subsystems, str) or not isinstance(subsystems, (list, tuple)) or not subsystems:
-            raise DataError(f"{who}: subsystems={subsystems!r}; expected a non-empty list of letters")
+        if (
+            isinstance(subsystems, str)
+            or not isinstance(subsystems, (list, tuple))
+            or not subsystems
+        ):
+            raise DataError(
+                f"{who}: subsystems={subsystems!r}; expected a non-empty list of letters"
+            )
         letters = sorted({_channel_key(c)[0] for c in channels})
         unknown = [s for s in subsystems if s not in letters]
         if unknown:
-            raise DataError(f"{who}: unknown subsystems {unknown}; {spacecraft} has: {', '.join(letters)}")
+            raise DataError(
+                f"{who}: unknown subsystems {unknown}; {spacecraft} has: {', '.join(letters)}"
+            )
         channels = [c for c in channels if _channel_key(c)[0] in subsystems]
     groups: dict[str, list[str]] = {}
     for chan in channels:
-        groups.setdefault(_channel_key(chan)[0] if concepts == "subsystem" else chan, []).append(chan)
+        groups.setdefault(_channel_key(chan)[0] if concepts == "subsystem" else chan, []).append(
+            chan
+        )
     train, test, seg_train, seg_test = [], [], [], []
     n_cols = None
     for name, chans in groups.items():
@@ -175,33 +217,47 @@ def load_telemanom(path: str = "nasa-smap", spacecraft: str = "SMAP", concepts: 
             X_te = _load(path, "test", chan, data_dir, n_cols)
             n_test, ranges = labels[chan]
             if X_te.shape[0] != n_test:
-                raise DataError(f"{who}: test/{chan}.npy has {X_te.shape[0]} steps; labeled_anomalies.csv "
-                                f"says num_values={n_test}")
+                raise DataError(
+                    f"{who}: test/{chan}.npy has {X_te.shape[0]} steps; labeled_anomalies.csv "
+                    f"says num_values={n_test}"
+                )
             y = np.zeros(n_test, dtype=np.int8)
             for a, b in ranges:
                 y[a : b + 1] = 1
             parts["train"].append(X_tr)
             parts["test"].append(X_te)
             parts["y"].append(y)
-        join = (lambda arrs: arrs[0] if len(arrs) == 1 else np.concatenate(arrs))
+        join = lambda arrs: arrs[0] if len(arrs) == 1 else np.concatenate(arrs)
         train.append(Concept(name, join(parts["train"])))
         y_all = join(parts["y"])
         axis = TimeAxis(tuple(chans), tuple(len(a) for a in parts["test"]), y_all)
         test.append(Concept(name, join(parts["test"]), y_all, time=axis))
         seg_train.append([len(a) for a in parts["train"]])
         seg_test.append([len(a) for a in parts["test"]])
-    meta = {"path": path, "spacecraft": spacecraft, "concepts": concepts, "channels": groups,
-            "segments": {"train": seg_train, "test": seg_test}}
+    meta = {
+        "path": path,
+        "spacecraft": spacecraft,
+        "concepts": concepts,
+        "channels": groups,
+        "segments": {"train": seg_train, "test": seg_test},
+    }
     ds = ConceptDataset(train, test, name=f"telemanom-{spacecraft.lower()}", metadata=meta)
     if window is None:
         return ds
-    return window_dataset(ds, window=window, stride=stride, label=window_label, score_rule=window_score)
+    return window_dataset(
+        ds, window=window, stride=stride, label=window_label, score_rule=window_score
+    )
 
 
 # what a spec checks before anything is loaded (the loader checks the same on its call)
 load_telemanom._parameter_constraints = {
-    "path": [str], "spacecraft": [str], "concepts": [StrOptions(CONCEPTS)],
+    "path": [str],
+    "spacecraft": [str],
+    "concepts": [StrOptions(CONCEPTS)],
     "window": [None, Interval(Integral, 1, None, closed="left")],
     "stride": [Interval(Integral, 1, None, closed="left")],
-    "window_label": [StrOptions(LABELS)], "window_score": [StrOptions(SCORE_RULES)], "data_dir": [None, str]}
+    "window_label": [StrOptions(LABELS)],
+    "window_score": [StrOptions(SCORE_RULES)],
+    "data_dir": [None, str],
+}
 load_telemanom._data_files = lambda a: [(f"{a['path']}/labeled_anomalies.csv", None)]

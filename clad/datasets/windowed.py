@@ -15,8 +15,15 @@ from .windows import LABELS, check_window_params, window_dataset
 __all__ = ["load_windowed"]
 
 
-def load_windowed(dataset: str = "synthetic", params: dict | None = None, window: int = 16, stride: int = 1,
-                  window_label: str = "any", window_score: str = "max", random_state: int | None = None) -> ConceptDataset:
+def load_windowed(
+    dataset: str = "synthetic",
+    params: dict | None = None,
+    window: int = 16,
+    stride: int = 1,
+    window_label: str = "any",
+    window_score: str = "max",
+    random_state: int | None = None,
+) -> ConceptDataset:
     """The dataset registered as ``dataset`` (built with ``params``), windowed by :func:`window_dataset`
     (``window_label`` is its ``label``, named apart from a spec entry's display ``label``;
     ``window_score`` its ``score_rule``, how a time point's score comes from its windows).
@@ -34,7 +41,9 @@ def load_windowed(dataset: str = "synthetic", params: dict | None = None, window
     """
     check_window_params("windowed", window, stride, window_label, window_score)
     if params is not None and not isinstance(params, dict):
-        raise DataError(f"windowed: params={params!r}; expected a table of the inner loader's parameters")
+        raise DataError(
+            f"windowed: params={params!r}; expected a table of the inner loader's parameters"
+        )
     params = dict(params or {})
     if random_state is not None and "random_state" not in params:
         try:
@@ -43,8 +52,13 @@ def load_windowed(dataset: str = "synthetic", params: dict | None = None, window
             takes_seed = False
         if takes_seed:
             params["random_state"] = random_state
-    return window_dataset(load_dataset(dataset, params), window=window, stride=stride, label=window_label,
-                          score_rule=window_score)
+    return window_dataset(
+        load_dataset(dataset, params),
+        window=window,
+        stride=stride,
+        label=window_label,
+        score_rule=window_score,
+    )
 
 
 def _windowed_nbytes(args: dict) -> int | None:
@@ -54,7 +68,11 @@ def _windowed_nbytes(args: dict) -> int | None:
         return None
     loader = DATASETS.resolve(inner)
     size = getattr(loader, "_data_nbytes", None)
-    base = size(arguments(loader, {**DATASETS.defaults(inner), **(args.get("params") or {})})) if size else None
+    base = (
+        size(arguments(loader, {**DATASETS.defaults(inner), **(args.get("params") or {})}))
+        if size
+        else None
+    )
     return None if base is None else base * window // stride
 
 
@@ -62,7 +80,10 @@ load_windowed._data_nbytes = _windowed_nbytes
 # what a spec checks before anything is loaded (the loader checks the same on its call); the
 # wrapped dataset is resolved and checked as a spec's own entry
 load_windowed._parameter_constraints = {
-    "dataset": [str], "params": [None, dict], "window": [Interval(Integral, 1, None, closed="left")],
+    "dataset": [str],
+    "params": [None, dict],
+    "window": [Interval(Integral, 1, None, closed="left")],
     "stride": [Interval(Integral, 1, None, closed="left")],
-    "window_label": [StrOptions(LABELS)]}
+    "window_label": [StrOptions(LABELS)],
+}
 load_windowed._nested_datasets = lambda a: [(a["dataset"], a.get("params") or {})]

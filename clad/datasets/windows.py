@@ -46,8 +46,16 @@ from ..core.time_axis import POINT_RULES, TimeAxis
 from ..errors import DataError
 from . import _checks
 
-__all__ = ["LABELS", "SCORE_RULES", "n_windows", "sliding_windows", "window_labels", "window_concept", "window_dataset",
-           "check_window_params"]
+__all__ = [
+    "LABELS",
+    "SCORE_RULES",
+    "n_windows",
+    "sliding_windows",
+    "window_labels",
+    "window_concept",
+    "window_dataset",
+    "check_window_params",
+]
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +69,11 @@ def check_window_params(who: str, window, stride, label, score_rule="max") -> tu
     """``window`` and ``stride`` as integers >= 1, ``label`` one of :data:`LABELS` and ``score_rule``
     one of :data:`SCORE_RULES`, or a clear error."""
     _checks.choice(who, "score_rule", score_rule, SCORE_RULES)
-    return (_checks.integer(who, "window", window), _checks.integer(who, "stride", stride),
-            _checks.choice(who, "label", label, LABELS))
+    return (
+        _checks.integer(who, "window", window),
+        _checks.integer(who, "stride", stride),
+        _checks.choice(who, "label", label, LABELS),
+    )
 
 
 def n_windows(n_steps: int, window: int, stride: int) -> int:
@@ -96,9 +107,15 @@ def window_labels(y: np.ndarray, window: int, stride: int = 1, label: str = "any
     return (counts[starts + window] - counts[starts] > 0).astype(np.int8)
 
 
-def window_concept(name: str, segments: Sequence[tuple[np.ndarray, np.ndarray | None]], window: int,
-                   stride: int = 1, label: str = "any", series: Sequence[str] | None = None,
-                   score_rule: str = "max") -> Concept:
+def window_concept(
+    name: str,
+    segments: Sequence[tuple[np.ndarray, np.ndarray | None]],
+    window: int,
+    stride: int = 1,
+    label: str = "any",
+    series: Sequence[str] | None = None,
+    score_rule: str = "max",
+) -> Concept:
     """A concept of the windows of each ``(X, y)`` segment (``y`` None for unlabelled training data).
     A labelled concept gets a time axis of the segments that give windows (named ``series``, by
     default ``name:0``, ``name:1``, ...; windows mapped back to points by ``score_rule``).
@@ -110,51 +127,85 @@ def window_concept(name: str, segments: Sequence[tuple[np.ndarray, np.ndarray | 
     ((4, 3, 2), [0.0, 0.0, 0.0, 1.0])
     """
     window, stride, label = check_window_params("windows", window, stride, label, score_rule)
-    series = [f"{name}:{k}" for k in range(len(segments))] if series is None else [str(s) for s in series]
+    series = (
+        [f"{name}:{k}" for k in range(len(segments))]
+        if series is None
+        else [str(s) for s in series]
+    )
     if len(series) != len(segments):
-        raise DataError(f"windows: concept {name!r} has {len(segments)} segments and {len(series)} series names")
+        raise DataError(
+            f"windows: concept {name!r} has {len(segments)} segments and {len(series)} series names"
+        )
     labelled = [seg[1] is not None for seg in segments]
     if any(labelled) and not all(labelled):
-        raise DataError(f"windows: concept {name!r} has segments with and without labels; give labels to all or none")
+        raise DataError(
+            f"windows: concept {name!r} has segments with and without labels; give labels to all or none"
+        )
     parts, labels, kept = [], [], []
     for (X, y), title in zip(segments, series):
         W = sliding_windows(X, window, stride)
         if W.shape[0] == 0:
-            log.warning("windows: a segment of concept %r has %d steps, fewer than window=%d; it gives no window",
-                        name, np.shape(X)[0], window)
+            log.warning(
+                "windows: a segment of concept %r has %d steps, fewer than window=%d; it gives no window",
+                name,
+                np.shape(X)[0],
+                window,
+            )
             continue
         parts.append(W)
         if y is not None:
             if np.shape(y)[0] != np.shape(X)[0]:
-                raise DataError(f"windows: concept {name!r} has a segment of {np.shape(X)[0]} steps with "
-                                f"{np.shape(y)[0]} labels; expected one label per step")
+                raise DataError(
+                    f"windows: concept {name!r} has a segment of {np.shape(X)[0]} steps with "
+                    f"{np.shape(y)[0]} labels; expected one label per step"
+                )
             labels.append(window_labels(y, window, stride, label))
             kept.append((title, np.asarray(y)))
     if not parts:
-        raise DataError(f"windows: concept {name!r} has no segment of at least window={window} steps; "
-                        "use a smaller window")
+        raise DataError(
+            f"windows: concept {name!r} has no segment of at least window={window} steps; "
+            "use a smaller window"
+        )
     X = parts[0] if len(parts) == 1 else np.concatenate(parts)
     y = None if not labels else (labels[0] if len(labels) == 1 else np.concatenate(labels))
     time = None
     if kept:
-        time = TimeAxis(tuple(t for t, _ in kept), tuple(len(p) for _, p in kept),
-                        np.concatenate([p for _, p in kept]), window=window, stride=stride, rule=score_rule)
+        time = TimeAxis(
+            tuple(t for t, _ in kept),
+            tuple(len(p) for _, p in kept),
+            np.concatenate([p for _, p in kept]),
+            window=window,
+            stride=stride,
+            rule=score_rule,
+        )
     return Concept(name, X, y, time=time)
 
 
 def _segments(concept: Concept, lengths) -> list[tuple[np.ndarray, np.ndarray | None]]:
     if concept.X.ndim != 2:
-        raise DataError(f"windows: concept {concept.name!r} is already windowed (shape {concept.X.shape})")
+        raise DataError(
+            f"windows: concept {concept.name!r} is already windowed (shape {concept.X.shape})"
+        )
     lengths = [concept.n_rows] if lengths is None else [int(k) for k in lengths]
     if sum(lengths) != concept.n_rows or min(lengths) < 0:
-        raise DataError(f"windows: concept {concept.name!r} has {concept.n_rows} rows but its segment lengths "
-                        f"{lengths} add up to {sum(lengths)}")
+        raise DataError(
+            f"windows: concept {concept.name!r} has {concept.n_rows} rows but its segment lengths "
+            f"{lengths} add up to {sum(lengths)}"
+        )
     cuts = np.cumsum([0] + lengths)
-    return [(concept.X[a:b], None if concept.y is None else concept.y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    return [
+        (concept.X[a:b], None if concept.y is None else concept.y[a:b])
+        for a, b in zip(cuts[:-1], cuts[1:])
+    ]
 
 
-def window_dataset(dataset: ConceptDataset, window: int, stride: int = 1, label: str = "any",
-                   score_rule: str = "max") -> ConceptDataset:
+def window_dataset(
+    dataset: ConceptDataset,
+    window: int,
+    stride: int = 1,
+    label: str = "any",
+    score_rule: str = "max",
+) -> ConceptDataset:
     """Every concept of ``dataset`` (rows in time order) turned into windows.
 
     A concept is one series unless ``dataset.metadata["segments"]`` gives, for ``"train"`` and
@@ -177,13 +228,19 @@ def window_dataset(dataset: ConceptDataset, window: int, stride: int = 1, label:
     for role, concepts in (("train", dataset.train), ("test", dataset.test)):
         lengths = segments.get(role) or [None] * len(concepts)
         if len(lengths) != len(concepts):
-            raise DataError(f"windows: metadata['segments'][{role!r}] has {len(lengths)} entries for "
-                            f"{len(concepts)} {role} concepts")
+            raise DataError(
+                f"windows: metadata['segments'][{role!r}] has {len(lengths)} entries for "
+                f"{len(concepts)} {role} concepts"
+            )
         parts = [_segments(c, k) for c, k in zip(concepts, lengths)]
-        names = [c.time.series if c.time is not None and len(c.time.series) == len(p) else None
-                 for c, p in zip(concepts, parts)]
-        out[role] = [window_concept(c.name, p, window, stride, label, series=t, score_rule=score_rule)
-                     for c, p, t in zip(concepts, parts, names)]
+        names = [
+            c.time.series if c.time is not None and len(c.time.series) == len(p) else None
+            for c, p in zip(concepts, parts)
+        ]
+        out[role] = [
+            window_concept(c.name, p, window, stride, label, series=t, score_rule=score_rule)
+            for c, p, t in zip(concepts, parts, names)
+        ]
         rows[role] = [[n_windows(len(X), window, stride) for X, _ in p] for p in parts]
     meta = dict(dataset.metadata)
     meta["windows"] = {"window": window, "stride": stride, "label": label}

@@ -51,14 +51,24 @@ __all__ = [
     "SklearnDetector",
 ]
 
-DETECTORS = Registry("detector", methods=("fit",), any_of=("score", "decision_function", "score_samples"),
-                     or_methods=("learn_one", "score_one"),  # river's incremental detectors
-                     not_bases=("ClassifierMixin", "RegressorMixin"))  # scikit-learn's supervised estimators
+DETECTORS = Registry(
+    "detector",
+    methods=("fit",),
+    any_of=("score", "decision_function", "score_samples"),
+    or_methods=("learn_one", "score_one"),  # river's incremental detectors
+    not_bases=("ClassifierMixin", "RegressorMixin"),
+)  # scikit-learn's supervised estimators
 DETECTORS.add("iforest", "sklearn.ensemble:IsolationForest", "scikit-learn IsolationForest")
-DETECTORS.add("lof", "sklearn.neighbors:LocalOutlierFactor", "scikit-learn LocalOutlierFactor (novelty=True)",
-              defaults={"novelty": True})
+DETECTORS.add(
+    "lof",
+    "sklearn.neighbors:LocalOutlierFactor",
+    "scikit-learn LocalOutlierFactor (novelty=True)",
+    defaults={"novelty": True},
+)
 DETECTORS.add("ocsvm", "sklearn.svm:OneClassSVM", "scikit-learn OneClassSVM")
-DETECTORS.add("elliptic_envelope", "sklearn.covariance:EllipticEnvelope", "scikit-learn EllipticEnvelope")
+DETECTORS.add(
+    "elliptic_envelope", "sklearn.covariance:EllipticEnvelope", "scikit-learn EllipticEnvelope"
+)
 for _name, _path in {
     "knn": "pyod.models.knn:KNN",
     "hbos": "pyod.models.hbos:HBOS",
@@ -70,29 +80,72 @@ for _name, _path in {
     "pyod_ocsvm": "pyod.models.ocsvm:OCSVM",
 }.items():
     DETECTORS.add(_name, _path, f"PyOD {_path.rsplit(':', 1)[1]}")
-DETECTORS.add("autoencoder", "clad.detectors.torch_ae:AutoEncoder",
-              "dense PyTorch autoencoder scored by reconstruction error")
+DETECTORS.add(
+    "autoencoder",
+    "clad.detectors.torch_ae:AutoEncoder",
+    "dense PyTorch autoencoder scored by reconstruction error",
+)
 DETECTORS.add("vae", "clad.detectors.torch_ae:VAE", "small PyTorch variational autoencoder")
-DETECTORS.add("lstm_autoencoder", "clad.detectors.torch_seq:LSTMAutoEncoder", "LSTM sequence autoencoder over windows")
-DETECTORS.add("gru_autoencoder", "clad.detectors.torch_seq:GRUAutoEncoder", "GRU sequence autoencoder over windows")
-DETECTORS.add("random_scores", "clad.detectors.baselines:RandomScores",
-              "baseline: seeded uniform scores (chance as a run, with a spread over seeds)")
-DETECTORS.add("sensor_range", "clad.detectors.baselines:SensorRange",
-              "baseline: values outside their channel's training range (Sarfraz et al. 2024)")
-DETECTORS.add("window_l2_norm", "clad.detectors.baselines:WindowL2Norm",
-              "baseline: L2 norm of the window scaled to the training range (Sarfraz et al. 2024)")
-DETECTORS.add("nearest_normal_distance", "clad.detectors.baselines:NearestNormalDistance",
-              "baseline: distance to the nearest training window (Sarfraz et al. 2024)")
-DETECTORS.add("pca_reconstruction", "clad.detectors.baselines:PCAReconstruction",
-              "baseline: PCA reconstruction error of the window (Sarfraz et al. 2024)")
-DETECTORS.add("hotelling_t2", "clad.detectors.control_charts:HotellingT2",
-              "Hotelling's T² control chart; pca=true: the PCA-based T² + Q chart (any / all rule)")
-DETECTORS.add("windowed_gaussian", "clad.detectors.windowed_gaussian:WindowedGaussian",
-              "NAB's windowed Gaussian: tail probability under a sliding window of the values before (learns as it scores)")
-DETECTORS.add("postprocessed", "clad.detectors.postprocess:Postprocessed",
-              "a detector whose scores are smoothed in row order (rolling median / mean / max over k rows)")
-DETECTORS.add("half_space_trees", "clad.detectors.incremental:half_space_trees", "river HalfSpaceTrees (incremental)")
-DETECTORS.add("river_one_class_svm", "clad.detectors.incremental:river_one_class_svm", "river online OneClassSVM")
+DETECTORS.add(
+    "lstm_autoencoder",
+    "clad.detectors.torch_seq:LSTMAutoEncoder",
+    "LSTM sequence autoencoder over windows",
+)
+DETECTORS.add(
+    "gru_autoencoder",
+    "clad.detectors.torch_seq:GRUAutoEncoder",
+    "GRU sequence autoencoder over windows",
+)
+DETECTORS.add(
+    "random_scores",
+    "clad.detectors.baselines:RandomScores",
+    "baseline: seeded uniform scores (chance as a run, with a spread over seeds)",
+)
+DETECTORS.add(
+    "sensor_range",
+    "clad.detectors.baselines:SensorRange",
+    "baseline: values outside their channel's training range (Sarfraz et al. 2024)",
+)
+DETECTORS.add(
+    "window_l2_norm",
+    "clad.detectors.baselines:WindowL2Norm",
+    "baseline: L2 norm of the window scaled to the training range (Sarfraz et al. 2024)",
+)
+DETECTORS.add(
+    "nearest_normal_distance",
+    "clad.detectors.baselines:NearestNormalDistance",
+    "baseline: distance to the nearest training window (Sarfraz et al. 2024)",
+)
+DETECTORS.add(
+    "pca_reconstruction",
+    "clad.detectors.baselines:PCAReconstruction",
+    "baseline: PCA reconstruction error of the window (Sarfraz et al. 2024)",
+)
+DETECTORS.add(
+    "hotelling_t2",
+    "clad.detectors.control_charts:HotellingT2",
+    "Hotelling's T² control chart; pca=true: the PCA-based T² + Q chart (any / all rule)",
+)
+DETECTORS.add(
+    "windowed_gaussian",
+    "clad.detectors.windowed_gaussian:WindowedGaussian",
+    "NAB's windowed Gaussian: tail probability under a sliding window of the values before (learns as it scores)",
+)
+DETECTORS.add(
+    "postprocessed",
+    "clad.detectors.postprocess:Postprocessed",
+    "a detector whose scores are smoothed in row order (rolling median / mean / max over k rows)",
+)
+DETECTORS.add(
+    "half_space_trees",
+    "clad.detectors.incremental:half_space_trees",
+    "river HalfSpaceTrees (incremental)",
+)
+DETECTORS.add(
+    "river_one_class_svm",
+    "clad.detectors.incremental:river_one_class_svm",
+    "river online OneClassSVM",
+)
 
 
 def make_detector(name: str, params: dict | None = None, random_state: int | None = None):

@@ -70,11 +70,15 @@ def check_threshold(value, who: str) -> float:
     clad.errors.DetectorError: detector Mine: threshold_ is nan; expected a finite real number
     """
     if isinstance(value, (bool, np.bool_)) or np.iscomplexobj(value):
-        raise DetectorError(f"detector {who}: threshold_ is {value!r}; expected a finite real number")
+        raise DetectorError(
+            f"detector {who}: threshold_ is {value!r}; expected a finite real number"
+        )
     try:
         t = float(value)
     except (TypeError, ValueError):
-        raise DetectorError(f"detector {who}: threshold_ is {value!r}; expected a finite real number") from None
+        raise DetectorError(
+            f"detector {who}: threshold_ is {value!r}; expected a finite real number"
+        ) from None
     if not np.isfinite(t):
         raise DetectorError(f"detector {who}: threshold_ is {t!r}; expected a finite real number")
     return t
@@ -244,8 +248,12 @@ class ProtocolDetector(DetectorAdapter):
             )
         with writes_guard(self.name, "score"):  # the training rows' scores, for the threshold
             raw = est.score(X)
-        train_scores = check_scores(raw, int(np.shape(X)[0]), type(est).__name__,
-                                    " training rows (scored in fit() to set the threshold)")
+        train_scores = check_scores(
+            raw,
+            int(np.shape(X)[0]),
+            type(est).__name__,
+            " training rows (scored in fit() to set the threshold)",
+        )
         return float(np.quantile(train_scores, 1.0 - float(self.contamination)))
 
 
@@ -270,7 +278,9 @@ def as_detector(obj):
     is a :class:`~clad.errors.CladTypeError`.
     """
     if isinstance(obj, type):
-        raise CladTypeError(f"as_detector expects a detector instance, got the class {obj.__name__}; call it first")
+        raise CladTypeError(
+            f"as_detector expects a detector instance, got the class {obj.__name__}; call it first"
+        )
     if isinstance(obj, DetectorAdapter) or getattr(obj, "_clad_detector", False):
         return obj
     if _is_pyod(obj):

@@ -49,8 +49,15 @@ from ..defaults import BASELINES, TIME_SERIES_BASELINES
 from ..errors import DetectorError
 from .tabular import check_scores
 
-__all__ = ["RandomScores", "SensorRange", "WindowL2Norm", "NearestNormalDistance", "PCAReconstruction",
-           "BASELINES", "TIME_SERIES_BASELINES"]
+__all__ = [
+    "RandomScores",
+    "SensorRange",
+    "WindowL2Norm",
+    "NearestNormalDistance",
+    "PCAReconstruction",
+    "BASELINES",
+    "TIME_SERIES_BASELINES",
+]
 
 #: the registered names of the baselines (``random_scores`` first)
 #: how the values of a window are scaled per channel before a distance, a norm or a PCA
@@ -72,8 +79,10 @@ class _Baseline(BaseEstimator):
 
     def _check_contamination(self):
         if not 0.0 < float(self.contamination) < 0.5:
-            raise DetectorError(f"detector {type(self).__name__}: contamination={self.contamination!r}; "
-                                "expected a number in (0, 0.5)")
+            raise DetectorError(
+                f"detector {type(self).__name__}: contamination={self.contamination!r}; "
+                "expected a number in (0, 0.5)"
+            )
 
     def _set_threshold(self, X):
         self._check_contamination()
@@ -94,7 +103,9 @@ class _Scaled(_Baseline):
         if W.shape[0] < 1:
             raise DetectorError(f"detector {type(self).__name__}: fit() got no rows")
         if getattr(self, "scale", "none") not in SCALES:
-            raise DetectorError(f"detector {type(self).__name__}: scale={self.scale!r}; expected one of {', '.join(SCALES)}")
+            raise DetectorError(
+                f"detector {type(self).__name__}: scale={self.scale!r}; expected one of {', '.join(SCALES)}"
+            )
         self.min_ = W.min(axis=(0, 1))
         self.max_ = W.max(axis=(0, 1))
         self.mean_ = W.mean(axis=(0, 1))
@@ -134,19 +145,29 @@ class RandomScores(_Baseline):
 
     def fit(self, X, y=None):
         self._check_contamination()
-        if self.random_state is not None and (isinstance(self.random_state, bool) or
-                                              not isinstance(self.random_state, (int, np.integer))):
-            raise DetectorError(f"detector RandomScores: random_state={self.random_state!r}; expected an integer or None")
+        if self.random_state is not None and (
+            isinstance(self.random_state, bool)
+            or not isinstance(self.random_state, (int, np.integer))
+        ):
+            raise DetectorError(
+                f"detector RandomScores: random_state={self.random_state!r}; expected an integer or None"
+            )
         self.fits_ = getattr(self, "fits_", 0) + 1
         self.n_features_in_ = int(np.prod(np.shape(X)[1:])) if np.ndim(X) > 1 else 1
-        self.threshold_ = 1.0 - float(self.contamination)  # the 1 - contamination quantile of uniform scores
+        self.threshold_ = 1.0 - float(
+            self.contamination
+        )  # the 1 - contamination quantile of uniform scores
         return self
 
     def score(self, X) -> np.ndarray:
         self._check_fitted()
         X = np.ascontiguousarray(X)
-        key = [0 if self.random_state is None else int(self.random_state), self.fits_,
-               zlib.crc32(X.tobytes()), X.shape[0]]
+        key = [
+            0 if self.random_state is None else int(self.random_state),
+            self.fits_,
+            zlib.crc32(X.tobytes()),
+            X.shape[0],
+        ]
         return np.random.default_rng(np.random.SeedSequence(key)).random(X.shape[0])
 
 
@@ -223,14 +244,18 @@ class PCAReconstruction(_Scaled):
             if k > d:
                 k = min(max(2, d // 5), d)
         elif isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise DetectorError(f"detector PCAReconstruction: n_components={k!r}; expected \"auto\" or an integer >= 1")
+            raise DetectorError(
+                f'detector PCAReconstruction: n_components={k!r}; expected "auto" or an integer >= 1'
+            )
         return int(min(k, d, n))
 
     def fit(self, X, y=None):
         from sklearn.decomposition import PCA
 
         T = self._fit_scale(X).reshape(np.shape(X)[0], -1)
-        self.pca_ = PCA(n_components=self._components(T.shape[1], T.shape[0]), svd_solver="full").fit(T)
+        self.pca_ = PCA(
+            n_components=self._components(T.shape[1], T.shape[0]), svd_solver="full"
+        ).fit(T)
         return self._set_threshold(X)
 
     def score(self, X) -> np.ndarray:

@@ -53,8 +53,9 @@ RULES = ("any", "all")
 LIMITS = ("exact", "skab")
 
 
-def combine_statistics(statistics: Mapping[str, np.ndarray], limits: Mapping[str, float], rule: str = "any"
-                       ) -> np.ndarray:
+def combine_statistics(
+    statistics: Mapping[str, np.ndarray], limits: Mapping[str, float], rule: str = "any"
+) -> np.ndarray:
     """One score from several statistics, each with its own limit: the largest (``"any"``) or the
     smallest (``"all"``) ratio ``statistic / limit``, so that ``score > 1`` exactly where the rule
     flags (a ratio that rounds to 1 is moved to the side its statistic lies on).
@@ -67,13 +68,17 @@ def combine_statistics(statistics: Mapping[str, np.ndarray], limits: Mapping[str
     if rule not in RULES:
         raise DetectorError(f"rule={rule!r}; expected one of {', '.join(RULES)}")
     if not statistics or set(statistics) != set(limits):
-        raise DetectorError(f"statistics {sorted(statistics)} and limits {sorted(limits)} must name the same statistics")
+        raise DetectorError(
+            f"statistics {sorted(statistics)} and limits {sorted(limits)} must name the same statistics"
+        )
     above = np.nextafter(1.0, 2.0)
     ratios = []
     for name, values in statistics.items():
         limit = float(limits[name])
         if not np.isfinite(limit) or limit <= 0:
-            raise DetectorError(f"statistic {name!r}: control limit {limit!r}; expected a positive finite number")
+            raise DetectorError(
+                f"statistic {name!r}: control limit {limit!r}; expected a positive finite number"
+            )
         values = np.asarray(values, dtype=np.float64)
         r = values / limit
         exceeds = values > limit
@@ -126,13 +131,25 @@ class HotellingT2(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "pca": ["boolean"], "explained_variance": [Interval(Real, 0.0, 1.0, closed="neither")],
-        "p_value": [Interval(Real, 0.0, 1.0, closed="neither")], "scale": ["boolean"],
-        "limit_scale": [Interval(Real, 0.0, None, closed="neither")], "rule": [StrOptions(set(RULES))],
-        "limits": [StrOptions(set(LIMITS))]}
+        "pca": ["boolean"],
+        "explained_variance": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "p_value": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "scale": ["boolean"],
+        "limit_scale": [Interval(Real, 0.0, None, closed="neither")],
+        "rule": [StrOptions(set(RULES))],
+        "limits": [StrOptions(set(LIMITS))],
+    }
 
-    def __init__(self, pca: bool = False, explained_variance: float = 0.85, p_value: float = 0.999,
-                 scale: bool = True, limit_scale: float = 1.0, rule: str = "any", limits: str = "exact"):
+    def __init__(
+        self,
+        pca: bool = False,
+        explained_variance: float = 0.85,
+        p_value: float = 0.999,
+        scale: bool = True,
+        limit_scale: float = 1.0,
+        rule: str = "any",
+        limits: str = "exact",
+    ):
         self.pca = pca
         self.explained_variance = explained_variance
         self.p_value = p_value
@@ -149,8 +166,10 @@ class HotellingT2(BaseEstimator):
         import scipy.stats as st
 
         if self.rule not in RULES or self.limits not in LIMITS:
-            raise DetectorError(f"detector HotellingT2: rule={self.rule!r}, limits={self.limits!r}; expected rule "
-                                f"in {', '.join(RULES)} and limits in {', '.join(LIMITS)}")
+            raise DetectorError(
+                f"detector HotellingT2: rule={self.rule!r}, limits={self.limits!r}; expected rule "
+                f"in {', '.join(RULES)} and limits in {', '.join(LIMITS)}"
+            )
         X = np.asarray(as_table(X), dtype=np.float64)
         n = X.shape[0]
         self.columns_ = np.flatnonzero((X != X[0]).any(axis=0))
@@ -169,11 +188,19 @@ class HotellingT2(BaseEstimator):
                 self.pca_ = pca
         m = self.pca_.n_components_ if self.pca_ is not None else d
         if n <= m + 1:
-            raise DetectorError(f"detector HotellingT2: {n} training rows for {m} dimensions; its T² limit needs more "
-                                f"rows than dimensions + 1 (at least {m + 2})")
+            raise DetectorError(
+                f"detector HotellingT2: {n} training rows for {m} dimensions; its T² limit needs more "
+                f"rows than dimensions + 1 (at least {m + 2})"
+            )
         space = self.pca_.transform(Z) if self.pca_ is not None else Z
         self.inv_cov_ = _inverse(np.cov(space.T))
-        t2 = m * (n - 1) * (n + 1) / (n * (n - m)) * _quantile(st.f(m, n - m), self.p_value, self.limits)
+        t2 = (
+            m
+            * (n - 1)
+            * (n + 1)
+            / (n * (n - m))
+            * _quantile(st.f(m, n - m), self.p_value, self.limits)
+        )
         self.limits_ = {"t2": float(self.limit_scale * t2)}
         if self.pca_ is not None:
             P = self.pca_.components_.T
@@ -190,13 +217,14 @@ class HotellingT2(BaseEstimator):
             theta = [float(np.sum(lam)) ** i for i in (1, 2, 3)]
         else:
             lam = np.sort(np.linalg.eigvalsh(cov))[::-1][k:]
-            theta = [float(np.sum(lam ** i)) for i in (1, 2, 3)]
+            theta = [float(np.sum(lam**i)) for i in (1, 2, 3)]
         if theta[0] <= 0:
             return float(np.finfo(np.float64).tiny)
         h0 = 1 - 2 * theta[0] * theta[2] / (3 * theta[1] ** 2)
         c = _quantile(st.norm(), self.p_value, self.limits)
-        return theta[0] * (c * h0 * np.sqrt(2 * theta[1]) / theta[0] + 1
-                           + theta[1] * h0 * (h0 - 1) / theta[0] ** 2) ** (1 / h0)
+        return theta[0] * (
+            c * h0 * np.sqrt(2 * theta[1]) / theta[0] + 1 + theta[1] * h0 * (h0 - 1) / theta[0] ** 2
+        ) ** (1 / h0)
 
     def statistics(self, X) -> dict[str, np.ndarray]:
         """Each statistic of every row: ``{"t2": ...}``, and ``"q"`` with ``pca=True``."""
@@ -205,7 +233,10 @@ class HotellingT2(BaseEstimator):
         Z = self._prepare(X)
         if self.pca_ is None:
             return {"t2": _quadratic(Z, self.inv_cov_)}
-        return {"t2": _quadratic(self.pca_.transform(Z), self.inv_cov_), "q": _quadratic(Z, self.residual_)}
+        return {
+            "t2": _quadratic(self.pca_.transform(Z), self.inv_cov_),
+            "q": _quadratic(Z, self.residual_),
+        }
 
     def score(self, X) -> np.ndarray:
         """:func:`combine_statistics` of :meth:`statistics` under ``rule`` (``> threshold_ = 1``: flagged)."""

@@ -39,7 +39,13 @@ from ..errors import CladValueError, DetectorError
 from ..validation import COUNT, SEED, Interval, Real, declare
 from .tabular import as_table, check_scores
 
-__all__ = ["IncrementalDetector", "RiverDetector", "is_river", "half_space_trees", "river_one_class_svm"]
+__all__ = [
+    "IncrementalDetector",
+    "RiverDetector",
+    "is_river",
+    "half_space_trees",
+    "river_one_class_svm",
+]
 
 
 def is_river(obj) -> bool:
@@ -48,7 +54,11 @@ def is_river(obj) -> bool:
 
 
 def _check_contamination(who: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < float(value) < 0.5:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0.0 < float(value) < 0.5
+    ):
         raise CladValueError(f"{who}: contamination={value!r}; expected a number in (0, 0.5)")
     return float(value)
 
@@ -90,9 +100,13 @@ class IncrementalDetector(BaseEstimator):
     def _table(self, X) -> np.ndarray:
         X = np.asarray(as_table(X), dtype=np.float64)
         if X.ndim != 2 or X.shape[0] == 0:
-            raise CladValueError(f"{self.name}: expected a non-empty 2-D array (rows x features), got shape {X.shape}")
+            raise CladValueError(
+                f"{self.name}: expected a non-empty 2-D array (rows x features), got shape {X.shape}"
+            )
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
-            raise CladValueError(f"{self.name}: X has {X.shape[1]} features; the detector learned {self.n_features_in_}")
+            raise CladValueError(
+                f"{self.name}: X has {X.shape[1]} features; the detector learned {self.n_features_in_}"
+            )
         return X
 
     def fit(self, X, y=None):
@@ -161,21 +175,35 @@ class RiverDetector(IncrementalDetector):
         The ``seed`` of every estimator in the pipeline that takes one.
     """
 
-    def __init__(self, estimator=None, contamination: float = 0.1, higher_is_normal: bool = False,
-                 use_learn_many: bool = True, random_state: int | None = None):
-        super().__init__(estimator=estimator, contamination=contamination, random_state=random_state)
+    def __init__(
+        self,
+        estimator=None,
+        contamination: float = 0.1,
+        higher_is_normal: bool = False,
+        use_learn_many: bool = True,
+        random_state: int | None = None,
+    ):
+        super().__init__(
+            estimator=estimator, contamination=contamination, random_state=random_state
+        )
         self.higher_is_normal = higher_is_normal
         self.use_learn_many = use_learn_many
 
     @property
     def name(self) -> str:
         steps = getattr(self.estimator, "steps", None)  # a river pipeline: its last step
-        return str(list(steps)[-1]) if isinstance(steps, dict) and steps else type(self.estimator).__name__
+        return (
+            str(list(steps)[-1])
+            if isinstance(steps, dict) and steps
+            else type(self.estimator).__name__
+        )
 
     def _fresh(self):
         if not is_river(self.estimator):
-            raise CladValueError(f"RiverDetector: {type(self.estimator).__name__} has no learn_one/score_one; "
-                                 "expected a river anomaly detector")
+            raise CladValueError(
+                f"RiverDetector: {type(self.estimator).__name__} has no learn_one/score_one; "
+                "expected a river anomaly detector"
+            )
         if self.random_state is not None:
             return self.estimator.clone(_seeded_params(self.estimator, self.random_state))
         return self.estimator.clone()
@@ -192,38 +220,74 @@ class RiverDetector(IncrementalDetector):
 
     def _raw_score(self, X) -> np.ndarray:
         score_one = self.estimator_.score_one
-        s = np.fromiter((score_one(dict(enumerate(row))) for row in X.tolist()), dtype=np.float64, count=X.shape[0])
+        s = np.fromiter(
+            (score_one(dict(enumerate(row))) for row in X.tolist()),
+            dtype=np.float64,
+            count=X.shape[0],
+        )
         return -s if self.higher_is_normal else s
 
 
 _CONTAMINATION = [Interval(Real, 0.0, 0.5, closed="neither")]
 
 
-@declare({"n_trees": [COUNT], "height": [COUNT], "window_size": [COUNT], "scale": ["boolean"],
-          "contamination": _CONTAMINATION, "random_state": [None, SEED]})
-def half_space_trees(n_trees: int = 10, height: int = 8, window_size: int = 250, scale: bool = True,
-                     contamination: float = 0.1, random_state: int | None = None) -> RiverDetector:
+@declare(
+    {
+        "n_trees": [COUNT],
+        "height": [COUNT],
+        "window_size": [COUNT],
+        "scale": ["boolean"],
+        "contamination": _CONTAMINATION,
+        "random_state": [None, SEED],
+    }
+)
+def half_space_trees(
+    n_trees: int = 10,
+    height: int = 8,
+    window_size: int = 250,
+    scale: bool = True,
+    contamination: float = 0.1,
+    random_state: int | None = None,
+) -> RiverDetector:
     """river's ``HalfSpaceTrees`` (Tan et al. 2011) behind a running ``MinMaxScaler`` (``scale``): the
     trees expect features in [0, 1]. Registered as ``half_space_trees``."""
     from river import anomaly, preprocessing
 
     model = anomaly.HalfSpaceTrees(n_trees=n_trees, height=height, window_size=window_size)
-    return RiverDetector(preprocessing.MinMaxScaler() | model if scale else model,
-                         contamination=contamination, random_state=random_state)
+    return RiverDetector(
+        preprocessing.MinMaxScaler() | model if scale else model,
+        contamination=contamination,
+        random_state=random_state,
+    )
 
 
-@declare({"nu": [Interval(Real, 0.0, 1.0, closed="right")], "n_components": [COUNT],
-          "gamma": [Interval(Real, 0.0, None, closed="neither")], "contamination": _CONTAMINATION,
-          "random_state": [None, SEED]})
-def river_one_class_svm(nu: float = 0.1, n_components: int = 100, gamma: float = 1.0,
-                        contamination: float = 0.1, random_state: int | None = None) -> RiverDetector:
+@declare(
+    {
+        "nu": [Interval(Real, 0.0, 1.0, closed="right")],
+        "n_components": [COUNT],
+        "gamma": [Interval(Real, 0.0, None, closed="neither")],
+        "contamination": _CONTAMINATION,
+        "random_state": [None, SEED],
+    }
+)
+def river_one_class_svm(
+    nu: float = 0.1,
+    n_components: int = 100,
+    gamma: float = 1.0,
+    contamination: float = 0.1,
+    random_state: int | None = None,
+) -> RiverDetector:
     """river's online ``OneClassSVM`` on random Fourier features of standardised rows
     (``StandardScaler | RBFSampler | OneClassSVM``, as river's documentation advises). Its score is
     a decision function, larger inside the learned region, so clad negates it. Registered as
     ``river_one_class_svm``."""
     from river import anomaly, feature_extraction, preprocessing
 
-    model = (preprocessing.StandardScaler()
-             | feature_extraction.RBFSampler(gamma=gamma, n_components=n_components)
-             | anomaly.OneClassSVM(nu=nu))
-    return RiverDetector(model, contamination=contamination, higher_is_normal=True, random_state=random_state)
+    model = (
+        preprocessing.StandardScaler()
+        | feature_extraction.RBFSampler(gamma=gamma, n_components=n_components)
+        | anomaly.OneClassSVM(nu=nu)
+    )
+    return RiverDetector(
+        model, contamination=contamination, higher_is_normal=True, random_state=random_state
+    )

@@ -37,7 +37,9 @@ class PartialFitDetector(IncrementalDetector):
 
     def _fresh(self):
         if not callable(getattr(self.estimator, "partial_fit", None)):
-            raise CladValueError(f"PartialFitDetector: {detector_name(self.estimator)} has no partial_fit")
+            raise CladValueError(
+                f"PartialFitDetector: {detector_name(self.estimator)} has no partial_fit"
+            )
         try:
             est = clone(self.estimator)
         except TypeError:
@@ -51,7 +53,9 @@ class PartialFitDetector(IncrementalDetector):
 
     def _raw_score(self, X) -> np.ndarray:
         adapter = self._adapter()
-        return self.estimator_.score(X) if adapter is None else adapter._raw_score(self.estimator_, X)
+        return (
+            self.estimator_.score(X) if adapter is None else adapter._raw_score(self.estimator_, X)
+        )
 
     def _own_threshold(self, X) -> float | None:
         adapter = self._adapter()

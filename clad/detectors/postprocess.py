@@ -53,15 +53,24 @@ def check_postprocess(value) -> tuple[str, int]:
     """
     ok = isinstance(value, dict) and len(value) == 1
     if ok:
-        (kind, k), = value.items()
-        ok = kind in FILTERS and isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 1
+        ((kind, k),) = value.items()
+        ok = (
+            kind in FILTERS
+            and isinstance(k, (int, np.integer))
+            and not isinstance(k, bool)
+            and k >= 1
+        )
     if not ok:
-        raise DetectorError(f"postprocess={value!r}; expected one filter and its window in rows, {{median = k}}, "
-                            "{mean = k} or {max = k} (k an integer >= 1)")
+        raise DetectorError(
+            f"postprocess={value!r}; expected one filter and its window in rows, {{median = k}}, "
+            "{mean = k} or {max = k} (k an integer >= 1)"
+        )
     return str(kind), int(k)
 
 
-def rolling(values, kind: str, k: int, warmup: str = "unflagged", floor: float | None = None) -> np.ndarray:
+def rolling(
+    values, kind: str, k: int, warmup: str = "unflagged", floor: float | None = None
+) -> np.ndarray:
     """``kind`` (median, mean or max) over each row and the ``k - 1`` rows before it, in row order.
 
     The first ``k - 1`` rows: ``warmup="partial"`` reduces the rows there are; ``"unflagged"`` gives
@@ -72,13 +81,13 @@ def rolling(values, kind: str, k: int, warmup: str = "unflagged", floor: float |
     out = np.empty(n, dtype=np.float64)
     reduce = _REDUCE[kind]
     if n >= k:
-        out[k - 1:] = reduce(np.lib.stride_tricks.sliding_window_view(values, k), axis=1)
+        out[k - 1 :] = reduce(np.lib.stride_tricks.sliding_window_view(values, k), axis=1)
     head = min(k - 1, n)
     if warmup == "partial":
         for i in range(head):
             out[i] = reduce(values[: i + 1])
     elif head:
-        full = out[k - 1:] if n >= k else values
+        full = out[k - 1 :] if n >= k else values
         low = float(full.min())
         out[:head] = low if floor is None else min(low, float(floor))
     return out
@@ -122,11 +131,22 @@ class Postprocessed(BaseEstimator):
     with the warm-up ``warmup`` (module docstring). ``random_state`` (None: the run seed) reaches
     the wrapped detector when it takes one and ``params`` does not set it."""
 
-    _parameter_constraints = {"detector": [_DetectorName()], "params": [None, dict], "postprocess": [None, _Filter()],
-                              "warmup": [StrOptions(set(WARMUPS))], "random_state": [None, Integral]}
+    _parameter_constraints = {
+        "detector": [_DetectorName()],
+        "params": [None, dict],
+        "postprocess": [None, _Filter()],
+        "warmup": [StrOptions(set(WARMUPS))],
+        "random_state": [None, Integral],
+    }
 
-    def __init__(self, detector: str = "iforest", params: dict | None = None, postprocess: dict | None = None,
-                 warmup: str = "unflagged", random_state: int | None = None):
+    def __init__(
+        self,
+        detector: str = "iforest",
+        params: dict | None = None,
+        postprocess: dict | None = None,
+        warmup: str = "unflagged",
+        random_state: int | None = None,
+    ):
         self.detector = detector
         self.params = params
         self.postprocess = postprocess
@@ -136,9 +156,13 @@ class Postprocessed(BaseEstimator):
     def fit(self, X, y=None):
         from . import make_detector, set_random_state
 
-        self.filter_ = check_postprocess(self.postprocess if self.postprocess is not None else {"median": 1})
+        self.filter_ = check_postprocess(
+            self.postprocess if self.postprocess is not None else {"median": 1}
+        )
         if self.warmup not in WARMUPS:
-            raise DetectorError(f"detector Postprocessed: warmup={self.warmup!r}; expected one of {', '.join(WARMUPS)}")
+            raise DetectorError(
+                f"detector Postprocessed: warmup={self.warmup!r}; expected one of {', '.join(WARMUPS)}"
+            )
         self.detector_ = make_detector(self.detector, dict(self.params or {}))
         if self.random_state is not None:
             set_random_state(self.detector_, int(self.random_state))
@@ -148,7 +172,11 @@ class Postprocessed(BaseEstimator):
 
     def _charts(self):
         inner = getattr(self.detector_, "estimator_", None)
-        if inner is not None and callable(getattr(inner, "statistics", None)) and hasattr(inner, "limits_"):
+        if (
+            inner is not None
+            and callable(getattr(inner, "statistics", None))
+            and hasattr(inner, "limits_")
+        ):
             return inner
         return None
 
@@ -163,5 +191,8 @@ class Postprocessed(BaseEstimator):
         if charts is None:
             return rolling(self.detector_.score(X), kind, k, self.warmup, floor=self.threshold_)
         stats = charts.statistics(X)
-        smoothed = {name: rolling(v, kind, k, self.warmup, floor=charts.limits_[name]) for name, v in stats.items()}
+        smoothed = {
+            name: rolling(v, kind, k, self.warmup, floor=charts.limits_[name])
+            for name, v in stats.items()
+        }
         return combine_statistics(smoothed, charts.limits_, charts.rule)

@@ -53,17 +53,25 @@ def check_scores(scores, n_rows: int, who: str, of: str = "") -> np.ndarray:
     clad.errors.DetectorError: detector Mine: score() returned text (dtype object), not numbers; expected real scores (numeric strings are refused, never parsed)
     """
     if np.iscomplexobj(scores):
-        raise DetectorError(f"detector {who}: score() returned complex numbers (dtype {np.asarray(scores).dtype}); "
-                            "expected real scores")
+        raise DetectorError(
+            f"detector {who}: score() returned complex numbers (dtype {np.asarray(scores).dtype}); "
+            "expected real scores"
+        )
     raw = scores if isinstance(scores, np.ndarray) else np.asarray(scores, dtype=object)
-    if raw.dtype.kind in "USV" or (raw.dtype.kind == "O" and any(
-            isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in raw.ravel())):
-        raise DetectorError(f"detector {who}: score() returned text (dtype {raw.dtype}), not numbers; expected "
-                            "real scores (numeric strings are refused, never parsed)")
+    if raw.dtype.kind in "USV" or (
+        raw.dtype.kind == "O"
+        and any(isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in raw.ravel())
+    ):
+        raise DetectorError(
+            f"detector {who}: score() returned text (dtype {raw.dtype}), not numbers; expected "
+            "real scores (numeric strings are refused, never parsed)"
+        )
     try:
         s = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise DetectorError(f"detector {who}: scores could not be read as numbers ({exc})") from None
+        raise DetectorError(
+            f"detector {who}: scores could not be read as numbers ({exc})"
+        ) from None
     if s.shape != (n_rows,):
         raise DetectorError(
             f"detector {who}: score() returned shape {s.shape} for {n_rows} rows; expected ({n_rows},)"

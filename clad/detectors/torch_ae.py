@@ -121,11 +121,17 @@ class _DenseVAE(nn.Module):
     def __init__(self, n_features: int, hidden: tuple[int, ...], beta: float):
         super().__init__()
         body, latent = list(hidden[:-1]), hidden[-1]
-        self.body = nn.Sequential(*_mlp([n_features, *body], last_activation=True)) if body else nn.Identity()
+        self.body = (
+            nn.Sequential(*_mlp([n_features, *body], last_activation=True))
+            if body
+            else nn.Identity()
+        )
         width = body[-1] if body else n_features
         self.mu = nn.Linear(width, latent, device="meta")
         self.logvar = nn.Linear(width, latent, device="meta")
-        self.decoder = nn.Sequential(*_mlp([latent, *body[::-1], n_features], last_activation=False))
+        self.decoder = nn.Sequential(
+            *_mlp([latent, *body[::-1], n_features], last_activation=False)
+        )
         self.beta = float(beta)
 
     def reconstruct(self, x):  # deterministic: the decoded mean
@@ -139,7 +145,9 @@ class _DenseVAE(nn.Module):
         eps = torch.randn(mu.shape, generator=noise, device=mu.device, dtype=mu.dtype)
         recon = self.decoder(mu + torch.exp(0.5 * logvar) * eps)
         rec = torch.mean((recon - x) ** 2)
-        kl = -0.5 * torch.mean(torch.sum(1 + logvar - mu**2 - torch.exp(logvar), dim=1)) / x.shape[1]
+        kl = (
+            -0.5 * torch.mean(torch.sum(1 + logvar - mu**2 - torch.exp(logvar), dim=1)) / x.shape[1]
+        )
         return rec + self.beta * kl
 
 
@@ -177,17 +185,31 @@ class TorchDetector(Validated, BaseEstimator):
     _clad_detector = True
     _clad_torch = True
     _parameter_constraints = {
-        "hidden_sizes": [ListOf(COUNT), COUNT], "epochs": [COUNT], "batch_size": [COUNT],
+        "hidden_sizes": [ListOf(COUNT), COUNT],
+        "epochs": [COUNT],
+        "batch_size": [COUNT],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "contamination": [Interval(Real, 0, 0.5, closed="neither")], "device": [Device()],
-        "score_batch_size": [COUNT], "num_threads": [None, COUNT], "random_state": [None, SEED],
+        "contamination": [Interval(Real, 0, 0.5, closed="neither")],
+        "device": [Device()],
+        "score_batch_size": [COUNT],
+        "num_threads": [None, COUNT],
+        "random_state": [None, SEED],
     }
 
-    def __init__(self, hidden_sizes=(32, 8), epochs: int = 20, batch_size: int = 64,
-                 learning_rate: float = 1e-3, weight_decay: float = 0.0, contamination: float = 0.1,
-                 device: str = "cpu", score_batch_size: int = 4096, num_threads: int | None = None,
-                 random_state: int | None = None):
+    def __init__(
+        self,
+        hidden_sizes=(32, 8),
+        epochs: int = 20,
+        batch_size: int = 64,
+        learning_rate: float = 1e-3,
+        weight_decay: float = 0.0,
+        contamination: float = 0.1,
+        device: str = "cpu",
+        score_batch_size: int = 4096,
+        num_threads: int | None = None,
+        random_state: int | None = None,
+    ):
         self.hidden_sizes = hidden_sizes
         self.epochs = epochs
         self.batch_size = batch_size
@@ -210,21 +232,29 @@ class TorchDetector(Validated, BaseEstimator):
         try:
             dev = torch.device(self.device)
         except (RuntimeError, TypeError):
-            raise CladValueError(f"{who}: device={self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'") from None
+            raise CladValueError(
+                f"{who}: device={self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'"
+            ) from None
         if dev.type == "cuda" and not torch.cuda.is_available():
-            raise DetectorError(f"{who}: device={self.device!r} but torch.cuda.is_available() is False; use device='cpu'")
+            raise DetectorError(
+                f"{who}: device={self.device!r} but torch.cuda.is_available() is False; use device='cpu'"
+            )
 
     def _shape_input(self, X: np.ndarray) -> np.ndarray:
         """The array the network reads: a table (windows flattened); sequence models override it."""
         X = as_table(X)
         if X.ndim != 2 or X.shape[0] == 0:
-            raise CladValueError(f"{self.name}: expected a non-empty 2-D array (rows x features), got shape {X.shape}")
+            raise CladValueError(
+                f"{self.name}: expected a non-empty 2-D array (rows x features), got shape {X.shape}"
+            )
         return X
 
     def _check_X(self, X) -> np.ndarray:
         X = self._shape_input(np.asarray(X, dtype=np.float64))
         if hasattr(self, "n_features_in_") and X.shape[-1] != self.n_features_in_:
-            raise CladValueError(f"{self.name}: X has {X.shape[-1]} features; the detector was fitted with {self.n_features_in_}")
+            raise CladValueError(
+                f"{self.name}: X has {X.shape[-1]} features; the detector was fitted with {self.n_features_in_}"
+            )
         return X
 
     def _require_fitted(self) -> None:
@@ -261,7 +291,9 @@ class TorchDetector(Validated, BaseEstimator):
         X = np.asarray(X)
         step = int(batch_size or self.score_batch_size)
         for start in range(0, X.shape[0], step):  # standardised chunk by chunk: no full copy
-            yield to_device(torch.from_numpy(self.standardise(X[start : start + step])), self.torch_device)
+            yield to_device(
+                torch.from_numpy(self.standardise(X[start : start + step])), self.torch_device
+            )
 
     @contextmanager
     def gradient_pass(self, module=None):
@@ -377,14 +409,22 @@ class TorchDetector(Validated, BaseEstimator):
         X, where = self._training_rows(Xs)
         n, bs, dev = X.shape[0], int(self.batch_size), self.torch_device
         graphed = use_graph(module, dev, where, extra_loss, grad_hook, epochs * (n // bs))
-        extra = {"capturable": True} if graphed else {}  # the step count on the device, for the graph
-        opt = torch.optim.Adam(module.parameters(), lr=float(self.learning_rate),
-                               weight_decay=float(self.weight_decay), **extra)
+        extra = (
+            {"capturable": True} if graphed else {}
+        )  # the step count on the device, for the graph
+        opt = torch.optim.Adam(
+            module.parameters(),
+            lr=float(self.learning_rate),
+            weight_decay=float(self.weight_decay),
+            **extra,
+        )
         graph = GraphedStep(module, opt, X, bs) if graphed else None
         on_cpu = dev.type == "cpu"
         last = 0.0
         for _ in range(epochs):
-            perm = torch.randperm(n, generator=gen)  # the CPU generator on every device: same batches
+            perm = torch.randperm(
+                n, generator=gen
+            )  # the CPU generator on every device: same batches
             if where == "device":
                 perm = to_device(perm, dev)
             # the CPU adds Python floats (as it always did); a GPU sums on the device, read once
@@ -415,7 +455,9 @@ class TorchDetector(Validated, BaseEstimator):
         self.graph_replays_ = graph.replays if graph is not None else 0
         last = float(last)  # the only read of the loss: once per training call
         if not math.isfinite(last):
-            raise DetectorError(f"detector {self.name}: training loss is not finite; lower learning_rate")
+            raise DetectorError(
+                f"detector {self.name}: training loss is not finite; lower learning_rate"
+            )
         self.train_loss_ = last
         return X
 
@@ -428,14 +470,18 @@ class TorchDetector(Validated, BaseEstimator):
                 errors.append(torch.mean(((self.reconstruct(xb) - xb) ** 2).flatten(1), dim=1))
         out = torch.cat(errors).double().cpu().numpy()
         if not np.isfinite(out).all():
-            raise DetectorError(f"detector {self.name}: score() produced non-finite values; lower learning_rate")
+            raise DetectorError(
+                f"detector {self.name}: score() produced non-finite values; lower learning_rate"
+            )
         return out
 
     def _set_threshold(self, rows) -> None:
         """``threshold_`` from the scores of the standardised training rows ``rows`` (the tensor
         :meth:`_train` returned), in chunks of ``score_batch_size``."""
         step, dev = int(self.score_batch_size), self.torch_device
-        scores = self._scores_of(to_device(rows[start : start + step], dev) for start in range(0, rows.shape[0], step))
+        scores = self._scores_of(
+            to_device(rows[start : start + step], dev) for start in range(0, rows.shape[0], step)
+        )
         self.threshold_ = float(np.quantile(scores, 1.0 - float(self.contamination)))
 
     def fit(self, X, y=None):
@@ -513,7 +559,11 @@ class AutoEncoder(TorchDetector):
     """
 
     def _build(self, n_features: int) -> nn.Module:
-        hidden = (self.hidden_sizes,) if isinstance(self.hidden_sizes, (int, np.integer)) else self.hidden_sizes
+        hidden = (
+            (self.hidden_sizes,)
+            if isinstance(self.hidden_sizes, (int, np.integer))
+            else self.hidden_sizes
+        )
         return _DenseAE(n_features, tuple(int(h) for h in hidden))
 
     def _squared_grad_sums(self, xb) -> list:
@@ -573,16 +623,38 @@ class VAE(TorchDetector):
 
     _parameter_constraints = {"beta": [Interval(Real, 0, None, closed="left")]}
 
-    def __init__(self, hidden_sizes=(32, 8), epochs: int = 20, batch_size: int = 64,
-                 learning_rate: float = 1e-3, weight_decay: float = 0.0, contamination: float = 0.1,
-                 device: str = "cpu", score_batch_size: int = 4096, num_threads: int | None = None,
-                 beta: float = 1.0, random_state: int | None = None):
-        super().__init__(hidden_sizes=hidden_sizes, epochs=epochs, batch_size=batch_size,
-                         learning_rate=learning_rate, weight_decay=weight_decay, contamination=contamination,
-                         device=device, score_batch_size=score_batch_size, num_threads=num_threads,
-                         random_state=random_state)
+    def __init__(
+        self,
+        hidden_sizes=(32, 8),
+        epochs: int = 20,
+        batch_size: int = 64,
+        learning_rate: float = 1e-3,
+        weight_decay: float = 0.0,
+        contamination: float = 0.1,
+        device: str = "cpu",
+        score_batch_size: int = 4096,
+        num_threads: int | None = None,
+        beta: float = 1.0,
+        random_state: int | None = None,
+    ):
+        super().__init__(
+            hidden_sizes=hidden_sizes,
+            epochs=epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            weight_decay=weight_decay,
+            contamination=contamination,
+            device=device,
+            score_batch_size=score_batch_size,
+            num_threads=num_threads,
+            random_state=random_state,
+        )
         self.beta = beta
 
     def _build(self, n_features: int) -> nn.Module:
-        hidden = (self.hidden_sizes,) if isinstance(self.hidden_sizes, (int, np.integer)) else self.hidden_sizes
+        hidden = (
+            (self.hidden_sizes,)
+            if isinstance(self.hidden_sizes, (int, np.integer))
+            else self.hidden_sizes
+        )
         return _DenseVAE(n_features, tuple(int(h) for h in hidden), float(self.beta))

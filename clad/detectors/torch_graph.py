@@ -35,8 +35,14 @@ MIN_GRAPH_STEPS = 100
 
 def use_graph(module, device, where: str, extra_loss, grad_hook, full_steps: int) -> bool:
     """Whether a training call is graphed (see the module docstring)."""
-    return (device.type == "cuda" and where == "device" and extra_loss is None and grad_hook is None
-            and bool(getattr(module, "graph_safe", False)) and full_steps >= MIN_GRAPH_STEPS)
+    return (
+        device.type == "cuda"
+        and where == "device"
+        and extra_loss is None
+        and grad_hook is None
+        and bool(getattr(module, "graph_safe", False))
+        and full_steps >= MIN_GRAPH_STEPS
+    )
 
 
 class GraphedStep:

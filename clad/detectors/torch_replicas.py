@@ -56,8 +56,14 @@ import numpy as np
 from ..errors import CladValueError, DetectorError
 from .torch_ae import REPLICA_THREAD, TorchDetector, nn, to_device, torch
 
-__all__ = ["train_replicas", "ReplicaGroup", "ReplicaView", "current_group", "stack_key",
-           "stacked_reconstruct"]
+__all__ = [
+    "train_replicas",
+    "ReplicaGroup",
+    "ReplicaView",
+    "current_group",
+    "stack_key",
+    "stacked_reconstruct",
+]
 
 _BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults, which TorchDetector uses
 
@@ -119,7 +125,9 @@ def _permutations(gens, active, n: int):
         else:
             out[i] = torch.arange(n)
 
-    workers = min(k, torch.get_num_threads(), 16)  # the run's thread limit (limited_threads) holds here too
+    workers = min(
+        k, torch.get_num_threads(), 16
+    )  # the run's thread limit (limited_threads) holds here too
     if workers > 1 and k * n >= 1 << 16:
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(draw, range(k)))
@@ -197,9 +205,15 @@ def stacked_reconstruct(template: nn.Module, p: dict, x):
     """The deterministic reconstruction of ``x`` (K, rows, ...) by K replicas of the network
     ``template`` whose parameters are the stacked tensors ``p`` (name -> (K, ...))."""
     if _form(template) == "dense":
-        return _sequential(template.decoder, "decoder", p, _sequential(template.encoder, "encoder", p, x))
+        return _sequential(
+            template.decoder, "decoder", p, _sequential(template.encoder, "encoder", p, x)
+        )
     if _form(template) == "vae":
-        h = _sequential(template.body, "body", p, x) if isinstance(template.body, nn.Sequential) else x
+        h = (
+            _sequential(template.body, "body", p, x)
+            if isinstance(template.body, nn.Sequential)
+            else x
+        )
         return _sequential(template.decoder, "decoder", p, _linear(p, "mu", h))
     if _form(template) == "sequence":
         h = x
@@ -208,7 +222,9 @@ def stacked_reconstruct(template: nn.Module, p: dict, x):
         steps = x.shape[2]
         h = last
         for i, layer in enumerate(template.decoder):
-            h, _ = _recurrent(layer, f"decoder.{i}", p, h, constant_input=steps if i == 0 else False)
+            h, _ = _recurrent(
+                layer, f"decoder.{i}", p, h, constant_input=steps if i == 0 else False
+            )
         return _flat_linear(h, p["output.weight"], p["output.bias"])
     raise CladValueError(f"replicas: no stacked form of network {type(template).__name__}")
 
@@ -222,7 +238,11 @@ def _stacked_losses(template, p, x, weights, eps):
     """(K,): each replica's training loss on its mini-batch ``x`` (K, rows, ...), the rows weighted
     by ``weights`` (K, rows) (1 / rows: the mean). ``eps``: the VAE's noise (K, rows, latent)."""
     if _form(template) == "vae":
-        h = _sequential(template.body, "body", p, x) if isinstance(template.body, nn.Sequential) else x
+        h = (
+            _sequential(template.body, "body", p, x)
+            if isinstance(template.body, nn.Sequential)
+            else x
+        )
         mu, logvar = _linear(p, "mu", h), _linear(p, "logvar", h).clamp(-10.0, 10.0)
         recon = _sequential(template.decoder, "decoder", p, mu + torch.exp(0.5 * logvar) * eps)
         rec = (_row_errors(recon, x) * weights).sum(dim=1)
@@ -262,8 +282,14 @@ def stack_key(det: TorchDetector, n_rows: int) -> tuple:
     """What replicas trained together must share: the network (its class and shape), the
     mini-batch size, the device and the number of training rows."""
     shapes = tuple((n, tuple(p.shape)) for n, p in det.module_.named_parameters())
-    return (type(det.module_).__name__, shapes, int(det.batch_size), str(det.torch_device), int(n_rows),
-            float(getattr(det.module_, "beta", 0.0)))
+    return (
+        type(det.module_).__name__,
+        shapes,
+        int(det.batch_size),
+        str(det.torch_device),
+        int(n_rows),
+        float(getattr(det.module_, "beta", 0.0)),
+    )
 
 
 @dataclass
@@ -290,8 +316,10 @@ def train_replicas(detectors, arrays, epochs, extra_losses=None, grad_hooks=None
     extra_losses = list(extra_losses or [None] * k)
     grad_hooks = list(grad_hooks or [None] * k)
     if any(h is not None for h in grad_hooks):
-        raise CladValueError("replicas: a grad_hook (a rewrite of .grad between backward and step) cannot run "
-                             "per replica of a stacked model; train that strategy one model at a time")
+        raise CladValueError(
+            "replicas: a grad_hook (a rewrite of .grad between backward and step) cannot run "
+            "per replica of a stacked model; train that strategy one model at a time"
+        )
     calls = [_Call(d, x, int(e), l) for d, x, e, l in zip(detectors, arrays, epochs, extra_losses)]
     _train_calls(calls)
     for c in calls:
@@ -323,7 +351,9 @@ def _adam_schedule(lr, epochs, nb: int, epoch: int, dev):
     """Adam's per-replica step sizes (``lr / (1 - beta1^t)``) and ``sqrt(1 - beta2^t)`` for the
     ``nb`` steps of one epoch, as (nb, K, 1) float32 tensors on ``dev`` (one copy per epoch); a
     replica past its last epoch keeps its last values (its steps are masked anyway)."""
-    t = np.minimum(epoch * nb + np.arange(1, nb + 1)[:, None], np.maximum(epochs * nb, 1)[None, :]).astype(np.float64)
+    t = np.minimum(
+        epoch * nb + np.arange(1, nb + 1)[:, None], np.maximum(epochs * nb, 1)[None, :]
+    ).astype(np.float64)
     step_size = (lr[None, :] / (1 - _BETA1**t)).astype(np.float32)
     bc2_sqrt = np.sqrt(1 - _BETA2**t).astype(np.float32)
     both = torch.from_numpy(np.stack([step_size, bc2_sqrt])[..., None])
@@ -351,7 +381,9 @@ def _train_stack(calls: list) -> None:
     background.shutdown(wait=False)
     named = [(nm, p.shape, p.numel()) for nm, p in template.named_parameters()]
     flat = torch.empty((k, sum(numel for _, _, numel in named)), dtype=_dtype(template), device=dev)
-    torch.cat([p.detach().reshape(-1) for d in dets for p in d.module_.parameters()], out=flat.view(-1))
+    torch.cat(
+        [p.detach().reshape(-1) for d in dets for p in d.module_.parameters()], out=flat.view(-1)
+    )
     flat.requires_grad_(True)
     sizes = [numel for _, _, numel in named]
 
@@ -361,11 +393,16 @@ def _train_stack(calls: list) -> None:
         fill a full-size gradient)."""
         chunks = torch.split(flat, sizes, dim=1)
         return {name: chunk.view(k, *shape) for (name, shape, _), chunk in zip(named, chunks)}
+
     exp_avg = torch.zeros_like(flat, requires_grad=False)
     exp_avg_sq = torch.zeros_like(exp_avg)
     lr = np.array([float(d.learning_rate) for d in dets])
     wd = np.array([float(d.weight_decay) for d in dets])
-    wd_t = to_device(torch.from_numpy(wd.astype(np.float32)).unsqueeze(1), dev) if (wd != 0).any() else None
+    wd_t = (
+        to_device(torch.from_numpy(wd.astype(np.float32)).unsqueeze(1), dev)
+        if (wd != 0).any()
+        else None
+    )
 
     shared = _shared_rows([c.Xs for c in calls])
     if shared:  # one copy of the rows for every replica
@@ -407,8 +444,14 @@ def _train_stack(calls: list) -> None:
     # graph and replayed: one launch per step instead of dozens (not with per-replica hooks or the
     # VAE's per-replica noise, which run Python per replica at every step)
     full_steps = int(epochs.max()) * (n // bs)
-    use_graph = (CUDA_GRAPHS and dev.type in GRAPH_DEVICES and where != "pinned" and not views_needed and not vae
-                 and full_steps >= GRAPH_MIN_STEPS)
+    use_graph = (
+        CUDA_GRAPHS
+        and dev.type in GRAPH_DEVICES
+        and where != "pinned"
+        and not views_needed
+        and not vae
+        and full_steps >= GRAPH_MIN_STEPS
+    )
     graph, warm, kept = None, 0, None
     if use_graph:
         # the graph's inputs, filled once per epoch: the shuffles, the Adam schedule, the mask; the
@@ -423,7 +466,9 @@ def _train_stack(calls: list) -> None:
         weights[bs] = torch.full((k, bs), 1.0 / bs, device=dev, dtype=data.dtype)
 
         def graph_step():
-            flat.grad = None  # at capture: the backward pass writes a new gradient buffer, the graph's own
+            flat.grad = (
+                None  # at capture: the backward pass writes a new gradient buffer, the graph's own
+            )
             idx = g_perm.index_select(1, g_cols + g_j * bs)
             step_size = g_sched[0].index_select(0, g_j).squeeze(0)
             bc2 = g_sched[1].index_select(0, g_j).squeeze(0)
@@ -469,8 +514,11 @@ def _train_stack(calls: list) -> None:
                         graph = _capture(graph_step, dev)
                         kept = flat.grad  # the graph's gradient buffer
                     except Exception as exc:  # noqa: BLE001 - train on without a graph
-                        log.warning("replicas: CUDA graph capture failed (%s: %s); training without one",
-                                    type(exc).__name__, exc)
+                        log.warning(
+                            "replicas: CUDA graph capture failed (%s: %s); training without one",
+                            type(exc).__name__,
+                            exc,
+                        )
                         graph, use_graph = None, False
                         flat.grad = None
                 if graph is not None:
@@ -483,9 +531,14 @@ def _train_stack(calls: list) -> None:
                 weights[b] = torch.full((k, b), 1.0 / b, device=dev, dtype=xb.dtype)
             eps = None
             if vae:
-                eps = torch.stack([torch.randn((b, latent), generator=noise, device=dev, dtype=xb.dtype)
-                                   if active[i] else torch.zeros((b, latent), device=dev, dtype=xb.dtype)
-                                   for i, (_, noise) in enumerate(gens)])
+                eps = torch.stack(
+                    [
+                        torch.randn((b, latent), generator=noise, device=dev, dtype=xb.dtype)
+                        if active[i]
+                        else torch.zeros((b, latent), device=dev, dtype=xb.dtype)
+                        for i, (_, noise) in enumerate(gens)
+                    ]
+                )
             params = views()
             losses = _stacked_losses(template, params, xb, weights[b], eps)
             if views_needed:
@@ -494,7 +547,9 @@ def _train_stack(calls: list) -> None:
                     if c.extra_loss is None or not active[i]:
                         extra.append(losses.new_zeros(()))
                     else:
-                        extra.append(c.extra_loss(ReplicaView(template, params, i), xb[i]).reshape(()))
+                        extra.append(
+                            c.extra_loss(ReplicaView(template, params, i), xb[i]).reshape(())
+                        )
                 losses = losses + torch.stack(extra)
             flat.grad = None
             losses.sum().backward()
@@ -515,7 +570,9 @@ def _train_stack(calls: list) -> None:
             d.module_.eval()
             loss = float(last[i])
             if not math.isfinite(loss):
-                c.error = DetectorError(f"detector {d.name}: training loss is not finite; lower learning_rate")
+                c.error = DetectorError(
+                    f"detector {d.name}: training loss is not finite; lower learning_rate"
+                )
                 continue
             d.train_loss_ = loss
             c.rows = rows_per_call[i]
@@ -559,7 +616,9 @@ class ReplicaGroup:
 
     def train(self, det, Xs, epochs, extra_loss=None, grad_hook=None):
         """Hand a training call over; returns the rows tensor as ``_train`` does (or raises)."""
-        call = _Call(det, Xs, int(epochs), extra_loss, grad_hook, order=int(getattr(_LOCAL, "index", 0)))
+        call = _Call(
+            det, Xs, int(epochs), extra_loss, grad_hook, order=int(getattr(_LOCAL, "index", 0))
+        )
         with self._cond:
             self._pending.append(call)
             self._run_if_all_waiting()

@@ -32,8 +32,13 @@ import numpy as np
 from ..errors import CladValueError
 from .torch_ae import TorchDetector, nn, torch
 
-__all__ = ["SequenceAutoEncoder", "LSTMAutoEncoder", "GRUAutoEncoder", "per_row_squared_grad_sums",
-           "unrolled_squared_grad_sums"]
+__all__ = [
+    "SequenceAutoEncoder",
+    "LSTMAutoEncoder",
+    "GRUAutoEncoder",
+    "per_row_squared_grad_sums",
+    "unrolled_squared_grad_sums",
+]
 
 _CELLS = {"lstm": nn.LSTM, "gru": nn.GRU}
 
@@ -46,9 +51,13 @@ class _SeqAE(nn.Module):
         super().__init__()
         Cell = _CELLS[cell]
         widths = [n_features, *hidden]
-        self.encoder = nn.ModuleList(Cell(a, b, batch_first=True, device="meta") for a, b in zip(widths, widths[1:]))
+        self.encoder = nn.ModuleList(
+            Cell(a, b, batch_first=True, device="meta") for a, b in zip(widths, widths[1:])
+        )
         back = [hidden[-1], *hidden[::-1]]
-        self.decoder = nn.ModuleList(Cell(a, b, batch_first=True, device="meta") for a, b in zip(back, back[1:]))
+        self.decoder = nn.ModuleList(
+            Cell(a, b, batch_first=True, device="meta") for a, b in zip(back, back[1:])
+        )
         self.output = nn.Linear(hidden[0], n_features, device="meta")
 
     def encode(self, x):
@@ -87,24 +96,48 @@ class SequenceAutoEncoder(TorchDetector):
 
     _cell = "lstm"
 
-    def __init__(self, hidden_sizes=(32,), epochs: int = 20, batch_size: int = 64, learning_rate: float = 1e-3,
-                 weight_decay: float = 0.0, contamination: float = 0.1, device: str = "cpu",
-                 score_batch_size: int = 1024, num_threads: int | None = None, random_state: int | None = None):
-        super().__init__(hidden_sizes=hidden_sizes, epochs=epochs, batch_size=batch_size,
-                         learning_rate=learning_rate, weight_decay=weight_decay, contamination=contamination,
-                         device=device, score_batch_size=score_batch_size, num_threads=num_threads,
-                         random_state=random_state)
+    def __init__(
+        self,
+        hidden_sizes=(32,),
+        epochs: int = 20,
+        batch_size: int = 64,
+        learning_rate: float = 1e-3,
+        weight_decay: float = 0.0,
+        contamination: float = 0.1,
+        device: str = "cpu",
+        score_batch_size: int = 1024,
+        num_threads: int | None = None,
+        random_state: int | None = None,
+    ):
+        super().__init__(
+            hidden_sizes=hidden_sizes,
+            epochs=epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            weight_decay=weight_decay,
+            contamination=contamination,
+            device=device,
+            score_batch_size=score_batch_size,
+            num_threads=num_threads,
+            random_state=random_state,
+        )
 
     def _shape_input(self, X: np.ndarray) -> np.ndarray:
         if X.ndim == 2:
             X = X[:, None, :]  # a table: windows of one step
         if X.ndim != 3 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise CladValueError(f"{self.name}: expected non-empty windows (rows x steps x features) or a 2-D "
-                                 f"table, got shape {X.shape}")
+            raise CladValueError(
+                f"{self.name}: expected non-empty windows (rows x steps x features) or a 2-D "
+                f"table, got shape {X.shape}"
+            )
         return X
 
     def _build(self, n_features: int) -> nn.Module:
-        hidden = (self.hidden_sizes,) if isinstance(self.hidden_sizes, (int, np.integer)) else self.hidden_sizes
+        hidden = (
+            (self.hidden_sizes,)
+            if isinstance(self.hidden_sizes, (int, np.integer))
+            else self.hidden_sizes
+        )
         return _SeqAE(n_features, tuple(int(h) for h in hidden), self._cell)
 
     def _fisher_batch_size(self) -> int:
@@ -113,7 +146,11 @@ class SequenceAutoEncoder(TorchDetector):
         # from one pass to the next (larger batches are slower there: 0.3 s instead of 0.21 s
         # for an LSTM's 2,000 windows of 50 x 25 at 256 rows)
         step = int(self.score_batch_size)
-        return step if self.torch_device.type != "cpu" else min(step, 128 if self._cell == "lstm" else 256)
+        return (
+            step
+            if self.torch_device.type != "cpu"
+            else min(step, 128 if self._cell == "lstm" else 256)
+        )
 
     def _squared_grad_sums(self, xb) -> list:
         """As :meth:`TorchDetector._squared_grad_sums`, in one batched pass: ``torch.func.vmap``
@@ -130,8 +167,10 @@ def _unrolled_layer(layer, x, taps):
     ``taps`` what the per-row gradients need: (layer, input, input pre-activations, previous
     hidden states, recurrent pre-activations per step). Returns (outputs, last hidden state)."""
     # the weights' own gradients are not needed (only the pre-activations'): detached
-    w_ih, w_hh, b_ih, b_hh = (p.detach() for p in (layer.weight_ih_l0, layer.weight_hh_l0,
-                                                   layer.bias_ih_l0, layer.bias_hh_l0))
+    w_ih, w_hh, b_ih, b_hh = (
+        p.detach()
+        for p in (layer.weight_ih_l0, layer.weight_hh_l0, layer.bias_ih_l0, layer.bias_hh_l0)
+    )
     rows = x.shape[0]
     gi = nn.functional.linear(x, w_ih, b_ih)  # (rows, steps, gates * hidden)
     if not gi.requires_grad:  # the first layer: the graph starts here
@@ -168,7 +207,12 @@ def _lstm_states(layer, x):
     (:func:`_lstm_gate_grads`) needs, step-major: the input, the previous hidden states, the forget
     gates, and the factors that turn the gradients of a step's hidden and cell states into the
     gradients of its gate pre-activations. Returns (outputs, saved)."""
-    w_ih, w_hh, b_ih, b_hh = layer.weight_ih_l0, layer.weight_hh_l0, layer.bias_ih_l0, layer.bias_hh_l0
+    w_ih, w_hh, b_ih, b_hh = (
+        layer.weight_ih_l0,
+        layer.weight_hh_l0,
+        layer.bias_ih_l0,
+        layer.bias_hh_l0,
+    )
     hidden = layer.hidden_size
     out = layer(x.transpose(0, 1))[0].transpose(0, 1)  # the layer is batch first
     prev = torch.cat((out.new_zeros(1, *out.shape[1:]), out[:-1]))
@@ -182,7 +226,9 @@ def _lstm_states(layer, x):
     gates[..., 2 * hidden : 3 * hidden] *= 2
     steps, rows = gates.shape[:2]
     # gate by gate, each contiguous (element-wise work on strided slices is several times slower)
-    i, f, g, o = gates.sigmoid_().view(steps, rows, 4, hidden).permute(2, 0, 1, 3).contiguous().unbind(0)
+    i, f, g, o = (
+        gates.sigmoid_().view(steps, rows, 4, hidden).permute(2, 0, 1, 3).contiguous().unbind(0)
+    )
     g = g.mul_(2).sub_(1)
     ig = i * g
     c = torch.empty_like(ig)  # c_t = f_t c_{t-1} + i_t g_t: the only recurrence left
@@ -192,8 +238,15 @@ def _lstm_states(layer, x):
     tc = c.mul(2).sigmoid_().mul_(2).sub_(1)  # tanh(c)
     c_prev = torch.cat((c.new_zeros(1, rows, hidden), c[:-1]))
     # d pre-activation = (d c_t or d h_t) * factor, gate by gate (i, f, g, o); s'(z) = s - s^2
-    factors = torch.stack((torch.addcmul(i, i, i, value=-1).mul_(g), torch.addcmul(f, f, f, value=-1).mul_(c_prev),
-                           torch.addcmul(i, i, g * g, value=-1), torch.addcmul(o, o, o, value=-1).mul_(tc)), dim=2)
+    factors = torch.stack(
+        (
+            torch.addcmul(i, i, i, value=-1).mul_(g),
+            torch.addcmul(f, f, f, value=-1).mul_(c_prev),
+            torch.addcmul(i, i, g * g, value=-1),
+            torch.addcmul(o, o, o, value=-1).mul_(tc),
+        ),
+        dim=2,
+    )
     factors = factors.view(steps, rows, 4 * hidden)
     dc_dh = torch.addcmul(o, o, tc * tc, value=-1)  # o (1 - tanh(c)^2)
     saved = {"layer": layer, "x": x, "prev": prev, "f": f, "dc_dh": dc_dh, "factors": factors}
@@ -205,7 +258,12 @@ def _lstm_gate_grads(saved, dh_out):
     is the loss's gradient with respect to the layer's output at each step (not through the
     recurrence); returns the gradient with respect to the gate pre-activations (steps, rows,
     4 * hidden). Rows do not interact, so each row's slice is that row's own gradient."""
-    w_hh, f, dc_dh, factors = saved["layer"].weight_hh_l0, saved["f"], saved["dc_dh"], saved["factors"]
+    w_hh, f, dc_dh, factors = (
+        saved["layer"].weight_hh_l0,
+        saved["f"],
+        saved["dc_dh"],
+        saved["factors"],
+    )
     steps = dh_out.shape[0]
     d_gates = torch.empty_like(factors)
     dc = None
@@ -305,7 +363,9 @@ def unrolled_squared_grad_sums(module: _SeqAE, xb) -> list:
     grads = iter(torch.autograd.grad(loss, wrt))
 
     def weight(d, inp):  # sum over rows of (sum_t d_t outer inp_t)^2
-        if inp.stride(1) == 0:  # the same input at every step (the decoder's code): one outer product
+        if (
+            inp.stride(1) == 0
+        ):  # the same input at every step (the decoder's code): one outer product
             per_row = d.sum(dim=1).unsqueeze(2) * inp[:, 0].unsqueeze(1)
         else:
             per_row = torch.bmm(d.transpose(1, 2), inp)

@@ -50,15 +50,24 @@ def tail_probability(x: float, mean: float, std: float) -> float:
 class WindowedGaussian(BaseEstimator):
     """NAB's windowed Gaussian detector (module docstring); univariate: column ``column`` of the rows."""
 
-    _parameter_constraints = {"window_size": [Interval(Integral, 1, None, closed="left")],
-                              "step_size": [Interval(Integral, 1, None, closed="left")],
-                              "threshold": [Interval(Real, 0.0, 1.0, closed="both")],
-                              "column": [Interval(Integral, 0, None, closed="left")],
-                              "significant_digits": [None, Interval(Integral, 1, 17, closed="both")],
-                              "warm_start": ["boolean"]}
+    _parameter_constraints = {
+        "window_size": [Interval(Integral, 1, None, closed="left")],
+        "step_size": [Interval(Integral, 1, None, closed="left")],
+        "threshold": [Interval(Real, 0.0, 1.0, closed="both")],
+        "column": [Interval(Integral, 0, None, closed="left")],
+        "significant_digits": [None, Interval(Integral, 1, 17, closed="both")],
+        "warm_start": ["boolean"],
+    }
 
-    def __init__(self, window_size: int = 6400, step_size: int = 100, threshold: float = 1.0, column: int = 0,
-                 significant_digits: int | None = 12, warm_start: bool = False):
+    def __init__(
+        self,
+        window_size: int = 6400,
+        step_size: int = 100,
+        threshold: float = 1.0,
+        column: int = 0,
+        significant_digits: int | None = 12,
+        warm_start: bool = False,
+    ):
         self.significant_digits = significant_digits
         self.warm_start = warm_start
         self.window_size = window_size
@@ -69,21 +78,28 @@ class WindowedGaussian(BaseEstimator):
     def fit(self, X, y=None):
         X = as_table(X)
         if not 0 <= self.column < np.shape(X)[1]:
-            raise DetectorError(f"detector WindowedGaussian: column={self.column!r}; the rows have {np.shape(X)[1]} "
-                                "column(s)")
+            raise DetectorError(
+                f"detector WindowedGaussian: column={self.column!r}; the rows have {np.shape(X)[1]} "
+                "column(s)"
+            )
         self.n_features_in_ = int(np.shape(X)[1])
         self.threshold_ = float(self.threshold)
         column = np.asarray(X, dtype=np.float64)[:, self.column]
-        self.prefix_ = column[-int(self.window_size):].copy() if self.warm_start else np.empty(0)
+        self.prefix_ = column[-int(self.window_size) :].copy() if self.warm_start else np.empty(0)
         return self
 
     def score(self, X) -> np.ndarray:
         if not hasattr(self, "threshold_"):
             raise DetectorError("detector WindowedGaussian: score() called before fit()")
-        values = np.concatenate([self.prefix_, np.asarray(as_table(X), dtype=np.float64)[:, self.column]])
+        values = np.concatenate(
+            [self.prefix_, np.asarray(as_table(X), dtype=np.float64)[:, self.column]]
+        )
         out = np.zeros(values.size)
         size, step = int(self.window_size), int(self.step_size)
-        mean, m2 = 0.0, 0.0  # while the window grows: its running mean and sum of squared deviations
+        mean, m2 = (
+            0.0,
+            0.0,
+        )  # while the window grows: its running mean and sum of squared deviations
         for i, v in enumerate(values[:size]):
             if i:
                 std = math.sqrt(m2 / i)
@@ -91,14 +107,18 @@ class WindowedGaussian(BaseEstimator):
             delta = float(v) - mean
             mean += delta / (i + 1)
             m2 += delta * (float(v) - mean)
-        if values.size > size:  # then the window slides forward step by step, its statistics updated after each
+        if (
+            values.size > size
+        ):  # then the window slides forward step by step, its statistics updated after each
             mean, std = self._stats(values[:size])
             for start in range(size, values.size, step):
-                block = values[start:start + step]
-                out[start:start + block.size] = [1.0 - tail_probability(float(v), mean, std) for v in block]
+                block = values[start : start + step]
+                out[start : start + block.size] = [
+                    1.0 - tail_probability(float(v), mean, std) for v in block
+                ]
                 if block.size == step:
-                    mean, std = self._stats(values[start + step - size:start + step])
-        out = out[self.prefix_.size:]  # the primed window's own scores are not this call's
+                    mean, std = self._stats(values[start + step - size : start + step])
+        out = out[self.prefix_.size :]  # the primed window's own scores are not this call's
         if self.significant_digits is not None:
             digits = int(self.significant_digits)
             out = np.array([float(f"{v:.{digits}g}") for v in out])

@@ -45,7 +45,14 @@ from .sharing import Sharing, release_caches
 from ..core.steps import DEFAULT_MAX_BYTES, grid_work
 from .spec import Spec, load_spec, parse_spec
 
-__all__ = ["run_spec", "BenchmarkResult", "GridStarted", "GridFinished", "ResultsWriteError", "remove_database"]
+__all__ = [
+    "run_spec",
+    "BenchmarkResult",
+    "GridStarted",
+    "GridFinished",
+    "ResultsWriteError",
+    "remove_database",
+]
 
 log = logging.getLogger(__name__)
 
@@ -122,14 +129,18 @@ class ResultsWriteError(OSError):
     def __init__(self, out: Path, database: Path, cause: BaseException, lost: bool = False):
         self.out, self.database, self.cause = Path(out), Path(database), cause
         if lost:  # ``lost``: the database was deleted or replaced while the grid ran
-            super().__init__(f"the results database {database} was deleted, moved or replaced while the grid ran "
-                             f"(its folder {out} removed?): the runs of this invocation went into a file no one can "
-                             "read and are lost; nothing more is written there; run the same command again to "
-                             "compute them")
+            super().__init__(
+                f"the results database {database} was deleted, moved or replaced while the grid ran "
+                f"(its folder {out} removed?): the runs of this invocation went into a file no one can "
+                "read and are lost; nothing more is written there; run the same command again to "
+                "compute them"
+            )
             return
-        super().__init__(f"writing the results in {out} failed ({type(cause).__name__}: {cause}); runs finished "
-                         f"before this are kept in {database}; fix the cause and run the same command again to "
-                         "resume")
+        super().__init__(
+            f"writing the results in {out} failed ({type(cause).__name__}: {cause}); runs finished "
+            f"before this are kept in {database}; fix the cause and run the same command again to "
+            "resume"
+        )
 
 
 def remove_database(db: Path) -> None:
@@ -150,11 +161,23 @@ def _as_spec(spec: Spec | str | os.PathLike | Mapping) -> Spec:
     raise CladTypeError(f"spec={spec!r}; expected a Spec, a path to a TOML spec file or a dict")
 
 
-def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *, jobs: int | None = None,
-             threads: int | None = None, dask=None, timeout: float | None = None, fresh: bool = False,
-             share: bool | None = None, add: bool = False, on_event: Callable[[Any], None] | None = None,
-             verify_sharing: bool = False, step_cache_bytes: int | None = None,
-             share_steps: bool | None = None, slurm=None) -> BenchmarkResult:
+def run_spec(
+    spec: Spec | str | os.PathLike | Mapping,
+    out: str | os.PathLike,
+    *,
+    jobs: int | None = None,
+    threads: int | None = None,
+    dask=None,
+    timeout: float | None = None,
+    fresh: bool = False,
+    share: bool | None = None,
+    add: bool = False,
+    on_event: Callable[[Any], None] | None = None,
+    verify_sharing: bool = False,
+    step_cache_bytes: int | None = None,
+    share_steps: bool | None = None,
+    slurm=None,
+) -> BenchmarkResult:
     """Run every configuration of ``spec`` into the results folder ``out``, resuming.
 
     ``spec`` is a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the
@@ -185,15 +208,23 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     from ..results.store import DEFAULT_NAME
 
     spec = _as_spec(spec)
-    execution = Execution.of(spec, jobs=jobs, threads=threads, dask=dask, timeout=timeout, slurm=slurm)
+    execution = Execution.of(
+        spec, jobs=jobs, threads=threads, dask=dask, timeout=timeout, slurm=slurm
+    )
     share = share if share is not None else spec.share
     check_execution(execution.jobs, execution.threads, execution.timeout)
     share_steps = share if share_steps is None else share_steps
-    sharing = Sharing("verify" if verify_sharing else "on" if share_steps else "off",
-                      DEFAULT_MAX_BYTES if step_cache_bytes is None else step_cache_bytes)
-    from .preflight import preflight_problems  # the data built once per dataset; devices where runs compute here
+    sharing = Sharing(
+        "verify" if verify_sharing else "on" if share_steps else "off",
+        DEFAULT_MAX_BYTES if step_cache_bytes is None else step_cache_bytes,
+    )
+    from .preflight import (
+        preflight_problems,
+    )  # the data built once per dataset; devices where runs compute here
 
-    found = preflight_problems(spec.configs, here=execution.dask is None and execution.slurm is None)
+    found = preflight_problems(
+        spec.configs, here=execution.dask is None and execution.slurm is None
+    )
     if found:
         raise SpecError(found, source=spec.name)
     if execution.parallel:  # its imports overlap with opening the folder and planning the grid
@@ -206,7 +237,9 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
     out = Path(out)
     db = out / DEFAULT_NAME
     _writable_folder(out, db)
-    lock = FolderLock(out, spec.name).acquire(exclusive=fresh)  # --fresh beside a live writer is refused
+    lock = FolderLock(out, spec.name).acquire(
+        exclusive=fresh
+    )  # --fresh beside a live writer is refused
     try:
         if fresh:
             remove_database(db)
@@ -217,7 +250,9 @@ def run_spec(spec: Spec | str | os.PathLike | Mapping, out: str | os.PathLike, *
         lock.release()
 
 
-def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event, sharing=None) -> BenchmarkResult:
+def _run_locked(
+    spec, out, db, execution: Execution, share, add, tell, on_event, sharing=None
+) -> BenchmarkResult:
     from ..results.record import write_results
     from .executors import RunEvent
     from .references import ReferencePlan, attach_references, compute_references, reference_plan
@@ -236,9 +271,13 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event,
             store.set_meta("spec_text", spec.text)
             store.set_meta("clad_version", __version__)
             on_step = None
-            if on_event is not None and execution.dask is None:  # worker runs' steps come back as events
+            if (
+                on_event is not None and execution.dask is None
+            ):  # worker runs' steps come back as events
+
                 def on_step(cfg, step, index):
                     tell(RunEvent("step", cfg, step=step, index=index))
+
             run = _Phase.runner(store, share, execution, on_step, tell, sharing)
             try:
                 configs = grid  # a tuned grid's evaluation runs are known once its tuning runs are
@@ -252,14 +291,24 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event,
                 total = sum(len(p.configs) for p in phases) + waiting
                 elapsed_before = float(store.get_meta("elapsed_seconds", 0.0) or 0.0)
                 session_start = time.monotonic()
-                tell(GridStarted(spec.name, total, total - waiting - sum(p.pending for p in phases), db,
-                                 elapsed_before=elapsed_before, flagged_before=_flagged(store, grid)))
+                tell(
+                    GridStarted(
+                        spec.name,
+                        total,
+                        total - waiting - sum(p.pending for p in phases),
+                        db,
+                        elapsed_before=elapsed_before,
+                        flagged_before=_flagged(store, grid),
+                    )
+                )
                 for p in phases:
                     interrupted = interrupted or run(p)
                 if waiting and not interrupted:
                     configs = _evaluation_phase(store, plan, grid, phases, share)
                     interrupted = run(phases[-1])
-                if spec.references and not interrupted:  # once per dataset x detector x seed of the runs
+                if (
+                    spec.references and not interrupted
+                ):  # once per dataset x detector x seed of the runs
                     refs = reference_plan(configs, spec.references)
                     with _Renewer(store.path):
                         refs_computed, interrupted = compute_references(store, refs, execution)
@@ -268,26 +317,45 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event,
             finally:
                 store.release()
                 if "session_start" in locals():  # the time this grid took, over every invocation
-                    store.set_meta("elapsed_seconds", elapsed_before + time.monotonic() - session_start)
+                    store.set_meta(
+                        "elapsed_seconds", elapsed_before + time.monotonic() - session_start
+                    )
                 tell(GridFinished(interrupted))
             resumed = sum(p.resumed for p in phases)
             computed, shared = sum(p.computed for p in phases), sum(p.shared for p in phases)
             ids = [c.run_id for c in configs]
-            tuning_ok = len(store.finished_ids() & {c.run_id for c in phases[0].configs}) \
-                if plan is not None and phases else 0
-            if not interrupted:  # the whole computation is known: what it no longer holds is retired
-                tuning_ids = [c.run_id for c in phases[0].configs] if plan is not None and phases else []
-                retire_stale(store, spec, set(ids) | set(tuning_ids), {c.run_id for c in refs.configs},
-                             with_references=bool(spec.references))
+            tuning_ok = (
+                len(store.finished_ids() & {c.run_id for c in phases[0].configs})
+                if plan is not None and phases
+                else 0
+            )
+            if (
+                not interrupted
+            ):  # the whole computation is known: what it no longer holds is retired
+                tuning_ids = (
+                    [c.run_id for c in phases[0].configs] if plan is not None and phases else []
+                )
+                retire_stale(
+                    store,
+                    spec,
+                    set(ids) | set(tuning_ids),
+                    {c.run_id for c in refs.configs},
+                    with_references=bool(spec.references),
+                )
             if not store.still_there():  # the folder was deleted or replaced under the run
                 raise ResultsWriteError(out, db, FileNotFoundError(db), lost=True)
-            attach_references(store, refs, ids)  # every finished run's metrics against its references
+            attach_references(
+                store, refs, ids
+            )  # every finished run's metrics against its references
             results = store.load_results(ids)  # in the spec's order
             references = tuple(store.load_references())
             # results.json, the database and the report describe the same runs (other specs' after --add);
             # tuning runs stay in the database only
-            everything = results + [r for r in store.load_results() if r.run_id not in set(ids)
-                                    and not _tuning_record(r)]
+            everything = results + [
+                r
+                for r in store.load_results()
+                if r.run_id not in set(ids) and not _tuning_record(r)
+            ]
         write_results(out / "results.json", everything, spec=spec.raw, references=references)
         table = write_summaries(out, everything, title=spec.name)
     except ResultsWriteError:
@@ -300,18 +368,38 @@ def _run_locked(spec, out, db, execution: Execution, share, add, tell, on_event,
         raise ResultsWriteError(out, db, exc) from exc
     n_ok = sum(r.ok for r in results)
     return BenchmarkResult(
-        name=spec.name, runs=tuple(results), n_total=len(configs), n_ok=n_ok, n_failed=len(results) - n_ok,
-        n_resumed=resumed, n_computed=computed, n_shared=shared, out=out,
-        database=db, results_json=out / "results.json", summary=table, interrupted=interrupted,
-        n_tuning=len(phases[0].configs) if plan is not None and phases else 0, references=references,
-        n_references_computed=refs_computed, n_tuning_ok=tuning_ok, work=grid_work(results))
+        name=spec.name,
+        runs=tuple(results),
+        n_total=len(configs),
+        n_ok=n_ok,
+        n_failed=len(results) - n_ok,
+        n_resumed=resumed,
+        n_computed=computed,
+        n_shared=shared,
+        out=out,
+        database=db,
+        results_json=out / "results.json",
+        summary=table,
+        interrupted=interrupted,
+        n_tuning=len(phases[0].configs) if plan is not None and phases else 0,
+        references=references,
+        n_references_computed=refs_computed,
+        n_tuning_ok=tuning_ok,
+        work=grid_work(results),
+    )
 
 
 class _Phase:
     """Runs computed together into a store: resumed, shared and computed as one grid. ``records``
     (``{run_id: dict}``) go into the matching results' ``extras["tuning"]`` when they are written."""
 
-    def __init__(self, store, configs: list[RunConfig], share: bool, records: Mapping[str, dict] | None = None):
+    def __init__(
+        self,
+        store,
+        configs: list[RunConfig],
+        share: bool,
+        records: Mapping[str, dict] | None = None,
+    ):
         self.configs, self.records = configs, dict(records or {})
         self.keys = computation_keys(configs, share)
         self.groups = _groups(configs, self.keys)
@@ -321,12 +409,20 @@ class _Phase:
         self.todo = _todo(self.groups, finished)
         todo_ids = {c.run_id for c in self.todo}
         #: runs still to record: each run to compute and the runs that will share its result
-        self.pending = sum(len([c for c in g if c.run_id not in finished]) for g in self.groups.values()
-                           if any(c.run_id in todo_ids for c in g))
+        self.pending = sum(
+            len([c for c in g if c.run_id not in finished])
+            for g in self.groups.values()
+            if any(c.run_id in todo_ids for c in g)
+        )
         self.computed = 0
         if finished:
-            log.info("resuming: %d of %d runs already finished in %s; %d to run", len(finished), len(configs),
-                     store.path, len(self.todo))
+            log.info(
+                "resuming: %d of %d runs already finished in %s; %d to run",
+                len(finished),
+                len(configs),
+                store.path,
+                len(self.todo),
+            )
 
     def decorate(self, result: RunResult) -> RunResult:
         rec = self.records.get(result.run_id)
@@ -335,7 +431,9 @@ class _Phase:
         return dataclasses.replace(result, extras={**(result.extras or {}), "tuning": rec})
 
     @staticmethod
-    def runner(store, share, execution: Execution, on_step, tell, sharing=None) -> Callable[["_Phase"], bool]:
+    def runner(
+        store, share, execution: Execution, on_step, tell, sharing=None
+    ) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
         from .executors import RunEvent, execute_claimed
         from .slurm import execute_slurm
@@ -347,31 +445,70 @@ class _Phase:
             since = utc_now()
             with _Renewer(store.path):
                 while todo and not interrupted:
-                    events = execute_claimed(todo, store, jobs=execution.jobs, dask=execution.dask,
-                                             timeout=execution.timeout, threads=execution.threads, on_step=on_step,
-                                             sharing=sharing, replicas=execution.replicas) if execution.slurm is None else execute_slurm(
-                        [c for c in todo if store.claim(c.run_id)], store, execution.slurm,
-                        timeout=execution.timeout, threads=execution.threads, replicas=execution.replicas)
+                    events = (
+                        execute_claimed(
+                            todo,
+                            store,
+                            jobs=execution.jobs,
+                            dask=execution.dask,
+                            timeout=execution.timeout,
+                            threads=execution.threads,
+                            on_step=on_step,
+                            sharing=sharing,
+                            replicas=execution.replicas,
+                        )
+                        if execution.slurm is None
+                        else execute_slurm(
+                            [c for c in todo if store.claim(c.run_id)],
+                            store,
+                            execution.slurm,
+                            timeout=execution.timeout,
+                            threads=execution.threads,
+                            replicas=execution.replicas,
+                        )
+                    )
                     try:
                         for ev in events:
                             if ev.kind == "step":  # a worker's run evaluated a concept step
                                 tell(ev)
                                 continue
                             if ev.kind == "started":
-                                store.mark_started(ev.config.run_id, _labels(ev.config), ev.config.to_dict(),
-                                                   ev.started)
+                                store.mark_started(
+                                    ev.config.run_id,
+                                    _labels(ev.config),
+                                    ev.config.to_dict(),
+                                    ev.started,
+                                )
                             else:
-                                ev = dataclasses.replace(ev, result=phase.decorate(with_result_key(dataclasses.replace(
-                                    ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)}))))
+                                ev = dataclasses.replace(
+                                    ev,
+                                    result=phase.decorate(
+                                        with_result_key(
+                                            dataclasses.replace(
+                                                ev.result,
+                                                inputs={
+                                                    **ev.result.inputs,
+                                                    **code_inputs(ev.config),
+                                                },
+                                            )
+                                        )
+                                    ),
+                                )
                                 store.write(ev.result, ev.started, ev.finished)
                                 phase.computed += 1
                                 copies: list = []
-                                phase.shared += _write_shared(store, ev.result, phase.groups[phase.keys[ev.config.run_id]],
-                                                              decorate=phase.decorate,
-                                                              on_copy=lambda c, cfg: copies.append((c, cfg)))
+                                phase.shared += _write_shared(
+                                    store,
+                                    ev.result,
+                                    phase.groups[phase.keys[ev.config.run_id]],
+                                    decorate=phase.decorate,
+                                    on_copy=lambda c, cfg: copies.append((c, cfg)),
+                                )
                                 store.release([ev.config.run_id])
                             tell(ev)
-                            for copy, cfg in copies if ev.kind == "finished" else ():  # logged, counted
+                            for copy, cfg in (
+                                copies if ev.kind == "finished" else ()
+                            ):  # logged, counted
                                 tell(RunEvent("shared", cfg, result=copy))
                     except KeyboardInterrupt:
                         interrupted = True
@@ -382,15 +519,20 @@ class _Phase:
                     phase.shared += _fill_shared(store, phase.groups, settled, phase.decorate)
                     todo = _todo(phase.groups, settled)
                     if todo and not interrupted:
-                        log.info("%d runs are being computed by another process on %s; waiting", len(todo),
-                                 store.path)
+                        log.info(
+                            "%d runs are being computed by another process on %s; waiting",
+                            len(todo),
+                            store.path,
+                        )
                         time.sleep(POLL_SECONDS)
             return interrupted
 
         return run
 
 
-def _evaluation_phase(store, plan, grid: list[RunConfig], phases: list["_Phase"], share: bool) -> list[RunConfig]:
+def _evaluation_phase(
+    store, plan, grid: list[RunConfig], phases: list["_Phase"], share: bool
+) -> list[RunConfig]:
     """Append to ``phases`` (whose first is the tuning runs') the evaluation runs with their chosen
     parameters; return every evaluation configuration (those without a choice recorded as failed)."""
     configs, records, unscored = _evaluation_runs(store, plan, grid, phases[0].configs)
@@ -398,8 +540,9 @@ def _evaluation_phase(store, plan, grid: list[RunConfig], phases: list["_Phase"]
     return configs
 
 
-def _evaluation_runs(store, plan, grid: list[RunConfig], tuning: list[RunConfig]
-                     ) -> tuple[list[RunConfig], dict[str, dict], set[str]]:
+def _evaluation_runs(
+    store, plan, grid: list[RunConfig], tuning: list[RunConfig]
+) -> tuple[list[RunConfig], dict[str, dict], set[str]]:
     """The evaluation runs of a tuned grid with their parameters chosen from the tuning runs in
     ``store``, ``{run_id: tuning record}`` and the ids of those without a choice: an evaluation
     run none of whose candidates has a score is recorded as failed, naming why, and not run."""
@@ -410,10 +553,18 @@ def _evaluation_runs(store, plan, grid: list[RunConfig], tuning: list[RunConfig]
     for cfg in grid:
         chosen, rec = plan.choose(cfg, results)
         if chosen is None:
-            causes = sorted({r.cause for r in results.values() if r.run_id in {c["run_id"] for c in rec["candidates"]}
-                             and r.cause} or {"no candidate gave a defined objective"})
-            msg = (f"TuningError: no tuning run of {cfg.describe()} gave a score for {plan.objective} on "
-                   f"{plan.base_metric}; " + "; ".join(c.splitlines()[-1] for c in causes))
+            causes = sorted(
+                {
+                    r.cause
+                    for r in results.values()
+                    if r.run_id in {c["run_id"] for c in rec["candidates"]} and r.cause
+                }
+                or {"no candidate gave a defined objective"}
+            )
+            msg = (
+                f"TuningError: no tuning run of {cfg.describe()} gave a score for {plan.objective} on "
+                f"{plan.base_metric}; " + "; ".join(c.splitlines()[-1] for c in causes)
+            )
             failed = dataclasses.replace(failed_result(cfg, msg), extras={"tuning": rec})
             store.write(failed)
             chosen = cfg
@@ -429,7 +580,9 @@ def _tuning_record(result: RunResult) -> bool:
     from ..results.record import is_tuning_run
 
     view = (result.config or {}).get("data_view") or {}
-    no_choice = not result.ok and ((result.extras or {}).get("tuning") or {}).get("chosen", 0) is None
+    no_choice = (
+        not result.ok and ((result.extras or {}).get("tuning") or {}).get("chosen", 0) is None
+    )
     return is_tuning_run(result.config) or (view.get("part") == "evaluate" and no_choice)
 
 
@@ -437,7 +590,9 @@ def _tuning_record(result: RunResult) -> bool:
 COMPUTATION_KEY = "computation:"
 
 
-def retire_stale(store, spec: Spec, runs: set[str], references: set[str], with_references: bool = True) -> list[str]:
+def retire_stale(
+    store, spec: Spec, runs: set[str], references: set[str], with_references: bool = True
+) -> list[str]:
     """Retire the records of ``store`` that the computation of ``spec`` no longer holds (``runs``:
     its tuning and evaluation run ids; ``references``: its reference run ids): an evaluation run
     whose tuning now chooses other parameters after an input changed, the reference of a replaced
@@ -452,25 +607,38 @@ def retire_stale(store, spec: Spec, runs: set[str], references: set[str], with_r
     if store.get_meta("specs_added"):
         before = recorded.get(key) or {}
         others = [v for k, v in recorded.items() if k != key]
-        kept_by_others = {r for v in others for r in (v.get("runs") or []) + (v.get("references") or [])}
+        kept_by_others = {
+            r for v in others for r in (v.get("runs") or []) + (v.get("references") or [])
+        }
         old_runs = set(before.get("runs") or []) - runs - kept_by_others
         old_refs = set(before.get("references") or []) - references - kept_by_others
     else:
         old_runs = set(store.status()) - runs
-        old_refs = {r.run_id for r in store.load_references()} - references if with_references else set()
+        old_refs = (
+            {r.run_id for r in store.load_references()} - references if with_references else set()
+        )
     messages = []
     if old_runs or old_refs:
         now = {_position(r): r for r in store.load_results(sorted(runs))}
         for r in store.load_results(sorted(old_runs), include_unfinished=True):
             new = now.get(_position(r))
             messages.append(_retired_message(r, new))
-        now_refs = {(r.strategy, r.dataset, r.seed): r for r in store.load_references() if r.run_id in references}
+        now_refs = {
+            (r.strategy, r.dataset, r.seed): r
+            for r in store.load_references()
+            if r.run_id in references
+        }
         for r in store.load_references():
             if r.run_id in old_refs:
                 new = now_refs.get((r.strategy, r.dataset, r.seed))
-                messages.append(f"{r.strategy} reference {r.dataset} / {r.detector} / seed {r.seed} (run {r.run_id}) "
-                                + (f"replaced by run {new.run_id}: the runs it serves changed"
-                                   if new is not None else "retired: no run of the spec needs it any more"))
+                messages.append(
+                    f"{r.strategy} reference {r.dataset} / {r.detector} / seed {r.seed} (run {r.run_id}) "
+                    + (
+                        f"replaced by run {new.run_id}: the runs it serves changed"
+                        if new is not None
+                        else "retired: no run of the spec needs it any more"
+                    )
+                )
         store.retire(old_runs, old_refs)
         for msg in messages:
             log.warning("%s", msg)
@@ -488,16 +656,23 @@ def _retired_message(old: RunResult, new: RunResult | None) -> str:
     what = f"{old.dataset} / {old.scenario} / {old.strategy} / {old.detector} / seed {old.seed} (run {old.run_id})"
     if new is None:
         return f"{what} retired: it is no longer part of this spec's computation"
+
     def chosen(r: RunResult) -> str | None:
         params = ((r.extras or {}).get("tuning") or {}).get("chosen_params")
         if params is None:
             return None
-        shown = [f"{k}={v!r}" for part in ("strategy", "detector") for k, v in sorted((params.get(part) or {}).items())]
+        shown = [
+            f"{k}={v!r}"
+            for part in ("strategy", "detector")
+            for k, v in sorted((params.get(part) or {}).items())
+        ]
         return ", ".join(shown) or "the defaults"
 
     if chosen(old) is not None or chosen(new) is not None:
-        return (f"{what} replaced by run {new.run_id}: after an input changed, the tuning chose "
-                f"{chosen(new)} instead of {chosen(old)}")
+        return (
+            f"{what} replaced by run {new.run_id}: after an input changed, the tuning chose "
+            f"{chosen(new)} instead of {chosen(old)}"
+        )
     return f"{what} replaced by run {new.run_id}: its configuration or inputs changed"
 
 
@@ -513,9 +688,11 @@ def _check_owner(store, spec: Spec, out: Path, add: bool) -> None:
     name = recorded.get("name", "?") if isinstance(recorded, dict) else "?"
     differs = spec_differences(recorded, spec.raw)
     shown = "; ".join(differs[:5]) + (f"; and {len(differs) - 5} more" if len(differs) > 5 else "")
-    raise FolderInUse(f"{str(out)!r} holds the results of another spec ({name!r}); this is spec {spec.name!r}"
-                      f"{f' ({spec.source})' if spec.source else ''}, which differs in: {shown}; use another "
-                      "--out folder, --fresh to replace those results, or --add to add this spec's runs to them")
+    raise FolderInUse(
+        f"{str(out)!r} holds the results of another spec ({name!r}); this is spec {spec.name!r}"
+        f"{f' ({spec.source})' if spec.source else ''}, which differs in: {shown}; use another "
+        "--out folder, --fresh to replace those results, or --add to add this spec's runs to them"
+    )
 
 
 def spec_differences(old: Any, new: Any, where: str = "") -> list[str]:
@@ -537,8 +714,16 @@ def spec_differences(old: Any, new: Any, where: str = "") -> list[str]:
                 out += spec_differences(old[k], new[k], key)
         return out
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [d for i, (a, b) in enumerate(zip(old, new)) for d in spec_differences(a, b, f"{where}[{i}]")]
-    return [] if canonical(old) == canonical(new) else [f"{where or 'the spec'}: {_short(old)} -> {_short(new)}"]
+        return [
+            d
+            for i, (a, b) in enumerate(zip(old, new))
+            for d in spec_differences(a, b, f"{where}[{i}]")
+        ]
+    return (
+        []
+        if canonical(old) == canonical(new)
+        else [f"{where or 'the spec'}: {_short(old)} -> {_short(new)}"]
+    )
 
 
 def _short(v: Any) -> str:
@@ -557,14 +742,19 @@ def _fresh_finished(store, configs: list[RunConfig]) -> set[str]:
     damaged: dict[str, str] = {}
     store.load_results([r for r in by_id if r in ok], damaged=damaged)
     for rid, why in damaged.items():  # computed again; its new record replaces the damaged one
-        log.warning("%s: computed again: its stored record is damaged (%s)", by_id[rid].describe(),
-                    why.split(" is damaged: ", 1)[-1].split("; delete the folder", 1)[0])
+        log.warning(
+            "%s: computed again: its stored record is damaged (%s)",
+            by_id[rid].describe(),
+            why.split(" is damaged: ", 1)[-1].split("; delete the folder", 1)[0],
+        )
         stale.append(rid)
     ok -= set(damaged)
     for rid, cfg in by_id.items():
         if rid not in ok:
             if status.get(rid) == "ok" and rid not in damaged:
-                log.warning("%s: computed again: R cells are missing from the database", cfg.describe())
+                log.warning(
+                    "%s: computed again: R cells are missing from the database", cfg.describe()
+                )
                 stale.append(rid)
             continue
         changed = changed_inputs(recorded.get(rid, {}), cfg)
@@ -588,8 +778,13 @@ def _writable_folder(out: Path, db: Path) -> None:
 
 
 def _labels(cfg) -> dict:
-    return {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display, "strategy": cfg.strategy.display,
-            "detector": cfg.detector.display, "seed": cfg.seed}
+    return {
+        "dataset": cfg.dataset.display,
+        "scenario": cfg.scenario.display,
+        "strategy": cfg.strategy.display,
+        "detector": cfg.detector.display,
+        "seed": cfg.seed,
+    }
 
 
 #: seconds between two looks at runs another process computes
@@ -618,7 +813,9 @@ class _Renewer:
             while not self.stop.wait(LEASE_SECONDS / 4):
                 try:
                     store.renew_claims()
-                except sqlite3.Error as exc:  # the main thread will meet the same problem and say so
+                except (
+                    sqlite3.Error
+                ) as exc:  # the main thread will meet the same problem and say so
                     log.debug("renewing claims failed: %s", exc)
 
     def __enter__(self):
@@ -648,17 +845,30 @@ def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
     labels, seed, configuration and run_id, the computed R, metrics and timings, and
     ``shared_from`` naming the run that computed them."""
     labels = _labels(cfg)
-    return dataclasses.replace(result, dataset=labels["dataset"], scenario=labels["scenario"],
-                               strategy=labels["strategy"], detector=labels["detector"], seed=int(cfg.seed),
-                               config=cfg.to_dict(), run_id=cfg.run_id,
-                               shared_from=result.shared_from or result.run_id,
-                               result_key=None if result.result_key is None else with_result_key(
-                                   dataclasses.replace(result, config=cfg.to_dict())).result_key)
+    return dataclasses.replace(
+        result,
+        dataset=labels["dataset"],
+        scenario=labels["scenario"],
+        strategy=labels["strategy"],
+        detector=labels["detector"],
+        seed=int(cfg.seed),
+        config=cfg.to_dict(),
+        run_id=cfg.run_id,
+        shared_from=result.shared_from or result.run_id,
+        result_key=None
+        if result.result_key is None
+        else with_result_key(dataclasses.replace(result, config=cfg.to_dict())).result_key,
+    )
 
 
-def _write_shared(store, result: RunResult, group: list[RunConfig], done: set | None = None,
-                  decorate: Callable[[RunResult], RunResult] | None = None,
-                  on_copy: Callable[[RunResult, RunConfig], None] | None = None) -> int:
+def _write_shared(
+    store,
+    result: RunResult,
+    group: list[RunConfig],
+    done: set | None = None,
+    decorate: Callable[[RunResult], RunResult] | None = None,
+    on_copy: Callable[[RunResult, RunConfig], None] | None = None,
+) -> int:
     """Record every other configuration of ``group`` as sharing ``result`` (stamped when written,
     after the run that computed it), each passed through ``decorate`` when given and then to
     ``on_copy`` (with its configuration)."""
@@ -674,8 +884,12 @@ def _write_shared(store, result: RunResult, group: list[RunConfig], done: set | 
     return n
 
 
-def _fill_shared(store, groups: dict[str, list[RunConfig]], finished: set[str],
-                 decorate: Callable[[RunResult], RunResult] | None = None) -> int:
+def _fill_shared(
+    store,
+    groups: dict[str, list[RunConfig]],
+    finished: set[str],
+    decorate: Callable[[RunResult], RunResult] | None = None,
+) -> int:
     """Record, from a finished run of its group, every configuration not finished yet (a resumed
     grid whose computing run finished before); ``finished`` is updated."""
     n = 0

@@ -70,15 +70,22 @@ class RunConfig:
         >>> RunConfig.from_dict(cfg.to_dict()) == cfg, RunConfig.from_dict(cfg.to_dict()).run_id == cfg.run_id
         (True, True)
         """
+
         def part(c: dict) -> Component:
             label = c.get("label")
-            return Component(c["name"], dict(c.get("params") or {}), None if label == c["name"] else label)
+            return Component(
+                c["name"], dict(c.get("params") or {}), None if label == c["name"] else label
+            )
 
         try:
-            return cls(*(part(d[k]) for k in ("dataset", "scenario", "strategy", "detector")), seed=int(d["seed"]),
-                       base_metrics=tuple(d.get("base_metrics") or (DEFAULT_BASE_METRIC,)),
-                       data_view=d.get("data_view"), metric_params=d.get("base_metric_params") or None,
-                       threshold=d.get("threshold"))
+            return cls(
+                *(part(d[k]) for k in ("dataset", "scenario", "strategy", "detector")),
+                seed=int(d["seed"]),
+                base_metrics=tuple(d.get("base_metrics") or (DEFAULT_BASE_METRIC,)),
+                data_view=d.get("data_view"),
+                metric_params=d.get("base_metric_params") or None,
+                threshold=d.get("threshold"),
+            )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not a run configuration ({type(exc).__name__}: {exc})") from None
 
@@ -102,10 +109,13 @@ class RunConfig:
     @property
     def run_id(self) -> str:
         """A hash of the full configuration and clad's version (the run's identity)."""
-        return hashlib.sha256(canonical({"config": self.to_dict(), "clad": __version__}).encode()).hexdigest()[:16]
+        return hashlib.sha256(
+            canonical({"config": self.to_dict(), "clad": __version__}).encode()
+        ).hexdigest()[:16]
 
-    def computation_key(self, scenario: str | None = None, seed_matters: bool = True,
-                        inputs: dict | None = None) -> str:
+    def computation_key(
+        self, scenario: str | None = None, seed_matters: bool = True, inputs: dict | None = None
+    ) -> str:
         """What decides this run's numbers, as a hash: the configuration without display labels,
         with the scenario named ``scenario`` instead of its own (one whose loop is the same for this
         strategy), without the seed unless ``seed_matters``, and with the fingerprints of the
@@ -120,9 +130,15 @@ class RunConfig:
         >>> a.computation_key("concept_incremental", False) == b.computation_key(seed_matters=False)
         True
         """
-        d = {k: {"name": v.name, "params": dict(v.params)} for k, v in
-             (("dataset", self.dataset), ("scenario", self.scenario), ("strategy", self.strategy),
-              ("detector", self.detector))}
+        d = {
+            k: {"name": v.name, "params": dict(v.params)}
+            for k, v in (
+                ("dataset", self.dataset),
+                ("scenario", self.scenario),
+                ("strategy", self.strategy),
+                ("detector", self.detector),
+            )
+        }
         if scenario is not None:
             d["scenario"]["name"] = scenario
         d["seed"] = int(self.seed) if seed_matters else None
@@ -137,8 +153,12 @@ class RunConfig:
         if self.threshold is not None:  # its calibration split is drawn from the seed
             d["threshold"] = dict(self.threshold)
             d["seed"] = int(self.seed)
-        return hashlib.sha256(canonical({"computation": d, "clad": __version__}).encode()).hexdigest()[:16]
+        return hashlib.sha256(
+            canonical({"computation": d, "clad": __version__}).encode()
+        ).hexdigest()[:16]
 
     def describe(self) -> str:
-        return (f"{self.dataset.display} / {self.scenario.display} / {self.strategy.display} / "
-                f"{self.detector.display} / seed {self.seed}")
+        return (
+            f"{self.dataset.display} / {self.scenario.display} / {self.strategy.display} / "
+            f"{self.detector.display} / seed {self.seed}"
+        )

@@ -51,8 +51,21 @@ from .forkserver import mp_context
 from .config import RunConfig
 from .run import execution_order, failed_result, run_safely
 
-__all__ = ["RunEvent", "execute_grid", "execute_claimed", "execute_one", "execute_group", "check_execution", "RunTimeout", "THREAD_ENV_VARS",
-           "limited_threads", "execute_unit", "ClusterLost", "import_modules", "LOST_CLUSTER_SECONDS"]
+__all__ = [
+    "RunEvent",
+    "execute_grid",
+    "execute_claimed",
+    "execute_one",
+    "execute_group",
+    "check_execution",
+    "RunTimeout",
+    "THREAD_ENV_VARS",
+    "limited_threads",
+    "execute_unit",
+    "ClusterLost",
+    "import_modules",
+    "LOST_CLUSTER_SECONDS",
+]
 
 from ..core.time_limit import RunTimeout, check_timeout, time_limit
 
@@ -62,8 +75,13 @@ log = logging.getLogger(__name__)
 LOST_CLUSTER_SECONDS = 10.0
 
 #: environment variables that cap the threads of BLAS / OpenMP libraries in worker processes
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                   "NUMEXPR_NUM_THREADS")
+THREAD_ENV_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
 
 
 @dataclass(frozen=True)
@@ -93,7 +111,9 @@ def _time_limit(seconds: float | None):
 
 
 def _timeout_result(cfg: RunConfig, seconds: float, detail: str = "") -> RunResult:
-    return failed_result(cfg, f"timeout: the run took longer than {seconds:g} s (time limit)\n{detail}".rstrip())
+    return failed_result(
+        cfg, f"timeout: the run took longer than {seconds:g} s (time limit)\n{detail}".rstrip()
+    )
 
 
 @contextmanager
@@ -118,8 +138,12 @@ def limited_threads(threads: int | None):
                 torch.set_num_threads(torch_before)
 
 
-def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | None = 1,
-                on_step: Callable[[str, int], None] | None = None) -> tuple[RunResult, str, str]:
+def execute_one(
+    cfg: RunConfig,
+    timeout: float | None = None,
+    threads: int | None = 1,
+    on_step: Callable[[str, int], None] | None = None,
+) -> tuple[RunResult, str, str]:
     """Run one configuration safely with at most ``threads`` BLAS/OpenMP/torch threads:
     ``(result, started, finished)``; never raises for a failing run (the result is failed, with
     the traceback or ``"timeout..."``).
@@ -140,21 +164,32 @@ def execute_one(cfg: RunConfig, timeout: float | None = None, threads: int | Non
     return result, started, _utc()
 
 
-def execute_in_worker(cfg: RunConfig, timeout: float | None = None,
-                      threads: int | None = 1) -> tuple[RunResult, str, str]:
+def execute_in_worker(
+    cfg: RunConfig, timeout: float | None = None, threads: int | None = 1
+) -> tuple[RunResult, str, str]:
     """:func:`execute_one` in a worker process, telling the main process each concept step through
     the queue the worker was started with (when it was)."""
     steps = _STEPS
     if steps is None:
         return execute_one(cfg, timeout, threads)
-    steps.put(("pid", cfg.run_id, os.getpid(), None))  # so the main process sees this worker end, however it ends
-    on_step = (lambda step, index: steps.put(("step", cfg.run_id, str(step), int(index)))) if _FOLLOW_STEPS else None
+    steps.put(
+        ("pid", cfg.run_id, os.getpid(), None)
+    )  # so the main process sees this worker end, however it ends
+    on_step = (
+        (lambda step, index: steps.put(("step", cfg.run_id, str(step), int(index))))
+        if _FOLLOW_STEPS
+        else None
+    )
     return execute_one(cfg, timeout, threads, on_step=on_step)
 
 
-def execute_group(configs: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
-                  sharing=None, on_step: Callable[[RunConfig, str, int], None] | None = None
-                  ) -> list[tuple[RunResult, str, str]]:
+def execute_group(
+    configs: Sequence[RunConfig],
+    timeout: float | None = None,
+    threads: int | None = 1,
+    sharing=None,
+    on_step: Callable[[RunConfig, str, int], None] | None = None,
+) -> list[tuple[RunResult, str, str]]:
     """:func:`execute_one` for each run of a sharing group (:func:`clad.engine.sharing.sharing_groups`),
     one after another through one step cache (``sharing``, a :class:`~clad.engine.sharing.Sharing`;
     None: nothing shared): ``[(result, started, finished)]`` in the given order. ``timeout`` is
@@ -177,8 +212,12 @@ def _group_runs(configs, timeout, threads, sharing, on_step=None, claim=None):
         yield outcome
 
 
-def execute_group_in_worker(configs: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
-                            sharing=None) -> list[tuple[RunResult, str, str]]:
+def execute_group_in_worker(
+    configs: Sequence[RunConfig],
+    timeout: float | None = None,
+    threads: int | None = 1,
+    sharing=None,
+) -> list[tuple[RunResult, str, str]]:
     """:func:`execute_group` in a worker process, telling the main process this worker's process id
     (so that it sees the worker end, however it ends) and, when followed, each concept step through
     the queue the worker was started with."""
@@ -187,7 +226,11 @@ def execute_group_in_worker(configs: Sequence[RunConfig], timeout: float | None 
         return execute_group(configs, timeout, threads, sharing)
     for cfg in configs:
         steps.put(("pid", cfg.run_id, os.getpid(), None))
-    on_step = (lambda cfg, step, index: steps.put(("step", cfg.run_id, str(step), int(index)))) if _FOLLOW_STEPS else None
+    on_step = (
+        (lambda cfg, step, index: steps.put(("step", cfg.run_id, str(step), int(index))))
+        if _FOLLOW_STEPS
+        else None
+    )
     return execute_group(configs, timeout, threads, sharing, on_step=on_step)
 
 
@@ -202,7 +245,9 @@ def check_execution(jobs: int, threads: int | None, timeout: float | None) -> No
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise CladValueError(f"jobs={jobs!r}; expected an integer >= 1")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+    ):
         raise CladValueError(f"threads={threads!r}; expected an integer >= 1 or None")
     check_timeout(timeout)
 
@@ -232,6 +277,7 @@ def exit_with(pid: int) -> None:
     their parent: a fork server's children keep the fork server alive, so a parent-death signal
     from it would never come.
     """
+
     def wait_for_end():
         try:
             fd = os.pidfd_open(pid)
@@ -277,8 +323,15 @@ def _stop_pool(pool) -> None:
     pool.join()
 
 
-def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float | None,
-                    threads: int | None, claim=None, steps: bool = False, sharing=None) -> Iterator[RunEvent]:
+def _iter_processes(
+    groups: Sequence[list[RunConfig]],
+    jobs: int,
+    timeout: float | None,
+    threads: int | None,
+    claim=None,
+    steps: bool = False,
+    sharing=None,
+) -> Iterator[RunEvent]:
     """Runs in a :class:`pebble.ProcessPool`, each sharing group (a list of runs) as one task: a
     task past its time limit (each run's, plus a grace period for the alarm inside the worker) has
     its worker killed and replaced, and a worker that dies fails only the runs of the task it was
@@ -290,8 +343,12 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
     from pebble import ProcessExpired, ProcessPool
 
     hard_limit = None if timeout is None else timeout + max(2.0, 0.25 * timeout)
-    todo = [g if isinstance(g, ReplicaUnit) else list(g) for g in groups][::-1]  # pop() from the end keeps the given order
-    worker_env = {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
+    todo = [g if isinstance(g, ReplicaUnit) else list(g) for g in groups][
+        ::-1
+    ]  # pop() from the end keeps the given order
+    worker_env = (
+        {} if threads is None else {v: str(threads) for v in THREAD_ENV_VARS if v not in os.environ}
+    )
 
     # a SimpleQueue's put writes into the pipe before it returns: a run's steps are there before its
     # result, and the process id of the worker computing a run before the run starts
@@ -300,8 +357,12 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
     gone: dict[str, int] = {}  # run_id -> how many checks in a row found its worker ended
 
     def new_pool():
-        return ProcessPool(max_workers=jobs, initializer=_init_worker,
-                           initargs=(worker_env, os.getpid(), step_queue, steps), context=mp_context())
+        return ProcessPool(
+            max_workers=jobs,
+            initializer=_init_worker,
+            initargs=(worker_env, os.getpid(), step_queue, steps),
+            context=mp_context(),
+        )
 
     def step_events():
         while True:
@@ -342,9 +403,13 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
             if not group:
                 continue
             try:
-                fut = pool.schedule(execute_group_in_worker, args=(group, timeout, threads, sharing),
-                                    timeout=None if hard_limit is None or isinstance(group, ReplicaUnit)
-                                    else hard_limit * len(group))
+                fut = pool.schedule(
+                    execute_group_in_worker,
+                    args=(group, timeout, threads, sharing),
+                    timeout=None
+                    if hard_limit is None or isinstance(group, ReplicaUnit)
+                    else hard_limit * len(group),
+                )
             except RuntimeError:  # the pool failed between two runs
                 broken.append(group)
                 return
@@ -363,18 +428,30 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
             while todo or inflight:
                 broken = []
                 yield from fill(broken)
-                done, _ = (wait(list(inflight), timeout=0.25 if steps else 1.0, return_when=FIRST_COMPLETED)
-                           if inflight else ((), ()))
+                done, _ = (
+                    wait(
+                        list(inflight), timeout=0.25 if steps else 1.0, return_when=FIRST_COMPLETED
+                    )
+                    if inflight
+                    else ((), ())
+                )
                 yield from step_events()
                 for fut in lost_workers():
                     group, started = inflight.pop(fut)
                     fut.cancel()
                     for cfg in group:
-                        yield RunEvent("finished", cfg, result=failed_result(
-                            cfg, "the worker process computing this run ended without returning a result and "
-                                 "without an error (e.g. a plug-in calling os._exit(0)); the other runs go on\n"
-                                 f"(worker process {pids.get(cfg.run_id)})"),
-                            started=started, finished=_utc())
+                        yield RunEvent(
+                            "finished",
+                            cfg,
+                            result=failed_result(
+                                cfg,
+                                "the worker process computing this run ended without returning a result and "
+                                "without an error (e.g. a plug-in calling os._exit(0)); the other runs go on\n"
+                                f"(worker process {pids.get(cfg.run_id)})",
+                            ),
+                            started=started,
+                            finished=_utc(),
+                        )
                 finished_events = []
                 for fut in done:
                     group, started = inflight.pop(fut)
@@ -382,21 +459,52 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                     try:
                         outcomes = fut.result()
                     except TimeoutError:
-                        outcomes = [(_timeout_result(cfg, timeout, "stopped by killing and replacing its worker "
-                                                     "process"), started, finished) for cfg in group]
+                        outcomes = [
+                            (
+                                _timeout_result(
+                                    cfg,
+                                    timeout,
+                                    "stopped by killing and replacing its worker process",
+                                ),
+                                started,
+                                finished,
+                            )
+                            for cfg in group
+                        ]
                     except ProcessExpired as exc:
-                        outcomes = [(failed_result(cfg, f"the worker process running this run died (exit code "
-                                                        f"{exc.exitcode}: killed, out of memory or a crash in native "
-                                                        "code)"), started, finished) for cfg in group]
+                        outcomes = [
+                            (
+                                failed_result(
+                                    cfg,
+                                    f"the worker process running this run died (exit code "
+                                    f"{exc.exitcode}: killed, out of memory or a crash in native "
+                                    "code)",
+                                ),
+                                started,
+                                finished,
+                            )
+                            for cfg in group
+                        ]
                     except (BrokenProcessPool, RuntimeError):
                         broken.append(group)
                         continue
                     except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
-                        outcomes = [(failed_result(cfg, traceback.format_exc()), started, finished) for cfg in group]
-                    finished_events += [RunEvent("finished", cfg, result=result, started=started_at, finished=finished_at)
-                                        for cfg, (result, started_at, finished_at) in zip(group, outcomes)]
-                if finished_events and not broken:  # the freed workers get their next task before the
-                    yield from fill(broken)          # results are written: writing takes the main process a while
+                        outcomes = [
+                            (failed_result(cfg, traceback.format_exc()), started, finished)
+                            for cfg in group
+                        ]
+                    finished_events += [
+                        RunEvent(
+                            "finished", cfg, result=result, started=started_at, finished=finished_at
+                        )
+                        for cfg, (result, started_at, finished_at) in zip(group, outcomes)
+                    ]
+                if (
+                    finished_events and not broken
+                ):  # the freed workers get their next task before the
+                    yield from fill(
+                        broken
+                    )  # results are written: writing takes the main process a while
                 yield from finished_events
                 if broken:
                     # the pool itself failed (it cannot tell which run was at fault): a new pool, and
@@ -405,13 +513,24 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
                     broken += [group for group, _ in inflight.values()]
                     inflight.clear()
                     # a replica unit is tried again whole (its runs train together), other runs one by one
-                    retry = [t for g in broken for t in ([g] if isinstance(g, ReplicaUnit) else [[c] for c in g])]
+                    retry = [
+                        t
+                        for g in broken
+                        for t in ([g] if isinstance(g, ReplicaUnit) else [[c] for c in g])
+                    ]
                     for task in retry:
                         if task[0].run_id in retried:
                             for cfg in task:
-                                yield RunEvent("finished", cfg, result=failed_result(
-                                    cfg, "the worker processes failed twice while computing this run"),
-                                    started=_utc(), finished=_utc())
+                                yield RunEvent(
+                                    "finished",
+                                    cfg,
+                                    result=failed_result(
+                                        cfg,
+                                        "the worker processes failed twice while computing this run",
+                                    ),
+                                    started=_utc(),
+                                    finished=_utc(),
+                                )
                         else:
                             retried.add(task[0].run_id)
                             todo.append(task)
@@ -420,8 +539,12 @@ def _iter_processes(groups: Sequence[list[RunConfig]], jobs: int, timeout: float
             if pool is not None and not todo and not inflight:
                 # every task returned: the workers are stopped while the caller writes the results (stopping
                 # waits for the pool's threads, a tenth of a second); they end with this process in any case
-                threading.Thread(target=_stop_quietly, args=(pool, step_queue), name="clad-pool-stop",
-                                 daemon=True).start()
+                threading.Thread(
+                    target=_stop_quietly,
+                    args=(pool, step_queue),
+                    name="clad-pool-stop",
+                    daemon=True,
+                ).start()
             else:
                 if pool is not None:
                     _stop_pool(pool)
@@ -453,8 +576,12 @@ def _component_modules(configs: Sequence[RunConfig]) -> list[str]:
 
     modules = set()
     for cfg in configs:
-        for comp, registry in ((cfg.dataset, DATASETS), (cfg.scenario, SCENARIOS), (cfg.strategy, STRATEGIES),
-                               (cfg.detector, DETECTORS)):
+        for comp, registry in (
+            (cfg.dataset, DATASETS),
+            (cfg.scenario, SCENARIOS),
+            (cfg.strategy, STRATEGIES),
+            (cfg.detector, DETECTORS),
+        ):
             path = registry.path(comp.name) if comp.name in registry else comp.name
             if isinstance(path, str) and (":" in path or "." in path):
                 module = path.partition(":")[0] if ":" in path else path.rpartition(".")[0]
@@ -489,28 +616,49 @@ def _check_worker_imports(client, configs: Sequence[RunConfig]) -> None:
         for module, why in failed:
             missing.setdefault((module, why), []).append(worker)
     if missing:
-        lines = [f"module {module!r} cannot be imported on {len(workers)} of {len(answers)} Dask worker(s) "
-                 f"(e.g. {workers[0]}): {why}" for (module, why), workers in missing.items()]
-        raise CladValueError("; ".join(lines) + ". Nothing was submitted. Make it importable on the workers: "
-                             "start them with PYTHONPATH naming its folder, send the file with "
-                             "client.upload_file('module.py'), or install it there as a package")
+        lines = [
+            f"module {module!r} cannot be imported on {len(workers)} of {len(answers)} Dask worker(s) "
+            f"(e.g. {workers[0]}): {why}"
+            for (module, why), workers in missing.items()
+        ]
+        raise CladValueError(
+            "; ".join(lines) + ". Nothing was submitted. Make it importable on the workers: "
+            "start them with PYTHONPATH naming its folder, send the file with "
+            "client.upload_file('module.py'), or install it there as a package"
+        )
 
 
-def _iter_dask(groups: Sequence[list[RunConfig]], address, timeout: float | None,
-               threads: int | None, sharing=None) -> Iterator[RunEvent]:
+def _iter_dask(
+    groups: Sequence[list[RunConfig]],
+    address,
+    timeout: float | None,
+    threads: int | None,
+    sharing=None,
+) -> Iterator[RunEvent]:
     try:
         from dask.distributed import Client
     except ImportError:
-        raise CladValueError("running on Dask needs dask.distributed: pip install 'clad[dask]'") from None
+        raise CladValueError(
+            "running on Dask needs dask.distributed: pip install 'clad[dask]'"
+        ) from None
     if timeout is not None:
-        log.warning("the per-run time limit (%g s) is not enforced on Dask: its workers run tasks in threads, "
-                    "which cannot be interrupted", timeout)
+        log.warning(
+            "the per-run time limit (%g s) is not enforced on Dask: its workers run tasks in threads, "
+            "which cannot be interrupted",
+            timeout,
+        )
     own_client = not hasattr(address, "submit")
     try:
         client = Client(address, timeout="30s") if own_client else address
     except (OSError, TimeoutError, ValueError) as exc:
-        raise CladValueError(f"cannot connect to the Dask scheduler at {address!r} ({exc})") from None
-    where = address if isinstance(address, str) else getattr(client, "scheduler", None) and client.scheduler.address
+        raise CladValueError(
+            f"cannot connect to the Dask scheduler at {address!r} ({exc})"
+        ) from None
+    where = (
+        address
+        if isinstance(address, str)
+        else getattr(client, "scheduler", None) and client.scheduler.address
+    )
     try:
         _check_worker_imports(client, [c for g in groups for c in g])
         slots = max(1, sum(client.nthreads().values()))
@@ -520,17 +668,26 @@ def _iter_dask(groups: Sequence[list[RunConfig]], address, timeout: float | None
 
         def submit():  # a sharing group is one task: its runs share a step cache in one worker
             group = todo.pop()
-            fut = client.submit(execute_group, group, timeout, threads, sharing,
-                                key=f"clad-run-{group[0].run_id}-{time.time_ns()}", pure=False)
+            fut = client.submit(
+                execute_group,
+                group,
+                timeout,
+                threads,
+                sharing,
+                key=f"clad-run-{group[0].run_id}-{time.time_ns()}",
+                pure=False,
+            )
             inflight[fut.key] = (fut, group, _utc())
             return group, inflight[fut.key][2]
 
         def lost(why: str) -> ClusterLost:
             n = sum(len(g) for _, g, _ in inflight.values())
-            return ClusterLost(f"lost the Dask cluster at {where} ({why}) while {n} run(s) were computing; "
-                               "the runs finished before are kept in the results database and the runs in flight "
-                               "are not recorded as failed: start the cluster again and run the same command to "
-                               "resume")
+            return ClusterLost(
+                f"lost the Dask cluster at {where} ({why}) while {n} run(s) were computing; "
+                "the runs finished before are kept in the results database and the runs in flight "
+                "are not recorded as failed: start the cluster again and run the same command to "
+                "resume"
+            )
 
         while todo and len(inflight) < 2 * slots:
             group, started = submit()
@@ -539,7 +696,9 @@ def _iter_dask(groups: Sequence[list[RunConfig]], address, timeout: float | None
         while inflight:
             done = [key for key, (fut, _, _) in inflight.items() if fut.status != "pending"]
             if not done:
-                if client.status != "running":  # the scheduler stopped answering: wait a little, then say so
+                if (
+                    client.status != "running"
+                ):  # the scheduler stopped answering: wait a little, then say so
                     lost_since = lost_since or time.monotonic()
                     if time.monotonic() - lost_since > LOST_CLUSTER_SECONDS:
                         raise lost(f"the client is {client.status}")
@@ -549,16 +708,23 @@ def _iter_dask(groups: Sequence[list[RunConfig]], address, timeout: float | None
                 continue
             for key in done:
                 fut, group, started = inflight.pop(key)
-                if fut.status == "cancelled":  # the cluster dropped it (a lost scheduler), not the run
+                if (
+                    fut.status == "cancelled"
+                ):  # the cluster dropped it (a lost scheduler), not the run
                     inflight[key] = (fut, group, started)
                     raise lost("its scheduler cancelled the runs in flight")
                 try:
                     outcomes = fut.result()
                 except Exception:  # noqa: BLE001 - the task itself failed (not the run)
-                    outcomes = [(failed_result(cfg, traceback.format_exc()), started, _utc()) for cfg in group]
+                    outcomes = [
+                        (failed_result(cfg, traceback.format_exc()), started, _utc())
+                        for cfg in group
+                    ]
                 fut.release()
                 for cfg, (result, started_at, finished) in zip(group, outcomes):
-                    yield RunEvent("finished", cfg, result=result, started=started_at, finished=finished)
+                    yield RunEvent(
+                        "finished", cfg, result=result, started=started_at, finished=finished
+                    )
                 if todo:
                     group, started = submit()
                     for cfg in group:
@@ -570,16 +736,26 @@ def _iter_dask(groups: Sequence[list[RunConfig]], address, timeout: float | None
 
 
 # -- sequential ---------------------------------------------------------------------------------
-def _iter_sequential(groups: Sequence[list[RunConfig]], timeout: float | None, threads: int | None,
-                     on_step, claim=None, sharing=None) -> Iterator[RunEvent]:
+def _iter_sequential(
+    groups: Sequence[list[RunConfig]],
+    timeout: float | None,
+    threads: int | None,
+    on_step,
+    claim=None,
+    sharing=None,
+) -> Iterator[RunEvent]:
     from ..core.steps import using
 
     for group in groups:  # one step cache per sharing group, set only while a run computes
-        if isinstance(group, ReplicaUnit):  # runs trained together: claimed together, computed together
+        if isinstance(
+            group, ReplicaUnit
+        ):  # runs trained together: claimed together, computed together
             unit = ReplicaUnit(c for c in group if claim is None or claim(c))
             for cfg in unit:
                 yield RunEvent("started", cfg, started=_utc())
-            for cfg, (result, started, finished) in zip(unit, execute_unit(unit, timeout, threads, on_step) if unit else ()):
+            for cfg, (result, started, finished) in zip(
+                unit, execute_unit(unit, timeout, threads, on_step) if unit else ()
+            ):
                 yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
             continue
         cache = sharing.cache_for(group) if sharing is not None else None
@@ -593,10 +769,17 @@ def _iter_sequential(groups: Sequence[list[RunConfig]], timeout: float | None, t
             yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
 
 
-def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout: float | None = None,
-                 threads: int | None = 1,
-                 on_step: Callable[[RunConfig, str, int], None] | None = None,
-                 claim: Callable[[RunConfig], bool] | None = None, sharing=None, replicas: int = 1) -> Iterator[RunEvent]:
+def execute_grid(
+    configs: Sequence[RunConfig],
+    jobs: int = 1,
+    dask=None,
+    timeout: float | None = None,
+    threads: int | None = 1,
+    on_step: Callable[[RunConfig, str, int], None] | None = None,
+    claim: Callable[[RunConfig], bool] | None = None,
+    sharing=None,
+    replicas: int = 1,
+) -> Iterator[RunEvent]:
     """Compute every configuration and yield a ``"started"`` and a ``"finished"`` event for each,
     as they happen. Each run uses at most ``threads`` BLAS/OpenMP/torch threads (None: no
     limit, and then results may depend on the executor). ``on_step(config, step_name,
@@ -615,8 +798,12 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     ``replicas`` in one task (:mod:`clad.engine.replicas`); the tasks are the same on every executor."""
     check_execution(jobs, threads, timeout)
     if dask is None and threads is not None and jobs * threads > (os.cpu_count() or 1):
-        log.warning("%d jobs x %d threads is more than the %d cores of this machine", jobs, threads,
-                    os.cpu_count() or 1)
+        log.warning(
+            "%d jobs x %d threads is more than the %d cores of this machine",
+            jobs,
+            threads,
+            os.cpu_count() or 1,
+        )
     # runs on the same data one after another, so each process loads a dataset once (results do
     # not depend on the order); the order --dry-run lists
     configs = execution_order(configs)
@@ -628,8 +815,15 @@ def execute_grid(configs: Sequence[RunConfig], jobs: int = 1, dask=None, timeout
     if dask is not None:
         return _iter_dask(groups, dask, timeout, threads, sharing)
     if jobs > 1:  # the steps of worker runs come back as "step" events
-        return _iter_processes(groups, min(jobs, len(configs)), timeout, threads, claim, steps=on_step is not None,
-                               sharing=sharing)
+        return _iter_processes(
+            groups,
+            min(jobs, len(configs)),
+            timeout,
+            threads,
+            claim,
+            steps=on_step is not None,
+            sharing=sharing,
+        )
     return _iter_sequential(groups, timeout, threads, on_step, claim, sharing)
 
 
@@ -638,14 +832,18 @@ class ReplicaUnit(list):
     computed by :func:`execute_unit`, its runs in threads of one process."""
 
 
-def _tasks(configs: list[RunConfig], sharing, workers: int, replicas: int = 1) -> list[list[RunConfig]]:
+def _tasks(
+    configs: list[RunConfig], sharing, workers: int, replicas: int = 1
+) -> list[list[RunConfig]]:
     """The grid as tasks: its replica units of several runs (:func:`_units`), then the other runs,
     one each without sharing, else in their sharing groups, for several workers the largest first
     and the largest halved while there are fewer tasks than workers."""
     units = _units(configs, replicas)
     if units is not None:
         alone = [u[0] for u in units if len(u) == 1]
-        return [ReplicaUnit(u) for u in units if len(u) > 1] + (_tasks(alone, sharing, workers) if alone else [])
+        return [ReplicaUnit(u) for u in units if len(u) > 1] + (
+            _tasks(alone, sharing, workers) if alone else []
+        )
     if sharing is None:
         return [[c] for c in configs]
     from .sharing import sharing_groups
@@ -655,22 +853,39 @@ def _tasks(configs: list[RunConfig], sharing, workers: int, replicas: int = 1) -
         while len(groups) < workers and max(len(g) for g in groups) > 1:
             big = max(range(len(groups)), key=lambda i: len(groups[i]))
             g = groups.pop(big)
-            groups[big:big] = [g[:len(g) // 2], g[len(g) // 2:]]
+            groups[big:big] = [g[: len(g) // 2], g[len(g) // 2 :]]
         groups.sort(key=len, reverse=True)
     return groups
 
 
-def execute_claimed(configs: Sequence[RunConfig], store, *, jobs: int = 1, dask=None, timeout: float | None = None,
-                    threads: int | None = 1, on_step: Callable[[RunConfig, str, int], None] | None = None,
-                    sharing=None, replicas: int = 1) -> Iterator[RunEvent]:
+def execute_claimed(
+    configs: Sequence[RunConfig],
+    store,
+    *,
+    jobs: int = 1,
+    dask=None,
+    timeout: float | None = None,
+    threads: int | None = 1,
+    on_step: Callable[[RunConfig, str, int], None] | None = None,
+    sharing=None,
+    replicas: int = 1,
+) -> Iterator[RunEvent]:
     """:func:`execute_grid` over the runs this process claims in ``store``, so that two processes
     on one results folder never compute one run twice: on Dask each run is claimed before it is
     submitted, elsewhere just before it starts. Closing the generator stops the workers."""
     if dask is not None:
         configs = [c for c in configs if store.claim(c.run_id)]
-    return execute_grid(configs, jobs=jobs, dask=dask, timeout=timeout, threads=threads, on_step=on_step,
-                        claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)), sharing=sharing,
-                        replicas=replicas)
+    return execute_grid(
+        configs,
+        jobs=jobs,
+        dask=dask,
+        timeout=timeout,
+        threads=threads,
+        on_step=on_step,
+        claim=None if dask is not None else (lambda cfg: store.claim(cfg.run_id)),
+        sharing=sharing,
+        replicas=replicas,
+    )
 
 
 # -- replica units (clad.engine.replicas) --------------------------------------------------------
@@ -703,8 +918,12 @@ def _unit_share(timings: dict | None, size: int) -> dict | None:
     return out
 
 
-def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, threads: int | None = 1,
-                 on_step: Callable[[RunConfig, str, int], None] | None = None) -> list:
+def execute_unit(
+    unit: Sequence[RunConfig],
+    timeout: float | None = None,
+    threads: int | None = 1,
+    on_step: Callable[[RunConfig, str, int], None] | None = None,
+) -> list:
     """Compute a unit: ``[(result, started, finished), ...]`` in the unit's order. One run is
     :func:`execute_one`; several run in threads of this process, meeting at
     their torch training calls (:class:`~clad.detectors.torch_replicas.ReplicaGroup`)."""
@@ -722,8 +941,11 @@ def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, thread
     from ..detectors.torch_replicas import ReplicaGroup
 
     if timeout is not None:
-        log.warning("the per-run time limit (%g s) is not enforced for runs trained as replicas (threads cannot "
-                    "be interrupted); set replicas = 1 to enforce it", timeout)
+        log.warning(
+            "the per-run time limit (%g s) is not enforced for runs trained as replicas (threads cannot "
+            "be interrupted); set replicas = 1 to enforce it",
+            timeout,
+        )
     group = ReplicaGroup(len(unit))
     out: list = [None] * len(unit)
     step_lock = threading.Lock()
@@ -732,9 +954,11 @@ def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, thread
         started = _utc()
         step = None
         if on_step is not None:
+
             def step(name, index, cfg=cfg):
                 with step_lock:
                     on_step(cfg, name, index)
+
         try:
             with group.member(i):
                 result = run_safely(cfg, on_step=step)
@@ -744,17 +968,26 @@ def execute_unit(unit: Sequence[RunConfig], timeout: float | None = None, thread
 
     uid = unit_id(unit)
     with limited_threads(threads), routing():
-        workers = [threading.Thread(target=member, args=(i, c), name=f"clad-replica-{i}", daemon=True)
-                   for i, c in enumerate(unit)]
+        workers = [
+            threading.Thread(target=member, args=(i, c), name=f"clad-replica-{i}", daemon=True)
+            for i, c in enumerate(unit)
+        ]
         for t in workers:
             t.start()
         for t in workers:
             t.join()
     done = []
     for i, (result, started, finished) in enumerate(out):
-        record = {"unit": uid, "size": len(unit), "index": i, "stacked_calls": group.stats.stacked_calls}
-        result = dataclasses.replace(result, timings=_unit_share(result.timings, len(unit)), extras={**(result.extras or {}), "replicas": record})
+        record = {
+            "unit": uid,
+            "size": len(unit),
+            "index": i,
+            "stacked_calls": group.stats.stacked_calls,
+        }
+        result = dataclasses.replace(
+            result,
+            timings=_unit_share(result.timings, len(unit)),
+            extras={**(result.extras or {}), "replicas": record},
+        )
         done.append((result, started, finished))
     return done
-
-

@@ -26,7 +26,13 @@ from pathlib import Path
 
 from ..atomic import atomic_output
 from ..errors import CladValueError, DataError
-from ..results.store import DEFAULT_NAME, DestinationError, load_results, read_store, writable_destination
+from ..results.store import (
+    DEFAULT_NAME,
+    DestinationError,
+    load_results,
+    read_store,
+    writable_destination,
+)
 
 __all__ = ["export", "per_series_table", "FORMATS"]
 
@@ -54,15 +60,34 @@ def per_series_table(runs):
         for concept, names in data["series"].items():
             for i, step in enumerate(r.concepts):
                 for k, series in enumerate(names):
-                    row = {"run_id": r.run_id, "dataset": r.dataset, "scenario": r.scenario, "strategy": r.strategy,
-                           "detector": r.detector, "seed": r.seed, "step": i, "step_concept": step,
-                           "test_concept": concept, "series": series}
+                    row = {
+                        "run_id": r.run_id,
+                        "dataset": r.dataset,
+                        "scenario": r.scenario,
+                        "strategy": r.strategy,
+                        "detector": r.detector,
+                        "seed": r.seed,
+                        "step": i,
+                        "step_concept": step,
+                        "test_concept": concept,
+                        "series": series,
+                    }
                     for m, values in data["values"].items():
                         v = values[concept][i][k]
                         row[m] = float("nan") if v is None else v
                     rows.append(row)
-    keys = ["run_id", "dataset", "scenario", "strategy", "detector", "seed", "step", "step_concept", "test_concept",
-            "series"]
+    keys = [
+        "run_id",
+        "dataset",
+        "scenario",
+        "strategy",
+        "detector",
+        "seed",
+        "step",
+        "step_concept",
+        "test_concept",
+        "series",
+    ]
     return pd.DataFrame(rows, columns=keys + metrics)
 
 
@@ -75,8 +100,10 @@ def with_declarations(cells, runs):
     from ..metrics.base import find_base_metric
 
     decls = {m: find_base_metric(m) for m in cells["base_metric"].unique()}
-    cells = cells.assign(base_metric_label=cells["base_metric"].map(lambda m: decls[m].label if decls[m] else m),
-                         optimistic=cells["base_metric"].map(lambda m: bool(decls[m] and decls[m].optimistic)))
+    cells = cells.assign(
+        base_metric_label=cells["base_metric"].map(lambda m: decls[m].label if decls[m] else m),
+        optimistic=cells["base_metric"].map(lambda m: bool(decls[m] and decls[m].optimistic)),
+    )
     fpr = {r.run_id: r.threshold.get("realised_fpr") for r in runs if r.threshold}
     thresholded = {m for m, d in decls.items() if d is not None and d.input == "labels"}
 
@@ -89,46 +116,67 @@ def with_declarations(cells, runs):
     return cells.assign(realised_fpr=[realised(row) for row in cells.itertuples()])
 
 
-def export(folder: str | os.PathLike, fmt: str = "csv", dest: str | os.PathLike | None = None,
-           per_series: bool = False) -> list[Path]:
+def export(
+    folder: str | os.PathLike,
+    fmt: str = "csv",
+    dest: str | os.PathLike | None = None,
+    per_series: bool = False,
+) -> list[Path]:
     """Export the database ``folder/results.sqlite`` (or a database file given directly) as tidy
     tables (with ``per_series``, the per-series table too); returns the paths written."""
     if fmt not in FORMATS:
-        raise CladValueError(f"export format {fmt!r} is not supported; allowed: {', '.join(FORMATS)}")
+        raise CladValueError(
+            f"export format {fmt!r} is not supported; allowed: {', '.join(FORMATS)}"
+        )
     if per_series and fmt == "json":
-        raise CladValueError("--per-series writes a table (csv or parquet); results.json holds the per-series "
-                             "values already (extras.time_series of each run)")
+        raise CladValueError(
+            "--per-series writes a table (csv or parquet); results.json holds the per-series "
+            "values already (extras.time_series of each run)"
+        )
     folder = Path(folder)
     db = folder if folder.is_file() else folder / DEFAULT_NAME
     if not db.is_file():
-        raise DataError(f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first")
+        raise DataError(
+            f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first"
+        )
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise CladValueError("Parquet export needs pyarrow: pip install 'clad[parquet]'") from None
+            raise CladValueError(
+                "Parquet export needs pyarrow: pip install 'clad[parquet]'"
+            ) from None
     dest = writable_destination(dest if dest is not None else db.parent, "folder", "--dest")
     if fmt == "json":
         from ..results.record import is_tuning_run, write_results
 
-        runs, spec, refs = read_store(db, lambda store: (store.load_results(), store.get_meta("spec"),
-                                                         store.load_references()))
+        runs, spec, refs = read_store(
+            db,
+            lambda store: (store.load_results(), store.get_meta("spec"), store.load_references()),
+        )
         runs = [r for r in runs if not is_tuning_run(r.config)]
         _write(dest / "results.json", lambda p: write_results(p, runs, spec=spec, references=refs))
         return [dest / "results.json"]
     written = []
 
     def read(store) -> dict:
-        runs = store.load_results(include_unfinished=True)  # every run checked against its shape and types
-        return {"r_cells": with_declarations(store.tidy(), runs), "metrics": store.metrics_table(),
-                "runs": store.runs_table()}
+        runs = store.load_results(
+            include_unfinished=True
+        )  # every run checked against its shape and types
+        return {
+            "r_cells": with_declarations(store.tidy(), runs),
+            "metrics": store.metrics_table(),
+            "runs": store.runs_table(),
+        }
 
     tables = read_store(db, read)
     if per_series:
         table = per_series_table(load_results(db))
         if table.empty:
-            raise DataError(f"no run in {str(db)!r} has per-series values: they are kept for test concepts with a "
-                            "time axis (the telemanom loader, windowed or not)")
+            raise DataError(
+                f"no run in {str(db)!r} has per-series values: they are kept for test concepts with a "
+                "time axis (the telemanom loader, windowed or not)"
+            )
         tables["per_series"] = table
     for name, df in tables.items():
         path = dest / f"{name}.{fmt}"
@@ -145,4 +193,6 @@ def _write(path: Path, write) -> None:
     try:
         write(path)
     except OSError as exc:
-        raise DestinationError(path, exc.strerror or str(exc), "free space or give another folder with --dest") from None
+        raise DestinationError(
+            path, exc.strerror or str(exc), "free space or give another folder with --dest"
+        ) from None

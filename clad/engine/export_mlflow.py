@@ -47,7 +47,13 @@ from urllib.parse import urlparse
 from ..errors import CladValueError, DataError
 from ..results.store import DEFAULT_NAME
 
-__all__ = ["export_mlflow", "default_tracking_uri", "fingerprint", "check_tracking_uri", "TRACKING_SCHEMES"]
+__all__ = [
+    "export_mlflow",
+    "default_tracking_uri",
+    "fingerprint",
+    "check_tracking_uri",
+    "TRACKING_SCHEMES",
+]
 
 
 def _mlflow():
@@ -55,8 +61,10 @@ def _mlflow():
         from mlflow.entities import Metric, Param, RunTag
         from mlflow.tracking import MlflowClient
     except ImportError:
-        raise CladValueError("MLflow export needs MLflow: pip install 'clad[mlflow]' "
-                             "(mlflow-skinny with SQLAlchemy and Alembic)") from None
+        raise CladValueError(
+            "MLflow export needs MLflow: pip install 'clad[mlflow]' "
+            "(mlflow-skinny with SQLAlchemy and Alembic)"
+        ) from None
     return MlflowClient, Metric, Param, RunTag
 
 
@@ -114,7 +122,9 @@ def _metrics(run, Metric, now: int) -> tuple[list, list[str]]:
     if run.peak_memory is not None:
         add("peak_memory_mb", run.peak_memory / 1e6)
     for key, value in (run.timings or {}).items():
-        if isinstance(value, dict):  # counts, not seconds: the run's training steps and scoring passes
+        if isinstance(
+            value, dict
+        ):  # counts, not seconds: the run's training steps and scoring passes
             for k, v in value.items():
                 add(f"{key}.{k}", v)
         elif isinstance(value, (list, tuple)):
@@ -127,8 +137,15 @@ def _metrics(run, Metric, now: int) -> tuple[list, list[str]]:
 def _r_table(run, base):
     import pandas as pd
 
-    return pd.DataFrame(run.R[base], index=[f"{i}: {c}" for i, c in enumerate(run.concepts)],
-                        columns=list(run.test_concepts)).rename_axis("step").reset_index()
+    return (
+        pd.DataFrame(
+            run.R[base],
+            index=[f"{i}: {c}" for i, c in enumerate(run.concepts)],
+            columns=list(run.test_concepts),
+        )
+        .rename_axis("step")
+        .reset_index()
+    )
 
 
 def fingerprint(run) -> str:
@@ -138,8 +155,20 @@ def fingerprint(run) -> str:
     from .config import canonical
 
     rec = run.to_dict()
-    content = {k: rec.get(k) for k in ("run_id", "config", "inputs", "status", "R", "metrics", "error",
-                                       "concepts", "test_concepts")}
+    content = {
+        k: rec.get(k)
+        for k in (
+            "run_id",
+            "config",
+            "inputs",
+            "status",
+            "R",
+            "metrics",
+            "error",
+            "concepts",
+            "test_concepts",
+        )
+    }
     return hashlib.sha256(canonical(to_jsonable(content)).encode()).hexdigest()[:16]
 
 
@@ -147,9 +176,15 @@ def _log_run(client, experiment_id: str, run, classes, folder: str = "") -> str:
     import time
 
     now = int(time.time() * 1000)
-    tags = {"clad.run_id": run.run_id or "", "clad.status": run.status, "clad.fingerprint": fingerprint(run),
-            "clad.folder": folder}
-    tags.update({f"clad.version.{k}": str(v) for k, v in (run.versions or {}).items() if v is not None})
+    tags = {
+        "clad.run_id": run.run_id or "",
+        "clad.status": run.status,
+        "clad.fingerprint": fingerprint(run),
+        "clad.folder": folder,
+    }
+    tags.update(
+        {f"clad.version.{k}": str(v) for k, v in (run.versions or {}).items() if v is not None}
+    )
     name = f"{run.dataset} / {run.scenario} / {run.strategy} / {run.detector} / seed {run.seed}"
     mlrun = client.create_run(experiment_id, run_name=name[:250], tags=tags)
     rid = mlrun.info.run_id
@@ -167,9 +202,9 @@ def _fill_run(client, rid: str, run, classes, now: int) -> None:
     metrics, undefined = _metrics(run, Metric, now)
     params = [Param(k, v) for k, v in _params(run).items()]
     for k in range(0, len(params), 100):  # MLflow's limits per batch: 100 parameters, 1000 metrics
-        client.log_batch(rid, params=params[k:k + 100])
+        client.log_batch(rid, params=params[k : k + 100])
     for k in range(0, len(metrics), 1000):
-        client.log_batch(rid, metrics=metrics[k:k + 1000])
+        client.log_batch(rid, metrics=metrics[k : k + 1000])
     if undefined:
         client.log_batch(rid, tags=[RunTag("clad.undefined_metrics", ", ".join(undefined)[:5000])])
     if run.ok:
@@ -182,12 +217,15 @@ def _fill_run(client, rid: str, run, classes, now: int) -> None:
             client.log_figure(rid, ax.figure, f"R/{base}.png")
     else:
         client.log_text(rid, run.error or "no error recorded", "error.txt")
-    client.set_tag(rid, "clad.complete", "true")  # last: an export cut short before it is logged again
+    client.set_tag(
+        rid, "clad.complete", "true"
+    )  # last: an export cut short before it is logged again
     client.set_terminated(rid, status="FINISHED" if run.ok else "FAILED")
 
 
-def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
-                  experiment: str | None = None) -> dict:
+def export_mlflow(
+    folder: str | os.PathLike, tracking_uri: str | None = None, experiment: str | None = None
+) -> dict:
     """Log the runs of ``folder/results.sqlite`` (or a database file) into an MLflow tracking
     store, idempotently by content (see the module docstring); return ``{"tracking_uri",
     "experiment_id", "exported", "updated", "skipped", "retired", "reasons"}`` (``exported``: runs
@@ -197,7 +235,9 @@ def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
     folder = Path(folder)
     db = folder if folder.is_file() else folder / DEFAULT_NAME
     if not db.is_file():
-        raise DataError(f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first")
+        raise DataError(
+            f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first"
+        )
     classes = _mlflow()
     runs, spec = read_store(db, lambda store: (store.load_results(), store.get_meta("spec") or {}))
     from ..results.record import is_tuning_run
@@ -218,10 +258,16 @@ def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
             client = classes[0](tracking_uri=tracking_uri)
             found = client.get_experiment_by_name(name)
         except Exception as exc:  # noqa: BLE001 - MLflow's many ways of saying a store cannot be opened
-            raise DataError(f"MLflow cannot open the tracking store {tracking_uri} ({type(exc).__name__}: "
-                            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}); give another "
-                            "--tracking-uri") from None
-        experiment_id = found.experiment_id if found else client.create_experiment(name, artifact_location=artifacts)
+            raise DataError(
+                f"MLflow cannot open the tracking store {tracking_uri} ({type(exc).__name__}: "
+                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}); give another "
+                "--tracking-uri"
+            ) from None
+        experiment_id = (
+            found.experiment_id
+            if found
+            else client.create_experiment(name, artifact_location=artifacts)
+        )
         exported_before: dict[str, list] = {}
         for found_run in _all_runs(client, experiment_id):
             exported_before.setdefault(found_run.data.tags.get("clad.run_id"), []).append(found_run)
@@ -246,8 +292,15 @@ def export_mlflow(folder: str | os.PathLike, tracking_uri: str | None = None,
                 if rid and old.data.tags.get("clad.folder") == here:
                     _discard(client, old.info.run_id, old.info.status)
                     retired += 1
-    return {"tracking_uri": tracking_uri, "experiment_id": experiment_id, "exported": exported,
-            "updated": updated, "skipped": skipped, "retired": retired, "reasons": reasons}
+    return {
+        "tracking_uri": tracking_uri,
+        "experiment_id": experiment_id,
+        "exported": exported,
+        "updated": updated,
+        "skipped": skipped,
+        "retired": retired,
+        "reasons": reasons,
+    }
 
 
 def _discard(client, rid: str, status: str) -> None:
@@ -265,7 +318,10 @@ def _why_again(before: list, run) -> str | None:
     if len(before) > 1:
         return "exported more than once"
     old = before[0]
-    if old.data.tags.get("clad.complete") != "true" or old.info.status not in ("FINISHED", "FAILED"):
+    if old.data.tags.get("clad.complete") != "true" or old.info.status not in (
+        "FINISHED",
+        "FAILED",
+    ):
         return "its export was cut short"
     if old.data.tags.get("clad.fingerprint") != fingerprint(run):
         return "computed again since"
@@ -287,18 +343,26 @@ def check_tracking_uri(tracking_uri: Any) -> str:
     clad.errors.CladValueError: --tracking-uri 'sqlite:///:memory:' is an in-memory store: the logged runs would vanish when the export ends; give a file, e.g. sqlite:////absolute/path/mlflow.db
     """
     if not isinstance(tracking_uri, str) or not tracking_uri.strip():
-        raise CladValueError(f"--tracking-uri {tracking_uri!r}; expected a URI such as http://host:5000 or "
-                             "sqlite:////absolute/path/mlflow.db")
+        raise CladValueError(
+            f"--tracking-uri {tracking_uri!r}; expected a URI such as http://host:5000 or "
+            "sqlite:////absolute/path/mlflow.db"
+        )
     parsed = urlparse(tracking_uri)
     scheme = parsed.scheme.split("+")[0].lower()
     if scheme not in TRACKING_SCHEMES:
-        raise CladValueError(f"--tracking-uri {tracking_uri!r}: scheme {parsed.scheme or '(none)'!r} is not a tracking "
-                             f"store MLflow reads; expected one of {', '.join(s + ':' for s in TRACKING_SCHEMES)}")
+        raise CladValueError(
+            f"--tracking-uri {tracking_uri!r}: scheme {parsed.scheme or '(none)'!r} is not a tracking "
+            f"store MLflow reads; expected one of {', '.join(s + ':' for s in TRACKING_SCHEMES)}"
+        )
     if scheme == "sqlite" and tracking_uri.split("://", 1)[-1].lstrip("/") in ("", ":memory:"):
-        raise CladValueError(f"--tracking-uri {tracking_uri!r} is an in-memory store: the logged runs would vanish "
-                             "when the export ends; give a file, e.g. sqlite:////absolute/path/mlflow.db")
+        raise CladValueError(
+            f"--tracking-uri {tracking_uri!r} is an in-memory store: the logged runs would vanish "
+            "when the export ends; give a file, e.g. sqlite:////absolute/path/mlflow.db"
+        )
     if scheme in ("http", "https") and not parsed.hostname:
-        raise CladValueError(f"--tracking-uri {tracking_uri!r} names no host; expected e.g. http://host:5000")
+        raise CladValueError(
+            f"--tracking-uri {tracking_uri!r} names no host; expected e.g. http://host:5000"
+        )
     return tracking_uri
 
 
@@ -313,8 +377,10 @@ def _reachable(tracking_uri: str, timeout: float = 5.0) -> None:
         with socket.create_connection((parsed.hostname or "localhost", port), timeout=timeout):
             pass
     except OSError as exc:
-        raise DataError(f"cannot reach the MLflow tracking server at {tracking_uri} "
-                        f"({exc.strerror or exc}); start it, or give another --tracking-uri") from None
+        raise DataError(
+            f"cannot reach the MLflow tracking server at {tracking_uri} "
+            f"({exc.strerror or exc}); start it, or give another --tracking-uri"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -335,9 +401,9 @@ def _artifact_location(tracking_uri: str) -> str | None:
     """For a SQLite store, ``artifacts/`` beside its database file (MLflow would otherwise put a new
     experiment's artifacts in ``./mlruns`` of the current folder); else the store's own default."""
     prefix = "sqlite:///"
-    if not tracking_uri.startswith(prefix) or tracking_uri[len(prefix):] in ("", ":memory:"):
+    if not tracking_uri.startswith(prefix) or tracking_uri[len(prefix) :] in ("", ":memory:"):
         return None
-    return (Path(tracking_uri[len(prefix):]).resolve().parent / "artifacts").as_uri()
+    return (Path(tracking_uri[len(prefix) :]).resolve().parent / "artifacts").as_uri()
 
 
 def _all_runs(client, experiment_id: str):

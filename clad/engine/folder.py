@@ -70,17 +70,23 @@ class FolderLock:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
         except OSError as exc:
             if os.path.islink(self.path) or exc.errno == errno.ELOOP:
-                raise FolderInUse(f"{str(self.path)!r} is a symbolic link; clad's lock file must be a plain file "
-                                  "(nothing is written through a link): remove the link or choose another --out "
-                                  "folder") from None
+                raise FolderInUse(
+                    f"{str(self.path)!r} is a symbolic link; clad's lock file must be a plain file "
+                    "(nothing is written through a link): remove the link or choose another --out "
+                    "folder"
+                ) from None
             if os.path.isdir(self.path) or exc.errno == errno.EISDIR:
-                raise FolderInUse(f"{str(self.path)!r} is a folder; clad's lock file must be a plain file: remove "
-                                  "it or choose another --out folder") from None
+                raise FolderInUse(
+                    f"{str(self.path)!r} is a folder; clad's lock file must be a plain file: remove "
+                    "it or choose another --out folder"
+                ) from None
             raise
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            raise FolderInUse(f"{str(self.path)!r} is not a plain file; clad's lock file must be one: remove it "
-                              "or choose another --out folder")
+            raise FolderInUse(
+                f"{str(self.path)!r} is not a plain file; clad's lock file must be one: remove it "
+                "or choose another --out folder"
+            )
         return fd
 
     def _is_current(self) -> bool:
@@ -97,21 +103,35 @@ class FolderLock:
             if self._fd is None:
                 self._fd = self._open()
             try:
-                fcntl.flock(self._fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+                fcntl.flock(
+                    self._fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+                )
             except BlockingIOError:
                 h = self.holder()
-                who = (f"process {h.get('pid')} on {h.get('host')} (spec {h.get('spec')!r})" if h
-                       else "another process")
+                who = (
+                    f"process {h.get('pid')} on {h.get('host')} (spec {h.get('spec')!r})"
+                    if h
+                    else "another process"
+                )
                 self.release(remove=False)
-                raise FolderInUse(f"{str(self.path.parent)!r} is being written by {who}; --fresh would delete "
-                                  "its results: wait for it to end, or use another --out folder") from None
+                raise FolderInUse(
+                    f"{str(self.path.parent)!r} is being written by {who}; --fresh would delete "
+                    "its results: wait for it to end, or use another --out folder"
+                ) from None
             if self._is_current():
                 break
-            os.close(self._fd)  # the file was removed by a process that let go of it: take the new one
+            os.close(
+                self._fd
+            )  # the file was removed by a process that let go of it: take the new one
             self._fd = None
         os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                        "spec": self.spec_name}).encode(), 0)
+        os.pwrite(
+            self._fd,
+            json.dumps(
+                {"pid": os.getpid(), "host": socket.gethostname(), "spec": self.spec_name}
+            ).encode(),
+            0,
+        )
         return self
 
     def share(self) -> None:

@@ -13,7 +13,13 @@ __all__ = ["mp_context", "prestart_workers"]
 #: what the forkserver imports once, before it forks any worker: clad's run machinery (with the step
 #: cache's groups and the dataset loaders, which a worker's first run imports otherwise) and PyOD's base
 #: (PyOD pulls in numba and matplotlib, a second per worker otherwise); a missing one is skipped
-_PRELOAD = ("clad.engine.run", "clad.engine.executors", "clad.engine.sharing", "clad.datasets", "pyod.models.base")
+_PRELOAD = (
+    "clad.engine.run",
+    "clad.engine.executors",
+    "clad.engine.sharing",
+    "clad.datasets",
+    "pyod.models.base",
+)
 #: imported last when the grid's detectors are known: their modules (the same name as
 #: clad.engine.worker_imports.VARIABLE, which this module does not import: it imports nothing heavy)
 _DETECTOR_IMPORTS = "clad.engine.worker_imports"

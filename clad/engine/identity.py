@@ -30,7 +30,9 @@ log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=None)
-def _traits(dataset_json: str, scenario_json: str, strategy_json: str, detector_json: str) -> tuple[str | None, bool]:
+def _traits(
+    dataset_json: str, scenario_json: str, strategy_json: str, detector_json: str
+) -> tuple[str | None, bool]:
     import json
 
     from ..core.seeding import seed_consumers
@@ -39,17 +41,25 @@ def _traits(dataset_json: str, scenario_json: str, strategy_json: str, detector_
     from ..scenarios import SCENARIOS
     from ..strategies import make_strategy
 
-    dataset, scenario_c, strategy_c, detector_c = (json.loads(x) for x in
-                                                   (dataset_json, scenario_json, strategy_json, detector_json))
+    dataset, scenario_c, strategy_c, detector_c = (
+        json.loads(x) for x in (dataset_json, scenario_json, strategy_json, detector_json)
+    )
     scenario = SCENARIOS.build(scenario_c["name"], scenario_c["params"])
-    strategy = make_strategy(strategy_c["name"], make_detector(detector_c["name"], detector_c["params"]),
-                             strategy_c["params"])
+    strategy = make_strategy(
+        strategy_c["name"],
+        make_detector(detector_c["name"], detector_c["params"]),
+        strategy_c["params"],
+    )
     factory = DATASETS.resolve(dataset["name"])
     same = None
     if not getattr(strategy, "reads_concept_id", True):
         same = getattr(scenario, "same_without_id", None)
-    consumers = seed_consumers(strategy=strategy, scenario=scenario, dataset_factory=factory,
-                               dataset_params=dataset["params"])
+    consumers = seed_consumers(
+        strategy=strategy,
+        scenario=scenario,
+        dataset_factory=factory,
+        dataset_params=dataset["params"],
+    )
     return same, bool(consumers)
 
 
@@ -57,8 +67,10 @@ def run_traits(cfg: RunConfig) -> tuple[str | None, bool]:
     """``(scenario, seed_matters)`` for :meth:`RunConfig.computation_key`: the scenario this run's
     loop equals for its strategy (None: its own) and whether any part consumes the seed. A
     configuration that cannot be built is its own computation (the run reports the error)."""
-    parts = [canonical({"name": c.name, "params": dict(c.params)})
-             for c in (cfg.dataset, cfg.scenario, cfg.strategy, cfg.detector)]
+    parts = [
+        canonical({"name": c.name, "params": dict(c.params)})
+        for c in (cfg.dataset, cfg.scenario, cfg.strategy, cfg.detector)
+    ]
     try:
         return _traits(*parts)
     except Exception as exc:  # noqa: BLE001 - the run itself will say what is wrong
@@ -66,8 +78,9 @@ def run_traits(cfg: RunConfig) -> tuple[str | None, bool]:
         return None, True
 
 
-def computation_keys(configs: Iterable[RunConfig], share: bool = True,
-                     inputs: dict[str, dict] | None = None) -> dict[str, str]:
+def computation_keys(
+    configs: Iterable[RunConfig], share: bool = True, inputs: dict[str, dict] | None = None
+) -> dict[str, str]:
     """``{run_id: computation key}``; without ``share`` every run is its own computation (the key
     still covers ``inputs[run_id]``, the fingerprints of what it reads)."""
     inputs = inputs or {}
@@ -104,8 +117,10 @@ def _distribution_of(top: str) -> str | None:
         dist = None
     if dist is not None:
         declared = (dist.read_text("top_level.txt") or "").split()
-        provided = declared or {f.parts[0] if len(f.parts) > 1 else inspect.getmodulename(str(f))
-                                for f in dist.files or ()}
+        provided = declared or {
+            f.parts[0] if len(f.parts) > 1 else inspect.getmodulename(str(f))
+            for f in dist.files or ()
+        }
         if top in provided:
             return dist.metadata["Name"]
     found = _distributions().get(top)
@@ -164,7 +179,7 @@ def current_fingerprint(key: str) -> str:
 
     kind, _, what = key.partition(" ")
     if key.startswith("data file "):
-        path = Path(key[len("data file "):])
+        path = Path(key[len("data file ") :])
         return sha256_of(path) if path.is_file() else "missing"
     if kind == "code":
         return module_fingerprint(what)
@@ -175,7 +190,11 @@ def changed_inputs(recorded: dict[str, str], cfg: RunConfig) -> list[str]:
     """The inputs of a finished run that are not what they were when it ran (a replaced data
     file, an edited plug-in), each as ``"KEY (OLD -> NEW)"``."""
     now = {**{k: current_fingerprint(k) for k in recorded}, **code_inputs(cfg)}
-    return [f"{k} ({_short(recorded.get(k))} -> {_short(v)})" for k, v in now.items() if recorded.get(k) != v]
+    return [
+        f"{k} ({_short(recorded.get(k))} -> {_short(v)})"
+        for k, v in now.items()
+        if recorded.get(k) != v
+    ]
 
 
 def _short(v: str | None) -> str:

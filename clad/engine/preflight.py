@@ -51,8 +51,10 @@ def data_problems(configs: Iterable[RunConfig]) -> list[str]:
         try:
             run_dataset(cfg)
         except Exception as exc:  # noqa: BLE001 - every run of this dataset would fail with it: said once, here
-            out.append(f"datasets ({cfg.dataset.display}): {_cause(exc)} (found by building it with seed "
-                       f"{cfg.seed} before any run)")
+            out.append(
+                f"datasets ({cfg.dataset.display}): {_cause(exc)} (found by building it with seed "
+                f"{cfg.seed} before any run)"
+            )
     return out
 
 
@@ -73,6 +75,8 @@ def preflight_problems(configs, here: bool) -> list[str]:
     if here:
         from .spec_checks import device_problems
 
-        found += device_problems(getattr(configs, "detectors", None)
-                                 or {c.detector.display: c.detector for c in configs}.values())
+        found += device_problems(
+            getattr(configs, "detectors", None)
+            or {c.detector.display: c.detector for c in configs}.values()
+        )
     return found + data_problems(_first_of_each_dataset(configs))

@@ -39,8 +39,11 @@ BAR_WIDTH = 16
 FALLBACK_COLUMNS = 80
 #: without a terminal, a progress line at least this often (seconds), however long a run takes
 HEARTBEAT_SECONDS = 60.0
-_BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar:" + str(BAR_WIDTH)
-               + "}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]{postfix}")
+_BAR_FORMAT = (
+    "{desc}: {percentage:3.0f}%|{bar:"
+    + str(BAR_WIDTH)
+    + "}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]{postfix}"
+)
 
 
 def shorten(text: str, width: int) -> str:
@@ -75,12 +78,21 @@ def _indent(text: str, prefix: str = "    ") -> str:
 class Progress:
     """Follow ``total`` runs, of which ``already`` were finished before this invocation (a resumed grid)."""
 
-    def __init__(self, total: int, already: int = 0, desc: str = "runs", bar: bool | None = None,
-                 elapsed: float = 0.0, flagged: int = 0):
+    def __init__(
+        self,
+        total: int,
+        already: int = 0,
+        desc: str = "runs",
+        bar: bool | None = None,
+        elapsed: float = 0.0,
+        flagged: int = 0,
+    ):
         self.total = int(total)
         self.done = int(already)
         self.failed = 0
-        self.flagged = int(flagged)  # runs that recorded warnings (those of earlier invocations too)
+        self.flagged = int(
+            flagged
+        )  # runs that recorded warnings (those of earlier invocations too)
         self.shared_runs = 0  # runs recorded as the same computation as another
         self._number: dict[str, int] = {}  # run_id -> its number in the log
         self.desc = desc
@@ -95,12 +107,21 @@ class Progress:
             from tqdm import tqdm
             from tqdm.contrib.logging import logging_redirect_tqdm
 
-            self._bar = tqdm(total=self.total, initial=self.done, unit="run", desc=shorten(desc, 30) or "runs",
-                             file=sys.stderr, ncols=_columns(), bar_format=_BAR_FORMAT)
+            self._bar = tqdm(
+                total=self.total,
+                initial=self.done,
+                unit="run",
+                desc=shorten(desc, 30) or "runs",
+                file=sys.stderr,
+                ncols=_columns(),
+                bar_format=_BAR_FORMAT,
+            )
             if elapsed > 0:  # a resumed grid: its clock and rate go on from the earlier invocations
                 self._bar.start_t -= elapsed
                 self._bar.initial = 0
-            self._stack.enter_context(logging_redirect_tqdm(loggers=[logging.getLogger("clad")], tqdm_class=tqdm))
+            self._stack.enter_context(
+                logging_redirect_tqdm(loggers=[logging.getLogger("clad")], tqdm_class=tqdm)
+            )
         else:  # no terminal: a line now and then, so a log shows the grid is alive between runs
             self._started_at = time.monotonic()
             self._stop = threading.Event()
@@ -112,16 +133,24 @@ class Progress:
     def _heartbeat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
             running = "; ".join(list(self._active.values())[:3])
-            log.info("still running after %.0f s: %d of %d runs done%s%s", time.monotonic() - self._started_at,
-                     self.done + self.failed, self.total, f", {self.failed} failed" if self.failed else "",
-                     f"; now: {running}" if running else "")
+            log.info(
+                "still running after %.0f s: %d of %d runs done%s%s",
+                time.monotonic() - self._started_at,
+                self.done + self.failed,
+                self.total,
+                f", {self.failed} failed" if self.failed else "",
+                f"; now: {running}" if running else "",
+            )
 
     @property
     def remaining(self) -> int:
         return self.total - self.done - self.failed
 
     def _counts(self) -> str:
-        parts = [f"failed {self.failed}" if self.failed else "", f"warnings {self.flagged}" if self.flagged else ""]
+        parts = [
+            f"failed {self.failed}" if self.failed else "",
+            f"warnings {self.flagged}" if self.flagged else "",
+        ]
         return ", ".join(p for p in parts if p)
 
     def _refresh(self, now: bool = True) -> None:
@@ -166,13 +195,23 @@ class Progress:
             self._refresh(now=False)
             self._bar.update(1)
             if not result.ok:
-                self._bar.write(f"run failed: {cfg.describe()}\n{_indent(result.cause)}", file=sys.stderr)
+                self._bar.write(
+                    f"run failed: {cfg.describe()}\n{_indent(result.cause)}", file=sys.stderr
+                )
         elif result.ok:
             extra = f", {len(result.warnings)} warning(s)" if result.warnings else ""
-            log.info("run %d/%d done (%.1fs%s): %s", n, self.total, float(result.timings.get("total", 0.0)), extra,
-                     cfg.describe())
+            log.info(
+                "run %d/%d done (%.1fs%s): %s",
+                n,
+                self.total,
+                float(result.timings.get("total", 0.0)),
+                extra,
+                cfg.describe(),
+            )
         else:
-            log.warning("run %d/%d FAILED: %s:\n%s", n, self.total, cfg.describe(), _indent(result.cause))
+            log.warning(
+                "run %d/%d FAILED: %s:\n%s", n, self.total, cfg.describe(), _indent(result.cause)
+            )
 
     def shared(self, result: RunResult, cfg: RunConfig) -> None:
         """A run recorded as the same computation as ``result.shared_from``: counted and logged,
@@ -186,7 +225,11 @@ class Progress:
         if result.run_id:
             self._number[result.run_id] = n
         source = self._number.get(result.shared_from or "")
-        same = f"same computation as run {source}" if source else f"same computation as {result.shared_from}"
+        same = (
+            f"same computation as run {source}"
+            if source
+            else f"same computation as {result.shared_from}"
+        )
         if self._bar is not None:
             self._refresh(now=False)
             self._bar.update(1)
@@ -212,9 +255,14 @@ class ProgressEvents:
 
     def __call__(self, event) -> None:
         if event.kind == "grid_started":
-            self.progress = Progress(event.total, already=event.finished_before, desc=event.name, bar=self.bar,
-                                     elapsed=getattr(event, "elapsed_before", 0.0),
-                                     flagged=getattr(event, "flagged_before", 0))
+            self.progress = Progress(
+                event.total,
+                already=event.finished_before,
+                desc=event.name,
+                bar=self.bar,
+                elapsed=getattr(event, "elapsed_before", 0.0),
+                flagged=getattr(event, "flagged_before", 0),
+            )
         elif self.progress is None:
             return
         elif event.kind == "started":
@@ -273,12 +321,18 @@ def format_failures(runs: Iterable[RunResult], shown: int = 5) -> str:
         return ""
     from ..report.wording import warning_template
 
-    groups = _grouped(failed, lambda r: [warning_template(r.cause)])  # causes that differ only in numbers: one
+    groups = _grouped(
+        failed, lambda r: [warning_template(r.cause)]
+    )  # causes that differ only in numbers: one
     shown_groups = {}
     for members in groups.values():
         causes = list(dict.fromkeys(r.cause for r in members))
-        what = causes[0] + (f"\n(and {len(causes) - 1} more cause{'s' if len(causes) > 2 else ''} that differ "
-                            "only in their numbers)" if len(causes) > 1 else "")
+        what = causes[0] + (
+            f"\n(and {len(causes) - 1} more cause{'s' if len(causes) > 2 else ''} that differ "
+            "only in their numbers)"
+            if len(causes) > 1
+            else ""
+        )
         shown_groups[what] = members
     return _table(f"Failed runs by cause ({len(failed)} failed):", shown_groups, shown)
 
@@ -289,6 +343,8 @@ def format_warnings(runs: Iterable[RunResult], shown: int = 3) -> str:
     if not flagged:
         return ""
     n = sum(len(r.warnings) for r in flagged)
-    title = (f"{len(flagged)} run{'s' if len(flagged) > 1 else ''} recorded {n} warning{'s' if n > 1 else ''} "
-             "(listed in results.json, field 'warnings', and in the report):")
+    title = (
+        f"{len(flagged)} run{'s' if len(flagged) > 1 else ''} recorded {n} warning{'s' if n > 1 else ''} "
+        "(listed in results.json, field 'warnings', and in the report):"
+    )
     return _table(title, _grouped(flagged, lambda r: sorted(set(r.warnings))), shown)

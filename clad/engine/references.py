@@ -41,8 +41,17 @@ from ..metrics.reference_metrics import declare_reference_metrics
 from .config import Component, RunConfig
 from .settings import Execution
 
-__all__ = ["ReferenceConfig", "ReferencePlan", "reference_plan", "is_reference", "attach_references",
-           "with_references", "references_to_compute", "record_reference", "compute_references"]
+__all__ = [
+    "ReferenceConfig",
+    "ReferencePlan",
+    "reference_plan",
+    "is_reference",
+    "attach_references",
+    "with_references",
+    "references_to_compute",
+    "record_reference",
+    "compute_references",
+]
 
 log = logging.getLogger(__name__)
 
@@ -85,10 +94,18 @@ def reference_plan(configs: Iterable[RunConfig], kinds: Sequence[str]) -> Refere
     for cfg in configs:
         mine = of_run.setdefault(cfg.run_id, {})
         for kind in kinds:
-            ref = ReferenceConfig(cfg.dataset, Component("concept_incremental", label="reference"),
-                                  Component("naive", label=kind), cfg.detector, cfg.seed, cfg.base_metrics,
-                                  data_view=cfg.data_view, metric_params=cfg.metric_params, threshold=cfg.threshold,
-                                  reference=kind)
+            ref = ReferenceConfig(
+                cfg.dataset,
+                Component("concept_incremental", label="reference"),
+                Component("naive", label=kind),
+                cfg.detector,
+                cfg.seed,
+                cfg.base_metrics,
+                data_view=cfg.data_view,
+                metric_params=cfg.metric_params,
+                threshold=cfg.threshold,
+                reference=kind,
+            )
             refs.setdefault(ref.run_id, ref)
             mine[kind] = ref.run_id
     return ReferencePlan(tuple(refs.values()), of_run)
@@ -116,13 +133,21 @@ def record_reference(store, event) -> None:
     plug-in code it ran), and say when it failed: the runs then have no metrics against it."""
     from .identity import code_inputs
 
-    result = dataclasses.replace(event.result, inputs={**event.result.inputs, **code_inputs(event.config)})
+    result = dataclasses.replace(
+        event.result, inputs={**event.result.inputs, **code_inputs(event.config)}
+    )
     store.write_reference(result, event.started, event.finished)
     if not result.ok:
-        log.warning("%s failed: %s; the runs have no metrics against it", event.config.describe(), result.cause)
+        log.warning(
+            "%s failed: %s; the runs have no metrics against it",
+            event.config.describe(),
+            result.cause,
+        )
 
 
-def compute_references(store, plan: ReferencePlan, execution: Execution = Execution()) -> tuple[int, bool]:
+def compute_references(
+    store, plan: ReferencePlan, execution: Execution = Execution()
+) -> tuple[int, bool]:
     """Compute the references of ``plan`` not finished in ``store`` (:func:`references_to_compute`)
     with the grid's executor and its ``execution`` settings (:func:`~clad.engine.executors.execute_grid`:
     worker processes, Dask, time limits, claims so that two processes on one folder never compute
@@ -133,8 +158,14 @@ def compute_references(store, plan: ReferencePlan, execution: Execution = Execut
     if not todo:
         return 0, False
     log.info("%d reference runs to compute", len(todo))
-    events = execute_claimed(todo, store, jobs=execution.jobs, dask=execution.dask, timeout=execution.timeout,
-                             threads=execution.threads)
+    events = execute_claimed(
+        todo,
+        store,
+        jobs=execution.jobs,
+        dask=execution.dask,
+        timeout=execution.timeout,
+        threads=execution.threads,
+    )
     n = 0
     try:
         for ev in events:
@@ -159,16 +190,25 @@ def with_references(run: RunResult, references: dict[str, RunResult]) -> RunResu
     t = learned_at(run.concepts, run.test_concepts)
     metrics = {m: dict(v) for m, v in run.metrics.items()}
     for base, R in run.R.items():
-        inputs = {reference_input(kind): reference_scores(kind, ref.concepts, ref.test_concepts, ref.R[base],
-                                                          run.test_concepts)
-                  for kind, ref in references.items() if ref.ok and base in ref.R}
+        inputs = {
+            reference_input(kind): reference_scores(
+                kind, ref.concepts, ref.test_concepts, ref.R[base], run.test_concepts
+            )
+            for kind, ref in references.items()
+            if ref.ok and base in ref.R
+        }
         if not inputs:
             continue
         s = summarize(R, t, **inputs)
-        names = declare_reference_metrics()  # also those of metrics declared after clad.metrics was imported
+        names = (
+            declare_reference_metrics()
+        )  # also those of metrics declared after clad.metrics was imported
         mine = metrics.setdefault(base, {})
         mine.update({k: s[k] for k in names if k in s})
-        mine["left_out"] = {**mine.get("left_out", {}), **{k: v for k, v in s["left_out"].items() if k in names}}
+        mine["left_out"] = {
+            **mine.get("left_out", {}),
+            **{k: v for k, v in s["left_out"].items() if k in names},
+        }
     return dataclasses.replace(run, metrics=metrics)
 
 
@@ -180,7 +220,9 @@ def attach_references(store, plan: ReferencePlan, run_ids: Iterable[str]) -> int
     refs = {r.run_id: r for r in store.load_references()}
     n = 0
     for run in store.load_results(list(run_ids)):
-        mine = {kind: refs[rid] for kind, rid in plan.of_run.get(run.run_id, {}).items() if rid in refs}
+        mine = {
+            kind: refs[rid] for kind, rid in plan.of_run.get(run.run_id, {}).items() if rid in refs
+        }
         new = with_references(run, mine)
         if to_jsonable(new.metrics) != to_jsonable(run.metrics):
             store.write_metrics(new)

@@ -35,7 +35,14 @@ from typing import Sequence
 
 from .config import RunConfig, canonical
 
-__all__ = ["DEFAULT_REPLICAS", "REPLICA_PARAMETERS", "group_key", "replica_units", "replica_problem", "unit_id"]
+__all__ = [
+    "DEFAULT_REPLICAS",
+    "REPLICA_PARAMETERS",
+    "group_key",
+    "replica_units",
+    "replica_problem",
+    "unit_id",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,22 +66,31 @@ def _problem(strategy_json: str, detector_json: str) -> str | None:
         return f"cannot be built ({exc})"
     if not getattr(detector, "_clad_torch", False):
         return "the detector is not one of clad's torch detectors"
-    return getattr(strategy, "replicas_problem", "the strategy does not say that it can run per replica")
+    return getattr(
+        strategy, "replicas_problem", "the strategy does not say that it can run per replica"
+    )
 
 
 def replica_problem(cfg: RunConfig) -> str | None:
     """Why this run cannot be a replica of a stacked model (None: it can)."""
-    return _problem(canonical({"name": cfg.strategy.name, "params": dict(cfg.strategy.params)}),
-                    canonical({"name": cfg.detector.name, "params": dict(cfg.detector.params)}))
+    return _problem(
+        canonical({"name": cfg.strategy.name, "params": dict(cfg.strategy.params)}),
+        canonical({"name": cfg.detector.name, "params": dict(cfg.detector.params)}),
+    )
 
 
 def group_key(cfg: RunConfig) -> str:
     """What the runs of one replica group share (see the module docstring), as a hash."""
     det = {k: v for k, v in cfg.detector.params.items() if k not in REPLICA_PARAMETERS}
-    d = {"dataset": [cfg.dataset.name, cfg.dataset.params], "scenario": [cfg.scenario.name, cfg.scenario.params],
-         "strategy": [cfg.strategy.name, cfg.strategy.params], "detector": [cfg.detector.name, det],
-         "base_metrics": list(cfg.base_metrics), "metric_params": cfg.metric_params,
-         "reference": getattr(cfg, "reference", None)}
+    d = {
+        "dataset": [cfg.dataset.name, cfg.dataset.params],
+        "scenario": [cfg.scenario.name, cfg.scenario.params],
+        "strategy": [cfg.strategy.name, cfg.strategy.params],
+        "detector": [cfg.detector.name, det],
+        "base_metrics": list(cfg.base_metrics),
+        "metric_params": cfg.metric_params,
+        "reference": getattr(cfg, "reference", None),
+    }
     return hashlib.sha256(canonical(d).encode()).hexdigest()[:16]
 
 

@@ -34,8 +34,21 @@ from ..results.record import RunResult, versions
 from .config import RunConfig, canonical
 from .identity import code_inputs, module_fingerprint
 
-__all__ = ["LIBRARY_POLICY", "LOCATION_PARAMS", "KEY_FORMAT", "cut_version", "canonical_config", "key_of", "recorded_parts",
-           "local_inputs", "local_parts", "with_result_key", "differences", "uses_torch", "r_digest"]
+__all__ = [
+    "LIBRARY_POLICY",
+    "LOCATION_PARAMS",
+    "KEY_FORMAT",
+    "cut_version",
+    "canonical_config",
+    "key_of",
+    "recorded_parts",
+    "local_inputs",
+    "local_parts",
+    "with_result_key",
+    "differences",
+    "uses_torch",
+    "r_digest",
+]
 
 #: the version of the key's recipe (raised when what the parts hold changes)
 KEY_FORMAT = 1
@@ -44,7 +57,12 @@ KEY_FORMAT = 1
 #: version, local build tag included: ``2.3.1+cpu``), ``"minor"`` (``major.minor``: patch releases
 #: are taken to keep numbers) or ``"major"``. scikit-learn and PyOD compute the scores and break
 #: ties differently between patch releases, so they are exact; numpy's patch releases keep results.
-LIBRARY_POLICY: Mapping[str, str] = {"numpy": "minor", "scikit-learn": "exact", "pyod": "exact", "torch": "exact"}
+LIBRARY_POLICY: Mapping[str, str] = {
+    "numpy": "minor",
+    "scikit-learn": "exact",
+    "pyod": "exact",
+    "torch": "exact",
+}
 
 _IMPORTS_TORCH = re.compile(r"^\s*(import torch\b|from torch\b)", re.MULTILINE)
 
@@ -84,8 +102,14 @@ def canonical_config(config: Mapping) -> dict:
     ...                   "dataset": {"name": "adbench", "params": {"file": "a.npz", "data_dir": "/d"}}})
     {'detector': {'name': 'lof', 'params': {}}, 'seed': 1, 'dataset': {'name': 'adbench', 'params': {'file': 'a.npz'}}}
     """
-    out = {k: ({n: x for n, x in v.items() if n != "label"} if isinstance(v, Mapping) and "name" in v else v)
-           for k, v in config.items()}
+    out = {
+        k: (
+            {n: x for n, x in v.items() if n != "label"}
+            if isinstance(v, Mapping) and "name" in v
+            else v
+        )
+        for k, v in config.items()
+    }
     if isinstance(out.get("dataset"), Mapping):
         out["dataset"] = _without_locations(out["dataset"])
     return out
@@ -159,9 +183,19 @@ def _parts(config: Mapping, inputs: Mapping[str, str], libraries: Mapping[str, s
         "data": sorted(v for k, v in inputs.items() if k.startswith("data file ")),
         "numbers": NUMBERS_VERSION,
         "metrics": metrics,
-        "libraries": {lib: cut_version(libraries.get(lib), policy) for lib, policy in LIBRARY_POLICY.items()
-                      if lib != "torch" or torch},
-        "code": dict(sorted({**{k: v for k, v in inputs.items() if k.startswith("code ")}, **metric_code}.items())),
+        "libraries": {
+            lib: cut_version(libraries.get(lib), policy)
+            for lib, policy in LIBRARY_POLICY.items()
+            if lib != "torch" or torch
+        },
+        "code": dict(
+            sorted(
+                {
+                    **{k: v for k, v in inputs.items() if k.startswith("code ")},
+                    **metric_code,
+                }.items()
+            )
+        ),
     }
 
 
@@ -204,8 +238,14 @@ def differences(theirs: Mapping, ours: Mapping) -> list[str]:
     >>> differences({"numbers": 1, "data": ["ab"]}, {"numbers": 2, "data": ["ab"]})
     ['numbers-version: 1 -> 2']
     """
-    names = {"data": "data bytes", "numbers": "numbers-version", "metrics": "base metric version",
-             "libraries": "library version", "code": "plug-in code", "config": "configuration"}
+    names = {
+        "data": "data bytes",
+        "numbers": "numbers-version",
+        "metrics": "base metric version",
+        "libraries": "library version",
+        "code": "plug-in code",
+        "config": "configuration",
+    }
     out = []
     for part, label in names.items():
         a, b = theirs.get(part), ours.get(part)
@@ -232,8 +272,18 @@ def r_digest(results) -> str:
     import json
 
     rows = []
-    for r in sorted((r for r in results if r.ok), key=lambda r: (r.dataset, r.scenario, r.strategy, r.detector,
-                                                                    r.seed)):
-        rows.append([r.dataset, r.scenario, r.strategy, r.detector, r.seed,
-                     {m: [[float(v).hex() for v in row] for row in R] for m, R in sorted(r.R.items())}])
+    for r in sorted(
+        (r for r in results if r.ok),
+        key=lambda r: (r.dataset, r.scenario, r.strategy, r.detector, r.seed),
+    ):
+        rows.append(
+            [
+                r.dataset,
+                r.scenario,
+                r.strategy,
+                r.detector,
+                r.seed,
+                {m: [[float(v).hex() for v in row] for row in R] for m, R in sorted(r.R.items())},
+            ]
+        )
     return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()

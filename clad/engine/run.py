@@ -28,8 +28,16 @@ from ..core.seeding import seed_run
 from ..detectors import make_detector
 from .config import RunConfig, canonical
 
-__all__ = ["run_config", "run_safely", "build_run", "data_inputs", "failed_result", "dataset_key", "execution_order",
-           "run_dataset"]
+__all__ = [
+    "run_config",
+    "run_safely",
+    "build_run",
+    "data_inputs",
+    "failed_result",
+    "dataset_key",
+    "execution_order",
+    "run_dataset",
+]
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +107,13 @@ def _seeded(cfg: RunConfig, strategy=None, scenario=None):
         factory = DATASETS.resolve(cfg.dataset.name)
     except (TypeError, ValueError):  # an unknown loader: load_dataset says so when the run starts
         factory = None
-    return seed_run(cfg.seed, strategy=strategy, scenario=scenario, dataset_factory=factory,
-                    dataset_params=cfg.dataset.params)
+    return seed_run(
+        cfg.seed,
+        strategy=strategy,
+        scenario=scenario,
+        dataset_factory=factory,
+        dataset_params=cfg.dataset.params,
+    )
 
 
 def run_dataset(cfg: RunConfig) -> ConceptDataset:
@@ -143,8 +156,11 @@ def build_run(cfg: RunConfig):
     from ..strategies import make_strategy
 
     scenario = SCENARIOS.build(cfg.scenario.name, cfg.scenario.params)
-    strategy = make_strategy(cfg.strategy.name, make_detector(cfg.detector.name, cfg.detector.params),
-                             cfg.strategy.params)
+    strategy = make_strategy(
+        cfg.strategy.name,
+        make_detector(cfg.detector.name, cfg.detector.params),
+        cfg.strategy.params,
+    )
     seeded = _seeded(cfg, strategy, scenario)
     dataset = _cached_dataset(cfg.dataset.name, canonical(seeded.dataset_params))
     if cfg.data_view is not None:  # a [tuning] section's part of the data (clad.core.data_views)
@@ -156,7 +172,9 @@ def build_run(cfg: RunConfig):
 
 
 #: the data files a view's source dataset was read from, by view (released with the view)
-_VIEW_FILES: "weakref.WeakKeyDictionary[ConceptDataset, dict[str, str]]" = weakref.WeakKeyDictionary()
+_VIEW_FILES: "weakref.WeakKeyDictionary[ConceptDataset, dict[str, str]]" = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _viewed(source: ConceptDataset, view: ConceptDataset) -> ConceptDataset:
@@ -175,17 +193,37 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
         from ..protocol.reference_models import reference_dataset
 
         learned = reference_dataset(kind, dataset)
-    labels = {"dataset": cfg.dataset.display, "scenario": cfg.scenario.display,
-              "strategy": cfg.strategy.display, "detector": cfg.detector.display, "run_id": cfg.run_id}
-    result = run_experiment(learned, scenario, strategy, cfg.base_metrics, labels=labels, config=cfg.to_dict(),
-                            on_step=on_step, metric_params=getattr(cfg, "metric_params", None),
-                            threshold=getattr(cfg, "threshold", None) or "own", threshold_seed=int(cfg.seed))
+    labels = {
+        "dataset": cfg.dataset.display,
+        "scenario": cfg.scenario.display,
+        "strategy": cfg.strategy.display,
+        "detector": cfg.detector.display,
+        "run_id": cfg.run_id,
+    }
+    result = run_experiment(
+        learned,
+        scenario,
+        strategy,
+        cfg.base_metrics,
+        labels=labels,
+        config=cfg.to_dict(),
+        on_step=on_step,
+        metric_params=getattr(cfg, "metric_params", None),
+        threshold=getattr(cfg, "threshold", None) or "own",
+        threshold_seed=int(cfg.seed),
+    )
     files = _VIEW_FILES.get(dataset) or _DATA_FILES.get(id(dataset), {})
     flagged = result.warnings
-    if kind == "joint":  # its one training concept is named after all of them: no name can match a test concept
+    if (
+        kind == "joint"
+    ):  # its one training concept is named after all of them: no name can match a test concept
         flagged = tuple(w for w in flagged if not w.startswith("ConceptNamesWarning:"))
-    return dataclasses.replace(result, seed=int(cfg.seed), warnings=merge(built, flagged),
-                               inputs={f"data file {p}": h for p, h in files.items()})
+    return dataclasses.replace(
+        result,
+        seed=int(cfg.seed),
+        warnings=merge(built, flagged),
+        inputs={f"data file {p}": h for p, h in files.items()},
+    )
 
 
 def data_inputs(cfg: RunConfig) -> dict[str, str]:
@@ -199,9 +237,16 @@ def data_inputs(cfg: RunConfig) -> dict[str, str]:
 def failed_result(cfg: RunConfig, error: str) -> RunResult:
     """The record of a run that raised: its configuration, ``status="failed"`` and the traceback."""
     return RunResult(
-        dataset=cfg.dataset.display, scenario=cfg.scenario.display, strategy=cfg.strategy.display,
-        detector=cfg.detector.display, seed=int(cfg.seed), versions=versions(), config=cfg.to_dict(),
-        status="failed", error=error, run_id=cfg.run_id,
+        dataset=cfg.dataset.display,
+        scenario=cfg.scenario.display,
+        strategy=cfg.strategy.display,
+        detector=cfg.detector.display,
+        seed=int(cfg.seed),
+        versions=versions(),
+        config=cfg.to_dict(),
+        status="failed",
+        error=error,
+        run_id=cfg.run_id,
     )
 
 
@@ -211,6 +256,11 @@ def run_safely(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
         return run_config(cfg, on_step=on_step)
     except Exception:  # noqa: BLE001 - a failed run is recorded, the grid goes on
         return failed_result(cfg, traceback.format_exc())
-    except SystemExit as exc:  # a plug-in ending the process (sys.exit) ends its run, never the grid
-        return failed_result(cfg, f"the run called sys.exit({exc.code!r}) (a plug-in ending the process); the run "
-                                  f"is recorded as failed and the grid goes on\n{traceback.format_exc()}")
+    except (
+        SystemExit
+    ) as exc:  # a plug-in ending the process (sys.exit) ends its run, never the grid
+        return failed_result(
+            cfg,
+            f"the run called sys.exit({exc.code!r}) (a plug-in ending the process); the run "
+            f"is recorded as failed and the grid goes on\n{traceback.format_exc()}",
+        )

@@ -17,9 +17,35 @@ from .config import Component
 __all__ = ["TOP_LEVEL_KEYS", "RESERVED", "MAX_RUNS", "registries", "entries", "grid_size"]
 
 #: the keys a spec may have at its top level
-TOP_LEVEL_KEYS = ("name", "description", "base_metrics", "base_metric_params", "threshold", "postprocess", "baselines", "seeds", "orders", "order_seed",
-                  "skip_incompatible", "jobs", "threads", "dask", "slurm", "timeout", "share", "replicas", "max_runs", "max_evaluations",
-                  "max_data_gb", "datasets", "scenarios", "strategies", "detectors", "tuning", "references")
+TOP_LEVEL_KEYS = (
+    "name",
+    "description",
+    "base_metrics",
+    "base_metric_params",
+    "threshold",
+    "postprocess",
+    "baselines",
+    "seeds",
+    "orders",
+    "order_seed",
+    "skip_incompatible",
+    "jobs",
+    "threads",
+    "dask",
+    "slurm",
+    "timeout",
+    "share",
+    "replicas",
+    "max_runs",
+    "max_evaluations",
+    "max_data_gb",
+    "datasets",
+    "scenarios",
+    "strategies",
+    "detectors",
+    "tuning",
+    "references",
+)
 #: a grid larger than this needs an explicit ``max_runs`` in the spec
 MAX_RUNS = 100_000
 #: a parameter grid with at most this many combinations has every combination checked; a larger
@@ -57,15 +83,21 @@ def registries() -> dict[str, Registry]:
     from ..scenarios import SCENARIOS
     from ..strategies import STRATEGIES
 
-    return {"datasets": DATASETS, "scenarios": SCENARIOS, "strategies": STRATEGIES, "detectors": DETECTORS}
+    return {
+        "datasets": DATASETS,
+        "scenarios": SCENARIOS,
+        "strategies": STRATEGIES,
+        "detectors": DETECTORS,
+    }
 
 
 def _fmt(v: Any) -> str:
     return repr(v) if not isinstance(v, str) else v
 
 
-def _value_problems(section: str, who: str, name: str, factory: Any, registry: Registry, params: dict,
-                    located: dict) -> list[str]:
+def _value_problems(
+    section: str, who: str, name: str, factory: Any, registry: Registry, params: dict, located: dict
+) -> list[str]:
     """The values of one component (its declared constraints; a detector built and checked by
     scikit-learn's declarations; a dataset's files located and verified): see spec_checks."""
     from . import spec_checks
@@ -84,14 +116,23 @@ def _value_problems(section: str, who: str, name: str, factory: Any, registry: R
     return []  # scenarios are built and checked by _check_scenarios
 
 
-def entries(section: str, value: Any, registry: Registry, problems: list[str],
-            located: dict | None = None, where: str | None = None, max_runs: int = MAX_RUNS) -> list[Component]:
+def entries(
+    section: str,
+    value: Any,
+    registry: Registry,
+    problems: list[str],
+    located: dict | None = None,
+    where: str | None = None,
+    max_runs: int = MAX_RUNS,
+) -> list[Component]:
     """Validate one list section (names, keys and values) and expand its parameter grids into
     components; ``where`` names the section's entries in messages (default: ``section``). A grid
     with more combinations than ``max_runs`` is refused before any combination is built."""
     located = {} if located is None else located
     if value is None:
-        problems.append(f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})")
+        problems.append(
+            f"{section}: missing; give at least one entry (known: {', '.join(registry.names())})"
+        )
         return []
     if isinstance(value, (str, dict)):
         value = [value]
@@ -108,8 +149,10 @@ def entries(section: str, value: Any, registry: Registry, problems: list[str],
             continue
         name = entry.get("name")
         if not isinstance(name, str) or not name:
-            problems.append(f"{key}.name: missing; expected a registered {registry.kind} name "
-                            f"({', '.join(registry.names())}) or 'package.module:Class'")
+            problems.append(
+                f"{key}.name: missing; expected a registered {registry.kind} name "
+                f"({', '.join(registry.names())}) or 'package.module:Class'"
+            )
             continue
         try:
             factory = registry.resolve(name)
@@ -123,37 +166,58 @@ def entries(section: str, value: Any, registry: Registry, problems: list[str],
             label = None
         grid = entry.get("grid", {})
         if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
-            problems.append(f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}")
+            problems.append(
+                f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}"
+            )
             grid = {}
         n_combos = grid_size(grid)
         if n_combos > max_runs:
             shape = " x ".join(f"{len(v):,} {k}" for k, v in grid.items())
-            problems.append(f"{key}.grid: {n_combos:,} combinations ({shape}), more than max_runs = {max_runs:,}; "
-                            f"to run it, set max_runs = {n_combos} at the top of the spec")
+            problems.append(
+                f"{key}.grid: {n_combos:,} combinations ({shape}), more than max_runs = {max_runs:,}; "
+                f"to run it, set max_runs = {n_combos} at the top of the spec"
+            )
             continue
         if section == "strategies" and "detector" in params:
-            problems.append(f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key")
+            problems.append(
+                f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key"
+            )
             params.pop("detector")
         probe = {**registry.defaults(name), **params, **{k: v[0] for k, v in grid.items()}}
         try:
             check_params(factory, probe, f"{key} ({name})")
         except CladError as exc:
             stray = [k for k in params if k in TOP_LEVEL_KEYS]
-            hint = (f" ('{stray[0]}' is a top-level key: in TOML, top-level keys must come before the "
-                    "first [[table]])") if stray else ""
+            hint = (
+                (
+                    f" ('{stray[0]}' is a top-level key: in TOML, top-level keys must come before the "
+                    "first [[table]])"
+                )
+                if stray
+                else ""
+            )
             problems.append(str(exc) + hint)
             continue
-        combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
+        combos = (
+            [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
+        )
         for combo in _combos_to_check(grid, combos):
             p = {**params, **combo}
-            for problem in _value_problems(section, f"{key} ({name})", name, factory, registry, p, located):
+            for problem in _value_problems(
+                section, f"{key} ({name})", name, factory, registry, p, located
+            ):
                 if problem not in problems:
                     problems.append(problem)
         for combo in combos:
             p = {**params, **combo}
             lab = label
             if combo:
-                lab = (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
+                lab = (
+                    (label or name)
+                    + "("
+                    + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items())
+                    + ")"
+                )
             out.append(Component(name=name, params=p, label=lab))
     # distinct labels where a name is used more than once with different parameters
     counts: dict[str, int] = {}
@@ -167,5 +231,7 @@ def entries(section: str, value: Any, registry: Registry, problems: list[str],
         fixed.append(c)
     seen = collections.Counter(c.display for c in fixed)
     for lab in sorted(x for x, n in seen.items() if n > 1):
-        problems.append(f"{section}: label {lab!r} is used by more than one entry; give each a distinct 'label'")
+        problems.append(
+            f"{section}: label {lab!r} is used by more than one entry; give each a distinct 'label'"
+        )
     return fixed

@@ -35,18 +35,32 @@ class Execution:
     replicas: int = field(default=1, repr=False)
 
     @classmethod
-    def of(cls, spec, *, jobs: int | None = None, threads: int | None = None, dask=None,
-           timeout: float | None = None, slurm=None, replicas: int | None = None) -> "Execution":
+    def of(
+        cls,
+        spec,
+        *,
+        jobs: int | None = None,
+        threads: int | None = None,
+        dask=None,
+        timeout: float | None = None,
+        slurm=None,
+        replicas: int | None = None,
+    ) -> "Execution":
         """The spec's ``jobs``, ``threads``, ``dask``, ``timeout``, ``replicas`` and ``[slurm]`` section
         unless given here (``jobs`` and ``threads`` default to 1 when the spec does not set them
         either; ``jobs`` or ``dask`` given here run the grid there rather than on the spec's SLURM)."""
         if slurm is None and jobs is None and dask is None:
             slurm = getattr(spec, "slurm", None)
-        return cls(jobs=jobs if jobs is not None else (spec.jobs or 1),
-                   threads=threads if threads is not None else (spec.threads or 1),
-                   dask=dask if dask is not None else (None if slurm is not None else spec.dask),
-                   timeout=timeout if timeout is not None else spec.timeout, slurm=slurm,
-                   replicas=int(replicas if replicas is not None else (getattr(spec, "replicas", None) or 1)))
+        return cls(
+            jobs=jobs if jobs is not None else (spec.jobs or 1),
+            threads=threads if threads is not None else (spec.threads or 1),
+            dask=dask if dask is not None else (None if slurm is not None else spec.dask),
+            timeout=timeout if timeout is not None else spec.timeout,
+            slurm=slurm,
+            replicas=int(
+                replicas if replicas is not None else (getattr(spec, "replicas", None) or 1)
+            ),
+        )
 
     @property
     def parallel(self) -> bool:
@@ -55,7 +69,11 @@ class Execution:
 
     def describe(self) -> str:
         """Where the runs are computed and their time limit, as the dry run prints it."""
-        where = f"Dask at {self.dask}" if self.dask else f"{self.jobs} process{'es' if self.jobs > 1 else ''}"
+        where = (
+            f"Dask at {self.dask}"
+            if self.dask
+            else f"{self.jobs} process{'es' if self.jobs > 1 else ''}"
+        )
         if self.slurm is not None:
             where = self.slurm.describe()
         return where + (f", time limit {self.timeout:g} s per run" if self.timeout else "")

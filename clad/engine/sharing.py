@@ -44,7 +44,15 @@ from ..core.steps import DEFAULT_MAX_BYTES, StepCache, describe, format_work, gr
 from ..errors import CladValueError
 from .config import RunConfig, canonical
 
-__all__ = ["Sharing", "sharing_groups", "group_key", "grid_work", "format_work", "SHARING_MODES", "release_caches"]
+__all__ = [
+    "Sharing",
+    "sharing_groups",
+    "group_key",
+    "grid_work",
+    "format_work",
+    "SHARING_MODES",
+    "release_caches",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +70,14 @@ class Sharing:
 
     def __post_init__(self):
         if self.mode not in SHARING_MODES:
-            raise CladValueError(f"sharing mode={self.mode!r}; expected one of {', '.join(SHARING_MODES)}")
-        if isinstance(self.max_bytes, bool) or not isinstance(self.max_bytes, int) or self.max_bytes < 0:
+            raise CladValueError(
+                f"sharing mode={self.mode!r}; expected one of {', '.join(SHARING_MODES)}"
+            )
+        if (
+            isinstance(self.max_bytes, bool)
+            or not isinstance(self.max_bytes, int)
+            or self.max_bytes < 0
+        ):
             raise CladValueError(f"sharing max_bytes={self.max_bytes!r}; expected an integer >= 0")
 
     @property

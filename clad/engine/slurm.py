@@ -62,8 +62,15 @@ from .slurm_config import SlurmConfig, runs_per_job, time_limit_minutes
 from .replicas import replica_units
 from .slurm_worker import result_path, run_chunk, started_path
 
-__all__ = ["execute_slurm", "failure_kind", "job_states", "ClusterUnreachable", "JOBS_META", "SUBMITTED_META",
-           "LIVE_STATES"]
+__all__ = [
+    "execute_slurm",
+    "failure_kind",
+    "job_states",
+    "ClusterUnreachable",
+    "JOBS_META",
+    "SUBMITTED_META",
+    "LIVE_STATES",
+]
 
 log = logging.getLogger(__name__)
 
@@ -80,19 +87,50 @@ SUBMITTED_META = "slurm:submitted"
 #: seconds ``squeue`` may fail in a row before ``clad run`` gives up (the jobs stay recorded)
 UNREACHABLE_SECONDS = 600.0
 #: job states in which a job may still write results
-LIVE_STATES = frozenset({"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
-                         "RESIZING", "SUSPENDED", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"})
+LIVE_STATES = frozenset(
+    {
+        "PENDING",
+        "RUNNING",
+        "CONFIGURING",
+        "COMPLETING",
+        "REQUEUED",
+        "REQUEUE_FED",
+        "REQUEUE_HOLD",
+        "RESIZING",
+        "SUSPENDED",
+        "SIGNALING",
+        "STAGE_OUT",
+        "STOPPED",
+        "RESV_DEL_HOLD",
+    }
+)
 #: a job's log lines that say why SLURM ended it
-_LOG_CAUSES = (("memory", re.compile(r"exceeded (job )?memory limit|oom[-_ ]kill|out of memory", re.I)),
-               ("time", re.compile(r"DUE TO TIME LIMIT", re.I)),
-               ("preempted", re.compile(r"DUE TO PREEMPTION", re.I)),
-               ("node", re.compile(r"DUE TO NODE FAILURE", re.I)),
-               ("cancelled", re.compile(r"CANCELLED AT", re.I)))
-_STATE_CAUSES = {"OUT_OF_MEMORY": "memory", "TIMEOUT": "time", "PREEMPTED": "preempted", "NODE_FAIL": "node",
-                 "BOOT_FAIL": "node", "CANCELLED": "cancelled", "DEADLINE": "time"}
-_CAUSE_TEXT = {"memory": "went over its memory limit", "time": "reached its time limit",
-               "preempted": "was preempted", "node": "lost its node", "cancelled": "was cancelled",
-               "gone": "is no longer known to SLURM", "failed": "failed", "lost": "ended without writing the result"}
+_LOG_CAUSES = (
+    ("memory", re.compile(r"exceeded (job )?memory limit|oom[-_ ]kill|out of memory", re.I)),
+    ("time", re.compile(r"DUE TO TIME LIMIT", re.I)),
+    ("preempted", re.compile(r"DUE TO PREEMPTION", re.I)),
+    ("node", re.compile(r"DUE TO NODE FAILURE", re.I)),
+    ("cancelled", re.compile(r"CANCELLED AT", re.I)),
+)
+_STATE_CAUSES = {
+    "OUT_OF_MEMORY": "memory",
+    "TIMEOUT": "time",
+    "PREEMPTED": "preempted",
+    "NODE_FAIL": "node",
+    "BOOT_FAIL": "node",
+    "CANCELLED": "cancelled",
+    "DEADLINE": "time",
+}
+_CAUSE_TEXT = {
+    "memory": "went over its memory limit",
+    "time": "reached its time limit",
+    "preempted": "was preempted",
+    "node": "lost its node",
+    "cancelled": "was cancelled",
+    "gone": "is no longer known to SLURM",
+    "failed": "failed",
+    "lost": "ended without writing the result",
+}
 
 
 def failure_kind(result) -> str | None:
@@ -101,7 +139,9 @@ def failure_kind(result) -> str | None:
     for a run that raised, None for a run that did not fail."""
     if result.ok:
         return None
-    return "infrastructure" if (result.extras or {}).get("failure") == "infrastructure" else "method"
+    return (
+        "infrastructure" if (result.extras or {}).get("failure") == "infrastructure" else "method"
+    )
 
 
 # -- the cluster's view ---------------------------------------------------------------------------
@@ -123,7 +163,18 @@ def job_states(job_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     for i in range(0, len(bases), 200):
         try:
-            res = _command(["squeue", "-h", "-r", "--states=all", "-o", "%i|%T|%r", "-j", ",".join(bases[i:i + 200])])
+            res = _command(
+                [
+                    "squeue",
+                    "-h",
+                    "-r",
+                    "--states=all",
+                    "-o",
+                    "%i|%T|%r",
+                    "-j",
+                    ",".join(bases[i : i + 200]),
+                ]
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ClusterUnreachable(f"squeue: {exc}") from None
         if res.returncode != 0 and "invalid job id" not in res.stderr.lower():
@@ -135,15 +186,28 @@ def job_states(job_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     missing = [j for j in job_ids if j not in out]
     if missing:
         try:
-            res = _command(["sacct", "-n", "-P", "-X", "-o", "JobID,State,Reason", "-j",
-                            ",".join(sorted({j.split("_")[0] for j in missing}))])
+            res = _command(
+                [
+                    "sacct",
+                    "-n",
+                    "-P",
+                    "-X",
+                    "-o",
+                    "JobID,State,Reason",
+                    "-j",
+                    ",".join(sorted({j.split("_")[0] for j in missing})),
+                ]
+            )
         except (OSError, subprocess.TimeoutExpired):
             res = None
         if res is not None and res.returncode == 0:
             for line in res.stdout.splitlines():
                 parts = line.strip().split("|")
                 if len(parts) >= 2 and parts[0] in missing:
-                    out[parts[0]] = (parts[1].split()[0] if parts[1] else "UNKNOWN", parts[2] if len(parts) > 2 else "")
+                    out[parts[0]] = (
+                        parts[1].split()[0] if parts[1] else "UNKNOWN",
+                        parts[2] if len(parts) > 2 else "",
+                    )
     return {j: out[j] for j in job_ids if j in out}
 
 
@@ -154,34 +218,42 @@ def _jobs_by_name(name: str) -> list[str]:
 
 def _cancel(job_ids: Sequence[str]) -> None:
     for i in range(0, len(job_ids), 200):
-        _command(["scancel", *job_ids[i:i + 200]])
+        _command(["scancel", *job_ids[i : i + 200]])
 
 
 # -- the submitting side --------------------------------------------------------------------------
 class _Grid:
     """The runs this process computes on the cluster and what it knows of them."""
 
-    def __init__(self, configs: Sequence[RunConfig], store, slurm: SlurmConfig, timeout, threads, replicas: int = 1):
+    def __init__(
+        self,
+        configs: Sequence[RunConfig],
+        store,
+        slurm: SlurmConfig,
+        timeout,
+        threads,
+        replicas: int = 1,
+    ):
         self.store, self.slurm, self.timeout, self.threads = store, slurm, timeout, threads
         self.replicas = int(replicas)
-        self.todo = {c.run_id: c for c in configs}           # not yet folded
+        self.todo = {c.run_id: c for c in configs}  # not yet folded
         self.folder = slurm.job_folder(Path(store.path).parent)
         self.results = self.folder / "results"
         self.jobs_folder = self.folder / "jobs"
-        self.jobs: dict[str, list[str]] = {}                 # job id -> its runs still in todo
-        self.tokens: dict[str, str] = {}                     # job id -> submission token
+        self.jobs: dict[str, list[str]] = {}  # job id -> its runs still in todo
+        self.tokens: dict[str, str] = {}  # job id -> submission token
         self.states: dict[str, tuple[str, str]] = {}
-        self.queue: list[list[RunConfig]] = []               # chunks to submit
+        self.queue: list[list[RunConfig]] = []  # chunks to submit
         self.announced: set[str] = set()
         self.attempts: dict[str, int] = dict(store.get_meta(ATTEMPTS_META, {}) or {})
         self.counts = {"ok": 0, "failed": 0}
         self.last_said = None
-        self.dropped: set[str] = set()                      # job ids whose records go
-        self.folded: set[str] = set()                       # runs written into the database
-        self.job_runs: dict[str, list[str]] = {}            # job id -> every run it was given
+        self.dropped: set[str] = set()  # job ids whose records go
+        self.folded: set[str] = set()  # runs written into the database
+        self.job_runs: dict[str, list[str]] = {}  # job id -> every run it was given
         self.unreachable_since: float | None = None
         self.told_held: set[str] = set()
-        self.missing: dict[str, int] = {}                   # job id -> looks in a row SLURM did not know it
+        self.missing: dict[str, int] = {}  # job id -> looks in a row SLURM did not know it
 
     # ---- the records in the database
     def save_jobs(self) -> None:
@@ -201,7 +273,10 @@ class _Grid:
         those whose runs are all finished."""
         recorded = dict(self.store.get_meta(JOBS_META, {}) or {})
         pending = dict(self.store.get_meta(PENDING_META, {}) or {})
-        for token, chunks in pending.items():  # submitted just before a submitter died: found by name
+        for (
+            token,
+            chunks,
+        ) in pending.items():  # submitted just before a submitter died: found by name
             for job in _jobs_by_name(token):
                 task = int(job.split("_")[1]) if "_" in job else 0
                 if task < len(chunks):
@@ -216,8 +291,11 @@ class _Grid:
             elif all(r in finished for r in rec.get("runs", [])):
                 self.dropped.add(job)
         if self.jobs:
-            log.info("reattached to %d SLURM jobs computing %d runs of this grid (submitted by an earlier clad run)",
-                     len(self.jobs), sum(map(len, self.jobs.values())))
+            log.info(
+                "reattached to %d SLURM jobs computing %d runs of this grid (submitted by an earlier clad run)",
+                len(self.jobs),
+                sum(map(len, self.jobs.values())),
+            )
         self.save_jobs()
         if pending:
             self.store.set_meta(PENDING_META, {})
@@ -236,14 +314,17 @@ class _Grid:
         estimate = self._run_seconds()
         for members in groups.values():
             res = self.slurm.resources(members[0])
-            size = res.get("runs_per_job") or runs_per_job(len(members), self.slurm.max_jobs, estimate,
-                                                            res.get("time_minutes"), self.timeout)
+            size = res.get("runs_per_job") or runs_per_job(
+                len(members), self.slurm.max_jobs, estimate, res.get("time_minutes"), self.timeout
+            )
             self.queue += _pack(replica_units(members, self.replicas), size)
 
     def _run_seconds(self) -> float | None:
         """The median seconds of up to 50 runs finished in the database (None: none yet)."""
         ids = sorted(self.store.finished_ids())[:50]
-        times = sorted(t for t in (_seconds(r.timings) for r in self.store.load_results(ids)) if t > 0)
+        times = sorted(
+            t for t in (_seconds(r.timings) for r in self.store.load_results(ids)) if t > 0
+        )
         return times[len(times) // 2] if times else None
 
     def submit(self) -> None:
@@ -265,11 +346,16 @@ class _Grid:
         res = self.slurm.resources(chunks[0][0])
         size = max(len(c) for c in chunks)
         token = f"clad-{uuid.uuid4().hex[:12]}"
-        executor = submitit.SlurmExecutor(folder=self.jobs_folder, python=self.slurm.python,
-                                          max_num_timeout=0)
-        params: dict[str, Any] = {"job_name": token, "time": time_limit_minutes(res, size, self.timeout),
-                                  "cpus_per_task": res.get("cpus_per_run") or self.threads or 1,
-                                  "array_parallelism": self.slurm.max_jobs, "signal_delay_s": 60}
+        executor = submitit.SlurmExecutor(
+            folder=self.jobs_folder, python=self.slurm.python, max_num_timeout=0
+        )
+        params: dict[str, Any] = {
+            "job_name": token,
+            "time": time_limit_minutes(res, size, self.timeout),
+            "cpus_per_task": res.get("cpus_per_run") or self.threads or 1,
+            "array_parallelism": self.slurm.max_jobs,
+            "signal_delay_s": 60,
+        }
         for key in ("partition", "gres", "account", "qos", "constraint"):
             if res.get(key):
                 params[key] = res[key]
@@ -279,19 +365,32 @@ class _Grid:
         if extra:
             params["additional_parameters"] = extra
         threads = self.threads or 1
-        params["setup"] = [f"export {v}=${{{v}:-{threads}}}" for v in THREAD_ENV_VARS] + list(res.get("setup") or ())
+        params["setup"] = [f"export {v}=${{{v}:-{threads}}}" for v in THREAD_ENV_VARS] + list(
+            res.get("setup") or ()
+        )
         executor.update_parameters(**params)
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         self.results.mkdir(parents=True, exist_ok=True)
         ids = [[c.run_id for c in chunk] for chunk in chunks]
-        for rid in (r for chunk in ids for r in chunk):  # a job skips a run whose result file is there
+        for rid in (
+            r for chunk in ids for r in chunk
+        ):  # a job skips a run whose result file is there
             result_path(self.results, rid).unlink(missing_ok=True)
             started_path(self.results, rid).unlink(missing_ok=True)
-        self.store.set_meta(PENDING_META, {token: ids})  # before sbatch: a job submitted just before a crash is found
+        self.store.set_meta(
+            PENDING_META, {token: ids}
+        )  # before sbatch: a job submitted just before a crash is found
         n = len(chunks)
         try:
-            jobs = executor.map_array(run_chunk, chunks, [str(self.results)] * n, [self.timeout] * n,
-                                      [self.threads] * n, [paths] * n, [self.replicas] * n)
+            jobs = executor.map_array(
+                run_chunk,
+                chunks,
+                [str(self.results)] * n,
+                [self.timeout] * n,
+                [self.threads] * n,
+                [paths] * n,
+                [self.replicas] * n,
+            )
         except Exception as exc:  # noqa: BLE001 - sbatch refused (a bad partition, a limit): say why
             self.store.set_meta(PENDING_META, {})
             raise CladValueError(f"sbatch refused the jobs: {str(exc).strip()[:2000]}") from None
@@ -300,13 +399,23 @@ class _Grid:
             self.job_runs[str(job.job_id)] = list(run_ids)
             self.tokens[str(job.job_id)] = token
         done = self.store.get_meta(SUBMITTED_META, {}) or {}
-        self.store.set_meta(SUBMITTED_META, {"jobs": int(done.get("jobs", 0)) + n,
-                                             "runs": int(done.get("runs", 0)) + sum(map(len, ids)),
-                                             "sbatch_calls": int(done.get("sbatch_calls", 0)) + 1})
+        self.store.set_meta(
+            SUBMITTED_META,
+            {
+                "jobs": int(done.get("jobs", 0)) + n,
+                "runs": int(done.get("runs", 0)) + sum(map(len, ids)),
+                "sbatch_calls": int(done.get("sbatch_calls", 0)) + 1,
+            },
+        )
         self.save_jobs()
         self.store.set_meta(PENDING_META, {})
-        log.info("submitted %d SLURM job%s (%s) computing %d runs", n, "s" if n > 1 else "",
-                 str(jobs[0].job_id).split("_")[0], sum(map(len, ids)))
+        log.info(
+            "submitted %d SLURM job%s (%s) computing %d runs",
+            n,
+            "s" if n > 1 else "",
+            str(jobs[0].job_id).split("_")[0],
+            sum(map(len, ids)),
+        )
 
     # ---- collecting
     def collect(self) -> Iterator[RunEvent]:
@@ -318,15 +427,27 @@ class _Grid:
                 continue
             cfg = self.todo[rid]
             done = result_path(self.results, rid)
-            if rid not in self.announced and (done.exists() or started_path(self.results, rid).exists()):
+            if rid not in self.announced and (
+                done.exists() or started_path(self.results, rid).exists()
+            ):
                 self.announced.add(rid)
                 yield RunEvent("started", cfg, started=_started_at(self.results, rid))
             if done.exists():
                 try:
                     result, started, finished, job = pickle.loads(done.read_bytes())
-                except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError) as exc:
-                    log.warning("%s: its result file %s cannot be read (%s); it is computed again", cfg.describe(),
-                                done, exc)
+                except (
+                    OSError,
+                    EOFError,
+                    pickle.UnpicklingError,
+                    AttributeError,
+                    ImportError,
+                ) as exc:
+                    log.warning(
+                        "%s: its result file %s cannot be read (%s); it is computed again",
+                        cfg.describe(),
+                        done,
+                        exc,
+                    )
                     done.unlink(missing_ok=True)
                     continue
                 yield from self._settle(cfg, result, started, finished)
@@ -337,7 +458,13 @@ class _Grid:
         if cfg.run_id not in self.announced:
             self.announced.add(cfg.run_id)
             yield RunEvent("started", cfg, started=started or utc_now())
-        yield RunEvent("finished", cfg, result=result, started=started or utc_now(), finished=finished or utc_now())
+        yield RunEvent(
+            "finished",
+            cfg,
+            result=result,
+            started=started or utc_now(),
+            finished=finished or utc_now(),
+        )
         # the runner has written the record when the generator resumes: the files can go
         self.todo.pop(cfg.run_id, None)
         self.counts["ok" if result.ok else "failed"] += 1
@@ -365,16 +492,27 @@ class _Grid:
         except ClusterUnreachable as exc:  # nothing known: no job is taken for ended
             if self.unreachable_since is None:
                 self.unreachable_since = time.monotonic()
-                log.warning("SLURM does not answer (%s); looking again every %g s", exc, self.slurm.poll_seconds)
+                log.warning(
+                    "SLURM does not answer (%s); looking again every %g s",
+                    exc,
+                    self.slurm.poll_seconds,
+                )
             elif time.monotonic() - self.unreachable_since > UNREACHABLE_SECONDS:
-                raise CladValueError(f"SLURM has not answered for {UNREACHABLE_SECONDS / 60:g} minutes ({exc}); "
-                                     "the jobs are recorded: run the same command again to reattach to them") from None
+                raise CladValueError(
+                    f"SLURM has not answered for {UNREACHABLE_SECONDS / 60:g} minutes ({exc}); "
+                    "the jobs are recorded: run the same command again to reattach to them"
+                ) from None
             return
         self.unreachable_since = None
-        for j in live:  # a job SLURM does not know yet (or any more) is taken for gone at its third miss
+        for j in (
+            live
+        ):  # a job SLURM does not know yet (or any more) is taken for gone at its third miss
             self.missing[j] = 0 if j in self.states else self.missing.get(j, 0) + 1
-        ended = [j for j in live if (self.states[j][0] not in LIVE_STATES if j in self.states
-                                     else self.missing[j] >= 3)]
+        ended = [
+            j
+            for j in live
+            if (self.states[j][0] not in LIVE_STATES if j in self.states else self.missing[j] >= 3)
+        ]
         if ended:
             yield from self.collect()  # results written just before the job ended
         retry: list[RunConfig] = []
@@ -391,18 +529,32 @@ class _Grid:
             for rid in runs:
                 cfg = self.todo[rid]
                 if cause in ("memory", "time") and here and rid not in here:
-                    retry.append(cfg)  # it never started: the run that did used the memory or the time
+                    retry.append(
+                        cfg
+                    )  # it never started: the run that did used the memory or the time
                     continue
-                if cause == "memory" and rid in here:  # the same memory would end the same way: not retried
-                    yield from self._settle(cfg, self._infrastructure_failure(cfg, job, state, cause, detail))
+                if (
+                    cause == "memory" and rid in here
+                ):  # the same memory would end the same way: not retried
+                    yield from self._settle(
+                        cfg, self._infrastructure_failure(cfg, job, state, cause, detail)
+                    )
                     continue
                 self.attempts[rid] = self.attempts.get(rid, 0) + 1
                 if self.attempts[rid] > self.slurm.retries:
-                    yield from self._settle(cfg, self._infrastructure_failure(cfg, job, state, cause, detail))
+                    yield from self._settle(
+                        cfg, self._infrastructure_failure(cfg, job, state, cause, detail)
+                    )
                 else:
-                    log.warning("%s: SLURM job %s %s (state %s); submitting it again (attempt %d of %d)",
-                                cfg.describe(), job, _CAUSE_TEXT[cause], state, self.attempts[rid] + 1,
-                                self.slurm.retries + 1)
+                    log.warning(
+                        "%s: SLURM job %s %s (state %s); submitting it again (attempt %d of %d)",
+                        cfg.describe(),
+                        job,
+                        _CAUSE_TEXT[cause],
+                        state,
+                        self.attempts[rid] + 1,
+                        self.slurm.retries + 1,
+                    )
                     retry.append(cfg)
             self.store.set_meta(ATTEMPTS_META, self.attempts)
         if ended:
@@ -418,13 +570,18 @@ class _Grid:
             if pattern.search(log_text):
                 cause = name
                 break
-        cause = cause or _STATE_CAUSES.get(state) or ("gone" if state == "GONE" else "lost" if state == "COMPLETED"
-                                                      else "failed")
+        cause = (
+            cause
+            or _STATE_CAUSES.get(state)
+            or ("gone" if state == "GONE" else "lost" if state == "COMPLETED" else "failed")
+        )
         error = self._worker_error(job)
         lines = [f"state {state}" + (f", reason {reason}" if reason and reason != "None" else "")]
         if error:
             lines.append("the job's Python process failed:\n" + error)
-        relevant = [ln for ln in log_text.splitlines() if "slurmstepd" in ln or "error" in ln.lower()][-5:]
+        relevant = [
+            ln for ln in log_text.splitlines() if "slurmstepd" in ln or "error" in ln.lower()
+        ][-5:]
         if relevant:
             lines.append("job log: " + " | ".join(ln.strip() for ln in relevant))
         return cause, "; ".join(lines)
@@ -445,40 +602,88 @@ class _Grid:
             return None
         return str(value)[-2000:] if outcome == "error" else None
 
-    def _infrastructure_failure(self, cfg: RunConfig, job: str, state: str, cause: str, detail: str):
+    def _infrastructure_failure(
+        self, cfg: RunConfig, job: str, state: str, cause: str, detail: str
+    ):
         import dataclasses
 
         tries = self.attempts.get(cfg.run_id, 0)
-        what = {"memory": "out of memory", "time": "time limit"}.get(cause, "infrastructure failure")
-        hint = {"memory": "; give its runs more memory (mem_gb in [slurm])",
-                "time": "; give its jobs more time (time_minutes in [slurm]) or fewer runs per job"}.get(cause, "")
-        msg = (f"{what}: SLURM job {job} {_CAUSE_TEXT[cause]} while this run was to be computed"
-               + (f" (after {tries} attempt{'s' if tries > 1 else ''})" if cause not in ("memory",) else "")
-               + f"{hint}\n{detail}")
+        what = {"memory": "out of memory", "time": "time limit"}.get(
+            cause, "infrastructure failure"
+        )
+        hint = {
+            "memory": "; give its runs more memory (mem_gb in [slurm])",
+            "time": "; give its jobs more time (time_minutes in [slurm]) or fewer runs per job",
+        }.get(cause, "")
+        msg = (
+            f"{what}: SLURM job {job} {_CAUSE_TEXT[cause]} while this run was to be computed"
+            + (
+                f" (after {tries} attempt{'s' if tries > 1 else ''})"
+                if cause not in ("memory",)
+                else ""
+            )
+            + f"{hint}\n{detail}"
+        )
         result = failed_result(cfg, msg)
-        return dataclasses.replace(result, extras={"failure": "infrastructure",
-                                                   "slurm": {"job": job, "state": state, "cause": cause,
-                                                             "attempts": tries}})
+        return dataclasses.replace(
+            result,
+            extras={
+                "failure": "infrastructure",
+                "slurm": {"job": job, "state": state, "cause": cause, "attempts": tries},
+            },
+        )
 
     def say(self) -> None:
         """Log the counts when they changed."""
-        queued = sum(1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("PENDING",))[0] == "PENDING")
-        running = sum(1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("",))[0] == "RUNNING")
-        why = collections.Counter(self.states[j][1] for j, runs in self.jobs.items()
-                                  if runs and self.states.get(j, ("",))[0] == "PENDING" and self.states[j][1])
-        held = sorted(j for j, runs in self.jobs.items() if runs and "held" in self.states.get(j, ("", ""))[1].lower()
-                      and j not in self.told_held)
+        queued = sum(
+            1
+            for j, runs in self.jobs.items()
+            if runs and self.states.get(j, ("PENDING",))[0] == "PENDING"
+        )
+        running = sum(
+            1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("",))[0] == "RUNNING"
+        )
+        why = collections.Counter(
+            self.states[j][1]
+            for j, runs in self.jobs.items()
+            if runs and self.states.get(j, ("",))[0] == "PENDING" and self.states[j][1]
+        )
+        held = sorted(
+            j
+            for j, runs in self.jobs.items()
+            if runs
+            and "held" in self.states.get(j, ("", ""))[1].lower()
+            and j not in self.told_held
+        )
         if held:  # a held job never starts by itself
             self.told_held.update(held)
-            log.warning("SLURM holds job%s %s (%s): release with 'scontrol release %s', or cancel with 'scancel %s' "
-                        "(its runs are then submitted again)", "s" if len(held) > 1 else "", ", ".join(held),
-                        self.states[held[0]][1], " ".join(held), " ".join(held))
-        now = (queued, running, len(self.queue), self.counts["ok"], self.counts["failed"], len(self.todo))
+            log.warning(
+                "SLURM holds job%s %s (%s): release with 'scontrol release %s', or cancel with 'scancel %s' "
+                "(its runs are then submitted again)",
+                "s" if len(held) > 1 else "",
+                ", ".join(held),
+                self.states[held[0]][1],
+                " ".join(held),
+                " ".join(held),
+            )
+        now = (
+            queued,
+            running,
+            len(self.queue),
+            self.counts["ok"],
+            self.counts["failed"],
+            len(self.todo),
+        )
         if (now, sorted(why)) != self.last_said:
             self.last_said = (now, sorted(why))
             reasons = f" ({', '.join(f'{r}: {n}' for r, n in sorted(why.items()))})" if why else ""
-            log.info("slurm: %d jobs queued%s, %d running, %d chunks to submit; runs: %d finished, %d failed, "
-                     "%d to go", queued, reasons, *now[1:])
+            log.info(
+                "slurm: %d jobs queued%s, %d running, %d chunks to submit; runs: %d finished, %d failed, "
+                "%d to go",
+                queued,
+                reasons,
+                *now[1:],
+            )
 
     def live_jobs(self) -> list[str]:
         return [j for j, runs in self.jobs.items() if runs]
@@ -524,8 +729,10 @@ def _check_slurm() -> None:
         raise CladValueError("running on SLURM needs submitit: pip install 'clad[slurm]'") from None
     for tool in ("sbatch", "squeue", "scancel"):
         if not _which(tool):
-            raise CladValueError(f"running on SLURM needs the {tool} command, which is not on the PATH of this "
-                                 "machine; run clad on a machine that submits jobs to the cluster (a login node)")
+            raise CladValueError(
+                f"running on SLURM needs the {tool} command, which is not on the PATH of this "
+                "machine; run clad on a machine that submits jobs to the cluster (a login node)"
+            )
 
 
 def _which(name: str) -> bool:
@@ -551,8 +758,15 @@ def _pack(units: list[list[RunConfig]], size: int) -> list[list[RunConfig]]:
     return chunks
 
 
-def execute_slurm(configs: Sequence[RunConfig], store, slurm: SlurmConfig, *, timeout: float | None = None,
-                  threads: int | None = 1, replicas: int = 1) -> Iterator[RunEvent]:
+def execute_slurm(
+    configs: Sequence[RunConfig],
+    store,
+    slurm: SlurmConfig,
+    *,
+    timeout: float | None = None,
+    threads: int | None = 1,
+    replicas: int = 1,
+) -> Iterator[RunEvent]:
     """Compute ``configs`` (claimed by this process in ``store``) as SLURM jobs and yield a
     ``"started"`` and a ``"finished"`` event for each run as its job reports it; the caller
     writes each result into ``store`` (this generator only records the jobs in its ``meta``).
@@ -602,9 +816,18 @@ def _on_exit(grid: _Grid, live: list[str]) -> None:
         _cancel(bases)
         grid.jobs.clear()
         grid.save_jobs()
-        log.warning("cancelled %d SLURM jobs (%s); finished runs are kept; run the same command again to submit "
-                    "the others", len(live), ", ".join(bases))
+        log.warning(
+            "cancelled %d SLURM jobs (%s); finished runs are kept; run the same command again to submit "
+            "the others",
+            len(live),
+            ", ".join(bases),
+        )
     else:
-        log.warning("%d SLURM jobs are still queued or running (%s); run the same clad run command again to "
-                    "reattach to them and collect their runs (nothing is submitted twice); to cancel them: "
-                    "scancel %s", len(live), ", ".join(bases), " ".join(shlex.quote(b) for b in bases))
+        log.warning(
+            "%d SLURM jobs are still queued or running (%s); run the same clad run command again to "
+            "reattach to them and collect their runs (nothing is submitted twice); to cancel them: "
+            "scancel %s",
+            len(live),
+            ", ".join(bases),
+            " ".join(shlex.quote(b) for b in bases),
+        )

@@ -62,7 +62,14 @@ from typing import Any, Mapping
 
 from ..errors import CladValueError
 
-__all__ = ["SlurmConfig", "parse_slurm", "load_slurm", "DEFAULT_RUN_SECONDS", "JOB_SECONDS", "START_UP_SECONDS"]
+__all__ = [
+    "SlurmConfig",
+    "parse_slurm",
+    "load_slurm",
+    "DEFAULT_RUN_SECONDS",
+    "JOB_SECONDS",
+    "START_UP_SECONDS",
+]
 
 #: seconds a run is assumed to take when no run of the results folder has finished yet
 DEFAULT_RUN_SECONDS = 10.0
@@ -72,17 +79,52 @@ JOB_SECONDS = 300.0
 START_UP_SECONDS = 300.0
 
 #: keys a per-component table may set
-RESOURCE_KEYS = ("partition", "time_minutes", "cpus_per_run", "mem_gb", "gres", "runs_per_job", "account", "qos",
-                 "constraint", "setup", "sbatch")
-_TOP_KEYS = ("partition", "time_minutes", "cpus_per_run", "mem_gb", "gres", "runs_per_job", "max_jobs", "retries",
-             "folder", "account", "qos", "constraint", "setup", "python", "poll_seconds", "cancel_on_exit", "sbatch")
+RESOURCE_KEYS = (
+    "partition",
+    "time_minutes",
+    "cpus_per_run",
+    "mem_gb",
+    "gres",
+    "runs_per_job",
+    "account",
+    "qos",
+    "constraint",
+    "setup",
+    "sbatch",
+)
+_TOP_KEYS = (
+    "partition",
+    "time_minutes",
+    "cpus_per_run",
+    "mem_gb",
+    "gres",
+    "runs_per_job",
+    "max_jobs",
+    "retries",
+    "folder",
+    "account",
+    "qos",
+    "constraint",
+    "setup",
+    "python",
+    "poll_seconds",
+    "cancel_on_exit",
+    "sbatch",
+)
 COMPONENT_KINDS = ("detectors", "strategies", "datasets")
 _INT_KEYS = ("time_minutes", "cpus_per_run", "runs_per_job", "max_jobs")
 _STR_KEYS = ("partition", "gres", "folder", "account", "qos", "constraint", "python")
 #: the largest value each number may take: beyond it a value is a slip, not a cluster's setting
 #: (a year's time limit, a rack of cores, 64 TiB of memory, an hour between two looks at the cluster)
-MAXIMA = {"time_minutes": 366 * 24 * 60, "cpus_per_run": 4096, "runs_per_job": 1_000_000, "max_jobs": 100_000,
-          "retries": 100, "mem_gb": 65_536.0, "poll_seconds": 3_600.0}
+MAXIMA = {
+    "time_minutes": 366 * 24 * 60,
+    "cpus_per_run": 4096,
+    "runs_per_job": 1_000_000,
+    "max_jobs": 100_000,
+    "retries": 100,
+    "mem_gb": 65_536.0,
+    "poll_seconds": 3_600.0,
+}
 
 
 @dataclass(frozen=True)
@@ -122,7 +164,11 @@ class SlurmConfig:
         """The resource keys (:data:`RESOURCE_KEYS`) that apply to run configuration ``cfg``: the
         section's, then its dataset's, strategy's and detector's tables over them."""
         out = {k: getattr(self, k) for k in RESOURCE_KEYS}
-        for kind, comp in (("datasets", cfg.dataset), ("strategies", cfg.strategy), ("detectors", cfg.detector)):
+        for kind, comp in (
+            ("datasets", cfg.dataset),
+            ("strategies", cfg.strategy),
+            ("detectors", cfg.detector),
+        ):
             for name in {comp.name, comp.display}:
                 out.update((self.overrides.get(kind) or {}).get(name) or {})
         return out
@@ -133,15 +179,22 @@ class SlurmConfig:
 
     def describe(self) -> str:
         """One line for ``clad run --dry-run``."""
-        parts = [f"partition {self.partition}" if self.partition else "the default partition",
-                 f"at most {self.max_jobs} jobs at once"]
+        parts = [
+            f"partition {self.partition}" if self.partition else "the default partition",
+            f"at most {self.max_jobs} jobs at once",
+        ]
         if self.runs_per_job:
             parts.append(f"{self.runs_per_job} runs per job")
         return "SLURM (" + ", ".join(parts) + ")"
 
 
-def runs_per_job(n: int, max_jobs: int, run_seconds: float | None, time_minutes: int | None = None,
-                 timeout: float | None = None) -> int:
+def runs_per_job(
+    n: int,
+    max_jobs: int,
+    run_seconds: float | None,
+    time_minutes: int | None = None,
+    timeout: float | None = None,
+) -> int:
     """Default runs per job for ``n`` runs of about ``run_seconds`` each: as many as make a job
     of :data:`JOB_SECONDS`, but no more than spread the runs over ``max_jobs`` jobs, and no more
     than fit half of ``time_minutes`` (when given).
@@ -188,19 +241,29 @@ def _no_control(where: str, key: str, value: str) -> None:
     break there would start another line of the script)."""
     bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
     if bad is not None:
-        raise CladValueError(f"{where} {key}: {value!r} holds the control character {bad!r}; expected printable text")
+        raise CladValueError(
+            f"{where} {key}: {value!r} holds the control character {bad!r}; expected printable text"
+        )
 
 
 def _check_value(where: str, key: str, value: Any) -> Any:
     if key in _INT_KEYS or key in ("retries",):
         low = 0 if key == "retries" else 1
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAXIMA[key]:
-            raise CladValueError(f"{where} {key}: {value!r}; expected an integer in [{low}, {MAXIMA[key]:,}]")
+            raise CladValueError(
+                f"{where} {key}: {value!r}; expected an integer in [{low}, {MAXIMA[key]:,}]"
+            )
         return int(value)
     if key in ("mem_gb", "poll_seconds"):
-        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-                or not 0 < value <= MAXIMA[key]):
-            raise CladValueError(f"{where} {key}: {value!r}; expected a number > 0 and at most {MAXIMA[key]:,g}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not 0 < value <= MAXIMA[key]
+        ):
+            raise CladValueError(
+                f"{where} {key}: {value!r}; expected a number > 0 and at most {MAXIMA[key]:,g}"
+            )
         return float(value)
     if key in _STR_KEYS:
         if not isinstance(value, str) or not value:
@@ -222,10 +285,18 @@ def _check_value(where: str, key: str, value: Any) -> Any:
             raise CladValueError(f"{where} sbatch: {value!r}; expected a table of sbatch options")
         for k, v in value.items():
             if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", k):
-                raise CladValueError(f"{where} sbatch: option {k!r}; expected an sbatch option name (letters, "
-                                     "digits, '-' and '_')")
-            if isinstance(v, float) and not math.isfinite(v) or not isinstance(v, (str, int, float)):
-                raise CladValueError(f"{where} sbatch.{k}: {v!r}; expected a string or a finite number")
+                raise CladValueError(
+                    f"{where} sbatch: option {k!r}; expected an sbatch option name (letters, "
+                    "digits, '-' and '_')"
+                )
+            if (
+                isinstance(v, float)
+                and not math.isfinite(v)
+                or not isinstance(v, (str, int, float))
+            ):
+                raise CladValueError(
+                    f"{where} sbatch.{k}: {v!r}; expected a string or a finite number"
+                )
             _no_control(where, f"sbatch.{k}", str(v))
         return dict(value)
     raise AssertionError(key)  # pragma: no cover
@@ -241,21 +312,29 @@ def parse_slurm(table: Mapping[str, Any] | None, base: SlurmConfig | None = None
     for key, value in table.items():
         if key in COMPONENT_KINDS:
             if not isinstance(value, Mapping):
-                raise CladValueError(f"[slurm] {key}: {value!r}; expected tables [slurm.{key}.NAME]")
+                raise CladValueError(
+                    f"[slurm] {key}: {value!r}; expected tables [slurm.{key}.NAME]"
+                )
             for name, res in value.items():
                 if not isinstance(res, Mapping):
-                    raise CladValueError(f"[slurm.{key}.{name}]: {res!r}; expected a table of resources")
+                    raise CladValueError(
+                        f"[slurm.{key}.{name}]: {res!r}; expected a table of resources"
+                    )
                 checked = {}
                 for k, v in res.items():
                     if k not in RESOURCE_KEYS:
-                        raise CladValueError(f"[slurm.{key}.{name}] {k}: unknown key{_did_you_mean(k, RESOURCE_KEYS)}; "
-                                             f"allowed: {', '.join(RESOURCE_KEYS)}")
+                        raise CladValueError(
+                            f"[slurm.{key}.{name}] {k}: unknown key{_did_you_mean(k, RESOURCE_KEYS)}; "
+                            f"allowed: {', '.join(RESOURCE_KEYS)}"
+                        )
                     checked[k] = _check_value(f"[slurm.{key}.{name}]", k, v)
                 overrides.setdefault(key, {})[str(name)] = checked
         elif key in _TOP_KEYS:
             values[key] = _check_value("[slurm]", key, value)
         else:
-            raise CladValueError(f"[slurm] {key}: unknown key{_did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}")
+            raise CladValueError(
+                f"[slurm] {key}: unknown key{_did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}"
+            )
     return replace(base or SlurmConfig(), **values, overrides=overrides)
 
 
@@ -267,7 +346,11 @@ def load_slurm(path: str | os.PathLike, base: SlurmConfig | None = None) -> Slur
         with open(path, "rb") as f:
             doc = tomllib.load(f)
     except OSError as exc:
-        raise CladValueError(f"--slurm {str(path)!r}: cannot read the file ({exc.strerror or exc})") from None
+        raise CladValueError(
+            f"--slurm {str(path)!r}: cannot read the file ({exc.strerror or exc})"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise CladValueError(f"--slurm {str(path)!r}: not valid TOML ({exc})") from None
-    return parse_slurm(doc.get("slurm", doc) if isinstance(doc.get("slurm"), Mapping) else doc, base)
+    return parse_slurm(
+        doc.get("slurm", doc) if isinstance(doc.get("slurm"), Mapping) else doc, base
+    )

@@ -31,8 +31,10 @@ def unavailable() -> str | None:
         return "starting slurmctld, slurmd and munged needs root"
     missing = [t for t in _TOOLS if shutil.which(t) is None]
     if missing:
-        return (f"{', '.join(missing)} not found: install Debian's slurm-wlm and munge packages "
-                "(apt-get install slurm-wlm munge)")
+        return (
+            f"{', '.join(missing)} not found: install Debian's slurm-wlm and munge packages "
+            "(apt-get install slurm-wlm munge)"
+        )
     return None
 
 
@@ -62,29 +64,56 @@ class LocalSlurm:
         return {"SLURM_CONF": str(self.conf)}
 
     def _config(self) -> str:
-        node = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+        node = subprocess.run(
+            ["slurmd", "-C"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()[0]
         fields = dict(kv.split("=", 1) for kv in node.split() if "=" in kv)
         host = socket.gethostname().split(".")[0]
         cpus = int(fields.get("CPUs", os.cpu_count() or 1))
         f = self.folder
-        node_line = " ".join([f"NodeName={host}", "NodeAddr=127.0.0.1"] +
-                             [f"{k}={v}" for k, v in fields.items() if k not in ("NodeName", "UpTime")] +
-                             ["State=UNKNOWN"])
-        return "\n".join([
-            "ClusterName=clad", f"SlurmctldHost={host}(127.0.0.1)", "SlurmUser=root", "SlurmdUser=root",
-            f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}",
-            "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={f / 'munge.sock'}",
-            f"StateSaveLocation={f / 'state'}", f"SlurmdSpoolDir={f / 'spool'}",
-            f"SlurmctldPidFile={f / 'slurmctld.pid'}", f"SlurmdPidFile={f / 'slurmd.pid'}",
-            f"SlurmctldLogFile={f / 'slurmctld.log'}", f"SlurmdLogFile={f / 'slurmd.log'}",
-            "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
-            "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory",
-            f"DefMemPerCPU={min(self.mem_per_cpu_mb, int(fields.get('RealMemory', 2048)) // max(1, cpus))}",
-            "JobAcctGatherType=jobacct_gather/linux", "JobAcctGatherFrequency=task=1",
-            "JobAcctGatherParams=OverMemoryKill", "MpiDefault=none", "ReturnToService=2", "MinJobAge=600",
-            "KillWait=5", "SchedulerType=sched/backfill", "SchedulerParameters=sched_interval=1",
-            "InactiveLimit=0", "SlurmdTimeout=60",
-            node_line, f"PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP", ""])
+        node_line = " ".join(
+            [f"NodeName={host}", "NodeAddr=127.0.0.1"]
+            + [f"{k}={v}" for k, v in fields.items() if k not in ("NodeName", "UpTime")]
+            + ["State=UNKNOWN"]
+        )
+        return "\n".join(
+            [
+                "ClusterName=clad",
+                f"SlurmctldHost={host}(127.0.0.1)",
+                "SlurmUser=root",
+                "SlurmdUser=root",
+                f"SlurmctldPort={_free_port()}",
+                f"SlurmdPort={_free_port()}",
+                "AuthType=auth/munge",
+                "CredType=cred/munge",
+                f"AuthInfo=socket={f / 'munge.sock'}",
+                f"StateSaveLocation={f / 'state'}",
+                f"SlurmdSpoolDir={f / 'spool'}",
+                f"SlurmctldPidFile={f / 'slurmctld.pid'}",
+                f"SlurmdPidFile={f / 'slurmd.pid'}",
+                f"SlurmctldLogFile={f / 'slurmctld.log'}",
+                f"SlurmdLogFile={f / 'slurmd.log'}",
+                "ProctrackType=proctrack/linuxproc",
+                "TaskPlugin=task/none",
+                "SelectType=select/cons_tres",
+                "SelectTypeParameters=CR_Core_Memory",
+                f"DefMemPerCPU={min(self.mem_per_cpu_mb, int(fields.get('RealMemory', 2048)) // max(1, cpus))}",
+                "JobAcctGatherType=jobacct_gather/linux",
+                "JobAcctGatherFrequency=task=1",
+                "JobAcctGatherParams=OverMemoryKill",
+                "MpiDefault=none",
+                "ReturnToService=2",
+                "MinJobAge=600",
+                "KillWait=5",
+                "SchedulerType=sched/backfill",
+                "SchedulerParameters=sched_interval=1",
+                "InactiveLimit=0",
+                "SlurmdTimeout=60",
+                node_line,
+                f"PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP",
+                "",
+            ]
+        )
 
     def start(self) -> "LocalSlurm":
         """Start the daemons and wait until the node is idle; a RuntimeError saying why otherwise."""
@@ -103,18 +132,31 @@ class LocalSlurm:
         self._old_conf = os.environ.get("SLURM_CONF")
         os.environ["SLURM_CONF"] = str(self.conf)
         try:
-            self._run(["munged", "--force", f"--socket={f / 'munge.sock'}", f"--key-file={key}",
-                       f"--pid-file={f / 'munged.pid'}", f"--log-file={f / 'munged.log'}",
-                       f"--seed-file={f / 'munged.seed'}"], "munged")
+            self._run(
+                [
+                    "munged",
+                    "--force",
+                    f"--socket={f / 'munge.sock'}",
+                    f"--key-file={key}",
+                    f"--pid-file={f / 'munged.pid'}",
+                    f"--log-file={f / 'munged.log'}",
+                    f"--seed-file={f / 'munged.seed'}",
+                ],
+                "munged",
+            )
             self._run(["slurmctld", "-c", "-f", str(self.conf)], "slurmctld")
             self._run(["slurmd", "-f", str(self.conf)], "slurmd")
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
-                state = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True).stdout.strip()
+                state = subprocess.run(
+                    ["sinfo", "-h", "-o", "%t"], capture_output=True, text=True
+                ).stdout.strip()
                 if state in ("idle", "mix", "alloc"):
                     return self
                 time.sleep(0.5)
-            raise RuntimeError(f"the node did not become idle within 60 s (sinfo: {state!r}); logs in {f}")
+            raise RuntimeError(
+                f"the node did not become idle within 60 s (sinfo: {state!r}); logs in {f}"
+            )
         except BaseException:
             self.stop()
             raise

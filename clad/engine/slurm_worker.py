@@ -39,8 +39,14 @@ def _job_id() -> str:
     return os.environ.get("SLURM_JOB_ID", f"pid{os.getpid()}")
 
 
-def run_chunk(configs: Sequence[RunConfig], results: str, timeout: float | None, threads: int | None,
-              paths: Sequence[str] = (), replicas: int = 1) -> dict:
+def run_chunk(
+    configs: Sequence[RunConfig],
+    results: str,
+    timeout: float | None,
+    threads: int | None,
+    paths: Sequence[str] = (),
+    replicas: int = 1,
+) -> dict:
     """Compute ``configs`` in turn, writing each one's files under ``results``: runs trained
     together as replicas (``replicas`` > 1: the chunk's replica units, which are the grid's, since
     a chunk holds whole units in order) with :func:`~clad.engine.executors.execute_unit`, every
@@ -70,6 +76,8 @@ def run_chunk(configs: Sequence[RunConfig], results: str, timeout: float | None,
                 tmp.write_text(f"{job} {utc_now()}\n")
         for cfg, (result, started, finished) in zip(todo, execute_unit(todo, timeout, threads)):
             with atomic_output(result_path(folder, cfg.run_id)) as tmp:
-                tmp.write_bytes(pickle.dumps((result, started, finished, job), protocol=pickle.HIGHEST_PROTOCOL))
+                tmp.write_bytes(
+                    pickle.dumps((result, started, finished, job), protocol=pickle.HIGHEST_PROTOCOL)
+                )
             computed += 1
     return {"computed": computed, "skipped": skipped}

@@ -78,7 +78,12 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics.base import base_metric_names, base_metric_problem, check_metric_params, metric_did_you_mean
+from ..metrics.base import (
+    base_metric_names,
+    base_metric_problem,
+    check_metric_params,
+    metric_did_you_mean,
+)
 from ..defaults import DEFAULT_BASE_METRIC
 from ..errors import CladError, SpecError
 from ..registry import did_you_mean
@@ -112,7 +117,9 @@ class Grid(Sequence):
     (1000000000, 999999999, 3)
     """
 
-    def __init__(self, datasets, pairs, detectors, seeds, base_metrics, metric_params=None, threshold=None):
+    def __init__(
+        self, datasets, pairs, detectors, seeds, base_metrics, metric_params=None, threshold=None
+    ):
         self.datasets, self.pairs, self.detectors = list(datasets), list(pairs), list(detectors)
         self.seeds, self.base_metrics = seeds, tuple(base_metrics)
         self.metric_params = metric_params or None
@@ -139,9 +146,16 @@ class Grid(Sequence):
         i, d = divmod(i, len(self.detectors))
         ds, p = divmod(i, len(self.pairs))
         sc, st = self.pairs[p]
-        return RunConfig(dataset=self.datasets[ds], scenario=sc, strategy=st, detector=self.detectors[d],
-                         seed=int(self.seeds[s]), base_metrics=self.base_metrics, metric_params=self.metric_params,
-                         threshold=self.threshold)
+        return RunConfig(
+            dataset=self.datasets[ds],
+            scenario=sc,
+            strategy=st,
+            detector=self.detectors[d],
+            seed=int(self.seeds[s]),
+            base_metrics=self.base_metrics,
+            metric_params=self.metric_params,
+            threshold=self.threshold,
+        )
 
 
 class _TunedGrid(Grid):
@@ -149,13 +163,22 @@ class _TunedGrid(Grid):
     part of its data (its tuned parameters are chosen when the tuning runs have finished)."""
 
     def __init__(self, grid: Grid, plan):
-        super().__init__(grid.datasets, grid.pairs, grid.detectors, grid.seeds, grid.base_metrics, grid.metric_params,
-                         grid.threshold)
+        super().__init__(
+            grid.datasets,
+            grid.pairs,
+            grid.detectors,
+            grid.seeds,
+            grid.base_metrics,
+            grid.metric_params,
+            grid.threshold,
+        )
         self.plan = plan
 
     def __getitem__(self, i):
         cfg = super().__getitem__(i)
-        return cfg if isinstance(i, slice) else self.plan.evaluation_base(cfg)  # a slice calls this per item
+        return (
+            cfg if isinstance(i, slice) else self.plan.evaluation_base(cfg)
+        )  # a slice calls this per item
 
 
 @dataclass
@@ -213,12 +236,18 @@ def load_spec(path: str | Path) -> Spec:
         import stat as _stat
 
         mode = path.stat().st_mode
-        if not (_stat.S_ISREG(mode) or _stat.S_ISDIR(mode)):  # a FIFO, a device (/dev/zero), a socket
-            raise SpecError(f"spec {str(path)!r} is not a regular file (a pipe, a device or a socket); expected a "
-                            "TOML file")
+        if not (
+            _stat.S_ISREG(mode) or _stat.S_ISDIR(mode)
+        ):  # a FIFO, a device (/dev/zero), a socket
+            raise SpecError(
+                f"spec {str(path)!r} is not a regular file (a pipe, a device or a socket); expected a "
+                "TOML file"
+            )
         if _stat.S_ISREG(mode) and path.stat().st_size > MAX_SPEC_BYTES:
-            raise SpecError(f"spec file {str(path)!r} holds {path.stat().st_size:,} bytes, more than a spec's "
-                            f"{MAX_SPEC_BYTES:,}; is it a spec?")
+            raise SpecError(
+                f"spec file {str(path)!r} holds {path.stat().st_size:,} bytes, more than a spec's "
+                f"{MAX_SPEC_BYTES:,}; is it a spec?"
+            )
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise SpecError(f"spec file {str(path)!r} does not exist") from None
@@ -231,9 +260,13 @@ def load_spec(path: str | Path) -> Spec:
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"not valid TOML: {exc}", source=str(path)) from None
     except RecursionError:
-        raise SpecError(f"its tables or lists are nested more than {MAX_SPEC_DEPTH} deep", source=str(path)) from None
+        raise SpecError(
+            f"its tables or lists are nested more than {MAX_SPEC_DEPTH} deep", source=str(path)
+        ) from None
     if _depth(raw) > MAX_SPEC_DEPTH:
-        raise SpecError(f"its tables or lists are nested more than {MAX_SPEC_DEPTH} deep", source=str(path))
+        raise SpecError(
+            f"its tables or lists are nested more than {MAX_SPEC_DEPTH} deep", source=str(path)
+        )
     spec = parse_spec(raw, source=str(path), default_name=path.stem)
     spec.text = text
     return spec
@@ -256,23 +289,67 @@ def _check_scenarios(components: list[Component], problems: list[str]) -> dict[s
 
 #: the spec's own keys of numbers, in the one vocabulary of clad.validation
 _EXECUTION_CONSTRAINTS = {
-    "jobs": [Interval(Integral, 1, None, closed="left", description="an integer >= 1 (worker processes)")],
-    "threads": [Interval(Integral, 1, None, closed="left",
-                         description="an integer >= 1 (BLAS/OpenMP/torch threads per run)")],
-    "timeout": [Interval(Real, 0, MAX_TIMEOUT, closed="right",
-                         description=f"a positive number of seconds per run, at most {MAX_TIMEOUT:,.0f} (30 days); "
-                                     "leave timeout out for no limit")],
-    "replicas": [Interval(Integral, 1, None, closed="left",
-                          description="an integer >= 1 (the most runs of one torch network trained together; 1: off)")],
-    "max_runs": [Interval(Integral, 1, None, closed="left",
-                          description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})")],
-    "max_evaluations": [Interval(Integral, 1, None, closed="left",
-                                 description=f"an integer >= 1 (the most evaluations of one run: anytime evaluations, "
-                                             f"or R's cells, training steps x test concepts; "
-                                             f"default {MAX_EVALUATIONS:,})")],
-    "max_data_gb": [Interval(Real, 0, None, closed="neither",
-                             description=f"a positive number of gigabytes (the largest generated data set; "
-                                         f"default {MAX_DATA_GB:g})")],
+    "jobs": [
+        Interval(Integral, 1, None, closed="left", description="an integer >= 1 (worker processes)")
+    ],
+    "threads": [
+        Interval(
+            Integral,
+            1,
+            None,
+            closed="left",
+            description="an integer >= 1 (BLAS/OpenMP/torch threads per run)",
+        )
+    ],
+    "timeout": [
+        Interval(
+            Real,
+            0,
+            MAX_TIMEOUT,
+            closed="right",
+            description=f"a positive number of seconds per run, at most {MAX_TIMEOUT:,.0f} (30 days); "
+            "leave timeout out for no limit",
+        )
+    ],
+    "replicas": [
+        Interval(
+            Integral,
+            1,
+            None,
+            closed="left",
+            description="an integer >= 1 (the most runs of one torch network trained together; 1: off)",
+        )
+    ],
+    "max_runs": [
+        Interval(
+            Integral,
+            1,
+            None,
+            closed="left",
+            description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})",
+        )
+    ],
+    "max_evaluations": [
+        Interval(
+            Integral,
+            1,
+            None,
+            closed="left",
+            description=f"an integer >= 1 (the most evaluations of one run: anytime evaluations, "
+            f"or R's cells, training steps x test concepts; "
+            f"default {MAX_EVALUATIONS:,})",
+        )
+    ],
+    "max_data_gb": [
+        Interval(
+            Real,
+            0,
+            None,
+            closed="neither",
+            description=f"a positive number of gigabytes (the largest generated data set; "
+            f"default {MAX_DATA_GB:g})",
+        )
+    ],
 }
 
 
@@ -285,17 +362,31 @@ def _execution_keys(raw: dict, problems: list[str]) -> tuple:
         if value is None:
             found = []
         elif key == "dask":
-            found = [] if isinstance(value, str) and value.strip() else [
-                f"dask: {value!r}; expected a scheduler address such as 'tcp://scheduler:8786'"]
+            found = (
+                []
+                if isinstance(value, str) and value.strip()
+                else [
+                    f"dask: {value!r}; expected a scheduler address such as 'tcp://scheduler:8786'"
+                ]
+            )
         else:
             found = validation_problems(None, {key: value}, _EXECUTION_CONSTRAINTS)
         problems.extend(found)
         out[key] = None if found else value
-    return (out["jobs"], out["threads"], out["dask"], out["timeout"], out["max_runs"] or MAX_RUNS,
-            out["max_evaluations"] or MAX_EVALUATIONS, out["max_data_gb"] or MAX_DATA_GB)
+    return (
+        out["jobs"],
+        out["threads"],
+        out["dask"],
+        out["timeout"],
+        out["max_runs"] or MAX_RUNS,
+        out["max_evaluations"] or MAX_EVALUATIONS,
+        out["max_data_gb"] or MAX_DATA_GB,
+    )
 
 
-def _order_values(raw: dict, problems: list[str], max_runs: int = MAX_RUNS) -> list[tuple[str, str]] | None:
+def _order_values(
+    raw: dict, problems: list[str], max_runs: int = MAX_RUNS
+) -> list[tuple[str, str]] | None:
     """``(order value, label)`` per concept order of ``raw["orders"]``, or None after a problem.
 
     A list names orders (``"random"`` is then drawn from each run's seed). A table maps an order
@@ -313,34 +404,54 @@ def _order_values(raw: dict, problems: list[str], max_runs: int = MAX_RUNS) -> l
             return None
         out = []
         for name, count in orders.items():
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1 or (name != "random" and count != 1):
-                problems.append(f"orders.{name}: {count!r}; expected a count >= 1 (more than 1 only for \"random\")")
+            if (
+                isinstance(count, bool)
+                or not isinstance(count, int)
+                or count < 1
+                or (name != "random" and count != 1)
+            ):
+                problems.append(
+                    f'orders.{name}: {count!r}; expected a count >= 1 (more than 1 only for "random")'
+                )
                 return None
             if name != "random":
                 out.append((name, name))
                 continue
             if count > max_runs:  # refused before any of them is drawn: each is at least one run
-                problems.append(f"orders.random: {count:,} orders, each at least one run: more than max_runs = "
-                                f"{max_runs:,}; to run them, set max_runs = {count} at the top of the spec")
+                problems.append(
+                    f"orders.random: {count:,} orders, each at least one run: more than max_runs = "
+                    f"{max_runs:,}; to run them, set max_runs = {count} at the top of the spec"
+                )
                 return None
-            seeds = [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(order_seed).spawn(count)]
+            seeds = [
+                int(c.generate_state(1)[0]) for c in np.random.SeedSequence(order_seed).spawn(count)
+            ]
             out += [(f"random:{sd}", f"random#{i + 1}") for i, sd in enumerate(seeds)]
         if not out:
             problems.append("orders: an empty table; expected e.g. { random = 3 }")
             return None
         return out
     if "order_seed" in raw:
-        problems.append("order_seed: only used with a table of orders, e.g. orders = { random = 3 }")
-    if (not isinstance(orders, list) or not orders or not all(isinstance(o, str) and o for o in orders)
-            or len(set(orders)) != len(orders)):
-        problems.append(f"orders: {raw['orders']!r}; expected a list of distinct names, e.g. [\"given\", \"random\"], "
-                        "or a table of counts, e.g. { random = 3 }")
+        problems.append(
+            "order_seed: only used with a table of orders, e.g. orders = { random = 3 }"
+        )
+    if (
+        not isinstance(orders, list)
+        or not orders
+        or not all(isinstance(o, str) and o for o in orders)
+        or len(set(orders)) != len(orders)
+    ):
+        problems.append(
+            f'orders: {raw["orders"]!r}; expected a list of distinct names, e.g. ["given", "random"], '
+            "or a table of counts, e.g. { random = 3 }"
+        )
         return None
     return [(o, o) for o in orders]
 
 
-def _apply_orders(raw: dict, datasets: list[Component], problems: list[str],
-                  max_runs: int = MAX_RUNS) -> list[Component]:
+def _apply_orders(
+    raw: dict, datasets: list[Component], problems: list[str], max_runs: int = MAX_RUNS
+) -> list[Component]:
     """One dataset component per concept order (``order=<value>`` for loaders that take it).
 
     The label of a dataset names the order only when the spec has several order *names*: the fixed
@@ -372,20 +483,28 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str],
             for o in unknown:
                 if (c.name, o) not in reported:
                     reported.add((c.name, o))
-                    problems.append(f"orders: {o!r} is not a concept order of dataset {c.display!r}"
-                                    f"{did_you_mean(o, ORDERS)}; allowed: {', '.join(map(repr, ORDERS))} or "
-                                    "'random:<seed>'")
+                    problems.append(
+                        f"orders: {o!r} is not a concept order of dataset {c.display!r}"
+                        f"{did_you_mean(o, ORDERS)}; allowed: {', '.join(map(repr, ORDERS))} or "
+                        "'random:<seed>'"
+                    )
             if unknown:
                 continue
         if "order" in c.params:
             if c.name not in reported:
                 reported.add(c.name)
-                problems.append(f"datasets ({c.display}).order: set the concept order either here or in the "
-                                "top-level 'orders' list, not both")
+                problems.append(
+                    f"datasets ({c.display}).order: set the concept order either here or in the "
+                    "top-level 'orders' list, not both"
+                )
             continue
         for o, _ in values:
-            if takes_order and loader is not None:  # the loader's own declaration of `order`, at spec time
-                found = validation_problems(f"datasets ({c.display})", {"order": o}, constraints_of(loader))
+            if (
+                takes_order and loader is not None
+            ):  # the loader's own declaration of `order`, at spec time
+                found = validation_problems(
+                    f"datasets ({c.display})", {"order": o}, constraints_of(loader)
+                )
                 if found:
                     if (c.name, o) not in reported:
                         reported.add((c.name, o))
@@ -395,8 +514,10 @@ def _apply_orders(raw: dict, datasets: list[Component], problems: list[str],
                 if o != "given":
                     if c.name not in reported:
                         reported.add(c.name)
-                        problems.append(f"orders: dataset {c.display!r} cannot be given order {o!r}: its loader "
-                                        f"{c.name!r} has no 'order' parameter (only \"given\" is possible)")
+                        problems.append(
+                            f"orders: dataset {c.display!r} cannot be given order {o!r}: its loader "
+                            f"{c.name!r} has no 'order' parameter (only \"given\" is possible)"
+                        )
                     continue
                 out.append(c)
                 continue
@@ -425,27 +546,33 @@ def _size_problems(sections: dict, max_evaluations: int, max_data_gb: float) -> 
         if isinstance(n, int) and not isinstance(n, bool):
             concepts.append(n)
             if n * n > max_evaluations:  # R: every test concept scored after every training step
-                out.append(f"datasets ({c.display}).n_concepts: {n:,} training steps x {n:,} test concepts = "
-                           f"{n * n:,} evaluations of R per run, more than max_evaluations = {max_evaluations:,}; "
-                           f"to run it, set max_evaluations = {n * n} at the top of the spec")
+                out.append(
+                    f"datasets ({c.display}).n_concepts: {n:,} training steps x {n:,} test concepts = "
+                    f"{n * n:,} evaluations of R per run, more than max_evaluations = {max_evaluations:,}; "
+                    f"to run it, set max_evaluations = {n * n} at the top of the spec"
+                )
         size = getattr(loader, "_data_nbytes", None)
         try:
             nbytes = size(args) if size is not None else None
         except (TypeError, ValueError, KeyError, CladError):
             nbytes = None
         if nbytes is not None and nbytes > max_data_gb * 1e9:
-            out.append(f"datasets ({c.display}): the data set would take {nbytes / 1e9:,.1f} GB in memory "
-                       f"({size.__doc__ or 'from its parameters'}), more than max_data_gb = {max_data_gb:g}; "
-                       f"to build it, set max_data_gb = {math.ceil(nbytes / 1e9)} at the top of the spec")
+            out.append(
+                f"datasets ({c.display}): the data set would take {nbytes / 1e9:,.1f} GB in memory "
+                f"({size.__doc__ or 'from its parameters'}), more than max_data_gb = {max_data_gb:g}; "
+                f"to build it, set max_data_gb = {math.ceil(nbytes / 1e9)} at the top of the spec"
+            )
     for i, c in enumerate(sections.get("scenarios", [])):
         h = c.params.get("anytime_per_concept")
         if isinstance(h, int) and not isinstance(h, bool) and h > 0:
             n = h * max(concepts)
             if n > max_evaluations:
-                out.append(f"scenarios[{i}] ({c.display}).anytime_per_concept: {h:,} evaluations per training "
-                           f"concept x {max(concepts):,} concepts = {n:,} anytime evaluations per run, more than "
-                           f"max_evaluations = {max_evaluations:,}; to run it, set max_evaluations = {n} at the "
-                           "top of the spec")
+                out.append(
+                    f"scenarios[{i}] ({c.display}).anytime_per_concept: {h:,} evaluations per training "
+                    f"concept x {max(concepts):,} concepts = {n:,} anytime evaluations per run, more than "
+                    f"max_evaluations = {max_evaluations:,}; to run it, set max_evaluations = {n} at the "
+                    "top of the spec"
+                )
     return out
 
 
@@ -454,12 +581,21 @@ def _seeds(value: Any, problems: list[str]) -> Sequence[int]:
     if isinstance(value, int) and not isinstance(value, bool):
         if 1 <= value < 2**63:
             return range(value)
-    elif isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool)
-                                                   and 0 <= s < 2**63 for s in value):
+    elif (
+        isinstance(value, list)
+        and value
+        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**63 for s in value)
+    ):
         if len(set(value)) == len(value):
             return value
-    shown = repr(value) if not isinstance(value, list) or len(value) < 20 else f"a list of {len(value)} values"
-    problems.append(f"seeds: {shown}; expected a count >= 1 or a list of distinct non-negative integers")
+    shown = (
+        repr(value)
+        if not isinstance(value, list) or len(value) < 20
+        else f"a list of {len(value)} values"
+    )
+    problems.append(
+        f"seeds: {shown}; expected a count >= 1 or a list of distinct non-negative integers"
+    )
     return []
 
 
@@ -469,14 +605,18 @@ def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
 
     allowed = ", ".join(f'"{k}"' for k in REFERENCE_KINDS)
     if not isinstance(value, list):
-        problems.append(f"references: {value!r}; expected a list of reference kinds, e.g. [\"joint\", "
-                        f"\"single_task\"] (allowed: {allowed})")
+        problems.append(
+            f'references: {value!r}; expected a list of reference kinds, e.g. ["joint", '
+            f'"single_task"] (allowed: {allowed})'
+        )
         return ()
     found = []
     for i, v in enumerate(value):
         if not isinstance(v, str) or v not in REFERENCE_KINDS:
-            problems.append(f"references[{i}]: {v!r} is not a reference kind{did_you_mean(str(v), REFERENCE_KINDS)}; "
-                            f"allowed: {allowed}")
+            problems.append(
+                f"references[{i}]: {v!r} is not a reference kind{did_you_mean(str(v), REFERENCE_KINDS)}; "
+                f"allowed: {allowed}"
+            )
         elif v in found:
             problems.append(f"references: {v!r} is listed twice in {value!r}")
         else:
@@ -499,15 +639,30 @@ def parse_spec(raw: dict, source: str | None = None, default_name: str = "benchm
 
 def _parse_spec(raw: dict, source: str | None, default_name: str) -> Spec:
     if not isinstance(raw, dict):
-        raise SpecError(f"expected a table at the top level, got {type(raw).__name__}", source=source)
+        raise SpecError(
+            f"expected a table at the top level, got {type(raw).__name__}", source=source
+        )
     r = _Reading(raw, name=default_name)
     for read in SPEC_READERS:
         read(r)
     if r.problems:
         raise SpecError(r.problems, source=source)
-    return Spec(name=r.name, configs=r.configs, raw=raw, source=source, skipped=r.skipped, jobs=r.jobs,
-                threads=r.threads, dask=r.dask, timeout=None if r.timeout is None else float(r.timeout),
-                share=r.share, tuning=r.tuning, references=r.references, slurm=r.slurm, replicas=r.replicas)
+    return Spec(
+        name=r.name,
+        configs=r.configs,
+        raw=raw,
+        source=source,
+        skipped=r.skipped,
+        jobs=r.jobs,
+        threads=r.threads,
+        dask=r.dask,
+        timeout=None if r.timeout is None else float(r.timeout),
+        share=r.share,
+        tuning=r.tuning,
+        references=r.references,
+        slurm=r.slurm,
+        replicas=r.replicas,
+    )
 
 
 @dataclass
@@ -546,7 +701,9 @@ class _Reading:
 def _read_keys(r: _Reading) -> None:
     for key in r.raw:
         if key not in TOP_LEVEL_KEYS:
-            r.problems.append(f"{key}: unknown key{did_you_mean(key, TOP_LEVEL_KEYS)}; allowed: {', '.join(TOP_LEVEL_KEYS)}")
+            r.problems.append(
+                f"{key}: unknown key{did_you_mean(key, TOP_LEVEL_KEYS)}; allowed: {', '.join(TOP_LEVEL_KEYS)}"
+            )
 
 
 def _read_name(r: _Reading) -> None:
@@ -562,8 +719,10 @@ def _read_base_metrics(r: _Reading) -> None:
     if isinstance(metrics, str):
         metrics = [metrics]
     if not isinstance(metrics, list) or not metrics:
-        r.problems.append(f"base_metrics: expected a non-empty list, allowed names: {', '.join(base_metric_names())}"
-                          ", or an import path 'package.module:NAME'")
+        r.problems.append(
+            f"base_metrics: expected a non-empty list, allowed names: {', '.join(base_metric_names())}"
+            ", or an import path 'package.module:NAME'"
+        )
         metrics = []
     for i, m in enumerate(metrics):
         known = base_metric_names()
@@ -572,13 +731,17 @@ def _read_base_metrics(r: _Reading) -> None:
             if problem:
                 r.problems.append(f"base_metrics[{i}]: {problem}")
         elif not isinstance(m, str) or m not in known:
-            r.problems.append(f"base_metrics[{i}]: unknown base metric {m!r}{metric_did_you_mean(m)}; "
-                              f"allowed: {', '.join(known)}, or an import path 'package.module:NAME'")
+            r.problems.append(
+                f"base_metrics[{i}]: unknown base metric {m!r}{metric_did_you_mean(m)}; "
+                f"allowed: {', '.join(known)}, or an import path 'package.module:NAME'"
+            )
     if len(set(map(str, metrics))) != len(metrics):
         r.problems.append(f"base_metrics: a name is listed twice in {metrics!r}")
     r.metrics = metrics
     try:
-        r.metric_params = check_metric_params(r.raw.get("base_metric_params"), [m for m in metrics if isinstance(m, str)])
+        r.metric_params = check_metric_params(
+            r.raw.get("base_metric_params"), [m for m in metrics if isinstance(m, str)]
+        )
     except CladError as exc:
         r.problems.append(str(exc))
 
@@ -597,15 +760,18 @@ def _flag(r: _Reading, key: str, default: bool, meaning: str = "") -> bool:
 
 def _read_execution(r: _Reading) -> None:
     r.skip_incompatible = _flag(r, "skip_incompatible", False)
-    (r.jobs, r.threads, r.dask, r.timeout, r.max_runs, r.max_evaluations,
-     r.max_data_gb) = _execution_keys(r.raw, r.problems)
+    (r.jobs, r.threads, r.dask, r.timeout, r.max_runs, r.max_evaluations, r.max_data_gb) = (
+        _execution_keys(r.raw, r.problems)
+    )
     r.share = _flag(r, "share", True, " (compute runs that are one computation once)")
     if r.raw.get("slurm") is not None:
         from ..errors import CladValueError
         from .slurm_config import parse_slurm
 
         if not isinstance(r.raw["slurm"], dict):
-            r.problems.append(f"slurm: {r.raw['slurm']!r}; expected a table [slurm] (keys: partition, mem_gb, ...)")
+            r.problems.append(
+                f"slurm: {r.raw['slurm']!r}; expected a table [slurm] (keys: partition, mem_gb, ...)"
+            )
         else:
             try:
                 r.slurm = parse_slurm(r.raw["slurm"])
@@ -625,8 +791,10 @@ def _read_references(r: _Reading) -> None:
 
 def _read_components(r: _Reading) -> None:
     r.regs = registries()
-    r.sections = {s: entries(s, r.raw.get(s), r.regs[s], r.problems, max_runs=r.max_runs)
-                  for s in ("datasets", "scenarios", "strategies", "detectors")}
+    r.sections = {
+        s: entries(s, r.raw.get(s), r.regs[s], r.problems, max_runs=r.max_runs)
+        for s in ("datasets", "scenarios", "strategies", "detectors")
+    }
     r.sections["datasets"] = _apply_orders(r.raw, r.sections["datasets"], r.problems, r.max_runs)
     r.scenarios = _check_scenarios(r.sections["scenarios"], r.problems)
 
@@ -646,16 +814,22 @@ def _read_baselines(r: _Reading) -> None:
         names = list(dict.fromkeys(value))
         for v in names:
             if v not in BASELINES:
-                r.problems.append(f"baselines: {v!r} is not a baseline{did_you_mean(v, BASELINES)}; the baselines: "
-                                  f"{', '.join(BASELINES)}")
+                r.problems.append(
+                    f"baselines: {v!r} is not a baseline{did_you_mean(v, BASELINES)}; the baselines: "
+                    f"{', '.join(BASELINES)}"
+                )
     else:
-        r.problems.append(f"baselines = {value!r}; expected true, false or a list of baselines "
-                          f"({', '.join(BASELINES)})")
+        r.problems.append(
+            f"baselines = {value!r}; expected true, false or a list of baselines "
+            f"({', '.join(BASELINES)})"
+        )
         return
     listed = {c.name for c in r.sections.get("detectors", [])}
     r.sections.setdefault("detectors", [])
-    r.sections["detectors"] = [*r.sections["detectors"],
-                               *(Component(n) for n in names if n in BASELINES and n not in listed)]
+    r.sections["detectors"] = [
+        *r.sections["detectors"],
+        *(Component(n) for n in names if n in BASELINES and n not in listed),
+    ]
 
 
 def _read_postprocess(r: _Reading) -> None:
@@ -680,10 +854,15 @@ def _read_postprocess(r: _Reading) -> None:
         return
     extra = {} if warmup is None else {"warmup": warmup}
     r.sections["detectors"] = [
-        d if d.name == "postprocessed" else
-        Component("postprocessed", {"detector": d.name, "params": dict(d.params), "postprocess": dict(stage), **extra},
-                  d.display)
-        for d in r.sections.get("detectors", [])]
+        d
+        if d.name == "postprocessed"
+        else Component(
+            "postprocessed",
+            {"detector": d.name, "params": dict(d.params), "postprocess": dict(stage), **extra},
+            d.display,
+        )
+        for d in r.sections.get("detectors", [])
+    ]
 
 
 def _what_scenario_lacks(scenario, strategy: Component, regs: dict) -> str | None:
@@ -726,10 +905,12 @@ def _threshold_serves_nothing(raw, metrics) -> list[str]:
     decls = [find_base_metric(m) for m in metrics if isinstance(m, str)]
     if any(d is None for d in decls) or any(d.input == "labels" for d in decls):
         return []  # a base metric it serves (or one the base_metrics check reports)
-    return [f"threshold = {raw!r} serves none of base_metrics {', '.join(map(str, metrics))}: a threshold policy "
-            "sets the labels of the metrics that read them (such as f1, range_f1, event_f1), and the calibration "
-            "rows it holds out of every training concept would change these metrics for nothing; remove "
-            "threshold, or add a thresholded base metric"]
+    return [
+        f"threshold = {raw!r} serves none of base_metrics {', '.join(map(str, metrics))}: a threshold policy "
+        "sets the labels of the metrics that read them (such as f1, range_f1, event_f1), and the calibration "
+        "rows it holds out of every training concept would change these metrics for nothing; remove "
+        "threshold, or add a thresholded base metric"
+    ]
 
 
 def _read_pairs(r: _Reading) -> None:
@@ -752,8 +933,15 @@ def _read_pairs(r: _Reading) -> None:
 
 
 def _read_grid(r: _Reading) -> None:
-    r.configs = Grid(r.sections["datasets"], r.pairs, r.sections["detectors"], r.seeds, r.metrics, r.metric_params,
-                     r.threshold)
+    r.configs = Grid(
+        r.sections["datasets"],
+        r.pairs,
+        r.sections["detectors"],
+        r.seeds,
+        r.metrics,
+        r.metric_params,
+        r.threshold,
+    )
 
 
 def _read_tuning(r: _Reading) -> None:
@@ -764,10 +952,14 @@ def _read_tuning(r: _Reading) -> None:
     r.tuning = parse_tuning(r.raw["tuning"], r.sections, r.metrics, r.problems, max_runs=r.max_runs)
     if r.tuning is not None and not r.problems:
         r.configs = _TunedGrid(r.configs, r.tuning)
-        n_tuning = r.tuning.count_upper(r.configs)  # a product, known before any tuning run is built
+        n_tuning = r.tuning.count_upper(
+            r.configs
+        )  # a product, known before any tuning run is built
         if r.configs.size + n_tuning > r.max_runs:
-            r.problems.append(f"the grid has {r.configs.size:,} evaluation runs and {n_tuning:,} tuning runs, more "
-                              f"than max_runs = {r.max_runs:,}; to run it, set max_runs = {r.configs.size + n_tuning}")
+            r.problems.append(
+                f"the grid has {r.configs.size:,} evaluation runs and {n_tuning:,} tuning runs, more "
+                f"than max_runs = {r.max_runs:,}; to run it, set max_runs = {r.configs.size + n_tuning}"
+            )
 
 
 def _read_sizes(r: _Reading) -> None:
@@ -777,10 +969,25 @@ def _read_sizes(r: _Reading) -> None:
         r.problems.append(
             f"the grid has {configs.size:,} runs ({len(configs.datasets)} datasets x {len(r.pairs)} scenario-strategy "
             f"pairs x {len(configs.detectors)} detectors x {len(r.seeds):,} seeds), more than max_runs = "
-            f"{r.max_runs:,}; to run it, set max_runs = {configs.size} at the top of the spec")
+            f"{r.max_runs:,}; to run it, set max_runs = {configs.size} at the top of the spec"
+        )
 
 
 #: The readers of a spec's parts, in the order they run (and report their problems): each takes
 #: what it reads from the spec's table and what the earlier ones have read.
-SPEC_READERS = (_read_keys, _read_name, _read_base_metrics, _read_threshold, _read_seeds, _read_execution, _read_references,
-                _read_components, _read_baselines, _read_postprocess, _read_pairs, _read_grid, _read_tuning, _read_sizes)
+SPEC_READERS = (
+    _read_keys,
+    _read_name,
+    _read_base_metrics,
+    _read_threshold,
+    _read_seeds,
+    _read_execution,
+    _read_references,
+    _read_components,
+    _read_baselines,
+    _read_postprocess,
+    _read_pairs,
+    _read_grid,
+    _read_tuning,
+    _read_sizes,
+)

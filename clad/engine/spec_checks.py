@@ -22,8 +22,14 @@ from typing import Any, Callable
 from ..errors import CladError
 from ..validation import Integral, Interval, Real, arguments, constraints_of, problems
 
-__all__ = ["dataset_problems", "estimator_problems", "detector_problems", "strategy_problems", "pair_problems",
-           "device_problems"]
+__all__ = [
+    "dataset_problems",
+    "estimator_problems",
+    "detector_problems",
+    "strategy_problems",
+    "pair_problems",
+    "device_problems",
+]
 
 #: the folder of the spec file being checked (a data file beside the spec is inside a data folder)
 SPEC_FOLDER: contextvars.ContextVar = contextvars.ContextVar("clad_spec_folder", default=None)
@@ -41,8 +47,11 @@ PYOD_WRAPS = {
 #: it before anything runs (by the estimator's import path; PyOD's wrappers through PYOD_WRAPS)
 CHECKED_AT_FIT = {
     "sklearn.ensemble._iforest:IsolationForest": {
-        "max_features": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right")],
-    },
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0, 1, closed="right"),
+        ]
+    }
 }
 
 
@@ -119,7 +128,9 @@ def _nested_problems(who: str, loader: Callable, args: dict, located: dict) -> l
             continue
         if not isinstance(params, dict):
             continue  # the loader's own constraint names it
-        out += dataset_problems(f"{who} > {name}", inner, {**DATASETS.defaults(name), **params}, located)
+        out += dataset_problems(
+            f"{who} > {name}", inner, {**DATASETS.defaults(name), **params}, located
+        )
     return out
 
 
@@ -151,8 +162,11 @@ def detector_problems(who: str, obj: Any) -> list[str]:
         path = f"{wrapped.__module__}:{wrapped.__qualname__}"
     at_fit = CHECKED_AT_FIT.get(path)
     if at_fit:
-        found += [p for p in problems(who, {k: v for k, v in params.items() if k in at_fit}, at_fit)
-                  if p not in found]
+        found += [
+            p
+            for p in problems(who, {k: v for k, v in params.items() if k in at_fit}, at_fit)
+            if p not in found
+        ]
     return found
 
 
@@ -160,7 +174,11 @@ def strategy_problems(who: str, cls: Any, params: dict) -> list[str]:
     """Build the strategy without a detector and check its declared constraints."""
     try:
         sig = inspect.signature(cls).parameters
-        needs = "detector" in sig and sig["detector"].default is inspect.Parameter.empty and "detector" not in params
+        needs = (
+            "detector" in sig
+            and sig["detector"].default is inspect.Parameter.empty
+            and "detector" not in params
+        )
         obj = cls(**params, **({"detector": None} if needs else {}))
     except (TypeError, ValueError) as exc:
         return [f"{who}: {_first_line(exc)}"]
@@ -185,7 +203,10 @@ def pair_problems(pairs, detectors, registries: dict) -> list[str]:
         seen.add(st.display)
         try:
             cls = registries["strategies"].resolve(st.name)
-            if getattr(cls, "detector_problem", Strategy.detector_problem) is Strategy.detector_problem:
+            if (
+                getattr(cls, "detector_problem", Strategy.detector_problem)
+                is Strategy.detector_problem
+            ):
                 continue  # asks nothing of its detector
             sig = inspect.signature(cls).parameters
             needs = "detector" in sig and "detector" not in st.params
@@ -213,8 +234,10 @@ def pair_problems(pairs, detectors, registries: dict) -> list[str]:
                 problem = _first_line(exc)
             if problem:
                 said.add(d.name)
-                out.append(f"strategy {st.display!r} cannot train detector {d.display!r}: {problem}; remove one of "
-                           "them from the spec")
+                out.append(
+                    f"strategy {st.display!r} cannot train detector {d.display!r}: {problem}; remove one of "
+                    "them from the spec"
+                )
     return out
 
 
@@ -233,18 +256,29 @@ def device_problems(detectors) -> list[str]:
     try:
         import torch
     except ImportError:
-        return [f"detectors ({who}): device={dev!r} needs torch: pip install 'clad[torch]'" for dev, who in wanted.items()]
+        return [
+            f"detectors ({who}): device={dev!r} needs torch: pip install 'clad[torch]'"
+            for dev, who in wanted.items()
+        ]
     out = []
     n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
     for dev, who in wanted.items():
         if dev.startswith("cuda"):
             index = int(dev.split(":")[1]) if ":" in dev else 0
             if n_cuda == 0:
-                out.append(f"detectors ({who}): device={dev!r}, but this machine has no CUDA device (torch "
-                           f"{torch.__version__} sees none); use device = \"cpu\", or run where a GPU is")
+                out.append(
+                    f"detectors ({who}): device={dev!r}, but this machine has no CUDA device (torch "
+                    f'{torch.__version__} sees none); use device = "cpu", or run where a GPU is'
+                )
             elif index >= n_cuda:
-                out.append(f"detectors ({who}): device={dev!r}, but this machine has {n_cuda} CUDA device(s) "
-                           f"(cuda:0 to cuda:{n_cuda - 1})")
-        elif dev == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-            out.append(f"detectors ({who}): device='mps', but this machine has no Apple MPS device; use \"cpu\"")
+                out.append(
+                    f"detectors ({who}): device={dev!r}, but this machine has {n_cuda} CUDA device(s) "
+                    f"(cuda:0 to cuda:{n_cuda - 1})"
+                )
+        elif dev == "mps" and not (
+            getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
+        ):
+            out.append(
+                f"detectors ({who}): device='mps', but this machine has no Apple MPS device; use \"cpu\""
+            )
     return out

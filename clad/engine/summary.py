@@ -27,7 +27,14 @@ from typing import Iterable
 from ..results.record import RunResult, atomic_write_text
 from ..metrics import get_metric, scalar_names
 
-__all__ = ["summary_table", "format_summary", "display_table", "markdown_table", "write_summaries", "KEYS"]
+__all__ = [
+    "summary_table",
+    "format_summary",
+    "display_table",
+    "markdown_table",
+    "write_summaries",
+    "KEYS",
+]
 
 #: the grouping columns of the summary
 KEYS = ("dataset", "scenario", "base_metric", "detector", "strategy")
@@ -43,7 +50,11 @@ def summary_table(results: Iterable[RunResult]):
     lb = leaderboard(merge_shared(results))
     names = scalar_names()
     renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in (*STATS, "values")}
-    cols = list(KEYS) + ["runs", "computations"] + [renamed[f"{m}_{s}"] for m in names for s in (*STATS, "values")]
+    cols = (
+        list(KEYS)
+        + ["runs", "computations"]
+        + [renamed[f"{m}_{s}"] for m in names for s in (*STATS, "values")]
+    )
     return lb.rename(columns=renamed)[cols]
 
 
@@ -54,13 +65,23 @@ def display_table(table):
 
     from ..metrics.base import base_metric_shown
 
-    shown = pd.DataFrame({k: table[k] for k in ("dataset", "base_metric", "strategy", "detector", "runs")})
+    shown = pd.DataFrame(
+        {k: table[k] for k in ("dataset", "base_metric", "strategy", "detector", "runs")}
+    )
     shown["base_metric"] = shown["base_metric"].map(base_metric_shown)
     for m in scalar_names(headline=True):
         lab = get_metric(m).label
-        shown[lab] = [t + (f" [{lo:.3f}, {hi:.3f}]" if lo == lo and hi == hi else "") + (f" n={int(n)}" if n == n else "")
-                      for t, lo, hi, n in zip(stats_text(table, lab), table[f"{lab}_ci_low"], table[f"{lab}_ci_high"],
-                                              table[f"{lab}_n"])]
+        shown[lab] = [
+            t
+            + (f" [{lo:.3f}, {hi:.3f}]" if lo == lo and hi == hi else "")
+            + (f" n={int(n)}" if n == n else "")
+            for t, lo, hi, n in zip(
+                stats_text(table, lab),
+                table[f"{lab}_ci_low"],
+                table[f"{lab}_ci_high"],
+                table[f"{lab}_n"],
+            )
+        ]
     return shown
 
 
@@ -73,11 +94,14 @@ def markdown_table(df) -> str:
     |---|---|
     | 1 | x\\|y |
     """
+
     def cell(v) -> str:
         return str(v).replace("|", "\\|").replace("\n", " ")
 
-    lines = ["| " + " | ".join(cell(c) for c in df.columns) + " |",
-             "|" + "|".join("---" for _ in df.columns) + "|"]
+    lines = [
+        "| " + " | ".join(cell(c) for c in df.columns) + " |",
+        "|" + "|".join("---" for _ in df.columns) + "|",
+    ]
     for row in df.itertuples(index=False):
         lines.append("| " + " | ".join(cell(v) for v in row) + " |")
     return "\n".join(lines)
@@ -105,19 +129,26 @@ def format_summary(table, width: int = SUMMARY_COLUMNS) -> str:
         from ..metrics.base import base_metric_shown
 
         lines.append(f"{dataset} — {base_metric_shown(base)} (mean ± std over seeds)")
-        cells = [[f"{st} + {de}"] + [_cell(row, h) for h in heads] for st, de, row in
-                 zip(sub["strategy"], sub["detector"], (r for _, r in sub.iterrows()))]
+        cells = [
+            [f"{st} + {de}"] + [_cell(row, h) for h in heads]
+            for st, de, row in zip(sub["strategy"], sub["detector"], (r for _, r in sub.iterrows()))
+        ]
         widths = [max(len(c[k]) for c in cells + [["", *heads]]) for k in range(len(heads) + 1)]
         room = width - 4 - sum(widths[1:]) - 2 * len(heads)
         widths[0] = max(12, min(widths[0], room))
-        lines.append("    " + " " * widths[0] + "".join(f"  {h:>{w}}" for h, w in zip(heads, widths[1:])))
+        lines.append(
+            "    " + " " * widths[0] + "".join(f"  {h:>{w}}" for h, w in zip(heads, widths[1:]))
+        )
         for scenario, group in sub.groupby("scenario", sort=False):
             lines.append(f"  {_shorten(str(scenario), width - 2)}")
             for idx in group.index:
                 k = list(sub.index).index(idx)
                 row = cells[k]
-                lines.append("    " + f"{_shorten(row[0], widths[0]):<{widths[0]}}"
-                             + "".join(f"  {c:>{w}}" for c, w in zip(row[1:], widths[1:])))
+                lines.append(
+                    "    "
+                    + f"{_shorten(row[0], widths[0]):<{widths[0]}}"
+                    + "".join(f"  {c:>{w}}" for c, w in zip(row[1:], widths[1:]))
+                )
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -141,18 +172,31 @@ def _order_section(folder: Path, results) -> list[str]:
     if table.empty:
         return []
     atomic_write_text(folder / "order_sensitivity.csv", table.to_csv(index=False))
-    return ["## Order sensitivity", "", "Each metric averaged over the seeds of one concept order, then described "
-            "over the orders (count, min, max, range, std); also in order_sensitivity.csv.", "",
-            markdown_table(table.round(4)), ""]
+    return [
+        "## Order sensitivity",
+        "",
+        "Each metric averaged over the seeds of one concept order, then described "
+        "over the orders (count, min, max, range, std); also in order_sensitivity.csv.",
+        "",
+        markdown_table(table.round(4)),
+        "",
+    ]
 
 
-def write_summaries(folder: str | os.PathLike, results: Iterable[RunResult], title: str = "benchmark"):
+def write_summaries(
+    folder: str | os.PathLike, results: Iterable[RunResult], title: str = "benchmark"
+):
     """Write ``summary.csv`` and ``summary.md`` into ``folder``; returns the table."""
     folder = Path(folder)
     results = list(results)
     table = summary_table(results)
     atomic_write_text(folder / "summary.csv", table.to_csv(index=False))
-    md = [f"# {title}: summary", "", f"{_legend()[0].upper()}{_legend()[1:]}; every metric is in summary.csv.", ""]
+    md = [
+        f"# {title}: summary",
+        "",
+        f"{_legend()[0].upper()}{_legend()[1:]}; every metric is in summary.csv.",
+        "",
+    ]
     if len(table) == 0:
         md.append("No finished runs.")
     for scenario, sub in table.groupby("scenario", sort=False):

@@ -53,11 +53,25 @@ TUNING_KEYS = ("mode", "k", "fraction", "objective", "base_metric", "detectors",
 SCOPE = "dataset x scenario x strategy x detector x seed"
 
 _CONSTRAINTS = {
-    "k": [Interval(Integral, 1, None, closed="left",
-                   description="an integer >= 1 (the number of first concepts to tune on)")],
-    "fraction": [Interval(Real, 0, 1, closed="neither",
-                          description="a number strictly between 0 and 1 (the share of each test concept "
-                                      "kept for validation)")],
+    "k": [
+        Interval(
+            Integral,
+            1,
+            None,
+            closed="left",
+            description="an integer >= 1 (the number of first concepts to tune on)",
+        )
+    ],
+    "fraction": [
+        Interval(
+            Real,
+            0,
+            1,
+            closed="neither",
+            description="a number strictly between 0 and 1 (the share of each test concept "
+            "kept for validation)",
+        )
+    ],
 }
 
 
@@ -105,7 +119,10 @@ class TuningPlan:
         there is only one candidate)."""
         if not self.tuned(cfg):
             return []
-        return [_with(cfg, st, det, self.view("tune"), labelled=True) for st, det in self.candidates(cfg)]
+        return [
+            _with(cfg, st, det, self.view("tune"), labelled=True)
+            for st, det in self.candidates(cfg)
+        ]
 
     def tuning_configs(self, configs: Sequence[RunConfig]) -> list[RunConfig]:
         """Every tuning run of a grid, each once, in the grid's order."""
@@ -117,7 +134,9 @@ class TuningPlan:
 
     def n_candidates(self, cfg: RunConfig) -> int:
         """How many candidates ``cfg`` has (a product of list lengths; nothing is built)."""
-        return len(self.strategies.get(cfg.strategy.display, [{}])) * len(self.detectors.get(cfg.detector.display, [{}]))
+        return len(self.strategies.get(cfg.strategy.display, [{}])) * len(
+            self.detectors.get(cfg.detector.display, [{}])
+        )
 
     def count_upper(self, grid) -> int:
         """The number of tuning runs of a :class:`~clad.engine.spec.Grid` (exact unless it lists a
@@ -143,16 +162,31 @@ class TuningPlan:
         for (st, det), run in itertools.zip_longest(self.candidates(cfg), self.tuning_runs(cfg)):
             result = results.get(run.run_id) if run is not None else None
             score = _score(result, self.base_metric, self.objective)
-            rows.append({"strategy": st, "detector": det, "run_id": None if run is None else run.run_id,
-                         "status": None if run is None else (result.status if result is not None else "missing"),
-                         "score": score})
+            rows.append(
+                {
+                    "strategy": st,
+                    "detector": det,
+                    "run_id": None if run is None else run.run_id,
+                    "status": None
+                    if run is None
+                    else (result.status if result is not None else "missing"),
+                    "score": score,
+                }
+            )
             if score is not None and (best is None or self._better(score, rows[best]["score"])):
                 best = len(rows) - 1
         if not self.tuned(cfg):
             best = 0
-        rec = {"mode": self.mode, **({"k": self.k} if self.mode == "first_concepts" else {"fraction": self.fraction}),
-               "objective": self.objective, "base_metric": self.base_metric,
-               "higher_is_better": self.higher_is_better, "scope": SCOPE, "candidates": rows, "chosen": best}
+        rec = {
+            "mode": self.mode,
+            **({"k": self.k} if self.mode == "first_concepts" else {"fraction": self.fraction}),
+            "objective": self.objective,
+            "base_metric": self.base_metric,
+            "higher_is_better": self.higher_is_better,
+            "scope": SCOPE,
+            "candidates": rows,
+            "chosen": best,
+        }
         if best is None:
             return None, rec
         st, det = rows[best]["strategy"], rows[best]["detector"]
@@ -168,10 +202,13 @@ def _with(cfg: RunConfig, st: dict, det: dict, view: dict, labelled: bool) -> Ru
         if not values:
             return c
         shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
-        return Component(c.name, {**c.params, **values}, f"{c.display}({shown})" if labelled else c.label)
+        return Component(
+            c.name, {**c.params, **values}, f"{c.display}({shown})" if labelled else c.label
+        )
 
-    return dataclasses.replace(cfg, strategy=comp(cfg.strategy, st), detector=comp(cfg.detector, det),
-                               data_view=view)
+    return dataclasses.replace(
+        cfg, strategy=comp(cfg.strategy, st), detector=comp(cfg.detector, det), data_view=view
+    )
 
 
 def _score(result, base_metric: str, objective: str) -> float | None:
@@ -185,8 +222,13 @@ def _score(result, base_metric: str, objective: str) -> float | None:
 
 
 # -- the spec section ------------------------------------------------------------------------------
-def parse_tuning(raw: Any, sections: Mapping[str, list[Component]], base_metrics: list, problems: list[str],
-                 max_runs: int | None = None) -> TuningPlan | None:
+def parse_tuning(
+    raw: Any,
+    sections: Mapping[str, list[Component]],
+    base_metrics: list,
+    problems: list[str],
+    max_runs: int | None = None,
+) -> TuningPlan | None:
     """Validate a ``[tuning]`` table against the spec's ``sections`` (its expanded datasets,
     strategies and detectors); every problem is appended to ``problems`` as ``tuning.KEY: ...``."""
     if not isinstance(raw, dict):
@@ -195,41 +237,68 @@ def parse_tuning(raw: Any, sections: Mapping[str, list[Component]], base_metrics
     start = len(problems)
     for key in raw:
         if key not in TUNING_KEYS:
-            problems.append(f"tuning.{key}: unknown key{did_you_mean(key, TUNING_KEYS)}; allowed: {', '.join(TUNING_KEYS)}")
+            problems.append(
+                f"tuning.{key}: unknown key{did_you_mean(key, TUNING_KEYS)}; allowed: {', '.join(TUNING_KEYS)}"
+            )
     mode = raw.get("mode")
     if mode not in MODES:
-        problems.append(f"tuning.mode: {mode!r}; expected one of {', '.join(repr(m) for m in MODES)}"
-                        + (did_you_mean(mode, MODES) if isinstance(mode, str) else ""))
+        problems.append(
+            f"tuning.mode: {mode!r}; expected one of {', '.join(repr(m) for m in MODES)}"
+            + (did_you_mean(mode, MODES) if isinstance(mode, str) else "")
+        )
         mode = None
-    own, other = {"first_concepts": ("k", "fraction"), "validation_split": ("fraction", "k")}.get(mode, (None, None))
+    own, other = {"first_concepts": ("k", "fraction"), "validation_split": ("fraction", "k")}.get(
+        mode, (None, None)
+    )
     if own is not None:
         if own not in raw:
-            problems.append(f"tuning.{own}: missing; mode {mode!r} needs it "
-                            f"({_CONSTRAINTS[own][0].description})")
+            problems.append(
+                f"tuning.{own}: missing; mode {mode!r} needs it "
+                f"({_CONSTRAINTS[own][0].description})"
+            )
         else:
-            problems.extend(f"tuning.{p}" for p in validation_problems(None, {own: raw[own]}, _CONSTRAINTS))
+            problems.extend(
+                f"tuning.{p}" for p in validation_problems(None, {own: raw[own]}, _CONSTRAINTS)
+            )
         if other in raw:
-            problems.append(f"tuning.{other}: only used with mode "
-                            f"{'validation_split' if other == 'fraction' else 'first_concepts'}; remove it")
+            problems.append(
+                f"tuning.{other}: only used with mode "
+                f"{'validation_split' if other == 'fraction' else 'first_concepts'}; remove it"
+            )
     objective = _objective(raw.get("objective", DEFAULT_METRIC), problems)
     metrics = [m for m in base_metrics if isinstance(m, str)]
     base_metric = raw.get("base_metric", metrics[0] if metrics else DEFAULT_BASE_METRIC)
     if base_metric not in metrics:
-        problems.append(f"tuning.base_metric: {base_metric!r} is not one of the spec's base_metrics "
-                        f"({', '.join(metrics)})")
+        problems.append(
+            f"tuning.base_metric: {base_metric!r} is not one of the spec's base_metrics "
+            f"({', '.join(metrics)})"
+        )
     tables = {}
     for section in ("detectors", "strategies"):
-        tables[section] = _grids(section, raw.get(section, {}), sections.get(section, []), problems, max_runs)
+        tables[section] = _grids(
+            section, raw.get(section, {}), sections.get(section, []), problems, max_runs
+        )
     if "detectors" not in raw and "strategies" not in raw:
-        problems.append("tuning: nothing to tune; add e.g. [tuning.detectors.iforest] with n_estimators = [50, 100]")
-    if mode == "first_concepts" and isinstance(raw.get("k"), int) and not isinstance(raw.get("k"), bool):
+        problems.append(
+            "tuning: nothing to tune; add e.g. [tuning.detectors.iforest] with n_estimators = [50, 100]"
+        )
+    if (
+        mode == "first_concepts"
+        and isinstance(raw.get("k"), int)
+        and not isinstance(raw.get("k"), bool)
+    ):
         problems.extend(_k_problems(raw["k"], sections.get("datasets", [])))
     if len(problems) > start:
         return None
-    return TuningPlan(mode=mode, objective=objective, base_metric=base_metric,
-                      k=raw.get("k") if mode == "first_concepts" else None,
-                      fraction=float(raw["fraction"]) if mode == "validation_split" else None,
-                      detectors=tables["detectors"], strategies=tables["strategies"])
+    return TuningPlan(
+        mode=mode,
+        objective=objective,
+        base_metric=base_metric,
+        k=raw.get("k") if mode == "first_concepts" else None,
+        fraction=float(raw["fraction"]) if mode == "validation_split" else None,
+        detectors=tables["detectors"],
+        strategies=tables["strategies"],
+    )
 
 
 def _objective(name: Any, problems: list[str]) -> str:
@@ -237,53 +306,78 @@ def _objective(name: Any, problems: list[str]) -> str:
 
     allowed = scalar_names(needs_only=())
     if not isinstance(name, str) or name not in allowed:
-        problems.append(f"tuning.objective: {name!r} is not a continual metric computed from R"
-                        f"{did_you_mean(str(name), allowed)}; allowed: {', '.join(allowed)}")
+        problems.append(
+            f"tuning.objective: {name!r} is not a continual metric computed from R"
+            f"{did_you_mean(str(name), allowed)}; allowed: {', '.join(allowed)}"
+        )
     return str(name)
 
 
-def _grids(section: str, table: Any, components: list[Component], problems: list[str],
-           max_runs: int | None = None) -> dict[str, list[dict]]:
+def _grids(
+    section: str,
+    table: Any,
+    components: list[Component],
+    problems: list[str],
+    max_runs: int | None = None,
+) -> dict[str, list[dict]]:
     """``{display label: [values, ...]}`` for the spec components that ``table`` names; each
     combination is checked as the spec checks its own entries (names, constraints, building). A
     table with more combinations than ``max_runs`` is refused from the product of its list lengths,
     before any combination is built."""
     limit = MAX_RUNS if max_runs is None else max_runs
     if not isinstance(table, dict):
-        problems.append(f"tuning.{section}: expected a table of tables, e.g. [tuning.{section}.NAME]")
+        problems.append(
+            f"tuning.{section}: expected a table of tables, e.g. [tuning.{section}.NAME]"
+        )
         return {}
     registry = registries()[section]
     labels = [c.display for c in components]
     out: dict[str, list[dict]] = {}
     for key, grid in table.items():
         where = f"tuning.{section}.{key}"
-        matched = [c for c in components if c.display == key] or [c for c in components if c.name == key]
+        matched = [c for c in components if c.display == key] or [
+            c for c in components if c.name == key
+        ]
         if not matched:
-            problems.append(f"{where}: no entry of '{section}' is labelled or named {key!r}"
-                            f"{did_you_mean(key, labels)}; known: {', '.join(labels)}")
+            problems.append(
+                f"{where}: no entry of '{section}' is labelled or named {key!r}"
+                f"{did_you_mean(key, labels)}; known: {', '.join(labels)}"
+            )
             continue
-        if not isinstance(grid, dict) or not grid or not all(isinstance(v, list) and v for v in grid.values()):
-            problems.append(f"{where}: expected parameters with non-empty lists of values to try, "
-                            "e.g. n_estimators = [50, 100]")
+        if (
+            not isinstance(grid, dict)
+            or not grid
+            or not all(isinstance(v, list) and v for v in grid.values())
+        ):
+            problems.append(
+                f"{where}: expected parameters with non-empty lists of values to try, "
+                "e.g. n_estimators = [50, 100]"
+            )
             continue
         n_combos = grid_size(grid)
         if n_combos > limit:
             shape = " x ".join(f"{len(v):,} {k}" for k, v in grid.items())
-            problems.append(f"{where}: {n_combos:,} candidates ({shape}), each a tuning run of every evaluation "
-                            f"run, more than max_runs = {limit:,}; to run them, set max_runs = {n_combos} at the "
-                            "top of the spec (tuning runs count towards it)")
+            problems.append(
+                f"{where}: {n_combos:,} candidates ({shape}), each a tuning run of every evaluation "
+                f"run, more than max_runs = {limit:,}; to run them, set max_runs = {n_combos} at the "
+                "top of the spec (tuning runs count towards it)"
+            )
             continue
         for c in matched:
             fixed = [p for p in grid if p in c.params]
             if fixed:
-                problems.append(f"{where}.{fixed[0]}: {c.display!r} sets it in '{section}' too "
-                                f"({fixed[0]} = {c.params[fixed[0]]!r}); fix it or tune it, not both")
+                problems.append(
+                    f"{where}.{fixed[0]}: {c.display!r} sets it in '{section}' too "
+                    f"({fixed[0]} = {c.params[fixed[0]]!r}); fix it or tune it, not both"
+                )
                 continue
             entry = {"name": c.name, **c.params, "grid": grid}
             before = len(problems)
             entries(section, [entry], registry, problems, where=where, max_runs=limit)
             if len(problems) == before:
-                out[c.display] = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
+                out[c.display] = [
+                    dict(zip(grid, vals)) for vals in itertools.product(*grid.values())
+                ]
     return out
 
 
@@ -295,12 +389,17 @@ def _k_problems(k: int, datasets: list[Component]) -> list[str]:
     for c in datasets:
         try:
             factory = DATASETS.resolve(c.name)
-            sig = {n: p.default for n, p in inspect.signature(factory).parameters.items()
-                   if p.default is not inspect.Parameter.empty}
+            sig = {
+                n: p.default
+                for n, p in inspect.signature(factory).parameters.items()
+                if p.default is not inspect.Parameter.empty
+            }
         except (CladError, TypeError, ValueError):
             continue
         n = {**sig, **DATASETS.defaults(c.name), **c.params}.get("n_concepts")
         if isinstance(n, int) and not isinstance(n, bool) and k >= n:
-            out.append(f"tuning.k: {k} leaves no concept to evaluate in dataset {c.display!r} (n_concepts = {n}); "
-                       f"allowed: 1 to {n - 1}")
+            out.append(
+                f"tuning.k: {k} leaves no concept to evaluate in dataset {c.display!r} (n_concepts = {n}); "
+                f"allowed: 1 to {n - 1}"
+            )
     return out

@@ -16,18 +16,44 @@ def add_validate_arguments(p: argparse.ArgumentParser) -> None:
     from ..protocol.validity import Thresholds
 
     d = Thresholds()
-    p.add_argument("spec", help="TOML spec file; M is computed for each of its (dataset, detector, seed)")
-    p.add_argument("--metric", default=DEFAULT_BASE_METRIC, choices=base_metric_names(),
-                   help=f"base metric of M (default {DEFAULT_BASE_METRIC})")
-    p.add_argument("--feasible", type=float, default=d.feasible_min, metavar="X",
-                   help=f"feasible: every M[j, j] >= X (default {d.feasible_min:g})")
-    p.add_argument("--ceiling", type=float, default=d.trivial_ceiling, metavar="X",
-                   help=f"non-trivial: not every cell >= X (default {d.trivial_ceiling:g})")
-    p.add_argument("--forgetting", type=float, default=d.forgetting_max, metavar="X",
-                   help=f"forgetting: naive's backward transfer < X (default {d.forgetting_max:g})")
-    p.add_argument("--redundancy", type=float, default=d.redundancy_tol, metavar="X",
-                   help=f"no redundancy: no pair whose cross scores both lie within X of their diagonals "
-                        f"(default {d.redundancy_tol:g})")
+    p.add_argument(
+        "spec", help="TOML spec file; M is computed for each of its (dataset, detector, seed)"
+    )
+    p.add_argument(
+        "--metric",
+        default=DEFAULT_BASE_METRIC,
+        choices=base_metric_names(),
+        help=f"base metric of M (default {DEFAULT_BASE_METRIC})",
+    )
+    p.add_argument(
+        "--feasible",
+        type=float,
+        default=d.feasible_min,
+        metavar="X",
+        help=f"feasible: every M[j, j] >= X (default {d.feasible_min:g})",
+    )
+    p.add_argument(
+        "--ceiling",
+        type=float,
+        default=d.trivial_ceiling,
+        metavar="X",
+        help=f"non-trivial: not every cell >= X (default {d.trivial_ceiling:g})",
+    )
+    p.add_argument(
+        "--forgetting",
+        type=float,
+        default=d.forgetting_max,
+        metavar="X",
+        help=f"forgetting: naive's backward transfer < X (default {d.forgetting_max:g})",
+    )
+    p.add_argument(
+        "--redundancy",
+        type=float,
+        default=d.redundancy_tol,
+        metavar="X",
+        help=f"no redundancy: no pair whose cross scores both lie within X of their diagonals "
+        f"(default {d.redundancy_tol:g})",
+    )
     p.add_argument("--json", metavar="FILE", default=None, help="also write the reports as JSON")
 
 
@@ -45,8 +71,12 @@ def run_validate(args) -> int:
     try:
         thresholds = Thresholds(args.feasible, args.ceiling, args.forgetting, args.redundancy)
     except CladValueError as exc:  # named by the option the user typed
-        options = {"feasible_min": "--feasible", "trivial_ceiling": "--ceiling", "forgetting_max": "--forgetting",
-                   "redundancy_tol": "--redundancy"}
+        options = {
+            "feasible_min": "--feasible",
+            "trivial_ceiling": "--ceiling",
+            "forgetting_max": "--forgetting",
+            "redundancy_tol": "--redundancy",
+        }
         text = str(exc)
         for name, option in options.items():
             text = text.replace(f"{name}=", f"{option} ")
@@ -61,20 +91,33 @@ def run_validate(args) -> int:
     print(f"\n{spec.name}: {n_ok} of {len(reports)} scenario(s) pass every check")
     if args.json:
         try:
-            atomic_write_text(args.json, json.dumps([r.to_dict() for r in reports], indent=1, allow_nan=False))
+            atomic_write_text(
+                args.json, json.dumps([r.to_dict() for r in reports], indent=1, allow_nan=False)
+            )
         except OSError as exc:
-            raise DestinationError(args.json, exc.strerror or str(exc), "give a writable file with --json") from None
+            raise DestinationError(
+                args.json, exc.strerror or str(exc), "give a writable file with --json"
+            ) from None
     return 0 if n_ok == len(reports) else 1
 
 
 def add_verify_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of ``clad verify``."""
-    p.add_argument("target", help="a spec file, or a folder of specs (e.g. scenarios/suite), each with "
-                                  "NAME.reference.json beside NAME.toml")
-    p.add_argument("--update", action="store_true", help="rerun and (re)write the reference results instead")
-    p.add_argument("--tolerance", type=float, default=None,
-                   help="with --update: absolute tolerance to record for every run (default: 1e-9, or 1e-4 for "
-                        "PyTorch detectors)")
+    p.add_argument(
+        "target",
+        help="a spec file, or a folder of specs (e.g. scenarios/suite), each with "
+        "NAME.reference.json beside NAME.toml",
+    )
+    p.add_argument(
+        "--update", action="store_true", help="rerun and (re)write the reference results instead"
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=None,
+        help="with --update: absolute tolerance to record for every run (default: 1e-9, or 1e-4 for "
+        "PyTorch detectors)",
+    )
     p.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default 1)")
 
 
@@ -99,6 +142,8 @@ def run_verify(args) -> int:
     bad = [c.spec_file.name for c in checks if not c.ok]
     total = sum(len(c.runs) for c in checks)
     compared = sum(r.compared for c in checks for r in c.runs)
-    print(f"\n{len(checks)} spec(s), {total} runs, {compared:,} values compared, {time.perf_counter() - t0:.1f} s: "
-          + ("every number equals its reference" if not bad else f"differences in {', '.join(bad)}"))
+    print(
+        f"\n{len(checks)} spec(s), {total} runs, {compared:,} values compared, {time.perf_counter() - t0:.1f} s: "
+        + ("every number equals its reference" if not bad else f"differences in {', '.join(bad)}")
+    )
     return 1 if bad else 0

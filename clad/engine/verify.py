@@ -28,8 +28,22 @@ from ..results.record import RunResult, atomic_write_text, to_jsonable
 from ..results.store import DestinationError
 from ..errors import CladValueError, DataError
 
-__all__ = ["DEFAULT_TOLERANCE", "TORCH_TOLERANCE", "MAX_TOLERANCE", "check_tolerance", "RunCheck", "SpecCheck", "reference_path", "spec_files",
-           "reference_document", "compare_run", "compare", "verify_spec", "update_reference", "format_check"]
+__all__ = [
+    "DEFAULT_TOLERANCE",
+    "TORCH_TOLERANCE",
+    "MAX_TOLERANCE",
+    "check_tolerance",
+    "RunCheck",
+    "SpecCheck",
+    "reference_path",
+    "spec_files",
+    "reference_document",
+    "compare_run",
+    "compare",
+    "verify_spec",
+    "update_reference",
+    "format_check",
+]
 
 #: absolute tolerance for deterministic detectors
 DEFAULT_TOLERANCE = 1e-9
@@ -74,40 +88,68 @@ def _tolerance_of(result: RunResult) -> tuple[float, str]:
     from ..detectors import DETECTORS
 
     name = (result.config.get("detector") or {}).get("name", "")
-    target = DETECTORS.path(name) if name in DETECTORS else name  # an import path: nothing is imported
+    target = (
+        DETECTORS.path(name) if name in DETECTORS else name
+    )  # an import path: nothing is imported
     module = target.split(":")[0] if isinstance(target, str) else getattr(target, "__module__", "")
     if module.startswith(("clad.detectors.torch", "torch")):
-        return TORCH_TOLERANCE, "PyTorch detector: floating-point reductions may be ordered differently"
+        return (
+            TORCH_TOLERANCE,
+            "PyTorch detector: floating-point reductions may be ordered differently",
+        )
     return DEFAULT_TOLERANCE, "deterministic"
 
 
 def _run_record(result: RunResult, tolerance: float | None) -> dict:
-    tol, why = (tolerance, "given when the reference was written") if tolerance is not None else _tolerance_of(result)
+    tol, why = (
+        (tolerance, "given when the reference was written")
+        if tolerance is not None
+        else _tolerance_of(result)
+    )
     d = result.to_dict()
-    return {"key": {k: d[k] for k in _KEY}, "tolerance": tol, "tolerance_reason": why,
-            "concepts": d["concepts"], "test_concepts": d["test_concepts"], "R": d["R"], "metrics": d["metrics"],
-            "versions": d["versions"]}
+    return {
+        "key": {k: d[k] for k in _KEY},
+        "tolerance": tol,
+        "tolerance_reason": why,
+        "concepts": d["concepts"],
+        "test_concepts": d["test_concepts"],
+        "R": d["R"],
+        "metrics": d["metrics"],
+        "versions": d["versions"],
+    }
 
 
-def reference_document(spec_file: Path, results: Iterable[RunResult], tolerance: float | None = None) -> dict:
+def reference_document(
+    spec_file: Path, results: Iterable[RunResult], tolerance: float | None = None
+) -> dict:
     """The reference JSON of a spec's results (runs sorted by key)."""
     from .._version import __version__
 
     runs = sorted(results, key=lambda r: tuple(map(str, _key(r))))
     failed = [r for r in runs if not r.ok]
     if failed:
-        raise CladValueError(f"{spec_file}: {len(failed)} run(s) failed, so no reference is written; first: "
-                             f"{_label(_key(failed[0]))}: {(failed[0].error or '').strip().splitlines()[-1:]}")
-    return to_jsonable({"format": FORMAT, "spec": spec_file.name, "clad_version": __version__,
-                        "runs": [_run_record(r, tolerance) for r in runs]})
+        raise CladValueError(
+            f"{spec_file}: {len(failed)} run(s) failed, so no reference is written; first: "
+            f"{_label(_key(failed[0]))}: {(failed[0].error or '').strip().splitlines()[-1:]}"
+        )
+    return to_jsonable(
+        {
+            "format": FORMAT,
+            "spec": spec_file.name,
+            "clad_version": __version__,
+            "runs": [_run_record(r, tolerance) for r in runs],
+        }
+    )
 
 
 def check_tolerance(tol: Any, where: str = "tolerance") -> float:
     """``tol`` as a float if it is a number from 0 to :data:`MAX_TOLERANCE`, else a CladValueError."""
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol <= MAX_TOLERANCE:
-        raise CladValueError(f"{where}={tol!r}; expected a number from 0 to {MAX_TOLERANCE:g} (an absolute "
-                             f"difference allowed per value; {DEFAULT_TOLERANCE:g} for deterministic detectors, "
-                             f"{TORCH_TOLERANCE:g} for PyTorch ones)")
+        raise CladValueError(
+            f"{where}={tol!r}; expected a number from 0 to {MAX_TOLERANCE:g} (an absolute "
+            f"difference allowed per value; {DEFAULT_TOLERANCE:g} for deterministic detectors, "
+            f"{TORCH_TOLERANCE:g} for PyTorch ones)"
+        )
     return float(tol)
 
 
@@ -121,7 +163,9 @@ def _count_numbers(doc: Any) -> int:
 
 def _diff(path: str, ref: Any, got: Any, tol: float, out: list) -> None:
     if isinstance(ref, dict) and isinstance(got, dict):
-        for k in ref:  # a value the rerun adds (a metric newer than the reference) is not a difference
+        for (
+            k
+        ) in ref:  # a value the rerun adds (a metric newer than the reference) is not a difference
             if k not in got:
                 out.append((f"{path}.{k}", ref[k], "(absent)", None))
             else:
@@ -132,7 +176,11 @@ def _diff(path: str, ref: Any, got: Any, tol: float, out: list) -> None:
             return
         for i, (a, b) in enumerate(zip(ref, got)):
             _diff(f"{path}[{i}]", a, b, tol, out)
-    elif isinstance(ref, (int, float)) and isinstance(got, (int, float)) and not isinstance(ref, bool):
+    elif (
+        isinstance(ref, (int, float))
+        and isinstance(got, (int, float))
+        and not isinstance(ref, bool)
+    ):
         delta = abs(float(ref) - float(got))
         if not delta <= tol:
             out.append((path, ref, got, delta))
@@ -170,8 +218,11 @@ def compare_run(ref: dict, result: RunResult) -> RunCheck:
     out: list = []
     for part in ("concepts", "test_concepts", "R", "metrics"):
         _diff(part, ref.get(part), now[part], tol, out)
-    versions = {k: (ref.get("versions", {}).get(k), v) for k, v in now["versions"].items()
-                if ref.get("versions", {}).get(k) != v}
+    versions = {
+        k: (ref.get("versions", {}).get(k), v)
+        for k, v in now["versions"].items()
+        if ref.get("versions", {}).get(k) != v
+    }
     compared = sum(_count_numbers(ref.get(part)) for part in ("R", "metrics"))
     return RunCheck(key, "differs" if out else "same", tol, tuple(out), versions, compared)
 
@@ -182,7 +233,11 @@ def compare(reference: dict, results: Iterable[RunResult]) -> list[RunCheck]:
     refs = {tuple(r["key"][k] for k in _KEY): r for r in reference.get("runs", [])}
     checks = []
     for key, ref in refs.items():
-        checks.append(compare_run(ref, got[key]) if key in got else RunCheck(key, "missing", ref.get("tolerance")))
+        checks.append(
+            compare_run(ref, got[key])
+            if key in got
+            else RunCheck(key, "missing", ref.get("tolerance"))
+        )
     checks += [RunCheck(key, "new") for key in got if key not in refs]
     return checks
 
@@ -202,24 +257,38 @@ class SpecCheck:
 
 def _read_reference(path: Path) -> dict:
     if path.is_dir():
-        raise DataError(f"reference results {str(path)!r} is a folder; expected the JSON file `clad verify --update` "
-                        "writes")
+        raise DataError(
+            f"reference results {str(path)!r} is a folder; expected the JSON file `clad verify --update` "
+            "writes"
+        )
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DataError(f"no reference results {str(path)!r}; write them with `clad verify --update "
-                        f"{path.with_name(path.name.replace('.reference.json', '.toml'))}`") from None
+        raise DataError(
+            f"no reference results {str(path)!r}; write them with `clad verify --update "
+            f"{path.with_name(path.name.replace('.reference.json', '.toml'))}`"
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DataError(f"reference results {str(path)!r} are not valid JSON ({exc})") from None
     except OSError as exc:
-        raise DataError(f"reference results {str(path)!r} cannot be read ({exc.strerror or exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("runs"), list):
-        raise DataError(f"{str(path)!r} is not a clad reference file (format {FORMAT} with a 'runs' list)")
+        raise DataError(
+            f"reference results {str(path)!r} cannot be read ({exc.strerror or exc})"
+        ) from None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("format") != FORMAT
+        or not isinstance(doc.get("runs"), list)
+    ):
+        raise DataError(
+            f"{str(path)!r} is not a clad reference file (format {FORMAT} with a 'runs' list)"
+        )
     for i, run in enumerate(doc["runs"]):  # each record checked before anything is run
         problem = _record_problem(run)
         if problem:
-            raise DataError(f"reference results {str(path)!r}: runs[{i}] {problem}; write them again with "
-                            "`clad verify --update`")
+            raise DataError(
+                f"reference results {str(path)!r}: runs[{i}] {problem}; write them again with "
+                "`clad verify --update`"
+            )
     return doc
 
 
@@ -243,7 +312,9 @@ def _record_problem(run: Any) -> str | None:
         if not _count_numbers(run.get(part)):
             return f"holds no {part} values (nothing to compare)"
     for part in ("concepts", "test_concepts"):
-        if part in run and not (isinstance(run[part], list) and all(isinstance(c, str) for c in run[part])):
+        if part in run and not (
+            isinstance(run[part], list) and all(isinstance(c, str) for c in run[part])
+        ):
             return f"{part!r} is not a list of names"
     return None
 
@@ -255,7 +326,9 @@ def _run(spec_file: Path, jobs: int) -> tuple[list[RunResult], float]:
     spec = load_spec(spec_file)
     configs = list({c.run_id: c for c in spec.configs}.values())
     t0 = time.perf_counter()
-    results = [ev.result for ev in execute_grid(configs, jobs=jobs, threads=1) if ev.kind == "finished"]
+    results = [
+        ev.result for ev in execute_grid(configs, jobs=jobs, threads=1) if ev.kind == "finished"
+    ]
     return results, time.perf_counter() - t0
 
 
@@ -271,24 +344,33 @@ def _dumps(doc: Any, indent: int = 0) -> str:
     """Indented strict JSON with every list of plain values on one line (a matrix: one row a line)."""
     pad, inner = " " * indent, " " * (indent + 1)
     if isinstance(doc, dict) and doc:
-        items = [f"{inner}{json.dumps(str(k))}: {_dumps(v, indent + 1).lstrip()}" for k, v in doc.items()]
+        items = [
+            f"{inner}{json.dumps(str(k))}: {_dumps(v, indent + 1).lstrip()}" for k, v in doc.items()
+        ]
         return "{\n" + ",\n".join(items) + f"\n{pad}}}" + ("\n" if indent == 0 else "")
     if isinstance(doc, list) and any(isinstance(v, (dict, list)) for v in doc):
         return "[\n" + ",\n".join(inner + _dumps(v, indent + 1).lstrip() for v in doc) + f"\n{pad}]"
     return json.dumps(doc, allow_nan=False, separators=(", ", ": "))
 
 
-def update_reference(spec_file: str | Path, jobs: int = 1, tolerance: float | None = None) -> tuple[Path, int, float]:
+def update_reference(
+    spec_file: str | Path, jobs: int = 1, tolerance: float | None = None
+) -> tuple[Path, int, float]:
     """Rerun ``spec_file`` and (re)write its reference; returns the file, its run count and the seconds."""
     spec_file = Path(spec_file)
     if tolerance is not None:
         check_tolerance(tolerance)
     path = reference_path(spec_file)
     if path.is_dir():
-        raise DataError(f"reference results {str(path)!r} is a folder; remove it to write the reference file there")
+        raise DataError(
+            f"reference results {str(path)!r} is a folder; remove it to write the reference file there"
+        )
     if not os.access(path.parent, os.W_OK):  # said before the rerun, not after it
-        raise DestinationError(path.parent, "the folder cannot be written",
-                               "make it writable, or copy the spec into a writable folder")
+        raise DestinationError(
+            path.parent,
+            "the folder cannot be written",
+            "make it writable, or copy the spec into a writable folder",
+        )
     results, seconds = _run(spec_file, jobs)
     doc = reference_document(spec_file, results, tolerance)
     try:
@@ -305,21 +387,29 @@ def _num(v) -> str:
 def format_check(check: SpecCheck, max_lines: int = 5) -> str:
     """The per-run table of a :class:`SpecCheck`, with up to ``max_lines`` differences per run."""
     n_same = sum(r.ok for r in check.runs)
-    lines = [f"{check.spec_file}: {len(check.runs)} runs, {n_same} same, {len(check.runs) - n_same} differ "
-             f"({check.seconds:.1f} s)"]
+    lines = [
+        f"{check.spec_file}: {len(check.runs)} runs, {n_same} same, {len(check.runs) - n_same} differ "
+        f"({check.seconds:.1f} s)"
+    ]
     width = max([len(_label(r.key)) for r in check.runs] + [3])
-    lines.append(f"  {'run':<{width}s}  {'result':8s} {'values':>6s}  {'max |diff|':>10s}  tolerance")
+    lines.append(
+        f"  {'run':<{width}s}  {'result':8s} {'values':>6s}  {'max |diff|':>10s}  tolerance"
+    )
     for r in check.runs:
         deltas = [d[3] for d in r.differences if d[3] is not None]
         worst = f"{max(deltas):.3g}" if deltas else ""
         tol = "" if r.tolerance is None else f"{r.tolerance:g}"
-        lines.append(f"  {_label(r.key):<{width}s}  {r.status:8s} {len(r.differences) or '':>6}  {worst:>10s}  {tol}")
+        lines.append(
+            f"  {_label(r.key):<{width}s}  {r.status:8s} {len(r.differences) or '':>6}  {worst:>10s}  {tol}"
+        )
         for path, ref, now, delta in r.differences[:max_lines]:
             extra = f" (|diff| {delta:.3g})" if delta is not None else ""
             lines.append(f"      {path}: reference {_num(ref)}, now {_num(now)}{extra}")
         if len(r.differences) > max_lines:
             lines.append(f"      ... and {len(r.differences) - max_lines} more")
         if r.version_changes and not r.ok:
-            shown = ", ".join(f"{k} {v[1]} (reference {v[0]})" for k, v in sorted(r.version_changes.items()))
+            shown = ", ".join(
+                f"{k} {v[1]} (reference {v[0]})" for k, v in sorted(r.version_changes.items())
+            )
             lines.append(f"      versions differ from the reference: {shown}")
     return "\n".join(lines)

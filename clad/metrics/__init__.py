@@ -82,6 +82,7 @@ from .base import (
     register_base_metric,
     unregister_base_metric,
 )
+
 # the built-in base metrics, declared in this order (tables list them so)
 from . import point  # noqa: E402,F401,I001
 from . import range_base  # noqa: E402,F401,I001

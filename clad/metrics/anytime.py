@@ -26,8 +26,12 @@ from ..errors import CladValueError
 from .cells import nanmean, prepare
 from .registry import curve_metric, scalar_metric
 
-__all__ = ["anytime_accuracy_all", "anytime_accuracy_seen", "anytime_accuracy_all_avg",
-           "anytime_accuracy_seen_avg"]
+__all__ = [
+    "anytime_accuracy_all",
+    "anytime_accuracy_seen",
+    "anytime_accuracy_all_avg",
+    "anytime_accuracy_seen_avg",
+]
 
 
 def _anytime(anytime, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
@@ -35,11 +39,15 @@ def _anytime(anytime, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
         A = np.asarray(anytime["R"], dtype=np.float64)
         task = np.asarray(anytime["task"], dtype=np.int64)
     except (KeyError, TypeError, ValueError) as exc:
-        raise CladValueError(f"anytime must be a mapping with 'R' (evaluations x test concepts) and 'task' "
-                             f"(one training-concept index per evaluation); {type(exc).__name__}: {exc}") from None
+        raise CladValueError(
+            f"anytime must be a mapping with 'R' (evaluations x test concepts) and 'task' "
+            f"(one training-concept index per evaluation); {type(exc).__name__}: {exc}"
+        ) from None
     if A.ndim != 2 or A.shape[1] != n_cols or task.shape != (A.shape[0],):
-        raise CladValueError(f"anytime: R of shape {A.shape} and {task.size} task indexes do not fit R's "
-                             f"{n_cols} test concepts")
+        raise CladValueError(
+            f"anytime: R of shape {A.shape} and {task.size} task indexes do not fit R's "
+            f"{n_cols} test concepts"
+        )
     return A, task
 
 

@@ -34,11 +34,29 @@ import numpy as np
 
 from ..errors import CladTypeError, CladValueError
 
-__all__ = ["BaseMetric", "INPUT_KINDS", "BASE_METRIC_REGISTRY", "register_base_metric", "unregister_base_metric",
-           "get_base_metric", "find_base_metric", "base_metric_names", "base_metric_problem", "check_base_metrics",
-           "check_metric_params", "chance_level", "base_metric_label", "base_metric_shown", "base_metric_bounds",
-           "integer_at_least", "unit_interval", "two_classes", "undefined_on_one_class", "METRIC_ALIASES",
-           "metric_did_you_mean"]
+__all__ = [
+    "BaseMetric",
+    "INPUT_KINDS",
+    "BASE_METRIC_REGISTRY",
+    "register_base_metric",
+    "unregister_base_metric",
+    "get_base_metric",
+    "find_base_metric",
+    "base_metric_names",
+    "base_metric_problem",
+    "check_base_metrics",
+    "check_metric_params",
+    "chance_level",
+    "base_metric_label",
+    "base_metric_shown",
+    "base_metric_bounds",
+    "integer_at_least",
+    "unit_interval",
+    "two_classes",
+    "undefined_on_one_class",
+    "METRIC_ALIASES",
+    "metric_did_you_mean",
+]
 
 #: what a base metric's function reads beside the labels: the scores, or the thresholded labels
 INPUT_KINDS = ("scores", "labels")
@@ -47,6 +65,7 @@ INPUT_KINDS = ("scores", "labels")
 def _constant(value: float) -> Callable[..., float]:
     def chance(y, **params) -> float:
         return value
+
     return chance
 
 
@@ -87,15 +106,23 @@ class BaseMetric:
         if not isinstance(self.name, str) or not self.name:
             raise CladValueError(f"BaseMetric: name={self.name!r}; expected a non-empty string")
         if not callable(self.function):
-            raise CladValueError(f"base metric {self.name}: function={self.function!r} is not callable")
+            raise CladValueError(
+                f"base metric {self.name}: function={self.function!r} is not callable"
+            )
         if self.input not in INPUT_KINDS:
-            raise CladValueError(f"base metric {self.name}: input={self.input!r}; expected one of {', '.join(INPUT_KINDS)}")
+            raise CladValueError(
+                f"base metric {self.name}: input={self.input!r}; expected one of {', '.join(INPUT_KINDS)}"
+            )
         lo, hi = (float(b) for b in self.bounds)
         if not lo < hi:
-            raise CladValueError(f"base metric {self.name}: bounds={self.bounds!r}; expected (low, high) with low < high")
+            raise CladValueError(
+                f"base metric {self.name}: bounds={self.bounds!r}; expected (low, high) with low < high"
+            )
         object.__setattr__(self, "bounds", (lo, hi))
         if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
-            raise CladValueError(f"base metric {self.name}: version={self.version!r}; expected an integer >= 1")
+            raise CladValueError(
+                f"base metric {self.name}: version={self.version!r}; expected an integer >= 1"
+            )
         if not callable(self.chance):
             object.__setattr__(self, "chance", _constant(float(self.chance)))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -123,18 +150,29 @@ class BaseMetric:
         clad.errors.CladTypeError: base metric m returned list [0.5, 0.5]; expected one real number (NaN where undefined)
         """
         v = np.asarray(value) if not isinstance(value, (str, bytes)) else None
-        if v is None or v.ndim != 0 or not (np.issubdtype(v.dtype, np.integer) or np.issubdtype(v.dtype, np.floating)
-                                            or v.dtype == bool):
+        if (
+            v is None
+            or v.ndim != 0
+            or not (
+                np.issubdtype(v.dtype, np.integer)
+                or np.issubdtype(v.dtype, np.floating)
+                or v.dtype == bool
+            )
+        ):
             shown = repr(value)
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
-            raise CladTypeError(f"base metric {self.name} returned {type(value).__name__} {shown}; expected one real "
-                                "number (NaN where undefined)")
+            raise CladTypeError(
+                f"base metric {self.name} returned {type(value).__name__} {shown}; expected one real "
+                "number (NaN where undefined)"
+            )
         out = float(v)
         lo, hi = self.bounds
         slack = 1e-9 * (hi - lo) if np.isfinite(hi - lo) else 0.0
         if np.isinf(out) or not (np.isnan(out) or lo - slack <= out <= hi + slack):
-            raise CladValueError(f"base metric {self.name} returned {out!r}, outside its declared bounds "
-                                 f"[{lo:g}, {hi:g}]")
+            raise CladValueError(
+                f"base metric {self.name} returned {out!r}, outside its declared bounds "
+                f"[{lo:g}, {hi:g}]"
+            )
         return out
 
     def chance_level(self, y, **params) -> float:
@@ -162,9 +200,13 @@ _IMPORTED: dict[str, BaseMetric] = {}
 def register_base_metric(metric: BaseMetric, replace: bool = False) -> BaseMetric:
     """Add a declaration under its name (a name already declared is an error unless ``replace``)."""
     if not isinstance(metric, BaseMetric):
-        raise CladValueError(f"register_base_metric() takes a BaseMetric declaration, got {type(metric).__name__}")
+        raise CladValueError(
+            f"register_base_metric() takes a BaseMetric declaration, got {type(metric).__name__}"
+        )
     if metric.name in _REGISTRY and not replace and _REGISTRY[metric.name] is not metric:
-        raise CladValueError(f"a base metric named {metric.name!r} is already declared; pick another name or replace=True")
+        raise CladValueError(
+            f"a base metric named {metric.name!r} is already declared; pick another name or replace=True"
+        )
     _REGISTRY[metric.name] = metric
     return metric
 
@@ -176,10 +218,22 @@ def unregister_base_metric(name: str) -> None:
 
 
 #: other tools' names of clad's base metrics (scikit-learn's, papers'): named in the did-you-mean
-METRIC_ALIASES = {"auroc": "roc_auc", "auc": "roc_auc", "roc": "roc_auc", "rocauc": "roc_auc", "auc_roc": "roc_auc",
-                  "roc_auc_score": "roc_auc", "f1_score": "f1", "f1score": "f1", "f_1": "f1", "ap": "average_precision",
-                  "aupr": "average_precision", "auprc": "average_precision",
-                  "average_precision_score": "average_precision", "vus": "vus_pr"}
+METRIC_ALIASES = {
+    "auroc": "roc_auc",
+    "auc": "roc_auc",
+    "roc": "roc_auc",
+    "rocauc": "roc_auc",
+    "auc_roc": "roc_auc",
+    "roc_auc_score": "roc_auc",
+    "f1_score": "f1",
+    "f1score": "f1",
+    "f_1": "f1",
+    "ap": "average_precision",
+    "aupr": "average_precision",
+    "auprc": "average_precision",
+    "average_precision_score": "average_precision",
+    "vus": "vus_pr",
+}
 
 
 def metric_did_you_mean(name) -> str:
@@ -213,19 +267,25 @@ def get_base_metric(name: str) -> BaseMetric:
     if isinstance(name, BaseMetric):
         return name
     if not isinstance(name, str):
-        raise CladValueError(f"base metric {name!r}: expected a name or an import path 'package.module:NAME'")
+        raise CladValueError(
+            f"base metric {name!r}: expected a name or an import path 'package.module:NAME'"
+        )
     found = _REGISTRY.get(name) or _IMPORTED.get(name)
     if found is not None:
         return found
     from ..registry import import_object
 
     if not _is_path(name):
-        raise CladValueError(f"unknown base metric {name!r}{metric_did_you_mean(name)}; declared: "
-                             f"{', '.join(_REGISTRY)}, or an import path 'package.module:NAME'")
+        raise CladValueError(
+            f"unknown base metric {name!r}{metric_did_you_mean(name)}; declared: "
+            f"{', '.join(_REGISTRY)}, or an import path 'package.module:NAME'"
+        )
     obj = import_object(name, "base metric")
     if not isinstance(obj, BaseMetric):
-        raise CladValueError(f"base metric {name!r} is a {type(obj).__name__}; expected a "
-                             "clad.metrics.BaseMetric declaration")
+        raise CladValueError(
+            f"base metric {name!r} is a {type(obj).__name__}; expected a "
+            "clad.metrics.BaseMetric declaration"
+        )
     _IMPORTED[name] = obj
     return obj
 
@@ -274,12 +334,20 @@ def check_base_metrics(names) -> tuple[str, ...]:
 def integer_at_least(low: int, high: int | None = None) -> Callable:
     """A parameter check: an integer ``>= low`` (and ``<= high`` when given: a bound on the memory
     and time a value can ask for)."""
+
     def check(metric, key, value):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low or (
-                high is not None and value > high):
-            allowed = f"an integer >= {low}" if high is None else f"an integer from {low} to {high:,}"
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or value < low
+            or (high is not None and value > high)
+        ):
+            allowed = (
+                f"an integer >= {low}" if high is None else f"an integer from {low} to {high:,}"
+            )
             raise CladValueError(f"base metric {metric}: {key}={value!r}; expected {allowed}")
         return int(value)
+
     return check
 
 
@@ -306,26 +374,38 @@ def check_metric_params(params, base_metrics: Sequence[str] | None = None) -> di
     if params is None:
         return {}
     if not isinstance(params, dict):
-        raise CladValueError(f"base_metric_params={params!r}; expected a table {{metric = {{parameter = value}}}}")
+        raise CladValueError(
+            f"base_metric_params={params!r}; expected a table {{metric = {{parameter = value}}}}"
+        )
     out = {}
     for metric, values in params.items():
         decl = find_base_metric(metric)
         if decl is None:
-            raise CladValueError(f"base_metric_params: unknown base metric {metric!r}{metric_did_you_mean(metric)}")
+            raise CladValueError(
+                f"base_metric_params: unknown base metric {metric!r}{metric_did_you_mean(metric)}"
+            )
         if base_metrics is not None and metric not in base_metrics:
-            raise CladValueError(f"base_metric_params: {metric!r} is not one of the base metrics ({', '.join(base_metrics)})")
+            raise CladValueError(
+                f"base_metric_params: {metric!r} is not one of the base metrics ({', '.join(base_metrics)})"
+            )
         allowed = decl.params
         if not allowed:
-            raise CladValueError(f"base_metric_params: base metric {metric!r} takes no parameter; those that do: "
-                                 f"{', '.join(n for n, m in _REGISTRY.items() if m.params)}")
+            raise CladValueError(
+                f"base_metric_params: base metric {metric!r} takes no parameter; those that do: "
+                f"{', '.join(n for n, m in _REGISTRY.items() if m.params)}"
+            )
         if not isinstance(values, dict):
-            raise CladValueError(f"base_metric_params.{metric}={values!r}; expected a table of parameters "
-                                 f"({', '.join(allowed)})")
+            raise CladValueError(
+                f"base_metric_params.{metric}={values!r}; expected a table of parameters "
+                f"({', '.join(allowed)})"
+            )
         checked = {}
         for key, value in values.items():
             if key not in allowed:
-                raise CladValueError(f"base metric {metric}: unknown parameter {key!r}{did_you_mean(str(key), allowed)}; "
-                                     f"it takes: {', '.join(allowed)}")
+                raise CladValueError(
+                    f"base metric {metric}: unknown parameter {key!r}{did_you_mean(str(key), allowed)}; "
+                    f"it takes: {', '.join(allowed)}"
+                )
             checked[key] = allowed[key](metric, key, value)
         out[metric] = checked
     return out
@@ -382,9 +462,11 @@ def two_classes(y) -> bool:
 
 def undefined_on_one_class(fn: Callable[..., float]) -> Callable[..., float]:
     """Decorate a base metric's function so that labels of one class give NaN."""
+
     @functools.wraps(fn)
     def metric(y, x, **params) -> float:
         if not two_classes(y):
             return float("nan")
         return fn(y, x, **params)
+
     return metric

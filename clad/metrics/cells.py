@@ -15,8 +15,18 @@ import numpy as np
 
 from ..errors import CladValueError
 
-__all__ = ["learned_at", "check_concept_names", "ConceptNamesWarning", "prepare", "seen", "after", "future",
-           "diagonal", "nanmean", "per_concept_vector"]
+__all__ = [
+    "learned_at",
+    "check_concept_names",
+    "ConceptNamesWarning",
+    "prepare",
+    "seen",
+    "after",
+    "future",
+    "diagonal",
+    "nanmean",
+    "per_concept_vector",
+]
 
 
 class ConceptNamesWarning(UserWarning):
@@ -53,9 +63,13 @@ def check_concept_names(train_names: Sequence[str], test_names: Sequence[str]) -
     train, test = list(train_names), list(test_names)
     if set(train) & set(test):
         return True
-    warnings.warn(f"no training concept name matches a test concept name: training {train}, test {test}; every "
-                  f"continual metric (CA, BWT, FWT, ...) is undefined (NaN). Name each test concept like the training "
-                  f"concept it evaluates.", ConceptNamesWarning, stacklevel=2)
+    warnings.warn(
+        f"no training concept name matches a test concept name: training {train}, test {test}; every "
+        f"continual metric (CA, BWT, FWT, ...) is undefined (NaN). Name each test concept like the training "
+        f"concept it evaluates.",
+        ConceptNamesWarning,
+        stacklevel=2,
+    )
     return False
 
 
@@ -65,9 +79,13 @@ def prepare(R, t) -> tuple[np.ndarray, np.ndarray]:
     try:
         R = np.asarray(R, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise CladValueError(f"R must be a 2-D matrix of numbers (steps x test concepts); {exc}") from None
+        raise CladValueError(
+            f"R must be a 2-D matrix of numbers (steps x test concepts); {exc}"
+        ) from None
     if R.ndim != 2 or R.shape[0] == 0 or R.shape[1] == 0:
-        raise CladValueError(f"R must be a non-empty 2-D matrix (steps x test concepts), got shape {R.shape}")
+        raise CladValueError(
+            f"R must be a non-empty 2-D matrix (steps x test concepts), got shape {R.shape}"
+        )
     n_steps, n_cols = R.shape
     if t is None:
         t = np.where(np.arange(n_cols) < n_steps, np.arange(n_cols), -1)
@@ -76,9 +94,13 @@ def prepare(R, t) -> tuple[np.ndarray, np.ndarray]:
     except (TypeError, ValueError) as exc:
         raise CladValueError(f"learned_at must be integers (-1 for never learned); {exc}") from None
     if t.shape != (n_cols,):
-        raise CladValueError(f"learned_at has shape {t.shape}; expected ({n_cols},), one entry per column of R")
+        raise CladValueError(
+            f"learned_at has shape {t.shape}; expected ({n_cols},), one entry per column of R"
+        )
     if (t >= n_steps).any() or (t < -1).any():
-        raise CladValueError(f"learned_at values must be -1 (never) or a step in 0..{n_steps - 1}, got {t.tolist()}")
+        raise CladValueError(
+            f"learned_at values must be -1 (never) or a step in 0..{n_steps - 1}, got {t.tolist()}"
+        )
     return R, t
 
 
@@ -131,5 +153,7 @@ def per_concept_vector(values, R: np.ndarray, name: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise CladValueError(f"{name} must be one number per test concept; {exc}") from None
     if v.shape != (R.shape[1],):
-        raise CladValueError(f"{name} has {v.size} values; R has {R.shape[1]} test concepts (one value each)")
+        raise CladValueError(
+            f"{name} has {v.size} values; R has {R.shape[1]} test concepts (one value each)"
+        )
     return v

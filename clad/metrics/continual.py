@@ -26,9 +26,20 @@ from .per_concept import forgetting_per_concept
 from .registry import scalar_metric
 
 __all__ = [
-    "continual_average", "backward_transfer", "forward_transfer", "final_average", "learning_average",
-    "forgetting", "gem_backward_transfer", "pyclad_code_backward_transfer", "gem_forward_transfer",
-    "unlearned_average", "memory_stability", "accuracy_seen_average", "accuracy_all_average", "intransigence",
+    "continual_average",
+    "backward_transfer",
+    "forward_transfer",
+    "final_average",
+    "learning_average",
+    "forgetting",
+    "gem_backward_transfer",
+    "pyclad_code_backward_transfer",
+    "gem_forward_transfer",
+    "unlearned_average",
+    "memory_stability",
+    "accuracy_seen_average",
+    "accuracy_all_average",
+    "intransigence",
     "reference_forward_transfer",
 ]
 
@@ -186,7 +197,7 @@ def memory_stability(R, learned_at=None):
     cols = np.nonzero(_before_last(R, t))[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a column with no value: NaN, left out
-        return np.array([np.nanvar(R[t[j]:, j]) for j in cols], dtype=np.float64)
+        return np.array([np.nanvar(R[t[j] :, j]) for j in cols], dtype=np.float64)
 
 
 @scalar_metric("AUAC", unit="steps")
@@ -212,7 +223,9 @@ def accuracy_all_average(R, learned_at=None):
     return accuracy_all(R, learned_at)
 
 
-@scalar_metric("Intransigence", lower_is_better=True, needs=("reference",), unit="concepts", scale="difference")
+@scalar_metric(
+    "Intransigence", lower_is_better=True, needs=("reference",), unit="concepts", scale="difference"
+)
 def intransigence(R, reference, learned_at=None):
     r"""Intransigence (Chaudhry et al.): mean over learned concepts of
     :math:`\mathrm{ref}_j - R_{t(j),j}`, how far below a reference model (trained jointly, or on

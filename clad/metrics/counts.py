@@ -18,10 +18,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import BaseMetric, get_base_metric, register_base_metric
+from .base import BaseMetric, get_base_metric, register_base_metric  # noqa: F401 (doctest)
 
-__all__ = ["true_positives", "false_positives", "false_negatives", "true_negatives", "TP", "FP", "FN", "TN",
-           "COUNT_METRICS"]
+__all__ = [
+    "true_positives",
+    "false_positives",
+    "false_negatives",
+    "true_negatives",
+    "TP",
+    "FP",
+    "FN",
+    "TN",
+    "COUNT_METRICS",
+]
 
 #: the four counts, in the order tables list them
 COUNT_METRICS = ("tp", "fp", "fn", "tn")
@@ -64,8 +73,11 @@ def _normal(y) -> float:
 
 
 def _count(name, fn, label, chance) -> BaseMetric:
-    return register_base_metric(BaseMetric(name, fn, label, input="labels", bounds=(0.0, np.inf), chance=chance,
-                                           additive=True))
+    return register_base_metric(
+        BaseMetric(
+            name, fn, label, input="labels", bounds=(0.0, np.inf), chance=chance, additive=True
+        )
+    )
 
 
 TP = _count("tp", true_positives, "true positives (rows)", _anomalies)

@@ -38,12 +38,26 @@ import numpy as np
 
 from .base import BaseMetric, register_base_metric
 
-__all__ = ["nab_raw", "nab_normalized", "nab_record", "NAB_METRICS", "scaled_sigmoid", "probation_length", "label_windows", "PROFILES",
-           "NAB_STANDARD", "NAB_LOW_FP", "NAB_LOW_FN"]
+__all__ = [
+    "nab_raw",
+    "nab_normalized",
+    "nab_record",
+    "NAB_METRICS",
+    "scaled_sigmoid",
+    "probation_length",
+    "label_windows",
+    "PROFILES",
+    "NAB_STANDARD",
+    "NAB_LOW_FP",
+    "NAB_LOW_FN",
+]
 
 #: NAB's application profiles: (tp, fp, fn) weights
-PROFILES = {"standard": (1.0, 0.11, 1.0), "reward_low_FP_rate": (1.0, 0.22, 1.0),
-            "reward_low_FN_rate": (1.0, 0.11, 2.0)}
+PROFILES = {
+    "standard": (1.0, 0.11, 1.0),
+    "reward_low_FP_rate": (1.0, 0.22, 1.0),
+    "reward_low_FN_rate": (1.0, 0.11, 2.0),
+}
 
 
 def scaled_sigmoid(p: float) -> float:
@@ -79,7 +93,7 @@ def nab_raw(y, scores, threshold: float = 0.5, profile: str = "standard") -> flo
         if hi < probation:
             continue  # wholly probationary: not scored
         width = float(hi - lo + 1)
-        hits = np.flatnonzero(detected[lo:hi + 1]) + lo
+        hits = np.flatnonzero(detected[lo : hi + 1]) + lo
         hits = hits[hits >= probation]
         if hits.size:
             total += max(-fn_w, scaled_sigmoid(-(hi - hits[0] + 1) / width) * tp_w / max_tp)
@@ -87,7 +101,7 @@ def nab_raw(y, scores, threshold: float = 0.5, profile: str = "standard") -> flo
             total -= fn_w
     inside = np.zeros(y.size, dtype=bool)
     for lo, hi in windows:
-        inside[lo:hi + 1] = True
+        inside[lo : hi + 1] = True
     ends, widths = windows[:, 1], windows[:, 1] - windows[:, 0] + 1
     for i in np.flatnonzero(detected & ~inside):
         if i < probation:
@@ -96,11 +110,15 @@ def nab_raw(y, scores, threshold: float = 0.5, profile: str = "standard") -> flo
         if k < 0:
             total += -1.0 * fp_w
         else:
-            total += scaled_sigmoid(abs(int(ends[k]) - int(i)) / float(max(widths[k] - 1, 1))) * fp_w
+            total += (
+                scaled_sigmoid(abs(int(ends[k]) - int(i)) / float(max(widths[k] - 1, 1))) * fp_w
+            )
     return float(total)
 
 
-def nab_normalized(raw: float, windows: int, scored_windows: int | None = None, profile: str = "standard") -> float:
+def nab_normalized(
+    raw: float, windows: int, scored_windows: int | None = None, profile: str = "standard"
+) -> float:
     """``100 (raw - null) / (perfect - null)``: the perfect score is ``tp_weight`` per window, the
     null detector's ``-fn_weight`` per scored window (``scored_windows``, default ``windows``)."""
     tp_w, _, fn_w = PROFILES[profile]
@@ -113,8 +131,10 @@ def _threshold(metric, key, value):
     from ..errors import CladValueError
 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise CladValueError(f"base metric {metric}: {key}={value!r}; expected a finite number (rows scoring at least "
-                             "this are detections)")
+        raise CladValueError(
+            f"base metric {metric}: {key}={value!r}; expected a finite number (rows scoring at least "
+            "this are detections)"
+        )
     return float(value)
 
 
@@ -126,8 +146,18 @@ def _declare(name: str, profile: str, label: str) -> BaseMetric:
         return nab_raw(y, np.ones(np.size(y)), -np.inf, profile)
 
     metric.__doc__ = f"Raw NAB score, profile {profile} (scores >= threshold are detections)."
-    return register_base_metric(BaseMetric(name, metric, label, input="scores", bounds=(-np.inf, np.inf),
-                                           chance=every_row, params={"threshold": _threshold}, additive=True))
+    return register_base_metric(
+        BaseMetric(
+            name,
+            metric,
+            label,
+            input="scores",
+            bounds=(-np.inf, np.inf),
+            chance=every_row,
+            params={"threshold": _threshold},
+            additive=True,
+        )
+    )
 
 
 NAB_STANDARD = _declare("nab_standard", "standard", "raw NAB score (standard profile)")
@@ -136,7 +166,11 @@ NAB_LOW_FN = _declare("nab_low_fn", "reward_low_FN_rate", "raw NAB score (reward
 
 
 #: the NAB base metrics and their profiles
-NAB_METRICS = {"nab_standard": "standard", "nab_low_fp": "reward_low_FP_rate", "nab_low_fn": "reward_low_FN_rate"}
+NAB_METRICS = {
+    "nab_standard": "standard",
+    "nab_low_fp": "reward_low_FP_rate",
+    "nab_low_fn": "reward_low_FN_rate",
+}
 
 
 def nab_record(R, steps, test_labels) -> dict:
@@ -151,7 +185,10 @@ def nab_record(R, steps, test_labels) -> dict:
     """
     names = list(test_labels)
     windows = {n: label_windows(y) for n, y in test_labels.items()}
-    scored = {n: int(np.sum(w[:, 1] >= probation_length(np.size(test_labels[n])))) for n, w in windows.items()}
+    scored = {
+        n: int(np.sum(w[:, 1] >= probation_length(np.size(test_labels[n]))))
+        for n, w in windows.items()
+    }
     out = {}
     for metric, profile in NAB_METRICS.items():
         if metric not in R:
@@ -159,7 +196,13 @@ def nab_record(R, steps, test_labels) -> dict:
         M = np.asarray(R[metric], dtype=np.float64)
         diag = [(M[i, names.index(s)], s) for i, s in enumerate(steps) if s in names]
         parts = {"diagonal": diag, "last_row": [(M[-1, j], n) for j, n in enumerate(names)]}
-        out[metric] = {k: nab_normalized(float(np.nansum([v for v, _ in cells])), sum(len(windows[n]) for _, n in cells),
-                                         sum(scored[n] for _, n in cells), profile)
-                       for k, cells in parts.items()}
+        out[metric] = {
+            k: nab_normalized(
+                float(np.nansum([v for v, _ in cells])),
+                sum(len(windows[n]) for _, n in cells),
+                sum(scored[n] for _, n in cells),
+                profile,
+            )
+            for k, cells in parts.items()
+        }
     return out

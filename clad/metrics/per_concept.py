@@ -26,7 +26,7 @@ def forgetting_per_concept(R, learned_at=None) -> np.ndarray:
     last = R.shape[0] - 1
     out = np.full(R.shape[1], np.nan)
     for j in np.nonzero((t >= 0) & (t < last))[0]:
-        earlier = R[t[j]:last, j]
+        earlier = R[t[j] : last, j]
         earlier = earlier[~np.isnan(earlier)]
         if earlier.size and not np.isnan(R[last, j]):
             out[j] = earlier.max() - R[last, j]

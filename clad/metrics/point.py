@@ -30,7 +30,9 @@ def roc_auc(y, scores) -> float:
     time in a run. The result equals ``roc_auc_score`` bit for bit (tested on tied and untied
     scores).
     """
-    from scipy.integrate import trapezoid  # imported here: a report that reads stored metrics needs no scipy.integrate
+    from scipy.integrate import (
+        trapezoid,
+    )  # imported here: a report that reads stored metrics needs no scipy.integrate
 
     scores = np.asarray(scores)
     order = np.argsort(scores, kind="stable")[::-1]
@@ -50,7 +52,9 @@ def roc_auc(y, scores) -> float:
 @undefined_on_one_class
 def average_precision(y, scores) -> float:
     """Average precision: the step-wise area under the precision-recall curve (``average_precision_score``'s binary case)."""
-    from sklearn.metrics import precision_recall_curve  # imported here, as below: a report needs no scikit-learn
+    from sklearn.metrics import (
+        precision_recall_curve,
+    )  # imported here, as below: a report needs no scikit-learn
 
     precision, recall, _ = precision_recall_curve(y, scores)
     return float(-np.sum(np.diff(recall) * np.asarray(precision)[:-1]))
@@ -77,5 +81,6 @@ def _flag_every_row(y) -> float:
 
 ROC_AUC = register_base_metric(BaseMetric("roc_auc", roc_auc, "ROC-AUC", chance=0.5))
 F1 = register_base_metric(BaseMetric("f1", f1, "F1", input="labels", chance=_flag_every_row))
-AVERAGE_PRECISION = register_base_metric(BaseMetric("average_precision", average_precision, "average precision",
-                                                    chance=_anomaly_rate))
+AVERAGE_PRECISION = register_base_metric(
+    BaseMetric("average_precision", average_precision, "average precision", chance=_anomaly_rate)
+)

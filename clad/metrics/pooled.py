@@ -39,8 +39,12 @@ CELLS = ("diagonal", "off_diagonal", "last_row", "all")
 POOLED_SCORES = {"f1": True, "precision": True, "recall": True, "far": False, "mar": False}
 
 
-def cell_mask(shape: tuple[int, int], cells, steps: Sequence[str] | None = None,
-              test_names: Sequence[str] | None = None) -> np.ndarray:
+def cell_mask(
+    shape: tuple[int, int],
+    cells,
+    steps: Sequence[str] | None = None,
+    test_names: Sequence[str] | None = None,
+) -> np.ndarray:
     """The boolean mask of the cells named by ``cells`` (module docstring) in an R of ``shape``;
     ``"diagonal"`` and ``"off_diagonal"`` pair a step with the test concept of the same name (both
     name lists needed), or row ``i`` with column ``i`` without them."""
@@ -48,10 +52,14 @@ def cell_mask(shape: tuple[int, int], cells, steps: Sequence[str] | None = None,
     if isinstance(cells, np.ndarray) or isinstance(cells, (list, tuple)):
         mask = np.asarray(cells, dtype=bool)
         if mask.shape != tuple(shape):
-            raise CladValueError(f"cells: a mask of shape {mask.shape}; expected R's shape {tuple(shape)}")
+            raise CladValueError(
+                f"cells: a mask of shape {mask.shape}; expected R's shape {tuple(shape)}"
+            )
         return mask
     if cells not in CELLS:
-        raise CladValueError(f"cells={cells!r}; expected one of {', '.join(CELLS)} or a boolean mask of R's shape")
+        raise CladValueError(
+            f"cells={cells!r}; expected one of {', '.join(CELLS)} or a boolean mask of R's shape"
+        )
     mask = np.zeros(shape, dtype=bool)
     if cells == "all":
         mask[:] = True
@@ -71,14 +79,20 @@ def cell_mask(shape: tuple[int, int], cells, steps: Sequence[str] | None = None,
     return mask
 
 
-def pooled_counts(R: Mapping[str, np.ndarray], cells="diagonal", steps: Sequence[str] | None = None,
-                  test_names: Sequence[str] | None = None) -> dict[str, int]:
+def pooled_counts(
+    R: Mapping[str, np.ndarray],
+    cells="diagonal",
+    steps: Sequence[str] | None = None,
+    test_names: Sequence[str] | None = None,
+) -> dict[str, int]:
     """``tp``, ``fp``, ``fn``, ``tn`` summed over ``cells`` of R (``R`` maps each count to its
     matrix; NaN cells, e.g. an undefined step, are left out)."""
     missing = [m for m in COUNT_METRICS if m not in R]
     if missing:
-        raise CladValueError(f"pooled counts need the base metrics {', '.join(COUNT_METRICS)} in R; missing "
-                             f"{', '.join(missing)} (add them to base_metrics)")
+        raise CladValueError(
+            f"pooled counts need the base metrics {', '.join(COUNT_METRICS)} in R; missing "
+            f"{', '.join(missing)} (add them to base_metrics)"
+        )
     mats = {m: np.asarray(R[m], dtype=np.float64) for m in COUNT_METRICS}
     mask = cell_mask(mats["tp"].shape, cells, steps, test_names)
     return {m: int(np.nansum(v[mask])) for m, v in mats.items()}
@@ -91,11 +105,18 @@ def _ratio(a: float, b: float) -> float:
 def pooled_scores(counts: Mapping[str, int]) -> dict[str, float]:
     """F1, precision, recall, false-alarm rate and missed-alarm rate of pooled counts (fractions, not %)."""
     tp, fp, fn, tn = (counts[m] for m in COUNT_METRICS)
-    return {"f1": _ratio(2 * tp, 2 * tp + fp + fn), "precision": _ratio(tp, tp + fp), "recall": _ratio(tp, tp + fn),
-            "far": _ratio(fp, fp + tn), "mar": _ratio(fn, fn + tp)}
+    return {
+        "f1": _ratio(2 * tp, 2 * tp + fp + fn),
+        "precision": _ratio(tp, tp + fp),
+        "recall": _ratio(tp, tp + fn),
+        "far": _ratio(fp, fp + tn),
+        "mar": _ratio(fn, fn + tp),
+    }
 
 
-def pooled_record(R: Mapping[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str]) -> dict:
+def pooled_record(
+    R: Mapping[str, np.ndarray], steps: Sequence[str], test_names: Sequence[str]
+) -> dict:
     """The counts and :func:`pooled_scores` of every named set of cells (:data:`CELLS`), as a run
     records them (``extras["pooled"]``; NaN, for JSON, as None).
 

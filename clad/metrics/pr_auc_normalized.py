@@ -29,6 +29,12 @@ def pr_auc_normalized(y, scores) -> float:
     return (average_precision(y, scores) - p) / (1.0 - p)
 
 
-PR_AUC_NORMALIZED = register_base_metric(BaseMetric(
-    "pr_auc_normalized", pr_auc_normalized, "average precision normalised by the anomaly rate",
-    bounds=(-np.inf, 1.0), chance=0.0))
+PR_AUC_NORMALIZED = register_base_metric(
+    BaseMetric(
+        "pr_auc_normalized",
+        pr_auc_normalized,
+        "average precision normalised by the anomaly rate",
+        bounds=(-np.inf, 1.0),
+        chance=0.0,
+    )
+)

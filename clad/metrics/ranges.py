@@ -66,10 +66,28 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["RangeMetricWarning", "anomaly_ranges", "vus", "vus_pr", "vus_roc", "pa_f1", "event_f1", "range_f1",
-           "affiliation_f1", "oracle", "oracle_thresholds", "chance_level", "THRESHOLD_METRICS", "ORACLE_METRICS",
-           "DEFAULT_WINDOW", "DEFAULT_VUS_THRESHOLDS", "DEFAULT_ORACLE_THRESHOLDS", "DEFAULT_ALPHA", "MAX_WINDOW",
-           "MAX_THRESHOLDS"]
+__all__ = [
+    "RangeMetricWarning",
+    "anomaly_ranges",
+    "vus",
+    "vus_pr",
+    "vus_roc",
+    "pa_f1",
+    "event_f1",
+    "range_f1",
+    "affiliation_f1",
+    "oracle",
+    "oracle_thresholds",
+    "chance_level",
+    "THRESHOLD_METRICS",
+    "ORACLE_METRICS",
+    "DEFAULT_WINDOW",
+    "DEFAULT_VUS_THRESHOLDS",
+    "DEFAULT_ORACLE_THRESHOLDS",
+    "DEFAULT_ALPHA",
+    "MAX_WINDOW",
+    "MAX_THRESHOLDS",
+]
 
 #: TSB-AD's defaults: the largest buffer width of VUS, its threshold count, the oracle grid, range-F1's alpha
 DEFAULT_WINDOW = 100
@@ -90,7 +108,9 @@ class RangeMetricWarning(RuntimeWarning):
 
 
 def _undefined(name: str, reason: str) -> float:
-    warnings.warn(f"{name}: {reason}; the value is undefined (NaN)", RangeMetricWarning, stacklevel=3)
+    warnings.warn(
+        f"{name}: {reason}; the value is undefined (NaN)", RangeMetricWarning, stacklevel=3
+    )
     return float("nan")
 
 
@@ -107,8 +127,10 @@ def _series(name: str, y, values, what: str) -> tuple[np.ndarray, np.ndarray]:
     y = _labels(name, y)
     values = np.asarray(values)
     if values.shape != y.shape:
-        raise ValueError(f"{name}: {values.shape[0] if values.ndim else 0} {what} for {y.size} labels; "
-                         "expected one per point")
+        raise ValueError(
+            f"{name}: {values.shape[0] if values.ndim else 0} {what} for {y.size} labels; "
+            "expected one per point"
+        )
     if what == "scores":
         if values.dtype.kind not in "biuf" or not np.isfinite(values).all():
             raise ValueError(f"{name}: scores must be finite numbers")
@@ -125,13 +147,20 @@ def anomaly_ranges(y) -> np.ndarray:
     [[0, 1], [4, 4], [6, 6]]
     """
     flags = np.asarray(y) != 0
-    edges = np.diff(np.concatenate(([0], flags.view(np.int8) if flags.dtype == bool else flags.astype(np.int8), [0])))
+    edges = np.diff(
+        np.concatenate(
+            ([0], flags.view(np.int8) if flags.dtype == bool else flags.astype(np.int8), [0])
+        )
+    )
     return np.stack([np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1], axis=1)
 
 
 # ---------------------------------------------------------------------------------------------- VUS
 
-def _vus_curves(y: np.ndarray, scores: np.ndarray, window: int, thresholds: int) -> tuple[np.ndarray, np.ndarray]:
+
+def _vus_curves(
+    y: np.ndarray, scores: np.ndarray, window: int, thresholds: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Range-ROC area and range-AP for every buffer width ``0 ... window`` (two arrays)."""
     n = y.size
     ranges = anomaly_ranges(y)
@@ -148,8 +177,12 @@ def _vus_curves(y: np.ndarray, scores: np.ndarray, window: int, thresholds: int)
 
     H = window // 2
     d = np.arange(1, H + 1)
-    pos = np.concatenate([(ends[:, None] + d[None, :]).ravel(), (starts[:, None] - d[None, :]).ravel()])
-    dist = np.concatenate([np.tile(d, n_ranges), np.tile(d, n_ranges)])  # each buffer point's distance
+    pos = np.concatenate(
+        [(ends[:, None] + d[None, :]).ravel(), (starts[:, None] - d[None, :]).ravel()]
+    )
+    dist = np.concatenate(
+        [np.tile(d, n_ranges), np.tile(d, n_ranges)]
+    )  # each buffer point's distance
     keep = (pos >= 0) & (pos < n)
     keep[keep] &= ~y[pos[keep]]  # a buffer point that is itself anomalous counts as 1 anyway
     pos, dist = pos[keep], dist[keep]
@@ -162,13 +195,19 @@ def _vus_curves(y: np.ndarray, scores: np.ndarray, window: int, thresholds: int)
     # existence: the buffered ranges (ranges whose buffers touch are merged) hit at threshold j
     big = T + 1
     bounds = np.stack([starts, ends + 1], axis=1).ravel()
-    core = np.minimum.reduceat(np.append(first, big), bounds)[::2]  # the first threshold hitting each range
+    core = np.minimum.reduceat(np.append(first, big), bounds)[
+        ::2
+    ]  # the first threshold hitting each range
     reach = np.arange(1, H + 1)
     left_pos, right_pos = starts[:, None] - reach, ends[:, None] + reach
     left = np.where(left_pos >= 0, first[np.clip(left_pos, 0, n - 1)], big)
     right = np.where(right_pos < n, first[np.clip(right_pos, 0, n - 1)], big)
-    left = np.concatenate([np.full((n_ranges, 1), big), np.minimum.accumulate(left, axis=1)], axis=1)
-    right = np.concatenate([np.full((n_ranges, 1), big), np.minimum.accumulate(right, axis=1)], axis=1)
+    left = np.concatenate(
+        [np.full((n_ranges, 1), big), np.minimum.accumulate(left, axis=1)], axis=1
+    )
+    right = np.concatenate(
+        [np.full((n_ranges, 1), big), np.minimum.accumulate(right, axis=1)], axis=1
+    )
     per_range = np.minimum(core[:, None], np.minimum(left, right))  # (ranges, H + 1)
     del left, right
     gaps = starts[1:] - ends[:-1]
@@ -188,14 +227,23 @@ def _vus_curves(y: np.ndarray, scores: np.ndarray, window: int, thresholds: int)
         halves = widths // 2
         if pos.size:
             with np.errstate(divide="ignore", invalid="ignore"):
-                contrib = np.where(dist[None, :] <= halves[:, None],
-                                   np.sqrt(np.clip(1 - dist[None, :] / np.maximum(widths, 1)[:, None], 0, None)), 0.0)
+                contrib = np.where(
+                    dist[None, :] <= halves[:, None],
+                    np.sqrt(np.clip(1 - dist[None, :] / np.maximum(widths, 1)[:, None], 0, None)),
+                    0.0,
+                )
             # each buffer point's contributions summed in the order of the ranges (as np.add.at would)
             slots = (inverse[:, None] * widths.size + np.arange(widths.size)[None, :]).ravel()
-            soft = np.bincount(slots, weights=contrib.T.ravel(), minlength=points.size * widths.size)
+            soft = np.bincount(
+                slots, weights=contrib.T.ravel(), minlength=points.size * widths.size
+            )
             del contrib, slots
-            soft = np.minimum(soft.reshape(points.size, widths.size), 1.0).T  # (widths, buffer points)
-            cum = np.concatenate([np.zeros((widths.size, 1)), np.cumsum(soft[:, order], axis=1)], axis=1)
+            soft = np.minimum(
+                soft.reshape(points.size, widths.size), 1.0
+            ).T  # (widths, buffer points)
+            cum = np.concatenate(
+                [np.zeros((widths.size, 1)), np.cumsum(soft[:, order], axis=1)], axis=1
+            )
             del soft
             buffer_tp = cum[:, at]
             del cum
@@ -217,17 +265,30 @@ def _vus_curves(y: np.ndarray, scores: np.ndarray, window: int, thresholds: int)
 
 
 def _check_vus(name: str, window, thresholds) -> tuple[int, int]:
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or not 0 <= window <= MAX_WINDOW:
-        raise ValueError(f"{name}: window={window!r}; expected an integer from 0 to {MAX_WINDOW:,} (the largest buffer "
-                         f"width, TSB-AD's slidingWindow, default {DEFAULT_WINDOW})")
-    if isinstance(thresholds, bool) or not isinstance(thresholds, (int, np.integer)) or \
-            not 2 <= thresholds <= MAX_THRESHOLDS:
-        raise ValueError(f"{name}: thresholds={thresholds!r}; expected an integer from 2 to {MAX_THRESHOLDS:,} "
-                         f"(default {DEFAULT_VUS_THRESHOLDS})")
+    if (
+        isinstance(window, bool)
+        or not isinstance(window, (int, np.integer))
+        or not 0 <= window <= MAX_WINDOW
+    ):
+        raise ValueError(
+            f"{name}: window={window!r}; expected an integer from 0 to {MAX_WINDOW:,} (the largest buffer "
+            f"width, TSB-AD's slidingWindow, default {DEFAULT_WINDOW})"
+        )
+    if (
+        isinstance(thresholds, bool)
+        or not isinstance(thresholds, (int, np.integer))
+        or not 2 <= thresholds <= MAX_THRESHOLDS
+    ):
+        raise ValueError(
+            f"{name}: thresholds={thresholds!r}; expected an integer from 2 to {MAX_THRESHOLDS:,} "
+            f"(default {DEFAULT_VUS_THRESHOLDS})"
+        )
     return int(window), int(thresholds)
 
 
-def vus(y, scores, window: int = DEFAULT_WINDOW, thresholds: int = DEFAULT_VUS_THRESHOLDS) -> tuple[float, float]:
+def vus(
+    y, scores, window: int = DEFAULT_WINDOW, thresholds: int = DEFAULT_VUS_THRESHOLDS
+) -> tuple[float, float]:
     """``(vus_roc, vus_pr)`` of ``scores`` against labels ``y``: the range-ROC area and range
     average precision, averaged over the buffer widths ``0, 1, ..., window`` (TSB-AD's
     ``slidingWindow``), each curve taken at ``thresholds`` scores of evenly spaced rank.
@@ -245,23 +306,29 @@ def vus(y, scores, window: int = DEFAULT_WINDOW, thresholds: int = DEFAULT_VUS_T
     if not y.any():
         return _undefined("vus", "the labels hold no anomaly"), float("nan")
     if y.all():
-        return _undefined("vus", "the labels hold no normal point (the false-positive rate has no denominator)"), \
-            float("nan")
+        return _undefined(
+            "vus", "the labels hold no normal point (the false-positive rate has no denominator)"
+        ), float("nan")
     roc, ap = _vus_curves(y, scores, window, thresholds)
     return float(roc.mean()), float(ap.mean())
 
 
-def vus_pr(y, scores, window: int = DEFAULT_WINDOW, thresholds: int = DEFAULT_VUS_THRESHOLDS) -> float:
+def vus_pr(
+    y, scores, window: int = DEFAULT_WINDOW, thresholds: int = DEFAULT_VUS_THRESHOLDS
+) -> float:
     """VUS-PR (TSB-AD's headline): the range average precision averaged over buffer widths; see :func:`vus`."""
     return vus(y, scores, window, thresholds)[1]
 
 
-def vus_roc(y, scores, window: int = DEFAULT_WINDOW, thresholds: int = DEFAULT_VUS_THRESHOLDS) -> float:
+def vus_roc(
+    y, scores, window: int = DEFAULT_WINDOW, thresholds: int = DEFAULT_VUS_THRESHOLDS
+) -> float:
     """VUS-ROC: the range-ROC area averaged over buffer widths; see :func:`vus`."""
     return vus(y, scores, window, thresholds)[0]
 
 
 # ------------------------------------------------------------------------ metrics at given predictions
+
 
 def _pred_ranges(preds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row, first point and end (exclusive) of every flagged range of each row of ``preds``."""
@@ -300,7 +367,9 @@ def _pa_f1_rows(y: np.ndarray, preds: np.ndarray) -> np.ndarray:
     tp_adjusted = (inside > 0) @ lengths
     fp = n_pred - tp
     fn = lengths.sum() - tp_adjusted
-    return np.where(tp_adjusted > 0, 2 * tp_adjusted / np.maximum(2 * tp_adjusted + fp + fn, 1), 0.0)
+    return np.where(
+        tp_adjusted > 0, 2 * tp_adjusted / np.maximum(2 * tp_adjusted + fp + fn, 1), 0.0
+    )
 
 
 def _event_f1_rows(y: np.ndarray, preds: np.ndarray) -> np.ndarray:
@@ -333,11 +402,15 @@ def _range_f1_rows(y: np.ndarray, preds: np.ndarray, alpha: float) -> np.ndarray
     card_p = y[a].astype(np.int64) + ts_cum[b] - ts_cum[a + 1]
     value = np.where(card_p > 0, hits / (b - a) / np.maximum(card_p, 1), 0.0)
     counts = np.bincount(rows, minlength=k)
-    precision = np.where(counts > 0, np.bincount(rows, value, minlength=k) / np.maximum(counts, 1), 0.0)
+    precision = np.where(
+        counts > 0, np.bincount(rows, value, minlength=k) / np.maximum(counts, 1), 0.0
+    )
     return _f1(precision, recall)
 
 
-def _affiliation_curve(y_ranges: np.ndarray, scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+def _affiliation_curve(
+    y_ranges: np.ndarray, scores: np.ndarray, thresholds: np.ndarray
+) -> np.ndarray:
     """Affiliation F1 of the flags ``scores > t`` for every ``t`` of ``thresholds``, exactly.
 
     Each true range ``J = [J0, J1)`` owns the zone ``E`` between the midpoints to its neighbours
@@ -366,7 +439,10 @@ def _affiliation_curve(y_ranges: np.ndarray, scores: np.ndarray, thresholds: np.
 
     def survive(u):
         dist = np.maximum(J0[zone] - u, u - J1[zone])
-        return (np.maximum(J0[zone] - E0[zone] - dist, 0.0) + np.maximum(E1[zone] - J1[zone] - dist, 0.0)) / size[zone]
+        return (
+            np.maximum(J0[zone] - E0[zone] - dist, 0.0)
+            + np.maximum(E1[zone] - J1[zone] - dist, 0.0)
+        ) / size[zone]
 
     integral = np.where(inside, 0.5, 0.25 * (survive(a) + survive(a + 0.5)))
     sums = np.zeros((Z, T))
@@ -383,7 +459,9 @@ def _affiliation_curve(y_ranges: np.ndarray, scores: np.ndarray, thresholds: np.
     with np.errstate(invalid="ignore", divide="ignore"):
         per_zone = np.where(mass > 0, sums / np.where(mass > 0, mass, 1), np.nan)
     flagged_zones = (mass > 0).sum(axis=0)
-    precision = np.where(flagged_zones > 0, np.nansum(per_zone, axis=0) / np.maximum(flagged_zones, 1), 0.0)
+    precision = np.where(
+        flagged_zones > 0, np.nansum(per_zone, axis=0) / np.maximum(flagged_zones, 1), 0.0
+    )
     # recall: per zone, the quarter points of J, the flags inside J and the nearest flag on each side
     recall = np.zeros(T)
     chunk_cells = _CHUNK_CELLS // 4
@@ -391,28 +469,38 @@ def _affiliation_curve(y_ranges: np.ndarray, scores: np.ndarray, thresholds: np.
         j0, j1 = int(J0[z]), int(J1[z])
         length = j1 - j0
         grid = j0 + np.arange(4 * length + 1) / 4.0
-        left = scores[int(np.floor(E0[z])):j0][::-1]  # the cells left of J that reach into E, nearest first
-        right = scores[j1:int(np.ceil(E1[z]))]
+        left = scores[int(np.floor(E0[z])) : j0][
+            ::-1
+        ]  # the cells left of J that reach into E, nearest first
+        right = scores[j1 : int(np.ceil(E1[z]))]
         run_left = np.maximum.accumulate(left) if left.size else left
         run_right = np.maximum.accumulate(right) if right.size else right
         cell = np.minimum(np.arange(grid.size) // 4, length - 1)
         step = max(1, chunk_cells // grid.size)
         for lo in range(0, T, step):
-            t = thresholds[lo:lo + step]
+            t = thresholds[lo : lo + step]
             flags = scores[j0:j1][None, :] > t[:, None]  # (thresholds, cells of J)
             covered = flags[:, cell]
             on_edge = (np.arange(grid.size) % 4 == 0) & (np.arange(grid.size) > 0)
-            covered[:, on_edge] |= flags[:, cell[on_edge] - (np.arange(grid.size)[on_edge] < 4 * length)]
+            covered[:, on_edge] |= flags[
+                :, cell[on_edge] - (np.arange(grid.size)[on_edge] < 4 * length)
+            ]
             index = np.arange(grid.size)
             last = np.maximum.accumulate(np.where(covered, index, -1), axis=1)
-            nxt = np.minimum.accumulate(np.where(covered, index, grid.size)[:, ::-1], axis=1)[:, ::-1]
+            nxt = np.minimum.accumulate(np.where(covered, index, grid.size)[:, ::-1], axis=1)[
+                :, ::-1
+            ]
             dist = np.full(covered.shape, np.inf)
             has = last >= 0
             dist[has] = (grid[None, :] - grid[np.maximum(last, 0)])[has]
             has = nxt < grid.size
-            dist[has] = np.minimum(dist[has], (grid[np.minimum(nxt, grid.size - 1)] - grid[None, :])[has])
+            dist[has] = np.minimum(
+                dist[has], (grid[np.minimum(nxt, grid.size - 1)] - grid[None, :])[has]
+            )
             if left.size:
-                k = np.searchsorted(run_left, t, side="right")  # first left cell above t, counted from J0 - 1
+                k = np.searchsorted(
+                    run_left, t, side="right"
+                )  # first left cell above t, counted from J0 - 1
                 end = np.where(k < left.size, j0 - k, -np.inf)  # its right end (j0 - 1 - k) + 1
                 dist = np.minimum(dist, grid[None, :] - end[:, None])
             if right.size:
@@ -422,15 +510,21 @@ def _affiliation_curve(y_ranges: np.ndarray, scores: np.ndarray, thresholds: np.
             with np.errstate(invalid="ignore"):
                 near = np.minimum(grid + dist, E1[z]) - np.maximum(grid - dist, E0[z])
             f = 1 - near / size[z]
-            recall[lo:lo + step] += np.sum((f[:, 1:] + f[:, :-1]) * 0.125, axis=1) / length
+            recall[lo : lo + step] += np.sum((f[:, 1:] + f[:, :-1]) * 0.125, axis=1) / length
     recall /= Z
     return np.where(mass.sum(axis=0) > 0, _f1(precision, recall), 0.0)
 
 
 def _check_alpha(alpha) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)) or not 0 <= alpha <= 1:
-        raise ValueError(f"range_f1: alpha={alpha!r}; expected a number in [0, 1] (the weight of existence in recall, "
-                         f"default {DEFAULT_ALPHA})")
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float, np.floating, np.integer))
+        or not 0 <= alpha <= 1
+    ):
+        raise ValueError(
+            f"range_f1: alpha={alpha!r}; expected a number in [0, 1] (the weight of existence in recall, "
+            f"default {DEFAULT_ALPHA})"
+        )
     return float(alpha)
 
 
@@ -487,13 +581,21 @@ def affiliation_f1(y, pred) -> float:
 
 
 #: threshold-dependent metrics: name -> (function of labels and a prediction matrix -> one value per row, or None)
-THRESHOLD_METRICS: dict[str, Callable] = {"pa_f1": pa_f1, "event_f1": event_f1, "range_f1": range_f1,
-                                          "affiliation_f1": affiliation_f1}
+THRESHOLD_METRICS: dict[str, Callable] = {
+    "pa_f1": pa_f1,
+    "event_f1": event_f1,
+    "range_f1": range_f1,
+    "affiliation_f1": affiliation_f1,
+}
 
 
 #: the oracle forms of the threshold metrics, each name declared once: oracle name -> the metric it optimises
-ORACLE_METRICS: dict[str, str] = {"pa_f1_oracle": "pa_f1", "event_f1_oracle": "event_f1",
-                                  "range_f1_oracle": "range_f1", "affiliation_f1_oracle": "affiliation_f1"}
+ORACLE_METRICS: dict[str, str] = {
+    "pa_f1_oracle": "pa_f1",
+    "event_f1_oracle": "event_f1",
+    "range_f1_oracle": "range_f1",
+    "affiliation_f1_oracle": "affiliation_f1",
+}
 
 
 def oracle_thresholds(scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS) -> np.ndarray:
@@ -502,7 +604,9 @@ def oracle_thresholds(scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS) -> 
     return np.linspace(scores.min(), scores.max(), int(n_thresholds))
 
 
-def oracle(metric: str, y, scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS, **params) -> float:
+def oracle(
+    metric: str, y, scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS, **params
+) -> float:
     """The best value of the threshold metric ``metric`` (``"pa_f1"``, ``"event_f1"``,
     ``"range_f1"``, ``"affiliation_f1"``) over :func:`oracle_thresholds` (``scores > t`` flagged).
     **Optimistic**: the threshold is chosen on the very labels it is scored against.
@@ -511,21 +615,31 @@ def oracle(metric: str, y, scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS
     1.0
     """
     if metric not in THRESHOLD_METRICS:
-        raise ValueError(f"oracle: metric={metric!r}; expected one of {', '.join(THRESHOLD_METRICS)}")
-    if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, (int, np.integer)) or \
-            not 1 <= n_thresholds <= MAX_THRESHOLDS:
-        raise ValueError(f"oracle: n_thresholds={n_thresholds!r}; expected an integer from 1 to {MAX_THRESHOLDS:,}")
+        raise ValueError(
+            f"oracle: metric={metric!r}; expected one of {', '.join(THRESHOLD_METRICS)}"
+        )
+    if (
+        isinstance(n_thresholds, bool)
+        or not isinstance(n_thresholds, (int, np.integer))
+        or not 1 <= n_thresholds <= MAX_THRESHOLDS
+    ):
+        raise ValueError(
+            f"oracle: n_thresholds={n_thresholds!r}; expected an integer from 1 to {MAX_THRESHOLDS:,}"
+        )
     name = next(k for k, v in ORACLE_METRICS.items() if v == metric)
     y, scores = _series(name, y, scores, "scores")
     if not y.any():
         return _undefined(name, "the labels hold no anomaly")
     grid = oracle_thresholds(scores, n_thresholds)
-    if scores.min() == scores.max():  # no threshold tells the points apart: flag them all (the chance level)
+    if (
+        scores.min() == scores.max()
+    ):  # no threshold tells the points apart: flag them all (the chance level)
         return chance_level(metric, y, **params)
     if metric == "affiliation_f1":
         return float(np.max(_affiliation_curve(anomaly_ranges(y), scores, grid)))
     if metric == "range_f1":
         alpha = _check_alpha(params.pop("alpha", DEFAULT_ALPHA))
+
         def rows(y, p):
             return _range_f1_rows(y, p, alpha)
     else:
@@ -535,7 +649,7 @@ def oracle(metric: str, y, scores, n_thresholds: int = DEFAULT_ORACLE_THRESHOLDS
     chunk = max(1, _CHUNK_CELLS // y.size)
     best = -math.inf
     for lo in range(0, grid.size, chunk):
-        preds = scores[None, :] > grid[lo:lo + chunk, None]
+        preds = scores[None, :] > grid[lo : lo + chunk, None]
         best = max(best, float(np.max(rows(y, preds))))
     return best
 
@@ -558,10 +672,14 @@ def chance_level(metric: str, y, **params) -> float:
     """
     y = _labels("chance_level", y)
     base = ORACLE_METRICS.get(metric, metric)
-    params.pop("n_thresholds", None)  # the oracle's grid: a constant score gives one threshold whatever it is
+    params.pop(
+        "n_thresholds", None
+    )  # the oracle's grid: a constant score gives one threshold whatever it is
     if base in ("vus_pr", "vus_roc"):
         return {"vus_pr": vus_pr, "vus_roc": vus_roc}[base](y, np.zeros(y.size), **params)
     if base not in THRESHOLD_METRICS:
-        raise ValueError(f"chance_level: metric={metric!r}; expected one of vus_pr, vus_roc, "
-                         f"{', '.join(THRESHOLD_METRICS)}, {', '.join(ORACLE_METRICS)}")
+        raise ValueError(
+            f"chance_level: metric={metric!r}; expected one of vus_pr, vus_roc, "
+            f"{', '.join(THRESHOLD_METRICS)}, {', '.join(ORACLE_METRICS)}"
+        )
     return THRESHOLD_METRICS[base](y, np.ones(y.size, dtype=np.int8), **params)

@@ -26,8 +26,14 @@ import dataclasses
 
 from .registry import INPUTS, REGISTRY, register
 
-__all__ = ["REFERENCE_KINDS", "REFERENCE_LABELS", "REFERENCE_METRICS", "reference_input", "reference_metric",
-           "declare_reference_metrics"]
+__all__ = [
+    "REFERENCE_KINDS",
+    "REFERENCE_LABELS",
+    "REFERENCE_METRICS",
+    "reference_input",
+    "reference_metric",
+    "declare_reference_metrics",
+]
 
 #: the reference models a benchmark can have (a spec's ``references``), what each is, and their short labels
 REFERENCE_KINDS = {
@@ -43,7 +49,9 @@ def reference_input(kind: str) -> str:
 
 
 for _kind, _what in REFERENCE_KINDS.items():  # the inputs of the metrics against each reference
-    INPUTS.setdefault(reference_input(_kind), f"one score per test concept from the {_kind} reference: {_what}")
+    INPUTS.setdefault(
+        reference_input(_kind), f"one score per test concept from the {_kind} reference: {_what}"
+    )
 
 
 def reference_metric(name: str, kind: str) -> str:
@@ -59,8 +67,11 @@ def declare_reference_metrics() -> list[str]:
         for kind, short in REFERENCE_LABELS.items():
             name = reference_metric(m.name, kind)
             if name not in REGISTRY:
-                register(dataclasses.replace(m, name=name, label=f"{m.label} ({short})",
-                                             needs=(reference_input(kind),)))
+                register(
+                    dataclasses.replace(
+                        m, name=name, label=f"{m.label} ({short})", needs=(reference_input(kind),)
+                    )
+                )
             names.append(name)
     return names
 

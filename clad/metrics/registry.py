@@ -41,8 +41,22 @@ import numpy as np
 from ..errors import CladValueError
 from .cells import nanmean, prepare
 
-__all__ = ["Metric", "INPUTS", "KINDS", "SCALES", "REGISTRY", "scalar_metric", "curve_metric", "concept_metric", "register",
-           "unregister", "get_metric", "scalar_names", "summarize", "SCALAR_METRICS"]
+__all__ = [
+    "Metric",
+    "INPUTS",
+    "KINDS",
+    "SCALES",
+    "REGISTRY",
+    "scalar_metric",
+    "curve_metric",
+    "concept_metric",
+    "register",
+    "unregister",
+    "get_metric",
+    "scalar_names",
+    "summarize",
+    "SCALAR_METRICS",
+]
 
 #: the inputs a metric may need beyond R and ``learned_at``
 INPUTS = {
@@ -115,17 +129,31 @@ def register(metric: Metric, replace: bool = False) -> Metric:
     if not isinstance(metric, Metric):
         raise CladValueError(f"register() takes a Metric declaration, got {type(metric).__name__}")
     if metric.kind not in KINDS:
-        raise CladValueError(f"metric {metric.name!r}: kind {metric.kind!r} is not one of {', '.join(KINDS)}")
+        raise CladValueError(
+            f"metric {metric.name!r}: kind {metric.kind!r} is not one of {', '.join(KINDS)}"
+        )
     unknown = [n for n in metric.needs if n not in INPUTS]
     if unknown:
-        raise CladValueError(f"metric {metric.name!r} needs {unknown}; the inputs are {', '.join(INPUTS)}")
-    if metric.name in _REGISTRY and not replace and _REGISTRY[metric.name].function is not metric.function:
-        raise CladValueError(f"a continual metric named {metric.name!r} is already declared "
-                             f"({_REGISTRY[metric.name].function.__module__}); pick another name or replace=True")
+        raise CladValueError(
+            f"metric {metric.name!r} needs {unknown}; the inputs are {', '.join(INPUTS)}"
+        )
+    if (
+        metric.name in _REGISTRY
+        and not replace
+        and _REGISTRY[metric.name].function is not metric.function
+    ):
+        raise CladValueError(
+            f"a continual metric named {metric.name!r} is already declared "
+            f"({_REGISTRY[metric.name].function.__module__}); pick another name or replace=True"
+        )
     if metric.scale not in SCALES:
-        raise CladValueError(f"metric {metric.name!r}: scale {metric.scale!r} is not one of {', '.join(SCALES)}")
+        raise CladValueError(
+            f"metric {metric.name!r}: scale {metric.scale!r} is not one of {', '.join(SCALES)}"
+        )
     if metric.kind == "scalar" and metric.terms is None:
-        raise CladValueError(f"scalar metric {metric.name!r} needs a terms function (the values it averages)")
+        raise CladValueError(
+            f"scalar metric {metric.name!r} needs a terms function (the values it averages)"
+        )
     _REGISTRY[metric.name] = metric
     return metric
 
@@ -135,28 +163,60 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def _declare(kind: str, label: str, higher_is_better: bool, needs, unit: str, headline: bool, name: str | None,
-             wrap: bool, scale: str = "value"):
+def _declare(
+    kind: str,
+    label: str,
+    higher_is_better: bool,
+    needs,
+    unit: str,
+    headline: bool,
+    name: str | None,
+    wrap: bool,
+    scale: str = "value",
+):
     def decorate(fn: Callable) -> Callable:
         public = fn
         if wrap:
+
             @functools.wraps(fn)
             def public(*args, **kwargs) -> float:
                 return nanmean(fn(*args, **kwargs))
 
             public.terms = fn
-        register(Metric(name or fn.__name__, public, kind, label, bool(higher_is_better), tuple(needs), unit,
-                        bool(headline), fn if wrap else None, scale))
+        register(
+            Metric(
+                name or fn.__name__,
+                public,
+                kind,
+                label,
+                bool(higher_is_better),
+                tuple(needs),
+                unit,
+                bool(headline),
+                fn if wrap else None,
+                scale,
+            )
+        )
         return public
 
     return decorate
 
 
-def scalar_metric(label: str, *, lower_is_better: bool = False, needs=(), unit: str = "cells",
-                  headline: bool = False, name: str | None = None, scale: str = "value"):
+def scalar_metric(
+    label: str,
+    *,
+    lower_is_better: bool = False,
+    needs=(),
+    unit: str = "cells",
+    headline: bool = False,
+    name: str | None = None,
+    scale: str = "value",
+):
     """Declare a scalar metric: decorate the function that returns its terms (see the module);
     ``scale`` says how its range follows from the base metric's (:meth:`Metric.bounds`)."""
-    return _declare("scalar", label, not lower_is_better, needs, unit, headline, name, wrap=True, scale=scale)
+    return _declare(
+        "scalar", label, not lower_is_better, needs, unit, headline, name, wrap=True, scale=scale
+    )
 
 
 def curve_metric(label: str, *, lower_is_better: bool = False, needs=(), name: str | None = None):
@@ -166,7 +226,9 @@ def curve_metric(label: str, *, lower_is_better: bool = False, needs=(), name: s
 
 def concept_metric(label: str, *, lower_is_better: bool = False, needs=(), name: str | None = None):
     """Declare a per-concept metric: the decorated function returns one value per test concept."""
-    return _declare("per_concept", label, not lower_is_better, needs, "concepts", False, name, wrap=False)
+    return _declare(
+        "per_concept", label, not lower_is_better, needs, "concepts", False, name, wrap=False
+    )
 
 
 def get_metric(name: str) -> Metric:
@@ -180,16 +242,24 @@ def get_metric(name: str) -> Metric:
     except KeyError:
         from ..registry import did_you_mean
 
-        raise CladValueError(f"unknown continual metric {name!r}{did_you_mean(str(name), _REGISTRY)}; declared: "
-                             f"{', '.join(_REGISTRY)}") from None
+        raise CladValueError(
+            f"unknown continual metric {name!r}{did_you_mean(str(name), _REGISTRY)}; declared: "
+            f"{', '.join(_REGISTRY)}"
+        ) from None
 
 
-def scalar_names(*, headline: bool | None = None, needs_only: tuple[str, ...] | None = None) -> list[str]:
+def scalar_names(
+    *, headline: bool | None = None, needs_only: tuple[str, ...] | None = None
+) -> list[str]:
     """Names of the scalar metrics, in declaration order; ``headline=True`` keeps the summary's
     headline metrics; ``needs_only`` keeps those whose inputs are all in it (``()``: R alone)."""
-    return [m.name for m in _REGISTRY.values() if m.kind == "scalar"
-            and (headline is None or m.headline == headline)
-            and (needs_only is None or set(m.needs) <= set(needs_only))]
+    return [
+        m.name
+        for m in _REGISTRY.values()
+        if m.kind == "scalar"
+        and (headline is None or m.headline == headline)
+        and (needs_only is None or set(m.needs) <= set(needs_only))
+    ]
 
 
 class _ScalarView(Mapping):
@@ -230,7 +300,9 @@ def summarize(R, learned_at=None, **inputs) -> dict:
     """
     unknown = [k for k in inputs if k not in INPUTS]
     if unknown:
-        raise CladValueError(f"summarize() got unknown inputs {unknown}; allowed: {', '.join(INPUTS)}")
+        raise CladValueError(
+            f"summarize() got unknown inputs {unknown}; allowed: {', '.join(INPUTS)}"
+        )
     R, t = prepare(R, learned_at)
     out: dict = {}
     left_out: dict[str, int] = {}

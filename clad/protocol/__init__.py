@@ -22,6 +22,14 @@ from .single_task import SingleTaskMatrix, naive_matrix, single_task_dataset, si
 from .validity import Check, Thresholds, ValidityReport, auc_interval, check_matrix, validate
 
 __all__ = [
-    "SingleTaskMatrix", "single_task_matrix", "single_task_dataset", "naive_matrix",
-    "Thresholds", "Check", "ValidityReport", "check_matrix", "validate", "auc_interval",
+    "SingleTaskMatrix",
+    "single_task_matrix",
+    "single_task_dataset",
+    "naive_matrix",
+    "Thresholds",
+    "Check",
+    "ValidityReport",
+    "check_matrix",
+    "validate",
+    "auc_interval",
 ]

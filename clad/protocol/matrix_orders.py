@@ -35,7 +35,14 @@ import numpy as np
 
 from ..errors import DataError
 
-__all__ = ["MATRIX_ORDERS", "difficulty", "drift_distance", "curriculum_order", "drift_order", "order_from_matrix"]
+__all__ = [
+    "MATRIX_ORDERS",
+    "difficulty",
+    "drift_distance",
+    "curriculum_order",
+    "drift_order",
+    "order_from_matrix",
+]
 
 #: orders computed from the concepts' single-task matrix, accepted by every loader's ``order``
 #: (:func:`clad.datasets.build.order_concepts`)
@@ -45,12 +52,16 @@ MATRIX_ORDERS = ("curriculum_ascending", "curriculum_descending", "drift_smooth"
 def _square(M, names=None) -> np.ndarray:
     M = np.asarray(M, dtype=np.float64)
     if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] == 0:
-        raise DataError(f"single-task matrix has shape {M.shape}; expected a non-empty square matrix")
+        raise DataError(
+            f"single-task matrix has shape {M.shape}; expected a non-empty square matrix"
+        )
     if np.isnan(M).any():
         i, j = np.argwhere(np.isnan(M))[0]
         where = f"({names[i]!r}, {names[j]!r})" if names is not None else f"[{i}, {j}]"
-        raise DataError(f"single-task matrix cell {where} is undefined (NaN: a test concept with one class?); "
-                        "an order from M needs every cell")
+        raise DataError(
+            f"single-task matrix cell {where} is undefined (NaN: a test concept with one class?); "
+            "an order from M needs every cell"
+        )
     return M
 
 
@@ -95,4 +106,6 @@ def order_from_matrix(M, name: str, names=None) -> list[int]:
         return drift_order(M)
     if name == "drift_abrupt":
         return drift_order(M, abrupt=True)
-    raise DataError(f"order {name!r} is not an order from the single-task matrix; allowed: {', '.join(MATRIX_ORDERS)}")
+    raise DataError(
+        f"order {name!r} is not an order from the single-task matrix; allowed: {', '.join(MATRIX_ORDERS)}"
+    )

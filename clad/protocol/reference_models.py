@@ -36,12 +36,21 @@ from ..errors import CladValueError
 from ..metrics.reference_metrics import REFERENCE_KINDS
 from .single_task import single_task_dataset
 
-__all__ = ["REFERENCE_KINDS", "check_kind", "joint_dataset", "reference_dataset", "reference_scores"]
+__all__ = [
+    "REFERENCE_KINDS",
+    "check_kind",
+    "joint_dataset",
+    "reference_dataset",
+    "reference_scores",
+]
+
 
 def check_kind(kind) -> str:
     """``kind`` if it is a reference kind, else a :class:`~clad.errors.CladValueError` naming it."""
     if kind not in REFERENCE_KINDS:
-        raise CladValueError(f"reference {kind!r} is not a reference kind; allowed: {', '.join(REFERENCE_KINDS)}")
+        raise CladValueError(
+            f"reference {kind!r} is not a reference kind; allowed: {', '.join(REFERENCE_KINDS)}"
+        )
     return kind
 
 
@@ -59,8 +68,9 @@ def reference_dataset(kind: str, dataset: ConceptDataset) -> ConceptDataset:
     return joint_dataset(dataset) if check_kind(kind) == "joint" else single_task_dataset(dataset)
 
 
-def reference_scores(kind: str, concepts: Sequence[str], test_concepts: Sequence[str], R,
-                     names: Sequence[str]) -> np.ndarray:
+def reference_scores(
+    kind: str, concepts: Sequence[str], test_concepts: Sequence[str], R, names: Sequence[str]
+) -> np.ndarray:
     """One reference score per name in ``names`` from a reference run's R (rows ``concepts``,
     columns ``test_concepts``): the joint model's (its one row) or the concept's own expert (the
     row that learned it: M's diagonal); NaN for a name the reference did not score or learn."""

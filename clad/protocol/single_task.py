@@ -44,9 +44,17 @@ class SingleTaskMatrix:
     def to_dict(self) -> dict:
         from ..results.record import to_jsonable
 
-        return to_jsonable({"names": list(self.names), "metric": self.metric, "M": self.M,
-                            "n_normal": list(self.n_normal), "n_anomalous": list(self.n_anomalous),
-                            "naive_bwt": self.naive_bwt, "chance": None if self.chance is None else list(self.chance)})
+        return to_jsonable(
+            {
+                "names": list(self.names),
+                "metric": self.metric,
+                "M": self.M,
+                "n_normal": list(self.n_normal),
+                "n_anomalous": list(self.n_anomalous),
+                "naive_bwt": self.naive_bwt,
+                "chance": None if self.chance is None else list(self.chance),
+            }
+        )
 
 
 def single_task_dataset(dataset: ConceptDataset) -> ConceptDataset:
@@ -59,14 +67,19 @@ def single_task_dataset(dataset: ConceptDataset) -> ConceptDataset:
             seen.add(c.name)
             train.append(c)
     if not train:
-        raise DataError(f"dataset {dataset.name!r}: no concept is both trained and tested "
-                        f"(training: {list(dataset.train_names)}, test: {list(dataset.test_names)}); "
-                        "a single-task matrix needs at least one")
-    return ConceptDataset(train, [tests[c.name] for c in train], name=dataset.name, metadata=dataset.metadata)
+        raise DataError(
+            f"dataset {dataset.name!r}: no concept is both trained and tested "
+            f"(training: {list(dataset.train_names)}, test: {list(dataset.test_names)}); "
+            "a single-task matrix needs at least one"
+        )
+    return ConceptDataset(
+        train, [tests[c.name] for c in train], name=dataset.name, metadata=dataset.metadata
+    )
 
 
-def single_task_matrix(dataset: ConceptDataset, detector, metric: str = DEFAULT_BASE_METRIC,
-                       seed: int | None = None) -> SingleTaskMatrix:
+def single_task_matrix(
+    dataset: ConceptDataset, detector, metric: str = DEFAULT_BASE_METRIC, seed: int | None = None
+) -> SingleTaskMatrix:
     """M of ``dataset`` with ``detector`` (any detector :func:`clad.detectors.as_detector` accepts;
     a fresh clone per concept). ``seed`` fills a ``random_state`` left as None, as in
     :func:`clad.core.experiment.run_experiment`."""
@@ -76,8 +89,13 @@ def single_task_matrix(dataset: ConceptDataset, detector, metric: str = DEFAULT_
     return naive_matrix(dataset, ConceptIncremental(), Naive(detector), metric, seed)
 
 
-def naive_matrix(dataset: ConceptDataset, scenario, strategy, metric: str = DEFAULT_BASE_METRIC,
-                 seed: int | None = None) -> SingleTaskMatrix:
+def naive_matrix(
+    dataset: ConceptDataset,
+    scenario,
+    strategy,
+    metric: str = DEFAULT_BASE_METRIC,
+    seed: int | None = None,
+) -> SingleTaskMatrix:
     """M from a run of ``strategy`` (a :class:`~clad.strategies.Naive`, which fits a fresh detector at
     every step) in a concept-incremental ``scenario`` on :func:`single_task_dataset` of ``dataset``."""
     from ..core.experiment import run_experiment
@@ -85,11 +103,15 @@ def naive_matrix(dataset: ConceptDataset, scenario, strategy, metric: str = DEFA
     ds = single_task_dataset(dataset)
     result = run_experiment(ds, scenario, strategy, (metric,), seed=seed)
     M = np.asarray(result.R[metric], dtype=np.float64)
-    return SingleTaskMatrix(names=ds.test_names, M=M, metric=metric,
-                            n_normal=tuple(int((c.y == 0).sum()) for c in ds.test),
-                            n_anomalous=tuple(int((c.y == 1).sum()) for c in ds.test),
-                            naive_bwt=float(result.metrics[metric]["backward_transfer"]),
-                            chance=_chance_of(result, metric))
+    return SingleTaskMatrix(
+        names=ds.test_names,
+        M=M,
+        metric=metric,
+        n_normal=tuple(int((c.y == 0).sum()) for c in ds.test),
+        n_anomalous=tuple(int((c.y == 1).sum()) for c in ds.test),
+        naive_bwt=float(result.metrics[metric]["backward_transfer"]),
+        chance=_chance_of(result, metric),
+    )
 
 
 def _chance_of(result, metric: str) -> tuple[float, ...] | None:

@@ -29,7 +29,13 @@ Too few blocks give a message, not an exception:
 (True, 'only 2 complete block(s) (0, 1)')
 """
 
-from . import aggregate as _aggregate, describe as _describe, load as _load, make as _make, stats as _stats
+from . import (
+    aggregate as _aggregate,
+    describe as _describe,
+    load as _load,
+    make as _make,
+    stats as _stats,
+)
 from .aggregate import *
 from .describe import *
 from .load import *

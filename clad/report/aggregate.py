@@ -23,15 +23,48 @@ import pandas as pd
 
 from ..results.record import RunResult
 from ..errors import DataError
-from ..metrics import (REGISTRY, accuracy_all, accuracy_seen, forgetting_per_concept, get_metric, learned_at,
-                       scalar_names)
+from ..metrics import (
+    REGISTRY,
+    accuracy_all,
+    accuracy_seen,
+    forgetting_per_concept,
+    get_metric,
+    learned_at,
+    scalar_names,
+)
 from ..metrics.base import base_metric_bounds as base_bounds
-from .describe import (CONFIG_KEYS, MIN_INTERVAL_N, STATS, UNBOUNDED, describe, describe_each, distinct_runs, group_runs,
-                       intervals, mean_std, stats_at)
+from .describe import (
+    CONFIG_KEYS,
+    MIN_INTERVAL_N,
+    STATS,
+    UNBOUNDED,
+    describe,
+    describe_each,
+    distinct_runs,
+    group_runs,
+    intervals,
+    mean_std,
+    stats_at,
+)
 from .cost import COST, cost_columns
 
-__all__ = ["dataset_of", "HeatmapData", "heatmap_data", "heatmaps", "learning_curves", "forgetting_per_concept", "forgetting_table",
-           "leaderboard", "best_marks", "best_status", "chance_table", "merge_shared", "scenario_groups", "spec_base_metrics"]
+__all__ = [
+    "dataset_of",
+    "HeatmapData",
+    "heatmap_data",
+    "heatmaps",
+    "learning_curves",
+    "forgetting_per_concept",
+    "forgetting_table",
+    "leaderboard",
+    "best_marks",
+    "best_status",
+    "chance_table",
+    "merge_shared",
+    "scenario_groups",
+    "spec_base_metrics",
+]
+
 
 def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
     """``results`` with every configuration that is the same computation as another shown once.
@@ -50,7 +83,11 @@ def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
     import dataclasses
 
     results = list(results)
-    key_of = {r.run_id: (tuple(getattr(r, k) for k in CONFIG_KEYS), r.seed) for r in results if r.run_id and r.ok}
+    key_of = {
+        r.run_id: (tuple(getattr(r, k) for k in CONFIG_KEYS), r.seed)
+        for r in results
+        if r.run_id and r.ok
+    }
     groups: dict[tuple, list[RunResult]] = {}
     for r in results:
         if r.ok:
@@ -61,7 +98,7 @@ def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
         origins = {key_of.get(r.shared_from, (None, None))[0] for r in runs}
         if len(origins) != 1 or None in origins:
             continue
-        origin, = origins
+        (origin,) = origins
         if origin == key or origin not in groups or origin in copies:
             continue
         if len(groups[origin]) == len(runs):  # every run of this configuration is one of origin's
@@ -71,8 +108,11 @@ def merge_shared(results: Iterable[RunResult]) -> list[RunResult]:
         return results
     relabel = {}
     for origin, keys in stands_for.items():
-        relabel[origin] = {k: " = ".join(dict.fromkeys(key[i] for key in keys))
-                           for i, k in enumerate(CONFIG_KEYS) if len({key[i] for key in keys}) > 1}
+        relabel[origin] = {
+            k: " = ".join(dict.fromkeys(key[i] for key in keys))
+            for i, k in enumerate(CONFIG_KEYS)
+            if len({key[i] for key in keys}) > 1
+        }
     out = []
     for r in results:
         key = tuple(getattr(r, k) for k in CONFIG_KEYS)
@@ -103,10 +143,14 @@ def chance_value(r: RunResult, base_metric: str, name: str) -> float:
         return float("nan")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return float(get_metric(name).function(C, learned_at=learned_at(r.concepts, r.test_concepts)))
+        return float(
+            get_metric(name).function(C, learned_at=learned_at(r.concepts, r.test_concepts))
+        )
 
 
-def chance_table(results: Iterable[RunResult], metrics: Sequence[str] | None = None) -> pd.DataFrame:
+def chance_table(
+    results: Iterable[RunResult], metrics: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Per dataset, base metric and scenario: every scalar metric of the chance matrices
     (:func:`chance_value`), mean over the finished runs (``m_mean``); the chance row of a leaderboard.
 
@@ -124,13 +168,19 @@ def chance_table(results: Iterable[RunResult], metrics: Sequence[str] | None = N
             for bm in r.chance:
                 rows.setdefault((r.dataset, bm, r.scenario), []).append(r)
     out = []
-    memo: dict[tuple, float] = {}  # runs on one test set share their chance matrix: each computed once
+    memo: dict[
+        tuple, float
+    ] = {}  # runs on one test set share their chance matrix: each computed once
 
     def test_set(r: RunResult, bm: str) -> tuple:
         """What a run's chance matrix of ``bm`` is computed from."""
         R = r.R.get(bm)
-        return (tuple(r.concepts), tuple(r.test_concepts), repr(r.chance.get(bm)),
-                None if R is None else np.isnan(np.asarray(R, dtype=np.float64)).tobytes())
+        return (
+            tuple(r.concepts),
+            tuple(r.test_concepts),
+            repr(r.chance.get(bm)),
+            None if R is None else np.isnan(np.asarray(R, dtype=np.float64)).tobytes(),
+        )
 
     def value(r: RunResult, bm: str, name: str, of: tuple) -> float:
         key = (bm, name, *of)
@@ -146,7 +196,9 @@ def chance_table(results: Iterable[RunResult], metrics: Sequence[str] | None = N
             values = [v for v in values if v == v]
             row[f"{name}_mean"] = float(np.mean(values)) if values else float("nan")
         out.append(row)
-    return pd.DataFrame(out, columns=["dataset", "base_metric", "scenario", *(f"{m}_mean" for m in metrics)])
+    return pd.DataFrame(
+        out, columns=["dataset", "base_metric", "scenario", *(f"{m}_mean" for m in metrics)]
+    )
 
 
 def value_bounds(name: str, base_metric: str | None = None) -> tuple[float, float]:
@@ -162,8 +214,10 @@ def value_bounds(name: str, base_metric: str | None = None) -> tuple[float, floa
     if name in COST:
         return COST[name].bounds
     if name in REGISTRY:
-        if base_metric and base_metric.endswith("_per_series_mean"):  # a mean of values in the base's range
-            base_metric = base_metric[:-len("_per_series_mean")]
+        if base_metric and base_metric.endswith(
+            "_per_series_mean"
+        ):  # a mean of values in the base's range
+            base_metric = base_metric[: -len("_per_series_mean")]
         return get_metric(name).bounds(base_bounds(base_metric) if base_metric else UNBOUNDED)
     return UNBOUNDED
 
@@ -200,7 +254,8 @@ class HeatmapData:
     @property
     def key(self) -> tuple[str, ...]:
         return (self.dataset, self.scenario, self.strategy, self.detector, self.base_metric) + (
-            (f"order {self.order}",) if self.order is not None else ())
+            (f"order {self.order}",) if self.order is not None else ()
+        )
 
     @property
     def title(self) -> str:
@@ -211,7 +266,9 @@ class HeatmapData:
         """How many seeds the cells are over, and how many distinct computations they are."""
         text = f"{len(self.seeds)} seed{'s' if len(self.seeds) != 1 else ''}"
         if self.computations is not None:
-            text += f", {self.computations} distinct computation{'s' if self.computations != 1 else ''}"
+            text += (
+                f", {self.computations} distinct computation{'s' if self.computations != 1 else ''}"
+            )
         return text
 
 
@@ -222,12 +279,18 @@ def _columns(r: RunResult, base_metric: str, cols: Sequence[str] | None) -> np.n
         return R
     names = list(r.test_concepts)
     if sorted(names) != sorted(cols) or len(set(names)) != len(names):
-        raise DataError(f"seed {r.seed} has test concepts {r.test_concepts}; they cannot be put in the order {cols}")
+        raise DataError(
+            f"seed {r.seed} has test concepts {r.test_concepts}; they cannot be put in the order {cols}"
+        )
     return R[:, [names.index(c) for c in cols]]
 
 
-def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str] | None = None,
-                 order: str | None = None) -> HeatmapData:
+def heatmap_data(
+    runs: Sequence[RunResult],
+    base_metric: str,
+    cols: Sequence[str] | None = None,
+    order: str | None = None,
+) -> HeatmapData:
     """Average R over the seeds of one configuration.
 
     The runs must share the configuration and the row labels, and the column labels unless ``cols``
@@ -251,24 +314,43 @@ def heatmap_data(runs: Sequence[RunResult], base_metric: str, cols: Sequence[str
     mats = []
     for r in runs:
         if tuple(getattr(r, k) for k in CONFIG_KEYS) != key:
-            raise DataError(f"runs of different configurations cannot be averaged: {key} and "
-                            f"{tuple(getattr(r, k) for k in CONFIG_KEYS)}")
-        if r.concepts != first.concepts or (cols is None and r.test_concepts != first.test_concepts):
-            raise DataError(f"{' / '.join(key)}: seed {r.seed} has concepts {r.concepts} x {r.test_concepts}, "
-                            f"seed {first.seed} has {first.concepts} x {first.test_concepts}; R cannot be averaged")
+            raise DataError(
+                f"runs of different configurations cannot be averaged: {key} and "
+                f"{tuple(getattr(r, k) for k in CONFIG_KEYS)}"
+            )
+        if r.concepts != first.concepts or (
+            cols is None and r.test_concepts != first.test_concepts
+        ):
+            raise DataError(
+                f"{' / '.join(key)}: seed {r.seed} has concepts {r.concepts} x {r.test_concepts}, "
+                f"seed {first.seed} has {first.concepts} x {first.test_concepts}; R cannot be averaged"
+            )
         if base_metric not in r.R:
-            raise DataError(f"{' / '.join(key)}: seed {r.seed} has no R for base metric {base_metric!r} "
-                            f"(it has {', '.join(r.R) or 'none'})")
+            raise DataError(
+                f"{' / '.join(key)}: seed {r.seed} has no R for base metric {base_metric!r} "
+                f"(it has {', '.join(r.R) or 'none'})"
+            )
         mats.append(_columns(r, base_metric, cols))
     stack = np.stack(mats)
     mean, std, n = mean_std(stack)
     cols_given = cols
     cols = tuple(first.test_concepts) if cols is None else tuple(cols)
     chance, at = _chance_cells(runs, base_metric, cols_given, stack)
-    return HeatmapData(*key, base_metric=base_metric, mean=mean, std=std, n=n, rows=tuple(first.concepts),
-                       cols=cols, learned_at=learned_at(first.concepts, cols),
-                       seeds=tuple(r.seed for r in every), order=order, chance=chance, at_chance=at,
-                       computations=len(runs) if len(runs) < len(every) else None)
+    return HeatmapData(
+        *key,
+        base_metric=base_metric,
+        mean=mean,
+        std=std,
+        n=n,
+        rows=tuple(first.concepts),
+        cols=cols,
+        learned_at=learned_at(first.concepts, cols),
+        seeds=tuple(r.seed for r in every),
+        order=order,
+        chance=chance,
+        at_chance=at,
+        computations=len(runs) if len(runs) < len(every) else None,
+    )
 
 
 #: how close to its chance level a value must come to be "at chance" with too few seeds for an interval
@@ -301,9 +383,13 @@ def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.n
     level = np.tile(chance, n_rows)
     # an interval lies within its values: only where the chance level is within them (widened by the
     # tolerance) can the interval decide, so only there is it computed (every cell's answer unchanged)
-    near = np.flatnonzero((smallest - CHANCE_TOLERANCE <= level) & (level <= largest + CHANCE_TOLERANCE))
+    near = np.flatnonzero(
+        (smallest - CHANCE_TOLERANCE <= level) & (level <= largest + CHANCE_TOLERANCE)
+    )
     if near.size:
-        low[near], high[near] = intervals(cells[:, near], np.full(near.size, -np.inf), np.full(near.size, np.inf))
+        low[near], high[near] = intervals(
+            cells[:, near], np.full(near.size, -np.inf), np.full(near.size, np.inf)
+        )
     at = np.zeros(stack.shape[1:], dtype=bool)
     for i in range(n_rows):
         for j in range(n_cols):
@@ -311,8 +397,11 @@ def _chance_cells(runs: Sequence[RunResult], base_metric: str, cols, stack: np.n
             v = v[~np.isnan(v)]
             if not v.size or np.isnan(chance[j]):
                 continue
-            lo, hi = ((float(low[i * n_cols + j]), float(high[i * n_cols + j])) if v.size >= MIN_INTERVAL_N
-                      else (float(v.min()), float(v.max())))
+            lo, hi = (
+                (float(low[i * n_cols + j]), float(high[i * n_cols + j]))
+                if v.size >= MIN_INTERVAL_N
+                else (float(v.min()), float(v.max()))
+            )
             at[i, j] = lo - CHANCE_TOLERANCE <= chance[j] <= hi + CHANCE_TOLERANCE
     return chance, at
 
@@ -332,15 +421,22 @@ def base_order(names, first: Sequence[str] = ()) -> list[str]:
 
     names = list(dict.fromkeys(names))
     suffix = "_per_series_mean"  # a derived per-series mean follows its base metric
-    plain = [n[:-len(suffix)] if n.endswith(suffix) else n for n in names]
+    plain = [n[: -len(suffix)] if n.endswith(suffix) else n for n in names]
     declared = list(dict.fromkeys([*first, *base_metric_names()]))
     if any(n.endswith(suffix) for n in names):
+
         def key(m):
-            base = m[:-len(suffix)] if m.endswith(suffix) else m
-            return (declared.index(base) if base in declared else len(declared), plain.index(base), m != base)
+            base = m[: -len(suffix)] if m.endswith(suffix) else m
+            return (
+                declared.index(base) if base in declared else len(declared),
+                plain.index(base),
+                m != base,
+            )
 
         return sorted(names, key=key)
-    return sorted(names, key=lambda m: (declared.index(m) if m in declared else len(declared), names.index(m)))
+    return sorted(
+        names, key=lambda m: (declared.index(m) if m in declared else len(declared), names.index(m))
+    )
 
 
 def spec_base_metrics(runs: Iterable[RunResult]) -> list[str]:
@@ -402,8 +498,14 @@ def _averaged(results: Iterable[RunResult]):
         for m in _base_metrics(runs):
             for i, part in enumerate(orders.values()):
                 try:
-                    out.append((part, heatmap_data(part, m, cols,
-                                                   _order_name(part, i) if len(orders) > 1 else None)))
+                    out.append(
+                        (
+                            part,
+                            heatmap_data(
+                                part, m, cols, _order_name(part, i) if len(orders) > 1 else None
+                            ),
+                        )
+                    )
                 except DataError as exc:
                     problems.append(str(exc))
     return out, problems
@@ -429,8 +531,13 @@ def _described(values, bounds, with_intervals: bool) -> dict[str, np.ndarray]:
     if with_intervals:
         return describe(values, bounds)
     mean, std, n = mean_std(np.asarray(values, dtype=np.float64))
-    return {"mean": mean, "std": std, "n": n, "ci_low": np.full(mean.shape, np.nan),
-            "ci_high": np.full(mean.shape, np.nan)}
+    return {
+        "mean": mean,
+        "std": std,
+        "n": n,
+        "ci_low": np.full(mean.shape, np.nan),
+        "ci_high": np.full(mean.shape, np.nan),
+    }
 
 
 def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -> pd.DataFrame:
@@ -444,7 +551,9 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
     """
     rows = []
     orders: dict[tuple, np.ndarray] = {}  # learned_at per (concepts, test concepts)
-    chance_curves: dict[tuple, np.ndarray] = {}  # a chance curve per kind, levels, concepts and undefined cells
+    chance_curves: dict[
+        tuple, np.ndarray
+    ] = {}  # a chance curve per kind, levels, concepts and undefined cells
 
     def t(r: RunResult) -> np.ndarray:
         key = (tuple(r.concepts), tuple(r.test_concepts))
@@ -457,8 +566,17 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
         if levels is None or m not in r.R:
             return None
         undefined = np.isnan(np.asarray(r.R[m], dtype=np.float64))
-        key = (kind, id(levels), tuple(r.concepts), tuple(r.test_concepts), undefined.shape, undefined.tobytes())
-        if key not in chance_curves:  # runs holding one record of their levels (a report's slim runs) share it
+        key = (
+            kind,
+            id(levels),
+            tuple(r.concepts),
+            tuple(r.test_concepts),
+            undefined.shape,
+            undefined.tobytes(),
+        )
+        if (
+            key not in chance_curves
+        ):  # runs holding one record of their levels (a report's slim runs) share it
             chance_curves[key] = fn(chance_matrix(r, m), t(r))
         return chance_curves[key]
 
@@ -471,15 +589,39 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
             levels = [chance_curve(r, kind, fn) for r in runs]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                chance = (np.nanmean(np.stack(levels), axis=0) if all(c is not None for c in levels)
-                          else np.full(curves.shape[1], np.nan))
+                chance = (
+                    np.nanmean(np.stack(levels), axis=0)
+                    if all(c is not None for c in levels)
+                    else np.full(curves.shape[1], np.nan)
+                )
             for step in range(curves.shape[1]):
                 names = {r.concepts[step] for r in runs}
-                rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "kind": kind, "step": step,
-                             "concept": names.pop() if len(names) == 1 else "", **stats_at(d, step),
-                             "chance": float(chance[step])})
-    return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "kind",
-                                       "step", "concept", *STATS, "chance"])
+                rows.append(
+                    {
+                        **dict(zip(CONFIG_KEYS, key)),
+                        "base_metric": m,
+                        "kind": kind,
+                        "step": step,
+                        "concept": names.pop() if len(names) == 1 else "",
+                        **stats_at(d, step),
+                        "chance": float(chance[step]),
+                    }
+                )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "dataset",
+            "scenario",
+            "strategy",
+            "detector",
+            "base_metric",
+            "kind",
+            "step",
+            "concept",
+            *STATS,
+            "chance",
+        ],
+    )
 
 
 def forgetting_table(results: Iterable[RunResult], with_intervals: bool = True) -> pd.DataFrame:
@@ -490,16 +632,27 @@ def forgetting_table(results: Iterable[RunResult], with_intervals: bool = True) 
     for key, runs, m in _by_configuration(results):
         cols = canonical_columns(runs) or tuple(runs[0].test_concepts)
         try:
-            values = [forgetting_per_concept(_columns(r, m, cols), learned_at(r.concepts, cols)) for r in runs]
+            values = [
+                forgetting_per_concept(_columns(r, m, cols), learned_at(r.concepts, cols))
+                for r in runs
+            ]
         except DataError:
             continue
         d = _described(np.stack(values), value_bounds("forgetting", m), with_intervals)
         for j, concept in enumerate(cols):
             if d["n"][j]:
-                rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": m, "concept": concept,
-                             **stats_at(d, j)})
-    return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "concept",
-                                       *STATS])
+                rows.append(
+                    {
+                        **dict(zip(CONFIG_KEYS, key)),
+                        "base_metric": m,
+                        "concept": concept,
+                        **stats_at(d, j),
+                    }
+                )
+    return pd.DataFrame(
+        rows,
+        columns=["dataset", "scenario", "strategy", "detector", "base_metric", "concept", *STATS],
+    )
 
 
 def dataset_of(r: RunResult) -> str:
@@ -518,7 +671,7 @@ def dataset_of(r: RunResult) -> str:
     if isinstance(order, str):
         suffix = f"[order={order.split(':')[0]}]"
         if r.dataset.endswith(suffix) and len(r.dataset) > len(suffix):
-            return r.dataset[:-len(suffix)]
+            return r.dataset[: -len(suffix)]
     return r.dataset
 
 
@@ -534,7 +687,11 @@ def scalar_value(r: RunResult, base_metric: str, name: str) -> float:
     """
     v = r.metrics.get(base_metric, {}).get(name)
     if v is None and base_metric in r.R and name in REGISTRY and not get_metric(name).needs:
-        return float(get_metric(name).function(r.R[base_metric], learned_at=learned_at(r.concepts, r.test_concepts)))
+        return float(
+            get_metric(name).function(
+                r.R[base_metric], learned_at=learned_at(r.concepts, r.test_concepts)
+            )
+        )
     return float("nan") if v is None else float(v)
 
 
@@ -545,14 +702,18 @@ def _scalar_values(r: RunResult, base_metric: str, names: Sequence[str]) -> list
     take = getattr(r.metrics.get(base_metric), "take", None)
     if take is None:
         return [scalar_value(r, base_metric, name) for name in names]
-    return [float(v) if v == v else scalar_value(r, base_metric, name) for v, name in zip(take(names), names)]
+    return [
+        float(v) if v == v else scalar_value(r, base_metric, name)
+        for v, name in zip(take(names), names)
+    ]
 
 
 LEADERBOARD_KEYS = ("dataset", "base_metric", "scenario", "detector", "strategy")
 
 
-def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = None,
-                headline: str | None = None) -> pd.DataFrame:
+def leaderboard(
+    results: Iterable[RunResult], metrics: Sequence[str] | None = None, headline: str | None = None
+) -> pd.DataFrame:
     """One row per dataset x base metric x scenario x detector x strategy (base metrics in the
     order of ``headline`` first, then the spec's ``base_metrics``, :func:`base_order`); ``runs``
     (finished runs, one per seed), ``computations`` (how many of them are distinct computations,
@@ -576,15 +737,21 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
     metrics = scalar_names() if metrics is None else list(metrics)
     for name in metrics:
         get_metric(name)  # an unknown name is a clear error
-    cols = list(LEADERBOARD_KEYS) + ["runs", "computations"] + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*STATS, "values")]
+    cols = (
+        list(LEADERBOARD_KEYS)
+        + ["runs", "computations"]
+        + [f"{m}_{s}" for m in [*metrics, *COST] for s in (*STATS, "values")]
+    )
     # column by column, the metrics' statistics as one array per row (a dict per row, or a Python
     # float per cell, costs several times the memory at a paper's grid, and leaves it fragmented)
     data: dict[str, list] = {c: [] for c in cols}
     stats: dict[str, list] = {k: [] for k in STATS}  # per row, one array over the metrics
     bounds: dict[str, tuple] = {}
     for (dataset, scenario, strategy, detector), runs in group_runs(results).items():
-        base = base_order((m for r in runs for m in (r.metrics or r.R)),
-                          [*([headline] if headline else []), *spec_base_metrics(runs)])
+        base = base_order(
+            (m for r in runs for m in (r.metrics or r.R)),
+            [*([headline] if headline else []), *spec_base_metrics(runs)],
+        )
         independent = distinct_runs(runs)
         cost = cost_columns(runs)
         for bm in base:
@@ -593,15 +760,26 @@ def leaderboard(results: Iterable[RunResult], metrics: Sequence[str] | None = No
                 bounds[bm] = ([p[0] for p in pairs], [p[1] for p in pairs])
         # one row of values over the distinct computations per base metric and metric, described at
         # once (describe_each describes each row on its own: the numbers of one call per base metric)
-        values = np.array([[_scalar_values(r, bm, metrics) for r in independent] for bm in base],
-                          dtype=np.float64).reshape(len(base), len(independent), len(metrics)).transpose(0, 2, 1)
-        d = describe_each(values.reshape(len(base) * len(metrics), len(independent)),
-                          [low for bm in base for low in bounds[bm][0]], [high for bm in base for high in bounds[bm][1]])
+        values = (
+            np.array(
+                [[_scalar_values(r, bm, metrics) for r in independent] for bm in base],
+                dtype=np.float64,
+            )
+            .reshape(len(base), len(independent), len(metrics))
+            .transpose(0, 2, 1)
+        )
+        d = describe_each(
+            values.reshape(len(base) * len(metrics), len(independent)),
+            [low for bm in base for low in bounds[bm][0]],
+            [high for bm in base for high in bounds[bm][1]],
+        )
         for b, bm in enumerate(base):
-            for k, v in zip(cols, (dataset, bm, scenario, detector, strategy, len(runs), len(independent))):
+            for k, v in zip(
+                cols, (dataset, bm, scenario, detector, strategy, len(runs), len(independent))
+            ):
                 data[k].append(v)
             for k in STATS:
-                stats[k].append(d[k][b * len(metrics):(b + 1) * len(metrics)])
+                stats[k].append(d[k][b * len(metrics) : (b + 1) * len(metrics)])
             for i, name in enumerate(metrics):
                 data[f"{name}_values"].append(values_text(values[b, i]))
             for name in COST:
@@ -649,18 +827,26 @@ def scenario_groups(table: pd.DataFrame, within: Sequence[str]) -> list[tuple[tu
     if not within:
         return [((), table.index)]
     if "scenario" not in within or "scenario" not in table.columns:
-        return [((key if isinstance(key, tuple) else (key,)), sub.index)
-                for key, sub in table.groupby(within, sort=False)]
+        return [
+            ((key if isinstance(key, tuple) else (key,)), sub.index)
+            for key, sub in table.groupby(within, sort=False)
+        ]
     where = within.index("scenario")
     groups: dict[tuple, list] = {}
     for idx, *key in zip(table.index, *(table[k].tolist() for k in within)):
         for name in str(key[where]).split(SHARED_LABEL):
-            groups.setdefault((*key[:where], name, *key[where + 1:]), []).append(idx)
+            groups.setdefault((*key[:where], name, *key[where + 1 :]), []).append(idx)
     return [(key, pd.Index(rows)) for key, rows in groups.items()]
 
 
-def _first_status(mean: np.ndarray, low: np.ndarray, high: np.ndarray, n: np.ndarray, rows: np.ndarray,
-                  higher: bool):
+def _first_status(
+    mean: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    n: np.ndarray,
+    rows: np.ndarray,
+    higher: bool,
+):
     """(the best row, its status) among the row positions ``rows``, or None (fewer than 2 values, a tie)."""
     rows = rows[~np.isnan(mean[rows])]
     if len(rows) < 2:
@@ -668,9 +854,13 @@ def _first_status(mean: np.ndarray, low: np.ndarray, high: np.ndarray, n: np.nda
     # a stable sort, best first: of rows with equal means, the earlier one comes first
     order = np.argsort(-mean[rows] if higher else mean[rows], kind="stable")
     first, second = rows[order[0]], rows[order[1]]
-    if f"{mean[first]:.{PRINTED_DIGITS}f}" == f"{mean[second]:.{PRINTED_DIGITS}f}":  # a tie as the reader sees it
+    if (
+        f"{mean[first]:.{PRINTED_DIGITS}f}" == f"{mean[second]:.{PRINTED_DIGITS}f}"
+    ):  # a tie as the reader sees it
         return None
-    if min(n[first], n[second]) < 2:  # NaN compares False: a table without counts is not judged here
+    if (
+        min(n[first], n[second]) < 2
+    ):  # NaN compares False: a table without counts is not judged here
         return first, NO_NOISE_ESTIMATE
     clear = low[first] > high[second] if higher else high[first] < low[second]
     return first, BEST if bool(clear) else WITHIN_NOISE  # NaN compares False: within noise
@@ -681,8 +871,11 @@ _WEAKEST = (NO_NOISE_ESTIMATE, WITHIN_NOISE, BEST)
 PRINTED_DIGITS = 3
 
 
-def best_status(table: pd.DataFrame, metrics: Sequence[str],
-                within: Sequence[str] = ("dataset", "base_metric", "scenario")) -> pd.DataFrame:
+def best_status(
+    table: pd.DataFrame,
+    metrics: Sequence[str],
+    within: Sequence[str] = ("dataset", "base_metric", "scenario"),
+) -> pd.DataFrame:
     """Per metric column, among the rows that share ``within`` (a row standing for several
     scenarios is in each of their groups, :func:`scenario_groups`): ``"best"`` on the row with the
     best mean when its interval does not overlap the interval of the next best row, ``"within
@@ -706,7 +899,10 @@ def best_status(table: pd.DataFrame, metrics: Sequence[str],
     if table.empty:
         return pd.DataFrame("", index=table.index, columns=list(metrics))
     # the groups as row positions, and the columns as arrays: one look-up per column, not per cell
-    groups = [idx.to_numpy() for _, idx in scenario_groups(table[list(within)].reset_index(drop=True), within)]
+    groups = [
+        idx.to_numpy()
+        for _, idx in scenario_groups(table[list(within)].reset_index(drop=True), within)
+    ]
     member = np.zeros(len(table), dtype=np.int64)
     for rows in groups:
         member[rows] += 1
@@ -736,8 +932,11 @@ def best_status(table: pd.DataFrame, metrics: Sequence[str],
     return pd.DataFrame(out, index=table.index, columns=list(metrics))
 
 
-def best_marks(table: pd.DataFrame, metrics: Sequence[str],
-               within: Sequence[str] = ("dataset", "base_metric", "scenario")) -> pd.DataFrame:
+def best_marks(
+    table: pd.DataFrame,
+    metrics: Sequence[str],
+    within: Sequence[str] = ("dataset", "base_metric", "scenario"),
+) -> pd.DataFrame:
     """True where :func:`best_status` says ``"best"``: the best mean of a metric column among the
     rows that share ``within``, with an interval clear of the next best row's.
 

@@ -28,10 +28,16 @@ _GROUP = ["dataset", "base_metric", "scenario"]
 
 def baseline_detectors(runs: Sequence[RunResult]) -> set[str]:
     """The detector labels of ``runs`` that are named baselines."""
-    return {r.detector for r in runs if ((r.config or {}).get("detector") or {}).get("name") in BASELINES}
+    return {
+        r.detector
+        for r in runs
+        if ((r.config or {}).get("detector") or {}).get("name") in BASELINES
+    }
 
 
-def baseline_verdicts(lb: pd.DataFrame, baselines: set[str], metric: str = DEFAULT_METRIC) -> pd.DataFrame:
+def baseline_verdicts(
+    lb: pd.DataFrame, baselines: set[str], metric: str = DEFAULT_METRIC
+) -> pd.DataFrame:
     """Per configuration that is not a baseline: its mean and interval of ``metric``, the best
     baseline (by mean) of its dataset, base metric and scenario with its mean and interval, and
     ``beats``: True, False, or None when either has no interval.
@@ -60,15 +66,30 @@ def baseline_verdicts(lb: pd.DataFrame, baselines: set[str], metric: str = DEFAU
                 beats = None
             else:
                 beats = bool(low > b_high) if higher else bool(high < b_low)
-            rows.append({**dict(zip(_GROUP, key)), "detector": row["detector"], "strategy": row["strategy"],
-                         "mean": mean, "ci_low": low, "ci_high": high, "best_baseline": best["detector"],
-                         "baseline_mean": best[cols[0]], "baseline_ci_low": b_low, "baseline_ci_high": b_high,
-                         "beats": beats})
+            rows.append(
+                {
+                    **dict(zip(_GROUP, key)),
+                    "detector": row["detector"],
+                    "strategy": row["strategy"],
+                    "mean": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "best_baseline": best["detector"],
+                    "baseline_mean": best[cols[0]],
+                    "baseline_ci_low": b_low,
+                    "baseline_ci_high": b_high,
+                    "beats": beats,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def _verdict(v) -> str:
-    return "yes" if v is True else ("no" if v is False else "cannot tell (no interval: fewer than 3 seeds)")
+    return (
+        "yes"
+        if v is True
+        else ("no" if v is False else "cannot tell (no interval: fewer than 3 seeds)")
+    )
 
 
 def baseline_legend(verdicts: pd.DataFrame) -> str:
@@ -78,9 +99,12 @@ def baseline_legend(verdicts: pd.DataFrame) -> str:
     no = verdicts[verdicts["beats"].eq(False)]
     unknown = int(verdicts["beats"].isna().sum())
     names = sorted({f"{r.detector} + {r.strategy}" for r in no.itertuples()})
-    text = (f"{len(no)} of {len(verdicts)} configuration cells do not beat the best baseline by more than noise"
-            + (f" ({', '.join(names)})" if names else "") + (f"; {unknown} cannot be told" if unknown else "")
-            + " (see Baselines).")
+    text = (
+        f"{len(no)} of {len(verdicts)} configuration cells do not beat the best baseline by more than noise"
+        + (f" ({', '.join(names)})" if names else "")
+        + (f"; {unknown} cannot be told" if unknown else "")
+        + " (see Baselines)."
+    )
     return f"<p class='legend'>{html.escape(text)}</p>"
 
 
@@ -91,6 +115,10 @@ def baseline_section(verdicts: pd.DataFrame, metric: str = DEFAULT_METRIC) -> st
     from .tables import frame_html
 
     shown = verdicts.assign(beats=verdicts["beats"].map(_verdict))
-    return ("<p class='legend'>Each configuration's " + html.escape(get_metric(metric).label) + " beside the best "
-            "baseline of its dataset, base metric and scenario (mean over seeds with its 95 % interval): it beats "
-            "the baseline when its interval lies wholly above the baseline's.</p>" + frame_html(shown))
+    return (
+        "<p class='legend'>Each configuration's "
+        + html.escape(get_metric(metric).label)
+        + " beside the best "
+        "baseline of its dataset, base metric and scenario (mean over seeds with its 95 % interval): it beats "
+        "the baseline when its interval lies wholly above the baseline's.</p>" + frame_html(shown)
+    )

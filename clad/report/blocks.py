@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-import numpy as np
+import numpy as np  # noqa: F401 (doctest)
 import pandas as pd
 
 from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
@@ -105,58 +105,84 @@ def _drop(df: pd.DataFrame, fields: list[str], keys: list[tuple]) -> pd.DataFram
     return df[~pd.MultiIndex.from_frame(df[fields]).isin(pd.MultiIndex.from_tuples(keys))]
 
 
-def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
-                    base_metric: str = DEFAULT_BASE_METRIC, blocks: Sequence[str] = DEFAULT_BLOCKS) -> Blocks:
+def evidence_blocks(
+    results: Iterable[RunResult],
+    by: str = "detector",
+    metric: str = DEFAULT_METRIC,
+    base_metric: str = DEFAULT_BASE_METRIC,
+    blocks: Sequence[str] = DEFAULT_BLOCKS,
+) -> Blocks:
     """The blocks x methods scores of ``metric`` with duplicated computations counted once.
 
     Scenario settings of one block whose runs are identical are merged before the block's mean is
     taken; blocks whose runs are identical are merged into one block (labelled ``a = b``).
     """
     if by not in CONFIG_KEYS:
-        raise CladValueError(f"by={by!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}")
+        raise CladValueError(
+            f"by={by!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}"
+        )
     fields = list(blocks)
     bad = [b for b in fields if b not in CONFIG_KEYS or b == by]
     if bad or not fields or len(set(fields)) != len(fields):
-        raise CladValueError(f"blocks={fields!r}: each must be a configuration field other than by={by!r} "
-                             f"({', '.join(k for k in CONFIG_KEYS if k != by)}), each once")
+        raise CladValueError(
+            f"blocks={fields!r}: each must be a configuration field other than by={by!r} "
+            f"({', '.join(k for k in CONFIG_KEYS if k != by)}), each once"
+        )
     results = [r for r in results if r.ok]
     # a run recorded as sharing another's result (shared_from) is that computation, by record
     digest = {r.run_id: run_fingerprint(r) for r in results if r.run_id and not r.shared_from}
     if not results:
         return Blocks(tuple(fields), pd.DataFrame(), pd.DataFrame())
     # column by column (a dict per run would cost ten times the memory at a paper's grid)
-    df = pd.DataFrame({**{k: [getattr(r, k) for r in results] for k in CONFIG_KEYS},
-                       "order": [str(r.order or "") for r in results],
-                       "seed": [r.seed for r in results],
-                       "fingerprint": [digest.get(r.shared_from) or run_fingerprint(r) for r in results],
-                       "value": [scalar_value(r, base_metric, metric) for r in results]})
-    if by != "dataset":  # the concept orders of one dataset are one dataset: one block, never several
+    df = pd.DataFrame(
+        {
+            **{k: [getattr(r, k) for r in results] for k in CONFIG_KEYS},
+            "order": [str(r.order or "") for r in results],
+            "seed": [r.seed for r in results],
+            "fingerprint": [digest.get(r.shared_from) or run_fingerprint(r) for r in results],
+            "value": [scalar_value(r, base_metric, metric) for r in results],
+        }
+    )
+    if (
+        by != "dataset"
+    ):  # the concept orders of one dataset are one dataset: one block, never several
         df["dataset"] = [dataset_of(r) for r in results]
     fine = fields + (["scenario"] if "scenario" not in fields and by != "scenario" else [])
-    rest = [k for k in CONFIG_KEYS if k != by and k not in fine] + (["order"] if df["order"].ne("").any() else [])
+    rest = [k for k in CONFIG_KEYS if k != by and k not in fine] + (
+        ["order"] if df["order"].ne("").any() else []
+    )
     merged: list[str] = []
     if fine != fields:  # scenario settings of one block with identical runs count once
         for block, sub in df.groupby(fields, sort=False):
             for group in _identical_groups(sub, fine, [by, *rest, "seed"]):
                 if len(group) > 1:
-                    merged.append(f"{_label(block)}: {' = '.join(_label(k[len(fields):]) for k in group)} hold "
-                                  f"identical R for every {by} and seed (the same computation): counted once")
+                    merged.append(
+                        f"{_label(block)}: {' = '.join(_label(k[len(fields) :]) for k in group)} hold "
+                        f"identical R for every {by} and seed (the same computation): counted once"
+                    )
                     df = _drop(df, fine, group[1:])
     df["block"] = [" / ".join(values) for values in _text_rows(df, fields)]
-    for group in _identical_groups(df, fields, [by, *rest, *fine[len(fields):], "seed"]):
+    for group in _identical_groups(df, fields, [by, *rest, *fine[len(fields) :], "seed"]):
         if len(group) > 1:  # whole blocks with identical runs are one block
             label = " = ".join(_label(k) for k in group)
-            merged.append(f"blocks {label} hold identical R for every {by} and seed (the same computation): "
-                          f"one block")
+            merged.append(
+                f"blocks {label} hold identical R for every {by} and seed (the same computation): "
+                f"one block"
+            )
             df = _drop(df, fields, group[1:])
             df.loc[df["block"] == _label(group[0]), "block"] = label
-    df, matched = _matched(df, by, [*fine[len(fields):], *rest])
+    df, matched = _matched(df, by, [*fine[len(fields) :], *rest])
     if df.empty:
-        return Blocks(tuple(fields), pd.DataFrame(), pd.DataFrame(), tuple(merged), (), None, tuple(matched))
-    by_setting = df.groupby(["block", *fine[len(fields):], by, "seed"], sort=False)["value"].mean()
-    ids = (df.assign(fingerprint=df["fingerprint"].fillna("?"))
-           .groupby(["block", by, "seed"], sort=False)["fingerprint"].agg(lambda v: "|".join(sorted(map(str, v))))
-           .unstack(by))
+        return Blocks(
+            tuple(fields), pd.DataFrame(), pd.DataFrame(), tuple(merged), (), None, tuple(matched)
+        )
+    by_setting = df.groupby(["block", *fine[len(fields) :], by, "seed"], sort=False)["value"].mean()
+    ids = (
+        df.assign(fingerprint=df["fingerprint"].fillna("?"))
+        .groupby(["block", by, "seed"], sort=False)["fingerprint"]
+        .agg(lambda v: "|".join(sorted(map(str, v))))
+        .unstack(by)
+    )
     ids.columns.name = None
     per_seed_long = by_setting.groupby(["block", by, "seed"], sort=False).mean()
     per_seed = per_seed_long.unstack(by)
@@ -164,10 +190,20 @@ def evidence_blocks(results: Iterable[RunResult], by: str = "detector", metric: 
     scores = per_seed.groupby(level="block", sort=False).mean()
     scores.index.name = None
     blocks_of = df.groupby("dataset", sort=False)["block"].unique()
-    shared = [f"blocks {', '.join(b)} share dataset {d}: they are not independent"
-              for d, b in blocks_of.items() if len(b) > 1]
-    return Blocks(tuple(fields), scores, per_seed, tuple(merged), tuple(shared), ids.reindex(per_seed.index),
-                  tuple(matched))
+    shared = [
+        f"blocks {', '.join(b)} share dataset {d}: they are not independent"
+        for d, b in blocks_of.items()
+        if len(b) > 1
+    ]
+    return Blocks(
+        tuple(fields),
+        scores,
+        per_seed,
+        tuple(merged),
+        tuple(shared),
+        ids.reindex(per_seed.index),
+        tuple(matched),
+    )
 
 
 def _matched(df: pd.DataFrame, by: str, context: list[str]) -> tuple[pd.DataFrame, list[str]]:
@@ -194,13 +230,17 @@ def _matched(df: pd.DataFrame, by: str, context: list[str]) -> tuple[pd.DataFram
                 continue
             missing = sorted(every - common)
             lacking = sorted({str(m) for m in methods if have[m] != every})
-            shown = ", ".join(" / ".join(x) for x in missing[:4]) + (" …" if len(missing) > 4 else "")
+            shown = ", ".join(" / ".join(x) for x in missing[:4]) + (
+                " …" if len(missing) > 4 else ""
+            )
             what = " / ".join(fields)
-            notes.append(f"block {block}: {len(missing)} {what} combination{'s' if len(missing) > 1 else ''} "
-                         f"({shown}) left out for every {by}, since {', '.join(lacking)} lack{'s' if len(lacking) == 1 else ''} "
-                         f"{'it' if len(missing) == 1 else 'them'} (failed or not run): the {plural(by)} are compared on "
-                         f"the {level}s all of them completed"
-                         + ("" if common else "; nothing is left in this block"))
+            notes.append(
+                f"block {block}: {len(missing)} {what} combination{'s' if len(missing) > 1 else ''} "
+                f"({shown}) left out for every {by}, since {', '.join(lacking)} lack{'s' if len(lacking) == 1 else ''} "
+                f"{'it' if len(missing) == 1 else 'them'} (failed or not run): the {plural(by)} are compared on "
+                f"the {level}s all of them completed"
+                + ("" if common else "; nothing is left in this block")
+            )
             part = part[[row in common for row in rows]]
         keep.append(part)
     return (pd.concat(keep) if keep else df.iloc[:0]), notes

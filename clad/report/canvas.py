@@ -13,7 +13,16 @@ from . import layout as L
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["FONT", "FIGURE_DPI", "mpl", "new_figure", "new_axes", "figure_png", "suptitle", "legend_below"]
+__all__ = [
+    "FONT",
+    "FIGURE_DPI",
+    "mpl",
+    "new_figure",
+    "new_axes",
+    "figure_png",
+    "suptitle",
+    "legend_below",
+]
 
 #: font sizes (points) of the report's figures
 FONT = {"tick": 7.0, "label": 8.0, "title": 8.0, "suptitle": 10.0, "legend": 7.0, "cell": 7.0}
@@ -62,20 +71,32 @@ def figure_png(fig, dpi: int = 100) -> bytes:
     fig.set_dpi(dpi)
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     canvas.draw()
-    image = Image.frombuffer("RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    image = Image.frombuffer(
+        "RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba(), "raw", "RGBA", 0, 1
+    )
     buf = io.BytesIO()
-    image.save(buf, format="png", compress_level=3)  # 7 % larger than level 6, encoded in 2/3 of the time
+    image.save(
+        buf, format="png", compress_level=3
+    )  # 7 % larger than level 6, encoded in 2/3 of the time
     return buf.getvalue()
 
 
 def suptitle(fig, text: str) -> None:
     """The figure's title, wrapped to its width."""
-    fig.suptitle(L.wrap(text, fig.get_figwidth() - 0.3, FONT["suptitle"]), fontsize=FONT["suptitle"])
+    fig.suptitle(
+        L.wrap(text, fig.get_figwidth() - 0.3, FONT["suptitle"]), fontsize=FONT["suptitle"]
+    )
 
 
 def legend_below(fig, handles, labels: Sequence[str]) -> None:
     """One legend for the whole figure, under its axes; labels wrapped to the figure's width."""
     width = fig.get_figwidth() - 0.8
     labels = [L.wrap(t, width, FONT["legend"]) for t in labels]
-    fig.legend(handles, labels, loc="outside lower center", ncols=L.legend_columns(labels, FONT["legend"], width),
-               fontsize=FONT["legend"], frameon=False)
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncols=L.legend_columns(labels, FONT["legend"], width),
+        fontsize=FONT["legend"],
+        frameon=False,
+    )

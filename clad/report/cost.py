@@ -48,14 +48,26 @@ class Cost:
 
 #: the cost columns of the leaderboard, in order (all: lower is better)
 COST: dict[str, Cost] = {
-    "fit_seconds": Cost("fit s/step", lambda r: _mean(r.timings.get("fit")),
-                        "seconds the strategy spent learning, mean over the training steps"),
-    "score_seconds": Cost("score s/step", lambda r: _mean(r.timings.get("score")),
-                          "seconds spent scoring the test concepts, mean over the training steps"),
-    "peak_memory_mb": Cost("peak MB", lambda r: float("nan") if r.peak_memory is None else r.peak_memory / 1e6,
-                           "peak memory of the run: rise of the process's resident set size above its start, MB"),
-    "memory_rows": Cost("memory rows", lambda r: float(max(r.memory_rows)) if r.memory_rows else float("nan"),
-                        "training rows the strategy kept, largest over the steps"),
+    "fit_seconds": Cost(
+        "fit s/step",
+        lambda r: _mean(r.timings.get("fit")),
+        "seconds the strategy spent learning, mean over the training steps",
+    ),
+    "score_seconds": Cost(
+        "score s/step",
+        lambda r: _mean(r.timings.get("score")),
+        "seconds spent scoring the test concepts, mean over the training steps",
+    ),
+    "peak_memory_mb": Cost(
+        "peak MB",
+        lambda r: float("nan") if r.peak_memory is None else r.peak_memory / 1e6,
+        "peak memory of the run: rise of the process's resident set size above its start, MB",
+    ),
+    "memory_rows": Cost(
+        "memory rows",
+        lambda r: float(max(r.memory_rows)) if r.memory_rows else float("nan"),
+        "training rows the strategy kept, largest over the steps",
+    ),
 }
 
 
@@ -67,8 +79,12 @@ def cost_value(r: RunResult, name: str) -> float:
 def cost_columns(runs: list[RunResult]) -> dict[str, float]:
     """``{name_mean, name_std, name_n, name_ci_low, name_ci_high}`` of every cost over ``runs``."""
     # one row of values over the runs per cost, described at once (the numbers of describe, bit for bit)
-    values = np.array([[cost_value(r, name) for r in runs] for name in COST], dtype=float).reshape(len(COST), len(runs))
-    d = describe_each(values, [c.bounds[0] for c in COST.values()], [c.bounds[1] for c in COST.values()])
+    values = np.array([[cost_value(r, name) for r in runs] for name in COST], dtype=float).reshape(
+        len(COST), len(runs)
+    )
+    d = describe_each(
+        values, [c.bounds[0] for c in COST.values()], [c.bounds[1] for c in COST.values()]
+    )
     out: dict[str, float] = {}
     for k, name in enumerate(COST):
         out.update({f"{name}_{s}": v for s, v in stats_at(d, k).items()})
@@ -78,9 +94,13 @@ def cost_columns(runs: list[RunResult]) -> dict[str, float]:
 def cost_table(results: Iterable[RunResult]) -> pd.DataFrame:
     """One row per configuration (dataset, scenario, strategy, detector): ``runs`` and every
     :data:`COST` column described over seeds (``_mean``, ``_std``, ``_n``, ``_ci_low``, ``_ci_high``)."""
-    rows = [{**dict(zip(CONFIG_KEYS, key)), "runs": len(runs), **cost_columns(runs)}
-            for key, runs in group_runs(results).items()]
-    return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "runs", *[f"{n}_{s}" for n in COST for s in STATS]])
+    rows = [
+        {**dict(zip(CONFIG_KEYS, key)), "runs": len(runs), **cost_columns(runs)}
+        for key, runs in group_runs(results).items()
+    ]
+    return pd.DataFrame(
+        rows, columns=[*CONFIG_KEYS, "runs", *[f"{n}_{s}" for n in COST for s in STATS]]
+    )
 
 
 def cost_figure(table: pd.DataFrame, title: str):
@@ -103,24 +123,49 @@ def cost_figure(table: pd.DataFrame, title: str):
     def err(name):
         return np.nan_to_num(table[f"{name}_std"].to_numpy(float))
 
-    fit, score = table["fit_seconds_mean"].to_numpy(float), table["score_seconds_mean"].to_numpy(float)
+    fit, score = (
+        table["fit_seconds_mean"].to_numpy(float),
+        table["score_seconds_mean"].to_numpy(float),
+    )
     peak = table["peak_memory_mb_mean"].to_numpy(float)
     left.barh(y, fit, xerr=err("fit_seconds"), color="tab:blue", label="fit", **bar)
-    left.barh(y, score, left=np.nan_to_num(fit), xerr=err("score_seconds"), color="tab:orange", label="score", **bar)
+    left.barh(
+        y,
+        score,
+        left=np.nan_to_num(fit),
+        xerr=err("score_seconds"),
+        color="tab:orange",
+        label="score",
+        **bar,
+    )
     right.barh(y, peak, xerr=err("peak_memory_mb"), color="tab:green", label="peak memory", **bar)
     total = np.nan_to_num(fit) + np.nan_to_num(score)
-    beyond = np.maximum(total + err("score_seconds"), np.nan_to_num(fit) + err("fit_seconds"))  # past the error bars
-    for ax, ends, at, unit in ((left, total, beyond, "s"), (right, peak, np.nan_to_num(peak) + err("peak_memory_mb"),
-                                                             "MB")):
-        for k, (v, x) in enumerate(zip(ends, at)):  # the value beside each bar (a zero bar is invisible)
-            ax.annotate("n/a" if np.isnan(v) else f"{v:.3g} {unit}", (x, k), xytext=(3, 0),
-                        textcoords="offset points", va="center", fontsize=FONT["tick"])
+    beyond = np.maximum(
+        total + err("score_seconds"), np.nan_to_num(fit) + err("fit_seconds")
+    )  # past the error bars
+    for ax, ends, at, unit in (
+        (left, total, beyond, "s"),
+        (right, peak, np.nan_to_num(peak) + err("peak_memory_mb"), "MB"),
+    ):
+        for k, (v, x) in enumerate(
+            zip(ends, at)
+        ):  # the value beside each bar (a zero bar is invisible)
+            ax.annotate(
+                "n/a" if np.isnan(v) else f"{v:.3g} {unit}",
+                (x, k),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=FONT["tick"],
+            )
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
         ax.tick_params(axis="x", labelsize=FONT["tick"])
         ax.grid(axis="x", alpha=0.3)
         ax.margins(x=0.25)
     left.set_xlabel("seconds per training step (mean over steps and seeds)", fontsize=FONT["label"])
-    right.set_xlabel("peak memory, MB (rise of the RSS above the run's start)", fontsize=FONT["label"])
+    right.set_xlabel(
+        "peak memory, MB (rise of the RSS above the run's start)", fontsize=FONT["label"]
+    )
     left.set_yticks(y, labels=labels, fontsize=FONT["tick"])
     left.set_ylabel("strategy + detector", fontsize=FONT["label"])
     left.invert_yaxis()
@@ -137,16 +182,22 @@ def cost_section(results: Iterable[RunResult], figs) -> str | None:
     table = cost_table(results)
     if table.empty or not table[[f"{n}_mean" for n in COST]].notna().any().any():
         return None
-    out = ["<p class='legend'>Cost of each configuration, measured while it ran (one machine, one time: compare "
-           "within this report). Left: seconds per training step spent learning (fit) and scoring the test concepts "
-           "(score), stacked; right: peak memory, the rise of the process's resident set size above its value at "
-           "the run's start (memory an earlier run of the same process freed can be reused without showing). Mean "
-           "over seeds (hover a bar for its std over seeds); the table above gives the numbers, with the training rows "
-           "kept.</p>"]
+    out = [
+        "<p class='legend'>Cost of each configuration, measured while it ran (one machine, one time: compare "
+        "within this report). Left: seconds per training step spent learning (fit) and scoring the test concepts "
+        "(score), stacked; right: peak memory, the rise of the process's resident set size above its value at "
+        "the run's start (memory an earlier run of the same process freed can be reused without showing). Mean "
+        "over seeds (hover a bar for its std over seeds); the table above gives the numbers, with the training rows "
+        "kept.</p>"
+    ]
     from .charts import cost_chart
 
     figures = []
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
         spec, height = cost_chart(part, f"Cost of {dataset} / {scenario}")
-        figures.append(figs.chart(spec, height, "Cost", f"cost {dataset} / {scenario}", "cost", dataset, scenario))
+        figures.append(
+            figs.chart(
+                spec, height, "Cost", f"cost {dataset} / {scenario}", "cost", dataset, scenario
+            )
+        )
     return out[0] + H.figure_grid(figures)

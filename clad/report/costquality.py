@@ -31,7 +31,9 @@ def pareto_front(cost, quality, higher_is_better: bool = True) -> np.ndarray:
     return out
 
 
-def cost_quality_table(lb: pd.DataFrame, metric: str, base_metric: str, higher_is_better: bool = True) -> pd.DataFrame:
+def cost_quality_table(
+    lb: pd.DataFrame, metric: str, base_metric: str, higher_is_better: bool = True
+) -> pd.DataFrame:
     """Per scenario and configuration (rows of a leaderboard of one base metric): ``quality`` (mean
     over blocks of ``metric``), ``seconds`` (fit + score seconds per step, mean over blocks),
     ``blocks`` and ``pareto``; configurations missing a block are left out."""
@@ -41,16 +43,30 @@ def cost_quality_table(lb: pd.DataFrame, metric: str, base_metric: str, higher_i
         return pd.DataFrame(columns=cols)
     blocks = part.groupby("scenario", sort=False)["dataset"].nunique()
     rows = []
-    for (scenario, strategy, detector), sub in part.groupby(["scenario", "strategy", "detector"], sort=False):
+    for (scenario, strategy, detector), sub in part.groupby(
+        ["scenario", "strategy", "detector"], sort=False
+    ):
         q = sub[f"{metric}_mean"].to_numpy(float)
-        t = (sub["fit_seconds_mean"].to_numpy(float) + sub["score_seconds_mean"].to_numpy(float)
-             if "fit_seconds_mean" in sub else np.full(len(sub), np.nan))
+        t = (
+            sub["fit_seconds_mean"].to_numpy(float) + sub["score_seconds_mean"].to_numpy(float)
+            if "fit_seconds_mean" in sub
+            else np.full(len(sub), np.nan)
+        )
         if sub["dataset"].nunique() < blocks[scenario] or np.isnan(q).any():
             continue
-        rows.append({"scenario": scenario, "configuration": f"{strategy} + {detector}", "quality": float(q.mean()),
-                     "seconds": float(np.nanmean(t)) if np.isfinite(t).any() else float("nan"),
-                     "blocks": int(sub["dataset"].nunique()), "pareto": False})
+        rows.append(
+            {
+                "scenario": scenario,
+                "configuration": f"{strategy} + {detector}",
+                "quality": float(q.mean()),
+                "seconds": float(np.nanmean(t)) if np.isfinite(t).any() else float("nan"),
+                "blocks": int(sub["dataset"].nunique()),
+                "pareto": False,
+            }
+        )
     table = pd.DataFrame(rows, columns=cols)
     for scenario, sub in table.groupby("scenario", sort=False):
-        table.loc[sub.index, "pareto"] = pareto_front(sub["seconds"], sub["quality"], higher_is_better)
+        table.loc[sub.index, "pareto"] = pareto_front(
+            sub["seconds"], sub["quality"], higher_is_better
+        )
     return table

@@ -28,7 +28,17 @@ import numpy as np
 
 from ..results.record import RunResult
 
-__all__ = ["CONFIG_KEYS", "group_runs", "mean_std", "describe", "describe_each", "intervals", "computation_id", "run_digest", "distinct_runs"]
+__all__ = [
+    "CONFIG_KEYS",
+    "group_runs",
+    "mean_std",
+    "describe",
+    "describe_each",
+    "intervals",
+    "computation_id",
+    "run_digest",
+    "distinct_runs",
+]
 
 #: the fields that identify a configuration (its runs differ only by seed)
 CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
@@ -42,8 +52,9 @@ INTERVAL_METHOD = "Student-t interval over seeds"
 UNBOUNDED = (-np.inf, np.inf)
 
 
-def group_runs(results: Iterable[RunResult], distinct: bool = False
-               ) -> dict[tuple[str, str, str, str], list[RunResult]]:
+def group_runs(
+    results: Iterable[RunResult], distinct: bool = False
+) -> dict[tuple[str, str, str, str], list[RunResult]]:
     """Finished runs grouped by configuration (first-seen order), each group sorted by seed; with
     ``distinct``, each group holds one run per distinct computation (:func:`distinct_runs`).
 
@@ -109,7 +120,11 @@ def computation_id(r: RunResult) -> str:
     """
     digest = run_digest(r)
     if digest is None:
-        return "run:" + str(r.shared_from or r.run_id or f"{r.dataset}/{r.scenario}/{r.strategy}/{r.detector}/{r.seed}")
+        return "run:" + str(
+            r.shared_from
+            or r.run_id
+            or f"{r.dataset}/{r.scenario}/{r.strategy}/{r.detector}/{r.seed}"
+        )
     return "R:" + digest
 
 
@@ -185,7 +200,11 @@ def _t_interval(mean, std, n, lows, highs) -> tuple[np.ndarray, np.ndarray]:
     """The interval of each mean from its standard deviation and count (see the module)."""
     from scipy.special import stdtrit
 
-    mean, std, n = np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64), np.asarray(n)
+    mean, std, n = (
+        np.asarray(mean, dtype=np.float64),
+        np.asarray(std, dtype=np.float64),
+        np.asarray(n),
+    )
     ok = n >= MIN_INTERVAL_N
     t = np.full(mean.shape, np.nan)
     t[ok] = stdtrit(n[ok] - 1, 0.5 + CONFIDENCE / 2)
@@ -214,7 +233,13 @@ def describe(values, bounds=UNBOUNDED) -> dict[str, np.ndarray]:
     lows = np.broadcast_to(np.asarray(bounds[0], dtype=np.float64), mean.shape).reshape(-1)
     highs = np.broadcast_to(np.asarray(bounds[1], dtype=np.float64), mean.shape).reshape(-1)
     low, high = intervals(flat, lows, highs)
-    return {"mean": mean, "std": std, "n": n, "ci_low": low.reshape(mean.shape), "ci_high": high.reshape(mean.shape)}
+    return {
+        "mean": mean,
+        "std": std,
+        "n": n,
+        "ci_low": low.reshape(mean.shape),
+        "ci_high": high.reshape(mean.shape),
+    }
 
 
 def describe_each(series, lows, highs) -> dict[str, np.ndarray]:

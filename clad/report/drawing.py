@@ -33,8 +33,16 @@ log = logging.getLogger(__name__)
 #: the file beside the PNGs that keeps each one's key
 MANIFEST = "figures.json"
 #: the modules whose source decides how a figure looks (a change in one redraws every figure)
-_DRAWING_SOURCES = ("plots.py", "canvas.py", "layout.py", "figures.py", "cost.py", "drawing.py", "costquality.py",
-                    "timeseries.py")
+_DRAWING_SOURCES = (
+    "plots.py",
+    "canvas.py",
+    "layout.py",
+    "figures.py",
+    "cost.py",
+    "drawing.py",
+    "costquality.py",
+    "timeseries.py",
+)
 
 
 def _feed(h, obj) -> None:
@@ -48,8 +56,13 @@ def _feed(h, obj) -> None:
     elif isinstance(obj, np.ndarray):
         a = np.ascontiguousarray(obj)
         h.update(f"nd{a.dtype.str}{a.shape};".encode())
-        h.update(np.where(np.isnan(a), np.nan, a).tobytes() if a.dtype.kind == "f" else
-                 a.tobytes() if a.dtype.kind != "O" else repr(a.tolist()).encode())
+        h.update(
+            np.where(np.isnan(a), np.nan, a).tobytes()
+            if a.dtype.kind == "f"
+            else a.tobytes()
+            if a.dtype.kind != "O"
+            else repr(a.tolist()).encode()
+        )
     elif isinstance(obj, pd.DataFrame):
         h.update(b"df")
         _feed(h, [str(c) for c in obj.columns])
@@ -141,7 +154,9 @@ def _draw_one(folder: str, dpi: int, job: Planned) -> dict[str, list[str]]:
 
     groups = job.draw(*job.args)
     if len(groups) != len(job.stems):
-        raise RuntimeError(f"{job.draw.__qualname__} drew {len(groups)} groups of figures for {len(job.stems)} stems")
+        raise RuntimeError(
+            f"{job.draw.__qualname__} drew {len(groups)} groups of figures for {len(job.stems)} stems"
+        )
     out, seen = {}, []
     for stem, figures in zip(job.stems, groups):
         names = part_names(stem, len(figures))
@@ -161,8 +176,9 @@ def _draw_one(folder: str, dpi: int, job: Planned) -> dict[str, list[str]]:
 MIN_PER_WORKER = 8
 
 
-def draw_planned(folder: Path, dpi: int, planned: Sequence[Planned], jobs: int = 1
-                 ) -> tuple[int, int, dict[str, list[str]]]:
+def draw_planned(
+    folder: Path, dpi: int, planned: Sequence[Planned], jobs: int = 1
+) -> tuple[int, int, dict[str, list[str]]]:
     """Draw every planned figure not already in ``folder`` under its key; return how many PNG
     files were drawn and reused, and the files of every stem. The manifest is rewritten with every
     planned stem's key and files."""
@@ -179,8 +195,13 @@ def draw_planned(folder: Path, dpi: int, planned: Sequence[Planned], jobs: int =
     for job in planned:
         job.key = digest(version, dpi, job.draw, job.args)
         kept = [old.get(s) for s in job.stems]
-        if all(isinstance(k, dict) and k.get("key") == job.key and k.get("files")
-               and all((folder / n).is_file() for n in k["files"]) for k in kept):
+        if all(
+            isinstance(k, dict)
+            and k.get("key") == job.key
+            and k.get("files")
+            and all((folder / n).is_file() for n in k["files"])
+            for k in kept
+        ):
             for stem, k in zip(job.stems, kept):
                 files[stem] = list(k["files"])
                 reused += len(k["files"])
@@ -199,18 +220,28 @@ def draw_planned(folder: Path, dpi: int, planned: Sequence[Planned], jobs: int =
             # a fresh worker, not a fork of this process: a fork carries the report's whole heap and, as
             # reference counts change, copies it page by page (a worker of a 20,000-run report grew to
             # twice the main process); a forkserver child starts from the drawing modules alone
-            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+            method = (
+                "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+            )
             context = multiprocessing.get_context(method)
             if method == "forkserver":
-                context.set_forkserver_preload(["clad.report.timeseries", "clad.report.plots", "matplotlib.pyplot"])
+                context.set_forkserver_preload(
+                    ["clad.report.timeseries", "clad.report.plots", "matplotlib.pyplot"]
+                )
             with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-                results = list(pool.map(_draw_one, [str(folder)] * len(todo), [dpi] * len(todo), todo, chunksize=1))
+                results = list(
+                    pool.map(
+                        _draw_one, [str(folder)] * len(todo), [dpi] * len(todo), todo, chunksize=1
+                    )
+                )
         for got in results:
             files.update(got)
             drawn += sum(len(v) for v in got.values())
     manifest = {s: {"key": j.key, "files": files[s]} for j in planned for s in j.stems}
     with atomic_output(manifest_path) as tmp:
-        tmp.write_text(json.dumps({"figures": manifest}, indent=0, sort_keys=True), encoding="utf-8")
+        tmp.write_text(
+            json.dumps({"figures": manifest}, indent=0, sort_keys=True), encoding="utf-8"
+        )
     log.debug("figures: %d drawn, %d reused (%d workers)", drawn, reused, jobs)
     return drawn, reused, files
 

@@ -42,10 +42,24 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["EXACT_MAX_BLOCKS", "STATE_LIMIT", "CHUNK_ROWS", "WORK_LIMIT", "PERMUTATIONS", "PERMUTATION_SEED",
-           "ZERO_METHOD", "TIE_TOLERANCE", "tied_ranks",
-           "TestResult", "friedman_statistic", "friedman_test", "iman_davenport", "wilcoxon_test",
-           "median_interval", "kendall_w"]
+__all__ = [
+    "EXACT_MAX_BLOCKS",
+    "STATE_LIMIT",
+    "CHUNK_ROWS",
+    "WORK_LIMIT",
+    "PERMUTATIONS",
+    "PERMUTATION_SEED",
+    "ZERO_METHOD",
+    "TIE_TOLERANCE",
+    "tied_ranks",
+    "TestResult",
+    "friedman_statistic",
+    "friedman_test",
+    "iman_davenport",
+    "wilcoxon_test",
+    "median_interval",
+    "kendall_w",
+]
 
 #: the switch point: with at most this many blocks, p-values are exact (or from a permutation test);
 #: with more, the asymptotic tests are used
@@ -87,7 +101,9 @@ def tied_ranks(values) -> np.ndarray:
         tol = TIE_TOLERANCE * max(1.0, float(np.max(np.abs(v))))
         order = np.argsort(v, kind="stable")
         snapped = v[order].copy()
-        for j in range(1, snapped.size):  # a run of values each within tol of the previous is one tie
+        for j in range(
+            1, snapped.size
+        ):  # a run of values each within tol of the previous is one tie
             if snapped[j] - snapped[j - 1] <= tol:
                 snapped[j] = snapped[j - 1]
         merged = np.empty_like(v)
@@ -138,12 +154,12 @@ def friedman_statistic(ranks) -> float:
     r = np.asarray(ranks, dtype=float)
     n, k = r.shape
     sums = r.sum(axis=0)
-    chi2 = 12.0 / (n * k * (k + 1)) * float(np.sum(sums ** 2)) - 3.0 * n * (k + 1)
-    correction = 1.0 - _tie_term(r) / (n * (k ** 3 - k))
+    chi2 = 12.0 / (n * k * (k + 1)) * float(np.sum(sums**2)) - 3.0 * n * (k + 1)
+    correction = 1.0 - _tie_term(r) / (n * (k**3 - k))
     return chi2 / correction if correction > 0 else float("nan")
 
 
-_PACKED_LIMIT = 2 ** 62  # rank-sum vectors packed into one int64 while they fit
+_PACKED_LIMIT = 2**62  # rank-sum vectors packed into one int64 while they fit
 
 
 def _doubled(ranks: np.ndarray) -> np.ndarray:
@@ -164,7 +180,9 @@ def _merge(probs: np.ndarray, vectors: np.ndarray, packed: bool, weights):
     return vectors[first], np.bincount(inverse.ravel(), weights=probs)
 
 
-def _exact_friedman(r2: np.ndarray, state_limit: int | None = None, chunk_rows: int | None = None) -> float:
+def _exact_friedman(
+    r2: np.ndarray, state_limit: int | None = None, chunk_rows: int | None = None
+) -> float:
     """P(sum of squared rank sums >= observed) under every within-block arrangement equally likely,
     by a dynamic programme over rank-sum vectors: after each block, the distinct vectors of rank
     sums so far and the probability of each (a block's k! arrangements each 1/k!). The null
@@ -177,25 +195,33 @@ def _exact_friedman(r2: np.ndarray, state_limit: int | None = None, chunk_rows: 
     observed = int(np.sum(r2.sum(axis=0) ** 2))
     if n == 1:  # one block: every arrangement has the same rank sums squared, so P(>= observed) = 1
         return 1.0
-    if math.factorial(k) > WORK_LIMIT:  # a block's arrangements alone exceed the budget: never listed
+    if (
+        math.factorial(k) > WORK_LIMIT
+    ):  # a block's arrangements alone exceed the budget: never listed
         raise _OverBudget(math.factorial(k))
-    base = int(2 * k * n + 1)  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
-    packed = base ** k < _PACKED_LIMIT
+    base = int(
+        2 * k * n + 1
+    )  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
+    packed = base**k < _PACKED_LIMIT
     weights = base ** np.arange(k, dtype=np.int64) if packed else None
     states = np.zeros((1, k), dtype=np.int64)
     probs = np.ones(1)
     work = 0
     for index, row in enumerate(r2):
-        arranged, mult = np.unique(row[np.array(list(itertools.permutations(range(k))))], axis=0, return_counts=True)
+        arranged, mult = np.unique(
+            row[np.array(list(itertools.permutations(range(k))))], axis=0, return_counts=True
+        )
         p_arr = mult / float(mult.sum())  # distinct arrangements of the block (ties repeat some)
         block = len(states) * len(arranged)
-        if work + block * (n - index) > WORK_LIMIT:  # the states never get fewer: the rest costs at least this
+        if (
+            work + block * (n - index) > WORK_LIMIT
+        ):  # the states never get fewer: the rest costs at least this
             raise _OverBudget(work + block * (n - index))
         work += block
         step = max(1, chunk_rows // len(arranged))
         merged_states, merged_probs = None, None
         for start in range(0, len(states), step):
-            s, p = states[start:start + step], probs[start:start + step]
+            s, p = states[start : start + step], probs[start : start + step]
             # the distribution is symmetric in the methods (every arrangement equally likely), and so is
             # the statistic: a vector and its permutations are one state, kept sorted
             new = np.sort((s[:, None, :] + arranged[None, :, :]).reshape(-1, k), axis=1)
@@ -206,7 +232,7 @@ def _exact_friedman(r2: np.ndarray, state_limit: int | None = None, chunk_rows: 
             if len(merged_states) > state_limit:
                 raise _OverBudget(len(merged_states))
         states, probs = merged_states, merged_probs
-    return float(min(1.0, probs[(states ** 2).sum(axis=1) >= observed].sum()))
+    return float(min(1.0, probs[(states**2).sum(axis=1) >= observed].sum()))
 
 
 def _permutation_friedman(r2: np.ndarray, permutations: int, seed: int) -> float:
@@ -223,8 +249,14 @@ def _permutation_friedman(r2: np.ndarray, permutations: int, seed: int) -> float
     return (1.0 + extreme) / (1.0 + permutations)
 
 
-def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, state_limit: int | None = None,
-                  permutations: int = PERMUTATIONS, seed: int = PERMUTATION_SEED) -> TestResult:
+def friedman_test(
+    ranks,
+    *,
+    max_blocks: int = EXACT_MAX_BLOCKS,
+    state_limit: int | None = None,
+    permutations: int = PERMUTATIONS,
+    seed: int = PERMUTATION_SEED,
+) -> TestResult:
     """Friedman's test on an n blocks x k methods array of within-block ranks (ties as average
     ranks), its p-value exact, from a permutation test or asymptotic (see the module).
 
@@ -240,8 +272,12 @@ def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, state_limit: int
     asymptotic = float(stats.chi2.sf(chi2, k - 1)) if chi2 == chi2 else float("nan")
     common = dict(name="Friedman", statistic=chi2, pvalue_asymptotic=asymptotic)
     if n > max_blocks:
-        return TestResult(**common, pvalue=asymptotic, method="asymptotic",
-                          reason=f"{n} blocks > {max_blocks} (the switch point): the chi-square approximation")
+        return TestResult(
+            **common,
+            pvalue=asymptotic,
+            method="asymptotic",
+            reason=f"{n} blocks > {max_blocks} (the switch point): the chi-square approximation",
+        )
     arrangements = math.factorial(k) ** n
     r2 = _doubled(r)
     limit = STATE_LIMIT if state_limit is None else state_limit
@@ -250,18 +286,28 @@ def friedman_test(ranks, *, max_blocks: int = EXACT_MAX_BLOCKS, state_limit: int
     except _OverBudget:
         exact = None
     if exact is not None:
-        size = f"{arrangements:,}" if arrangements < 10 ** 12 else f"{arrangements:.2g}"
-        return TestResult(**common, pvalue=exact, method="exact", arrangements=arrangements,
-                          reason=f"{n} blocks ≤ {max_blocks} (the switch point): the exact distribution over all "
-                                 f"({k}!)^{n} = {size} rank arrangements, by a dynamic programme over rank-sum "
-                                 f"vectors (within its budget of {limit:,} vectors)")
+        size = f"{arrangements:,}" if arrangements < 10**12 else f"{arrangements:.2g}"
+        return TestResult(
+            **common,
+            pvalue=exact,
+            method="exact",
+            arrangements=arrangements,
+            reason=f"{n} blocks ≤ {max_blocks} (the switch point): the exact distribution over all "
+            f"({k}!)^{n} = {size} rank arrangements, by a dynamic programme over rank-sum "
+            f"vectors (within its budget of {limit:,} vectors)",
+        )
     p = _permutation_friedman(r2, permutations, seed)
-    return TestResult(**common, pvalue=p, method="permutation", permutations=permutations,
-                      mc_se=math.sqrt(p * (1 - p) / permutations),
-                      reason=f"{n} blocks ≤ {max_blocks} (the switch point), but the exact distribution over "
-                             f"({k}!)^{n} ≈ {arrangements:.2g} rank arrangements needs more than {limit:,} rank-sum "
-                             f"vectors (the exact programme's budget): {permutations:,} random within-block "
-                             f"permutations (seed {seed})")
+    return TestResult(
+        **common,
+        pvalue=p,
+        method="permutation",
+        permutations=permutations,
+        mc_se=math.sqrt(p * (1 - p) / permutations),
+        reason=f"{n} blocks ≤ {max_blocks} (the switch point), but the exact distribution over "
+        f"({k}!)^{n} ≈ {arrangements:.2g} rank arrangements needs more than {limit:,} rank-sum "
+        f"vectors (the exact programme's budget): {permutations:,} random within-block "
+        f"permutations (seed {seed})",
+    )
 
 
 def iman_davenport(chi2: float, n: int, k: int) -> tuple[float, float]:
@@ -297,7 +343,7 @@ def _exact_signed_rank(r2: np.ndarray, positive: int) -> float:
     counts[0] = 1.0
     for r in r2:  # each rank joins W+ (shifted by r) or not
         shifted = np.zeros_like(counts)
-        shifted[r:] = counts[:total + 1 - r]
+        shifted[r:] = counts[: total + 1 - r]
         counts = counts + shifted
     values = np.arange(total + 1)
     extreme = np.abs(2 * values - total) >= abs(2 * positive - total)
@@ -316,7 +362,9 @@ def wilcoxon_test(x, y, *, max_blocks: int = EXACT_MAX_BLOCKS) -> TestResult:
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"x and y must be 1-D of the same length, got shapes {x.shape} and {y.shape}")
+        raise ValueError(
+            f"x and y must be 1-D of the same length, got shapes {x.shape} and {y.shape}"
+        )
     n = x.size
     scale = float(np.max(np.abs(np.concatenate([x, y])))) if n else 1.0
     nonzero, r2 = _signed_rank_parts(x - y, scale)
@@ -326,23 +374,47 @@ def wilcoxon_test(x, y, *, max_blocks: int = EXACT_MAX_BLOCKS) -> TestResult:
     zeros = n - m
     name = "Wilcoxon signed-rank"
     if m == 0:
-        return TestResult(name, 0.0, 1.0, "exact", f"every one of the {n} differences is zero: nothing to test",
-                          1.0, arrangements=1)
+        return TestResult(
+            name,
+            0.0,
+            1.0,
+            "exact",
+            f"every one of the {n} differences is zero: nothing to test",
+            1.0,
+            arrangements=1,
+        )
     # the normal approximation (scipy's ``method="approx"``: tie-corrected variance, no continuity correction)
     mean, variance = r2.sum() / 4.0, float(np.sum(r2.astype(float) ** 2)) / 16.0
-    asym = math.erfc(abs(positive / 2.0 - mean) / math.sqrt(variance) / math.sqrt(2.0)) if variance > 0 else 1.0
+    asym = (
+        math.erfc(abs(positive / 2.0 - mean) / math.sqrt(variance) / math.sqrt(2.0))
+        if variance > 0
+        else 1.0
+    )
     if n > max_blocks:
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = stats.wilcoxon(x, y, zero_method=ZERO_METHOD)
-        return TestResult(name, float(res.statistic), float(res.pvalue), "asymptotic",
-                          f"{n} blocks > {max_blocks} (the switch point): scipy's wilcoxon", asym)
+        return TestResult(
+            name,
+            float(res.statistic),
+            float(res.pvalue),
+            "asymptotic",
+            f"{n} blocks > {max_blocks} (the switch point): scipy's wilcoxon",
+            asym,
+        )
     dropped = f", {zeros} zero difference{'s' if zeros != 1 else ''} dropped" if zeros else ""
-    return TestResult(name, statistic, _exact_signed_rank(r2, positive), "exact",
-                      f"{n} blocks ≤ {max_blocks} (the switch point): all 2^{m} = {2 ** m:,} sign patterns of "
-                      f"the non-zero differences{dropped}", asym, arrangements=2 ** m)
+    return TestResult(
+        name,
+        statistic,
+        _exact_signed_rank(r2, positive),
+        "exact",
+        f"{n} blocks ≤ {max_blocks} (the switch point): all 2^{m} = {2**m:,} sign patterns of "
+        f"the non-zero differences{dropped}",
+        asym,
+        arrangements=2**m,
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -391,5 +463,5 @@ def kendall_w(ranks) -> float:
         return float("nan")
     sums = r.sum(axis=0)
     s = float(np.sum((sums - sums.mean()) ** 2))
-    denominator = m ** 2 * (n ** 3 - n) - m * _tie_term(r)
+    denominator = m**2 * (n**3 - n) - m * _tie_term(r)
     return 12.0 * s / denominator if denominator > 0 else float("nan")

@@ -24,7 +24,14 @@ from ..metrics.base import base_metric_shown
 from . import html as H
 from .aggregate import heatmaps
 
-__all__ = ["FigureStore", "figure_name", "heatmap_section", "curves_section", "forgetting_section", "cd_html"]
+__all__ = [
+    "FigureStore",
+    "figure_name",
+    "heatmap_section",
+    "curves_section",
+    "forgetting_section",
+    "cd_html",
+]
 
 #: longest figure file name (characters, ``.png`` included): well under the 255 bytes file systems allow
 MAX_NAME = 180
@@ -51,7 +58,12 @@ def figure_name(kind: str, *parts: str) -> str:
     digest = hashlib.sha1(name.encode("utf-8")).hexdigest()[:10]
     room = MAX_NAME - 4 - len(digest) - 2 - 2 * (len(pieces) - 1)
     each = max(3, room // len(pieces))
-    return "__".join(p[:each] for p in pieces)[: MAX_NAME - 4 - len(digest) - 2] + "--" + digest + ".png"
+    return (
+        "__".join(p[:each] for p in pieces)[: MAX_NAME - 4 - len(digest) - 2]
+        + "--"
+        + digest
+        + ".png"
+    )
 
 
 @dataclass(frozen=True)
@@ -116,7 +128,9 @@ class FigureStore:
         self.drawn += 1
         return self._entry(stem, section, description)
 
-    def chart(self, spec: dict, height: int, section: str, description: str, kind: str, *parts: str) -> str:
+    def chart(
+        self, spec: dict, height: int, section: str, description: str, kind: str, *parts: str
+    ) -> str:
         """Keep the Vega-Lite figure ``spec`` (:mod:`clad.report.charts`), which the browser draws, as
         ``<stem>.js`` beside the PNGs, rewritten only when its content changed; ``height`` (px) is
         reserved on the page until it is drawn. Return its mark for the page."""
@@ -147,7 +161,10 @@ class FigureStore:
 
         stems = [self._stem(kind, *parts) for _, _, kind, parts in figures]
         self.planned.append(Planned(tuple(stems), draw, tuple(args)))
-        return [self._entry(stem, section, description) for stem, (section, description, _, _) in zip(stems, figures)]
+        return [
+            self._entry(stem, section, description)
+            for stem, (section, description, _, _) in zip(stems, figures)
+        ]
 
     def finish(self, jobs: int = 1) -> None:
         """Draw the planned figures that need drawing (in ``jobs`` processes), and remove the PNGs
@@ -169,13 +186,25 @@ class FigureStore:
         names = self.files.get(stem, [])
         description = self._description.get(stem, stem)
         if stem in self.heights:  # a figure the browser draws
-            return H.chart_file(f"{prefix}{self.folder.name}/{names[0]}", stem, description, self.heights[stem],
-                                anchor="fig-" + stem)
+            return H.chart_file(
+                f"{prefix}{self.folder.name}/{names[0]}",
+                stem,
+                description,
+                self.heights[stem],
+                anchor="fig-" + stem,
+            )
         out = []
         for k, name in enumerate(names, 1):
             caption = description + (f" (part {k} of {len(names)})" if len(names) > 1 else "")
-            out.append(H.img_file(f"{prefix}{self.folder.name}/{name}", caption, caption,
-                                  size=png_size(self.folder / name), anchor="fig-" + name[:-4]))
+            out.append(
+                H.img_file(
+                    f"{prefix}{self.folder.name}/{name}",
+                    caption,
+                    caption,
+                    size=png_size(self.folder / name),
+                    anchor="fig-" + name[:-4],
+                )
+            )
         return "\n".join(out)
 
     def render(self, text: str, prefix: str = "") -> str:
@@ -191,12 +220,16 @@ class FigureStore:
         for e in self.entries:
             for name in self.files.get(e.stem, []):
                 k += 1
-                rows.append(f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(name.rsplit(".", 1)[0])}">'
-                            f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
-                            f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
-                            f"{H.html.escape(name)}</a></td></tr>")
-        return ("<table class='table index'><thead><tr><th>#</th><th>figure</th><th>section</th><th>file</th></tr>"
-                f"</thead><tbody>{''.join(rows)}</tbody></table>")
+                rows.append(
+                    f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(name.rsplit(".", 1)[0])}">'
+                    f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
+                    f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
+                    f"{H.html.escape(name)}</a></td></tr>"
+                )
+        return (
+            "<table class='table index'><thead><tr><th>#</th><th>figure</th><th>section</th><th>file</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>"
+        )
 
 
 def heatmap_section(results, figs: FigureStore, messages: list) -> str:
@@ -210,25 +243,36 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     groups: dict[tuple, list] = {}
     for hm in data:
         groups.setdefault((hm.dataset, hm.scenario, hm.base_metric), []).append(hm)
-    out.append("<p class='legend'>R averaged over seeds (annotation: mean ± std): rows are training steps, columns "
-               "test concepts. A black border marks the step where each concept was first learned; faded cells are "
-               "future cells, before the concept was learned; a dashed border marks test concepts never learned; grey "
-               "'n/a' cells are undefined (e.g. a single-class test concept); a small circle marks a cell that cannot "
-               "be told from chance (what a detector without information gets on that test concept lies within the "
-               "cell's interval over seeds, or between its values with fewer than 3 seeds). Hover a cell for its "
-               "values. The first base metric is shown; the others are folded below.</p>")
+    out.append(
+        "<p class='legend'>R averaged over seeds (annotation: mean ± std): rows are training steps, columns "
+        "test concepts. A black border marks the step where each concept was first learned; faded cells are "
+        "future cells, before the concept was learned; a dashed border marks test concepts never learned; grey "
+        "'n/a' cells are undefined (e.g. a single-class test concept); a small circle marks a cell that cannot "
+        "be told from chance (what a detector without information gets on that test concept lies within the "
+        "cell's interval over seeds, or between its values with fewer than 3 seeds). Hover a cell for its "
+        "values. The first base metric is shown; the others are folded below.</p>"
+    )
     bases = list(dict.fromkeys(key[2] for key in groups))
     folded: dict[str, list[str]] = {b: [] for b in bases}
     for k, items in groups.items():
         dataset, scenario, base = k
         spec, height = heatmap_chart(items)
-        mark = figs.chart(spec, height, "R heatmaps", f"R heatmaps {dataset} / {scenario} / {base_metric_shown(base)}",
-                          "heatmap", *k)
+        mark = figs.chart(
+            spec,
+            height,
+            "R heatmaps",
+            f"R heatmaps {dataset} / {scenario} / {base_metric_shown(base)}",
+            "heatmap",
+            *k,
+        )
         title = f"<h3>{H.html.escape(f'{dataset} / {scenario} — {base_metric_shown(base)}')}</h3>"
         folded[base].append(title + mark)
     for k, base in enumerate(bases):
-        out.append("\n".join(folded[base]) if k == 0 else
-                   H.details(f"R heatmaps of {base_metric_shown(base)}", "\n".join(folded[base])))
+        out.append(
+            "\n".join(folded[base])
+            if k == 0
+            else H.details(f"R heatmaps of {base_metric_shown(base)}", "\n".join(folded[base]))
+        )
     return "\n".join(out)
 
 
@@ -238,24 +282,58 @@ def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
     if table.empty:
         return H.message("nothing to show: no finished run has a value here")
     out = []
-    if kind == "curves":  # one figure per dataset, scenario and base metric: the first base metric shown
+    if (
+        kind == "curves"
+    ):  # one figure per dataset, scenario and base metric: the first base metric shown
         bases = list(dict.fromkeys(table["base_metric"]))
         shown: dict[str, list[str]] = {b: [] for b in bases}
-        panel_h = 220 if len(bases) <= 4 else 160  # many base metrics: lower panels, the page keeps its budget
-        for (dataset, scenario, base), part in table.groupby(["dataset", "scenario", "base_metric"], sort=False):
-            spec, height = curves_chart(part, f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} "
-                                              "(mean over seeds, band ± std; dashed: chance)", panel_h)
-            shown[base].append(figs.chart(spec, height, "Learning curves",
-                                          f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}",
-                                          "curves", dataset, scenario, base))
-        return "\n".join(H.figure_grid(shown[b]) if k == 0 else
-                         H.details(f"Learning curves of {base_metric_shown(b)}", H.figure_grid(shown[b]))
-                         for k, b in enumerate(bases))
+        panel_h = (
+            220 if len(bases) <= 4 else 160
+        )  # many base metrics: lower panels, the page keeps its budget
+        for (dataset, scenario, base), part in table.groupby(
+            ["dataset", "scenario", "base_metric"], sort=False
+        ):
+            spec, height = curves_chart(
+                part,
+                f"Learning curves of {dataset} / {scenario}: {base_metric_shown(base)} "
+                "(mean over seeds, band ± std; dashed: chance)",
+                panel_h,
+            )
+            shown[base].append(
+                figs.chart(
+                    spec,
+                    height,
+                    "Learning curves",
+                    f"learning curves {dataset} / {scenario} / {base_metric_shown(base)}",
+                    "curves",
+                    dataset,
+                    scenario,
+                    base,
+                )
+            )
+        return "\n".join(
+            H.figure_grid(shown[b])
+            if k == 0
+            else H.details(f"Learning curves of {base_metric_shown(b)}", H.figure_grid(shown[b]))
+            for k, b in enumerate(bases)
+        )
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
-        spec, height = forgetting_chart(part, f"Forgetting of {dataset} / {scenario} (peak − final; mean over seeds, "
-                                              "error bars ± std)")
-        out.append(figs.chart(spec, height, "Per-concept forgetting", f"per-concept forgetting {dataset} / {scenario}",
-                              "forgetting", dataset, scenario))
+        spec, height = forgetting_chart(
+            part,
+            f"Forgetting of {dataset} / {scenario} (peak − final; mean over seeds, "
+            "error bars ± std)",
+        )
+        out.append(
+            figs.chart(
+                spec,
+                height,
+                "Per-concept forgetting",
+                f"per-concept forgetting {dataset} / {scenario}",
+                "forgetting",
+                dataset,
+                scenario,
+            )
+        )
     return H.figure_grid(out)
 
 
@@ -278,5 +356,13 @@ def cd_html(c, figs: FigureStore) -> str:
     from .stats import critical_difference
 
     spec, height = cd_chart(c, cd=critical_difference(c.n_blocks, c.n_methods, c.alpha))
-    return figs.chart(spec, height, "Statistical comparison", f"critical difference diagram {c.title}", "cd", c.by,
-                      c.metric, c.base_metric)
+    return figs.chart(
+        spec,
+        height,
+        "Statistical comparison",
+        f"critical difference diagram {c.title}",
+        "cd",
+        c.by,
+        c.metric,
+        c.base_metric,
+    )

@@ -18,19 +18,34 @@ import pandas as pd
 
 from ..metrics import get_metric
 from ..results.record import RunResult
-from .aggregate import BEST, NO_NOISE_ESTIMATE, SHARED_LABEL, WITHIN_NOISE, best_status, scenario_groups
+from .aggregate import (
+    BEST,
+    NO_NOISE_ESTIMATE,
+    SHARED_LABEL,
+    WITHIN_NOISE,
+    best_status,
+    scenario_groups,
+)
 from .describe import computation_id, group_runs
 
-__all__ = ["headline_lines", "deterministic_configurations", "deterministic_caveats", "seed_reach", "ONE_VALUE_MARK",
-           "ONE_VALUE_LEGEND"]
+__all__ = [
+    "headline_lines",
+    "deterministic_configurations",
+    "deterministic_caveats",
+    "seed_reach",
+    "ONE_VALUE_MARK",
+    "ONE_VALUE_LEGEND",
+]
 
 #: how many configurations a caveat names before it says how many more there are
 NAMED = 6
 #: the mark of a best or runner-up resting on one independent value, and its legend (said once)
 ONE_VALUE_MARK = "†"
-ONE_VALUE_LEGEND = ("† n = 1: the best or the runner-up rests on one independent value (one seed, or a deterministic "
-                    "configuration whose seeds are one computation): no noise can be estimated, so neither "
-                    "\"intervals clear\" nor \"within noise\" is said.")
+ONE_VALUE_LEGEND = (
+    "† n = 1: the best or the runner-up rests on one independent value (one seed, or a deterministic "
+    "configuration whose seeds are one computation): no noise can be estimated, so neither "
+    '"intervals clear" nor "within noise" is said.'
+)
 
 
 def _config_text(row) -> str:
@@ -48,12 +63,19 @@ def _failed_here(results: Iterable[RunResult], dataset: str, scenario: str) -> l
     for (strategy, detector), rs in runs.items():
         failed = sum(1 for r in rs if not r.ok)
         if failed:
-            out.append(f"{strategy} + {detector} ({failed} of {len(rs)} run{'s' if len(rs) > 1 else ''} failed)")
+            out.append(
+                f"{strategy} + {detector} ({failed} of {len(rs)} run{'s' if len(rs) > 1 else ''} failed)"
+            )
     return out
 
 
-def headline_lines(table: pd.DataFrame, metric: str, chance: pd.DataFrame | None = None,
-                   results: Sequence[RunResult] = (), suffix=None) -> list[str]:
+def headline_lines(
+    table: pd.DataFrame,
+    metric: str,
+    chance: pd.DataFrame | None = None,
+    results: Sequence[RunResult] = (),
+    suffix=None,
+) -> list[str]:
     """One HTML line per dataset and scenario of ``table`` (leaderboard rows of one base metric):
     the best configuration by ``metric``, its margin over the next and what the evidence allows:
     "intervals clear", "within noise", or, where either rests on one independent value, ``n = 1``
@@ -68,8 +90,9 @@ def headline_lines(table: pd.DataFrame, metric: str, chance: pd.DataFrame | None
     lines = []
     for (dataset, scenario), idx in scenario_groups(table, ["dataset", "scenario"]):
         sub = table.loc[idx]
-        ranked = sub.dropna(subset=[f"{metric}_mean"]).sort_values(f"{metric}_mean", ascending=not higher,
-                                                                   kind="stable")
+        ranked = sub.dropna(subset=[f"{metric}_mean"]).sort_values(
+            f"{metric}_mean", ascending=not higher, kind="stable"
+        )
         if ranked.empty:
             continue
         top = ranked.iloc[0]
@@ -91,14 +114,19 @@ def headline_lines(table: pd.DataFrame, metric: str, chance: pd.DataFrame | None
                 why = "tied"
             text += f", {gap:.3f} ahead of {_config_text(nxt)} ({why})"
         if chance is not None and not chance.empty:
-            ref = chance[(chance["dataset"] == dataset) & (chance["base_metric"] == base)
-                         & chance["scenario"].astype(str).map(lambda s: scenario in s.split(SHARED_LABEL))]
+            ref = chance[
+                (chance["dataset"] == dataset)
+                & (chance["base_metric"] == base)
+                & chance["scenario"].astype(str).map(lambda s: scenario in s.split(SHARED_LABEL))
+            ]
             level = ref.iloc[0].get(f"{metric}_mean") if len(ref) else None
             if level is not None and level == level:
                 text += f"; chance {level:.3f}"
         failed = _failed_here(results, dataset, scenario)
         if failed:
-            text += "; failed runs, not in this ranking or on fewer values: " + html.escape(", ".join(failed))
+            text += "; failed runs, not in this ranking or on fewer values: " + html.escape(
+                ", ".join(failed)
+            )
         if suffix is not None:
             text += suffix(dataset, scenario)
         lines.append(text)
@@ -110,7 +138,9 @@ def seed_reach(config: dict) -> tuple[str, ...] | None:
     its recorded configuration (:func:`clad.core.seeding.seed_consumers`); None when the
     configuration cannot be rebuilt here (a report's slim runs keep only the dataset's part: no
     loader, detector or strategy is imported for them)."""
-    if not all(isinstance(config.get(k), dict) for k in ("dataset", "scenario", "strategy", "detector")):
+    if not all(
+        isinstance(config.get(k), dict) for k in ("dataset", "scenario", "strategy", "detector")
+    ):
         return None
     try:
         from ..core.seeding import seed_consumers
@@ -120,12 +150,23 @@ def seed_reach(config: dict) -> tuple[str, ...] | None:
         from ..strategies import make_strategy
 
         parts = {k: config[k] for k in ("dataset", "scenario", "strategy", "detector")}
-        scenario = SCENARIOS.build(parts["scenario"]["name"], dict(parts["scenario"].get("params") or {}))
-        detector = make_detector(parts["detector"]["name"], dict(parts["detector"].get("params") or {}))
-        strategy = make_strategy(parts["strategy"]["name"], detector, dict(parts["strategy"].get("params") or {}))
-        return tuple(seed_consumers(strategy=strategy, scenario=scenario,
-                                    dataset_factory=DATASETS.resolve(parts["dataset"]["name"]),
-                                    dataset_params=dict(parts["dataset"].get("params") or {})))
+        scenario = SCENARIOS.build(
+            parts["scenario"]["name"], dict(parts["scenario"].get("params") or {})
+        )
+        detector = make_detector(
+            parts["detector"]["name"], dict(parts["detector"].get("params") or {})
+        )
+        strategy = make_strategy(
+            parts["strategy"]["name"], detector, dict(parts["strategy"].get("params") or {})
+        )
+        return tuple(
+            seed_consumers(
+                strategy=strategy,
+                scenario=scenario,
+                dataset_factory=DATASETS.resolve(parts["dataset"]["name"]),
+                dataset_params=dict(parts["dataset"].get("params") or {}),
+            )
+        )
     except Exception:  # noqa: BLE001 - a plug-in that is not importable here: say nothing rather than guess
         return None
 
@@ -151,17 +192,44 @@ def deterministic_configurations(results: Iterable[RunResult]) -> pd.DataFrame:
         first = {}
         repeats = [r for r, i in zip(runs, ids) if first.setdefault(i, r) is not r]
         shared = all(r.shared_from for r in repeats)
-        reach = "" if shared else ", ".join(seed_reach(runs[0].config) or ()) if runs[0].config else ""
-        rows.append({"dataset": key[0], "scenario": key[1], "strategy": key[2], "detector": key[3],
-                     "runs": len(runs), "computations": distinct, "shared": shared, "reach": reach})
-    return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "runs", "computations",
-                                       "shared", "reach"])
+        reach = (
+            "" if shared else ", ".join(seed_reach(runs[0].config) or ()) if runs[0].config else ""
+        )
+        rows.append(
+            {
+                "dataset": key[0],
+                "scenario": key[1],
+                "strategy": key[2],
+                "detector": key[3],
+                "runs": len(runs),
+                "computations": distinct,
+                "shared": shared,
+                "reach": reach,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "dataset",
+            "scenario",
+            "strategy",
+            "detector",
+            "runs",
+            "computations",
+            "shared",
+            "reach",
+        ],
+    )
 
 
 def _names(part: pd.DataFrame) -> str:
-    names = [" / ".join(str(row[k]) for k in ("dataset", "scenario", "strategy", "detector"))
-             for _, row in part.iterrows()]
-    return ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+    names = [
+        " / ".join(str(row[k]) for k in ("dataset", "scenario", "strategy", "detector"))
+        for _, row in part.iterrows()
+    ]
+    return ", ".join(names[:NAMED]) + (
+        f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
+    )
 
 
 def deterministic_caveats(results: Iterable[RunResult]) -> list[str]:
@@ -174,19 +242,28 @@ def deterministic_caveats(results: Iterable[RunResult]) -> list[str]:
     one = table[table["computations"] == 1]
     shared, found = one[one["shared"]], one[~one["shared"]]
     if len(shared):
-        out.append(f"{len(shared)} configuration{'s are' if len(shared) > 1 else ' is'} deterministic over seeds "
-                   f"(no part consumes the seed: every seed recorded as the same computation, computed once), so "
-                   f"each counts as one value: n = 1, no interval, no noise estimate: {_names(shared)}")
+        out.append(
+            f"{len(shared)} configuration{'s are' if len(shared) > 1 else ' is'} deterministic over seeds "
+            f"(no part consumes the seed: every seed recorded as the same computation, computed once), so "
+            f"each counts as one value: n = 1, no interval, no noise estimate: {_names(shared)}"
+        )
     if len(found):
         reach = sorted({p for r in found["reach"] for p in str(r).split(", ") if p})
-        why = (f"the seed reaches the {' and '.join(reach)}, which did not change R: "
-               f"{'it does' if len(reach) == 1 else 'they do'} not use it" if reach else
-               "which part ignores the seed could not be found")
-        out.append(f"{len(found)} configuration{'s give' if len(found) > 1 else ' gives'} byte-identical R for every "
-                   f"seed, found after the run ({why}), so each counts as one value: n = 1, no interval, no noise "
-                   f"estimate: {_names(found)}")
+        why = (
+            f"the seed reaches the {' and '.join(reach)}, which did not change R: "
+            f"{'it does' if len(reach) == 1 else 'they do'} not use it"
+            if reach
+            else "which part ignores the seed could not be found"
+        )
+        out.append(
+            f"{len(found)} configuration{'s give' if len(found) > 1 else ' gives'} byte-identical R for every "
+            f"seed, found after the run ({why}), so each counts as one value: n = 1, no interval, no noise "
+            f"estimate: {_names(found)}"
+        )
     partly = table[table["computations"] > 1]
     if len(partly):
-        out.append(f"{len(partly)} configuration{'s have' if len(partly) > 1 else ' has'} seeds with identical R "
-                   f"(counted once each): {_names(partly)}")
+        out.append(
+            f"{len(partly)} configuration{'s have' if len(partly) > 1 else ' has'} seeds with identical R "
+            f"(counted once each): {_names(partly)}"
+        )
     return out

@@ -12,8 +12,21 @@ import json
 import re
 from typing import Sequence
 
-__all__ = ["img", "img_file", "chart_file", "script_json", "pre", "message", "details", "page", "figure_grid", "toml_text", "table_tools",
-           "ASSETS", "write_assets"]
+__all__ = [
+    "img",
+    "img_file",
+    "chart_file",
+    "script_json",
+    "pre",
+    "message",
+    "details",
+    "page",
+    "figure_grid",
+    "toml_text",
+    "table_tools",
+    "ASSETS",
+    "write_assets",
+]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px;
@@ -77,7 +90,14 @@ TABLE_ASSETS = ("tablesort.min.js", "tablesort.number.min.js", "clad-tables.js")
 #: Vega-Lite 6.4.1 and vega-embed 7.1.0 (BSD-3-Clause, their licences beside them) and clad's loader,
 #: which draws each figure when it scrolls into view
 CHART_ASSETS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "clad-charts.js")
-ASSETS = (*TABLE_ASSETS, *CHART_ASSETS, "tablesort-LICENCE", "vega-LICENCE", "vega-lite-LICENCE", "vega-embed-LICENCE")
+ASSETS = (
+    *TABLE_ASSETS,
+    *CHART_ASSETS,
+    "tablesort-LICENCE",
+    "vega-LICENCE",
+    "vega-lite-LICENCE",
+    "vega-embed-LICENCE",
+)
 
 
 def write_assets(folder) -> None:
@@ -99,8 +119,14 @@ def write_assets(folder) -> None:
             tmp.write_bytes(data)
 
 
-def img_file(src: str, alt: str, caption: str | None = None, *, size: tuple[int, int] | None = None,
-             anchor: str | None = None) -> str:
+def img_file(
+    src: str,
+    alt: str,
+    caption: str | None = None,
+    *,
+    size: tuple[int, int] | None = None,
+    anchor: str | None = None,
+) -> str:
     """A ``<figure>`` showing the image file ``src`` (relative to the page), loaded lazily, its
     ``width``/``height`` set from ``size`` so the page does not move when it arrives; the caption
     links the file.
@@ -112,8 +138,10 @@ def img_file(src: str, alt: str, caption: str | None = None, *, size: tuple[int,
     link = f' <a href="{html.escape(src, quote=True)}">{html.escape(src.rsplit("/", 1)[-1])}</a>'
     cap = f"<figcaption>{html.escape(caption or '')}{link}</figcaption>"
     ident = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
-    return (f'<figure{ident}><img src="{html.escape(src, quote=True)}" alt="{html.escape(alt, quote=True)}" '
-            f'loading="lazy" decoding="async"{dims}>{cap}</figure>')
+    return (
+        f'<figure{ident}><img src="{html.escape(src, quote=True)}" alt="{html.escape(alt, quote=True)}" '
+        f'loading="lazy" decoding="async"{dims}>{cap}</figure>'
+    )
 
 
 #: how a figure the browser draws starts in a page (:func:`chart_file`; :func:`page` loads the Vega
@@ -133,7 +161,9 @@ def script_json(obj) -> str:
     return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def chart_file(src: str, ident: str, caption: str, height: int, *, anchor: str | None = None) -> str:
+def chart_file(
+    src: str, ident: str, caption: str, height: int, *, anchor: str | None = None
+) -> str:
     """A ``<figure>`` holding the figure of ``src`` (a script beside the pages calling
     ``cladChart(ident, spec)``), drawn by the browser when it scrolls into view; ``height`` px are
     reserved for it so the page does not move when it is drawn.
@@ -143,24 +173,33 @@ def chart_file(src: str, ident: str, caption: str, height: int, *, anchor: str |
     """
     ident_attr = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
     link = f' <a href="{html.escape(src, quote=True)}">{html.escape(src.rsplit("/", 1)[-1])}</a>'
-    return (f'<figure{ident_attr}><div {_CHART}"{html.escape(src, quote=True)}" '
-            f'data-id="{html.escape(ident, quote=True)}" style="min-height:{int(height)}px" role="img" '
-            f'aria-label="{html.escape(caption, quote=True)}"></div>'
-            f"<figcaption>{html.escape(caption)}{link}</figcaption></figure>")
+    return (
+        f'<figure{ident_attr}><div {_CHART}"{html.escape(src, quote=True)}" '
+        f'data-id="{html.escape(ident, quote=True)}" style="min-height:{int(height)}px" role="img" '
+        f'aria-label="{html.escape(caption, quote=True)}"></div>'
+        f"<figcaption>{html.escape(caption)}{link}</figcaption></figure>"
+    )
 
 
 def table_tools(table_id: str, n_rows: int, table_html: str, *, scroll_from: int = 25) -> str:
     """``table_html`` (a ``<table id=table_id class='... sortable'>``) with a filter box above it,
     in a scrolling box when it has more than ``scroll_from`` rows (the page keeps its height)."""
-    box = (f"<p class='filter'><label>Filter: <input type='search' data-filter='{html.escape(table_id, quote=True)}' "
-           f"placeholder='words every shown row contains'></label> <span id='{html.escape(table_id, quote=True)}-count'>"
-           f"{n_rows:,} rows</span></p>")
+    box = (
+        f"<p class='filter'><label>Filter: <input type='search' data-filter='{html.escape(table_id, quote=True)}' "
+        f"placeholder='words every shown row contains'></label> <span id='{html.escape(table_id, quote=True)}-count'>"
+        f"{n_rows:,} rows</span></p>"
+    )
     return box + (f"<div class='scroll'>{table_html}</div>" if n_rows > scroll_from else table_html)
 
 
-
-def img(png: bytes, alt: str, caption: str | None = None, *, anchor: str | None = None,
-        href: str | None = None) -> str:
+def img(
+    png: bytes,
+    alt: str,
+    caption: str | None = None,
+    *,
+    anchor: str | None = None,
+    href: str | None = None,
+) -> str:
     """A ``<figure>`` with the PNG embedded as a base64 data URI; ``anchor`` is its ``id`` and
     ``href`` (the PNG file, relative to the page) is linked from the caption.
 
@@ -170,11 +209,17 @@ def img(png: bytes, alt: str, caption: str | None = None, *, anchor: str | None 
     True
     """
     data = base64.b64encode(png).decode("ascii")
-    link = f' <a href="{html.escape(href, quote=True)}">{html.escape(href.rsplit("/", 1)[-1])}</a>' if href else ""
+    link = (
+        f' <a href="{html.escape(href, quote=True)}">{html.escape(href.rsplit("/", 1)[-1])}</a>'
+        if href
+        else ""
+    )
     cap = f"<figcaption>{html.escape(caption or '')}{link}</figcaption>" if caption or href else ""
     ident = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
-    return (f'<figure{ident}><img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}">'
-            f"{cap}</figure>")
+    return (
+        f'<figure{ident}><img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}">'
+        f"{cap}</figure>"
+    )
 
 
 def figure_grid(figures: Sequence[str]) -> str:
@@ -188,8 +233,15 @@ def _toml_key(key) -> str:
 
 def _toml_value(value, tomli_w) -> str:
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v, tomli_w)}" for k, v in value.items()
-                                if v is not None) + " }"
+        return (
+            "{ "
+            + ", ".join(
+                f"{_toml_key(k)} = {_toml_value(v, tomli_w)}"
+                for k, v in value.items()
+                if v is not None
+            )
+            + " }"
+        )
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v, tomli_w) for v in value if v is not None) + "]"
     if not isinstance(value, (str, int, float, bool)):
@@ -198,7 +250,9 @@ def _toml_value(value, tomli_w) -> str:
 
 
 def _name_first(table: dict) -> list:
-    return sorted(table.items(), key=lambda kv: kv[0] != "name")  # stable: the rest keep their order
+    return sorted(
+        table.items(), key=lambda kv: kv[0] != "name"
+    )  # stable: the rest keep their order
 
 
 def toml_text(spec) -> str:
@@ -221,14 +275,24 @@ def toml_text(spec) -> str:
         import tomli_w
     except ImportError:  # pragma: no cover - depends on the environment
         return json.dumps(spec, indent=1, default=str)
-    tables = {k: v for k, v in spec.items()
-              if isinstance(v, (list, tuple)) and v and all(isinstance(t, dict) for t in v)}
-    lines = [f"{_toml_key(k)} = {_toml_value(v, tomli_w)}" for k, v in _name_first(spec)
-             if k not in tables and v is not None]
+    tables = {
+        k: v
+        for k, v in spec.items()
+        if isinstance(v, (list, tuple)) and v and all(isinstance(t, dict) for t in v)
+    }
+    lines = [
+        f"{_toml_key(k)} = {_toml_value(v, tomli_w)}"
+        for k, v in _name_first(spec)
+        if k not in tables and v is not None
+    ]
     for name, items in tables.items():
         for table in items:
             lines += ["", f"[[{_toml_key(name)}]]"]
-            lines += [f"{_toml_key(k)} = {_toml_value(v, tomli_w)}" for k, v in _name_first(table) if v is not None]
+            lines += [
+                f"{_toml_key(k)} = {_toml_value(v, tomli_w)}"
+                for k, v in _name_first(table)
+                if v is not None
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -251,18 +315,35 @@ def details(summary: str, body: str, open: bool = False) -> str:
     return f"<details{' open' if open else ''}><summary>{html.escape(summary)}</summary>\n{body}\n</details>"
 
 
-def page(title: str, sections: Sequence[tuple[str, str, str]], intro: str = "", *, prefix: str = "",
-         links: Sequence[tuple[str, str]] = ()) -> str:
+def page(
+    title: str,
+    sections: Sequence[tuple[str, str, str]],
+    intro: str = "",
+    *,
+    prefix: str = "",
+    links: Sequence[tuple[str, str]] = (),
+) -> str:
     """The whole document: ``sections`` are ``(anchor, heading, body_html)``; ``links`` are
     ``(href, text)`` of the other pages, listed after the sections in the navigation; ``prefix``
     leads from the page to the report folder (``"../"`` for a page one folder down)."""
-    nav = "".join(f'<li><a href="#{html.escape(a)}">{html.escape(h)}</a></li>' for a, h, _ in sections)
-    nav += "".join(f'<li><a href="{html.escape(href, quote=True)}">{html.escape(text)}</a></li>' for href, text in links)
-    body = "\n".join(f'<section id="{html.escape(a)}"><h2>{html.escape(h)}</h2>\n{b}\n</section>'
-                     for a, h, b in sections)
+    nav = "".join(
+        f'<li><a href="#{html.escape(a)}">{html.escape(h)}</a></li>' for a, h, _ in sections
+    )
+    nav += "".join(
+        f'<li><a href="{html.escape(href, quote=True)}">{html.escape(text)}</a></li>'
+        for href, text in links
+    )
+    body = "\n".join(
+        f'<section id="{html.escape(a)}"><h2>{html.escape(h)}</h2>\n{b}\n</section>'
+        for a, h, b in sections
+    )
     names = TABLE_ASSETS + (CHART_ASSETS if _CHART in body else ())
-    scripts = "".join(f'<script src="{html.escape(prefix)}assets/{name}" defer></script>' for name in names)
-    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n{scripts}\n</head>\n<body>\n"
-            f"<h1>{html.escape(title)}</h1>\n{intro}\n<nav><ul>{nav}</ul></nav>\n{body}\n</body>\n</html>\n")
+    scripts = "".join(
+        f'<script src="{html.escape(prefix)}assets/{name}" defer></script>' for name in names
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n{scripts}\n</head>\n<body>\n"
+        f"<h1>{html.escape(title)}</h1>\n{intro}\n<nav><ul>{nav}</ul></nav>\n{body}\n</body>\n</html>\n"
+    )

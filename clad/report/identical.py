@@ -38,7 +38,9 @@ def identical_groups(results: Iterable[RunResult]) -> dict[tuple[str, str], list
         fp = run_fingerprint(r)
         if r.strategy in per and per[r.strategy] is None:
             continue
-        per[r.strategy] = None if fp is None else (per.get(r.strategy) or set()) | {(r.dataset, r.seed, fp)}
+        per[r.strategy] = (
+            None if fp is None else (per.get(r.strategy) or set()) | {(r.dataset, r.seed, fp)}
+        )
     out = {}
     for key, per in signatures.items():
         found: dict[frozenset, list[str]] = {}
@@ -69,8 +71,11 @@ def merge_identical(results: Iterable[RunResult]) -> tuple[list[RunResult], list
             dropped.update((scenario, detector, s) for s in g[1:])
             scenarios, detectors = where.setdefault(name, ({}, {}))
             scenarios[scenario] = detectors[detector] = None
-    notes = [f"{name} hold identical R on every dataset and seed (detector {', '.join(d)}; scenario "
-             f"{', '.join(s)}): one row, labelled with every name" for name, (s, d) in where.items()]
+    notes = [
+        f"{name} hold identical R on every dataset and seed (detector {', '.join(d)}; scenario "
+        f"{', '.join(s)}): one row, labelled with every name"
+        for name, (s, d) in where.items()
+    ]
     out = []
     for r in results:
         key = (r.scenario, r.detector, r.strategy)

@@ -19,8 +19,16 @@ import functools
 import re
 from typing import Sequence
 
-__all__ = ["text_size", "text_width", "line_height", "wrap", "tick_rotation", "category_spacing",
-           "legend_columns", "MAX_WIDTH"]
+__all__ = [
+    "text_size",
+    "text_width",
+    "line_height",
+    "wrap",
+    "tick_rotation",
+    "category_spacing",
+    "legend_columns",
+    "MAX_WIDTH",
+]
 
 #: widest figure (inches) shown at full size in the HTML report's column (1,200 px at the report's dpi)
 MAX_WIDTH = 12.5
@@ -44,8 +52,10 @@ def _line_width(line: str, fontsize: float) -> float:
     from matplotlib.font_manager import FontProperties
 
     prop = FontProperties(size=fontsize)
-    return _MARGIN * max(_renderer(dpi).get_text_width_height_descent(line or " ", prop, ismath=False)[0] / dpi
-                         for dpi in _DPIS)
+    return _MARGIN * max(
+        _renderer(dpi).get_text_width_height_descent(line or " ", prop, ismath=False)[0] / dpi
+        for dpi in _DPIS
+    )
 
 
 def line_height(fontsize: float) -> float:
@@ -69,7 +79,7 @@ def _cut(piece: str, width: float, fontsize: float) -> list[str]:
     out = []
     while len(piece) > 1 and _line_width(piece, fontsize) > width:
         cut = 1
-        while cut < len(piece) and _line_width(piece[:cut + 1], fontsize) <= width:
+        while cut < len(piece) and _line_width(piece[: cut + 1], fontsize) <= width:
             cut += 1
         out.append(piece[:cut])
         piece = piece[cut:]
@@ -113,7 +123,9 @@ def tick_rotation(labels: Sequence[str], spacing: float, fontsize: float) -> int
     return 0 if text_width(labels, fontsize) + 0.06 <= spacing else 90
 
 
-def category_spacing(labels: Sequence[str], fontsize: float, minimum: float, budget: float = 9.0) -> float:
+def category_spacing(
+    labels: Sequence[str], fontsize: float, minimum: float, budget: float = 9.0
+) -> float:
     """Distance between neighbouring category ticks (inches): at least ``minimum``; enough for the
     labels to sit upright when that costs at most 0.8 in per category and ``budget`` inches for
     all of them; else enough for them to stand rotated (one line height plus a gap).

@@ -74,26 +74,50 @@ def _slim(r: RunResult, shared: dict) -> RunResult:
     the detector's registered name (which tells a baseline);
     equal configurations, versions and labels held once (``shared``), the input fingerprints and the
     rows learned per step (no page shows them) dropped."""
+
     def once(value):
         key = json.dumps(value, sort_keys=True, default=str)
         return shared.setdefault(key, value)
 
     metrics = r.metrics
     if r.anytime is None and r.prequential is None:
-        metrics = {b: Scalars.of({k: v for k, v in m.items() if v is None or isinstance(v, (int, float))}, shared)
-                   for b, m in r.metrics.items()}
-    config = {k: v for k, v in r.config.items()
-              if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")}
-    if isinstance(r.config.get("detector"), dict) and "name" in r.config["detector"]:  # baselines are known by name
+        metrics = {
+            b: Scalars.of(
+                {k: v for k, v in m.items() if v is None or isinstance(v, (int, float))}, shared
+            )
+            for b, m in r.metrics.items()
+        }
+    config = {
+        k: v
+        for k, v in r.config.items()
+        if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")
+    }
+    if (
+        isinstance(r.config.get("detector"), dict) and "name" in r.config["detector"]
+    ):  # baselines are known by name
         config["detector"] = {"name": r.config["detector"]["name"]}
     config = once(config)
     chance = r.chance if r.chance is None else once(r.chance)
-    labels = {k: sys.intern(v) for k in ("status", "dataset", "scenario", "strategy", "detector")
-              if isinstance(v := getattr(r, k), str)}
-    return dataclasses.replace(r, **labels, metrics=metrics, config=config, versions=once(dict(r.versions)), inputs={},
-                               learned_rows=None, timings=_slim_timings(r, once), threshold=_slim_threshold(r.threshold, once),
-                               chance=chance, concepts=once(tuple(r.concepts)), test_concepts=once(tuple(r.test_concepts)),
-                               memory_rows=once(tuple(r.memory_rows)))
+    labels = {
+        k: sys.intern(v)
+        for k in ("status", "dataset", "scenario", "strategy", "detector")
+        if isinstance(v := getattr(r, k), str)
+    }
+    return dataclasses.replace(
+        r,
+        **labels,
+        metrics=metrics,
+        config=config,
+        versions=once(dict(r.versions)),
+        inputs={},
+        learned_rows=None,
+        timings=_slim_timings(r, once),
+        threshold=_slim_threshold(r.threshold, once),
+        chance=chance,
+        concepts=once(tuple(r.concepts)),
+        test_concepts=once(tuple(r.test_concepts)),
+        memory_rows=once(tuple(r.memory_rows)),
+    )
 
 
 def _slim_timings(r: RunResult, once):
@@ -103,7 +127,9 @@ def _slim_timings(r: RunResult, once):
     from .cost import cost_value
 
     timings = r.timings
-    if not isinstance(timings, dict) or not any(isinstance(timings.get(k), (list, tuple)) for k in ("fit", "score")):
+    if not isinstance(timings, dict) or not any(
+        isinstance(timings.get(k), (list, tuple)) for k in ("fit", "score")
+    ):
         return timings
     out = dict(timings)
     if isinstance(timings.get("work"), dict):
@@ -124,7 +150,9 @@ def _slim_threshold(threshold, once):
     for k, v in threshold.items():
         if k == "policy":
             out[k] = once(v)
-        elif k == "realised_fpr":  # one array, not a list of lists of floats (a fifth of the memory)
+        elif (
+            k == "realised_fpr"
+        ):  # one array, not a list of lists of floats (a fifth of the memory)
             out[k] = _frozen(v)
     return out
 

@@ -33,14 +33,23 @@ from .aggregate import CONFIG_KEYS, by_order, dataset_of, group_runs, scalar_val
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import kendall_w
 
-__all__ = ["order_sensitivity", "ORDER_METRICS", "OrderAgreement", "order_agreement", "order_key", "several_orders",
-           "order_agreement_by_dataset"]
+__all__ = [
+    "order_sensitivity",
+    "ORDER_METRICS",
+    "OrderAgreement",
+    "order_agreement",
+    "order_key",
+    "several_orders",
+    "order_agreement_by_dataset",
+]
 
 #: the metrics whose order sensitivity is reported by default
 ORDER_METRICS = ("continual_average", "backward_transfer", "forward_transfer")
 
 
-def order_sensitivity(results: Iterable[RunResult], metrics: Sequence[str] = ORDER_METRICS) -> pd.DataFrame:
+def order_sensitivity(
+    results: Iterable[RunResult], metrics: Sequence[str] = ORDER_METRICS
+) -> pd.DataFrame:
     """One row per configuration and base metric with several concept orders (see the module)."""
     rows = []
     for key, runs in group_runs(results).items():
@@ -48,16 +57,30 @@ def order_sensitivity(results: Iterable[RunResult], metrics: Sequence[str] = ORD
         if len(orders) < 2:
             continue
         for base in dict.fromkeys([*runs[0].R, *runs[0].metrics]):
-            row = {**dict(zip(CONFIG_KEYS, key)), "base_metric": base, "orders": len(orders), "runs": len(runs)}
+            row = {
+                **dict(zip(CONFIG_KEYS, key)),
+                "base_metric": base,
+                "orders": len(orders),
+                "runs": len(runs),
+            }
             for name in metrics:
                 label = get_metric(name).label
-                means = np.array([nanmean([scalar_value(r, base, name) for r in part]) for part in orders.values()])
+                means = np.array(
+                    [
+                        nanmean([scalar_value(r, base, name) for r in part])
+                        for part in orders.values()
+                    ]
+                )
                 ok = means[~np.isnan(means)]
-                row.update({f"{label}_orders": float(ok.size),
-                            f"{label}_min": float(ok.min()) if ok.size else np.nan,
-                            f"{label}_max": float(ok.max()) if ok.size else np.nan,
-                            f"{label}_range": float(ok.max() - ok.min()) if ok.size else np.nan,
-                            f"{label}_std": float(ok.std(ddof=1)) if ok.size > 1 else np.nan})
+                row.update(
+                    {
+                        f"{label}_orders": float(ok.size),
+                        f"{label}_min": float(ok.min()) if ok.size else np.nan,
+                        f"{label}_max": float(ok.max()) if ok.size else np.nan,
+                        f"{label}_range": float(ok.max() - ok.min()) if ok.size else np.nan,
+                        f"{label}_std": float(ok.std(ddof=1)) if ok.size > 1 else np.nan,
+                    }
+                )
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -114,9 +137,14 @@ class OrderAgreement:
         return self.best_orders < self.n_orders
 
 
-def order_agreement(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
-                    base_metric: str = DEFAULT_BASE_METRIC, blocks: Sequence[str] = DEFAULT_BLOCKS,
-                    best: str | None = None) -> OrderAgreement | None:
+def order_agreement(
+    results: Iterable[RunResult],
+    by: str = "detector",
+    metric: str = DEFAULT_METRIC,
+    base_metric: str = DEFAULT_BASE_METRIC,
+    blocks: Sequence[str] = DEFAULT_BLOCKS,
+    best: str | None = None,
+) -> OrderAgreement | None:
     """Rank the methods (``by``) within each concept order (:func:`order_key`) separately, on the
     same blocks as the statistics (:func:`clad.report.blocks.evidence_blocks`: per order, each block's
     score the mean over seeds and the other fields; a method's rank in an order its average rank
@@ -143,7 +171,9 @@ def order_agreement(results: Iterable[RunResult], by: str = "detector", metric: 
         return None
     rows = {}
     for key, runs in parts.items():
-        scores = evidence_blocks(runs, by, metric, base_metric, blocks).scores.astype(float).dropna()
+        scores = (
+            evidence_blocks(runs, by, metric, base_metric, blocks).scores.astype(float).dropna()
+        )
         if scores.empty:
             continue
         values = -scores.to_numpy() if higher else scores.to_numpy()
@@ -157,12 +187,18 @@ def order_agreement(results: Iterable[RunResult], by: str = "detector", metric: 
     if best is None or best not in table.columns:
         best = str(table.columns[int(np.argmax(top.sum(axis=0)))]) if best is None else None
     best_orders = int(top[:, list(table.columns).index(best)].sum()) if best is not None else 0
-    return OrderAgreement(ranks=table, kendall_w=kendall_w(within), best=best, best_orders=best_orders)
+    return OrderAgreement(
+        ranks=table, kendall_w=kendall_w(within), best=best, best_orders=best_orders
+    )
 
 
-def order_agreement_by_dataset(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
-                               base_metric: str = DEFAULT_BASE_METRIC, best: str | None = None
-                               ) -> dict[str, OrderAgreement]:
+def order_agreement_by_dataset(
+    results: Iterable[RunResult],
+    by: str = "detector",
+    metric: str = DEFAULT_METRIC,
+    base_metric: str = DEFAULT_BASE_METRIC,
+    best: str | None = None,
+) -> dict[str, OrderAgreement]:
     """:func:`order_agreement` within each dataset (over its own concept orders), for the datasets
     run in at least two orders: whether a ranking survives the order on *that* data, which the
     statistics across datasets cannot say (its orders are one block there).

@@ -43,11 +43,26 @@ def blocks_frame(comparisons: Sequence[Comparison]) -> pd.DataFrame:
         seeds = _seed_counts(c)
         for block, row in c.scores.iterrows():
             for method, score in row.items():
-                rank = c.ranks.at[block, method] if block in c.ranks.index and method in c.ranks.columns else np.nan
-                rows.append({"by": c.by, "metric": c.metric, "base_metric": c.base_metric, "block": str(block),
-                             "method": str(method), "score": float(score), "seeds": seeds.get((block, method), 0),
-                             "rank": float(rank)})
-    return pd.DataFrame(rows, columns=["by", "metric", "base_metric", "block", "method", "score", "seeds", "rank"])
+                rank = (
+                    c.ranks.at[block, method]
+                    if block in c.ranks.index and method in c.ranks.columns
+                    else np.nan
+                )
+                rows.append(
+                    {
+                        "by": c.by,
+                        "metric": c.metric,
+                        "base_metric": c.base_metric,
+                        "block": str(block),
+                        "method": str(method),
+                        "score": float(score),
+                        "seeds": seeds.get((block, method), 0),
+                        "rank": float(rank),
+                    }
+                )
+    return pd.DataFrame(
+        rows, columns=["by", "metric", "base_metric", "block", "method", "score", "seeds", "rank"]
+    )
 
 
 def _seed_counts(c: Comparison) -> dict:
@@ -83,8 +98,11 @@ def main_table(c: Comparison) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         cells = {m: _cell(c, block, m, bounds) for m in c.scores.columns}
         for m, (score, half) in cells.items():
             text.at[str(m), str(block)] = f"{score:.{PRINTED_DIGITS}f}" + (
-                f" ± {half:.{PRINTED_DIGITS}f}" if half == half else "")
-        marks.loc[:, str(block)] = _best(pd.Series({str(m): v for m, (v, _) in cells.items()}), c.higher_is_better)
+                f" ± {half:.{PRINTED_DIGITS}f}" if half == half else ""
+            )
+        marks.loc[:, str(block)] = _best(
+            pd.Series({str(m): v for m, (v, _) in cells.items()}), c.higher_is_better
+        )
     for m, r in c.average_ranks.items():
         text.at[str(m), "mean rank"] = f"{r:.2f}"
     marks.loc[:, "mean rank"] = _best(c.average_ranks.rename(index=str).astype(float), False)
@@ -108,18 +126,25 @@ def _test_line(c: Comparison) -> str:
     """What the test across blocks says, for the caption."""
     n, k = c.n_blocks, c.n_methods
     head = f"{n} block{'s (datasets)' if n != 1 else ' (a dataset)'}, {k} {plural(c.by)}"
-    if c.test is not None and c.statistic is None:  # two methods: the Wilcoxon signed-rank test over blocks
+    if (
+        c.test is not None and c.statistic is None
+    ):  # two methods: the Wilcoxon signed-rank test over blocks
         return f"{head}; {c.test.name} = {c.test.statistic:.3g}, p = {c.test.pvalue:.3g} ({c.test.method})"
     if c.statistic is None or c.test is None or n < 3:
         return f"{head}; no test across blocks ({c.message or 'too few blocks'})"
     line = f"{head}; Friedman chi2 = {c.statistic:.3f}, p = {c.pvalue:.3g} ({c.test.method})"
-    return line + f"; Nemenyi critical difference of mean ranks CD = {critical_difference(n, k, c.alpha):.3f} " \
-                  f"(alpha = {c.alpha:g})"
+    return (
+        line
+        + f"; Nemenyi critical difference of mean ranks CD = {critical_difference(n, k, c.alpha):.3f} "
+        f"(alpha = {c.alpha:g})"
+    )
 
 
 def _caption(c: Comparison) -> str:
-    return (f"{plural(c.by)} by {c.metric} ({c.base_metric}): block score (mean over seeds) ± half-width of its 95 % "
-            f"Student-t interval over seeds (none below {MIN_INTERVAL_N} seeds); bold: best of its column")
+    return (
+        f"{plural(c.by)} by {c.metric} ({c.base_metric}): block score (mean over seeds) ± half-width of its 95 % "
+        f"Student-t interval over seeds (none below {MIN_INTERVAL_N} seeds); bold: best of its column"
+    )
 
 
 def main_table_markdown(comparisons: Sequence[Comparison]) -> str:
@@ -158,15 +183,33 @@ def main_table_latex(comparisons: Sequence[Comparison]) -> str:
         if text.empty:
             continue
         label = f"tab:clad-main-{c.by}-{c.metric}-{c.base_metric}".replace("_", "-")
-        head = " & ".join([tex_escape(c.by.capitalize()), *(tex_escape(str(x)) for x in text.columns)])
+        head = " & ".join(
+            [tex_escape(c.by.capitalize()), *(tex_escape(str(x)) for x in text.columns)]
+        )
         rows = []
         for method, row in text.iterrows():
-            cells = [(r"\textbf{" + tex_escape(str(v)) + "}") if marks.at[method, col] else tex_escape(str(v))
-                     for col, v in row.items()]
+            cells = [
+                (r"\textbf{" + tex_escape(str(v)) + "}")
+                if marks.at[method, col]
+                else tex_escape(str(v))
+                for col, v in row.items()
+            ]
             rows.append(" & ".join([tex_escape(method), *cells]) + r" \\")
-        out += [r"\begin{table}[t]", r"\centering", r"\small",
-                r"\caption{" + tex_escape(_caption(c)) + "}", r"\label{" + label + "}",
-                r"\begin{tabular}{l" + "r" * len(text.columns) + "}", r"\toprule", head + r" \\", r"\midrule",
-                *rows, r"\bottomrule", r"\end{tabular}", r"\par\smallskip\footnotesize " + tex_escape(test) + ".",
-                r"\end{table}", ""]
+        out += [
+            r"\begin{table}[t]",
+            r"\centering",
+            r"\small",
+            r"\caption{" + tex_escape(_caption(c)) + "}",
+            r"\label{" + label + "}",
+            r"\begin{tabular}{l" + "r" * len(text.columns) + "}",
+            r"\toprule",
+            head + r" \\",
+            r"\midrule",
+            *rows,
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\par\smallskip\footnotesize " + tex_escape(test) + ".",
+            r"\end{table}",
+            "",
+        ]
     return "\n".join(out)

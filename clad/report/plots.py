@@ -36,9 +36,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .stats import Comparison
 
-__all__ = ["new_axes", "figure_png", "plot_heatmap", "plot_curves", "plot_forgetting", "plot_cd",
-           "heatmap_figures", "HeatmapFigures", "curves_figure", "forgetting_figure", "cd_figure", "CD_WIDTH", "config_styles",
-           "cells_of", "BAD_COLOUR", "FUTURE_HATCH", "UNLEARNED_HATCH", "FONT", "plot_stream"]
+__all__ = [
+    "new_axes",
+    "figure_png",
+    "plot_heatmap",
+    "plot_curves",
+    "plot_forgetting",
+    "plot_cd",
+    "heatmap_figures",
+    "HeatmapFigures",
+    "curves_figure",
+    "forgetting_figure",
+    "cd_figure",
+    "CD_WIDTH",
+    "config_styles",
+    "cells_of",
+    "BAD_COLOUR",
+    "FUTURE_HATCH",
+    "UNLEARNED_HATCH",
+    "FONT",
+    "plot_stream",
+]
 
 #: colour of undefined (NaN) cells
 BAD_COLOUR = "#d9d9d9"
@@ -62,8 +80,10 @@ def _axes_width(ax) -> float:
 
 
 def _title(ax, text: str, width: float | None = None, fontsize: float = FONT["title"]) -> None:
-    ax.set_title(L.wrap(text, width if width is not None else max(_axes_width(ax), 1.0), fontsize),
-                 fontsize=fontsize)
+    ax.set_title(
+        L.wrap(text, width if width is not None else max(_axes_width(ax), 1.0), fontsize),
+        fontsize=fontsize,
+    )
 
 
 def _category_ticks(ax, axis: str, labels: Sequence[str], spacing: float, positions=None) -> None:
@@ -72,7 +92,9 @@ def _category_ticks(ax, axis: str, labels: Sequence[str], spacing: float, positi
     positions = range(len(labels)) if positions is None else positions
     if axis == "x":
         rotation = L.tick_rotation(labels, spacing, FONT["tick"])
-        ax.set_xticks(list(positions), labels=list(labels), rotation=rotation, fontsize=FONT["tick"])
+        ax.set_xticks(
+            list(positions), labels=list(labels), rotation=rotation, fontsize=FONT["tick"]
+        )
     else:
         ax.set_yticks(list(positions), labels=list(labels), fontsize=FONT["tick"])
 
@@ -99,8 +121,14 @@ def config_styles(labels: Sequence[str]) -> dict[str, dict]:
     colours = list(mpl.colormaps["tab10" if len(labels) <= 10 else "tab20"].colors)
     dashes = ["-", "--", ":", "-."]
     markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
-    return {lab: {"color": colours[k % len(colours)], "linestyle": dashes[(k // len(colours)) % len(dashes)],
-                  "marker": markers[(k // len(colours)) % len(markers)]} for k, lab in enumerate(labels)}
+    return {
+        lab: {
+            "color": colours[k % len(colours)],
+            "linestyle": dashes[(k // len(colours)) % len(dashes)],
+            "marker": markers[(k // len(colours)) % len(markers)],
+        }
+        for k, lab in enumerate(labels)
+    }
 
 
 # -- heatmaps ------------------------------------------------------------------------------
@@ -156,11 +184,22 @@ def _draw_chance(ax, data: HeatmapData, annotate: bool = True):
     from matplotlib.transforms import ScaledTranslation
 
     pts = _chance_points(data)
-    marks = ax.scatter(pts[:, 0], pts[:, 1], s=CHANCE_SIZE_POINTS ** 2, marker=CHANCE_MARKER, facecolors="white",
-                       edgecolors="black", linewidths=0.8, zorder=5, gid="chance")
+    marks = ax.scatter(
+        pts[:, 0],
+        pts[:, 1],
+        s=CHANCE_SIZE_POINTS**2,
+        marker=CHANCE_MARKER,
+        facecolors="white",
+        edgecolors="black",
+        linewidths=0.8,
+        zorder=5,
+        gid="chance",
+    )
     if annotate:
-        marks.set_offset_transform(ax.transData + ScaledTranslation(0, _chance_offset_points() / 72.0,
-                                                                    ax.figure.dpi_scale_trans))
+        marks.set_offset_transform(
+            ax.transData
+            + ScaledTranslation(0, _chance_offset_points() / 72.0, ax.figure.dpi_scale_trans)
+        )
     marks.set_in_layout(False)
     return marks
 
@@ -168,16 +207,38 @@ def _draw_chance(ax, data: HeatmapData, annotate: bool = True):
 def _heatmap_key(show_unlearned: bool, show_chance: bool = False):
     from matplotlib.patches import Patch
 
-    handles = [Patch(facecolor="white", edgecolor="black", lw=2, label="learned at this step"),
-               Patch(facecolor="#888888", hatch=FUTURE_HATCH, edgecolor="white", label="future (not yet learned)"),
-               Patch(facecolor=BAD_COLOUR, edgecolor="none", label="n/a (undefined)")]
+    handles = [
+        Patch(facecolor="white", edgecolor="black", lw=2, label="learned at this step"),
+        Patch(
+            facecolor="#888888",
+            hatch=FUTURE_HATCH,
+            edgecolor="white",
+            label="future (not yet learned)",
+        ),
+        Patch(facecolor=BAD_COLOUR, edgecolor="none", label="n/a (undefined)"),
+    ]
     if show_unlearned:
-        handles.insert(2, Patch(facecolor="#888888", hatch=UNLEARNED_HATCH, edgecolor="white", label="never learned"))
+        handles.insert(
+            2,
+            Patch(
+                facecolor="#888888", hatch=UNLEARNED_HATCH, edgecolor="white", label="never learned"
+            ),
+        )
     if show_chance:
         from matplotlib.lines import Line2D
 
-        handles.append(Line2D([], [], ls="none", marker=CHANCE_MARKER, markersize=7, markerfacecolor="white",
-                              markeredgecolor="black", label="cannot be told from chance"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                ls="none",
+                marker=CHANCE_MARKER,
+                markersize=7,
+                markerfacecolor="white",
+                markeredgecolor="black",
+                label="cannot be told from chance",
+            )
+        )
     return handles
 
 
@@ -192,7 +253,9 @@ def _cells_patch(ax, cells, label: str, **style) -> None:
         return
     corners = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5], [-0.5, -0.5]])
     vertices = np.concatenate([corners + (j, i) for i, j in cells])
-    codes = np.tile([Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY], len(cells))
+    codes = np.tile(
+        [Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY], len(cells)
+    )
     patch = PathPatch(Path(vertices, codes), gid=label, **style)
     patch.set_in_layout(False)
     patch.set_clip_path(ax.patch)
@@ -210,8 +273,19 @@ def cells_of(ax, label: str) -> set[tuple[int, int]]:
     return out
 
 
-def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w, x_labels=True, y_labels=True,
-                  axis_labels=True):
+def _draw_heatmap(
+    ax,
+    data: HeatmapData,
+    *,
+    vmin,
+    vmax,
+    cmap,
+    annotate,
+    cell_w,
+    x_labels=True,
+    y_labels=True,
+    axis_labels=True,
+):
     """R of one configuration on ``ax``: cells, marks, annotations and ticks; returns the image."""
     mpl = _mpl()
     values = np.ma.masked_invalid(np.asarray(data.mean, dtype=np.float64))
@@ -220,17 +294,42 @@ def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w, 
     n_rows, n_cols = values.shape
     t = np.asarray(data.learned_at)
     hatched = {"alpha": 0.6, "edgecolor": "white", "fill": False, "lw": 0}
-    _cells_patch(ax, [(i, j) for j in range(n_cols) if t[j] >= 0 for i in range(min(t[j], n_rows))], "future",
-                 hatch=FUTURE_HATCH, **hatched)
-    _cells_patch(ax, [(i, j) for j in range(n_cols) if t[j] < 0 for i in range(n_rows)], "never learned",
-                 hatch=UNLEARNED_HATCH, **hatched)
-    _cells_patch(ax, [(t[j], j) for j in range(n_cols) if 0 <= t[j] < n_rows], "learned", fill=False,
-                 edgecolor="black", lw=2.0)
+    _cells_patch(
+        ax,
+        [(i, j) for j in range(n_cols) if t[j] >= 0 for i in range(min(t[j], n_rows))],
+        "future",
+        hatch=FUTURE_HATCH,
+        **hatched,
+    )
+    _cells_patch(
+        ax,
+        [(i, j) for j in range(n_cols) if t[j] < 0 for i in range(n_rows)],
+        "never learned",
+        hatch=UNLEARNED_HATCH,
+        **hatched,
+    )
+    _cells_patch(
+        ax,
+        [(t[j], j) for j in range(n_cols) if 0 <= t[j] < n_rows],
+        "learned",
+        fill=False,
+        edgecolor="black",
+        lw=2.0,
+    )
     if annotate:
         for i in range(n_rows):
             for j in range(n_cols):
                 s, colour = _cell_text(data, i, j, im.norm)
-                ax.text(j, i, s, ha="center", va="center", fontsize=FONT["cell"], color=colour, in_layout=False)
+                ax.text(
+                    j,
+                    i,
+                    s,
+                    ha="center",
+                    va="center",
+                    fontsize=FONT["cell"],
+                    color=colour,
+                    in_layout=False,
+                )
     _draw_chance(ax, data, annotate)
     if x_labels:
         _category_ticks(ax, "x", data.cols, cell_w)
@@ -246,9 +345,17 @@ def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w, 
     return im
 
 
-def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0.0, vmax: float = 1.0,
-                 cmap: str = "viridis", annotate: bool | None = None, colorbar: bool = True,
-                 legend: bool = True) -> "Axes":
+def plot_heatmap(
+    data: HeatmapData,
+    ax: "Axes | None" = None,
+    *,
+    vmin: float = 0.0,
+    vmax: float = 1.0,
+    cmap: str = "viridis",
+    annotate: bool | None = None,
+    colorbar: bool = True,
+    legend: bool = True,
+) -> "Axes":
     """R averaged over seeds: rows = training steps, columns = test concepts.
 
     Undefined cells are masked (drawn in :data:`BAD_COLOUR`, annotated ``n/a``), never shown as a
@@ -261,20 +368,44 @@ def plot_heatmap(data: HeatmapData, ax: "Axes | None" = None, *, vmin: float = 0
     if ax is None:
         rows = _row_labels(data)
         n_rows, n_cols = np.shape(data.mean)
-        width = max(n_cols * cell_w, 2.0) + L.text_width(rows, FONT["tick"]) + 0.6 + (1.0 if colorbar else 0.1)
-        height = (n_rows * cell_h + _x_label_extent(data.cols, cell_w) + 1.0
-                  + (_legend_height(["x" * 30] * 2, width) if legend else 0.0))
+        width = (
+            max(n_cols * cell_w, 2.0)
+            + L.text_width(rows, FONT["tick"])
+            + 0.6
+            + (1.0 if colorbar else 0.1)
+        )
+        height = (
+            n_rows * cell_h
+            + _x_label_extent(data.cols, cell_w)
+            + 1.0
+            + (_legend_height(["x" * 30] * 2, width) if legend else 0.0)
+        )
         _, ax = new_axes((width, height))
     im = _draw_heatmap(ax, data, vmin=vmin, vmax=vmax, cmap=cmap, annotate=annotate, cell_w=cell_w)
-    _title(ax, f"{data.dataset} / {data.scenario}\n{data.strategy} + {data.detector}: {base_metric_shown(data.base_metric)} "
-               f"({data.seeds_text})", width=max(_axes_width(ax), 2.5))
+    _title(
+        ax,
+        f"{data.dataset} / {data.scenario}\n{data.strategy} + {data.detector}: {base_metric_shown(data.base_metric)} "
+        f"({data.seeds_text})",
+        width=max(_axes_width(ax), 2.5),
+    )
     if legend:
         from matplotlib.transforms import ScaledTranslation
 
-        below = ax.transAxes + ScaledTranslation(0, -0.5, ax.figure.dpi_scale_trans)  # under the x label
-        ax.legend(handles=_heatmap_key(bool((np.asarray(data.learned_at) < 0).any()),
-                                       data.at_chance is not None and bool(np.any(data.at_chance))), loc="upper center",
-                  bbox_to_anchor=(0.5, 0.0), bbox_transform=below, ncol=2, fontsize=FONT["legend"], frameon=False)
+        below = ax.transAxes + ScaledTranslation(
+            0, -0.5, ax.figure.dpi_scale_trans
+        )  # under the x label
+        ax.legend(
+            handles=_heatmap_key(
+                bool((np.asarray(data.learned_at) < 0).any()),
+                data.at_chance is not None and bool(np.any(data.at_chance)),
+            ),
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            bbox_transform=below,
+            ncol=2,
+            fontsize=FONT["legend"],
+            frameon=False,
+        )
     if colorbar:
         ax.figure.colorbar(im, ax=ax, shrink=0.8, label=base_metric_shown(data.base_metric))
     return ax
@@ -307,16 +438,33 @@ class HeatmapFigures:
     annotations, the colour-bar label and the title change, and the layout computed for the first
     is kept. Save (draw) each figure before the next call: a reused figure is changed in place."""
 
-    def __init__(self, *, vmin: float = 0.0, vmax: float = 1.0, cmap: str = "viridis",
-                 annotate: bool | None = None):
+    def __init__(
+        self,
+        *,
+        vmin: float = 0.0,
+        vmax: float = 1.0,
+        cmap: str = "viridis",
+        annotate: bool | None = None,
+    ):
         self.vmin, self.vmax, self.cmap, self.annotate = vmin, vmax, cmap, annotate
         self._last: tuple | None = None
         self._figures: list = []
 
     @staticmethod
     def _signature(items: Sequence[HeatmapData]) -> tuple:
-        return tuple((h.strategy, h.detector, h.rows, h.cols, tuple(h.learned_at), len(h.seeds), h.computations, h.at_chance is None)
-                     for h in items)
+        return tuple(
+            (
+                h.strategy,
+                h.detector,
+                h.rows,
+                h.cols,
+                tuple(h.learned_at),
+                len(h.seeds),
+                h.computations,
+                h.at_chance is None,
+            )
+            for h in items
+        )
 
     def __call__(self, items: Sequence[HeatmapData]) -> list["Figure"]:
         if not items:
@@ -328,15 +476,21 @@ class HeatmapFigures:
         return [f[0] for f in self._figures]
 
     def _suptitle(self, first: HeatmapData, annotate: bool, part: int, parts: int) -> str:
-        return (f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({first.seeds_text}; mean"
-                + (" ± std" if annotate and (first.computations or len(first.seeds)) > 1 else "") + " per cell)"
-                + (f", part {part + 1} of {parts}" if parts > 1 else ""))
+        return (
+            f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({first.seeds_text}; mean"
+            + (" ± std" if annotate and (first.computations or len(first.seeds)) > 1 else "")
+            + " per cell)"
+            + (f", part {part + 1} of {parts}" if parts > 1 else "")
+        )
 
     def _update(self, items: Sequence[HeatmapData]) -> list["Figure"]:
         out = []
         for part, (fig, panels, _, sup_lines) in enumerate(self._figures):
-            text = L.wrap(self._suptitle(items[0], panels[0][3], part, len(self._figures)),
-                          fig.get_figwidth() - 0.3, FONT["suptitle"])
+            text = L.wrap(
+                self._suptitle(items[0], panels[0][3], part, len(self._figures)),
+                fig.get_figwidth() - 0.3,
+                FONT["suptitle"],
+            )
             if text.count("\n") + 1 != sup_lines:  # another title height: lay the figures out again
                 self._last = None
                 return self(items)
@@ -352,8 +506,13 @@ class HeatmapFigures:
                     t.set_text(s)
                     t.set_color(colour)
             cbar.set_label(base_metric_shown(items[0].base_metric))
-            fig._suptitle.set_text(L.wrap(self._suptitle(items[0], panels[0][3], part, len(self._figures)),
-                                          fig.get_figwidth() - 0.3, FONT["suptitle"]))
+            fig._suptitle.set_text(
+                L.wrap(
+                    self._suptitle(items[0], panels[0][3], part, len(self._figures)),
+                    fig.get_figwidth() - 0.3,
+                    FONT["suptitle"],
+                )
+            )
             out.append(fig)
         return out
 
@@ -375,16 +534,26 @@ class HeatmapFigures:
         panel_h = n_rows * cell_h + title_h + (0.1 if shared else x_h + 0.3) + 0.1
         rows = _arrangement(items, max(1, int((L.MAX_WIDTH - 1.9 - y_w) // panel_w)))
         rows_per_fig = max(1, int((MAX_HEIGHT - 2.3 - x_h) // panel_h))
-        chunks = [rows[k:k + rows_per_fig] for k in range(0, len(rows), rows_per_fig)]
-        key = _heatmap_key(any((np.asarray(h.learned_at) < 0).any() for h in items),
-                           any(h.at_chance is not None for h in items))
+        chunks = [rows[k : k + rows_per_fig] for k in range(0, len(rows), rows_per_fig)]
+        key = _heatmap_key(
+            any((np.asarray(h.learned_at) < 0).any() for h in items),
+            any(h.at_chance is not None for h in items),
+        )
         built = []
         for part, grid in enumerate(chunks):
             ncols = max(len(r) for r in grid)
             width = ncols * panel_w + y_w + 1.9
-            suptitle = L.wrap(self._suptitle(first, annotate, part, len(chunks)), width - 0.3, FONT["suptitle"])
-            height = (len(grid) * panel_h + x_h + 0.9 + _legend_height([h.get_label() for h in key], width)
-                      + L.text_size(suptitle, FONT["suptitle"])[1] + 0.1)
+            suptitle = L.wrap(
+                self._suptitle(first, annotate, part, len(chunks)), width - 0.3, FONT["suptitle"]
+            )
+            height = (
+                len(grid) * panel_h
+                + x_h
+                + 0.9
+                + _legend_height([h.get_label() for h in key], width)
+                + L.text_size(suptitle, FONT["suptitle"])[1]
+                + 0.1
+            )
             fig = _figure((width, height))
             axes = fig.subplots(len(grid), ncols, squeeze=False)
             panels, im = [], None
@@ -397,10 +566,25 @@ class HeatmapFigures:
                     h = items[row[c]]
                     last_in_column = r + 1 == len(grid) or c >= len(grid[r + 1])
                     x_labels, y_labels = not shared or last_in_column, not shared or c == 0
-                    im = _draw_heatmap(ax, h, vmin=self.vmin, vmax=self.vmax, cmap=self.cmap, annotate=annotate,
-                                       cell_w=cell_w, axis_labels=False)
-                    if shared:  # small multiples: the outer panels label the axes every panel shares
-                        bottom = axes[r if last_in_column else max(k for k in range(len(grid)) if c < len(grid[k])), c]
+                    im = _draw_heatmap(
+                        ax,
+                        h,
+                        vmin=self.vmin,
+                        vmax=self.vmax,
+                        cmap=self.cmap,
+                        annotate=annotate,
+                        cell_w=cell_w,
+                        axis_labels=False,
+                    )
+                    if (
+                        shared
+                    ):  # small multiples: the outer panels label the axes every panel shares
+                        bottom = axes[
+                            r
+                            if last_in_column
+                            else max(k for k in range(len(grid)) if c < len(grid[k])),
+                            c,
+                        ]
                         if ax is not bottom:
                             ax.sharex(bottom)
                         if c:
@@ -411,21 +595,40 @@ class HeatmapFigures:
                     if y_labels:
                         ax.set_ylabel("training step: concept learned", fontsize=FONT["label"])
                     ax.set_title(titles[row[c]], fontsize=FONT["title"])
-                    texts = {(int(round(t.get_position()[1])), int(round(t.get_position()[0]))): t
-                             for t in ax.texts} if annotate else {}
+                    texts = (
+                        {
+                            (int(round(t.get_position()[1])), int(round(t.get_position()[0]))): t
+                            for t in ax.texts
+                        }
+                        if annotate
+                        else {}
+                    )
                     panels.append((row[c], im, texts, annotate))
-            cbar = fig.colorbar(im, ax=[a for a in axes.flat if a in fig.axes],
-                                shrink=min(0.8, 4.0 / max(height, 1.0) + 0.3), label=base_metric_shown(first.base_metric), aspect=30)
+            cbar = fig.colorbar(
+                im,
+                ax=[a for a in axes.flat if a in fig.axes],
+                shrink=min(0.8, 4.0 / max(height, 1.0) + 0.3),
+                label=base_metric_shown(first.base_metric),
+                aspect=30,
+            )
             _legend_below(fig, key, [h.get_label() for h in key])
             fig.suptitle(suptitle, fontsize=FONT["suptitle"])
-            fig.get_layout_engine().execute(fig)  # laid out once: the cells' contents do not move anything
+            fig.get_layout_engine().execute(
+                fig
+            )  # laid out once: the cells' contents do not move anything
             fig.set_layout_engine("none")
             built.append((fig, panels, cbar, suptitle.count("\n") + 1))
         return built
 
 
-def heatmap_figures(items: Sequence[HeatmapData], *, vmin: float = 0.0, vmax: float = 1.0, cmap: str = "viridis",
-                    annotate: bool | None = None) -> list["Figure"]:
+def heatmap_figures(
+    items: Sequence[HeatmapData],
+    *,
+    vmin: float = 0.0,
+    vmax: float = 1.0,
+    cmap: str = "viridis",
+    annotate: bool | None = None,
+) -> list["Figure"]:
     """Small multiples of R for configurations of one dataset, scenario and base metric: one panel
     per strategy + detector (strategies in rows, detectors in columns when they fit), one colour
     bar, one key; as many figures as needed to keep each at most
@@ -447,8 +650,15 @@ def _step_labels(part: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     return steps["step"].to_numpy(), [f"{s}: {c}" for s, c in zip(steps["step"], steps["concept"])]
 
 
-def plot_curves(curves: pd.DataFrame, ax: "Axes | None" = None, *, kind: str = "seen",
-                title: str | None = None, legend: bool = True, styles: Mapping[str, dict] | None = None) -> "Axes":
+def plot_curves(
+    curves: pd.DataFrame,
+    ax: "Axes | None" = None,
+    *,
+    kind: str = "seen",
+    title: str | None = None,
+    legend: bool = True,
+    styles: Mapping[str, dict] | None = None,
+) -> "Axes":
     """Learning curves from :func:`clad.report.aggregate.learning_curves` (rows of one dataset,
     scenario and base metric): the mean per step of ``kind`` (``"seen"``: average over learned
     concepts; ``"all"``: over every test concept), one line per strategy + detector, with a
@@ -456,8 +666,10 @@ def plot_curves(curves: pd.DataFrame, ax: "Axes | None" = None, *, kind: str = "
     part = curves[curves["kind"] == kind]
     steps, step_labels = _step_labels(part) if not part.empty else (np.array([]), [])
     spacing = L.category_spacing(step_labels, FONT["tick"], 0.3)
-    ax = _axes(ax, (max(4.0, len(step_labels) * spacing) + 1.0,
-                    3.2 + _x_label_extent(step_labels, spacing)))
+    ax = _axes(
+        ax,
+        (max(4.0, len(step_labels) * spacing) + 1.0, 3.2 + _x_label_extent(step_labels, spacing)),
+    )
     groups = list(part.groupby(["strategy", "detector"], sort=False))
     styles = styles or config_styles([_label(s, d) for (s, d), _ in groups])
     for (strategy, detector), g in groups:
@@ -467,27 +679,55 @@ def plot_curves(curves: pd.DataFrame, ax: "Axes | None" = None, *, kind: str = "
         (line,) = ax.plot(x, m, ms=3, lw=1.2, label=_label(strategy, detector), **style)
         band = ~np.isnan(s)
         if band.any():
-            ax.fill_between(x, np.where(band, m - s, np.nan), np.where(band, m + s, np.nan),
-                            color=line.get_color(), alpha=0.15, lw=0)
+            ax.fill_between(
+                x,
+                np.where(band, m - s, np.nan),
+                np.where(band, m + s, np.nan),
+                color=line.get_color(),
+                alpha=0.15,
+                lw=0,
+            )
     if "chance" in part.columns and part["chance"].notna().any():  # what a scoreless detector gets
         ref = part.groupby("step", sort=True)["chance"].mean()
-        ax.plot(ref.index.to_numpy(), ref.to_numpy(float), color="#555555", ls="--", lw=1.0, label="chance")
+        ax.plot(
+            ref.index.to_numpy(),
+            ref.to_numpy(float),
+            color="#555555",
+            ls="--",
+            lw=1.0,
+            label="chance",
+        )
     if len(steps):
         spacing = _axes_width(ax) / max(len(steps), 1)
         _category_ticks(ax, "x", step_labels, spacing, positions=steps)
-        ax.set_ylabel(f"{base_metric_shown(part['base_metric'].iloc[0])}, mean over {'seen' if kind == 'seen' else 'all'} concepts",
-                      fontsize=FONT["label"])
+        ax.set_ylabel(
+            f"{base_metric_shown(part['base_metric'].iloc[0])}, mean over {'seen' if kind == 'seen' else 'all'} concepts",
+            fontsize=FONT["label"],
+        )
     ax.tick_params(axis="y", labelsize=FONT["tick"])
     ax.set_xlabel("training step: concept learned", fontsize=FONT["label"])
-    _title(ax, title or ("average over concepts seen so far" if kind == "seen" else "average over all concepts"))
+    _title(
+        ax,
+        title
+        or ("average over concepts seen so far" if kind == "seen" else "average over all concepts"),
+    )
     ax.grid(alpha=0.3)
     if legend and groups:
-        ax.legend(fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.legend(
+            fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False
+        )
     return ax
 
 
-def plot_stream(table: pd.DataFrame, ax: "Axes | None" = None, *, ylabel: str, title: str = "",
-                boundaries=None, line: str | None = None) -> "Axes":
+def plot_stream(
+    table: pd.DataFrame,
+    ax: "Axes | None" = None,
+    *,
+    ylabel: str,
+    title: str = "",
+    boundaries=None,
+    line: str | None = None,
+) -> "Axes":
     """Curves over a stream from :mod:`clad.report.stream` (rows of one panel): the mean per
     evaluation against the training rows seen, one line per strategy + detector (and per value of
     the column ``line``, if given), a ± std band over seeds, and a dotted vertical line at each
@@ -496,13 +736,28 @@ def plot_stream(table: pd.DataFrame, ax: "Axes | None" = None, *, ylabel: str, t
     keys = ["strategy", "detector"] + ([line] if line else [])
     for values, g in table.groupby(keys, sort=False):
         g = g.sort_values("rows_seen")
-        x, m, s = g["rows_seen"].to_numpy(float), g["mean"].to_numpy(float), g["std"].to_numpy(float)
-        (ln,) = ax.plot(x, m, marker=".", ms=3, label=" + ".join(map(str, values[:2])) + (
-            f" ({values[2]})" if line else ""))
+        x, m, s = (
+            g["rows_seen"].to_numpy(float),
+            g["mean"].to_numpy(float),
+            g["std"].to_numpy(float),
+        )
+        (ln,) = ax.plot(
+            x,
+            m,
+            marker=".",
+            ms=3,
+            label=" + ".join(map(str, values[:2])) + (f" ({values[2]})" if line else ""),
+        )
         band = ~np.isnan(s)
         if band.any():
-            ax.fill_between(x, np.where(band, m - s, np.nan), np.where(band, m + s, np.nan),
-                            color=ln.get_color(), alpha=0.2, lw=0)
+            ax.fill_between(
+                x,
+                np.where(band, m - s, np.nan),
+                np.where(band, m + s, np.nan),
+                color=ln.get_color(),
+                alpha=0.2,
+                lw=0,
+            )
     for b in boundaries or ():
         ax.axvline(b, color="black", ls=":", lw=0.8)
     ax.set_xlabel("training rows seen" + (" (dotted: concept boundaries)" if boundaries else ""))
@@ -513,8 +768,15 @@ def plot_stream(table: pd.DataFrame, ax: "Axes | None" = None, *, ylabel: str, t
     return ax
 
 
-def _block_layout(labels: Sequence[str], legend_labels: Sequence[str], title: str, n_panels: int, max_cols: int,
-                  min_axes_w: float, min_spacing: float):
+def _block_layout(
+    labels: Sequence[str],
+    legend_labels: Sequence[str],
+    title: str,
+    n_panels: int,
+    max_cols: int,
+    min_axes_w: float,
+    min_spacing: float,
+):
     """(figure size, rows, columns) of a figure of ``n_panels`` panels over the categories
     ``labels``: ``max_cols`` panels a row while they fit in :data:`~clad.report.layout.MAX_WIDTH`."""
     spacing = L.category_spacing(labels, FONT["tick"], min_spacing)
@@ -523,8 +785,12 @@ def _block_layout(labels: Sequence[str], legend_labels: Sequence[str], title: st
     rows = math.ceil(n_panels / cols)
     width = cols * panel_w + 0.2
     title_h = L.text_size(L.wrap(title, width - 0.3, FONT["suptitle"]), FONT["suptitle"])[1]
-    height = (rows * (2.6 + 0.6 + L.line_height(FONT["title"]) + _x_label_extent(labels, spacing)) + 0.3 + title_h
-              + _legend_height(legend_labels, width))
+    height = (
+        rows * (2.6 + 0.6 + L.line_height(FONT["title"]) + _x_label_extent(labels, spacing))
+        + 0.3
+        + title_h
+        + _legend_height(legend_labels, width)
+    )
     return (width, height), rows, cols
 
 
@@ -533,11 +799,14 @@ def curves_figure(curves: pd.DataFrame, title: str) -> "Figure":
     seen so far and over all concepts (side by side when they fit, else one above the other), one
     legend under them."""
     bases = list(dict.fromkeys(curves["base_metric"]))
-    labels = list(dict.fromkeys(_label(s, d) for s, d in zip(curves["strategy"], curves["detector"])))
+    labels = list(
+        dict.fromkeys(_label(s, d) for s, d in zip(curves["strategy"], curves["detector"]))
+    )
     _, step_labels = _step_labels(curves)
     chance = "chance" in curves.columns and bool(curves["chance"].notna().any())
-    size, rows, cols = _block_layout(step_labels, labels + (["chance"] if chance else []), title, 2 * len(bases), 2,
-                                     3.5, 0.15)
+    size, rows, cols = _block_layout(
+        step_labels, labels + (["chance"] if chance else []), title, 2 * len(bases), 2, 3.5, 0.15
+    )
     fig = _figure(size)
     _suptitle(fig, title)
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
@@ -559,8 +828,14 @@ def _bar_spacing(n_bars: int) -> float:
     return max(0.3, 0.07 * n_bars + 0.08)
 
 
-def plot_forgetting(table: pd.DataFrame, ax: "Axes | None" = None, *, title: str | None = None,
-                    legend: bool = True, styles: Mapping[str, dict] | None = None) -> "Axes":
+def plot_forgetting(
+    table: pd.DataFrame,
+    ax: "Axes | None" = None,
+    *,
+    title: str | None = None,
+    legend: bool = True,
+    styles: Mapping[str, dict] | None = None,
+) -> "Axes":
     """Per-concept forgetting bars (peak − final) from :func:`clad.report.aggregate.forgetting_table`
     (rows of one dataset, scenario and base metric): concepts on x, one bar per strategy +
     detector, error bars = std over seeds. A value too small to show as a bar (zero forgetting)
@@ -568,7 +843,9 @@ def plot_forgetting(table: pd.DataFrame, ax: "Axes | None" = None, *, title: str
     concepts = list(dict.fromkeys(table["concept"]))
     groups = list(table.groupby(["strategy", "detector"], sort=False))
     spacing = L.category_spacing(concepts, FONT["tick"], _bar_spacing(len(groups)))
-    ax = _axes(ax, (max(4.0, len(concepts) * spacing) + 1.0, 3.2 + _x_label_extent(concepts, spacing)))
+    ax = _axes(
+        ax, (max(4.0, len(concepts) * spacing) + 1.0, 3.2 + _x_label_extent(concepts, spacing))
+    )
     styles = styles or config_styles([_label(s, d) for (s, d), _ in groups])
     width = 0.8 / max(len(groups), 1)
     means = table["mean"].to_numpy(float)
@@ -580,12 +857,29 @@ def plot_forgetting(table: pd.DataFrame, ax: "Axes | None" = None, *, title: str
         x = np.arange(len(concepts)) + (g_i - (len(groups) - 1) / 2) * width
         m, err = g["mean"].to_numpy(float), g["std"].to_numpy(float)
         colour = styles[_label(strategy, detector)]["color"]
-        ax.bar(x, m, width, yerr=np.where(np.isnan(err), 0.0, err), capsize=2, color=colour,
-               label=_label(strategy, detector), error_kw={"lw": 0.8})
+        ax.bar(
+            x,
+            m,
+            width,
+            yerr=np.where(np.isnan(err), 0.0, err),
+            capsize=2,
+            color=colour,
+            label=_label(strategy, detector),
+            error_kw={"lw": 0.8},
+        )
         zero = np.isfinite(m) & (np.abs(m) < small)
         if zero.any():
-            ax.plot(x[zero], np.zeros(int(zero.sum())), linestyle="none", marker="D", ms=4, color=colour,
-                    markeredgecolor="black", markeredgewidth=0.5, zorder=3)
+            ax.plot(
+                x[zero],
+                np.zeros(int(zero.sum())),
+                linestyle="none",
+                marker="D",
+                ms=4,
+                color=colour,
+                markeredgecolor="black",
+                markeredgewidth=0.5,
+                zorder=3,
+            )
     ax.axhline(0.0, color="black", lw=0.8)
     _category_ticks(ax, "x", concepts, _axes_width(ax) / max(len(concepts), 1))
     ax.tick_params(axis="y", labelsize=FONT["tick"])
@@ -595,7 +889,9 @@ def plot_forgetting(table: pd.DataFrame, ax: "Axes | None" = None, *, title: str
     _title(ax, title or "per-concept forgetting (positive = forgotten; ◆ = zero)")
     ax.grid(axis="y", alpha=0.3)
     if legend and groups:
-        ax.legend(fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.legend(
+            fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False
+        )
     return ax
 
 
@@ -604,14 +900,21 @@ def forgetting_figure(table: pd.DataFrame, title: str) -> "Figure":
     bases = list(dict.fromkeys(table["base_metric"]))
     labels = list(dict.fromkeys(_label(s, d) for s, d in zip(table["strategy"], table["detector"])))
     concepts = list(dict.fromkeys(table["concept"]))
-    size, _, _ = _block_layout(concepts, labels, title, len(bases), 1, 5.0, _bar_spacing(len(labels)))
+    size, _, _ = _block_layout(
+        concepts, labels, title, len(bases), 1, 5.0, _bar_spacing(len(labels))
+    )
     fig = _figure(size)
     _suptitle(fig, title)
     axes = fig.subplots(len(bases), 1, squeeze=False)[:, 0]
     styles = config_styles(labels)
     for ax, base in zip(axes, bases):
-        plot_forgetting(table[table["base_metric"] == base], ax, legend=False, styles=styles,
-                        title=f"{base}: per-concept forgetting (positive = forgotten; ◆ = zero)")
+        plot_forgetting(
+            table[table["base_metric"] == base],
+            ax,
+            legend=False,
+            styles=styles,
+            title=f"{base}: per-concept forgetting (positive = forgotten; ◆ = zero)",
+        )
     from matplotlib.patches import Patch
 
     _legend_below(fig, [Patch(color=styles[lab]["color"]) for lab in labels], labels)
@@ -639,6 +942,7 @@ class _Label(str):
 
 def _stable_labels(ranks, sig):
     """``ranks`` and the p-value matrix ``sig`` with their names as :class:`_Label` (the same text)."""
+
     def labels(index):  # object dtype: a string dtype would store plain strings again
         return pd.Index([_Label(str(m)) for m in index], dtype=object)
 
@@ -659,19 +963,30 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
     try:
         import scikit_posthocs as sp
     except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("critical-difference diagrams need scikit-posthocs: pip install 'clad[report]'") from None
+        raise ImportError(
+            "critical-difference diagrams need scikit-posthocs: pip install 'clad[report]'"
+        ) from None
     sig, used = cd_significance(comparison, test)
     if ax is None:
         return cd_figure(comparison, test=test).axes[0]
     grey = not comparison.verdict.posthoc_tested  # gated off by the omnibus test: drawn in grey
     ranks, sig = _stable_labels(comparison.average_ranks, sig)
     palette = {m: "#9a9a9a" for m in ranks.index} if grey else None
-    sp.critical_difference_diagram(ranks, sig, alpha=comparison.alpha, ax=ax,
-                                   label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
-                                   label_props={"fontsize": FONT["tick"]}, color_palette=palette,
-                                   crossbar_props={"color": "#9a9a9a"} if grey else None)
+    sp.critical_difference_diagram(
+        ranks,
+        sig,
+        alpha=comparison.alpha,
+        ax=ax,
+        label_fmt_left="{label} ({rank:.2f})",
+        label_fmt_right="({rank:.2f}) {label}",
+        label_props={"fontsize": FONT["tick"]},
+        color_palette=palette,
+        crossbar_props={"color": "#9a9a9a"} if grey else None,
+    )
     ax.tick_params(labelsize=FONT["tick"])
-    if used == "Nemenyi":  # the critical difference: average ranks further apart than this differ (Nemenyi)
+    if (
+        used == "Nemenyi"
+    ):  # the critical difference: average ranks further apart than this differ (Nemenyi)
         from .stats import critical_difference
 
         cd = critical_difference(comparison.n_blocks, comparison.n_methods, comparison.alpha)
@@ -679,17 +994,37 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
         from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
         # above the tick labels (in points from the rank axis, whatever the figure's height)
-        above = blended_transform_factory(ax.transData, ax.transData + ScaledTranslation(
-            0, 0.3, ax.figure.dpi_scale_trans))
-        ax.plot([start, start + cd], [0, 0], color="#9a9a9a" if grey else "black", lw=1.6, gid="cd-bar",
-                solid_capstyle="butt", marker="|", markersize=6, transform=above, clip_on=False)
-        ax.text(start + cd / 2, 0, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=FONT["tick"],
-                transform=above + ScaledTranslation(0, 0.04, ax.figure.dpi_scale_trans))
+        above = blended_transform_factory(
+            ax.transData, ax.transData + ScaledTranslation(0, 0.3, ax.figure.dpi_scale_trans)
+        )
+        ax.plot(
+            [start, start + cd],
+            [0, 0],
+            color="#9a9a9a" if grey else "black",
+            lw=1.6,
+            gid="cd-bar",
+            solid_capstyle="butt",
+            marker="|",
+            markersize=6,
+            transform=above,
+            clip_on=False,
+        )
+        ax.text(
+            start + cd / 2,
+            0,
+            f"CD = {cd:.2f}",
+            ha="center",
+            va="bottom",
+            fontsize=FONT["tick"],
+            transform=above + ScaledTranslation(0, 0.04, ax.figure.dpi_scale_trans),
+        )
     ax.set_xlabel("average rank (1 = best)", fontsize=FONT["label"])
     _title(ax, cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.6)
     if used == "Nemenyi":
         ax.title.set_y(1.0)
-        ax.set_title(ax.get_title(), fontsize=FONT["title"], pad=34)  # room for the CD bar above the ticks
+        ax.set_title(
+            ax.get_title(), fontsize=FONT["title"], pad=34
+        )  # room for the CD bar above the ticks
     return ax
 
 
@@ -704,7 +1039,9 @@ def cd_figure(comparison: "Comparison", *, test: str = "nemenyi") -> "Figure":
     _, used = cd_significance(comparison, test)
     label_w = L.text_width(_cd_labels(comparison), FONT["tick"])
     width = max(CD_WIDTH, 2 * label_w + 1.2 + 0.4)
-    title_h = L.text_size(L.wrap(cd_title(comparison, used), width - 0.6, FONT["title"]), FONT["title"])[1]
+    title_h = L.text_size(
+        L.wrap(cd_title(comparison, used), width - 0.6, FONT["title"]), FONT["title"]
+    )[1]
     height = title_h + 1.3 + 0.3 * (math.ceil(comparison.n_methods / 2) + 2)
     fig = _figure((width, height))
     plot_cd(comparison, fig.subplots(), test=test)

@@ -48,8 +48,9 @@ def config_label(strategy: str, detector: str) -> str:
     return f"{strategy} + {detector}"
 
 
-def block_scores(results: Iterable[RunResult], metric: str, base_metric: str
-                 ) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+def block_scores(
+    results: Iterable[RunResult], metric: str, base_metric: str
+) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     """Per scenario: (blocks x configurations table of ``metric``; blocks x configurations table of
     failed runs). Blocks are datasets: the concept orders a spec ran a dataset in are averaged within
     its block (:func:`clad.report.aggregate.dataset_of`), never counted as blocks of their own. A
@@ -149,9 +150,16 @@ class Ranking:
     method: str = ""
 
 
-def rank_stability(scores: pd.DataFrame, higher_is_better: bool = True, *, scenario: str = "",
-                   metric: str = "", base_metric: str = "", resamples: int = RESAMPLES,
-                   seed: int = SEED) -> Ranking:
+def rank_stability(
+    scores: pd.DataFrame,
+    higher_is_better: bool = True,
+    *,
+    scenario: str = "",
+    metric: str = "",
+    base_metric: str = "",
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Ranking:
     """Rank intervals and P(first) of the configurations (columns) over the blocks (rows).
 
     A configuration with a NaN cell is left out and named in ``missing``. P(first) is NaN with
@@ -170,18 +178,31 @@ def rank_stability(scores: pd.DataFrame, higher_is_better: bool = True, *, scena
     (('a', 'b'), 'exact over 10 multisets of the 3 blocks')
     """
     complete = [c for c in scores.columns if scores[c].notna().all()]
-    missing = {str(c): tuple(str(b) for b in scores.index[scores[c].isna()]) for c in scores.columns
-               if c not in complete}
+    missing = {
+        str(c): tuple(str(b) for b in scores.index[scores[c].isna()])
+        for c in scores.columns
+        if c not in complete
+    }
     x = scores[complete].to_numpy(dtype=np.float64)
     n = x.shape[0]
     cols = ["configuration", "mean", "rank", "rank_low", "rank_high", "p_first"]
     if n == 0 or not complete:
-        return Ranking(scenario, metric, base_metric, pd.DataFrame(columns=cols), (), tuple(map(str, scores.index)),
-                       missing, "no block")
+        return Ranking(
+            scenario,
+            metric,
+            base_metric,
+            pd.DataFrame(columns=cols),
+            (),
+            tuple(map(str, scores.index)),
+            missing,
+            "no block",
+        )
     if n_multisets(n) <= EXACT_MAX_MULTISETS:
         counts, weights = _multisets(n)
-        method = f"exact over {len(weights):,} multiset{'s' if len(weights) != 1 else ''} of the {n} block" + (
-            "s" if n != 1 else "")
+        method = (
+            f"exact over {len(weights):,} multiset{'s' if len(weights) != 1 else ''} of the {n} block"
+            + ("s" if n != 1 else "")
+        )
     else:
         rng = np.random.default_rng(seed)
         draws = rng.integers(0, n, size=(resamples, n))
@@ -194,27 +215,41 @@ def rank_stability(scores: pd.DataFrame, higher_is_better: bool = True, *, scena
     alpha = (1 - LEVEL) / 2
     rows = []
     for k, c in enumerate(complete):
-        rows.append({"configuration": str(c), "mean": float(x[:, k].mean()), "rank": int(observed[k]),
-                     "rank_low": _quantile(ranks[:, k], weights, alpha + 1e-12),
-                     "rank_high": _quantile(ranks[:, k], weights, 1 - alpha),
-                     "p_first": float(weights[ranks[:, k] == 1].sum() / weights.sum())
-                     if n >= MIN_BLOCKS_P_FIRST else float("nan")})
+        rows.append(
+            {
+                "configuration": str(c),
+                "mean": float(x[:, k].mean()),
+                "rank": int(observed[k]),
+                "rank_low": _quantile(ranks[:, k], weights, alpha + 1e-12),
+                "rank_high": _quantile(ranks[:, k], weights, 1 - alpha),
+                "p_first": float(weights[ranks[:, k] == 1].sum() / weights.sum())
+                if n >= MIN_BLOCKS_P_FIRST
+                else float("nan"),
+            }
+        )
     table = pd.DataFrame(rows, columns=cols)
-    table = table.sort_values(["rank", "mean"], ascending=[True, not higher_is_better], kind="stable")
+    table = table.sort_values(
+        ["rank", "mean"], ascending=[True, not higher_is_better], kind="stable"
+    )
     table = table.reset_index(drop=True)
     top = tuple(table.loc[table["rank_low"] == 1, "configuration"])
-    return Ranking(scenario, metric, base_metric, table, top, tuple(map(str, scores.index)), missing, method)
+    return Ranking(
+        scenario, metric, base_metric, table, top, tuple(map(str, scores.index)), missing, method
+    )
 
 
 def rankings(results: Sequence[RunResult], metric: str, base_metric: str) -> list[Ranking]:
     """:func:`rank_stability` of every scenario's configurations (:func:`block_scores`)."""
     higher = get_metric(metric).higher_is_better
-    return [rank_stability(table, higher, scenario=scenario, metric=metric, base_metric=base_metric)
-            for scenario, (table, _) in block_scores(results, metric, base_metric).items()]
+    return [
+        rank_stability(table, higher, scenario=scenario, metric=metric, base_metric=base_metric)
+        for scenario, (table, _) in block_scores(results, metric, base_metric).items()
+    ]
 
 
-def block_winners(scores: pd.DataFrame, higher_is_better: bool = True,
-                  chance: pd.Series | None = None) -> pd.DataFrame:
+def block_winners(
+    scores: pd.DataFrame, higher_is_better: bool = True, chance: pd.Series | None = None
+) -> pd.DataFrame:
     """Per block (row of ``scores``): the best configuration, its score, its margin over the
     runner-up (None with one configuration) and the block's chance level (``chance``, indexed by
     block; NaN when unknown).
@@ -230,6 +265,13 @@ def block_winners(scores: pd.DataFrame, higher_is_better: bool = True,
             continue
         margin = abs(float(row.iloc[0] - row.iloc[1])) if len(row) > 1 else float("nan")
         c = float(chance.get(block, float("nan"))) if chance is not None else float("nan")
-        rows.append({"block": str(block), "best": str(row.index[0]), "score": float(row.iloc[0]), "margin": margin,
-                     "chance": c})
+        rows.append(
+            {
+                "block": str(block),
+                "best": str(row.index[0]),
+                "score": float(row.iloc[0]),
+                "margin": margin,
+                "chance": c,
+            }
+        )
     return pd.DataFrame(rows, columns=["block", "best", "score", "margin", "chance"])

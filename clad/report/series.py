@@ -79,7 +79,10 @@ def with_series_means(results: Iterable[RunResult]) -> list[RunResult]:
         steps, cols = len(r.concepts), list(r.test_concepts)
         for m, per_concept in data["values"].items():
             mat = np.full((steps, len(cols)), np.nan)
-            every, owner = [], []  # one column per series: each series weighs the same in the metrics
+            every, owner = (
+                [],
+                [],
+            )  # one column per series: each series weighs the same in the metrics
             for j, concept in enumerate(cols):
                 rows = per_concept.get(concept)
                 if rows is None:
@@ -88,19 +91,29 @@ def with_series_means(results: Iterable[RunResult]) -> list[RunResult]:
                     mat[i, j] = _nanmean(rows[i])
                 width = max((len(row) for row in rows), default=0)
                 for k in range(width):
-                    every.append([np.nan if i >= len(rows) or k >= len(rows[i]) or rows[i][k] is None
-                                  else float(rows[i][k]) for i in range(steps)])
+                    every.append(
+                        [
+                            np.nan
+                            if i >= len(rows) or k >= len(rows[i]) or rows[i][k] is None
+                            else float(rows[i][k])
+                            for i in range(steps)
+                        ]
+                    )
                     owner.append(concept)
             name = series_mean_name(m)
             R[name] = mat
             series_R = np.array(every, dtype=np.float64).T if every else mat
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                metrics[name] = summarize(series_R, learned_at(r.concepts, owner if every else r.test_concepts))
+                metrics[name] = summarize(
+                    series_R, learned_at(r.concepts, owner if every else r.test_concepts)
+                )
             levels = (data.get("chance") or {}).get(m)
             if levels is not None:
                 chance[name] = [_nanmean(levels[c]) if c in levels else float("nan") for c in cols]
-            elif m in chance:  # recorded before per-series chance levels were: unknown, but a chance row all the same
+            elif (
+                m in chance
+            ):  # recorded before per-series chance levels were: unknown, but a chance row all the same
                 chance[name] = [float("nan")] * len(cols)
         out.append(dataclasses.replace(r, R=R, metrics=metrics, chance=chance or None))
     return out
@@ -128,14 +141,48 @@ def per_series_table(results: Iterable[RunResult]) -> pd.DataFrame:
                     v = last[k] if k < len(last) else None
                     acc.setdefault(key, []).append(np.nan if v is None else float(v))
                     if concept in levels and k < len(levels[concept]):
-                        chance[key] = float("nan") if levels[concept][k] is None else float(levels[concept][k])
+                        chance[key] = (
+                            float("nan")
+                            if levels[concept][k] is None
+                            else float(levels[concept][k])
+                        )
     rows = []
     for key, values in acc.items():
         v = np.asarray(values, dtype=np.float64)
         ok = v[~np.isnan(v)]
-        rows.append({**dict(zip(("dataset", "scenario", "strategy", "detector", "base_metric", "test_concept",
-                                 "series"), key)),
-                     "value": float(ok.mean()) if ok.size else float("nan"), "n": int(ok.size),
-                     "chance": chance.get(key, float("nan"))})
-    return pd.DataFrame(rows, columns=["dataset", "scenario", "strategy", "detector", "base_metric", "test_concept",
-                                       "series", "value", "n", "chance"])
+        rows.append(
+            {
+                **dict(
+                    zip(
+                        (
+                            "dataset",
+                            "scenario",
+                            "strategy",
+                            "detector",
+                            "base_metric",
+                            "test_concept",
+                            "series",
+                        ),
+                        key,
+                    )
+                ),
+                "value": float(ok.mean()) if ok.size else float("nan"),
+                "n": int(ok.size),
+                "chance": chance.get(key, float("nan")),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "dataset",
+            "scenario",
+            "strategy",
+            "detector",
+            "base_metric",
+            "test_concept",
+            "series",
+            "value",
+            "n",
+            "chance",
+        ],
+    )

@@ -51,8 +51,15 @@ from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import TestResult, friedman_test, iman_davenport, median_interval, wilcoxon_test
 from .order_sensitivity import OrderAgreement, order_agreement, order_agreement_by_dataset
 
-__all__ = ["Comparison", "StatisticsWarning", "score_matrix", "compare_methods", "compare", "Verdict",
-           "comparison_verdict"]
+__all__ = [
+    "Comparison",
+    "StatisticsWarning",
+    "score_matrix",
+    "compare_methods",
+    "compare",
+    "Verdict",
+    "comparison_verdict",
+]
 
 #: fewest blocks for which the tests are run at all
 MIN_BLOCKS = 3
@@ -131,11 +138,13 @@ class Comparison:
         return comparison_verdict(self)
 
 
-
-
-
-def score_matrix(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
-                 base_metric: str = DEFAULT_BASE_METRIC, blocks: Sequence[str] = DEFAULT_BLOCKS) -> pd.DataFrame:
+def score_matrix(
+    results: Iterable[RunResult],
+    by: str = "detector",
+    metric: str = DEFAULT_METRIC,
+    base_metric: str = DEFAULT_BASE_METRIC,
+    blocks: Sequence[str] = DEFAULT_BLOCKS,
+) -> pd.DataFrame:
     """Blocks x methods table of ``metric``: each cell the mean over seeds and over every
     configuration field that is neither ``by`` nor a block field (e.g. over strategies when
     comparing detectors), runs that are the same computation counted once
@@ -183,7 +192,7 @@ def holm_floor(n: int, k: int) -> float:
     >>> holm_floor(6, 3), holm_floor(6, 2), holm_floor(8, 4)
     (0.09375, 0.03125, 0.046875)
     """
-    return min(1.0, (k * (k - 1) // 2) * 2.0 / 2.0 ** n)
+    return min(1.0, (k * (k - 1) // 2) * 2.0 / 2.0**n)
 
 
 def nemenyi_reachable(n: int, k: int, alpha: float = 0.05) -> bool:
@@ -230,12 +239,25 @@ def _nemenyi(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 #: the columns of :attr:`Comparison.pairs`
-PAIR_COLUMNS = ("a", "b", "blocks", "median_difference", "ci_low", "ci_high", "ci_level", "wilcoxon_statistic",
-                "wilcoxon_p", "wilcoxon_method", "wilcoxon_holm_p", "nemenyi_p")
+PAIR_COLUMNS = (
+    "a",
+    "b",
+    "blocks",
+    "median_difference",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "wilcoxon_statistic",
+    "wilcoxon_p",
+    "wilcoxon_method",
+    "wilcoxon_holm_p",
+    "nemenyi_p",
+)
 
 
-def _pairs(scores: pd.DataFrame, order: Sequence[str], nemenyi: pd.DataFrame | None) -> tuple[pd.DataFrame,
-                                                                                                pd.DataFrame]:
+def _pairs(
+    scores: pd.DataFrame, order: Sequence[str], nemenyi: pd.DataFrame | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per pair (``a`` before ``b`` in ``order``, best first): the median over blocks of
     a - b with its order-statistic interval, the Wilcoxon signed-rank test and its Holm-adjusted
     p-value, the Nemenyi p-value; and the methods x methods matrix of Holm-adjusted p-values."""
@@ -245,17 +267,30 @@ def _pairs(scores: pd.DataFrame, order: Sequence[str], nemenyi: pd.DataFrame | N
         median, low, high, level = median_interval(x - y)
         w = wilcoxon_test(x, y)
         tests.append(w)
-        rows.append({"a": a, "b": b, "blocks": int(x.size), "median_difference": median, "ci_low": low,
-                     "ci_high": high, "ci_level": level, "wilcoxon_statistic": w.statistic, "wilcoxon_p": w.pvalue,
-                     "wilcoxon_method": w.method,
-                     "nemenyi_p": float(nemenyi.loc[a, b]) if nemenyi is not None else np.nan})
+        rows.append(
+            {
+                "a": a,
+                "b": b,
+                "blocks": int(x.size),
+                "median_difference": median,
+                "ci_low": low,
+                "ci_high": high,
+                "ci_level": level,
+                "wilcoxon_statistic": w.statistic,
+                "wilcoxon_p": w.pvalue,
+                "wilcoxon_method": w.method,
+                "nemenyi_p": float(nemenyi.loc[a, b]) if nemenyi is not None else np.nan,
+            }
+        )
     adjusted = holm([t.pvalue for t in tests])
     table = pd.DataFrame(rows, columns=[c for c in PAIR_COLUMNS if c != "wilcoxon_holm_p"])
     table.insert(PAIR_COLUMNS.index("wilcoxon_holm_p"), "wilcoxon_holm_p", adjusted.astype(float))
     return table, _symmetric(list(scores.columns), table["a"], table["b"], table["wilcoxon_holm_p"])
 
 
-def _symmetric(names: Sequence[str], a: Iterable[str], b: Iterable[str], values: Iterable[float]) -> pd.DataFrame:
+def _symmetric(
+    names: Sequence[str], a: Iterable[str], b: Iterable[str], values: Iterable[float]
+) -> pd.DataFrame:
     """A names x names matrix holding each pair's value on both sides of the diagonal, 1.0 elsewhere."""
     where = {n: i for i, n in enumerate(names)}
     out = np.ones((len(names), len(names)))
@@ -264,9 +299,16 @@ def _symmetric(names: Sequence[str], a: Iterable[str], b: Iterable[str], values:
     return pd.DataFrame(out, index=list(names), columns=list(names))
 
 
-def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float = 0.05, *,
-                    by: str = "method", metric: str = "score", base_metric: str = "",
-                    notes: Sequence[str] = ()) -> Comparison:
+def compare_methods(
+    scores: pd.DataFrame,
+    higher_is_better: bool = True,
+    alpha: float = 0.05,
+    *,
+    by: str = "method",
+    metric: str = "score",
+    base_metric: str = "",
+    notes: Sequence[str] = (),
+) -> Comparison:
     """Friedman test, average ranks, post-hoc tests and effect sizes on a blocks x methods table.
 
     Blocks with a missing value are left out (listed in ``dropped_blocks``). With fewer than
@@ -289,11 +331,23 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
     complete = scores.notna().all(axis=1)
     dropped = tuple(str(b) for b in scores.index[~complete])
     scores = scores.loc[complete]
-    ranks = _ranks(scores, higher_is_better) if scores.size else pd.DataFrame(index=scores.index,
-                                                                               columns=scores.columns)
+    ranks = (
+        _ranks(scores, higher_is_better)
+        if scores.size
+        else pd.DataFrame(index=scores.index, columns=scores.columns)
+    )
     average = ranks.mean(axis=0).astype(float).sort_values(kind="stable")
-    common = dict(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher_is_better, alpha=alpha,
-                  scores=scores, ranks=ranks, average_ranks=average, dropped_blocks=dropped)
+    common = dict(
+        by=by,
+        metric=metric,
+        base_metric=base_metric,
+        higher_is_better=higher_is_better,
+        alpha=alpha,
+        scores=scores,
+        ranks=ranks,
+        average_ranks=average,
+        dropped_blocks=dropped,
+    )
     notes = list(notes)
     if dropped:
         notes.append(f"{len(dropped)} block(s) left out for a missing value: {', '.join(dropped)}")
@@ -302,9 +356,11 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
     if k < 2:
         message = f"only {k} {by}(s) with results in every block; a comparison needs at least 2"
     elif n < MIN_BLOCKS:
-        message = (f"only {n} complete block(s) ({', '.join(map(str, scores.index)) or 'none'}); the Friedman and "
-                   f"post-hoc tests need at least {MIN_BLOCKS} to mean anything, so none was run "
-                   f"(average ranks are shown for information only)")
+        message = (
+            f"only {n} complete block(s) ({', '.join(map(str, scores.index)) or 'none'}); the Friedman and "
+            f"post-hoc tests need at least {MIN_BLOCKS} to mean anything, so none was run "
+            f"(average ranks are shown for information only)"
+        )
     elif np.allclose(scores.to_numpy(), scores.to_numpy()[:, :1]):
         message = f"every {by} has the same score in every block: there is nothing to test"
     if message is not None:
@@ -318,23 +374,38 @@ def compare_methods(scores: pd.DataFrame, higher_is_better: bool = True, alpha: 
         nemenyi = _nemenyi(scores)
     pairs, holm = _pairs(scores, list(average.index), nemenyi)
     if k == 2:
-        message = (f"the Friedman test needs at least 3 {plural(by)}; with 2, the Wilcoxon signed-rank test "
-                   f"alone compares them")
+        message = (
+            f"the Friedman test needs at least 3 {plural(by)}; with 2, the Wilcoxon signed-rank test "
+            f"alone compares them"
+        )
         a, b = average.index
         test = wilcoxon_test(scores[a].to_numpy(), scores[b].to_numpy())
     floor = holm_floor(n, k)
     if floor >= alpha:
         pairs_n = k * (k - 1) // 2
-        notes.append(f"with {n} blocks and {pairs_n} pair{'s' if pairs_n > 1 else ''} no Wilcoxon–Holm decision can "
-                     f"reach p < α = {alpha}: the smallest exact two-sided p is 2/2^{n} = {2 / 2 ** n:.3g}"
-                     + (f", and Holm multiplies it by {pairs_n}: {floor:.3g}" if pairs_n > 1 else "")
-                     + ("" if k == 2 else "; only the Nemenyi test can name a pair"))
-    return Comparison(**common, statistic=statistic, pvalue=pvalue, wilcoxon_holm=holm, nemenyi=nemenyi,
-                      message=message, notes=tuple(notes), test=test, iman_davenport=fid, pairs=pairs)
+        notes.append(
+            f"with {n} blocks and {pairs_n} pair{'s' if pairs_n > 1 else ''} no Wilcoxon–Holm decision can "
+            f"reach p < α = {alpha}: the smallest exact two-sided p is 2/2^{n} = {2 / 2**n:.3g}"
+            + (f", and Holm multiplies it by {pairs_n}: {floor:.3g}" if pairs_n > 1 else "")
+            + ("" if k == 2 else "; only the Nemenyi test can name a pair")
+        )
+    return Comparison(
+        **common,
+        statistic=statistic,
+        pvalue=pvalue,
+        wilcoxon_holm=holm,
+        nemenyi=nemenyi,
+        message=message,
+        notes=tuple(notes),
+        test=test,
+        iman_davenport=fid,
+        pairs=pairs,
+    )
 
 
-def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True,
-                      computations: pd.DataFrame | None = None) -> pd.DataFrame:
+def paired_over_seeds(
+    per_seed: pd.DataFrame, higher_is_better: bool = True, computations: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Methods compared pair by pair over the seeds of one block: per pair ``(a, b)`` (``a`` the
     better on average) the difference ``a - b`` over the seeds where both have a value, described
     as in :func:`clad.report.describe.describe` (``difference_mean``, ``_std``, ``_n``,
@@ -358,15 +429,36 @@ def paired_over_seeds(per_seed: pd.DataFrame, higher_is_better: bool = True,
         d = diff.to_numpy()
         st = describe(d[:, None]) if d.size else describe(np.full((1, 1), np.nan))
         better = int((d > 0).sum() if higher_is_better else (d < 0).sum())
-        rows.append({"a": a, "b": b, **{f"difference_{k}": (int(v[0]) if k == "n" else float(v[0]))
-                                        for k, v in st.items()}, "a_better": better})
-    return pd.DataFrame(rows, columns=["a", "b", *(f"difference_{k}" for k in ("mean", "std", "n", "ci_low",
-                                                                              "ci_high")), "a_better"])
+        rows.append(
+            {
+                "a": a,
+                "b": b,
+                **{
+                    f"difference_{k}": (int(v[0]) if k == "n" else float(v[0]))
+                    for k, v in st.items()
+                },
+                "a_better": better,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "a",
+            "b",
+            *(f"difference_{k}" for k in ("mean", "std", "n", "ci_low", "ci_high")),
+            "a_better",
+        ],
+    )
 
 
-def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DEFAULT_METRIC,
-            base_metric: str = DEFAULT_BASE_METRIC, blocks: Sequence[str] = DEFAULT_BLOCKS,
-            alpha: float = 0.05) -> Comparison:
+def compare(
+    results: Iterable[RunResult],
+    by: str = "detector",
+    metric: str = DEFAULT_METRIC,
+    base_metric: str = DEFAULT_BASE_METRIC,
+    blocks: Sequence[str] = DEFAULT_BLOCKS,
+    alpha: float = 0.05,
+) -> Comparison:
     """Compare methods on any declared scalar metric (higher or lower is better as its declaration
     in :data:`clad.metrics.REGISTRY` says) over independent blocks.
 
@@ -380,8 +472,15 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
     ev = evidence_blocks(results, by=by, metric=metric, base_metric=base_metric, blocks=blocks)
     notes = [*ev.merged, *ev.matched, *ev.shared]
     if ev.scores.shape[0] != 1 or ev.scores.shape[1] < 2:
-        c = compare_methods(ev.scores, higher_is_better=higher, alpha=alpha, by=by, metric=metric,
-                            base_metric=base_metric, notes=notes)
+        c = compare_methods(
+            ev.scores,
+            higher_is_better=higher,
+            alpha=alpha,
+            by=by,
+            metric=metric,
+            base_metric=base_metric,
+            notes=notes,
+        )
         return _with_orders(dataclasses.replace(c, per_seed=ev.per_seed), results, blocks)
     block = str(ev.scores.index[0])
     seeds = ev.per_seed.dropna(how="all")
@@ -390,23 +489,38 @@ def compare(results: Iterable[RunResult], by: str = "detector", metric: str = DE
     ranks = _ranks(ev.scores, higher)
     values = int(paired["difference_n"].max()) if len(paired) else 0
     if values < 2:
-        message = (f"one independent block ({' × '.join(ev.fields)}: {block}) and fewer than two independent values "
-                   f"per pair of {plural(by)} over its seeds ({len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
-                   + (", every method one computation over them" if len(seeds) > 1 else "")
-                   + "): no test across blocks and no paired comparison is possible; the scores are shown for "
-                     "information only")
+        message = (
+            f"one independent block ({' × '.join(ev.fields)}: {block}) and fewer than two independent values "
+            f"per pair of {plural(by)} over its seeds ({len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+            + (", every method one computation over them" if len(seeds) > 1 else "")
+            + "): no test across blocks and no paired comparison is possible; the scores are shown for "
+            "information only"
+        )
         paired = None
     else:
-        message = (f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, "
-                   f"so the {plural(by)} are compared paired over its seeds (at most {values} independent values "
-                   f"per pair: seeds where both are one computation count once; mean difference with a 95 % "
-                   f"Student-t interval, none below 3 values). This shows whether a difference is consistent over "
-                   f"seeds on this block, not that it holds on other data: a weaker claim than a test over "
-                   f"independent datasets")
+        message = (
+            f"one independent block ({' × '.join(ev.fields)}: {block}): no test across blocks is possible, "
+            f"so the {plural(by)} are compared paired over its seeds (at most {values} independent values "
+            f"per pair: seeds where both are one computation count once; mean difference with a 95 % "
+            f"Student-t interval, none below 3 values). This shows whether a difference is consistent over "
+            f"seeds on this block, not that it holds on other data: a weaker claim than a test over "
+            f"independent datasets"
+        )
     warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
-    c = Comparison(by=by, metric=metric, base_metric=base_metric, higher_is_better=higher, alpha=alpha,
-                   scores=ev.scores, ranks=ranks, average_ranks=ranks.mean(axis=0).sort_values(kind="stable"),
-                   message=message, notes=tuple(notes), paired=paired, per_seed=ev.per_seed)
+    c = Comparison(
+        by=by,
+        metric=metric,
+        base_metric=base_metric,
+        higher_is_better=higher,
+        alpha=alpha,
+        scores=ev.scores,
+        ranks=ranks,
+        average_ranks=ranks.mean(axis=0).sort_values(kind="stable"),
+        message=message,
+        notes=tuple(notes),
+        paired=paired,
+        per_seed=ev.per_seed,
+    )
     return _with_orders(c, results, blocks)
 
 
@@ -474,8 +588,10 @@ class Verdict:
         if self.pairs.empty or (self.pairs[column] == "").all():
             return None
         names = list(dict.fromkeys([*self.pairs["a"], *self.pairs["b"]]))
-        gated = [float(p) if d in (DIFFER, NO_DIFFERENCE) else 1.0
-                 for p, d in zip(self.pairs[f"{column}_p"], self.pairs[column])]
+        gated = [
+            float(p) if d in (DIFFER, NO_DIFFERENCE) else 1.0
+            for p, d in zip(self.pairs[f"{column}_p"], self.pairs[column])
+        ]
         return _symmetric(names, self.pairs["a"], self.pairs["b"], gated)
 
 
@@ -488,7 +604,10 @@ def _pair_list(pairs: Sequence[tuple[str, str]]) -> str:
 
 
 def _decisions(p: pd.Series, tested: bool, alpha: float) -> list[str]:
-    return [("" if v != v else NOT_TESTED if not tested else DIFFER if v < alpha else NO_DIFFERENCE) for v in p]
+    return [
+        ("" if v != v else NOT_TESTED if not tested else DIFFER if v < alpha else NO_DIFFERENCE)
+        for v in p
+    ]
 
 
 def comparison_verdict(c: Comparison) -> Verdict:
@@ -512,69 +631,103 @@ def comparison_verdict(c: Comparison) -> Verdict:
     kind = plural(c.by)
     alpha = c.alpha
     sentences: list[str] = []
-    pairs = (c.pairs.copy() if c.pairs is not None else pd.DataFrame(columns=list(PAIR_COLUMNS)))
+    pairs = c.pairs.copy() if c.pairs is not None else pd.DataFrame(columns=list(PAIR_COLUMNS))
     best = str(c.average_ranks.index[0]) if len(c.average_ranks) and c.n_methods >= 2 else None
     test = c.test
     if test is None:
         status, posthoc, tested = NOT_TESTED, None, False
         reason = c.message or "no test was run"
         if c.paired is not None:
-            reason = (f"{reason}. Neither an exact nor an asymptotic test across blocks is possible with one block "
-                      f"(each needs at least {MIN_BLOCKS})")
+            reason = (
+                f"{reason}. Neither an exact nor an asymptotic test across blocks is possible with one block "
+                f"(each needs at least {MIN_BLOCKS})"
+            )
         sentences.append(f"Verdict: not tested. Test used: none — {reason}.")
     else:
         tested = bool(test.pvalue < alpha)
         status = DIFFER if tested else NO_DIFFERENCE
         word = "<" if tested else "≥"
-        head = (f"the {c.n_methods} {kind} differ" if tested else
-                f"no significant difference among the {c.n_methods} {kind}")
-        sentences.append(f"Verdict: {head} ({test.name}, {test.method} p = {_p(test.pvalue)} {word} α = {alpha}).")
+        head = (
+            f"the {c.n_methods} {kind} differ"
+            if tested
+            else f"no significant difference among the {c.n_methods} {kind}"
+        )
+        sentences.append(
+            f"Verdict: {head} ({test.name}, {test.method} p = {_p(test.pvalue)} {word} α = {alpha})."
+        )
         reason = test.reason
-        used = (f"Test used: {test.name} over {c.n_blocks} blocks"
-                + (f" (χ² = {test.statistic:.4g})" if test.name == "Friedman" else "")
-                + f", {test.method} p"
-                + (f" (Monte-Carlo standard error {test.mc_se:.2g})" if test.mc_se is not None else "")
-                + f" — {test.reason}.")
+        used = (
+            f"Test used: {test.name} over {c.n_blocks} blocks"
+            + (f" (χ² = {test.statistic:.4g})" if test.name == "Friedman" else "")
+            + f", {test.method} p"
+            + (f" (Monte-Carlo standard error {test.mc_se:.2g})" if test.mc_se is not None else "")
+            + f" — {test.reason}."
+        )
         if test.method != "asymptotic":
             used += f" The asymptotic approximation would give p = {_p(test.pvalue_asymptotic)}."
         if c.iman_davenport is not None:
             f_value, f_p = c.iman_davenport
             if f_value != f_value:
-                used += (" Iman–Davenport F: undefined (all blocks agree: every block ranks the methods alike, so "
-                         "its denominator is 0).")
+                used += (
+                    " Iman–Davenport F: undefined (all blocks agree: every block ranks the methods alike, so "
+                    "its denominator is 0)."
+                )
             else:
                 used += f" Iman–Davenport F = {f_value:.4g} (F-distribution p = {_p(f_p)}"
-                used += (")." if test.method == "asymptotic" else
-                         f"; F is a monotone function of χ², so its {test.method} p is the same {_p(test.pvalue)}).")
+                used += (
+                    ")."
+                    if test.method == "asymptotic"
+                    else f"; F is a monotone function of χ², so its {test.method} p is the same {_p(test.pvalue)})."
+                )
         sentences.append(used)
         posthoc = "Nemenyi" if c.n_methods >= 3 else "Wilcoxon signed-rank"
     pairs["nemenyi"] = _decisions(pairs["nemenyi_p"], tested, alpha) if not pairs.empty else []
-    pairs["wilcoxon_holm"] = _decisions(pairs["wilcoxon_holm_p"], tested, alpha) if not pairs.empty else []
+    pairs["wilcoxon_holm"] = (
+        _decisions(pairs["wilcoxon_holm_p"], tested, alpha) if not pairs.empty else []
+    )
     primary = "nemenyi" if posthoc == "Nemenyi" else "wilcoxon_holm"
     pairs["differ"] = (pairs[primary] == DIFFER) if not pairs.empty else []
-    differing = tuple((str(a), str(b)) for a, b, d in zip(pairs["a"], pairs["b"], pairs["differ"]) if d)
+    differing = tuple(
+        (str(a), str(b)) for a, b, d in zip(pairs["a"], pairs["b"], pairs["differ"]) if d
+    )
     if test is not None and not tested and c.n_methods >= 3:
-        sentences.append("Post-hoc tests: not tested — the omnibus test did not reject, so no pair is claimed to "
-                         "differ (Demšar 2006); the pair table and the diagram show this.")
+        sentences.append(
+            "Post-hoc tests: not tested — the omnibus test did not reject, so no pair is claimed to "
+            "differ (Demšar 2006); the pair table and the diagram show this."
+        )
     elif test is not None and c.n_methods >= 3:
         if differing:
-            named = f"Pairs that differ (Nemenyi, as the diagram draws them): {_pair_list(differing)}."
+            named = (
+                f"Pairs that differ (Nemenyi, as the diagram draws them): {_pair_list(differing)}."
+            )
         elif not nemenyi_reachable(c.n_blocks, c.n_methods, alpha):
-            named = (f"No pair can be named: with {c.n_blocks} blocks the Nemenyi test cannot reach α = {alpha} for "
-                     f"any pair (its critical difference {critical_difference(c.n_blocks, c.n_methods, alpha):.3g} "
-                     f"exceeds the largest possible rank difference {c.n_methods - 1}); the omnibus test says the "
-                     f"{kind} differ, not which.")
+            named = (
+                f"No pair can be named: with {c.n_blocks} blocks the Nemenyi test cannot reach α = {alpha} for "
+                f"any pair (its critical difference {critical_difference(c.n_blocks, c.n_methods, alpha):.3g} "
+                f"exceeds the largest possible rank difference {c.n_methods - 1}); the omnibus test says the "
+                f"{kind} differ, not which."
+            )
         else:
-            named = ("No pair differs by the Nemenyi test: the omnibus test says the " + kind + " differ, not which "
-                     "(it can detect a difference that no single pair shows).")
-        wh = [(a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["wilcoxon_holm"]) if d == DIFFER]
+            named = (
+                "No pair differs by the Nemenyi test: the omnibus test says the "
+                + kind
+                + " differ, not which "
+                "(it can detect a difference that no single pair shows)."
+            )
+        wh = [
+            (a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["wilcoxon_holm"]) if d == DIFFER
+        ]
         floor = holm_floor(c.n_blocks, c.n_methods)
         if floor >= alpha:
-            named += (f" Wilcoxon signed-rank with Holm's correction cannot reach α = {alpha} at {c.n_blocks} blocks "
-                      f"(smallest possible adjusted p {floor:.3g}), so it names no pair.")
+            named += (
+                f" Wilcoxon signed-rank with Holm's correction cannot reach α = {alpha} at {c.n_blocks} blocks "
+                f"(smallest possible adjusted p {floor:.3g}), so it names no pair."
+            )
         else:
-            named += (f" Wilcoxon signed-rank with Holm's correction: {_pair_list(wh) if wh else 'no pair'} at α = "
-                      f"{alpha}.")
+            named += (
+                f" Wilcoxon signed-rank with Holm's correction: {_pair_list(wh) if wh else 'no pair'} at α = "
+                f"{alpha}."
+            )
         sentences.append(named)
     elif test is not None and differing:
         sentences.append(f"The pair that differs: {_pair_list(differing)}.")
@@ -582,19 +735,39 @@ def comparison_verdict(c: Comparison) -> Verdict:
     if best is not None:
         rank = float(c.average_ranks.iloc[0])
         tied = [str(m) for m, r in c.average_ranks.iloc[1:].items() if np.isclose(r, rank)]
-        line = (f"Best by average rank: {best} ({rank:.2f}" + (f", tied with {', '.join(tied)}" if tied else "") + ")")
+        line = (
+            f"Best by average rank: {best} ({rank:.2f}"
+            + (f", tied with {', '.join(tied)}" if tied else "")
+            + ")"
+        )
         if c.orders is not None:
             o = c.orders
             order_dependent = o.order_dependent
-            line += (f"; over {o.n_orders} concept orders Kendall's W = {o.kendall_w:.3g} (1 = every order ranks the "
-                     f"{kind} alike)")
+            line += (
+                f"; over {o.n_orders} concept orders Kendall's W = {o.kendall_w:.3g} (1 = every order ranks the "
+                f"{kind} alike)"
+            )
             if o.best == best:
-                line += (f" and {best} is best in {o.best_orders} of {o.n_orders}"
-                         + (": order-dependent" if order_dependent else ": in every order"))
+                line += f" and {best} is best in {o.best_orders} of {o.n_orders}" + (
+                    ": order-dependent" if order_dependent else ": in every order"
+                )
             else:  # the best is missing from some order: it cannot be best in every one
                 order_dependent = True
                 line += f" and {best} is not ranked in every order: order-dependent"
         sentences.append(line + ".")
-    return Verdict(title=c.title, by=c.by, alpha=alpha, status=status, test=test, reason=reason,
-                   iman_davenport=c.iman_davenport, posthoc=posthoc, posthoc_tested=tested, pairs=pairs,
-                   differing=differing, best=best, order_dependent=order_dependent, sentences=tuple(sentences))
+    return Verdict(
+        title=c.title,
+        by=c.by,
+        alpha=alpha,
+        status=status,
+        test=test,
+        reason=reason,
+        iman_davenport=c.iman_davenport,
+        posthoc=posthoc,
+        posthoc_tested=tested,
+        pairs=pairs,
+        differing=differing,
+        best=best,
+        order_dependent=order_dependent,
+        sentences=tuple(sentences),
+    )

@@ -55,12 +55,33 @@ def anytime_table(results: Iterable[RunResult]) -> pd.DataFrame:
                     continue
                 d = describe(np.array(values, dtype=float), base_bounds(base))
                 for e, rows_seen in enumerate(seen):
-                    rows.append({**dict(zip(CONFIG_KEYS, key)), "base_metric": base, "kind": kind, "evaluation": e,
-                                 "rows_seen": rows_seen, "task": anytime.get("task", [None] * len(seen))[e],
-                                 "boundaries": list(anytime.get("boundaries") or []), "left_out": left,
-                                 **stats_at(d, e)})
-    return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "base_metric", "kind", "evaluation", "rows_seen", "task",
-                                       "boundaries", "left_out", *STATS])
+                    rows.append(
+                        {
+                            **dict(zip(CONFIG_KEYS, key)),
+                            "base_metric": base,
+                            "kind": kind,
+                            "evaluation": e,
+                            "rows_seen": rows_seen,
+                            "task": anytime.get("task", [None] * len(seen))[e],
+                            "boundaries": list(anytime.get("boundaries") or []),
+                            "left_out": left,
+                            **stats_at(d, e),
+                        }
+                    )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *CONFIG_KEYS,
+            "base_metric",
+            "kind",
+            "evaluation",
+            "rows_seen",
+            "task",
+            "boundaries",
+            "left_out",
+            *STATS,
+        ],
+    )
 
 
 def prequential_table(results: Iterable[RunResult]) -> pd.DataFrame:
@@ -75,9 +96,33 @@ def prequential_table(results: Iterable[RunResult]) -> pd.DataFrame:
         window = kept[0].prequential.get("window")
         for kind in ("cumulative", "windowed"):
             for metric in kept[0].prequential[kind]:
-                d = describe(np.array([r.prequential[kind][metric] for r in kept], dtype=float), base_bounds(metric))
+                d = describe(
+                    np.array([r.prequential[kind][metric] for r in kept], dtype=float),
+                    base_bounds(metric),
+                )
                 for b, rows_seen in enumerate(seen):
-                    rows.append({**dict(zip(CONFIG_KEYS, key)), "metric": metric, "kind": kind, "batch": b,
-                                 "rows_seen": rows_seen, "window": window, "left_out": left, **stats_at(d, b)})
-    return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "metric", "kind", "batch", "rows_seen", "window", "left_out",
-                                       *STATS])
+                    rows.append(
+                        {
+                            **dict(zip(CONFIG_KEYS, key)),
+                            "metric": metric,
+                            "kind": kind,
+                            "batch": b,
+                            "rows_seen": rows_seen,
+                            "window": window,
+                            "left_out": left,
+                            **stats_at(d, b),
+                        }
+                    )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *CONFIG_KEYS,
+            "metric",
+            "kind",
+            "batch",
+            "rows_seen",
+            "window",
+            "left_out",
+            *STATS,
+        ],
+    )

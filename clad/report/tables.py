@@ -26,18 +26,36 @@ from .aggregate import BEST, NO_NOISE_ESTIMATE, WITHIN_NOISE, best_status
 from .describe import MIN_INTERVAL_N
 from .cost import COST
 
-__all__ = ["label", "cell_text", "interval_text", "stats_text", "stats_tips", "leaderboard_sections",
-           "cost_sections", "cost_html", "leaderboard_compact_html", "leaderboard_markdown", "leaderboard_latex",
-           "latex_columns", "tex_escape", "LATEX_FAMILIES", "leaderboard_html", "frame_html", "LEGEND",
-           "ROW_KEYS"]
+__all__ = [
+    "label",
+    "cell_text",
+    "interval_text",
+    "stats_text",
+    "stats_tips",
+    "leaderboard_sections",
+    "cost_sections",
+    "cost_html",
+    "leaderboard_compact_html",
+    "leaderboard_markdown",
+    "leaderboard_latex",
+    "latex_columns",
+    "tex_escape",
+    "LATEX_FAMILIES",
+    "leaderboard_html",
+    "frame_html",
+    "LEGEND",
+    "ROW_KEYS",
+]
 
 #: the columns that name a leaderboard row, in the order rows are sorted
 ROW_KEYS = ["scenario", "strategy", "detector"]
 _ROW_KEYS = ROW_KEYS
 #: what a cell of a leaderboard or summary shows
-LEGEND = (f"mean ± std over seeds; the 95 % interval of the mean (Student-t interval over seeds, cut to the "
-          f"metric's range; none with fewer than {MIN_INTERVAL_N} seeds) is in the CSV and, on the page, in each "
-          f"cell's tooltip")
+LEGEND = (
+    f"mean ± std over seeds; the 95 % interval of the mean (Student-t interval over seeds, cut to the "
+    f"metric's range; none with fewer than {MIN_INTERVAL_N} seeds) is in the CSV and, on the page, in each "
+    f"cell's tooltip"
+)
 
 
 def label(name: str) -> str:
@@ -46,11 +64,19 @@ def label(name: str) -> str:
 
 
 def _bad(x) -> bool:
-    return x is None or (isinstance(x, (float, np.floating)) and x != x)  # NaN alone differs from itself
+    return x is None or (
+        isinstance(x, (float, np.floating)) and x != x
+    )  # NaN alone differs from itself
 
 
-def cell_text(mean: float, std: float, n: int | None = None, ci_low: float | None = None,
-              ci_high: float | None = None, digits: int = 3) -> str:
+def cell_text(
+    mean: float,
+    std: float,
+    n: int | None = None,
+    ci_low: float | None = None,
+    ci_high: float | None = None,
+    digits: int = 3,
+) -> str:
     """``mean ± std`` (``n/a`` when the mean is undefined, the mean alone when the std is); the
     count and the interval go to :func:`interval_text` (a tooltip, the CSV).
 
@@ -69,8 +95,14 @@ def cell_text(mean: float, std: float, n: int | None = None, ci_low: float | Non
     return out
 
 
-def interval_text(mean: float, n: int | None, ci_low: float | None = None, ci_high: float | None = None,
-                  values: str | None = None, digits: int = 3) -> str:
+def interval_text(
+    mean: float,
+    n: int | None,
+    ci_low: float | None = None,
+    ci_high: float | None = None,
+    values: str | None = None,
+    digits: int = 3,
+) -> str:
     """What a cell's tooltip says: the interval of the mean over ``n`` values (one per distinct
     computation over the seeds), or, with too few values for one, the values themselves.
 
@@ -83,8 +115,10 @@ def interval_text(mean: float, n: int | None, ci_low: float | None = None, ci_hi
         return "no value"
     k = int(n)
     if not (_bad(ci_low) or _bad(ci_high)):
-        return (f"mean {mean:.{digits}f}, 95 % t-interval [{ci_low:.{digits}f}, {ci_high:.{digits}f}], "
-                f"n = {k} value{'s' if k > 1 else ''}")
+        return (
+            f"mean {mean:.{digits}f}, 95 % t-interval [{ci_low:.{digits}f}, {ci_high:.{digits}f}], "
+            f"n = {k} value{'s' if k > 1 else ''}"
+        )
     shown = f" (values {values})" if values else ""
     return f"n = {k} value{'s' if k > 1 else ''}: too few for an interval{shown}"
 
@@ -95,7 +129,10 @@ def _column(table: pd.DataFrame, name: str) -> list:
 
 def stats_text(table: pd.DataFrame, prefix: str) -> list[str]:
     """:func:`cell_text` of every row of ``table`` from its columns ``<prefix>_mean`` and ``_std``."""
-    return [cell_text(m, s) for m, s in zip(_column(table, f"{prefix}_mean"), _column(table, f"{prefix}_std"))]
+    return [
+        cell_text(m, s)
+        for m, s in zip(_column(table, f"{prefix}_mean"), _column(table, f"{prefix}_std"))
+    ]
 
 
 def stats_tips(table: pd.DataFrame, prefix: str) -> list[str]:
@@ -108,23 +145,35 @@ def stats_tips(table: pd.DataFrame, prefix: str) -> list[str]:
 def _rows(frame: pd.DataFrame, labels: Sequence[str] | None = None) -> list[tuple]:
     """The rows of ``frame`` (of its columns ``labels``, default every column) as tuples of plain
     values, read column by column (a tenth of the time of ``itertuples`` on text columns)."""
-    columns = [s.tolist() for _, s in frame.items()] if labels is None else [frame[c].tolist() for c in labels]
+    columns = (
+        [s.tolist() for _, s in frame.items()]
+        if labels is None
+        else [frame[c].tolist() for c in labels]
+    )
     return list(zip(*columns)) if columns else [()] * len(frame)
 
 
 def _metrics_of(table: pd.DataFrame) -> list[str]:
     """The scalar metrics with a column in ``table`` and a value in some row."""
-    return [m for m in scalar_names() if f"{m}_mean" in table.columns and table[f"{m}_mean"].notna().any()]
+    return [
+        m
+        for m in scalar_names()
+        if f"{m}_mean" in table.columns and table[f"{m}_mean"].notna().any()
+    ]
 
 
 def _first_seen_order(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """``table`` sorted by ``keys``, each in the order its values first appear (the spec's order)."""
     if table.empty:
         return table
-    return table.iloc[_first_seen_positions({k: table[k].tolist() for k in keys}, keys, range(len(table)))]
+    return table.iloc[
+        _first_seen_positions({k: table[k].tolist() for k in keys}, keys, range(len(table)))
+    ]
 
 
-def _first_seen_positions(columns: dict[str, list], keys: Sequence[str], rows: Sequence[int]) -> list[int]:
+def _first_seen_positions(
+    columns: dict[str, list], keys: Sequence[str], rows: Sequence[int]
+) -> list[int]:
     """The positions ``rows`` sorted by ``keys`` (``columns`` holds each key's values, one per
     position), each key in the order its values first appear among ``rows``; a stable sort."""
     rank: dict[str, dict] = {k: {} for k in keys}
@@ -148,9 +197,12 @@ def _chance_rows(chance: pd.DataFrame | None) -> dict[tuple, dict]:
 CHANCE_ROW = ("chance", "no scores")
 
 
-def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = None,
-                         chance: pd.DataFrame | None = None, tips: bool = True
-                         ) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
+def leaderboard_sections(
+    table: pd.DataFrame,
+    metrics: Sequence[str] | None = None,
+    chance: pd.DataFrame | None = None,
+    tips: bool = True,
+) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
     """Per dataset and base metric: a title, the text cells (rows: scenario, strategy, detector,
     each in first-seen order; a scenario's chance row first when ``chance`` gives one, see
     :func:`clad.report.aggregate.chance_table`), the marks of the same shape (``"best"``,
@@ -163,14 +215,23 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
     status = best_status(table, metrics)
     chances = _chance_rows(chance)
     # the columns read, as lists of plain values: one look-up per column, not one per row or cell
-    names = [*ROW_KEYS, *(c for c in ("runs", "computations") if c in table.columns),
-             *(f"{m}_{k}" for m in metrics for k in ("mean", "std", "n", "ci_low", "ci_high", "values")
-               if f"{m}_{k}" in table.columns)]
+    names = [
+        *ROW_KEYS,
+        *(c for c in ("runs", "computations") if c in table.columns),
+        *(
+            f"{m}_{k}"
+            for m in metrics
+            for k in ("mean", "std", "n", "ci_low", "ci_high", "values")
+            if f"{m}_{k}" in table.columns
+        ),
+    ]
     columns = {c: table[c].tolist() for c in names}
     marked = {m: status[m].tolist() for m in metrics}
     valued = {m: table[f"{m}_mean"].notna().to_numpy() for m in metrics}
     groups = table.groupby(["dataset", "base_metric"], sort=False).indices
-    for (dataset, base), positions in sorted(groups.items(), key=lambda group: group[1][0]):  # first seen first
+    for (dataset, base), positions in sorted(
+        groups.items(), key=lambda group: group[1][0]
+    ):  # first seen first
         used = [m for m in metrics if valued[m][positions].any()]
         scenarios: dict = {}  # the positions of each scenario, in first-seen order
         for pos in _first_seen_positions(columns, ROW_KEYS, positions.tolist()):
@@ -179,36 +240,70 @@ def leaderboard_sections(table: pd.DataFrame, metrics: Sequence[str] | None = No
         means_of = [columns[f"{m}_mean"] for m in used]
         stds_of = [columns[f"{m}_std"] for m in used]
         statuses_of = [marked[m] for m in used]
-        intervals_of = ([(columns[f"{m}_n"], columns[f"{m}_ci_low"], columns[f"{m}_ci_high"], columns.get(f"{m}_values"))
-                         for m in used] if want_tips else [])
+        intervals_of = (
+            [
+                (
+                    columns[f"{m}_n"],
+                    columns[f"{m}_ci_low"],
+                    columns[f"{m}_ci_high"],
+                    columns.get(f"{m}_values"),
+                )
+                for m in used
+            ]
+            if want_tips
+            else []
+        )
         rows, marks, tips = [], [], []
         for scenario, members in scenarios.items():
             c = chances.get((dataset, base, scenario))
             if c is not None:
-                rows.append([scenario, *CHANCE_ROW] + [cell_text(c.get(f"{m}_mean"), float("nan")) for m in used])
+                rows.append(
+                    [scenario, *CHANCE_ROW]
+                    + [cell_text(c.get(f"{m}_mean"), float("nan")) for m in used]
+                )
                 marks.append(["chance"] * (len(ROW_KEYS) + len(used)))
-                tips.append([""] * len(ROW_KEYS) + [
-                    "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
-                    "flagging every row), through the same metric"] * len(used))
+                tips.append(
+                    [""] * len(ROW_KEYS)
+                    + [
+                        "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
+                        "flagging every row), through the same metric"
+                    ]
+                    * len(used)
+                )
             for pos in members:
                 means = [mean[pos] for mean in means_of]
                 st = [status[pos] for status in statuses_of]
-                rows.append([str(columns[k][pos]) for k in ROW_KEYS]
-                            + [cell_text(v, std[pos]) for v, std in zip(means, stds_of)])
+                rows.append(
+                    [str(columns[k][pos]) for k in ROW_KEYS]
+                    + [cell_text(v, std[pos]) for v, std in zip(means, stds_of)]
+                )
                 marks.append([""] * len(ROW_KEYS) + st)
                 if not want_tips:
                     tips.append([""] * (len(ROW_KEYS) + len(used)))
                     continue
                 # the row's, the same for each of its cells
-                computations = _computations_tip({k: columns[k][pos] for k in ("runs", "computations") if k in columns})
-                tips.append([""] * len(ROW_KEYS) + [
-                    interval_text(v, n[pos], low[pos], high[pos], None if values is None else values[pos])
-                    + computations
-                    + _relative_tip(v, None if c is None else c.get(f"{m}_mean"))
-                    + _status_tip(mark) for m, v, mark, (n, low, high, values) in zip(used, means, st, intervals_of)])
+                computations = _computations_tip(
+                    {k: columns[k][pos] for k in ("runs", "computations") if k in columns}
+                )
+                tips.append(
+                    [""] * len(ROW_KEYS)
+                    + [
+                        interval_text(
+                            v, n[pos], low[pos], high[pos], None if values is None else values[pos]
+                        )
+                        + computations
+                        + _relative_tip(v, None if c is None else c.get(f"{m}_mean"))
+                        + _status_tip(mark)
+                        for m, v, mark, (n, low, high, values) in zip(used, means, st, intervals_of)
+                    ]
+                )
         cols = [*ROW_KEYS, *(label(m) for m in used)]
-        yield (f"{dataset} — {base_metric_shown(base)}", pd.DataFrame(rows, columns=cols),
-               pd.DataFrame(marks, columns=cols), pd.DataFrame(tips, columns=cols))
+        yield (
+            f"{dataset} — {base_metric_shown(base)}",
+            pd.DataFrame(rows, columns=cols),
+            pd.DataFrame(marks, columns=cols),
+            pd.DataFrame(tips, columns=cols),
+        )
 
 
 def _computations_tip(row) -> str:
@@ -216,8 +311,10 @@ def _computations_tip(row) -> str:
     runs, distinct = row.get("runs"), row.get("computations")
     if _bad(runs) or _bad(distinct) or int(distinct) >= int(runs):
         return ""
-    return (f" ({int(runs)} seeds, {int(distinct)} distinct computation{'s' if int(distinct) != 1 else ''}: "
-            "identical seeds count once)")
+    return (
+        f" ({int(runs)} seeds, {int(distinct)} distinct computation{'s' if int(distinct) != 1 else ''}: "
+        "identical seeds count once)"
+    )
 
 
 def _relative_tip(mean, chance) -> str:
@@ -233,8 +330,10 @@ def _status_tip(status: str) -> str:
     if status == WITHIN_NOISE:
         return "; the best mean in its scenario, but within noise of the next best (intervals overlap or too few seeds)"
     if status == NO_NOISE_ESTIMATE:
-        return ("; the best mean in its scenario, but it or the next best is one computation over its seeds "
-                "(fewer than two independent values): no noise can be estimated, so nothing is claimed")
+        return (
+            "; the best mean in its scenario, but it or the next best is one computation over its seeds "
+            "(fewer than two independent values): no noise can be estimated, so nothing is claimed"
+        )
     return ""
 
 
@@ -252,25 +351,46 @@ def cost_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, pd.D
         text = {k: [str(v) for v in part[k].tolist()] for k in ROW_KEYS}
         tips = {k: [""] * len(part) for k in ROW_KEYS}
         for n in costs:
-            mean, std, count, low, high = (part[f"{n}_{k}"].tolist() for k in ("mean", "std", "n", "ci_low", "ci_high"))
-            values = part[f"{n}_values"].tolist() if f"{n}_values" in part.columns else [None] * len(part)
-            text[COST[n].label] = [cell_text(m, s, digits=3 if n != "memory_rows" else 0) for m, s in zip(mean, std)]
-            tips[COST[n].label] = [f"{COST[n].description}: " + interval_text(m, k, lo, hi, v)
-                                   for m, k, lo, hi, v in zip(mean, count, low, high, values)]
+            mean, std, count, low, high = (
+                part[f"{n}_{k}"].tolist() for k in ("mean", "std", "n", "ci_low", "ci_high")
+            )
+            values = (
+                part[f"{n}_values"].tolist()
+                if f"{n}_values" in part.columns
+                else [None] * len(part)
+            )
+            text[COST[n].label] = [
+                cell_text(m, s, digits=3 if n != "memory_rows" else 0) for m, s in zip(mean, std)
+            ]
+            tips[COST[n].label] = [
+                f"{COST[n].description}: " + interval_text(m, k, lo, hi, v)
+                for m, k, lo, hi, v in zip(mean, count, low, high, values)
+            ]
         yield str(dataset), pd.DataFrame(text), pd.DataFrame(tips)
 
 
 def _legend(metrics: Sequence[str]) -> str:
     lower = [label(m) for m in metrics if not get_metric(m).higher_is_better]
-    return (f"{LEGEND}; bold: the best mean of its column within its scenario, its interval clear of the next best's; "
-            "≈: the best mean, but within noise of the next best (overlapping intervals, or too few seeds to tell); "
-            "no mark where the best or the next rests on one independent value (deterministic over seeds); "
-            "higher is better" + (f" except {', '.join(lower)} (lower is better)" if lower else "")
-            + "; the chance row gives what a detector without information gets through the same metric")
+    return (
+        f"{LEGEND}; bold: the best mean of its column within its scenario, its interval clear of the next best's; "
+        "≈: the best mean, but within noise of the next best (overlapping intervals, or too few seeds to tell); "
+        "no mark where the best or the next rests on one independent value (deterministic over seeds); "
+        "higher is better"
+        + (f" except {', '.join(lower)} (lower is better)" if lower else "")
+        + "; the chance row gives what a detector without information gets through the same metric"
+    )
 
 
 def _marked(v: str, mark: str) -> str:
-    return f"**{v}**" if mark == BEST else f"{v} ≈" if mark == WITHIN_NOISE else f"_{v}_" if mark == "chance" else v
+    return (
+        f"**{v}**"
+        if mark == BEST
+        else f"{v} ≈"
+        if mark == WITHIN_NOISE
+        else f"_{v}_"
+        if mark == "chance"
+        else v
+    )
 
 
 def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:
@@ -282,7 +402,9 @@ def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None
         out.append("| " + " | ".join(cols) + " |")
         out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
         for values, row_marks in zip(_rows(text), _rows(marks)):
-            cells = [_marked(str(v).replace("|", "\\|"), mark) for v, mark in zip(values, row_marks)]
+            cells = [
+                _marked(str(v).replace("|", "\\|"), mark) for v, mark in zip(values, row_marks)
+            ]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     for dataset, text, _ in cost_sections(table):
@@ -295,8 +417,18 @@ def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None
     return "\n".join(out)
 
 
-_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def tex_escape(text: str) -> str:
@@ -306,19 +438,27 @@ def tex_escape(text: str) -> str:
     concept\_aware \& 50\% $\pm$ 1
     """
     out = "".join(_TEX_SPECIAL.get(c, c) for c in str(text))
-    return out.replace("±", r"$\pm$").replace("≈", r"$\approx$").replace("−", "-").replace("—", "---")
+    return (
+        out.replace("±", r"$\pm$").replace("≈", r"$\approx$").replace("−", "-").replace("—", "---")
+    )
 
 
 def _tex_label(*parts: str) -> str:
     r"""A ``\label`` key: lower-case letters, digits and hyphens."""
     import re
 
-    return "tab:clad-" + "-".join(re.sub(r"[^a-z0-9]+", "-", str(p).lower()).strip("-") for p in parts if p)
+    return "tab:clad-" + "-".join(
+        re.sub(r"[^a-z0-9]+", "-", str(p).lower()).strip("-") for p in parts if p
+    )
 
 
 #: the families the LaTeX tables split every metric into (by each metric's declared scale)
-LATEX_FAMILIES = {"value": "performance", "difference": "transfer and forgetting", "variance": "stability",
-                  "unbounded": "other"}
+LATEX_FAMILIES = {
+    "value": "performance",
+    "difference": "transfer and forgetting",
+    "variance": "stability",
+    "unbounded": "other",
+}
 
 
 def latex_columns(spec: str | Sequence[str] | None) -> list[str] | None:
@@ -333,10 +473,16 @@ def latex_columns(spec: str | Sequence[str] | None) -> list[str] | None:
 
     if spec is None:
         return None
-    items = [str(x).strip() for x in (spec.split(",") if isinstance(spec, str) else spec) if str(x).strip()]
+    items = [
+        str(x).strip()
+        for x in (spec.split(",") if isinstance(spec, str) else spec)
+        if str(x).strip()
+    ]
     allowed = f"'all' or names/labels such as {', '.join(get_metric(m).label for m in scalar_names(headline=True))}"
     if not items:
-        raise CladValueError(f"latex columns {spec!r} name no column; allowed: {allowed} (comma-separated)")
+        raise CladValueError(
+            f"latex columns {spec!r} name no column; allowed: {allowed} (comma-separated)"
+        )
     if items == ["all"]:
         return ["all"]
     by_label = {get_metric(m).label.lower(): m for m in scalar_names()}
@@ -344,14 +490,20 @@ def latex_columns(spec: str | Sequence[str] | None) -> list[str] | None:
     for item in items:
         name = item if item in scalar_names() else by_label.get(item.lower())
         if name is None:
-            raise CladValueError(f"latex column {item!r} is not a scalar metric; allowed: {allowed}")
+            raise CladValueError(
+                f"latex column {item!r} is not a scalar metric; allowed: {allowed}"
+            )
         if name in out:
-            raise CladValueError(f"latex column {item!r} names {name} a second time in {spec!r}; name each column once")
+            raise CladValueError(
+                f"latex column {item!r} names {name} a second time in {spec!r}; name each column once"
+            )
         out.append(name)
     return out
 
 
-def _latex_groups(table: pd.DataFrame, columns: Sequence[str] | None) -> list[tuple[str, list[str]]]:
+def _latex_groups(
+    table: pd.DataFrame, columns: Sequence[str] | None
+) -> list[tuple[str, list[str]]]:
     """(family name, metrics) per LaTeX table of one dataset and base metric."""
     available = _metrics_of(table)
     if columns is None:
@@ -364,17 +516,29 @@ def _latex_groups(table: pd.DataFrame, columns: Sequence[str] | None) -> list[tu
     return [("chosen", [m for m in columns if m in available] or list(columns))]
 
 
-def _latex_table(title: str, key: tuple, text: pd.DataFrame, marks: pd.DataFrame, caption_tail: str) -> str:
+def _latex_table(
+    title: str, key: tuple, text: pd.DataFrame, marks: pd.DataFrame, caption_tail: str
+) -> str:
     """One ``table`` environment: strategy and detector columns, the scenario as a group row."""
     metric_cols = [c for c in text.columns if c not in ROW_KEYS]
     width = 2 + len(metric_cols)
-    lines = [r"\begin{table}[htbp]", r"\centering", r"\small", r"\setlength{\tabcolsep}{4pt}",
-             rf"\caption{{{tex_escape(title)}: {caption_tail}}}", rf"\label{{{_tex_label(*key)}}}",
-             rf"\begin{{tabular}}{{ll{'r' * len(metric_cols)}}}", r"\toprule",
-             " & ".join(["Strategy", "Detector", *(tex_escape(c) for c in metric_cols)]) + r" \\", r"\midrule"]
+    lines = [
+        r"\begin{table}[htbp]",
+        r"\centering",
+        r"\small",
+        r"\setlength{\tabcolsep}{4pt}",
+        rf"\caption{{{tex_escape(title)}: {caption_tail}}}",
+        rf"\label{{{_tex_label(*key)}}}",
+        rf"\begin{{tabular}}{{ll{'r' * len(metric_cols)}}}",
+        r"\toprule",
+        " & ".join(["Strategy", "Detector", *(tex_escape(c) for c in metric_cols)]) + r" \\",
+        r"\midrule",
+    ]
     previous = None
     shown = ["strategy", "detector", *metric_cols]
-    for scenario, values, row_marks in zip(text["scenario"].tolist(), _rows(text, shown), _rows(marks, shown)):
+    for scenario, values, row_marks in zip(
+        text["scenario"].tolist(), _rows(text, shown), _rows(marks, shown)
+    ):
         if scenario != previous:
             if previous is not None:
                 lines.append(r"\addlinespace")
@@ -396,8 +560,9 @@ def _latex_table(title: str, key: tuple, text: pd.DataFrame, marks: pd.DataFrame
     return "\n".join(lines)
 
 
-def leaderboard_latex(table: pd.DataFrame, chance: pd.DataFrame | None = None,
-                      columns: Sequence[str] | None = None) -> str:
+def leaderboard_latex(
+    table: pd.DataFrame, chance: pd.DataFrame | None = None, columns: Sequence[str] | None = None
+) -> str:
     r"""LaTeX tables a journal takes: one ``table`` (booktabs rules, ``\caption`` and ``\label``)
     per dataset, base metric and metric family; rows strategy and detector, each scenario a group
     row (never repeated on every row), its chance row first in italics; best cells in
@@ -416,19 +581,32 @@ def leaderboard_latex(table: pd.DataFrame, chance: pd.DataFrame | None = None,
     """
     groups = _latex_groups(table, columns)
     shown = [m for _, ms in groups for m in ms]
-    out = [r"% clad leaderboard tables; they need \usepackage{booktabs} in the preamble",
-           f"% {tex_escape(_legend(shown))}", ""]
+    out = [
+        r"% clad leaderboard tables; they need \usepackage{booktabs} in the preamble",
+        f"% {tex_escape(_legend(shown))}",
+        "",
+    ]
     if table.empty:
         return "\n".join(out)
     for family, metrics in groups:
         bases = [key for key, _ in table.groupby(["dataset", "base_metric"], sort=False)]
-        for (title, text, marks, _), (dataset, base) in zip(leaderboard_sections(table, metrics, chance=chance,
-                                                                                   tips=False), bases):
+        for (title, text, marks, _), (dataset, base) in zip(
+            leaderboard_sections(table, metrics, chance=chance, tips=False), bases
+        ):
             text, marks = text.reset_index(drop=True), marks.reset_index(drop=True)
-            tail = (r"mean $\pm$ std over seeds; bold: best in its scenario, its interval clear of the next best's; "
-                    r"$\approx$: best but within noise")
-            out.append(_latex_table(title + ("" if family in ("headline", "chosen") else f" ({family})"),
-                                    (dataset, base, family), text, marks, tail))
+            tail = (
+                r"mean $\pm$ std over seeds; bold: best in its scenario, its interval clear of the next best's; "
+                r"$\approx$: best but within noise"
+            )
+            out.append(
+                _latex_table(
+                    title + ("" if family in ("headline", "chosen") else f" ({family})"),
+                    (dataset, base, family),
+                    text,
+                    marks,
+                    tail,
+                )
+            )
     return "\n".join(out)
 
 
@@ -440,8 +618,13 @@ def _html_cell(v) -> str:
     return html.escape(f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v))
 
 
-def frame_html(df: pd.DataFrame, marks: pd.DataFrame | None = None, index: bool = False,
-               tips: pd.DataFrame | None = None, classes: str = "table") -> str:
+def frame_html(
+    df: pd.DataFrame,
+    marks: pd.DataFrame | None = None,
+    index: bool = False,
+    tips: pd.DataFrame | None = None,
+    classes: str = "table",
+) -> str:
     """A DataFrame as an HTML ``<table>`` with every cell escaped; ``marks`` (booleans, or the
     strings of :func:`leaderboard_sections`) put a cell in ``<strong>`` (``True``/``"best"``), mark it
     ``≈`` (``"within noise"``) or give its row the chance style; ``tips`` are the cells' tooltips.
@@ -464,26 +647,33 @@ def frame_html(df: pd.DataFrame, marks: pd.DataFrame | None = None, index: bool 
         for j in range(n_cols):
             text = _html_cell(values[j][i])
             mark = mark_values[j][i] if mark_values is not None else ""
-            if (isinstance(mark, (bool, np.bool_)) and bool(mark)) or (isinstance(mark, str) and mark == BEST):
+            if (isinstance(mark, (bool, np.bool_)) and bool(mark)) or (
+                isinstance(mark, str) and mark == BEST
+            ):
                 text = f"<strong>{text}</strong>"
             elif isinstance(mark, str) and mark == WITHIN_NOISE:
                 text = f"{text}<span class='noise'> ≈</span>"
             elif isinstance(mark, str) and mark == "chance":
                 row_mark = " class='chance'"
             tip = tip_values[j][i] if tip_values is not None else ""
-            title = f" title=\"{html.escape(str(tip), quote=True)}\"" if tip else ""
+            title = f' title="{html.escape(str(tip), quote=True)}"' if tip else ""
             cells.append(f"<td{title}>{text}</td>")
         lead = f"<th>{html.escape(str(df.index[i]))}</th>" if index else ""
         body.append(f"<tr{row_mark}>{lead}{''.join(cells)}</tr>")
-    return (f"<table class=\"{classes}\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    return f'<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
-def leaderboard_html(table: pd.DataFrame, chance: pd.DataFrame | None = None,
-                     metrics: Sequence[str] | None = None) -> str:
+def leaderboard_html(
+    table: pd.DataFrame, chance: pd.DataFrame | None = None, metrics: Sequence[str] | None = None
+) -> str:
     """HTML: one titled table per dataset and base metric (``mean ± std`` cells, the interval in
     each cell's tooltip, a chance row per scenario when ``chance`` is given); ``metrics`` picks the
     columns (default: every metric with a value)."""
-    shown = [m for m in (metrics if metrics is not None else _metrics_of(table)) if m in _metrics_of(table)]
+    shown = [
+        m
+        for m in (metrics if metrics is not None else _metrics_of(table))
+        if m in _metrics_of(table)
+    ]
     out = [f"<p class='legend'>{html.escape(_legend(shown))}.</p>"]
     for title, text, marks, tips in leaderboard_sections(table, shown, chance=chance):
         out.append(f"<h3>{html.escape(title)}</h3>")
@@ -495,7 +685,10 @@ def cost_html(table: pd.DataFrame) -> str | None:
     """HTML: the cost table of each dataset (None when no run recorded a cost)."""
     out = []
     for dataset, text, tips in cost_sections(table):
-        out.append(f"<h3>{html.escape(dataset)}</h3>" + frame_html(text, tips=tips, classes="table leaderboard"))
+        out.append(
+            f"<h3>{html.escape(dataset)}</h3>"
+            + frame_html(text, tips=tips, classes="table leaderboard")
+        )
     return "\n".join(out) if out else None
 
 
@@ -506,54 +699,88 @@ def _base_label(name: str) -> str:
     decl = find_base_metric(name)
     if decl is None:
         return name
-    return decl.label if not decl.optimistic or "optimistic" in decl.label else f"{decl.label} (optimistic)"
+    return (
+        decl.label
+        if not decl.optimistic or "optimistic" in decl.label
+        else f"{decl.label} (optimistic)"
+    )
 
 
-def leaderboard_compact_html(table: pd.DataFrame, chance: pd.DataFrame | None = None,
-                             metrics: Sequence[str] | None = None) -> str:
+def leaderboard_compact_html(
+    table: pd.DataFrame, chance: pd.DataFrame | None = None, metrics: Sequence[str] | None = None
+) -> str:
     """HTML: one table per dataset, every base metric side by side (its ``metrics`` columns under
     its name), a heading row per scenario followed by its chance row and its configurations
     (strategy, detector); cells ``mean ± std`` with the interval in the tooltip, marked as in
     :func:`leaderboard_sections`."""
-    shown = [m for m in (metrics if metrics is not None else _metrics_of(table)) if m in _metrics_of(table)]
+    shown = [
+        m
+        for m in (metrics if metrics is not None else _metrics_of(table))
+        if m in _metrics_of(table)
+    ]
     out = [f"<p class='legend'>{html.escape(_legend(shown))}.</p>"]
     if table.empty or not shown:
         return "\n".join(out)
     sections = {}
     bases = iter([key for key, _ in table.groupby(["dataset", "base_metric"], sort=False)])
-    for (_, text, marks, tips), (dataset, base) in zip(leaderboard_sections(table, shown, chance=chance), bases):
+    for (_, text, marks, tips), (dataset, base) in zip(
+        leaderboard_sections(table, shown, chance=chance), bases
+    ):
         sections.setdefault(dataset, []).append((base, text, marks, tips))
     for dataset, parts in sections.items():
         # every metric with a value under some base metric (a base metric undefined everywhere has none)
-        labels = list(dict.fromkeys(c for part in parts for c in part[1].columns if c not in ROW_KEYS))
-        head1 = ("<tr><th rowspan='2'>strategy</th><th rowspan='2'>detector</th>"
-                 + "".join(f"<th colspan='{len(labels)}' class='group'>{html.escape(_base_label(b))}</th>"
-                           for b, *_ in parts)
-                 + "</tr>")
-        head2 = "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for _ in parts for c in labels) + "</tr>"
+        labels = list(
+            dict.fromkeys(c for part in parts for c in part[1].columns if c not in ROW_KEYS)
+        )
+        head1 = (
+            "<tr><th rowspan='2'>strategy</th><th rowspan='2'>detector</th>"
+            + "".join(
+                f"<th colspan='{len(labels)}' class='group'>{html.escape(_base_label(b))}</th>"
+                for b, *_ in parts
+            )
+            + "</tr>"
+        )
+        head2 = (
+            "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for _ in parts for c in labels) + "</tr>"
+        )
         body = []
         first = parts[0][1]
         scenarios, strategies, detectors = (first[c].tolist() for c in ROW_KEYS)
         chances = [mark == "chance" for mark in parts[0][2]["strategy"].tolist()]
         # each base metric's cells, marks and tooltips as one row tuple per position
-        rows = [[_rows(frame.reindex(columns=labels, fill_value=fill), labels)
-                 for frame, fill in ((text, "n/a"), (marks, ""), (tips, ""))]
-                for _, text, marks, tips in parts]
+        rows = [
+            [
+                _rows(frame.reindex(columns=labels, fill_value=fill), labels)
+                for frame, fill in ((text, "n/a"), (marks, ""), (tips, ""))
+            ]
+            for _, text, marks, tips in parts
+        ]
         for i, scenario in enumerate(scenarios):
             if i == 0 or scenarios[i - 1] != scenario:
-                body.append(f"<tr class='scenario'><th colspan='{2 + len(labels) * len(parts)}'>"
-                            f"{html.escape(str(scenario))}</th></tr>")
+                body.append(
+                    f"<tr class='scenario'><th colspan='{2 + len(labels) * len(parts)}'>"
+                    f"{html.escape(str(scenario))}</th></tr>"
+                )
             is_chance = chances[i]
-            cells = [f"<td>{html.escape(str(strategies[i]))}</td>",
-                     f"<td>{html.escape(str(detectors[i]))}</td>"]
+            cells = [
+                f"<td>{html.escape(str(strategies[i]))}</td>",
+                f"<td>{html.escape(str(detectors[i]))}</td>",
+            ]
             for texts, marks, tips in rows:
                 for v, mark, tip in zip(texts[i], marks[i], tips[i]):
                     v = html.escape(str(v))
-                    v = (f"<strong>{v}</strong>" if mark == BEST else
-                         f"{v}<span class='noise'> ≈</span>" if mark == WITHIN_NOISE else v)
-                    title = f" title=\"{html.escape(str(tip), quote=True)}\"" if tip else ""
+                    v = (
+                        f"<strong>{v}</strong>"
+                        if mark == BEST
+                        else f"{v}<span class='noise'> ≈</span>"
+                        if mark == WITHIN_NOISE
+                        else v
+                    )
+                    title = f' title="{html.escape(str(tip), quote=True)}"' if tip else ""
                     cells.append(f"<td{title}>{v}</td>")
             body.append(f"<tr{' class=chance' if is_chance else ''}>{''.join(cells)}</tr>")
-        out.append(f"<h3>{html.escape(dataset)}</h3><table class='table leaderboard compact'><thead>{head1}{head2}"
-                   f"</thead><tbody>{''.join(body)}</tbody></table>")
+        out.append(
+            f"<h3>{html.escape(dataset)}</h3><table class='table leaderboard compact'><thead>{head1}{head2}"
+            f"</thead><tbody>{''.join(body)}</tbody></table>"
+        )
     return "\n".join(out)

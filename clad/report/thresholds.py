@@ -21,7 +21,13 @@ from ..metrics import learned_at
 from ..metrics.base import find_base_metric
 from ..results.record import RunResult
 
-__all__ = ["threshold_table", "threshold_section", "threshold_legend", "thresholded_metrics", "policies"]
+__all__ = [
+    "threshold_table",
+    "threshold_section",
+    "threshold_legend",
+    "thresholded_metrics",
+    "policies",
+]
 
 _KEYS = ("dataset", "scenario", "strategy", "detector")
 
@@ -39,7 +45,9 @@ def policies(runs: Sequence[RunResult]) -> list[str]:
 
 def _nanmean(values) -> float:
     values = np.asarray(values, dtype=np.float64)
-    return float(np.mean(values[np.isfinite(values)])) if np.isfinite(values).any() else float("nan")
+    return (
+        float(np.mean(values[np.isfinite(values)])) if np.isfinite(values).any() else float("nan")
+    )
 
 
 def _drifts(r: RunResult) -> tuple[float, float, float, list[float]] | None:
@@ -83,12 +91,23 @@ def threshold_table(runs: Sequence[RunResult]) -> pd.DataFrame:
         just, past, drift = (np.array([d[k] for _, d in items]) for k in range(3))
         steps = np.array([d[3] for _, d in items], dtype=np.float64)
         per_step = [_nanmean(steps[:, i]) for i in range(steps.shape[1])] if steps.ndim == 2 else []
-        rows.append({**dict(zip(_KEYS, key)), "policy": policy_text((items[0][0].threshold or {}).get("policy", "own")),
-                     "seeds": len(items), "fpr_just_learned": _nanmean(just),
-                     "fpr_just_learned_std": float(np.nanstd(just)) if np.isfinite(just).any() else float("nan"),
-                     "fpr_past": _nanmean(past), "drift_past": _nanmean(drift),
-                     "drift_past_std": float(np.nanstd(drift)) if np.isfinite(drift).any() else float("nan"),
-                     "drift_per_step": [None if not np.isfinite(v) else round(v, 4) for v in per_step]})
+        rows.append(
+            {
+                **dict(zip(_KEYS, key)),
+                "policy": policy_text((items[0][0].threshold or {}).get("policy", "own")),
+                "seeds": len(items),
+                "fpr_just_learned": _nanmean(just),
+                "fpr_just_learned_std": float(np.nanstd(just))
+                if np.isfinite(just).any()
+                else float("nan"),
+                "fpr_past": _nanmean(past),
+                "drift_past": _nanmean(drift),
+                "drift_past_std": float(np.nanstd(drift))
+                if np.isfinite(drift).any()
+                else float("nan"),
+                "drift_per_step": [None if not np.isfinite(v) else round(v, 4) for v in per_step],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -100,12 +119,19 @@ def threshold_section(runs: Sequence[RunResult], table: pd.DataFrame | None = No
     if table.empty:
         return None
     named = ", ".join(policies(runs))
-    out = ["<p class='legend'>Labels for the thresholded metrics come from <strong>" + html.escape(named)
-           + "</strong>: " + (", ".join(f"{html.escape(m)} ({html.escape(named)})" for m in metrics) or
-                             "no thresholded base metric in these runs") + ". The false-positive rate each threshold "
-           "reached on the normal rows of the concept just learned, on past concepts after later steps, and its "
-           "drift there (past minus just learned: a forgetting of calibration), mean over seeds; "
-           "<code>thresholds.csv</code> has the drift after each step.</p>"]
+    out = [
+        "<p class='legend'>Labels for the thresholded metrics come from <strong>"
+        + html.escape(named)
+        + "</strong>: "
+        + (
+            ", ".join(f"{html.escape(m)} ({html.escape(named)})" for m in metrics)
+            or "no thresholded base metric in these runs"
+        )
+        + ". The false-positive rate each threshold "
+        "reached on the normal rows of the concept just learned, on past concepts after later steps, and its "
+        "drift there (past minus just learned: a forgetting of calibration), mean over seeds; "
+        "<code>thresholds.csv</code> has the drift after each step.</p>"
+    ]
     shown = table[[*_KEYS, "seeds", "fpr_just_learned", "fpr_past", "drift_past"]].copy()
     from .tables import frame_html
 
@@ -119,5 +145,8 @@ def threshold_legend(runs: Sequence[RunResult]) -> str:
     if not metrics:
         return ""
     named = ", ".join(policies(runs))
-    return ("<p class='legend'>Thresholded metrics: " + ", ".join(f"{html.escape(m)} ({html.escape(named)})"
-                                                                  for m in metrics) + ".</p>")
+    return (
+        "<p class='legend'>Thresholded metrics: "
+        + ", ".join(f"{html.escape(m)} ({html.escape(named)})" for m in metrics)
+        + ".</p>"
+    )

@@ -42,8 +42,11 @@ def trace_figure(trace: dict, title: str):
     top.plot(x, values, color="#333333", linewidth=0.7)
     _shade(top, trace["ranges"])
     top.set_ylabel("value", fontsize=8)
-    top.set_title(f"{title}: series {trace['series']} of test concept {trace['concept']} (ranges shaded), "
-                  "scores after each step (dashed: threshold)", fontsize=9)
+    top.set_title(
+        f"{title}: series {trace['series']} of test concept {trace['concept']} (ranges shaded), "
+        "scores after each step (dashed: threshold)",
+        fontsize=9,
+    )
     for ax, step, scores, threshold in zip(axes[1:], steps, trace["scores"], trace["thresholds"]):
         s = np.array([np.nan if v is None else v for v in scores], dtype=float)
         ax.plot(x, s, color="#1f77b4", linewidth=0.7)
@@ -58,8 +61,10 @@ def trace_figure(trace: dict, title: str):
         ax.sharex(axes[-1])
         ax.tick_params(labelbottom=False)
     axes[-1].tick_params(axis="x", labelbottom=True, labelsize=7)
-    axes[-1].set_xlabel("time point" + (f" (largest score of every {bucket} points)" if bucket > 1 else ""),
-                        fontsize=8)
+    axes[-1].set_xlabel(
+        "time point" + (f" (largest score of every {bucket} points)" if bucket > 1 else ""),
+        fontsize=8,
+    )
     return fig
 
 
@@ -80,12 +85,26 @@ def trace_section(results: Sequence[RunResult], figs) -> str | None:
             continue
         seen.add(key)
         title = " / ".join(key) + f" / seed {r.seed}"
-        out.extend(figs.plan(draw_traces, ([(trace, title)],),
-                             [("time series", f"scores per step on series {trace['series']}: {title}", "trace", key)]))
+        out.extend(
+            figs.plan(
+                draw_traces,
+                ([(trace, title)],),
+                [
+                    (
+                        "time series",
+                        f"scores per step on series {trace['series']}: {title}",
+                        "trace",
+                        key,
+                    )
+                ],
+            )
+        )
     if not out:
         return None
-    legend = ("<p class='legend'>One test series of a time-series dataset, its labelled anomaly ranges (shaded) "
-              "and, after every training step, the detector's score at each time point (a window's score mapped "
-              "back to the points it covers) with its threshold (dashed); the part above the threshold is what the "
-              "detector flags, what the range metrics at the detector's threshold score.</p>")
+    legend = (
+        "<p class='legend'>One test series of a time-series dataset, its labelled anomaly ranges (shaded) "
+        "and, after every training step, the detector's score at each time point (a window's score mapped "
+        "back to the points it covers) with its threshold (dashed); the part above the threshold is what the "
+        "detector flags, what the range metrics at the detector's threshold score.</p>"
+    )
     return legend + H.figure_grid(out)

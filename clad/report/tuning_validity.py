@@ -36,14 +36,18 @@ __all__ = ["tuning_table", "tuning_section", "validity_table", "validity_section
 
 _MODES = {
     "first_concepts": "tuned on the first {k} concept(s) as a scenario of their own; the evaluation trains and "
-                      "scores only the remaining concepts",
+    "scores only the remaining concepts",
     "validation_split": "tuned on a validation share ({fraction:g}) of each concept's labelled test pool; the "
-                        "evaluation scores only the rest",
+    "evaluation scores only the rest",
 }
 
 
 def _params(choice: dict) -> str:
-    parts = [f"{k}={v}" for part in ("strategy", "detector") for k, v in sorted((choice.get(part) or {}).items())]
+    parts = [
+        f"{k}={v}"
+        for part in ("strategy", "detector")
+        for k, v in sorted((choice.get(part) or {}).items())
+    ]
     return ", ".join(parts) or "(defaults)"
 
 
@@ -57,14 +61,29 @@ def tuning_table(results: Sequence[RunResult]) -> pd.DataFrame:
         if not rec or rec.get("chosen") is None:
             continue
         cands = rec.get("candidates", [])
-        defined = [i for i, c in enumerate(cands) if c.get("score") is not None and not math.isnan(c["score"])]
+        defined = [
+            i
+            for i, c in enumerate(cands)
+            if c.get("score") is not None and not math.isnan(c["score"])
+        ]
         best = cands[rec["chosen"]]
         sign = 1.0 if rec.get("higher_is_better", True) else -1.0  # margins in the better direction
-        runner_up = max((sign * cands[i]["score"] for i in defined if i != rec["chosen"]), default=None)
+        runner_up = max(
+            (sign * cands[i]["score"] for i in defined if i != rec["chosen"]), default=None
+        )
         margin = float("nan") if runner_up is None else sign * best["score"] - runner_up
-        rows.append({**{k: getattr(r, k) for k in CONFIG_KEYS}, "seed": r.seed, "mode": rec.get("mode"),
-                     "objective": rec.get("objective"), "candidates": len(defined), "chosen": _params(best),
-                     "score": best["score"], "margin": margin})
+        rows.append(
+            {
+                **{k: getattr(r, k) for k in CONFIG_KEYS},
+                "seed": r.seed,
+                "mode": rec.get("mode"),
+                "objective": rec.get("objective"),
+                "candidates": len(defined),
+                "chosen": _params(best),
+                "score": best["score"],
+                "margin": margin,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -74,13 +93,19 @@ def tuning_section(results: Sequence[RunResult]) -> str | None:
     if table.empty:
         return None
     recs = [(r.extras or {})["tuning"] for r in results if (r.extras or {}).get("tuning")]
-    modes = {rec["mode"]: _MODES.get(rec["mode"], "{mode}").format(**{"k": "?", "fraction": float("nan"), **rec})
-             for rec in recs}
-    legend = ("<p class='legend'>Parameters chosen per dataset × scenario × strategy × detector × seed by the "
-              "objective of tuning runs that never score an evaluation test row: "
-              + "; ".join(html.escape(v) for v in modes.values())
-              + ". <em>margin</em>: how far the choice's tuning score lies ahead of the runner-up's; a small "
-                "margin means the choice is close to arbitrary.</p>")
+    modes = {
+        rec["mode"]: _MODES.get(rec["mode"], "{mode}").format(
+            **{"k": "?", "fraction": float("nan"), **rec}
+        )
+        for rec in recs
+    }
+    legend = (
+        "<p class='legend'>Parameters chosen per dataset × scenario × strategy × detector × seed by the "
+        "objective of tuning runs that never score an evaluation test row: "
+        + "; ".join(html.escape(v) for v in modes.values())
+        + ". <em>margin</em>: how far the choice's tuning score lies ahead of the runner-up's; a small "
+        "margin means the choice is close to arbitrary.</p>"
+    )
     shown = table.copy()
     shown["score"] = shown["score"].map(lambda v: f"{v:.4f}")
     shown["margin"] = shown["margin"].map(lambda v: "–" if math.isnan(v) else f"{v:.4f}")
@@ -112,7 +137,9 @@ def validity_table(single_task: Sequence[RunResult], thresholds=None) -> pd.Data
         checks = check_matrix(M, ref.concepts, backward_transfer(M), thresholds)
         row = {"dataset": ref.dataset, "detector": ref.detector, "seed": ref.seed, "metric": metric}
         row.update({c.name: c.verdict for c in checks})
-        row["details"] = " · ".join(f"{c.name}: {c.summary}" for c in checks if c.verdict != "PASS") or "–"
+        row["details"] = (
+            " · ".join(f"{c.name}: {c.summary}" for c in checks if c.verdict != "PASS") or "–"
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -125,11 +152,13 @@ def validity_section(single_task: Sequence[RunResult]) -> str | None:
     from ..protocol.validity import Thresholds
 
     th = Thresholds()
-    legend = ("<p class='legend'>From each single-task matrix M (a fresh detector per concept, scored on every "
-              f"concept; the <code>single_task</code> reference): <em>feasible</em> every M[j, j] &ge; "
-              f"{th.feasible_min:g}; <em>non_trivial</em> not every cell &ge; {th.trivial_ceiling:g}; "
-              f"<em>forgetting</em> naive's BWT &lt; {th.forgetting_max:g}; <em>no_redundancy</em> no two "
-              f"concepts that a detector trained on either learns equally well (within {th.redundancy_tol:g}). "
-              "Point values against thresholds, not significance tests; <code>clad validate SPEC</code> prints "
-              "the matrices and takes other thresholds.</p>")
+    legend = (
+        "<p class='legend'>From each single-task matrix M (a fresh detector per concept, scored on every "
+        f"concept; the <code>single_task</code> reference): <em>feasible</em> every M[j, j] &ge; "
+        f"{th.feasible_min:g}; <em>non_trivial</em> not every cell &ge; {th.trivial_ceiling:g}; "
+        f"<em>forgetting</em> naive's BWT &lt; {th.forgetting_max:g}; <em>no_redundancy</em> no two "
+        f"concepts that a detector trained on either learns equally well (within {th.redundancy_tol:g}). "
+        "Point values against thresholds, not significance tests; <code>clad validate SPEC</code> prints "
+        "the matrices and takes other thresholds.</p>"
+    )
     return legend + frame_html(table)

@@ -36,13 +36,29 @@ def result_text(test) -> str:
     >>> result_text(TestResult("Wilcoxon signed-rank", 3.0, 0.5, "asymptotic", "", 0.5))
     'Wilcoxon signed-rank W = 3, asymptotic p = 0.5 by the normal approximation'
     """
-    symbol = "χ²" if test.name == "Friedman" else "W" if test.name.startswith("Wilcoxon") else "statistic"
-    how = {"exact": f"over {test.arrangements:,} arrangements" if test.arrangements else "over every arrangement",
-           "permutation": (f"from {test.permutations:,} permutations" if test.permutations else "from permutations")
-           + (f" ± {test.mc_se:.2g} Monte-Carlo error" if test.mc_se is not None else ""),
-           "asymptotic": "by the chi-square approximation" if test.name == "Friedman" else "by the normal approximation"}
-    return (f"{test.name} {symbol} = {test.statistic:.4g}, {test.method} p = {p_text(test.pvalue)}"
-            f" {how.get(test.method, '')}").rstrip()
+    symbol = (
+        "χ²"
+        if test.name == "Friedman"
+        else "W"
+        if test.name.startswith("Wilcoxon")
+        else "statistic"
+    )
+    how = {
+        "exact": f"over {test.arrangements:,} arrangements"
+        if test.arrangements
+        else "over every arrangement",
+        "permutation": (
+            f"from {test.permutations:,} permutations" if test.permutations else "from permutations"
+        )
+        + (f" ± {test.mc_se:.2g} Monte-Carlo error" if test.mc_se is not None else ""),
+        "asymptotic": "by the chi-square approximation"
+        if test.name == "Friedman"
+        else "by the normal approximation",
+    }
+    return (
+        f"{test.name} {symbol} = {test.statistic:.4g}, {test.method} p = {p_text(test.pvalue)}"
+        f" {how.get(test.method, '')}"
+    ).rstrip()
 
 
 def warning_template(text: str) -> str:
@@ -71,6 +87,7 @@ class WarningGroup:
 
     def where(self, most: int = 4) -> str:
         """``synth0 (12), synth1 (3) … in concept_agnostic (15)``: the datasets and scenarios."""
+
         def listed(counts: dict) -> str:
             items = sorted(counts.items(), key=lambda kv: -kv[1])
             text = ", ".join(f"{k} ({v:,})" for k, v in items[:most])
@@ -98,8 +115,9 @@ def warning_groups(results: Iterable[RunResult]) -> list[WarningGroup]:
             key = warning_template(w)
             g = groups.get(key)
             if g is None:
-                g = groups[key] = WarningGroup(key, w, data=w.startswith(DATA_PROPERTIES)
-                                               and " constant or near-constant" in w)
+                g = groups[key] = WarningGroup(
+                    key, w, data=w.startswith(DATA_PROPERTIES) and " constant or near-constant" in w
+                )
             g.count += 1
         for key in dict.fromkeys(warning_template(w) for w in r.warnings):
             g = groups[key]

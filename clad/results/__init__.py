@@ -9,8 +9,38 @@ This package sits below the engine (which writes results) and the report (which 
 imports neither.
 """
 
-from .record import RunResult, atomic_write_text, error_cause, is_tuning_run, to_jsonable, versions, write_results
-from .store import DEFAULT_NAME, JSON_NAME, ResultStore, iter_results, load_references, load_results, results_source
+from .record import (
+    RunResult,
+    atomic_write_text,
+    error_cause,
+    is_tuning_run,
+    to_jsonable,
+    versions,
+    write_results,
+)
+from .store import (
+    DEFAULT_NAME,
+    JSON_NAME,
+    ResultStore,
+    iter_results,
+    load_references,
+    load_results,
+    results_source,
+)
 
-__all__ = ["RunResult", "write_results", "load_results", "iter_results", "load_references", "ResultStore", "results_source",
-           "to_jsonable", "atomic_write_text", "error_cause", "is_tuning_run", "versions", "DEFAULT_NAME", "JSON_NAME"]
+__all__ = [
+    "RunResult",
+    "write_results",
+    "load_results",
+    "iter_results",
+    "load_references",
+    "ResultStore",
+    "results_source",
+    "to_jsonable",
+    "atomic_write_text",
+    "error_cause",
+    "is_tuning_run",
+    "versions",
+    "DEFAULT_NAME",
+    "JSON_NAME",
+]

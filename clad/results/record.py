@@ -31,9 +31,24 @@ from .._version import __version__
 from ..atomic import atomic_output
 from ..errors import DataError
 
-__all__ = ["RunResult", "RECORD_FIELDS", "error_cause", "versions", "write_results", "atomic_write_text", "to_jsonable", "is_tuning_run"]
+__all__ = [
+    "RunResult",
+    "RECORD_FIELDS",
+    "error_cause",
+    "versions",
+    "write_results",
+    "atomic_write_text",
+    "to_jsonable",
+    "is_tuning_run",
+]
 
-_PACKAGES = {"numpy": "numpy", "scikit-learn": "scikit-learn", "pyod": "pyod", "torch": "torch", "pandas": "pandas"}
+_PACKAGES = {
+    "numpy": "numpy",
+    "scikit-learn": "scikit-learn",
+    "pyod": "pyod",
+    "torch": "torch",
+    "pandas": "pandas",
+}
 
 
 def versions() -> dict[str, str | None]:
@@ -94,8 +109,13 @@ def _prequential(d: Mapping | None) -> dict | None:
     if not d:
         return None
     nan = float("nan")
-    return {**d, **{kind: {m: [nan if v is None else v for v in vals] for m, vals in d[kind].items()}
-                    for kind in ("cumulative", "windowed")}}
+    return {
+        **d,
+        **{
+            kind: {m: [nan if v is None else v for v in vals] for m, vals in d[kind].items()}
+            for kind in ("cumulative", "windowed")
+        },
+    }
 
 
 def _anytime(a):
@@ -113,20 +133,30 @@ def _threshold(record: Mapping) -> dict:
 
 
 def _chance(levels: Mapping) -> dict:
-    return {m: [float("nan") if v is None else float(v) for v in values] for m, values in levels.items()}
+    return {
+        m: [float("nan") if v is None else float(v) for v in values] for m, values in levels.items()
+    }
 
 
 def _optional(convert: Callable) -> Callable:
     return lambda v: None if v is None else convert(v)
 
 
-def _stored(column: str | None, read: Callable = lambda v: v, *, optional: bool = False, sql: str | None = None,
-            **kwargs):
+def _stored(
+    column: str | None,
+    read: Callable = lambda v: v,
+    *,
+    optional: bool = False,
+    sql: str | None = None,
+    **kwargs,
+):
     """A field of the run record and how it is kept: ``column`` is ``"plain"`` (a database column
     holding the value), ``"json"`` (a column holding it as JSON; ``optional``: NULL, not ``null``,
     when the run has none) or None (R and metrics: tables of their own); ``sql`` renames the column
     (``order`` is an SQL keyword); ``read`` turns the strict-JSON value back into the field's type."""
-    return field(metadata={"column": column, "read": read, "optional": optional, "sql": sql}, **kwargs)
+    return field(
+        metadata={"column": column, "read": read, "optional": optional, "sql": sql}, **kwargs
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,10 +182,13 @@ class RunResult:
     #: the test concepts (R's column labels)
     test_concepts: tuple[str, ...] = _stored("json", tuple, default=())
     #: ``{base metric: R}``
-    R: Mapping[str, np.ndarray] = _stored(None, lambda v: {m: _matrix(r) for m, r in v.items()}, default_factory=dict)
+    R: Mapping[str, np.ndarray] = _stored(
+        None, lambda v: {m: _matrix(r) for m, r in v.items()}, default_factory=dict
+    )
     #: ``{base metric: {continual metric: value or per-step list, "left_out": {...}}}``
     metrics: Mapping[str, Mapping[str, Any]] = _stored(
-        None, lambda v: {m: _metric_values(x) for m, x in v.items()}, default_factory=dict)
+        None, lambda v: {m: _metric_values(x) for m, x in v.items()}, default_factory=dict
+    )
     #: seconds: ``fit`` and ``score`` per step
     timings: Mapping[str, Any] = _stored("json", dict, default_factory=dict)
     #: training rows the strategy kept after each step
@@ -163,15 +196,20 @@ class RunResult:
     anytime: Mapping[str, Any] | None = _stored("json", _anytime, optional=True, default=None)
     #: what a strategy reports beyond R (its ``extra_results(boundaries)`` hook)
     extras: Mapping[str, Any] | None = _stored("json", optional=True, default=None)
-    learned_rows: tuple[Mapping[str, int] | None, ...] | None = _stored("json", _optional(tuple), optional=True,
-                                                                          default=None)
-    prequential: Mapping[str, Any] | None = _stored("json", _prequential, optional=True, default=None)
+    learned_rows: tuple[Mapping[str, int] | None, ...] | None = _stored(
+        "json", _optional(tuple), optional=True, default=None
+    )
+    prequential: Mapping[str, Any] | None = _stored(
+        "json", _prequential, optional=True, default=None
+    )
     order: str | None = _stored("json", optional=True, sql="run_order", default=None)
     versions: Mapping[str, str | None] = _stored("json", dict, default_factory=dict)
     config: Mapping[str, Any] = _stored("json", dict, default_factory=dict)
     #: the traceback of a failed run
     error: str | None = _stored("plain", default=None)
-    warnings: tuple[str, ...] = _stored("json", lambda v: tuple(str(w) for w in v or ()), default=())
+    warnings: tuple[str, ...] = _stored(
+        "json", lambda v: tuple(str(w) for w in v or ()), default=()
+    )
     #: the run_id of the run that computed this result, when this configuration is the same
     #: computation (see :mod:`clad.engine.identity`); None when it was computed for itself
     shared_from: str | None = _stored("plain", default=None)
@@ -184,17 +222,23 @@ class RunResult:
     #: per base metric, the chance level of each test concept (in ``test_concepts`` order): what a
     #: scoreless detector gets there (:func:`clad.core.evaluation.concept_chance_level`; None for a
     #: single-class concept); None when not recorded (results written before it was)
-    chance: Mapping[str, Any] | None = _stored("json", _optional(_chance), optional=True, default=None)
+    chance: Mapping[str, Any] | None = _stored(
+        "json", _optional(_chance), optional=True, default=None
+    )
     #: the threshold policy (``"own"`` or ``{"fpr": x, "calibration": share or count}``, :mod:`clad.core.thresholds`)
     #: and, per step and test concept like R, the ``threshold`` of the labels and the ``realised_fpr``
     #: (the share of the concept's normal rows flagged), with the ``calibration_rows`` held out per
     #: training concept; None when not recorded (results written before it was)
-    threshold: Mapping[str, Any] | None = _stored("json", _optional(_threshold), optional=True, default=None)
+    threshold: Mapping[str, Any] | None = _stored(
+        "json", _optional(_threshold), optional=True, default=None
+    )
     #: what makes this run the same computation anywhere: ``{"key": hex, "parts": {...}}``, the
     #: parts being its data's sha256, clad's numbers-version, its base metrics' versions, the
     #: library versions and plug-in fingerprints (:mod:`clad.engine.result_key`); None for a failed
     #: run and for results written before it was recorded
-    result_key: Mapping[str, Any] | None = _stored("json", _optional(dict), optional=True, default=None)
+    result_key: Mapping[str, Any] | None = _stored(
+        "json", _optional(dict), optional=True, default=None
+    )
     #: where the run was computed when not here: ``"bundle sha256:HEX"``, the bundle it was imported
     #: from (``clad pull``, ``clad run --from``); None for a run computed here
     origin: str | None = _stored("plain", default=None)
@@ -226,12 +270,21 @@ class RunResult:
     def from_dict(cls, d: Mapping) -> "RunResult":
         """The run of a record written by :meth:`to_dict` (a field left out takes its default)."""
         if not isinstance(d, Mapping):
-            raise DataError(f"run record must be a JSON object, got {type(d).__name__} {str(d)[:40]!r}")
+            raise DataError(
+                f"run record must be a JSON object, got {type(d).__name__} {str(d)[:40]!r}"
+            )
         try:
-            return cls(**{f.name: f.metadata["read"](d[f.name]) for f in RECORD_FIELDS if f.name in d
-                          or (f.default is MISSING and f.default_factory is MISSING)})
+            return cls(
+                **{
+                    f.name: f.metadata["read"](d[f.name])
+                    for f in RECORD_FIELDS
+                    if f.name in d or (f.default is MISSING and f.default_factory is MISSING)
+                }
+            )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise DataError(f"run record is not a clad result ({type(exc).__name__}: {exc})") from None
+            raise DataError(
+                f"run record is not a clad result ({type(exc).__name__}: {exc})"
+            ) from None
 
 
 #: the fields of the run record, in record order, with how each is stored (``field.metadata``)
@@ -261,16 +314,23 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def write_results(path: str | os.PathLike, runs: Iterable[RunResult], spec: Mapping | None = None,
-                  references: Iterable[RunResult] = ()) -> None:
+def write_results(
+    path: str | os.PathLike,
+    runs: Iterable[RunResult],
+    spec: Mapping | None = None,
+    references: Iterable[RunResult] = (),
+) -> None:
     """Write ``results.json``: strict JSON (``allow_nan=False``), atomically; the reference runs of
     a spec with ``references`` (:mod:`clad.engine.references`), if any, under ``"references"``."""
-    doc = {"clad_version": __version__, "spec": to_jsonable(spec or {}), "runs": [r.to_dict() for r in runs]}
+    doc = {
+        "clad_version": __version__,
+        "spec": to_jsonable(spec or {}),
+        "runs": [r.to_dict() for r in runs],
+    }
     references = [r.to_dict() for r in references]
     if references:
         doc["references"] = references
     atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False))
-
 
 
 def is_tuning_run(config: Mapping | None) -> bool:

@@ -65,8 +65,21 @@ from typing import Any, Iterable, Iterator, Mapping
 from .record import RECORD_FIELDS, RunResult, is_tuning_run, to_jsonable
 from ..errors import DataError
 
-__all__ = ["ResultStore", "load_results", "iter_results", "load_references", "results_source", "read_document", "read_store",
-           "writable_destination", "DestinationError", "SCHEMA", "DEFAULT_NAME", "JSON_NAME", "utc_now"]
+__all__ = [
+    "ResultStore",
+    "load_results",
+    "iter_results",
+    "load_references",
+    "results_source",
+    "read_document",
+    "read_store",
+    "writable_destination",
+    "DestinationError",
+    "SCHEMA",
+    "DEFAULT_NAME",
+    "JSON_NAME",
+    "utc_now",
+]
 
 #: file name of the database inside an output folder
 DEFAULT_NAME = "results.sqlite"
@@ -180,9 +193,11 @@ def damage_of(path: str | os.PathLike, exc: BaseException) -> "DataError | None"
             damaged = False
     if not damaged:
         return None
-    return DataError(f"{str(path)!r} is damaged: SQLite cannot read it as a whole any more ({exc}); running again "
-                     "cannot resume from it: move it away (its readable runs may still be exported) and run the "
-                     "spec again, or use --fresh to start over")
+    return DataError(
+        f"{str(path)!r} is damaged: SQLite cannot read it as a whole any more ({exc}); running again "
+        "cannot resume from it: move it away (its readable runs may still be exported) and run the "
+        "spec again, or use --fresh to start over"
+    )
 
 
 def _connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
@@ -196,8 +211,12 @@ def _connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
     for k, query in enumerate(tries):
         con = None
         try:
-            con = sqlite3.connect(path.resolve().as_uri() + query, uri=True, timeout=timeout, isolation_level=None)
-            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            con = sqlite3.connect(
+                path.resolve().as_uri() + query, uri=True, timeout=timeout, isolation_level=None
+            )
+            tables = {
+                r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
             break
         except sqlite3.Error as exc:
             if con is not None:
@@ -205,7 +224,9 @@ def _connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
             if _not_a_database(exc):
                 raise DataError(f"{str(path)!r} is not a clad results database ({exc})") from None
             if k == len(tries) - 1:
-                raise DataError(f"the results database {str(path)!r} cannot be read ({exc})") from None
+                raise DataError(
+                    f"the results database {str(path)!r} cannot be read ({exc})"
+                ) from None
     if "runs" not in tables:
         con.close()
         raise DataError(f"{str(path)!r} is not a clad results database (it has no runs table)")
@@ -271,14 +292,18 @@ def _real(v: Any) -> float | None:
 #: (:data:`~clad.results.record.RECORD_FIELDS`): the columns that hold a field as it is, and those
 #: that hold it as JSON
 _FIELD_OF = {f.metadata["sql"] or f.name: f.name for f in RECORD_FIELDS if f.metadata["column"]}
-_PLAIN = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["column"] == "plain")
+_PLAIN = tuple(
+    f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["column"] == "plain"
+)
 _JSON = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["column"] == "json")
 #: JSON columns that are NULL when the run has no such record (absent, not ``null`` text)
 _OPTIONAL = tuple(f.metadata["sql"] or f.name for f in RECORD_FIELDS if f.metadata["optional"])
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
 #: (also to a new one: the CREATE TABLE above is the first version's columns and these)
 #: the tables of SCHEMA
-_OWN_ORDER = tuple(line.split()[5] for line in SCHEMA.splitlines() if line.startswith("CREATE TABLE"))
+_OWN_ORDER = tuple(
+    line.split()[5] for line in SCHEMA.splitlines() if line.startswith("CREATE TABLE")
+)
 _OWN_TABLES = frozenset(_OWN_ORDER)
 
 
@@ -291,8 +316,22 @@ def _own_columns(table: str) -> frozenset:
         return frozenset(row[1] for row in con.execute(f"PRAGMA table_info({table})"))
     finally:
         con.close()
-_ADDED_COLUMNS = ("learned_rows", "prequential", "run_order", "extras", "warnings", "shared_from", "inputs",
-                  "peak_memory", "chance", "threshold", "result_key", "origin")
+
+
+_ADDED_COLUMNS = (
+    "learned_rows",
+    "prequential",
+    "run_order",
+    "extras",
+    "warnings",
+    "shared_from",
+    "inputs",
+    "peak_memory",
+    "chance",
+    "threshold",
+    "result_key",
+    "origin",
+)
 _RUN_COLUMNS = _PLAIN + _JSON + ("curves", "started", "finished")
 
 
@@ -319,7 +358,9 @@ class DestinationError(OSError):
         super().__init__(f"cannot write {str(path)!r}: {reason}" + (f"; {hint}" if hint else ""))
 
 
-def writable_destination(path: str | os.PathLike, kind: str = "folder", option: str = "--dest") -> Path:
+def writable_destination(
+    path: str | os.PathLike, kind: str = "folder", option: str = "--dest"
+) -> Path:
     """``path`` made ready to be written as a ``kind`` (``"folder"``, created with its parents, or
     ``"file"``, whose folder must exist or be created), or a :class:`DestinationError` naming it and
     why (a file where a folder is wanted or the reverse, a read-only folder, a full or read-only
@@ -371,7 +412,9 @@ def read_store(path: str | os.PathLike, read: Any) -> Any:
 
 def _unreadable(store: "ResultStore", exc: sqlite3.DatabaseError) -> DataError:
     if _not_a_database(exc):
-        return DataError(f"{str(store.path)!r} is damaged: it is not a readable SQLite database any more ({exc})")
+        return DataError(
+            f"{str(store.path)!r} is damaged: it is not a readable SQLite database any more ({exc})"
+        )
     return DataError(f"the results database {str(store.path)!r} cannot be read ({exc})")
 
 
@@ -385,7 +428,9 @@ def results_source(path: str | os.PathLike) -> Path:
     if path.suffix in (".json", ".sqlite"):
         raise DataError(f"results file {str(path)!r} does not exist")
     if not path.is_dir():
-        raise DataError(f"results folder {str(path)!r} does not exist; give the folder passed to `clad run --out`")
+        raise DataError(
+            f"results folder {str(path)!r} does not exist; give the folder passed to `clad run --out`"
+        )
     for name in (DEFAULT_NAME, JSON_NAME):
         if (path / name).is_file():
             return path / name
@@ -427,7 +472,9 @@ def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResul
     return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
 
 
-def iter_results(path: str | os.PathLike, tuning: bool = False, batch: int = 500) -> Iterator[RunResult]:
+def iter_results(
+    path: str | os.PathLike, tuning: bool = False, batch: int = 500
+) -> Iterator[RunResult]:
     """The runs :func:`load_results` returns, one at a time: from a database read ``batch`` runs at
     a time (:meth:`ResultStore.iter_results`), so a caller that keeps what it needs of each run
     never holds the whole folder; from ``results.json`` the file is read whole."""
@@ -452,7 +499,9 @@ def load_references(path: str | os.PathLike) -> list[RunResult]:
         return read_store(source, lambda store: store.load_references())
     refs = read_document(source).get("references") or []
     if not isinstance(refs, list):
-        raise DataError(f"results file {str(source)!r}: 'references' is {type(refs).__name__}, not a list of runs")
+        raise DataError(
+            f"results file {str(source)!r}: 'references' is {type(refs).__name__}, not a list of runs"
+        )
     return [RunResult.from_dict(r) for r in refs]
 
 
@@ -465,16 +514,25 @@ class ResultStore:
     :meth:`load_results`, :meth:`tidy` (a pandas long table of R) and :meth:`integrity_check`.
     """
 
-    def __init__(self, path: str | os.PathLike, timeout: float = 30.0, create: bool = True,
-                 readonly: bool | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        timeout: float = 30.0,
+        create: bool = True,
+        readonly: bool | None = None,
+    ):
         path = Path(path)
         self.path = path / DEFAULT_NAME if path.is_dir() else path
         self.readonly = (not create) if readonly is None else bool(readonly)
         if not create and not self.path.is_file():
-            raise DataError(f"no results database at {str(self.path)!r}; 'clad run SPEC --out DIR' creates one")
+            raise DataError(
+                f"no results database at {str(self.path)!r}; 'clad run SPEC --out DIR' creates one"
+            )
         if self.readonly:
             # whether SQLite's side files were there before this read (else the read made them)
-            self._side_files_before = any(os.path.lexists(f"{self.path}{x}") for x in ("-wal", "-shm"))
+            self._side_files_before = any(
+                os.path.lexists(f"{self.path}{x}") for x in ("-wal", "-shm")
+            )
             self._con = _connect_readonly(self.path, timeout)
             return
         existed = self.path.is_file() and self.path.stat().st_size > 0
@@ -483,7 +541,9 @@ class ResultStore:
         except sqlite3.OperationalError:
             raise  # the folder cannot be written (read-only, full): the caller says where and why
         except sqlite3.Error as exc:
-            raise DataError(f"results database {str(self.path)!r} cannot be opened ({exc})") from None
+            raise DataError(
+                f"results database {str(self.path)!r} cannot be opened ({exc})"
+            ) from None
         self._file = _file_identity(self.path)
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
@@ -495,6 +555,7 @@ class ResultStore:
             if isinstance(exc, sqlite3.OperationalError) and "not a database" not in str(exc):
                 raise
             raise DataError(f"{str(self.path)!r} is not a clad results database ({exc})") from None
+
     def _check_ours(self) -> None:
         """Refuse a SQLite file clad did not create (no marker, and not a results database of an
         earlier clad): clad never writes into someone else's database. The tables and the meta keys
@@ -502,24 +563,40 @@ class ResultStore:
         tables so far, no row yet) is told apart from a foreign one."""
         self._con.execute("BEGIN")  # one read snapshot for both queries
         try:
-            tables = {r[0] for r in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            keys = {r[0] for r in self._con.execute("SELECT key FROM meta")} if "meta" in tables else set()
+            tables = {
+                r[0]
+                for r in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            keys = (
+                {r[0] for r in self._con.execute("SELECT key FROM meta")}
+                if "meta" in tables
+                else set()
+            )
         finally:
             self._con.execute("COMMIT")
-        if not tables or keys & {MARKER, "clad_version"} or (not keys and self._being_created(tables)):
+        if (
+            not tables
+            or keys & {MARKER, "clad_version"}
+            or (not keys and self._being_created(tables))
+        ):
             return
         self._con.close()
-        raise DataError(f"{str(self.path)!r} is a SQLite database that clad did not create (tables: "
-                        f"{', '.join(sorted(tables))}); clad does not write into it: choose another --out folder")
+        raise DataError(
+            f"{str(self.path)!r} is a SQLite database that clad did not create (tables: "
+            f"{', '.join(sorted(tables))}); clad does not write into it: choose another --out folder"
+        )
 
     def _being_created(self, tables: set[str]) -> bool:
         """Whether ``tables`` are what clad's schema has created so far: the first tables in the
         schema's order (``meta`` first), each with exactly the columns clad gives it. A database
         someone else made (a table named ``runs`` of their own) is not."""
-        if tables != set(_OWN_ORDER[:len(tables)]):
+        if tables != set(_OWN_ORDER[: len(tables)]):
             return False
-        return all({row[1] for row in self._con.execute(f"PRAGMA table_info({name})")}
-                   in (_own_columns(name), _own_columns(name) | set(_ADDED_COLUMNS)) for name in tables)
+        return all(
+            {row[1] for row in self._con.execute(f"PRAGMA table_info({name})")}
+            in (_own_columns(name), _own_columns(name) | set(_ADDED_COLUMNS))
+            for name in tables
+        )
 
     def _initialise(self, deadline: float, check: bool = False) -> None:
         """WAL mode, the schema, the added columns and the marker. Every step is idempotent, so when
@@ -535,13 +612,18 @@ class ResultStore:
                 self._con.execute("PRAGMA foreign_keys = ON")
                 self._con.executescript(SCHEMA)
                 self._migrate()
-                self._con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (MARKER, _json(True)))
+                self._con.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (MARKER, _json(True))
+                )
                 return
             except sqlite3.OperationalError as exc:
                 if self._con.in_transaction:
                     self._con.execute("ROLLBACK")
                 text = str(exc)
-                if not ("locked" in text or "duplicate column name" in text) or time.monotonic() > deadline:
+                if (
+                    not ("locked" in text or "duplicate column name" in text)
+                    or time.monotonic() > deadline
+                ):
                     raise
                 time.sleep(0.02)
 
@@ -585,14 +667,18 @@ class ResultStore:
     def set_meta(self, key: str, value: Any) -> None:
         """Store a JSON value under ``key`` in the ``meta`` table."""
         with self._transaction() as cur:
-            cur.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, _json(value)))
+            cur.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, _json(value))
+            )
 
     def get_meta(self, key: str, default: Any = None) -> Any:
         row = self._con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return default if row is None else json.loads(row[0])
 
     # -- writing ----------------------------------------------------------------------------
-    def mark_started(self, run_id: str, labels: Mapping[str, Any], config: Mapping, started: str | None = None) -> None:
+    def mark_started(
+        self, run_id: str, labels: Mapping[str, Any], config: Mapping, started: str | None = None
+    ) -> None:
         """Record that a run has started (status ``running``) unless it is already recorded
         as finished; a run left ``running`` by a crash is rerun by the next ``clad run``."""
         with self._transaction() as cur:
@@ -601,11 +687,21 @@ class ResultStore:
                 "VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(run_id) DO UPDATE SET status = 'running', started = excluded.started "
                 "WHERE runs.status != 'ok'",
-                (run_id, labels["dataset"], labels["scenario"], labels["strategy"], labels["detector"],
-                 int(labels["seed"]), _json(config), started or utc_now()),
+                (
+                    run_id,
+                    labels["dataset"],
+                    labels["scenario"],
+                    labels["strategy"],
+                    labels["detector"],
+                    int(labels["seed"]),
+                    _json(config),
+                    started or utc_now(),
+                ),
             )
 
-    def write(self, result: RunResult, started: str | None = None, finished: str | None = None) -> None:
+    def write(
+        self, result: RunResult, started: str | None = None, finished: str | None = None
+    ) -> None:
         """Write one finished (or failed) run, replacing any earlier record of the same run_id,
         in a single transaction."""
         if not result.run_id:
@@ -615,10 +711,18 @@ class ResultStore:
         metric_rows, curves = _split_metrics(rec["metrics"])
         row = [rec[_FIELD_OF[c]] for c in _PLAIN]
         row[_PLAIN.index("seed")] = int(rec["seed"])
-        row += [None if c in _OPTIONAL and rec.get(_FIELD_OF[c]) is None else _json(rec.get(_FIELD_OF[c]))
-                for c in _JSON]
-        cells = [(rid, m, i, rec["concepts"][i], j, rec["test_concepts"][j], _real(v))
-                 for m, R in rec["R"].items() for i, values in enumerate(R) for j, v in enumerate(values)]
+        row += [
+            None
+            if c in _OPTIONAL and rec.get(_FIELD_OF[c]) is None
+            else _json(rec.get(_FIELD_OF[c]))
+            for c in _JSON
+        ]
+        cells = [
+            (rid, m, i, rec["concepts"][i], j, rec["test_concepts"][j], _real(v))
+            for m, R in rec["R"].items()
+            for i, values in enumerate(R)
+            for j, v in enumerate(values)
+        ]
         with self._transaction() as cur:
             old = cur.execute("SELECT started FROM runs WHERE run_id = ?", (rid,)).fetchone()
             if started is None and old is not None:
@@ -626,10 +730,14 @@ class ResultStore:
             cur.execute("DELETE FROM r_cells WHERE run_id = ?", (rid,))
             cur.execute("DELETE FROM metrics WHERE run_id = ?", (rid,))
             cur.execute("DELETE FROM runs WHERE run_id = ?", (rid,))
-            cur.execute(f"INSERT INTO runs({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})",
-                        (*row, _json(curves), started or utc_now(), finished or utc_now()))
+            cur.execute(
+                f"INSERT INTO runs({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})",
+                (*row, _json(curves), started or utc_now(), finished or utc_now()),
+            )
             cur.executemany("INSERT INTO r_cells VALUES (?, ?, ?, ?, ?, ?, ?)", cells)
-            cur.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", [(rid, *r) for r in metric_rows])
+            cur.executemany(
+                "INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", [(rid, *r) for r in metric_rows]
+            )
 
     def write_metrics(self, result: RunResult) -> None:
         """Replace the continual metrics of a stored run with ``result``'s (one transaction; its R,
@@ -638,32 +746,52 @@ class ResultStore:
         metric_rows, curves = _split_metrics(result.to_dict()["metrics"])
         with self._transaction() as cur:
             cur.execute("DELETE FROM metrics WHERE run_id = ?", (rid,))
-            cur.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", [(rid, *r) for r in metric_rows])
+            cur.executemany(
+                "INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", [(rid, *r) for r in metric_rows]
+            )
             cur.execute("UPDATE runs SET curves = ? WHERE run_id = ?", (_json(curves), rid))
 
     # -- reference runs (clad.engine.references) ----------------------------------------------
-    def write_reference(self, result: RunResult, started: str | None = None, finished: str | None = None) -> None:
+    def write_reference(
+        self, result: RunResult, started: str | None = None, finished: str | None = None
+    ) -> None:
         """Write one reference run (finished or failed), replacing an earlier record of it."""
         with self._transaction() as cur:
-            cur.execute("INSERT OR REPLACE INTO reference_runs(run_id, status, record, started, finished) "
-                        "VALUES (?, ?, ?, ?, ?)", (result.run_id, result.status, _json(result.to_dict()),
-                                                   started or utc_now(), finished or utc_now()))
+            cur.execute(
+                "INSERT OR REPLACE INTO reference_runs(run_id, status, record, started, finished) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    result.run_id,
+                    result.status,
+                    _json(result.to_dict()),
+                    started or utc_now(),
+                    finished or utc_now(),
+                ),
+            )
 
     def _has_table(self, name: str) -> bool:
-        return self._con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                 (name,)).fetchone() is not None
+        return (
+            self._con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+            ).fetchone()
+            is not None
+        )
 
     def load_references(self) -> list[RunResult]:
         """Every stored reference run (finished and failed), in the order they finished."""
         if not self._has_table("reference_runs"):  # a database of an earlier clad, opened read-only
             return []
         out = []
-        for rid, rec in self._con.execute("SELECT run_id, record FROM reference_runs ORDER BY finished, run_id"):
+        for rid, rec in self._con.execute(
+            "SELECT run_id, record FROM reference_runs ORDER BY finished, run_id"
+        ):
             try:
                 out.append(RunResult.from_dict(json.loads(rec)))
             except (TypeError, ValueError, KeyError) as exc:
-                raise DataError(f"reference run {rid!r} of {str(self.path)!r} is damaged: table reference_runs, "
-                                f"column record: {type(exc).__name__}: {str(exc)[:200]}") from None
+                raise DataError(
+                    f"reference run {rid!r} of {str(self.path)!r} is damaged: table reference_runs, "
+                    f"column record: {type(exc).__name__}: {str(exc)[:200]}"
+                ) from None
         return out
 
     # -- claims: which process computes which run ---------------------------------------------
@@ -673,21 +801,33 @@ class ResultStore:
         by a process that is gone (on this host) or whose lease has ended is taken over."""
         host, pid, now = socket.gethostname(), os.getpid(), time.time()
         with self._transaction() as cur:
-            if cur.execute("SELECT 1 FROM runs WHERE run_id = ? AND status = 'ok'", (run_id,)).fetchone():
+            if cur.execute(
+                "SELECT 1 FROM runs WHERE run_id = ? AND status = 'ok'", (run_id,)
+            ).fetchone():
                 return False
-            row = cur.execute("SELECT host, pid, expires FROM claims WHERE run_id = ?", (run_id,)).fetchone()
-            if row is not None and (row[0], row[1]) != (host, pid) and row[2] > now \
-                    and not (row[0] == host and not _pid_alive(row[1])):
+            row = cur.execute(
+                "SELECT host, pid, expires FROM claims WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if (
+                row is not None
+                and (row[0], row[1]) != (host, pid)
+                and row[2] > now
+                and not (row[0] == host and not _pid_alive(row[1]))
+            ):
                 return False
-            cur.execute("INSERT OR REPLACE INTO claims(run_id, host, pid, expires) VALUES (?, ?, ?, ?)",
-                        (run_id, host, pid, now + lease))
+            cur.execute(
+                "INSERT OR REPLACE INTO claims(run_id, host, pid, expires) VALUES (?, ?, ?, ?)",
+                (run_id, host, pid, now + lease),
+            )
             return True
 
     def renew_claims(self, lease: float = LEASE_SECONDS) -> None:
         """Extend the lease of every claim this process holds."""
         with self._transaction() as cur:
-            cur.execute("UPDATE claims SET expires = ? WHERE host = ? AND pid = ?",
-                        (time.time() + lease, socket.gethostname(), os.getpid()))
+            cur.execute(
+                "UPDATE claims SET expires = ? WHERE host = ? AND pid = ?",
+                (time.time() + lease, socket.gethostname(), os.getpid()),
+            )
 
     def release(self, run_ids: Iterable[str] | None = None) -> None:
         """Drop this process's claims on ``run_ids`` (all of them if None)."""
@@ -696,18 +836,28 @@ class ResultStore:
             if run_ids is None:
                 cur.execute("DELETE FROM claims WHERE host = ? AND pid = ?", me)
             else:
-                cur.executemany("DELETE FROM claims WHERE run_id = ? AND host = ? AND pid = ?",
-                                [(r, *me) for r in run_ids])
+                cur.executemany(
+                    "DELETE FROM claims WHERE run_id = ? AND host = ? AND pid = ?",
+                    [(r, *me) for r in run_ids],
+                )
 
     def claims(self) -> dict[str, tuple[str, int, float]]:
         """``{run_id: (host, pid, expires)}`` of every claim."""
-        return {r: (h, p, e) for r, h, p, e in self._con.execute("SELECT run_id, host, pid, expires FROM claims")}
+        return {
+            r: (h, p, e)
+            for r, h, p, e in self._con.execute("SELECT run_id, host, pid, expires FROM claims")
+        }
 
     # -- reading ----------------------------------------------------------------------------
     def settled_since(self, when: str) -> set[str]:
         """Run ids finished (status ``ok``), or failed at or after ``when`` (ISO 8601, UTC)."""
-        return {r for r, in self._con.execute(
-            "SELECT run_id FROM runs WHERE status = 'ok' OR (status = 'failed' AND finished >= ?)", (when,))}
+        return {
+            r
+            for (r,) in self._con.execute(
+                "SELECT run_id FROM runs WHERE status = 'ok' OR (status = 'failed' AND finished >= ?)",
+                (when,),
+            )
+        }
 
     def status(self) -> dict[str, str]:
         """``{run_id: status}`` for every recorded run."""
@@ -715,8 +865,11 @@ class ResultStore:
 
     def flagged_ids(self) -> set[str]:
         """Run ids recorded with status ``ok`` and at least one warning."""
-        return {rid for rid, w in self._con.execute("SELECT run_id, warnings FROM runs WHERE status = 'ok'")
-                if _unjson(w, None)}
+        return {
+            rid
+            for rid, w in self._con.execute("SELECT run_id, warnings FROM runs WHERE status = 'ok'")
+            if _unjson(w, None)
+        }
 
     def finished_ids(self) -> set[str]:
         """Run ids recorded with status ``ok`` and every R cell present (what ``--resume`` skips;
@@ -724,9 +877,12 @@ class ResultStore:
         cells = dict(self._con.execute("SELECT run_id, COUNT(*) FROM r_cells GROUP BY run_id"))
         out = set()
         for rid, concepts, tests, config in self._con.execute(
-                "SELECT run_id, concepts, test_concepts, config FROM runs WHERE status = 'ok'"):
+            "SELECT run_id, concepts, test_concepts, config FROM runs WHERE status = 'ok'"
+        ):
             metrics = (_unjson(config, {}) or {}).get("base_metrics") or ()
-            expected = len(_unjson(concepts, []) or []) * len(_unjson(tests, []) or []) * len(metrics)
+            expected = (
+                len(_unjson(concepts, []) or []) * len(_unjson(tests, []) or []) * len(metrics)
+            )
             if not metrics or cells.get(rid, 0) == expected:
                 out.add(rid)
         return out
@@ -742,26 +898,42 @@ class ResultStore:
 
     def meta_like(self, prefix: str) -> dict[str, Any]:
         """``{key: value}`` of every ``meta`` key starting with ``prefix``."""
-        return {k: json.loads(v) for k, v in self._con.execute(
-            "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?", (len(prefix), prefix))}
+        return {
+            k: json.loads(v)
+            for k, v in self._con.execute(
+                "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?", (len(prefix), prefix)
+            )
+        }
 
     def invalidate(self, run_ids: Iterable[str]) -> None:
         """Mark finished runs ``stale`` (to be computed again: an input changed, or cells are missing)."""
         with self._transaction() as cur:
-            cur.executemany("UPDATE runs SET status = 'stale' WHERE run_id = ?", [(r,) for r in run_ids])
+            cur.executemany(
+                "UPDATE runs SET status = 'stale' WHERE run_id = ?", [(r,) for r in run_ids]
+            )
 
     def recorded_inputs(self, run_ids: Iterable[str]) -> dict[str, dict]:
         """``{run_id: inputs}`` (the fingerprints recorded with each run)."""
         want = set(run_ids)
-        return {r: _unjson(i, {}) or {} for r, i in self._con.execute("SELECT run_id, inputs FROM runs") if r in want}
+        return {
+            r: _unjson(i, {}) or {}
+            for r, i in self._con.execute("SELECT run_id, inputs FROM runs")
+            if r in want
+        }
 
     def count(self, status: str | None = None) -> int:
         if status is None:
             return int(self._con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
-        return int(self._con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0])
+        return int(
+            self._con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0]
+        )
 
-    def load_results(self, run_ids: Iterable[str] | None = None, include_unfinished: bool = False,
-                     damaged: dict | None = None) -> list[RunResult]:
+    def load_results(
+        self,
+        run_ids: Iterable[str] | None = None,
+        include_unfinished: bool = False,
+        damaged: dict | None = None,
+    ) -> list[RunResult]:
         """The stored runs as :class:`~clad.results.record.RunResult` objects (finished and failed ones;
         ``running`` ones too with ``include_unfinished``), in the order they were started, or in the
         order of ``run_ids`` (ids not in the database are skipped). Each is checked against its
@@ -771,7 +943,9 @@ class ResultStore:
         cur = self._con.cursor()
         wanted = None if run_ids is None else set(run_ids := list(run_ids))
         columns = _PLAIN + _JSON + ("curves",)
-        have = {row[1] for row in cur.execute("PRAGMA table_info(runs)")}  # an earlier clad's file lacks some
+        have = {
+            row[1] for row in cur.execute("PRAGMA table_info(runs)")
+        }  # an earlier clad's file lacks some
         select = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
         rows = cur.execute(f"SELECT {select} FROM runs ORDER BY started, run_id").fetchall()
         cells: dict[str, dict[str, list]] = {}
@@ -780,7 +954,9 @@ class ResultStore:
         ):
             cells.setdefault(rid, {}).setdefault(m, []).append((i, j, v))
         mets: dict[str, dict[str, dict]] = {}
-        for rid, m, k, v, lo in cur.execute("SELECT run_id, base_metric, metric, value, left_out FROM metrics"):
+        for rid, m, k, v, lo in cur.execute(
+            "SELECT run_id, base_metric, metric, value, left_out FROM metrics"
+        ):
             d = mets.setdefault(rid, {}).setdefault(m, {})
             d[k] = v
             if lo is not None:
@@ -803,7 +979,9 @@ class ResultStore:
             return list(out.values())
         return [out[r] for r in run_ids if r in out]
 
-    def iter_results(self, batch: int = 500, include_unfinished: bool = False) -> Iterator[RunResult]:
+    def iter_results(
+        self, batch: int = 500, include_unfinished: bool = False
+    ) -> Iterator[RunResult]:
         """The stored runs one at a time, in the order :meth:`load_results` gives them, read
         ``batch`` runs at a time (their R cells and metrics with them): memory for one batch, not
         for the whole database. Each run is checked as :meth:`load_results` checks it."""
@@ -811,27 +989,43 @@ class ResultStore:
         columns = _PLAIN + _JSON + ("curves",)
         have = {row[1] for row in cur.execute("PRAGMA table_info(runs)")}
         select = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
-        ids = [rid for rid, status in cur.execute("SELECT run_id, status FROM runs ORDER BY started, run_id")
-               if include_unfinished or status != "running"]
+        ids = [
+            rid
+            for rid, status in cur.execute(
+                "SELECT run_id, status FROM runs ORDER BY started, run_id"
+            )
+            if include_unfinished or status != "running"
+        ]
         for start in range(0, len(ids), batch):
-            part = ids[start:start + batch]
+            part = ids[start : start + batch]
             marks = ", ".join("?" * len(part))
-            rows = {r[0]: r for r in cur.execute(f"SELECT run_id, {select} FROM runs WHERE run_id IN ({marks})", part)}
+            rows = {
+                r[0]: r
+                for r in cur.execute(
+                    f"SELECT run_id, {select} FROM runs WHERE run_id IN ({marks})", part
+                )
+            }
             cells: dict[str, dict[str, list]] = {}
             for rid, m, i, j, v in cur.execute(
-                    f"SELECT run_id, base_metric, step_index, test_index, value FROM r_cells WHERE run_id IN ({marks}) "
-                    "ORDER BY run_id, base_metric", part):
+                f"SELECT run_id, base_metric, step_index, test_index, value FROM r_cells WHERE run_id IN ({marks}) "
+                "ORDER BY run_id, base_metric",
+                part,
+            ):
                 cells.setdefault(rid, {}).setdefault(m, []).append((i, j, v))
             mets: dict[str, dict[str, dict]] = {}
             for rid, m, k, v, lo in cur.execute(
-                    f"SELECT run_id, base_metric, metric, value, left_out FROM metrics WHERE run_id IN ({marks})", part):
+                f"SELECT run_id, base_metric, metric, value, left_out FROM metrics WHERE run_id IN ({marks})",
+                part,
+            ):
                 d = mets.setdefault(rid, {}).setdefault(m, {})
                 d[k] = v
                 if lo is not None:
                     d.setdefault("left_out", {})[k] = int(lo)
             for rid in part:
                 if rid in rows:
-                    yield self._checked_run(dict(zip(columns, rows[rid][1:])), cells.get(rid, {}), mets.get(rid, {}))
+                    yield self._checked_run(
+                        dict(zip(columns, rows[rid][1:])), cells.get(rid, {}), mets.get(rid, {})
+                    )
 
     def _checked_run(self, rec: dict, cells: dict, mets: dict) -> RunResult:
         """One stored run, checked against its shape and types as it is read: a
@@ -841,16 +1035,25 @@ class ResultStore:
         where = f"run {rid!r} of {str(self.path)!r}"
 
         def damaged(table: str, column: str, what: str) -> DataError:
-            return DataError(f"{where} is damaged: table {table}, column {column}: {what}; delete the folder's "
-                             "database, or run `clad run --fresh`, to compute it again")
+            return DataError(
+                f"{where} is damaged: table {table}, column {column}: {what}; delete the folder's "
+                "database, or run `clad run --fresh`, to compute it again"
+            )
 
         for c in _PLAIN:
             v = rec.get(c)
-            ok = (v is None and c in ("error", "shared_from", "origin")) or (isinstance(v, int) and not isinstance(v, bool)
-                                                                  if c == "seed" else isinstance(v, str))
+            ok = (v is None and c in ("error", "shared_from", "origin")) or (
+                isinstance(v, int) and not isinstance(v, bool)
+                if c == "seed"
+                else isinstance(v, str)
+            )
             if not ok:
-                raise damaged("runs", c, f"{type(v).__name__} {str(v)[:40]!r} where {'an integer' if c == 'seed' else 'text'} "
-                                         "belongs")
+                raise damaged(
+                    "runs",
+                    c,
+                    f"{type(v).__name__} {str(v)[:40]!r} where {'an integer' if c == 'seed' else 'text'} "
+                    "belongs",
+                )
         for c in (*_JSON, "curves"):
             v = rec.get(c)
             if v is None:
@@ -864,30 +1067,60 @@ class ResultStore:
         rec.update({_FIELD_OF[c]: rec.pop(c) for c in _JSON if _FIELD_OF[c] != c})
         concepts, tests = rec.get("concepts") or [], rec.get("test_concepts") or []
         if not isinstance(concepts, list) or not isinstance(tests, list):
-            raise damaged("runs", "concepts" if not isinstance(concepts, list) else "test_concepts", "not a list")
+            raise damaged(
+                "runs",
+                "concepts" if not isinstance(concepts, list) else "test_concepts",
+                "not a list",
+            )
         shape = (len(concepts), len(tests))
         rec["R"] = {}
         for m, triples in cells.items():
             matrix = [[None] * shape[1] for _ in range(shape[0])]
             for i, j, v in triples:
-                if not (isinstance(i, int) and isinstance(j, int) and 0 <= i < shape[0] and 0 <= j < shape[1]):
-                    raise damaged("r_cells", "step_index/test_index", f"cell ({i!r}, {j!r}) outside R's "
-                                                                      f"{shape[0]} x {shape[1]}")
+                if not (
+                    isinstance(i, int)
+                    and isinstance(j, int)
+                    and 0 <= i < shape[0]
+                    and 0 <= j < shape[1]
+                ):
+                    raise damaged(
+                        "r_cells",
+                        "step_index/test_index",
+                        f"cell ({i!r}, {j!r}) outside R's {shape[0]} x {shape[1]}",
+                    )
                 if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                    raise damaged("r_cells", "value", f"{type(v).__name__} {str(v)[:40]!r} where a number belongs "
-                                                      f"(base metric {m!r}, cell {i}, {j})")
+                    raise damaged(
+                        "r_cells",
+                        "value",
+                        f"{type(v).__name__} {str(v)[:40]!r} where a number belongs "
+                        f"(base metric {m!r}, cell {i}, {j})",
+                    )
                 matrix[i][j] = v
             rec["R"][m] = matrix
         if rec["status"] == "ok":
-            expected = list((rec.get("config") or {}).get("base_metrics") or []) if isinstance(rec.get("config"), dict) else []
+            expected = (
+                list((rec.get("config") or {}).get("base_metrics") or [])
+                if isinstance(rec.get("config"), dict)
+                else []
+            )
             for m in expected or cells:
                 n = len(cells.get(m, ()))
                 if n != shape[0] * shape[1]:
-                    raise damaged("r_cells", "value", f"base metric {m!r} has {n} of its {shape[0] * shape[1]} R cells")
+                    raise damaged(
+                        "r_cells",
+                        "value",
+                        f"base metric {m!r} has {n} of its {shape[0] * shape[1]} R cells",
+                    )
         for m, named in mets.items():
             for k, v in named.items():
-                if k != "left_out" and v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                    raise damaged("metrics", "value", f"{type(v).__name__} where a number belongs ({m} {k})")
+                if (
+                    k != "left_out"
+                    and v is not None
+                    and (isinstance(v, bool) or not isinstance(v, (int, float)))
+                ):
+                    raise damaged(
+                        "metrics", "value", f"{type(v).__name__} where a number belongs ({m} {k})"
+                    )
         rec["metrics"] = mets
         curves = rec.pop("curves", None) or {}
         if not isinstance(curves, dict):

@@ -20,7 +20,14 @@ from .concept_agnostic import ConceptAgnostic, stream_batches
 from .concept_aware import ConceptAware
 from .concept_incremental import ConceptIncremental
 
-__all__ = ["SCENARIOS", "Scenario", "ConceptAware", "ConceptIncremental", "ConceptAgnostic", "stream_batches"]
+__all__ = [
+    "SCENARIOS",
+    "Scenario",
+    "ConceptAware",
+    "ConceptIncremental",
+    "ConceptAgnostic",
+    "stream_batches",
+]
 
 SCENARIOS = Registry("scenario", methods=("run",))
 SCENARIOS.add("concept_aware", ConceptAware, "concept id at learn and score time")

@@ -64,7 +64,9 @@ class Scenario(Validated, BaseEstimator):
             )
         for method in ("learn", "score"):
             if not callable(getattr(strategy, method, None)):
-                raise ScenarioError(f"strategy {who} has no {method}() method; see clad.strategies.Strategy")
+                raise ScenarioError(
+                    f"strategy {who} has no {method}() method; see clad.strategies.Strategy"
+                )
 
     def run(self, dataset, strategy, evaluator):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -15,7 +15,9 @@ from .base import Scenario
 __all__ = ["ConceptAgnostic", "stream_batches", "transition_segments"]
 
 
-def stream_batches(arrays: Sequence[np.ndarray], batch_size: int) -> Iterator[tuple[np.ndarray, list[int]]]:
+def stream_batches(
+    arrays: Sequence[np.ndarray], batch_size: int
+) -> Iterator[tuple[np.ndarray, list[int]]]:
     """Cut the concatenation of ``arrays`` into batches of ``batch_size`` rows, lazily.
 
     Yields ``(batch, ended)`` where ``ended`` lists the indexes of the arrays whose last row is in
@@ -91,7 +93,13 @@ def _plan(lengths: Sequence[int], transition: int, rng: np.random.Generator | No
     for k in range(n):
         mixed = None
         if k < n - 1 and tail[k] + head[k + 1] > 0:
-            mixed = (k, lengths[k] - tail[k], lengths[k], _interleave_mask(tail[k], head[k + 1], rng), head[k + 1])
+            mixed = (
+                k,
+                lengths[k] - tail[k],
+                lengths[k],
+                _interleave_mask(tail[k], head[k + 1], rng),
+                head[k + 1],
+            )
         # head and tail take at most half of a concept each, so a core is empty only when the
         # concept's tail goes into a window, which then ends the concept
         if lengths[k] - tail[k] - head[k] > 0:
@@ -197,8 +205,9 @@ class Schedule:
         self.evaluations = sorted(evaluations, key=lambda e: (e.position, e.kind == ANYTIME))
         self._next = 0
 
-    def due(self, start: int, stop: int, newest_concept: int, before_crossing: bool
-            ) -> tuple[list[Evaluation], list[Evaluation]]:
+    def due(
+        self, start: int, stop: int, newest_concept: int, before_crossing: bool
+    ) -> tuple[list[Evaluation], list[Evaluation]]:
         """The evaluations at stream positions up to ``stop`` not handed out yet, as those made
         before the batch of rows ``start:stop`` is learned and those made after it: one inside the
         batch, for concept k, comes before it when ``before_crossing`` and the batch holds a later
@@ -207,7 +216,11 @@ class Schedule:
         while self._next < len(self.evaluations) and self.evaluations[self._next].position <= stop:
             due.append(self.evaluations[self._next])
             self._next += 1
-        early = [ev for ev in due if before_crossing and start and ev.position < stop and newest_concept > ev.concept]
+        early = [
+            ev
+            for ev in due
+            if before_crossing and start and ev.position < stop and newest_concept > ev.concept
+        ]
         return early, [ev for ev in due if ev not in early]
 
 
@@ -299,16 +312,28 @@ class ConceptAgnostic(Scenario):
     gives_concept_id = False
     gives_boundaries = False
 
-    _parameter_constraints = {"batch_size": [COUNT], "anytime_every": [None, COUNT],
-                              "anytime_per_concept": [None, COUNT],
-                              "transition": [Interval(Integral, 0, None, closed="left")],
-                              "evaluate": [StrOptions(EVALUATE)], "prequential": ["boolean"],
-                              "prequential_window": [COUNT]}
+    _parameter_constraints = {
+        "batch_size": [COUNT],
+        "anytime_every": [None, COUNT],
+        "anytime_per_concept": [None, COUNT],
+        "transition": [Interval(Integral, 0, None, closed="left")],
+        "evaluate": [StrOptions(EVALUATE)],
+        "prequential": ["boolean"],
+        "prequential_window": [COUNT],
+    }
 
-    def __init__(self, batch_size: int = 256, anytime_every: int | None = None, transition: int = 0,
-                 random_state: int | None = None, n_jobs: int | None = None,
-                 evaluate: str = "before_crossing_batch", anytime_per_concept: int | None = None,
-                 prequential: bool = False, prequential_window: int = 10):
+    def __init__(
+        self,
+        batch_size: int = 256,
+        anytime_every: int | None = None,
+        transition: int = 0,
+        random_state: int | None = None,
+        n_jobs: int | None = None,
+        evaluate: str = "before_crossing_batch",
+        anytime_per_concept: int | None = None,
+        prequential: bool = False,
+        prequential_window: int = 10,
+    ):
         self.batch_size = batch_size
         self.anytime_every = anytime_every
         self.transition = transition
@@ -322,8 +347,10 @@ class ConceptAgnostic(Scenario):
     def _validate(self):
         super()._validate()
         if self.anytime_every is not None and self.anytime_per_concept is not None:
-            raise CladValueError("concept_agnostic: set anytime_every or anytime_per_concept, not both "
-                                 f"(got {self.anytime_every!r} and {self.anytime_per_concept!r})")
+            raise CladValueError(
+                "concept_agnostic: set anytime_every or anytime_per_concept, not both "
+                f"(got {self.anytime_every!r} and {self.anytime_per_concept!r})"
+            )
 
     def _labels(self, dataset) -> list[np.ndarray] | None:
         if not self.prequential:
@@ -332,7 +359,8 @@ class ConceptAgnostic(Scenario):
         if any(y is None for y in ys) or not any(np.any(np.asarray(y) == 1) for y in ys):
             raise CladValueError(
                 f"concept_agnostic: prequential=true needs training concepts with labelled anomalies; dataset "
-                f"{dataset.name!r} has none (use a recipe with contamination > 0)")
+                f"{dataset.name!r} has none (use a recipe with contamination > 0)"
+            )
         return [np.asarray(y) for y in ys]
 
     def _anytime_points(self, plan, sizes) -> list[tuple[int, int]]:
@@ -342,9 +370,11 @@ class ConceptAgnostic(Scenario):
         points = []
         for k, n in enumerate(sizes):
             if H > n:  # more evaluations than rows: the same model evaluated again and again
-                raise CladValueError(f"concept_agnostic: anytime_per_concept={H} is more than the {n} rows of "
-                                     f"training concept {k}; allowed: at most one evaluation per row "
-                                     f"(anytime_per_concept <= {min(sizes)})")
+                raise CladValueError(
+                    f"concept_agnostic: anytime_per_concept={H} is more than the {n} rows of "
+                    f"training concept {k}; allowed: at most one evaluation per row "
+                    f"(anytime_per_concept <= {min(sizes)})"
+                )
             for h in range(1, H + 1):
                 points.append((_position(plan, k, max(1, -(-h * n // H))), k))
         return sorted(points)
@@ -356,8 +386,12 @@ class ConceptAgnostic(Scenario):
         rows_seen = 0
         for b, (batch, owner, y) in enumerate(stream.batches, start=1):
             stop = rows_seen + batch.shape[0]
-            early, late = stream.schedule.due(rows_seen, stop, int(owner.max()),
-                                              before_crossing=self.evaluate == "before_crossing_batch")
+            early, late = stream.schedule.due(
+                rows_seen,
+                stop,
+                int(owner.max()),
+                before_crossing=self.evaluate == "before_crossing_batch",
+            )
             self._evaluate(early, strategy, evaluator, stream, learned, rows_seen)
             if y is not None and rows_seen:
                 evaluator.prequential(strategy, batch, y, rows_seen, int(self.prequential_window))
@@ -379,24 +413,43 @@ class ConceptAgnostic(Scenario):
         rng = np.random.default_rng(self.random_state) if self.transition else None
         plan, ends = _plan(sizes, int(self.transition), rng)
         # which concept each row comes from, without a copy (a broadcast scalar per concept)
-        owners = _materialize(plan, [np.broadcast_to(np.int32(k), (n,)) for k, n in enumerate(sizes)])
+        owners = _materialize(
+            plan, [np.broadcast_to(np.int32(k), (n,)) for k, n in enumerate(sizes)]
+        )
         seg_end = np.cumsum([len(o) for o in owners])
-        evaluations = [Evaluation(int(seg_end[i]), k, END_OF_CONCEPT) for i, k in enumerate(ends) if k is not None]
+        evaluations = [
+            Evaluation(int(seg_end[i]), k, END_OF_CONCEPT)
+            for i, k in enumerate(ends)
+            if k is not None
+        ]
         if self.anytime_per_concept is not None:
             evaluations += [Evaluation(p, k, ANYTIME) for p, k in self._anytime_points(plan, sizes)]
         batch_size = int(self.batch_size)
-        parts = [stream_batches(_materialize(plan, arrays), batch_size), stream_batches(owners, batch_size)]
+        parts = [
+            stream_batches(_materialize(plan, arrays), batch_size),
+            stream_batches(owners, batch_size),
+        ]
         if labels is not None:
             parts.append(stream_batches(_materialize(plan, labels), batch_size))
         batches = ((p[0][0], p[1][0], p[2][0] if len(p) > 2 else None) for p in zip(*parts))
         return _Stream(dataset.train_names, sizes, batches, Schedule(evaluations))
 
     @staticmethod
-    def _evaluate(evaluations, strategy, evaluator, stream: _Stream, learned: np.ndarray, rows_seen: int) -> None:
+    def _evaluate(
+        evaluations, strategy, evaluator, stream: _Stream, learned: np.ndarray, rows_seen: int
+    ) -> None:
         for ev in evaluations:
             k = ev.concept
             if ev.kind == END_OF_CONCEPT:
-                evaluator.end_of_concept(strategy, stream.names[k], with_ids=False, learned_rows={
-                    "concept": int(learned[k]), "later": int(learned[k + 1:].sum()), "size": int(stream.sizes[k])})
+                evaluator.end_of_concept(
+                    strategy,
+                    stream.names[k],
+                    with_ids=False,
+                    learned_rows={
+                        "concept": int(learned[k]),
+                        "later": int(learned[k + 1 :].sum()),
+                        "size": int(stream.sizes[k]),
+                    },
+                )
             else:
                 evaluator.anytime(strategy, rows_seen, task=k)

@@ -52,33 +52,80 @@ from .regularization import EWC, LwF
 from .rehearsal import AGEM, DER
 from .replay import BalancedReplay, Replay, Window
 
-__all__ = ["STRATEGIES", "Scored", "Strategy", "Naive", "FineTune", "Cumulative", "Replay", "BalancedReplay",
-           "Window", "Experts", "EWC", "LwF", "AGEM", "DER", "Incremental", "DriftExperts",
-           "make_strategy"]
+__all__ = [
+    "STRATEGIES",
+    "Scored",
+    "Strategy",
+    "Naive",
+    "FineTune",
+    "Cumulative",
+    "Replay",
+    "BalancedReplay",
+    "Window",
+    "Experts",
+    "EWC",
+    "LwF",
+    "AGEM",
+    "DER",
+    "Incremental",
+    "DriftExperts",
+    "make_strategy",
+]
 
 STRATEGIES = Registry("strategy", methods=("learn", "score"))
 STRATEGIES.add("naive", Naive, "train a fresh detector on the newest data only")
 STRATEGIES.add("cumulative", Cumulative, "train on everything seen so far (joint upper bound)")
-STRATEGIES.add("replay", Replay, "fresh detector on a reservoir sample of past rows plus the newest data")
-STRATEGIES.add("replay_buffer_only", Replay, "fresh detector on a reservoir sample of all rows seen",
-               defaults={"mode": "buffer_only"})
-STRATEGIES.add("balanced_replay", BalancedReplay,
-               "fresh detector on a concept-balanced buffer of past rows plus the newest data")
+STRATEGIES.add(
+    "replay", Replay, "fresh detector on a reservoir sample of past rows plus the newest data"
+)
+STRATEGIES.add(
+    "replay_buffer_only",
+    Replay,
+    "fresh detector on a reservoir sample of all rows seen",
+    defaults={"mode": "buffer_only"},
+)
+STRATEGIES.add(
+    "balanced_replay",
+    BalancedReplay,
+    "fresh detector on a concept-balanced buffer of past rows plus the newest data",
+)
 STRATEGIES.add("window", Window, "fresh detector on the last window_size rows (sliding window)")
-STRATEGIES.add("experts", Experts, "one fresh detector per concept (MSTE); task-agnostic choice without an id")
+STRATEGIES.add(
+    "experts", Experts, "one fresh detector per concept (MSTE); task-agnostic choice without an id"
+)
 STRATEGIES.add("fine_tune", FineTune, "one detector trained further with partial_fit on new data")
-STRATEGIES.add("ewc", EWC, "fine-tuning with an elastic weight consolidation penalty (torch detectors)")
+STRATEGIES.add(
+    "ewc", EWC, "fine-tuning with an elastic weight consolidation penalty (torch detectors)"
+)
 STRATEGIES.add("lwf", LwF, "fine-tuning with distillation to the previous model (torch detectors)")
-STRATEGIES.add("agem", AGEM, "fine-tuning with A-GEM gradient projection on a reservoir memory (torch detectors)")
-STRATEGIES.add("der", DER, "fine-tuning with dark experience replay of recorded outputs (torch detectors)")
-STRATEGIES.add("incremental", Incremental, "one detector updated batch after batch (river detectors, partial_fit)")
-STRATEGIES.add("drift_experts", DriftExperts, "a new expert on each change a drift detector finds in the stream")
+STRATEGIES.add(
+    "agem",
+    AGEM,
+    "fine-tuning with A-GEM gradient projection on a reservoir memory (torch detectors)",
+)
+STRATEGIES.add(
+    "der", DER, "fine-tuning with dark experience replay of recorded outputs (torch detectors)"
+)
+STRATEGIES.add(
+    "incremental",
+    Incremental,
+    "one detector updated batch after batch (river detectors, partial_fit)",
+)
+STRATEGIES.add(
+    "drift_experts",
+    DriftExperts,
+    "a new expert on each change a drift detector finds in the stream",
+)
 
 
 def make_strategy(name: str, detector, params: dict | None = None, random_state: int | None = None):
     """Build the strategy registered as ``name`` around the detector prototype ``detector``."""
     params = dict(params or {})
     strat = STRATEGIES.build(name, {**params, "detector": detector})
-    if random_state is not None and "random_state" in strat.get_params(deep=False) and strat.random_state is None:
+    if (
+        random_state is not None
+        and "random_state" in strat.get_params(deep=False)
+        and strat.random_state is None
+    ):
         strat.set_params(random_state=random_state)
     return strat

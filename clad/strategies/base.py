@@ -101,7 +101,9 @@ def _guarded(method):
                 self._validate_params()  # the declared constraints, before the first training call
                 self.n_learn_calls_ = 0
         try:
-            with writes_guard(lambda: f"{self._detector_name()} (in {type(self).__name__}.{name})", name):
+            with writes_guard(
+                lambda: f"{self._detector_name()} (in {type(self).__name__}.{name})", name
+            ):
                 out = method(self, X, concept_id, *args, **kwargs)
         finally:
             if outer:
@@ -181,7 +183,9 @@ class Strategy(Validated, BaseEstimator, abc.ABC):
 
     def _detector_name(self) -> str:
         try:
-            return detector_name(as_detector(self.detector)) if self.detector is not None else "None"
+            return (
+                detector_name(as_detector(self.detector)) if self.detector is not None else "None"
+            )
         except Exception:  # noqa: BLE001 - only a label for an error message
             return type(self.detector).__name__
 

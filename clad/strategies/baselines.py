@@ -48,9 +48,11 @@ class Naive(Strategy):
 
         det = as_detector(detector)
         if self.warm_start and not callable(getattr(det, "partial_fit", None)):
-            return (f"{type(self).__name__}(warm_start=True) continues training with partial_fit(X), which "
-                    f"detector {detector_name(det)} does not have; use a PyTorch detector "
-                    "('autoencoder', 'vae') or warm_start=False")
+            return (
+                f"{type(self).__name__}(warm_start=True) continues training with partial_fit(X), which "
+                f"detector {detector_name(det)} does not have; use a PyTorch detector "
+                "('autoencoder', 'vae') or warm_start=False"
+            )
         return None
 
     def learn(self, X, concept_id=None):

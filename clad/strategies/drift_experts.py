@@ -82,14 +82,28 @@ class DriftExperts(Strategy):
 
     replicas_problem = None
 
-    _parameter_constraints = {"drift": [StrOptions(tuple(DRIFT_DETECTORS))], "signal": [StrOptions(SIGNALS)],
-                              "drift_params": [None, dict], "window_size": [COUNT], "min_rows": [COUNT],
-                              "grace_rows": [Interval(Integral, 0, None, closed="left")],
-                              "max_delay": [None, Interval(Integral, 0, None, closed="left")]}
+    _parameter_constraints = {
+        "drift": [StrOptions(tuple(DRIFT_DETECTORS))],
+        "signal": [StrOptions(SIGNALS)],
+        "drift_params": [None, dict],
+        "window_size": [COUNT],
+        "min_rows": [COUNT],
+        "grace_rows": [Interval(Integral, 0, None, closed="left")],
+        "max_delay": [None, Interval(Integral, 0, None, closed="left")],
+    }
 
-    def __init__(self, detector=None, drift: str = "adwin", drift_params: dict | None = None, signal: str = "rank",
-                 window_size: int = 2000, min_rows: int = 32, grace_rows: int = 0, max_delay: int | None = None,
-                 random_state: int | None = None):
+    def __init__(
+        self,
+        detector=None,
+        drift: str = "adwin",
+        drift_params: dict | None = None,
+        signal: str = "rank",
+        window_size: int = 2000,
+        min_rows: int = 32,
+        grace_rows: int = 0,
+        max_delay: int | None = None,
+        random_state: int | None = None,
+    ):
         self.detector = detector
         self.drift = drift
         self.drift_params = drift_params
@@ -105,17 +119,27 @@ class DriftExperts(Strategy):
         from river import drift as river_drift
 
         try:
-            return getattr(river_drift, DRIFT_DETECTORS[self.drift])(**dict(self.drift_params or {}))
+            return getattr(river_drift, DRIFT_DETECTORS[self.drift])(
+                **dict(self.drift_params or {})
+            )
         except TypeError as exc:
-            raise CladValueError(f"DriftExperts: drift_params={self.drift_params!r} for {self.drift!r}: {exc}") from None
+            raise CladValueError(
+                f"DriftExperts: drift_params={self.drift_params!r} for {self.drift!r}: {exc}"
+            ) from None
 
     def _check_params(self) -> None:
         if self.drift not in DRIFT_DETECTORS:
-            raise CladValueError(f"DriftExperts: drift={self.drift!r}; allowed: {', '.join(map(repr, DRIFT_DETECTORS))}")
+            raise CladValueError(
+                f"DriftExperts: drift={self.drift!r}; allowed: {', '.join(map(repr, DRIFT_DETECTORS))}"
+            )
         if self.signal not in SIGNALS:
-            raise CladValueError(f"DriftExperts: signal={self.signal!r}; allowed: {', '.join(map(repr, SIGNALS))}")
+            raise CladValueError(
+                f"DriftExperts: signal={self.signal!r}; allowed: {', '.join(map(repr, SIGNALS))}"
+            )
         if self.drift_params is not None and not isinstance(self.drift_params, dict):
-            raise CladValueError(f"DriftExperts: drift_params={self.drift_params!r}; expected a table of parameters")
+            raise CladValueError(
+                f"DriftExperts: drift_params={self.drift_params!r}; expected a table of parameters"
+            )
         check_capacity(self.window_size, "DriftExperts", "window_size")
         check_capacity(self.min_rows, "DriftExperts", "min_rows")
         check_capacity(self.grace_rows, "DriftExperts", "grace_rows", minimum=0)
@@ -194,7 +218,11 @@ class DriftExperts(Strategy):
         from ..core.boundaries import score_detections
 
         self._check_fitted("experts_")
-        report = score_detections(self.detections_, [b for b in boundaries if 0 < b < self.rows_seen_],
-                                  self.rows_seen_, max_delay=self.max_delay)
+        report = score_detections(
+            self.detections_,
+            [b for b in boundaries if 0 < b < self.rows_seen_],
+            self.rows_seen_,
+            max_delay=self.max_delay,
+        )
         report["n_experts"] = len(self.experts_)
         return {"drift": report}

@@ -105,7 +105,9 @@ class Experts(Strategy):
 
     _parameter_constraints = {"no_expert": [StrOptions(NO_EXPERT_POLICIES)]}
 
-    def __init__(self, detector=None, no_expert: str = "task_agnostic", random_state: int | None = None):
+    def __init__(
+        self, detector=None, no_expert: str = "task_agnostic", random_state: int | None = None
+    ):
         self.detector = detector
         self.no_expert = no_expert
         self.random_state = random_state

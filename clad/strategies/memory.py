@@ -40,7 +40,9 @@ def check_capacity(value, who: str, what: str = "buffer_size", minimum: int = 1)
 def _as_rows(X) -> np.ndarray:
     X = np.asarray(X)
     if X.ndim not in (2, 3):
-        raise CladValueError(f"buffer: expected a 2-D array (rows x features) or 3-D windows, got shape {X.shape}")
+        raise CladValueError(
+            f"buffer: expected a 2-D array (rows x features) or 3-D windows, got shape {X.shape}"
+        )
     return X
 
 
@@ -48,7 +50,9 @@ def _room(data: np.ndarray | None, X: np.ndarray, rows: int, capacity: int) -> n
     """Storage for at least ``rows`` rows (at most ``capacity``): it grows with the data it holds,
     doubling, so that a large ``capacity`` never preallocates memory the data does not fill."""
     if data is not None and X.shape[1:] != data.shape[1:]:
-        raise CladValueError(f"buffer: batch has rows of shape {X.shape[1:]}, buffer has {data.shape[1:]}")
+        raise CladValueError(
+            f"buffer: batch has rows of shape {X.shape[1:]}, buffer has {data.shape[1:]}"
+        )
     have = 0 if data is None else data.shape[0]
     if rows <= have:
         return data

@@ -63,8 +63,11 @@ class Regularized(Strategy):
             self.detector_ = fit_owned(self, det, X)
             return
         forget_key(self.detector_)  # trained further with what no key describes: never shared again
-        self.detector_.partial_fit(X, extra_loss=None if extra_loss_factory is None else extra_loss_factory(),
-                                   grad_hook=None if grad_hook_factory is None else grad_hook_factory())
+        self.detector_.partial_fit(
+            X,
+            extra_loss=None if extra_loss_factory is None else extra_loss_factory(),
+            grad_hook=None if grad_hook_factory is None else grad_hook_factory(),
+        )
 
 
 class EWC(Regularized):
@@ -91,12 +94,22 @@ class EWC(Regularized):
     (2, 0)
     """
 
-    _parameter_constraints = {"ewc_lambda": [Interval(Real, 0, None, closed="left")],
-                              "mode": [StrOptions(EWC_MODES)], "gamma": [Interval(Real, 0, 1, closed="right")],
-                              "fisher_rows": [None, COUNT]}
+    _parameter_constraints = {
+        "ewc_lambda": [Interval(Real, 0, None, closed="left")],
+        "mode": [StrOptions(EWC_MODES)],
+        "gamma": [Interval(Real, 0, 1, closed="right")],
+        "fisher_rows": [None, COUNT],
+    }
 
-    def __init__(self, detector=None, ewc_lambda: float = 100.0, mode: str = "separate", gamma: float = 1.0,
-                 fisher_rows: int | None = 2000, random_state: int | None = None):
+    def __init__(
+        self,
+        detector=None,
+        ewc_lambda: float = 100.0,
+        mode: str = "separate",
+        gamma: float = 1.0,
+        fisher_rows: int | None = 2000,
+        random_state: int | None = None,
+    ):
         self.detector = detector
         self.ewc_lambda = ewc_lambda
         self.mode = mode

@@ -53,8 +53,13 @@ class _Rehearsal(Regularized):
 
     _parameter_constraints = {"buffer_size": [COUNT], "memory_batch_size": [None, COUNT]}
 
-    def __init__(self, detector=None, buffer_size: int = 1000, memory_batch_size: int | None = None,
-                 random_state: int | None = None):
+    def __init__(
+        self,
+        detector=None,
+        buffer_size: int = 1000,
+        memory_batch_size: int | None = None,
+        random_state: int | None = None,
+    ):
         self.detector = detector
         self.buffer_size = buffer_size
         self.memory_batch_size = memory_batch_size
@@ -83,9 +88,14 @@ class _Rehearsal(Regularized):
     def _generator(self):
         from ..detectors.torch_ae import torch
 
-        seed = (np.random.SeedSequence() if self.random_state is None
-                else np.random.SeedSequence([int(self.random_state), int(self.n_learn_calls_)]))
-        return torch.Generator(device="cpu").manual_seed(int(seed.generate_state(1, dtype=np.uint32)[0]))
+        seed = (
+            np.random.SeedSequence()
+            if self.random_state is None
+            else np.random.SeedSequence([int(self.random_state), int(self.n_learn_calls_)])
+        )
+        return torch.Generator(device="cpu").manual_seed(
+            int(seed.generate_state(1, dtype=np.uint32)[0])
+        )
 
     def _sampler(self):
         """``sample()`` -> a random memory mini-batch (a float32 tensor on the device, rows of
@@ -99,6 +109,7 @@ class _Rehearsal(Regularized):
         k = int(self.memory_batch_size or self.detector_.batch_size)
         device = self.detector_.torch_device
         if device.type == "cpu":
+
             def sample():
                 idx = torch.randint(memory.shape[0], (min(k, memory.shape[0]),), generator=gen)
                 return memory[idx]
@@ -112,7 +123,9 @@ class _Rehearsal(Regularized):
 
         def sample():
             if not drawn:
-                idx = torch.randint(memory.shape[0], (chunk, min(k, memory.shape[0])), generator=gen)
+                idx = torch.randint(
+                    memory.shape[0], (chunk, min(k, memory.shape[0])), generator=gen
+                )
                 drawn.extend(reversed(to_device(idx, device).unbind(0)))
             return memory[drawn.pop()]
 
@@ -162,8 +175,10 @@ class AGEM(_Rehearsal):
     (20, True)
     """
 
-    replicas_problem = ("its gradient hook rewrites each parameter's .grad between the backward pass and the "
-                        "optimiser step, and a stacked model has one gradient tensor for all replicas")
+    replicas_problem = (
+        "its gradient hook rewrites each parameter's .grad between the backward pass and the "
+        "optimiser step, and a stacked model has one gradient tensor for all replicas"
+    )
 
     def _check_params(self) -> None:
         self._check_common()
@@ -239,11 +254,20 @@ class DER(_Rehearsal):
     (20, (20, 6))
     """
 
-    _parameter_constraints = {"alpha": [Interval(Real, 0, None, closed="left")],
-                              "beta": [Interval(Real, 0, None, closed="left")]}
+    _parameter_constraints = {
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+    }
 
-    def __init__(self, detector=None, buffer_size: int = 1000, alpha: float = 1.0, beta: float = 0.0,
-                 memory_batch_size: int | None = None, random_state: int | None = None):
+    def __init__(
+        self,
+        detector=None,
+        buffer_size: int = 1000,
+        alpha: float = 1.0,
+        beta: float = 0.0,
+        memory_batch_size: int | None = None,
+        random_state: int | None = None,
+    ):
         super().__init__(detector, buffer_size, memory_batch_size, random_state)
         self.alpha = alpha
         self.beta = beta
@@ -252,7 +276,11 @@ class DER(_Rehearsal):
         self._check_common()
         for name in ("alpha", "beta"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value) >= 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not float(value) >= 0
+            ):
                 raise CladValueError(f"DER: {name}={value!r}; expected a number >= 0")
 
     def _row_targets(self, Xs):

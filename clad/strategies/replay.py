@@ -51,8 +51,13 @@ class Replay(Strategy):
     step_inputs = ("rows",)
     _parameter_constraints = {"buffer_size": [COUNT], "mode": [StrOptions(REPLAY_MODES)]}
 
-    def __init__(self, detector=None, buffer_size: int = 1000, mode: str = "with_new",
-                 random_state: int | None = None):
+    def __init__(
+        self,
+        detector=None,
+        buffer_size: int = 1000,
+        mode: str = "with_new",
+        random_state: int | None = None,
+    ):
         self.detector = detector
         self.buffer_size = buffer_size
         self.mode = mode

@@ -121,6 +121,8 @@ class ReferenceText(Extension):
         if "==" in text:
             text = tables_to_markdown(text)
         if ":`" in text:
-            module = obj.path if getattr(obj, "is_module", False) else getattr(obj.module, "path", "")
+            module = (
+                obj.path if getattr(obj, "is_module", False) else getattr(obj.module, "path", "")
+            )
             text = roles_to_markdown(text, module)
         docstring.value = text
