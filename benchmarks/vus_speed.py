@@ -9,6 +9,12 @@ TSB-AD is needed here only (``pip install --no-deps TSB-AD==1.5``). Two workload
 Each clad time is the best of 3 runs (TSB-AD: one run, it takes seconds); both give the same values
 (the largest difference is printed). Target: clad at least 10 times faster.
 
+A third workload needs clad only (it runs without TSB-AD): 20,000 points with 40 ranges at buffer
+widths 1,000, 2,000 and 5,000 (issue #47 case 9). A width costs one pass over the buffer points,
+whatever the number of ranges, so the time grows with the window, not with ranges x window^2 (before:
+0.93 s, 2.6 s and 11 s; the ratio to width 1,000 is printed beside (w / 1000)^2, the old growth).
+Target: seconds at width 5,000.
+
     python benchmarks/vus_speed.py
 """
 
@@ -55,9 +61,35 @@ def long_series(n=100_000, seed=7):
     return y, scores
 
 
+def many_ranges(n=20_000, n_ranges=40, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n, dtype=np.int8)
+    for start in np.sort(rng.choice(np.arange(100, n - 200, 480), n_ranges, replace=False)):
+        y[start : start + int(rng.integers(5, 150))] = 1
+    return y, rng.normal(size=n) + y
+
+
+def large_windows() -> None:
+    y, scores = many_ranges()
+    print(f"{'20,000 points, 40 ranges':34s} {'clad s':>9s} {'/ w=1000':>9s} {'(w/1000)^2':>11s}")
+    base = None
+    for window in (1000, 2000, 5000):
+        seconds, _ = timed(lambda: vus_pr(y, scores, window), repeat=3)
+        base = base or seconds
+        print(
+            f"window {window:<27,d} {seconds:9.3f} {seconds / base:9.1f} {(window / 1000) ** 2:11.0f}"
+        )
+
+
 def main() -> None:
     warnings.simplefilter("ignore")
     print(describe())
+    large_windows()
+    try:
+        import TSB_AD  # noqa: F401
+    except ImportError:
+        print("TSB-AD is not installed: the comparison with its code is left out")
+        return
     series = [
         make_series(s)
         for s in range(PARAMS["first_seed"], PARAMS["first_seed"] + PARAMS["n_series"])
