@@ -11,7 +11,7 @@ import pytest
 
 from clad.engine.spec import parse_spec
 from clad.errors import SpecError
-from clad.metrics import ranges
+from clad.metrics import ranges, vus
 from clad.report.exact import friedman_test
 
 from runner_helpers import small_spec, synthetic
@@ -103,14 +103,14 @@ def test_vus_in_blocks_equals_vus_at_once():
     """The block-by-block computation gives the values of the whole-array one (checked on a case
     that needs several blocks against a copy computed with the whole array: the same formula)."""
     y, s = _many_ranges(n=3000, n_ranges=30, seed=1)
-    old = ranges._CHUNK_CELLS
+    old = vus.CHUNK_CELLS
     try:
-        ranges._CHUNK_CELLS = 1 << 40  # one block
-        whole = ranges._vus_curves(y.astype(bool), s, 300, 250)
-        ranges._CHUNK_CELLS = 1 << 12  # many blocks
-        blocks = ranges._vus_curves(y.astype(bool), s, 300, 250)
+        vus.CHUNK_CELLS = 1 << 40  # one block
+        whole = vus.vus_curves(y.astype(bool), s, 300, 250)
+        vus.CHUNK_CELLS = 1 << 12  # many blocks
+        blocks = vus.vus_curves(y.astype(bool), s, 300, 250)
     finally:
-        ranges._CHUNK_CELLS = old
+        vus.CHUNK_CELLS = old
     np.testing.assert_allclose(whole[0], blocks[0], rtol=0, atol=1e-14)
     np.testing.assert_allclose(whole[1], blocks[1], rtol=0, atol=1e-14)
 

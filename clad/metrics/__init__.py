@@ -32,7 +32,7 @@ Modules: :mod:`~clad.metrics.registry` (the declarations and :func:`summarize`),
 :mod:`~clad.metrics.dynamic` (per-step curves), :mod:`~clad.metrics.per_concept` (per-concept
 values), :mod:`~clad.metrics.base` (one declaration per *base* metric, the metric in every cell of R:
 :mod:`~clad.metrics.point`, :mod:`~clad.metrics.range_base`, :mod:`~clad.metrics.pr_auc_normalized`),
-:mod:`~clad.metrics.ranges` (the range metrics of one time series), :mod:`~clad.metrics.reference_metrics` (the metrics against each reference model of a benchmark:
+:mod:`~clad.metrics.ranges` (the range metrics of one time series; VUS in :mod:`~clad.metrics.vus`, affiliation F1 in :mod:`~clad.metrics.affiliation`, their inputs in :mod:`~clad.metrics.range_inputs`), :mod:`~clad.metrics.reference_metrics` (the metrics against each reference model of a benchmark:
 ``intransigence_joint``, ``intransigence_single_task``, ...), :mod:`~clad.metrics.cells` (shared helpers). **Adding a metric** is one function and its
 decorator (:func:`scalar_metric`, :func:`curve_metric` or :func:`concept_metric`) in
 ``clad/metrics/continual.py`` (or any module of one's own that is imported); every summary,
