@@ -12,13 +12,21 @@ anomalous points and its first anomaly (the file name's ``1st_``). The protocol,
   series and scores it; OCSVM (RBF, ``nu=0.1``, ``gamma="auto"``) is fitted on the first ``tr_``
   rows, min-max scaled per row, and scores the whole series (not min-max scaled); MCD
   (``support_fraction=0.8``, raised by 0.1 while the fit fails and scikit-learn's default from 1 on,
-  ``random_state=2024``) is fitted on
-  the first ``tr_`` rows and scores the Mahalanobis distance;
+  ``random_state=2024``) is fitted on the first ``tr_`` rows and scores the Mahalanobis distance.
+  TSB-AD ran scikit-learn 1.3 (``scikit-learn>=1.3.2``), whose ``MinCovDet`` scaled the raw
+  distances by their median over the chi-square median (Rousseeuw and Van Driessen) before choosing
+  the rows of the re-weighted estimate; later releases use a consistency factor instead, which picks
+  other rows. :func:`mcd_distances` applies the 1.3 correction to scikit-learn's ``fast_mcd``;
 * the scores are min-max scaled and VUS-PR is computed with the buffer width TSB-AD derives from the
   first channel's autocorrelation (the lag of its highest local maximum within 400 lags, plus 3;
   125 outside [3, 300]), 250 thresholds (``clad.metrics.ranges.vus_pr``).
 
-    python benchmarks/tsb_ad_smap.py /path/to/multi_mergedTable_VUS-PR.csv
+    python benchmarks/tsb_ad_smap.py /path/to/multi_mergedTable_VUS-PR.csv [--sensitivity]
+
+``--sensitivity`` computes every series again with its values rounded to 8 decimals and prints how
+far each detector's VUS-PR moves: OCSVM and MCD are fitted on training rows of which few are
+distinct (2 to a few hundred of about 2,000), so a change in the inputs' last digits (as a CSV copy
+of the arrays may make) moves their scores' order, where IForest does not move.
 """
 
 from __future__ import annotations
@@ -66,7 +74,6 @@ def _minmax(s: np.ndarray) -> np.ndarray:
 
 def scores(name: str, X: np.ndarray, train_rows: int) -> np.ndarray | None:
     """The min-max scaled scores of detector ``name`` under TSB-AD's protocol (module docstring)."""
-    from sklearn.covariance import MinCovDet
     from sklearn.ensemble import IsolationForest
     from sklearn.svm import OneClassSVM
 
@@ -85,18 +92,32 @@ def scores(name: str, X: np.ndarray, train_rows: int) -> np.ndarray | None:
         return _minmax(
             -OneClassSVM(kernel="rbf", nu=0.1, gamma="auto").fit(scaled).decision_function(Z)
         )
-    for fraction in (
-        0.8,
-        0.9,
-        None,
-    ):  # raised by 0.1 while the fit fails; from 1 on, scikit-learn's default
+    # raised by 0.1 while the fit fails (0.8 + 0.1, as TSB-AD adds); from 1 on, the default
+    for fraction in (0.8, 0.8 + 0.1, None):
         try:
-            return _minmax(
-                MinCovDet(support_fraction=fraction, random_state=2024).fit(train).mahalanobis(Z)
-            )
+            return _minmax(mcd_distances(train, Z, fraction))
         except ValueError:
             continue
     return None
+
+
+def mcd_distances(train: np.ndarray, X: np.ndarray, fraction: float | None) -> np.ndarray:
+    """The squared Mahalanobis distances of the rows of ``X`` under scikit-learn 1.3's
+    ``MinCovDet(support_fraction=fraction, random_state=2024).fit(train)``: the raw FastMCD
+    estimate, its distances divided by their median over the chi-square median, the rows below
+    the chi-square 0.975 quantile re-estimated (ValueError, as 1.3 raised, when the support's
+    covariance is 0)."""
+    from scipy.stats import chi2
+    from sklearn.covariance import EmpiricalCovariance, fast_mcd
+
+    n, p = train.shape
+    _, covariance, support, dist = fast_mcd(
+        train, support_fraction=fraction, random_state=np.random.RandomState(2024)
+    )
+    if support.sum() < n and np.allclose(covariance, 0):
+        raise ValueError("the covariance matrix of the support data is 0")
+    keep = dist / (np.median(dist) / chi2(p).isf(0.5)) < chi2(p).isf(0.025)
+    return EmpiricalCovariance().fit(train[keep]).mahalanobis(X)
 
 
 def channels() -> list[tuple[str, np.ndarray, np.ndarray, int]]:
@@ -112,8 +133,13 @@ def channels() -> list[tuple[str, np.ndarray, np.ndarray, int]]:
     return out
 
 
-def main(table_path: str) -> int:
+def _vus(y: np.ndarray, s: np.ndarray | None, window: int) -> float:
+    return float("nan") if s is None else vus_pr(y, s, window=window)
+
+
+def main(table_path: str, sensitivity: bool = False) -> int:
     warnings.filterwarnings("ignore")
+    moved: dict[str, dict[str, float]] = {}
     table = pd.read_csv(table_path)
     table = table[table.file.str.contains("_SMAP_")]
     known = channels()
@@ -131,12 +157,9 @@ def main(table_path: str) -> int:
             continue
         c, X, y = found[0]
         w = buffer_width(X[:, 0])
-        mine = {
-            d: (lambda s: float("nan") if s is None else vus_pr(y, s, window=w))(
-                scores(d, X, train_rows)
-            )
-            for d in DETECTORS
-        }
+        mine = {d: _vus(y, scores(d, X, train_rows), w) for d in DETECTORS}
+        if sensitivity:  # the same series with every value rounded to 8 decimals
+            moved[c] = {d: _vus(y, scores(d, np.round(X, 8), train_rows), w) for d in DETECTORS}
         rows.append((r.file, c, w, {d: float(r[d]) for d in DETECTORS}, mine))
     print(
         f"{len(rows)} of {len(table)} SMAP series matched to a shared channel; not matched: {', '.join(unmatched)}"
@@ -157,8 +180,22 @@ def main(table_path: str) -> int:
             f"{np.nanmean([m[d] for *_, m in rows]):.4f}  within 0.01: {within} of {len(rows)}  "
             f"largest difference {np.nanmax(np.abs(diff)):.4f}"
         )
+    if sensitivity:
+        _print_sensitivity(rows, moved)
     return 0
 
 
+def _print_sensitivity(rows, moved) -> None:
+    """How far VUS-PR moves when the inputs move by at most 5e-9 (rounded to 8 decimals)."""
+    print("\nwith the series rounded to 8 decimals (inputs moved by at most 5e-9):")
+    for d in DETECTORS:
+        shift = np.array([moved[c][d] - m[d] for _, c, _, _, m in rows])
+        far = [c for (_, c, *_), v in zip(rows, shift) if abs(v) > 0.01]
+        print(
+            f"{d:8s} largest move of VUS-PR {np.nanmax(np.abs(shift)):.4f}; "
+            f"more than 0.01 on {len(far)} series{': ' + ', '.join(far) if far else ''}"
+        )
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], "--sensitivity" in sys.argv[2:]))
