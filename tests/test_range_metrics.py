@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from clad.metrics import ranges as rm
+from clad.metrics import vus as vus_module
 from tests.range_series import (
     DEFECT_CASES,
     EDGE_METRICS,
@@ -109,6 +110,27 @@ def test_vus_by_hand():
         pytest.approx(1.0),
         pytest.approx(1.0),
     )
+
+
+@pytest.mark.parametrize("width", [7, 50, 301, 5000])
+def test_buffer_weights_equal_every_range_buffer_summed_and_clipped(width):
+    """VUS's soft labels as TSB-AD builds them (each range adds sqrt(1 - d / w) to the normal points
+    within w // 2 of it, the sum clipped to 1) equal the weights read from a point's two nearest
+    ranges: two buffers always sum past 1. Dense ranges, so buffers overlap many times over."""
+    rng = np.random.default_rng(width)
+    y = rng.random(1500) < 0.04
+    ranges, half = rm.anomaly_ranges(y), width // 2
+    soft = np.zeros(y.size)
+    for start, end in ranges:
+        for d in range(1, half + 1):
+            for point in (start - d, end + d):
+                if 0 <= point < y.size:
+                    soft[point] += math.sqrt(1 - d / width)
+    soft = np.where(y, 0.0, np.minimum(soft, 1.0))
+    points, nearest, second = vus_module._buffer_distances(y, ranges, half)
+    weight = np.where(second <= half, 1.0, np.sqrt(1 - nearest / width))
+    assert np.array_equal(soft[points], weight)
+    assert not np.delete(soft, points).any()
 
 
 def test_two_ranges_one_point_apart_under_one_flagged_range():
