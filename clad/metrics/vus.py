@@ -28,7 +28,7 @@ def _first_flags(scores: np.ndarray, thresholds: int) -> np.ndarray:
 
 def _buffer_distances(y: np.ndarray, ranges: np.ndarray, half: int):
     """The normal points within ``half`` of a range, and each one's distance to its nearest range
-    and to its second nearest (``nearest``, ``second``; beyond the series: a distance of ``n +
+    and to its second nearest (``nearest``, ``second``; without such a range: a distance of ``n +
     half + 1``).
 
     A point that two ranges' buffers reach weighs 1 whatever the width: each weight is at least
