@@ -1,27 +1,12 @@
-"""The ``clad`` command line.
+"""The ``clad`` command line: ``clad --help`` lists the commands, ``clad COMMAND --help`` their
+options and exit statuses (the parser is their one description).
 
-``clad run SPEC.toml --out DIR``   run every combination of a spec into ``DIR/results.sqlite``
-                                  (resuming), then write ``DIR/results.json`` and summaries
-                                  (its options and exit statuses: ``clad run --help``)
-``clad run SPEC.toml --dry-run``   print the expanded grid and its size, run nothing
-``clad report DIR``                figures, tables and statistics of a results folder in ``DIR/report``
-``clad datasets list``             registered dataset loaders and dataset cards
-``clad datasets info NAME``        a dataset card (source, sha256, license, citation, recipe) or a loader
-``clad datasets convert SRC DST``  a pyCLAD concept file -> clad's pickle-free .npz (needs --allow-pickle)
-``clad validate SPEC.toml``        scenario validity from single-task matrices (exit 1 when a check fails)
-``clad verify SPEC|FOLDER``        rerun a reference suite and compare with its committed results (--update rewrites them)
-``clad check NAME|module:Class``   conformance checks for a detector or strategy plug-in
-``clad export DIR [--format csv|parquet|json|mlflow] [--per-series] [--bundle OUT]``  tidy tables of R, metrics and runs (or results.json),
-                                  or every run logged to MLflow (``--tracking-uri URI``)
-``clad pull SOURCE --out DIR``     import a bundle's runs that are the same computation here (each refusal with its reason)
-``clad verify-bundle SOURCE``      recompute a stratified sample of a bundle's runs (--sample K --seed S); exit 1 if one disagrees
-``clad leaderboard SOURCE... -o DIR``  the report of one or more bundles, offline (--previous B: what moved)
-``clad list [KIND]``               registered detectors, strategies, scenarios and datasets
-``clad version``                   versions of clad and the libraries behind the numbers
-
-One module per command group declares its commands' arguments and runs them (run, report, export,
-catalog, datasets, validate; what they share: :mod:`~clad.cli.console`). Building the parser
-imports no numpy, pandas, scikit-learn or torch: a command imports the library when it runs.
+One module per command group declares its commands' arguments and runs them: :mod:`~clad.cli.run`,
+:mod:`~clad.cli.report`, :mod:`~clad.cli.export` (export, pull, verify-bundle, leaderboard),
+:mod:`~clad.cli.catalog` (check, list, version), :mod:`~clad.cli.datasets` and
+:mod:`~clad.cli.validate` (validate, verify); what they share is in :mod:`~clad.cli.console`.
+Building the parser imports no numpy, pandas, scikit-learn or torch: a command imports the library
+when it runs. The library layers never print; the commands do.
 """
 
 from __future__ import annotations
