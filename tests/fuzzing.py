@@ -891,7 +891,7 @@ def feature_cases(seed: int = 0, per_kind: int = 50):
         def validate(dest=dest):
             import argparse
 
-            from clad.engine.validate_verify_commands import run_validate
+            from clad.cli.validate import run_validate
 
             run_validate(
                 argparse.Namespace(

@@ -62,7 +62,7 @@ def test_non_finite_training_scores_are_called_training_scores():
 
 
 def test_the_reports_repeated_warnings_are_one_line():
-    from clad.cli import _grouped_warnings
+    from clad.cli.report import grouped_warnings
     from types import SimpleNamespace as W
 
     caught = [
@@ -72,7 +72,7 @@ def test_the_reports_repeated_warnings_are_one_line():
         for by in ("detectors", "strategies")
         for m in ("roc_auc", "f1", "average_precision")
     ]
-    (line,) = _grouped_warnings(caught)
+    (line,) = grouped_warnings(caught)
     assert line.startswith("one independent block") and "6 comparisons" in line
 
 

@@ -9,7 +9,6 @@ import sys
 
 import pytest
 
-from clad.cli import _spec_detectors
 from clad.engine.worker_imports import detector_modules
 
 PROBE = (
@@ -46,18 +45,6 @@ def test_workers_start_with_the_grids_pyod_and_sklearn_modules_imported():
     assert probe([]) == ["left in the environment False", "in the worker []"]
 
 
-def test_the_detector_modules_of_a_spec_file(tmp_path):
-    spec = tmp_path / "grid.toml"
-    spec.write_text(
-        'detectors = ["hbos", {name = "pyod.models.ecod:ECOD", label = "E"}, {name = "tests.plugins:Mean"}]\n'
-        "seeds = 1\n"
-    )
-    names = _spec_detectors(str(spec))
-    assert names == ["hbos", "pyod.models.ecod:ECOD", "tests.plugins:Mean"]
+def test_the_detector_modules_of_a_grid():
+    names = ["hbos", "pyod.models.ecod:ECOD", "tests.plugins:Mean"]
     assert detector_modules(names) == ["pyod.models.hbos", "pyod.models.ecod"]
-    (tmp_path / "broken.toml").write_text("detectors = [")
-    assert (
-        _spec_detectors(str(tmp_path / "broken.toml"))
-        == _spec_detectors(str(tmp_path / "none.toml"))
-        == []
-    )

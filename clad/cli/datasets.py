@@ -1,20 +1,18 @@
-"""The ``clad datasets`` subcommand: ``list``, ``info NAME``, ``convert SRC DST`` (its arguments are
-declared in :mod:`clad.cli`, which builds every parser without importing the dataset loaders)."""
+"""``clad datasets``: ``list``, ``info NAME``, ``convert SRC DST`` (the dataset loaders are imported
+only when the command runs)."""
 
 from __future__ import annotations
 
-import inspect
 import sys
 
 from ..errors import CladValueError, DataError
-from ..registry import did_you_mean
 
-__all__ = ["run"]
+__all__ = ["add_parser", "command"]
 
 
 def _list() -> int:
-    from . import DATASETS
-    from .cards import card_names, load_card
+    from ..datasets import DATASETS
+    from ..datasets.cards import card_names, load_card
 
     print("loaders (name in a spec's [[datasets]]):")
     for name in DATASETS.names():
@@ -29,9 +27,12 @@ def _list() -> int:
 
 
 def _info(name: str) -> int:
-    from . import DATASETS
-    from .cards import card_names, load_card
-    from .files import search_dirs
+    import inspect
+
+    from ..datasets import DATASETS
+    from ..datasets.cards import card_names, load_card
+    from ..datasets.files import search_dirs
+    from ..registry import did_you_mean
 
     if name in card_names():
         card = load_card(name)
@@ -63,7 +64,7 @@ def _info(name: str) -> int:
 
 
 def _convert(src: str, dst: str, data_dir: str | None, allow_pickle: bool) -> int:
-    from .pyclad import convert_pyclad
+    from ..datasets.pyclad import convert_pyclad
 
     if not allow_pickle:
         raise DataError(
@@ -75,7 +76,7 @@ def _convert(src: str, dst: str, data_dir: str | None, allow_pickle: bool) -> in
     return 0
 
 
-def run(args) -> int:
+def command(args) -> int:
     """Run the subcommand for parsed ``args``; returns the exit code."""
     n = {"list": 0, "info": 1, "convert": 2}[args.action]
     if len(args.args) != n:
@@ -91,3 +92,25 @@ def run(args) -> int:
     if args.action == "info":
         return _info(args.args[0])
     return _convert(args.args[0], args.args[1], args.data_dir, args.allow_pickle)
+
+
+def add_parser(sub) -> None:
+    """Declare ``clad datasets`` and its arguments."""
+    d = sub.add_parser(
+        "datasets", help="dataset loaders and cards: list, info NAME, convert SRC DST"
+    )
+    d.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=["list", "info", "convert"],
+        help="list: loaders and cards; info NAME: one card or loader; convert SRC DST: pyCLAD file -> .npz",
+    )
+    d.add_argument("args", nargs="*", help="NAME for info; SRC DST for convert")
+    d.add_argument("--data-dir", default=None, help="data directory to look for SRC in (convert)")
+    d.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="convert: allow unpickling SRC (it runs code from the file: only for files you trust)",
+    )
+    d.set_defaults(func=command)

@@ -1,4 +1,6 @@
-"""The ``clad validate`` and ``clad verify`` subcommands (arguments and what they run)."""
+"""``clad validate`` (scenario validity from single-task matrices) and ``clad verify`` (reference
+suites rerun and compared). ``clad validate``'s options (the base metrics, the thresholds'
+defaults) are declared when that command is parsed: only then is the library imported."""
 
 from __future__ import annotations
 
@@ -6,13 +8,23 @@ import argparse
 import json
 
 from ..defaults import DEFAULT_BASE_METRIC
-from ..metrics.base import base_metric_names
 
-__all__ = ["add_validate_arguments", "run_validate", "add_verify_arguments", "run_verify"]
+__all__ = ["add_validate", "run_validate", "add_verify", "run_verify"]
 
 
-def add_validate_arguments(p: argparse.ArgumentParser) -> None:
+def add_validate(sub) -> None:
+    """Declare ``clad validate`` (its arguments: :func:`_validate_arguments`, when it is parsed)."""
+    va = sub.add_parser(
+        "validate",
+        help="is a spec's scenario feasible, non-trivial, forgetting, free of redundancy",
+        arguments=_validate_arguments,
+    )
+    va.set_defaults(func=run_validate)
+
+
+def _validate_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of ``clad validate``."""
+    from ..metrics.base import base_metric_names
     from ..protocol.validity import Thresholds
 
     d = Thresholds()
@@ -59,12 +71,11 @@ def add_validate_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_validate(args) -> int:
     """Print a validity report per (dataset, detector, seed) of the spec; 1 when a check fails."""
-    from ..results.record import atomic_write_text
-    from ..protocol.validity import Thresholds
-    from .spec import load_spec
-    from .validate import validate_spec
-
+    from ..engine.spec import load_spec
+    from ..engine.validate import validate_spec
     from ..errors import CladValueError
+    from ..protocol.validity import Thresholds
+    from ..results.record import atomic_write_text
     from ..results.store import DestinationError, writable_destination
 
     spec = load_spec(args.spec)
@@ -101,8 +112,11 @@ def run_validate(args) -> int:
     return 0 if n_ok == len(reports) else 1
 
 
-def add_verify_arguments(p: argparse.ArgumentParser) -> None:
-    """Arguments of ``clad verify``."""
+def add_verify(sub) -> None:
+    """Declare ``clad verify`` and its options."""
+    p = sub.add_parser(
+        "verify", help="rerun reference specs and compare with their committed results"
+    )
     p.add_argument(
         "target",
         help="a spec file, or a folder of specs (e.g. scenarios/suite), each with "
@@ -119,13 +133,14 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
         "PyTorch detectors)",
     )
     p.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default 1)")
+    p.set_defaults(func=run_verify)
 
 
 def run_verify(args) -> int:
     """Verify (or with ``--update`` rewrite) every spec of the target; 1 when anything differs."""
     import time
 
-    from .verify import format_check, spec_files, update_reference, verify_spec
+    from ..engine.verify import format_check, spec_files, update_reference, verify_spec
 
     t0 = time.perf_counter()
     files = spec_files(args.target)

@@ -1,0 +1,7 @@
+"""``python -m clad.cli``: the ``clad`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
