@@ -6,8 +6,9 @@ per figure in a small script file, rewritten only when what it shows changed): o
 dataset x scenario x base metric holds the R heatmaps of every strategy + detector (small multiples
 on one colour scale), one the learning curves; one per dataset x scenario holds the per-concept
 forgetting of every base metric; each statistical comparison with a post-hoc test has its
-critical-difference diagram. The PNGs left (a time-series run's traces, the anytime and prequential
-curves) are drawn with matplotlib, the traces as planned drawings (:mod:`clad.report.drawing`).
+critical-difference diagram; the cost, cost–quality, time-series traces and stream curves too
+(:mod:`clad.report.cost`, :mod:`clad.report.costquality`, :mod:`clad.report.timeseries`,
+:mod:`clad.report.stream`).
 """
 
 from __future__ import annotations
@@ -79,22 +80,20 @@ _TOKEN = re.compile(r"<!--clad-figure:([^>]*?)-->")
 
 
 class FigureStore:
-    """The figures of a report in ``folder``, kept by what they show: browser-drawn figures and PNGs
-    at ``dpi``.
+    """The figures of a report in ``folder``, each a Vega-Lite specification the browser draws, kept
+    by what it shows.
 
-    :meth:`chart` keeps a figure the browser draws, :meth:`plan` records a PNG drawing (a function
-    and its data) and :meth:`add` a PNG drawn already; each returns a mark for the page, which :meth:`render` turns into the ``<figure>`` (an image
-    file loaded lazily, with its size, caption and link) once :meth:`finish` has drawn what needed
-    drawing (:func:`clad.report.drawing.draw_planned`: a figure whose content did not change since
-    the last report is reused). ``page`` is the page the figures planned now appear on.
+    :meth:`chart` keeps a figure and returns a mark for the page, which :meth:`render` turns into
+    the ``<figure>`` (drawn when it scrolls into view, its height reserved, with its caption and
+    link); :meth:`prune` removes an earlier report's figures this one does not show. ``page`` is
+    the page the figures kept now appear on.
     """
 
-    def __init__(self, folder: Path, dpi: int):
-        self.folder, self.dpi = Path(folder), dpi
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
         self.paths: dict[str, Path] = {}
         self.entries: list[_Entry] = []
         self.files: dict[str, list[str]] = {}
-        self.planned: list = []
         self.page = "index.html"
         self.drawn = self.reused = 0
         self._stems: set[str] = set()
@@ -114,25 +113,11 @@ class FigureStore:
         self._description[stem] = description
         return f"<!--clad-figure:{stem}-->"
 
-    def add(self, fig, section: str, description: str, kind: str, *parts: str) -> str:
-        """Save ``fig`` (drawn here and now); return its mark for the page."""
-        from .canvas import figure_png
-
-        stem = self._stem(kind, *parts)
-        png = figure_png(fig, dpi=self.dpi)
-        name = f"{stem}.png"
-        with atomic_output(self.folder / name) as tmp:
-            tmp.write_bytes(png)
-        self.files[stem] = [name]
-        self.paths[name] = self.folder / name
-        self.drawn += 1
-        return self._entry(stem, section, description)
-
     def chart(
         self, spec: dict, height: int, section: str, description: str, kind: str, *parts: str
     ) -> str:
         """Keep the Vega-Lite figure ``spec`` (:mod:`clad.report.charts`), which the browser draws, as
-        ``<stem>.js`` beside the PNGs, rewritten only when its content changed; ``height`` (px) is
+        ``<stem>.js``, rewritten only when its content changed; ``height`` (px) is
         reserved on the page until it is drawn. Return its mark for the page."""
         stem = self._stem(kind, *parts)
         name = f"{stem}.js"
@@ -154,58 +139,23 @@ class FigureStore:
         self.heights[stem] = int(height)
         return self._entry(stem, section, description)
 
-    def plan(self, draw, args: tuple, figures: list[tuple[str, str, str, tuple]]) -> list[str]:
-        """Plan ``draw(*args)``, which returns one list of figures per item of ``figures``
-        (``(section, description, kind, parts)``); return their marks for the page."""
-        from .drawing import Planned
-
-        stems = [self._stem(kind, *parts) for _, _, kind, parts in figures]
-        self.planned.append(Planned(tuple(stems), draw, tuple(args)))
-        return [
-            self._entry(stem, section, description)
-            for stem, (section, description, _, _) in zip(stems, figures)
-        ]
-
-    def finish(self, jobs: int = 1) -> None:
-        """Draw the planned figures that need drawing (in ``jobs`` processes), and remove the PNGs
-        of an earlier report that this one does not show."""
-        from .drawing import draw_planned, prune
-
-        drawn, reused, files = draw_planned(self.folder, self.dpi, self.planned, jobs)
-        self.drawn += drawn
-        self.reused += reused
-        self.files.update(files)
-        self.paths.update({n: self.folder / n for names in self.files.values() for n in names})
-        prune(self.folder, set(self.paths))
+    def prune(self) -> None:
+        """Remove the figure files of ``folder`` (an earlier report's) that this report does not show."""
+        for p in [*self.folder.glob("*.png"), *self.folder.glob("*.js")]:
+            if p.name not in self.paths:
+                p.unlink(missing_ok=True)
 
     def figure_html(self, stem: str, prefix: str = "") -> str:
-        """The ``<figure>`` elements of ``stem``'s files (one per part), for a page at ``prefix``
-        (``""`` beside the figures' folder, ``"../"`` one folder down)."""
-        from .drawing import png_size
-
-        names = self.files.get(stem, [])
-        description = self._description.get(stem, stem)
-        if stem in self.heights:  # a figure the browser draws
-            return H.chart_file(
-                f"{prefix}{self.folder.name}/{names[0]}",
-                stem,
-                description,
-                self.heights[stem],
-                anchor="fig-" + stem,
-            )
-        out = []
-        for k, name in enumerate(names, 1):
-            caption = description + (f" (part {k} of {len(names)})" if len(names) > 1 else "")
-            out.append(
-                H.img_file(
-                    f"{prefix}{self.folder.name}/{name}",
-                    caption,
-                    caption,
-                    size=png_size(self.folder / name),
-                    anchor="fig-" + name[:-4],
-                )
-            )
-        return "\n".join(out)
+        """The ``<figure>`` of ``stem``, for a page at ``prefix`` (``""`` beside the figures' folder,
+        ``"../"`` one folder down)."""
+        (name,) = self.files[stem]
+        return H.chart_file(
+            f"{prefix}{self.folder.name}/{name}",
+            stem,
+            self._description.get(stem, stem),
+            self.heights[stem],
+            anchor="fig-" + stem,
+        )
 
     def render(self, text: str, prefix: str = "") -> str:
         """``text`` with every figure mark replaced by its ``<figure>`` elements."""
@@ -235,7 +185,7 @@ class FigureStore:
 def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     """The R heatmaps, one figure per dataset x scenario x base metric (drawn by the browser:
     :func:`clad.report.charts.heatmap_chart`)."""
-    from .charts import heatmap_chart
+    from .charts_heatmap import heatmap_chart
 
     data, problems = heatmaps(results)
     messages.extend(problems)
@@ -352,7 +302,7 @@ def cd_html(c, figs: FigureStore) -> str:
     only two methods were compared (the diagram would repeat the p-value and ranks shown above it)."""
     if (c.wilcoxon_holm is None and c.nemenyi is None) or c.n_methods < 3:
         return ""
-    from .charts import cd_chart
+    from .charts_cd import cd_chart
     from .stats import critical_difference
 
     spec, height = cd_chart(c, cd=critical_difference(c.n_blocks, c.n_methods, c.alpha))

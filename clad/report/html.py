@@ -14,7 +14,6 @@ from typing import Sequence
 
 __all__ = [
     "img",
-    "img_file",
     "chart_file",
     "script_json",
     "pre",
@@ -117,31 +116,6 @@ def write_assets(folder) -> None:
             continue
         with atomic_output(target) as tmp:
             tmp.write_bytes(data)
-
-
-def img_file(
-    src: str,
-    alt: str,
-    caption: str | None = None,
-    *,
-    size: tuple[int, int] | None = None,
-    anchor: str | None = None,
-) -> str:
-    """A ``<figure>`` showing the image file ``src`` (relative to the page), loaded lazily, its
-    ``width``/``height`` set from ``size`` so the page does not move when it arrives; the caption
-    links the file.
-
-    >>> img_file("figures/a.png", "R", "R of a", size=(640, 480), anchor="fig-a")[:96]
-    '<figure id="fig-a"><img src="figures/a.png" alt="R" loading="lazy" decoding="async" width="640" '
-    """
-    dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
-    link = f' <a href="{html.escape(src, quote=True)}">{html.escape(src.rsplit("/", 1)[-1])}</a>'
-    cap = f"<figcaption>{html.escape(caption or '')}{link}</figcaption>"
-    ident = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
-    return (
-        f'<figure{ident}><img src="{html.escape(src, quote=True)}" alt="{html.escape(alt, quote=True)}" '
-        f'loading="lazy" decoding="async"{dims}>{cap}</figure>'
-    )
 
 
 #: how a figure the browser draws starts in a page (:func:`chart_file`; :func:`page` loads the Vega

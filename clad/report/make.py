@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..defaults import DEFAULT_METRIC
@@ -50,6 +49,7 @@ from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
 from .headline import ONE_VALUE_LEGEND, ONE_VALUE_MARK, deterministic_caveats, headline_lines
 from .series import per_series_table, with_series_means
+from .stream import stream_section
 from .tables import (
     cost_html,
     leaderboard_compact_html,
@@ -91,77 +91,6 @@ def _atomic_write(path: Path, data: bytes | str) -> None:
     """Write through a temporary file and a rename (readable by all, like a page meant to be shared)."""
     with atomic_output(path) as tmp:
         tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-
-
-def _stream_section(results, figs: FigureStore, kind: str) -> str | None:
-    """The anytime or prequential curves of the runs that record them (None when none does)."""
-    from .plots import new_axes, plot_stream
-    from .stream import anytime_table, prequential_table
-
-    table = anytime_table(results) if kind == "anytime" else prequential_table(results)
-    if table.empty:
-        return None
-    out = []
-    if kind == "anytime":
-        out.append(
-            "<p class='legend'>Anytime evaluation: the test concepts scored several times while the stream "
-            "is learned; mean over all test concepts (left) and over the concepts learned so far (right), "
-            "mean over seeds ± std; dotted lines mark the concept boundaries.</p>"
-        )
-        for (dataset, scenario, base), part in table.groupby(
-            ["dataset", "scenario", "base_metric"], sort=False
-        ):
-            fig, axes = new_axes((11.0, 4.0), 1, 2)
-            for ax, curve in zip(axes, ("all", "seen")):
-                plot_stream(
-                    part[part["kind"] == curve],
-                    ax,
-                    ylabel=f"{base}, mean over {curve} concepts",
-                    title=f"anytime: {curve} concepts",
-                    boundaries=part["boundaries"].iloc[0],
-                )
-            fig.suptitle(f"{dataset} / {scenario} — {base}", fontsize=10)
-            out.append(
-                figs.add(
-                    fig,
-                    "anytime",
-                    f"anytime curves {dataset} / {scenario} / {base}",
-                    "anytime",
-                    dataset,
-                    scenario,
-                    base,
-                )
-            )
-    else:
-        window = ", ".join(sorted({str(w) for w in table["window"]}))
-        out.append(
-            "<p class='legend'>Prequential (test-then-train) evaluation: each batch of the stream scored "
-            f"before it is learned; cumulative over every row scored so far (solid) and over the last "
-            f"{H.html.escape(window)} batches (windowed), mean over seeds ± std.</p>"
-        )
-        for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
-            metrics = list(dict.fromkeys(part["metric"]))
-            fig, axes = new_axes((4.5 * len(metrics), 4.0), 1, len(metrics))
-            for ax, metric in zip(np.atleast_1d(axes), metrics):
-                plot_stream(
-                    part[part["metric"] == metric],
-                    ax,
-                    ylabel=metric,
-                    title=f"prequential {metric}",
-                    line="kind",
-                )
-            fig.suptitle(f"{dataset} / {scenario}", fontsize=10)
-            out.append(
-                figs.add(
-                    fig,
-                    "prequential",
-                    f"prequential scores {dataset} / {scenario}",
-                    "prequential",
-                    dataset,
-                    scenario,
-                )
-            )
-    return out[0] + H.figure_grid(out[1:])
 
 
 def _references_html(references: Sequence[RunResult]) -> str | None:
@@ -537,8 +466,7 @@ def _cost_section(p: _Page):
 
 def _cost_quality_section(p: _Page):
     """One figure: quality against fit + score seconds per configuration, the Pareto front marked."""
-    from .charts import cost_quality_chart
-    from .costquality import cost_quality_table
+    from .costquality import cost_quality_chart, cost_quality_table
 
     if p.lb.empty:
         return []
@@ -739,7 +667,7 @@ def _warnings_part(p: _Page):
 def _streams_section(p: _Page):
     out = []
     for kind, heading in (("anytime", "Anytime curves"), ("prequential", "Prequential evaluation")):
-        html_part = _stream_section(p.shown, p.figs, kind)
+        html_part = stream_section(p.shown, p.figs, kind)
         if html_part is not None:
             out.append((kind, heading, html_part))
     return out
@@ -995,13 +923,11 @@ def make_report(
     stat_metrics: Sequence[str] = (DEFAULT_METRIC,),
     blocks: Sequence[str] = DEFAULT_BLOCKS,
     alpha: float = 0.05,
-    dpi: int = 90,
     title: str | None = None,
     spec_text: str | None = None,
     references: Sequence[RunResult] = (),
     headline: str | None = None,
     latex_columns: str | Sequence[str] | None = None,
-    jobs: int = 1,
 ) -> Report:
     """Write the report of ``results`` into ``out_dir`` and return what was written.
 
@@ -1017,9 +943,9 @@ def make_report(
     :func:`clad.report.stats.compare`; a comparison that cannot be made is explained there and in
     ``Report.messages`` and issues a :class:`~clad.report.stats.StatisticsWarning`) and
     ``details.html`` (spec, provenance, warnings, references, streams, the index of figures). The
-    figures are PNG files in ``out_dir/figures`` loaded lazily; a figure whose content did not
-    change since the last report in ``out_dir`` is kept, the others are drawn in ``jobs`` worker
-    processes (:mod:`clad.report.drawing`), and PNGs no page shows any more are removed. Also
+    figures are Vega-Lite specifications in ``out_dir/figures`` that the browser draws when they
+    scroll into view (:mod:`clad.report.charts`); a figure whose content did not change since the
+    last report in ``out_dir`` is not written again, and figures no page shows any more are removed. Also
     ``leaderboard.{csv,md,tex}`` and ``statistics.csv``. Failed runs are listed, not used. A
     configuration shared by several scenarios (the same computation,
     :func:`clad.report.aggregate.merge_shared`) or strategies with identical R everywhere
@@ -1067,7 +993,7 @@ def make_report(
         shown=shown,
         lb=leaderboard(shown, headline=headline),
         chance=chance_table(shown),
-        figs=FigureStore(out / "figures", dpi),
+        figs=FigureStore(out / "figures"),
         report=report,
         out=out,
         by=by,
@@ -1151,7 +1077,7 @@ def make_report(
     )
     pages["index.html"] = (name, first, intro)
 
-    page.figs.finish(jobs)
+    page.figs.prune()
     details.append(
         (
             "caveats",
