@@ -59,7 +59,7 @@ class Report:
         return "\n".join(p.read_text(encoding="utf-8") for p in paths if p.is_file())
 
 
-def _links(prefix: str, blocks: Sequence[str] = ()) -> list[tuple[str, str]]:
+def _links(prefix: str) -> list[tuple[str, str]]:
     return [
         (f"{prefix}index.html", "First page"),
         (f"{prefix}leaderboard.html", "Leaderboard page (every row)"),
@@ -111,14 +111,78 @@ def make_report(
     the headline metrics by default, ``"all"`` for one table per metric family, or names/labels).
     """
     results = list(results)
+    latex = _checked_options(results, by, stat_metrics, headline, latex_columns)
+    out = Path(out_dir)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    H.write_assets(out / "assets")
+    report = Report(out_dir=out, index=out / "index.html")
+    page = _page(
+        results,
+        out,
+        report,
+        headline=headline,
+        latex_columns=latex,
+        by=by,
+        stat_metrics=stat_metrics,
+        blocks=blocks,
+        alpha=alpha,
+        spec=spec,
+        spec_text=spec_text,
+        references=references,
+    )
+    write_tables(page)
+    name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
+    pages: dict[str, tuple[str, list, str]] = {}  # path -> (title, sections, intro)
+    page.figs.page = "statistics.html"
+    pages["statistics.html"] = (
+        f"{name}: statistics",
+        [part for build in STATISTICS_SECTIONS for part in build(page)],
+        "",
+    )
+    page.figs.page = "leaderboard.html"
+    pages["leaderboard.html"] = (f"{name}: leaderboard", leaderboard_page(page), "")
+    blocks_shown = _block_pages(page, name, pages)
+    page.figs.page = "details.html"
+    details = [part for build in DETAILS_SECTIONS for part in build(page)]
+    page.figs.page = "index.html"
+    first, intro, caveats = _first_page(page, blocks_shown)
+    pages["index.html"] = (name, first, intro)
+    page.figs.prune()
+    details.append(
+        (
+            "caveats",
+            "Caveats",
+            "<ul>"
+            + "".join(f"<li>{H.html.escape(m)}</li>" for m in dict.fromkeys(caveats))
+            + "</ul>",
+        )
+    )
+    page.figs.page = "details.html"
+    details.extend(figures_section(page))
+    pages["details.html"] = (f"{name}: details", details, "")
+    _write_pages(out, pages, page.figs)
+    report.figures = dict(page.figs.paths)
+    report.pages = {p: out / p for p in pages}
+    report.drawn, report.reused = page.figs.drawn, page.figs.reused
+    log.debug(
+        "report written to %s (%d figures, %d drawn)",
+        report.index,
+        len(report.figures),
+        report.drawn,
+    )
+    return report
+
+
+def _checked_options(results, by, stat_metrics, headline, latex_columns):
+    """The LaTeX columns asked for; a bad option is a clear error before anything is written."""
     for m in stat_metrics:
-        get_metric(m)  # an unknown metric is a clear error before anything is written
+        get_metric(m)
     for b in by:
         if b not in CONFIG_KEYS:
             raise CladValueError(
                 f"by={b!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}"
             )
-    latex = latex_columns_of(latex_columns)  # a bad option is an error before anything is written
+    latex = latex_columns_of(latex_columns)
     if headline is not None:
         recorded = {m for r in results if r.ok for m in (*r.R, *r.metrics)}
         if recorded and headline not in recorded:
@@ -126,10 +190,12 @@ def make_report(
                 f"headline={headline!r} is not a base metric of these results; allowed: "
                 f"{', '.join(sorted(recorded))}"
             )
-    out = Path(out_dir)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
-    H.write_assets(out / "assets")
-    report = Report(out_dir=out, index=out / "index.html")
+    return latex
+
+
+def _page(results: list, out: Path, report: Report, *, headline, **options) -> Page:
+    """What every section builder reads: the finished runs (per-series means beside R), each
+    shared or identical configuration once, the leaderboard, the chance rows and the figures."""
     ok = with_series_means(r for r in results if r.ok)  # time series: per-series means beside R
     n_failed = len(results) - len(ok)
     if n_failed:
@@ -140,8 +206,7 @@ def make_report(
         )
     shown, same = merge_identical(merge_shared(ok))
     report.messages.extend(same)
-    headline_metric = next(iter(scalar_names(headline=True)), DEFAULT_METRIC)
-    page = Page(
+    return Page(
         results=results,
         ok=ok,
         shown=shown,
@@ -150,42 +215,26 @@ def make_report(
         figs=FigureStore(out / "figures"),
         report=report,
         out=out,
-        by=by,
-        stat_metrics=stat_metrics,
-        blocks=blocks,
-        alpha=alpha,
-        spec=spec,
-        spec_text=spec_text,
-        references=references,
-        latex_columns=latex,
-        headline_metric=headline_metric,
+        headline_metric=next(iter(scalar_names(headline=True)), DEFAULT_METRIC),
+        **options,
     )
-    write_tables(page)
-    pages: dict[str, tuple[str, list, str]] = {}  # path -> (title, sections, intro)
-    name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
 
-    page.figs.page = "statistics.html"
-    pages["statistics.html"] = (
-        f"{name}: statistics",
-        [part for build in STATISTICS_SECTIONS for part in build(page)],
-        "",
-    )
-    page.figs.page = "leaderboard.html"
-    pages["leaderboard.html"] = (f"{name}: leaderboard", leaderboard_page(page), "")
-    block_list = list(
-        dict.fromkeys(dataset_of(r) for r in shown)
-    )  # a dataset's page holds all its orders
-    runs_of = {b: sum(1 for r in results if dataset_of(r) == b) for b in block_list}
+
+def _block_pages(page: Page, name: str, pages: dict) -> list[tuple[str, int, str]]:
+    """Add one page per block (a dataset's page holds all its orders) to ``pages``; return each
+    block, its number of runs and its page."""
+    block_list = list(dict.fromkeys(dataset_of(r) for r in page.shown))
+    runs_of = {b: sum(1 for r in page.results if dataset_of(r) == b) for b in block_list}
     names = block_page_names(block_list)
     for block in block_list:
         path = names[block]
         page.figs.page = path
-        sub = [r for r in shown if dataset_of(r) == block]
+        sub = [r for r in page.shown if dataset_of(r) == block]
         labels = {r.dataset for r in sub}
         part = dataclasses.replace(
             page,
             shown=sub,
-            ok=[r for r in ok if dataset_of(r) == block],
+            ok=[r for r in page.ok if dataset_of(r) == block],
             lb=page.lb[page.lb["dataset"].isin(labels)],
             chance=page.chance[page.chance["dataset"].isin(labels)]
             if not page.chance.empty
@@ -201,74 +250,52 @@ def make_report(
             [p for build in BLOCK_SECTIONS for p in build(part)],
             intro,
         )
-    page.figs.page = "details.html"
-    details = [part for build in DETAILS_SECTIONS for part in build(page)]
+    return [(b, runs_of[b], names[b]) for b in block_list]
 
-    page.figs.page = "index.html"
+
+def _first_page(page: Page, blocks: list[tuple[str, int, str]]) -> tuple[list, str, list[str]]:
+    """The first page's sections and its top (what was run, the headline, the findings, the
+    caveats' box), and every caveat."""
     base = page.lb["base_metric"].iloc[0] if not page.lb.empty else DEFAULT_METRIC
-    label = label_of(headline_metric, base)
+    metric = page.headline_metric
+    label = label_of(metric, base)
     rankings, tables = compute_rankings(
-        shown + [r for r in results if not r.ok], headline_metric, base
+        page.shown + [r for r in page.results if not r.ok], metric, base
     )
-    first = first_sections(
-        page, rankings, tables, label, [(b, runs_of[b]) for b in block_list], names
-    )
+    names = {b: path for b, _, path in blocks}
+    first = first_sections(page, rankings, tables, label, [(b, n) for b, n, _ in blocks], names)
     verdicts = [
         f"{c.title}: {verdict_text(c)}"
-        for c in report.comparisons
-        if c.metric == headline_metric and c.base_metric == base and verdict_text(c)
+        for c in page.report.comparisons
+        if c.metric == metric and c.base_metric == base and verdict_text(c)
     ]
     method = next((r.method for r in rankings if r.method), "the blocks")
     caveats = caveats_of(page)
+    headline = headline_html(rankings, label, verdicts, method)
     intro = (
-        f"<p class='run'>{H.html.escape(what_was_run(page, n_failed))}</p>"
+        f"<p class='run'>{H.html.escape(what_was_run(page, len(page.results) - len(page.ok)))}</p>"
         + (
-            headline_html(rankings, label, verdicts, method) + findings_html(page)
-            if len(block_list) > 1
-            else findings_html(page) + headline_html(rankings, label, verdicts, method)
+            headline + findings_html(page) if len(blocks) > 1 else findings_html(page) + headline
         )  # one block: its scenarios first
         + caveat_box(caveats)
     )
-    pages["index.html"] = (name, first, intro)
+    return first, intro, caveats
 
-    page.figs.prune()
-    details.append(
-        (
-            "caveats",
-            "Caveats",
-            "<ul>"
-            + "".join(f"<li>{H.html.escape(m)}</li>" for m in dict.fromkeys(caveats))
-            + "</ul>",
-        )
-    )
-    page.figs.page = "details.html"
-    details.extend(figures_section(page))
-    pages["details.html"] = (f"{name}: details", details, "")
+
+def _write_pages(out: Path, pages: dict, figs: FigureStore) -> None:
+    """Write every page (its figures' marks rendered) and remove the page of a block no longer in
+    the results."""
     for path, (page_title, sections, intro) in pages.items():
         prefix = "../" * path.count("/")
         if path != "index.html" and not intro:
             intro = f"<p class='back'><a href='{prefix}index.html'>← first page</a></p>"
-        sections = [(a, h, page.figs.render(b, prefix)) for a, h, b in sections]
+        sections = [(a, h, figs.render(b, prefix)) for a, h, b in sections]
         text = H.page(
-            page_title,
-            sections,
-            page.figs.render(intro, prefix),
-            prefix=prefix,
-            links=_links(prefix),
+            page_title, sections, figs.render(intro, prefix), prefix=prefix, links=_links(prefix)
         )
         target = out / path
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, text)
     for old in (out / "blocks").glob("*.html") if (out / "blocks").is_dir() else ():
-        if f"blocks/{old.name}" not in pages:  # the page of a block no longer in the results
+        if f"blocks/{old.name}" not in pages:
             old.unlink()
-    report.figures = dict(page.figs.paths)
-    report.pages = {p: out / p for p in pages}
-    report.drawn, report.reused = page.figs.drawn, page.figs.reused
-    log.debug(
-        "report written to %s (%d figures, %d drawn)",
-        report.index,
-        len(report.figures),
-        report.drawn,
-    )
-    return report
