@@ -69,38 +69,27 @@ def _spec_html(spec: Mapping | None, spec_text: str | None) -> str:
 MAX_RUN_ROWS = 500
 
 
-def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> str:
-    out = []
+def _versions_html(results: Sequence[RunResult]) -> list[str]:
     versions: dict[str, set] = {}
     for r in results:
         for k, v in r.versions.items():
             versions.setdefault(k, set()).add(str(v))
-    if versions:
-        vt = pd.DataFrame(
-            {
-                "package": list(versions),
-                "version": [", ".join(sorted(v)) for v in versions.values()],
-            }
+    if not versions:
+        return []
+    vt = pd.DataFrame(
+        {"package": list(versions), "version": [", ".join(sorted(v)) for v in versions.values()]}
+    )
+    return [
+        H.details(
+            "Versions: "
+            + ", ".join(f"{k} {', '.join(sorted(v))}" for k, v in list(versions.items())[:4])
+            + (" …" if len(versions) > 4 else ""),
+            frame_html(vt),
         )
-        out.append(
-            H.details(
-                "Versions: "
-                + ", ".join(f"{k} {', '.join(sorted(v))}" for k, v in list(versions.items())[:4])
-                + (" …" if len(versions) > 4 else ""),
-                frame_html(vt),
-            )
-        )
-    seeds = sorted({r.seed for r in results})
-    out.append(f"<p>Seeds: {H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
-    if any(
-        isinstance((r.timings or {}).get("work"), dict) for r in results
-    ):  # training steps shared by key
-        from ..core.steps import format_work, grid_work
+    ]
 
-        out.append(
-            f"<p>Computation: {H.html.escape(format_work(grid_work(results)))} (training steps and "
-            "scoring passes with the same inputs are computed once; clad.core.steps)</p>"
-        )
+
+def _datasets_html(results: Sequence[RunResult]) -> list[str]:
     datasets: dict[str, dict] = {}
     for r in results:
         info = {
@@ -109,15 +98,21 @@ def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> s
             if "dataset" in k or k in ("metadata", "checksums", "sha256")
         }
         datasets.setdefault(r.dataset, info)
-    if datasets:
-        out.append(
-            H.details(
-                f"Datasets: {', '.join(datasets)}",
-                "<p class='legend'>As recorded in the run "
-                "configurations (parameters, and metadata and checksums when the loader records "
-                "them).</p>" + H.pre(datasets),
-            )
+    if not datasets:
+        return []
+    return [
+        H.details(
+            f"Datasets: {', '.join(datasets)}",
+            "<p class='legend'>As recorded in the run "
+            "configurations (parameters, and metadata and checksums when the loader records "
+            "them).</p>" + H.pre(datasets),
         )
+    ]
+
+
+def _runs_frame(results: Sequence[RunResult]) -> pd.DataFrame:
+    """One row per run: its number, id, configuration, seed, status and seconds (and its origin
+    when some runs were imported from a bundle)."""
     number = {r.run_id: k for k, r in enumerate(results, 1) if r.run_id}
     runs = pd.DataFrame(
         [
@@ -137,11 +132,18 @@ def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> s
             for k, r in enumerate(results, 1)
         ]
     )
-    imported = [r for r in results if r.origin]
-    if imported:  # runs imported from a bundle (clad pull, clad run --from) say so, run by run
+    if any(r.origin for r in results):  # imported from a bundle (clad pull, clad run --from)
         runs["origin"] = [
             r.origin[: len("bundle sha256:") + 12] if r.origin else "computed here" for r in results
         ]
+    return runs
+
+
+def _runs_html(results: Sequence[RunResult], runs_csv: Path | None) -> list[str]:
+    out = []
+    runs = _runs_frame(results)
+    imported = [r for r in results if r.origin]
+    if imported:
         bundles = sorted({r.origin for r in imported})
         out.append(
             f"<p>Origin: {len(results) - len(imported)} runs computed here, {len(imported)} imported from "
@@ -163,11 +165,17 @@ def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> s
         out.append(
             f"<p>Runs: {len(results):,}, listed in <a href='runs.csv'>runs.csv</a>.</p>" + legend
         )
-    failed = [r for r in results if not r.ok]
+    return out
+
+
+def _failures_html(results: Sequence[RunResult]) -> list[str]:
+    """One message per cause of failure: its first run, and how many more fail the same way."""
     causes: dict[str, list] = {}
-    for r in failed:
-        causes.setdefault(warning_template(r.cause or "unknown cause"), []).append(r)
-    for cause, members in causes.items():
+    for r in results:
+        if not r.ok:
+            causes.setdefault(warning_template(r.cause or "unknown cause"), []).append(r)
+    out = []
+    for members in causes.values():
         r = members[0]
         more = f" and {len(members) - 1} more runs failing the same way" if len(members) > 1 else ""
         out.append(
@@ -176,6 +184,26 @@ def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> s
                 f"{r.seed}: {r.cause}{more}"
             )
         )
+    return out
+
+
+def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> str:
+    """Versions, seeds, the computation shared, datasets, runs (``runs_csv`` written) and failures."""
+    out = _versions_html(results)
+    seeds = sorted({r.seed for r in results})
+    out.append(f"<p>Seeds: {H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
+    if any(
+        isinstance((r.timings or {}).get("work"), dict) for r in results
+    ):  # training steps shared by key
+        from ..core.steps import format_work, grid_work
+
+        out.append(
+            f"<p>Computation: {H.html.escape(format_work(grid_work(results)))} (training steps and "
+            "scoring passes with the same inputs are computed once; clad.core.steps)</p>"
+        )
+    out += _datasets_html(results)
+    out += _runs_html(results, runs_csv)
+    out += _failures_html(results)
     return "\n".join(out)
 
 
