@@ -131,17 +131,9 @@ def _step_values(part: pd.DataFrame) -> tuple[list[int], dict[int, str]]:
     return steps, {s: f"{s}: {first[s]}" for s in steps}
 
 
-def curves_chart(curves: pd.DataFrame, title: str, height: int = 220) -> tuple[dict, int]:
-    """Learning curves of one dataset, scenario and base metric (rows of
-    :func:`clad.report.aggregate.learning_curves`): the mean per step over the concepts seen so far
-    and over all concepts, side by side, one line per strategy + detector with a ± std band over
-    seeds; dashed grey: chance. ``height``: each panel's (px)."""
-    labels = list(
-        dict.fromkeys(config_label(s, d) for s, d in zip(curves["strategy"], curves["detector"]))
-    )
-    steps, step_label = _step_values(curves)
-    base = base_metric_shown(curves["base_metric"].iloc[0]) if not curves.empty else ""
-    panel = {"seen": "average over concepts seen so far", "all": "average over all concepts"}
+def _curves_values(curves: pd.DataFrame, panel: dict, step_label: dict) -> list[dict]:
+    """One row per point of the learning curves, then the chance curve's (``config`` "chance":
+    the mean chance level per panel and step)."""
     values = []
     columns = (curves[c].tolist() for c in ("strategy", "detector", "kind", "step", "mean", "std"))
     for strategy, detector, kind, step, m, s in zip(*columns):
@@ -175,6 +167,67 @@ def curves_chart(curves: pd.DataFrame, title: str, height: int = 220) -> tuple[d
             }
             for (k, st), v in sorted(ref.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
         ]
+    return values
+
+
+def _curves_layers(values: list[dict], colour: dict, tooltip: list, base: str) -> list[dict]:
+    """The ± std bands (where there is a std), the mean lines (``base``: the base metric shown) and
+    the dashed chance line."""
+    not_chance = {"filter": "datum.config !== 'chance'"}
+    return [
+        *(
+            [
+                {
+                    "transform": [not_chance, {"filter": "datum.lo !== null"}],
+                    "mark": {"type": "area", "opacity": 0.15},
+                    "encoding": {
+                        "y": {"field": "lo", "type": "quantitative"},
+                        "y2": {"field": "hi"},
+                        "color": {**colour, "legend": None},
+                    },
+                }
+            ]
+            if any(v.get("lo") is not None for v in values)
+            else []
+        ),
+        {
+            "transform": [not_chance],
+            "mark": {"type": "line", "point": {"size": 20}, "strokeWidth": 1.5},
+            "encoding": {
+                "y": {
+                    "field": "mean",
+                    "type": "quantitative",
+                    "title": f"{base}, mean",
+                    "scale": {"zero": False},
+                },
+                "color": colour,
+                "tooltip": tooltip,
+            },
+        },
+        {
+            "transform": [{"filter": "datum.config === 'chance'"}],
+            "mark": {"type": "line", "strokeDash": [5, 3], "strokeWidth": 1},
+            "encoding": {
+                "y": {"field": "mean", "type": "quantitative"},
+                "color": colour,
+                "tooltip": tooltip[:3],
+            },
+        },
+    ]
+
+
+def curves_chart(curves: pd.DataFrame, title: str, height: int = 220) -> tuple[dict, int]:
+    """Learning curves of one dataset, scenario and base metric (rows of
+    :func:`clad.report.aggregate.learning_curves`): the mean per step over the concepts seen so far
+    and over all concepts, side by side, one line per strategy + detector with a ± std band over
+    seeds; dashed grey: chance. ``height``: each panel's (px)."""
+    labels = list(
+        dict.fromkeys(config_label(s, d) for s, d in zip(curves["strategy"], curves["detector"]))
+    )
+    steps, step_label = _step_values(curves)
+    base = base_metric_shown(curves["base_metric"].iloc[0]) if not curves.empty else ""
+    panel = {"seen": "average over concepts seen so far", "all": "average over all concepts"}
+    values = _curves_values(curves, panel, step_label)
     colours = colour_scale(labels)
     colours["domain"].append("chance")
     colours["range"].append("#555555")
@@ -198,7 +251,6 @@ def curves_chart(curves: pd.DataFrame, title: str, height: int = 220) -> tuple[d
         {"field": "std", "title": "std over seeds", "format": ".4f"},
     ]
     width = max(260, min(480, 46 * len(steps)))
-    not_chance = {"filter": "datum.config !== 'chance'"}
     spec = {
         **base_spec(title),
         "data": {"values": values},
@@ -213,61 +265,16 @@ def curves_chart(curves: pd.DataFrame, title: str, height: int = 220) -> tuple[d
             "width": width,
             "height": height,
             "encoding": {"x": x},
-            "layer": [
-                *(
-                    [
-                        {
-                            "transform": [not_chance, {"filter": "datum.lo !== null"}],
-                            "mark": {"type": "area", "opacity": 0.15},
-                            "encoding": {
-                                "y": {"field": "lo", "type": "quantitative"},
-                                "y2": {"field": "hi"},
-                                "color": {**colour, "legend": None},
-                            },
-                        }
-                    ]
-                    if any(v.get("lo") is not None for v in values)
-                    else []
-                ),
-                {
-                    "transform": [not_chance],
-                    "mark": {"type": "line", "point": {"size": 20}, "strokeWidth": 1.5},
-                    "encoding": {
-                        "y": {
-                            "field": "mean",
-                            "type": "quantitative",
-                            "title": f"{base}, mean",
-                            "scale": {"zero": False},
-                        },
-                        "color": colour,
-                        "tooltip": tooltip,
-                    },
-                },
-                {
-                    "transform": [{"filter": "datum.config === 'chance'"}],
-                    "mark": {"type": "line", "strokeDash": [5, 3], "strokeWidth": 1},
-                    "encoding": {
-                        "y": {"field": "mean", "type": "quantitative"},
-                        "color": colour,
-                        "tooltip": tooltip[:3],
-                    },
-                },
-            ],
+            "layer": _curves_layers(values, colour, tooltip, base),
         },
     }
     rows = 1 if 2 * width + 120 <= WIDTH else 2
     return spec, int(80 + rows * (height + 110) + 22 * math.ceil((len(labels) + 1) / 3))
 
 
-def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
-    """Per-concept forgetting (peak − final) of one dataset and scenario (rows of
-    :func:`clad.report.aggregate.forgetting_table`): one panel per base metric, test concepts on x,
-    one bar per strategy + detector with ± std error bars; a diamond on the zero line marks a value
-    too small to show as a bar."""
-    labels = list(
-        dict.fromkeys(config_label(s, d) for s, d in zip(table["strategy"], table["detector"]))
-    )
-    concepts = list(dict.fromkeys(table["concept"]))
+def _forgetting_values(table: pd.DataFrame) -> list[dict]:
+    """One row per bar of a forgetting figure; ``zero`` marks a value too small to show as a bar
+    (under 1 % of the axis)."""
     means = table["mean"].to_numpy(float)
     finite = means[np.isfinite(means)]
     span = float(np.ptp(np.append(finite, 0.0))) if finite.size else 0.0
@@ -287,6 +294,72 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
                 "zero": m is not None and abs(m) < small,
             }
         )
+    return values
+
+
+def _forgetting_layers(values: list[dict], colour: dict, tooltip: list) -> list[dict]:
+    """The bars, their ± std error bars (where there is a std), the zero marks and the zero line."""
+    return [
+        {
+            "mark": {"type": "bar"},
+            "encoding": {
+                "y": {
+                    "field": "mean",
+                    "type": "quantitative",
+                    "title": "forgetting (peak − final)",
+                },
+                "color": colour,
+                "tooltip": tooltip,
+            },
+        },
+        *(
+            [
+                {
+                    "transform": [{"filter": "datum.lo !== null"}],
+                    "mark": {"type": "rule", "strokeWidth": 0.8},
+                    "encoding": {
+                        "y": {"field": "lo", "type": "quantitative"},
+                        "y2": {"field": "hi"},
+                        "color": {"value": "black"},
+                    },
+                }
+            ]
+            if any(v["lo"] is not None for v in values)
+            else []
+        ),
+        {
+            "transform": [{"filter": "datum.zero"}],
+            "mark": {
+                "type": "point",
+                "shape": "diamond",
+                "filled": True,
+                "stroke": "black",
+                "strokeWidth": 0.5,
+                "size": 40,
+            },
+            "encoding": {
+                "y": {"datum": 0, "type": "quantitative"},
+                "color": colour,
+                "tooltip": tooltip,
+            },
+        },
+        {
+            "mark": {"type": "rule", "color": "black", "strokeWidth": 0.8},
+            "encoding": {"y": {"datum": 0, "type": "quantitative"}},
+        },
+    ]
+
+
+def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
+    """Per-concept forgetting (peak − final) of one dataset and scenario (rows of
+    :func:`clad.report.aggregate.forgetting_table`): one panel per base metric, test concepts on x,
+    one bar per strategy + detector with ± std error bars; a diamond on the zero line marks a value
+    too small to show as a bar."""
+    labels = list(
+        dict.fromkeys(config_label(s, d) for s, d in zip(table["strategy"], table["detector"]))
+    )
+    concepts = list(dict.fromkeys(table["concept"]))
+    values = _forgetting_values(table)
     colour = {
         "field": "config",
         "type": "nominal",
@@ -335,55 +408,7 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
             "width": width,
             "height": row_h,
             "encoding": {"x": x, "xOffset": offset},
-            "layer": [
-                {
-                    "mark": {"type": "bar"},
-                    "encoding": {
-                        "y": {
-                            "field": "mean",
-                            "type": "quantitative",
-                            "title": "forgetting (peak − final)",
-                        },
-                        "color": colour,
-                        "tooltip": tooltip,
-                    },
-                },
-                *(
-                    [
-                        {
-                            "transform": [{"filter": "datum.lo !== null"}],
-                            "mark": {"type": "rule", "strokeWidth": 0.8},
-                            "encoding": {
-                                "y": {"field": "lo", "type": "quantitative"},
-                                "y2": {"field": "hi"},
-                                "color": {"value": "black"},
-                            },
-                        }
-                    ]
-                    if any(v["lo"] is not None for v in values)
-                    else []
-                ),
-                {
-                    "transform": [{"filter": "datum.zero"}],
-                    "mark": {
-                        "type": "point",
-                        "shape": "diamond",
-                        "filled": True,
-                        "stroke": "black",
-                        "strokeWidth": 0.5,
-                        "size": 40,
-                    },
-                    "encoding": {
-                        "y": {"datum": 0, "type": "quantitative"},
-                        "color": colour,
-                        "tooltip": tooltip,
-                    },
-                },
-                {
-                    "mark": {"type": "rule", "color": "black", "strokeWidth": 0.8},
-                    "encoding": {"y": {"datum": 0, "type": "quantitative"}},
-                },
-            ],
+            "layer": _forgetting_layers(values, colour, tooltip),
         },
     }
     return spec, int(80 + len(metrics) * (row_h + 80) + 22 * math.ceil(len(labels) / 3))
