@@ -105,12 +105,9 @@ def cost_table(results: Iterable[RunResult]) -> pd.DataFrame:
     )
 
 
-def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
-    """Cost of the configurations of one dataset and scenario (rows of
-    :func:`clad.report.cost.cost_table`): fit and score seconds per training step stacked (left)
-    and peak memory in MB (right), one horizontal bar per strategy + detector, mean over seeds with
-    the value beside each bar."""
-    labels = [config_label(s, d) for s, d in zip(table["strategy"], table["detector"])]
+def _cost_values(table: pd.DataFrame, labels: list[str]) -> tuple[list[dict], list[dict]]:
+    """The rows of a cost figure: fit and score seconds per configuration (with the total written
+    beside the bar), and its peak memory."""
     seconds, memory = [], []
     for label, row in zip(labels, table.itertuples(index=False)):
         fit, score = json_number(row.fit_seconds_mean), json_number(row.score_seconds_mean)
@@ -137,22 +134,12 @@ def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
                 "text": "n/a" if peak is None else f"{peak:.3g} MB",
             }
         )
-    order_by(memory, "config", labels, "ci")
-    y = {
-        "field": "config",
-        "type": "nominal",
-        "sort": order_by(seconds, "config", labels, "ci"),
-        "axis": {"title": "strategy + detector", "labelLimit": 260},
-    }
-    height = max(40, 18 * len(labels))
-    part_colour = {
-        "field": "part",
-        "type": "nominal",
-        "title": None,
-        "scale": {"domain": ["fit", "score"], "range": ["#1f77b4", "#ff7f0e"]},
-        "legend": {"orient": "top"},
-    }
-    left = {
+    return seconds, memory
+
+
+def _seconds_panel(seconds: list[dict], y: dict, height: int, colour: dict) -> dict:
+    """Fit and score seconds per training step, stacked, the total beside each bar."""
+    return {
         "data": {"values": seconds},
         "width": 300,
         "height": height,
@@ -167,7 +154,7 @@ def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
                         "stack": "zero",
                         "title": "seconds per training step (mean over steps and seeds)",
                     },
-                    "color": part_colour,
+                    "color": colour,
                     "order": {"field": "part"},
                     "tooltip": [
                         {"field": "config", "title": "strategy + detector"},
@@ -194,7 +181,11 @@ def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
             },
         ],
     }
-    right = {
+
+
+def _memory_panel(memory: list[dict], y: dict, height: int) -> dict:
+    """Peak memory per configuration, the value beside each bar."""
+    return {
         "data": {"values": memory},
         "width": 220,
         "height": height,
@@ -225,6 +216,32 @@ def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
             },
         ],
     }
+
+
+def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
+    """Cost of the configurations of one dataset and scenario (rows of
+    :func:`clad.report.cost.cost_table`): fit and score seconds per training step stacked (left)
+    and peak memory in MB (right), one horizontal bar per strategy + detector, mean over seeds with
+    the value beside each bar."""
+    labels = [config_label(s, d) for s, d in zip(table["strategy"], table["detector"])]
+    seconds, memory = _cost_values(table, labels)
+    order_by(memory, "config", labels, "ci")
+    y = {
+        "field": "config",
+        "type": "nominal",
+        "sort": order_by(seconds, "config", labels, "ci"),
+        "axis": {"title": "strategy + detector", "labelLimit": 260},
+    }
+    height = max(40, 18 * len(labels))
+    part_colour = {
+        "field": "part",
+        "type": "nominal",
+        "title": None,
+        "scale": {"domain": ["fit", "score"], "range": ["#1f77b4", "#ff7f0e"]},
+        "legend": {"orient": "top"},
+    }
+    left = _seconds_panel(seconds, y, height, part_colour)
+    right = _memory_panel(memory, y, height)
     spec = {
         **base_spec(title),
         "hconcat": [left, right],
