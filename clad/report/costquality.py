@@ -76,12 +76,9 @@ def cost_quality_table(
     return table
 
 
-def cost_quality_chart(table: pd.DataFrame, label: str) -> tuple[dict, int]:
-    """Quality against compute (rows of :func:`clad.report.costquality.cost_quality_table`): one
-    panel per scenario, one grey point per configuration at its fit + score seconds per training
-    step (log scale when every value is positive) and its quality, the Pareto front joined in red
-    and its first eight configurations named."""
-    scenarios = list(dict.fromkeys(table["scenario"]))
+def _cost_quality_values(table: pd.DataFrame, scenarios: list) -> list[dict]:
+    """One row per configuration and scenario; ``name`` is its label where it is one of the first
+    eight configurations of its scenario's Pareto front (by seconds), else empty."""
     values = []
     for row in table.itertuples(index=False):
         values.append(
@@ -107,6 +104,16 @@ def cost_quality_chart(table: pd.DataFrame, label: str) -> tuple[dict, int]:
         named.update(id(v) for v in front[:8])
     for v in values:
         v["name"] = v["configuration"] if id(v) in named else ""
+    return values
+
+
+def cost_quality_chart(table: pd.DataFrame, label: str) -> tuple[dict, int]:
+    """Quality against compute (rows of :func:`clad.report.costquality.cost_quality_table`): one
+    panel per scenario, one grey point per configuration at its fit + score seconds per training
+    step (log scale when every value is positive) and its quality, the Pareto front joined in red
+    and its first eight configurations named."""
+    scenarios = list(dict.fromkeys(table["scenario"]))
+    values = _cost_quality_values(table, scenarios)
     seconds = [v["seconds"] for v in values if v["seconds"] is not None]
     log = bool(seconds) and min(seconds) > 0
     x = {
