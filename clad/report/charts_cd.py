@@ -67,6 +67,102 @@ def cd_cliques(sig: pd.DataFrame, alpha: float) -> list[list[str]]:
     return [[names[i] for i in c] for c in sorted(cliques, key=lambda c: (c[0], c[-1]))]
 
 
+def _stacked(bars: list[tuple], ranks) -> tuple[list[tuple[float, float, int]], int]:
+    """Each bar's (low rank, high rank, row), the bars stacked in rows so that none overlaps
+    another in its row, and the number of rows.
+
+    >>> import pandas as pd
+    >>> _stacked([("a", "b"), ("b", "c"), ("c", "d")], pd.Series({"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0}))
+    ([(1.0, 2.0, 0), (2.0, 3.0, 1), (3.0, 4.0, 0)], 2)
+    """
+    levels: list[list[tuple[float, float]]] = []
+    bar_rows = []
+    for a, b in bars:
+        lo, hi = float(ranks[a]), float(ranks[b])
+        row = next(
+            (n for n, row in enumerate(levels) if not any(lo <= h and l <= hi for l, h in row)),
+            None,
+        )
+        if row is None:
+            levels.append([])
+            row = len(levels) - 1
+        levels[row].append((lo, hi))
+        bar_rows.append((lo, hi, row))
+    return bar_rows, len(levels)
+
+
+def _cd_spec(
+    title: str, lines: list[dict], points: list[dict], texts: list[dict], width: int, height: int
+) -> tuple[dict, int]:
+    """A critical-difference diagram's specification from its rules, points and texts (placed in
+    pixels, y growing downwards) and its height with the wrapped title."""
+
+    def identity(field, size):
+        return {
+            "field": field,
+            "type": "quantitative",
+            "axis": None,
+            "scale": {"domain": [0, size], "range": [0, size], "nice": False, "zero": False},
+        }
+
+    xs, ys = identity("x", width), identity("y", height)  # pixels: y grows downwards
+    text_layers = [
+        {
+            "data": {"values": [t for t in texts if t["a"] == a]},
+            "mark": {
+                "type": "text",
+                "align": a,
+                "baseline": "middle" if a != "center" else "bottom",
+                "fontSize": 10,
+            },
+            "encoding": {
+                "x": xs,
+                "y": ys,
+                "text": {"field": "t"},
+                "color": {"field": "c", "type": "nominal", "scale": None},
+            },
+        }
+        for a in ("left", "right", "center")
+        if any(t["a"] == a for t in texts)
+    ]
+    spec = {
+        **base_spec(title),
+        "width": width,
+        "height": height,
+        "layer": [
+            {
+                "data": {"values": lines},
+                "mark": {"type": "rule"},
+                "encoding": {
+                    "x": xs,
+                    "x2": {"field": "x2"},
+                    "y": ys,
+                    "y2": {"field": "y2"},
+                    "strokeWidth": {"field": "w", "type": "quantitative", "scale": None},
+                    "color": {"field": "c", "type": "nominal", "scale": None},
+                },
+            },
+            {
+                "data": {"values": points},
+                "mark": {"type": "circle", "size": 30, "opacity": 1},
+                "encoding": {
+                    "x": xs,
+                    "y": ys,
+                    "color": {"field": "c", "type": "nominal", "scale": None},
+                    "tooltip": [
+                        {"field": "m", "title": "method"},
+                        {"field": "r", "title": "average rank"},
+                    ],
+                },
+            },
+            *text_layers,
+        ],
+    }
+    lines_of_title = textwrap.wrap(spec["title"]["text"], max(40, int(max(width, 360) / 6.3)))
+    spec["title"].update(text=lines_of_title, limit=0)
+    return spec, height + 40 + 16 * len(lines_of_title)
+
+
 def cd_chart(comparison, *, test: str = "nemenyi", cd: float | None = None) -> tuple[dict, int]:
     """A critical-difference diagram (Demšar 2006) of a :class:`~clad.report.stats.Comparison`:
     average ranks on an axis (1 = best, on the left), each method joined to its name (the better
@@ -103,22 +199,8 @@ def cd_chart(comparison, *, test: str = "nemenyi", cd: float | None = None) -> t
         return round(x0 + (r - lo_rank) / (hi_rank - lo_rank) * axis_w, 2)
 
     axis_y = 46.0
-    levels: list[
-        list[tuple[float, float]]
-    ] = []  # bars stacked so that none overlaps another in its row
-    bar_rows = []
-    for a, b in bars:
-        lo, hi = float(ranks[a]), float(ranks[b])
-        row = next(
-            (n for n, row in enumerate(levels) if not any(lo <= h and l <= hi for l, h in row)),
-            None,
-        )
-        if row is None:
-            levels.append([])
-            row = len(levels) - 1
-        levels[row].append((lo, hi))
-        bar_rows.append((lo, hi, row))
-    label_top = axis_y + 14 + 9 * len(levels) + 12
+    bar_rows, n_levels = _stacked(bars, ranks)
+    label_top = axis_y + 14 + 9 * n_levels + 12
     lines, texts = [], []
     lines.append(
         {"x": x(lo_rank), "x2": x(hi_rank), "y": axis_y, "y2": axis_y, "w": 1.2, "c": "black"}
@@ -160,67 +242,4 @@ def cd_chart(comparison, *, test: str = "nemenyi", cd: float | None = None) -> t
     width = int(x0 + axis_w + label_w + 20)
     height = int(label_top + 18 * max(len(left), len(right)) + 6)
 
-    def identity(field, size):
-        return {
-            "field": field,
-            "type": "quantitative",
-            "axis": None,
-            "scale": {"domain": [0, size], "range": [0, size], "nice": False, "zero": False},
-        }
-
-    xs, ys = identity("x", width), identity("y", height)  # pixels: y grows downwards
-    text_layers = [
-        {
-            "data": {"values": [t for t in texts if t["a"] == a]},
-            "mark": {
-                "type": "text",
-                "align": a,
-                "baseline": "middle" if a != "center" else "bottom",
-                "fontSize": 10,
-            },
-            "encoding": {
-                "x": xs,
-                "y": ys,
-                "text": {"field": "t"},
-                "color": {"field": "c", "type": "nominal", "scale": None},
-            },
-        }
-        for a in ("left", "right", "center")
-        if any(t["a"] == a for t in texts)
-    ]
-    spec = {
-        **base_spec(cd_title(comparison, used)),
-        "width": width,
-        "height": height,
-        "layer": [
-            {
-                "data": {"values": lines},
-                "mark": {"type": "rule"},
-                "encoding": {
-                    "x": xs,
-                    "x2": {"field": "x2"},
-                    "y": ys,
-                    "y2": {"field": "y2"},
-                    "strokeWidth": {"field": "w", "type": "quantitative", "scale": None},
-                    "color": {"field": "c", "type": "nominal", "scale": None},
-                },
-            },
-            {
-                "data": {"values": points},
-                "mark": {"type": "circle", "size": 30, "opacity": 1},
-                "encoding": {
-                    "x": xs,
-                    "y": ys,
-                    "color": {"field": "c", "type": "nominal", "scale": None},
-                    "tooltip": [
-                        {"field": "m", "title": "method"},
-                        {"field": "r", "title": "average rank"},
-                    ],
-                },
-            },
-            *text_layers,
-        ],
-    }
-    lines_of_title = textwrap.wrap(spec["title"]["text"], max(40, int(max(width, 360) / 6.3)))
-    spec["title"].update(text=lines_of_title, limit=0)
-    return spec, height + 40 + 16 * len(lines_of_title)
+    return _cd_spec(cd_title(comparison, used), lines, points, texts, width, height)
