@@ -154,45 +154,9 @@ def _stream_values(table: pd.DataFrame, panel: str, line: str | None) -> list[di
     return values
 
 
-def stream_chart(
-    table: pd.DataFrame,
-    title: str,
-    panel: str,
-    y_title: str,
-    *,
-    line: str | None = None,
-    boundaries=(),
-) -> tuple[dict, int]:
-    """Curves over a stream (rows of :func:`anytime_table` or :func:`prequential_table` of one
-    dataset and scenario): one panel per value of the column ``panel``, the mean per evaluation
-    against the training rows seen, one line per strategy + detector (dashed per value of the
-    column ``line``, if given) with a ± std band over seeds, and a dotted vertical line at each
-    concept boundary in ``boundaries``. Returns the specification and its height (px).
-
-    >>> t = pd.DataFrame({"strategy": ["naive"] * 2, "detector": ["if"] * 2, "kind": ["all"] * 2,
-    ...                   "rows_seen": [10, 20], "mean": [0.5, 0.6], "std": [0.1, float("nan")]})
-    >>> spec, height = stream_chart(t, "t", "kind", "roc_auc", boundaries=[15])
-    >>> [v["hi"] for v in spec["data"]["values"] if v["config"] != "boundary"], height
-    ([0.6, None], 446)
-    """
-    values = _stream_values(table, panel, line)
-    panels = list(dict.fromkeys(v["panel"] for v in values))
-    labels = list(dict.fromkeys(v["config"] for v in values))
-    values += [{"config": "boundary", "panel": p, "b": b} for p in panels for b in boundaries]
-    columns = max(1, min(len(panels), WIDTH // 360))
-    width = max(260, min(480, (WIDTH - 60 * columns) // columns - 60))
-    x = {
-        "field": "x",
-        "type": "quantitative",
-        "title": "training rows seen" + (" (dotted: concept boundaries)" if boundaries else ""),
-    }
-    colour = {
-        "field": "config",
-        "type": "nominal",
-        "scale": colour_scale(labels),
-        "title": "strategy + detector",
-        "legend": {"orient": "bottom", "columns": 3, "symbolType": "stroke"},
-    }
+def _stream_layers(x: dict, colour: dict, y_title: str, line: str | None, boundaries) -> list[dict]:
+    """The ± std bands, the mean lines (dashed per value of the column ``line``) and the dotted
+    concept boundaries of a stream figure."""
     curve = {"filter": "datum.config !== 'boundary'"}
     detail = {"field": "line", "type": "nominal"}
     layers = [
@@ -238,6 +202,49 @@ def stream_chart(
                 "encoding": {"x": {"field": "b", "type": "quantitative"}},
             }
         )
+    return layers
+
+
+def stream_chart(
+    table: pd.DataFrame,
+    title: str,
+    panel: str,
+    y_title: str,
+    *,
+    line: str | None = None,
+    boundaries=(),
+) -> tuple[dict, int]:
+    """Curves over a stream (rows of :func:`anytime_table` or :func:`prequential_table` of one
+    dataset and scenario): one panel per value of the column ``panel``, the mean per evaluation
+    against the training rows seen, one line per strategy + detector (dashed per value of the
+    column ``line``, if given) with a ± std band over seeds, and a dotted vertical line at each
+    concept boundary in ``boundaries``. Returns the specification and its height (px).
+
+    >>> t = pd.DataFrame({"strategy": ["naive"] * 2, "detector": ["if"] * 2, "kind": ["all"] * 2,
+    ...                   "rows_seen": [10, 20], "mean": [0.5, 0.6], "std": [0.1, float("nan")]})
+    >>> spec, height = stream_chart(t, "t", "kind", "roc_auc", boundaries=[15])
+    >>> [v["hi"] for v in spec["data"]["values"] if v["config"] != "boundary"], height
+    ([0.6, None], 432)
+    """
+    values = _stream_values(table, panel, line)
+    panels = list(dict.fromkeys(v["panel"] for v in values))
+    labels = list(dict.fromkeys(v["config"] for v in values))
+    values += [{"config": "boundary", "panel": p, "b": b} for p in panels for b in boundaries]
+    columns = max(1, min(len(panels), WIDTH // 360))
+    width = max(260, min(480, (WIDTH - 60 * columns) // columns - 60))
+    x = {
+        "field": "x",
+        "type": "quantitative",
+        "title": "training rows seen" + (" (dotted: concept boundaries)" if boundaries else ""),
+    }
+    colour = {
+        "field": "config",
+        "type": "nominal",
+        "scale": colour_scale(labels),
+        "title": "strategy + detector",
+        "legend": {"orient": "bottom", "columns": 3, "symbolType": "stroke"},
+    }
+    layers = _stream_layers(x, colour, y_title, line, boundaries)
     spec = {
         **base_spec(title),
         "data": {"values": values},

@@ -92,7 +92,7 @@ def trace_chart(trace: dict, title: str) -> tuple[dict, int]:
     ...          "ranges": [[1, 1]], "steps": ["if"], "scores": [[0.1, 0.9, 0.2]], "thresholds": [0.5]}
     >>> spec, height = trace_chart(trace, "d / s")
     >>> [v["panel"] for v in spec["data"]["values"] if v["kind"] == "above"], height
-    (['after if'], 320)
+    (['after if'], 312)
     """
     values, panels = _trace_values(trace)
     bucket = int(trace.get("bucket") or 1)
