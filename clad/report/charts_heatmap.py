@@ -25,35 +25,11 @@ from .charts import (
 __all__ = ["heatmap_chart"]
 
 
-def heatmap_chart(
-    items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0, annotate: bool | None = None
-) -> tuple[dict, int]:
-    """Small multiples of R for the configurations of one dataset, scenario and base metric
-    (:class:`clad.report.aggregate.HeatmapData`, one
-    panel per strategy + detector, one colour scale): rows are training steps, columns test
-    concepts, cells the mean over seeds (and ``± std`` with several). A black border marks the step
-    where each concept was first learned; future cells (before it) are faded; a concept never
-    learned has dashed borders; undefined cells are grey ``n/a``; a small circle marks a cell that
-    cannot be told from chance. Numbers are written while there are at most
-    :data:`MAX_ANNOTATED_PANELS` panels of at most 10 test concepts and 16 steps, and the figure
-    stays within :data:`MAX_ANNOTATED_HEIGHT` px."""
-    first = items[0]
-    n_rows, n_cols = np.shape(first.mean)
-    if annotate is None:
-        if len(items) <= MAX_ANNOTATED_PANELS and n_cols <= 10 and n_rows <= 16:
-            spec, height = heatmap_chart(items, vmin=vmin, vmax=vmax, annotate=True)
-            if height <= MAX_ANNOTATED_HEIGHT:
-                return spec, height
-        annotate = False
-    with_std = annotate and any(np.isfinite(np.asarray(h.std, float)).any() for h in items)
-    rows = [f"{i}: {c}" for i, c in enumerate(first.rows)]
-    cell_w = max(
-        46.0 if annotate else 14.0, min(text_px(first.cols) * 0.75, 60.0) if annotate else 14.0
-    )
-    cell_h = (32.0 if with_std else 20.0) if annotate else 14.0
+def _heatmap_cells(items: Sequence) -> tuple[list[dict], list[str]]:
+    """One row per cell of every panel, with short keys (its labels and text are made by the
+    browser: :func:`_heatmap_transforms`), and each panel's configuration."""
     values = []
     panels = []
-    states = ["learned", "learned here", "future", "never learned"]  # a cell's state by its code
     for h in items:
         p = len(panels)
         panels.append(config_label(h.strategy, h.detector))
@@ -75,6 +51,15 @@ def heatmap_chart(
             if chance[a, b]:
                 cell["c"] = 1
             values.append(cell)
+    return values, panels
+
+
+def _heatmap_transforms(
+    items: Sequence, rows: list[str], panels: list[str], vmin: float, vmax: float
+) -> list[dict]:
+    """The transforms that give each cell its labels (looked up as data, never inside an
+    expression), its state, values and text."""
+    states = ["learned", "learned here", "future", "never learned"]  # a cell's state by its code
     span = (vmax - vmin) or 1.0
     strategies = list(dict.fromkeys(h.strategy for h in items))
     detectors = list(dict.fromkeys(h.detector for h in items))
@@ -93,7 +78,7 @@ def heatmap_chart(
         lookup_labels("p", panel_rows, ("panel", "s", "d", "si", "di")),
         lookup_labels("i", [{"i": k, "step": r} for k, r in enumerate(rows)], ("step",)),
         lookup_labels(
-            "j", [{"j": k, "concept": str(c)} for k, c in enumerate(first.cols)], ("concept",)
+            "j", [{"j": k, "concept": str(c)} for k, c in enumerate(items[0].cols)], ("concept",)
         ),
         {"calculate": f"{json.dumps(states)}[datum.k]", "as": "state"},
         {"calculate": "datum.m == null ? null : datum.m", "as": "mean"},
@@ -106,44 +91,12 @@ def heatmap_chart(
         },
         {"calculate": f"datum.m != null && (datum.m - {vmin!r}) / {span!r} <= 0.6", "as": "light"},
     ]
-    label_w = min(text_px(rows), 180.0) + 40
+    return derived
 
-    def layout(cell: float, title_room: float = 40) -> tuple[float, float, int]:
-        """The panel's width, its title's width and the panels per row, for cells of ``cell`` px."""
-        width = n_cols * cell
-        title_w = min(text_px(panels, 11), width + title_room)
-        return (
-            width,
-            title_w,
-            max(1, min(len(items), int((WIDTH - label_w - 90) // (max(width, title_w) + 18)))),
-        )
 
-    panel_w, head, columns = layout(cell_w)
-    if (
-        not annotate and math.ceil(len(items) / columns) > 3
-    ):  # many colour-only panels: smaller cells,
-        cell_w = cell_h = SMALL_CELL  # titles cut at the panel's width (the header's label limit)
-        panel_w, head, columns = layout(cell_w, title_room=10)
-    x_axis = {
-        "title": "test concept",
-        "labelAngle": -40 if text_px(first.cols) > cell_w - 4 else 0,
-        "labelLimit": 120,
-    }
-    encoding = {
-        "x": {
-            "field": "concept",
-            "type": "ordinal",
-            "sort": {"field": "j", "op": "min"},
-            "axis": x_axis,
-        },
-        "y": {
-            "field": "step",
-            "type": "ordinal",
-            "sort": {"field": "i", "op": "min"},
-            "axis": {"title": None, "labelLimit": 180},
-        },
-    }
-    tooltip = [
+def _heatmap_tooltip(first) -> list[dict]:
+    """What hovering a cell tells: its configuration, step, concept, values, state and chance."""
+    return [
         {"field": "panel", "title": "configuration"},
         {"field": "step", "title": "training step"},
         {"field": "concept", "title": "test concept"},
@@ -157,6 +110,14 @@ def heatmap_chart(
         {"field": "state", "title": "cell"},
         {"field": "chance", "title": "cannot be told from chance"},
     ]
+
+
+def _heatmap_layers(
+    first, domain: list[float], annotate: bool, chance: bool, cell_h: float
+) -> list[dict]:
+    """The cells (grey under every one: the undefined ones stay grey), the faded future cells, the
+    borders, the numbers when ``annotate`` and the chance marks when some cell is at ``chance``."""
+    tooltip = _heatmap_tooltip(first)
     layer = [
         {
             "mark": {"type": "rect", "color": NA_COLOUR}
@@ -167,7 +128,7 @@ def heatmap_chart(
                 "color": {
                     "field": "mean",
                     "type": "quantitative",
-                    "scale": {"scheme": "viridis", "domain": [vmin, vmax]},
+                    "scale": {"scheme": "viridis", "domain": domain},
                     "legend": {"title": base_metric_shown(first.base_metric), "orient": "right"},
                 },
                 "tooltip": tooltip,
@@ -212,7 +173,7 @@ def heatmap_chart(
                 },
             }
         )
-    if any("c" in v for v in values):
+    if chance:
         layer.append(
             {
                 "transform": [{"filter": "datum.c"}],
@@ -230,12 +191,16 @@ def heatmap_chart(
                 "encoding": {"tooltip": tooltip},
             }
         )
-    title = (
-        f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({first.seeds_text}; mean"
-        + (" ± std" if with_std else "")
-        + " per cell)"
-    )
-    header = {"labelLimit": max(panel_w + 10, 80), "labelFontWeight": "bold"}
+    return layer
+
+
+def _heatmap_facet(
+    items: Sequence, header: dict, label_w: float, panel_w: float, columns: int
+) -> tuple[dict, int]:
+    """Strategies in rows and detectors in columns when every pair has a panel and that is no
+    taller, else the panels wrapped ``columns`` a row; and the number of rows of panels."""
+    strategies = list(dict.fromkeys(h.strategy for h in items))
+    detectors = list(dict.fromkeys(h.detector for h in items))
     full = (
         len({(h.strategy, h.detector) for h in items})
         == len(items)
@@ -279,6 +244,82 @@ def heatmap_chart(
             "columns": columns,
         }
         grid_rows = wrapped_rows
+    return facet, grid_rows
+
+
+def heatmap_chart(
+    items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0, annotate: bool | None = None
+) -> tuple[dict, int]:
+    """Small multiples of R for the configurations of one dataset, scenario and base metric
+    (:class:`clad.report.aggregate.HeatmapData`, one
+    panel per strategy + detector, one colour scale): rows are training steps, columns test
+    concepts, cells the mean over seeds (and ``± std`` with several). A black border marks the step
+    where each concept was first learned; future cells (before it) are faded; a concept never
+    learned has dashed borders; undefined cells are grey ``n/a``; a small circle marks a cell that
+    cannot be told from chance. Numbers are written while there are at most
+    :data:`MAX_ANNOTATED_PANELS` panels of at most 10 test concepts and 16 steps, and the figure
+    stays within :data:`MAX_ANNOTATED_HEIGHT` px."""
+    first = items[0]
+    n_rows, n_cols = np.shape(first.mean)
+    if annotate is None:
+        if len(items) <= MAX_ANNOTATED_PANELS and n_cols <= 10 and n_rows <= 16:
+            spec, height = heatmap_chart(items, vmin=vmin, vmax=vmax, annotate=True)
+            if height <= MAX_ANNOTATED_HEIGHT:
+                return spec, height
+        annotate = False
+    with_std = annotate and any(np.isfinite(np.asarray(h.std, float)).any() for h in items)
+    rows = [f"{i}: {c}" for i, c in enumerate(first.rows)]
+    cell_w = max(
+        46.0 if annotate else 14.0, min(text_px(first.cols) * 0.75, 60.0) if annotate else 14.0
+    )
+    cell_h = (32.0 if with_std else 20.0) if annotate else 14.0
+    values, panels = _heatmap_cells(items)
+    derived = _heatmap_transforms(items, rows, panels, vmin, vmax)
+    label_w = min(text_px(rows), 180.0) + 40
+
+    def layout(cell: float, title_room: float = 40) -> tuple[float, float, int]:
+        """The panel's width, its title's width and the panels per row, for cells of ``cell`` px."""
+        width = n_cols * cell
+        title_w = min(text_px(panels, 11), width + title_room)
+        return (
+            width,
+            title_w,
+            max(1, min(len(items), int((WIDTH - label_w - 90) // (max(width, title_w) + 18)))),
+        )
+
+    panel_w, head, columns = layout(cell_w)
+    if (
+        not annotate and math.ceil(len(items) / columns) > 3
+    ):  # many colour-only panels: smaller cells,
+        cell_w = cell_h = SMALL_CELL  # titles cut at the panel's width (the header's label limit)
+        panel_w, head, columns = layout(cell_w, title_room=10)
+    x_axis = {
+        "title": "test concept",
+        "labelAngle": -40 if text_px(first.cols) > cell_w - 4 else 0,
+        "labelLimit": 120,
+    }
+    encoding = {
+        "x": {
+            "field": "concept",
+            "type": "ordinal",
+            "sort": {"field": "j", "op": "min"},
+            "axis": x_axis,
+        },
+        "y": {
+            "field": "step",
+            "type": "ordinal",
+            "sort": {"field": "i", "op": "min"},
+            "axis": {"title": None, "labelLimit": 180},
+        },
+    }
+    layer = _heatmap_layers(first, [vmin, vmax], annotate, any("c" in v for v in values), cell_h)
+    title = (
+        f"R of {first.dataset} / {first.scenario}: {base_metric_shown(first.base_metric)} ({first.seeds_text}; mean"
+        + (" ± std" if with_std else "")
+        + " per cell)"
+    )
+    header = {"labelLimit": max(panel_w + 10, 80), "labelFontWeight": "bold"}
+    facet, grid_rows = _heatmap_facet(items, header, label_w, panel_w, columns)
     spec = {
         **base_spec(title, "rows: training step (concept learned); columns: test concept"),
         "data": {"values": values},
