@@ -172,7 +172,7 @@ def test_every_figure_kind_has_axes_with_ticks_and_labels(tmp_path, monkeypatch)
 
 
 def test_cd_diagram_has_a_cd_bar_and_fits_a_column():
-    from clad.report.plots import plot_cd
+    from clad.report.cd_diagram import plot_cd
 
     scores = pd.DataFrame(
         {
@@ -201,7 +201,7 @@ import hashlib, sys, warnings
 warnings.simplefilter("ignore")
 import numpy as np, pandas as pd
 from clad.report.stats import compare_methods
-from clad.report.plots import plot_cd
+from clad.report.cd_diagram import plot_cd
 import io
 rng = np.random.default_rng(0)  # seven methods a few ranks apart: bars that overlap and share ends
 scores = pd.DataFrame(np.linspace(0.9, 0.78, 7) + rng.normal(0, 0.03, (12, 7)),

@@ -22,7 +22,8 @@ from clad.report import (
     make_report,
 )
 from clad.report.figures import MAX_NAME
-from clad.report.plots import plot_cd, plot_curves, plot_forgetting, plot_heatmap
+from clad.report.cd_diagram import plot_cd
+from clad.report.plots import plot_curves, plot_forgetting, plot_heatmap
 from plugins import DistanceToMean
 
 LONG_STRATEGY = "cumulative_with_a_deliberately_long_name_for_layout_checks_ab"  # 60 characters

@@ -149,7 +149,7 @@ def test_text_table_and_diagram_agree_on_500_random_tables():
 
 @pytest.mark.slow
 def test_the_diagram_draws_the_verdict():
-    from clad.report.plots import plot_cd
+    from clad.report.cd_diagram import plot_cd
 
     gated = compare_methods(
         pd.DataFrame({"A": [0.6] * 4, "B": [0.7, 0.7, 0.8, 0.8], "C": [0.8, 0.8, 0.7, 0.7]})

@@ -10,8 +10,8 @@ The contract:
   p-values exact up to :data:`clad.report.exact.EXACT_MAX_BLOCKS` blocks, post-hoc claims gated by
   the omnibus test; the page's text, pair table and critical-difference diagram are drawn from it;
 * the report's figures are Vega-Lite specifications the browser draws (:mod:`clad.report.charts`);
-  for a paper, :func:`plot_heatmap`, :func:`plot_curves`, :func:`plot_forgetting` and
-  :func:`plot_cd` (:mod:`clad.report.plots`) draw the same data on one matplotlib Axes (a new
+  for a paper, :func:`plot_heatmap`, :func:`plot_curves`, :func:`plot_forgetting`
+  (:mod:`clad.report.plots`) and :func:`plot_cd` (:mod:`clad.report.cd_diagram`) draw the same data on one matplotlib Axes (a new
   figure's without ``ax``), compute nothing, never call ``show()``, and matplotlib is imported only
   when a plot is drawn;
 * :func:`make_report` writes the first page ``index.html`` (a fixed size whatever the grid: the
@@ -33,6 +33,7 @@ Too few blocks give a message, not an exception:
 
 from . import (
     aggregate as _aggregate,
+    cd_diagram as _cd_diagram,
     describe as _describe,
     load as _load,
     make as _make,
@@ -44,6 +45,7 @@ from .describe import *
 from .load import *
 from .make import *
 from .plots import *
+from .cd_diagram import *
 from .stats import *
 
 #: the public names, each listed once: a module's ``__all__`` is what this package offers from it (its
@@ -55,4 +57,5 @@ __all__ = [
     *_aggregate.__all__,
     *_stats.__all__,
     *_plots.__all__,
+    *_cd_diagram.__all__,
 ]

@@ -302,7 +302,7 @@ def cd_html(c, figs: FigureStore) -> str:
     only two methods were compared (the diagram would repeat the p-value and ranks shown above it)."""
     if (c.wilcoxon_holm is None and c.nemenyi is None) or c.n_methods < 3:
         return ""
-    from .charts_cd import cd_chart
+    from .cd_diagram import cd_chart
     from .stats import critical_difference
 
     spec, height = cd_chart(c, cd=critical_difference(c.n_blocks, c.n_methods, c.alpha))

@@ -1,8 +1,8 @@
 """Plotting prepared results with matplotlib, for a paper (no pyplot, no global backend, never
 ``show()``; the report's own figures are drawn by the browser, :mod:`clad.report.charts`).
 
-Every ``plot_*`` function takes data already aggregated by :mod:`clad.report.aggregate` or
-:mod:`clad.report.stats` and an optional :class:`matplotlib.axes.Axes`, in the shape of
+Every ``plot_*`` function (and :func:`clad.report.cd_diagram.plot_cd`) takes data aggregated by
+:mod:`clad.report.aggregate` or :mod:`clad.report.stats` and an optional Axes, in the shape of
 scikit-learn's displays and autorank's ``plot_stats``: without one it draws on a new off-screen
 :class:`matplotlib.figure.Figure` sized from its data (rendered by the Agg canvas). It returns the
 Axes and computes nothing but layout. matplotlib is imported when a function is called, not at
@@ -11,9 +11,7 @@ Axes and computes nothing but layout. matplotlib is imported when a function is 
 
 from __future__ import annotations
 
-import math
 import textwrap
-import zlib
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
@@ -21,19 +19,14 @@ import pandas as pd
 
 from ..metrics.base import base_metric_shown
 from .aggregate import HeatmapData
-from .charts_cd import cd_significance, cd_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-    from .stats import Comparison
-
-__all__ = ["plot_heatmap", "plot_curves", "plot_forgetting", "plot_cd"]
+__all__ = ["plot_heatmap", "plot_curves", "plot_forgetting"]
 
 #: font sizes (points) of the figures
 FONT = {"tick": 7.0, "label": 8.0, "title": 8.0, "legend": 7.0, "cell": 7.0}
-#: the resolution a new figure is laid out for
-FIGURE_DPI = 100
 #: a character's mean width, in font sizes (a label's width is estimated from its length)
 CHAR_WIDTH = 0.58
 
@@ -47,32 +40,32 @@ def _mpl():
     return matplotlib
 
 
-def _new_axes(figsize) -> "Axes":
+def new_axes(figsize) -> "Axes":
     """The Axes of a new off-screen Figure (the Agg canvas, constrained layout) of ``figsize`` inches."""
     _mpl()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=figsize, dpi=FIGURE_DPI, layout="constrained")
+    fig = Figure(figsize=figsize, dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     return fig.subplots()
 
 
-def _line_height(fontsize: float) -> float:
+def line_height(fontsize: float) -> float:
     return fontsize * 1.2 / 72.0
 
 
-def _text_width(labels: Sequence[str], fontsize: float) -> float:
+def text_width(labels: Sequence[str], fontsize: float) -> float:
     """About the width (inches) of the longest of ``labels``' lines at ``fontsize``.
 
-    >>> round(_text_width(["abc", "a"], 7.2), 3)
+    >>> round(text_width(["abc", "a"], 7.2), 3)
     0.174
     """
     lines = [line for t in labels for line in str(t).split("\n")]
     return max((len(t) for t in lines), default=0) * fontsize * CHAR_WIDTH / 72.0
 
 
-def _wrap(text: str, width: float, fontsize: float) -> str:
+def wrap_text(text: str, width: float, fontsize: float) -> str:
     """``text`` broken into lines about ``width`` inches wide at ``fontsize`` (its breaks kept)."""
     chars = max(8, int(width * 72.0 / (fontsize * CHAR_WIDTH)))
     return "\n".join(textwrap.fill(p, chars) if p else p for p in str(text).split("\n"))
@@ -80,17 +73,17 @@ def _wrap(text: str, width: float, fontsize: float) -> str:
 
 def _legend_width(labels: Sequence[str]) -> float:
     """Room (inches) for a legend of ``labels`` beside the axes: the longest, its handle and gaps."""
-    return _text_width(labels, FONT["legend"]) + 0.7
+    return text_width(labels, FONT["legend"]) + 0.7
 
 
 def _category_spacing(labels: Sequence[str], fontsize: float, minimum: float) -> float:
     """Distance between neighbouring category ticks (inches): at least ``minimum``; enough for the
     labels to sit upright when that costs at most 0.8 in per category and 9 in for all of them;
     else enough for them to stand rotated."""
-    upright = _text_width(labels, fontsize) + 0.08
+    upright = text_width(labels, fontsize) + 0.08
     if upright <= max(minimum, 0.8) and (upright <= minimum or len(labels) * upright <= 9.0):
         return max(minimum, upright)
-    return max(minimum, _line_height(fontsize) * 1.3)
+    return max(minimum, line_height(fontsize) * 1.3)
 
 
 #: colour of undefined (NaN) cells
@@ -103,7 +96,7 @@ UNLEARNED_HATCH = ".."
 
 def _axes(ax, figsize):
     if ax is None:
-        ax = _new_axes(figsize)
+        ax = new_axes(figsize)
     return ax
 
 
@@ -112,9 +105,9 @@ def _axes_width(ax) -> float:
     return ax.get_position().width * ax.figure.get_figwidth()
 
 
-def _title(ax, text: str, width: float | None = None, fontsize: float = FONT["title"]) -> None:
+def set_title(ax, text: str, width: float | None = None, fontsize: float = FONT["title"]) -> None:
     ax.set_title(
-        _wrap(text, width if width is not None else max(_axes_width(ax), 1.0), fontsize),
+        wrap_text(text, width if width is not None else max(_axes_width(ax), 1.0), fontsize),
         fontsize=fontsize,
     )
 
@@ -124,7 +117,7 @@ def _category_ticks(ax, axis: str, labels: Sequence[str], spacing: float, positi
     widest does not fit in ``spacing`` inches."""
     positions = range(len(labels)) if positions is None else positions
     if axis == "x":
-        rotation = 0 if _text_width(labels, FONT["tick"]) + 0.06 <= spacing else 90
+        rotation = 0 if text_width(labels, FONT["tick"]) + 0.06 <= spacing else 90
         ax.set_xticks(
             list(positions), labels=list(labels), rotation=rotation, fontsize=FONT["tick"]
         )
@@ -134,9 +127,9 @@ def _category_ticks(ax, axis: str, labels: Sequence[str], spacing: float, positi
 
 def _x_label_extent(labels: Sequence[str], spacing: float) -> float:
     """Height (inches) the x tick labels take under the axis."""
-    if _text_width(labels, FONT["tick"]) + 0.06 > spacing:
-        return _text_width(labels, FONT["tick"]) + 0.1
-    return _line_height(FONT["tick"]) + 0.1
+    if text_width(labels, FONT["tick"]) + 0.06 > spacing:
+        return text_width(labels, FONT["tick"]) + 0.1
+    return line_height(FONT["tick"]) + 0.1
 
 
 def config_styles(labels: Sequence[str]) -> dict[str, dict]:
@@ -160,10 +153,6 @@ def config_styles(labels: Sequence[str]) -> dict[str, dict]:
 # -- heatmaps ------------------------------------------------------------------------------
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.2f}"
-
-
 def _heatmap_geometry(data: HeatmapData, annotate: bool | None):
     """(annotate, cell width, cell height) in inches for R of this shape."""
     n_rows, n_cols = np.shape(data.mean)
@@ -171,7 +160,7 @@ def _heatmap_geometry(data: HeatmapData, annotate: bool | None):
         annotate = n_cols <= 10 and n_rows <= 16
     with_std = annotate and bool(np.isfinite(np.asarray(data.std, float)).any())
     cell_w = _category_spacing(data.cols, FONT["tick"], 0.55 if annotate else 0.16)
-    cell_h = max(0.42 if with_std else 0.3 if annotate else 0.16, _line_height(FONT["tick"]) * 1.3)
+    cell_h = max(0.42 if with_std else 0.3 if annotate else 0.16, line_height(FONT["tick"]) * 1.3)
     if annotate and data.at_chance is not None:  # room for a chance mark above a two-line value
         cell_h = max(cell_h, 2 * (_chance_offset_points() + CHANCE_SIZE_POINTS / 2 + 1.0) / 72.0)
     return annotate, cell_w, cell_h
@@ -396,16 +385,16 @@ def plot_heatmap(
         n_rows, n_cols = np.shape(data.mean)
         width = (
             max(n_cols * cell_w, 2.0)
-            + _text_width(rows, FONT["tick"])
+            + text_width(rows, FONT["tick"])
             + 0.6
             + (1.0 if colorbar else 0.1)
         )
         height = (
             n_rows * cell_h + _x_label_extent(data.cols, cell_w) + 1.0 + (0.6 if legend else 0.0)
         )
-        ax = _new_axes((width, height))
+        ax = new_axes((width, height))
     im = _draw_heatmap(ax, data, vmin=vmin, vmax=vmax, cmap=cmap, annotate=annotate, cell_w=cell_w)
-    _title(
+    set_title(
         ax,
         f"{data.dataset} / {data.scenario}\n{data.strategy} + {data.detector}: {base_metric_shown(data.base_metric)} "
         f"({data.seeds_text})",
@@ -439,7 +428,7 @@ def _cell_text(data: HeatmapData, i: int, j: int, norm) -> tuple[str, str]:
     v = float(data.mean[i, j])
     if np.isnan(v):
         return "n/a", "#444444"
-    s = _fmt(v) + ("" if np.isnan(data.std[i, j]) else f"\n±{float(data.std[i, j]):.2f}")
+    s = f"{v:.2f}" + ("" if np.isnan(data.std[i, j]) else f"\n±{float(data.std[i, j]):.2f}")
     return s, ("black" if norm(v) > 0.6 else "white")
 
 
@@ -515,7 +504,7 @@ def plot_curves(
         )
     ax.tick_params(axis="y", labelsize=FONT["tick"])
     ax.set_xlabel("training step: concept learned", fontsize=FONT["label"])
-    _title(
+    set_title(
         ax,
         title
         or ("average over concepts seen so far" if kind == "seen" else "average over all concepts"),
@@ -597,7 +586,7 @@ def plot_forgetting(
     ax.set_xlabel("test concept", fontsize=FONT["label"])
     metric = base_metric_shown(table["base_metric"].iloc[0]) if not table.empty else ""
     ax.set_ylabel(f"forgetting in {metric}\n(peak − final)", fontsize=FONT["label"])
-    _title(
+    set_title(
         ax,
         title or "per-concept forgetting (positive = forgotten; ◆ = zero)",
         width=max(_axes_width(ax) - legend_w, 1.0),
@@ -607,118 +596,4 @@ def plot_forgetting(
         ax.legend(
             fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False
         )
-    return ax
-
-
-# -- critical differences ------------------------------------------------------------------
-
-
-class _Label(str):
-    """A method's name whose hash is the same in every process. scikit-posthocs finds the bars of
-    a diagram as sets of names, and the order a set of plain strings iterates in changes with each
-    interpreter's hash seed: which of two bars that start at the same rank is drawn on top, and the
-    order of each bar's points, changed from one report to the next."""
-
-    __slots__ = ()
-
-    def __hash__(self) -> int:
-        return zlib.crc32(self.encode("utf-8"))
-
-
-def _stable_labels(ranks, sig):
-    """``ranks`` and the p-value matrix ``sig`` with their names as :class:`_Label` (the same text)."""
-
-    def labels(index):  # object dtype: a string dtype would store plain strings again
-        return pd.Index([_Label(str(m)) for m in index], dtype=object)
-
-    ranks = ranks.copy()
-    ranks.index = labels(ranks.index)
-    sig = sig.copy()
-    sig.index, sig.columns = labels(sig.index), labels(sig.columns)
-    return ranks, sig
-
-
-def _cd_size(comparison: "Comparison", used: str) -> tuple[float, float]:
-    """A critical-difference diagram's size (inches): 3.5 in wide (one journal column), wider only
-    where the methods' names on both sides leave the rank axis less than 1.2 in."""
-    labels = [f"{k} ({v:.2f})" for k, v in comparison.average_ranks.items()]
-    width = max(3.5, 2 * _text_width(labels, FONT["tick"]) + 1.6)
-    title = _wrap(cd_title(comparison, used), width - 0.6, FONT["title"])
-    return width, (title.count("\n") + 1) * _line_height(FONT["title"]) + 1.3 + 0.3 * (
-        math.ceil(comparison.n_methods / 2) + 2
-    )
-
-
-def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "nemenyi") -> "Axes":
-    """Critical-difference diagram (``scikit_posthocs.critical_difference_diagram``) of a
-    :class:`~clad.report.stats.Comparison`: average ranks on the axis, methods joined by a bar
-    where the post-hoc test (``"nemenyi"`` or ``"wilcoxon_holm"``) finds no significant difference.
-    It draws the comparison's verdict (:func:`clad.report.stats.comparison_verdict`): when the
-    omnibus test did not reject, the post-hoc tests are not read, one grey bar joins every method
-    and the title says "not tested"."""
-    try:
-        import scikit_posthocs as sp
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "critical-difference diagrams need scikit-posthocs: pip install 'clad[report]'"
-        ) from None
-    sig, used = cd_significance(comparison, test)
-    if ax is None:
-        ax = _new_axes(_cd_size(comparison, used))
-    grey = not comparison.verdict.posthoc_tested  # gated off by the omnibus test: drawn in grey
-    ranks, sig = _stable_labels(comparison.average_ranks, sig)
-    palette = {m: "#9a9a9a" for m in ranks.index} if grey else None
-    sp.critical_difference_diagram(
-        ranks,
-        sig,
-        alpha=comparison.alpha,
-        ax=ax,
-        label_fmt_left="{label} ({rank:.2f})",
-        label_fmt_right="({rank:.2f}) {label}",
-        label_props={"fontsize": FONT["tick"]},
-        color_palette=palette,
-        crossbar_props={"color": "#9a9a9a"} if grey else None,
-    )
-    ax.tick_params(labelsize=FONT["tick"])
-    if (
-        used == "Nemenyi"
-    ):  # the critical difference: average ranks further apart than this differ (Nemenyi)
-        from .stats import critical_difference
-
-        cd = critical_difference(comparison.n_blocks, comparison.n_methods, comparison.alpha)
-        start = 1.0
-        from matplotlib.transforms import ScaledTranslation, blended_transform_factory
-
-        # above the tick labels (in points from the rank axis, whatever the figure's height)
-        above = blended_transform_factory(
-            ax.transData, ax.transData + ScaledTranslation(0, 0.3, ax.figure.dpi_scale_trans)
-        )
-        ax.plot(
-            [start, start + cd],
-            [0, 0],
-            color="#9a9a9a" if grey else "black",
-            lw=1.6,
-            gid="cd-bar",
-            solid_capstyle="butt",
-            marker="|",
-            markersize=6,
-            transform=above,
-            clip_on=False,
-        )
-        ax.text(
-            start + cd / 2,
-            0,
-            f"CD = {cd:.2f}",
-            ha="center",
-            va="bottom",
-            fontsize=FONT["tick"],
-            transform=above + ScaledTranslation(0, 0.04, ax.figure.dpi_scale_trans),
-        )
-    ax.set_xlabel("average rank (1 = best)", fontsize=FONT["label"])
-    _title(ax, cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.6)
-    if used == "Nemenyi":
-        ax.title.set_y(1.0)
-        ax.set_title(
-            ax.get_title(), fontsize=FONT["title"], pad=34
-        )  # room for the CD bar above the ticks
     return ax

@@ -1,17 +1,28 @@
 """Critical-difference diagrams (Demšar 2006) of a statistical comparison: the post-hoc test's
-verdict as the verdict decides it, its bars of indistinguishable methods, and the Vega-Lite figure
-the browser draws (:func:`clad.report.plots.plot_cd` draws the same on a matplotlib Axes)."""
+verdict as the verdict decides it, its bars of indistinguishable methods, the Vega-Lite figure the
+report's browser draws (:func:`cd_chart`) and, for a paper, the same on a matplotlib Axes
+(:func:`plot_cd`, scikit-posthocs' diagram)."""
 
 from __future__ import annotations
 
+import math
 import textwrap
+import zlib
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ..errors import CladValueError
 from .charts import PALETTE, base_spec, text_px
+from .plots import FONT, line_height, new_axes, set_title, text_width, wrap_text
 
-__all__ = ["cd_chart", "cd_significance", "cd_title", "cd_cliques"]
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+    from .stats import Comparison
+
+#: offered by clad.report (cd_chart, cd_significance, cd_title and cd_cliques are shared inside clad)
+__all__ = ["plot_cd"]
 
 
 def cd_title(comparison, used: str) -> str:
@@ -243,3 +254,114 @@ def cd_chart(comparison, *, test: str = "nemenyi", cd: float | None = None) -> t
     height = int(label_top + 18 * max(len(left), len(right)) + 6)
 
     return _cd_spec(cd_title(comparison, used), lines, points, texts, width, height)
+
+
+class _Label(str):
+    """A method's name whose hash is the same in every process. scikit-posthocs finds the bars of
+    a diagram as sets of names, and the order a set of plain strings iterates in changes with each
+    interpreter's hash seed: which of two bars that start at the same rank is drawn on top, and the
+    order of each bar's points, changed from one report to the next."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return zlib.crc32(self.encode("utf-8"))
+
+
+def _stable_labels(ranks, sig):
+    """``ranks`` and the p-value matrix ``sig`` with their names as :class:`_Label` (the same text)."""
+
+    def labels(index):  # object dtype: a string dtype would store plain strings again
+        return pd.Index([_Label(str(m)) for m in index], dtype=object)
+
+    ranks = ranks.copy()
+    ranks.index = labels(ranks.index)
+    sig = sig.copy()
+    sig.index, sig.columns = labels(sig.index), labels(sig.columns)
+    return ranks, sig
+
+
+def _cd_size(comparison: "Comparison", used: str) -> tuple[float, float]:
+    """A critical-difference diagram's size (inches): 3.5 in wide (one journal column), wider only
+    where the methods' names on both sides leave the rank axis less than 1.2 in."""
+    labels = [f"{k} ({v:.2f})" for k, v in comparison.average_ranks.items()]
+    width = max(3.5, 2 * text_width(labels, FONT["tick"]) + 1.6)
+    title = wrap_text(cd_title(comparison, used), width - 0.6, FONT["title"])
+    return width, (title.count("\n") + 1) * line_height(FONT["title"]) + 1.3 + 0.3 * (
+        math.ceil(comparison.n_methods / 2) + 2
+    )
+
+
+def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "nemenyi") -> "Axes":
+    """Critical-difference diagram (``scikit_posthocs.critical_difference_diagram``) of a
+    :class:`~clad.report.stats.Comparison`: average ranks on the axis, methods joined by a bar
+    where the post-hoc test (``"nemenyi"`` or ``"wilcoxon_holm"``) finds no significant difference.
+    It draws the comparison's verdict (:func:`clad.report.stats.comparison_verdict`): when the
+    omnibus test did not reject, the post-hoc tests are not read, one grey bar joins every method
+    and the title says "not tested"."""
+    try:
+        import scikit_posthocs as sp
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "critical-difference diagrams need scikit-posthocs: pip install 'clad[report]'"
+        ) from None
+    sig, used = cd_significance(comparison, test)
+    if ax is None:
+        ax = new_axes(_cd_size(comparison, used))
+    grey = not comparison.verdict.posthoc_tested  # gated off by the omnibus test: drawn in grey
+    ranks, sig = _stable_labels(comparison.average_ranks, sig)
+    palette = {m: "#9a9a9a" for m in ranks.index} if grey else None
+    sp.critical_difference_diagram(
+        ranks,
+        sig,
+        alpha=comparison.alpha,
+        ax=ax,
+        label_fmt_left="{label} ({rank:.2f})",
+        label_fmt_right="({rank:.2f}) {label}",
+        label_props={"fontsize": FONT["tick"]},
+        color_palette=palette,
+        crossbar_props={"color": "#9a9a9a"} if grey else None,
+    )
+    ax.tick_params(labelsize=FONT["tick"])
+    if (
+        used == "Nemenyi"
+    ):  # the critical difference: average ranks further apart than this differ (Nemenyi)
+        from .stats import critical_difference
+
+        cd = critical_difference(comparison.n_blocks, comparison.n_methods, comparison.alpha)
+        start = 1.0
+        from matplotlib.transforms import ScaledTranslation, blended_transform_factory
+
+        # above the tick labels (in points from the rank axis, whatever the figure's height)
+        above = blended_transform_factory(
+            ax.transData, ax.transData + ScaledTranslation(0, 0.3, ax.figure.dpi_scale_trans)
+        )
+        ax.plot(
+            [start, start + cd],
+            [0, 0],
+            color="#9a9a9a" if grey else "black",
+            lw=1.6,
+            gid="cd-bar",
+            solid_capstyle="butt",
+            marker="|",
+            markersize=6,
+            transform=above,
+            clip_on=False,
+        )
+        ax.text(
+            start + cd / 2,
+            0,
+            f"CD = {cd:.2f}",
+            ha="center",
+            va="bottom",
+            fontsize=FONT["tick"],
+            transform=above + ScaledTranslation(0, 0.04, ax.figure.dpi_scale_trans),
+        )
+    ax.set_xlabel("average rank (1 = best)", fontsize=FONT["label"])
+    set_title(ax, cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.6)
+    if used == "Nemenyi":
+        ax.title.set_y(1.0)
+        ax.set_title(
+            ax.get_title(), fontsize=FONT["title"], pad=34
+        )  # room for the CD bar above the ticks
+    return ax
