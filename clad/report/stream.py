@@ -167,7 +167,7 @@ def _stream_layers(x: dict, colour: dict, y_title: str, line: str | None, bounda
                 "x": x,
                 "y": {"field": "lo", "type": "quantitative"},
                 "y2": {"field": "hi"},
-                "color": {**colour, "legend": None},
+                "color": colour,  # the same legend as the lines: merged into one
                 "detail": detail,
             },
         },
@@ -230,8 +230,8 @@ def stream_chart(
     panels = list(dict.fromkeys(v["panel"] for v in values))
     labels = list(dict.fromkeys(v["config"] for v in values))
     values += [{"config": "boundary", "panel": p, "b": b} for p in panels for b in boundaries]
-    columns = max(1, min(len(panels), WIDTH // 360))
-    width = max(260, min(480, (WIDTH - 60 * columns) // columns - 60))
+    columns = max(1, min(len(panels), 2))
+    width = max(260, min(400, (WIDTH - 240) // columns - 80))
     x = {
         "field": "x",
         "type": "quantitative",

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from ..results.record import RunResult
 from . import html as H
-from .charts import WIDTH, base_spec, order_by
+from .charts import WIDTH, base_spec
 
 __all__ = ["trace_chart", "trace_section"]
 
@@ -63,53 +63,31 @@ def _above(x: list, scores: list, threshold) -> list[dict]:
     return runs
 
 
-def _trace_values(trace: dict) -> tuple[list[dict], list[str]]:
-    """The figure's rows (columns flattened by the browser) and its panels in order."""
+def _trace_panels(trace: dict) -> list[tuple[str, list[dict]]]:
+    """Each panel's label and rows (the series, or a step's scores, its threshold and the runs
+    above it; the labelled ranges in every panel), x and y as columns the browser flattens."""
     bucket = int(trace.get("bucket") or 1)
     x = [k * bucket for k in range(len(trace["values"]))]  # the first point of each bucket
-    panels = ["value", *(f"after {s}" for s in trace["steps"])]
-    ranges = [[a, b + 1] for a, b in trace["ranges"]]
-    rows = [
-        {"kind": "value", "panel": panels[0], "x": x, "y": [_round(v) for v in trace["values"]]}
-    ]
-    for panel, scores, threshold in zip(panels[1:], trace["scores"], trace["thresholds"]):
+    ranges = [{"kind": "range", "a": a, "b": b + 1} for a, b in trace["ranges"]]
+    panels = [("value", [{"kind": "value", "x": x, "y": [_round(v) for v in trace["values"]]}])]
+    for step, scores, threshold in zip(trace["steps"], trace["scores"], trace["thresholds"]):
         y = [_round(v) for v in scores]
-        rows.append({"kind": "score", "panel": panel, "x": x, "y": y})
+        rows = [{"kind": "score", "x": x, "y": y}]
         if threshold is not None and math.isfinite(threshold):
-            rows.append({"kind": "threshold", "panel": panel, "t": _round(threshold)})
-            rows += [{"kind": "above", "panel": panel, **r} for r in _above(x, y, threshold)]
-    rows += [
-        {"kind": "range", "panel": panel, "a": a, "b": b} for panel in panels for a, b in ranges
-    ]
-    return rows, panels
+            rows.append({"kind": "threshold", "t": _round(threshold)})
+            rows += [{"kind": "above threshold", **r} for r in _above(x, y, threshold)]
+        panels.append((f"after {step}", rows))
+    return [(label, ranges + rows) for label, rows in panels]
 
 
-def trace_chart(trace: dict, title: str) -> tuple[dict, int]:
-    """The figure of one run's trace (see the module docstring) and its height (px): labels (the
-    steps, the title) reach it as data and text only.
-
-    >>> trace = {"concept": "A", "series": "A-1", "bucket": 1, "values": [0.0, 1.0, 0.5],
-    ...          "ranges": [[1, 1]], "steps": ["if"], "scores": [[0.1, 0.9, 0.2]], "thresholds": [0.5]}
-    >>> spec, height = trace_chart(trace, "d / s")
-    >>> [v["panel"] for v in spec["data"]["values"] if v["kind"] == "above"], height
-    (['after if'], 312)
-    """
-    values, panels = _trace_values(trace)
-    bucket = int(trace.get("bucket") or 1)
-    colour = {
-        "field": "kind",
-        "type": "nominal",
-        "title": None,
-        "scale": {"domain": list(TRACE_COLOURS), "range": list(TRACE_COLOURS.values())},
-        "legend": {"orient": "top"},
-    }
-    x_title = "time point" + (f" (largest score of every {bucket} points)" if bucket > 1 else "")
-    x = {"field": "x", "type": "quantitative", "title": x_title, "scale": {"nice": False}}
+def _trace_layers(x: dict, colour: dict) -> list[dict]:
+    """A panel's layers on the time axis ``x``: the ranges shaded, the series or scores, the part
+    above the threshold and the threshold (dashed, across the panel)."""
     line = {"type": "line", "strokeWidth": 0.8, "clip": True}
-    layers = [
+    return [
         {
             "transform": [{"filter": "datum.kind === 'range'"}],
-            "mark": {"type": "rect", "color": "#d62728", "opacity": 0.18},
+            "mark": {"type": "rect", "color": "#d62728", "opacity": 0.18, "clip": True},
             "encoding": {"x": {**x, "field": "a"}, "x2": {"field": "b"}},
         },
         {
@@ -118,14 +96,10 @@ def trace_chart(trace: dict, title: str) -> tuple[dict, int]:
                 {"flatten": ["x", "y"]},
             ],
             "mark": line,
-            "encoding": {
-                "x": x,
-                "y": {"field": "y", "type": "quantitative", "title": None},
-                "color": colour,
-            },
+            "encoding": {"x": x, "y": {"field": "y", "type": "quantitative"}, "color": colour},
         },
         {
-            "transform": [{"filter": "datum.kind === 'above'"}, {"flatten": ["x", "y"]}],
+            "transform": [{"filter": "datum.kind === 'above threshold'"}, {"flatten": ["x", "y"]}],
             "mark": {**line, "strokeWidth": 1.0},
             "encoding": {
                 "x": x,
@@ -140,33 +114,62 @@ def trace_chart(trace: dict, title: str) -> tuple[dict, int]:
             "encoding": {
                 "y": {"field": "t", "type": "quantitative"},
                 "color": colour,
-                "tooltip": [
-                    {"field": "panel", "title": "step"},
-                    {"field": "t", "title": "threshold"},
-                ],
+                "tooltip": [{"field": "t", "title": "threshold"}],
             },
         },
     ]
+
+
+def trace_chart(trace: dict, title: str) -> tuple[dict, int]:
+    """The figure of one run's trace (see the module docstring) and its height (px): one panel per
+    row on one time axis, its own data each; labels (the steps, the title) reach it as text only.
+
+    >>> trace = {"concept": "A", "series": "A-1", "bucket": 1, "values": [0.0, 1.0, 0.5],
+    ...          "ranges": [[1, 1]], "steps": ["if"], "scores": [[0.1, 0.9, 0.2]], "thresholds": [0.5]}
+    >>> spec, height = trace_chart(trace, "d / s")
+    >>> [p["encoding"]["y"]["title"] for p in spec["vconcat"]], height
+    (['value', 'after if'], 322)
+    """
+    panels = _trace_panels(trace)
+    bucket = int(trace.get("bucket") or 1)
+    end = max(1, len(trace["values"]) * bucket)
+    legend = {"orient": "top", "title": None}
+    colour = {
+        "field": "kind",
+        "type": "nominal",
+        "scale": {"domain": list(TRACE_COLOURS), "range": list(TRACE_COLOURS.values())},
+    }
+    x_title = "time point" + (f" (largest score of every {bucket} points)" if bucket > 1 else "")
+    charts = []
+    for k, (label, rows) in enumerate(panels):
+        last = k == len(panels) - 1
+        x = {
+            "field": "x",
+            "type": "quantitative",
+            "scale": {"domain": [0, end], "nice": False},
+            "title": x_title if last else None,
+            "axis": {"labels": last, "ticks": True},
+        }
+        y = {"title": label, "axis": {"titleAngle": 0, "titleAlign": "right", "titleLimit": 120}}
+        charts.append(
+            {
+                "data": {"values": rows},
+                "width": WIDTH - 300,
+                "height": PANEL_HEIGHT,
+                "encoding": {"y": y},
+                "layer": _trace_layers(x, {**colour, "legend": legend if k == 0 else None}),
+            }
+        )
     spec = {
         **base_spec(
             f"{title}: series {trace['series']} of test concept {trace['concept']} (ranges "
             "shaded), scores after each step (dashed: threshold)"
         ),
-        "data": {"values": values},
-        "facet": {
-            "row": {
-                "field": "panel",
-                "type": "nominal",
-                "sort": order_by(values, "panel", panels, "pi"),
-                "title": None,
-                "header": {"labelAngle": 0, "labelAlign": "left", "labelLimit": 160},
-            }
-        },
-        "spec": {"width": WIDTH - 200, "height": PANEL_HEIGHT, "layer": layers},
-        "resolve": {"scale": {"y": "independent"}},
+        "vconcat": charts,
         "spacing": 6,
+        "resolve": {"scale": {"y": "independent", "color": "shared"}},
     }
-    return spec, int(110 + len(panels) * (PANEL_HEIGHT + 6) + 50)
+    return spec, int(120 + len(panels) * (PANEL_HEIGHT + 6) + 50)
 
 
 def trace_section(results: Sequence[RunResult], figs) -> str | None:
