@@ -34,8 +34,9 @@ __all__ = [
     "cd_html",
 ]
 
-#: longest figure file name (characters, ``.png`` included): well under the 255 bytes file systems allow
-MAX_NAME = 180
+#: longest figure file stem (characters; with the 4 of an extension as ``.png`` or ``.js`` room to
+#: spare): well under the 255 bytes file systems allow
+MAX_NAME = 176
 
 
 def _part(text: str) -> str:
@@ -43,28 +44,22 @@ def _part(text: str) -> str:
 
 
 def figure_name(kind: str, *parts: str) -> str:
-    """A readable file name from the figure's kind and what it shows: parts joined by ``__``,
-    characters other than letters, digits and ``_`` turned into ``-``. A name longer than
-    :data:`MAX_NAME` keeps the start of every part and ends with a hash of the whole name.
+    """A readable file stem from the figure's kind and what it shows: parts joined by ``__``,
+    characters other than letters, digits and ``_`` turned into ``-``. A stem longer than
+    :data:`MAX_NAME` keeps the start of every part and ends with a hash of the whole stem.
 
     >>> figure_name("heatmap", "synthetic", "concept_aware", "roc_auc")
-    'heatmap__synthetic__concept_aware__roc_auc.png'
+    'heatmap__synthetic__concept_aware__roc_auc'
     >>> len(figure_name("cd", "x" * 300)) <= MAX_NAME
     True
     """
     pieces = [_part(kind)] + [_part(p) for p in parts]
     name = "__".join(pieces)
-    if len(name) + 4 <= MAX_NAME:
-        return name + ".png"
+    if len(name) <= MAX_NAME:
+        return name
     digest = hashlib.sha1(name.encode("utf-8")).hexdigest()[:10]
-    room = MAX_NAME - 4 - len(digest) - 2 - 2 * (len(pieces) - 1)
-    each = max(3, room // len(pieces))
-    return (
-        "__".join(p[:each] for p in pieces)[: MAX_NAME - 4 - len(digest) - 2]
-        + "--"
-        + digest
-        + ".png"
-    )
+    each = max(3, (MAX_NAME - len(digest) - 2 - 2 * (len(pieces) - 1)) // len(pieces))
+    return "__".join(p[:each] for p in pieces)[: MAX_NAME - len(digest) - 2] + "--" + digest
 
 
 @dataclass(frozen=True)
@@ -73,6 +68,7 @@ class _Entry:
     section: str
     description: str
     page: str
+    height: int  # px reserved on the page until the browser has drawn it
 
 
 #: what a figure leaves in a page's text until the page is written (:meth:`FigureStore.render`)
@@ -93,25 +89,18 @@ class FigureStore:
         self.folder = Path(folder)
         self.paths: dict[str, Path] = {}
         self.entries: list[_Entry] = []
-        self.files: dict[str, list[str]] = {}
         self.page = "index.html"
         self.drawn = self.reused = 0
         self._stems: set[str] = set()
-        self._description: dict[str, str] = {}
-        self.heights: dict[str, int] = {}
+        self._by_stem: dict[str, _Entry] = {}
 
     def _stem(self, kind: str, *parts: str) -> str:
-        stem = figure_name(kind, *parts)[:-4]
+        stem = figure_name(kind, *parts)
         base, k = stem, 2
         while stem.lower() in self._stems:  # letter case aside: some file systems ignore it
             stem, k = f"{base}-{k}", k + 1
         self._stems.add(stem.lower())
         return stem
-
-    def _entry(self, stem: str, section: str, description: str) -> str:
-        self.entries.append(_Entry(stem, section, description, self.page))
-        self._description[stem] = description
-        return f"<!--clad-figure:{stem}-->"
 
     def chart(
         self, spec: dict, height: int, section: str, description: str, kind: str, *parts: str
@@ -134,10 +123,11 @@ class FigureStore:
             with atomic_output(target) as tmp:
                 tmp.write_bytes(data)
             self.drawn += 1
-        self.files[stem] = [name]
         self.paths[name] = target
-        self.heights[stem] = int(height)
-        return self._entry(stem, section, description)
+        entry = _Entry(stem, section, description, self.page, int(height))
+        self.entries.append(entry)
+        self._by_stem[stem] = entry
+        return f"<!--clad-figure:{stem}-->"
 
     def prune(self) -> None:
         """Remove the figure files of ``folder`` (an earlier report's) that this report does not show."""
@@ -148,14 +138,9 @@ class FigureStore:
     def figure_html(self, stem: str, prefix: str = "") -> str:
         """The ``<figure>`` of ``stem``, for a page at ``prefix`` (``""`` beside the figures' folder,
         ``"../"`` one folder down)."""
-        (name,) = self.files[stem]
-        return H.chart_file(
-            f"{prefix}{self.folder.name}/{name}",
-            stem,
-            self._description.get(stem, stem),
-            self.heights[stem],
-            anchor="fig-" + stem,
-        )
+        e = self._by_stem[stem]
+        src = f"{prefix}{self.folder.name}/{stem}.js"
+        return H.chart_file(src, stem, e.description, e.height, anchor="fig-" + stem)
 
     def render(self, text: str, prefix: str = "") -> str:
         """``text`` with every figure mark replaced by its ``<figure>`` elements."""
@@ -166,16 +151,14 @@ class FigureStore:
         if not self.entries:
             return H.message("no figures: no finished run has a value to draw")
         rows = []
-        k = 0
-        for e in self.entries:
-            for name in self.files.get(e.stem, []):
-                k += 1
-                rows.append(
-                    f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(name.rsplit(".", 1)[0])}">'
-                    f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
-                    f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
-                    f"{H.html.escape(name)}</a></td></tr>"
-                )
+        for k, e in enumerate(self.entries, 1):
+            name = f"{e.stem}.js"
+            rows.append(
+                f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(e.stem)}">'
+                f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
+                f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
+                f"{H.html.escape(name)}</a></td></tr>"
+            )
         return (
             "<table class='table index'><thead><tr><th>#</th><th>figure</th><th>section</th><th>file</th></tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table>"
