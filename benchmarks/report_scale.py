@@ -1,6 +1,6 @@
 """``clad report`` at the size of a paper's grid: 1,440 and 20,000 runs.
 
-    nice -n 10 python benchmarks/report_scale.py [--sizes 1440 20000] [--jobs 2] [--keep DIR] [--reuse]
+    nice -n 10 python benchmarks/report_scale.py [--sizes 1440 20000] [--keep DIR] [--reuse]
                                                 [--real-grid] [--baseline CHECKOUT] [--no-browser]
 
 **What the results folders hold.** Runs are *not* computed: a real slice of the grid (one synthetic
@@ -25,7 +25,7 @@ The grids (blocks = dataset x order, as ``orders`` labels them):
 For each size: ``clad report`` cold (an empty report folder) and again after 10 runs were added (ten
 more seeds of one configuration on one block and scenario, seeds the folder does not hold yet: ten
 runs new to it), each in a fresh process; wall and CPU seconds (of the whole process tree: the
-report process, its forkserver and drawing workers, reaped here), seconds per 1,000 runs, the peak
+report process and any process it starts, reaped here), seconds per 1,000 runs, the peak
 resident memory of the report process (its VmHWM), of the process tree (the sum over the process
 and its workers sampled every 0.05 s beside it; it counts the libraries they share once per
 process) and the sum of each process's own peak, the number of figures drawn, the share of the
@@ -528,11 +528,9 @@ def _reap_all(timeout: float = 30.0) -> None:
             break
 
 
-def time_report(checkout: Path, folder: Path, out: Path, jobs: int | None) -> dict:
+def time_report(checkout: Path, folder: Path, out: Path) -> dict:
     """One ``clad report`` in a fresh process (:func:`measure`)."""
     cmd = [sys.executable, "-m", "clad.cli", "report", str(folder), "--out", str(out)]
-    if jobs:
-        cmd += ["--jobs", str(jobs)]
     return measure(cmd, checkout, folder.parent)
 
 
@@ -561,8 +559,12 @@ def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
         int, int
     ] = {}  # per process of the tree, its peak resident memory when last seen
 
+    ended = (
+        threading.Event()
+    )  # set once wait4 has reaped the process (poll() here could reap it first)
+
     def sample():
-        while proc.poll() is None:
+        while not ended.is_set():
             peak_tree[0] = max(peak_tree[0], _tree(proc.pid, cpu_seen, hwm_seen))
             time.sleep(0.05)
 
@@ -570,6 +572,7 @@ def measure(cmd: list[str], checkout: Path, cwd: Path) -> dict:
     sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    ended.set()
     proc.returncode = os.waitstatus_to_exitcode(status)
     out_file.seek(0)
     err_file.seek(0)
@@ -678,12 +681,7 @@ def browser_measure(out: Path) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[1440, 20000], choices=sorted(GRIDS))
-    p.add_argument(
-        "--jobs", type=int, default=2, help="clad report --jobs (0: do not pass the option)"
-    )
-    p.add_argument(
-        "--baseline", help="another checkout of clad to time on the same folders (no --jobs there)"
-    )
+    p.add_argument("--baseline", help="another checkout of clad to time on the same folders")
     p.add_argument("--baseline-only", action="store_true", help="time only the baseline")
     p.add_argument(
         "--keep", help="build the folders here and keep them (default: a temporary folder, removed)"
@@ -721,9 +719,9 @@ def main() -> None:
     )
     work = Path(args.keep or tempfile.mkdtemp(prefix="clad-report-scale-"))
     work.mkdir(parents=True, exist_ok=True)
-    sides = {} if args.baseline_only else {"this": (HERE, args.jobs or None)}
+    sides = {} if args.baseline_only else {"this": HERE}
     if args.baseline:
-        sides["baseline"] = (Path(args.baseline).resolve(), None)
+        sides["baseline"] = Path(args.baseline).resolve()
     try:
         t0 = time.perf_counter()
         maker = _Maker(_run_slice(work))
@@ -736,10 +734,10 @@ def main() -> None:
         if args.real_grid:
             cases += [(1440, side, True) for side in sides]
         if BYTECODE:
-            for checkout, _ in sides.values():
+            for checkout in sides.values():
                 _warm_bytecode(checkout)
         for size, side, for_real in cases:
-            checkout, jobs = sides[side]
+            checkout = sides[side]
             folder = work / f"runs-{size}-{side}"
             t0 = time.perf_counter()
             real = None  # what clad run cost, for a grid run for real
@@ -784,7 +782,7 @@ def main() -> None:
                         f"{plan['scenario']} / {' / '.join(plan['configs'][0])}, seeds {seeds[0]}-{seeds[-1]}): "
                         f"{_count_runs(folder):,} runs now"
                     )
-                m = time_report(checkout, folder, out, jobs)
+                m = time_report(checkout, folder, out)
                 drawn = figures_drawn(out, m["stdout"])
                 if drawn is None:
                     drawn = len(list((out / "figures").glob("*.png")))

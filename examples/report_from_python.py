@@ -19,8 +19,8 @@ from clad import (
     make_synthetic,
     run_experiment,
 )
-from clad.report import StatisticsWarning, compare, heatmaps, make_report
-from clad.report.plots import new_axes, plot_heatmap
+from clad.report import StatisticsWarning, compare, heatmaps, make_report, plot_heatmap
+from matplotlib.figure import Figure
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "report-example")
 dataset = make_synthetic(n_concepts=3, n_train=200, n_test=150, random_state=0)
@@ -51,8 +51,8 @@ print(comparison.average_ranks.to_string())
 print(comparison.message or f"Friedman p = {comparison.pvalue:.3g}")
 
 # one figure on an Axes of your own
-fig, ax = new_axes((5, 4))
-plot_heatmap(heatmaps(results)[0][0], ax)
+fig = Figure(figsize=(5, 4), layout="constrained")
+plot_heatmap(heatmaps(results)[0][0], fig.subplots())
 out.mkdir(parents=True, exist_ok=True)
 fig.savefig(out / "one-heatmap.png", dpi=100)
 

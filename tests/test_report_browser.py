@@ -340,7 +340,7 @@ def grid_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("grid-report") / "report"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return make_report(runs, out, {"name": "a grid of 1,000 runs"}, jobs=2)
+        return make_report(runs, out, {"name": "a grid of 1,000 runs"})
 
 
 def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):

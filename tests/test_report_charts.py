@@ -15,7 +15,9 @@ import pytest
 from clad import metrics
 from clad.report import make_report
 from clad.report.aggregate import HeatmapData
-from clad.report.charts import cost_chart, curves_chart, forgetting_chart, heatmap_chart
+from clad.report.charts import curves_chart, forgetting_chart
+from clad.report.charts_heatmap import heatmap_chart
+from clad.report.cost import cost_chart
 from clad.results import RunResult
 
 
@@ -262,7 +264,7 @@ def test_cd_chart_bars_are_the_cliques_scikit_posthocs_draws(seed):
     from matplotlib import pyplot as plt
 
     from clad.report import compare_methods
-    from clad.report.charts import cd_chart, cd_significance
+    from clad.report.cd_diagram import cd_chart, cd_significance
     from clad.report.stats import critical_difference
 
     rng = np.random.default_rng(seed)
@@ -288,7 +290,7 @@ def test_cd_chart_bars_are_the_cliques_scikit_posthocs_draws(seed):
 
 def test_cd_chart_not_tested_draws_one_grey_bar():
     from clad.report import compare_methods
-    from clad.report.charts import cd_chart
+    from clad.report.cd_diagram import cd_chart
 
     scores = pd.DataFrame(
         {"A": [0.5, 0.6, 0.4, 0.55], "B": [0.52, 0.58, 0.41, 0.56], "C": [0.49, 0.61, 0.42, 0.54]}

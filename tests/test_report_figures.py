@@ -1,6 +1,8 @@
-"""Every figure kind of a report renders with readable axes: every drawn axis has ticks with
-labels and a label, shared axes excepted where the axis they share shows them; heatmap chance
-marks never cover a cell's value; the critical-difference diagram has its CD bar and fits a column."""
+"""Every figure kind of a report is a titled Vega-Lite figure with data and axis titles (the
+time-series traces and the stream curves too); the figures for a paper (:mod:`clad.report.plots`)
+have readable axes: every drawn axis has ticks with labels and a label, heatmap chance marks never
+cover a cell's value, the critical-difference diagram has its CD bar, fits a column and is the same
+picture in every process."""
 
 from __future__ import annotations
 
@@ -86,21 +88,12 @@ def overlaps_in_heatmaps(fig) -> list[str]:
 
 
 class CheckingStore(FigureStore):
-    """A figure store that records the kind of every figure it is given or planned; the figures
-    themselves are checked as they are rendered (:func:`checking_png`)."""
+    """A figure store that records the kind and specification of every figure it is given."""
 
     def __init__(self, *a, **k):
         super().__init__(*a, **k)
         self.kinds = set()
         self.charts = {}
-
-    def add(self, fig, section, description, kind, *parts):
-        self.kinds.add(kind)
-        return super().add(fig, section, description, kind, *parts)
-
-    def plan(self, draw, args, figures):
-        self.kinds.update(kind for _, _, kind, _ in figures)
-        return super().plan(draw, args, figures)
 
     def chart(self, spec, height, section, description, kind, *parts):
         self.kinds.add(kind)
@@ -108,17 +101,18 @@ class CheckingStore(FigureStore):
         return super().chart(spec, height, section, description, kind, *parts)
 
 
-def checking_png(render, problems, seen=None):
-    """clad's ``figure_png`` that first checks the figure's axes and its heatmap chance marks."""
+def recording(monkeypatch) -> list:
+    """The figure stores :func:`make_report` makes from now on (clad's own class, recording)."""
+    from clad.report import make as make_module
 
-    def png(fig, *a, **k):
-        if seen is not None:
-            seen.append(fig)
-        title = fig.axes[0].get_title()[:30] if fig.axes else ""
-        problems.extend(f"{title!r}: {p}" for p in axis_problems(fig) + overlaps_in_heatmaps(fig))
-        return render(fig, *a, **k)
+    stores = []
 
-    return png
+    def store(folder):
+        stores.append(CheckingStore(folder))
+        return stores[-1]
+
+    monkeypatch.setattr(make_module, "FigureStore", store)
+    return stores
 
 
 def _runs():
@@ -152,29 +146,12 @@ def _runs():
 
 @pytest.mark.slow
 def test_every_figure_kind_has_axes_with_ticks_and_labels(tmp_path, monkeypatch):
-    from clad.report import make as make_module
-
-    stores = []
-
-    def store(folder, dpi):
-        stores.append(CheckingStore(folder, dpi))
-        return stores[-1]
-
-    from clad.report import canvas
-
-    problems, seen = [], []
-    monkeypatch.setattr(
-        make_module, "FigureStore", store
-    )  # clad's own class, recording what it draws
-    monkeypatch.setattr(canvas, "figure_png", checking_png(canvas.figure_png, problems, seen))
+    stores = recording(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        make_report(
-            _runs(), tmp_path / "r", jobs=1
-        )  # drawn in this process, where the check sees them
+        make_report(_runs(), tmp_path / "r")
     (s,) = stores
     assert {"heatmap", "curves", "forgetting", "cd"} <= s.kinds, s.kinds
-    assert not problems, problems  # PNGs drawn here (none in this report) pass the axis checks
     for kind in (
         "heatmap",
         "curves",
@@ -195,7 +172,7 @@ def test_every_figure_kind_has_axes_with_ticks_and_labels(tmp_path, monkeypatch)
 
 
 def test_cd_diagram_has_a_cd_bar_and_fits_a_column():
-    from clad.report.plots import CD_WIDTH, cd_figure
+    from clad.report.cd_diagram import plot_cd
 
     scores = pd.DataFrame(
         {
@@ -206,8 +183,8 @@ def test_cd_diagram_has_a_cd_bar_and_fits_a_column():
         }
     )
     c = compare_methods(scores)
-    fig = cd_figure(c)
-    assert fig.get_figwidth() <= CD_WIDTH + 1e-9
+    fig = plot_cd(c).figure
+    assert fig.get_figwidth() <= 3.5 + 1e-9  # one column of a two-column paper
     ax = fig.axes[0]
     bar = [line for line in ax.lines if line.get_gid() == "cd-bar"]
     assert len(bar) == 1
@@ -224,11 +201,14 @@ import hashlib, sys, warnings
 warnings.simplefilter("ignore")
 import numpy as np, pandas as pd
 from clad.report.stats import compare_methods
-from clad.report.plots import cd_figure, figure_png
+from clad.report.cd_diagram import plot_cd
+import io
 rng = np.random.default_rng(0)  # seven methods a few ranks apart: bars that overlap and share ends
 scores = pd.DataFrame(np.linspace(0.9, 0.78, 7) + rng.normal(0, 0.03, (12, 7)),
                       columns=[f"method_{c}" for c in "abcdefg"])
-print(hashlib.sha256(figure_png(cd_figure(compare_methods(scores)))).hexdigest())
+png = io.BytesIO()
+plot_cd(compare_methods(scores)).figure.savefig(png, format="png")
+print(hashlib.sha256(png.getvalue()).hexdigest())
 """
 
 
@@ -249,8 +229,8 @@ def test_cd_diagram_is_the_same_picture_in_every_process():
     assert len(digests) == 1, digests
 
 
-def test_trace_figure_has_time_ticks_on_the_bottom_axis():
-    from clad.report.timeseries import trace_figure
+def test_trace_figure_has_a_panel_per_step_on_one_time_axis():
+    from clad.report.timeseries import trace_chart
 
     n = 50
     trace = {
@@ -259,21 +239,33 @@ def test_trace_figure_has_time_ticks_on_the_bottom_axis():
         "ranges": [[10, 15]],
         "series": "P-1",
         "concept": "P",
-        "bucket": 1,
+        "bucket": 4,
         "scores": [list(np.linspace(0, 1, n))] * 2,
-        "thresholds": [0.5, 0.6],
+        "thresholds": [0.5, None],
     }
-    fig = trace_figure(trace, "d / s / naive / iforest / seed 0")
-    assert not axis_problems(fig), axis_problems(fig)
-    bottom = fig.axes[-1]
-    fig.canvas.draw()
-    assert [t.get_text() for t in bottom.get_xticklabels() if t.get_text()]
+    spec, height = trace_chart(trace, "d / s / naive / iforest / seed 0")
+    panels = spec["vconcat"]
+    assert [p["encoding"]["y"]["title"] for p in panels] == ["value", "after A", "after B"]
+    kinds = [[v["kind"] for v in p["data"]["values"]] for p in panels]
+    assert [k.count("threshold") for k in kinds] == [0, 1, 0]  # no threshold after B
+    assert [k.count("above threshold") > 0 for k in kinds] == [False, True, False]
+    assert all(k.count("range") == 1 for k in kinds)  # the labelled range shaded in every panel
+    (value,) = [v for v in panels[0]["data"]["values"] if v["kind"] == "value"]
+    assert value["x"][:3] == [0, 4, 8]  # the first point of each bucket
+    x_axes = [p["layer"][1]["encoding"]["x"] for p in panels]
+    assert {json.dumps(x["scale"]) for x in x_axes} == {'{"domain": [0, 200], "nice": false}'}
+    assert [x["title"] for x in x_axes] == [
+        None,
+        None,
+        "time point (largest score of every 4 points)",
+    ]
+    assert spec["resolve"]["scale"]["y"] == "independent" and height > 3 * 70
 
 
 @pytest.mark.parametrize("seeds", [1, 3])
 def test_heatmap_chance_marks_never_cover_a_value(seeds):
     from clad.report import heatmap_data
-    from clad.report.plots import heatmap_figures
+    from clad.report.plots import plot_heatmap
 
     rng = np.random.default_rng(seeds)
     concepts = tuple("ABCDEFGHIJ")  # ten test concepts: the narrowest annotated cells
@@ -296,18 +288,18 @@ def test_heatmap_chance_marks_never_cover_a_value(seeds):
             )
     items = [heatmap_data([r for r in runs if r.detector == det], "roc_auc") for det in ("a", "b")]
     assert items[0].at_chance.sum() > 10
-    for fig in heatmap_figures(items):
+    for item in items:
+        fig = plot_heatmap(item).figure
         assert [t for ax in fig.axes for t in ax.texts if t.get_text()]
         assert not overlaps_in_heatmaps(fig)
         assert not axis_problems(fig)
 
 
 @pytest.mark.slow
-def test_stream_figures_have_axes_with_ticks_and_labels(tmp_path, monkeypatch):
+def test_stream_figures_are_drawn_by_the_browser_with_titled_axes(tmp_path, monkeypatch):
     from sklearn.ensemble import IsolationForest
 
     from clad import run_experiment
-    from clad.report import make as make_module
     from clad.scenarios import ConceptAgnostic
     from clad.strategies import Naive
     from test_stream_evaluation import contaminated_dataset
@@ -321,57 +313,17 @@ def test_stream_figures_have_axes_with_ticks_and_labels(tmp_path, monkeypatch):
         )
         for s in (0, 1)
     ]
-    stores = []
-
-    def store(folder, dpi):
-        stores.append(CheckingStore(folder, dpi))
-        return stores[-1]
-
-    from clad.report import canvas
-
-    problems = []
-    monkeypatch.setattr(make_module, "FigureStore", store)
-    monkeypatch.setattr(canvas, "figure_png", checking_png(canvas.figure_png, problems))
+    stores = recording(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        make_report(runs, tmp_path / "r", jobs=1)
+        make_report(runs, tmp_path / "r")
     (s,) = stores
     assert {"anytime", "prequential"} <= s.kinds, s.kinds
-    assert not problems, problems
-
-
-@pytest.mark.slow
-def test_drawings_in_worker_processes_equal_drawings_here(tmp_path):
-    """Enough drawings for worker processes (``MIN_PER_WORKER`` each): the PNGs they write are
-    the bytes drawn in this process, under the same names."""
-    from clad.report.drawing import MIN_PER_WORKER, Planned, draw_planned
-    from clad.report.timeseries import draw_traces
-
-    rng = np.random.default_rng(3)
-    traces = [
-        {
-            "series": k,
-            "concept": "C0",
-            "bucket": 1,
-            "values": rng.random(200).tolist(),
-            "ranges": [[50, 60]],
-            "steps": ["C0", "C1"],
-            "scores": [rng.random(200).tolist(), rng.random(200).tolist()],
-            "thresholds": [0.8, None],
-        }
-        for k in range(2)
-    ]
-    n = 2 * MIN_PER_WORKER
-
-    def planned():
-        return [
-            Planned((f"trace-{k}",), draw_traces, ([(traces[k % 2], f"run {k}")],))
-            for k in range(n)
-        ]
-
-    here = draw_planned(tmp_path / "here", 60, planned(), jobs=1)
-    pool = draw_planned(tmp_path / "pool", 60, planned(), jobs=2)
-    assert here[0] == pool[0] == n and here[2] == pool[2]
-    for k in range(n):
-        name = f"trace-{k}.png"
-        assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "pool" / name).read_bytes()
+    for kind in ("anytime", "prequential"):
+        for spec in s.charts[kind]:
+            text = json.dumps(spec)
+            assert spec["title"]["text"] and spec["data"]["values"], kind
+            assert '"title": "training rows seen' in text, kind
+    (anytime,) = s.charts["anytime"][:1]
+    rules = [layer for layer in anytime["spec"]["layer"] if layer["mark"]["type"] == "rule"]
+    assert rules  # the concept boundaries

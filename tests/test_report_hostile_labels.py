@@ -13,11 +13,14 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from clad.metrics import learned_at, summarize
 from clad.report import make_report
-from clad.report.charts import cost_chart, curves_chart, forgetting_chart, heatmap_chart
+from clad.report.charts import curves_chart, forgetting_chart
+from clad.report.charts_heatmap import heatmap_chart
+from clad.report.cost import cost_chart
 from clad.results import RunResult
 
 #: names an adversarial user might give a data set, detector, strategy or concept
@@ -124,6 +127,8 @@ def _expressions(node):
 def test_labels_reach_figures_as_data_only(tmp_path):
     from clad.report.aggregate import forgetting_table, heatmap_data, learning_curves
     from clad.report.cost import cost_table
+    from clad.report.stream import stream_chart
+    from clad.report.timeseries import trace_chart
 
     detectors, strategies = ("if", "ZZ1 a\u2028b", "ZZ2 </script>"), ("ZZ3 datum", "ZZ4 c\u2029d")
     concepts = ("ZZ5 a\u2028b", "ZZ6 if", "ZZ7")  # every label but "if" marked ZZ, to be found
@@ -138,6 +143,36 @@ def test_labels_reach_figures_as_data_only(tmp_path):
         curves_chart(learning_curves(runs), "t")[0],
         forgetting_chart(forgetting_table(runs), "t")[0],
         cost_chart(cost_table(runs), "t")[0],
+        trace_chart(
+            {
+                "concept": concepts[0],
+                "series": detectors[2],
+                "bucket": 1,
+                "values": [0.0, 1.0],
+                "ranges": [[0, 0]],
+                "steps": list(concepts),
+                "scores": [[0.1, 0.9]] * 3,
+                "thresholds": [0.5] * 3,
+            },
+            strategies[0],
+        )[0],
+        stream_chart(
+            pd.DataFrame(
+                {
+                    "strategy": [strategies[1]] * 2,
+                    "detector": [detectors[1]] * 2,
+                    "kind": [concepts[1], concepts[0]],
+                    "rows_seen": [1, 2],
+                    "mean": [0.5, 0.6],
+                    "std": [0.1, 0.1],
+                }
+            ),
+            "t",
+            "kind",
+            "y",
+            line="kind",
+            boundaries=[1],
+        )[0],
     ]
     for spec in specs:
         for key, value in _expressions(spec):

@@ -353,7 +353,7 @@ def test_console_lines_show_no_python_literal(tmp_path, capsys):
     with ResultStore(tmp_path / "runs") as store:
         for r in _grid(n_datasets=2, seeds=2):
             store.write(r)
-    assert main(["report", str(tmp_path / "runs"), "--jobs", "2"]) == 0
+    assert main(["report", str(tmp_path / "runs")]) == 0
     captured = capsys.readouterr()
     text = captured.out + captured.err
     assert "drawn" in text
@@ -377,7 +377,7 @@ def test_a_second_report_redraws_only_the_figures_new_runs_touch(tmp_path):
             and again.reused == len(first.figures)
         )
         more = runs + [_run("d0[order=given]", "incremental", "naive", "a", 7)]
-        third = make_report(more, tmp_path / "r", jobs=2)
+        third = make_report(more, tmp_path / "r")
     stamp = {n: p.stat().st_mtime_ns for n, p in third.figures.items()}
     block_figures = [n for n in third.figures if "d1-order" in n]
     assert block_figures and 0 < third.drawn < len(third.figures)

@@ -149,7 +149,7 @@ def test_text_table_and_diagram_agree_on_500_random_tables():
 
 @pytest.mark.slow
 def test_the_diagram_draws_the_verdict():
-    from clad.report.plots import cd_figure
+    from clad.report.cd_diagram import plot_cd
 
     gated = compare_methods(
         pd.DataFrame({"A": [0.6] * 4, "B": [0.7, 0.7, 0.8, 0.8], "C": [0.8, 0.8, 0.7, 0.7]})
@@ -157,7 +157,7 @@ def test_the_diagram_draws_the_verdict():
     assert (
         gated.verdict.status == NO_DIFFERENCE and gated.test.pvalue_asymptotic < 0.05
     )  # chi-square would reject
-    title = cd_figure(gated).axes[0].get_title()
+    title = plot_cd(gated).get_title()
     assert "NOT TESTED" in title and "0.0694" in title
     clear = compare_methods(
         pd.DataFrame(
@@ -170,7 +170,7 @@ def test_the_diagram_draws_the_verdict():
         )
     )
     assert clear.verdict.differing == (("A", "D"), ("A", "C"))
-    ax = cd_figure(clear).axes[0]
+    ax = plot_cd(clear)
     assert "NOT TESTED" not in ax.get_title() and "exact" in ax.get_title()
 
 

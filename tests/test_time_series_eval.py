@@ -229,14 +229,15 @@ def test_report_time_series_figure_renders(tmp_path):
     from clad.report.timeseries import trace_section
 
     r = run_experiment(_dataset(), ConceptIncremental(), Naive(MaxAbs()), ["range_f1"])
-    figs = FigureStore(tmp_path, 60)
+    figs = FigureStore(tmp_path)
     part = trace_section([r], figs)
     assert part is not None
-    figs.finish()  # draws the planned figure
     html = figs.render(part)  # the figure's mark on the page becomes its <figure>
-    assert "<img" in html and "threshold" in html
+    assert 'class="chart"' in html and "threshold" in html
     (path,) = figs.paths.values()
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert path.suffix == ".js" and path.read_text().startswith(
+        "cladChart("
+    )  # drawn by the browser
     # a run without a time axis has no such figure
     plain = run_experiment(
         ConceptDataset(
@@ -247,12 +248,12 @@ def test_report_time_series_figure_renders(tmp_path):
         ["roc_auc"],
     )
     assert plain.extras is None or "time_series" not in plain.extras
-    assert trace_section([plain], FigureStore(tmp_path / "b", 60)) is None
+    assert trace_section([plain], FigureStore(tmp_path / "b")) is None
 
 
 @pytest.mark.slow
 def test_trace_figure_is_readable_at_ten_steps(tmp_path):
-    from clad.report.timeseries import trace_figure
+    from clad.report.timeseries import PANEL_HEIGHT, trace_chart
 
     rng = np.random.default_rng(0)
     trace = {
@@ -265,10 +266,9 @@ def test_trace_figure_is_readable_at_ten_steps(tmp_path):
         "scores": [rng.random(500).tolist() for _ in range(10)],
         "thresholds": [0.9] * 10,
     }
-    fig = trace_figure(trace, "d / s / naive / iforest / seed 0")
-    assert len(fig.axes) == 11
-    height = fig.get_size_inches()[1]
-    assert height / 11 >= 1.0  # every panel at least an inch high
+    spec, height = trace_chart(trace, "d / s / naive / iforest / seed 0")
+    assert len(spec["vconcat"]) == 11  # the series and a panel per step
+    assert PANEL_HEIGHT >= 60 and height >= 11 * PANEL_HEIGHT  # every panel its own height
 
 
 @pytest.mark.slow

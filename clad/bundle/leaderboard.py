@@ -96,7 +96,7 @@ def changes(current: Sequence[dict], previous: Sequence[dict]) -> list[dict]:
 
 
 def leaderboard(
-    sources: Sequence[str], out: str | Path, previous: str | None = None, jobs: int = 1
+    sources: Sequence[str], out: str | Path, previous: str | None = None
 ) -> Leaderboard:
     """Write the leaderboard of bundles ``sources`` into folder ``out`` (see the module docstring)."""
     import pandas as pd
@@ -118,7 +118,7 @@ def leaderboard(
                 )
     results = [_run(row, sha) for row, sha in rows.values()]
     out = Path(out)
-    make_report(results, out, title="clad leaderboard", jobs=jobs)
+    make_report(results, out, title="clad leaderboard")
     table = [
         {
             "bundle sha256": b.sha256,

@@ -21,13 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+
 import numpy as np
 import pandas as pd
 
 from ..results.record import RunResult
+from .charts import base_spec, config_label, json_number, order_by
 from .describe import CONFIG_KEYS, STATS, describe_each, group_runs, stats_at
 
-__all__ = ["Cost", "COST", "cost_value", "cost_table", "cost_figure", "cost_section"]
+__all__ = ["Cost", "COST", "cost_value", "cost_table", "cost_chart", "cost_section"]
 
 
 def _mean(values) -> float:
@@ -103,79 +105,154 @@ def cost_table(results: Iterable[RunResult]) -> pd.DataFrame:
     )
 
 
-def cost_figure(table: pd.DataFrame, title: str):
-    """Cost of the configurations of one dataset and scenario (rows of :func:`cost_table`): fit and
-    score seconds per step stacked (left) and peak memory in MB (right), one horizontal bar per
-    strategy + detector, error bars ± std over seeds."""
-    from matplotlib.ticker import MaxNLocator
-
-    from .layout import text_width
-    from .canvas import FONT, legend_below, new_figure, suptitle
-
-    labels = [f"{s} + {d}" for s, d in zip(table["strategy"], table["detector"])]
-    y = np.arange(len(labels))
-    width = min(12.5, 2 * 3.4 + text_width(labels, FONT["tick"]) + 0.8)
-    fig = new_figure((width, 1.8 + 0.3 * len(labels)))
-    suptitle(fig, title)
-    left, right = fig.subplots(1, 2, sharey=True)
-    bar = {"error_kw": {"lw": 0.8, "zorder": 3}}
-
-    def err(name):
-        return np.nan_to_num(table[f"{name}_std"].to_numpy(float))
-
-    fit, score = (
-        table["fit_seconds_mean"].to_numpy(float),
-        table["score_seconds_mean"].to_numpy(float),
-    )
-    peak = table["peak_memory_mb_mean"].to_numpy(float)
-    left.barh(y, fit, xerr=err("fit_seconds"), color="tab:blue", label="fit", **bar)
-    left.barh(
-        y,
-        score,
-        left=np.nan_to_num(fit),
-        xerr=err("score_seconds"),
-        color="tab:orange",
-        label="score",
-        **bar,
-    )
-    right.barh(y, peak, xerr=err("peak_memory_mb"), color="tab:green", label="peak memory", **bar)
-    total = np.nan_to_num(fit) + np.nan_to_num(score)
-    beyond = np.maximum(
-        total + err("score_seconds"), np.nan_to_num(fit) + err("fit_seconds")
-    )  # past the error bars
-    for ax, ends, at, unit in (
-        (left, total, beyond, "s"),
-        (right, peak, np.nan_to_num(peak) + err("peak_memory_mb"), "MB"),
-    ):
-        for k, (v, x) in enumerate(
-            zip(ends, at)
-        ):  # the value beside each bar (a zero bar is invisible)
-            ax.annotate(
-                "n/a" if np.isnan(v) else f"{v:.3g} {unit}",
-                (x, k),
-                xytext=(3, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=FONT["tick"],
+def _cost_values(table: pd.DataFrame, labels: list[str]) -> tuple[list[dict], list[dict]]:
+    """The rows of a cost figure: fit and score seconds per configuration (with the total written
+    beside the bar), and its peak memory."""
+    seconds, memory = [], []
+    for label, row in zip(labels, table.itertuples(index=False)):
+        fit, score = json_number(row.fit_seconds_mean), json_number(row.score_seconds_mean)
+        total = (fit or 0.0) + (score or 0.0)
+        for part, v, sd in (
+            ("fit", fit, row.fit_seconds_std),
+            ("score", score, row.score_seconds_std),
+        ):
+            seconds.append(
+                {
+                    "config": label,
+                    "part": part,
+                    "seconds": v,
+                    "std": json_number(sd),
+                    "total": f"{total:.3g} s" if fit is not None or score is not None else "n/a",
+                }
             )
-        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
-        ax.tick_params(axis="x", labelsize=FONT["tick"])
-        ax.grid(axis="x", alpha=0.3)
-        ax.margins(x=0.25)
-    left.set_xlabel("seconds per training step (mean over steps and seeds)", fontsize=FONT["label"])
-    right.set_xlabel(
-        "peak memory, MB (rise of the RSS above the run's start)", fontsize=FONT["label"]
-    )
-    left.set_yticks(y, labels=labels, fontsize=FONT["tick"])
-    left.set_ylabel("strategy + detector", fontsize=FONT["label"])
-    left.invert_yaxis()
-    handles = [h for ax in (left, right) for h in ax.get_legend_handles_labels()[0]]
-    legend_below(fig, handles, [h.get_label() for h in handles])
-    return fig
+        peak = json_number(row.peak_memory_mb_mean)
+        memory.append(
+            {
+                "config": label,
+                "mb": peak,
+                "std": json_number(row.peak_memory_mb_std),
+                "text": "n/a" if peak is None else f"{peak:.3g} MB",
+            }
+        )
+    return seconds, memory
+
+
+def _seconds_panel(seconds: list[dict], y: dict, height: int, colour: dict) -> dict:
+    """Fit and score seconds per training step, stacked, the total beside each bar."""
+    return {
+        "data": {"values": seconds},
+        "width": 300,
+        "height": height,
+        "layer": [
+            {
+                "mark": {"type": "bar"},
+                "encoding": {
+                    "y": y,
+                    "x": {
+                        "field": "seconds",
+                        "type": "quantitative",
+                        "stack": "zero",
+                        "title": "seconds per training step (mean over steps and seeds)",
+                    },
+                    "color": colour,
+                    "order": {"field": "part"},
+                    "tooltip": [
+                        {"field": "config", "title": "strategy + detector"},
+                        {"field": "part"},
+                        {"field": "seconds", "format": ".4g"},
+                        {"field": "std", "title": "std over seeds", "format": ".3g"},
+                    ],
+                },
+            },
+            {
+                "transform": [
+                    {
+                        "joinaggregate": [{"op": "sum", "field": "seconds", "as": "end"}],
+                        "groupby": ["config"],
+                    },
+                    {"filter": "datum.part === 'score'"},
+                ],
+                "mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 10},
+                "encoding": {
+                    "y": y,
+                    "x": {"field": "end", "type": "quantitative"},
+                    "text": {"field": "total"},
+                },
+            },
+        ],
+    }
+
+
+def _memory_panel(memory: list[dict], y: dict, height: int) -> dict:
+    """Peak memory per configuration, the value beside each bar."""
+    return {
+        "data": {"values": memory},
+        "width": 220,
+        "height": height,
+        "layer": [
+            {
+                "mark": {"type": "bar", "color": "#2ca02c"},
+                "encoding": {
+                    "y": {**y, "axis": None},
+                    "x": {
+                        "field": "mb",
+                        "type": "quantitative",
+                        "title": "peak memory, MB (rise above the run's start)",
+                    },
+                    "tooltip": [
+                        {"field": "config", "title": "strategy + detector"},
+                        {"field": "mb", "title": "MB", "format": ".4g"},
+                        {"field": "std", "title": "std over seeds", "format": ".3g"},
+                    ],
+                },
+            },
+            {
+                "mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 10},
+                "encoding": {
+                    "y": {**y, "axis": None},
+                    "x": {"field": "mb", "type": "quantitative"},
+                    "text": {"field": "text"},
+                },
+            },
+        ],
+    }
+
+
+def cost_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
+    """Cost of the configurations of one dataset and scenario (rows of
+    :func:`clad.report.cost.cost_table`): fit and score seconds per training step stacked (left)
+    and peak memory in MB (right), one horizontal bar per strategy + detector, mean over seeds with
+    the value beside each bar."""
+    labels = [config_label(s, d) for s, d in zip(table["strategy"], table["detector"])]
+    seconds, memory = _cost_values(table, labels)
+    order_by(memory, "config", labels, "ci")
+    y = {
+        "field": "config",
+        "type": "nominal",
+        "sort": order_by(seconds, "config", labels, "ci"),
+        "axis": {"title": "strategy + detector", "labelLimit": 260},
+    }
+    height = max(40, 18 * len(labels))
+    part_colour = {
+        "field": "part",
+        "type": "nominal",
+        "title": None,
+        "scale": {"domain": ["fit", "score"], "range": ["#1f77b4", "#ff7f0e"]},
+        "legend": {"orient": "top"},
+    }
+    left = _seconds_panel(seconds, y, height, part_colour)
+    right = _memory_panel(memory, y, height)
+    spec = {
+        **base_spec(title),
+        "hconcat": [left, right],
+        "spacing": 60,
+        "resolve": {"scale": {"color": "independent"}},
+    }
+    return spec, int(120 + height + 40)
 
 
 def cost_section(results: Iterable[RunResult], figs) -> str | None:
-    """The report's cost section: one :func:`cost_figure` per dataset x scenario (None when no run
+    """The report's cost section: one :func:`cost_chart` per dataset x scenario (None when no run
     recorded a cost)."""
     from . import html as H
 
@@ -190,8 +267,6 @@ def cost_section(results: Iterable[RunResult], figs) -> str | None:
         "over seeds (hover a bar for its std over seeds); the table above gives the numbers, with the training rows "
         "kept.</p>"
     ]
-    from .charts import cost_chart
-
     figures = []
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
         spec, height = cost_chart(part, f"Cost of {dataset} / {scenario}")

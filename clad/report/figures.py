@@ -6,8 +6,9 @@ per figure in a small script file, rewritten only when what it shows changed): o
 dataset x scenario x base metric holds the R heatmaps of every strategy + detector (small multiples
 on one colour scale), one the learning curves; one per dataset x scenario holds the per-concept
 forgetting of every base metric; each statistical comparison with a post-hoc test has its
-critical-difference diagram. The PNGs left (a time-series run's traces, the anytime and prequential
-curves) are drawn with matplotlib, the traces as planned drawings (:mod:`clad.report.drawing`).
+critical-difference diagram; the cost, cost–quality, time-series traces and stream curves too
+(:mod:`clad.report.cost`, :mod:`clad.report.costquality`, :mod:`clad.report.timeseries`,
+:mod:`clad.report.stream`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ __all__ = [
     "cd_html",
 ]
 
-#: longest figure file name (characters, ``.png`` included): well under the 255 bytes file systems allow
-MAX_NAME = 180
+#: longest figure file stem (characters; with the 4 of an extension as ``.png`` or ``.js`` room to
+#: spare): well under the 255 bytes file systems allow
+MAX_NAME = 176
 
 
 def _part(text: str) -> str:
@@ -42,28 +44,22 @@ def _part(text: str) -> str:
 
 
 def figure_name(kind: str, *parts: str) -> str:
-    """A readable file name from the figure's kind and what it shows: parts joined by ``__``,
-    characters other than letters, digits and ``_`` turned into ``-``. A name longer than
-    :data:`MAX_NAME` keeps the start of every part and ends with a hash of the whole name.
+    """A readable file stem from the figure's kind and what it shows: parts joined by ``__``,
+    characters other than letters, digits and ``_`` turned into ``-``. A stem longer than
+    :data:`MAX_NAME` keeps the start of every part and ends with a hash of the whole stem.
 
     >>> figure_name("heatmap", "synthetic", "concept_aware", "roc_auc")
-    'heatmap__synthetic__concept_aware__roc_auc.png'
+    'heatmap__synthetic__concept_aware__roc_auc'
     >>> len(figure_name("cd", "x" * 300)) <= MAX_NAME
     True
     """
     pieces = [_part(kind)] + [_part(p) for p in parts]
     name = "__".join(pieces)
-    if len(name) + 4 <= MAX_NAME:
-        return name + ".png"
+    if len(name) <= MAX_NAME:
+        return name
     digest = hashlib.sha1(name.encode("utf-8")).hexdigest()[:10]
-    room = MAX_NAME - 4 - len(digest) - 2 - 2 * (len(pieces) - 1)
-    each = max(3, room // len(pieces))
-    return (
-        "__".join(p[:each] for p in pieces)[: MAX_NAME - 4 - len(digest) - 2]
-        + "--"
-        + digest
-        + ".png"
-    )
+    each = max(3, (MAX_NAME - len(digest) - 2 - 2 * (len(pieces) - 1)) // len(pieces))
+    return "__".join(p[:each] for p in pieces)[: MAX_NAME - len(digest) - 2] + "--" + digest
 
 
 @dataclass(frozen=True)
@@ -72,6 +68,7 @@ class _Entry:
     section: str
     description: str
     page: str
+    height: int  # px reserved on the page until the browser has drawn it
 
 
 #: what a figure leaves in a page's text until the page is written (:meth:`FigureStore.render`)
@@ -79,60 +76,37 @@ _TOKEN = re.compile(r"<!--clad-figure:([^>]*?)-->")
 
 
 class FigureStore:
-    """The figures of a report in ``folder``, kept by what they show: browser-drawn figures and PNGs
-    at ``dpi``.
+    """The figures of a report in ``folder``, each a Vega-Lite specification the browser draws, kept
+    by what it shows.
 
-    :meth:`chart` keeps a figure the browser draws, :meth:`plan` records a PNG drawing (a function
-    and its data) and :meth:`add` a PNG drawn already; each returns a mark for the page, which :meth:`render` turns into the ``<figure>`` (an image
-    file loaded lazily, with its size, caption and link) once :meth:`finish` has drawn what needed
-    drawing (:func:`clad.report.drawing.draw_planned`: a figure whose content did not change since
-    the last report is reused). ``page`` is the page the figures planned now appear on.
+    :meth:`chart` keeps a figure and returns a mark for the page, which :meth:`render` turns into
+    the ``<figure>`` (drawn when it scrolls into view, its height reserved, with its caption and
+    link); :meth:`prune` removes an earlier report's figures this one does not show. ``page`` is
+    the page the figures kept now appear on.
     """
 
-    def __init__(self, folder: Path, dpi: int):
-        self.folder, self.dpi = Path(folder), dpi
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
         self.paths: dict[str, Path] = {}
         self.entries: list[_Entry] = []
-        self.files: dict[str, list[str]] = {}
-        self.planned: list = []
         self.page = "index.html"
         self.drawn = self.reused = 0
         self._stems: set[str] = set()
-        self._description: dict[str, str] = {}
-        self.heights: dict[str, int] = {}
+        self._by_stem: dict[str, _Entry] = {}
 
     def _stem(self, kind: str, *parts: str) -> str:
-        stem = figure_name(kind, *parts)[:-4]
+        stem = figure_name(kind, *parts)
         base, k = stem, 2
         while stem.lower() in self._stems:  # letter case aside: some file systems ignore it
             stem, k = f"{base}-{k}", k + 1
         self._stems.add(stem.lower())
         return stem
 
-    def _entry(self, stem: str, section: str, description: str) -> str:
-        self.entries.append(_Entry(stem, section, description, self.page))
-        self._description[stem] = description
-        return f"<!--clad-figure:{stem}-->"
-
-    def add(self, fig, section: str, description: str, kind: str, *parts: str) -> str:
-        """Save ``fig`` (drawn here and now); return its mark for the page."""
-        from .canvas import figure_png
-
-        stem = self._stem(kind, *parts)
-        png = figure_png(fig, dpi=self.dpi)
-        name = f"{stem}.png"
-        with atomic_output(self.folder / name) as tmp:
-            tmp.write_bytes(png)
-        self.files[stem] = [name]
-        self.paths[name] = self.folder / name
-        self.drawn += 1
-        return self._entry(stem, section, description)
-
     def chart(
         self, spec: dict, height: int, section: str, description: str, kind: str, *parts: str
     ) -> str:
         """Keep the Vega-Lite figure ``spec`` (:mod:`clad.report.charts`), which the browser draws, as
-        ``<stem>.js`` beside the PNGs, rewritten only when its content changed; ``height`` (px) is
+        ``<stem>.js``, rewritten only when its content changed; ``height`` (px) is
         reserved on the page until it is drawn. Return its mark for the page."""
         stem = self._stem(kind, *parts)
         name = f"{stem}.js"
@@ -149,63 +123,24 @@ class FigureStore:
             with atomic_output(target) as tmp:
                 tmp.write_bytes(data)
             self.drawn += 1
-        self.files[stem] = [name]
         self.paths[name] = target
-        self.heights[stem] = int(height)
-        return self._entry(stem, section, description)
+        entry = _Entry(stem, section, description, self.page, int(height))
+        self.entries.append(entry)
+        self._by_stem[stem] = entry
+        return f"<!--clad-figure:{stem}-->"
 
-    def plan(self, draw, args: tuple, figures: list[tuple[str, str, str, tuple]]) -> list[str]:
-        """Plan ``draw(*args)``, which returns one list of figures per item of ``figures``
-        (``(section, description, kind, parts)``); return their marks for the page."""
-        from .drawing import Planned
-
-        stems = [self._stem(kind, *parts) for _, _, kind, parts in figures]
-        self.planned.append(Planned(tuple(stems), draw, tuple(args)))
-        return [
-            self._entry(stem, section, description)
-            for stem, (section, description, _, _) in zip(stems, figures)
-        ]
-
-    def finish(self, jobs: int = 1) -> None:
-        """Draw the planned figures that need drawing (in ``jobs`` processes), and remove the PNGs
-        of an earlier report that this one does not show."""
-        from .drawing import draw_planned, prune
-
-        drawn, reused, files = draw_planned(self.folder, self.dpi, self.planned, jobs)
-        self.drawn += drawn
-        self.reused += reused
-        self.files.update(files)
-        self.paths.update({n: self.folder / n for names in self.files.values() for n in names})
-        prune(self.folder, set(self.paths))
+    def prune(self) -> None:
+        """Remove the figure files of ``folder`` (an earlier report's) that this report does not show."""
+        for p in [*self.folder.glob("*.png"), *self.folder.glob("*.js")]:
+            if p.name not in self.paths:
+                p.unlink(missing_ok=True)
 
     def figure_html(self, stem: str, prefix: str = "") -> str:
-        """The ``<figure>`` elements of ``stem``'s files (one per part), for a page at ``prefix``
-        (``""`` beside the figures' folder, ``"../"`` one folder down)."""
-        from .drawing import png_size
-
-        names = self.files.get(stem, [])
-        description = self._description.get(stem, stem)
-        if stem in self.heights:  # a figure the browser draws
-            return H.chart_file(
-                f"{prefix}{self.folder.name}/{names[0]}",
-                stem,
-                description,
-                self.heights[stem],
-                anchor="fig-" + stem,
-            )
-        out = []
-        for k, name in enumerate(names, 1):
-            caption = description + (f" (part {k} of {len(names)})" if len(names) > 1 else "")
-            out.append(
-                H.img_file(
-                    f"{prefix}{self.folder.name}/{name}",
-                    caption,
-                    caption,
-                    size=png_size(self.folder / name),
-                    anchor="fig-" + name[:-4],
-                )
-            )
-        return "\n".join(out)
+        """The ``<figure>`` of ``stem``, for a page at ``prefix`` (``""`` beside the figures' folder,
+        ``"../"`` one folder down)."""
+        e = self._by_stem[stem]
+        src = f"{prefix}{self.folder.name}/{stem}.js"
+        return H.chart_file(src, stem, e.description, e.height, anchor="fig-" + stem)
 
     def render(self, text: str, prefix: str = "") -> str:
         """``text`` with every figure mark replaced by its ``<figure>`` elements."""
@@ -216,16 +151,14 @@ class FigureStore:
         if not self.entries:
             return H.message("no figures: no finished run has a value to draw")
         rows = []
-        k = 0
-        for e in self.entries:
-            for name in self.files.get(e.stem, []):
-                k += 1
-                rows.append(
-                    f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(name.rsplit(".", 1)[0])}">'
-                    f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
-                    f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
-                    f"{H.html.escape(name)}</a></td></tr>"
-                )
+        for k, e in enumerate(self.entries, 1):
+            name = f"{e.stem}.js"
+            rows.append(
+                f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(e.stem)}">'
+                f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
+                f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
+                f"{H.html.escape(name)}</a></td></tr>"
+            )
         return (
             "<table class='table index'><thead><tr><th>#</th><th>figure</th><th>section</th><th>file</th></tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table>"
@@ -235,7 +168,7 @@ class FigureStore:
 def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     """The R heatmaps, one figure per dataset x scenario x base metric (drawn by the browser:
     :func:`clad.report.charts.heatmap_chart`)."""
-    from .charts import heatmap_chart
+    from .charts_heatmap import heatmap_chart
 
     data, problems = heatmaps(results)
     messages.extend(problems)
@@ -352,7 +285,7 @@ def cd_html(c, figs: FigureStore) -> str:
     only two methods were compared (the diagram would repeat the p-value and ranks shown above it)."""
     if (c.wilcoxon_holm is None and c.nemenyi is None) or c.n_methods < 3:
         return ""
-    from .charts import cd_chart
+    from .cd_diagram import cd_chart
     from .stats import critical_difference
 
     spec, height = cd_chart(c, cd=critical_difference(c.n_blocks, c.n_methods, c.alpha))

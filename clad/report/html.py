@@ -1,20 +1,16 @@
 """The HTML pages of a report: sections of escaped text, tables, and figures as files beside the
-pages, loaded lazily: a figure the browser draws reserves its height until it is drawn, a PNG's
-``<img>`` carries its size, so the page is laid out before any arrives. Large tables sort and
-filter, and figures are drawn, with the scripts of ``assets/`` (vendored, so the pages work offline
-and from a file)."""
+pages, loaded lazily: a figure the browser draws reserves its height until it is drawn, so the page
+is laid out before any arrives. Large tables sort and filter, and figures are drawn, with the
+scripts of ``assets/`` (vendored, so the pages work offline and from a file)."""
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import re
 from typing import Sequence
 
 __all__ = [
-    "img",
-    "img_file",
     "chart_file",
     "script_json",
     "pre",
@@ -40,7 +36,6 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: .8rem; }
 table.table { display: block; max-width: 100%; overflow-x: auto; }
 .grid { display: flex; flex-wrap: wrap; gap: 1rem; }
 figure { margin: 0 0 1rem; min-width: 0; max-width: 100%; }
-figure img { display: block; box-sizing: border-box; max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .75rem; color: #555; overflow-wrap: anywhere; }
 table.index td { text-align: left; overflow-wrap: anywhere; }
 .message { background: #fff4d6; border-left: 4px solid #e0a800; padding: .5rem .8rem; }
@@ -119,31 +114,6 @@ def write_assets(folder) -> None:
             tmp.write_bytes(data)
 
 
-def img_file(
-    src: str,
-    alt: str,
-    caption: str | None = None,
-    *,
-    size: tuple[int, int] | None = None,
-    anchor: str | None = None,
-) -> str:
-    """A ``<figure>`` showing the image file ``src`` (relative to the page), loaded lazily, its
-    ``width``/``height`` set from ``size`` so the page does not move when it arrives; the caption
-    links the file.
-
-    >>> img_file("figures/a.png", "R", "R of a", size=(640, 480), anchor="fig-a")[:96]
-    '<figure id="fig-a"><img src="figures/a.png" alt="R" loading="lazy" decoding="async" width="640" '
-    """
-    dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
-    link = f' <a href="{html.escape(src, quote=True)}">{html.escape(src.rsplit("/", 1)[-1])}</a>'
-    cap = f"<figcaption>{html.escape(caption or '')}{link}</figcaption>"
-    ident = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
-    return (
-        f'<figure{ident}><img src="{html.escape(src, quote=True)}" alt="{html.escape(alt, quote=True)}" '
-        f'loading="lazy" decoding="async"{dims}>{cap}</figure>'
-    )
-
-
 #: how a figure the browser draws starts in a page (:func:`chart_file`; :func:`page` loads the Vega
 #: scripts where it finds one)
 _CHART = 'class="chart" data-chart='
@@ -190,36 +160,6 @@ def table_tools(table_id: str, n_rows: int, table_html: str, *, scroll_from: int
         f"{n_rows:,} rows</span></p>"
     )
     return box + (f"<div class='scroll'>{table_html}</div>" if n_rows > scroll_from else table_html)
-
-
-def img(
-    png: bytes,
-    alt: str,
-    caption: str | None = None,
-    *,
-    anchor: str | None = None,
-    href: str | None = None,
-) -> str:
-    """A ``<figure>`` with the PNG embedded as a base64 data URI; ``anchor`` is its ``id`` and
-    ``href`` (the PNG file, relative to the page) is linked from the caption.
-
-    >>> img(b"\\x89PNG", "R").startswith('<figure><img src="data:image/png;base64,iVBORw==" alt="R"')
-    True
-    >>> 'id="fig-a"' in img(b"", "R", "R of a", anchor="fig-a", href="figures/a.png")
-    True
-    """
-    data = base64.b64encode(png).decode("ascii")
-    link = (
-        f' <a href="{html.escape(href, quote=True)}">{html.escape(href.rsplit("/", 1)[-1])}</a>'
-        if href
-        else ""
-    )
-    cap = f"<figcaption>{html.escape(caption or '')}{link}</figcaption>" if caption or href else ""
-    ident = f' id="{html.escape(anchor, quote=True)}"' if anchor else ""
-    return (
-        f'<figure{ident}><img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}">'
-        f"{cap}</figure>"
-    )
 
 
 def figure_grid(figures: Sequence[str]) -> str:

@@ -12,7 +12,7 @@ from ..errors import CladValueError
 from ..validation import COUNT, Integral, Interval, StrOptions
 from .base import Scenario
 
-__all__ = ["ConceptAgnostic", "stream_batches", "transition_segments"]
+__all__ = ["ConceptAgnostic", "stream_batches"]
 
 
 def stream_batches(
@@ -151,25 +151,6 @@ def _materialize(plan, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         seg[mask] = head
         out.append(seg)
     return out
-
-
-def transition_segments(arrays: Sequence[np.ndarray], transition: int, rng: np.random.Generator):
-    """The stream's pieces when each change of concept is spread over ``transition`` rows.
-
-    Returns ``(segments, ends)``: the arrays to stream in order, and for each the index of the
-    concept that ends with it (or None). Around each boundary the last ``transition // 2`` rows
-    of one concept and the first ``transition // 2`` rows of the next (at most half of either
-    concept) are interleaved, the chance that the next row comes from the new concept growing
-    linearly over the window; a concept ends after its transition to the next is over. The other
-    rows are views of the original arrays; only the windows are copies.
-
-    >>> import numpy as np
-    >>> segs, ends = transition_segments([np.zeros((6, 1)), np.ones((6, 1))], 4, np.random.default_rng(0))
-    >>> [len(s) for s in segs], ends
-    ([4, 4, 4], [None, 0, 1])
-    """
-    plan, ends = _plan([a.shape[0] for a in arrays], transition, rng)
-    return _materialize(plan, arrays), ends
 
 
 #: when R's row of a concept is evaluated if the batch holding its last row also holds later rows
