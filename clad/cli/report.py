@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..defaults import DEFAULT_METRIC
-from .console import EXIT_WRITE_FAILED, positive_int
+from .console import EXIT_WRITE_FAILED
 
 __all__ = ["add_parser", "command"]
 
@@ -43,7 +43,6 @@ def _make_report(args, results, out: Path):
         headline=args.headline,
         latex_columns=args.latex_columns,
         references=load_references(args.dir),
-        jobs=args.jobs or 1,
     )
 
 
@@ -149,14 +148,5 @@ def add_parser(sub) -> None:
         metavar="LIST",
         help="columns of leaderboard.tex: metric names or labels, comma-separated (e.g. CA,BWT,FWT), or "
         "'all' for one table per metric family (default: the headline metrics)",
-    )
-    rp.add_argument(
-        "--jobs",
-        "-j",
-        type=positive_int,
-        default=None,
-        help="worker processes that draw the PNG figures (time-series traces; the others are drawn by the "
-        "browser) when there are enough of them (default 1); a figure whose content did not change "
-        "since the last report in the folder is kept, not written again",
     )
     rp.set_defaults(func=command)
