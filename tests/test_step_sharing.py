@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from clad.core import steps
-from clad.core.evaluation import Scored
+from clad.core.scored import Scored
 from clad.core.experiment import run_experiment
 from clad.datasets import make_synthetic
 from clad.detectors import as_detector, make_detector

@@ -10,7 +10,7 @@ A training step's **key** is computed from its inputs alone, before anything is 
   (:func:`score_key`), with the fingerprint of the scored rows.
 
 Two steps with the same key give the same fitted state and the same scores, so a
-:class:`StepCache` computes each key once: fitted detectors and the :class:`~clad.core.evaluation.Scored`
+:class:`StepCache` computes each key once: fitted detectors and the :class:`~clad.core.scored.Scored`
 of each test concept under a fitted state are kept by key, within a bounded number of bytes
 (least recently used first out). A cache belongs to one thread of one process (:func:`using`);
 the engine runs the runs whose keys can coincide one after another in one process
@@ -401,7 +401,7 @@ class StepCache:
         origin: str = "",
         rows: str | None = None,
     ) -> tuple[Any, bool]:
-        """``(compute(), True)`` (a :class:`~clad.core.evaluation.Scored` of ``X``), or ``(what it
+        """``(compute(), True)`` (a :class:`~clad.core.scored.Scored` of ``X``), or ``(what it
         gave an earlier step with the same key and rows, False)``; ``key`` None: computed, never
         shared. ``rows``: the fingerprint of ``X`` when the caller knows it."""
         with self._lock:

@@ -61,6 +61,7 @@ __all__ = [
     "check_calibration_rows",
     "batch_dependent",
     "joint_scores",
+    "calibrated_thresholds",
     "JOINT_SHARE",
 ]
 
@@ -317,3 +318,31 @@ def joint_scores(strategy, test_rows, calibration_rows, concept_id=None) -> np.n
         scored = strategy.score(np.concatenate([test_rows, part]), concept_id=concept_id)
         parts.append(np.asarray(scored.scores, dtype=np.float64)[len(test_rows) :])
     return np.concatenate(parts)
+
+
+def calibrated_thresholds(
+    strategy, test_concepts, calibration_rows, fpr: float, with_ids: bool
+) -> tuple[list[float], bool | None]:
+    """Each test concept's threshold under ``{"fpr": fpr}``: the ``1 - fpr`` quantile
+    (:func:`fpr_threshold`) of the model's scores on ``calibration_rows``, scored as the test
+    concept is: with its concept id if ``with_ids``, and, when the model's score of a row depends
+    on the rows scored with it (:func:`batch_dependent`, probed once), in the test concept's batch
+    (:func:`joint_scores`). Also returns whether it did (None without a test concept)."""
+    found: dict[str | None, float] = {}
+    joint = None
+    out = []
+    for c in test_concepts:
+        key = c.name if with_ids else None
+        if joint is None:
+            whole = strategy.score(calibration_rows, concept_id=key).scores
+            joint = batch_dependent(strategy, calibration_rows, concept_id=key, whole=whole)
+            if not joint:
+                found[key] = fpr_threshold(whole, fpr)
+        if joint:  # the calibration rows' scores in the test concept's batch
+            scores = joint_scores(strategy, c.X, calibration_rows, concept_id=key)
+            out.append(fpr_threshold(scores, fpr))
+            continue
+        if key not in found:
+            found[key] = fpr_threshold(strategy.score(calibration_rows, concept_id=key).scores, fpr)
+        out.append(found[key])
+    return out, joint
