@@ -122,7 +122,7 @@ def _expressions(node):
 
 
 def test_labels_reach_figures_as_data_only(tmp_path):
-    from clad.report.aggregate import forgetting_table, heatmap_data, learning_curves
+    from clad.report.figure_data import forgetting_table, heatmap_data, learning_curves
     from clad.report.cost import cost_table
 
     detectors, strategies = ("if", "ZZ1 a\u2028b", "ZZ2 </script>"), ("ZZ3 datum", "ZZ4 c\u2029d")

@@ -31,17 +31,32 @@ Too few blocks give a message, not an exception:
 
 from . import (
     aggregate as _aggregate,
+    chance as _chance,
     describe as _describe,
+    figure_data as _figure_data,
+    leaderboard as _leaderboard,
     load as _load,
     make as _make,
     stats as _stats,
 )
 from .aggregate import *
+from .chance import *
 from .describe import *
+from .figure_data import *
+from .leaderboard import *
 from .load import *
 from .make import *
 from .stats import *
 
 #: the public names, each listed once: a module's ``__all__`` is what this package offers from it (its
 #: other names without an underscore are shared inside clad, not offered here)
-__all__ = [*_load.__all__, *_make.__all__, *_describe.__all__, *_aggregate.__all__, *_stats.__all__]
+__all__ = [
+    *_load.__all__,
+    *_make.__all__,
+    *_describe.__all__,
+    *_aggregate.__all__,
+    *_figure_data.__all__,
+    *_leaderboard.__all__,
+    *_chance.__all__,
+    *_stats.__all__,
+]

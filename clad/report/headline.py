@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..metrics import get_metric
 from ..results.record import RunResult
-from .aggregate import (
+from .leaderboard import (
     BEST,
     NO_NOISE_ESTIMATE,
     SHARED_LABEL,

@@ -19,14 +19,10 @@ from ..atomic import atomic_output
 from ..results.record import RunResult
 from ..errors import CladValueError
 from . import html as H
-from .aggregate import (
-    chance_table,
-    dataset_of,
-    forgetting_table,
-    leaderboard,
-    learning_curves,
-    merge_shared,
-)
+from .aggregate import dataset_of, merge_shared
+from .chance import chance_table
+from .figure_data import forgetting_table, learning_curves
+from .leaderboard import leaderboard
 from ..metrics import get_metric, scalar_names
 from ..metrics.base import base_metric_shown
 from .cost import cost_section
@@ -55,10 +51,9 @@ from .tables import (
     leaderboard_compact_html,
     frame_html,
     leaderboard_html,
-    latex_columns as latex_columns_of,
-    leaderboard_latex,
     leaderboard_markdown,
 )
+from .tables_latex import latex_columns as latex_columns_of, leaderboard_latex
 
 __all__ = ["make_report", "Report"]
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..metrics.base import base_metric_shown
 from . import layout as L
-from .aggregate import HeatmapData
+from .figure_data import HeatmapData
 from .charts import cd_significance, cd_title
 from .canvas import FONT, figure_png, new_axes
 from .canvas import legend_below as _legend_below
@@ -987,7 +987,7 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
     if (
         used == "Nemenyi"
     ):  # the critical difference: average ranks further apart than this differ (Nemenyi)
-        from .stats import critical_difference
+        from .posthoc import critical_difference
 
         cd = critical_difference(comparison.n_blocks, comparison.n_methods, comparison.alpha)
         start = 1.0
