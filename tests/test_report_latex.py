@@ -13,7 +13,7 @@ import pytest
 from clad import metrics
 from clad.report import leaderboard
 from clad.report.chance import chance_table
-from clad.report.tables_latex import latex_columns, leaderboard_latex
+from clad.report.table_formats import latex_columns, leaderboard_latex
 from clad.results import RunResult
 
 

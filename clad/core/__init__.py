@@ -8,7 +8,7 @@
   checks that warn about a run's data (:mod:`clad.core.data_checks`);
 * :mod:`clad.core.experiment` — :func:`run_experiment`: dataset, scenario and strategy objects in, a result out;
 * :mod:`clad.core.seeding` — how a run seed reaches the dataset, scenario, strategy and detector;
-* :mod:`clad.core.steps` — training steps keyed by their inputs, fitted and scored once per key
+* :mod:`clad.core.steps` — training steps keyed by their inputs (:mod:`clad.core.step_keys`), fitted and scored once per key
   (:mod:`clad.core.fitted_state`: what a fitted state holds, for verification and a cache's limit);
 * :mod:`clad.core.buffers`, :mod:`clad.core.memmap` — growable row buffers and memory-mapped streams.
 

@@ -26,14 +26,8 @@ series ``vus_pr``, ``vus_roc``, ``range_f1``, ``event_f1``, ``pa_f1``, ``affilia
 optimistic ``*_oracle`` forms, or a user's, named by import path); the evaluator reads their
 declarations. A metric declared ``input="scores"`` is given the scores, one declared
 ``input="labels"`` the labels ``scores > threshold``. A time-axis metric is computed on the time
-points of a test concept that has a time axis (:attr:`Concept.time <clad.core.concepts.Concept.time>`: window scores mapped back to
-points, see :mod:`clad.core.time_axis`), else on its rows in order. Such a concept's values are
-also computed per series (channel) and kept with the run (:attr:`Evaluation.per_series`), with the
-point scores of one series at every step (:attr:`Evaluation.trace`, for the report's figure).
-
-Parameters of a base metric (``metric_params``, e.g. ``{"vus_pr": {"window": 50}}``): see
-:attr:`BaseMetric.params <clad.metrics.base.BaseMetric.params>` and
-:func:`~clad.metrics.base.check_metric_params`.
+points of a test concept that has a time axis, else on its rows in order; such a concept's values
+per series and one series' scores are kept too (:mod:`clad.core.series_values`).
 """
 
 from __future__ import annotations
@@ -59,7 +53,8 @@ from .concepts import Concept
 from .prequential import Prequential
 from .scored import Scored, check_scored, flags
 from .series_values import per_series, per_series_record, trace_choice, trace_record, trace_scores
-from .thresholds import calibrated_thresholds, check_threshold, realised_fpr
+from .step_keys import combine, rows_fingerprint, score_key
+from .thresholds import calibrated_thresholds, check_threshold, realised_fpr, threshold_record
 
 __all__ = ["Evaluator", "Evaluation", "StepEvent", "AnytimeEvent"]
 
@@ -118,6 +113,9 @@ class Evaluator:
     ----------
     test_concepts : sequence of Concept
     base_metrics : sequence of str, default ("roc_auc",)
+    metric_params : dict, optional
+        Parameters of a base metric (e.g. ``{"vus_pr": {"window": 50}}``): see
+        :attr:`BaseMetric.params <clad.metrics.base.BaseMetric.params>`.
     n_jobs : int or None, default 1
         Threads scoring the test concepts of a step concurrently (-1: one per CPU). R does not
         depend on it (see the module docstring for the detectors it suits).
@@ -170,15 +168,13 @@ class Evaluator:
                 "training concept, clad.core.thresholds.calibration_split)"
             )
         self._train_names = tuple(train_names or ())
-        self._cal_name: str | None = (
-            None  # the training concept whose calibration rows set the threshold
-        )
+        # the training concept whose calibration rows set the threshold
+        self._cal_name: str | None = None
         self._last_cal: str | None = None
         self._last_fpr: list | None = None
         self._fpr_rows: list[list[tuple[float, float]]] = []
-        self._joint_calibration: list[
-            bool
-        ] = []  # per scoring pass: calibration rows scored with each test concept
+        # per scoring pass: calibration rows scored with each test concept
+        self._joint_calibration: list[bool] = []
         self.base_metrics = check_base_metrics(base_metrics)
         self.metric_params = check_metric_params(metric_params, self.base_metrics)
         self._decls: dict[str, BaseMetric] = {m: get_base_metric(m) for m in self.base_metrics}
@@ -255,8 +251,8 @@ class Evaluator:
             scored, computed = compute(), True
         else:
             if j not in self._rows_fp:
-                self._rows_fp[j] = step_sharing.rows_fingerprint(concept.X)
-            skey = step_sharing.score_key(strategy, concept_id)
+                self._rows_fp[j] = rows_fingerprint(concept.X)
+            skey = score_key(strategy, concept_id)
             scored, computed = self._cache.score(
                 skey, concept.X, compute, origin=self._origin, rows=self._rows_fp[j]
             )
@@ -271,8 +267,8 @@ class Evaluator:
         """The key of test concept ``j``'s metric values under the scores of key ``skey``: the
         scores, the labels, the base metrics and their parameters."""
         if j not in self._labels_fp:
-            self._labels_fp[j] = step_sharing.rows_fingerprint(self.test_concepts[j].y)
-        return "values:" + step_sharing.combine(
+            self._labels_fp[j] = rows_fingerprint(self.test_concepts[j].y)
+        return "values:" + combine(
             skey,
             self._rows_fp[j],
             self._labels_fp[j],
@@ -498,9 +494,22 @@ class Evaluator:
         self._tell(AnytimeEvent(int(rows_seen), len(self._any_seen) - 1))
 
     def prequential(self, strategy, X, y, rows_seen: int, window: int) -> None:
-        """Test-then-train: score the batch ``X`` (labels ``y``) before it is learned, after
-        ``rows_seen`` training rows; ``window`` batches make the windowed scores (see
-        :class:`Prequential`)."""
+        """Test-then-train: score the batch ``X`` (labels ``y``) before it is learned.
+
+        Parameters
+        ----------
+        strategy : Strategy
+            The strategy whose ``score`` scores the batch (as it is before learning it).
+        X : array
+            The batch's rows.
+        y : array of int
+            Their labels (1 = anomaly).
+        rows_seen : int
+            Training rows learned before this batch.
+        window : int
+            How many of the last batches make the windowed scores (see
+            :class:`~clad.core.prequential.Prequential`).
+        """
         self._preq.window = int(window)
         self._preq.add(
             np.asarray(y),
@@ -535,34 +544,22 @@ class Evaluator:
             per_series=self._per_series_record(),
             trace=self._trace_record(),
             chance=self._chance_levels(),
-            threshold=self._threshold_record(),
+            threshold=threshold_record(
+                self.threshold, self._fpr_rows, self._calibration, self._joint_calibration
+            ),
             work={
                 **self._work,
                 **({"cache_bytes": int(self._cache.peak_bytes)} if self._cache is not None else {}),
             },
         )
 
-    def _threshold_record(self) -> dict:
-        """The policy, and per step and test concept the threshold and the realised false-positive rate."""
-        record = {
-            "policy": self.threshold,
-            "threshold": [[t for t, _ in row] for row in self._fpr_rows],
-            "realised_fpr": [[f for _, f in row] for row in self._fpr_rows],
-            "calibration_rows": {k: int(len(v)) for k, v in self._calibration.items()},
-        }
-        if (
-            self.threshold != "own"
-        ):  # whether the model's scores depended on the batch (then calibrated in it)
-            record["calibrated_in_test_batch"] = any(self._joint_calibration)
-        return record
-
     def _chance_levels(self) -> dict[str, list[float]]:
         """:func:`concept_chance_level` of every base metric and test concept, computed once (once
         per grid process where steps are shared: a function of the labels alone)."""
         if self._cache is None or any(self._timed):
             return self._compute_chance_levels()
-        key = "chance:" + step_sharing.combine(
-            [step_sharing.rows_fingerprint(c.y) for c in self.test_concepts],
+        key = "chance:" + combine(
+            [rows_fingerprint(c.y) for c in self.test_concepts],
             self.base_metrics,
             sorted(self.metric_params.items()),
         )

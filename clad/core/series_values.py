@@ -1,5 +1,7 @@
-"""The time-series extras of a run: the base metrics of every series (channel) of a test concept
-with a time axis, and the point scores of one traced series after every step (the report's
+"""The time-series extras of a run. A time-axis base metric is computed on the time points of a
+test concept that has a time axis (:attr:`Concept.time <clad.core.concepts.Concept.time>`: window
+scores mapped back to points, see :mod:`clad.core.time_axis`). Kept with the run: the base metrics
+of every series (channel) of such a concept, and the point scores of one traced series after every step (the report's
 figure), kept beside R (:attr:`Evaluation.per_series <clad.core.evaluation.Evaluation.per_series>`,
 :attr:`Evaluation.trace <clad.core.evaluation.Evaluation.trace>`)."""
 

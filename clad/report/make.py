@@ -46,14 +46,12 @@ from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
 from .headline import ONE_VALUE_LEGEND, ONE_VALUE_MARK, deterministic_caveats, headline_lines
 from .series import per_series_table, with_series_means
-from .tables import (
-    cost_html,
-    leaderboard_compact_html,
-    frame_html,
-    leaderboard_html,
+from .tables import cost_html, leaderboard_compact_html, frame_html, leaderboard_html
+from .table_formats import (
+    latex_columns as latex_columns_of,
+    leaderboard_latex,
     leaderboard_markdown,
 )
-from .tables_latex import latex_columns as latex_columns_of, leaderboard_latex
 
 __all__ = ["make_report", "Report"]
 

@@ -177,7 +177,7 @@ def main_table_latex(comparisons: Sequence[Comparison]) -> str:
     the test line as the table's note).
 
     Needs ``\usepackage{booktabs}``."""
-    from .tables_latex import tex_escape
+    from .table_formats import tex_escape
 
     out = [r"% clad main tables; they need \usepackage{booktabs} in the preamble", ""]
     for c in comparisons:

@@ -157,6 +157,18 @@ def score_matrix(
     comparing detectors), runs that are the same computation counted once
     (:func:`clad.report.blocks.evidence_blocks`). A method missing from a block leaves NaN.
 
+    Parameters
+    ----------
+    results : iterable of RunResult
+    by : str, default "detector"
+        The configuration field whose values are the methods (the columns).
+    metric : str
+        The scalar metric in the cells.
+    base_metric : str
+        The base metric it is computed from.
+    blocks : sequence of str
+        The configuration fields that make a block (a row; by default the dataset).
+
     >>> from clad.results.record import RunResult
     >>> rs = [RunResult(ds, sc, st, det, 0, metrics={"roc_auc": {"continual_average": v}})
     ...       for ds, sc, st, det, v in [("d", "s1", "naive", "a", 0.6), ("d", "s1", "cumulative", "a", 0.8),
@@ -217,7 +229,20 @@ def compare_methods(
     :data:`MIN_BLOCKS` blocks or fewer than 2 methods no test runs; with exactly 2 methods the
     Friedman test (which needs 3) is replaced by the Wilcoxon signed-rank test alone. Up to
     :data:`~clad.report.exact.EXACT_MAX_BLOCKS` blocks the p-values are exact (or from a seeded
-    permutation test), above it asymptotic. ``notes`` (caveats about the blocks) are kept with the result.
+    permutation test), above it asymptotic.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Blocks x methods.
+    higher_is_better : bool, default True
+        The direction of the scores (rank 1 = best).
+    alpha : float, default 0.05
+        The significance level, strictly between 0 and 1.
+    by, metric, base_metric : str
+        What the methods are and what the scores measure, for the messages and titles.
+    notes : sequence of str
+        Caveats about the blocks, kept with the result.
 
     >>> scores = pd.DataFrame({"A": [0.9, 0.8, 0.85, 0.95], "B": [0.7, 0.6, 0.65, 0.8],
     ...                        "C": [0.5, 0.55, 0.6, 0.7]})
@@ -352,6 +377,20 @@ def compare(
     shared datasets noted); then :func:`compare_methods`. With a single block the methods are
     compared paired over its seeds instead (:func:`paired_over_seeds`), and the message says that
     this is evidence about one block only.
+
+    Parameters
+    ----------
+    results : iterable of RunResult
+    by : str, default "detector"
+        The configuration field whose values are the methods compared.
+    metric : str
+        The scalar metric compared (a name in :data:`clad.metrics.REGISTRY`).
+    base_metric : str
+        The base metric it is computed from.
+    blocks : sequence of str
+        The configuration fields that make a block (by default the dataset).
+    alpha : float, default 0.05
+        The significance level of every test.
     """
     higher = get_metric(metric).higher_is_better
     results = list(results)

@@ -1,5 +1,6 @@
-"""The leaderboard as LaTeX tables a journal takes (``leaderboard.tex``): booktabs rules, one
-``table`` per dataset, base metric and metric family, chosen columns (:func:`latex_columns`)."""
+"""The leaderboard as Markdown (``leaderboard.md``: one pipe table per dataset and base metric) and
+as LaTeX tables a journal takes (``leaderboard.tex``: booktabs rules, one ``table`` per dataset,
+base metric and metric family, chosen columns: :func:`latex_columns`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,22 @@ import pandas as pd
 
 from ..metrics import get_metric, scalar_names
 from .leaderboard import BEST, WITHIN_NOISE
-from .tables import ROW_KEYS, leaderboard_sections, legend_text, metric_columns, row_tuples
+from .tables import (
+    ROW_KEYS,
+    cost_sections,
+    leaderboard_sections,
+    legend_text,
+    metric_columns,
+    row_tuples,
+)
 
-__all__ = ["tex_escape", "LATEX_FAMILIES", "latex_columns", "leaderboard_latex"]
+__all__ = [
+    "leaderboard_markdown",
+    "tex_escape",
+    "LATEX_FAMILIES",
+    "latex_columns",
+    "leaderboard_latex",
+]
 
 
 _TEX_SPECIAL = {
@@ -204,4 +218,40 @@ def leaderboard_latex(
                     tail,
                 )
             )
+    return "\n".join(out)
+
+
+def _marked(v: str, mark: str) -> str:
+    return (
+        f"**{v}**"
+        if mark == BEST
+        else f"{v} ≈"
+        if mark == WITHIN_NOISE
+        else f"_{v}_"
+        if mark == "chance"
+        else v
+    )
+
+
+def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:
+    """GitHub-flavoured Markdown: one pipe table per dataset and base metric, then the cost table."""
+    out = [f"_{legend_text(metric_columns(table))}._", ""]
+    for title, text, marks, _ in leaderboard_sections(table, chance=chance, tips=False):
+        out += [f"### {title}", ""]
+        cols = list(text.columns)
+        out.append("| " + " | ".join(cols) + " |")
+        out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
+        for values, row_marks in zip(row_tuples(text), row_tuples(marks)):
+            cells = [
+                _marked(str(v).replace("|", "\\|"), mark) for v, mark in zip(values, row_marks)
+            ]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    for dataset, text, _ in cost_sections(table):
+        out += [f"### {dataset} — cost (measured on this machine)", ""]
+        cols = list(text.columns)
+        out.append("| " + " | ".join(cols) + " |")
+        out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
+        out += ["| " + " | ".join(str(v) for v in values) + " |" for values in row_tuples(text)]
+        out.append("")
     return "\n".join(out)

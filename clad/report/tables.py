@@ -1,4 +1,5 @@
-"""Leaderboard tables as text: CSV (numbers), Markdown, LaTeX (:mod:`clad.report.tables_latex`) and HTML (``mean ± std`` per cell).
+"""Leaderboard tables as text: CSV (numbers), HTML (``mean ± std`` per cell), and the cells of the
+Markdown and LaTeX tables (:mod:`clad.report.table_formats`).
 
 Input is :func:`clad.report.leaderboard.leaderboard`; one table is made per dataset and base metric
 (rows: scenario, strategy, detector, in the order the spec gives them; runs that are one computation
@@ -36,7 +37,6 @@ __all__ = [
     "cost_sections",
     "cost_html",
     "leaderboard_compact_html",
-    "leaderboard_markdown",
     "leaderboard_html",
     "frame_html",
     "LEGEND",
@@ -75,6 +75,15 @@ def cell_text(
     """``mean ± std`` (``n/a`` when the mean is undefined, the mean alone when the std is); the
     count and the interval go to :func:`interval_text` (a tooltip, the CSV).
 
+    Parameters
+    ----------
+    mean, std : float
+        The mean over seeds and its sample standard deviation (NaN: undefined).
+    n, ci_low, ci_high : optional
+        The count and the interval, not shown here (the signature of a leaderboard row's columns).
+    digits : int, default 3
+        Digits after the point.
+
     >>> cell_text(0.81234, 0.0123, 3, 0.78, 0.84)
     '0.812 ± 0.012'
     >>> cell_text(0.5, float("nan"), 1), cell_text(float("nan"), 0.1, 0)
@@ -100,6 +109,19 @@ def interval_text(
 ) -> str:
     """What a cell's tooltip says: the interval of the mean over ``n`` values (one per distinct
     computation over the seeds), or, with too few values for one, the values themselves.
+
+    Parameters
+    ----------
+    mean : float
+        The mean over seeds.
+    n : int or None
+        The number of values it is the mean of.
+    ci_low, ci_high : float, optional
+        The 95 % t-interval of the mean (NaN or None: none).
+    values : str, optional
+        The values, shown when there is no interval.
+    digits : int, default 3
+        Digits after the point.
 
     >>> interval_text(0.8, 4, 0.75, 0.85)
     'mean 0.800, 95 % t-interval [0.750, 0.850], n = 4 values'
@@ -380,42 +402,6 @@ def legend_text(metrics: Sequence[str]) -> str:
     )
 
 
-def _marked(v: str, mark: str) -> str:
-    return (
-        f"**{v}**"
-        if mark == BEST
-        else f"{v} ≈"
-        if mark == WITHIN_NOISE
-        else f"_{v}_"
-        if mark == "chance"
-        else v
-    )
-
-
-def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:
-    """GitHub-flavoured Markdown: one pipe table per dataset and base metric, then the cost table."""
-    out = [f"_{legend_text(metric_columns(table))}._", ""]
-    for title, text, marks, _ in leaderboard_sections(table, chance=chance, tips=False):
-        out += [f"### {title}", ""]
-        cols = list(text.columns)
-        out.append("| " + " | ".join(cols) + " |")
-        out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
-        for values, row_marks in zip(row_tuples(text), row_tuples(marks)):
-            cells = [
-                _marked(str(v).replace("|", "\\|"), mark) for v, mark in zip(values, row_marks)
-            ]
-            out.append("| " + " | ".join(cells) + " |")
-        out.append("")
-    for dataset, text, _ in cost_sections(table):
-        out += [f"### {dataset} — cost (measured on this machine)", ""]
-        cols = list(text.columns)
-        out.append("| " + " | ".join(cols) + " |")
-        out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
-        out += ["| " + " | ".join(str(v) for v in values) + " |" for values in row_tuples(text)]
-        out.append("")
-    return "\n".join(out)
-
-
 def _html_cell(v) -> str:
     if isinstance(v, str):
         return html.escape(v)
@@ -434,6 +420,19 @@ def frame_html(
     """A DataFrame as an HTML ``<table>`` with every cell escaped; ``marks`` (booleans, or the
     strings of :func:`leaderboard_sections`) put a cell in ``<strong>`` (``True``/``"best"``), mark it
     ``≈`` (``"within noise"``) or give its row the chance style; ``tips`` are the cells' tooltips.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The cells.
+    marks : DataFrame, optional
+        Of the same shape: each cell's mark.
+    index : bool, default False
+        Show the index as a first column.
+    tips : DataFrame, optional
+        Of the same shape: each cell's tooltip.
+    classes : str, default "table"
+        The table's CSS classes.
 
     >>> frame_html(pd.DataFrame({"a<": [0.5, float("nan")]}), pd.DataFrame({"a<": [True, False]})).count("<td")
     2

@@ -162,7 +162,22 @@ def run_checks(
 def run_on_copies(
     checks: dict[str, Callable], subject, data, raise_on_failure: bool, label: str
 ) -> CheckReport:
-    # each check gets its own copy of the data: a check that writes harms no other
+    """:func:`run_checks` of ``checks`` on ``subject``, each check given its own copy of ``data``
+    (a check that writes into it harms no other).
+
+    Parameters
+    ----------
+    checks : dict of str to callable
+        Check name -> ``check(subject, data)`` returning None (passed) or the failure message.
+    subject : object
+        The detector or strategy checked.
+    data : object
+        The check's data (copied for each check).
+    raise_on_failure : bool
+        Raise a :class:`ConformanceError` listing every failure.
+    label : str
+        The report's subject (``"detector IsolationForest"``).
+    """
     return run_checks(checks, lambda fn: fn(subject, copy.deepcopy(data)), raise_on_failure, label)
 
 
