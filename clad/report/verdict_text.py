@@ -11,6 +11,7 @@ import pandas as pd
 
 from .describe import plural
 from .posthoc import critical_difference, holm_floor, nemenyi_reachable
+from .wording import p_text
 
 __all__ = [
     "DIFFER",
@@ -24,10 +25,6 @@ __all__ = [
 
 #: the decisions of a verdict and of each pair in it
 DIFFER, NO_DIFFERENCE, NOT_TESTED = "differ", "no significant difference", "not tested"
-
-
-def _p(p: float) -> str:
-    return f"{p:.3g}" if p >= 1e-4 or p == 0 else f"{p:.1e}"
 
 
 def _pair_list(pairs: Sequence[tuple[str, str]]) -> str:
@@ -53,9 +50,7 @@ def omnibus_sentence(c, test, tested: bool) -> list[str]:
         if tested
         else f"no significant difference among the {c.n_methods} {kind}"
     )
-    verdict = (
-        f"Verdict: {head} ({test.name}, {test.method} p = {_p(test.pvalue)} {word} α = {alpha})."
-    )
+    verdict = f"Verdict: {head} ({test.name}, {test.method} p = {p_text(test.pvalue)} {word} α = {alpha})."
     used = (
         f"Test used: {test.name} over {c.n_blocks} blocks"
         + (f" (χ² = {test.statistic:.4g})" if test.name == "Friedman" else "")
@@ -64,7 +59,7 @@ def omnibus_sentence(c, test, tested: bool) -> list[str]:
         + f" — {test.reason}."
     )
     if test.method != "asymptotic":
-        used += f" The asymptotic approximation would give p = {_p(test.pvalue_asymptotic)}."
+        used += f" The asymptotic approximation would give p = {p_text(test.pvalue_asymptotic)}."
     if c.iman_davenport is not None:
         f_value, f_p = c.iman_davenport
         if f_value != f_value:
@@ -73,11 +68,11 @@ def omnibus_sentence(c, test, tested: bool) -> list[str]:
                 "its denominator is 0)."
             )
         else:
-            used += f" Iman–Davenport F = {f_value:.4g} (F-distribution p = {_p(f_p)}"
+            used += f" Iman–Davenport F = {f_value:.4g} (F-distribution p = {p_text(f_p)}"
             used += (
                 ")."
                 if test.method == "asymptotic"
-                else f"; F is a monotone function of χ², so its {test.method} p is the same {_p(test.pvalue)})."
+                else f"; F is a monotone function of χ², so its {test.method} p is the same {p_text(test.pvalue)})."
             )
     return [verdict, used]
 
