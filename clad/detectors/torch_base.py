@@ -355,9 +355,8 @@ class TorchDetector(Validated, BaseEstimator):
         X, where = self._training_rows(Xs)
         n, bs, dev = X.shape[0], int(self.batch_size), self.torch_device
         graphed = use_graph(module, dev, where, extra_loss, grad_hook, epochs * (n // bs))
-        extra = (
-            {"capturable": True} if graphed else {}
-        )  # the step count on the device, for the graph
+        # the step count on the device, for the graph
+        extra = {"capturable": True} if graphed else {}
         opt = torch.optim.Adam(
             module.parameters(),
             lr=float(self.learning_rate),
@@ -368,9 +367,8 @@ class TorchDetector(Validated, BaseEstimator):
         on_cpu = dev.type == "cpu"
         last = 0.0
         for _ in range(epochs):
-            perm = torch.randperm(
-                n, generator=gen
-            )  # the CPU generator on every device: same batches
+            # the CPU generator on every device: same batches
+            perm = torch.randperm(n, generator=gen)
             if where == "device":
                 perm = to_device(perm, dev)
             # the CPU adds Python floats (as it always did); a GPU sums on the device, read once

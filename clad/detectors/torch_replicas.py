@@ -119,9 +119,8 @@ def _permutations(gens, active, n: int):
         else:
             out[i] = torch.arange(n)
 
-    workers = min(
-        k, torch.get_num_threads(), 16
-    )  # the run's thread limit (limited_threads) holds here too
+    # the run's thread limit (limited_threads) holds here too
+    workers = min(k, torch.get_num_threads(), 16)
     if workers > 1 and k * n >= 1 << 16:
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(draw, range(k)))
@@ -465,9 +464,8 @@ class _Stack:
         """Every replica's parameters back into its network, its loss and rows into its call (or
         an error where its loss is not finite)."""
         self.kept = self.graph = None
-        last = (
-            (self.total / self.n).cpu().numpy()
-        )  # the only read of the losses: once per stacked call
+        # the only read of the losses: once per stacked call
+        last = (self.total / self.n).cpu().numpy()
         params = self.views()
         with torch.no_grad():  # every replica's parameters back into its network, in one call
             targets = [p for d in self.dets for p in d.module_.parameters()]

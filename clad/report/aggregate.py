@@ -99,9 +99,8 @@ def value_bounds(name: str, base_metric: str | None = None) -> tuple[float, floa
     if name in COST:
         return COST[name].bounds
     if name in REGISTRY:
-        if base_metric and base_metric.endswith(
-            "_per_series_mean"
-        ):  # a mean of values in the base's range
+        # a mean of values in the base's range
+        if base_metric and base_metric.endswith("_per_series_mean"):
             base_metric = base_metric[: -len("_per_series_mean")]
         return get_metric(name).bounds(base_bounds(base_metric) if base_metric else UNBOUNDED)
     return UNBOUNDED

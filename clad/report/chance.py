@@ -64,9 +64,8 @@ def chance_table(
             for bm in r.chance:
                 rows.setdefault((r.dataset, bm, r.scenario), []).append(r)
     out = []
-    memo: dict[
-        tuple, float
-    ] = {}  # runs on one test set share their chance matrix: each computed once
+    # runs on one test set share their chance matrix: each computed once
+    memo: dict[tuple, float] = {}
 
     def test_set(r: RunResult, bm: str) -> tuple:
         """What a run's chance matrix of ``bm`` is computed from."""

@@ -257,9 +257,8 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
     """
     rows = []
     orders: dict[tuple, np.ndarray] = {}  # learned_at per (concepts, test concepts)
-    chance_curves: dict[
-        tuple, np.ndarray
-    ] = {}  # a chance curve per kind, levels, concepts and undefined cells
+    # a chance curve per kind, levels, concepts and undefined cells
+    chance_curves: dict[tuple, np.ndarray] = {}
 
     def t(r: RunResult) -> np.ndarray:
         key = (tuple(r.concepts), tuple(r.test_concepts))
@@ -280,9 +279,8 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
             undefined.shape,
             undefined.tobytes(),
         )
-        if (
-            key not in chance_curves
-        ):  # runs holding one record of their levels (a report's slim runs) share it
+        # runs holding one record of their levels (a report's slim runs) share it
+        if key not in chance_curves:
             chance_curves[key] = fn(chance_matrix(r, m), t(r))
         return chance_curves[key]
 
@@ -314,19 +312,7 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
                     }
                 )
     return pd.DataFrame(
-        rows,
-        columns=[
-            "dataset",
-            "scenario",
-            "strategy",
-            "detector",
-            "base_metric",
-            "kind",
-            "step",
-            "concept",
-            *STATS,
-            "chance",
-        ],
+        rows, columns=[*CONFIG_KEYS, "base_metric", "kind", "step", "concept", *STATS, "chance"]
     )
 
 
@@ -355,7 +341,4 @@ def forgetting_table(results: Iterable[RunResult], with_intervals: bool = True) 
                         **stats_at(d, j),
                     }
                 )
-    return pd.DataFrame(
-        rows,
-        columns=["dataset", "scenario", "strategy", "detector", "base_metric", "concept", *STATS],
-    )
+    return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "base_metric", "concept", *STATS])

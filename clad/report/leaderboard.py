@@ -198,13 +198,11 @@ def _first_status(
     # a stable sort, best first: of rows with equal means, the earlier one comes first
     order = np.argsort(-mean[rows] if higher else mean[rows], kind="stable")
     first, second = rows[order[0]], rows[order[1]]
-    if (
-        f"{mean[first]:.{PRINTED_DIGITS}f}" == f"{mean[second]:.{PRINTED_DIGITS}f}"
-    ):  # a tie as the reader sees it
+    # a tie as the reader sees it
+    if f"{mean[first]:.{PRINTED_DIGITS}f}" == f"{mean[second]:.{PRINTED_DIGITS}f}":
         return None
-    if (
-        min(n[first], n[second]) < 2
-    ):  # NaN compares False: a table without counts is not judged here
+    # NaN compares False: a table without counts is not judged here
+    if min(n[first], n[second]) < 2:
         return first, NO_NOISE_ESTIMATE
     clear = low[first] > high[second] if higher else high[first] < low[second]
     return first, BEST if bool(clear) else WITHIN_NOISE  # NaN compares False: within noise

@@ -59,9 +59,8 @@ def label(name: str) -> str:
 
 
 def _bad(x) -> bool:
-    return x is None or (
-        isinstance(x, (float, np.floating)) and x != x
-    )  # NaN alone differs from itself
+    # NaN alone differs from itself
+    return x is None or (isinstance(x, (float, np.floating)) and x != x)
 
 
 def cell_text(
@@ -246,9 +245,8 @@ def leaderboard_sections(
     marked = {m: status[m].tolist() for m in metrics}
     valued = {m: table[f"{m}_mean"].notna().to_numpy() for m in metrics}
     groups = table.groupby(["dataset", "base_metric"], sort=False).indices
-    for (dataset, base), positions in sorted(
-        groups.items(), key=lambda group: group[1][0]
-    ):  # first seen first
+    # first seen first
+    for (dataset, base), positions in sorted(groups.items(), key=lambda group: group[1][0]):
         used = [m for m in metrics if valued[m][positions].any()]
         scenarios: dict = {}  # the positions of each scenario, in first-seen order
         for pos in _first_seen_positions(columns, ROW_KEYS, positions.tolist()):

@@ -48,9 +48,7 @@ def _d_score_shape_finite(det, data):
     # the adapters check shape and finiteness and raise a DetectorError naming the detector
     X, X_test, _ = data
     s = _score(det, X, X_test)
-    if (
-        s.shape != (len(X_test),) or not np.isfinite(s).all()
-    ):  # pragma: no cover - adapters raise first
+    if s.shape != (len(X_test),) or not np.isfinite(s).all():  # pragma: no cover - adapters raise
         return "score() returned a wrong shape or non-finite values"
 
 

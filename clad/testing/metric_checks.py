@@ -90,9 +90,7 @@ def _m_one_class(metric, data=None):
 
     rng = np.random.default_rng(2)
     scores = rng.normal(size=50)
-    additive = getattr(
-        metric, "additive", False
-    )  # a count is defined on one class: finite, not NaN
+    additive = getattr(metric, "additive", False)  # a count is defined on one class: finite
     for cls in (0, 1):
         y = np.full(50, cls, dtype=np.int8)
         with warnings.catch_warnings():
@@ -127,9 +125,8 @@ def check_base_metric(metric, raise_on_failure: bool = True) -> CheckReport:
 
     decl = metric if isinstance(metric, BaseMetric) else get_base_metric(metric)
     checks = BASE_METRIC_CHECKS if isinstance(decl, BaseMetric) else {"declaration": _m_declaration}
-    if getattr(
-        decl, "additive", False
-    ):  # a count is defined on one class: the same check, named for what it asks
+    # a count is defined on one class: the same check, named for what it asks
+    if getattr(decl, "additive", False):
         checks = {
             ("defined_on_one_class" if k == "nan_on_one_class" else k): v for k, v in checks.items()
         }
