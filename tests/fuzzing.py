@@ -1046,7 +1046,7 @@ def reliability_cases(seed: int = 0, per_kind: int = 50):
     import sqlite3
     import sys
 
-    from clad.core.evaluation import Scored, check_scored
+    from clad.core.scored import Scored, check_scored
     from clad.detectors import DETECTORS
     from clad.engine.folder import FolderLock
     from clad.engine.verify import _read_reference
@@ -1402,7 +1402,7 @@ def surface_cases(seed: int = 0, per_kind: int = 50):
 
     from clad.metrics.base import get_base_metric
     from clad.report import make_report
-    from clad.report.tables import latex_columns
+    from clad.report.table_formats import latex_columns
 
     rng = np.random.default_rng(seed)
     root = Path(tempfile.mkdtemp(prefix="surface-", dir=_tmpdir()))

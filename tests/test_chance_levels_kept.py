@@ -5,7 +5,7 @@ concept against M's own chance level, so a scoreless detector never passes feasi
 import numpy as np
 import pytest
 
-from clad.core.evaluation import Scored, flags
+from clad.core.scored import Scored, flags
 from clad.metrics.base import chance_level, get_base_metric
 from clad.engine.benchmark import run_spec
 from clad.metrics import ranges

@@ -14,7 +14,7 @@ from clad.datasets import make_synthetic
 from clad.results.store import ResultStore
 from clad.report import leaderboard, make_report
 from clad.report.cost import COST, cost_table
-from clad.report.tables import leaderboard_markdown
+from clad.report.table_formats import leaderboard_markdown
 from clad.scenarios import ConceptIncremental
 from clad.strategies import Cumulative, Naive
 

@@ -12,7 +12,7 @@ from clad.results import RunResult
 from clad.engine.summary import format_summary, summary_table
 from clad.errors import CladValueError
 from clad.report import best_status, compare, leaderboard
-from clad.report.tables import leaderboard_markdown
+from clad.report.table_formats import leaderboard_markdown
 
 
 @pytest.fixture

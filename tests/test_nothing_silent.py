@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from clad.cli import main
-from clad.core.evaluation import Scored, check_scored
+from clad.core.scored import Scored, check_scored
 from clad.engine.benchmark import run_spec
 from clad.engine.verify import reference_path
 from clad.errors import DetectorError

@@ -72,7 +72,7 @@ def test_runs_over_orders_report_every_figure_and_the_sensitivity_table(tmp_path
 
     report = make_report(runs, tmp_path / "report")
     names = list(report.figures)
-    from clad.report.aggregate import heatmaps
+    from clad.report.figure_data import heatmaps
 
     panels, problems = heatmaps(runs)
     assert len(panels) == 2 * 3 and not problems  # one R heatmap per strategy and order ...

@@ -165,7 +165,7 @@ def test_orders_of_each_dataset_are_one_block_with_order_sensitivity_within_it(g
 
 
 def test_no_p_first_from_few_blocks_and_no_bold_for_printed_ties():
-    from clad.report.aggregate import best_status
+    from clad.report.leaderboard import best_status
     from clad.report.ranking import MIN_BLOCKS_P_FIRST, rank_stability
 
     two = pd.DataFrame({"a": [0.9, 0.8], "b": [0.6, 0.7]})

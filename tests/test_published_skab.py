@@ -236,7 +236,7 @@ def test_a_count_metric_passes_clad_check():
 def test_counts_raise_no_reversed_scores_warning():
     import warnings
 
-    from clad.core.evaluation import check_reversed
+    from clad.core.data_checks import check_reversed
 
     # far below their chance level (flagging every row) on every concept: counts, not reversed scores
     R = {"tp": np.array([[0.0, 5.0], [5.0, 0.0]]), "fp": np.array([[0.0, 9.0], [9.0, 0.0]])}
@@ -248,7 +248,8 @@ def test_counts_raise_no_reversed_scores_warning():
 
 def test_counts_are_kept_on_a_single_class_test_concept():
     from clad.core.concepts import Concept
-    from clad.core.evaluation import Evaluator, Scored
+    from clad.core.evaluation import Evaluator
+    from clad.core.scored import Scored
 
     class Fixed:
         def score(self, X, concept_id=None):

@@ -14,7 +14,7 @@ import pytest
 
 from clad import metrics
 from clad.report import make_report
-from clad.report.aggregate import HeatmapData
+from clad.report.figure_data import HeatmapData
 from clad.report.charts import curves_chart, forgetting_chart
 from clad.report.charts_heatmap import heatmap_chart
 from clad.report.cost import cost_chart
@@ -265,7 +265,7 @@ def test_cd_chart_bars_are_the_cliques_scikit_posthocs_draws(seed):
 
     from clad.report import compare_methods
     from clad.report.cd_diagram import cd_chart, cd_significance
-    from clad.report.stats import critical_difference
+    from clad.report.posthoc import critical_difference
 
     rng = np.random.default_rng(seed)
     scores = pd.DataFrame(rng.random((12, 6)) + np.linspace(0, 0.6, 6), columns=list("ABCDEF"))
@@ -341,7 +341,7 @@ def _seeded_runs(n_seeds=5):
 
 
 def test_curves_and_forgetting_without_intervals_keep_every_other_number():
-    from clad.report.aggregate import forgetting_table, learning_curves
+    from clad.report.figure_data import forgetting_table, learning_curves
 
     runs = _seeded_runs()
     for table in (learning_curves, forgetting_table):
@@ -354,7 +354,8 @@ def test_curves_and_forgetting_without_intervals_keep_every_other_number():
 def test_chance_marks_equal_the_interval_of_every_cell():
     """The heatmap's at-chance cells (intervals computed only where the chance level lies within a
     cell's values) equal the rule applied to every cell with its own interval."""
-    from clad.report.aggregate import CHANCE_TOLERANCE, heatmaps
+    from clad.report.chance import CHANCE_TOLERANCE
+    from clad.report.figure_data import heatmaps
     from clad.report.describe import interval
 
     runs = _seeded_runs()

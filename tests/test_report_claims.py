@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 from clad.report import best_status, compare, leaderboard, make_report
-from clad.report.aggregate import scenario_groups
+from clad.report.leaderboard import scenario_groups
 from clad.report.headline import deterministic_caveats, deterministic_configurations
-from clad.report.stats import compare_methods, holm_floor
+from clad.report.posthoc import holm_floor
+from clad.report.stats import compare_methods
 from clad.results import RunResult, load_results
 
 from tests.runner_helpers import write_spec
@@ -387,7 +388,7 @@ def test_one_scenario_is_never_split_into_blocks():
 
 
 def test_reversed_scores_warning_agrees_with_its_numbers():
-    from clad.core.evaluation import check_reversed
+    from clad.core.data_checks import check_reversed
     from clad.errors import RunWarning
 
     steps = [f"c{i}" for i in range(10)]

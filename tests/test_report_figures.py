@@ -188,7 +188,7 @@ def test_cd_diagram_has_a_cd_bar_and_fits_a_column():
     ax = fig.axes[0]
     bar = [line for line in ax.lines if line.get_gid() == "cd-bar"]
     assert len(bar) == 1
-    from clad.report.stats import critical_difference
+    from clad.report.posthoc import critical_difference
 
     (x0, x1) = sorted(bar[0].get_xdata()[:2])
     assert x1 - x0 == pytest.approx(critical_difference(c.n_blocks, c.n_methods, c.alpha))

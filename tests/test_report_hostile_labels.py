@@ -125,7 +125,7 @@ def _expressions(node):
 
 
 def test_labels_reach_figures_as_data_only(tmp_path):
-    from clad.report.aggregate import forgetting_table, heatmap_data, learning_curves
+    from clad.report.figure_data import forgetting_table, heatmap_data, learning_curves
     from clad.report.cost import cost_table
     from clad.report.stream import stream_chart
     from clad.report.timeseries import trace_chart

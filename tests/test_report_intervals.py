@@ -154,7 +154,7 @@ def test_chance_rows_on_synthetic_concepts():
 
 
 def test_scores_below_chance_on_most_concepts_warn():
-    from clad.core.evaluation import check_reversed
+    from clad.core.data_checks import check_reversed
     from clad.errors import RunWarning
 
     R = {"average_precision": np.array([[0.05, 0.5], [0.2, 0.04]])}

@@ -12,8 +12,8 @@ import pytest
 
 from clad import metrics
 from clad.report import leaderboard
-from clad.report.aggregate import chance_table
-from clad.report.tables import latex_columns, leaderboard_latex
+from clad.report.chance import chance_table
+from clad.report.table_formats import latex_columns, leaderboard_latex
 from clad.results import RunResult
 
 

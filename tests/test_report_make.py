@@ -20,7 +20,8 @@ from clad.report import (
     learning_curves,
     make_report,
 )
-from clad.report.tables import leaderboard_latex, leaderboard_markdown
+from clad.report.table_formats import leaderboard_markdown
+from clad.report.table_formats import leaderboard_latex
 from clad.results import RunResult, load_results, write_results
 
 NAN = float("nan")

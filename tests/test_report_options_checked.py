@@ -12,7 +12,7 @@ import pytest
 from clad.errors import CladValueError
 from clad.metrics import learned_at, summarize
 from clad.report import make_report
-from clad.report.tables import latex_columns
+from clad.report.table_formats import latex_columns
 from clad.results import RunResult
 
 CONCEPTS = ("A", "B", "C")

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clad.report.aggregate import HeatmapData, heatmap_data
+from clad.report.figure_data import HeatmapData, heatmap_data
 from clad.results import RunResult
 
 NAN = float("nan")
@@ -113,7 +113,7 @@ def test_annotations_show_mean_and_std():
 def test_plots_draw_on_a_given_axes_from_aggregated_data():
     from matplotlib.figure import Figure
 
-    from clad.report.aggregate import forgetting_table, learning_curves
+    from clad.report.figure_data import forgetting_table, learning_curves
     from clad.report.plots import plot_curves, plot_forgetting, plot_heatmap
 
     runs = [

@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from clad.core import steps
-from clad.core.evaluation import Scored
+from clad.core import step_keys, steps
+from clad.core.scored import Scored
 from clad.core.experiment import run_experiment
 from clad.datasets import make_synthetic
 from clad.detectors import as_detector, make_detector
@@ -50,26 +50,28 @@ def _R_bytes(result):
 def test_a_fit_key_is_the_detector_configuration_and_exactly_the_rows():
     det = as_detector(_hbos())
     X = np.random.default_rng(0).normal(size=(30, 3))
-    assert steps.fit_key(det, X) == steps.fit_key(as_detector(_hbos()), X.copy())
-    assert steps.fit_key(det, X) != steps.fit_key(det, X[::-1])  # order
-    assert steps.fit_key(det, X) != steps.fit_key(det, X[:-1])  # rows
-    assert steps.fit_key(det, X) != steps.fit_key(det, X.astype(np.float32))
-    assert steps.fit_key(det, X) != steps.fit_key(
+    assert step_keys.fit_key(det, X) == step_keys.fit_key(as_detector(_hbos()), X.copy())
+    assert step_keys.fit_key(det, X) != step_keys.fit_key(det, X[::-1])  # order
+    assert step_keys.fit_key(det, X) != step_keys.fit_key(det, X[:-1])  # rows
+    assert step_keys.fit_key(det, X) != step_keys.fit_key(det, X.astype(np.float32))
+    assert step_keys.fit_key(det, X) != step_keys.fit_key(
         as_detector(make_detector("hbos", {"n_bins": 7})), X
     )
     a = as_detector(make_detector("iforest", {"random_state": 1}))
     b = as_detector(make_detector("iforest", {"random_state": 2}))
-    assert steps.fit_key(a, X) != steps.fit_key(b, X)  # the seed stream
+    assert step_keys.fit_key(a, X) != step_keys.fit_key(b, X)  # the seed stream
 
 
 def test_only_declared_strategies_are_shared():
-    assert steps.declared(Naive(_hbos())) == ("rows", "state")
-    assert steps.declared(Cumulative(_hbos())) == ("rows",)
-    assert steps.declared(OwnLearn(_hbos())) is None  # its own learn, no declaration
-    assert steps.declared(Misdeclared(_hbos())) == ("rows",)  # it says so (wrongly)
-    assert steps.declared(FineTune(None)) == ("rows", "state")
-    assert steps.declared(EWC(None)) == ("rows",)  # its first step only: later ones forget the key
-    assert steps.declared(Incremental(None)) is None  # says nothing: never shared
+    assert step_keys.declared(Naive(_hbos())) == ("rows", "state")
+    assert step_keys.declared(Cumulative(_hbos())) == ("rows",)
+    assert step_keys.declared(OwnLearn(_hbos())) is None  # its own learn, no declaration
+    assert step_keys.declared(Misdeclared(_hbos())) == ("rows",)  # it says so (wrongly)
+    assert step_keys.declared(FineTune(None)) == ("rows", "state")
+    assert step_keys.declared(EWC(None)) == (
+        "rows",
+    )  # its first step only: later ones forget the key
+    assert step_keys.declared(Incremental(None)) is None  # says nothing: never shared
 
 
 def test_an_undeclared_strategy_fits_every_step():

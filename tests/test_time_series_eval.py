@@ -196,7 +196,7 @@ def test_chance_level_of_every_base_metric():
 
 
 def test_chance_level_of_a_windowed_concept_reads_its_points():
-    from clad.core.evaluation import concept_chance_level
+    from clad.core.chance import concept_chance_level
 
     concept = _dataset().test[0]
     # 4 anomalous points of 22, flagged all: event F1 = 2 * (4/22) / (1 + 4/22); the windows: 3 of 11

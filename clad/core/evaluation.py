@@ -26,14 +26,8 @@ series ``vus_pr``, ``vus_roc``, ``range_f1``, ``event_f1``, ``pa_f1``, ``affilia
 optimistic ``*_oracle`` forms, or a user's, named by import path); the evaluator reads their
 declarations. A metric declared ``input="scores"`` is given the scores, one declared
 ``input="labels"`` the labels ``scores > threshold``. A time-axis metric is computed on the time
-points of a test concept that has a time axis (:attr:`Concept.time <clad.core.concepts.Concept.time>`: window scores mapped back to
-points, see :mod:`clad.core.time_axis`), else on its rows in order. Such a concept's values are
-also computed per series (channel) and kept with the run (:attr:`Evaluation.per_series`), with the
-point scores of one series at every step (:attr:`Evaluation.trace`, for the report's figure).
-
-Parameters of a base metric (``metric_params``, e.g. ``{"vus_pr": {"window": 50}}``): see
-:attr:`BaseMetric.params <clad.metrics.base.BaseMetric.params>` and
-:func:`~clad.metrics.base.check_metric_params`.
+points of a test concept that has a time axis, else on its rows in order; such a concept's values
+per series and one series' scores are kept too (:mod:`clad.core.series_values`).
 """
 
 from __future__ import annotations
@@ -48,120 +42,21 @@ from typing import Mapping, Callable, Iterable, Sequence
 
 import numpy as np
 import sklearn
-from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
 from ..defaults import DEFAULT_BASE_METRIC
-from ..errors import CladValueError, DetectorError, RunWarning
-from ..metrics import ranges as range_metrics
-from ..metrics.base import (
-    BaseMetric,
-    check_base_metrics,
-    check_metric_params,
-    find_base_metric,
-    get_base_metric,
-)
+from ..errors import CladValueError, RunWarning
+from ..metrics.base import BaseMetric, check_base_metrics, check_metric_params, get_base_metric
 from ..validation import check_n_jobs
 from . import steps as step_sharing
+from .chance import chance_levels
 from .concepts import Concept
-from .thresholds import batch_dependent, check_threshold, fpr_threshold, joint_scores, realised_fpr
+from .prequential import Prequential
+from .scored import Scored, check_scored, flags
+from .series_values import per_series, per_series_record, trace_choice, trace_record, trace_scores
+from .step_keys import combine, rows_fingerprint, score_key
+from .thresholds import calibrated_thresholds, check_threshold, realised_fpr, threshold_record
 
-__all__ = [
-    "concept_chance_level",
-    "PREQUENTIAL_METRICS",
-    "Prequential",
-    "Evaluator",
-    "Evaluation",
-    "StepEvent",
-    "AnytimeEvent",
-    "Scored",
-    "flags",
-    "check_scored",
-    "check_reversed",
-    "check_data",
-]
-
-
-def concept_chance_level(name: str, concept: Concept, **params) -> float:
-    """:func:`~clad.metrics.base.chance_level` of base metric ``name`` on a test concept: its time
-    points' labels for a time-axis metric when it has a time axis, its row labels otherwise."""
-    decl = get_base_metric(name)
-    timed = decl.time_axis and concept.time is not None
-    return decl.chance_level(concept.time.y if timed else concept.y, **params)
-
-
-#: points of the per-step trace of one series kept for the report (longer series are summarised)
-TRACE_POINTS = 2000
-
-
-@dataclass(frozen=True)
-class Scored:
-    """Scores of one test set and the threshold for labels (``scores > threshold`` is an anomaly)."""
-
-    scores: np.ndarray
-    threshold: float
-
-    @property
-    def labels(self) -> np.ndarray:
-        return (self.scores > self.threshold).astype(np.int8)
-
-
-def flags(scored: Scored) -> np.ndarray:
-    """The rows flagged: ``scores > threshold``, except that scores all equal (a detector without
-    scores) flag every row, as the chance level's scoreless detector does -- so such a detector is
-    drawn at its chance level, never below it (by a threshold that flags nothing)."""
-    scores = np.asarray(scored.scores)
-    if scores.size and scores.min() == scores.max():
-        return np.ones(scores.shape, dtype=np.int8)
-    return scored.labels
-
-
-def check_scored(scored, n_rows: int, strategy, what: str) -> "Scored":
-    """``scored`` unchanged if it is what a strategy's ``score`` must return for ``n_rows`` rows:
-    a :class:`Scored` with one finite real score per row and a real, non-NaN threshold; else a
-    :class:`~clad.errors.DetectorError` naming the strategy and ``what`` was scored (the checks a
-    detector's scores get, so a strategy plug-in is held to the same contract).
-
-    >>> check_scored(Scored(np.array([0.1, np.nan]), 0.5), 2, "Mine", "test concept 'a'")
-    Traceback (most recent call last):
-    ...
-    clad.errors.DetectorError: strategy 'Mine': score() returned 1 non-finite value(s) (NaN or infinity) among 2 scores of test concept 'a'; expected finite scores
-    """
-    who = strategy if isinstance(strategy, str) else type(strategy).__name__
-    if not isinstance(scored, Scored):
-        raise CladValueError(
-            f"strategy {who}: score() returned {type(scored).__name__}; "
-            "expected clad.strategies.Scored(scores, threshold)"
-        )
-    scores = scored.scores
-    kind = getattr(getattr(scores, "dtype", None), "kind", None)
-    if not isinstance(scores, np.ndarray) or kind not in "biuf":
-        raise DetectorError(
-            f"strategy {who!r}: score() returned scores of type {type(scores).__name__}"
-            f"{f' (dtype {scores.dtype})' if kind else ''} for {what}; expected a numpy array "
-            "of real numbers"
-        )
-    if scores.shape != (n_rows,):
-        raise DetectorError(
-            f"strategy {who!r}: score() returned {scores.shape} scores for the {n_rows} rows of "
-            f"{what}; expected ({n_rows},)"
-        )
-    finite = np.isfinite(scores)
-    if not finite.all():
-        raise DetectorError(
-            f"strategy {who!r}: score() returned {int((~finite).sum())} non-finite value(s) (NaN or "
-            f"infinity) among {n_rows} scores of {what}; expected finite scores"
-        )
-    t = scored.threshold
-    if (
-        isinstance(t, (bool, np.bool_))
-        or not isinstance(t, (int, float, np.integer, np.floating))
-        or t != t
-    ):
-        raise DetectorError(
-            f"strategy {who!r}: score() returned threshold {t!r} for {what}; expected a real "
-            "number, not NaN (scores above it are flagged)"
-        )
-    return scored
+__all__ = ["Evaluator", "Evaluation", "StepEvent", "AnytimeEvent"]
 
 
 @dataclass(frozen=True)
@@ -218,6 +113,9 @@ class Evaluator:
     ----------
     test_concepts : sequence of Concept
     base_metrics : sequence of str, default ("roc_auc",)
+    metric_params : dict, optional
+        Parameters of a base metric (e.g. ``{"vus_pr": {"window": 50}}``): see
+        :attr:`BaseMetric.params <clad.metrics.base.BaseMetric.params>`.
     n_jobs : int or None, default 1
         Threads scoring the test concepts of a step concurrently (-1: one per CPU). R does not
         depend on it (see the module docstring for the detectors it suits).
@@ -270,18 +168,17 @@ class Evaluator:
                 "training concept, clad.core.thresholds.calibration_split)"
             )
         self._train_names = tuple(train_names or ())
-        self._cal_name: str | None = (
-            None  # the training concept whose calibration rows set the threshold
-        )
+        # the training concept whose calibration rows set the threshold
+        self._cal_name: str | None = None
         self._last_cal: str | None = None
         self._last_fpr: list | None = None
         self._fpr_rows: list[list[tuple[float, float]]] = []
-        self._joint_calibration: list[
-            bool
-        ] = []  # per scoring pass: calibration rows scored with each test concept
+        # per scoring pass: calibration rows scored with each test concept
+        self._joint_calibration: list[bool] = []
         self.base_metrics = check_base_metrics(base_metrics)
         self.metric_params = check_metric_params(metric_params, self.base_metrics)
         self._decls: dict[str, BaseMetric] = {m: get_base_metric(m) for m in self.base_metrics}
+        self._time_axis = {m: d.time_axis for m, d in self._decls.items()}
         self.n_jobs = check_n_jobs(n_jobs)
         self.observers = tuple(observers)
         for obs in self.observers:
@@ -307,7 +204,7 @@ class Evaluator:
         self._timed = [c.time is not None for c in self.test_concepts]
         self._series_rows: list[list] = []
         self._last_series: list | None = None
-        self._trace_at = self._trace_choice()
+        self._trace_at = trace_choice(self.test_concepts)
         self._trace_steps: list[dict] = []
         self._last_trace: dict | None = None
         # steps shared through this thread's cache (clad.core.steps), read here: scoring threads have none
@@ -354,8 +251,8 @@ class Evaluator:
             scored, computed = compute(), True
         else:
             if j not in self._rows_fp:
-                self._rows_fp[j] = step_sharing.rows_fingerprint(concept.X)
-            skey = step_sharing.score_key(strategy, concept_id)
+                self._rows_fp[j] = rows_fingerprint(concept.X)
+            skey = score_key(strategy, concept_id)
             scored, computed = self._cache.score(
                 skey, concept.X, compute, origin=self._origin, rows=self._rows_fp[j]
             )
@@ -370,8 +267,8 @@ class Evaluator:
         """The key of test concept ``j``'s metric values under the scores of key ``skey``: the
         scores, the labels, the base metrics and their parameters."""
         if j not in self._labels_fp:
-            self._labels_fp[j] = step_sharing.rows_fingerprint(self.test_concepts[j].y)
-        return "values:" + step_sharing.combine(
+            self._labels_fp[j] = rows_fingerprint(self.test_concepts[j].y)
+        return "values:" + combine(
             skey,
             self._rows_fp[j],
             self._labels_fp[j],
@@ -405,11 +302,13 @@ class Evaluator:
             scored, values_key = Scored(scored.scores, threshold), None
         fpr = (float(scored.threshold), realised_fpr(concept.y, scored.scores, scored.threshold))
         trace = (
-            self._trace(concept, scored)
+            trace_scores(concept, scored, self._trace_at[1])
             if self._trace_at is not None and self._trace_at[0] == j
             else None
         )
-        series = self._per_series(concept, scored) if self._timed[j] else None
+        series = (
+            per_series(concept, scored, self._time_axis, self._metric) if self._timed[j] else None
+        )
         if self._single_class[j]:
             counts = [m for m in self.base_metrics if self._decls[m].additive]
             if not counts:
@@ -472,69 +371,6 @@ class Evaluator:
         x = scored.scores if decl.input == "scores" else flags(scored)
         return decl.checked(y, x, **self.metric_params.get(name, {}))
 
-    def _per_series(self, concept: Concept, scored: Scored) -> list[list[float]]:
-        """Every base metric on every series of ``concept`` (NaN where a series holds one class)."""
-        axis = concept.time
-        rows, points = axis.row_bounds(), axis.point_bounds()
-        point_scores = axis.points(scored.scores)
-        out = []
-        for k in range(len(axis.series)):
-            y_rows, y_pts = concept.y[rows[k] : rows[k + 1]], axis.y[points[k] : points[k + 1]]
-            s_rows = Scored(np.asarray(scored.scores)[rows[k] : rows[k + 1]], scored.threshold)
-            s_pts = Scored(point_scores[points[k] : points[k + 1]], scored.threshold)
-            row = []
-            for m in self.base_metrics:
-                y, s = (y_pts, s_pts) if self._decls[m].time_axis else (y_rows, s_rows)
-                row.append(self._metric(m, y, s) if np.unique(y).size == 2 else float("nan"))
-            out.append(row)
-        return out
-
-    def _trace_choice(self) -> tuple[int, int] | None:
-        """The series whose scores are traced: the first series holding an anomaly range of the
-        first test concept with a time axis (None without one)."""
-        for j, c in enumerate(self.test_concepts):
-            if c.time is None:
-                continue
-            bounds = c.time.point_bounds()
-            for k in range(len(c.time.series)):
-                if c.time.y[bounds[k] : bounds[k + 1]].any():
-                    return j, k
-            return j, 0
-        return None
-
-    def _trace(self, concept: Concept, scored: Scored) -> dict:
-        """The traced series' point scores and the threshold (at most :data:`TRACE_POINTS` points:
-        a longer series is cut into that many equal buckets, each showing its largest score)."""
-        k = self._trace_at[1]
-        bounds = concept.time.point_bounds()
-        scores = concept.time.points(scored.scores)[bounds[k] : bounds[k + 1]]
-        return {"scores": _bucket(scores, np.max).tolist(), "threshold": float(scored.threshold)}
-
-    def trace_record(self) -> dict | None:
-        """The traced series (concept, name, values of its first feature, point labels as ranges,
-        bucket size) and its scores and threshold after every step; None without a time axis."""
-        if self._trace_at is None or not self._trace_steps:
-            return None
-        j, k = self._trace_at
-        concept = self.test_concepts[j]
-        bounds = concept.time.point_bounds()
-        values = concept.time.values(concept.X)[bounds[k] : bounds[k + 1]]
-        y = concept.time.y[bounds[k] : bounds[k + 1]]
-        step = _bucket_size(y.size)
-        return {
-            "concept": concept.name,
-            "series": concept.time.series[k],
-            "n_points": int(y.size),
-            "bucket": step,
-            "values": [
-                None if not np.isfinite(v) else float(v) for v in _bucket(values, np.nanmean)
-            ],
-            "ranges": range_metrics.anomaly_ranges(y).tolist(),
-            "steps": list(self._steps),
-            "scores": [t["scores"] for t in self._trace_steps],
-            "thresholds": [t["threshold"] for t in self._trace_steps],
-        }
-
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
@@ -545,32 +381,23 @@ class Evaluator:
         else the ``1 - fpr`` quantile of the model's scores on the calibration rows of the concept
         just learned, scored as the test concept is: with its concept id where the scenario gives
         ids (a strategy that ignores the id gets the same threshold in every scenario), and, when the
-        model's score of a row depends on the rows scored with it (:func:`batch_dependent`, probed
-        after every step), in the test concept's batch (:func:`joint_scores`)."""
+        model's score of a row depends on the rows scored with it, in the test concept's batch
+        (:func:`~clad.core.thresholds.calibrated_thresholds`)."""
         if self.threshold == "own":
             return [None] * len(self.test_concepts)
         learned = (
             self._cal_name if self._cal_name in self._calibration else next(iter(self._calibration))
         )
-        cal, fpr = self._calibration[learned], self.threshold["fpr"]
-        found: dict[str | None, float] = {}
-        joint = None
-        out = []
-        for c in self.test_concepts:
-            key = c.name if with_ids else None
-            if joint is None:
-                whole = strategy.score(cal, concept_id=key).scores
-                joint = batch_dependent(strategy, cal, concept_id=key, whole=whole)
-                self._joint_calibration.append(joint)
-                if not joint:
-                    found[key] = fpr_threshold(whole, fpr)
-            if joint:  # the calibration rows' scores in the test concept's batch
-                out.append(fpr_threshold(joint_scores(strategy, c.X, cal, concept_id=key), fpr))
-                continue
-            if key not in found:
-                found[key] = fpr_threshold(strategy.score(cal, concept_id=key).scores, fpr)
-            out.append(found[key])
-        return out
+        thresholds, joint = calibrated_thresholds(
+            strategy,
+            self.test_concepts,
+            self._calibration[learned],
+            self.threshold["fpr"],
+            with_ids,
+        )
+        if joint is not None:
+            self._joint_calibration.append(joint)
+        return thresholds
 
     def _score_all(self, strategy, with_ids: bool) -> dict[str, np.ndarray]:
         n = len(self.test_concepts)
@@ -667,9 +494,22 @@ class Evaluator:
         self._tell(AnytimeEvent(int(rows_seen), len(self._any_seen) - 1))
 
     def prequential(self, strategy, X, y, rows_seen: int, window: int) -> None:
-        """Test-then-train: score the batch ``X`` (labels ``y``) before it is learned, after
-        ``rows_seen`` training rows; ``window`` batches make the windowed scores (see
-        :class:`Prequential`)."""
+        """Test-then-train: score the batch ``X`` (labels ``y``) before it is learned.
+
+        Parameters
+        ----------
+        strategy : Strategy
+            The strategy whose ``score`` scores the batch (as it is before learning it).
+        X : array
+            The batch's rows.
+        y : array of int
+            Their labels (1 = anomaly).
+        rows_seen : int
+            Training rows learned before this batch.
+        window : int
+            How many of the last batches make the windowed scores (see
+            :class:`~clad.core.prequential.Prequential`).
+        """
         self._preq.window = int(window)
         self._preq.add(
             np.asarray(y),
@@ -702,36 +542,24 @@ class Evaluator:
             else None,
             prequential=self._preq.record(),
             per_series=self._per_series_record(),
-            trace=self.trace_record(),
+            trace=self._trace_record(),
             chance=self._chance_levels(),
-            threshold=self._threshold_record(),
+            threshold=threshold_record(
+                self.threshold, self._fpr_rows, self._calibration, self._joint_calibration
+            ),
             work={
                 **self._work,
                 **({"cache_bytes": int(self._cache.peak_bytes)} if self._cache is not None else {}),
             },
         )
 
-    def _threshold_record(self) -> dict:
-        """The policy, and per step and test concept the threshold and the realised false-positive rate."""
-        record = {
-            "policy": self.threshold,
-            "threshold": [[t for t, _ in row] for row in self._fpr_rows],
-            "realised_fpr": [[f for _, f in row] for row in self._fpr_rows],
-            "calibration_rows": {k: int(len(v)) for k, v in self._calibration.items()},
-        }
-        if (
-            self.threshold != "own"
-        ):  # whether the model's scores depended on the batch (then calibrated in it)
-            record["calibrated_in_test_batch"] = any(self._joint_calibration)
-        return record
-
     def _chance_levels(self) -> dict[str, list[float]]:
         """:func:`concept_chance_level` of every base metric and test concept, computed once (once
         per grid process where steps are shared: a function of the labels alone)."""
         if self._cache is None or any(self._timed):
             return self._compute_chance_levels()
-        key = "chance:" + step_sharing.combine(
-            [step_sharing.rows_fingerprint(c.y) for c in self.test_concepts],
+        key = "chance:" + combine(
+            [rows_fingerprint(c.y) for c in self.test_concepts],
             self.base_metrics,
             sorted(self.metric_params.items()),
         )
@@ -741,295 +569,24 @@ class Evaluator:
         }
 
     def _compute_chance_levels(self) -> dict[str, list[float]]:
-        out = {}
-        for m in self.base_metrics:
-            levels = []
-            for j, c in enumerate(self.test_concepts):
-                try:
-                    levels.append(
-                        float("nan")
-                        if self._single_class[j]
-                        else float(concept_chance_level(m, c, **self.metric_params.get(m, {})))
-                    )
-                except (ValueError, CladValueError):  # no chance level defined for it
-                    levels.append(float("nan"))
-            out[m] = levels
-        return out
+        return chance_levels(
+            self.test_concepts, self.base_metrics, self.metric_params, self._single_class
+        )
+
+    def _trace_record(self) -> dict | None:
+        """The traced series and its scores after every step (:func:`trace_record`); None without a
+        time axis."""
+        if self._trace_at is None or not self._trace_steps:
+            return None
+        j, k = self._trace_at
+        return trace_record(self.test_concepts[j], k, self._steps, self._trace_steps)
 
     def _per_series_record(self) -> dict | None:
         if not any(self._timed) or not self._series_rows:
             return None
-        timed = [j for j, t in enumerate(self._timed) if t]
-        names = {self.test_concepts[j].name: list(self.test_concepts[j].time.series) for j in timed}
-        values = {
-            m: {
-                self.test_concepts[j].name: [
-                    [row[j][k][i] for k in range(len(row[j]))] for row in self._series_rows
-                ]
-                for j in timed
-            }
-            for i, m in enumerate(self.base_metrics)
-        }
-        return {
-            "series": names,
-            "values": values,
-            "chance": {
-                m: {
-                    self.test_concepts[j].name: self._series_chance(self.test_concepts[j], m)
-                    for j in timed
-                }
-                for m in self.base_metrics
-            },
-        }
-
-    def _series_chance(self, concept: Concept, name: str) -> list[float]:
-        """:func:`chance_level` of base metric ``name`` on every series of a time-series concept
-        (its points' labels for a range metric, its rows' otherwise; NaN where a series holds one class)."""
-        axis = concept.time
-        rows, points = axis.row_bounds(), axis.point_bounds()
-        out = []
-        for k in range(len(axis.series)):
-            decl = self._decls[name]
-            y = (
-                axis.y[points[k] : points[k + 1]]
-                if decl.time_axis
-                else concept.y[rows[k] : rows[k + 1]]
-            )
-            try:
-                out.append(
-                    float(decl.chance_level(y, **self.metric_params.get(name, {})))
-                    if np.unique(y).size == 2
-                    else float("nan")
-                )
-            except (ValueError, CladValueError):
-                out.append(float("nan"))
-        return out
-
-
-def _bucket_size(n: int) -> int:
-    return max(1, -(-n // TRACE_POINTS))
-
-
-def _bucket(values: np.ndarray, reduce) -> np.ndarray:
-    """``values`` cut into consecutive buckets of :func:`_bucket_size` points, each reduced to one."""
-    step = _bucket_size(values.size)
-    if step == 1:
-        return np.asarray(values, dtype=np.float64)
-    pad = (-values.size) % step
-    padded = np.concatenate([np.asarray(values, dtype=np.float64), np.full(pad, np.nan)]).reshape(
-        -1, step
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN bucket stays NaN
-        return reduce(padded, axis=1) if reduce is np.nanmean else np.nanmax(padded, axis=1)
-
-
-def check_reversed(
-    R: dict[str, np.ndarray],
-    steps: Sequence[str],
-    test_names: Sequence[str],
-    chance: Mapping[str, Sequence[float]] | None = None,
-) -> None:
-    """Warn (:class:`~clad.errors.RunWarning`) when a base metric is below its chance level on most
-    concepts right after they were learned, and below it on average over them (the cells of R where the step and the test concept have
-    the same name): a detector ranks anomalies *lower* than normal rows there, so its scores may be
-    reversed (clad expects higher = more anomalous). ``chance`` gives each base metric's chance level
-    per test concept (:func:`concept_chance_level`); without it, ROC-AUC against 0.5."""
-    position = {name: j for j, name in enumerate(test_names)}
-    levels = dict(chance or {})
-    if not levels and "roc_auc" in R:
-        levels = {"roc_auc": [0.5] * len(test_names)}
-    for name, level in levels.items():
-        decl = find_base_metric(name)
-        if name not in R or level is None or decl is None or decl.optimistic or decl.additive:
-            continue
-        pairs = [
-            (R[name][i, position[s]], level[position[s]])
-            for i, s in enumerate(steps)
-            if s in position
-        ]
-        pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]
-        below = sum((v < c) if decl.higher_is_better else (v > c) for v, c in pairs)
-        # most concepts below chance *and* their mean below the mean chance: a mean above chance
-        # (a few good concepts) contradicts "reversed", so nothing is said
-        mean_v, mean_c = (
-            (np.mean([v for v, _ in pairs]), np.mean([c for _, c in pairs]))
-            if pairs
-            else (0.0, 0.0)
+        return per_series_record(
+            self.test_concepts, self._series_rows, self._decls, self.metric_params
         )
-        if (
-            pairs
-            and below > len(pairs) / 2
-            and (mean_v < mean_c if decl.higher_is_better else mean_v > mean_c)
-        ):
-            shown = "ROC-AUC below 0.5" if name == "roc_auc" else f"{name} below chance"
-            warnings.warn(
-                f"{shown} on {below} of {len(pairs)} concepts just learned (mean "
-                f"{np.mean([v for v, _ in pairs]):.3f}, chance {np.mean([c for _, c in pairs]):.3f}): are "
-                "the scores reversed? clad expects higher scores for more anomalous rows",
-                RunWarning,
-                stacklevel=2,
-            )
-            return
-
-
-#: detector parameters that a training step needs more rows than
-_ROW_PARAMETERS = ("n_neighbors", "n_clusters", "n_components")
-#: a feature whose spread is at most this fraction of its magnitude (plus an absolute floor) is near-constant
-_NEAR_CONSTANT = 1e-9
-
-
-def _rows_needed(detector) -> tuple[int, str]:
-    """The fewest training rows ``detector`` can learn from, and why: 2, or one more than its
-    largest ``n_neighbors`` / ``n_clusters`` / ``n_components`` parameter."""
-    needed, why = 2, "a detector needs at least 2 rows"
-    params = detector.get_params(deep=True) if hasattr(detector, "get_params") else {}
-    for key, value in params.items():
-        if (
-            key.rsplit("__", 1)[-1] in _ROW_PARAMETERS
-            and isinstance(value, (int, np.integer))
-            and value + 1 > needed
-        ):
-            needed, why = int(value) + 1, f"the detector's {key.rsplit('__', 1)[-1]}={int(value)}"
-    return needed, why
-
-
-def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
-    """Warn (:class:`~clad.errors.RunWarning`) before a run about data that makes its numbers
-    meaningless: constant or near-constant features in a training concept, a training concept with
-    fewer rows than ``detector`` needs, finite values beyond float32's range (a detector that casts
-    to float32 sees infinities), and a ``batch_size`` at least as long as the whole training stream
-    (concept-agnostic: one batch, so every row of R is the same)."""
-    big = float(np.finfo(np.float32).max)
-    needed, why = (
-        _rows_needed(detector) if detector is not None else (2, "a detector needs at least 2 rows")
-    )
-    flat_concepts: list[str] = []  # constant features: one warning for the whole dataset
-    for c in dataset.train:
-        X = np.asarray(c.X)
-        if len(X) < needed:
-            warnings.warn(
-                f"training concept {c.name!r} has {len(X)} row(s); {why}, so what it learns there "
-                "means little",
-                RunWarning,
-                stacklevel=2,
-            )
-        if len(X) > 1 and np.issubdtype(X.dtype, np.number):
-            rows = X.reshape(len(X), -1)  # windows (rows x steps x channels): every value of a row
-            spread = np.ptp(rows, axis=0).astype(np.float64)
-            scale = np.abs(rows).max(axis=0).astype(np.float64)
-            flat = np.flatnonzero(spread <= _NEAR_CONSTANT * np.maximum(scale, 1.0))
-            if flat.size:
-                shown = ", ".join(map(str, flat[:10])) + (", ..." if flat.size > 10 else "")
-                what = (
-                    "feature(s)"
-                    if X.ndim <= 2
-                    else f"value(s) per window ({' x '.join(map(str, X.shape[1:]))}, flattened)"
-                )
-                flat_concepts.append(
-                    f"{c.name!r}: {flat.size} of {rows.shape[1]} {what} constant or near-constant "
-                    f"(column {shown})"
-                )
-    if len(flat_concepts) == 1:
-        warnings.warn(
-            f"training concept {flat_concepts[0]}; a detector learns nothing from them",
-            RunWarning,
-            stacklevel=2,
-        )
-    elif flat_concepts:
-        listed = "; ".join(flat_concepts[:5]) + (
-            f"; and {len(flat_concepts) - 5} more" if len(flat_concepts) > 5 else ""
-        )
-        warnings.warn(
-            f"{len(flat_concepts)} of {len(dataset.train)} training concepts have constant or "
-            f"near-constant features, which a detector learns nothing from: {listed}",
-            RunWarning,
-            stacklevel=2,
-        )
-    for c in (*dataset.train, *dataset.test):
-        X = np.asarray(c.X)
-        if np.issubdtype(X.dtype, np.floating) and X.size:
-            with np.errstate(invalid="ignore"):
-                over = int(np.count_nonzero(np.isfinite(X) & (np.abs(X) > big)))
-            if over:
-                warnings.warn(
-                    f"concept {c.name!r}: {over} value(s) beyond float32's range (|x| > {big:.3g}) become "
-                    "non-finite when a detector casts to float32; rescale the features",
-                    RunWarning,
-                    stacklevel=2,
-                )
-    if batch_size is not None:
-        stream = sum(len(c.X) for c in dataset.train)
-        if stream and int(batch_size) >= stream:
-            warnings.warn(
-                f"batch_size={batch_size} is at least the whole training stream ({stream} rows): one "
-                "batch, so every row of R is the same",
-                RunWarning,
-                stacklevel=2,
-            )
-
-
-#: the prequential scores: name -> function(y_true, scores, labels)
-PREQUENTIAL_METRICS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], float]] = {
-    "roc_auc": lambda y, s, lab: float(roc_auc_score(y, s)),
-    "average_precision": lambda y, s, lab: float(average_precision_score(y, s)),
-    "f1": lambda y, s, lab: float(f1_score(y, lab, zero_division=0.0)),
-}
-
-
-class Prequential:
-    """Test-then-train scores of a stream, batch after batch.
-
-    Each batch is scored before it is learned; after batch ``b`` every metric of
-    :data:`PREQUENTIAL_METRICS` (scikit-learn's ``roc_auc_score``, ``average_precision_score`` and
-    ``f1_score`` on ``scores > threshold``, the threshold of the model that scored the batch) is
-    computed over every row scored so far (*cumulative*) and over the rows of the last ``window``
-    batches (*windowed*). A value whose rows hold a single class is NaN.
-
-    >>> import numpy as np
-    >>> from clad.core.evaluation import Scored
-    >>> p = Prequential(window=1)
-    >>> p.add(np.array([0, 1]), Scored(np.array([0.1, 0.9]), 0.5), 10)
-    >>> p.add(np.array([0, 1]), Scored(np.array([0.8, 0.2]), 0.5), 12)
-    >>> rec = p.record()
-    >>> rec["windowed"]["roc_auc"], rec["cumulative"]["roc_auc"]
-    ([1.0, 0.0], [1.0, 0.75])
-    """
-
-    def __init__(self, window: int = 10):
-        self.window = window
-        self._y: list[np.ndarray] = []
-        self._scores: list[np.ndarray] = []
-        self._labels: list[np.ndarray] = []
-        self._rows_seen: list[int] = []
-        self._values: dict[str, dict[str, list[float]]] = {
-            kind: {m: [] for m in PREQUENTIAL_METRICS} for kind in ("cumulative", "windowed")
-        }
-
-    def add(self, y: np.ndarray, scored: Scored, rows_seen: int) -> None:
-        self._y.append(np.asarray(y).astype(np.int8))
-        self._scores.append(np.asarray(scored.scores, dtype=np.float64))
-        self._labels.append(scored.labels)
-        self._rows_seen.append(int(rows_seen))
-        for kind, first in (("cumulative", 0), ("windowed", max(0, len(self._y) - self.window))):
-            y_all = np.concatenate(self._y[first:])
-            s_all = np.concatenate(self._scores[first:])
-            lab_all = np.concatenate(self._labels[first:])
-            defined = np.unique(y_all).size == 2
-            for m, fn in PREQUENTIAL_METRICS.items():
-                self._values[kind][m].append(fn(y_all, s_all, lab_all) if defined else float("nan"))
-
-    def record(self) -> dict | None:
-        """The run's prequential record (None if no batch was scored)."""
-        if not self._rows_seen:
-            return None
-        return {
-            "window": self.window,
-            "rows_seen": list(self._rows_seen),
-            "n_rows": [int(len(y)) for y in self._y],
-            "cumulative": {m: list(v) for m, v in self._values["cumulative"].items()},
-            "windowed": {m: list(v) for m, v in self._values["windowed"].items()},
-        }
 
 
 def _memory_rows(strategy) -> int:

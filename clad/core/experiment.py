@@ -18,7 +18,8 @@ from ..metrics.base import check_base_metrics
 from ..metrics.counts import COUNT_METRICS
 from ..metrics.nab import NAB_METRICS, nab_record
 from ..metrics.pooled import pooled_record
-from .evaluation import Evaluator, StepEvent, check_data, check_reversed
+from .data_checks import check_data, check_reversed
+from .evaluation import Evaluator, StepEvent
 from .thresholds import calibration_seed, calibration_split, check_calibration_rows, check_threshold
 from .memory import peak_rss
 from ..results.record import RunResult, versions

@@ -10,7 +10,7 @@ A training step's **key** is computed from its inputs alone, before anything is 
   (:func:`score_key`), with the fingerprint of the scored rows.
 
 Two steps with the same key give the same fitted state and the same scores, so a
-:class:`StepCache` computes each key once: fitted detectors and the :class:`~clad.core.evaluation.Scored`
+:class:`StepCache` computes each key once: fitted detectors and the :class:`~clad.core.scored.Scored`
 of each test concept under a fitted state are kept by key, within a bounded number of bytes
 (least recently used first out). A cache belongs to one thread of one process (:func:`using`);
 the engine runs the runs whose keys can coincide one after another in one process
@@ -49,9 +49,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
-import hashlib
 import threading
-import types
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -60,18 +58,12 @@ import numpy as np
 from ..errors import CladError
 from .concepts import owned
 from .fitted_state import KEY_ATTR, first_difference, learned_state, state_bytes
+from .step_keys import Unshareable, declared, fit_key, hash_parts, key_of, rows_fingerprint
 
 __all__ = [
     "StepCache",
     "SharingMismatch",
-    "Unshareable",
     "Counts",
-    "fit_key",
-    "score_key",
-    "rows_fingerprint",
-    "describe",
-    "declared",
-    "key_of",
     "learned_state",
     "using",
     "current",
@@ -92,133 +84,6 @@ DEFAULT_MAX_BYTES = 256 * 2**20
 class SharingMismatch(CladError):
     """A shared step's result differs from the same step computed fresh: a strategy or detector
     declared fewer inputs than its computation reads."""
-
-
-class Unshareable(TypeError):
-    """An input that cannot be part of a key (an object whose state its description does not
-    show): the step is computed, never shared."""
-
-
-# -- keys -----------------------------------------------------------------------------------------
-def rows_fingerprint(X) -> str:
-    """The fingerprint of exactly these rows in this order (dtype, shape and bytes).
-
-    >>> a = np.zeros((3, 2))
-    >>> rows_fingerprint(a) == rows_fingerprint(np.zeros((3, 2))), rows_fingerprint(a) == rows_fingerprint(a.T)
-    (True, False)
-    """
-    a = np.asarray(X)
-    if a.dtype.hasobject:
-        raise Unshareable("rows of dtype object")
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"{a.dtype.str}{a.shape}".encode())
-    h.update(np.ascontiguousarray(a).data)
-    return h.hexdigest()
-
-
-def describe(obj: Any, depth: int = 0) -> str:
-    """A text that determines ``obj`` as a configuration: plain values, containers, arrays (by
-    fingerprint), classes and functions by import path, estimators by class and
-    ``get_params(deep=False)``; :class:`Unshareable` for anything else.
-
-    >>> from sklearn.ensemble import IsolationForest
-    >>> describe(IsolationForest(n_estimators=5)) == describe(IsolationForest(n_estimators=5))
-    True
-    >>> describe(IsolationForest(n_estimators=5)) == describe(IsolationForest(n_estimators=6))
-    False
-    """
-    if depth > 12:
-        raise Unshareable("a configuration nested too deep")
-    if obj is None or isinstance(obj, (bool, int, float, str, bytes)):
-        return f"{type(obj).__name__}:{obj!r}"
-    if isinstance(obj, np.generic):
-        return f"{obj.dtype.str}:{obj!r}"
-    if isinstance(obj, np.ndarray):
-        return f"array:{rows_fingerprint(obj)}"
-    if isinstance(obj, (list, tuple)):
-        return f"{type(obj).__name__}[" + ",".join(describe(v, depth + 1) for v in obj) + "]"
-    if isinstance(obj, dict):
-        items = sorted((describe(k, depth + 1), describe(v, depth + 1)) for k, v in obj.items())
-        return "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
-    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
-        name = getattr(obj, "__qualname__", "")
-        if "<" in name:  # a lambda or a local function: its name does not determine it
-            raise Unshareable(f"{name} has no import path")
-        return f"{getattr(obj, '__module__', '?')}.{name}"
-    get_params = getattr(obj, "get_params", None)
-    if callable(get_params) and not isinstance(obj, type):
-        cls = type(obj)
-        return (
-            f"{cls.__module__}.{cls.__qualname__}("
-            + describe(get_params(deep=False), depth + 1)
-            + ")"
-        )
-    raise Unshareable(f"{type(obj).__name__} is not a configuration value")
-
-
-def _hash(*parts: str) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for p in parts:
-        h.update(p.encode())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def fit_key(detector, X) -> str:
-    """The key of fitting a fresh, unfitted ``detector`` on ``X``: its configuration and the rows."""
-    return "fit:" + _hash("fit", describe(detector), rows_fingerprint(X))
-
-
-def key_of(detector) -> str | None:
-    """The step key of the fit that made ``detector`` (None: not a keyed fit)."""
-    return getattr(detector, KEY_ATTR, None) if detector is not None else None
-
-
-def declared(strategy) -> tuple[str, ...] | None:
-    """What ``strategy`` declares enters its step keys (its class's ``step_inputs``), or None when
-    it is never shared: no declaration, or a class that writes its own ``learn`` or ``score`` (or
-    ``_fit_new``, ``_new_detector``) below the class that declared, without declaring again.
-
-    >>> from clad.strategies import Naive
-    >>> class Mine(Naive):
-    ...     def learn(self, X, concept_id=None):
-    ...         return super().learn(X)
-    >>> declared(Naive()), declared(Mine())
-    (('rows', 'state'), None)
-    """
-    cls = type(strategy)
-    owner = next((c for c in cls.__mro__ if "step_inputs" in c.__dict__), None)
-    if owner is None or owner.__dict__["step_inputs"] is None:
-        return None
-    for c in cls.__mro__:
-        if c is owner:
-            break
-        if any(
-            m in c.__dict__ for m in ("learn", "score", "_fit_new", "_new_detector", "score_key")
-        ):
-            return None
-    return tuple(owner.__dict__["step_inputs"])
-
-
-def score_key(strategy, concept_id) -> str | None:
-    """The key of what ``strategy.score(X, concept_id)`` computes from (without the rows), or None
-    when it is not shared: a strategy's own ``score_key(concept_id)`` when it has one, else the
-    key of its fitted ``detector_`` (with the id when the strategy reads it)."""
-    if declared(strategy) is None:
-        return None
-    own = getattr(strategy, "score_key", None)
-    if callable(own):
-        return own(concept_id)
-    base = key_of(getattr(strategy, "detector_", None))
-    if base is None:
-        return None
-    read = getattr(strategy, "reads_concept_id", True)
-    return _hash("score", base, repr(concept_id) if read else "")
-
-
-def combine(*parts: Any) -> str:
-    """A key made of other keys and plain values (for a strategy's ``score_key``)."""
-    return _hash(*(repr(p) for p in parts))
 
 
 # -- the cache ---------------------------------------------------------------------------------------
@@ -338,7 +203,7 @@ class StepCache:
             start = key_of(detector)
             if start is None:
                 raise Unshareable("a state without a key")
-            key = "further:" + _hash("partial_fit", start, rows_fingerprint(X))
+            key = "further:" + hash_parts("partial_fit", start, rows_fingerprint(X))
         except Unshareable:
             with self._lock:
                 self.counts.fits += 1
@@ -401,13 +266,27 @@ class StepCache:
         origin: str = "",
         rows: str | None = None,
     ) -> tuple[Any, bool]:
-        """``(compute(), True)`` (a :class:`~clad.core.evaluation.Scored` of ``X``), or ``(what it
-        gave an earlier step with the same key and rows, False)``; ``key`` None: computed, never
-        shared. ``rows``: the fingerprint of ``X`` when the caller knows it."""
+        """``(compute(), True)`` (a :class:`~clad.core.scored.Scored` of ``X``), or ``(what it
+        gave an earlier step with the same key and rows, False)``.
+
+        Parameters
+        ----------
+        key : str or None
+            The scoring key (:func:`~clad.core.step_keys.score_key`); None: computed, never shared.
+        X : array
+            The rows scored.
+        compute : callable
+            Computes the scores of ``X`` when no earlier step gave them.
+        origin : str
+            The run and step asking, named if a verification finds a mismatch.
+        rows : str, optional
+            The fingerprint of ``X`` when the caller knows it
+            (:func:`~clad.core.step_keys.rows_fingerprint`).
+        """
         with self._lock:
             self.counts.passes += 1
         try:
-            full = None if key is None else "score:" + _hash(key, rows or rows_fingerprint(X))
+            full = None if key is None else "score:" + hash_parts(key, rows or rows_fingerprint(X))
         except Unshareable:
             full = None
         if full is None:

@@ -48,7 +48,6 @@ from ..errors import CladValueError, DataError
 from .concepts import Concept, ConceptDataset
 
 __all__ = [
-    "POLICIES",
     "DEFAULT_CALIBRATION_FRACTION",
     "check_threshold",
     "policy_text",
@@ -61,10 +60,11 @@ __all__ = [
     "check_calibration_rows",
     "batch_dependent",
     "joint_scores",
+    "calibrated_thresholds",
+    "threshold_record",
     "JOINT_SHARE",
 ]
 
-POLICIES = ("own", "fpr")
 #: the share of each training concept's normal rows held out for calibration
 DEFAULT_CALIBRATION_FRACTION = 0.2
 #: a batch-dependent score's calibration rows join the test batch in parts of at most this share of it
@@ -317,3 +317,68 @@ def joint_scores(strategy, test_rows, calibration_rows, concept_id=None) -> np.n
         scored = strategy.score(np.concatenate([test_rows, part]), concept_id=concept_id)
         parts.append(np.asarray(scored.scores, dtype=np.float64)[len(test_rows) :])
     return np.concatenate(parts)
+
+
+def calibrated_thresholds(
+    strategy, test_concepts, calibration_rows, fpr: float, with_ids: bool
+) -> tuple[list[float], bool | None]:
+    """Each test concept's threshold under ``{"fpr": fpr}``: the ``1 - fpr`` quantile
+    (:func:`fpr_threshold`) of the model's scores on the calibration rows, scored as the test
+    concept is.
+
+    Parameters
+    ----------
+    strategy : Strategy
+        The trained strategy whose ``score`` scores the rows.
+    test_concepts : sequence of Concept
+        The test concepts, each getting its threshold.
+    calibration_rows : array
+        Held-out normal rows of the concept just learned.
+    fpr : float
+        The target false-positive rate.
+    with_ids : bool
+        Score with each test concept's id (the scenario gives ids).
+
+    Returns
+    -------
+    thresholds : list of float
+        One per test concept.
+    joint : bool or None
+        Whether the model's score of a row depends on the rows scored with it
+        (:func:`batch_dependent`, probed once), so that the calibration rows were scored in each
+        test concept's batch (:func:`joint_scores`); None without a test concept.
+    """
+    found: dict[str | None, float] = {}
+    joint = None
+    out = []
+    for c in test_concepts:
+        key = c.name if with_ids else None
+        if joint is None:
+            whole = strategy.score(calibration_rows, concept_id=key).scores
+            joint = batch_dependent(strategy, calibration_rows, concept_id=key, whole=whole)
+            if not joint:
+                found[key] = fpr_threshold(whole, fpr)
+        if joint:  # the calibration rows' scores in the test concept's batch
+            scores = joint_scores(strategy, c.X, calibration_rows, concept_id=key)
+            out.append(fpr_threshold(scores, fpr))
+            continue
+        if key not in found:
+            found[key] = fpr_threshold(strategy.score(calibration_rows, concept_id=key).scores, fpr)
+        out.append(found[key])
+    return out, joint
+
+
+def threshold_record(policy, fpr_rows, calibration, joint_calibration) -> dict:
+    """A run's threshold record: the ``policy``, and per step and test concept the threshold and
+    the realised false-positive rate (``fpr_rows``: per step, per test concept, the pair), the
+    calibration rows of each training concept and, under ``{"fpr": x}``, whether the model's scores
+    depended on the batch (then calibrated in it: ``joint_calibration``, per scoring pass)."""
+    record = {
+        "policy": policy,
+        "threshold": [[t for t, _ in row] for row in fpr_rows],
+        "realised_fpr": [[f for _, f in row] for row in fpr_rows],
+        "calibration_rows": {k: int(len(v)) for k, v in calibration.items()},
+    }
+    if policy != "own":
+        record["calibrated_in_test_batch"] = any(joint_calibration)
+    return record

@@ -19,7 +19,7 @@ Each replica keeps everything that makes it its own run:
 * its loss (``train_loss_``), and its threshold and scores, computed by its own detector after
   training as when it trains alone;
 * the hooks of its strategy: ``extra_loss(module, xb)`` is called for each replica with a view of
-  that replica's parameters (a :class:`ReplicaView`), so EWC's penalty, LwF's distillation and
+  that replica's parameters (a :class:`~clad.detectors.torch_stacked.ReplicaView`), so EWC's penalty, LwF's distillation and
   DER's replay term are the replica's own. A ``grad_hook`` (A-GEM's projection) rewrites a
   module's ``.grad`` between the backward pass and the step, which a stacked model does not have
   per replica: :func:`train_replicas` refuses it, and strategies that use one say so
@@ -54,20 +54,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import CladValueError, DetectorError
-from .torch_ae import REPLICA_THREAD, TorchDetector, nn, to_device, torch
+from .torch_base import REPLICA_THREAD, TorchDetector, to_device, torch
+from .torch_stacked import ReplicaView, stacked_form, stacked_losses
 
-__all__ = [
-    "train_replicas",
-    "ReplicaGroup",
-    "ReplicaView",
-    "current_group",
-    "stack_key",
-    "stacked_reconstruct",
-]
+__all__ = ["train_replicas", "ReplicaGroup", "current_group", "stack_key"]
 
 _BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults, which TorchDetector uses
 
-#: on CUDA, capture a stacked training step as one CUDA graph and replay it (see _train_stack)
+#: on CUDA, capture a stacked training step as one CUDA graph and replay it (see _Stack)
 CUDA_GRAPHS = True
 #: ... when a stacked training call has at least this many full mini-batch steps (a capture costs
 #: a few steps' time)
@@ -125,9 +119,8 @@ def _permutations(gens, active, n: int):
         else:
             out[i] = torch.arange(n)
 
-    workers = min(
-        k, torch.get_num_threads(), 16
-    )  # the run's thread limit (limited_threads) holds here too
+    # the run's thread limit (limited_threads) holds here too
+    workers = min(k, torch.get_num_threads(), 16)
     if workers > 1 and k * n >= 1 << 16:
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(draw, range(k)))
@@ -135,146 +128,6 @@ def _permutations(gens, active, n: int):
         for i in range(k):
             draw(i)
     return out
-
-
-# -- stacked forward passes -----------------------------------------------------------------------
-def _linear(p, name, h):
-    """``h`` (K, rows, in) through the K linear layers ``name`` of the stacked parameters ``p``."""
-    return torch.baddbmm(p[name + ".bias"].unsqueeze(1), h, p[name + ".weight"].transpose(1, 2))
-
-
-def _sequential(seq, prefix, p, h):
-    for i, layer in enumerate(seq):
-        if isinstance(layer, nn.Linear):
-            h = _linear(p, f"{prefix}.{i}", h)
-        elif isinstance(layer, nn.ReLU):
-            h = torch.relu(h)
-        elif isinstance(layer, nn.Identity):
-            pass
-        else:  # pragma: no cover - clad's networks hold only these
-            raise CladValueError(f"replicas: no stacked form of layer {type(layer).__name__}")
-    return h
-
-
-def _flat_linear(x, w, b):
-    """(K, rows, steps, in) or (K, rows, in) through K linear maps (K, out, in), (K, out)."""
-    shape = x.shape
-    y = torch.baddbmm(b.unsqueeze(1), x.reshape(shape[0], -1, shape[-1]), w.transpose(1, 2))
-    return y.reshape(*shape[:-1], w.shape[1])
-
-
-def _recurrent(layer, prefix, p, x, constant_input=False):
-    """One recurrent layer (LSTM or GRU, one layer, batch first, with biases) for K replicas,
-    unrolled with the equations of PyTorch's documentation. ``x`` is (K, rows, steps, in), or
-    (K, rows, in) with ``constant_input`` (the same input at every step: the decoder's code).
-    Returns (outputs (K, rows, steps, hidden), last hidden state (K, rows, hidden))."""
-    w_ih, w_hh = p[prefix + ".weight_ih_l0"], p[prefix + ".weight_hh_l0"]
-    b_ih, b_hh = p[prefix + ".bias_ih_l0"], p[prefix + ".bias_hh_l0"]
-    gi = _flat_linear(x, w_ih, b_ih)
-    k, rows = gi.shape[0], gi.shape[1]
-    steps = constant_input if constant_input else gi.shape[2]
-    hidden = layer.hidden_size
-    h = gi.new_zeros(k, rows, hidden)
-    c = gi.new_zeros(k, rows, hidden)
-    lstm = isinstance(layer, nn.LSTM)
-    w_hh_t = w_hh.transpose(1, 2)
-    b_hh = b_hh.unsqueeze(1)
-    outs = []
-    # unbind: one backward stack (a slice per step would fill a full-size gradient per step)
-    per_step = [gi] * steps if constant_input else gi.unbind(dim=2)
-    for gi_t in per_step:
-        gh = torch.baddbmm(b_hh, h, w_hh_t)
-        if lstm:
-            i, f, g, o = (gi_t + gh).chunk(4, dim=-1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-        else:
-            ir, iz, in_ = gi_t.chunk(3, dim=-1)
-            hr, hz, hn = gh.chunk(3, dim=-1)
-            r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
-            h = (1 - z) * torch.tanh(in_ + r * hn) + z * h
-        outs.append(h)
-    return torch.stack(outs, dim=2), h
-
-
-def _form(template) -> str | None:
-    return getattr(template, "stacked_form", None)
-
-
-def stacked_reconstruct(template: nn.Module, p: dict, x):
-    """The deterministic reconstruction of ``x`` (K, rows, ...) by K replicas of the network
-    ``template`` whose parameters are the stacked tensors ``p`` (name -> (K, ...))."""
-    if _form(template) == "dense":
-        return _sequential(
-            template.decoder, "decoder", p, _sequential(template.encoder, "encoder", p, x)
-        )
-    if _form(template) == "vae":
-        h = (
-            _sequential(template.body, "body", p, x)
-            if isinstance(template.body, nn.Sequential)
-            else x
-        )
-        return _sequential(template.decoder, "decoder", p, _linear(p, "mu", h))
-    if _form(template) == "sequence":
-        h = x
-        for i, layer in enumerate(template.encoder):
-            h, last = _recurrent(layer, f"encoder.{i}", p, h)
-        steps = x.shape[2]
-        h = last
-        for i, layer in enumerate(template.decoder):
-            h, _ = _recurrent(
-                layer, f"decoder.{i}", p, h, constant_input=steps if i == 0 else False
-            )
-        return _flat_linear(h, p["output.weight"], p["output.bias"])
-    raise CladValueError(f"replicas: no stacked form of network {type(template).__name__}")
-
-
-def _row_errors(recon, x):
-    """(K, rows): each row's mean squared error over its features (and steps)."""
-    return ((recon - x) ** 2).flatten(2).mean(dim=2)
-
-
-def _stacked_losses(template, p, x, weights, eps):
-    """(K,): each replica's training loss on its mini-batch ``x`` (K, rows, ...), the rows weighted
-    by ``weights`` (K, rows) (1 / rows: the mean). ``eps``: the VAE's noise (K, rows, latent)."""
-    if _form(template) == "vae":
-        h = (
-            _sequential(template.body, "body", p, x)
-            if isinstance(template.body, nn.Sequential)
-            else x
-        )
-        mu, logvar = _linear(p, "mu", h), _linear(p, "logvar", h).clamp(-10.0, 10.0)
-        recon = _sequential(template.decoder, "decoder", p, mu + torch.exp(0.5 * logvar) * eps)
-        rec = (_row_errors(recon, x) * weights).sum(dim=1)
-        kl_rows = torch.sum(1 + logvar - mu**2 - torch.exp(logvar), dim=2)
-        kl = -0.5 * (kl_rows * weights).sum(dim=1) / x.shape[-1]
-        return rec + template.beta * kl
-    return (_row_errors(stacked_reconstruct(template, p, x), x) * weights).sum(dim=1)
-
-
-class ReplicaView:
-    """One replica of a stacked model, as the hooks of a strategy see a module: ``parameters()``
-    (views into the stacked parameters, in the network's order; gradients flow to the stack) and
-    ``reconstruct(xb)``."""
-
-    def __init__(self, template, params: dict, index: int):
-        self._template = template
-        self._params = {n: t[index] for n, t in params.items()}
-
-    def parameters(self):
-        return iter(self._params.values())
-
-    def named_parameters(self):
-        return iter(self._params.items())
-
-    def reconstruct(self, xb):
-        one = {n: t.unsqueeze(0) for n, t in self._params.items()}
-        return stacked_reconstruct(self._template, one, xb.unsqueeze(0))[0]
-
-    forward = __call__ = reconstruct
-
-    def modules(self):
-        return self._template.modules()
 
 
 # -- the stacked trainer ---------------------------------------------------------------------------
@@ -307,11 +160,24 @@ class _Call:
 
 def train_replicas(detectors, arrays, epochs, extra_losses=None, grad_hooks=None) -> list:
     """Train fitted-or-initialised detectors together, each as its own ``_train`` call would
-    (see the module docstring): ``arrays`` are their standardised training rows, ``epochs`` their
-    epoch counts, ``extra_losses`` their ``extra_loss`` hooks (None: none). Detectors that cannot
-    be stacked with the others (:func:`stack_key`) are trained in separate stacks. Returns each
-    detector's training rows as the tensor its loop read. A replica whose loss is not finite
-    raises :class:`~clad.errors.DetectorError` (after all are trained)."""
+    (see the module docstring). Detectors that cannot be stacked with the others
+    (:func:`stack_key`) are trained in separate stacks. Returns each detector's training rows as
+    the tensor its loop read. A replica whose loss is not finite raises
+    :class:`~clad.errors.DetectorError` (after all are trained).
+
+    Parameters
+    ----------
+    detectors : list of TorchDetector
+        Fitted or initialised detectors (their networks exist).
+    arrays : list of array
+        Their standardised training rows.
+    epochs : list of int
+        Their epoch counts.
+    extra_losses : list of callable or None, optional
+        Their ``extra_loss(module, xb)`` hooks (None: none).
+    grad_hooks : list of None, optional
+        A ``grad_hook`` cannot run per replica of a stacked model: any one given is refused.
+    """
     k = len(detectors)
     extra_losses = list(extra_losses or [None] * k)
     grad_hooks = list(grad_hooks or [None] * k)
@@ -364,67 +230,87 @@ def _adam_schedule(lr, epochs, nb: int, epoch: int, dev):
 def _train_stack(calls: list) -> None:
     """Train ``calls`` (all with the same :func:`stack_key`) as one stacked model: all parameters
     of all replicas in one (K, P) tensor, so that Adam is a handful of operations per step."""
-    dets = [c.det for c in calls]
-    k = len(dets)
-    lead = dets[0]
-    dev = lead.torch_device
-    template = lead.module_
-    gens = []
-    for d in dets:
-        gens.append(d._generators())
-        d.n_train_calls_ += 1
-    epochs = np.array([c.epochs for c in calls])
-    n = calls[0].Xs.shape[0]
-    # the first epoch's shuffles are drawn in the background while the stack is set up
-    background = ThreadPoolExecutor(1)
-    first_perm = background.submit(_permutations, gens, epochs > 0, n)
-    background.shutdown(wait=False)
-    named = [(nm, p.shape, p.numel()) for nm, p in template.named_parameters()]
-    flat = torch.empty((k, sum(numel for _, _, numel in named)), dtype=_dtype(template), device=dev)
-    torch.cat(
-        [p.detach().reshape(-1) for d in dets for p in d.module_.parameters()], out=flat.view(-1)
-    )
-    flat.requires_grad_(True)
-    sizes = [numel for _, _, numel in named]
+    stack = _Stack(calls)
+    for e in range(int(stack.epochs.max())):
+        stack.epoch(e)
+    stack.finish()
 
-    def views():
+
+class _Stack:
+    """One stacked training call: the replicas' flat (K, P) parameters and Adam moments, their
+    rows, generators, epochs and loss sums, and on CUDA the buffers of the captured step."""
+
+    def __init__(self, calls: list):
+        self.calls = calls
+        self.dets = dets = [c.det for c in calls]
+        self.k = k = len(dets)
+        lead = dets[0]
+        self.dev = dev = lead.torch_device
+        self.template = template = lead.module_
+        self.gens = []
+        for d in dets:
+            self.gens.append(d._generators())
+            d.n_train_calls_ += 1
+        self.epochs = np.array([c.epochs for c in calls])
+        self.n = n = calls[0].Xs.shape[0]
+        # the first epoch's shuffles are drawn in the background while the stack is set up
+        background = ThreadPoolExecutor(1)
+        self.first_perm = background.submit(_permutations, self.gens, self.epochs > 0, n)
+        background.shutdown(wait=False)
+        self.named = named = [(nm, p.shape, p.numel()) for nm, p in template.named_parameters()]
+        self.flat = flat = torch.empty(
+            (k, sum(numel for _, _, numel in named)), dtype=_dtype(template), device=dev
+        )
+        torch.cat(
+            [p.detach().reshape(-1) for d in dets for p in d.module_.parameters()],
+            out=flat.view(-1),
+        )
+        flat.requires_grad_(True)
+        self.sizes = [numel for _, _, numel in named]
+        self.exp_avg = torch.zeros_like(flat, requires_grad=False)
+        self.exp_avg_sq = torch.zeros_like(self.exp_avg)
+        self.lr = np.array([float(d.learning_rate) for d in dets])
+        wd = np.array([float(d.weight_decay) for d in dets])
+        self.wd_t = (
+            to_device(torch.from_numpy(wd.astype(np.float32)).unsqueeze(1), dev)
+            if (wd != 0).any()
+            else None
+        )
+        self.shared = _shared_rows([c.Xs for c in calls])
+        if self.shared:  # one copy of the rows for every replica
+            self.data, self.where = lead._training_rows(calls[0].Xs)
+            self.rows_per_call = [self.data] * k
+        else:  # stacked on the host, then moved once (the device's budget applies to all of them)
+            self.data, self.where = lead._training_rows(np.stack([c.Xs for c in calls]))
+            self.rows_per_call = list(self.data.unbind(0))
+        self.bs = int(lead.batch_size)
+        self.nb = -(-n // self.bs)
+        self.vae = stacked_form(template) == "vae"
+        self.latent = template.mu.out_features if self.vae else 0
+        self.ks = torch.arange(k, device=self.data.device).unsqueeze(1)
+        self.total = torch.zeros(k, dtype=torch.float64, device=dev)
+        self.views_needed = any(c.extra_loss is not None for c in calls)
+        self.weights = {}
+        self.graph, self.warm, self.kept = None, 0, None
+        self.use_graph = self._graphed()
+        if self.use_graph:
+            self._graph_buffers()
+
+    def views(self) -> dict:
         """Views into the flat parameters, taken anew at every step (flat changes in place); their
         gradients reach flat.grad through one concatenation (a split's backward; slices would each
         fill a full-size gradient)."""
-        chunks = torch.split(flat, sizes, dim=1)
-        return {name: chunk.view(k, *shape) for (name, shape, _), chunk in zip(named, chunks)}
+        chunks = torch.split(self.flat, self.sizes, dim=1)
+        return {
+            name: chunk.view(self.k, *shape) for (name, shape, _), chunk in zip(self.named, chunks)
+        }
 
-    exp_avg = torch.zeros_like(flat, requires_grad=False)
-    exp_avg_sq = torch.zeros_like(exp_avg)
-    lr = np.array([float(d.learning_rate) for d in dets])
-    wd = np.array([float(d.weight_decay) for d in dets])
-    wd_t = (
-        to_device(torch.from_numpy(wd.astype(np.float32)).unsqueeze(1), dev)
-        if (wd != 0).any()
-        else None
-    )
-
-    shared = _shared_rows([c.Xs for c in calls])
-    if shared:  # one copy of the rows for every replica
-        data, where = lead._training_rows(calls[0].Xs)
-        rows_per_call = [data] * k
-    else:  # stacked on the host, then moved once (the device's budget applies to all of them)
-        data, where = lead._training_rows(np.stack([c.Xs for c in calls]))
-        rows_per_call = list(data.unbind(0))
-    bs = int(lead.batch_size)
-    nb = -(-n // bs)
-    vae = _form(template) == "vae"
-    latent = template.mu.out_features if vae else 0
-    ks = torch.arange(k, device=data.device).unsqueeze(1)
-    total = torch.zeros(k, dtype=torch.float64, device=dev)
-    views_needed = any(c.extra_loss is not None for c in calls)
-    weights = {}
-
-    def adam(losses, b, step_size, bc2, mask, counted, all_active) -> None:
+    def adam(self, losses, b, step_size, bc2, mask, counted, all_active) -> None:
         """Adam (torch.optim.Adam's formulas), each replica its own, in place; and the loss sums."""
+        flat, exp_avg, exp_avg_sq = self.flat, self.exp_avg, self.exp_avg_sq
         g = flat.grad
-        if wd_t is not None:
-            g = g + wd_t * flat
+        if self.wd_t is not None:
+            g = g + self.wd_t * flat
         if all_active:  # the same values as below, fewer operations
             exp_avg.lerp_(g, 1 - _BETA1)
             exp_avg_sq.mul_(_BETA2).addcmul_(g, g, value=1 - _BETA2)
@@ -438,144 +324,167 @@ def _train_stack(calls: list) -> None:
             exp_avg.copy_(torch.where(mask, m, exp_avg))
             exp_avg_sq.copy_(torch.where(mask, v, exp_avg_sq))
             flat.copy_(torch.where(mask, new, flat))
-        total.add_(losses.detach().double() * counted * b)
+        self.total.add_(losses.detach().double() * counted * b)
 
-    # on CUDA, a whole full-batch step (gather, forward, backward, Adam) is captured once as a CUDA
-    # graph and replayed: one launch per step instead of dozens (not with per-replica hooks or the
-    # VAE's per-replica noise, which run Python per replica at every step)
-    full_steps = int(epochs.max()) * (n // bs)
-    use_graph = (
-        CUDA_GRAPHS
-        and dev.type in GRAPH_DEVICES
-        and where != "pinned"
-        and not views_needed
-        and not vae
-        and full_steps >= GRAPH_MIN_STEPS
-    )
-    graph, warm, kept = None, 0, None
-    if use_graph:
-        # the graph's inputs, filled once per epoch: the shuffles, the Adam schedule, the mask; the
-        # step reads its own slice by a step counter on the device, so a replay is the only call
-        # the host makes per step
-        g_perm = torch.zeros((k, n), dtype=torch.long, device=dev)
-        g_sched = torch.ones((2, nb, k, 1), dtype=flat.dtype, device=dev)
-        g_j = torch.zeros(1, dtype=torch.long, device=dev)
-        g_cols = torch.arange(bs, device=dev)
-        g_mask = torch.ones((k, 1), dtype=torch.bool, device=dev)
-        g_counted = torch.zeros(k, dtype=torch.float64, device=dev)
-        weights[bs] = torch.full((k, bs), 1.0 / bs, device=dev, dtype=data.dtype)
+    def _graphed(self) -> bool:
+        """Whether a whole full-batch step (gather, forward, backward, Adam) is captured once as a
+        CUDA graph and replayed: one launch per step instead of dozens (on CUDA; not with
+        per-replica hooks or the VAE's per-replica noise, which run Python per replica at every
+        step)."""
+        full_steps = int(self.epochs.max()) * (self.n // self.bs)
+        return (
+            CUDA_GRAPHS
+            and self.dev.type in GRAPH_DEVICES
+            and self.where != "pinned"
+            and not self.views_needed
+            and not self.vae
+            and full_steps >= GRAPH_MIN_STEPS
+        )
 
-        def graph_step():
-            flat.grad = (
-                None  # at capture: the backward pass writes a new gradient buffer, the graph's own
-            )
-            idx = g_perm.index_select(1, g_cols + g_j * bs)
-            step_size = g_sched[0].index_select(0, g_j).squeeze(0)
-            bc2 = g_sched[1].index_select(0, g_j).squeeze(0)
-            g_j.add_(1)
-            xb = data[idx] if shared else data[ks, idx]
-            losses = _stacked_losses(template, views(), xb, weights[bs], None)
-            losses.sum().backward()
-            with torch.no_grad():
-                adam(losses, bs, step_size, bc2, g_mask, g_counted, False)
+    def _graph_buffers(self) -> None:
+        """The graph's inputs, filled once per epoch: the shuffles, the Adam schedule, the mask; the
+        step reads its own slice by a step counter on the device, so a replay is the only call the
+        host makes per step."""
+        k, dev = self.k, self.dev
+        self.g_perm = torch.zeros((k, self.n), dtype=torch.long, device=dev)
+        self.g_sched = torch.ones((2, self.nb, k, 1), dtype=self.flat.dtype, device=dev)
+        self.g_j = torch.zeros(1, dtype=torch.long, device=dev)
+        self.g_cols = torch.arange(self.bs, device=dev)
+        self.g_mask = torch.ones((k, 1), dtype=torch.bool, device=dev)
+        self.g_counted = torch.zeros(k, dtype=torch.float64, device=dev)
+        self.weights[self.bs] = torch.full(
+            (k, self.bs), 1.0 / self.bs, device=dev, dtype=self.data.dtype
+        )
 
-    for e in range(int(epochs.max())):
-        active = epochs > e
+    def graph_step(self) -> None:
+        """The captured step: every input read from the graph's buffers."""
+        self.flat.grad = (
+            None  # at capture: the backward pass writes a new gradient buffer, the graph's own
+        )
+        idx = self.g_perm.index_select(1, self.g_cols + self.g_j * self.bs)
+        step_size = self.g_sched[0].index_select(0, self.g_j).squeeze(0)
+        bc2 = self.g_sched[1].index_select(0, self.g_j).squeeze(0)
+        self.g_j.add_(1)
+        xb = self.data[idx] if self.shared else self.data[self.ks, idx]
+        losses = stacked_losses(self.template, self.views(), xb, self.weights[self.bs], None)
+        losses.sum().backward()
+        with torch.no_grad():
+            self.adam(losses, self.bs, step_size, bc2, self.g_mask, self.g_counted, False)
+
+    def epoch(self, e: int) -> None:
+        """Epoch ``e`` of every replica still training (the others' steps are masked)."""
+        active = self.epochs > e
         all_active = bool(active.all())
         # every replica draws its own shuffle while its training lasts (as it would alone); one
         # plain copy to the device (pinning a (K, n) buffer costs more than it saves)
-        perm = first_perm.result() if e == 0 else _permutations(gens, active, n)
-        if use_graph:
-            perm = g_perm.copy_(perm)
-        elif where == "device":
-            perm = perm.to(dev)
-        mask = to_device(torch.from_numpy(active).unsqueeze(1), dev)  # (K, 1)
+        perm = self.first_perm.result() if e == 0 else _permutations(self.gens, active, self.n)
+        if self.use_graph:
+            perm = self.g_perm.copy_(perm)
+        elif self.where == "device":
+            perm = perm.to(self.dev)
+        mask = to_device(torch.from_numpy(active).unsqueeze(1), self.dev)  # (K, 1)
         counted = mask.squeeze(1).double()
-        total.mul_(1 - counted)  # each replica's sum restarts with its epoch
-        step_sizes, bc2s = _adam_schedule(lr, epochs, nb, e, dev)
-        if use_graph:
-            g_mask.copy_(mask)
-            g_counted.copy_(counted)
-            g_sched[0].copy_(step_sizes)
-            g_sched[1].copy_(bc2s)
-            g_j.zero_()
-        for j, start in enumerate(range(0, n, bs)):
-            idx = perm[:, start : start + bs]
+        self.total.mul_(1 - counted)  # each replica's sum restarts with its epoch
+        step_sizes, bc2s = _adam_schedule(self.lr, self.epochs, self.nb, e, self.dev)
+        if self.use_graph:
+            self.g_mask.copy_(mask)
+            self.g_counted.copy_(counted)
+            self.g_sched[0].copy_(step_sizes)
+            self.g_sched[1].copy_(bc2s)
+            self.g_j.zero_()
+        for j, start in enumerate(range(0, self.n, self.bs)):
+            idx = perm[:, start : start + self.bs]
             b = idx.shape[1]
-            if use_graph and b == bs:
-                if graph is None and warm < 2:  # warm-up steps before the capture
-                    flat.grad = None
-                    _warm_up(graph_step, dev)
-                    warm += 1
-                    continue
-                if graph is None:
-                    try:
-                        flat.grad = None
-                        graph = _capture(graph_step, dev)
-                        kept = flat.grad  # the graph's gradient buffer
-                    except Exception as exc:  # noqa: BLE001 - train on without a graph
-                        log.warning(
-                            "replicas: CUDA graph capture failed (%s: %s); training without one",
-                            type(exc).__name__,
-                            exc,
-                        )
-                        graph, use_graph = None, False
-                        flat.grad = None
-                if graph is not None:
-                    graph.replay()
-                    continue
-            xb = data[idx] if shared else data[ks, idx]
-            if where != "device":
-                xb = to_device(xb, dev)
-            if b not in weights:
-                weights[b] = torch.full((k, b), 1.0 / b, device=dev, dtype=xb.dtype)
-            eps = None
-            if vae:
-                eps = torch.stack(
-                    [
-                        torch.randn((b, latent), generator=noise, device=dev, dtype=xb.dtype)
-                        if active[i]
-                        else torch.zeros((b, latent), device=dev, dtype=xb.dtype)
-                        for i, (_, noise) in enumerate(gens)
-                    ]
-                )
-            params = views()
-            losses = _stacked_losses(template, params, xb, weights[b], eps)
-            if views_needed:
-                extra = []
-                for i, c in enumerate(calls):
-                    if c.extra_loss is None or not active[i]:
-                        extra.append(losses.new_zeros(()))
-                    else:
-                        extra.append(
-                            c.extra_loss(ReplicaView(template, params, i), xb[i]).reshape(())
-                        )
-                losses = losses + torch.stack(extra)
-            flat.grad = None
-            losses.sum().backward()
-            with torch.no_grad():
-                adam(losses, b, step_sizes[j], bc2s[j], mask, counted, all_active)
-    del kept, graph
-    last = (total / n).cpu().numpy()  # the only read of the losses: once per stacked call
-    params = views()
-    with torch.no_grad():  # every replica's parameters back into its network, in one call
-        targets = [p for d in dets for p in d.module_.parameters()]
-        sources = [params[name][i] for i in range(k) for name, _, _ in named]
-        if hasattr(torch, "_foreach_copy_"):  # torch >= 2.1: one multi-tensor kernel
-            torch._foreach_copy_(targets, sources)
-        else:
-            for p, src in zip(targets, sources):
-                p.copy_(src)
-        for i, (c, d) in enumerate(zip(calls, dets)):
-            d.module_.eval()
-            loss = float(last[i])
-            if not math.isfinite(loss):
-                c.error = DetectorError(
-                    f"detector {d.name}: training loss is not finite; lower learning_rate"
-                )
+            if self.use_graph and b == self.bs and self._replayed():
                 continue
-            d.train_loss_ = loss
-            c.rows = rows_per_call[i]
+            self._step(idx, b, active, (step_sizes[j], bc2s[j]), mask, counted, all_active)
+
+    def _replayed(self) -> bool:
+        """A full step on the captured path: a warm-up step, or the capture and a replay, or a
+        replay; False when the capture failed (the step then runs step by step, as every later
+        one)."""
+        if self.graph is None and self.warm < 2:  # warm-up steps before the capture
+            self.flat.grad = None
+            _warm_up(self.graph_step, self.dev)
+            self.warm += 1
+            return True
+        if self.graph is None:
+            try:
+                self.flat.grad = None
+                self.graph = _capture(self.graph_step, self.dev)
+                self.kept = self.flat.grad  # the graph's gradient buffer
+            except Exception as exc:  # noqa: BLE001 - train on without a graph
+                log.warning(
+                    "replicas: CUDA graph capture failed (%s: %s); training without one",
+                    type(exc).__name__,
+                    exc,
+                )
+                self.graph, self.use_graph = None, False
+                self.flat.grad = None
+        if self.graph is not None:
+            self.graph.replay()
+            return True
+        return False
+
+    def _step(self, idx, b: int, active, schedule, mask, counted, all_active) -> None:
+        """One mini-batch step of ``b`` rows (``idx``: each replica's rows) on the step-by-step
+        path: the VAE's noise and the strategies' extra losses per replica."""
+        xb = self.data[idx] if self.shared else self.data[self.ks, idx]
+        if self.where != "device":
+            xb = to_device(xb, self.dev)
+        if b not in self.weights:
+            self.weights[b] = torch.full((self.k, b), 1.0 / b, device=self.dev, dtype=xb.dtype)
+        eps = None
+        if self.vae:
+            eps = torch.stack(
+                [
+                    torch.randn((b, self.latent), generator=noise, device=self.dev, dtype=xb.dtype)
+                    if active[i]
+                    else torch.zeros((b, self.latent), device=self.dev, dtype=xb.dtype)
+                    for i, (_, noise) in enumerate(self.gens)
+                ]
+            )
+        params = self.views()
+        losses = stacked_losses(self.template, params, xb, self.weights[b], eps)
+        if self.views_needed:
+            extra = []
+            for i, c in enumerate(self.calls):
+                if c.extra_loss is None or not active[i]:
+                    extra.append(losses.new_zeros(()))
+                else:
+                    view = ReplicaView(self.template, params, i)
+                    extra.append(c.extra_loss(view, xb[i]).reshape(()))
+            losses = losses + torch.stack(extra)
+        self.flat.grad = None
+        losses.sum().backward()
+        with torch.no_grad():
+            self.adam(losses, b, *schedule, mask, counted, all_active)
+
+    def finish(self) -> None:
+        """Every replica's parameters back into its network, its loss and rows into its call (or
+        an error where its loss is not finite)."""
+        self.kept = self.graph = None
+        # the only read of the losses: once per stacked call
+        last = (self.total / self.n).cpu().numpy()
+        params = self.views()
+        with torch.no_grad():  # every replica's parameters back into its network, in one call
+            targets = [p for d in self.dets for p in d.module_.parameters()]
+            sources = [params[name][i] for i in range(self.k) for name, _, _ in self.named]
+            if hasattr(torch, "_foreach_copy_"):  # torch >= 2.1: one multi-tensor kernel
+                torch._foreach_copy_(targets, sources)
+            else:
+                for p, src in zip(targets, sources):
+                    p.copy_(src)
+            for i, (c, d) in enumerate(zip(self.calls, self.dets)):
+                d.module_.eval()
+                loss = float(last[i])
+                if not math.isfinite(loss):
+                    c.error = DetectorError(
+                        f"detector {d.name}: training loss is not finite; lower learning_rate"
+                    )
+                    continue
+                d.train_loss_ = loss
+                c.rows = self.rows_per_call[i]
 
 
 # -- runs meeting at their training calls ---------------------------------------------------------
@@ -615,7 +524,21 @@ class ReplicaGroup:
                 self._run_if_all_waiting()
 
     def train(self, det, Xs, epochs, extra_loss=None, grad_hook=None):
-        """Hand a training call over; returns the rows tensor as ``_train`` does (or raises)."""
+        """Hand a training call over; returns the rows tensor as ``_train`` does (or raises).
+
+        Parameters
+        ----------
+        det : TorchDetector
+            The detector the call trains.
+        Xs : array
+            Its standardised training rows.
+        epochs : int
+            The call's epochs.
+        extra_loss : callable, optional
+            Its ``extra_loss(module, xb)`` hook.
+        grad_hook : callable, optional
+            Its ``grad_hook(module)``: such a call is trained alone, not stacked.
+        """
         call = _Call(
             det, Xs, int(epochs), extra_loss, grad_hook, order=int(getattr(_LOCAL, "index", 0))
         )

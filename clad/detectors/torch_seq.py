@@ -8,7 +8,7 @@ layer (the sequence-to-sequence autoencoder of Malhotra et al. 2016, as in pyCLA
 autoencoder). A window's score is its mean squared reconstruction error over steps and features
 (standardised per feature); higher = more anomalous.
 
-Everything else is :class:`~clad.detectors.torch_ae.TorchDetector`'s: ``device``, seeds drawn from
+Everything else is :class:`~clad.detectors.torch_base.TorchDetector`'s: ``device``, seeds drawn from
 ``random_state`` only, ``epochs``, ``batch_size``, ``partial_fit`` with the ``extra_loss`` and
 ``grad_hook`` hooks (so ``fine_tune``, ``ewc``, ``lwf``, ``agem`` and ``der`` work unchanged),
 ``threshold_`` from ``contamination``. Registered as ``lstm_autoencoder`` and ``gru_autoencoder``.
@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CladValueError
-from .torch_ae import TorchDetector, nn, torch
+from .torch_base import TorchDetector, nn, torch
 
 __all__ = [
     "SequenceAutoEncoder",

@@ -208,7 +208,7 @@ def _fill_run(client, rid: str, run, classes, now: int) -> None:
     if undefined:
         client.log_batch(rid, tags=[RunTag("clad.undefined_metrics", ", ".join(undefined)[:5000])])
     if run.ok:
-        from ..report.aggregate import heatmap_data
+        from ..report.figure_data import heatmap_data
         from ..report.plots import plot_heatmap
 
         for base in run.R:

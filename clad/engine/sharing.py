@@ -40,7 +40,8 @@ import logging
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..core.steps import DEFAULT_MAX_BYTES, StepCache, describe, format_work, grid_work
+from ..core.step_keys import describe
+from ..core.steps import DEFAULT_MAX_BYTES, StepCache, format_work, grid_work
 from ..errors import CladValueError
 from .config import RunConfig, canonical
 

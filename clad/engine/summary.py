@@ -1,4 +1,4 @@
-"""End-of-benchmark summaries: a view of the leaderboard (:func:`clad.report.aggregate.leaderboard`).
+"""End-of-benchmark summaries: a view of the leaderboard (:func:`clad.report.leaderboard.leaderboard`).
 
 :func:`summary_table` is the leaderboard, one row per dataset, scenario, base metric, detector and
 strategy, with its columns named by the metrics' declared labels: for every scalar metric ``M``
@@ -44,7 +44,8 @@ def summary_table(results: Iterable[RunResult]):
     """The leaderboard of ``results`` (failed runs left out; a configuration that is the same
     computation as another shown once, labelled with both, see
     :func:`clad.report.aggregate.merge_shared`) with columns named by metric labels."""
-    from ..report.aggregate import leaderboard, merge_shared
+    from ..report.aggregate import merge_shared
+    from ..report.leaderboard import leaderboard
     from ..report.describe import STATS
 
     lb = leaderboard(merge_shared(results))

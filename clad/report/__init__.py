@@ -34,14 +34,20 @@ Too few blocks give a message, not an exception:
 from . import (
     aggregate as _aggregate,
     cd_diagram as _cd_diagram,
+    chance as _chance,
     describe as _describe,
+    figure_data as _figure_data,
+    leaderboard as _leaderboard,
     load as _load,
     make as _make,
     plots as _plots,
     stats as _stats,
 )
 from .aggregate import *
+from .chance import *
 from .describe import *
+from .figure_data import *
+from .leaderboard import *
 from .load import *
 from .make import *
 from .plots import *
@@ -58,4 +64,7 @@ __all__ = [
     *_stats.__all__,
     *_plots.__all__,
     *_cd_diagram.__all__,
+    *_figure_data.__all__,
+    *_leaderboard.__all__,
+    *_chance.__all__,
 ]

@@ -5,19 +5,14 @@ the tables written beside the pages (``leaderboard.{csv,md,tex}``, ``chance.csv`
 from __future__ import annotations
 
 from . import html as H
-from .aggregate import forgetting_table, learning_curves
+from .figure_data import forgetting_table, learning_curves
 from ..metrics import get_metric, scalar_names
 from ..metrics.base import base_metric_shown
 from .cost import cost_section
 from .figures import curves_section, forgetting_section, heatmap_section
 from .pages import label_of
-from .tables import (
-    cost_html,
-    leaderboard_compact_html,
-    leaderboard_html,
-    leaderboard_latex,
-    leaderboard_markdown,
-)
+from .tables import cost_html, leaderboard_compact_html, leaderboard_html
+from .table_formats import leaderboard_latex, leaderboard_markdown
 from .sections import FIRST_PAGE_ROWS, Page, atomic_write, scrolled
 
 

@@ -31,7 +31,9 @@ import pandas as pd
 from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
-from .aggregate import CONFIG_KEYS, dataset_of, scalar_value
+from .aggregate import dataset_of
+from .describe import CONFIG_KEYS
+from .leaderboard import scalar_value
 from .describe import plural, run_digest
 
 __all__ = ["DEFAULT_BLOCKS", "Blocks", "run_fingerprint", "evidence_blocks"]

@@ -181,7 +181,7 @@ def cd_chart(comparison, *, test: str = "nemenyi", cd: float | None = None) -> t
     test cannot tell apart (:func:`cd_cliques`) and, for Nemenyi, the critical difference above the
     axis. When the omnibus test did not reject, the post-hoc tests are not read: one grey bar joins
     every method and the title says "not tested". ``cd`` is Nemenyi's critical difference
-    (:func:`clad.report.stats.critical_difference`), drawn when Nemenyi is the test drawn."""
+    (:func:`clad.report.posthoc.critical_difference`), drawn when Nemenyi is the test drawn."""
     sig, used = cd_significance(comparison, test)
     ranks = comparison.average_ranks.sort_values(kind="stable")
     names = [str(m) for m in ranks.index]
@@ -326,7 +326,7 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
     if (
         used == "Nemenyi"
     ):  # the critical difference: average ranks further apart than this differ (Nemenyi)
-        from .stats import critical_difference
+        from .posthoc import critical_difference
 
         cd = critical_difference(comparison.n_blocks, comparison.n_methods, comparison.alpha)
         start = 1.0

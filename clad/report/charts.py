@@ -218,7 +218,7 @@ def _curves_layers(values: list[dict], colour: dict, tooltip: list, base: str) -
 
 def curves_chart(curves: pd.DataFrame, title: str, height: int = 220) -> tuple[dict, int]:
     """Learning curves of one dataset, scenario and base metric (rows of
-    :func:`clad.report.aggregate.learning_curves`): the mean per step over the concepts seen so far
+    :func:`clad.report.figure_data.learning_curves`): the mean per step over the concepts seen so far
     and over all concepts, side by side, one line per strategy + detector with a ± std band over
     seeds; dashed grey: chance. ``height``: each panel's (px)."""
     labels = list(
@@ -352,7 +352,7 @@ def _forgetting_layers(values: list[dict], colour: dict, tooltip: list) -> list[
 
 def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
     """Per-concept forgetting (peak − final) of one dataset and scenario (rows of
-    :func:`clad.report.aggregate.forgetting_table`): one panel per base metric, test concepts on x,
+    :func:`clad.report.figure_data.forgetting_table`): one panel per base metric, test concepts on x,
     one bar per strategy + detector with ± std error bars; a diamond on the zero line marks a value
     too small to show as a bar."""
     labels = list(

@@ -251,7 +251,7 @@ def heatmap_chart(
     items: Sequence, *, vmin: float = 0.0, vmax: float = 1.0, annotate: bool | None = None
 ) -> tuple[dict, int]:
     """Small multiples of R for the configurations of one dataset, scenario and base metric
-    (:class:`clad.report.aggregate.HeatmapData`, one
+    (:class:`clad.report.figure_data.HeatmapData`, one
     panel per strategy + detector, one colour scale): rows are training steps, columns test
     concepts, cells the mean over seeds (and ``± std`` with several). A black border marks the step
     where each concept was first learned; future cells (before it) are faded; a concept never

@@ -23,7 +23,7 @@ import pandas as pd
 from ..atomic import atomic_output
 from ..metrics.base import base_metric_shown
 from . import html as H
-from .aggregate import heatmaps
+from .figure_data import heatmaps
 
 __all__ = [
     "FigureStore",
@@ -286,7 +286,7 @@ def cd_html(c, figs: FigureStore) -> str:
     if (c.wilcoxon_holm is None and c.nemenyi is None) or c.n_methods < 3:
         return ""
     from .cd_diagram import cd_chart
-    from .stats import critical_difference
+    from .posthoc import critical_difference
 
     spec, height = cd_chart(c, cd=critical_difference(c.n_blocks, c.n_methods, c.alpha))
     return figs.chart(

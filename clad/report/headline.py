@@ -1,11 +1,11 @@
 """What the top of a report says: the best configuration of each scenario and what may be said of
 it, and which configurations are one computation over their seeds.
 
-Claims here follow the evidence the leaderboard counts (:func:`clad.report.aggregate.leaderboard`:
+Claims here follow the evidence the leaderboard counts (:func:`clad.report.leaderboard.leaderboard`:
 distinct computations, not records): a configuration whose seeds are one computation has one
 independent value, so no interval and no "within noise" is said of it; a scenario that several
 configurations share (``concept_aware = concept_incremental``) is one scenario
-(:func:`clad.report.aggregate.scenario_groups`); a configuration whose runs failed is named beside
+(:func:`clad.report.leaderboard.scenario_groups`); a configuration whose runs failed is named beside
 the ranking it is missing from.
 """
 
@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..metrics import get_metric
 from ..results.record import RunResult
-from .aggregate import (
+from .leaderboard import (
     BEST,
     NO_NOISE_ESTIMATE,
     SHARED_LABEL,

@@ -15,7 +15,9 @@ from ..defaults import DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
 from . import html as H
-from .aggregate import chance_table, dataset_of, leaderboard, merge_shared
+from .aggregate import dataset_of, merge_shared
+from .chance import chance_table
+from .leaderboard import leaderboard
 from ..metrics import get_metric, scalar_names
 from .figures import FigureStore
 from .identical import merge_identical
@@ -23,7 +25,7 @@ from .pages import block_page_names, compute_rankings, headline_html, label_of
 from .describe import CONFIG_KEYS
 from .stats import DEFAULT_BLOCKS, Comparison
 from .series import with_series_means
-from .tables import latex_columns as latex_columns_of
+from .table_formats import latex_columns as latex_columns_of
 from .block_page import BLOCK_SECTIONS, leaderboard_page, write_tables
 from .details_page import DETAILS_SECTIONS, figures_section
 from .first_page import caveat_box, caveats_of, findings_html, first_sections, what_was_run
@@ -107,7 +109,7 @@ def make_report(
 
     The headline base metric (``headline``, else the first of the spec's ``base_metrics``) leads
     the headline, the tables and the statistics; the others follow in the spec's order.
-    ``latex_columns`` picks the columns of ``leaderboard.tex`` (:func:`clad.report.tables.latex_columns`:
+    ``latex_columns`` picks the columns of ``leaderboard.tex`` (:func:`clad.report.table_formats.latex_columns`:
     the headline metrics by default, ``"all"`` for one table per metric family, or names/labels).
     """
     results = list(results)

@@ -29,7 +29,10 @@ from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..metrics import get_metric
 from ..metrics.cells import nanmean
-from .aggregate import CONFIG_KEYS, by_order, dataset_of, group_runs, scalar_value
+from .aggregate import dataset_of
+from .describe import CONFIG_KEYS, group_runs
+from .figure_data import by_order
+from .leaderboard import scalar_value
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import kendall_w
 

@@ -25,9 +25,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .aggregate import PRINTED_DIGITS, value_bounds
+from .aggregate import value_bounds
+from .leaderboard import PRINTED_DIGITS
 from .describe import MIN_INTERVAL_N, interval, plural
-from .stats import Comparison, critical_difference
+from .posthoc import critical_difference
+from .stats import Comparison
 
 __all__ = ["blocks_frame", "main_table", "main_table_latex", "main_table_markdown"]
 
@@ -175,7 +177,7 @@ def main_table_latex(comparisons: Sequence[Comparison]) -> str:
     the test line as the table's note).
 
     Needs ``\usepackage{booktabs}``."""
-    from .tables import tex_escape
+    from .table_formats import tex_escape
 
     out = [r"% clad main tables; they need \usepackage{booktabs} in the preamble", ""]
     for c in comparisons:

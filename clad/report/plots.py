@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.base import base_metric_shown
-from .aggregate import HeatmapData
+from .figure_data import HeatmapData
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -453,7 +453,7 @@ def plot_curves(
     legend: bool = True,
     styles: Mapping[str, dict] | None = None,
 ) -> "Axes":
-    """Learning curves from :func:`clad.report.aggregate.learning_curves` (rows of one dataset,
+    """Learning curves from :func:`clad.report.figure_data.learning_curves` (rows of one dataset,
     scenario and base metric): the mean per step of ``kind`` (``"seen"``: average over learned
     concepts; ``"all"``: over every test concept), one line per strategy + detector, with a
     ± std band over seeds. ``legend=False`` leaves the legend to the caller (a figure legend)."""
@@ -531,7 +531,7 @@ def plot_forgetting(
     legend: bool = True,
     styles: Mapping[str, dict] | None = None,
 ) -> "Axes":
-    """Per-concept forgetting bars (peak − final) from :func:`clad.report.aggregate.forgetting_table`
+    """Per-concept forgetting bars (peak − final) from :func:`clad.report.figure_data.forgetting_table`
     (rows of one dataset, scenario and base metric): concepts on x, one bar per strategy +
     detector, error bars = std over seeds. A value too small to show as a bar (zero forgetting)
     gets a marker in the bar's colour on the zero line, so that every legend entry has a mark."""

@@ -30,7 +30,8 @@ import pandas as pd
 
 from ..metrics import get_metric
 from ..results.record import RunResult
-from .aggregate import SHARED_LABEL, dataset_of, scalar_value
+from .aggregate import dataset_of
+from .leaderboard import SHARED_LABEL, scalar_value
 
 __all__ = ["Ranking", "block_scores", "rank_stability", "block_winners", "MIN_BLOCKS_P_FIRST"]
 

@@ -16,7 +16,7 @@ default every dataset, see :mod:`clad.report.blocks`), following Demšar (2006) 
 * with several concept orders, whether the ranking survives the order
   (:func:`clad.report.order_sensitivity.order_agreement`: Kendall's W, the share of orders the best stays best);
 * one verdict per comparison (:func:`comparison_verdict`): the text, the pair table and the
-  critical-difference diagram (:func:`clad.report.plots.plot_cd`) are all drawn from it, so they
+  critical-difference diagram (:func:`clad.report.cd_diagram.plot_cd`) are all drawn from it, so they
   cannot contradict each other.
 
 Assumptions, stated with every result: the blocks are independent (runs that are the same
@@ -39,7 +39,6 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..metrics.base import base_metric_shown
 from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
@@ -48,8 +47,18 @@ from ..errors import CladValueError
 from ..metrics import get_metric
 from .describe import describe, plural
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
-from .exact import TestResult, friedman_test, iman_davenport, median_interval, wilcoxon_test
+from .exact import TestResult, friedman_test, iman_davenport, wilcoxon_test
 from .order_sensitivity import OrderAgreement, order_agreement, order_agreement_by_dataset
+from .posthoc import PAIR_COLUMNS, holm_floor, nemenyi_pvalues, pairs_frame, symmetric_matrix
+from .verdict_text import (
+    DIFFER,
+    NO_DIFFERENCE,
+    NOT_TESTED,
+    best_sentence,
+    decisions,
+    omnibus_sentence,
+    posthoc_sentence,
+)
 
 __all__ = [
     "Comparison",
@@ -63,8 +72,6 @@ __all__ = [
 
 #: fewest blocks for which the tests are run at all
 MIN_BLOCKS = 3
-#: the decisions of a verdict and of each pair in it
-DIFFER, NO_DIFFERENCE, NOT_TESTED = "differ", "no significant difference", "not tested"
 
 
 class StatisticsWarning(UserWarning):
@@ -150,6 +157,18 @@ def score_matrix(
     comparing detectors), runs that are the same computation counted once
     (:func:`clad.report.blocks.evidence_blocks`). A method missing from a block leaves NaN.
 
+    Parameters
+    ----------
+    results : iterable of RunResult
+    by : str, default "detector"
+        The configuration field whose values are the methods (the columns).
+    metric : str
+        The scalar metric in the cells.
+    base_metric : str
+        The base metric it is computed from.
+    blocks : sequence of str
+        The configuration fields that make a block (a row; by default the dataset).
+
     >>> from clad.results.record import RunResult
     >>> rs = [RunResult(ds, sc, st, det, 0, metrics={"roc_auc": {"continual_average": v}})
     ...       for ds, sc, st, det, v in [("d", "s1", "naive", "a", 0.6), ("d", "s1", "cumulative", "a", 0.8),
@@ -167,136 +186,31 @@ def _ranks(scores: pd.DataFrame, higher_is_better: bool) -> pd.DataFrame:
     return pd.DataFrame(tied_ranks(values), index=scores.index, columns=scores.columns)
 
 
-def holm(pvalues: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjustment: the i-th smallest of m p-values times (m - i + 1), made
-    non-decreasing in that order and capped at 1 (what ``statsmodels``' ``multipletests(...,
-    method="holm")`` returns, which the tests check; written out here because that call runs a full
-    garbage collection each time, 0.15 s, and a report makes many).
-
-    >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
-    [0.03, 0.06, 0.06]
-    """
-    p = np.asarray(pvalues, dtype=float)
-    order = np.argsort(p, kind="stable")
-    stepped = np.minimum(1.0, np.maximum.accumulate(p[order] * (p.size - np.arange(p.size))))
-    out = np.empty_like(p)
-    out[order] = stepped
-    return out
-
-
-def holm_floor(n: int, k: int) -> float:
-    """The smallest Holm-adjusted p-value any pair of ``k`` methods can get from exact two-sided
-    Wilcoxon signed-rank tests over ``n`` blocks: the number of pairs times 2/2^n (capped at 1).
-    At or above α, no Wilcoxon–Holm decision can say "differ", whatever the data.
-
-    >>> holm_floor(6, 3), holm_floor(6, 2), holm_floor(8, 4)
-    (0.09375, 0.03125, 0.046875)
-    """
-    return min(1.0, (k * (k - 1) // 2) * 2.0 / 2.0**n)
-
-
-def nemenyi_reachable(n: int, k: int, alpha: float = 0.05) -> bool:
-    """Whether any pair of ``k`` methods can differ by the Nemenyi test over ``n`` blocks: the
-    largest possible difference of average ranks, k - 1, exceeds the critical difference
-    q_α sqrt(k(k+1) / 6n) (q_α the studentized range quantile over sqrt 2, Demšar 2006).
-
-    >>> nemenyi_reachable(2, 4), nemenyi_reachable(6, 4)
-    (False, True)
-    """
-    return bool(k - 1 > critical_difference(n, k, alpha))
-
-
-def critical_difference(n: int, k: int, alpha: float = 0.05) -> float:
-    """Nemenyi's critical difference of average ranks for ``k`` methods over ``n`` blocks at
-    ``alpha`` (Demšar 2006): q_α sqrt(k(k+1) / 6n), q_α the studentized range quantile / sqrt 2.
-
-    >>> round(critical_difference(6, 4), 3)
-    1.915
-    """
-    q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2.0)
-    return float(q * np.sqrt(k * (k + 1) / (6.0 * n)))
-
-
-def _nemenyi(scores: pd.DataFrame) -> pd.DataFrame:
-    """Methods x methods p-values of Nemenyi's test on a complete blocks x methods table (Demšar
-    2006): the studentized range's survival function at sqrt 2 |R_a - R_b| / sqrt(k(k+1) / 6n), R
-    the average ranks of k methods over n blocks; 1.0 on the diagonal. The computation of
-    ``scikit_posthocs.posthoc_nemenyi_friedman`` on a complete table, step for step (the same
-    numbers), without importing scikit-posthocs and the plotting it brings."""
-    from .exact import tied_ranks
-
-    # the ranks with clad's one tie tolerance (Nemenyi's statistic reads ranks only): float noise is a tie
-    ranks = tied_ranks(scores.to_numpy())
-    n, k = ranks.shape
-    mean_ranks = ranks.mean(axis=0)
-    upper = np.triu_indices(k, 1)
-    q = np.abs(mean_ranks[upper[0]] - mean_ranks[upper[1]]) / np.sqrt(k * (k + 1.0) / (6.0 * n))
-    p = np.ones((k, k))
-    p[upper] = stats.studentized_range.sf(q * np.sqrt(2.0), k, np.inf)
-    p[upper[1], upper[0]] = p[upper]
-    names = list(scores.columns)
-    return pd.DataFrame(p, index=names, columns=names)
-
-
-#: the columns of :attr:`Comparison.pairs`
-PAIR_COLUMNS = (
-    "a",
-    "b",
-    "blocks",
-    "median_difference",
-    "ci_low",
-    "ci_high",
-    "ci_level",
-    "wilcoxon_statistic",
-    "wilcoxon_p",
-    "wilcoxon_method",
-    "wilcoxon_holm_p",
-    "nemenyi_p",
-)
-
-
-def _pairs(
-    scores: pd.DataFrame, order: Sequence[str], nemenyi: pd.DataFrame | None
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One row per pair (``a`` before ``b`` in ``order``, best first): the median over blocks of
-    a - b with its order-statistic interval, the Wilcoxon signed-rank test and its Holm-adjusted
-    p-value, the Nemenyi p-value; and the methods x methods matrix of Holm-adjusted p-values."""
-    rows, tests = [], []
-    for a, b in itertools.combinations(order, 2):
-        x, y = scores[a].to_numpy(), scores[b].to_numpy()
-        median, low, high, level = median_interval(x - y)
-        w = wilcoxon_test(x, y)
-        tests.append(w)
-        rows.append(
-            {
-                "a": a,
-                "b": b,
-                "blocks": int(x.size),
-                "median_difference": median,
-                "ci_low": low,
-                "ci_high": high,
-                "ci_level": level,
-                "wilcoxon_statistic": w.statistic,
-                "wilcoxon_p": w.pvalue,
-                "wilcoxon_method": w.method,
-                "nemenyi_p": float(nemenyi.loc[a, b]) if nemenyi is not None else np.nan,
-            }
+def _untestable(scores: pd.DataFrame, by: str) -> str | None:
+    """Why a complete blocks x methods table cannot be tested (None when it can)."""
+    n, k = scores.shape
+    if k < 2:
+        return f"only {k} {by}(s) with results in every block; a comparison needs at least 2"
+    if n < MIN_BLOCKS:
+        return (
+            f"only {n} complete block(s) ({', '.join(map(str, scores.index)) or 'none'}); the Friedman and "
+            f"post-hoc tests need at least {MIN_BLOCKS} to mean anything, so none was run "
+            f"(average ranks are shown for information only)"
         )
-    adjusted = holm([t.pvalue for t in tests])
-    table = pd.DataFrame(rows, columns=[c for c in PAIR_COLUMNS if c != "wilcoxon_holm_p"])
-    table.insert(PAIR_COLUMNS.index("wilcoxon_holm_p"), "wilcoxon_holm_p", adjusted.astype(float))
-    return table, _symmetric(list(scores.columns), table["a"], table["b"], table["wilcoxon_holm_p"])
+    if np.allclose(scores.to_numpy(), scores.to_numpy()[:, :1]):
+        return f"every {by} has the same score in every block: there is nothing to test"
+    return None
 
 
-def _symmetric(
-    names: Sequence[str], a: Iterable[str], b: Iterable[str], values: Iterable[float]
-) -> pd.DataFrame:
-    """A names x names matrix holding each pair's value on both sides of the diagonal, 1.0 elsewhere."""
-    where = {n: i for i, n in enumerate(names)}
-    out = np.ones((len(names), len(names)))
-    for x, y, v in zip(a, b, values):
-        out[where[x], where[y]] = out[where[y], where[x]] = float(v)
-    return pd.DataFrame(out, index=list(names), columns=list(names))
+def _holm_note(n: int, k: int, alpha: float, floor: float) -> str:
+    """The note that no Wilcoxon–Holm decision can reach ``alpha`` (its ``floor``, :func:`holm_floor`)."""
+    pairs_n = k * (k - 1) // 2
+    return (
+        f"with {n} blocks and {pairs_n} pair{'s' if pairs_n > 1 else ''} no Wilcoxon–Holm decision can "
+        f"reach p < α = {alpha}: the smallest exact two-sided p is 2/2^{n} = {2 / 2**n:.3g}"
+        + (f", and Holm multiplies it by {pairs_n}: {floor:.3g}" if pairs_n > 1 else "")
+        + ("" if k == 2 else "; only the Nemenyi test can name a pair")
+    )
 
 
 def compare_methods(
@@ -315,7 +229,20 @@ def compare_methods(
     :data:`MIN_BLOCKS` blocks or fewer than 2 methods no test runs; with exactly 2 methods the
     Friedman test (which needs 3) is replaced by the Wilcoxon signed-rank test alone. Up to
     :data:`~clad.report.exact.EXACT_MAX_BLOCKS` blocks the p-values are exact (or from a seeded
-    permutation test), above it asymptotic. ``notes`` (caveats about the blocks) are kept with the result.
+    permutation test), above it asymptotic.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Blocks x methods.
+    higher_is_better : bool, default True
+        The direction of the scores (rank 1 = best).
+    alpha : float, default 0.05
+        The significance level, strictly between 0 and 1.
+    by, metric, base_metric : str
+        What the methods are and what the scores measure, for the messages and titles.
+    notes : sequence of str
+        Caveats about the blocks, kept with the result.
 
     >>> scores = pd.DataFrame({"A": [0.9, 0.8, 0.85, 0.95], "B": [0.7, 0.6, 0.65, 0.8],
     ...                        "C": [0.5, 0.55, 0.6, 0.7]})
@@ -352,17 +279,7 @@ def compare_methods(
     if dropped:
         notes.append(f"{len(dropped)} block(s) left out for a missing value: {', '.join(dropped)}")
     n, k = scores.shape
-    message = None
-    if k < 2:
-        message = f"only {k} {by}(s) with results in every block; a comparison needs at least 2"
-    elif n < MIN_BLOCKS:
-        message = (
-            f"only {n} complete block(s) ({', '.join(map(str, scores.index)) or 'none'}); the Friedman and "
-            f"post-hoc tests need at least {MIN_BLOCKS} to mean anything, so none was run "
-            f"(average ranks are shown for information only)"
-        )
-    elif np.allclose(scores.to_numpy(), scores.to_numpy()[:, :1]):
-        message = f"every {by} has the same score in every block: there is nothing to test"
+    message = _untestable(scores, by)
     if message is not None:
         warnings.warn(f"{plural(by)} by {metric}: {message}", StatisticsWarning, stacklevel=2)
         return Comparison(**common, message=message, notes=tuple(notes))
@@ -371,8 +288,8 @@ def compare_methods(
         test = friedman_test(ranks.to_numpy())
         statistic, pvalue = test.statistic, test.pvalue
         fid = iman_davenport(test.statistic, n, k)
-        nemenyi = _nemenyi(scores)
-    pairs, holm = _pairs(scores, list(average.index), nemenyi)
+        nemenyi = nemenyi_pvalues(scores)
+    pairs, holm = pairs_frame(scores, list(average.index), nemenyi)
     if k == 2:
         message = (
             f"the Friedman test needs at least 3 {plural(by)}; with 2, the Wilcoxon signed-rank test "
@@ -382,13 +299,7 @@ def compare_methods(
         test = wilcoxon_test(scores[a].to_numpy(), scores[b].to_numpy())
     floor = holm_floor(n, k)
     if floor >= alpha:
-        pairs_n = k * (k - 1) // 2
-        notes.append(
-            f"with {n} blocks and {pairs_n} pair{'s' if pairs_n > 1 else ''} no Wilcoxon–Holm decision can "
-            f"reach p < α = {alpha}: the smallest exact two-sided p is 2/2^{n} = {2 / 2**n:.3g}"
-            + (f", and Holm multiplies it by {pairs_n}: {floor:.3g}" if pairs_n > 1 else "")
-            + ("" if k == 2 else "; only the Nemenyi test can name a pair")
-        )
+        notes.append(_holm_note(n, k, alpha, floor))
     return Comparison(
         **common,
         statistic=statistic,
@@ -466,6 +377,20 @@ def compare(
     shared datasets noted); then :func:`compare_methods`. With a single block the methods are
     compared paired over its seeds instead (:func:`paired_over_seeds`), and the message says that
     this is evidence about one block only.
+
+    Parameters
+    ----------
+    results : iterable of RunResult
+    by : str, default "detector"
+        The configuration field whose values are the methods compared.
+    metric : str
+        The scalar metric compared (a name in :data:`clad.metrics.REGISTRY`).
+    base_metric : str
+        The base metric it is computed from.
+    blocks : sequence of str
+        The configuration fields that make a block (by default the dataset).
+    alpha : float, default 0.05
+        The significance level of every test.
     """
     higher = get_metric(metric).higher_is_better
     results = list(results)
@@ -592,22 +517,7 @@ class Verdict:
             float(p) if d in (DIFFER, NO_DIFFERENCE) else 1.0
             for p, d in zip(self.pairs[f"{column}_p"], self.pairs[column])
         ]
-        return _symmetric(names, self.pairs["a"], self.pairs["b"], gated)
-
-
-def _p(p: float) -> str:
-    return f"{p:.3g}" if p >= 1e-4 or p == 0 else f"{p:.1e}"
-
-
-def _pair_list(pairs: Sequence[tuple[str, str]]) -> str:
-    return ", ".join(f"{a} vs {b}" for a, b in pairs)
-
-
-def _decisions(p: pd.Series, tested: bool, alpha: float) -> list[str]:
-    return [
-        ("" if v != v else NOT_TESTED if not tested else DIFFER if v < alpha else NO_DIFFERENCE)
-        for v in p
-    ]
+        return symmetric_matrix(names, self.pairs["a"], self.pairs["b"], gated)
 
 
 def comparison_verdict(c: Comparison) -> Verdict:
@@ -628,7 +538,6 @@ def comparison_verdict(c: Comparison) -> Verdict:
     >>> set(v.pairs["nemenyi"]), v.differing, float(v.significance("nemenyi").min().min())
     ({'not tested'}, (), 1.0)
     """
-    kind = plural(c.by)
     alpha = c.alpha
     sentences: list[str] = []
     pairs = c.pairs.copy() if c.pairs is not None else pd.DataFrame(columns=list(PAIR_COLUMNS))
@@ -646,115 +555,24 @@ def comparison_verdict(c: Comparison) -> Verdict:
     else:
         tested = bool(test.pvalue < alpha)
         status = DIFFER if tested else NO_DIFFERENCE
-        word = "<" if tested else "≥"
-        head = (
-            f"the {c.n_methods} {kind} differ"
-            if tested
-            else f"no significant difference among the {c.n_methods} {kind}"
-        )
-        sentences.append(
-            f"Verdict: {head} ({test.name}, {test.method} p = {_p(test.pvalue)} {word} α = {alpha})."
-        )
         reason = test.reason
-        used = (
-            f"Test used: {test.name} over {c.n_blocks} blocks"
-            + (f" (χ² = {test.statistic:.4g})" if test.name == "Friedman" else "")
-            + f", {test.method} p"
-            + (f" (Monte-Carlo standard error {test.mc_se:.2g})" if test.mc_se is not None else "")
-            + f" — {test.reason}."
-        )
-        if test.method != "asymptotic":
-            used += f" The asymptotic approximation would give p = {_p(test.pvalue_asymptotic)}."
-        if c.iman_davenport is not None:
-            f_value, f_p = c.iman_davenport
-            if f_value != f_value:
-                used += (
-                    " Iman–Davenport F: undefined (all blocks agree: every block ranks the methods alike, so "
-                    "its denominator is 0)."
-                )
-            else:
-                used += f" Iman–Davenport F = {f_value:.4g} (F-distribution p = {_p(f_p)}"
-                used += (
-                    ")."
-                    if test.method == "asymptotic"
-                    else f"; F is a monotone function of χ², so its {test.method} p is the same {_p(test.pvalue)})."
-                )
-        sentences.append(used)
+        sentences.extend(omnibus_sentence(c, test, tested))
         posthoc = "Nemenyi" if c.n_methods >= 3 else "Wilcoxon signed-rank"
-    pairs["nemenyi"] = _decisions(pairs["nemenyi_p"], tested, alpha) if not pairs.empty else []
+    pairs["nemenyi"] = decisions(pairs["nemenyi_p"], tested, alpha) if not pairs.empty else []
     pairs["wilcoxon_holm"] = (
-        _decisions(pairs["wilcoxon_holm_p"], tested, alpha) if not pairs.empty else []
+        decisions(pairs["wilcoxon_holm_p"], tested, alpha) if not pairs.empty else []
     )
     primary = "nemenyi" if posthoc == "Nemenyi" else "wilcoxon_holm"
     pairs["differ"] = (pairs[primary] == DIFFER) if not pairs.empty else []
     differing = tuple(
         (str(a), str(b)) for a, b, d in zip(pairs["a"], pairs["b"], pairs["differ"]) if d
     )
-    if test is not None and not tested and c.n_methods >= 3:
-        sentences.append(
-            "Post-hoc tests: not tested — the omnibus test did not reject, so no pair is claimed to "
-            "differ (Demšar 2006); the pair table and the diagram show this."
-        )
-    elif test is not None and c.n_methods >= 3:
-        if differing:
-            named = (
-                f"Pairs that differ (Nemenyi, as the diagram draws them): {_pair_list(differing)}."
-            )
-        elif not nemenyi_reachable(c.n_blocks, c.n_methods, alpha):
-            named = (
-                f"No pair can be named: with {c.n_blocks} blocks the Nemenyi test cannot reach α = {alpha} for "
-                f"any pair (its critical difference {critical_difference(c.n_blocks, c.n_methods, alpha):.3g} "
-                f"exceeds the largest possible rank difference {c.n_methods - 1}); the omnibus test says the "
-                f"{kind} differ, not which."
-            )
-        else:
-            named = (
-                "No pair differs by the Nemenyi test: the omnibus test says the "
-                + kind
-                + " differ, not which "
-                "(it can detect a difference that no single pair shows)."
-            )
-        wh = [
-            (a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["wilcoxon_holm"]) if d == DIFFER
-        ]
-        floor = holm_floor(c.n_blocks, c.n_methods)
-        if floor >= alpha:
-            named += (
-                f" Wilcoxon signed-rank with Holm's correction cannot reach α = {alpha} at {c.n_blocks} blocks "
-                f"(smallest possible adjusted p {floor:.3g}), so it names no pair."
-            )
-        else:
-            named += (
-                f" Wilcoxon signed-rank with Holm's correction: {_pair_list(wh) if wh else 'no pair'} at α = "
-                f"{alpha}."
-            )
-        sentences.append(named)
-    elif test is not None and differing:
-        sentences.append(f"The pair that differs: {_pair_list(differing)}.")
+    if test is not None:
+        sentences.extend(posthoc_sentence(c, pairs, differing, tested))
     order_dependent = None
     if best is not None:
-        rank = float(c.average_ranks.iloc[0])
-        tied = [str(m) for m, r in c.average_ranks.iloc[1:].items() if np.isclose(r, rank)]
-        line = (
-            f"Best by average rank: {best} ({rank:.2f}"
-            + (f", tied with {', '.join(tied)}" if tied else "")
-            + ")"
-        )
-        if c.orders is not None:
-            o = c.orders
-            order_dependent = o.order_dependent
-            line += (
-                f"; over {o.n_orders} concept orders Kendall's W = {o.kendall_w:.3g} (1 = every order ranks the "
-                f"{kind} alike)"
-            )
-            if o.best == best:
-                line += f" and {best} is best in {o.best_orders} of {o.n_orders}" + (
-                    ": order-dependent" if order_dependent else ": in every order"
-                )
-            else:  # the best is missing from some order: it cannot be best in every one
-                order_dependent = True
-                line += f" and {best} is not ranked in every order: order-dependent"
-        sentences.append(line + ".")
+        line, order_dependent = best_sentence(c, best)
+        sentences.append(line)
     return Verdict(
         title=c.title,
         by=c.by,

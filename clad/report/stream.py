@@ -1,5 +1,5 @@
 """Aggregation over seeds of what a stream records besides R: the anytime curves (derived by
-:mod:`clad.metrics.anytime`) and the prequential scores (:class:`clad.core.evaluation.Prequential`).
+:mod:`clad.metrics.anytime`) and the prequential scores (:class:`clad.core.prequential.Prequential`).
 
 Runs of one configuration are averaged position by position when they were evaluated at the same
 rows (the same stream); a run evaluated elsewhere is left out of the mean and counted in

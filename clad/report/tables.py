@@ -1,10 +1,11 @@
-"""Leaderboard tables as text: CSV (numbers), Markdown, LaTeX and HTML (``mean ± std`` per cell).
+"""Leaderboard tables as text: CSV (numbers), HTML (``mean ± std`` per cell), and the cells of the
+Markdown and LaTeX tables (:mod:`clad.report.table_formats`).
 
-Input is :func:`clad.report.aggregate.leaderboard`; one table is made per dataset and base metric
+Input is :func:`clad.report.leaderboard.leaderboard`; one table is made per dataset and base metric
 (rows: scenario, strategy, detector, in the order the spec gives them; runs that are one computation
 shown once, see :func:`clad.report.aggregate.merge_shared`), and the best mean of each column is
 marked within each scenario only when its interval is clear of the next best one's (see
-:func:`clad.report.aggregate.best_status`). Cells show ``mean ± std``; the interval (a 95 %
+:func:`clad.report.leaderboard.best_status`). Cells show ``mean ± std``; the interval (a 95 %
 Student-t interval of the mean over seeds, cut to the metric's range) is in the CSV and in each HTML cell's
 tooltip, and with fewer than 3 seeds the tooltip gives the values instead. Column headers are the
 metrics' declared labels (:data:`clad.metrics.REGISTRY`); the cost columns
@@ -22,7 +23,7 @@ import pandas as pd
 
 from ..metrics.base import base_metric_shown
 from ..metrics import get_metric, scalar_names
-from .aggregate import BEST, NO_NOISE_ESTIMATE, WITHIN_NOISE, best_status
+from .leaderboard import BEST, NO_NOISE_ESTIMATE, WITHIN_NOISE, best_status
 from .describe import MIN_INTERVAL_N
 from .cost import COST
 
@@ -36,11 +37,6 @@ __all__ = [
     "cost_sections",
     "cost_html",
     "leaderboard_compact_html",
-    "leaderboard_markdown",
-    "leaderboard_latex",
-    "latex_columns",
-    "tex_escape",
-    "LATEX_FAMILIES",
     "leaderboard_html",
     "frame_html",
     "LEGEND",
@@ -49,7 +45,6 @@ __all__ = [
 
 #: the columns that name a leaderboard row, in the order rows are sorted
 ROW_KEYS = ["scenario", "strategy", "detector"]
-_ROW_KEYS = ROW_KEYS
 #: what a cell of a leaderboard or summary shows
 LEGEND = (
     f"mean ± std over seeds; the 95 % interval of the mean (Student-t interval over seeds, cut to the "
@@ -64,9 +59,8 @@ def label(name: str) -> str:
 
 
 def _bad(x) -> bool:
-    return x is None or (
-        isinstance(x, (float, np.floating)) and x != x
-    )  # NaN alone differs from itself
+    # NaN alone differs from itself
+    return x is None or (isinstance(x, (float, np.floating)) and x != x)
 
 
 def cell_text(
@@ -79,6 +73,15 @@ def cell_text(
 ) -> str:
     """``mean ± std`` (``n/a`` when the mean is undefined, the mean alone when the std is); the
     count and the interval go to :func:`interval_text` (a tooltip, the CSV).
+
+    Parameters
+    ----------
+    mean, std : float
+        The mean over seeds and its sample standard deviation (NaN: undefined).
+    n, ci_low, ci_high : optional
+        The count and the interval, not shown here (the signature of a leaderboard row's columns).
+    digits : int, default 3
+        Digits after the point.
 
     >>> cell_text(0.81234, 0.0123, 3, 0.78, 0.84)
     '0.812 ± 0.012'
@@ -105,6 +108,19 @@ def interval_text(
 ) -> str:
     """What a cell's tooltip says: the interval of the mean over ``n`` values (one per distinct
     computation over the seeds), or, with too few values for one, the values themselves.
+
+    Parameters
+    ----------
+    mean : float
+        The mean over seeds.
+    n : int or None
+        The number of values it is the mean of.
+    ci_low, ci_high : float, optional
+        The 95 % t-interval of the mean (NaN or None: none).
+    values : str, optional
+        The values, shown when there is no interval.
+    digits : int, default 3
+        Digits after the point.
 
     >>> interval_text(0.8, 4, 0.75, 0.85)
     'mean 0.800, 95 % t-interval [0.750, 0.850], n = 4 values'
@@ -142,7 +158,7 @@ def stats_tips(table: pd.DataFrame, prefix: str) -> list[str]:
     return [interval_text(*vals) for vals in zip(*cols)]
 
 
-def _rows(frame: pd.DataFrame, labels: Sequence[str] | None = None) -> list[tuple]:
+def row_tuples(frame: pd.DataFrame, labels: Sequence[str] | None = None) -> list[tuple]:
     """The rows of ``frame`` (of its columns ``labels``, default every column) as tuples of plain
     values, read column by column (a tenth of the time of ``itertuples`` on text columns)."""
     columns = (
@@ -153,7 +169,7 @@ def _rows(frame: pd.DataFrame, labels: Sequence[str] | None = None) -> list[tupl
     return list(zip(*columns)) if columns else [()] * len(frame)
 
 
-def _metrics_of(table: pd.DataFrame) -> list[str]:
+def metric_columns(table: pd.DataFrame) -> list[str]:
     """The scalar metrics with a column in ``table`` and a value in some row."""
     return [
         m
@@ -205,11 +221,11 @@ def leaderboard_sections(
 ) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
     """Per dataset and base metric: a title, the text cells (rows: scenario, strategy, detector,
     each in first-seen order; a scenario's chance row first when ``chance`` gives one, see
-    :func:`clad.report.aggregate.chance_table`), the marks of the same shape (``"best"``,
+    :func:`clad.report.chance.chance_table`), the marks of the same shape (``"best"``,
     ``"within noise"``, ``"chance"`` for a chance row, ``""``) and the tooltips (empty strings
     without ``tips``: for a table that shows none)."""
     want_tips = tips
-    metrics = list(metrics) if metrics is not None else _metrics_of(table)
+    metrics = list(metrics) if metrics is not None else metric_columns(table)
     if table.empty:
         return
     status = best_status(table, metrics)
@@ -229,9 +245,8 @@ def leaderboard_sections(
     marked = {m: status[m].tolist() for m in metrics}
     valued = {m: table[f"{m}_mean"].notna().to_numpy() for m in metrics}
     groups = table.groupby(["dataset", "base_metric"], sort=False).indices
-    for (dataset, base), positions in sorted(
-        groups.items(), key=lambda group: group[1][0]
-    ):  # first seen first
+    # first seen first
+    for (dataset, base), positions in sorted(groups.items(), key=lambda group: group[1][0]):
         used = [m for m in metrics if valued[m][positions].any()]
         scenarios: dict = {}  # the positions of each scenario, in first-seen order
         for pos in _first_seen_positions(columns, ROW_KEYS, positions.tolist()):
@@ -257,19 +272,8 @@ def leaderboard_sections(
         for scenario, members in scenarios.items():
             c = chances.get((dataset, base, scenario))
             if c is not None:
-                rows.append(
-                    [scenario, *CHANCE_ROW]
-                    + [cell_text(c.get(f"{m}_mean"), float("nan")) for m in used]
-                )
-                marks.append(["chance"] * (len(ROW_KEYS) + len(used)))
-                tips.append(
-                    [""] * len(ROW_KEYS)
-                    + [
-                        "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
-                        "flagging every row), through the same metric"
-                    ]
-                    * len(used)
-                )
+                for out, cells in zip((rows, marks, tips), _chance_row(scenario, c, used)):
+                    out.append(cells)
             for pos in members:
                 means = [mean[pos] for mean in means_of]
                 st = [status[pos] for status in statuses_of]
@@ -281,22 +285,7 @@ def leaderboard_sections(
                 if not want_tips:
                     tips.append([""] * (len(ROW_KEYS) + len(used)))
                     continue
-                # the row's, the same for each of its cells
-                computations = _computations_tip(
-                    {k: columns[k][pos] for k in ("runs", "computations") if k in columns}
-                )
-                tips.append(
-                    [""] * len(ROW_KEYS)
-                    + [
-                        interval_text(
-                            v, n[pos], low[pos], high[pos], None if values is None else values[pos]
-                        )
-                        + computations
-                        + _relative_tip(v, None if c is None else c.get(f"{m}_mean"))
-                        + _status_tip(mark)
-                        for m, v, mark, (n, low, high, values) in zip(used, means, st, intervals_of)
-                    ]
-                )
+                tips.append(_row_tips(columns, pos, c, used, means, st, intervals_of))
         cols = [*ROW_KEYS, *(label(m) for m in used)]
         yield (
             f"{dataset} — {base_metric_shown(base)}",
@@ -304,6 +293,36 @@ def leaderboard_sections(
             pd.DataFrame(marks, columns=cols),
             pd.DataFrame(tips, columns=cols),
         )
+
+
+def _chance_row(scenario: str, c: dict, used: Sequence[str]) -> tuple[list, list, list]:
+    """A scenario's chance row of a leaderboard section: its text cells, marks and tooltips."""
+    return (
+        [scenario, *CHANCE_ROW] + [cell_text(c.get(f"{m}_mean"), float("nan")) for m in used],
+        ["chance"] * (len(ROW_KEYS) + len(used)),
+        [""] * len(ROW_KEYS)
+        + [
+            "chance: what a detector without information gets here (ROC-AUC 0.5, AP the anomaly rate, F1 of "
+            "flagging every row), through the same metric"
+        ]
+        * len(used),
+    )
+
+
+def _row_tips(columns, pos: int, c, used, means, st, intervals_of) -> list[str]:
+    """The tooltips of the leaderboard row at ``pos``: each cell's interval, the row's computations
+    (the same for each of its cells), the value relative to chance (``c``, the scenario's chance
+    row or None) and the mark."""
+    computations = _computations_tip(
+        {k: columns[k][pos] for k in ("runs", "computations") if k in columns}
+    )
+    return [""] * len(ROW_KEYS) + [
+        interval_text(v, n[pos], low[pos], high[pos], None if values is None else values[pos])
+        + computations
+        + _relative_tip(v, None if c is None else c.get(f"{m}_mean"))
+        + _status_tip(mark)
+        for m, v, mark, (n, low, high, values) in zip(used, means, st, intervals_of)
+    ]
 
 
 def _computations_tip(row) -> str:
@@ -369,7 +388,7 @@ def cost_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, pd.D
         yield str(dataset), pd.DataFrame(text), pd.DataFrame(tips)
 
 
-def _legend(metrics: Sequence[str]) -> str:
+def legend_text(metrics: Sequence[str]) -> str:
     lower = [label(m) for m in metrics if not get_metric(m).higher_is_better]
     return (
         f"{LEGEND}; bold: the best mean of its column within its scenario, its interval clear of the next best's; "
@@ -379,235 +398,6 @@ def _legend(metrics: Sequence[str]) -> str:
         + (f" except {', '.join(lower)} (lower is better)" if lower else "")
         + "; the chance row gives what a detector without information gets through the same metric"
     )
-
-
-def _marked(v: str, mark: str) -> str:
-    return (
-        f"**{v}**"
-        if mark == BEST
-        else f"{v} ≈"
-        if mark == WITHIN_NOISE
-        else f"_{v}_"
-        if mark == "chance"
-        else v
-    )
-
-
-def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:
-    """GitHub-flavoured Markdown: one pipe table per dataset and base metric, then the cost table."""
-    out = [f"_{_legend(_metrics_of(table))}._", ""]
-    for title, text, marks, _ in leaderboard_sections(table, chance=chance, tips=False):
-        out += [f"### {title}", ""]
-        cols = list(text.columns)
-        out.append("| " + " | ".join(cols) + " |")
-        out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
-        for values, row_marks in zip(_rows(text), _rows(marks)):
-            cells = [
-                _marked(str(v).replace("|", "\\|"), mark) for v, mark in zip(values, row_marks)
-            ]
-            out.append("| " + " | ".join(cells) + " |")
-        out.append("")
-    for dataset, text, _ in cost_sections(table):
-        out += [f"### {dataset} — cost (measured on this machine)", ""]
-        cols = list(text.columns)
-        out.append("| " + " | ".join(cols) + " |")
-        out.append("|" + "|".join("---" if c in ROW_KEYS else "---:" for c in cols) + "|")
-        out += ["| " + " | ".join(str(v) for v in values) + " |" for values in _rows(text)]
-        out.append("")
-    return "\n".join(out)
-
-
-_TEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def tex_escape(text: str) -> str:
-    r"""``text`` with LaTeX's special characters escaped (``±`` as ``$\pm$``, ``≈`` as ``$\approx$``).
-
-    >>> print(tex_escape("concept_aware & 50% ± 1"))
-    concept\_aware \& 50\% $\pm$ 1
-    """
-    out = "".join(_TEX_SPECIAL.get(c, c) for c in str(text))
-    return (
-        out.replace("±", r"$\pm$").replace("≈", r"$\approx$").replace("−", "-").replace("—", "---")
-    )
-
-
-def _tex_label(*parts: str) -> str:
-    r"""A ``\label`` key: lower-case letters, digits and hyphens."""
-    import re
-
-    return "tab:clad-" + "-".join(
-        re.sub(r"[^a-z0-9]+", "-", str(p).lower()).strip("-") for p in parts if p
-    )
-
-
-#: the families the LaTeX tables split every metric into (by each metric's declared scale)
-LATEX_FAMILIES = {
-    "value": "performance",
-    "difference": "transfer and forgetting",
-    "variance": "stability",
-    "unbounded": "other",
-}
-
-
-def latex_columns(spec: str | Sequence[str] | None) -> list[str] | None:
-    """The scalar metrics a ``--latex-columns`` value names (by name or label, comma-separated),
-    None for the default (the headline metrics, one table), ``["all"]`` for every metric (one table
-    per family). An unknown name is a clear error.
-
-    >>> latex_columns("CA,backward_transfer"), latex_columns(None), latex_columns("all")
-    (['continual_average', 'backward_transfer'], None, ['all'])
-    """
-    from ..errors import CladValueError
-
-    if spec is None:
-        return None
-    items = [
-        str(x).strip()
-        for x in (spec.split(",") if isinstance(spec, str) else spec)
-        if str(x).strip()
-    ]
-    allowed = f"'all' or names/labels such as {', '.join(get_metric(m).label for m in scalar_names(headline=True))}"
-    if not items:
-        raise CladValueError(
-            f"latex columns {spec!r} name no column; allowed: {allowed} (comma-separated)"
-        )
-    if items == ["all"]:
-        return ["all"]
-    by_label = {get_metric(m).label.lower(): m for m in scalar_names()}
-    out = []
-    for item in items:
-        name = item if item in scalar_names() else by_label.get(item.lower())
-        if name is None:
-            raise CladValueError(
-                f"latex column {item!r} is not a scalar metric; allowed: {allowed}"
-            )
-        if name in out:
-            raise CladValueError(
-                f"latex column {item!r} names {name} a second time in {spec!r}; name each column once"
-            )
-        out.append(name)
-    return out
-
-
-def _latex_groups(
-    table: pd.DataFrame, columns: Sequence[str] | None
-) -> list[tuple[str, list[str]]]:
-    """(family name, metrics) per LaTeX table of one dataset and base metric."""
-    available = _metrics_of(table)
-    if columns is None:
-        return [("headline", [m for m in scalar_names(headline=True) if m in available])]
-    if list(columns) == ["all"]:
-        groups: dict[str, list[str]] = {}
-        for m in available:
-            groups.setdefault(LATEX_FAMILIES.get(get_metric(m).scale, "other"), []).append(m)
-        return list(groups.items())
-    return [("chosen", [m for m in columns if m in available] or list(columns))]
-
-
-def _latex_table(
-    title: str, key: tuple, text: pd.DataFrame, marks: pd.DataFrame, caption_tail: str
-) -> str:
-    """One ``table`` environment: strategy and detector columns, the scenario as a group row."""
-    metric_cols = [c for c in text.columns if c not in ROW_KEYS]
-    width = 2 + len(metric_cols)
-    lines = [
-        r"\begin{table}[htbp]",
-        r"\centering",
-        r"\small",
-        r"\setlength{\tabcolsep}{4pt}",
-        rf"\caption{{{tex_escape(title)}: {caption_tail}}}",
-        rf"\label{{{_tex_label(*key)}}}",
-        rf"\begin{{tabular}}{{ll{'r' * len(metric_cols)}}}",
-        r"\toprule",
-        " & ".join(["Strategy", "Detector", *(tex_escape(c) for c in metric_cols)]) + r" \\",
-        r"\midrule",
-    ]
-    previous = None
-    shown = ["strategy", "detector", *metric_cols]
-    for scenario, values, row_marks in zip(
-        text["scenario"].tolist(), _rows(text, shown), _rows(marks, shown)
-    ):
-        if scenario != previous:
-            if previous is not None:
-                lines.append(r"\addlinespace")
-            lines.append(rf"\multicolumn{{{width}}}{{l}}{{\textit{{{tex_escape(scenario)}}}}} \\")
-            previous = scenario
-        chance = row_marks[0] == "chance"  # the strategy column's mark
-        cells = []
-        for v, mark in zip(values, row_marks):
-            v = tex_escape(v)
-            if mark == BEST:
-                v = rf"\textbf{{{v}}}"
-            elif mark == WITHIN_NOISE:
-                v = rf"{v}\,$\approx$"
-            elif chance:
-                v = rf"\textit{{{v}}}"
-            cells.append(v)
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
-    return "\n".join(lines)
-
-
-def leaderboard_latex(
-    table: pd.DataFrame, chance: pd.DataFrame | None = None, columns: Sequence[str] | None = None
-) -> str:
-    r"""LaTeX tables a journal takes: one ``table`` (booktabs rules, ``\caption`` and ``\label``)
-    per dataset, base metric and metric family; rows strategy and detector, each scenario a group
-    row (never repeated on every row), its chance row first in italics; best cells in
-    ``\textbf``, within-noise ones marked ``$\approx$``. ``columns`` (:func:`latex_columns`): None
-    for the headline metrics in one table, ``["all"]`` for every metric split by family (its
-    declared scale: performance, transfer and forgetting, stability), or the metrics to show.
-    Needs ``\usepackage{booktabs}`` (said in the first lines).
-
-    >>> t = pd.DataFrame({"dataset": ["d"], "base_metric": ["roc_auc"], "scenario": ["s_1"], "strategy": ["naive"],
-    ...                   "detector": ["knn"], "continual_average_mean": [0.9], "continual_average_std": [0.01],
-    ...                   "continual_average_n": [3], "continual_average_ci_low": [0.89],
-    ...                   "continual_average_ci_high": [0.91]})
-    >>> tex = leaderboard_latex(t)
-    >>> r"\label{tab:clad-d-roc-auc-headline}" in tex, r"\multicolumn{3}{l}{\textit{s\_1}}" in tex
-    (True, True)
-    """
-    groups = _latex_groups(table, columns)
-    shown = [m for _, ms in groups for m in ms]
-    out = [
-        r"% clad leaderboard tables; they need \usepackage{booktabs} in the preamble",
-        f"% {tex_escape(_legend(shown))}",
-        "",
-    ]
-    if table.empty:
-        return "\n".join(out)
-    for family, metrics in groups:
-        bases = [key for key, _ in table.groupby(["dataset", "base_metric"], sort=False)]
-        for (title, text, marks, _), (dataset, base) in zip(
-            leaderboard_sections(table, metrics, chance=chance, tips=False), bases
-        ):
-            text, marks = text.reset_index(drop=True), marks.reset_index(drop=True)
-            tail = (
-                r"mean $\pm$ std over seeds; bold: best in its scenario, its interval clear of the next best's; "
-                r"$\approx$: best but within noise"
-            )
-            out.append(
-                _latex_table(
-                    title + ("" if family in ("headline", "chosen") else f" ({family})"),
-                    (dataset, base, family),
-                    text,
-                    marks,
-                    tail,
-                )
-            )
-    return "\n".join(out)
 
 
 def _html_cell(v) -> str:
@@ -628,6 +418,19 @@ def frame_html(
     """A DataFrame as an HTML ``<table>`` with every cell escaped; ``marks`` (booleans, or the
     strings of :func:`leaderboard_sections`) put a cell in ``<strong>`` (``True``/``"best"``), mark it
     ``≈`` (``"within noise"``) or give its row the chance style; ``tips`` are the cells' tooltips.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The cells.
+    marks : DataFrame, optional
+        Of the same shape: each cell's mark.
+    index : bool, default False
+        Show the index as a first column.
+    tips : DataFrame, optional
+        Of the same shape: each cell's tooltip.
+    classes : str, default "table"
+        The table's CSS classes.
 
     >>> frame_html(pd.DataFrame({"a<": [0.5, float("nan")]}), pd.DataFrame({"a<": [True, False]})).count("<td")
     2
@@ -671,10 +474,10 @@ def leaderboard_html(
     columns (default: every metric with a value)."""
     shown = [
         m
-        for m in (metrics if metrics is not None else _metrics_of(table))
-        if m in _metrics_of(table)
+        for m in (metrics if metrics is not None else metric_columns(table))
+        if m in metric_columns(table)
     ]
-    out = [f"<p class='legend'>{html.escape(_legend(shown))}.</p>"]
+    out = [f"<p class='legend'>{html.escape(legend_text(shown))}.</p>"]
     for title, text, marks, tips in leaderboard_sections(table, shown, chance=chance):
         out.append(f"<h3>{html.escape(title)}</h3>")
         out.append(frame_html(text, marks, tips=tips, classes="table leaderboard"))
@@ -715,10 +518,10 @@ def leaderboard_compact_html(
     :func:`leaderboard_sections`."""
     shown = [
         m
-        for m in (metrics if metrics is not None else _metrics_of(table))
-        if m in _metrics_of(table)
+        for m in (metrics if metrics is not None else metric_columns(table))
+        if m in metric_columns(table)
     ]
-    out = [f"<p class='legend'>{html.escape(_legend(shown))}.</p>"]
+    out = [f"<p class='legend'>{html.escape(legend_text(shown))}.</p>"]
     if table.empty or not shown:
         return "\n".join(out)
     sections = {}
@@ -750,7 +553,7 @@ def leaderboard_compact_html(
         # each base metric's cells, marks and tooltips as one row tuple per position
         rows = [
             [
-                _rows(frame.reindex(columns=labels, fill_value=fill), labels)
+                row_tuples(frame.reindex(columns=labels, fill_value=fill), labels)
                 for frame, fill in ((text, "n/a"), (marks, ""), (tips, ""))
             ]
             for _, text, marks, tips in parts

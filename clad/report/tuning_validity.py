@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..defaults import DEFAULT_BASE_METRIC
 from ..results.record import RunResult
-from .aggregate import CONFIG_KEYS
+from .describe import CONFIG_KEYS
 from .tables import frame_html
 
 __all__ = ["tuning_table", "tuning_section", "validity_table", "validity_section"]

@@ -220,7 +220,7 @@ class RunResult:
     #: value when the run began (see :mod:`clad.core.memory`); None when not measured
     peak_memory: int | None = _stored("json", _optional(int), optional=True, default=None)
     #: per base metric, the chance level of each test concept (in ``test_concepts`` order): what a
-    #: scoreless detector gets there (:func:`clad.core.evaluation.concept_chance_level`; None for a
+    #: scoreless detector gets there (:func:`clad.core.chance.concept_chance_level`; None for a
     #: single-class concept); None when not recorded (results written before it was)
     chance: Mapping[str, Any] | None = _stored(
         "json", _optional(_chance), optional=True, default=None

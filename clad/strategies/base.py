@@ -47,7 +47,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from ..core.concepts import readonly
-from ..core.evaluation import Scored
+from ..core.scored import Scored
 from ..core.steps import fit_fresh
 from ..detectors import as_detector, detector_name
 from ..detectors.base import writes_guard

@@ -6,7 +6,8 @@ import numpy as np
 
 from ..errors import CladValueError
 from ..validation import StrOptions
-from ..core.steps import combine, current, key_of
+from ..core.step_keys import combine, key_of
+from ..core.steps import current
 from .base import Scored, Strategy
 
 __all__ = ["Experts", "NO_EXPERT_POLICIES", "task_agnostic_choice", "fit_measures"]

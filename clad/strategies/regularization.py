@@ -168,7 +168,7 @@ class LwF(Regularized):
         self.random_state = random_state
 
     def _distillation(self):
-        from ..detectors.torch_ae import torch
+        from ..detectors.torch_base import torch
 
         previous = copy.deepcopy(self.detector_.module_)
         previous.eval()

@@ -40,7 +40,7 @@ def agem_project(g, g_ref):
     g_ref . g_ref) g_ref`` if ``g . g_ref < 0`` and ``g`` otherwise (the weight of ``g_ref`` is then
     0), and ``projected`` is that condition as a 0-d bool tensor. Nothing is read back from the
     device, so a GPU never waits; the result equals the branching form bit for bit."""
-    from ..detectors.torch_ae import torch
+    from ..detectors.torch_base import torch
 
     dot = torch.dot(g, g_ref)
     negative = dot < 0
@@ -86,7 +86,7 @@ class _Rehearsal(Regularized):
             self.buffer_.add(rows, self.rng_)
 
     def _generator(self):
-        from ..detectors.torch_ae import torch
+        from ..detectors.torch_base import torch
 
         seed = (
             np.random.SeedSequence()
@@ -100,9 +100,9 @@ class _Rehearsal(Regularized):
     def _sampler(self):
         """``sample()`` -> a random memory mini-batch (a float32 tensor on the device, rows of
         the memory's width), drawn with this call's generator."""
-        from ..detectors.torch_ae import torch
+        from ..detectors.torch_base import torch
 
-        from ..detectors.torch_ae import to_device
+        from ..detectors.torch_base import to_device
 
         memory = torch.from_numpy(np.ascontiguousarray(self.buffer_.view()))
         gen = self._generator()
@@ -184,7 +184,7 @@ class AGEM(_Rehearsal):
         self._check_common()
 
     def _projection(self):
-        from ..detectors.torch_ae import torch
+        from ..detectors.torch_base import torch
 
         sample = self._sampler()
         det = self.detector_
@@ -284,9 +284,9 @@ class DER(_Rehearsal):
                 raise CladValueError(f"DER: {name}={value!r}; expected a number >= 0")
 
     def _row_targets(self, Xs):
-        from ..detectors.torch_ae import torch
+        from ..detectors.torch_base import torch
 
-        from ..detectors.torch_ae import to_device
+        from ..detectors.torch_base import to_device
 
         det = self.detector_
         with torch.no_grad():
