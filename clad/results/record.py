@@ -10,7 +10,7 @@ and stored data: ``results.json`` holds these records, and the results database
 
 The results file ``results.json`` is ``{"clad_version": ..., "runs": [run, ...]}``; it is written
 atomically (a temporary file renamed over the target), so a reader never sees half a file.
-:func:`clad.results.store.load_results` reads it back.
+:func:`clad.results.reading.load_results` reads it back.
 """
 
 from __future__ import annotations
