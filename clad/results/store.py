@@ -163,6 +163,7 @@ def _own_columns(table: str) -> frozenset:
         con.close()
 
 
+#: columns added to ``runs`` after its first version, added to an older database when it is opened
 _ADDED_COLUMNS = (
     "learned_rows",
     "prequential",
@@ -176,6 +177,7 @@ _ADDED_COLUMNS = (
     "threshold",
     "result_key",
     "origin",
+    "seed_reach",
 )
 _RUN_COLUMNS = PLAIN + JSON + ("curves", "started", "finished")
 
