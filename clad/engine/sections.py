@@ -48,6 +48,10 @@ TOP_LEVEL_KEYS = (
 )
 #: a grid larger than this needs an explicit ``max_runs`` in the spec
 MAX_RUNS = 100_000
+#: anytime evaluations of one run above this need an explicit ``max_evaluations``
+MAX_EVALUATIONS = 10_000
+#: a data set a spec generates (its size known from its parameters) above this many GB needs ``max_data_gb``
+MAX_DATA_GB = 4.0
 #: a parameter grid with at most this many combinations has every combination checked; a larger
 #: one has every value checked (each with the other parameters at their first value)
 CHECK_EVERY_COMBINATION = 256
@@ -235,3 +239,53 @@ def entries(
             f"{section}: label {lab!r} is used by more than one entry; give each a distinct 'label'"
         )
     return fixed
+
+
+def size_problems(sections: dict, max_evaluations: int, max_data_gb: float) -> list[str]:
+    """Sizes known from the parameters before anything is built: the evaluations of a run (R's
+    cells, ``n_concepts`` squared, and the anytime evaluations, ``anytime_per_concept`` x training
+    concepts, where the dataset states its concept count) and
+    the bytes of a generated data set (a loader's declared ``nbytes``)."""
+    from ..datasets import DATASETS
+    from ..validation import arguments
+
+    out = []
+    concepts = [1]
+    for c in sections.get("datasets", []):
+        try:
+            loader = DATASETS.resolve(c.name)
+            args = arguments(loader, {**DATASETS.defaults(c.name), **c.params})
+        except (CladError, TypeError, ValueError):
+            continue
+        n = args.get("n_concepts")
+        if isinstance(n, int) and not isinstance(n, bool):
+            concepts.append(n)
+            if n * n > max_evaluations:  # R: every test concept scored after every training step
+                out.append(
+                    f"datasets ({c.display}).n_concepts: {n:,} training steps x {n:,} test concepts = "
+                    f"{n * n:,} evaluations of R per run, more than max_evaluations = {max_evaluations:,}; "
+                    f"to run it, set max_evaluations = {n * n} at the top of the spec"
+                )
+        size = getattr(loader, "_data_nbytes", None)
+        try:
+            nbytes = size(args) if size is not None else None
+        except (TypeError, ValueError, KeyError, CladError):
+            nbytes = None
+        if nbytes is not None and nbytes > max_data_gb * 1e9:
+            out.append(
+                f"datasets ({c.display}): the data set would take {nbytes / 1e9:,.1f} GB in memory "
+                f"({size.__doc__ or 'from its parameters'}), more than max_data_gb = {max_data_gb:g}; "
+                f"to build it, set max_data_gb = {math.ceil(nbytes / 1e9)} at the top of the spec"
+            )
+    for i, c in enumerate(sections.get("scenarios", [])):
+        h = c.params.get("anytime_per_concept")
+        if isinstance(h, int) and not isinstance(h, bool) and h > 0:
+            n = h * max(concepts)
+            if n > max_evaluations:
+                out.append(
+                    f"scenarios[{i}] ({c.display}).anytime_per_concept: {h:,} evaluations per training "
+                    f"concept x {max(concepts):,} concepts = {n:,} anytime evaluations per run, more than "
+                    f"max_evaluations = {max_evaluations:,}; to run it, set max_evaluations = {n} at the "
+                    "top of the spec"
+                )
+    return out
