@@ -218,21 +218,12 @@ def _parse_spec(raw: dict, source: str | None, default_name: str) -> Spec:
         read(r)
     if r.problems:
         raise SpecError(r.problems, source=source)
+    same = "name configs skipped jobs threads dask share tuning slurm references replicas".split()
     return Spec(
-        name=r.name,
-        configs=r.configs,
+        **{k: getattr(r, k) for k in same},
         raw=raw,
         source=source,
-        skipped=r.skipped,
-        jobs=r.jobs,
-        threads=r.threads,
-        dask=r.dask,
         timeout=None if r.timeout is None else float(r.timeout),
-        share=r.share,
-        tuning=r.tuning,
-        references=r.references,
-        slurm=r.slurm,
-        replicas=r.replicas,
     )
 
 

@@ -88,15 +88,7 @@ class TunedGrid(Grid):
     part of its data (its tuned parameters are chosen when the tuning runs have finished)."""
 
     def __init__(self, grid: Grid, plan):
-        super().__init__(
-            grid.datasets,
-            grid.pairs,
-            grid.detectors,
-            grid.seeds,
-            grid.base_metrics,
-            grid.metric_params,
-            grid.threshold,
-        )
+        self.__dict__.update(vars(grid))
         self.plan = plan
 
     def __getitem__(self, i):

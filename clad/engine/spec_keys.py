@@ -135,10 +135,6 @@ def read_base_metrics(r: SpecReading) -> None:
         r.problems.append(str(exc))
 
 
-def read_seeds(r: SpecReading) -> None:
-    r.seeds = _seeds(r.raw.get("seeds", [0]), r.problems)
-
-
 def _flag(r: SpecReading, key: str, default: bool, meaning: str = "") -> bool:
     value = r.raw.get(key, default)
     if not isinstance(value, bool):
@@ -149,9 +145,7 @@ def _flag(r: SpecReading, key: str, default: bool, meaning: str = "") -> bool:
 
 def read_execution(r: SpecReading) -> None:
     r.skip_incompatible = _flag(r, "skip_incompatible", False)
-    (r.jobs, r.threads, r.dask, r.timeout, r.max_runs, r.max_evaluations, r.max_data_gb) = (
-        _execution_keys(r.raw, r.problems)
-    )
+    _execution_keys(r)
     r.share = _flag(r, "share", True, " (compute runs that are one computation once)")
     if r.raw.get("slurm") is not None:
         from ..errors import CladValueError
@@ -172,10 +166,6 @@ def read_execution(r: SpecReading) -> None:
         r.problems.extend(found)
         if not found:
             r.replicas = int(replicas)
-
-
-def read_references(r: SpecReading) -> None:
-    r.references = _references(r.raw.get("references", []), r.problems)
 
 
 def read_threshold(r: SpecReading) -> None:
@@ -211,20 +201,15 @@ def _threshold_serves_nothing(raw, metrics) -> list[str]:
     ]
 
 
+def _count(meaning: str) -> list:
+    """The constraint of a key that holds an integer >= 1."""
+    return [Interval(Integral, 1, None, closed="left", description=f"an integer >= 1 ({meaning})")]
+
+
 #: the spec's own keys of numbers, in the one vocabulary of clad.validation
 _EXECUTION_CONSTRAINTS = {
-    "jobs": [
-        Interval(Integral, 1, None, closed="left", description="an integer >= 1 (worker processes)")
-    ],
-    "threads": [
-        Interval(
-            Integral,
-            1,
-            None,
-            closed="left",
-            description="an integer >= 1 (BLAS/OpenMP/torch threads per run)",
-        )
-    ],
+    "jobs": _count("worker processes"),
+    "threads": _count("BLAS/OpenMP/torch threads per run"),
     "timeout": [
         Interval(
             Real,
@@ -235,105 +220,78 @@ _EXECUTION_CONSTRAINTS = {
             "leave timeout out for no limit",
         )
     ],
-    "replicas": [
-        Interval(
-            Integral,
-            1,
-            None,
-            closed="left",
-            description="an integer >= 1 (the most runs of one torch network trained together; 1: off)",
-        )
-    ],
-    "max_runs": [
-        Interval(
-            Integral,
-            1,
-            None,
-            closed="left",
-            description=f"an integer >= 1 (the largest grid to accept; default {MAX_RUNS:,})",
-        )
-    ],
-    "max_evaluations": [
-        Interval(
-            Integral,
-            1,
-            None,
-            closed="left",
-            description=f"an integer >= 1 (the most evaluations of one run: anytime evaluations, "
-            f"or R's cells, training steps x test concepts; "
-            f"default {MAX_EVALUATIONS:,})",
-        )
-    ],
+    "replicas": _count("the most runs of one torch network trained together; 1: off"),
+    "max_runs": _count(f"the largest grid to accept; default {MAX_RUNS:,}"),
+    "max_evaluations": _count(
+        "the most evaluations of one run: anytime evaluations, or R's cells, training steps x "
+        f"test concepts; default {MAX_EVALUATIONS:,}"
+    ),
     "max_data_gb": [
         Interval(
             Real,
             0,
             None,
             closed="neither",
-            description=f"a positive number of gigabytes (the largest generated data set; "
+            description="a positive number of gigabytes (the largest generated data set; "
             f"default {MAX_DATA_GB:g})",
         )
     ],
 }
 
 
-def _execution_keys(raw: dict, problems: list[str]) -> tuple:
+def _execution_keys(r: SpecReading) -> None:
     """jobs, threads, dask, timeout, max_runs, max_evaluations and max_data_gb, each problem
-    reported in that order (the limits take their defaults when absent or wrong)."""
-    out = {}
+    reported in that order (the limits keep their defaults when absent or wrong)."""
     for key in ("jobs", "threads", "dask", "timeout", "max_runs", "max_evaluations", "max_data_gb"):
-        value = raw.get(key)
+        value = r.raw.get(key)
         if value is None:
-            found = []
-        elif key == "dask":
+            continue
+        if key == "dask":
+            ok = isinstance(value, str) and value.strip()
             found = (
                 []
-                if isinstance(value, str) and value.strip()
+                if ok
                 else [
                     f"dask: {value!r}; expected a scheduler address such as 'tcp://scheduler:8786'"
                 ]
             )
         else:
             found = validation_problems(None, {key: value}, _EXECUTION_CONSTRAINTS)
-        problems.extend(found)
-        out[key] = None if found else value
-    return (
-        out["jobs"],
-        out["threads"],
-        out["dask"],
-        out["timeout"],
-        out["max_runs"] or MAX_RUNS,
-        out["max_evaluations"] or MAX_EVALUATIONS,
-        out["max_data_gb"] or MAX_DATA_GB,
-    )
+        r.problems.extend(found)
+        if not found:
+            setattr(r, key, value)
 
 
-def _seeds(value: Any, problems: list[str]) -> Sequence[int]:
+def read_seeds(r: SpecReading) -> None:
     """The seeds: a count ``n`` is ``range(n)`` (never a list), or a list of distinct seeds."""
+    value = r.raw.get("seeds", [0])
     if isinstance(value, int) and not isinstance(value, bool):
         if 1 <= value < 2**63:
-            return range(value)
+            r.seeds = range(value)
+            return
     elif (
         isinstance(value, list)
         and value
         and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**63 for s in value)
     ):
         if len(set(value)) == len(value):
-            return value
+            r.seeds = value
+            return
     shown = (
         repr(value)
         if not isinstance(value, list) or len(value) < 20
         else f"a list of {len(value)} values"
     )
-    problems.append(
+    r.problems.append(
         f"seeds: {shown}; expected a count >= 1 or a list of distinct non-negative integers"
     )
-    return []
 
 
-def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
+def read_references(r: SpecReading) -> None:
     """The reference kinds of the ``references`` key: a list of distinct kinds."""
     from ..metrics.reference_metrics import REFERENCE_KINDS
+
+    value, problems = r.raw.get("references", []), r.problems
 
     allowed = ", ".join(f'"{k}"' for k in REFERENCE_KINDS)
     if not isinstance(value, list):
@@ -341,7 +299,7 @@ def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
             f'references: {value!r}; expected a list of reference kinds, e.g. ["joint", '
             f'"single_task"] (allowed: {allowed})'
         )
-        return ()
+        return
     found = []
     for i, v in enumerate(value):
         if not isinstance(v, str) or v not in REFERENCE_KINDS:
@@ -353,4 +311,4 @@ def _references(value: Any, problems: list[str]) -> tuple[str, ...]:
             problems.append(f"references: {v!r} is listed twice in {value!r}")
         else:
             found.append(v)
-    return tuple(found)
+    r.references = tuple(found)

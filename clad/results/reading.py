@@ -256,15 +256,7 @@ class StoreReader:
         rows = self._con.execute(
             f"SELECT {self._select()} FROM runs ORDER BY started, run_id"
         ).fetchall()
-        cells = cells_by_run(
-            self._con.execute(
-                "SELECT run_id, base_metric, step_index, test_index, value FROM r_cells "
-                "ORDER BY run_id, base_metric"
-            )
-        )
-        mets = metrics_by_run(
-            self._con.execute("SELECT run_id, base_metric, metric, value, left_out FROM metrics")
-        )
+        cells, mets = self._cells_and_metrics()
         out = {}
         for values in rows:
             rec = dict(zip(_READ_COLUMNS, values))
@@ -287,6 +279,18 @@ class StoreReader:
         """The columns a run is read from (NULL for those an earlier clad's file lacks)."""
         have = {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}
         return ", ".join(c if c in have else f"NULL AS {c}" for c in _READ_COLUMNS)
+
+    def _cells_and_metrics(self, where: str = "", ids: list[str] = ()) -> tuple[dict, dict]:
+        """The R cells and the metrics of the runs ``where`` selects (all without it), by run."""
+        cells = cells_by_run(
+            self._con.execute(
+                "SELECT run_id, base_metric, step_index, test_index, value FROM r_cells "
+                f"{where} ORDER BY run_id, base_metric",
+                ids,
+            )
+        )
+        query = f"SELECT run_id, base_metric, metric, value, left_out FROM metrics {where}"
+        return cells, metrics_by_run(self._con.execute(query, ids))
 
     def iter_results(
         self, batch: int = 500, include_unfinished: bool = False
@@ -312,20 +316,7 @@ class StoreReader:
                     f"SELECT run_id, {select} FROM runs WHERE run_id IN ({marks})", part
                 )
             }
-            cells = cells_by_run(
-                cur.execute(
-                    "SELECT run_id, base_metric, step_index, test_index, value FROM r_cells "
-                    f"WHERE run_id IN ({marks}) ORDER BY run_id, base_metric",
-                    part,
-                )
-            )
-            mets = metrics_by_run(
-                cur.execute(
-                    "SELECT run_id, base_metric, metric, value, left_out FROM metrics "
-                    f"WHERE run_id IN ({marks})",
-                    part,
-                )
-            )
+            cells, mets = self._cells_and_metrics(f"WHERE run_id IN ({marks})", part)
             for rid in part:
                 if rid in rows:
                     rec = dict(zip(_READ_COLUMNS, rows[rid][1:]))
