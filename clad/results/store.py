@@ -21,6 +21,8 @@ summaries and ``clad export`` are produced from it. Tables:
 ``meta``
     key/value pairs: the spec that last wrote to the database, clad's version.
 
+A ``claims`` table, which folders written by earlier versions of clad hold, is left alone.
+
 Rows are written from, and read back into, the strict-JSON record of a run
 (:meth:`RunResult.to_dict <clad.results.record.RunResult.to_dict>` /
 :meth:`~clad.results.record.RunResult.from_dict`), the same mapping ``results.json`` uses: the
