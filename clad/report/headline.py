@@ -155,31 +155,9 @@ def deterministic_configurations(results: Iterable[RunResult]) -> pd.DataFrame:
         repeats = [r for r, i in zip(runs, ids) if first.setdefault(i, r) is not r]
         shared = all(r.shared_from for r in repeats)
         reach = "" if shared else ", ".join(runs[0].seed_reach or ())
-        rows.append(
-            {
-                "dataset": key[0],
-                "scenario": key[1],
-                "strategy": key[2],
-                "detector": key[3],
-                "runs": len(runs),
-                "computations": distinct,
-                "shared": shared,
-                "reach": reach,
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "dataset",
-            "scenario",
-            "strategy",
-            "detector",
-            "runs",
-            "computations",
-            "shared",
-            "reach",
-        ],
-    )
+        rows.append((*key[:4], len(runs), distinct, shared, reach))
+    columns = "dataset scenario strategy detector runs computations shared reach".split()
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _names(part: pd.DataFrame) -> str:
