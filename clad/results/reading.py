@@ -253,9 +253,8 @@ class StoreReader:
         and column, or, when a ``damaged`` dict is given, left out and recorded there
         (``{run_id: message}``)."""
         wanted = None if run_ids is None else set(run_ids := list(run_ids))
-        rows = self._con.execute(
-            f"SELECT {self._select()} FROM runs ORDER BY started, run_id"
-        ).fetchall()
+        cur = self._con.cursor()
+        rows = cur.execute(f"SELECT {self._select()} FROM runs ORDER BY started, run_id").fetchall()
         cells, mets = self._cells_and_metrics()
         out = {}
         for values in rows:
