@@ -166,20 +166,9 @@ def _own_columns(table: str) -> frozenset:
 
 
 #: columns added to ``runs`` after its first version, added to an older database when it is opened
-_ADDED_COLUMNS = (
-    "learned_rows",
-    "prequential",
-    "run_order",
-    "extras",
-    "warnings",
-    "shared_from",
-    "inputs",
-    "peak_memory",
-    "chance",
-    "threshold",
-    "result_key",
-    "origin",
-    "seed_reach",
+_ADDED_COLUMNS = tuple(
+    "learned_rows prequential run_order extras warnings shared_from inputs peak_memory chance "
+    "threshold result_key origin seed_reach".split()
 )
 _RUN_COLUMNS = PLAIN + JSON + ("curves", "started", "finished")
 
