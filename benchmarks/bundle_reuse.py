@@ -72,7 +72,7 @@ def main() -> int:
     from clad.bundle.verify import verify
     from clad.engine.benchmark import run_spec
     from clad.engine.spec import parse_spec
-    from clad.results.store import load_results
+    from clad.results.reading import load_results
 
     base = [{"name": "hbos"}, {"name": "ecod"}, {"name": "iforest", "n_estimators": 50}]
     grid, bigger = _spec(args.seeds, base), _spec(args.seeds, [*base, {"name": "copod"}])

@@ -167,7 +167,7 @@ def main(argv=None) -> None:
     print(describe())
     from clad.core.seeding import derive_seeds
     from clad.engine.spec import parse_spec
-    from clad.results.store import load_results
+    from clad.results.reading import load_results
 
     work = tempfile.mkdtemp(prefix="clad-grid-")
     raw = spec(args.seeds, args.datasets)

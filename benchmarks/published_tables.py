@@ -26,7 +26,7 @@ import numpy as np
 
 from clad.metrics import pooled_counts, pooled_scores
 from clad.metrics.nab import label_windows, nab_normalized
-from clad.results.store import load_results
+from clad.results.reading import load_results
 
 #: SKAB's leaderboard rows: detector label -> (F1, FAR %, MAR %)
 SKAB_PUBLISHED = {

@@ -431,7 +431,7 @@ def add_runs(folder: Path, maker: _Maker, plan: dict) -> list[int]:
 
 def compute_seconds(folder: Path) -> float:
     """The sum of the runs' recorded seconds (read in a stream: this process stays small)."""
-    from clad.results.store import iter_results
+    from clad.results.reading import iter_results
 
     return sum(
         float(r.timings.get("total") or 0.0)

@@ -25,7 +25,7 @@ from ._version import __version__ as __version__
 _FUNCTIONS = {
     "run_spec": "clad.engine.benchmark",
     "run_experiment": "clad.core.experiment",
-    "load_results": "clad.results.store",
+    "load_results": "clad.results.reading",
     "make_synthetic": "clad.datasets.synthetic",
     "Concept": "clad.core.concepts",
     "ConceptDataset": "clad.core.concepts",

@@ -991,7 +991,7 @@ def feature_cases(seed: int = 0, per_kind: int = 50):
         con.close()
 
         def damaged(copy=copy, i=i):
-            from clad.results.store import load_results, read_store
+            from clad.results.reading import load_results, read_store
 
             if i % 2:
                 read_store(
@@ -1019,7 +1019,7 @@ def feature_cases(seed: int = 0, per_kind: int = 50):
             (copy / "results.sqlite").write_bytes(good[: int(rng.integers(100, len(good) // 2))])
 
         def foreign(copy=copy):
-            from clad.results.store import load_results
+            from clad.results.reading import load_results
 
             load_results(copy)
 
@@ -1028,7 +1028,7 @@ def feature_cases(seed: int = 0, per_kind: int = 50):
         refs = [3, "x", [3], [{"seed": "x"}], {"a": 1}, [{"dataset": "d", "R": "no"}]][i % 6]
 
         def references(refs=refs, i=i):
-            from clad.results.store import load_references
+            from clad.results.reading import load_references
 
             p = _tmpdir() / f"refs{i}" / "results.json"
             p.parent.mkdir(exist_ok=True)

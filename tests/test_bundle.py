@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from clad.bundle.format import MANIFEST, BundleError, export_bundle, read_bundle
-from clad.results.store import load_results
+from clad.results.reading import load_results
 from tests.runner_helpers import run_clad, synthetic, write_spec
 
 GRID = dict(

@@ -13,7 +13,8 @@ import pytest
 
 from clad.cli import main
 from clad.engine.benchmark import run_spec
-from clad.results.store import DestinationError, load_results, writable_destination
+from clad.results.reading import load_results
+from clad.results.store import DestinationError, writable_destination
 from clad.errors import DataError
 from tests.runner_helpers import small_spec, synthetic, write_spec
 

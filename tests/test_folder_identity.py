@@ -122,7 +122,7 @@ def test_another_spec_is_refused_unless_fresh_or_add(tmp_path):
     with pytest.raises(FolderInUse, match="'table-spec'.*'other'"):
         run_spec(other, tmp_path / "out")
     added = run_spec(other, tmp_path / "out", add=True)
-    from clad.results.store import load_results
+    from clad.results.reading import load_results
 
     assert (
         len(load_results(tmp_path / "out" / "results.json"))
@@ -304,7 +304,7 @@ def test_fresh_beside_a_live_run_of_another_spec_is_refused(tmp_path):
     assert "'A'" in second.stderr
     _, err = first.communicate(timeout=600)
     assert first.returncode == 0, err
-    from clad.results.store import load_results
+    from clad.results.reading import load_results
 
     runs = load_results(out)
     assert len(runs) == 4 and {r.seed for r in runs} == {0, 1, 2, 3} and all(r.ok for r in runs)

@@ -23,7 +23,7 @@ from clad.engine.result_key import (
 )
 from clad.metrics.base import get_base_metric, register_base_metric
 from clad.results.record import RunResult, versions
-from clad.results.store import load_results
+from clad.results.reading import load_results
 
 
 def _record(config: RunConfig, inputs=None, **libs) -> RunResult:

@@ -14,7 +14,7 @@ from clad.core.evaluation import AnytimeEvent, Evaluator, StepEvent
 from clad.core.experiment import run_experiment
 from clad.results import load_results, write_results
 from clad.datasets import make_synthetic
-from clad.results import store
+from clad.results import reading, store
 from clad.errors import CladValueError
 from clad.scenarios import ConceptAgnostic, ConceptIncremental
 from clad.strategies import Naive
@@ -39,7 +39,7 @@ def test_json_and_database_hold_the_same_record(tmp_path):
     with store.ResultStore(tmp_path / "results.sqlite") as s:
         s.write(r)
     from_json = load_results(tmp_path / "results.json")
-    from_db = store.load_results(tmp_path / "results.sqlite")
+    from_db = reading.load_results(tmp_path / "results.sqlite")
     assert [x.to_dict() for x in from_json] == [x.to_dict() for x in from_db] == [r.to_dict()]
     # the database rows are the record laid out: one cell per R entry, NaN as NULL
     rec = r.to_dict()
@@ -49,11 +49,11 @@ def test_json_and_database_hold_the_same_record(tmp_path):
 
 
 def test_one_reader(tmp_path):
-    assert load_results is store.load_results is clad.load_results
+    assert load_results is reading.load_results is clad.load_results
     assert not hasattr(clad.report, "load_results")  # the report reads results through clad.results
     r = _result()
     write_results(tmp_path / "results.json", [r])
-    for reader in (load_results, store.load_results):
+    for reader in (load_results, reading.load_results):
         assert [x.run_id for x in reader(tmp_path)] == ["abc"]
         assert [x.run_id for x in reader(tmp_path / "results.json")] == ["abc"]
 

@@ -182,3 +182,22 @@ def test_processes_creating_one_database_at_once_all_open_it(tmp_path):
         columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(runs)")]
         assert len(columns) == len(set(columns)) and {"peak_memory", "chance"} <= set(columns)
     assert problems == []
+
+
+def test_a_folder_of_an_earlier_clad_with_a_claims_table_still_opens(tmp_path):
+    """Folders written while runs were claimed hold a ``claims`` table: it is left alone."""
+    db = tmp_path / "results.sqlite"
+    with ResultStore(db) as store:
+        store.write(failed_result(CFG, "Traceback: boom"))
+    con = sqlite3.connect(db)
+    con.execute(
+        "CREATE TABLE claims (run_id TEXT PRIMARY KEY, host TEXT, pid INTEGER, expires REAL)"
+    )
+    con.execute("INSERT INTO claims VALUES ('x', 'h', 1, 0.0)")
+    con.commit()
+    con.close()
+    with ResultStore(db) as store:
+        store.retire([CFG.run_id])
+        assert store.load_results() == []
+    with ResultStore(db, create=False) as store:
+        assert store.count() == 0

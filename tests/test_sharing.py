@@ -137,7 +137,7 @@ def test_sharing_is_exact_on_the_pyclad_spec(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_sharing_is_exact_on_the_quickstart(quickstart, tmp_path):
-    from clad.results.store import load_results
+    from clad.results.reading import load_results
 
     alone = run_spec(
         {**tomllib.loads(quickstart.spec.read_text()), "share": False}, tmp_path / "alone"

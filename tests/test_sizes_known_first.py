@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from clad.engine.spec import MAX_RUNS, parse_spec
+from clad.engine.sections import MAX_RUNS
+from clad.engine.spec import parse_spec
 from clad.errors import CladValueError, SpecError
 
 SMALL = {

@@ -186,7 +186,7 @@ def test_clad_run_records_the_choice_and_evaluates_with_it(tmp_path, capsys):
         assert run["test_concepts"] == ["C2", "C3"] and run["concepts"] == ["C2", "C3"]
         assert run["detector"] == "iforest"
     # the readers of a results folder (report, export) leave the tuning runs out
-    from clad.results.store import load_results
+    from clad.results.reading import load_results
 
     assert (
         len(load_results(tmp_path / "out")) == 2

@@ -382,7 +382,7 @@ class Exported:
 def export_bundle(source: str | Path, out: str | Path) -> Exported:
     """Write the bundle of the finished runs of results folder ``source`` to ``out`` (a folder, or
     one tar when ``out`` ends with ``.tar``); tuning and reference runs are not in it."""
-    from ..results.store import load_results
+    from ..results.reading import load_results
 
     files, left = bundle_files(load_results(source))
     manifest = json.loads(files[MANIFEST])

@@ -123,7 +123,8 @@ def _write(runs: list[RunResult], out: Path) -> int:
     folder's lock); the number already there."""
     from ..engine.folder import FolderLock
     from ..results.record import write_results
-    from ..results.store import DEFAULT_NAME, JSON_NAME, ResultStore
+    from ..results.reading import DEFAULT_NAME, JSON_NAME
+    from ..results.store import ResultStore
 
     out.mkdir(parents=True, exist_ok=True)
     lock = FolderLock(out, "pull").acquire()
@@ -134,7 +135,7 @@ def _write(runs: list[RunResult], out: Path) -> int:
             for r in new:
                 store.write(r)
             spec = store.get_meta("spec")
-        from ..results.store import load_results
+        from ..results.reading import load_results
 
         write_results(out / JSON_NAME, load_results(out / DEFAULT_NAME), spec or {})
     finally:

@@ -3,22 +3,37 @@
 Contract (see :mod:`clad.detectors.base`): ``fit(X) -> self``; ``score(X) -> (n,)`` finite floats,
 **higher = more anomalous**; ``threshold_`` after fit, a row is an anomaly when ``score > threshold_``.
 
-Registered names usable in spec files (any ``package.module:Class`` path works too):
+Registered names usable in spec files (any ``package.module:Class`` path works too), read from
+the registry (``clad list detectors`` prints the same):
 
-========================  ==================================================
-``iforest``               scikit-learn ``IsolationForest``
-``lof``                   scikit-learn ``LocalOutlierFactor(novelty=True)``
-``ocsvm``                 scikit-learn ``OneClassSVM``
-``elliptic_envelope``     scikit-learn ``EllipticEnvelope``
-``knn`` ``hbos`` ``ecod``  PyOD ``KNN``, ``HBOS``, ``ECOD``, ``COPOD``, ``PCA``, and
-``copod`` ``pca``         ``pyod_iforest``, ``pyod_lof``, ``pyod_ocsvm``
-``autoencoder``           clad's dense PyTorch autoencoder (:mod:`clad.detectors.torch_ae`)
-``vae``                   clad's small PyTorch variational autoencoder
-``lstm_autoencoder``      LSTM sequence autoencoder over windows (:mod:`clad.detectors.torch_seq`)
-``gru_autoencoder``       GRU sequence autoencoder over windows
-``half_space_trees``      river ``HalfSpaceTrees`` (incremental; :mod:`clad.detectors.incremental`)
-``river_one_class_svm``   river's online ``OneClassSVM`` on random Fourier features
-========================  ==================================================
+>>> for name in DETECTORS.names():
+...     print(f"{name:24} {DETECTORS.doc(name)}")
+autoencoder              dense PyTorch autoencoder scored by reconstruction error
+copod                    PyOD COPOD
+ecod                     PyOD ECOD
+elliptic_envelope        scikit-learn EllipticEnvelope
+gru_autoencoder          GRU sequence autoencoder over windows
+half_space_trees         river HalfSpaceTrees (incremental)
+hbos                     PyOD HBOS
+hotelling_t2             Hotelling's T² control chart; pca=true: the PCA-based T² + Q chart (any / all rule)
+iforest                  scikit-learn IsolationForest
+knn                      PyOD KNN
+lof                      scikit-learn LocalOutlierFactor (novelty=True)
+lstm_autoencoder         LSTM sequence autoencoder over windows
+nearest_normal_distance  baseline: distance to the nearest training window (Sarfraz et al. 2024)
+ocsvm                    scikit-learn OneClassSVM
+pca                      PyOD PCA
+pca_reconstruction       baseline: PCA reconstruction error of the window (Sarfraz et al. 2024)
+postprocessed            a detector whose scores are smoothed in row order (rolling median / mean / max over k rows)
+pyod_iforest             PyOD IForest
+pyod_lof                 PyOD LOF
+pyod_ocsvm               PyOD OCSVM
+random_scores            baseline: seeded uniform scores (chance as a run, with a spread over seeds)
+river_one_class_svm      river online OneClassSVM
+sensor_range             baseline: values outside their channel's training range (Sarfraz et al. 2024)
+vae                      small PyTorch variational autoencoder
+window_l2_norm           baseline: L2 norm of the window scaled to the training range (Sarfraz et al. 2024)
+windowed_gaussian        NAB's windowed Gaussian: tail probability under a sliding window of the values before (learns as it scores)
 
 The PyTorch and river detectors are registered as import paths: torch and river are imported only
 when one is built.

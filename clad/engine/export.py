@@ -26,13 +26,8 @@ from pathlib import Path
 
 from ..atomic import atomic_output
 from ..errors import CladValueError, DataError
-from ..results.store import (
-    DEFAULT_NAME,
-    DestinationError,
-    load_results,
-    read_store,
-    writable_destination,
-)
+from ..results.reading import DEFAULT_NAME, load_results, read_store
+from ..results.store import DestinationError, writable_destination
 
 __all__ = ["export", "per_series_table", "FORMATS"]
 

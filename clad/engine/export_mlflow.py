@@ -45,7 +45,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..errors import CladValueError, DataError
-from ..results.store import DEFAULT_NAME
+from ..results.reading import DEFAULT_NAME
 
 __all__ = [
     "export_mlflow",
@@ -230,7 +230,7 @@ def export_mlflow(
     store, idempotently by content (see the module docstring); return ``{"tracking_uri",
     "experiment_id", "exported", "updated", "skipped", "retired", "reasons"}`` (``exported``: runs
     logged for the first time; ``updated``: runs logged again, ``reasons`` saying why)."""
-    from ..results.store import read_store
+    from ..results.reading import read_store
 
     folder = Path(folder)
     db = folder if folder.is_file() else folder / DEFAULT_NAME

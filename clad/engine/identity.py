@@ -24,7 +24,7 @@ from typing import Iterable
 
 from .config import RunConfig, canonical
 
-__all__ = ["computation_keys", "run_traits", "code_inputs", "module_fingerprint"]
+__all__ = ["computation_keys", "run_traits", "seed_reach", "code_inputs", "module_fingerprint"]
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 @functools.lru_cache(maxsize=None)
 def _traits(
     dataset_json: str, scenario_json: str, strategy_json: str, detector_json: str
-) -> tuple[str | None, bool]:
+) -> tuple[str | None, tuple[str, ...]]:
     import json
 
     from ..core.seeding import seed_consumers
@@ -60,22 +60,42 @@ def _traits(
         dataset_factory=factory,
         dataset_params=dataset["params"],
     )
-    return same, bool(consumers)
+    return same, consumers
+
+
+def _built_traits(cfg: RunConfig) -> tuple[str | None, tuple[str, ...]]:
+    parts = [
+        canonical({"name": c.name, "params": dict(c.params)})
+        for c in (cfg.dataset, cfg.scenario, cfg.strategy, cfg.detector)
+    ]
+    return _traits(*parts)
 
 
 def run_traits(cfg: RunConfig) -> tuple[str | None, bool]:
     """``(scenario, seed_matters)`` for :meth:`RunConfig.computation_key`: the scenario this run's
     loop equals for its strategy (None: its own) and whether any part consumes the seed. A
     configuration that cannot be built is its own computation (the run reports the error)."""
-    parts = [
-        canonical({"name": c.name, "params": dict(c.params)})
-        for c in (cfg.dataset, cfg.scenario, cfg.strategy, cfg.detector)
-    ]
     try:
-        return _traits(*parts)
+        same, consumers = _built_traits(cfg)
     except Exception as exc:  # noqa: BLE001 - the run itself will say what is wrong
         log.debug("%s: not shared (%s)", cfg.describe(), exc)
         return None, True
+    return same, bool(consumers)
+
+
+def seed_reach(cfg: RunConfig) -> tuple[str, ...] | None:
+    """The parts of ``cfg``'s run that consume the run seed (what the run records as its
+    ``seed_reach``), read once per configuration; None when it cannot be built.
+
+    >>> from clad.engine.config import Component
+    >>> seed_reach(RunConfig(Component("synthetic"), Component("concept_aware"),
+    ...                      Component("replay"), Component("iforest")))
+    ('dataset', 'strategy', 'detector')
+    """
+    try:
+        return _built_traits(cfg)[1]
+    except Exception:  # noqa: BLE001 - the run itself will say what is wrong
+        return None
 
 
 def computation_keys(

@@ -59,7 +59,7 @@ def data_problems(configs: Iterable[RunConfig]) -> list[str]:
 
 
 def _first_of_each_dataset(configs) -> list[RunConfig]:
-    """The first run of each dataset component; a spec's :class:`~clad.engine.spec.Grid` (datasets
+    """The first run of each dataset component; a spec's :class:`~clad.engine.spec_grid.Grid` (datasets
     vary slowest) gives them without expanding the whole grid."""
     datasets = getattr(configs, "datasets", None)
     if datasets is None or not len(configs):

@@ -27,6 +27,7 @@ from ..core.run_warnings import merge, recording
 from ..core.seeding import seed_run
 from ..detectors import make_detector
 from .config import RunConfig, canonical
+from .identity import seed_reach
 
 __all__ = [
     "run_config",
@@ -223,6 +224,7 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
         seed=int(cfg.seed),
         warnings=merge(built, flagged),
         inputs={f"data file {p}": h for p, h in files.items()},
+        seed_reach=seed_reach(cfg),
     )
 
 

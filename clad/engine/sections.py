@@ -48,6 +48,10 @@ TOP_LEVEL_KEYS = (
 )
 #: a grid larger than this needs an explicit ``max_runs`` in the spec
 MAX_RUNS = 100_000
+#: anytime evaluations of one run above this need an explicit ``max_evaluations``
+MAX_EVALUATIONS = 10_000
+#: a data set a spec generates (its size known from its parameters) above this many GB needs ``max_data_gb``
+MAX_DATA_GB = 4.0
 #: a parameter grid with at most this many combinations has every combination checked; a larger
 #: one has every value checked (each with the other parameters at their first value)
 CHECK_EVERY_COMBINATION = 256
@@ -142,84 +146,100 @@ def entries(
     out: list[Component] = []
     for i, entry in enumerate(value):
         key = f"{where or section}[{i}]"
-        if isinstance(entry, str):
-            entry = {"name": entry}
-        if not isinstance(entry, dict):
-            problems.append(f"{key}: expected a name or a table with 'name', got {entry!r}")
-            continue
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            problems.append(
-                f"{key}.name: missing; expected a registered {registry.kind} name "
-                f"({', '.join(registry.names())}) or 'package.module:Class'"
-            )
-            continue
-        try:
-            factory = registry.resolve(name)
-        except CladError as exc:
-            problems.append(f"{key}.name: {exc}")
-            continue
-        params = {k: v for k, v in entry.items() if k not in RESERVED}
-        label = entry.get("label")
-        if label is not None and not isinstance(label, str):
-            problems.append(f"{key}.label: expected a string, got {label!r}")
-            label = None
-        grid = entry.get("grid", {})
-        if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
-            problems.append(
-                f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}"
-            )
-            grid = {}
-        n_combos = grid_size(grid)
-        if n_combos > max_runs:
-            shape = " x ".join(f"{len(v):,} {k}" for k, v in grid.items())
-            problems.append(
-                f"{key}.grid: {n_combos:,} combinations ({shape}), more than max_runs = {max_runs:,}; "
-                f"to run it, set max_runs = {n_combos} at the top of the spec"
-            )
-            continue
-        if section == "strategies" and "detector" in params:
-            problems.append(
-                f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key"
-            )
-            params.pop("detector")
-        probe = {**registry.defaults(name), **params, **{k: v[0] for k, v in grid.items()}}
-        try:
-            check_params(factory, probe, f"{key} ({name})")
-        except CladError as exc:
-            stray = [k for k in params if k in TOP_LEVEL_KEYS]
-            hint = (
-                (
-                    f" ('{stray[0]}' is a top-level key: in TOML, top-level keys must come before the "
-                    "first [[table]])"
-                )
-                if stray
-                else ""
-            )
-            problems.append(str(exc) + hint)
-            continue
-        combos = (
-            [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
+        out += _entry(section, key, entry, registry, problems, located, max_runs)
+    return _distinct_labels(section, out, problems)
+
+
+def _entry(
+    section: str,
+    key: str,
+    entry: Any,
+    registry: Registry,
+    problems: list[str],
+    located: dict,
+    max_runs: int,
+) -> list[Component]:
+    """The components of one entry of a list section (one per combination of its ``grid``), or none
+    after a problem (added to ``problems``); ``key`` names the entry in messages."""
+    if isinstance(entry, str):
+        entry = {"name": entry}
+    if not isinstance(entry, dict):
+        problems.append(f"{key}: expected a name or a table with 'name', got {entry!r}")
+        return []
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        problems.append(
+            f"{key}.name: missing; expected a registered {registry.kind} name "
+            f"({', '.join(registry.names())}) or 'package.module:Class'"
         )
-        for combo in _combos_to_check(grid, combos):
-            p = {**params, **combo}
-            for problem in _value_problems(
-                section, f"{key} ({name})", name, factory, registry, p, located
-            ):
-                if problem not in problems:
-                    problems.append(problem)
-        for combo in combos:
-            p = {**params, **combo}
-            lab = label
-            if combo:
-                lab = (
-                    (label or name)
-                    + "("
-                    + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items())
-                    + ")"
-                )
-            out.append(Component(name=name, params=p, label=lab))
-    # distinct labels where a name is used more than once with different parameters
+        return []
+    try:
+        factory = registry.resolve(name)
+    except CladError as exc:
+        problems.append(f"{key}.name: {exc}")
+        return []
+    params = {k: v for k, v in entry.items() if k not in RESERVED}
+    label = entry.get("label")
+    if label is not None and not isinstance(label, str):
+        problems.append(f"{key}.label: expected a string, got {label!r}")
+        label = None
+    grid = entry.get("grid", {})
+    if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+        problems.append(
+            f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}"
+        )
+        grid = {}
+    n_combos = grid_size(grid)
+    if n_combos > max_runs:
+        shape = " x ".join(f"{len(v):,} {k}" for k, v in grid.items())
+        problems.append(
+            f"{key}.grid: {n_combos:,} combinations ({shape}), more than max_runs = {max_runs:,}; "
+            f"to run it, set max_runs = {n_combos} at the top of the spec"
+        )
+        return []
+    if section == "strategies" and "detector" in params:
+        problems.append(
+            f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key"
+        )
+        params.pop("detector")
+    probe = {**registry.defaults(name), **params, **{k: v[0] for k, v in grid.items()}}
+    try:
+        check_params(factory, probe, f"{key} ({name})")
+    except CladError as exc:
+        stray = [k for k in params if k in TOP_LEVEL_KEYS]
+        hint = (
+            (
+                f" ('{stray[0]}' is a top-level key: in TOML, top-level keys must come before the "
+                "first [[table]])"
+            )
+            if stray
+            else ""
+        )
+        problems.append(str(exc) + hint)
+        return []
+    combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
+    for combo in _combos_to_check(grid, combos):
+        p = {**params, **combo}
+        for problem in _value_problems(
+            section, f"{key} ({name})", name, factory, registry, p, located
+        ):
+            if problem not in problems:
+                problems.append(problem)
+    out = []
+    for combo in combos:
+        p = {**params, **combo}
+        lab = label
+        if combo:
+            lab = (
+                (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
+            )
+        out.append(Component(name=name, params=p, label=lab))
+    return out
+
+
+def _distinct_labels(section: str, out: list[Component], problems: list[str]) -> list[Component]:
+    """Distinct labels where a name is used more than once with different parameters; a label given
+    to more than one entry is a problem."""
     counts: dict[str, int] = {}
     for c in out:
         counts[c.display] = counts.get(c.display, 0) + 1
@@ -235,3 +255,53 @@ def entries(
             f"{section}: label {lab!r} is used by more than one entry; give each a distinct 'label'"
         )
     return fixed
+
+
+def size_problems(sections: dict, max_evaluations: int, max_data_gb: float) -> list[str]:
+    """Sizes known from the parameters before anything is built: the evaluations of a run (R's
+    cells, ``n_concepts`` squared, and the anytime evaluations, ``anytime_per_concept`` x training
+    concepts, where the dataset states its concept count) and
+    the bytes of a generated data set (a loader's declared ``nbytes``)."""
+    from ..datasets import DATASETS
+    from ..validation import arguments
+
+    out = []
+    concepts = [1]
+    for c in sections.get("datasets", []):
+        try:
+            loader = DATASETS.resolve(c.name)
+            args = arguments(loader, {**DATASETS.defaults(c.name), **c.params})
+        except (CladError, TypeError, ValueError):
+            continue
+        n = args.get("n_concepts")
+        if isinstance(n, int) and not isinstance(n, bool):
+            concepts.append(n)
+            if n * n > max_evaluations:  # R: every test concept scored after every training step
+                out.append(
+                    f"datasets ({c.display}).n_concepts: {n:,} training steps x {n:,} test concepts = "
+                    f"{n * n:,} evaluations of R per run, more than max_evaluations = {max_evaluations:,}; "
+                    f"to run it, set max_evaluations = {n * n} at the top of the spec"
+                )
+        size = getattr(loader, "_data_nbytes", None)
+        try:
+            nbytes = size(args) if size is not None else None
+        except (TypeError, ValueError, KeyError, CladError):
+            nbytes = None
+        if nbytes is not None and nbytes > max_data_gb * 1e9:
+            out.append(
+                f"datasets ({c.display}): the data set would take {nbytes / 1e9:,.1f} GB in memory "
+                f"({size.__doc__ or 'from its parameters'}), more than max_data_gb = {max_data_gb:g}; "
+                f"to build it, set max_data_gb = {math.ceil(nbytes / 1e9)} at the top of the spec"
+            )
+    for i, c in enumerate(sections.get("scenarios", [])):
+        h = c.params.get("anytime_per_concept")
+        if isinstance(h, int) and not isinstance(h, bool) and h > 0:
+            n = h * max(concepts)
+            if n > max_evaluations:
+                out.append(
+                    f"scenarios[{i}] ({c.display}).anytime_per_concept: {h:,} evaluations per training "
+                    f"concept x {max(concepts):,} concepts = {n:,} anytime evaluations per run, more than "
+                    f"max_evaluations = {max_evaluations:,}; to run it, set max_evaluations = {n} at the "
+                    "top of the spec"
+                )
+    return out

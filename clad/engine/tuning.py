@@ -139,7 +139,7 @@ class TuningPlan:
         )
 
     def count_upper(self, grid) -> int:
-        """The number of tuning runs of a :class:`~clad.engine.spec.Grid` (exact unless it lists a
+        """The number of tuning runs of a :class:`~clad.engine.spec_grid.Grid` (exact unless it lists a
         run twice), computed arithmetically: datasets x seeds x the candidates of every
         (scenario, strategy) pair and detector, none of them built."""
         per = 0

@@ -32,7 +32,6 @@ __all__ = [
     "headline_lines",
     "deterministic_configurations",
     "deterministic_caveats",
-    "seed_reach",
     "ONE_VALUE_MARK",
     "ONE_VALUE_LEGEND",
 ]
@@ -133,49 +132,12 @@ def headline_lines(
     return lines
 
 
-def seed_reach(config: dict) -> tuple[str, ...] | None:
-    """The parts of a run (dataset, scenario, strategy, detector) that receive the run seed, from
-    its recorded configuration (:func:`clad.core.seeding.seed_consumers`); None when the
-    configuration cannot be rebuilt here (a report's slim runs keep only the dataset's part: no
-    loader, detector or strategy is imported for them)."""
-    if not all(
-        isinstance(config.get(k), dict) for k in ("dataset", "scenario", "strategy", "detector")
-    ):
-        return None
-    try:
-        from ..core.seeding import seed_consumers
-        from ..datasets import DATASETS
-        from ..detectors import make_detector
-        from ..scenarios import SCENARIOS
-        from ..strategies import make_strategy
-
-        parts = {k: config[k] for k in ("dataset", "scenario", "strategy", "detector")}
-        scenario = SCENARIOS.build(
-            parts["scenario"]["name"], dict(parts["scenario"].get("params") or {})
-        )
-        detector = make_detector(
-            parts["detector"]["name"], dict(parts["detector"].get("params") or {})
-        )
-        strategy = make_strategy(
-            parts["strategy"]["name"], detector, dict(parts["strategy"].get("params") or {})
-        )
-        return tuple(
-            seed_consumers(
-                strategy=strategy,
-                scenario=scenario,
-                dataset_factory=DATASETS.resolve(parts["dataset"]["name"]),
-                dataset_params=dict(parts["dataset"].get("params") or {}),
-            )
-        )
-    except Exception:  # noqa: BLE001 - a plug-in that is not importable here: say nothing rather than guess
-        return None
-
-
 def deterministic_configurations(results: Iterable[RunResult]) -> pd.DataFrame:
     """One row per configuration with more finished runs (seeds) than distinct computations:
     ``runs``, ``computations``, ``shared`` (every repeat recorded as sharing a result, ``shared_from``)
-    and ``reach`` (for repeats found identical after the fact: the parts the seed reaches, which
-    then did not change R; "" when unknown).
+    and ``reach`` (for repeats found identical after the fact: the parts the seed reaches, as the run
+    recorded them (:attr:`~clad.results.record.RunResult.seed_reach`), which then did not change R;
+    "" when unknown).
 
     >>> import numpy as np
     >>> rs = [RunResult("d", "s", "naive", "knn", s, ("A",), ("A",), R={"roc_auc": np.array([[0.7]])})
@@ -192,34 +154,10 @@ def deterministic_configurations(results: Iterable[RunResult]) -> pd.DataFrame:
         first = {}
         repeats = [r for r, i in zip(runs, ids) if first.setdefault(i, r) is not r]
         shared = all(r.shared_from for r in repeats)
-        reach = (
-            "" if shared else ", ".join(seed_reach(runs[0].config) or ()) if runs[0].config else ""
-        )
-        rows.append(
-            {
-                "dataset": key[0],
-                "scenario": key[1],
-                "strategy": key[2],
-                "detector": key[3],
-                "runs": len(runs),
-                "computations": distinct,
-                "shared": shared,
-                "reach": reach,
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "dataset",
-            "scenario",
-            "strategy",
-            "detector",
-            "runs",
-            "computations",
-            "shared",
-            "reach",
-        ],
-    )
+        reach = "" if shared else ", ".join(runs[0].seed_reach or ())
+        rows.append((*key[:4], len(runs), distinct, shared, reach))
+    columns = "dataset scenario strategy detector runs computations shared reach".split()
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _names(part: pd.DataFrame) -> str:

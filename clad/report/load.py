@@ -1,7 +1,7 @@
 """Reading a results folder: ``DIR/results.sqlite`` when it is there, else ``DIR/results.json``.
 
 :func:`load_spec_record` reads the spec recorded beside the runs, from the file
-:func:`clad.results.store.load_results` (the one reader of results) reads them from.
+:func:`clad.results.reading.load_results` (the one reader of results) reads them from.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Iterable
 import numpy as np
 
 from ..results.record import RunResult
-from ..results.store import ResultStore, iter_results, read_document, results_source
+from ..results.reading import StoreReader, iter_results, read_document, results_source
 from ..errors import DataError
 
 __all__ = ["load_spec_record", "load_spec_text", "report_runs"]
@@ -172,7 +172,7 @@ def _frozen(rows):
 
 def report_runs(directory: str | os.PathLike) -> list[RunResult]:
     """The runs of a results folder as a report needs them, read from the database in a stream
-    (:func:`clad.results.store.iter_results`) and kept slim (:func:`_slim`): the report of a
+    (:func:`clad.results.reading.iter_results`) and kept slim (:func:`_slim`): the report of a
     20,000-run folder holds what it shows, not every field of every run."""
     shared: dict = {}
     runs: Iterable[RunResult] = iter_results(directory)
@@ -190,7 +190,7 @@ def report_runs(directory: str | os.PathLike) -> list[RunResult]:
 
 def load_spec_record(directory: str | os.PathLike) -> dict | None:
     """The spec recorded with the results (from the same file
-    :func:`~clad.results.store.load_results` reads), or None.
+    :func:`~clad.results.reading.load_results` reads), or None.
 
     >>> import tempfile
     >>> from clad.results import write_results
@@ -202,7 +202,7 @@ def load_spec_record(directory: str | os.PathLike) -> dict | None:
     try:
         source = results_source(directory)
         if source.suffix == ".sqlite":
-            with ResultStore(source, create=False) as store:
+            with StoreReader(source) as store:
                 spec = store.get_meta("spec")
         else:
             spec = read_document(source).get("spec")
@@ -218,7 +218,7 @@ def load_spec_text(directory: str | os.PathLike) -> str | None:
         source = results_source(directory)
         if source.suffix != ".sqlite":
             return None
-        with ResultStore(source, create=False) as store:
+        with StoreReader(source) as store:
             text = store.get_meta("spec_text")
     except DataError:
         return None

@@ -2,8 +2,11 @@
 
 * :mod:`clad.results.record` — the frozen :class:`RunResult` (the record's fields), its strict-JSON
   form (``to_dict`` / ``from_dict``) and the writer of ``results.json`` (:func:`write_results`);
+* :mod:`clad.results.rows` — how a record is laid out in the database's rows, and read back checked;
 * :mod:`clad.results.store` — the SQLite results database (:class:`ResultStore`), which lays the same
-  records out in tables, and :func:`load_results`, the one reader of a results folder, database or file.
+  records out in tables: its schema and its one writer;
+* :mod:`clad.results.reading` — :func:`load_results`, the one reader of a results folder, database
+  or file, and the database opened read-only (:class:`~clad.results.reading.StoreReader`).
 
 This package sits below the engine (which writes results) and the report (which reads them); it
 imports neither.
@@ -18,15 +21,15 @@ from .record import (
     versions,
     write_results,
 )
-from .store import (
+from .reading import (
     DEFAULT_NAME,
     JSON_NAME,
-    ResultStore,
     iter_results,
     load_references,
     load_results,
     results_source,
 )
+from .store import ResultStore
 
 __all__ = [
     "RunResult",

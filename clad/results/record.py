@@ -10,7 +10,7 @@ and stored data: ``results.json`` holds these records, and the results database
 
 The results file ``results.json`` is ``{"clad_version": ..., "runs": [run, ...]}``; it is written
 atomically (a temporary file renamed over the target), so a reader never sees half a file.
-:func:`clad.results.store.load_results` reads it back.
+:func:`clad.results.reading.load_results` reads it back.
 """
 
 from __future__ import annotations
@@ -242,6 +242,12 @@ class RunResult:
     #: where the run was computed when not here: ``"bundle sha256:HEX"``, the bundle it was imported
     #: from (``clad pull``, ``clad run --from``); None for a run computed here
     origin: str | None = _stored("plain", default=None)
+    #: the parts of the run that consume the run seed (``"dataset"``, ``"strategy"``,
+    #: ``"detector"``, ``"scenario"``; :func:`clad.core.seeding.seed_consumers`), recorded when the
+    #: run is computed; None when not known (results written before it was recorded)
+    seed_reach: tuple[str, ...] | None = _stored(
+        "json", _optional(tuple), optional=True, default=None
+    )
 
     @property
     def ok(self) -> bool:

@@ -10,31 +10,28 @@ A new strategy subclasses :class:`Strategy` and writes ``learn`` (and ``score`` 
 several detectors): the base class counts the learn calls, scores with ``detector_``, reports the
 rows of ``buffer_`` and hands every array over read-only.
 
-Registered names for spec files (scenarios: ``aware`` = concept_aware, ``incr`` =
-concept_incremental, ``agn`` = concept_agnostic):
+Registered names for spec files, read from the registry, with the scenarios each can run in
+(``aware`` = concept_aware, ``incr`` = concept_incremental, ``agn`` = concept_agnostic):
 
-======================  ==============================================================  ==================
-name                    what it trains on                                               scenarios
-======================  ==============================================================  ==================
-``naive``               a fresh detector on the newest data only                        all
-``cumulative``          a fresh detector on everything seen so far (joint upper bound)  all
-``replay``              a fresh detector on a reservoir sample of past rows + new data  all
-``replay_buffer_only``  a fresh detector on a reservoir sample of all rows seen         all
-``balanced_replay``     a fresh detector on a concept-balanced buffer + new data        aware, incr
-``window``              a fresh detector on the last ``window_size`` rows               all
-``experts``             one fresh detector per concept (MSTE); without an id the expert  aware, incr
-                        whose training scores fit the test set best scores it
-``fine_tune``           one detector trained further (``partial_fit``) on new data      all
-``ewc``                 fine-tuning + EWC penalty (diagonal Fisher; torch detectors)    all
-``lwf``                 fine-tuning + distillation to the previous model (torch)        all
-``agem``                fine-tuning, gradients projected away from raising the loss on  all
-                        a reservoir memory of past rows (A-GEM; torch)
-``der``                 fine-tuning + matching the recorded outputs of a reservoir      all
-                        memory (dark experience replay, DER++ with beta; torch)
-``incremental``         one detector updated batch after batch (river, ``partial_fit``)  all
-``drift_experts``       a new expert whenever a change detector (river ADWIN,            all
-                        Page-Hinkley) fires on the stream; task-agnostic choice
-======================  ==============================================================  ==================
+>>> short = {"concept_aware": "aware", "concept_incremental": "incr", "concept_agnostic": "agn"}
+>>> for name in STRATEGIES.names():
+...     runs_in = STRATEGIES.resolve(name).supported_scenarios
+...     runs_in = "all" if len(runs_in) == 3 else ", ".join(short[s] for s in short if s in runs_in)
+...     print(f"{name:19} {runs_in:11} {STRATEGIES.doc(name)}")
+agem                all         fine-tuning with A-GEM gradient projection on a reservoir memory (torch detectors)
+balanced_replay     aware, incr fresh detector on a concept-balanced buffer of past rows plus the newest data
+cumulative          all         train on everything seen so far (joint upper bound)
+der                 all         fine-tuning with dark experience replay of recorded outputs (torch detectors)
+drift_experts       all         a new expert on each change a drift detector finds in the stream
+ewc                 all         fine-tuning with an elastic weight consolidation penalty (torch detectors)
+experts             aware, incr one fresh detector per concept (MSTE); task-agnostic choice without an id
+fine_tune           all         one detector trained further with partial_fit on new data
+incremental         all         one detector updated batch after batch (river detectors, partial_fit)
+lwf                 all         fine-tuning with distillation to the previous model (torch detectors)
+naive               all         train a fresh detector on the newest data only
+replay              all         fresh detector on a reservoir sample of past rows plus the newest data
+replay_buffer_only  all         fresh detector on a reservoir sample of all rows seen
+window              all         fresh detector on the last window_size rows (sliding window)
 
 Buffer sizes are parameters (``buffer_size``, ``window_size``); ``replay`` and
 ``balanced_replay`` take ``mode="with_new"`` (default) or ``"buffer_only"``.
