@@ -37,8 +37,8 @@ if [[ " $STEPS " == *" tests "* ]]; then
     # every CUDA test (they are the ones no other machine runs): the device matrix, the graphed
     # training step, the replicas on CUDA
     step cuda_tests "${CUDA_TESTS_LIMIT:-150}" "$PY" -m pytest -q -p no:cacheprovider -o addopts="-ra" \
-        tests/test_torch_device.py tests/test_torch_autoencoder.py tests/test_torch_regularization.py \
-        tests/test_torch_rehearsal.py tests/test_torch_sequence.py tests/test_torch_replicas.py ${EXTRA_TESTS:-} \
+        tests/detectors/test_torch_device.py tests/detectors/test_torch_autoencoder.py tests/detectors/test_torch_regularization.py \
+        tests/detectors/test_torch_rehearsal.py tests/detectors/test_torch_sequence.py tests/detectors/test_torch_replicas.py ${EXTRA_TESTS:-} \
         -k "cuda or cudnn or gpu or graph" --junitxml="$OUT/cuda_tests.xml"
 fi
 if [[ " $STEPS " == *" benchmarks "* ]]; then

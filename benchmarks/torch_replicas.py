@@ -22,7 +22,7 @@ at K = 32, batch 64 (dense), a model-step at least 4x cheaper than alone.
 ``replay``), the dense autoencoder, the synthetic tabular dataset (4 concepts), the concept-aware
 scenario — computed by ``clad``'s sequential executor with replicas off (``replicas = 1``, as
 before) and on (the default), and whether R agrees (within the tolerance of
-``tests/test_torch_replicas.py``). Target: replicas on at most 0.35x the wall time of replicas off.
+``tests/detectors/test_torch_replicas.py``). Target: replicas on at most 0.35x the wall time of replicas off.
 
     python benchmarks/torch_replicas.py                      # both parts, on the CPU
     python benchmarks/torch_replicas.py --device cuda --parts steps --ks 1,8,32,128

@@ -5,7 +5,7 @@ number it computes (a value of R, a chance level, a threshold) for a configurati
 before: it enters every run's result key (:mod:`clad.engine.result_key`), so a release that leaves
 every number alone keeps earlier results and bundles importable. ``NUMBERS_DIGEST`` is the sha256 of
 the quickstart's R under this numbers-version with the libraries named beside it;
-``tests/test_result_key.py`` recomputes it and fails when R changed without a bump (the rule:
+``tests/bundle/test_result_key.py`` recomputes it and fails when R changed without a bump (the rule:
 CONTRIBUTING.md, "The numbers-version").
 """
 

@@ -11,7 +11,7 @@ failure names the component, the key, the value and what is allowed, every faili
 rather than copying it: ``Interval`` (its ``type``, ``left``, ``right``, ``closed`` and
 ``is_satisfied_by``), ``StrOptions`` and ``Options`` (their constructors and ``is_satisfied_by``),
 ``make_constraint`` (``None``, types, ``"boolean"``, ``"array-like"``, constraint objects) and the
-``hidden`` flag of its constraints; ``tests/test_spec_validation.py`` checks each of them, so a
+``hidden`` flag of its constraints; ``tests/engine/test_spec_validation.py`` checks each of them, so a
 scikit-learn release that changes one fails there first. :meth:`Validated._validate_params`
 overrides scikit-learn's ``BaseEstimator._validate_params`` on purpose: the same role (check the
 parameters against ``_parameter_constraints``), clad's vocabulary and messages.

@@ -2,7 +2,7 @@
 
 ``benchmarks/tsb_ad_reference.py`` computes TSB-AD's values on these series and stores them (with
 the generation parameters, not the series) in ``tests/data/tsb_ad_reference.json``;
-``tests/test_range_metrics.py`` regenerates the series and compares clad's values.
+``tests/metrics/test_range_metrics.py`` regenerates the series and compares clad's values.
 """
 
 from __future__ import annotations

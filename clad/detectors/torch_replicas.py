@@ -28,7 +28,7 @@ Each replica keeps everything that makes it its own run:
 What changes is the order of floating-point operations (a batched product instead of a single
 one, the recurrent layers unrolled step by step instead of PyTorch's fused kernel, Adam written on
 stacked tensors): a replica's learned parameters equal those of the same run trained alone up to
-float32 rounding (``tests/test_torch_replicas.py`` checks 1e-5 relative), not bit for bit.
+float32 rounding (``tests/detectors/test_torch_replicas.py`` checks 1e-5 relative), not bit for bit.
 
 On CUDA a stacked call of at least :data:`GRAPH_MIN_STEPS` full mini-batch steps, without
 per-replica hooks or noise, captures its whole step (gather, forward, backward, Adam) once as a

@@ -3,7 +3,7 @@ r"""Range-aware metrics of one time series: labels and scores (or predictions) i
 An anomaly in a time series is a *range* of consecutive anomalous points; a detector that fires a
 little early or late, or once per range, is useful. These metrics score that. They are the
 metrics of the TSB-AD benchmark (Liu & Paparrizos, NeurIPS 2024, ``TSB_AD/evaluation/``) and give
-its numbers (checked on seeded random series by ``tests/test_range_metrics.py`` against values
+its numbers (checked on seeded random series by ``tests/metrics/test_range_metrics.py`` against values
 that ``benchmarks/tsb_ad_reference.py`` computed with TSB-AD's own code), except where that code has
 a defect, named below. Every function is vectorised over thresholds (and buffer widths), so a
 series of 8,000 points is scored in milliseconds.
