@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import Interval, Real
-from .torch_base import TorchDetector, nn, torch
+import torch
+from torch import nn
+
+from .torch_base import TorchDetector
 
 __all__ = ["AutoEncoder", "VAE", "dense_squared_grad_sums"]
 

@@ -134,28 +134,35 @@ def _module_imports_torch(module: str) -> bool:
         return bool(_IMPORTS_TORCH.search(f.read()))
 
 
-def _component_module(kind: str, name: str) -> str | None:
-    module, sep, _ = name.partition(":")
-    if sep:
-        return module
+def _component_modules(kind: str, name: str) -> list[str]:
+    """The modules that define a component's class and the classes it builds on (a registered
+    name or a ``module:Name`` path; none when it cannot be resolved here)."""
+    import importlib
+
     from ..detectors import DETECTORS
     from ..strategies import STRATEGIES
 
-    registry = DETECTORS if kind == "detector" else STRATEGIES
-    if name not in registry:
-        return None
-    path = registry.path(name)
-    if isinstance(path, str) and ":" in path:
-        return path.partition(":")[0]
-    return getattr(registry.resolve(name), "__module__", None)
+    module, sep, attr = name.partition(":")
+    try:
+        if sep:
+            cls = getattr(importlib.import_module(module), attr)
+        else:
+            registry = DETECTORS if kind == "detector" else STRATEGIES
+            if name not in registry:
+                return []
+            cls = registry.resolve(name)
+    except Exception:  # noqa: BLE001 - a component that does not resolve here: the run says why
+        return [module] if sep else []
+    return [c.__module__ for c in getattr(cls, "__mro__", (cls,)) if c.__module__ != "builtins"]
 
 
 def uses_torch(config: Mapping) -> bool:
-    """Whether a run's detector or strategy is a PyTorch one: the module defining it imports torch."""
+    """Whether a run's detector or strategy is a PyTorch one: a module defining its class or a class
+    it builds on imports torch."""
     for kind in ("detector", "strategy"):
         name = (config.get(kind) or {}).get("name")
-        module = _component_module(kind, name) if isinstance(name, str) else None
-        if module and _module_imports_torch(module):
+        modules = _component_modules(kind, name) if isinstance(name, str) else []
+        if any(_module_imports_torch(m) for m in modules):
             return True
     return False
 
