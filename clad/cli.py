@@ -179,19 +179,26 @@ def _cmd_run(args) -> int:
         for why in pulled.refused:
             print(f"not imported: {why}", file=sys.stderr)
     try:
+        from .engine.settings import Execution
+        from .engine.sharing import Sharing
+
         done = run_spec(
             spec,
             args.out,
-            jobs=args.jobs,
-            threads=args.threads,
-            dask=args.dask,
-            timeout=args.timeout,
-            slurm=_slurm_config(args, spec),
+            execution=Execution.of(
+                spec,
+                jobs=args.jobs,
+                threads=args.threads,
+                dask=args.dask,
+                timeout=args.timeout,
+                slurm=_slurm_config(args, spec),
+            ),
+            sharing=Sharing.of(
+                spec, share=False if args.no_share else None, verify=args.verify_sharing
+            ),
             fresh=args.fresh,
-            share=False if args.no_share else None,
             add=args.add,
             on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()),
-            verify_sharing=args.verify_sharing,
         )
     except ResultsWriteError as exc:
         print(f"clad: error: {exc}", file=sys.stderr)

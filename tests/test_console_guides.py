@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from clad.engine.settings import Execution
 from clad.cli import main
 from clad.engine.folder import LOCK_NAME, FolderLock
 
@@ -71,7 +72,12 @@ def test_jobs_progress_shows_each_running_run_and_its_step(tmp_path):
     from clad.engine.progress import Progress
 
     events = []
-    done = run_spec(_tiny(tmp_path), tmp_path / "out", jobs=2, on_event=events.append)
+    done = run_spec(
+        _tiny(tmp_path),
+        tmp_path / "out",
+        on_event=events.append,
+        execution=Execution.of(_tiny(tmp_path), jobs=2),
+    )
     steps = [e for e in events if e.kind == "step"]
     computed = [e for e in events if e.kind == "finished"]
     assert (

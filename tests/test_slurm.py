@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from clad.engine.settings import Execution
 from clad.engine.benchmark import run_spec
 from clad.engine.slurm import JOBS_META, SUBMITTED_META, failure_kind
 from clad.engine.slurm_config import (
@@ -245,7 +246,11 @@ def test_failure_kind_tells_method_from_infrastructure():
 def test_without_sbatch_the_error_says_where_to_run(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch, squeue, scancel here
     with pytest.raises(CladValueError, match="needs the sbatch command, which is not on the PATH"):
-        run_spec(_grid(seeds=1), tmp_path / "out", slurm=SlurmConfig())
+        run_spec(
+            _grid(seeds=1),
+            tmp_path / "out",
+            execution=Execution.of(_grid(seeds=1), slurm=SlurmConfig()),
+        )
 
 
 # -- a real one-node cluster ------------------------------------------------------------------------
@@ -292,23 +297,40 @@ def _stored_once(out, n: int) -> list:
 def test_grid_on_slurm_same_R_as_jobs_1_and_nothing_submitted_twice(cluster, tmp_path):
     slurm = SlurmConfig(max_jobs=5, poll_seconds=1)
     grid = _grid(seeds=25)  # 2 detectors x 25 seeds: 50 runs, each its own computation
-    on_slurm = run_spec(grid, tmp_path / "slurm", slurm=slurm)
+    on_slurm = run_spec(grid, tmp_path / "slurm", execution=Execution.of(grid, slurm=slurm))
     assert on_slurm.n_total == 50 and on_slurm.n_ok == 50 and on_slurm.n_computed == 50
     first = _submitted(tmp_path / "slurm")
     assert (
         first["runs"] == 50 and first["jobs"] == 5
     )  # 10 runs per job: 50 runs over at most 5 jobs
-    local = run_spec(grid, tmp_path / "local", jobs=1)
+    local = run_spec(grid, tmp_path / "local", execution=Execution.of(grid, jobs=1))
     same_results(list(local.runs), list(on_slurm.runs))
 
-    again = run_spec(grid, tmp_path / "slurm", slurm=slurm)  # resubmitted: nothing left to submit
+    again = run_spec(
+        grid, tmp_path / "slurm", execution=Execution.of(grid, slurm=slurm)
+    )  # resubmitted: nothing left to submit
     assert again.n_computed == 0 and _submitted(tmp_path / "slurm") == first
 
-    more = run_spec(_grid(seeds=30), tmp_path / "slurm", slurm=slurm, add=True)  # 10 runs added
+    more = run_spec(
+        _grid(seeds=30),
+        tmp_path / "slurm",
+        add=True,
+        execution=Execution.of(_grid(seeds=30), slurm=slurm),
+    )  # 10 runs added
     assert more.n_ok == 60 and more.n_computed == 10
     assert _submitted(tmp_path / "slurm")["runs"] == 60  # only those 10 were submitted
     runs = _stored_once(tmp_path / "slurm", 60)
-    same_results(list(run_spec(_grid(seeds=30), tmp_path / "local", jobs=1, add=True).runs), runs)
+    same_results(
+        list(
+            run_spec(
+                _grid(seeds=30),
+                tmp_path / "local",
+                add=True,
+                execution=Execution.of(_grid(seeds=30), jobs=1),
+            ).runs
+        ),
+        runs,
+    )
     with ResultStore(tmp_path / "slurm", create=False, readonly=True) as store:
         assert store.get_meta(JOBS_META) == {}  # every job settled
     assert not list((tmp_path / "slurm" / "slurm" / "results").glob("*.pkl"))  # every result folded
@@ -347,9 +369,11 @@ def test_torch_replicas_on_slurm_same_R_and_units_as_jobs_1(cluster, tmp_path):
     slurm = SlurmConfig(
         max_jobs=3, runs_per_job=5, poll_seconds=1
     )  # 5 runs a job: units of 4 are not cut
-    on_slurm = run_spec(TORCH_GRID, tmp_path / "slurm", slurm=slurm)
+    on_slurm = run_spec(
+        TORCH_GRID, tmp_path / "slurm", execution=Execution.of(TORCH_GRID, slurm=slurm)
+    )
     assert on_slurm.n_total == 12 and on_slurm.n_ok == 12
-    local = run_spec(TORCH_GRID, tmp_path / "local", jobs=1)
+    local = run_spec(TORCH_GRID, tmp_path / "local", execution=Execution.of(TORCH_GRID, jobs=1))
     same_results(list(local.runs), list(on_slurm.runs))
 
     def units(results):
@@ -398,7 +422,7 @@ def test_detector_raising_is_a_method_failure_and_scancel_an_infrastructure_fail
     results = {}
 
     def submit():
-        results["first"] = run_spec(grid, out, slurm=slurm)
+        results["first"] = run_spec(grid, out, execution=Execution.of(grid, slurm=slurm))
 
     with caplog.at_level(logging.INFO, logger="clad.engine.slurm"):
         thread = threading.Thread(target=submit, daemon=True)
@@ -433,7 +457,7 @@ def test_detector_raising_is_a_method_failure_and_scancel_an_infrastructure_fail
     )
 
     second = run_spec(
-        grid, out, slurm=slurm
+        grid, out, execution=Execution.of(grid, slurm=slurm)
     )  # one more run: the method failures are tried again, no other
     assert second.n_computed == sum(1 for r in failing if not r.shared_from)
     runs = _stored_once(out, 8)
@@ -474,7 +498,11 @@ def test_a_requeued_job_starts_its_chunk_again_and_skips_the_runs_it_wrote(
     with caplog.at_level(logging.INFO, logger="clad.engine.slurm"):
         thread = threading.Thread(
             target=lambda: results.update(
-                done=run_spec(grid, out, slurm=SlurmConfig(runs_per_job=3, poll_seconds=1))
+                done=run_spec(
+                    grid,
+                    out,
+                    execution=Execution.of(grid, slurm=SlurmConfig(runs_per_job=3, poll_seconds=1)),
+                )
             ),
             daemon=True,
         )  # one job of three 4-s runs
@@ -564,7 +592,9 @@ def test_a_killed_submitter_is_reattached_to_its_jobs(cluster, tmp_path):
     submitted = _submitted(out)
     assert submitted["runs"] == 6 and submitted["jobs"] == 3
 
-    again = run_spec(spec, out, slurm=parse_slurm({"poll_seconds": 1}))
+    again = run_spec(
+        spec, out, execution=Execution.of(spec, slurm=parse_slurm({"poll_seconds": 1}))
+    )
     assert again.n_ok == 6
     assert _submitted(out) == submitted  # reattached: not one job submitted again
     _stored_once(out, 6)
@@ -575,7 +605,11 @@ def test_a_killed_submitter_is_reattached_to_its_jobs(cluster, tmp_path):
 @pytest.mark.slow
 def test_a_job_over_its_memory_limit_is_recorded_with_the_reason(cluster, tmp_path):
     grid = _grid(seeds=1, detectors=[{"name": "slurm_plugins:MemoryHog", "mb": 1500, "hold": 4.0}])
-    done = run_spec(grid, tmp_path / "out", slurm=SlurmConfig(mem_gb=0.75, poll_seconds=1))
+    done = run_spec(
+        grid,
+        tmp_path / "out",
+        execution=Execution.of(grid, slurm=SlurmConfig(mem_gb=0.75, poll_seconds=1)),
+    )
     (run,) = done.runs
     assert failure_kind(run) == "infrastructure"
     assert run.extras["slurm"]["cause"] == "memory"

@@ -4,7 +4,7 @@
 the spec, opens (or creates) ``DIR/results.sqlite``, skips the runs already finished there
 (resume), computes the others with the chosen executor, then writes ``DIR/results.json`` and the
 summaries (``summary.csv``, ``summary.md``). It prints nothing: what happens is told to
-``on_event`` (a :class:`GridStarted`, then a :class:`~clad.engine.executors.RunEvent` for each run
+``on_event`` (a :class:`GridStarted`, then a :class:`~clad.engine.tasks.RunEvent` for each run
 started, each evaluated step of a sequential run and each run finished, then a
 :class:`GridFinished`), which is where a progress display plugs in
 (:class:`clad.engine.progress.ProgressEvents`).
@@ -42,7 +42,7 @@ from .settings import Execution
 from .identity import changed_inputs, code_inputs, computation_keys
 from .result_key import with_result_key
 from .sharing import Sharing, release_caches
-from ..core.steps import DEFAULT_MAX_BYTES, grid_work
+from ..core.steps import grid_work
 from .spec import Spec, load_spec, parse_spec
 
 __all__ = [
@@ -165,59 +165,54 @@ def run_spec(
     spec: Spec | str | os.PathLike | Mapping,
     out: str | os.PathLike,
     *,
-    jobs: int | None = None,
-    threads: int | None = None,
-    dask=None,
-    timeout: float | None = None,
+    execution: Execution | None = None,
+    sharing: Sharing | None = None,
     fresh: bool = False,
-    share: bool | None = None,
     add: bool = False,
     on_event: Callable[[Any], None] | None = None,
-    verify_sharing: bool = False,
-    step_cache_bytes: int | None = None,
-    share_steps: bool | None = None,
-    slurm=None,
 ) -> BenchmarkResult:
     """Run every configuration of ``spec`` into the results folder ``out``, resuming.
 
-    ``spec`` is a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the
-    parsed TOML). ``jobs`` worker processes, ``dask`` (a scheduler address or a
-    ``distributed.Client``), ``threads`` BLAS/OpenMP/torch threads per run and ``timeout``
-    seconds per run default to the spec's keys (``jobs`` and ``threads`` then to 1). Runs
-    recorded as finished in ``out/results.sqlite`` are not computed again unless ``fresh``
-    (which deletes the database first); failed runs are tried again. A Ctrl-C
-    (:class:`KeyboardInterrupt`) while runs compute stops the workers and returns with
-    ``interrupted=True``; what finished is kept and written. ``slurm`` (a
-    :class:`~clad.engine.slurm_config.SlurmConfig`; default: the spec's ``[slurm]`` section
-    unless ``jobs`` or ``dask`` is given) computes the runs as SLURM jobs (:mod:`clad.engine.slurm`). A failure to write the results
-    raises :class:`ResultsWriteError`. Runs that are one computation (:mod:`clad.engine.identity`)
-    are computed once and the others recorded with ``shared_from`` naming the run that computed
-    them, unless ``share`` is false (default: the spec's ``share`` key, true). Training steps whose
-    keys coincide are fitted and scored once too (:mod:`clad.engine.sharing`; ``share`` false computes
-    every step, and so does ``share_steps=False`` while runs are still shared; ``verify_sharing`` computes every step and compares it with the shared result, a
-    difference failing the run; ``step_cache_bytes`` bounds each group's step cache, default
-    :data:`clad.core.steps.DEFAULT_MAX_BYTES`); ``BenchmarkResult.work`` says how many training steps
-    and scoring passes the runs contain and how many were computed. A folder belongs to
-    one spec: another spec's results there are refused (:class:`~clad.engine.folder.FolderInUse`)
-    unless ``fresh`` (replace them) or ``add`` (add this spec's runs to them; results.json then
-    holds every run of the database). ``on_event`` receives the events described in the module
-    docstring; it must only observe.
+    Parameters
+    ----------
+    spec
+        A :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict (the parsed TOML).
+    out
+        The results folder.
+    execution
+        Where the runs are computed (:class:`~clad.engine.settings.Execution`: worker processes,
+        Dask, SLURM, threads per run, the time limit, replicas); default: the spec's keys
+        (``Execution.of(spec)``).
+    sharing
+        What is shared (:class:`~clad.engine.sharing.Sharing`): runs that are one computation
+        (:mod:`clad.engine.identity`) are computed once and the others recorded with
+        ``shared_from`` naming the run that computed them, and training steps whose keys coincide
+        are fitted and scored once (:mod:`clad.engine.sharing`; mode ``"verify"`` computes every
+        step and compares it with the shared result, a difference failing the run); default: the
+        spec's ``share`` key (``Sharing.of(spec)``).
+    fresh
+        Delete the folder's database first.
+    add
+        Add this spec's runs to a folder holding another spec's (results.json then holds every
+        run of the database); without it (or ``fresh``) another spec's folder is refused
+        (:class:`~clad.engine.folder.FolderInUse`).
+    on_event
+        Receives the events described in the module docstring; it must only observe.
+
+    Runs recorded as finished in ``out/results.sqlite`` are not computed again; failed runs are
+    tried again. A Ctrl-C (:class:`KeyboardInterrupt`) while runs compute stops the workers and
+    returns with ``interrupted=True``; what finished is kept and written. A failure to write the
+    results raises :class:`ResultsWriteError`. ``BenchmarkResult.work`` says how many training
+    steps and scoring passes the runs contain and how many were computed.
     """
     from .executors import check_execution
     from .forkserver import prestart_workers
     from ..results.store import DEFAULT_NAME
 
     spec = _as_spec(spec)
-    execution = Execution.of(
-        spec, jobs=jobs, threads=threads, dask=dask, timeout=timeout, slurm=slurm
-    )
-    share = share if share is not None else spec.share
+    execution = execution if execution is not None else Execution.of(spec)
+    sharing = sharing if sharing is not None else Sharing.of(spec)
     check_execution(execution.jobs, execution.threads, execution.timeout)
-    share_steps = share if share_steps is None else share_steps
-    sharing = Sharing(
-        "verify" if verify_sharing else "on" if share_steps else "off",
-        DEFAULT_MAX_BYTES if step_cache_bytes is None else step_cache_bytes,
-    )
     from .preflight import (
         preflight_problems,
     )  # the data built once per dataset; devices where runs compute here
@@ -244,23 +239,23 @@ def run_spec(
         if fresh:
             remove_database(db)
             lock.share()
-        return _run_locked(spec, out, db, execution, share, add, tell, on_event, sharing)
+        return _run_locked(spec, out, db, execution, sharing, add, tell, on_event)
     finally:
         release_caches()  # the fitted states this process kept for the grid
         lock.release()
 
 
 def _run_locked(
-    spec, out, db, execution: Execution, share, add, tell, on_event, sharing=None
+    spec, out, db, execution: Execution, sharing: Sharing, add, tell, on_event
 ) -> BenchmarkResult:
     from ..results.record import write_results
-    from .executors import RunEvent
+    from .tasks import RunEvent
     from .references import ReferencePlan, attach_references, compute_references, reference_plan
     from ..results.store import ResultStore, damage_of
     from .summary import write_summaries
 
     grid = list({c.run_id: c for c in spec.configs}.values())
-    plan = spec.tuning
+    plan, share = spec.tuning, sharing.runs
     interrupted = False
     phases: list[_Phase] = []
     refs, refs_computed = ReferencePlan(), 0
@@ -278,7 +273,7 @@ def _run_locked(
                 def on_step(cfg, step, index):
                     tell(RunEvent("step", cfg, step=step, index=index))
 
-            run = _Phase.runner(store, share, execution, on_step, tell, sharing)
+            run = _Phase.runner(store, execution, on_step, tell, sharing)
             try:
                 configs = grid  # a tuned grid's evaluation runs are known once its tuning runs are
                 if plan is None:
@@ -407,6 +402,8 @@ class _Phase:
         self.resumed = len(finished)
         self.shared = _fill_shared(store, self.groups, finished, self.decorate)
         self.todo = _todo(self.groups, finished)
+        #: the runs the uninterrupted grid computes (its replica units are cut from them)
+        self.computing = _todo(self.groups, set())
         todo_ids = {c.run_id for c in self.todo}
         #: runs still to record: each run to compute and the runs that will share its result
         self.pending = sum(
@@ -432,11 +429,11 @@ class _Phase:
 
     @staticmethod
     def runner(
-        store, share, execution: Execution, on_step, tell, sharing=None
+        store, execution: Execution, on_step, tell, sharing=None
     ) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
-        from .executors import RunEvent, execute_claimed
-        from .slurm import execute_slurm
+        from .executors import execute_claimed
+        from .tasks import RunEvent
         from ..results.store import utc_now
 
         def run(phase: _Phase) -> bool:
@@ -445,27 +442,13 @@ class _Phase:
             since = utc_now()
             with _Renewer(store.path):
                 while todo and not interrupted:
-                    events = (
-                        execute_claimed(
-                            todo,
-                            store,
-                            jobs=execution.jobs,
-                            dask=execution.dask,
-                            timeout=execution.timeout,
-                            threads=execution.threads,
-                            on_step=on_step,
-                            sharing=sharing,
-                            replicas=execution.replicas,
-                        )
-                        if execution.slurm is None
-                        else execute_slurm(
-                            [c for c in todo if store.claim(c.run_id)],
-                            store,
-                            execution.slurm,
-                            timeout=execution.timeout,
-                            threads=execution.threads,
-                            replicas=execution.replicas,
-                        )
+                    events = execute_claimed(
+                        todo,
+                        store,
+                        execution,
+                        on_step=on_step,
+                        sharing=sharing,
+                        whole=phase.computing,
                     )
                     try:
                         for ev in events:

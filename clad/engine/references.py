@@ -158,14 +158,8 @@ def compute_references(
     if not todo:
         return 0, False
     log.info("%d reference runs to compute", len(todo))
-    events = execute_claimed(
-        todo,
-        store,
-        jobs=execution.jobs,
-        dask=execution.dask,
-        timeout=execution.timeout,
-        threads=execution.threads,
-    )
+    here = dataclasses.replace(execution, slurm=None, replicas=1)  # in this process's executor
+    events = execute_claimed(todo, store, here)
     n = 0
     try:
         for ev in events:

@@ -30,8 +30,9 @@ What it guarantees:
   (infrastructure failures), then recorded as failed naming the job and why. A run whose
   detector raised is a failure of the method: recorded with its traceback, never retried. A job
   requeued by SLURM (preemption) starts its chunk again and skips the runs already written.
-* **Same numbers.** Each run is :func:`~clad.engine.executors.execute_one` with the same
-  ``threads``, as for ``--jobs 1``.
+* **Same numbers, same steps.** A job computes its tasks with :func:`~clad.engine.tasks.outcomes`,
+  as every back end does: the same ``threads``, the same replica units (a unit with a run to compute
+  again is computed whole) and the same step cache per sharing group (``--verify-sharing`` too).
 
 The console shows, as they change, the counts of jobs queued and running and of runs finished,
 failed and to go. On Ctrl-C the jobs are cancelled (``cancel_on_exit = true``), left running
@@ -56,10 +57,9 @@ from typing import Any, Iterator, Sequence
 
 from ..errors import CladValueError
 from .config import RunConfig, canonical
-from .executors import THREAD_ENV_VARS, RunEvent
+from .tasks import THREAD_ENV_VARS, RunEvent, Task, plan_tasks
 from .run import execution_order, failed_result
-from .slurm_config import SlurmConfig, runs_per_job, time_limit_minutes
-from .replicas import replica_units
+from .slurm_config import runs_per_job, time_limit_minutes
 from .slurm_worker import result_path, run_chunk, started_path
 
 __all__ = [
@@ -229,21 +229,22 @@ class _Grid:
         self,
         configs: Sequence[RunConfig],
         store,
-        slurm: SlurmConfig,
-        timeout,
-        threads,
-        replicas: int = 1,
+        execution,
+        sharing=None,
+        whole: Sequence[RunConfig] | None = None,
     ):
-        self.store, self.slurm, self.timeout, self.threads = store, slurm, timeout, threads
-        self.replicas = int(replicas)
+        self.store, self.slurm = store, execution.slurm
+        self.timeout, self.threads = execution.timeout, execution.threads
+        self.replicas, self.sharing = execution.replicas, sharing
+        self.whole = execution_order(list(whole if whole is not None else configs))
         self.todo = {c.run_id: c for c in configs}  # not yet folded
-        self.folder = slurm.job_folder(Path(store.path).parent)
+        self.folder = self.slurm.job_folder(Path(store.path).parent)
         self.results = self.folder / "results"
         self.jobs_folder = self.folder / "jobs"
         self.jobs: dict[str, list[str]] = {}  # job id -> its runs still in todo
         self.tokens: dict[str, str] = {}  # job id -> submission token
         self.states: dict[str, tuple[str, str]] = {}
-        self.queue: list[list[RunConfig]] = []  # chunks to submit
+        self.queue: list[list[Task]] = []  # chunks to submit
         self.announced: set[str] = set()
         self.attempts: dict[str, int] = dict(store.get_meta(ATTEMPTS_META, {}) or {})
         self.counts = {"ok": 0, "failed": 0}
@@ -317,7 +318,8 @@ class _Grid:
             size = res.get("runs_per_job") or runs_per_job(
                 len(members), self.slurm.max_jobs, estimate, res.get("time_minutes"), self.timeout
             )
-            self.queue += _pack(replica_units(members, self.replicas), size)
+            tasks = plan_tasks(members, self.sharing, 1, self.replicas, self.whole)
+            self.queue += _pack(tasks, size)
 
     def _run_seconds(self) -> float | None:
         """The median seconds of up to 50 runs finished in the database (None: none yet)."""
@@ -334,17 +336,17 @@ class _Grid:
         if room <= 0 or not self.queue:
             return
         batch, self.queue = self.queue[:room], self.queue[room:]
-        by_res: dict[str, list[list[RunConfig]]] = {}
+        by_res: dict[str, list[list[Task]]] = {}
         for chunk in batch:
-            by_res.setdefault(canonical(self.slurm.resources(chunk[0])), []).append(chunk)
+            by_res.setdefault(canonical(self.slurm.resources(chunk[0].runs[0])), []).append(chunk)
         for chunks in by_res.values():
             self._submit_array(chunks)
 
-    def _submit_array(self, chunks: list[list[RunConfig]]) -> None:
+    def _submit_array(self, chunks: list[list[Task]]) -> None:
         import submitit
 
-        res = self.slurm.resources(chunks[0][0])
-        size = max(len(c) for c in chunks)
+        res = self.slurm.resources(chunks[0][0].runs[0])
+        size = max(_size(c) for c in chunks)
         token = f"clad-{uuid.uuid4().hex[:12]}"
         executor = submitit.SlurmExecutor(
             folder=self.jobs_folder, python=self.slurm.python, max_num_timeout=0
@@ -371,7 +373,7 @@ class _Grid:
         executor.update_parameters(**params)
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         self.results.mkdir(parents=True, exist_ok=True)
-        ids = [[c.run_id for c in chunk] for chunk in chunks]
+        ids = [[c.run_id for t in chunk for c in t.kept] for chunk in chunks]
         for rid in (
             r for chunk in ids for r in chunk
         ):  # a job skips a run whose result file is there
@@ -389,7 +391,6 @@ class _Grid:
                 [self.timeout] * n,
                 [self.threads] * n,
                 [paths] * n,
-                [self.replicas] * n,
             )
         except Exception as exc:  # noqa: BLE001 - sbatch refused (a bad partition, a limit): say why
             self.store.set_meta(PENDING_META, {})
@@ -741,39 +742,56 @@ def _which(name: str) -> bool:
     return shutil.which(name) is not None
 
 
-def _pack(units: list[list[RunConfig]], size: int) -> list[list[RunConfig]]:
-    """Whole replica units (:func:`~clad.engine.replicas.replica_units`) packed in order into
-    chunks of at most ``size`` runs; a unit larger than ``size`` is a chunk of its own. A job
-    computes its chunk's units as the same units again (:func:`~clad.engine.slurm_worker.run_chunk`).
+def _size(chunk) -> int:
+    """How many runs a chunk of tasks computes."""
+    return sum(len(t.runs) for t in chunk)
 
-    >>> _pack([[1, 2, 3], [4], [5], [6, 7]], 4)
-    [[1, 2, 3, 4], [5, 6, 7]]
+
+def _pack(tasks: list, size: int) -> list[list]:
+    """Tasks (:func:`~clad.engine.tasks.plan_tasks`) packed in order into chunks computing at most
+    ``size`` runs: a replica unit whole (one larger than ``size`` is a chunk of its own), a sharing
+    group cut into parts of at most ``size`` runs. A job computes each task of its chunk with
+    :func:`~clad.engine.tasks.outcomes` (:func:`~clad.engine.slurm_worker.run_chunk`).
+
+    >>> from clad.engine.tasks import Task
+    >>> tasks = [Task((1, 2, 3), together=True), Task((4,)), Task((5, 6, 7, 8, 9))]
+    >>> [[t.runs for t in chunk] for chunk in _pack(tasks, 4)]
+    [[(1, 2, 3), (4,)], [(5, 6, 7, 8)], [(9,)]]
     """
-    chunks: list[list[RunConfig]] = []
-    for unit in units:
-        if chunks and len(chunks[-1]) + len(unit) <= size:
-            chunks[-1].extend(unit)
+    import dataclasses
+
+    parts = [
+        dataclasses.replace(t, runs=t.runs[i : i + size])
+        for t in tasks
+        for i in (range(0, len(t.runs), size) if not t.together else [0])
+    ]
+    chunks: list[list] = []
+    for task in parts:
+        if chunks and _size(chunks[-1]) + len(task.runs) <= size:
+            chunks[-1].append(task)
         else:
-            chunks.append(list(unit))
+            chunks.append([task])
     return chunks
 
 
 def execute_slurm(
     configs: Sequence[RunConfig],
     store,
-    slurm: SlurmConfig,
-    *,
-    timeout: float | None = None,
-    threads: int | None = 1,
-    replicas: int = 1,
+    execution,
+    sharing=None,
+    whole: Sequence[RunConfig] | None = None,
 ) -> Iterator[RunEvent]:
-    """Compute ``configs`` (claimed by this process in ``store``) as SLURM jobs and yield a
+    """Compute ``configs`` as SLURM jobs (``execution.slurm``, a
+    :class:`~clad.engine.slurm_config.SlurmConfig`), planned into tasks like every other back end
+    (:func:`~clad.engine.tasks.plan_tasks`: replica units cut from ``whole``, sharing groups
+    through ``sharing``), and yield a
     ``"started"`` and a ``"finished"`` event for each run as its job reports it; the caller
     writes each result into ``store`` (this generator only records the jobs in its ``meta``).
     Closing the generator (or Ctrl-C) cancels the jobs or leaves them to reattach to
     (``slurm.cancel_on_exit``, else ``slurm.confirm_cancel(job_ids)``, else left)."""
     _check_slurm()
-    grid = _Grid(configs, store, slurm, timeout, threads, replicas)
+    slurm = execution.slurm
+    grid = _Grid(configs, store, execution, sharing, whole)
     if not grid.todo:
         return
     finished = False
