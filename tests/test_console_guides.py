@@ -49,17 +49,6 @@ def test_run_ends_with_the_report_command_in_100_columns(tmp_path, capsys):
     assert not (out / LOCK_NAME).exists()  # the lock went with its process
 
 
-def test_the_lock_file_goes_with_its_last_holder(tmp_path):
-    first, second = FolderLock(tmp_path, "a").acquire(), FolderLock(tmp_path, "a").acquire()
-    first.release()
-    assert (tmp_path / LOCK_NAME).exists()  # the second still holds it
-    second.release()
-    assert not (tmp_path / LOCK_NAME).exists()
-    with FolderLock(tmp_path, "a") as again:  # a new one is made when needed
-        assert again.holder()["spec"] == "a"
-    assert not (tmp_path / LOCK_NAME).exists()
-
-
 def _tiny(tmp_path):
     spec = tmp_path / "tiny.toml"
     spec.write_text(SPEC)

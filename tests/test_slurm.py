@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from clad.engine.settings import Execution
+from clad.engine.sharing import Sharing
 from clad.engine.benchmark import run_spec
 from clad.engine.slurm import JOBS_META, SUBMITTED_META, failure_kind
 from clad.engine.slurm_config import (
@@ -35,10 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 
 
-def _grid(seeds=25, detectors=None, n_concepts=2, **extra) -> dict:
+def _grid(seeds=25, detectors=None, n_concepts=2, strategies=("naive",), **extra) -> dict:
     return {
         "seeds": seeds,
-        "strategies": ["naive"],
+        "strategies": list(strategies),
         "scenarios": ["concept_incremental"],
         "detectors": detectors or [{"name": "iforest", "grid": {"n_estimators": [10, 20]}}],
         "datasets": [
@@ -685,3 +686,107 @@ def test_ctrl_c_cancels_the_jobs_or_says_how_to_reattach(cluster, tmp_path, canc
         )
         assert "PENDING" in listed or "RUNNING" in listed
         subprocess.run(["scancel", *jobs], check=True)
+
+
+# -- one compute path: the step cache and replica units on SLURM -------------------------------------
+#: runs that share training steps: three strategies on one detector per seed (two sharing groups)
+SHARED_GRID = _grid(
+    seeds=2,
+    detectors=[{"name": "iforest", "n_estimators": 10}],
+    n_concepts=3,
+    strategies=["naive", "cumulative", "window"],
+)
+
+
+@pytest.mark.slow
+def test_a_slurm_grid_fits_the_steps_of_jobs_2_and_verifies_its_sharing(cluster, tmp_path):
+    """SLURM jobs compute sharing groups through the step cache like every other back end: the same
+    steps fitted as --jobs 2 (the console's end line), --verify-sharing passes, R as --jobs 1."""
+    from clad.core.steps import format_work
+
+    slurm = SlurmConfig(max_jobs=2, runs_per_job=3, poll_seconds=1)
+    on_slurm = run_spec(
+        SHARED_GRID, tmp_path / "s", execution=Execution.of(SHARED_GRID, slurm=slurm)
+    )
+    two = run_spec(SHARED_GRID, tmp_path / "two", execution=Execution.of(SHARED_GRID, jobs=2))
+    one = run_spec(SHARED_GRID, tmp_path / "one", execution=Execution.of(SHARED_GRID, jobs=1))
+    assert on_slurm.ok and on_slurm.n_total == 6
+    assert on_slurm.work["fitted"] < on_slurm.work["steps"]  # steps were shared
+    assert format_work(on_slurm.work) == format_work(two.work)
+    same_results(list(one.runs), list(on_slurm.runs))
+    verified = run_spec(
+        SHARED_GRID,
+        tmp_path / "v",
+        execution=Execution.of(SHARED_GRID, slurm=slurm),
+        sharing=Sharing.of(SHARED_GRID, verify=True),
+    )
+    assert verified.ok
+    same_results(list(one.runs), list(verified.runs))
+
+
+def test_a_job_started_again_computes_a_replica_unit_whole_and_keeps_the_missing_runs(tmp_path):
+    """A job killed while writing its replica unit's results and started again trains the unit
+    again with all its runs, writing only the missing results: R bit-identical."""
+    pytest.importorskip("torch")
+    import pickle
+
+    from clad.engine.slurm_worker import result_path, run_chunk
+    from clad.engine.tasks import plan_tasks
+
+    configs = parse_spec(TORCH_GRID).configs
+    tasks = [t for t in plan_tasks(configs, None, 1, 4) if t.together and len(t.runs) == 4]
+    first = run_chunk(tasks, str(tmp_path), None, 1)
+    assert first == {"computed": 4, "skipped": 0}
+    before = {
+        c.run_id: pickle.loads(result_path(tmp_path, c.run_id).read_bytes())[0]
+        for c in tasks[0].runs
+    }
+    for cfg in tasks[0].runs[1:3]:  # two results were not written when the job was killed
+        result_path(tmp_path, cfg.run_id).unlink()
+    again = run_chunk(tasks, str(tmp_path), None, 1)
+    assert again == {"computed": 2, "skipped": 2}
+    after = [pickle.loads(result_path(tmp_path, c.run_id).read_bytes())[0] for c in tasks[0].runs]
+    same_results(list(before.values()), after)
+    assert [r.extras["replicas"]["size"] for r in after] == [4, 4, 4, 4]
+
+
+@pytest.mark.slow
+def test_a_replica_unit_killed_on_slurm_and_resumed_gives_the_uninterrupted_R(cluster, tmp_path):
+    """A job cancelled while it trains a replica unit is submitted again and trains the whole unit;
+    runs of a unit computed again later (two of its four, marked stale) are trained with all four
+    again: R bit-identical to an uninterrupted --jobs 1 grid, every unit the same."""
+    pytest.importorskip("torch")
+    slurm = SlurmConfig(max_jobs=3, runs_per_job=5, poll_seconds=1, retries=2)
+    ex = Execution.of(TORCH_GRID, slurm=slurm)
+    out = tmp_path / "slurm"
+    results = {}
+    thread = threading.Thread(
+        target=lambda: results.update(first=run_spec(TORCH_GRID, out, execution=ex)), daemon=True
+    )
+    thread.start()
+    started, deadline, victim = out / "slurm" / "results", time.monotonic() + 240, None
+    while victim is None and time.monotonic() < deadline:  # a job training a unit of 4
+        jobs = collections.Counter(
+            m.read_text().split()[0]
+            for m in (started.glob("*.started") if started.is_dir() else ())
+        )
+        victim = next((j for j, n in jobs.items() if n >= 4), None)
+        time.sleep(0.1)
+    assert victim is not None, "no unit started within 240 s"
+    subprocess.run(["scancel", victim], check=True)
+    thread.join(timeout=600)
+    local = run_spec(TORCH_GRID, tmp_path / "local", execution=Execution.of(TORCH_GRID, jobs=1))
+    same_results(list(local.runs), list(results["first"].runs))
+    unit = [
+        r.run_id for r in local.runs if ((r.extras or {}).get("replicas") or {}).get("size") == 4
+    ]
+    with ResultStore(out, create=False) as store:
+        store.invalidate(unit[1:3])
+    resumed = run_spec(TORCH_GRID, out, execution=ex)
+    assert resumed.n_computed == 2
+    same_results(list(local.runs), list(resumed.runs))
+
+    def units(done):
+        return {r.run_id: (r.extras or {}).get("replicas") for r in done.runs}
+
+    assert units(resumed) == units(local)

@@ -232,13 +232,10 @@ def run_spec(
     out = Path(out)
     db = out / DEFAULT_NAME
     _writable_folder(out, db)
-    lock = FolderLock(out, spec.name).acquire(
-        exclusive=fresh
-    )  # --fresh beside a live writer is refused
+    lock = FolderLock(out, spec.name).acquire()  # one process writes a folder
     try:
         if fresh:
             remove_database(db)
-            lock.share()
         return _run_locked(spec, out, db, execution, sharing, add, tell, on_event)
     finally:
         release_caches()  # the fitted states this process kept for the grid
@@ -305,12 +302,10 @@ def _run_locked(
                     spec.references and not interrupted
                 ):  # once per dataset x detector x seed of the runs
                     refs = reference_plan(configs, spec.references)
-                    with _Renewer(store.path):
-                        refs_computed, interrupted = compute_references(store, refs, execution)
+                    refs_computed, interrupted = compute_references(store, refs, execution)
             except KeyboardInterrupt:
                 interrupted = True
             finally:
-                store.release()
                 if "session_start" in locals():  # the time this grid took, over every invocation
                     store.set_meta(
                         "elapsed_seconds", elapsed_before + time.monotonic() - session_start
@@ -427,88 +422,64 @@ class _Phase:
             return result
         return dataclasses.replace(result, extras={**(result.extras or {}), "tuning": rec})
 
+    def record(self, store, ev) -> list:
+        """Write a finished run's result (stamped with its result key, its code inputs and its
+        tuning record) and the records of the runs that share it: the result written and
+        ``[(copy, config)]``."""
+        result = dataclasses.replace(
+            ev.result, inputs={**ev.result.inputs, **code_inputs(ev.config)}
+        )
+        result = self.decorate(with_result_key(result))
+        store.write(result, ev.started, ev.finished)
+        self.computed += 1
+        copies: list = []
+        self.shared += _write_shared(
+            store,
+            result,
+            self.groups[self.keys[ev.config.run_id]],
+            decorate=self.decorate,
+            on_copy=lambda c, cfg: copies.append((c, cfg)),
+        )
+        return result, copies
+
     @staticmethod
     def runner(
         store, execution: Execution, on_step, tell, sharing=None
     ) -> Callable[["_Phase"], bool]:
         """A function computing a phase's runs (True when interrupted)."""
-        from .executors import execute_claimed
+        from .executors import execute_grid
         from .tasks import RunEvent
-        from ..results.store import utc_now
 
         def run(phase: _Phase) -> bool:
-            interrupted = False
-            todo = phase.todo
-            since = utc_now()
-            with _Renewer(store.path):
-                while todo and not interrupted:
-                    events = execute_claimed(
-                        todo,
-                        store,
-                        execution,
-                        on_step=on_step,
-                        sharing=sharing,
-                        whole=phase.computing,
-                    )
-                    try:
-                        for ev in events:
-                            if ev.kind == "step":  # a worker's run evaluated a concept step
-                                tell(ev)
-                                continue
-                            if ev.kind == "started":
-                                store.mark_started(
-                                    ev.config.run_id,
-                                    _labels(ev.config),
-                                    ev.config.to_dict(),
-                                    ev.started,
-                                )
-                            else:
-                                ev = dataclasses.replace(
-                                    ev,
-                                    result=phase.decorate(
-                                        with_result_key(
-                                            dataclasses.replace(
-                                                ev.result,
-                                                inputs={
-                                                    **ev.result.inputs,
-                                                    **code_inputs(ev.config),
-                                                },
-                                            )
-                                        )
-                                    ),
-                                )
-                                store.write(ev.result, ev.started, ev.finished)
-                                phase.computed += 1
-                                copies: list = []
-                                phase.shared += _write_shared(
-                                    store,
-                                    ev.result,
-                                    phase.groups[phase.keys[ev.config.run_id]],
-                                    decorate=phase.decorate,
-                                    on_copy=lambda c, cfg: copies.append((c, cfg)),
-                                )
-                                store.release([ev.config.run_id])
-                            tell(ev)
-                            for copy, cfg in (
-                                copies if ev.kind == "finished" else ()
-                            ):  # logged, counted
-                                tell(RunEvent("shared", cfg, result=copy))
-                    except KeyboardInterrupt:
-                        interrupted = True
-                    finally:
-                        events.close()  # stops the workers
-                    # runs another process computes: wait for them, or take them over if it dies
-                    settled = store.settled_since(since)
-                    phase.shared += _fill_shared(store, phase.groups, settled, phase.decorate)
-                    todo = _todo(phase.groups, settled)
-                    if todo and not interrupted:
-                        log.info(
-                            "%d runs are being computed by another process on %s; waiting",
-                            len(todo),
-                            store.path,
-                        )
-                        time.sleep(POLL_SECONDS)
-            return interrupted
+            if not phase.todo:
+                return False
+            events = execute_grid(
+                phase.todo,
+                execution,
+                sharing=sharing,
+                on_step=on_step,
+                store=store,
+                whole=phase.computing,
+            )
+            try:
+                for ev in events:
+                    if ev.kind == "step":  # a worker's run evaluated a concept step
+                        tell(ev)
+                        continue
+                    if ev.kind == "started":
+                        labels, config = _labels(ev.config), ev.config.to_dict()
+                        store.mark_started(ev.config.run_id, labels, config, ev.started)
+                        tell(ev)
+                        continue
+                    result, copies = phase.record(store, ev)
+                    tell(dataclasses.replace(ev, result=result))
+                    for copy, cfg in copies:  # logged, counted
+                        tell(RunEvent("shared", cfg, result=copy))
+            except KeyboardInterrupt:
+                return True
+            finally:
+                events.close()  # stops the workers
+            return False
 
         return run
 
@@ -770,44 +741,9 @@ def _labels(cfg) -> dict:
     }
 
 
-#: seconds between two looks at runs another process computes
-POLL_SECONDS = 1.0
-
-
 def _todo(groups: dict[str, list[RunConfig]], settled: set[str]) -> list[RunConfig]:
     """The computing run of every group none of whose runs is settled."""
     return [g[0] for g in groups.values() if not settled & {c.run_id for c in g}]
-
-
-class _Renewer:
-    """Renews this process's claims in ``db`` (its own connection, a daemon thread) while the
-    grid runs, so that a run longer than a lease is not taken over."""
-
-    def __init__(self, db: Path):
-        import threading
-
-        self.db, self.stop = db, threading.Event()
-        self.thread = threading.Thread(target=self._run, name="clad-claims", daemon=True)
-
-    def _run(self) -> None:
-        from ..results.store import LEASE_SECONDS, ResultStore
-
-        with ResultStore(self.db, create=False, readonly=False) as store:
-            while not self.stop.wait(LEASE_SECONDS / 4):
-                try:
-                    store.renew_claims()
-                except (
-                    sqlite3.Error
-                ) as exc:  # the main thread will meet the same problem and say so
-                    log.debug("renewing claims failed: %s", exc)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop.set()
-        self.thread.join()
 
 
 def _flagged(store, configs) -> int:

@@ -43,7 +43,7 @@ from .run import execution_order
 from .settings import Execution
 from .tasks import RunEvent, Task, outcomes, plan_tasks, utc
 
-__all__ = ["execute_grid", "execute_claimed", "check_execution"]
+__all__ = ["execute_grid", "check_execution"]
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +67,11 @@ def check_execution(jobs: int, threads: int | None, timeout: float | None) -> No
 
 
 def _iter_sequential(
-    tasks: Sequence[Task], timeout: float | None, threads: int | None, on_step, claim=None
+    tasks: Sequence[Task], timeout: float | None, threads: int | None, on_step
 ) -> Iterator[RunEvent]:
     """The tasks one after another in this process; each run's ``"started"`` event just before it
     starts (a replica unit's runs start together)."""
     for task in tasks:
-        if claim is not None:
-            task = task.only(claim)
         computing = outcomes(task, timeout, threads, on_step)
         for runs in task.starts():
             for cfg in runs:
@@ -89,7 +87,6 @@ def execute_grid(
     *,
     sharing=None,
     on_step: Callable[[RunConfig, str, int], None] | None = None,
-    claim: Callable[[RunConfig], bool] | None = None,
     store=None,
     whole: Sequence[RunConfig] | None = None,
 ) -> Iterator[RunEvent]:
@@ -100,8 +97,7 @@ def execute_grid(
         step_name, step_index)`` is called after every evaluated concept step of a run computed here
         (``jobs=1``, no Dask); with ``jobs > 1`` and ``on_step`` given, each step of a worker's run is
         yielded as a ``"step"`` event instead (through a queue; not on Dask nor SLURM).
-        ``claim(config)`` is asked just before a run starts (on Dask and SLURM, before anything is
-        submitted): False skips the run (another process computes it). SLURM records its jobs in
+        SLURM records its jobs in
         ``store`` (:mod:`clad.engine.slurm`). Closing the generator (or Ctrl-C) stops the workers.
 
         The runs are planned into tasks (:func:`~clad.engine.tasks.plan_tasks`: replica units of
@@ -130,12 +126,10 @@ def execute_grid(
     if ex.slurm is not None:
         from .slurm import execute_slurm
 
-        configs = [c for c in configs if claim is None or claim(c)]
         return execute_slurm(configs, store, ex, sharing, whole)
     if ex.dask is not None:
         from .dask_cluster import iter_dask
 
-        configs = [c for c in configs if claim is None or claim(c)]
         tasks = plan_tasks(configs, sharing, max(ex.jobs, 2), ex.replicas, whole)
         return iter_dask(tasks, ex.dask, ex.timeout, ex.threads)
     workers = 1 if ex.jobs == 1 else max(ex.jobs, 2)
@@ -144,27 +138,5 @@ def execute_grid(
         from .pool import iter_processes
 
         jobs = min(ex.jobs, len(configs))
-        return iter_processes(tasks, jobs, ex.timeout, ex.threads, claim, on_step is not None)
-    return _iter_sequential(tasks, ex.timeout, ex.threads, on_step, claim)
-
-
-def execute_claimed(
-    configs: Sequence[RunConfig],
-    store,
-    execution: Execution,
-    *,
-    on_step: Callable[[RunConfig, str, int], None] | None = None,
-    sharing=None,
-    whole: Sequence[RunConfig] | None = None,
-) -> Iterator[RunEvent]:
-    """:func:`execute_grid` over the runs this process claims in ``store``, so that two processes
-    on one results folder never compute one run twice. Closing the generator stops the workers."""
-    return execute_grid(
-        configs,
-        execution,
-        sharing=sharing,
-        on_step=on_step,
-        claim=lambda cfg: store.claim(cfg.run_id),
-        store=store,
-        whole=whole,
-    )
+        return iter_processes(tasks, jobs, ex.timeout, ex.threads, on_step is not None)
+    return _iter_sequential(tasks, ex.timeout, ex.threads, on_step)

@@ -1,14 +1,13 @@
-"""One owner per results folder: an OS file lock held by the processes that write into it.
+"""One owner per results folder: an OS file lock held by the one process that writes into it.
 
-``clad run`` holds a *shared* lock on ``DIR/.clad.lock`` while it writes (so two processes of
-the same spec share the grid, through the run claims of :mod:`clad.results.store`), and takes it
-*exclusively* to delete the folder's database (``--fresh``): a ``--fresh`` while another process
-writes there is refused, naming that process. The lock is ``fcntl.flock``: the operating system
-drops it when its process ends, however it ends. The last process to let go of the lock removes the
-file (it takes the lock exclusively for a moment and unlinks it), so a folder no process writes holds
-no ``.clad.lock``; a process that opened the file just before it was removed sees that its file is no
-longer the folder's and opens the new one. A process killed with SIGKILL leaves the file behind, but
-not the lock: the next process takes it and removes it when it ends.
+``clad run`` (and ``clad pull``) holds an exclusive lock on ``DIR/.clad.lock`` while it writes: a
+second process on the same folder is refused, naming the process that writes there (its runs are
+not lost: run the command again once that process has ended, and it resumes). The lock is
+``fcntl.flock``: the operating system drops it when its process ends, however it ends. The process
+removes the file as it lets go of the lock, so a folder no process writes holds no ``.clad.lock``;
+a process that opened the file just before it was removed sees that its file is no longer the
+folder's and opens the new one. A process killed with SIGKILL leaves the file behind, but not the
+lock: the next process takes it and removes it when it ends.
 
 >>> import tempfile
 >>> d = tempfile.mkdtemp()
@@ -39,7 +38,7 @@ class FolderInUse(CladError):
 
 class FolderLock:
     """The lock of results folder ``out`` for a process running spec ``spec_name``; use as a
-    context manager (shared), or :meth:`acquire` with ``exclusive=True`` first."""
+    context manager, or :meth:`acquire` and :meth:`release`."""
 
     def __init__(self, out: str | os.PathLike, spec_name: str):
         self.path = Path(out) / LOCK_NAME
@@ -96,16 +95,15 @@ class FolderLock:
         except FileNotFoundError:
             return False
 
-    def acquire(self, exclusive: bool = False) -> "FolderLock":
+    def acquire(self) -> "FolderLock":
+        """Take the folder: :class:`FolderInUse`, naming the process, when another one writes it."""
         import fcntl
 
         while True:
             if self._fd is None:
                 self._fd = self._open()
             try:
-                fcntl.flock(
-                    self._fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
-                )
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 h = self.holder()
                 who = (
@@ -113,10 +111,12 @@ class FolderLock:
                     if h
                     else "another process"
                 )
-                self.release(remove=False)
+                os.close(self._fd)
+                self._fd = None
                 raise FolderInUse(
-                    f"{str(self.path.parent)!r} is being written by {who}; --fresh would delete "
-                    "its results: wait for it to end, or use another --out folder"
+                    f"{str(self.path.parent)!r} is being written by {who}; one process writes a "
+                    "results folder at a time: wait for it to end and run this command again (what "
+                    "it finished is kept, the rest is resumed), or use another --out folder"
                 ) from None
             if self._is_current():
                 break
@@ -134,25 +134,15 @@ class FolderLock:
         )
         return self
 
-    def share(self) -> None:
-        """Turn an exclusive lock into a shared one (after ``--fresh`` has deleted the database)."""
-        import fcntl
-
-        fcntl.flock(self._fd, fcntl.LOCK_SH)
-
-    def release(self, remove: bool = True) -> None:
-        """Let go of the lock; the last holder (``remove``) removes the file."""
+    def release(self) -> None:
+        """Let go of the lock, removing the file."""
         if self._fd is None:
             return
-        if remove:
-            import fcntl
-
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else holds it
-                if self._is_current():
-                    self.path.unlink()
-            except (BlockingIOError, OSError):
-                pass  # another process still holds it: it removes the file when it ends
+        try:
+            if self._is_current():
+                self.path.unlink()
+        except OSError:
+            pass  # the next holder removes it
         os.close(self._fd)  # drops the lock
         self._fd = None
 

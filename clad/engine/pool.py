@@ -123,10 +123,10 @@ class _Pool:
     """The state of one grid's worker processes: the tasks to do, those in flight, the workers'
     process ids and the steps they tell."""
 
-    def __init__(self, tasks, jobs, timeout, threads, claim, steps):
+    def __init__(self, tasks, jobs, timeout, threads, steps):
         self.todo = list(tasks)[::-1]  # pop() from the end keeps the given order
         self.jobs, self.timeout, self.threads = jobs, timeout, threads
-        self.claim, self.steps = claim, steps
+        self.steps = steps
         self.hard_limit = None if timeout is None else timeout + max(2.0, 0.25 * timeout)
         self.env = (
             {}
@@ -188,10 +188,6 @@ class _Pool:
         scheduled, the pool having failed, goes to ``broken``)."""
         while self.todo and len(self.inflight) < self.jobs:
             task = self.todo.pop()
-            if self.claim is not None:
-                task = task.only(self.claim)
-            if not task.kept:
-                continue
             limit = self.hard_limit
             try:
                 fut = self.pool.schedule(
@@ -315,13 +311,11 @@ def iter_processes(
     jobs: int,
     timeout: float | None,
     threads: int | None,
-    claim=None,
     steps: bool = False,
 ) -> Iterator[RunEvent]:
     """Compute ``tasks`` in ``jobs`` worker processes, yielding :class:`RunEvent` objects as runs
-    start and finish (and, with ``steps``, as they evaluate a concept step). ``claim(config)``
-    is asked as a task is scheduled: its runs it refuses are left out."""
-    state = _Pool(tasks, jobs, timeout, threads, claim, steps)
+    start and finish (and, with ``steps``, as they evaluate a concept step)."""
+    state = _Pool(tasks, jobs, timeout, threads, steps)
     # set while workers may start (a replaced worker starts later), read as libraries load
     env = thread_env(threads) if threads is not None else contextlib.nullcontext()
     with env:

@@ -13,9 +13,9 @@ that started it, taking every task in flight with it.
 
 What it guarantees:
 
-* **Nothing submitted twice.** Finished runs, runs that are the same computation as another
-  (:mod:`clad.engine.identity`) and runs claimed by another live ``clad run`` are settled before
-  anything reaches ``sbatch``; every job submitted is recorded in the database (``meta`` key
+* **Nothing submitted twice.** Finished runs and runs that are the same computation as another
+  (:mod:`clad.engine.identity`) are settled before anything reaches ``sbatch`` (one ``clad run``
+  writes a results folder: :mod:`clad.engine.folder`); every job submitted is recorded in the database (``meta`` key
   ``slurm:jobs``: job id and the runs it computes; the job name carries a token written before
   ``sbatch`` is called, so a job submitted just before the submitter died is found by name). A
   ``clad run`` started again reattaches to the recorded jobs still queued or running and submits

@@ -118,10 +118,6 @@ class Task:
             return dataclasses.replace(self, keep=frozenset(c.run_id for c in self.kept) - done)
         return dataclasses.replace(self, runs=tuple(c for c in self.runs if c.run_id not in done))
 
-    def only(self, keep: Callable[[RunConfig], bool]) -> "Task":
-        """The task with the runs ``keep`` accepts."""
-        return dataclasses.replace(self, runs=tuple(c for c in self.runs if keep(c)))
-
 
 def plan_tasks(
     configs: Sequence[RunConfig],
