@@ -18,7 +18,8 @@ import pytest
 from clad.engine.settings import Execution
 from clad.engine.sharing import Sharing
 from clad.engine.benchmark import run_spec
-from clad.engine.slurm import JOBS_META, SUBMITTED_META, failure_kind
+from clad.engine.slurm import JOBS_META, SUBMITTED_META
+from clad.engine.slurm_jobs import failure_kind
 from clad.engine.slurm_config import (
     SlurmConfig,
     load_slurm,
@@ -780,7 +781,7 @@ def test_a_replica_unit_killed_on_slurm_and_resumed_gives_the_uninterrupted_R(cl
     unit = [
         r.run_id for r in local.runs if ((r.extras or {}).get("replicas") or {}).get("size") == 4
     ]
-    with ResultStore(out, create=False) as store:
+    with ResultStore(out, create=False, readonly=False) as store:
         store.invalidate(unit[1:3])
     resumed = run_spec(TORCH_GRID, out, execution=ex)
     assert resumed.n_computed == 2

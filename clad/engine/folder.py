@@ -25,9 +25,15 @@ import socket
 import stat
 from pathlib import Path
 
-from ..errors import CladError
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["FolderLock", "FolderInUse", "LOCK_NAME"]
+from ..errors import CladError
+from .config import canonical
+
+if TYPE_CHECKING:
+    from .spec import Spec
+
+__all__ = ["FolderLock", "FolderInUse", "LOCK_NAME", "check_owner", "spec_differences"]
 
 LOCK_NAME = ".clad.lock"
 
@@ -151,3 +157,58 @@ class FolderLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def check_owner(store, spec: Spec, out: Path, add: bool) -> None:
+    """Refuse to write ``spec``'s runs into a folder holding another spec's runs, unless ``add``."""
+    recorded = store.get_meta("spec")
+    known = [canonical(s) for s in [recorded, *store.get_meta("specs_added", [])] if s is not None]
+    if recorded is None or not store.count() or canonical(spec.raw) in known:
+        return
+    if add:
+        store.set_meta("specs_added", [*store.get_meta("specs_added", []), recorded])
+        return
+    name = recorded.get("name", "?") if isinstance(recorded, dict) else "?"
+    differs = spec_differences(recorded, spec.raw)
+    shown = "; ".join(differs[:5]) + (f"; and {len(differs) - 5} more" if len(differs) > 5 else "")
+    raise FolderInUse(
+        f"{str(out)!r} holds the results of another spec ({name!r}); this is spec {spec.name!r}"
+        f"{f' ({spec.source})' if spec.source else ''}, which differs in: {shown}; use another "
+        "--out folder, --fresh to replace those results, or --add to add this spec's runs to them"
+    )
+
+
+def spec_differences(old: Any, new: Any, where: str = "") -> list[str]:
+    """Where spec ``new`` differs from ``old`` (both as parsed TOML), as ``key: old -> new`` lines.
+
+    >>> spec_differences({"seeds": 2, "detectors": [{"name": "iforest", "n_estimators": 10}]},
+    ...                  {"seeds": 2, "detectors": [{"name": "iforest", "n_estimators": 20}]})
+    ['detectors[0].n_estimators: 10 -> 20']
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in list(old) + [k for k in new if k not in old]:
+            key = f"{where}.{k}" if where else str(k)
+            if k not in new:
+                out.append(f"{key}: {_short(old[k])} -> (removed)")
+            elif k not in old:
+                out.append(f"{key}: (absent) -> {_short(new[k])}")
+            else:
+                out += spec_differences(old[k], new[k], key)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [
+            d
+            for i, (a, b) in enumerate(zip(old, new))
+            for d in spec_differences(a, b, f"{where}[{i}]")
+        ]
+    return (
+        []
+        if canonical(old) == canonical(new)
+        else [f"{where or 'the spec'}: {_short(old)} -> {_short(new)}"]
+    )
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."

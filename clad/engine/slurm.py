@@ -43,12 +43,9 @@ from __future__ import annotations
 
 import collections
 import logging
-import math
 import os
 import pickle
-import re
 import shlex
-import subprocess
 import sys
 import time
 import uuid
@@ -58,19 +55,23 @@ from typing import Any, Iterator, Sequence
 from ..errors import CladValueError
 from .config import RunConfig, canonical
 from .tasks import THREAD_ENV_VARS, RunEvent, Task, plan_tasks
-from .run import execution_order, failed_result
-from .slurm_config import runs_per_job, time_limit_minutes
-from .slurm_worker import result_path, run_chunk, started_path
+from .run import execution_order
+from .slurm_jobs import (
+    CAUSE_TEXT,
+    LIVE_STATES,
+    UNREACHABLE_SECONDS,
+    ClusterUnreachable,
+    cancel_jobs,
+    check_slurm,
+    infrastructure_failure,
+    job_states,
+    jobs_by_name,
+    why_ended,
+)
+from .slurm_config import runs_per_job, seconds_of, time_limit_minutes
+from .slurm_worker import result_path, run_chunk, started_path, who_started
 
-__all__ = [
-    "execute_slurm",
-    "failure_kind",
-    "job_states",
-    "ClusterUnreachable",
-    "JOBS_META",
-    "SUBMITTED_META",
-    "LIVE_STATES",
-]
+__all__ = ["execute_slurm", "JOBS_META", "SUBMITTED_META"]
 
 log = logging.getLogger(__name__)
 
@@ -83,142 +84,6 @@ ATTEMPTS_META = "slurm:attempts"
 #: ``meta`` key: ``{"jobs": n, "runs": n, "sbatch_calls": n}``: the jobs (array tasks) submitted for
 #: this folder, the runs they held and the ``sbatch`` calls that submitted them
 SUBMITTED_META = "slurm:submitted"
-
-#: seconds ``squeue`` may fail in a row before ``clad run`` gives up (the jobs stay recorded)
-UNREACHABLE_SECONDS = 600.0
-#: job states in which a job may still write results
-LIVE_STATES = frozenset(
-    {
-        "PENDING",
-        "RUNNING",
-        "CONFIGURING",
-        "COMPLETING",
-        "REQUEUED",
-        "REQUEUE_FED",
-        "REQUEUE_HOLD",
-        "RESIZING",
-        "SUSPENDED",
-        "SIGNALING",
-        "STAGE_OUT",
-        "STOPPED",
-        "RESV_DEL_HOLD",
-    }
-)
-#: a job's log lines that say why SLURM ended it
-_LOG_CAUSES = (
-    ("memory", re.compile(r"exceeded (job )?memory limit|oom[-_ ]kill|out of memory", re.I)),
-    ("time", re.compile(r"DUE TO TIME LIMIT", re.I)),
-    ("preempted", re.compile(r"DUE TO PREEMPTION", re.I)),
-    ("node", re.compile(r"DUE TO NODE FAILURE", re.I)),
-    ("cancelled", re.compile(r"CANCELLED AT", re.I)),
-)
-_STATE_CAUSES = {
-    "OUT_OF_MEMORY": "memory",
-    "TIMEOUT": "time",
-    "PREEMPTED": "preempted",
-    "NODE_FAIL": "node",
-    "BOOT_FAIL": "node",
-    "CANCELLED": "cancelled",
-    "DEADLINE": "time",
-}
-_CAUSE_TEXT = {
-    "memory": "went over its memory limit",
-    "time": "reached its time limit",
-    "preempted": "was preempted",
-    "node": "lost its node",
-    "cancelled": "was cancelled",
-    "gone": "is no longer known to SLURM",
-    "failed": "failed",
-    "lost": "ended without writing the result",
-}
-
-
-def failure_kind(result) -> str | None:
-    """``"infrastructure"`` for a run that failed because of the cluster (its job went over its
-    memory or time limit, was cancelled, preempted, lost its node or never ran), ``"method"``
-    for a run that raised, None for a run that did not fail."""
-    if result.ok:
-        return None
-    return (
-        "infrastructure" if (result.extras or {}).get("failure") == "infrastructure" else "method"
-    )
-
-
-# -- the cluster's view ---------------------------------------------------------------------------
-def _command(args: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess:
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
-
-
-class ClusterUnreachable(RuntimeError):
-    """``squeue`` did not answer (the controller is busy or down): nothing is known of the jobs."""
-
-
-def job_states(job_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """``{job_id: (state, reason)}`` of the jobs SLURM still knows (``squeue``, then ``sacct``
-    for those it has forgotten); array tasks are ``ARRAY_TASK`` ids. A job neither knows is left
-    out; :class:`ClusterUnreachable` when ``squeue`` fails."""
-    if not job_ids:
-        return {}
-    bases = sorted({j.split("_")[0] for j in job_ids})
-    out: dict[str, tuple[str, str]] = {}
-    for i in range(0, len(bases), 200):
-        try:
-            res = _command(
-                [
-                    "squeue",
-                    "-h",
-                    "-r",
-                    "--states=all",
-                    "-o",
-                    "%i|%T|%r",
-                    "-j",
-                    ",".join(bases[i : i + 200]),
-                ]
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ClusterUnreachable(f"squeue: {exc}") from None
-        if res.returncode != 0 and "invalid job id" not in res.stderr.lower():
-            raise ClusterUnreachable(f"squeue: {res.stderr.strip()[:300]}")
-        for line in res.stdout.splitlines():
-            parts = line.strip().split("|")
-            if len(parts) >= 2:
-                out[parts[0]] = (parts[1].split()[0], parts[2] if len(parts) > 2 else "")
-    missing = [j for j in job_ids if j not in out]
-    if missing:
-        try:
-            res = _command(
-                [
-                    "sacct",
-                    "-n",
-                    "-P",
-                    "-X",
-                    "-o",
-                    "JobID,State,Reason",
-                    "-j",
-                    ",".join(sorted({j.split("_")[0] for j in missing})),
-                ]
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            res = None
-        if res is not None and res.returncode == 0:
-            for line in res.stdout.splitlines():
-                parts = line.strip().split("|")
-                if len(parts) >= 2 and parts[0] in missing:
-                    out[parts[0]] = (
-                        parts[1].split()[0] if parts[1] else "UNKNOWN",
-                        parts[2] if len(parts) > 2 else "",
-                    )
-    return {j: out[j] for j in job_ids if j in out}
-
-
-def _jobs_by_name(name: str) -> list[str]:
-    res = _command(["squeue", "-h", "-r", "--states=all", "-n", name, "-o", "%i"])
-    return [line.strip() for line in res.stdout.splitlines() if line.strip()]
-
-
-def _cancel(job_ids: Sequence[str]) -> None:
-    for i in range(0, len(job_ids), 200):
-        _command(["scancel", *job_ids[i : i + 200]])
 
 
 # -- the submitting side --------------------------------------------------------------------------
@@ -278,7 +143,7 @@ class _Grid:
             token,
             chunks,
         ) in pending.items():  # submitted just before a submitter died: found by name
-            for job in _jobs_by_name(token):
+            for job in jobs_by_name(token):
                 task = int(job.split("_")[1]) if "_" in job else 0
                 if task < len(chunks):
                     recorded[job] = {"runs": chunks[task], "token": token}
@@ -325,7 +190,7 @@ class _Grid:
         """The median seconds of up to 50 runs finished in the database (None: none yet)."""
         ids = sorted(self.store.finished_ids())[:50]
         times = sorted(
-            t for t in (_seconds(r.timings) for r in self.store.load_results(ids)) if t > 0
+            t for t in (seconds_of(r.timings) for r in self.store.load_results(ids)) if t > 0
         )
         return times[len(times) // 2] if times else None
 
@@ -432,7 +297,7 @@ class _Grid:
                 done.exists() or started_path(self.results, rid).exists()
             ):
                 self.announced.add(rid)
-                yield RunEvent("started", cfg, started=_started_at(self.results, rid))
+                yield RunEvent("started", cfg, started=who_started(self.results, rid)[1])
             if done.exists():
                 try:
                     result, started, finished, job = pickle.loads(done.read_bytes())
@@ -525,8 +390,8 @@ class _Grid:
             self.forget_files(self.job_runs.pop(job, ()))
             if not runs:
                 continue
-            cause, detail = self._cause(job, state, reason)
-            here = {r for r in runs if _started_by(self.results, r) == job}
+            cause, detail = why_ended(self.jobs_folder, job, state, reason)
+            here = {r for r in runs if who_started(self.results, r)[0] == job}
             for rid in runs:
                 cfg = self.todo[rid]
                 if cause in ("memory", "time") and here and rid not in here:
@@ -538,20 +403,26 @@ class _Grid:
                     cause == "memory" and rid in here
                 ):  # the same memory would end the same way: not retried
                     yield from self._settle(
-                        cfg, self._infrastructure_failure(cfg, job, state, cause, detail)
+                        cfg,
+                        infrastructure_failure(
+                            cfg, job, state, cause, detail, self.attempts.get(cfg.run_id, 0)
+                        ),
                     )
                     continue
                 self.attempts[rid] = self.attempts.get(rid, 0) + 1
                 if self.attempts[rid] > self.slurm.retries:
                     yield from self._settle(
-                        cfg, self._infrastructure_failure(cfg, job, state, cause, detail)
+                        cfg,
+                        infrastructure_failure(
+                            cfg, job, state, cause, detail, self.attempts.get(cfg.run_id, 0)
+                        ),
                     )
                 else:
                     log.warning(
                         "%s: SLURM job %s %s (state %s); submitting it again (attempt %d of %d)",
                         cfg.describe(),
                         job,
-                        _CAUSE_TEXT[cause],
+                        CAUSE_TEXT[cause],
                         state,
                         self.attempts[rid] + 1,
                         self.slurm.retries + 1,
@@ -562,77 +433,6 @@ class _Grid:
             self.save_jobs()
         if retry:
             self._chunk(retry)
-
-    def _cause(self, job: str, state: str, reason: str) -> tuple[str, str]:
-        """Why a job ended without every result: a cause of :data:`_CAUSE_TEXT` and a detail."""
-        log_text = _tail(self._log(job))
-        cause = None
-        for name, pattern in _LOG_CAUSES:
-            if pattern.search(log_text):
-                cause = name
-                break
-        cause = (
-            cause
-            or _STATE_CAUSES.get(state)
-            or ("gone" if state == "GONE" else "lost" if state == "COMPLETED" else "failed")
-        )
-        error = self._worker_error(job)
-        lines = [f"state {state}" + (f", reason {reason}" if reason and reason != "None" else "")]
-        if error:
-            lines.append("the job's Python process failed:\n" + error)
-        relevant = [
-            ln for ln in log_text.splitlines() if "slurmstepd" in ln or "error" in ln.lower()
-        ][-5:]
-        if relevant:
-            lines.append("job log: " + " | ".join(ln.strip() for ln in relevant))
-        return cause, "; ".join(lines)
-
-    def _log(self, job: str) -> Path:
-        from submitit.core.utils import JobPaths
-
-        return JobPaths(self.jobs_folder, job_id=job, task_id=0).stderr
-
-    def _worker_error(self, job: str) -> str | None:
-        from submitit.core.utils import JobPaths
-
-        path = JobPaths(self.jobs_folder, job_id=job, task_id=0).result_pickle
-        try:
-            with open(path, "rb") as f:
-                outcome, value = pickle.load(f)
-        except (OSError, EOFError, ValueError, pickle.UnpicklingError, AttributeError, ImportError):
-            return None
-        return str(value)[-2000:] if outcome == "error" else None
-
-    def _infrastructure_failure(
-        self, cfg: RunConfig, job: str, state: str, cause: str, detail: str
-    ):
-        import dataclasses
-
-        tries = self.attempts.get(cfg.run_id, 0)
-        what = {"memory": "out of memory", "time": "time limit"}.get(
-            cause, "infrastructure failure"
-        )
-        hint = {
-            "memory": "; give its runs more memory (mem_gb in [slurm])",
-            "time": "; give its jobs more time (time_minutes in [slurm]) or fewer runs per job",
-        }.get(cause, "")
-        msg = (
-            f"{what}: SLURM job {job} {_CAUSE_TEXT[cause]} while this run was to be computed"
-            + (
-                f" (after {tries} attempt{'s' if tries > 1 else ''})"
-                if cause not in ("memory",)
-                else ""
-            )
-            + f"{hint}\n{detail}"
-        )
-        result = failed_result(cfg, msg)
-        return dataclasses.replace(
-            result,
-            extras={
-                "failure": "infrastructure",
-                "slurm": {"job": job, "state": state, "cause": cause, "attempts": tries},
-            },
-        )
 
     def say(self) -> None:
         """Log the counts when they changed."""
@@ -690,58 +490,6 @@ class _Grid:
         return [j for j, runs in self.jobs.items() if runs]
 
 
-def _seconds(timings: Any) -> float:
-    if isinstance(timings, (int, float)) and not isinstance(timings, bool):
-        return float(timings) if math.isfinite(timings) else 0.0
-    if isinstance(timings, dict):
-        return sum(_seconds(v) for v in timings.values())
-    if isinstance(timings, (list, tuple)):
-        return sum(_seconds(v) for v in timings)
-    return 0.0
-
-
-def _tail(path: Path, size: int = 20000) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.path.getsize(path) - size))
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _started_by(results: Path, run_id: str) -> str | None:
-    try:
-        return started_path(results, run_id).read_text().split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def _started_at(results: Path, run_id: str) -> str | None:
-    try:
-        return started_path(results, run_id).read_text().split()[1]
-    except (OSError, IndexError):
-        return None
-
-
-def _check_slurm() -> None:
-    try:
-        import submitit  # noqa: F401
-    except ImportError:
-        raise CladValueError("running on SLURM needs submitit: pip install 'clad[slurm]'") from None
-    for tool in ("sbatch", "squeue", "scancel"):
-        if not _which(tool):
-            raise CladValueError(
-                f"running on SLURM needs the {tool} command, which is not on the PATH of this "
-                "machine; run clad on a machine that submits jobs to the cluster (a login node)"
-            )
-
-
-def _which(name: str) -> bool:
-    import shutil
-
-    return shutil.which(name) is not None
-
-
 def _size(chunk) -> int:
     """How many runs a chunk of tasks computes."""
     return sum(len(t.runs) for t in chunk)
@@ -789,7 +537,7 @@ def execute_slurm(
     writes each result into ``store`` (this generator only records the jobs in its ``meta``).
     Closing the generator (or Ctrl-C) cancels the jobs or leaves them to reattach to
     (``slurm.cancel_on_exit``, else ``slurm.confirm_cancel(job_ids)``, else left)."""
-    _check_slurm()
+    check_slurm()
     slurm = execution.slurm
     grid = _Grid(configs, store, execution, sharing, whole)
     if not grid.todo:
@@ -831,7 +579,7 @@ def _on_exit(grid: _Grid, live: list[str]) -> None:
             cancel = False
     bases = sorted({j.split("_")[0] for j in live})
     if cancel:
-        _cancel(bases)
+        cancel_jobs(bases)
         grid.jobs.clear()
         grid.save_jobs()
         log.warning(

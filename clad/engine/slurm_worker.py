@@ -21,7 +21,7 @@ from typing import Sequence
 from ..atomic import atomic_output
 from .tasks import Task, outcomes
 
-__all__ = ["run_chunk", "result_path", "started_path"]
+__all__ = ["run_chunk", "result_path", "started_path", "who_started"]
 
 
 def result_path(results: Path, run_id: str) -> Path:
@@ -32,6 +32,15 @@ def result_path(results: Path, run_id: str) -> Path:
 def started_path(results: Path, run_id: str) -> Path:
     """The file that says a run has started, and in which job."""
     return Path(results) / f"{run_id}.started"
+
+
+def who_started(results: Path, run_id: str) -> tuple[str | None, str | None]:
+    """Which job started a run, and when (None, None: none did, or its file cannot be read)."""
+    try:
+        job, when = started_path(results, run_id).read_text().split()[:2]
+    except (OSError, ValueError):
+        return None, None
+    return job, when
 
 
 def _job_id() -> str:
