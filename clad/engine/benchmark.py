@@ -34,14 +34,14 @@ from typing import Any, Callable, Mapping
 
 from .._version import __version__
 from ..results.record import RunResult
-from ..errors import CladTypeError, SpecError
+from ..errors import SpecError
 from .folder import FolderLock, check_owner
 from .phases import Phase, evaluation_phase, tuning_record
 from .retire import retire_stale
-from .settings import Execution
+from .settings import Execution, spec_of
 from .sharing import Sharing, release_caches
 from ..core.steps import grid_work
-from .spec import Spec, load_spec, parse_spec
+from .spec import Spec
 
 __all__ = [
     "run_spec",
@@ -149,16 +149,6 @@ def remove_database(db: Path) -> None:
             p.unlink()
 
 
-def _as_spec(spec: Spec | str | os.PathLike | Mapping) -> Spec:
-    if isinstance(spec, Spec):
-        return spec
-    if isinstance(spec, (str, os.PathLike)):
-        return load_spec(spec)
-    if isinstance(spec, Mapping):
-        return parse_spec(dict(spec))
-    raise CladTypeError(f"spec={spec!r}; expected a Spec, a path to a TOML spec file or a dict")
-
-
 def run_spec(
     spec: Spec | str | os.PathLike | Mapping,
     out: str | os.PathLike,
@@ -207,7 +197,7 @@ def run_spec(
     from .forkserver import prestart_workers
     from ..results.store import DEFAULT_NAME
 
-    spec = _as_spec(spec)
+    spec = spec_of(spec)
     execution = execution if execution is not None else Execution.of(spec)
     sharing = sharing if sharing is not None else Sharing.of(spec)
     check_execution(execution.jobs, execution.threads, execution.timeout)
@@ -334,7 +324,7 @@ def _compute(store, spec, db, execution: Execution, sharing: Sharing, tell, on_e
         elapsed_before = float(store.get_meta("elapsed_seconds", 0.0) or 0.0)
         session_start = time.monotonic()
         before = total - waiting - sum(p.pending for p in phases)
-        flagged = _flagged(store, grid)
+        flagged = len(store.flagged_ids() & {c.run_id for c in grid})  # warned before
         tell(
             GridStarted(
                 spec.name, total, before, db, elapsed_before=elapsed_before, flagged_before=flagged
@@ -389,8 +379,3 @@ def _writable_folder(out: Path, db: Path) -> None:
         writable_destination(out, "folder", "--out")
     except DestinationError as exc:
         raise ResultsWriteError(out, db, exc) from exc
-
-
-def _flagged(store, configs) -> int:
-    """How many of ``configs``' runs finished before with warnings (a resumed grid's count)."""
-    return len(store.flagged_ids() & {c.run_id for c in configs})

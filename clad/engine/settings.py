@@ -20,15 +20,21 @@ __all__ = ["Execution", "spec_of"]
 
 
 def spec_of(spec):
-    """``spec`` read when it is a path to a TOML spec file or a dict (the parsed TOML)."""
+    """``spec`` read when it is a path to a TOML spec file or a dict (the parsed TOML);
+    :class:`~clad.errors.CladTypeError` for a value that cannot be one."""
     import os
     from collections.abc import Mapping
 
+    from ..errors import CladTypeError
     from .spec import load_spec, parse_spec
 
     if isinstance(spec, (str, os.PathLike)):
         return load_spec(spec)
-    return parse_spec(dict(spec)) if isinstance(spec, Mapping) else spec
+    if isinstance(spec, Mapping):
+        return parse_spec(dict(spec))
+    if spec is None or isinstance(spec, (int, float, bytes, list, tuple)):
+        raise CladTypeError(f"spec={spec!r}; expected a Spec, a path to a TOML spec file or a dict")
+    return spec
 
 
 @dataclass(frozen=True)

@@ -112,10 +112,6 @@ class Sharing:
     def active(self) -> bool:
         return self.mode != "off"
 
-    def new_cache(self) -> StepCache | None:
-        """A fresh cache for one group (None when off)."""
-        return StepCache(self.max_bytes, verify=self.mode == "verify") if self.active else None
-
     def cache_for(self, configs: Sequence[RunConfig]) -> StepCache | None:
         """The cache of the sharing group of ``configs`` in this process (None when off): the
         one an earlier group with the same :func:`group_key` used, while this process keeps it
@@ -127,7 +123,9 @@ class Sharing:
         kept = _kept()
         key = (group_key(configs[0]), self.mode, self.max_bytes)
         cache = kept.pop(key, None)
-        kept[key] = cache if cache is not None else self.new_cache()
+        if cache is None:
+            cache = StepCache(self.max_bytes, verify=self.mode == "verify")
+        kept[key] = cache
         while len(kept) > 1 and sum(c.bytes for c in kept.values()) > self.max_bytes:
             kept.popitem(last=False)
         return kept[key]

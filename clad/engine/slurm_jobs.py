@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Sequence
@@ -254,14 +255,8 @@ def check_slurm() -> None:
     except ImportError:
         raise CladValueError("running on SLURM needs submitit: pip install 'clad[slurm]'") from None
     for tool in ("sbatch", "squeue", "scancel"):
-        if not _which(tool):
+        if shutil.which(tool) is None:
             raise CladValueError(
                 f"running on SLURM needs the {tool} command, which is not on the PATH of this "
                 "machine; run clad on a machine that submits jobs to the cluster (a login node)"
             )
-
-
-def _which(name: str) -> bool:
-    import shutil
-
-    return shutil.which(name) is not None

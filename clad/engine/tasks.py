@@ -41,7 +41,6 @@ __all__ = [
     "plan_tasks",
     "compute",
     "outcomes",
-    "execute_one",
     "limited_threads",
     "THREAD_ENV_VARS",
     "Outcome",
@@ -192,11 +191,15 @@ def outcomes(
     from ..core.steps import using
 
     cache = task.sharing.cache_for(task.runs) if task.sharing is not None else None
-    for cfg in task.runs:
+    for cfg in task.runs:  # each with its time limit, never raising (a failed result instead)
         step = None if on_step is None else functools.partial(on_step, cfg)
-        with using(cache):
-            outcome = execute_one(cfg, timeout, threads, on_step=step)
-        yield outcome
+        started = utc()
+        try:
+            with using(cache), limited_threads(threads), time_limit(timeout):
+                result = run_safely(cfg, on_step=step)
+        except RunTimeout:  # a BaseException: run_safely lets it through
+            result = timeout_result(cfg, timeout or 0.0, traceback.format_exc())
+        yield result, started, utc()
 
 
 def utc() -> str:
@@ -246,32 +249,6 @@ def limited_threads(threads: int | None):
         finally:
             if torch_before is not None:
                 torch.set_num_threads(torch_before)
-
-
-def execute_one(
-    cfg: RunConfig,
-    timeout: float | None = None,
-    threads: int | None = 1,
-    on_step: Callable[[str, int], None] | None = None,
-) -> Outcome:
-    """Run one configuration safely with at most ``threads`` BLAS/OpenMP/torch threads:
-    ``(result, started, finished)``; never raises for a failing run (the result is failed, with
-    the traceback or ``"timeout..."``).
-
-    >>> from clad.engine.config import Component
-    >>> cfg = RunConfig(Component("synthetic", {"n_concepts": 2, "n_train": 50, "n_test": 40}),
-    ...                 Component("concept_aware"), Component("naive"), Component("hbos"))
-    >>> result, started, finished = execute_one(cfg)
-    >>> result.status, result.R["roc_auc"].shape
-    ('ok', (2, 2))
-    """
-    started = utc()
-    try:
-        with limited_threads(threads), time_limit(timeout):
-            result = run_safely(cfg, on_step=on_step)
-    except RunTimeout:  # a BaseException: run_safely lets it through
-        result = timeout_result(cfg, timeout or 0.0, traceback.format_exc())
-    return result, started, utc()
 
 
 # -- replica units (clad.engine.replicas) --------------------------------------------------------
