@@ -311,7 +311,9 @@ def _compute(store, spec, db, execution: Execution, sharing: Sharing, tell, on_e
         def on_step(cfg, step, index):
             tell(RunEvent("step", cfg, step=step, index=index))
 
-    run = Phase.runner(store, execution, on_step, tell, sharing)
+    def run(phase: Phase) -> bool:
+        return phase.compute(store, execution, sharing, on_step, tell)
+
     try:
         if plan is None:
             phases.append(Phase(store, grid, share))

@@ -1,33 +1,18 @@
 """Executors: where the runs of a grid are computed.
 
-:func:`execute_grid` plans a list of :class:`~clad.engine.run.RunConfig` into tasks
-(:class:`~clad.engine.tasks.Task`) and yields :class:`~clad.engine.tasks.RunEvent` objects (a run
-started, a run finished) while a back end maps :func:`~clad.engine.tasks.compute` over them. The
-back end is the :class:`~clad.engine.settings.Execution`'s:
+:func:`execute_grid` plans the runs into tasks (:mod:`clad.engine.tasks`) and yields
+:class:`~clad.engine.tasks.RunEvent` objects (a run started, a run finished) while the back end of
+the :class:`~clad.engine.settings.Execution` maps :func:`~clad.engine.tasks.compute` over them:
+this process (``jobs=1``, with a per-step callback), worker processes (``jobs=N``,
+:mod:`clad.engine.pool`), a Dask cluster (:mod:`clad.engine.dask_cluster`) or SLURM jobs
+(:mod:`clad.engine.slurm`).
 
-* ``jobs=1`` (default): one after another in this process, with a per-step callback;
-* ``jobs=N``: N worker processes (:mod:`clad.engine.pool`), at most N tasks in flight. A worker
-  that dies (killed, out of memory, a crash in native code) fails only its own task and is
-  replaced; workers end by themselves when the main process ends, even by SIGKILL;
-* ``dask="tcp://host:8786"``: a running Dask distributed cluster (:mod:`clad.engine.dask_cluster`);
-* ``slurm``: SLURM jobs (:mod:`clad.engine.slurm`).
-
-Every run uses ``threads`` BLAS/OpenMP/torch threads (default 1) wherever it runs: environment
-variables set before worker processes start, :mod:`threadpoolctl` limits and
-``torch.set_num_threads`` around each run. So N workers do not oversubscribe the cores, and —
-since a thread count can change the rounding of parallel reductions — the numbers do not depend
-on the executor either.
-
-Results never depend on where or in which order runs are computed: every seed derives from the
-run seed. A run that raises becomes a failed :class:`~clad.results.record.RunResult` carrying its
-traceback (the grid goes on). With ``timeout`` a run taking longer is stopped and recorded as
-failed with an error starting ``"timeout"`` (in this process and in worker processes through
-``SIGALRM``; with worker processes a run stuck in native code is stopped by killing and replacing
-its worker). Dask runs tasks in threads, which cannot be interrupted: there the limit is not
-enforced (a warning says so). Datasets are loaded once per process
-(``clad.engine.run._cached_dataset``) and runs on the same dataset are computed one after
-another, so a worker reuses the arrays for every run on the same dataset: runs start in
-:func:`~clad.engine.run.execution_order`, the order ``clad run --dry-run`` lists.
+Results never depend on where or in which order runs are computed: every seed derives from the run
+seed, and every run uses ``threads`` BLAS/OpenMP/torch threads (default 1) wherever it runs (a
+thread count can change the rounding of parallel reductions). A run that raises, or takes longer
+than ``timeout``, becomes a failed :class:`~clad.results.record.RunResult` (the grid goes on). Runs
+start in :func:`~clad.engine.run.execution_order` (the order ``clad run --dry-run`` lists), so a
+process loads each dataset once.
 """
 
 from __future__ import annotations

@@ -95,46 +95,38 @@ class Phase:
         )
         return result, copies
 
-    @staticmethod
-    def runner(
-        store, execution: Execution, on_step, tell, sharing=None
-    ) -> Callable[["Phase"], bool]:
-        """A function computing a phase's runs (True when interrupted)."""
+    def compute(self, store, execution: Execution, sharing, on_step, tell) -> bool:
+        """Compute the phase's runs into ``store``, telling each event: True when interrupted."""
         from .executors import execute_grid
         from .tasks import RunEvent
 
-        def run(phase: Phase) -> bool:
-            if not phase.todo:
-                return False
-            events = execute_grid(
-                phase.todo,
-                execution,
-                sharing=sharing,
-                on_step=on_step,
-                store=store,
-                whole=phase.computing,
-            )
-            try:
-                for ev in events:
-                    if ev.kind == "step":  # a worker's run evaluated a concept step
-                        tell(ev)
-                        continue
-                    if ev.kind == "started":
-                        labels, config = run_labels(ev.config), ev.config.to_dict()
-                        store.mark_started(ev.config.run_id, labels, config, ev.started)
-                        tell(ev)
-                        continue
-                    result, copies = phase.record(store, ev)
-                    tell(dataclasses.replace(ev, result=result))
-                    for copy, cfg in copies:  # logged, counted
-                        tell(RunEvent("shared", cfg, result=copy))
-            except KeyboardInterrupt:
-                return True
-            finally:
-                events.close()  # stops the workers
+        if not self.todo:
             return False
-
-        return run
+        events = execute_grid(
+            self.todo,
+            execution,
+            sharing=sharing,
+            on_step=on_step,
+            store=store,
+            whole=self.computing,
+        )
+        try:
+            for ev in events:
+                if ev.kind == "started":
+                    labels, config = run_labels(ev.config), ev.config.to_dict()
+                    store.mark_started(ev.config.run_id, labels, config, ev.started)
+                if ev.kind != "finished":  # started, or a worker's run evaluated a concept step
+                    tell(ev)
+                    continue
+                result, copies = self.record(store, ev)
+                tell(dataclasses.replace(ev, result=result))
+                for copy, cfg in copies:  # logged, counted
+                    tell(RunEvent("shared", cfg, result=copy))
+        except KeyboardInterrupt:
+            return True
+        finally:
+            events.close()  # stops the workers
+        return False
 
 
 def evaluation_phase(

@@ -14,8 +14,8 @@ that started it, taking every task in flight with it.
 What it guarantees:
 
 * **Nothing submitted twice.** Finished runs and runs that are the same computation as another
-  (:mod:`clad.engine.identity`) are settled before anything reaches ``sbatch`` (one ``clad run``
-  writes a results folder: :mod:`clad.engine.folder`); every job submitted is recorded in the database (``meta`` key
+  (:mod:`clad.engine.identity`) are settled before anything reaches ``sbatch``; every job
+  submitted is recorded in the database (``meta`` key
   ``slurm:jobs``: job id and the runs it computes; the job name carries a token written before
   ``sbatch`` is called, so a job submitted just before the submitter died is found by name). A
   ``clad run`` started again reattaches to the recorded jobs still queued or running and submits
@@ -436,52 +436,31 @@ class _Grid:
 
     def say(self) -> None:
         """Log the counts when they changed."""
-        queued = sum(
-            1
-            for j, runs in self.jobs.items()
-            if runs and self.states.get(j, ("PENDING",))[0] == "PENDING"
-        )
-        running = sum(
-            1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("",))[0] == "RUNNING"
-        )
-        why = collections.Counter(
-            self.states[j][1]
-            for j, runs in self.jobs.items()
-            if runs and self.states.get(j, ("",))[0] == "PENDING" and self.states[j][1]
-        )
-        held = sorted(
-            j
-            for j, runs in self.jobs.items()
-            if runs
-            and "held" in self.states.get(j, ("", ""))[1].lower()
-            and j not in self.told_held
-        )
+        live = {j: self.states.get(j, ("PENDING", "")) for j in self.live_jobs()}
+        queued = [j for j, (state, _) in live.items() if state == "PENDING"]
+        running = sum(1 for state, _ in live.values() if state == "RUNNING")
+        why = collections.Counter(live[j][1] for j in queued if live[j][1])
+        held = sorted(j for j, (_, why_) in live.items() if "held" in why_.lower())
+        held = [j for j in held if j not in self.told_held]
         if held:  # a held job never starts by itself
             self.told_held.update(held)
             log.warning(
-                "SLURM holds job%s %s (%s): release with 'scontrol release %s', or cancel with 'scancel %s' "
-                "(its runs are then submitted again)",
+                "SLURM holds job%s %s (%s): release with 'scontrol release %s', or cancel with "
+                "'scancel %s' (its runs are then submitted again)",
                 "s" if len(held) > 1 else "",
                 ", ".join(held),
-                self.states[held[0]][1],
+                live[held[0]][1],
                 " ".join(held),
                 " ".join(held),
             )
-        now = (
-            queued,
-            running,
-            len(self.queue),
-            self.counts["ok"],
-            self.counts["failed"],
-            len(self.todo),
-        )
+        now = (len(queued), running, len(self.queue), *self.counts.values(), len(self.todo))
         if (now, sorted(why)) != self.last_said:
             self.last_said = (now, sorted(why))
             reasons = f" ({', '.join(f'{r}: {n}' for r, n in sorted(why.items()))})" if why else ""
             log.info(
-                "slurm: %d jobs queued%s, %d running, %d chunks to submit; runs: %d finished, %d failed, "
-                "%d to go",
-                queued,
+                "slurm: %d jobs queued%s, %d running, %d chunks to submit; runs: %d finished, "
+                "%d failed, %d to go",
+                now[0],
                 reasons,
                 *now[1:],
             )

@@ -15,19 +15,7 @@ from ..errors import CladValueError
 from .config import RunConfig
 from .run import failed_result
 
-__all__ = [
-    "failure_kind",
-    "job_states",
-    "jobs_by_name",
-    "cancel_jobs",
-    "why_ended",
-    "infrastructure_failure",
-    "check_slurm",
-    "ClusterUnreachable",
-    "LIVE_STATES",
-    "CAUSE_TEXT",
-    "UNREACHABLE_SECONDS",
-]
+__all__ = ["failure_kind", "job_states", "ClusterUnreachable", "LIVE_STATES"]
 
 
 #: seconds ``squeue`` may fail in a row before ``clad run`` gives up (the jobs stay recorded)
