@@ -201,9 +201,8 @@ def run_spec(
     execution = execution if execution is not None else Execution.of(spec)
     sharing = sharing if sharing is not None else Sharing.of(spec)
     check_execution(execution.jobs, execution.threads, execution.timeout)
-    from .preflight import (
-        preflight_problems,
-    )  # the data built once per dataset; devices where runs compute here
+    # the data built once per dataset; devices where runs compute here
+    from .preflight import preflight_problems
 
     found = preflight_problems(
         spec.configs, here=execution.dask is None and execution.slurm is None

@@ -74,25 +74,20 @@ class FolderLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
         except OSError as exc:
-            if os.path.islink(self.path) or exc.errno == errno.ELOOP:
-                raise FolderInUse(
-                    f"{str(self.path)!r} is a symbolic link; clad's lock file must be a plain file "
-                    "(nothing is written through a link): remove the link or choose another --out "
-                    "folder"
-                ) from None
-            if os.path.isdir(self.path) or exc.errno == errno.EISDIR:
-                raise FolderInUse(
-                    f"{str(self.path)!r} is a folder; clad's lock file must be a plain file: remove "
-                    "it or choose another --out folder"
-                ) from None
-            raise
+            link = os.path.islink(self.path) or exc.errno == errno.ELOOP
+            if not (link or os.path.isdir(self.path) or exc.errno == errno.EISDIR):
+                raise
+            self._not_plain("a symbolic link" if link else "a folder")
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            raise FolderInUse(
-                f"{str(self.path)!r} is not a plain file; clad's lock file must be one: remove it "
-                "or choose another --out folder"
-            )
+            self._not_plain("not a plain file")
         return fd
+
+    def _not_plain(self, what: str) -> None:
+        raise FolderInUse(
+            f"{str(self.path)!r} is {what}; clad's lock file must be a plain file (nothing is "
+            "written through a link): remove it or choose another --out folder"
+        ) from None
 
     def _is_current(self) -> bool:
         """Whether the open file is still the folder's lock file (not removed by a process ending)."""
@@ -126,9 +121,8 @@ class FolderLock:
                 ) from None
             if self._is_current():
                 break
-            os.close(
-                self._fd
-            )  # the file was removed by a process that let go of it: take the new one
+            # the file was removed by a process that let go of it: take the new one
+            os.close(self._fd)
             self._fd = None
         os.ftruncate(self._fd, 0)
         os.pwrite(

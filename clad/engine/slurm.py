@@ -139,10 +139,8 @@ class _Grid:
         those whose runs are all finished."""
         recorded = dict(self.store.get_meta(JOBS_META, {}) or {})
         pending = dict(self.store.get_meta(PENDING_META, {}) or {})
-        for (
-            token,
-            chunks,
-        ) in pending.items():  # submitted just before a submitter died: found by name
+        # submitted just before a submitter died: found by name
+        for token, chunks in pending.items():
             for job in jobs_by_name(token):
                 task = int(job.split("_")[1]) if "_" in job else 0
                 if task < len(chunks):
@@ -239,14 +237,12 @@ class _Grid:
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         self.results.mkdir(parents=True, exist_ok=True)
         ids = [[c.run_id for t in chunk for c in t.kept] for chunk in chunks]
-        for rid in (
-            r for chunk in ids for r in chunk
-        ):  # a job skips a run whose result file is there
+        # a job skips a run whose result file is there
+        for rid in (r for chunk in ids for r in chunk):
             result_path(self.results, rid).unlink(missing_ok=True)
             started_path(self.results, rid).unlink(missing_ok=True)
-        self.store.set_meta(
-            PENDING_META, {token: ids}
-        )  # before sbatch: a job submitted just before a crash is found
+        # before sbatch: a job submitted just before a crash is found
+        self.store.set_meta(PENDING_META, {token: ids})
         n = len(chunks)
         try:
             jobs = executor.map_array(
@@ -370,9 +366,8 @@ class _Grid:
                 ) from None
             return
         self.unreachable_since = None
-        for j in (
-            live
-        ):  # a job SLURM does not know yet (or any more) is taken for gone at its third miss
+        # a job SLURM does not know yet (or any more) is taken for gone at its third miss
+        for j in live:
             self.missing[j] = 0 if j in self.states else self.missing.get(j, 0) + 1
         ended = [
             j
@@ -395,13 +390,11 @@ class _Grid:
             for rid in runs:
                 cfg = self.todo[rid]
                 if cause in ("memory", "time") and here and rid not in here:
-                    retry.append(
-                        cfg
-                    )  # it never started: the run that did used the memory or the time
+                    # it never started: the run that did used the memory or the time
+                    retry.append(cfg)
                     continue
-                if (
-                    cause == "memory" and rid in here
-                ):  # the same memory would end the same way: not retried
+                # the same memory would end the same way: not retried
+                if cause == "memory" and rid in here:
                     yield from self._settle(
                         cfg,
                         infrastructure_failure(
