@@ -22,7 +22,7 @@ fitting (every computed tuning and evaluation run), before and after (target <= 
 choices and the same R.
 
 ``--specs SPEC...``: each spec (``grid``: the grid above) computed three ways -- every step computed
-(``share_steps=False``; runs that are one computation by configuration are still computed once, as
+(``Sharing.of(spec, steps=False)``; runs that are one computation by configuration are still computed once, as
 before), steps shared, and shared with ``--verify-sharing`` -- and results.json compared (all but
 timings and peak memory).
 """
