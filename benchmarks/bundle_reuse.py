@@ -71,6 +71,7 @@ def main() -> int:
     from clad.bundle.pull import pull
     from clad.bundle.verify import verify
     from clad.engine.benchmark import run_spec
+    from clad.engine.settings import Execution
     from clad.engine.spec import parse_spec
     from clad.results.reading import load_results
 
@@ -78,7 +79,9 @@ def main() -> int:
     grid, bigger = _spec(args.seeds, base), _spec(args.seeds, [*base, {"name": "copod"}])
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        done, w, c = _timed(lambda: run_spec(grid, tmp / "grid", jobs=args.jobs))
+        done, w, c = _timed(
+            lambda: run_spec(grid, tmp / "grid", execution=Execution.of(grid, jobs=args.jobs))
+        )
         print(
             f"grid: {done.n_total} runs, {done.n_computed} computed: {w:.1f} s wall, {c:.1f} s CPU"
         )
@@ -87,7 +90,11 @@ def main() -> int:
         print(
             f"export --bundle: {exported.runs} runs, {exported.shards} shards, {size / 1e6:.2f} MB: {w:.2f} s wall"
         )
-        scratch, w0, c0 = _timed(lambda: run_spec(bigger, tmp / "scratch", jobs=args.jobs))
+        scratch, w0, c0 = _timed(
+            lambda: run_spec(
+                bigger, tmp / "scratch", execution=Execution.of(bigger, jobs=args.jobs)
+            )
+        )
         print(
             f"grid + copod from nothing: {scratch.n_computed} runs computed: {w0:.1f} s wall, {c0:.1f} s CPU"
         )
@@ -99,7 +106,9 @@ def main() -> int:
             f"--from, import: {len(pulled.imported)} runs imported, {len(pulled.refused)} refused: "
             f"{w1:.2f} s wall, {c1:.2f} s CPU"
         )
-        rest, w2, c2 = _timed(lambda: run_spec(bigger, tmp / "from", jobs=args.jobs))
+        rest, w2, c2 = _timed(
+            lambda: run_spec(bigger, tmp / "from", execution=Execution.of(bigger, jobs=args.jobs))
+        )
         print(f"--from, compute: {rest.n_computed} runs computed: {w2:.1f} s wall, {c2:.1f} s CPU")
         print(
             f"adding copod: {w0:.1f} s wall without --from, {w1 + w2:.1f} s with it "

@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the clad of this checkout
 
 from clad.engine.executors import execute_grid  # noqa: E402
+from clad.engine.settings import Execution  # noqa: E402
 from clad.engine.spec import parse_spec  # noqa: E402
 
 
@@ -75,7 +76,9 @@ def machine_capacity(jobs: int, n: int = 20_000_000) -> float:
 def timed(configs, jobs):
     t0 = time.perf_counter()
     results = {
-        e.config.run_id: e.result for e in execute_grid(configs, jobs=jobs) if e.kind == "finished"
+        e.config.run_id: e.result
+        for e in execute_grid(configs, Execution(jobs=jobs))
+        if e.kind == "finished"
     }
     wall = time.perf_counter() - t0
     bad = [r.error for r in results.values() if not r.ok]

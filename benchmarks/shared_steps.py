@@ -8,7 +8,7 @@ The grid a new user tries: 3 synthetic data sets (random_state 0, 1, 2; 5 concep
 training rows and 150 test rows per concept) x orders ``given``, ``random`` x ``concept_incremental``,
 ``concept_agnostic`` x ``naive``, ``cumulative``, ``replay``, ``window`` x ``hbos``, ``ecod``,
 ``copod`` x 10 seeds: 1,440 runs. "Before" is clad with run-level sharing only (runs that are one
-computation by configuration, :mod:`clad.engine.identity`): ``run_spec(..., share_steps=False)``;
+computation by configuration, :mod:`clad.engine.identity`): ``run_spec(..., sharing=Sharing.of(..., steps=False))``;
 "after" also shares training steps and scoring passes by key (:mod:`clad.engine.sharing`). For
 each ``--jobs`` it prints training steps fitted, scoring passes computed, wall time (median of
 ``--repeat``) and the ratios after / before (targets: fits <= 0.45, wall <= 0.55), the largest
@@ -22,7 +22,7 @@ fitting (every computed tuning and evaluation run), before and after (target <= 
 choices and the same R.
 
 ``--specs SPEC...``: each spec (``grid``: the grid above) computed three ways -- every step computed
-(``share_steps=False``; runs that are one computation by configuration are still computed once, as
+(``Sharing.of(spec, steps=False)``; runs that are one computation by configuration are still computed once, as
 before), steps shared, and shared with ``--verify-sharing`` -- and results.json compared (all but
 timings and peak memory).
 """
@@ -45,6 +45,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 from _machine import describe, load_now  # noqa: E402
 
+from clad.engine.settings import Execution
+from clad.engine.sharing import Sharing
 from clad.engine.benchmark import run_spec  # noqa: E402
 
 
@@ -85,7 +87,12 @@ def comparable(results_json: Path) -> str:
 def once(grid: dict, jobs: int, steps: bool) -> tuple[float, dict, str]:
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
-        done = run_spec(grid, out, jobs=jobs, share_steps=steps)
+        done = run_spec(
+            grid,
+            out,
+            execution=Execution.of(grid, jobs=jobs),
+            sharing=Sharing.of(grid, steps=steps),
+        )
         wall = time.perf_counter() - t0
         assert done.n_failed == 0, [r.error for r in done.runs if not r.ok][:1]
         return wall, dict(done.work), comparable(Path(out) / "results.json")
@@ -126,7 +133,12 @@ def tuning(jobs: int, seeds: int) -> None:
     for steps in (False, True):
         with tempfile.TemporaryDirectory() as out:
             t0 = time.perf_counter()
-            done = run_spec(grid, out, jobs=jobs, share_steps=steps)
+            done = run_spec(
+                grid,
+                out,
+                execution=Execution.of(grid, jobs=jobs),
+                sharing=Sharing.of(grid, steps=steps),
+            )
             wall = time.perf_counter() - t0
             assert done.n_failed == 0
             with ResultStore(done.database) as store:
@@ -168,7 +180,10 @@ def compare_specs(paths: list[str], jobs: int, seeds: int, modes=("off", "on", "
             with tempfile.TemporaryDirectory() as out:
                 t0 = time.perf_counter()
                 done = run_spec(
-                    path, out, jobs=jobs, share_steps=mode != "off", verify_sharing=mode == "verify"
+                    path,
+                    out,
+                    execution=Execution.of(path, jobs=jobs),
+                    sharing=Sharing.of(path, steps=mode != "off", verify=mode == "verify"),
                 )
                 wall = time.perf_counter() - t0
                 failed = [r.error.strip().splitlines()[-1] for r in done.runs if not r.ok]

@@ -90,20 +90,26 @@ def _run_spec(args, spec):
     """The one call of :func:`~clad.engine.benchmark.run_spec`, with the command line's options."""
     from ..engine.benchmark import run_spec
     from ..engine.progress import ProgressEvents
+    from ..engine.settings import Execution
+    from ..engine.sharing import Sharing
 
     return run_spec(
         spec,
         args.out,
-        jobs=args.jobs,
-        threads=args.threads,
-        dask=args.dask,
-        timeout=args.timeout,
-        slurm=_slurm_config(args, spec),
+        execution=Execution.of(
+            spec,
+            jobs=args.jobs,
+            threads=args.threads,
+            dask=args.dask,
+            timeout=args.timeout,
+            slurm=_slurm_config(args, spec),
+        ),
+        sharing=Sharing.of(
+            spec, share=False if args.no_share else None, verify=args.verify_sharing
+        ),
         fresh=args.fresh,
-        share=False if args.no_share else None,
         add=args.add,
         on_event=ProgressEvents(bar=not args.quiet and sys.stderr.isatty()),
-        verify_sharing=args.verify_sharing,
     )
 
 

@@ -7,7 +7,7 @@ Exporting is idempotent by content: a run already exported with the same fingerp
 is left as it is; one whose fingerprint changed (it was computed again after an input changed) or
 whose export was cut short (still ``RUNNING``, artifacts missing) is deleted and logged again
 (*updated*); an exported run of this folder that the folder no longer holds (retired, see
-:func:`clad.engine.benchmark.retire_stale`) is deleted (*retired*). A tracking server that cannot
+:func:`clad.engine.retire.retire_stale`) is deleted (*retired*). A tracking server that cannot
 be reached is an error naming the URI at once (no retries):
 
 * **parameters**: ``dataset``, ``scenario``, ``strategy``, ``detector`` (their labels), ``seed``,

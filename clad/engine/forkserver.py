@@ -15,7 +15,7 @@ __all__ = ["mp_context", "prestart_workers"]
 #: (PyOD pulls in numba and matplotlib, a second per worker otherwise); a missing one is skipped
 _PRELOAD = (
     "clad.engine.run",
-    "clad.engine.executors",
+    "clad.engine.pool",
     "clad.engine.sharing",
     "clad.datasets",
     "pyod.models.base",

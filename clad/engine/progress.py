@@ -90,9 +90,8 @@ class Progress:
         self.total = int(total)
         self.done = int(already)
         self.failed = 0
-        self.flagged = int(
-            flagged
-        )  # runs that recorded warnings (those of earlier invocations too)
+        # runs that recorded warnings (those of earlier invocations too)
+        self.flagged = int(flagged)
         self.shared_runs = 0  # runs recorded as the same computation as another
         self._number: dict[str, int] = {}  # run_id -> its number in the log
         self.desc = desc
@@ -321,9 +320,8 @@ def format_failures(runs: Iterable[RunResult], shown: int = 5) -> str:
         return ""
     from ..report.wording import warning_template
 
-    groups = _grouped(
-        failed, lambda r: [warning_template(r.cause)]
-    )  # causes that differ only in numbers: one
+    # causes that differ only in numbers: one
+    groups = _grouped(failed, lambda r: [warning_template(r.cause)])
     shown_groups = {}
     for members in groups.values():
         causes = list(dict.fromkeys(r.cause for r in members))

@@ -150,28 +150,20 @@ def compute_references(
 ) -> tuple[int, bool]:
     """Compute the references of ``plan`` not finished in ``store`` (:func:`references_to_compute`)
     with the grid's executor and its ``execution`` settings (:func:`~clad.engine.executors.execute_grid`:
-    worker processes, Dask, time limits, claims so that two processes on one folder never compute
-    one twice) and store each; returns how many were computed and whether a Ctrl-C stopped them."""
-    from .executors import execute_claimed
+    worker processes, Dask, time limits; never SLURM) and store each; returns how many were computed and whether a Ctrl-C stopped them."""
+    from .executors import execute_grid
 
     todo = references_to_compute(store, plan)
     if not todo:
         return 0, False
     log.info("%d reference runs to compute", len(todo))
-    events = execute_claimed(
-        todo,
-        store,
-        jobs=execution.jobs,
-        dask=execution.dask,
-        timeout=execution.timeout,
-        threads=execution.threads,
-    )
+    here = dataclasses.replace(execution, slurm=None, replicas=1)  # in this process's executor
+    events = execute_grid(todo, here)
     n = 0
     try:
         for ev in events:
             if ev.kind == "finished":
                 record_reference(store, ev)
-                store.release([ev.config.run_id])
                 n += 1
     except KeyboardInterrupt:
         return n, True

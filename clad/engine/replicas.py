@@ -10,12 +10,11 @@ device, the base metrics — is the group's key (:func:`group_key`). A group hol
 replicas off); a larger group is cut into consecutive units in the grid's order.
 
 Which runs form a unit depends on the list of runs alone, never on the executor or the number
-of workers: the sequential executor, worker processes and Dask all compute a unit as one task
-(:func:`clad.engine.executors.execute_unit`), and a SLURM job holds whole units
-(:func:`clad.engine.slurm_worker.run_chunk`), so the same spec gives bit-identical R wherever it
-runs. A resumed grid groups only the runs still to compute, so they may be stacked with fewer
-others than in a run from scratch: their R may then differ by float rounding (see
-docs/guides/replicas.md).
+of workers: every back end (this process, worker processes, Dask, SLURM jobs) computes a unit as
+one task (:class:`clad.engine.tasks.Task`, :func:`clad.engine.tasks.compute`), so the same spec
+gives bit-identical R wherever it runs. A resumed grid cuts its units from the whole grid and
+computes a unit holding a run still to compute with all its runs, keeping that run's result
+(:func:`clad.engine.tasks.plan_tasks`): its R is the uninterrupted grid's.
 
 A run's strategy says whether it can run per replica (``replicas_problem``: None, or the reason
 it cannot); runs whose strategy or detector cannot are units of one. A unit of K > 1 runs computes

@@ -215,9 +215,8 @@ def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
     )
     files = _VIEW_FILES.get(dataset) or _DATA_FILES.get(id(dataset), {})
     flagged = result.warnings
-    if (
-        kind == "joint"
-    ):  # its one training concept is named after all of them: no name can match a test concept
+    # a joint run's one training concept is named after all of them: no name can match a test one
+    if kind == "joint":
         flagged = tuple(w for w in flagged if not w.startswith("ConceptNamesWarning:"))
     return dataclasses.replace(
         result,

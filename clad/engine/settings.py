@@ -16,7 +16,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Execution"]
+__all__ = ["Execution", "spec_of"]
+
+
+def spec_of(spec):
+    """``spec`` read when it is a path to a TOML spec file or a dict (the parsed TOML);
+    :class:`~clad.errors.CladTypeError` for a value that cannot be one."""
+    import os
+    from collections.abc import Mapping
+
+    from ..errors import CladTypeError
+    from .spec import load_spec, parse_spec
+
+    if isinstance(spec, (str, os.PathLike)):
+        return load_spec(spec)
+    if isinstance(spec, Mapping):
+        return parse_spec(dict(spec))
+    if spec is None or isinstance(spec, (int, float, bytes, list, tuple)):
+        raise CladTypeError(f"spec={spec!r}; expected a Spec, a path to a TOML spec file or a dict")
+    return spec
 
 
 @dataclass(frozen=True)
@@ -46,9 +64,11 @@ class Execution:
         slurm=None,
         replicas: int | None = None,
     ) -> "Execution":
-        """The spec's ``jobs``, ``threads``, ``dask``, ``timeout``, ``replicas`` and ``[slurm]`` section
+        """The ``spec``'s (a :class:`~clad.engine.spec.Spec`, a path to a TOML spec file or a dict)
+        ``jobs``, ``threads``, ``dask``, ``timeout``, ``replicas`` and ``[slurm]`` section
         unless given here (``jobs`` and ``threads`` default to 1 when the spec does not set them
         either; ``jobs`` or ``dask`` given here run the grid there rather than on the spec's SLURM)."""
+        spec = spec_of(spec)
         if slurm is None and jobs is None and dask is None:
             slurm = getattr(spec, "slurm", None)
         return cls(

@@ -7,7 +7,7 @@ share a step only if they read the same dataset and build the same detector (its
 and the seed it draws from); :func:`sharing_groups` plans a grid into such groups, and the
 executors (:mod:`clad.engine.executors`) compute each group in one process, one run after
 another, through one cache, so a grid fits each distinct step once whatever the executor
-(sequential, worker processes, Dask). The cache lives as long as its group and holds at most
+(sequential, worker processes, Dask, SLURM). The cache lives as long as its group and holds at most
 :attr:`Sharing.max_bytes` (least recently used out first).
 
 :class:`Sharing` is what a grid asks for: ``mode="on"`` (default), ``"off"`` (every step
@@ -15,16 +15,17 @@ computed: ``clad run --no-share``) or ``"verify"`` (every step computed and comp
 shared result: ``clad run --verify-sharing``; a difference fails the run naming the step key and
 the two steps that gave it).
 
-The API for other executors (a cluster job computing a group):
+A sharing group is one task (:class:`clad.engine.tasks.Task`), computed by
+:func:`clad.engine.tasks.compute` on every back end:
 
 >>> from clad.engine.config import Component, RunConfig
+>>> from clad.engine.tasks import compute, plan_tasks
 >>> data = Component("synthetic", {"n_concepts": 3, "n_train": 60, "n_test": 40})
 >>> cfgs = [RunConfig(data, Component("concept_incremental"), Component(s), Component("hbos"))
 ...         for s in ("naive", "cumulative", "window")]
 >>> [len(g) for g in sharing_groups(cfgs)]
 [3]
->>> from clad.engine.executors import execute_group
->>> results = [r for r, _, _ in execute_group(cfgs, sharing=Sharing())]
+>>> results = [r for r, _, _ in compute(plan_tasks(cfgs, Sharing())[0])]
 >>> [r.timings["work"]["fitted"] for r in results]
 [3, 2, 0]
 >>> grid_work(results)["fitted"], grid_work(results)["steps"]
@@ -37,7 +38,7 @@ import collections
 import functools
 import threading
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..core.step_keys import describe
@@ -63,11 +64,38 @@ SHARING_MODES = ("on", "off", "verify")
 
 @dataclass(frozen=True)
 class Sharing:
-    """How a grid shares training steps: ``mode`` one of :data:`SHARING_MODES`, ``max_bytes`` the
-    most a group's cache holds."""
+    """How a grid shares work: training steps by ``mode`` (one of :data:`SHARING_MODES`),
+    ``max_bytes`` the most a group's cache holds, and ``runs`` whether runs that are one
+    computation (:mod:`clad.engine.identity`) are computed once.
+
+    >>> from types import SimpleNamespace
+    >>> Sharing.of(SimpleNamespace(share=False)), Sharing.of(SimpleNamespace(share=True), verify=True)
+    (Sharing(mode='off', runs=False), Sharing(mode='verify', runs=True))
+    """
 
     mode: str = "on"
-    max_bytes: int = DEFAULT_MAX_BYTES
+    max_bytes: int = field(default=DEFAULT_MAX_BYTES, repr=False)
+    runs: bool = True
+
+    @classmethod
+    def of(
+        cls,
+        spec,
+        *,
+        share: bool | None = None,
+        steps: bool | None = None,
+        verify: bool = False,
+        max_bytes: int | None = None,
+    ) -> "Sharing":
+        """The ``spec``'s (as :meth:`~clad.engine.settings.Execution.of` reads it) ``share`` key unless ``share`` is given (false: nothing shared); training
+        steps as runs unless ``steps`` is given; ``verify`` computes every step and compares it
+        with the shared result (``--verify-sharing``)."""
+        from .settings import spec_of
+
+        runs = spec_of(spec).share if share is None else share
+        steps = runs if steps is None else steps
+        mode = "verify" if verify else "on" if steps else "off"
+        return cls(mode, DEFAULT_MAX_BYTES if max_bytes is None else max_bytes, runs)
 
     def __post_init__(self):
         if self.mode not in SHARING_MODES:
@@ -85,10 +113,6 @@ class Sharing:
     def active(self) -> bool:
         return self.mode != "off"
 
-    def new_cache(self) -> StepCache | None:
-        """A fresh cache for one group (None when off)."""
-        return StepCache(self.max_bytes, verify=self.mode == "verify") if self.active else None
-
     def cache_for(self, configs: Sequence[RunConfig]) -> StepCache | None:
         """The cache of the sharing group of ``configs`` in this process (None when off): the
         one an earlier group with the same :func:`group_key` used, while this process keeps it
@@ -100,7 +124,9 @@ class Sharing:
         kept = _kept()
         key = (group_key(configs[0]), self.mode, self.max_bytes)
         cache = kept.pop(key, None)
-        kept[key] = cache if cache is not None else self.new_cache()
+        if cache is None:
+            cache = StepCache(self.max_bytes, verify=self.mode == "verify")
+        kept[key] = cache
         while len(kept) > 1 and sum(c.bytes for c in kept.values()) > self.max_bytes:
             kept.popitem(last=False)
         return kept[key]

@@ -13,9 +13,9 @@ that started it, taking every task in flight with it.
 
 What it guarantees:
 
-* **Nothing submitted twice.** Finished runs, runs that are the same computation as another
-  (:mod:`clad.engine.identity`) and runs claimed by another live ``clad run`` are settled before
-  anything reaches ``sbatch``; every job submitted is recorded in the database (``meta`` key
+* **Nothing submitted twice.** Finished runs and runs that are the same computation as another
+  (:mod:`clad.engine.identity`) are settled before anything reaches ``sbatch``; every job
+  submitted is recorded in the database (``meta`` key
   ``slurm:jobs``: job id and the runs it computes; the job name carries a token written before
   ``sbatch`` is called, so a job submitted just before the submitter died is found by name). A
   ``clad run`` started again reattaches to the recorded jobs still queued or running and submits
@@ -30,8 +30,9 @@ What it guarantees:
   (infrastructure failures), then recorded as failed naming the job and why. A run whose
   detector raised is a failure of the method: recorded with its traceback, never retried. A job
   requeued by SLURM (preemption) starts its chunk again and skips the runs already written.
-* **Same numbers.** Each run is :func:`~clad.engine.executors.execute_one` with the same
-  ``threads``, as for ``--jobs 1``.
+* **Same numbers, same steps.** A job computes its tasks with :func:`~clad.engine.tasks.outcomes`,
+  as every back end does: the same ``threads``, the same replica units (a unit with a run to compute
+  again is computed whole) and the same step cache per sharing group (``--verify-sharing`` too).
 
 The console shows, as they change, the counts of jobs queued and running and of runs finished,
 failed and to go. On Ctrl-C the jobs are cancelled (``cancel_on_exit = true``), left running
@@ -42,12 +43,9 @@ from __future__ import annotations
 
 import collections
 import logging
-import math
 import os
 import pickle
-import re
 import shlex
-import subprocess
 import sys
 import time
 import uuid
@@ -56,21 +54,24 @@ from typing import Any, Iterator, Sequence
 
 from ..errors import CladValueError
 from .config import RunConfig, canonical
-from .executors import THREAD_ENV_VARS, RunEvent
-from .run import execution_order, failed_result
-from .slurm_config import SlurmConfig, runs_per_job, time_limit_minutes
-from .replicas import replica_units
-from .slurm_worker import result_path, run_chunk, started_path
+from .tasks import THREAD_ENV_VARS, RunEvent, Task, plan_tasks
+from .run import execution_order
+from .slurm_jobs import (
+    CAUSE_TEXT,
+    LIVE_STATES,
+    UNREACHABLE_SECONDS,
+    ClusterUnreachable,
+    cancel_jobs,
+    check_slurm,
+    infrastructure_failure,
+    job_states,
+    jobs_by_name,
+    why_ended,
+)
+from .slurm_config import runs_per_job, seconds_of, time_limit_minutes
+from .slurm_worker import result_path, run_chunk, started_path, who_started
 
-__all__ = [
-    "execute_slurm",
-    "failure_kind",
-    "job_states",
-    "ClusterUnreachable",
-    "JOBS_META",
-    "SUBMITTED_META",
-    "LIVE_STATES",
-]
+__all__ = ["execute_slurm", "JOBS_META", "SUBMITTED_META"]
 
 log = logging.getLogger(__name__)
 
@@ -84,142 +85,6 @@ ATTEMPTS_META = "slurm:attempts"
 #: this folder, the runs they held and the ``sbatch`` calls that submitted them
 SUBMITTED_META = "slurm:submitted"
 
-#: seconds ``squeue`` may fail in a row before ``clad run`` gives up (the jobs stay recorded)
-UNREACHABLE_SECONDS = 600.0
-#: job states in which a job may still write results
-LIVE_STATES = frozenset(
-    {
-        "PENDING",
-        "RUNNING",
-        "CONFIGURING",
-        "COMPLETING",
-        "REQUEUED",
-        "REQUEUE_FED",
-        "REQUEUE_HOLD",
-        "RESIZING",
-        "SUSPENDED",
-        "SIGNALING",
-        "STAGE_OUT",
-        "STOPPED",
-        "RESV_DEL_HOLD",
-    }
-)
-#: a job's log lines that say why SLURM ended it
-_LOG_CAUSES = (
-    ("memory", re.compile(r"exceeded (job )?memory limit|oom[-_ ]kill|out of memory", re.I)),
-    ("time", re.compile(r"DUE TO TIME LIMIT", re.I)),
-    ("preempted", re.compile(r"DUE TO PREEMPTION", re.I)),
-    ("node", re.compile(r"DUE TO NODE FAILURE", re.I)),
-    ("cancelled", re.compile(r"CANCELLED AT", re.I)),
-)
-_STATE_CAUSES = {
-    "OUT_OF_MEMORY": "memory",
-    "TIMEOUT": "time",
-    "PREEMPTED": "preempted",
-    "NODE_FAIL": "node",
-    "BOOT_FAIL": "node",
-    "CANCELLED": "cancelled",
-    "DEADLINE": "time",
-}
-_CAUSE_TEXT = {
-    "memory": "went over its memory limit",
-    "time": "reached its time limit",
-    "preempted": "was preempted",
-    "node": "lost its node",
-    "cancelled": "was cancelled",
-    "gone": "is no longer known to SLURM",
-    "failed": "failed",
-    "lost": "ended without writing the result",
-}
-
-
-def failure_kind(result) -> str | None:
-    """``"infrastructure"`` for a run that failed because of the cluster (its job went over its
-    memory or time limit, was cancelled, preempted, lost its node or never ran), ``"method"``
-    for a run that raised, None for a run that did not fail."""
-    if result.ok:
-        return None
-    return (
-        "infrastructure" if (result.extras or {}).get("failure") == "infrastructure" else "method"
-    )
-
-
-# -- the cluster's view ---------------------------------------------------------------------------
-def _command(args: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess:
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
-
-
-class ClusterUnreachable(RuntimeError):
-    """``squeue`` did not answer (the controller is busy or down): nothing is known of the jobs."""
-
-
-def job_states(job_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """``{job_id: (state, reason)}`` of the jobs SLURM still knows (``squeue``, then ``sacct``
-    for those it has forgotten); array tasks are ``ARRAY_TASK`` ids. A job neither knows is left
-    out; :class:`ClusterUnreachable` when ``squeue`` fails."""
-    if not job_ids:
-        return {}
-    bases = sorted({j.split("_")[0] for j in job_ids})
-    out: dict[str, tuple[str, str]] = {}
-    for i in range(0, len(bases), 200):
-        try:
-            res = _command(
-                [
-                    "squeue",
-                    "-h",
-                    "-r",
-                    "--states=all",
-                    "-o",
-                    "%i|%T|%r",
-                    "-j",
-                    ",".join(bases[i : i + 200]),
-                ]
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ClusterUnreachable(f"squeue: {exc}") from None
-        if res.returncode != 0 and "invalid job id" not in res.stderr.lower():
-            raise ClusterUnreachable(f"squeue: {res.stderr.strip()[:300]}")
-        for line in res.stdout.splitlines():
-            parts = line.strip().split("|")
-            if len(parts) >= 2:
-                out[parts[0]] = (parts[1].split()[0], parts[2] if len(parts) > 2 else "")
-    missing = [j for j in job_ids if j not in out]
-    if missing:
-        try:
-            res = _command(
-                [
-                    "sacct",
-                    "-n",
-                    "-P",
-                    "-X",
-                    "-o",
-                    "JobID,State,Reason",
-                    "-j",
-                    ",".join(sorted({j.split("_")[0] for j in missing})),
-                ]
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            res = None
-        if res is not None and res.returncode == 0:
-            for line in res.stdout.splitlines():
-                parts = line.strip().split("|")
-                if len(parts) >= 2 and parts[0] in missing:
-                    out[parts[0]] = (
-                        parts[1].split()[0] if parts[1] else "UNKNOWN",
-                        parts[2] if len(parts) > 2 else "",
-                    )
-    return {j: out[j] for j in job_ids if j in out}
-
-
-def _jobs_by_name(name: str) -> list[str]:
-    res = _command(["squeue", "-h", "-r", "--states=all", "-n", name, "-o", "%i"])
-    return [line.strip() for line in res.stdout.splitlines() if line.strip()]
-
-
-def _cancel(job_ids: Sequence[str]) -> None:
-    for i in range(0, len(job_ids), 200):
-        _command(["scancel", *job_ids[i : i + 200]])
-
 
 # -- the submitting side --------------------------------------------------------------------------
 class _Grid:
@@ -229,21 +94,22 @@ class _Grid:
         self,
         configs: Sequence[RunConfig],
         store,
-        slurm: SlurmConfig,
-        timeout,
-        threads,
-        replicas: int = 1,
+        execution,
+        sharing=None,
+        whole: Sequence[RunConfig] | None = None,
     ):
-        self.store, self.slurm, self.timeout, self.threads = store, slurm, timeout, threads
-        self.replicas = int(replicas)
+        self.store, self.slurm = store, execution.slurm
+        self.timeout, self.threads = execution.timeout, execution.threads
+        self.replicas, self.sharing = execution.replicas, sharing
+        self.whole = execution_order(list(whole if whole is not None else configs))
         self.todo = {c.run_id: c for c in configs}  # not yet folded
-        self.folder = slurm.job_folder(Path(store.path).parent)
+        self.folder = self.slurm.job_folder(Path(store.path).parent)
         self.results = self.folder / "results"
         self.jobs_folder = self.folder / "jobs"
         self.jobs: dict[str, list[str]] = {}  # job id -> its runs still in todo
         self.tokens: dict[str, str] = {}  # job id -> submission token
         self.states: dict[str, tuple[str, str]] = {}
-        self.queue: list[list[RunConfig]] = []  # chunks to submit
+        self.queue: list[list[Task]] = []  # chunks to submit
         self.announced: set[str] = set()
         self.attempts: dict[str, int] = dict(store.get_meta(ATTEMPTS_META, {}) or {})
         self.counts = {"ok": 0, "failed": 0}
@@ -273,11 +139,9 @@ class _Grid:
         those whose runs are all finished."""
         recorded = dict(self.store.get_meta(JOBS_META, {}) or {})
         pending = dict(self.store.get_meta(PENDING_META, {}) or {})
-        for (
-            token,
-            chunks,
-        ) in pending.items():  # submitted just before a submitter died: found by name
-            for job in _jobs_by_name(token):
+        # submitted just before a submitter died: found by name
+        for token, chunks in pending.items():
+            for job in jobs_by_name(token):
                 task = int(job.split("_")[1]) if "_" in job else 0
                 if task < len(chunks):
                     recorded[job] = {"runs": chunks[task], "token": token}
@@ -317,13 +181,14 @@ class _Grid:
             size = res.get("runs_per_job") or runs_per_job(
                 len(members), self.slurm.max_jobs, estimate, res.get("time_minutes"), self.timeout
             )
-            self.queue += _pack(replica_units(members, self.replicas), size)
+            tasks = plan_tasks(members, self.sharing, 1, self.replicas, self.whole)
+            self.queue += _pack(tasks, size)
 
     def _run_seconds(self) -> float | None:
         """The median seconds of up to 50 runs finished in the database (None: none yet)."""
         ids = sorted(self.store.finished_ids())[:50]
         times = sorted(
-            t for t in (_seconds(r.timings) for r in self.store.load_results(ids)) if t > 0
+            t for t in (seconds_of(r.timings) for r in self.store.load_results(ids)) if t > 0
         )
         return times[len(times) // 2] if times else None
 
@@ -334,17 +199,17 @@ class _Grid:
         if room <= 0 or not self.queue:
             return
         batch, self.queue = self.queue[:room], self.queue[room:]
-        by_res: dict[str, list[list[RunConfig]]] = {}
+        by_res: dict[str, list[list[Task]]] = {}
         for chunk in batch:
-            by_res.setdefault(canonical(self.slurm.resources(chunk[0])), []).append(chunk)
+            by_res.setdefault(canonical(self.slurm.resources(chunk[0].runs[0])), []).append(chunk)
         for chunks in by_res.values():
             self._submit_array(chunks)
 
-    def _submit_array(self, chunks: list[list[RunConfig]]) -> None:
+    def _submit_array(self, chunks: list[list[Task]]) -> None:
         import submitit
 
-        res = self.slurm.resources(chunks[0][0])
-        size = max(len(c) for c in chunks)
+        res = self.slurm.resources(chunks[0][0].runs[0])
+        size = max(_size(c) for c in chunks)
         token = f"clad-{uuid.uuid4().hex[:12]}"
         executor = submitit.SlurmExecutor(
             folder=self.jobs_folder, python=self.slurm.python, max_num_timeout=0
@@ -371,15 +236,13 @@ class _Grid:
         executor.update_parameters(**params)
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         self.results.mkdir(parents=True, exist_ok=True)
-        ids = [[c.run_id for c in chunk] for chunk in chunks]
-        for rid in (
-            r for chunk in ids for r in chunk
-        ):  # a job skips a run whose result file is there
+        ids = [[c.run_id for t in chunk for c in t.kept] for chunk in chunks]
+        # a job skips a run whose result file is there
+        for rid in (r for chunk in ids for r in chunk):
             result_path(self.results, rid).unlink(missing_ok=True)
             started_path(self.results, rid).unlink(missing_ok=True)
-        self.store.set_meta(
-            PENDING_META, {token: ids}
-        )  # before sbatch: a job submitted just before a crash is found
+        # before sbatch: a job submitted just before a crash is found
+        self.store.set_meta(PENDING_META, {token: ids})
         n = len(chunks)
         try:
             jobs = executor.map_array(
@@ -389,7 +252,6 @@ class _Grid:
                 [self.timeout] * n,
                 [self.threads] * n,
                 [paths] * n,
-                [self.replicas] * n,
             )
         except Exception as exc:  # noqa: BLE001 - sbatch refused (a bad partition, a limit): say why
             self.store.set_meta(PENDING_META, {})
@@ -431,7 +293,7 @@ class _Grid:
                 done.exists() or started_path(self.results, rid).exists()
             ):
                 self.announced.add(rid)
-                yield RunEvent("started", cfg, started=_started_at(self.results, rid))
+                yield RunEvent("started", cfg, started=who_started(self.results, rid)[1])
             if done.exists():
                 try:
                     result, started, finished, job = pickle.loads(done.read_bytes())
@@ -504,9 +366,8 @@ class _Grid:
                 ) from None
             return
         self.unreachable_since = None
-        for j in (
-            live
-        ):  # a job SLURM does not know yet (or any more) is taken for gone at its third miss
+        # a job SLURM does not know yet (or any more) is taken for gone at its third miss
+        for j in live:
             self.missing[j] = 0 if j in self.states else self.missing.get(j, 0) + 1
         ended = [
             j
@@ -524,33 +385,37 @@ class _Grid:
             self.forget_files(self.job_runs.pop(job, ()))
             if not runs:
                 continue
-            cause, detail = self._cause(job, state, reason)
-            here = {r for r in runs if _started_by(self.results, r) == job}
+            cause, detail = why_ended(self.jobs_folder, job, state, reason)
+            here = {r for r in runs if who_started(self.results, r)[0] == job}
             for rid in runs:
                 cfg = self.todo[rid]
                 if cause in ("memory", "time") and here and rid not in here:
-                    retry.append(
-                        cfg
-                    )  # it never started: the run that did used the memory or the time
+                    # it never started: the run that did used the memory or the time
+                    retry.append(cfg)
                     continue
-                if (
-                    cause == "memory" and rid in here
-                ):  # the same memory would end the same way: not retried
+                # the same memory would end the same way: not retried
+                if cause == "memory" and rid in here:
                     yield from self._settle(
-                        cfg, self._infrastructure_failure(cfg, job, state, cause, detail)
+                        cfg,
+                        infrastructure_failure(
+                            cfg, job, state, cause, detail, self.attempts.get(cfg.run_id, 0)
+                        ),
                     )
                     continue
                 self.attempts[rid] = self.attempts.get(rid, 0) + 1
                 if self.attempts[rid] > self.slurm.retries:
                     yield from self._settle(
-                        cfg, self._infrastructure_failure(cfg, job, state, cause, detail)
+                        cfg,
+                        infrastructure_failure(
+                            cfg, job, state, cause, detail, self.attempts.get(cfg.run_id, 0)
+                        ),
                     )
                 else:
                     log.warning(
                         "%s: SLURM job %s %s (state %s); submitting it again (attempt %d of %d)",
                         cfg.describe(),
                         job,
-                        _CAUSE_TEXT[cause],
+                        CAUSE_TEXT[cause],
                         state,
                         self.attempts[rid] + 1,
                         self.slurm.retries + 1,
@@ -562,125 +427,33 @@ class _Grid:
         if retry:
             self._chunk(retry)
 
-    def _cause(self, job: str, state: str, reason: str) -> tuple[str, str]:
-        """Why a job ended without every result: a cause of :data:`_CAUSE_TEXT` and a detail."""
-        log_text = _tail(self._log(job))
-        cause = None
-        for name, pattern in _LOG_CAUSES:
-            if pattern.search(log_text):
-                cause = name
-                break
-        cause = (
-            cause
-            or _STATE_CAUSES.get(state)
-            or ("gone" if state == "GONE" else "lost" if state == "COMPLETED" else "failed")
-        )
-        error = self._worker_error(job)
-        lines = [f"state {state}" + (f", reason {reason}" if reason and reason != "None" else "")]
-        if error:
-            lines.append("the job's Python process failed:\n" + error)
-        relevant = [
-            ln for ln in log_text.splitlines() if "slurmstepd" in ln or "error" in ln.lower()
-        ][-5:]
-        if relevant:
-            lines.append("job log: " + " | ".join(ln.strip() for ln in relevant))
-        return cause, "; ".join(lines)
-
-    def _log(self, job: str) -> Path:
-        from submitit.core.utils import JobPaths
-
-        return JobPaths(self.jobs_folder, job_id=job, task_id=0).stderr
-
-    def _worker_error(self, job: str) -> str | None:
-        from submitit.core.utils import JobPaths
-
-        path = JobPaths(self.jobs_folder, job_id=job, task_id=0).result_pickle
-        try:
-            with open(path, "rb") as f:
-                outcome, value = pickle.load(f)
-        except (OSError, EOFError, ValueError, pickle.UnpicklingError, AttributeError, ImportError):
-            return None
-        return str(value)[-2000:] if outcome == "error" else None
-
-    def _infrastructure_failure(
-        self, cfg: RunConfig, job: str, state: str, cause: str, detail: str
-    ):
-        import dataclasses
-
-        tries = self.attempts.get(cfg.run_id, 0)
-        what = {"memory": "out of memory", "time": "time limit"}.get(
-            cause, "infrastructure failure"
-        )
-        hint = {
-            "memory": "; give its runs more memory (mem_gb in [slurm])",
-            "time": "; give its jobs more time (time_minutes in [slurm]) or fewer runs per job",
-        }.get(cause, "")
-        msg = (
-            f"{what}: SLURM job {job} {_CAUSE_TEXT[cause]} while this run was to be computed"
-            + (
-                f" (after {tries} attempt{'s' if tries > 1 else ''})"
-                if cause not in ("memory",)
-                else ""
-            )
-            + f"{hint}\n{detail}"
-        )
-        result = failed_result(cfg, msg)
-        return dataclasses.replace(
-            result,
-            extras={
-                "failure": "infrastructure",
-                "slurm": {"job": job, "state": state, "cause": cause, "attempts": tries},
-            },
-        )
-
     def say(self) -> None:
         """Log the counts when they changed."""
-        queued = sum(
-            1
-            for j, runs in self.jobs.items()
-            if runs and self.states.get(j, ("PENDING",))[0] == "PENDING"
-        )
-        running = sum(
-            1 for j, runs in self.jobs.items() if runs and self.states.get(j, ("",))[0] == "RUNNING"
-        )
-        why = collections.Counter(
-            self.states[j][1]
-            for j, runs in self.jobs.items()
-            if runs and self.states.get(j, ("",))[0] == "PENDING" and self.states[j][1]
-        )
-        held = sorted(
-            j
-            for j, runs in self.jobs.items()
-            if runs
-            and "held" in self.states.get(j, ("", ""))[1].lower()
-            and j not in self.told_held
-        )
+        live = {j: self.states.get(j, ("PENDING", "")) for j in self.live_jobs()}
+        queued = [j for j, (state, _) in live.items() if state == "PENDING"]
+        running = sum(1 for state, _ in live.values() if state == "RUNNING")
+        why = collections.Counter(live[j][1] for j in queued if live[j][1])
+        held = sorted(j for j, (_, why_) in live.items() if "held" in why_.lower())
+        held = [j for j in held if j not in self.told_held]
         if held:  # a held job never starts by itself
             self.told_held.update(held)
             log.warning(
-                "SLURM holds job%s %s (%s): release with 'scontrol release %s', or cancel with 'scancel %s' "
-                "(its runs are then submitted again)",
+                "SLURM holds job%s %s (%s): release with 'scontrol release %s', or cancel with "
+                "'scancel %s' (its runs are then submitted again)",
                 "s" if len(held) > 1 else "",
                 ", ".join(held),
-                self.states[held[0]][1],
+                live[held[0]][1],
                 " ".join(held),
                 " ".join(held),
             )
-        now = (
-            queued,
-            running,
-            len(self.queue),
-            self.counts["ok"],
-            self.counts["failed"],
-            len(self.todo),
-        )
+        now = (len(queued), running, len(self.queue), *self.counts.values(), len(self.todo))
         if (now, sorted(why)) != self.last_said:
             self.last_said = (now, sorted(why))
             reasons = f" ({', '.join(f'{r}: {n}' for r, n in sorted(why.items()))})" if why else ""
             log.info(
-                "slurm: %d jobs queued%s, %d running, %d chunks to submit; runs: %d finished, %d failed, "
-                "%d to go",
-                queued,
+                "slurm: %d jobs queued%s, %d running, %d chunks to submit; runs: %d finished, "
+                "%d failed, %d to go",
+                now[0],
                 reasons,
                 *now[1:],
             )
@@ -689,91 +462,56 @@ class _Grid:
         return [j for j, runs in self.jobs.items() if runs]
 
 
-def _seconds(timings: Any) -> float:
-    if isinstance(timings, (int, float)) and not isinstance(timings, bool):
-        return float(timings) if math.isfinite(timings) else 0.0
-    if isinstance(timings, dict):
-        return sum(_seconds(v) for v in timings.values())
-    if isinstance(timings, (list, tuple)):
-        return sum(_seconds(v) for v in timings)
-    return 0.0
+def _size(chunk) -> int:
+    """How many runs a chunk of tasks computes."""
+    return sum(len(t.runs) for t in chunk)
 
 
-def _tail(path: Path, size: int = 20000) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.path.getsize(path) - size))
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
+def _pack(tasks: list, size: int) -> list[list]:
+    """Tasks (:func:`~clad.engine.tasks.plan_tasks`) packed in order into chunks computing at most
+    ``size`` runs: a replica unit whole (one larger than ``size`` is a chunk of its own), a sharing
+    group cut into parts of at most ``size`` runs. A job computes each task of its chunk with
+    :func:`~clad.engine.tasks.outcomes` (:func:`~clad.engine.slurm_worker.run_chunk`).
 
-
-def _started_by(results: Path, run_id: str) -> str | None:
-    try:
-        return started_path(results, run_id).read_text().split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def _started_at(results: Path, run_id: str) -> str | None:
-    try:
-        return started_path(results, run_id).read_text().split()[1]
-    except (OSError, IndexError):
-        return None
-
-
-def _check_slurm() -> None:
-    try:
-        import submitit  # noqa: F401
-    except ImportError:
-        raise CladValueError("running on SLURM needs submitit: pip install 'clad[slurm]'") from None
-    for tool in ("sbatch", "squeue", "scancel"):
-        if not _which(tool):
-            raise CladValueError(
-                f"running on SLURM needs the {tool} command, which is not on the PATH of this "
-                "machine; run clad on a machine that submits jobs to the cluster (a login node)"
-            )
-
-
-def _which(name: str) -> bool:
-    import shutil
-
-    return shutil.which(name) is not None
-
-
-def _pack(units: list[list[RunConfig]], size: int) -> list[list[RunConfig]]:
-    """Whole replica units (:func:`~clad.engine.replicas.replica_units`) packed in order into
-    chunks of at most ``size`` runs; a unit larger than ``size`` is a chunk of its own. A job
-    computes its chunk's units as the same units again (:func:`~clad.engine.slurm_worker.run_chunk`).
-
-    >>> _pack([[1, 2, 3], [4], [5], [6, 7]], 4)
-    [[1, 2, 3, 4], [5, 6, 7]]
+    >>> from clad.engine.tasks import Task
+    >>> tasks = [Task((1, 2, 3), together=True), Task((4,)), Task((5, 6, 7, 8, 9))]
+    >>> [[t.runs for t in chunk] for chunk in _pack(tasks, 4)]
+    [[(1, 2, 3), (4,)], [(5, 6, 7, 8)], [(9,)]]
     """
-    chunks: list[list[RunConfig]] = []
-    for unit in units:
-        if chunks and len(chunks[-1]) + len(unit) <= size:
-            chunks[-1].extend(unit)
+    import dataclasses
+
+    parts = [
+        dataclasses.replace(t, runs=t.runs[i : i + size])
+        for t in tasks
+        for i in (range(0, len(t.runs), size) if not t.together else [0])
+    ]
+    chunks: list[list] = []
+    for task in parts:
+        if chunks and _size(chunks[-1]) + len(task.runs) <= size:
+            chunks[-1].append(task)
         else:
-            chunks.append(list(unit))
+            chunks.append([task])
     return chunks
 
 
 def execute_slurm(
     configs: Sequence[RunConfig],
     store,
-    slurm: SlurmConfig,
-    *,
-    timeout: float | None = None,
-    threads: int | None = 1,
-    replicas: int = 1,
+    execution,
+    sharing=None,
+    whole: Sequence[RunConfig] | None = None,
 ) -> Iterator[RunEvent]:
-    """Compute ``configs`` (claimed by this process in ``store``) as SLURM jobs and yield a
+    """Compute ``configs`` as SLURM jobs (``execution.slurm``, a
+    :class:`~clad.engine.slurm_config.SlurmConfig`), planned into tasks like every other back end
+    (:func:`~clad.engine.tasks.plan_tasks`: replica units cut from ``whole``, sharing groups
+    through ``sharing``), and yield a
     ``"started"`` and a ``"finished"`` event for each run as its job reports it; the caller
     writes each result into ``store`` (this generator only records the jobs in its ``meta``).
     Closing the generator (or Ctrl-C) cancels the jobs or leaves them to reattach to
     (``slurm.cancel_on_exit``, else ``slurm.confirm_cancel(job_ids)``, else left)."""
-    _check_slurm()
-    grid = _Grid(configs, store, slurm, timeout, threads, replicas)
+    check_slurm()
+    slurm = execution.slurm
+    grid = _Grid(configs, store, execution, sharing, whole)
     if not grid.todo:
         return
     finished = False
@@ -813,7 +551,7 @@ def _on_exit(grid: _Grid, live: list[str]) -> None:
             cancel = False
     bases = sorted({j.split("_")[0] for j in live})
     if cancel:
-        _cancel(bases)
+        cancel_jobs(bases)
         grid.jobs.clear()
         grid.save_jobs()
         log.warning(

@@ -64,6 +64,7 @@ from ..errors import CladValueError
 
 __all__ = [
     "SlurmConfig",
+    "seconds_of",
     "parse_slurm",
     "load_slurm",
     "DEFAULT_RUN_SECONDS",
@@ -354,3 +355,14 @@ def load_slurm(path: str | os.PathLike, base: SlurmConfig | None = None) -> Slur
     return parse_slurm(
         doc.get("slurm", doc) if isinstance(doc.get("slurm"), Mapping) else doc, base
     )
+
+
+def seconds_of(timings) -> float:
+    """The seconds a run's ``timings`` add up to (0 for anything but finite numbers)."""
+    if isinstance(timings, (int, float)) and not isinstance(timings, bool):
+        return float(timings) if math.isfinite(timings) else 0.0
+    if isinstance(timings, dict):
+        return sum(seconds_of(v) for v in timings.values())
+    if isinstance(timings, (list, tuple)):
+        return sum(seconds_of(v) for v in timings)
+    return 0.0

@@ -321,13 +321,16 @@ def _record_problem(run: Any) -> str | None:
 
 def _run(spec_file: Path, jobs: int) -> tuple[list[RunResult], float]:
     from .executors import execute_grid
+    from .settings import Execution
     from .spec import load_spec
 
     spec = load_spec(spec_file)
     configs = list({c.run_id: c for c in spec.configs}.values())
     t0 = time.perf_counter()
     results = [
-        ev.result for ev in execute_grid(configs, jobs=jobs, threads=1) if ev.kind == "finished"
+        ev.result
+        for ev in execute_grid(configs, Execution(jobs=jobs, threads=1))
+        if ev.kind == "finished"
     ]
     return results, time.perf_counter() - t0
 

@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from clad.engine.settings import Execution
 from clad._version import NUMBERS_DIGEST, NUMBERS_VERSION
 from clad.core.concepts import Concept, ConceptDataset
 from clad.datasets import save_clad_npz
@@ -193,6 +194,6 @@ def test_jobs_executor_and_order_do_not_change_a_key(tmp_path):
     )
     keys = []
     for out, path, jobs in (("one", spec, 1), ("two", spec, 2), ("rev", reversed_spec, 1)):
-        run_spec(path, tmp_path / out, jobs=jobs)
+        run_spec(path, tmp_path / out, execution=Execution.of(path, jobs=jobs))
         keys.append({r.result_key["key"] for r in load_results(tmp_path / out)})
     assert keys[0] == keys[1] == keys[2] and len(keys[0]) == 8

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from clad.engine.settings import Execution
 from clad.cli import main
 from clad.engine.folder import LOCK_NAME, FolderLock
 
@@ -48,17 +49,6 @@ def test_run_ends_with_the_report_command_in_100_columns(tmp_path, capsys):
     assert not (out / LOCK_NAME).exists()  # the lock went with its process
 
 
-def test_the_lock_file_goes_with_its_last_holder(tmp_path):
-    first, second = FolderLock(tmp_path, "a").acquire(), FolderLock(tmp_path, "a").acquire()
-    first.release()
-    assert (tmp_path / LOCK_NAME).exists()  # the second still holds it
-    second.release()
-    assert not (tmp_path / LOCK_NAME).exists()
-    with FolderLock(tmp_path, "a") as again:  # a new one is made when needed
-        assert again.holder()["spec"] == "a"
-    assert not (tmp_path / LOCK_NAME).exists()
-
-
 def _tiny(tmp_path):
     spec = tmp_path / "tiny.toml"
     spec.write_text(SPEC)
@@ -71,7 +61,12 @@ def test_jobs_progress_shows_each_running_run_and_its_step(tmp_path):
     from clad.engine.progress import Progress
 
     events = []
-    done = run_spec(_tiny(tmp_path), tmp_path / "out", jobs=2, on_event=events.append)
+    done = run_spec(
+        _tiny(tmp_path),
+        tmp_path / "out",
+        on_event=events.append,
+        execution=Execution.of(_tiny(tmp_path), jobs=2),
+    )
     steps = [e for e in events if e.kind == "step"]
     computed = [e for e in events if e.kind == "finished"]
     assert (

@@ -7,6 +7,7 @@ import sqlite3
 import numpy as np
 import pytest
 
+from clad.engine.settings import Execution
 import clad
 from clad.results import load_results
 from clad.results.store import ResultStore
@@ -88,9 +89,9 @@ def test_run_spec_from_a_dict_records_no_text_and_checks_its_arguments_first(tmp
         ],
     }
     with pytest.raises(CladValueError, match="jobs=0"):
-        clad.run_spec(raw, tmp_path / "never", jobs=0)
+        clad.run_spec(raw, tmp_path / "never", execution=Execution.of(raw, jobs=0))
     with pytest.raises(CladValueError, match="timeout=-1"):
-        clad.run_spec(raw, tmp_path / "never", timeout=-1)
+        clad.run_spec(raw, tmp_path / "never", execution=Execution.of(raw, timeout=-1))
     assert not (tmp_path / "never").exists()
     done = clad.run_spec(raw, tmp_path / "out")
     assert done.ok and done.n_total == 1

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from clad.engine.executors import execute_grid
+from clad.engine.settings import Execution
 from clad.engine.spec import parse_spec
 from clad.results.store import ResultStore
 
@@ -66,7 +67,7 @@ def test_time_limit_in_worker_processes(tmp_path):
         ],
     }
     spec = parse_spec(raw)
-    events = list(execute_grid(spec.configs, jobs=2, timeout=1.0))
+    events = list(execute_grid(spec.configs, Execution(jobs=2, timeout=1.0)))
     finished = {e.config.detector.display: e.result for e in events if e.kind == "finished"}
     assert sorted(e.kind for e in events) == ["finished"] * 3 + ["started"] * 3
     assert finished["quick"].ok
@@ -95,7 +96,9 @@ def test_a_worker_that_dies_fails_only_its_own_run_and_workers_limit_threads():
             ],
         }
     )
-    events = [e for e in execute_grid(spec.configs, jobs=2, threads=1) if e.kind == "finished"]
+    events = [
+        e for e in execute_grid(spec.configs, Execution(jobs=2, threads=1)) if e.kind == "finished"
+    ]
     results = {e.config.detector.display: e.result for e in events}
     assert len(events) == 3 and set(results) == {"crash", "report", "hbos"}
     assert results["hbos"].ok
@@ -111,7 +114,7 @@ def test_a_worker_that_dies_fails_only_its_own_run_and_workers_limit_threads():
 def test_limited_threads_applies_and_restores():
     from threadpoolctl import threadpool_info
 
-    from clad.engine.executors import limited_threads
+    from clad.engine.tasks import limited_threads
 
     before = [p["num_threads"] for p in threadpool_info()]
     env_before = os.environ.get("OPENBLAS_NUM_THREADS")
@@ -138,7 +141,7 @@ def test_a_freed_worker_gets_its_next_run_before_the_finished_run_is_handed_on()
             "detectors": [{"name": "hbos"}, {"name": "ecod"}, {"name": "copod"}, {"name": "knn"}],
         }
     )
-    kinds = [e.kind for e in execute_grid(spec.configs, jobs=2)]
+    kinds = [e.kind for e in execute_grid(spec.configs, Execution(jobs=2))]
     assert kinds.count("started") == kinds.count("finished") == 4
     # at most 2 in flight: the 3rd starts before the first finished run is handed on
     first = kinds.index("finished")
@@ -163,7 +166,7 @@ def test_workers_are_stopped_behind_the_caller_once_every_run_returned():
             "detectors": [{"name": "hbos"}, {"name": "ecod"}],
         }
     )
-    events = list(execute_grid(spec.configs, jobs=2))
+    events = list(execute_grid(spec.configs, Execution(jobs=2)))
     assert sum(e.kind == "finished" and e.result.ok for e in events) == 2
     stopping = [t for t in threading.enumerate() if t.name == "clad-pool-stop"]
     assert len(stopping) == 1 and stopping[0].daemon

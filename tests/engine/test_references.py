@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from clad.engine.settings import Execution
 from clad.engine.benchmark import run_spec
 from clad.engine.references import is_reference
 from clad.engine.spec import parse_spec
@@ -225,7 +226,11 @@ def test_references_one_kind_and_bad_values():
 @pytest.mark.slow
 def test_references_are_computed_in_worker_processes(tmp_path):
     log = tmp_path / "fits.txt"
-    result = run_spec(_spec(log, ["joint"], seeds=1), tmp_path / "out", jobs=2)
+    result = run_spec(
+        _spec(log, ["joint"], seeds=1),
+        tmp_path / "out",
+        execution=Execution.of(_spec(log, ["joint"], seeds=1), jobs=2),
+    )
     assert result.ok and result.n_references_computed == 1
     assert _fits(log).count(N_CONCEPTS * N_TRAIN) == 1  # the joint model, fitted once, in a worker
     assert all("intransigence_joint" in r.metrics["roc_auc"] for r in result.runs)

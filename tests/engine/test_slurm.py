@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from clad.engine.settings import Execution
+from clad.engine.sharing import Sharing
 from clad.engine.benchmark import run_spec
-from clad.engine.slurm import JOBS_META, SUBMITTED_META, failure_kind
+from clad.engine.slurm import JOBS_META, SUBMITTED_META
+from clad.engine.slurm_jobs import failure_kind
 from clad.engine.slurm_config import (
     SlurmConfig,
     load_slurm,
@@ -34,10 +37,10 @@ ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 
 
-def _grid(seeds=25, detectors=None, n_concepts=2, **extra) -> dict:
+def _grid(seeds=25, detectors=None, n_concepts=2, strategies=("naive",), **extra) -> dict:
     return {
         "seeds": seeds,
-        "strategies": ["naive"],
+        "strategies": list(strategies),
         "scenarios": ["concept_incremental"],
         "detectors": detectors or [{"name": "iforest", "grid": {"n_estimators": [10, 20]}}],
         "datasets": [
@@ -245,7 +248,11 @@ def test_failure_kind_tells_method_from_infrastructure():
 def test_without_sbatch_the_error_says_where_to_run(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch, squeue, scancel here
     with pytest.raises(CladValueError, match="needs the sbatch command, which is not on the PATH"):
-        run_spec(_grid(seeds=1), tmp_path / "out", slurm=SlurmConfig())
+        run_spec(
+            _grid(seeds=1),
+            tmp_path / "out",
+            execution=Execution.of(_grid(seeds=1), slurm=SlurmConfig()),
+        )
 
 
 # -- a real one-node cluster ------------------------------------------------------------------------
@@ -292,23 +299,40 @@ def _stored_once(out, n: int) -> list:
 def test_grid_on_slurm_same_R_as_jobs_1_and_nothing_submitted_twice(cluster, tmp_path):
     slurm = SlurmConfig(max_jobs=5, poll_seconds=1)
     grid = _grid(seeds=25)  # 2 detectors x 25 seeds: 50 runs, each its own computation
-    on_slurm = run_spec(grid, tmp_path / "slurm", slurm=slurm)
+    on_slurm = run_spec(grid, tmp_path / "slurm", execution=Execution.of(grid, slurm=slurm))
     assert on_slurm.n_total == 50 and on_slurm.n_ok == 50 and on_slurm.n_computed == 50
     first = _submitted(tmp_path / "slurm")
     assert (
         first["runs"] == 50 and first["jobs"] == 5
     )  # 10 runs per job: 50 runs over at most 5 jobs
-    local = run_spec(grid, tmp_path / "local", jobs=1)
+    local = run_spec(grid, tmp_path / "local", execution=Execution.of(grid, jobs=1))
     same_results(list(local.runs), list(on_slurm.runs))
 
-    again = run_spec(grid, tmp_path / "slurm", slurm=slurm)  # resubmitted: nothing left to submit
+    again = run_spec(
+        grid, tmp_path / "slurm", execution=Execution.of(grid, slurm=slurm)
+    )  # resubmitted: nothing left to submit
     assert again.n_computed == 0 and _submitted(tmp_path / "slurm") == first
 
-    more = run_spec(_grid(seeds=30), tmp_path / "slurm", slurm=slurm, add=True)  # 10 runs added
+    more = run_spec(
+        _grid(seeds=30),
+        tmp_path / "slurm",
+        add=True,
+        execution=Execution.of(_grid(seeds=30), slurm=slurm),
+    )  # 10 runs added
     assert more.n_ok == 60 and more.n_computed == 10
     assert _submitted(tmp_path / "slurm")["runs"] == 60  # only those 10 were submitted
     runs = _stored_once(tmp_path / "slurm", 60)
-    same_results(list(run_spec(_grid(seeds=30), tmp_path / "local", jobs=1, add=True).runs), runs)
+    same_results(
+        list(
+            run_spec(
+                _grid(seeds=30),
+                tmp_path / "local",
+                add=True,
+                execution=Execution.of(_grid(seeds=30), jobs=1),
+            ).runs
+        ),
+        runs,
+    )
     with ResultStore(tmp_path / "slurm", create=False, readonly=True) as store:
         assert store.get_meta(JOBS_META) == {}  # every job settled
     assert not list((tmp_path / "slurm" / "slurm" / "results").glob("*.pkl"))  # every result folded
@@ -347,9 +371,11 @@ def test_torch_replicas_on_slurm_same_R_and_units_as_jobs_1(cluster, tmp_path):
     slurm = SlurmConfig(
         max_jobs=3, runs_per_job=5, poll_seconds=1
     )  # 5 runs a job: units of 4 are not cut
-    on_slurm = run_spec(TORCH_GRID, tmp_path / "slurm", slurm=slurm)
+    on_slurm = run_spec(
+        TORCH_GRID, tmp_path / "slurm", execution=Execution.of(TORCH_GRID, slurm=slurm)
+    )
     assert on_slurm.n_total == 12 and on_slurm.n_ok == 12
-    local = run_spec(TORCH_GRID, tmp_path / "local", jobs=1)
+    local = run_spec(TORCH_GRID, tmp_path / "local", execution=Execution.of(TORCH_GRID, jobs=1))
     same_results(list(local.runs), list(on_slurm.runs))
 
     def units(results):
@@ -398,7 +424,7 @@ def test_detector_raising_is_a_method_failure_and_scancel_an_infrastructure_fail
     results = {}
 
     def submit():
-        results["first"] = run_spec(grid, out, slurm=slurm)
+        results["first"] = run_spec(grid, out, execution=Execution.of(grid, slurm=slurm))
 
     with caplog.at_level(logging.INFO, logger="clad.engine.slurm"):
         thread = threading.Thread(target=submit, daemon=True)
@@ -433,7 +459,7 @@ def test_detector_raising_is_a_method_failure_and_scancel_an_infrastructure_fail
     )
 
     second = run_spec(
-        grid, out, slurm=slurm
+        grid, out, execution=Execution.of(grid, slurm=slurm)
     )  # one more run: the method failures are tried again, no other
     assert second.n_computed == sum(1 for r in failing if not r.shared_from)
     runs = _stored_once(out, 8)
@@ -474,7 +500,11 @@ def test_a_requeued_job_starts_its_chunk_again_and_skips_the_runs_it_wrote(
     with caplog.at_level(logging.INFO, logger="clad.engine.slurm"):
         thread = threading.Thread(
             target=lambda: results.update(
-                done=run_spec(grid, out, slurm=SlurmConfig(runs_per_job=3, poll_seconds=1))
+                done=run_spec(
+                    grid,
+                    out,
+                    execution=Execution.of(grid, slurm=SlurmConfig(runs_per_job=3, poll_seconds=1)),
+                )
             ),
             daemon=True,
         )  # one job of three 4-s runs
@@ -564,7 +594,9 @@ def test_a_killed_submitter_is_reattached_to_its_jobs(cluster, tmp_path):
     submitted = _submitted(out)
     assert submitted["runs"] == 6 and submitted["jobs"] == 3
 
-    again = run_spec(spec, out, slurm=parse_slurm({"poll_seconds": 1}))
+    again = run_spec(
+        spec, out, execution=Execution.of(spec, slurm=parse_slurm({"poll_seconds": 1}))
+    )
     assert again.n_ok == 6
     assert _submitted(out) == submitted  # reattached: not one job submitted again
     _stored_once(out, 6)
@@ -575,7 +607,11 @@ def test_a_killed_submitter_is_reattached_to_its_jobs(cluster, tmp_path):
 @pytest.mark.slow
 def test_a_job_over_its_memory_limit_is_recorded_with_the_reason(cluster, tmp_path):
     grid = _grid(seeds=1, detectors=[{"name": "slurm_plugins:MemoryHog", "mb": 1500, "hold": 4.0}])
-    done = run_spec(grid, tmp_path / "out", slurm=SlurmConfig(mem_gb=0.75, poll_seconds=1))
+    done = run_spec(
+        grid,
+        tmp_path / "out",
+        execution=Execution.of(grid, slurm=SlurmConfig(mem_gb=0.75, poll_seconds=1)),
+    )
     (run,) = done.runs
     assert failure_kind(run) == "infrastructure"
     assert run.extras["slurm"]["cause"] == "memory"
@@ -651,3 +687,107 @@ def test_ctrl_c_cancels_the_jobs_or_says_how_to_reattach(cluster, tmp_path, canc
         )
         assert "PENDING" in listed or "RUNNING" in listed
         subprocess.run(["scancel", *jobs], check=True)
+
+
+# -- one compute path: the step cache and replica units on SLURM -------------------------------------
+#: runs that share training steps: three strategies on one detector per seed (two sharing groups)
+SHARED_GRID = _grid(
+    seeds=2,
+    detectors=[{"name": "iforest", "n_estimators": 10}],
+    n_concepts=3,
+    strategies=["naive", "cumulative", "window"],
+)
+
+
+@pytest.mark.slow
+def test_a_slurm_grid_fits_the_steps_of_jobs_2_and_verifies_its_sharing(cluster, tmp_path):
+    """SLURM jobs compute sharing groups through the step cache like every other back end: the same
+    steps fitted as --jobs 2 (the console's end line), --verify-sharing passes, R as --jobs 1."""
+    from clad.core.steps import format_work
+
+    slurm = SlurmConfig(max_jobs=2, runs_per_job=3, poll_seconds=1)
+    on_slurm = run_spec(
+        SHARED_GRID, tmp_path / "s", execution=Execution.of(SHARED_GRID, slurm=slurm)
+    )
+    two = run_spec(SHARED_GRID, tmp_path / "two", execution=Execution.of(SHARED_GRID, jobs=2))
+    one = run_spec(SHARED_GRID, tmp_path / "one", execution=Execution.of(SHARED_GRID, jobs=1))
+    assert on_slurm.ok and on_slurm.n_total == 6
+    assert on_slurm.work["fitted"] < on_slurm.work["steps"]  # steps were shared
+    assert format_work(on_slurm.work) == format_work(two.work)
+    same_results(list(one.runs), list(on_slurm.runs))
+    verified = run_spec(
+        SHARED_GRID,
+        tmp_path / "v",
+        execution=Execution.of(SHARED_GRID, slurm=slurm),
+        sharing=Sharing.of(SHARED_GRID, verify=True),
+    )
+    assert verified.ok
+    same_results(list(one.runs), list(verified.runs))
+
+
+def test_a_job_started_again_computes_a_replica_unit_whole_and_keeps_the_missing_runs(tmp_path):
+    """A job killed while writing its replica unit's results and started again trains the unit
+    again with all its runs, writing only the missing results: R bit-identical."""
+    pytest.importorskip("torch")
+    import pickle
+
+    from clad.engine.slurm_worker import result_path, run_chunk
+    from clad.engine.tasks import plan_tasks
+
+    configs = parse_spec(TORCH_GRID).configs
+    tasks = [t for t in plan_tasks(configs, None, 1, 4) if t.together and len(t.runs) == 4]
+    first = run_chunk(tasks, str(tmp_path), None, 1)
+    assert first == {"computed": 4, "skipped": 0}
+    before = {
+        c.run_id: pickle.loads(result_path(tmp_path, c.run_id).read_bytes())[0]
+        for c in tasks[0].runs
+    }
+    for cfg in tasks[0].runs[1:3]:  # two results were not written when the job was killed
+        result_path(tmp_path, cfg.run_id).unlink()
+    again = run_chunk(tasks, str(tmp_path), None, 1)
+    assert again == {"computed": 2, "skipped": 2}
+    after = [pickle.loads(result_path(tmp_path, c.run_id).read_bytes())[0] for c in tasks[0].runs]
+    same_results(list(before.values()), after)
+    assert [r.extras["replicas"]["size"] for r in after] == [4, 4, 4, 4]
+
+
+@pytest.mark.slow
+def test_a_replica_unit_killed_on_slurm_and_resumed_gives_the_uninterrupted_R(cluster, tmp_path):
+    """A job cancelled while it trains a replica unit is submitted again and trains the whole unit;
+    runs of a unit computed again later (two of its four, marked stale) are trained with all four
+    again: R bit-identical to an uninterrupted --jobs 1 grid, every unit the same."""
+    pytest.importorskip("torch")
+    slurm = SlurmConfig(max_jobs=3, runs_per_job=5, poll_seconds=1, retries=2)
+    ex = Execution.of(TORCH_GRID, slurm=slurm)
+    out = tmp_path / "slurm"
+    results = {}
+    thread = threading.Thread(
+        target=lambda: results.update(first=run_spec(TORCH_GRID, out, execution=ex)), daemon=True
+    )
+    thread.start()
+    started, deadline, victim = out / "slurm" / "results", time.monotonic() + 240, None
+    while victim is None and time.monotonic() < deadline:  # a job training a unit of 4
+        jobs = collections.Counter(
+            m.read_text().split()[0]
+            for m in (started.glob("*.started") if started.is_dir() else ())
+        )
+        victim = next((j for j, n in jobs.items() if n >= 4), None)
+        time.sleep(0.1)
+    assert victim is not None, "no unit started within 240 s"
+    subprocess.run(["scancel", victim], check=True)
+    thread.join(timeout=600)
+    local = run_spec(TORCH_GRID, tmp_path / "local", execution=Execution.of(TORCH_GRID, jobs=1))
+    same_results(list(local.runs), list(results["first"].runs))
+    unit = [
+        r.run_id for r in local.runs if ((r.extras or {}).get("replicas") or {}).get("size") == 4
+    ]
+    with ResultStore(out, create=False, readonly=False) as store:
+        store.invalidate(unit[1:3])
+    resumed = run_spec(TORCH_GRID, out, execution=ex)
+    assert resumed.n_computed == 2
+    same_results(list(local.runs), list(resumed.runs))
+
+    def units(done):
+        return {r.run_id: (r.extras or {}).get("replicas") for r in done.runs}
+
+    assert units(resumed) == units(local)

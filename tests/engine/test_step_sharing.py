@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from clad.engine.settings import Execution
 from clad.core import step_keys, steps
 from clad.core.scored import Scored
 from clad.core.experiment import run_experiment
@@ -13,7 +14,7 @@ from clad.datasets import make_synthetic
 from clad.detectors import as_detector, make_detector
 from clad.engine.benchmark import run_spec
 from clad.engine.config import Component, RunConfig
-from clad.engine.executors import execute_group
+from clad.engine.tasks import Task, compute
 from clad.engine.sharing import Sharing, sharing_groups
 from clad.scenarios import ConceptAgnostic, ConceptIncremental
 from clad.strategies import EWC, Cumulative, FineTune, Incremental, Naive, Replay, Window
@@ -164,12 +165,12 @@ def test_verify_sharing_fails_the_run_of_a_misdeclared_plugin_in_a_grid(tmp_path
         "detectors": ["hbos"],
         "datasets": [{"name": "synthetic", "n_concepts": 3, "n_train": 60, "n_test": 40}],
     }
-    done = run_spec(spec, tmp_path / "v", verify_sharing=True)
+    done = run_spec(spec, tmp_path / "v", sharing=Sharing.of(spec, verify=True))
     failed = [r for r in done.runs if not r.ok]
     assert [r.strategy for r in failed] == ["test_step_sharing:Misdeclared"]
     assert "SharingMismatch: sharing verification failed: scoring key" in failed[0].error
     assert "fewer inputs" in failed[0].error
-    ok = run_spec(spec, tmp_path / "plain", share=False)
+    ok = run_spec(spec, tmp_path / "plain", sharing=Sharing.of(spec, share=False))
     assert ok.n_failed == 0
 
 
@@ -201,9 +202,9 @@ def _numbers(done):
 
 
 def _compare(spec, tmp_path, jobs=1):
-    off = run_spec(spec, tmp_path / "off", share=False)
-    on = run_spec(spec, tmp_path / "on", jobs=jobs)
-    ver = run_spec(spec, tmp_path / "verify", verify_sharing=True)
+    off = run_spec(spec, tmp_path / "off", sharing=Sharing.of(spec, share=False))
+    on = run_spec(spec, tmp_path / "on", execution=Execution.of(spec, jobs=jobs))
+    ver = run_spec(spec, tmp_path / "verify", sharing=Sharing.of(spec, verify=True))
     assert off.n_failed == 0 and on.n_failed == 0 and ver.n_failed == 0, [
         r.error for r in (*on.runs, *ver.runs) if not r.ok
     ][:1]
@@ -303,8 +304,8 @@ def test_fine_tuning_shares_its_first_step_and_continues_on_its_own_copy():
 
 def test_sharing_does_not_depend_on_the_executor(tmp_path):
     spec = _grid_spec(["hbos", "ecod"], ["naive", "cumulative", "replay", "window"])
-    one = run_spec(spec, tmp_path / "one", jobs=1)
-    two = run_spec(spec, tmp_path / "two", jobs=2)
+    one = run_spec(spec, tmp_path / "one", execution=Execution.of(spec, jobs=1))
+    two = run_spec(spec, tmp_path / "two", execution=Execution.of(spec, jobs=2))
     assert _numbers(one) == _numbers(two)
     assert one.work == {**two.work, "cache_bytes": one.work["cache_bytes"]}
     assert one.work["fitted"] < one.work["steps"] / 2
@@ -332,10 +333,10 @@ def test_a_group_computed_elsewhere_returns_its_results_in_order():
         RunConfig(data, Component("concept_incremental"), Component(s), Component("hbos"))
         for s in ("naive", "cumulative", "window")
     ]
-    out = execute_group(cfgs, sharing=Sharing())
+    out = compute(Task(tuple(cfgs), sharing=Sharing()))
     assert [r.run_id for r, _, _ in out] == [c.run_id for c in cfgs]
     assert [r.timings["work"]["fitted"] for r, _, _ in out] == [3, 2, 0]
-    off = execute_group(cfgs, sharing=None)
+    off = compute(Task(tuple(cfgs)))
     assert [_R_bytes(a) for a, _, _ in out] == [_R_bytes(b) for b, _, _ in off]
 
 
@@ -364,7 +365,7 @@ def test_tuned_evaluation_runs_take_the_fitted_states_of_their_tuning_runs(tmp_p
             "detectors": {"iforest": {"n_estimators": [5, 10, 15, 20]}},
         },
     }
-    before = run_spec(spec, tmp_path / "before", share_steps=False)
+    before = run_spec(spec, tmp_path / "before", sharing=Sharing.of(spec, steps=False))
     after = run_spec(spec, tmp_path / "after")
     assert _numbers(before) == _numbers(after)
     chosen = [r.extras["tuning"]["chosen_params"] for r in after.runs]

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from clad.engine.settings import Execution
 from clad.cli import main
 from clad.core.concepts import Concept, ConceptDataset
 from clad.core.data_views import apply_view, validation_indices
@@ -55,7 +56,7 @@ def test_no_evaluation_test_row_is_scored_during_tuning(tmp_path, mode):
             with open(log, "a", encoding="utf-8") as f:
                 f.write(f"RUN {event.config.data_view['part']} {event.config.seed}\n")
 
-    done = run_spec(raw, tmp_path / "out", jobs=1, on_event=mark)
+    done = run_spec(raw, tmp_path / "out", on_event=mark, execution=Execution.of(raw, jobs=1))
     assert done.ok and done.n_total == 2 and done.n_tuning == 4
     scored = {
         ("tune", 0): set(),
@@ -427,7 +428,10 @@ def test_worker_processes_give_the_same_choice_and_numbers(tmp_path):
         },
         seeds=[0, 1],
     )
-    one, two = run_spec(raw, tmp_path / "a", jobs=1), run_spec(raw, tmp_path / "b", jobs=2)
+    one, two = (
+        run_spec(raw, tmp_path / "a", execution=Execution.of(raw, jobs=1)),
+        run_spec(raw, tmp_path / "b", execution=Execution.of(raw, jobs=2)),
+    )
     assert one.ok and two.ok
     for a, b in zip(one.runs, two.runs):
         assert a.extras["tuning"] == b.extras["tuning"] and a.config == b.config
