@@ -18,6 +18,8 @@ spread over seeds, which the leaderboard reports.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -55,7 +57,9 @@ def order_sensitivity(
 ) -> pd.DataFrame:
     """One row per configuration and base metric with several concept orders (see the module)."""
     rows = []
-    for key, runs in group_runs(results).items():
+    # a configuration's orders are one dataset's: labelled `<label>[order=<name>]`, they group here
+    one_dataset = (dataclasses.replace(r, dataset=dataset_of(r)) for r in results)
+    for key, runs in group_runs(one_dataset).items():
         orders = by_order(runs)
         if len(orders) < 2:
             continue

@@ -168,3 +168,9 @@ def test_three_orders_of_one_dataset_are_one_block_with_order_sensitivity(tmp_pa
     )
     assert "Order sensitivity within each dataset" in report.pages["statistics.html"].read_text()
     assert [p for p in report.pages if p.startswith("blocks/")] == ["blocks/cardio.html"]
+    # each configuration's spread over its three orders (orders labelled cardio[order=…] are one dataset)
+    from clad.report.order_sensitivity import order_sensitivity
+
+    table = order_sensitivity(result.runs)
+    assert set(table["dataset"]) == {"cardio"} and set(table["orders"]) == {3}
+    assert len(table.groupby(["strategy", "detector"])) == 6

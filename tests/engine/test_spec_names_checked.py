@@ -11,7 +11,7 @@ from clad.engine.spec import parse_spec
 from clad.errors import CladValueError, SpecError
 from tests.runner_helpers import small_spec, synthetic, write_spec
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 BASE = small_spec(
     datasets=[synthetic(n_concepts=3, n_features=2, n_train=30, n_test=20)],
     scenarios=["concept_agnostic"],
