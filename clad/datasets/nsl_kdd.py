@@ -229,11 +229,19 @@ def load_nsl_kdd(
         "feature_names": feature_names,
     }
     if concepts == "faber2024":
-        return _faber2024(
-            train_df,
-            test_df,
+        if contamination != 0:
+            raise CladValueError(
+                f"nsl_kdd: contamination={contamination!r} does not apply to concepts='faber2024' "
+                "(the published generator keeps every anomaly for testing)"
+            )
+        from .faber import scenario_faber
+
+        y = np.r_[
+            train_df["family"].to_numpy() != "normal", test_df["family"].to_numpy() != "normal"
+        ]
+        return scenario_faber(
             np.vstack([X_train, X_test]),
-            contamination,
+            y.astype(np.int8),
             name="nsl-kdd",
             loader=loader,
             n_concepts=n_concepts,
@@ -265,20 +273,6 @@ def load_nsl_kdd(
         metadata=meta,
         loader=loader,
     )
-
-
-def _faber2024(train_df, test_df, X, contamination: float, **scenario):
-    """``concepts="faber2024"``: the published generator
-    (:func:`~clad.datasets.faber.scenario_faber`) on the rows ``X`` of both files."""
-    if contamination != 0:
-        raise CladValueError(
-            f"nsl_kdd: contamination={contamination!r} does not apply to concepts='faber2024' "
-            "(the published generator keeps every anomaly for testing)"
-        )
-    from .faber import scenario_faber
-
-    y = np.r_[train_df["family"].to_numpy() != "normal", test_df["family"].to_numpy() != "normal"]
-    return scenario_faber(X, y.astype(np.int8), **scenario)
 
 
 def _groups(
