@@ -130,7 +130,7 @@ def evidence_blocks(
     )
     merged: list[str] = []
     if fine != fields:  # scenario settings of one block with identical runs count once
-        df = _merge_settings(df, fields, fine, [by, *rest, "seed"], merged)
+        df = _merge_settings(df, fields, fine, by, rest, merged)
     df["block"] = [" / ".join(values) for values in _text_rows(df, fields)]
     for group in _identical_groups(df, fields, [by, *rest, *fine[len(fields) :], "seed"]):
         if len(group) > 1:  # whole blocks with identical runs are one block
@@ -196,13 +196,12 @@ def _runs_frame(results: list[RunResult], by: str, base_metric: str, metric: str
 
 
 def _merge_settings(
-    df: pd.DataFrame, fields: list[str], fine: list[str], keys: list[str], merged: list[str]
+    df: pd.DataFrame, fields: list[str], fine: list[str], by: str, rest: list[str], merged: list
 ) -> pd.DataFrame:
     """``df`` with the settings (``fine`` beyond ``fields``) of one block whose runs are identical
-    on ``keys`` (the method field first) counted once, each merge said in ``merged``."""
-    by = keys[0]
+    for every ``by``, ``rest`` field and seed counted once, each merge said in ``merged``."""
     for block, sub in df.groupby(fields, sort=False):
-        for group in _identical_groups(sub, fine, keys):
+        for group in _identical_groups(sub, fine, [by, *rest, "seed"]):
             if len(group) > 1:
                 merged.append(
                     f"{_label(block)}: {' = '.join(_label(k[len(fields) :]) for k in group)} hold "
