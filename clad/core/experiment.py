@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Callable, Sequence
 
 import numpy as np
@@ -115,38 +116,14 @@ def run_experiment(
             "run_experiment(timeout=...) needs the main thread of a POSIX process (it uses "
             "SIGALRM); call it from there, or run the spec with `clad run --timeout`"
         )
-    if timeout is None:  # an enclosing limit (an executor's) stays the caller's to catch
-        return _run_experiment(
-            dataset,
-            scenario,
-            strategy,
-            base_metrics,
-            seed,
-            labels,
-            config,
-            on_step,
-            n_jobs,
-            metric_params,
-            threshold,
-            threshold_seed,
-        )
+    args = (dataset, scenario, strategy, base_metrics, seed, labels, config, on_step, n_jobs)
+    args += (metric_params, threshold, threshold_seed)
     try:
-        with time_limit(timeout):
-            return _run_experiment(
-                dataset,
-                scenario,
-                strategy,
-                base_metrics,
-                seed,
-                labels,
-                config,
-                on_step,
-                n_jobs,
-                metric_params,
-                threshold,
-                threshold_seed,
-            )
+        with nullcontext() if timeout is None else time_limit(timeout):
+            return _run_experiment(*args)
     except RunTimeout as exc:
+        if timeout is None:  # an enclosing limit (an executor's) stays the caller's to catch
+            raise
         raise RunTimeoutError(str(exc)) from None
 
 
@@ -190,16 +167,8 @@ def _run_experiment(
     threshold="own",
     threshold_seed=0,
 ) -> RunResult:
-    strategy = clone(strategy)
-    if seed is not None:
-        seeded = seed_run(seed, strategy=strategy, scenario=scenario)
-        strategy, scenario = seeded.strategy, seeded.scenario
     labels = dict(labels or {})
-    set_origin(
-        run=f"run {labels['run_id']}"
-        if labels.get("run_id")
-        else f"{labels.get('strategy', type(strategy).__name__)} run"
-    )
+    strategy, scenario = _seeded(strategy, scenario, seed, labels)
     t0 = time.perf_counter()
     observers = () if on_step is None else (_step_observer(on_step),)
     det_proto = strategy.get_params(deep=False).get("detector")
@@ -225,48 +194,7 @@ def _run_experiment(
         with peak_rss() as peak:
             evaluation = scenario.run(dataset, strategy, evaluator)
         total = time.perf_counter() - t0
-        check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
-        t = learned_at(evaluation.steps, dataset.test_names)
-        if not getattr(
-            det_proto, "_clad_baseline", False
-        ):  # a baseline below chance is what it is there for
-            check_reversed(evaluation.R, evaluation.steps, dataset.test_names, evaluation.chance)
-        anytime = None
-        if evaluation.anytime_R is not None:
-            anytime = {
-                "rows_seen": list(evaluation.anytime_rows_seen),
-                "task": list(evaluation.anytime_task),
-                "boundaries": np.cumsum([c.n_rows for c in dataset.train]).tolist(),
-                "R": evaluation.anytime_R,
-            }
-        metrics = {
-            m: summarize(R, t, **_anytime_input(anytime, m)) for m, R in evaluation.R.items()
-        }
-    extra = getattr(strategy, "extra_results", None)  # what a strategy reports beyond R (optional)
-    extras = extra(stream_boundaries(dataset)) if callable(extra) else None
-    if evaluation.per_series is not None:
-        extras = {
-            **(extras or {}),
-            "time_series": {"per_series": evaluation.per_series, "trace": evaluation.trace},
-        }
-    if isinstance(
-        dataset.metadata.get("split"), dict
-    ):  # a loader's own split (e.g. time-ordered): recorded
-        extras = {**(extras or {}), "split": dataset.metadata["split"]}
-    if all(
-        m in evaluation.R for m in COUNT_METRICS
-    ):  # confusion counts: their pooled scores, per set of cells
-        extras = {
-            **(extras or {}),
-            "pooled": pooled_record(evaluation.R, evaluation.steps, dataset.test_names),
-        }
-    if any(
-        m in evaluation.R for m in NAB_METRICS
-    ):  # NAB's raw scores: the scoreboard's normalised score
-        extras = {
-            **(extras or {}),
-            "nab": nab_record(evaluation.R, evaluation.steps, {c.name: c.y for c in dataset.test}),
-        }
+        anytime, metrics = _summaries(evaluation, dataset, det_proto)
     return RunResult(
         dataset=labels.get("dataset", dataset.name),
         scenario=labels.get("scenario", getattr(scenario, "name", type(scenario).__name__)),
@@ -289,7 +217,7 @@ def _run_experiment(
         config=dict(config or {}),
         memory_rows=evaluation.memory_rows,
         anytime=anytime,
-        extras=extras,
+        extras=_extras(evaluation, dataset, strategy),
         learned_rows=evaluation.learned_rows,
         prequential=evaluation.prequential,
         order=None if dataset.metadata.get("order") is None else str(dataset.metadata["order"]),
@@ -299,3 +227,56 @@ def _run_experiment(
         chance=evaluation.chance,
         threshold=evaluation.threshold,
     )
+
+
+def _seeded(strategy, scenario, seed, labels: dict):
+    """The run's own clone of ``strategy`` and the scenario, seeded from ``seed`` when given; the
+    run's warnings are said to come from the run (its id, else its strategy)."""
+    strategy = clone(strategy)
+    if seed is not None:
+        seeded = seed_run(seed, strategy=strategy, scenario=scenario)
+        strategy, scenario = seeded.strategy, seeded.scenario
+    set_origin(
+        run=f"run {labels['run_id']}"
+        if labels.get("run_id")
+        else f"{labels.get('strategy', type(strategy).__name__)} run"
+    )
+    return strategy, scenario
+
+
+def _summaries(evaluation, dataset, det_proto) -> tuple[dict | None, dict]:
+    """A run's anytime record (None without an anytime matrix) and its continual metrics per base
+    metric, after the checks of its concept names and of reversed scores (which warn)."""
+    check_concept_names(evaluation.steps, dataset.test_names)  # warns when no name matches
+    t = learned_at(evaluation.steps, dataset.test_names)
+    if not getattr(det_proto, "_clad_baseline", False):  # a baseline below chance is its purpose
+        check_reversed(evaluation.R, evaluation.steps, dataset.test_names, evaluation.chance)
+    anytime = None
+    if evaluation.anytime_R is not None:
+        anytime = {
+            "rows_seen": list(evaluation.anytime_rows_seen),
+            "task": list(evaluation.anytime_task),
+            "boundaries": np.cumsum([c.n_rows for c in dataset.train]).tolist(),
+            "R": evaluation.anytime_R,
+        }
+    metrics = {m: summarize(R, t, **_anytime_input(anytime, m)) for m, R in evaluation.R.items()}
+    return anytime, metrics
+
+
+def _extras(evaluation, dataset, strategy) -> dict | None:
+    """What a run records beyond R: the strategy's ``extra_results`` (optional), the time-series
+    values, a loader's own split, the pooled scores of confusion counts and NAB's scoreboard."""
+    extra = getattr(strategy, "extra_results", None)
+    extras = extra(stream_boundaries(dataset)) if callable(extra) else None
+    if evaluation.per_series is not None:
+        time_series = {"per_series": evaluation.per_series, "trace": evaluation.trace}
+        extras = {**(extras or {}), "time_series": time_series}
+    if isinstance(dataset.metadata.get("split"), dict):  # a loader's own (e.g. time-ordered) split
+        extras = {**(extras or {}), "split": dataset.metadata["split"]}
+    if all(m in evaluation.R for m in COUNT_METRICS):  # their pooled scores, per set of cells
+        pooled = pooled_record(evaluation.R, evaluation.steps, dataset.test_names)
+        extras = {**(extras or {}), "pooled": pooled}
+    if any(m in evaluation.R for m in NAB_METRICS):  # the scoreboard's normalised score
+        labels = {c.name: c.y for c in dataset.test}
+        extras = {**(extras or {}), "nab": nab_record(evaluation.R, evaluation.steps, labels)}
+    return extras

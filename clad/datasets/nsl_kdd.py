@@ -254,51 +254,13 @@ def load_nsl_kdd(
             random_state=seed,
             metadata=meta,
         )
-
-    def groups(df: pd.DataFrame, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """concept name -> (normal row indices, anomaly row indices) in ``df``."""
-        normal = (df["family"] == "normal").to_numpy()
-        if concepts == "protocol":
-            proto = df["protocol_type"].to_numpy()
-            return {
-                p: (np.flatnonzero(normal & (proto == p)), np.flatnonzero(~normal & (proto == p)))
-                for p in sorted(train_df["protocol_type"].unique())
-            }
-        k = len(FAMILIES)
-        if normal_by == "service":
-            part_of = _service_parts(train_df.loc[train_df["family"] == "normal", "service"], k)
-            part = df["service"].map(part_of).fillna(k - 1).to_numpy(dtype=int)
-        else:
-            part = np.empty(len(df), dtype=int)
-            idx = np.flatnonzero(normal)
-            part[idx] = np.arange(len(idx)) % k
-            part[idx] = rng.permutation(part[idx])
-        fam = df["family"].to_numpy()
-        return {
-            f: (np.flatnonzero(normal & (part == i)), np.flatnonzero(fam == f))
-            for i, f in enumerate(FAMILIES)
-        }
-
     split_rng = np.random.default_rng(split_ss)
-    g_train, g_test = groups(train_df, split_rng), groups(test_df, split_rng)
+    g_train = _groups(train_df, train_df, concepts, normal_by, split_rng)
+    g_test = _groups(test_df, train_df, concepts, normal_by, split_rng)
     contam_rng = np.random.default_rng(contam_ss)
     pairs = []
     for name in g_train:
-        tr_normal, tr_anom = g_train[name]
-        te_normal, te_anom = g_test[name]
-        if len(tr_normal) == 0 or len(te_normal) + len(te_anom) == 0:
-            raise DataError(
-                f"nsl_kdd: concept {name!r} has no normal training rows or no test rows"
-            )
-        n_anom = 0
-        if contamination > 0:
-            n_anom = min(
-                len(tr_anom), int(round(contamination * len(tr_normal) / (1 - contamination)))
-            )
-        tr_idx = np.sort(
-            np.concatenate([tr_normal, contam_rng.choice(tr_anom, n_anom, replace=False)])
-        )
-        te_idx = np.sort(np.concatenate([te_normal, te_anom]))
+        tr_idx, te_idx = _rows(name, g_train[name], g_test[name], contamination, contam_rng)
         y_tr = (train_df["family"].to_numpy()[tr_idx] != "normal").astype(np.int8)
         y_te = (test_df["family"].to_numpy()[te_idx] != "normal").astype(np.int8)
         pairs.append((Concept(name, X_train[tr_idx], y_tr), Concept(name, X_test[te_idx], y_te)))
@@ -311,3 +273,45 @@ def load_nsl_kdd(
         metadata=meta,
         loader=loader,
     )
+
+
+def _groups(
+    df: pd.DataFrame, train_df: pd.DataFrame, concepts: str, normal_by: str, rng
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """concept name -> (normal row indices, anomaly row indices) in ``df`` (the training file's
+    protocols and normal services name and part the concepts)."""
+    normal = (df["family"] == "normal").to_numpy()
+    if concepts == "protocol":
+        proto = df["protocol_type"].to_numpy()
+        return {
+            p: (np.flatnonzero(normal & (proto == p)), np.flatnonzero(~normal & (proto == p)))
+            for p in sorted(train_df["protocol_type"].unique())
+        }
+    k = len(FAMILIES)
+    if normal_by == "service":
+        part_of = _service_parts(train_df.loc[train_df["family"] == "normal", "service"], k)
+        part = df["service"].map(part_of).fillna(k - 1).to_numpy(dtype=int)
+    else:
+        part = np.empty(len(df), dtype=int)
+        idx = np.flatnonzero(normal)
+        part[idx] = np.arange(len(idx)) % k
+        part[idx] = rng.permutation(part[idx])
+    fam = df["family"].to_numpy()
+    return {
+        f: (np.flatnonzero(normal & (part == i)), np.flatnonzero(fam == f))
+        for i, f in enumerate(FAMILIES)
+    }
+
+
+def _rows(name: str, train, test, contamination: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """A concept's training and test row indices from its (normal, anomaly) rows in each file:
+    every normal training row and, with ``contamination``, that share of anomalies drawn by
+    ``rng``; every test row."""
+    (tr_normal, tr_anom), (te_normal, te_anom) = train, test
+    if len(tr_normal) == 0 or len(te_normal) + len(te_anom) == 0:
+        raise DataError(f"nsl_kdd: concept {name!r} has no normal training rows or no test rows")
+    n_anom = 0
+    if contamination > 0:
+        n_anom = min(len(tr_anom), int(round(contamination * len(tr_normal) / (1 - contamination))))
+    tr_idx = np.sort(np.concatenate([tr_normal, rng.choice(tr_anom, n_anom, replace=False)]))
+    return tr_idx, np.sort(np.concatenate([te_normal, te_anom]))

@@ -217,64 +217,12 @@ def load_table(
     problems = _ordered_rules({"ordered": ordered})
     if problems:
         raise DataError("table: " + "; ".join(problems))
-    if (file is None) == (frame is None):
-        raise CladTypeError(
-            "table: give exactly one of file (a .csv or .parquet path) and frame (a DataFrame)"
-        )
-    if frame is not None and not isinstance(frame, pd.DataFrame):
-        raise CladTypeError(f"table: frame must be a pandas DataFrame, got {type(frame).__name__}")
-    df = read_table(file, sha256, data_dir) if file is not None else frame
-    if len(df) == 0:  # before any column's dtype is looked at: an empty column has no numbers
-        where = f"{df.attrs['path']!r}" if "path" in df.attrs else "the frame"
-        raise DataError(
-            f"table: {where} has no rows (only a header, columns {list(map(str, df.columns))}); "
-            "expected at least one row per concept"
-        )
+    df = _frame(file, frame, sha256, data_dir)
     concept_column = _column(df, "concept_column", concept_column, "concept")
     label_column = _column(df, "label_column", label_column, "label")
-    if feature_columns is None:
-        feature_columns = [c for c in df.columns if c not in (concept_column, label_column)]
-    if not isinstance(feature_columns, (list, tuple)) or not feature_columns:
-        raise DataError(
-            f"table: feature_columns={feature_columns!r}; expected a non-empty list of column names"
-        )
-    for c in feature_columns:
-        _column(df, "feature_columns", c, "feature")
-        dtype = df[c].dtype
-        if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
-            sample = df[c].dropna().astype(str).head(3).tolist()
-            raise DataError(
-                f"table: feature column {c!r} has dtype {dtype} (values like {sample}); features "
-                "must be numbers: encode the column first or leave it out with feature_columns"
-            )
-    labels = df[label_column]
-    if not (
-        pd.api.types.is_numeric_dtype(labels.dtype) or pd.api.types.is_bool_dtype(labels.dtype)
-    ):
-        raise DataError(
-            f"table: label column {label_column!r} has dtype {labels.dtype}; expected 0 (normal) "
-            "/ 1 (anomaly) or booleans"
-        )
+    feature_columns = _feature_columns(df, feature_columns, concept_column, label_column)
     _check_values(df, feature_columns, label_column, file)
-    from .flat import check_flat
-
-    where = f"table: {str(file)!r}" if file is not None else "table"
-    if file is not None and str(file).lower().endswith(_CSV):
-
-        def row_name(i):  # line 1 is the header
-            return f"data row {i + 1} (line {i + 2} of the file)"
-    else:
-
-        def row_name(i):
-            return f"row {df.index[i]!r}"
-
-    X, y = check_flat(
-        df[list(feature_columns)].to_numpy(dtype=np.float64),
-        labels.to_numpy(),
-        where,
-        columns=[str(c) for c in feature_columns],
-        row_name=row_name,
-    )
+    X, y = _flat(df, feature_columns, label_column, file)
     if df[concept_column].isna().any():
         raise DataError(
             f"table: concept column {concept_column!r} has missing values; every row needs a concept"
@@ -305,6 +253,76 @@ def load_table(
         random_state=random_state,
         loader="table",
         metadata=meta,
+    )
+
+
+def _frame(file, frame, sha256, data_dir) -> pd.DataFrame:
+    """The table: ``file`` read (and checked against ``sha256``) or ``frame``, exactly one given;
+    a :class:`~clad.errors.DataError` when it has no rows."""
+    if (file is None) == (frame is None):
+        raise CladTypeError(
+            "table: give exactly one of file (a .csv or .parquet path) and frame (a DataFrame)"
+        )
+    if frame is not None and not isinstance(frame, pd.DataFrame):
+        raise CladTypeError(f"table: frame must be a pandas DataFrame, got {type(frame).__name__}")
+    df = read_table(file, sha256, data_dir) if file is not None else frame
+    if len(df) == 0:  # before any column's dtype is looked at: an empty column has no numbers
+        where = f"{df.attrs['path']!r}" if "path" in df.attrs else "the frame"
+        raise DataError(
+            f"table: {where} has no rows (only a header, columns {list(map(str, df.columns))}); "
+            "expected at least one row per concept"
+        )
+    return df
+
+
+def _feature_columns(df, feature_columns, concept_column, label_column) -> list:
+    """The feature columns (by default every column but the concept and label columns), each
+    present and of numbers; then the label column's dtype (numbers or booleans) is checked."""
+    if feature_columns is None:
+        feature_columns = [c for c in df.columns if c not in (concept_column, label_column)]
+    if not isinstance(feature_columns, (list, tuple)) or not feature_columns:
+        raise DataError(
+            f"table: feature_columns={feature_columns!r}; expected a non-empty list of column names"
+        )
+    for c in feature_columns:
+        _column(df, "feature_columns", c, "feature")
+        dtype = df[c].dtype
+        if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+            sample = df[c].dropna().astype(str).head(3).tolist()
+            raise DataError(
+                f"table: feature column {c!r} has dtype {dtype} (values like {sample}); features "
+                "must be numbers: encode the column first or leave it out with feature_columns"
+            )
+    dtype = df[label_column].dtype
+    if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+        raise DataError(
+            f"table: label column {label_column!r} has dtype {dtype}; expected 0 (normal) "
+            "/ 1 (anomaly) or booleans"
+        )
+    return feature_columns
+
+
+def _flat(df, feature_columns, label_column, file) -> tuple[np.ndarray, np.ndarray]:
+    """``X, y`` of the table, checked by :func:`~clad.datasets.flat.check_flat` (a problem names
+    the line of a CSV file, else the frame's row)."""
+    from .flat import check_flat
+
+    where = f"table: {str(file)!r}" if file is not None else "table"
+    if file is not None and str(file).lower().endswith(_CSV):
+
+        def row_name(i):  # line 1 is the header
+            return f"data row {i + 1} (line {i + 2} of the file)"
+    else:
+
+        def row_name(i):
+            return f"row {df.index[i]!r}"
+
+    return check_flat(
+        df[list(feature_columns)].to_numpy(dtype=np.float64),
+        df[label_column].to_numpy(),
+        where,
+        columns=[str(c) for c in feature_columns],
+        row_name=row_name,
     )
 
 

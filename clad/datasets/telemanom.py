@@ -141,6 +141,38 @@ def _load(path: str, split: str, chan: str, data_dir, n_cols: int | None) -> np.
     return X if X.dtype.kind == "f" else X.astype(np.float64)
 
 
+def _of_subsystems(channels: list[str], subsystems, spacecraft: str) -> list[str]:
+    """The channels of the subsystem letters ``subsystems`` (each a letter ``spacecraft`` has)."""
+    if isinstance(subsystems, str) or not isinstance(subsystems, (list, tuple)) or not subsystems:
+        raise DataError(
+            f"telemanom: subsystems={subsystems!r}; expected a non-empty list of letters"
+        )
+    letters = sorted({_channel_key(c)[0] for c in channels})
+    unknown = [s for s in subsystems if s not in letters]
+    if unknown:
+        raise DataError(
+            f"telemanom: unknown subsystems {unknown}; {spacecraft} has: {', '.join(letters)}"
+        )
+    return [c for c in channels if _channel_key(c)[0] in subsystems]
+
+
+def _channel(path: str, chan: str, data_dir, n_cols: int | None, label: tuple[int, list]):
+    """A channel's training steps, test steps and test labels (1 in each of its anomaly ranges),
+    its test steps counted as ``labeled_anomalies.csv`` says (``label``: count, ranges)."""
+    X_tr = _load(path, "train", chan, data_dir, n_cols)
+    X_te = _load(path, "test", chan, data_dir, X_tr.shape[1])
+    n_test, ranges = label
+    if X_te.shape[0] != n_test:
+        raise DataError(
+            f"telemanom: test/{chan}.npy has {X_te.shape[0]} steps; labeled_anomalies.csv "
+            f"says num_values={n_test}"
+        )
+    y = np.zeros(n_test, dtype=np.int8)
+    for a, b in ranges:
+        y[a : b + 1] = 1
+    return X_tr, X_te, y
+
+
 def load_telemanom(
     path: str = "nasa-smap",
     spacecraft: str = "SMAP",
@@ -187,21 +219,7 @@ def load_telemanom(
     labels = read_labels(path, spacecraft, data_dir)
     channels = sorted(labels, key=_channel_key)
     if subsystems is not None:
-        if (
-            isinstance(subsystems, str)
-            or not isinstance(subsystems, (list, tuple))
-            or not subsystems
-        ):
-            raise DataError(
-                f"{who}: subsystems={subsystems!r}; expected a non-empty list of letters"
-            )
-        letters = sorted({_channel_key(c)[0] for c in channels})
-        unknown = [s for s in subsystems if s not in letters]
-        if unknown:
-            raise DataError(
-                f"{who}: unknown subsystems {unknown}; {spacecraft} has: {', '.join(letters)}"
-            )
-        channels = [c for c in channels if _channel_key(c)[0] in subsystems]
+        channels = _of_subsystems(channels, subsystems, spacecraft)
     groups: dict[str, list[str]] = {}
     for chan in channels:
         groups.setdefault(_channel_key(chan)[0] if concepts == "subsystem" else chan, []).append(
@@ -212,18 +230,8 @@ def load_telemanom(
     for name, chans in groups.items():
         parts = {"train": [], "test": [], "y": []}
         for chan in chans:
-            X_tr = _load(path, "train", chan, data_dir, n_cols)
+            X_tr, X_te, y = _channel(path, chan, data_dir, n_cols, labels[chan])
             n_cols = X_tr.shape[1]
-            X_te = _load(path, "test", chan, data_dir, n_cols)
-            n_test, ranges = labels[chan]
-            if X_te.shape[0] != n_test:
-                raise DataError(
-                    f"{who}: test/{chan}.npy has {X_te.shape[0]} steps; labeled_anomalies.csv "
-                    f"says num_values={n_test}"
-                )
-            y = np.zeros(n_test, dtype=np.int8)
-            for a, b in ranges:
-                y[a : b + 1] = 1
             parts["train"].append(X_tr)
             parts["test"].append(X_te)
             parts["y"].append(y)

@@ -183,7 +183,33 @@ def _entry(
     if label is not None and not isinstance(label, str):
         problems.append(f"{key}.label: expected a string, got {label!r}")
         label = None
-    grid = entry.get("grid", {})
+    grid = _grid(key, entry.get("grid", {}), problems, max_runs)
+    if grid is None:
+        return []
+    if section == "strategies" and "detector" in params:
+        problems.append(
+            f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key"
+        )
+        params.pop("detector")
+    probe = {**registry.defaults(name), **params, **{k: v[0] for k, v in grid.items()}}
+    problem = _params_problem(factory, probe, f"{key} ({name})", params)
+    if problem is not None:
+        problems.append(problem)
+        return []
+    combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
+    for combo in _combos_to_check(grid, combos):
+        p = {**params, **combo}
+        for problem in _value_problems(
+            section, f"{key} ({name})", name, factory, registry, p, located
+        ):
+            if problem not in problems:
+                problems.append(problem)
+    return [_component(name, {**params, **combo}, label, combo) for combo in combos]
+
+
+def _grid(key: str, grid: Any, problems: list[str], max_runs: int) -> dict | None:
+    """An entry's ``grid`` (none, ``{}``, after a problem in its form), or None when it has more
+    combinations than ``max_runs`` (a problem: the entry is refused)."""
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         problems.append(
             f"{key}.grid: expected a table of non-empty lists, e.g. grid = {{ n_estimators = [50, 100] }}"
@@ -196,45 +222,31 @@ def _entry(
             f"{key}.grid: {n_combos:,} combinations ({shape}), more than max_runs = {max_runs:,}; "
             f"to run it, set max_runs = {n_combos} at the top of the spec"
         )
-        return []
-    if section == "strategies" and "detector" in params:
-        problems.append(
-            f"{key}.detector: strategies get their detector from the 'detectors' list; remove this key"
-        )
-        params.pop("detector")
-    probe = {**registry.defaults(name), **params, **{k: v[0] for k, v in grid.items()}}
+        return None
+    return grid
+
+
+def _params_problem(factory: Any, probe: dict, who: str, params: dict) -> str | None:
+    """What is wrong with the parameters ``probe`` of ``factory`` (None if nothing), with a hint
+    when one of the entry's ``params`` is a top-level key written after the first table."""
     try:
-        check_params(factory, probe, f"{key} ({name})")
+        check_params(factory, probe, who)
     except CladError as exc:
         stray = [k for k in params if k in TOP_LEVEL_KEYS]
-        hint = (
-            (
-                f" ('{stray[0]}' is a top-level key: in TOML, top-level keys must come before the "
-                "first [[table]])"
-            )
-            if stray
-            else ""
+        if not stray:
+            return str(exc)
+        return (
+            f"{exc} ('{stray[0]}' is a top-level key: in TOML, top-level keys must come before "
+            "the first [[table]])"
         )
-        problems.append(str(exc) + hint)
-        return []
-    combos = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
-    for combo in _combos_to_check(grid, combos):
-        p = {**params, **combo}
-        for problem in _value_problems(
-            section, f"{key} ({name})", name, factory, registry, p, located
-        ):
-            if problem not in problems:
-                problems.append(problem)
-    out = []
-    for combo in combos:
-        p = {**params, **combo}
-        lab = label
-        if combo:
-            lab = (
-                (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
-            )
-        out.append(Component(name=name, params=p, label=lab))
-    return out
+    return None
+
+
+def _component(name: str, params: dict, label: str | None, combo: dict) -> Component:
+    """One combination ``combo`` of an entry's grid as a component, its values in its label."""
+    if combo:
+        label = (label or name) + "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items()) + ")"
+    return Component(name=name, params=params, label=label)
 
 
 def _distinct_labels(section: str, out: list[Component], problems: list[str]) -> list[Component]:

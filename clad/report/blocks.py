@@ -119,50 +119,18 @@ def evidence_blocks(
     Scenario settings of one block whose runs are identical are merged before the block's mean is
     taken; blocks whose runs are identical are merged into one block (labelled ``a = b``).
     """
-    if by not in CONFIG_KEYS:
-        raise CladValueError(
-            f"by={by!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}"
-        )
-    fields = list(blocks)
-    bad = [b for b in fields if b not in CONFIG_KEYS or b == by]
-    if bad or not fields or len(set(fields)) != len(fields):
-        raise CladValueError(
-            f"blocks={fields!r}: each must be a configuration field other than by={by!r} "
-            f"({', '.join(k for k in CONFIG_KEYS if k != by)}), each once"
-        )
+    fields = _block_fields(by, blocks)
     results = [r for r in results if r.ok]
-    # a run recorded as sharing another's result (shared_from) is that computation, by record
-    digest = {r.run_id: run_fingerprint(r) for r in results if r.run_id and not r.shared_from}
     if not results:
         return Blocks(tuple(fields), pd.DataFrame(), pd.DataFrame())
-    # column by column (a dict per run would cost ten times the memory at a paper's grid)
-    df = pd.DataFrame(
-        {
-            **{k: [getattr(r, k) for r in results] for k in CONFIG_KEYS},
-            "order": [str(r.order or "") for r in results],
-            "seed": [r.seed for r in results],
-            "fingerprint": [digest.get(r.shared_from) or run_fingerprint(r) for r in results],
-            "value": [scalar_value(r, base_metric, metric) for r in results],
-        }
-    )
-    if (
-        by != "dataset"
-    ):  # the concept orders of one dataset are one dataset: one block, never several
-        df["dataset"] = [dataset_of(r) for r in results]
+    df = _runs_frame(results, by, base_metric, metric)
     fine = fields + (["scenario"] if "scenario" not in fields and by != "scenario" else [])
     rest = [k for k in CONFIG_KEYS if k != by and k not in fine] + (
         ["order"] if df["order"].ne("").any() else []
     )
     merged: list[str] = []
     if fine != fields:  # scenario settings of one block with identical runs count once
-        for block, sub in df.groupby(fields, sort=False):
-            for group in _identical_groups(sub, fine, [by, *rest, "seed"]):
-                if len(group) > 1:
-                    merged.append(
-                        f"{_label(block)}: {' = '.join(_label(k[len(fields) :]) for k in group)} hold "
-                        f"identical R for every {by} and seed (the same computation): counted once"
-                    )
-                    df = _drop(df, fine, group[1:])
+        df = _merge_settings(df, fields, fine, by, rest, merged)
     df["block"] = [" / ".join(values) for values in _text_rows(df, fields)]
     for group in _identical_groups(df, fields, [by, *rest, *fine[len(fields) :], "seed"]):
         if len(group) > 1:  # whole blocks with identical runs are one block
@@ -178,7 +146,75 @@ def evidence_blocks(
         return Blocks(
             tuple(fields), pd.DataFrame(), pd.DataFrame(), tuple(merged), (), None, tuple(matched)
         )
-    by_setting = df.groupby(["block", *fine[len(fields) :], by, "seed"], sort=False)["value"].mean()
+    scores, per_seed, ids = _tables(df, by, fine[len(fields) :])
+    blocks_of = df.groupby("dataset", sort=False)["block"].unique()
+    shared = [
+        f"blocks {', '.join(b)} share dataset {d}: they are not independent"
+        for d, b in blocks_of.items()
+        if len(b) > 1
+    ]
+    return Blocks(
+        tuple(fields), scores, per_seed, tuple(merged), tuple(shared), ids, tuple(matched)
+    )
+
+
+def _block_fields(by: str, blocks: Sequence[str]) -> list[str]:
+    """The block fields, each a configuration field other than ``by``, each once."""
+    if by not in CONFIG_KEYS:
+        raise CladValueError(
+            f"by={by!r} is not a configuration field; allowed: {', '.join(CONFIG_KEYS)}"
+        )
+    fields = list(blocks)
+    bad = [b for b in fields if b not in CONFIG_KEYS or b == by]
+    if bad or not fields or len(set(fields)) != len(fields):
+        raise CladValueError(
+            f"blocks={fields!r}: each must be a configuration field other than by={by!r} "
+            f"({', '.join(k for k in CONFIG_KEYS if k != by)}), each once"
+        )
+    return fields
+
+
+def _runs_frame(results: list[RunResult], by: str, base_metric: str, metric: str) -> pd.DataFrame:
+    """One row per run: its configuration, order, seed, fingerprint and value of ``metric``."""
+    # a run recorded as sharing another's result (shared_from) is that computation, by record
+    digest = {r.run_id: run_fingerprint(r) for r in results if r.run_id and not r.shared_from}
+    # column by column (a dict per run would cost ten times the memory at a paper's grid)
+    df = pd.DataFrame(
+        {
+            **{k: [getattr(r, k) for r in results] for k in CONFIG_KEYS},
+            "order": [str(r.order or "") for r in results],
+            "seed": [r.seed for r in results],
+            "fingerprint": [digest.get(r.shared_from) or run_fingerprint(r) for r in results],
+            "value": [scalar_value(r, base_metric, metric) for r in results],
+        }
+    )
+    if (
+        by != "dataset"
+    ):  # the concept orders of one dataset are one dataset: one block, never several
+        df["dataset"] = [dataset_of(r) for r in results]
+    return df
+
+
+def _merge_settings(
+    df: pd.DataFrame, fields: list[str], fine: list[str], by: str, rest: list[str], merged: list
+) -> pd.DataFrame:
+    """``df`` with the settings (``fine`` beyond ``fields``) of one block whose runs are identical
+    for every ``by``, ``rest`` field and seed counted once, each merge said in ``merged``."""
+    for block, sub in df.groupby(fields, sort=False):
+        for group in _identical_groups(sub, fine, [by, *rest, "seed"]):
+            if len(group) > 1:
+                merged.append(
+                    f"{_label(block)}: {' = '.join(_label(k[len(fields) :]) for k in group)} hold "
+                    f"identical R for every {by} and seed (the same computation): counted once"
+                )
+                df = _drop(df, fine, group[1:])
+    return df
+
+
+def _tables(df: pd.DataFrame, by: str, settings: list[str]):
+    """The blocks x methods scores, the (block, seed) x methods values and what each of those was
+    computed from: the mean over ``settings``, then over seeds."""
+    by_setting = df.groupby(["block", *settings, by, "seed"], sort=False)["value"].mean()
     ids = (
         df.assign(fingerprint=df["fingerprint"].fillna("?"))
         .groupby(["block", by, "seed"], sort=False)["fingerprint"]
@@ -191,21 +227,7 @@ def evidence_blocks(
     per_seed.columns.name = None
     scores = per_seed.groupby(level="block", sort=False).mean()
     scores.index.name = None
-    blocks_of = df.groupby("dataset", sort=False)["block"].unique()
-    shared = [
-        f"blocks {', '.join(b)} share dataset {d}: they are not independent"
-        for d, b in blocks_of.items()
-        if len(b) > 1
-    ]
-    return Blocks(
-        tuple(fields),
-        scores,
-        per_seed,
-        tuple(merged),
-        tuple(shared),
-        ids.reindex(per_seed.index),
-        tuple(matched),
-    )
+    return scores, per_seed, ids.reindex(per_seed.index)
 
 
 def _matched(df: pd.DataFrame, by: str, context: list[str]) -> tuple[pd.DataFrame, list[str]]:
