@@ -260,7 +260,7 @@ def _heatmap_key(show_unlearned: bool, show_chance: bool = False):
 def _cells_patch(ax, cells, label: str, **style) -> None:
     """One patch covering the cells ``(i, j)`` (row, column) of an image (drawn at once, however
     many cells): clipped to the axes, left out of the layout and of the data limits (the image has
-    set them). Its ``gid`` is ``label``; ``cells_of`` reads the cells back."""
+    set them). Its ``gid`` is ``label``."""
     from matplotlib.patches import PathPatch
     from matplotlib.path import Path
 
@@ -275,17 +275,6 @@ def _cells_patch(ax, cells, label: str, **style) -> None:
     patch.set_in_layout(False)
     patch.set_clip_path(ax.patch)
     ax.add_artist(patch)
-
-
-def cells_of(ax, label: str) -> set[tuple[int, int]]:
-    """The cells ``(i, j)`` marked by the patch ``label`` (``"learned"``, ``"future"``, ``"never learned"``)
-    of a heatmap drawn by :func:`plot_heatmap`."""
-    out = set()
-    for p in ax.patches:
-        if p.get_gid() == label:
-            v = p.get_path().vertices.reshape(-1, 5, 2)[:, 0] + 0.5
-            out |= {(int(round(y)), int(round(x))) for x, y in v}
-    return out
 
 
 def _draw_heatmap(
