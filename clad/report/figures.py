@@ -146,7 +146,7 @@ class FigureStore:
         """``text`` with every figure mark replaced by its ``<figure>`` elements."""
         return _TOKEN.sub(lambda m: self.figure_html(m.group(1), prefix), text)
 
-    def index_html(self, prefix: str = "") -> str:
+    def index_html(self) -> str:
         """The index of figures: what each shows, the page it is on, and its file."""
         if not self.entries:
             return H.message("no figures: no finished run has a value to draw")
@@ -154,9 +154,9 @@ class FigureStore:
         for k, e in enumerate(self.entries, 1):
             name = f"{e.stem}.js"
             rows.append(
-                f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(e.stem)}">'
+                f'<tr><td>{k}</td><td><a href="{H.html.escape(e.page)}#fig-{H.html.escape(e.stem)}">'
                 f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
-                f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
+                f'<td><a href="{H.html.escape(self.folder.name)}/{H.html.escape(name)}">'
                 f"{H.html.escape(name)}</a></td></tr>"
             )
         return (

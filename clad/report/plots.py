@@ -277,19 +277,7 @@ def _cells_patch(ax, cells, label: str, **style) -> None:
     ax.add_artist(patch)
 
 
-def _draw_heatmap(
-    ax,
-    data: HeatmapData,
-    *,
-    vmin,
-    vmax,
-    cmap,
-    annotate,
-    cell_w,
-    x_labels=True,
-    y_labels=True,
-    axis_labels=True,
-):
+def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w):
     """R of one configuration on ``ax``: cells, marks, annotations and ticks; returns the image."""
     mpl = _mpl()
     values = np.ma.masked_invalid(np.asarray(data.mean, dtype=np.float64))
@@ -335,17 +323,10 @@ def _draw_heatmap(
                     in_layout=False,
                 )
     _draw_chance(ax, data, annotate)
-    if x_labels:
-        _category_ticks(ax, "x", data.cols, cell_w)
-    else:
-        ax.set_xticks(range(n_cols), labels=[])
-    if y_labels:
-        _category_ticks(ax, "y", _row_labels(data), 0.0)
-    else:
-        ax.set_yticks(range(n_rows), labels=[])
-    if axis_labels:
-        ax.set_xlabel("test concept", fontsize=FONT["label"])
-        ax.set_ylabel("training step: concept learned", fontsize=FONT["label"])
+    _category_ticks(ax, "x", data.cols, cell_w)
+    _category_ticks(ax, "y", _row_labels(data), 0.0)
+    ax.set_xlabel("test concept", fontsize=FONT["label"])
+    ax.set_ylabel("training step: concept learned", fontsize=FONT["label"])
     return im
 
 
