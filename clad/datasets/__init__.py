@@ -30,19 +30,18 @@ from __future__ import annotations
 
 from ..registry import Registry
 from .adbench import load_adbench
-from .build import DIFFICULTIES, ORDERS, ConceptRows, make_dataset, order_concepts
-from .cards import card_names, find_file, load_card
+from .build import ORDERS, make_dataset
+from .cards import card_names, load_card
 from .clad_npz import load_clad_npz, save_clad_npz
-from .files import default_cache_dir, download, locate, search_dirs, sha256_of, verify_sha256
+from .files import default_cache_dir, download, locate, sha256_of
 from .flat import scenario_from_flat
 from .mvtec import load_mvtec
 from .nab import load_nab
 from .nsl_kdd import load_nsl_kdd, read_nsl_kdd
 from .odds import load_odds_mat
 from .per_file import load_npz_files
-from .ordered import ordered_split
 from .pyclad import convert_pyclad, load_pyclad
-from .recipes import RECIPES, make_groups
+from .recipes import make_groups
 from .skab import load_skab
 from .synthetic import make_synthetic
 from .table import load_table
@@ -67,24 +66,16 @@ __all__ = [
     "scenario_from_flat",
     "make_groups",
     "make_dataset",
-    "order_concepts",
-    "ConceptRows",
-    "RECIPES",
     "ORDERS",
-    "DIFFICULTIES",
     "card_names",
     "load_card",
-    "find_file",
     "locate",
-    "search_dirs",
     "default_cache_dir",
     "sha256_of",
-    "verify_sha256",
     "download",
     "load_telemanom",
     "window_dataset",
     "load_skab",
-    "ordered_split",
     "load_nab",
 ]
 
