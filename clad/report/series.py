@@ -119,6 +119,17 @@ def with_series_means(results: Iterable[RunResult]) -> list[RunResult]:
     return out
 
 
+_PER_SERIES_KEYS = (
+    "dataset",
+    "scenario",
+    "strategy",
+    "detector",
+    "base_metric",
+    "test_concept",
+    "series",
+)
+
+
 def per_series_table(results: Iterable[RunResult]) -> pd.DataFrame:
     """One row per configuration, base metric, test concept and series: the series' value after
     the last training step, mean over seeds (``value``; distinct computations), its count (``n``) and the series' chance
@@ -150,39 +161,6 @@ def per_series_table(results: Iterable[RunResult]) -> pd.DataFrame:
     for key, values in acc.items():
         v = np.asarray(values, dtype=np.float64)
         ok = v[~np.isnan(v)]
-        rows.append(
-            {
-                **dict(
-                    zip(
-                        (
-                            "dataset",
-                            "scenario",
-                            "strategy",
-                            "detector",
-                            "base_metric",
-                            "test_concept",
-                            "series",
-                        ),
-                        key,
-                    )
-                ),
-                "value": float(ok.mean()) if ok.size else float("nan"),
-                "n": int(ok.size),
-                "chance": chance.get(key, float("nan")),
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "dataset",
-            "scenario",
-            "strategy",
-            "detector",
-            "base_metric",
-            "test_concept",
-            "series",
-            "value",
-            "n",
-            "chance",
-        ],
-    )
+        mean = float(ok.mean()) if ok.size else float("nan")
+        rows.append((*key, mean, int(ok.size), chance.get(key, float("nan"))))
+    return pd.DataFrame(rows, columns=[*_PER_SERIES_KEYS, "value", "n", "chance"])
