@@ -119,22 +119,11 @@ def with_series_means(results: Iterable[RunResult]) -> list[RunResult]:
     return out
 
 
-_PER_SERIES_KEYS = (
-    "dataset",
-    "scenario",
-    "strategy",
-    "detector",
-    "base_metric",
-    "test_concept",
-    "series",
-)
-
-
 def per_series_table(results: Iterable[RunResult]) -> pd.DataFrame:
     """One row per configuration, base metric, test concept and series: the series' value after
     the last training step, mean over seeds (``value``; distinct computations), its count (``n``) and the series' chance
     level (``chance``; NaN where not recorded): the per-channel view of a time-series benchmark."""
-    from .describe import group_runs
+    from .describe import CONFIG_KEYS, group_runs
 
     acc: dict[tuple, list] = {}
     chance: dict[tuple, float] = {}
@@ -163,4 +152,7 @@ def per_series_table(results: Iterable[RunResult]) -> pd.DataFrame:
         ok = v[~np.isnan(v)]
         mean = float(ok.mean()) if ok.size else float("nan")
         rows.append((*key, mean, int(ok.size), chance.get(key, float("nan"))))
-    return pd.DataFrame(rows, columns=[*_PER_SERIES_KEYS, "value", "n", "chance"])
+    return pd.DataFrame(
+        rows,
+        columns=[*CONFIG_KEYS, "base_metric", "test_concept", "series", "value", "n", "chance"],
+    )
