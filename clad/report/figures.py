@@ -25,14 +25,7 @@ from ..metrics.base import base_metric_shown
 from . import html as H
 from .figure_data import heatmaps
 
-__all__ = [
-    "FigureStore",
-    "figure_name",
-    "heatmap_section",
-    "curves_section",
-    "forgetting_section",
-    "cd_html",
-]
+__all__ = ["FigureStore", "figure_name", "heatmap_section", "blocks_section", "cd_html"]
 
 #: longest figure file stem (characters; with the 4 of an extension as ``.png`` or ``.js`` room to
 #: spare): well under the 255 bytes file systems allow
@@ -209,7 +202,9 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     return "\n".join(out)
 
 
-def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
+def blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
+    """``kind="curves"``: learning curves, one figure per dataset x scenario x base metric;
+    ``"forgetting"``: per-concept forgetting, one per dataset x scenario (a panel per base metric)."""
     from .charts import curves_chart, forgetting_chart
 
     if table.empty:
@@ -268,16 +263,6 @@ def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
             )
         )
     return H.figure_grid(out)
-
-
-def curves_section(table: pd.DataFrame, figs: FigureStore) -> str:
-    """Learning curves, one figure per dataset x scenario x base metric."""
-    return _blocks_section(table, figs, "curves")
-
-
-def forgetting_section(table: pd.DataFrame, figs: FigureStore) -> str:
-    """Per-concept forgetting, one figure per dataset x scenario (a panel per base metric)."""
-    return _blocks_section(table, figs, "forgetting")
 
 
 def cd_html(c, figs: FigureStore) -> str:
