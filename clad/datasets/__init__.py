@@ -1,22 +1,23 @@
 """Datasets: loaders that return a :class:`~clad.core.concepts.ConceptDataset`, registered by name.
 
-================  ===================================================================================
-name              what
-================  ===================================================================================
-``synthetic``     seeded moving Gaussian concepts (:func:`make_synthetic`)
-``pyclad``        a pyCLAD concept file (pickled ``.npy``; needs ``allow_pickle = true``)
-``clad_npz``      clad's own pickle-free concept file (``.npz``; :func:`save_clad_npz`, ``clad datasets convert``)
-``nsl_kdd``       NSL-KDD text files; concepts by attack family or by protocol
-``adbench``       an ADBench ``.npz`` (``X``, ``y``) turned into concepts by a recipe
-``odds_mat``      an ODDS ``.mat`` (``X``, ``y``) turned into concepts by a recipe
-``table``         a CSV / Parquet file (or a DataFrame) with concept, label and feature columns
-``npz_files``     one concept per ``.npz`` file
-``mvtec``         MVTec-AD embeddings from ADBench, one concept per category
-``telemanom``     NASA SMAP / MSL telemetry (telemanom layout); concepts by subsystem or channel, windows
-``skab``          SKAB's experiments, each split in time order (SKAB's protocol: the first 400 rows train)
-``nab``           NAB's series, one per concept: the probationary prefix trains, the whole series tests
-``windowed``      any registered loader's concepts cut into sliding windows (:mod:`clad.datasets.windowed`)
-================  ===================================================================================
+Registered names usable in spec files, read from the registry (``clad list datasets`` prints the
+same):
+
+>>> for name in DATASETS.names():
+...     print(f"{name:10} {DATASETS.doc(name)}")
+adbench    ADBench .npz (X, y); concepts by a recipe (cluster_random, ...)
+clad_npz   clad's pickle-free concept file (.npz)
+mvtec      MVTec-AD ResNet-18 embeddings, one concept per category
+nab        NAB series (one concept each), probationary prefix to train, whole series to test
+npz_files  one concept per .npz file (X, y)
+nsl_kdd    NSL-KDD text files; concepts by attack family or protocol
+odds_mat   ODDS .mat (X, y); concepts by a recipe
+pyclad     pyCLAD concept file (.npy pickle; needs allow_pickle = true)
+skab       SKAB experiments (files or fault groups), split in time order as SKAB does
+synthetic  seeded moving Gaussian concepts with their own anomalies
+table      CSV / Parquet table with concept, label and feature columns
+telemanom  NASA SMAP/MSL telemetry; concepts by subsystem or channel; windows
+windowed   a registered loader's concepts cut into sliding windows
 
 The contract: a loader is any callable returning a ``ConceptDataset``; a spec names it by its
 registered name or by ``package.module:function``. Loaders that take ``random_state`` get one
