@@ -279,7 +279,6 @@ def declare(
         wrapper._data_nbytes = nbytes
         wrapper._data_rules = rules
         wrapper._check_rest = rest
-        wrapper._clad_name = who
         return wrapper
 
     return deco

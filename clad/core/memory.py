@@ -41,10 +41,6 @@ class PeakMemory:
 
     bytes: int | None = None
 
-    @property
-    def megabytes(self) -> float | None:
-        return None if self.bytes is None else self.bytes / 1e6
-
 
 def _status(*keys: str) -> dict[str, int]:
     """``{key: bytes}`` of the kB fields ``keys`` of ``/proc/self/status``."""

@@ -1,22 +1,23 @@
 """Datasets: loaders that return a :class:`~clad.core.concepts.ConceptDataset`, registered by name.
 
-================  ===================================================================================
-name              what
-================  ===================================================================================
-``synthetic``     seeded moving Gaussian concepts (:func:`make_synthetic`)
-``pyclad``        a pyCLAD concept file (pickled ``.npy``; needs ``allow_pickle = true``)
-``clad_npz``      clad's own pickle-free concept file (``.npz``; :func:`save_clad_npz`, ``clad datasets convert``)
-``nsl_kdd``       NSL-KDD text files; concepts by attack family or by protocol
-``adbench``       an ADBench ``.npz`` (``X``, ``y``) turned into concepts by a recipe
-``odds_mat``      an ODDS ``.mat`` (``X``, ``y``) turned into concepts by a recipe
-``table``         a CSV / Parquet file (or a DataFrame) with concept, label and feature columns
-``npz_files``     one concept per ``.npz`` file
-``mvtec``         MVTec-AD embeddings from ADBench, one concept per category
-``telemanom``     NASA SMAP / MSL telemetry (telemanom layout); concepts by subsystem or channel, windows
-``skab``          SKAB's experiments, each split in time order (SKAB's protocol: the first 400 rows train)
-``nab``           NAB's series, one per concept: the probationary prefix trains, the whole series tests
-``windowed``      any registered loader's concepts cut into sliding windows (:mod:`clad.datasets.windowed`)
-================  ===================================================================================
+Registered names usable in spec files, read from the registry (``clad list datasets`` prints the
+same):
+
+>>> for name in DATASETS.names():
+...     print(f"{name:10} {DATASETS.doc(name)}")
+adbench    ADBench .npz (X, y); concepts by a recipe (cluster_random, ...)
+clad_npz   clad's pickle-free concept file (.npz)
+mvtec      MVTec-AD ResNet-18 embeddings, one concept per category
+nab        NAB series (one concept each), probationary prefix to train, whole series to test
+npz_files  one concept per .npz file (X, y)
+nsl_kdd    NSL-KDD text files; concepts by attack family or protocol
+odds_mat   ODDS .mat (X, y); concepts by a recipe
+pyclad     pyCLAD concept file (.npy pickle; needs allow_pickle = true)
+skab       SKAB experiments (files or fault groups), split in time order as SKAB does
+synthetic  seeded moving Gaussian concepts with their own anomalies
+table      CSV / Parquet table with concept, label and feature columns
+telemanom  NASA SMAP/MSL telemetry; concepts by subsystem or channel; windows
+windowed   a registered loader's concepts cut into sliding windows
 
 The contract: a loader is any callable returning a ``ConceptDataset``; a spec names it by its
 registered name or by ``package.module:function``. Loaders that take ``random_state`` get one
@@ -30,19 +31,18 @@ from __future__ import annotations
 
 from ..registry import Registry
 from .adbench import load_adbench
-from .build import DIFFICULTIES, ORDERS, ConceptRows, make_dataset, order_concepts
-from .cards import card_names, find_file, load_card
+from .build import ORDERS, make_dataset
+from .cards import card_names, load_card
 from .clad_npz import load_clad_npz, save_clad_npz
-from .files import default_cache_dir, download, locate, search_dirs, sha256_of, verify_sha256
+from .files import default_cache_dir, download, locate, sha256_of
 from .flat import scenario_from_flat
 from .mvtec import load_mvtec
 from .nab import load_nab
 from .nsl_kdd import load_nsl_kdd, read_nsl_kdd
 from .odds import load_odds_mat
 from .per_file import load_npz_files
-from .ordered import ordered_split
 from .pyclad import convert_pyclad, load_pyclad
-from .recipes import RECIPES, make_groups
+from .recipes import make_groups
 from .skab import load_skab
 from .synthetic import make_synthetic
 from .table import load_table
@@ -67,24 +67,16 @@ __all__ = [
     "scenario_from_flat",
     "make_groups",
     "make_dataset",
-    "order_concepts",
-    "ConceptRows",
-    "RECIPES",
     "ORDERS",
-    "DIFFICULTIES",
     "card_names",
     "load_card",
-    "find_file",
     "locate",
-    "search_dirs",
     "default_cache_dir",
     "sha256_of",
-    "verify_sha256",
     "download",
     "load_telemanom",
     "window_dataset",
     "load_skab",
-    "ordered_split",
     "load_nab",
 ]
 

@@ -10,7 +10,6 @@ from ..validation import SEED, Integral, Interval, Real, StrOptions, check
 TEST_SIZE = [Interval(Real, 0.0, 1.0, closed="neither")]
 CONTAMINATION = [Interval(Real, 0.0, 0.5, closed="both")]
 SEEDS = [SEED]
-OPTIONAL_SEED = [None, SEED]
 FLAG = ["boolean"]
 
 

@@ -18,16 +18,16 @@ The data (MIT) is looked for under ``<data dir>/nab/`` (see :mod:`clad.datasets.
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 
 from ..core.concepts import ConceptDataset
 from ..errors import DataError
+from ..metrics.nab import probation_length
 from .files import locate
 from .ordered import ordered_split
 
-__all__ = ["load_nab", "read_nab", "probation_rows", "NAB_FAMILIES"]
+__all__ = ["load_nab", "read_nab", "NAB_FAMILIES"]
 
 NAB_FAMILIES = (
     "artificialNoAnomaly",
@@ -38,15 +38,6 @@ NAB_FAMILIES = (
     "realTraffic",
     "realTweets",
 )
-
-
-def probation_rows(n: int, share: float = 0.15) -> int:
-    """NAB's probationary period of a series of ``n`` rows: ``min(floor(0.15 n), 0.15 * 5000)``.
-
-    >>> probation_rows(4032), probation_rows(22695)
-    (604, 750)
-    """
-    return int(min(math.floor(share * n), share * 5000))
 
 
 def _windows(path: str, data_dir) -> dict:
@@ -88,7 +79,7 @@ def load_nab(path: str = "nab", families=NAB_FAMILIES, data_dir=None) -> Concept
         X, y, ranges = read_nab(file, labels[file], path, data_dir)
         name = file.removesuffix(".csv")
         tr, te, rec = ordered_split(
-            name, X, y, train_rows=probation_rows(len(y)), test="all", loader="nab"
+            name, X, y, train_rows=int(probation_length(len(y))), test="all", loader="nab"
         )
         train.append(tr)
         test.append(te)

@@ -37,7 +37,7 @@ buffers (:data:`CUDA_GRAPHS` turns it off; a failed capture falls back to the st
 
 :class:`ReplicaGroup` lets K runs, each in its own thread, meet at their training calls:
 ``TorchDetector`` hands a training call to the group of the thread it runs in
-(:func:`current_group`), which trains all the calls pending once every live member is waiting.
+(``REPLICA_THREAD.group``), which trains all the calls pending once every live member is waiting.
 Members are ordered by their index, so which calls are stacked together, and in which order,
 depends on the members alone, never on thread timing.
 """
@@ -57,7 +57,7 @@ from ..errors import CladValueError, DetectorError
 from .torch_base import REPLICA_THREAD, TorchDetector, to_device, torch
 from .torch_stacked import ReplicaView, stacked_form, stacked_losses
 
-__all__ = ["train_replicas", "ReplicaGroup", "current_group", "stack_key"]
+__all__ = ["train_replicas", "ReplicaGroup", "stack_key"]
 
 _BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults, which TorchDetector uses
 
@@ -488,14 +488,6 @@ class _Stack:
 
 
 # -- runs meeting at their training calls ---------------------------------------------------------
-_LOCAL = REPLICA_THREAD
-
-
-def current_group():
-    """The :class:`ReplicaGroup` this thread's run belongs to (None: train alone)."""
-    return getattr(_LOCAL, "group", None)
-
-
 @dataclass
 class _GroupStats:
     stacked_calls: int = 0
@@ -514,11 +506,11 @@ class ReplicaGroup:
 
     @contextmanager
     def member(self, index: int):
-        _LOCAL.group, _LOCAL.index = self, int(index)
+        REPLICA_THREAD.group, REPLICA_THREAD.index = self, int(index)
         try:
             yield self
         finally:
-            _LOCAL.group = None
+            REPLICA_THREAD.group = None
             with self._cond:
                 self._alive -= 1
                 self._run_if_all_waiting()
@@ -539,9 +531,8 @@ class ReplicaGroup:
         grad_hook : callable, optional
             Its ``grad_hook(module)``: such a call is trained alone, not stacked.
         """
-        call = _Call(
-            det, Xs, int(epochs), extra_loss, grad_hook, order=int(getattr(_LOCAL, "index", 0))
-        )
+        order = int(getattr(REPLICA_THREAD, "index", 0))
+        call = _Call(det, Xs, int(epochs), extra_loss, grad_hook, order=order)
         with self._cond:
             self._pending.append(call)
             self._run_if_all_waiting()

@@ -39,6 +39,20 @@ def _atomic(path: Path, write) -> None:
         write(tmp)
 
 
+_SERIES_KEYS = (
+    "run_id",
+    "dataset",
+    "scenario",
+    "strategy",
+    "detector",
+    "seed",
+    "step",
+    "step_concept",
+    "test_concept",
+    "series",
+)
+
+
 def per_series_table(runs):
     """The per-series values of ``runs`` (:class:`~clad.results.record.RunResult`) as a table: one row
     per run, step, test concept and series, one column per base metric (see the module docstring)."""
@@ -55,35 +69,13 @@ def per_series_table(runs):
         for concept, names in data["series"].items():
             for i, step in enumerate(r.concepts):
                 for k, series in enumerate(names):
-                    row = {
-                        "run_id": r.run_id,
-                        "dataset": r.dataset,
-                        "scenario": r.scenario,
-                        "strategy": r.strategy,
-                        "detector": r.detector,
-                        "seed": r.seed,
-                        "step": i,
-                        "step_concept": step,
-                        "test_concept": concept,
-                        "series": series,
-                    }
+                    config = (r.run_id, r.dataset, r.scenario, r.strategy, r.detector, r.seed)
+                    row = dict(zip(_SERIES_KEYS, (*config, i, step, concept, series)))
                     for m, values in data["values"].items():
                         v = values[concept][i][k]
                         row[m] = float("nan") if v is None else v
                     rows.append(row)
-    keys = [
-        "run_id",
-        "dataset",
-        "scenario",
-        "strategy",
-        "detector",
-        "seed",
-        "step",
-        "step_concept",
-        "test_concept",
-        "series",
-    ]
-    return pd.DataFrame(rows, columns=keys + metrics)
+    return pd.DataFrame(rows, columns=[*_SERIES_KEYS, *metrics])
 
 
 def with_declarations(cells, runs):

@@ -45,7 +45,6 @@ __all__ = [
     "ReferenceConfig",
     "ReferencePlan",
     "reference_plan",
-    "is_reference",
     "attach_references",
     "with_references",
     "references_to_compute",
@@ -68,11 +67,6 @@ class ReferenceConfig(RunConfig):
 
     def describe(self) -> str:
         return f"{self.reference} reference: {self.dataset.display} / {self.detector.display} / seed {self.seed}"
-
-
-def is_reference(cfg) -> bool:
-    """Whether ``cfg`` is a reference run's configuration."""
-    return isinstance(cfg, ReferenceConfig)
 
 
 @dataclass(frozen=True)

@@ -132,12 +132,6 @@ class TuningPlan:
                 out.setdefault(t.run_id, t)
         return list(out.values())
 
-    def n_candidates(self, cfg: RunConfig) -> int:
-        """How many candidates ``cfg`` has (a product of list lengths; nothing is built)."""
-        return len(self.strategies.get(cfg.strategy.display, [{}])) * len(
-            self.detectors.get(cfg.detector.display, [{}])
-        )
-
     def count_upper(self, grid) -> int:
         """The number of tuning runs of a :class:`~clad.engine.spec_grid.Grid` (exact unless it lists a
         run twice), computed arithmetically: datasets x seeds x the candidates of every

@@ -66,7 +66,11 @@ def scaled_sigmoid(p: float) -> float:
 
 
 def probation_length(n: int, share: float = 0.15) -> float:
-    """NAB's probationary rows of an ``n``-row series: ``min(floor(share n), share * 5000)``."""
+    """NAB's probationary rows of an ``n``-row series: ``min(floor(share n), share * 5000)``.
+
+    >>> probation_length(4032), probation_length(22695)
+    (604, 750.0)
+    """
     return min(math.floor(share * n), share * 5000)
 
 

@@ -10,11 +10,9 @@ its runs differ only by seed. Means over seeds leave NaN out (a cell undefined i
 hide the others); a value undefined in every seed stays NaN. ``std`` is the sample standard
 deviation (``ddof=1``), ``n`` the number of values (not runs) that entered the mean.
 
-**Intervals hold at a few seeds.** ``ci_low``/``ci_high`` are the 95 % Student-t interval of the
-mean over seeds, cut to the range the metric can take (``bounds``, :func:`value_bounds`); with fewer
-than :data:`MIN_INTERVAL_N` values none is given (NaN), and a page shows the values instead
-(:mod:`clad.report.describe`, the rule's one home). Which scalar metrics exist,
-and whether higher or lower is better, is read from :data:`clad.metrics.REGISTRY`.
+``ci_low``/``ci_high`` are the interval over seeds of :mod:`clad.report.describe` (the rule's one
+home). Which scalar metrics exist, and whether higher or lower is better, is read from
+:data:`clad.metrics.REGISTRY`.
 """
 
 from __future__ import annotations

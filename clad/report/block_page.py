@@ -9,7 +9,7 @@ from .figure_data import forgetting_table, learning_curves
 from ..metrics import get_metric, scalar_names
 from ..metrics.base import base_metric_shown
 from .cost import cost_section
-from .figures import curves_section, forgetting_section, heatmap_section
+from .figures import blocks_section, heatmap_section
 from .pages import label_of
 from .tables import cost_html, leaderboard_compact_html, leaderboard_html
 from .table_formats import leaderboard_latex, leaderboard_markdown
@@ -184,13 +184,14 @@ def _curves_section(p: Page):
         (
             "curves",
             "Learning curves",
-            curves_section(learning_curves(p.shown, with_intervals=False), p.figs),
+            blocks_section(learning_curves(p.shown, with_intervals=False), p.figs, "curves"),
         )
     ]
 
 
 def _forgetting_section(p: Page):
-    html_part = forgetting_section(forgetting_table(p.shown, with_intervals=False), p.figs)
+    table = forgetting_table(p.shown, with_intervals=False)
+    html_part = blocks_section(table, p.figs, "forgetting")
     return [("forgetting", "Per-concept forgetting", H.details("Forgetting figures", html_part))]
 
 

@@ -46,8 +46,6 @@ CONFIG_KEYS = ("dataset", "scenario", "strategy", "detector")
 CONFIDENCE = 0.95
 #: fewest values for which an interval is given
 MIN_INTERVAL_N = 3
-#: how every interval over seeds is computed, as the pages name it
-INTERVAL_METHOD = "Student-t interval over seeds"
 #: the range of a value nothing is declared about
 UNBOUNDED = (-np.inf, np.inf)
 

@@ -25,14 +25,7 @@ from ..metrics.base import base_metric_shown
 from . import html as H
 from .figure_data import heatmaps
 
-__all__ = [
-    "FigureStore",
-    "figure_name",
-    "heatmap_section",
-    "curves_section",
-    "forgetting_section",
-    "cd_html",
-]
+__all__ = ["FigureStore", "figure_name", "heatmap_section", "blocks_section", "cd_html"]
 
 #: longest figure file stem (characters; with the 4 of an extension as ``.png`` or ``.js`` room to
 #: spare): well under the 255 bytes file systems allow
@@ -146,7 +139,7 @@ class FigureStore:
         """``text`` with every figure mark replaced by its ``<figure>`` elements."""
         return _TOKEN.sub(lambda m: self.figure_html(m.group(1), prefix), text)
 
-    def index_html(self, prefix: str = "") -> str:
+    def index_html(self) -> str:
         """The index of figures: what each shows, the page it is on, and its file."""
         if not self.entries:
             return H.message("no figures: no finished run has a value to draw")
@@ -154,9 +147,9 @@ class FigureStore:
         for k, e in enumerate(self.entries, 1):
             name = f"{e.stem}.js"
             rows.append(
-                f'<tr><td>{k}</td><td><a href="{H.html.escape(prefix + e.page)}#fig-{H.html.escape(e.stem)}">'
+                f'<tr><td>{k}</td><td><a href="{H.html.escape(e.page)}#fig-{H.html.escape(e.stem)}">'
                 f"{H.html.escape(e.description)}</a></td><td>{H.html.escape(e.section)}</td>"
-                f'<td><a href="{H.html.escape(prefix + self.folder.name)}/{H.html.escape(name)}">'
+                f'<td><a href="{H.html.escape(self.folder.name)}/{H.html.escape(name)}">'
                 f"{H.html.escape(name)}</a></td></tr>"
             )
         return (
@@ -209,7 +202,9 @@ def heatmap_section(results, figs: FigureStore, messages: list) -> str:
     return "\n".join(out)
 
 
-def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
+def blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
+    """``kind="curves"``: learning curves, one figure per dataset x scenario x base metric;
+    ``"forgetting"``: per-concept forgetting, one per dataset x scenario (a panel per base metric)."""
     from .charts import curves_chart, forgetting_chart
 
     if table.empty:
@@ -268,16 +263,6 @@ def _blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
             )
         )
     return H.figure_grid(out)
-
-
-def curves_section(table: pd.DataFrame, figs: FigureStore) -> str:
-    """Learning curves, one figure per dataset x scenario x base metric."""
-    return _blocks_section(table, figs, "curves")
-
-
-def forgetting_section(table: pd.DataFrame, figs: FigureStore) -> str:
-    """Per-concept forgetting, one figure per dataset x scenario (a panel per base metric)."""
-    return _blocks_section(table, figs, "forgetting")
 
 
 def cd_html(c, figs: FigureStore) -> str:

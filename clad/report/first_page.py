@@ -112,7 +112,7 @@ def _against_baselines(p: Page, dataset, base, scenario, metric) -> str:
 MAX_CAVEATS = 8
 
 
-def caveat_box(messages: Sequence[str], more_href: str = "details.html") -> str:
+def caveat_box(messages: Sequence[str]) -> str:
     """Every caveat in one box (repeated ones once; beyond :data:`MAX_CAVEATS`, a link to the rest)."""
     unique = list(dict.fromkeys(messages))
     if not unique:
@@ -121,7 +121,7 @@ def caveat_box(messages: Sequence[str], more_href: str = "details.html") -> str:
     return (
         "<div class='message'><b>Read with care</b><ul>"
         + "".join(f"<li>{H.html.escape(m)}</li>" for m in unique[:MAX_CAVEATS])
-        + (f"<li><a href='{more_href}#caveats'>{more} more</a></li>" if more > 0 else "")
+        + (f"<li><a href='details.html#caveats'>{more} more</a></li>" if more > 0 else "")
         + "</ul></div>"
     )
 

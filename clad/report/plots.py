@@ -260,7 +260,7 @@ def _heatmap_key(show_unlearned: bool, show_chance: bool = False):
 def _cells_patch(ax, cells, label: str, **style) -> None:
     """One patch covering the cells ``(i, j)`` (row, column) of an image (drawn at once, however
     many cells): clipped to the axes, left out of the layout and of the data limits (the image has
-    set them). Its ``gid`` is ``label``; ``cells_of`` reads the cells back."""
+    set them). Its ``gid`` is ``label``."""
     from matplotlib.patches import PathPatch
     from matplotlib.path import Path
 
@@ -277,30 +277,7 @@ def _cells_patch(ax, cells, label: str, **style) -> None:
     ax.add_artist(patch)
 
 
-def cells_of(ax, label: str) -> set[tuple[int, int]]:
-    """The cells ``(i, j)`` marked by the patch ``label`` (``"learned"``, ``"future"``, ``"never learned"``)
-    of a heatmap drawn by :func:`plot_heatmap`."""
-    out = set()
-    for p in ax.patches:
-        if p.get_gid() == label:
-            v = p.get_path().vertices.reshape(-1, 5, 2)[:, 0] + 0.5
-            out |= {(int(round(y)), int(round(x))) for x, y in v}
-    return out
-
-
-def _draw_heatmap(
-    ax,
-    data: HeatmapData,
-    *,
-    vmin,
-    vmax,
-    cmap,
-    annotate,
-    cell_w,
-    x_labels=True,
-    y_labels=True,
-    axis_labels=True,
-):
+def _draw_heatmap(ax, data: HeatmapData, *, vmin, vmax, cmap, annotate, cell_w):
     """R of one configuration on ``ax``: cells, marks, annotations and ticks; returns the image."""
     mpl = _mpl()
     values = np.ma.masked_invalid(np.asarray(data.mean, dtype=np.float64))
@@ -346,17 +323,10 @@ def _draw_heatmap(
                     in_layout=False,
                 )
     _draw_chance(ax, data, annotate)
-    if x_labels:
-        _category_ticks(ax, "x", data.cols, cell_w)
-    else:
-        ax.set_xticks(range(n_cols), labels=[])
-    if y_labels:
-        _category_ticks(ax, "y", _row_labels(data), 0.0)
-    else:
-        ax.set_yticks(range(n_rows), labels=[])
-    if axis_labels:
-        ax.set_xlabel("test concept", fontsize=FONT["label"])
-        ax.set_ylabel("training step: concept learned", fontsize=FONT["label"])
+    _category_ticks(ax, "x", data.cols, cell_w)
+    _category_ticks(ax, "y", _row_labels(data), 0.0)
+    ax.set_xlabel("test concept", fontsize=FONT["label"])
+    ax.set_ylabel("training step: concept learned", fontsize=FONT["label"])
     return im
 
 

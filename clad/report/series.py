@@ -123,7 +123,7 @@ def per_series_table(results: Iterable[RunResult]) -> pd.DataFrame:
     """One row per configuration, base metric, test concept and series: the series' value after
     the last training step, mean over seeds (``value``; distinct computations), its count (``n``) and the series' chance
     level (``chance``; NaN where not recorded): the per-channel view of a time-series benchmark."""
-    from .describe import group_runs
+    from .describe import CONFIG_KEYS, group_runs
 
     acc: dict[tuple, list] = {}
     chance: dict[tuple, float] = {}
@@ -150,39 +150,9 @@ def per_series_table(results: Iterable[RunResult]) -> pd.DataFrame:
     for key, values in acc.items():
         v = np.asarray(values, dtype=np.float64)
         ok = v[~np.isnan(v)]
-        rows.append(
-            {
-                **dict(
-                    zip(
-                        (
-                            "dataset",
-                            "scenario",
-                            "strategy",
-                            "detector",
-                            "base_metric",
-                            "test_concept",
-                            "series",
-                        ),
-                        key,
-                    )
-                ),
-                "value": float(ok.mean()) if ok.size else float("nan"),
-                "n": int(ok.size),
-                "chance": chance.get(key, float("nan")),
-            }
-        )
+        mean = float(ok.mean()) if ok.size else float("nan")
+        rows.append((*key, mean, int(ok.size), chance.get(key, float("nan"))))
     return pd.DataFrame(
         rows,
-        columns=[
-            "dataset",
-            "scenario",
-            "strategy",
-            "detector",
-            "base_metric",
-            "test_concept",
-            "series",
-            "value",
-            "n",
-            "chance",
-        ],
+        columns=[*CONFIG_KEYS, "base_metric", "test_concept", "series", "value", "n", "chance"],
     )

@@ -466,17 +466,11 @@ def frame_html(
     return f'<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
-def leaderboard_html(
-    table: pd.DataFrame, chance: pd.DataFrame | None = None, metrics: Sequence[str] | None = None
-) -> str:
+def leaderboard_html(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:
     """HTML: one titled table per dataset and base metric (``mean ± std`` cells, the interval in
-    each cell's tooltip, a chance row per scenario when ``chance`` is given); ``metrics`` picks the
-    columns (default: every metric with a value)."""
-    shown = [
-        m
-        for m in (metrics if metrics is not None else metric_columns(table))
-        if m in metric_columns(table)
-    ]
+    each cell's tooltip, a chance row per scenario when ``chance`` is given) of every metric with a
+    value."""
+    shown = metric_columns(table)
     out = [f"<p class='legend'>{html.escape(legend_text(shown))}.</p>"]
     for title, text, marks, tips in leaderboard_sections(table, shown, chance=chance):
         out.append(f"<h3>{html.escape(title)}</h3>")

@@ -12,23 +12,8 @@ This package sits below the engine (which writes results) and the report (which 
 imports neither.
 """
 
-from .record import (
-    RunResult,
-    atomic_write_text,
-    error_cause,
-    is_tuning_run,
-    to_jsonable,
-    versions,
-    write_results,
-)
-from .reading import (
-    DEFAULT_NAME,
-    JSON_NAME,
-    iter_results,
-    load_references,
-    load_results,
-    results_source,
-)
+from .record import RunResult, write_results
+from .reading import iter_results, load_references, load_results
 from .store import ResultStore
 
 __all__ = [
@@ -38,12 +23,4 @@ __all__ = [
     "iter_results",
     "load_references",
     "ResultStore",
-    "results_source",
-    "to_jsonable",
-    "atomic_write_text",
-    "error_cause",
-    "is_tuning_run",
-    "versions",
-    "DEFAULT_NAME",
-    "JSON_NAME",
 ]

@@ -375,10 +375,6 @@ class StoreReader:
             self._con,
         ).astype({"value": "float64", "left_out": "Int64"})
 
-    def integrity_check(self) -> str:
-        """SQLite's ``PRAGMA integrity_check`` ("ok" for a sound file)."""
-        return ";".join(r[0] for r in self._con.execute("PRAGMA integrity_check").fetchall())
-
 
 def read_store(path: str | os.PathLike, read: Any) -> Any:
     """``read(store)`` on the results database at ``path`` opened read-only: the one careful way

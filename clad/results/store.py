@@ -229,8 +229,7 @@ class ResultStore(StoreReader):
 
     Use as a context manager, or call :meth:`close`. Methods: :meth:`write` (one run, one
     transaction), :meth:`mark_started`, and those of the reader: :meth:`status` /
-    :meth:`finished_ids`, :meth:`load_results`, :meth:`tidy` (a pandas long table of R) and
-    :meth:`integrity_check`.
+    :meth:`finished_ids`, :meth:`load_results` and :meth:`tidy` (a pandas long table of R).
     """
 
     def __init__(

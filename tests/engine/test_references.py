@@ -11,7 +11,7 @@ import pytest
 
 from clad.engine.settings import Execution
 from clad.engine.benchmark import run_spec
-from clad.engine.references import is_reference
+from clad.engine.references import ReferenceConfig
 from clad.engine.spec import parse_spec
 from clad.results.store import ResultStore
 from clad.errors import SpecError
@@ -74,7 +74,9 @@ def test_references_once_per_dataset_detector_seed_and_metrics_of_every_run(tmp_
     assert (started.total, started.finished_before) == (8, 0)
     assert len([e for e in events if e.kind in ("finished", "shared")]) == 8
     assert not [
-        e for e in events if getattr(e, "config", None) is not None and is_reference(e.config)
+        e
+        for e in events
+        if getattr(e, "config", None) is not None and isinstance(e.config, ReferenceConfig)
     ]
     # counted three ways: reference runs computed by the grid, stored records, and the joint model's fits
     # (the only fits on every training row: naive fits one concept, replay one concept + 30 buffered rows)

@@ -69,8 +69,19 @@ def test_nan_cells_are_masked_not_zero():
     assert np.abs(zero_px - grey).max() > 50
 
 
+def cells_of(ax, label: str) -> set[tuple[int, int]]:
+    """The cells ``(i, j)`` marked by the patch ``label`` (``"learned"``, ``"future"``, ``"never learned"``)
+    of a heatmap drawn by ``plot_heatmap``."""
+    out = set()
+    for p in ax.patches:
+        if p.get_gid() == label:
+            v = p.get_path().vertices.reshape(-1, 5, 2)[:, 0] + 0.5
+            out |= {(int(round(y)), int(round(x))) for x, y in v}
+    return out
+
+
 def test_diagonal_and_future_cells_are_marked():
-    from clad.report.plots import FUTURE_HATCH, UNLEARNED_HATCH, cells_of, plot_heatmap
+    from clad.report.plots import FUTURE_HATCH, UNLEARNED_HATCH, plot_heatmap
 
     R = np.arange(12, dtype=float).reshape(3, 4) / 12
     t = np.array([0, 2, 1, -1])  # C1 learned at step 2, C2 at step 1, C3 never

@@ -120,7 +120,7 @@ def test_rewriting_a_run_replaces_it_and_failed_runs_keep_their_traceback(tmp_pa
         assert store.status() == {CFG.run_id: "ok"} and store.count() == 1
         n_cells = store._con.execute("SELECT COUNT(*) FROM r_cells").fetchone()[0]
         assert n_cells == 2 * 3 * 3
-        assert store.integrity_check() == "ok"
+        assert store._con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert store._con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
