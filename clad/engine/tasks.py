@@ -151,7 +151,7 @@ def plan_tasks(
         return tasks + [Task((c,)) for c in alone]
     groups = sharing_groups(alone) if alone else []
     if workers > 1:
-        while len(groups) < workers and max(len(g) for g in groups) > 1:
+        while groups and len(groups) < workers and max(len(g) for g in groups) > 1:
             big = max(range(len(groups)), key=lambda i: len(groups[i]))
             g = groups.pop(big)
             groups[big:big] = [g[: len(g) // 2], g[len(g) // 2 :]]

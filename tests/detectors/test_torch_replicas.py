@@ -202,6 +202,17 @@ def test_units_are_decided_by_the_spec_and_fall_back_per_strategy():
     assert "torch" in replica_problem(iforest)
 
 
+def test_a_grid_of_replica_units_only_is_planned_for_several_workers():
+    """Every run in a replica unit and nothing left to share: the units are the tasks (planning
+    the sharing groups of no run for two workers once failed on an empty max())."""
+    from clad.engine.sharing import Sharing
+    from clad.engine.tasks import plan_tasks
+
+    spec = parse_spec({**SPEC, "strategies": [{"name": "fine_tune"}]})
+    tasks = plan_tasks(spec.configs, Sharing.of(spec), workers=2, replicas=spec.replicas)
+    assert [(len(t.runs), t.together) for t in tasks] == [(4, True)]
+
+
 def test_replicas_key_is_checked():
     assert parse_spec(SPEC).replicas == 32
     assert parse_spec({**SPEC, "replicas": 1}).replicas == 1
