@@ -305,7 +305,7 @@ def _cmd_leaderboard(args) -> int:
 def _cmd_pull(args) -> int:
     from .bundle.pull import pull
 
-    done = pull(args.source, args.out, sha256=args.sha256)
+    done = pull(args.source, args.out, sha256=args.sha256, unverified=args.unverified)
     for why in done.refused:
         print(f"refused: {why}")
     print(
@@ -880,6 +880,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--sha256",
         default=None,
         help="the sha256 pinning the bundle (a URL's file, or the bundle's)",
+    )
+    pl.add_argument(
+        "--unverified",
+        action="store_true",
+        help="also import, kept apart as unverified, the runs only a plug-in's missing code keeps "
+        "from being recomputed here",
     )
     pl.set_defaults(func=_cmd_pull)
 

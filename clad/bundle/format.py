@@ -46,6 +46,8 @@ __all__ = [
     "sha256_hex",
     "export_bundle",
     "Exported",
+    "UNVERIFIED",
+    "unverified",
 ]
 
 FORMAT = "clad-bundle"
@@ -57,6 +59,9 @@ LOCAL_FIELDS = frozenset(
     {"run_id", "status", "error", "inputs", "shared_from", "result_key", "origin", "config"}
 )
 _ROW_KEYS = ("key", "parts", "config", "record")
+#: what marks a run imported without being recomputable here (its plug-in's code is not available):
+#: the end of its origin and of its scenario's label, so that every table shows it apart
+UNVERIFIED = " (unverified)"
 
 
 class BundleError(DataError):
@@ -87,6 +92,15 @@ def row_of(result: RunResult) -> dict:
         "config": record["config"],
         "record": {k: v for k, v in record.items() if k not in LOCAL_FIELDS},
     }
+
+
+def unverified(result: RunResult) -> bool:
+    """Whether ``result`` was imported as unverified (see :data:`UNVERIFIED`).
+
+    >>> unverified(RunResult("d", "s (unverified)", "x", "y", 0, (), (), origin="bundle sha256:ab (unverified)"))
+    True
+    """
+    return bool(result.origin) and result.origin.endswith(UNVERIFIED)
 
 
 def _said(r: RunResult) -> str:
@@ -141,6 +155,10 @@ def bundle_files(results: Iterable[RunResult]) -> tuple[dict[str, bytes], list[s
     for r in sorted(results, key=lambda r: (r.dataset, r.detector, r.scenario, r.strategy, r.seed)):
         if not r.ok:
             left.append(f"{_said(r)}: failed")
+        elif unverified(r):
+            left.append(
+                f"{_said(r)}: imported unverified (its bundle holds it; it is not re-exported)"
+            )
         elif not r.result_key:
             left.append(
                 f"{_said(r)}: no result key (computed before clad recorded one; run it again to export it)"
