@@ -48,6 +48,7 @@ __all__ = [
     "Exported",
     "UNVERIFIED",
     "unverified",
+    "said",
 ]
 
 FORMAT = "clad-bundle"
@@ -103,8 +104,16 @@ def unverified(result: RunResult) -> bool:
     return bool(result.origin) and result.origin.endswith(UNVERIFIED)
 
 
-def _said(r: RunResult) -> str:
-    return f"{r.dataset} / {r.scenario} / {r.strategy} / {r.detector} / seed {r.seed}"
+def said(record) -> str:
+    """A run in words, from its record (a bundle row's ``record``, or a :class:`RunResult`).
+
+    >>> said({"dataset": "d", "scenario": "s", "strategy": "naive", "detector": "hbos", "seed": 1})
+    'd / s / naive / hbos / seed 1'
+    """
+    get = record.get if isinstance(record, Mapping) else lambda k: getattr(record, k)
+    return " / ".join(str(get(k)) for k in ("dataset", "scenario", "strategy", "detector")) + (
+        f" / seed {get('seed')}"
+    )
 
 
 def _slug(label: str) -> str:
@@ -154,18 +163,18 @@ def bundle_files(results: Iterable[RunResult]) -> tuple[dict[str, bytes], list[s
     rows, left, numbers = {}, [], set()
     for r in sorted(results, key=lambda r: (r.dataset, r.detector, r.scenario, r.strategy, r.seed)):
         if not r.ok:
-            left.append(f"{_said(r)}: failed")
+            left.append(f"{said(r)}: failed")
         elif unverified(r):
             left.append(
-                f"{_said(r)}: imported unverified (its bundle holds it; it is not re-exported)"
+                f"{said(r)}: imported unverified (its bundle holds it; it is not re-exported)"
             )
         elif not r.result_key:
             left.append(
-                f"{_said(r)}: no result key (computed before clad recorded one; run it again to export it)"
+                f"{said(r)}: no result key (computed before clad recorded one; run it again to export it)"
             )
         elif r.result_key["key"] in rows:
             left.append(
-                f"{_said(r)}: the same computation as a run already in the bundle (labels differ)"
+                f"{said(r)}: the same computation as a run already in the bundle (labels differ)"
             )
         else:
             rows[r.result_key["key"]] = row_of(r)

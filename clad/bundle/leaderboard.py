@@ -25,7 +25,7 @@ import numpy as np
 from ..engine.config import RunConfig, canonical
 from ..engine.result_key import canonical_config
 from ..results.record import RunResult
-from .format import UNVERIFIED, Bundle, read_bundle, result_of
+from .format import UNVERIFIED, Bundle, read_bundle, result_of, said
 from .pull import kept_apart, missing_code
 from .sources import opened
 
@@ -128,7 +128,7 @@ def leaderboard(
                 rows[row["key"]] = (row, bundle.sha256)
             elif held[0]["record"]["R"] != row["record"]["R"]:
                 conflicts.append(
-                    f"{' / '.join(str(v) for v in _said(row).values())}: bundles "
+                    f"{said(row['record'])}: bundles "
                     f"{held[1][:12]} and {bundle.sha256[:12]} disagree on R (the first is shown)"
                 )
     results = [_run(row, sha) for row, sha in rows.values()]
