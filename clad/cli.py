@@ -358,6 +358,10 @@ def _cmd_export(args) -> int:
         print(
             f"{done.runs} runs in {done.shards} shards written to {done.path} (bundle sha256 {done.sha256})"
         )
+        if args.index:
+            from .bundle.index import write_index
+
+            print(f"derived index written to {write_index(done.path)}")
         return 0
     if args.format == "mlflow":
         from .engine.export_mlflow import export_mlflow
@@ -864,6 +868,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OUT",
         help="write a bundle instead: every finished run with its result key, in sorted JSON Lines shards "
         "with a manifest (a folder, or one tar when OUT ends with .tar); see docs/guides/bundles.md",
+    )
+    e.add_argument(
+        "--index",
+        action="store_true",
+        help="with --bundle OUT (a folder): also write its derived index.parquet (needs pyarrow)",
     )
     e.set_defaults(func=_cmd_export)
 

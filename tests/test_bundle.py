@@ -623,3 +623,22 @@ def test_a_leaderboard_keeps_unverified_runs_apart(grid, plugin_bundle, tmp_path
         (s == "concept_incremental (unverified)") == (d == "gone_plugin:MeanDistance")
         for d, s in scenario.items()
     )
+
+
+def test_a_derived_parquet_index_beside_the_manifest_leaves_the_bundle_unchanged(grid, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from clad.bundle.index import INDEX, write_index
+
+    done = export_bundle(grid, tmp_path / "b")
+    frame = pd.read_parquet(write_index(tmp_path / "b"))
+    bundle = read_bundle(tmp_path / "b", sha256=done.sha256)  # still the same bundle
+    assert list(frame["key"]) == [r["key"] for r in bundle.rows]
+    assert set(frame["bundle_sha256"]) == {done.sha256}
+    assert list(frame["roc_auc/final_average"]) == [
+        r["record"]["metrics"]["roc_auc"]["final_average"] for r in bundle.rows
+    ]
+    assert (tmp_path / "b" / INDEX).is_file()
+    export_bundle(grid, tmp_path / "b.tar")
+    with pytest.raises(Exception, match="not a bundle folder"):
+        write_index(tmp_path / "b.tar")
