@@ -28,7 +28,7 @@ from ..engine.config import RunConfig, canonical
 from ..engine.identity import module_fingerprint
 from ..engine.result_key import canonical_config, differences, key_of, local_inputs, local_parts
 from ..results.record import RunResult
-from .format import UNVERIFIED, Bundle, read_bundle, result_of
+from .format import UNVERIFIED, Bundle, read_bundle, result_of, said
 from .sources import opened
 
 __all__ = ["Pulled", "plan", "pull", "missing_code", "kept_apart"]
@@ -46,11 +46,6 @@ class Pulled:
     already: int
     refused: tuple[str, ...]
     out: Path | None = None
-
-
-def _describe(config: Mapping) -> str:
-    part = lambda k: (config.get(k) or {}).get("label") or (config.get(k) or {}).get("name")  # noqa: E731
-    return f"{part('dataset')} / {part('scenario')} / {part('strategy')} / {part('detector')} / seed {config.get('seed')}"
 
 
 #: a registered component in place of a plug-in whose code is missing, to find a run's data here
@@ -156,7 +151,9 @@ def _plan_rows(bundle: Bundle, unverified: bool) -> tuple[list[RunResult], list[
             reasons = [why] if parts is None else differences(theirs, parts)
             if parts is not None and _verifiable_but_code(row, parts):
                 reasons.append("importable as unverified (--unverified)")
-            refused.append(f"{_describe(row['config'])}: {'; '.join(reasons)}")
+            refused.append(
+                f"{said({**_labels(row['config']), 'seed': row['config']['seed']})}: {'; '.join(reasons)}"
+            )
     return accepted, refused
 
 
