@@ -623,6 +623,19 @@ def test_a_leaderboard_keeps_unverified_runs_apart(grid, plugin_bundle, tmp_path
         (s == "concept_incremental (unverified)") == (d == "gone_plugin:MeanDistance")
         for d, s in scenario.items()
     )
+    # the headline ranks each scenario group apart: the verified group names no unverified run
+    import html
+    import re
+
+    page = re.sub(r"<[^>]+>", " ", html.unescape((tmp_path / "site" / "index.html").read_text()))
+    groups = re.findall(
+        r"(concept_incremental(?: \(unverified\))? \(\d blocks[^\n]*?)(?=concept_incremental|Do the statistics)",
+        re.sub(r"\s+", " ", page),
+    )
+    verified = [g for g in groups if not g.startswith("concept_incremental (unverified)")]
+    apart = [g for g in groups if g.startswith("concept_incremental (unverified)")]
+    assert verified and apart, groups
+    assert all("gone_plugin" not in g for g in verified) and all("gone_plugin" in g for g in apart)
 
 
 def test_a_derived_parquet_index_beside_the_manifest_leaves_the_bundle_unchanged(grid, tmp_path):
