@@ -46,17 +46,34 @@ __all__ = [
     "sha256_hex",
     "export_bundle",
     "Exported",
+    "UNVERIFIED",
+    "unverified",
+    "said",
 ]
 
 FORMAT = "clad-bundle"
 #: raised when what a reader must understand changes (a reader refuses a newer one)
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
-#: record fields a bundle leaves out: this folder's identities and paths, not the computation's
+#: record fields a bundle leaves out: this folder's identities and paths, not the computation's, and
+#: what a receiver derives from the configuration itself (the seed's reach)
 LOCAL_FIELDS = frozenset(
-    {"run_id", "status", "error", "inputs", "shared_from", "result_key", "origin", "config"}
+    {
+        "run_id",
+        "status",
+        "error",
+        "inputs",
+        "shared_from",
+        "result_key",
+        "origin",
+        "config",
+        "seed_reach",
+    }
 )
 _ROW_KEYS = ("key", "parts", "config", "record")
+#: what marks a run imported without being recomputable here (its plug-in's code is not available):
+#: the end of its origin and of its scenario's label, so that every table shows it apart
+UNVERIFIED = " (unverified)"
 
 
 class BundleError(DataError):
@@ -89,8 +106,25 @@ def row_of(result: RunResult) -> dict:
     }
 
 
-def _said(r: RunResult) -> str:
-    return f"{r.dataset} / {r.scenario} / {r.strategy} / {r.detector} / seed {r.seed}"
+def unverified(result: RunResult) -> bool:
+    """Whether ``result`` was imported as unverified (see :data:`UNVERIFIED`).
+
+    >>> unverified(RunResult("d", "s (unverified)", "x", "y", 0, (), (), origin="bundle sha256:ab (unverified)"))
+    True
+    """
+    return bool(result.origin) and result.origin.endswith(UNVERIFIED)
+
+
+def said(record) -> str:
+    """A run in words, from its record (a bundle row's ``record``, or a :class:`RunResult`).
+
+    >>> said({"dataset": "d", "scenario": "s", "strategy": "naive", "detector": "hbos", "seed": 1})
+    'd / s / naive / hbos / seed 1'
+    """
+    get = record.get if isinstance(record, Mapping) else lambda k: getattr(record, k)
+    return " / ".join(str(get(k)) for k in ("dataset", "scenario", "strategy", "detector")) + (
+        f" / seed {get('seed')}"
+    )
 
 
 def _slug(label: str) -> str:
@@ -140,14 +174,18 @@ def bundle_files(results: Iterable[RunResult]) -> tuple[dict[str, bytes], list[s
     rows, left, numbers = {}, [], set()
     for r in sorted(results, key=lambda r: (r.dataset, r.detector, r.scenario, r.strategy, r.seed)):
         if not r.ok:
-            left.append(f"{_said(r)}: failed")
+            left.append(f"{said(r)}: failed")
+        elif unverified(r):
+            left.append(
+                f"{said(r)}: imported unverified (its bundle holds it; it is not re-exported)"
+            )
         elif not r.result_key:
             left.append(
-                f"{_said(r)}: no result key (computed before clad recorded one; run it again to export it)"
+                f"{said(r)}: no result key (computed before clad recorded one; run it again to export it)"
             )
         elif r.result_key["key"] in rows:
             left.append(
-                f"{_said(r)}: the same computation as a run already in the bundle (labels differ)"
+                f"{said(r)}: the same computation as a run already in the bundle (labels differ)"
             )
         else:
             rows[r.result_key["key"]] = row_of(r)

@@ -4,8 +4,11 @@ The runs of every bundle (:mod:`clad.bundle.sources`) are read and checked, join
 (a run held by two bundles counts once; two bundles disagreeing on one key's R is a conflict,
 listed) and written as a static report by :func:`clad.report.make_report` (the top group with rank
 intervals, per-dataset drill-down, cost and quality; its details page says which bundle each run
-came from). Beside it, ``bundles.csv`` lists each bundle: its sha256, numbers-version, runs and the
-library versions its runs were computed with; with ``previous`` (an earlier bundle), ``changes.csv``
+came from). A run naming a plug-in whose code is not available here cannot be recomputed here: it
+is unverified, and shown apart (its scenario's label ends with ``" (unverified)"``: a group of its
+own in every table, never ranked with the verified runs). Beside it, ``bundles.csv`` lists each
+bundle: its sha256, numbers-version, runs, unverified runs and the library versions its runs were
+computed with; with ``previous`` (an earlier bundle), ``changes.csv``
 lists what is new, what is gone and what moved (the same configuration under another key: other
 libraries, data or numbers-version), with the largest change of a value of R.
 Nothing is computed and no data is read.
@@ -22,7 +25,8 @@ import numpy as np
 from ..engine.config import RunConfig, canonical
 from ..engine.result_key import canonical_config
 from ..results.record import RunResult
-from .format import Bundle, read_bundle, result_of
+from .format import UNVERIFIED, Bundle, read_bundle, result_of, said
+from .pull import kept_apart, missing_code
 from .sources import opened
 
 __all__ = ["Leaderboard", "leaderboard", "changes"]
@@ -37,6 +41,7 @@ class Leaderboard:
     bundles: tuple[str, ...]
     conflicts: tuple[str, ...]
     changes: dict | None
+    unverified: int = 0
 
 
 def _read(source: str) -> Bundle:
@@ -45,9 +50,19 @@ def _read(source: str) -> Bundle:
 
 
 def _run(row: dict, sha256: str) -> RunResult:
-    return result_of(
-        row, run_id=RunConfig.from_dict(row["config"]).run_id, origin=f"bundle sha256:{sha256}"
+    """The run of a bundle row, kept apart when it is unverified here (see the module docstring)."""
+    if not missing_code(row["parts"]):
+        return result_of(
+            row, run_id=RunConfig.from_dict(row["config"]).run_id, origin=f"bundle sha256:{sha256}"
+        )
+    config = kept_apart(row["config"])
+    result = result_of(
+        row,
+        config,
+        run_id=RunConfig.from_dict(config).run_id,
+        origin=f"bundle sha256:{sha256}{UNVERIFIED}",
     )
+    return dataclasses.replace(result, scenario=config["scenario"]["label"])
 
 
 def _said(row: dict) -> dict:
@@ -113,7 +128,7 @@ def leaderboard(
                 rows[row["key"]] = (row, bundle.sha256)
             elif held[0]["record"]["R"] != row["record"]["R"]:
                 conflicts.append(
-                    f"{' / '.join(str(v) for v in _said(row).values())}: bundles "
+                    f"{said(row['record'])}: bundles "
                     f"{held[1][:12]} and {bundle.sha256[:12]} disagree on R (the first is shown)"
                 )
     results = [_run(row, sha) for row, sha in rows.values()]
@@ -124,6 +139,7 @@ def leaderboard(
             "bundle sha256": b.sha256,
             "numbers_version": b.manifest.get("numbers_version"),
             "runs": len(b.rows),
+            "unverified runs": sum(bool(missing_code(r["parts"])) for r in b.rows),
             **{
                 f"{lib}": ", ".join(
                     sorted(
@@ -148,4 +164,11 @@ def leaderboard(
             columns=["change", "dataset", "scenario", "strategy", "detector", "seed", "detail"],
         ).to_csv(out / "changes.csv", index=False)
         moved = {kind: sum(c["change"] == kind for c in found) for kind in ("new", "gone", "moved")}
-    return Leaderboard(out, len(results), tuple(b.sha256 for b in bundles), tuple(conflicts), moved)
+    return Leaderboard(
+        out,
+        len(results),
+        tuple(b.sha256 for b in bundles),
+        tuple(conflicts),
+        moved,
+        sum(r.origin.endswith(UNVERIFIED) for r in results),
+    )

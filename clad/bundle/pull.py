@@ -8,6 +8,12 @@ other row is refused with its reasons (``data bytes``, ``numbers-version``, ``ba
 bundle is read and checked whole before anything is written; the imported runs are written in one
 go, each recording its ``origin`` (``bundle sha256:HEX``) and the inputs it has here (so a later
 ``clad run`` resumes them as finished and retires them if the data changes).
+
+A row that cannot be recomputed here only because a plug-in's code is not available (every other
+part of its key is this machine's) is importable only as *unverified* (``unverified=True``, ``clad
+pull --unverified``): its origin and its scenario's label end with ``" (unverified)"``
+(:data:`clad.bundle.format.UNVERIFIED`), so every table of the report and the leaderboard shows it
+in a group of its own, never ranked with the verified runs, and ``clad export`` leaves it out.
 """
 
 from __future__ import annotations
@@ -16,15 +22,17 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from ..engine.config import RunConfig, canonical
+from ..engine.identity import seed_reach
+from ..engine.identity import module_fingerprint
 from ..engine.result_key import canonical_config, differences, key_of, local_inputs, local_parts
 from ..results.record import RunResult
-from .format import Bundle, read_bundle, result_of
+from .format import UNVERIFIED, Bundle, read_bundle, result_of, said
 from .sources import opened
 
-__all__ = ["Pulled", "plan", "pull"]
+__all__ = ["Pulled", "plan", "pull", "missing_code", "kept_apart"]
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +49,34 @@ class Pulled:
     out: Path | None = None
 
 
-def _describe(config: Mapping) -> str:
-    part = lambda k: (config.get(k) or {}).get("label") or (config.get(k) or {}).get("name")  # noqa: E731
-    return f"{part('dataset')} / {part('scenario')} / {part('strategy')} / {part('detector')} / seed {config.get('seed')}"
+#: a registered component in place of a plug-in whose code is missing, to find a run's data here
+_STAND_INS = {"scenario": "concept_incremental", "strategy": "naive", "detector": "hbos"}
 
 
-def _here(config: Mapping) -> tuple[dict | None, dict | None, str | None]:
-    """``(inputs, parts, None)`` of ``config`` here, or ``(None, None, why not)``."""
+def _inputs_here(config: Mapping, missing: Sequence[str] = ()) -> dict:
+    """:func:`~clad.engine.result_key.local_inputs` of ``config``; with ``missing`` (plug-in
+    modules not available here), its data files read with a stand-in for each such plug-in, and
+    their code ``missing``."""
+    if not missing:
+        return local_inputs(config)
+    stand_in = {
+        **config,
+        **{
+            kind: {"name": name, "params": {}}
+            for kind, name in _STAND_INS.items()
+            if config[kind]["name"].partition(":")[0] in missing
+        },
+    }
+    return {**local_inputs(stand_in), **{f"code {m}": "missing" for m in missing}}
+
+
+def _here(
+    config: Mapping, missing: Sequence[str] = ()
+) -> tuple[dict | None, dict | None, str | None]:
+    """``(inputs, parts, None)`` of ``config`` here (see :func:`_inputs_here`), or ``(None, None,
+    why not)``."""
     try:
-        inputs = local_inputs(config)
+        inputs = _inputs_here(config, missing)
         return inputs, local_parts(config, inputs), None
     except Exception as exc:  # noqa: BLE001 - a row this machine cannot recompute is refused, with why
         return (
@@ -59,6 +86,38 @@ def _here(config: Mapping) -> tuple[dict | None, dict | None, str | None]:
         )
 
 
+def missing_code(parts: Mapping) -> list[str]:
+    """The plug-in modules named by key ``parts`` whose code cannot be found here.
+
+    >>> missing_code({"code": {"code no_such_module_here": "sha256:ab", "code json": "x"}})
+    ['no_such_module_here']
+    """
+    modules = [k.partition(" ")[2] for k in (parts.get("code") or {})]
+    return sorted(m for m in modules if module_fingerprint(m) == "missing")
+
+
+def _verifiable_but_code(row: Mapping, parts: Mapping) -> bool:
+    """Whether ``row`` is the same computation as ``parts`` (computed here) once its plug-ins'
+    missing code is taken as the bundle says: the only thing that cannot be checked here."""
+    missing = missing_code(row["parts"])
+    code = {
+        **parts.get("code", {}),
+        **{f"code {m}": row["parts"]["code"][f"code {m}"] for m in missing},
+    }
+    return bool(missing) and key_of({**parts, "code": code}) == row["key"]
+
+
+def kept_apart(config: Mapping) -> dict:
+    """``config`` with its scenario's label marked :data:`~clad.bundle.format.UNVERIFIED`.
+
+    >>> kept_apart({"scenario": {"name": "concept_aware"}})["scenario"]["label"]
+    'concept_aware (unverified)'
+    """
+    scenario = dict(config["scenario"])
+    scenario["label"] = (scenario.get("label") or scenario["name"]) + UNVERIFIED
+    return {**config, "scenario": scenario}
+
+
 def _labels(config: Mapping) -> dict:
     return {
         k: (config[k].get("label") or config[k]["name"])
@@ -66,39 +125,55 @@ def _labels(config: Mapping) -> dict:
     }
 
 
-def _imported(row: Mapping, config: Mapping, inputs: Mapping, sha256: str) -> RunResult:
+def _imported(
+    row: Mapping, config: Mapping, inputs: Mapping, sha256: str, verified: bool = True
+) -> RunResult:
+    config = config if verified else kept_apart(config)
     result = result_of(
         row,
         config,
         run_id=RunConfig.from_dict(dict(config)).run_id,
         inputs=dict(inputs),
-        origin=f"bundle sha256:{sha256}",
+        origin=f"bundle sha256:{sha256}" + ("" if verified else UNVERIFIED),
     )
-    return dataclasses.replace(result, **_labels(config), seed=int(config["seed"]))
+    cfg = RunConfig.from_dict(dict(config))
+    return dataclasses.replace(
+        result, **_labels(config), seed=int(config["seed"]), seed_reach=seed_reach(cfg)
+    )
+
+
+def _plan_rows(bundle: Bundle, unverified: bool) -> tuple[list[RunResult], list[str]]:
+    accepted, refused = [], []
+    for row in bundle.rows:
+        inputs, parts, why = _here(row["config"], missing_code(row["parts"]))
+        if parts is not None and key_of(parts) == row["key"]:
+            accepted.append(_imported(row, row["config"], inputs, bundle.sha256))
+        elif parts is not None and _verifiable_but_code(row, parts) and unverified:
+            accepted.append(_imported(row, row["config"], inputs, bundle.sha256, verified=False))
+        else:
+            theirs = {**row["parts"], "config": canonical_config(row["config"])}
+            reasons = [why] if parts is None else differences(theirs, parts)
+            if parts is not None and _verifiable_but_code(row, parts):
+                reasons.append("importable as unverified (--unverified)")
+            refused.append(
+                f"{said({**_labels(row['config']), 'seed': row['config']['seed']})}: {'; '.join(reasons)}"
+            )
+    return accepted, refused
 
 
 def plan(
-    bundle: Bundle, configs: Iterable[RunConfig] | None = None
+    bundle: Bundle, configs: Iterable[RunConfig] | None = None, unverified: bool = False
 ) -> tuple[list[RunResult], list[str]]:
-    """``(runs to import, refusals)``: every row of ``bundle`` that is the same computation here, or
-    with ``configs`` (a spec's runs) the row of each configuration whose key here is in the bundle,
-    recorded under that configuration (its labels, its run_id). A configuration the bundle holds
-    under another key is refused with the reasons; one it does not hold is left to compute."""
+    """``(runs to import, refusals)``: every row of ``bundle`` that is the same computation here
+    (with ``unverified``, also every row that would be but for a plug-in's code not available here,
+    imported as unverified: see the module docstring), or with ``configs`` (a spec's runs) the row
+    of each configuration whose key here is in the bundle, recorded under that configuration (its
+    labels, its run_id). A configuration the bundle holds under another key is refused with the
+    reasons; one it does not hold is left to compute."""
+    if configs is None:
+        return _plan_rows(bundle, unverified)
     rows = bundle.by_key
     accepted, refused = [], []
-    if configs is None:
-        for row in bundle.rows:
-            inputs, parts, why = _here(row["config"])
-            if parts is None:
-                refused.append(f"{_describe(row['config'])}: {why}")
-            elif key_of(parts) != row["key"]:
-                reasons = differences(
-                    {**row["parts"], "config": canonical_config(row["config"])}, parts
-                )
-                refused.append(f"{_describe(row['config'])}: {'; '.join(reasons)}")
-            else:
-                accepted.append(_imported(row, row["config"], inputs, bundle.sha256))
-        return accepted, refused
     by_config = {canonical(canonical_config(r["config"])): r for r in bundle.rows}
     for cfg in configs:
         config = cfg.to_dict()
@@ -148,13 +223,15 @@ def pull(
     out: str | Path | None,
     sha256: str | None = None,
     configs: Iterable[RunConfig] | None = None,
+    unverified: bool = False,
 ) -> Pulled:
     """Import the runs of bundle ``source`` (see :mod:`clad.bundle.sources`) that are the same
     computation here into results folder ``out`` (None: only plan and check); ``configs`` limits
-    them to a spec's runs (:func:`plan`). A bundle that cannot be read writes nothing."""
+    them to a spec's runs, ``unverified`` adds those only a plug-in's missing code keeps from being
+    checked (:func:`plan`). A bundle that cannot be read writes nothing."""
     with opened(source, sha256) as (path, pin):
         bundle = read_bundle(path, pin)
-    accepted, refused = plan(bundle, None if configs is None else list(configs))
+    accepted, refused = plan(bundle, None if configs is None else list(configs), unverified)
     already = 0
     if out is not None and accepted:
         already = _write(accepted, Path(out))

@@ -14,7 +14,6 @@ temporary folder removed afterwards).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 import subprocess
 import tempfile
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import unquote, urlparse
 
+from ..datasets.files import sha256_of
 from .format import BundleError
 
 __all__ = ["opened", "parse_pin"]
@@ -47,18 +47,10 @@ def parse_pin(source: str, sha256: str | None = None) -> tuple[str, str | None]:
     return (base if fragment else source), (pin.lower() if pin else None)
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _pinned_file(path: Path, pin: str, source: str) -> Path:
     if not path.is_file():
         raise BundleError(f"{source!r}: no file at {str(path)!r}")
-    got = _sha256_file(path)
+    got = sha256_of(path)
     if got != pin:
         raise BundleError(f"{source!r} has sha256 {got}; expected {pin} (pinned)")
     return path
@@ -139,6 +131,6 @@ def opened(source: str, sha256: str | None = None) -> Iterator[tuple[Path, str |
                 "http:// or git+URL@COMMIT"
             )
         path = Path(source)
-        if pin and path.is_file() and _sha256_file(path) == pin:  # a tar pinned by its own sha256
+        if pin and path.is_file() and sha256_of(path) == pin:  # a tar pinned by its own sha256
             pin = None
         yield path, pin

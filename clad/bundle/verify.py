@@ -25,7 +25,7 @@ import numpy as np
 from ..engine.config import RunConfig
 from ..errors import CladValueError
 from ..engine.result_key import differences, key_of, local_parts, canonical_config
-from .format import Bundle
+from .format import Bundle, said
 
 __all__ = [
     "stratified_sample",
@@ -180,7 +180,7 @@ def verify(
     agreed, disagreed, unchecked = 0, [], []
     for i in picked:
         row = rows[i]
-        what = _describe(row)
+        what = said(row["record"])
         R, why = recomputed(row)
         if R is None:
             unchecked.append(f"{what}: {why}")
@@ -202,13 +202,6 @@ def verify(
         tuple(unchecked),
         float(tolerance),
         {p: catch_probability(n, len(picked), p) for p in (0.01, 0.05)} if n else {},
-    )
-
-
-def _describe(row: Mapping) -> str:
-    r = row["record"]
-    return (
-        f"{r['dataset']} / {r['scenario']} / {r['strategy']} / {r['detector']} / seed {r['seed']}"
     )
 
 

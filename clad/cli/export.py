@@ -49,7 +49,7 @@ def run_pull(args) -> int:
     """Import a bundle's runs that are the same computation here; each refusal with its reason."""
     from ..bundle.pull import pull
 
-    done = pull(args.source, args.out, sha256=args.sha256)
+    done = pull(args.source, args.out, sha256=args.sha256, unverified=args.unverified)
     for why in done.refused:
         print(f"refused: {why}")
     print(
@@ -71,6 +71,10 @@ def run_export(args) -> int:
         print(
             f"{done.runs} runs in {done.shards} shards written to {done.path} (bundle sha256 {done.sha256})"
         )
+        if args.index:
+            from ..bundle.index import write_index
+
+            print(f"derived index written to {write_index(done.path)}")
         return 0
     if args.format == "mlflow":
         from ..engine.export_mlflow import export_mlflow
@@ -134,6 +138,11 @@ def add_export(sub) -> None:
         help="write a bundle instead: every finished run with its result key, in sorted JSON Lines shards "
         "with a manifest (a folder, or one tar when OUT ends with .tar); see docs/guides/bundles.md",
     )
+    e.add_argument(
+        "--index",
+        action="store_true",
+        help="with --bundle OUT (a folder): also write its derived index.parquet (needs pyarrow)",
+    )
     e.set_defaults(func=run_export)
 
 
@@ -152,6 +161,12 @@ def add_pull(sub) -> None:
         "--sha256",
         default=None,
         help="the sha256 pinning the bundle (a URL's file, or the bundle's)",
+    )
+    pl.add_argument(
+        "--unverified",
+        action="store_true",
+        help="also import, kept apart as unverified, the runs only a plug-in's missing code keeps "
+        "from being recomputed here",
     )
     pl.set_defaults(func=run_pull)
 

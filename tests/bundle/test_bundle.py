@@ -549,3 +549,109 @@ def test_the_standard_benchmark_spec_is_valid_and_its_card_states_its_size():
     spec = load_spec(folder / "clad-standard-1.toml")
     card = (folder / "clad-standard-1.md").read_text()
     assert f"**Size.** {len(spec.configs)} runs" in card and spec.name == "clad-standard-1"
+
+
+@pytest.fixture(scope="module")
+def plugin_bundle(tmp_path_factory):
+    """A bundle of a detector plug-in's 8 runs on the bundled grid; then the plug-in's code is gone."""
+    import importlib
+    import sys
+
+    from clad.engine.benchmark import run_spec
+    from clad.engine.spec import parse_spec
+
+    folder = tmp_path_factory.mktemp("plugin")
+    (folder / "gone_plugin.py").write_text(PLUGIN)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.syspath_prepend(str(folder))
+        spec = parse_spec({**GRID, "detectors": [{"name": "gone_plugin:MeanDistance"}]})
+        run_spec(spec, folder / "out")
+        export_bundle(folder / "out", folder / "b")
+    (folder / "gone_plugin.py").unlink()
+    sys.modules.pop("gone_plugin", None)
+    importlib.invalidate_caches()
+    return folder / "b"
+
+
+@pytest.mark.slow
+def test_runs_whose_plug_in_code_is_missing_are_importable_only_as_unverified(
+    plugin_bundle, tmp_path
+):
+    from clad.bundle.format import UNVERIFIED, unverified
+    from clad.bundle.pull import pull
+    from clad.report import make_report
+
+    refused = pull(str(plugin_bundle), tmp_path / "out")
+    assert not refused.imported and len(refused.refused) == 8
+    assert all(
+        "plug-in code: code gone_plugin sha256:" in why
+        and "-> missing" in why
+        and why.endswith("importable as unverified (--unverified)")
+        for why in refused.refused
+    )
+    done = pull(str(plugin_bundle), tmp_path / "out", unverified=True)
+    assert len(done.imported) == 8 and not done.refused
+    runs = load_results(tmp_path / "out")
+    assert len(runs) == 8 and all(unverified(r) for r in runs)
+    assert {r.scenario for r in runs} == {"concept_incremental" + UNVERIFIED}
+    assert {r.origin for r in runs} == {f"bundle sha256:{done.sha256}{UNVERIFIED}"}
+    assert {r.result_key["key"] for r in runs} == {
+        r["key"] for r in read_bundle(plugin_bundle).rows
+    }
+    left = export_bundle(tmp_path / "out", tmp_path / "again")
+    assert left.runs == 0 and all("imported unverified" in why for why in left.left_out)
+    # the report of verified and unverified runs together: a group of its own in every table
+    html = make_report(runs, tmp_path / "report").all_text()
+    assert "concept_incremental (unverified)" in html
+
+
+@pytest.mark.slow
+def test_a_leaderboard_keeps_unverified_runs_apart(grid, plugin_bundle, tmp_path):
+    import csv
+
+    from clad.bundle.leaderboard import leaderboard
+
+    export_bundle(grid, tmp_path / "base")
+    done = leaderboard([str(tmp_path / "base"), str(plugin_bundle)], tmp_path / "site")
+    assert done.runs == 24 and done.unverified == 8
+    bundles = list(csv.DictReader((tmp_path / "site" / "bundles.csv").open()))
+    assert [b["unverified runs"] for b in bundles] == ["0", "8"]
+    table = list(csv.DictReader((tmp_path / "site" / "leaderboard.csv").open()))
+    scenario = {row["detector"]: row["scenario"] for row in table}
+    assert set(scenario.values()) == {"concept_incremental", "concept_incremental (unverified)"}
+    assert all(
+        (s == "concept_incremental (unverified)") == (d == "gone_plugin:MeanDistance")
+        for d, s in scenario.items()
+    )
+    # the headline ranks each scenario group apart: the verified group names no unverified run
+    import html
+    import re
+
+    page = re.sub(r"<[^>]+>", " ", html.unescape((tmp_path / "site" / "index.html").read_text()))
+    groups = re.findall(
+        r"(concept_incremental(?: \(unverified\))? \(\d blocks[^\n]*?)(?=concept_incremental|Do the statistics)",
+        re.sub(r"\s+", " ", page),
+    )
+    verified = [g for g in groups if not g.startswith("concept_incremental (unverified)")]
+    apart = [g for g in groups if g.startswith("concept_incremental (unverified)")]
+    assert verified and apart, groups
+    assert all("gone_plugin" not in g for g in verified) and all("gone_plugin" in g for g in apart)
+
+
+def test_a_derived_parquet_index_beside_the_manifest_leaves_the_bundle_unchanged(grid, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from clad.bundle.index import INDEX, write_index
+
+    done = export_bundle(grid, tmp_path / "b")
+    frame = pd.read_parquet(write_index(tmp_path / "b"))
+    bundle = read_bundle(tmp_path / "b", sha256=done.sha256)  # still the same bundle
+    assert list(frame["key"]) == [r["key"] for r in bundle.rows]
+    assert set(frame["bundle_sha256"]) == {done.sha256}
+    assert list(frame["roc_auc/final_average"]) == [
+        r["record"]["metrics"]["roc_auc"]["final_average"] for r in bundle.rows
+    ]
+    assert (tmp_path / "b" / INDEX).is_file()
+    export_bundle(grid, tmp_path / "b.tar")
+    with pytest.raises(Exception, match="not a bundle folder"):
+        write_index(tmp_path / "b.tar")

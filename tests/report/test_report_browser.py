@@ -343,21 +343,22 @@ def grid_report(tmp_path_factory):
         return make_report(runs, out, {"name": "a grid of 1,000 runs"})
 
 
-def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):
+def _holds_its_budget(browser, index: Path, pages: dict[str, Path], n_blocks: int) -> None:
+    """The first page within its budget; on every page every image loaded, nothing wider than the
+    page, block pages within their height, every link leading to a file of the site and no
+    console error; every block page linked."""
     import urllib.parse
 
     browser.set_window_size(1400, 1000)
-    browser.get(grid_report.index.resolve().as_uri())
+    browser.get(index.resolve().as_uri())
     height = browser.execute_script("return document.documentElement.scrollHeight")
-    size = grid_report.index.stat().st_size + sum(
-        p.stat().st_size for p in (grid_report.out_dir / "assets").iterdir()
-    )
-    print(f"first page of 1,000 runs: {height} px, {size / 1e6:.2f} MB")
+    size = index.stat().st_size + sum(p.stat().st_size for p in (index.parent / "assets").iterdir())
+    print(f"first page: {height} px, {size / 1e6:.2f} MB")
     assert height <= FIRST_PAGE_BUDGET[0] and size <= FIRST_PAGE_BUDGET[1], (height, size)
-    block_pages = [p for name, p in grid_report.pages.items() if name.startswith("blocks/")]
-    assert len(block_pages) == 8
+    block_pages = [p for name, p in pages.items() if name.startswith("blocks/")]
+    assert len(block_pages) == n_blocks
     checked = set()
-    for name, path in grid_report.pages.items():
+    for name, path in pages.items():
         browser.get(path.resolve().as_uri())
         images = _load_images(browser)
         broken = [
@@ -372,9 +373,7 @@ def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):
         links = browser.execute_script(
             "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"
         )
-        for href in (
-            links
-        ):  # every link leads to a file of the report (and an anchor on it, when it names one)
+        for href in links:  # every link leads to a file of the site (and an anchor on it)
             url = urllib.parse.urlsplit(href)
             assert url.scheme == "file", href
             target = urllib.parse.unquote(url.path)
@@ -383,6 +382,10 @@ def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):
     assert {str(p.resolve()) for p in block_pages} <= checked  # every block page is linked
     errors = [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
     assert not errors, errors
+
+
+def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):
+    _holds_its_budget(browser, grid_report.index, grid_report.pages, 8)
     # the ranking table sorts and filters in the browser
     browser.get(grid_report.index.resolve().as_uri())
     box = browser.find_element("css selector", "input[data-filter='ranking-table']")
@@ -392,3 +395,28 @@ def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):
         ".filter(r => r.style.display !== 'none').map(r => r.textContent)"
     )
     assert shown and all("copod" in t for t in shown)
+
+
+# -- the standard benchmark's leaderboard -------------------------------------------------------
+
+STANDARD_BUNDLE = Path(__file__).resolve().parents[1] / "scenarios/standard/clad-standard-1.bundle"
+EXTRA_BUNDLE = Path(__file__).resolve().parent / "data" / "standard-copod-slice.bundle"
+
+
+def test_the_standard_leaderboard_holds_its_budget_in_chromium(browser, tmp_path):
+    """``clad leaderboard`` of the standard benchmark's published bundle and one extra detector's
+    bundle (COPOD on two of its data sets): budget, every link, no console error."""
+    from clad.bundle.leaderboard import leaderboard
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        done = leaderboard([str(STANDARD_BUNDLE), str(EXTRA_BUNDLE)], tmp_path / "site", jobs=2)
+    assert done.runs == 840 + 84 and not done.conflicts and done.unverified == 0
+    pages = {
+        p.relative_to(done.out).as_posix(): p
+        for p in [*done.out.glob("*.html"), *done.out.glob("blocks/*.html")]
+    }
+    _holds_its_budget(browser, done.out / "index.html", pages, 5)
+    browser.get((done.out / "index.html").resolve().as_uri())
+    findings = "\n".join(e.text for e in browser.find_elements("css selector", ".findings"))
+    assert "copod" in browser.page_source and "concept_incremental" in findings

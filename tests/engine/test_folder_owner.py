@@ -14,7 +14,7 @@ from clad.engine.folder import LOCK_NAME, FolderInUse, FolderLock
 
 from tests.runner_helpers import synthetic, write_spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_second_lock_is_refused_naming_the_holder_and_the_file_goes_with_it(tmp_path):
