@@ -183,7 +183,7 @@ def _curves_layers(values: list[dict], colour: dict, tooltip: list, base: str) -
                     "encoding": {
                         "y": {"field": "lo", "type": "quantitative"},
                         "y2": {"field": "hi"},
-                        "color": {**colour, "legend": None},
+                        "color": colour,  # the lines' legend: merged into one
                     },
                 }
             ]

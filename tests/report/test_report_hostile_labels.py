@@ -364,3 +364,23 @@ def test_a_grid_of_hostile_names_run_and_reported_end_to_end(browser, tmp_path):
             if href.startswith("file://"):
                 assert Path(unquote(href[len("file://") :].split("#")[0])).exists(), href[:200]
     assert drawn >= 2 * 4
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None, reason="needs Chromium and its driver"
+)
+def test_every_learning_curve_names_its_lines_in_a_legend(browser, tmp_path):
+    """The curves' ± std bands share the lines' colours: one legend names every configuration (a
+    band whose colour had no legend once hid the lines' legend as well)."""
+    runs = _runs(("d",), ("iforest", "lof"), ("naive", "replay"), ("A", "B", "C"))
+    report = _report(runs, tmp_path / "report")
+    page = next(p for name, p in report.pages.items() if name.startswith("blocks/"))
+    page_figures(browser, page)
+    legends = browser.execute_script(
+        "return Array.from(document.querySelectorAll('div.chart[data-chart*=\"curves\"]'))"
+        ".map(e => Array.from(e.querySelectorAll('.role-legend-label text')).map(t => t.textContent))"
+    )
+    assert legends, "no learning-curves figure on the block page"
+    for labels in legends:
+        assert {"naive + iforest", "replay + lof"} <= set(labels), labels
