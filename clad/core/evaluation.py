@@ -131,6 +131,8 @@ class Evaluator:
         The training concepts in learning order (an anytime row of training concept number ``k``
         is calibrated on the rows of ``train_names[k]``).
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from sklearn.ensemble import IsolationForest
     >>> from clad.datasets import make_synthetic

@@ -103,6 +103,8 @@ class AutoEncoder(TorchDetector):
         afterwards); 1 is often fastest for networks this small on a busy CPU.
     random_state : int or None
 
+    Examples
+    --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).normal(size=(200, 4))
     >>> ae = AutoEncoder(hidden_sizes=(8, 2), epochs=5, random_state=0).fit(X)

@@ -169,6 +169,8 @@ def score_matrix(
     blocks : sequence of str
         The configuration fields that make a block (a row; by default the dataset).
 
+    Examples
+    --------
     >>> from clad.results.record import RunResult
     >>> rs = [RunResult(ds, sc, st, det, 0, metrics={"roc_auc": {"continual_average": v}})
     ...       for ds, sc, st, det, v in [("d", "s1", "naive", "a", 0.6), ("d", "s1", "cumulative", "a", 0.8),
@@ -244,6 +246,8 @@ def compare_methods(
     notes : sequence of str
         Caveats about the blocks, kept with the result.
 
+    Examples
+    --------
     >>> scores = pd.DataFrame({"A": [0.9, 0.8, 0.85, 0.95], "B": [0.7, 0.6, 0.65, 0.8],
     ...                        "C": [0.5, 0.55, 0.6, 0.7]})
     >>> c = compare_methods(scores)

@@ -83,6 +83,8 @@ def cell_text(
     digits : int, default 3
         Digits after the point.
 
+    Examples
+    --------
     >>> cell_text(0.81234, 0.0123, 3, 0.78, 0.84)
     '0.812 ± 0.012'
     >>> cell_text(0.5, float("nan"), 1), cell_text(float("nan"), 0.1, 0)
@@ -122,6 +124,8 @@ def interval_text(
     digits : int, default 3
         Digits after the point.
 
+    Examples
+    --------
     >>> interval_text(0.8, 4, 0.75, 0.85)
     'mean 0.800, 95 % t-interval [0.750, 0.850], n = 4 values'
     >>> interval_text(0.8, 2, values="0.700 0.900")
@@ -432,6 +436,8 @@ def frame_html(
     classes : str, default "table"
         The table's CSS classes.
 
+    Examples
+    --------
     >>> frame_html(pd.DataFrame({"a<": [0.5, float("nan")]}), pd.DataFrame({"a<": [True, False]})).count("<td")
     2
     """
