@@ -74,7 +74,7 @@ def test_nasa_smap_ranges_end_to_end(tmp_path, monkeypatch, capsys):
     )
     channel_table = pd.read_csv(out / "report" / "per_series.csv")
     assert channel_table["series"].nunique() == 54 and channel_table["chance"].notna().any()
-    assert len(list((out / "report" / "figures").glob("trace__*.png"))) == 2
+    assert len(list((out / "report" / "figures").glob("trace__*.js"))) == 2  # drawn by the browser
     assert main(["export", str(out), "--per-series"]) == 0
     table = pd.read_csv(out / "per_series.csv")
     # 54 channels (P-2 once) x 10 steps, for each of the two runs

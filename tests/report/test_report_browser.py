@@ -399,8 +399,8 @@ def test_grid_report_holds_its_budget_in_chromium(grid_report, browser):
 
 # -- the standard benchmark's leaderboard -------------------------------------------------------
 
-STANDARD_BUNDLE = Path(__file__).resolve().parents[1] / "scenarios/standard/clad-standard-1.bundle"
-EXTRA_BUNDLE = Path(__file__).resolve().parent / "data" / "standard-copod-slice.bundle"
+STANDARD_BUNDLE = Path(__file__).resolve().parents[2] / "scenarios/standard/clad-standard-1.bundle"
+EXTRA_BUNDLE = Path(__file__).resolve().parents[1] / "data" / "standard-copod-slice.bundle"
 
 
 def test_the_standard_leaderboard_holds_its_budget_in_chromium(browser, tmp_path):
@@ -410,7 +410,7 @@ def test_the_standard_leaderboard_holds_its_budget_in_chromium(browser, tmp_path
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        done = leaderboard([str(STANDARD_BUNDLE), str(EXTRA_BUNDLE)], tmp_path / "site", jobs=2)
+        done = leaderboard([str(STANDARD_BUNDLE), str(EXTRA_BUNDLE)], tmp_path / "site")
     assert done.runs == 840 + 84 and not done.conflicts and done.unverified == 0
     pages = {
         p.relative_to(done.out).as_posix(): p
