@@ -29,7 +29,7 @@ from typing import Iterable, Mapping
 
 from .._version import NUMBERS_VERSION
 from ..errors import DataError
-from ..results.record import RECORD_FIELDS, RunResult
+from ..results.record import RECORD_FIELDS, UNVERIFIED, RunResult
 
 __all__ = [
     "FORMAT",
@@ -71,9 +71,6 @@ LOCAL_FIELDS = frozenset(
     }
 )
 _ROW_KEYS = ("key", "parts", "config", "record")
-#: what marks a run imported without being recomputable here (its plug-in's code is not available):
-#: the end of its origin and of its scenario's label, so that every table shows it apart
-UNVERIFIED = " (unverified)"
 
 
 class BundleError(DataError):

@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..results.record import RunResult
+from ..results.record import UNVERIFIED, RunResult
 from . import html as H
 from .tuning_validity import tuning_section, validity_section
 from .pages import warnings_html
@@ -133,10 +133,19 @@ def _runs_frame(results: Sequence[RunResult]) -> pd.DataFrame:
         ]
     )
     if any(r.origin for r in results):  # imported from a bundle (clad pull, clad run --from)
-        runs["origin"] = [
-            r.origin[: len("bundle sha256:") + 12] if r.origin else "computed here" for r in results
-        ]
+        runs["origin"] = [_origin_shown(r.origin) if r.origin else "computed here" for r in results]
     return runs
+
+
+def _origin_shown(origin: str, cut: str = "") -> str:
+    """A bundle origin with its sha256 cut to 12 digits (``cut`` after them), keeping an unverified
+    import's mark.
+
+    >>> _origin_shown("bundle sha256:" + "ab" * 32 + UNVERIFIED)
+    'bundle sha256:abababababab (unverified)'
+    """
+    mark = UNVERIFIED if origin.endswith(UNVERIFIED) else ""
+    return origin[: len("bundle sha256:") + 12] + cut + mark
 
 
 def _runs_html(results: Sequence[RunResult], runs_csv: Path | None) -> list[str]:
@@ -147,7 +156,7 @@ def _runs_html(results: Sequence[RunResult], runs_csv: Path | None) -> list[str]
         bundles = sorted({r.origin for r in imported})
         out.append(
             f"<p>Origin: {len(results) - len(imported)} runs computed here, {len(imported)} imported from "
-            f"{H.html.escape(', '.join(b[: len('bundle sha256:') + 12] + '…' for b in bundles))} (each "
+            f"{H.html.escape(', '.join(_origin_shown(b, '…') for b in bundles))} (each "
             "the same computation here by its result key: clad pull, clad run --from).</p>"
         )
     n_shared = sum(1 for r in results if r.shared_from)

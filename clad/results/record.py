@@ -40,7 +40,12 @@ __all__ = [
     "atomic_write_text",
     "to_jsonable",
     "is_tuning_run",
+    "UNVERIFIED",
 ]
+
+#: what marks a run imported without being recomputable here (its plug-in's code is not available):
+#: the end of its origin and of its scenario's label, so that every table shows it apart
+UNVERIFIED = " (unverified)"
 
 _PACKAGES = {
     "numpy": "numpy",

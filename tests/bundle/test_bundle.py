@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -603,6 +604,8 @@ def test_runs_whose_plug_in_code_is_missing_are_importable_only_as_unverified(
     # the report of verified and unverified runs together: a group of its own in every table
     html = make_report(runs, tmp_path / "report").all_text()
     assert "concept_incremental (unverified)" in html
+    # and the details page says of each imported run whether it was verified
+    assert re.search(r"bundle sha256:[0-9a-f]{12} \(unverified\)", html)
 
 
 @pytest.mark.slow
