@@ -195,7 +195,7 @@ def run_spec(
     """
     from .executors import check_execution
     from .forkserver import prestart_workers
-    from ..results.store import DEFAULT_NAME
+    from ..results.reading import DEFAULT_NAME
 
     spec = spec_of(spec)
     execution = execution if execution is not None else Execution.of(spec)

@@ -18,7 +18,8 @@ from typing import Iterator, Sequence
 from ..errors import CladError, CladValueError
 from .config import RunConfig
 from .run import failed_result
-from .tasks import RunEvent, Task, compute, utc
+from ..results.store import utc_now
+from .tasks import RunEvent, Task, compute
 
 __all__ = ["iter_dask", "ClusterLost", "LOST_CLUSTER_SECONDS"]
 
@@ -138,7 +139,7 @@ class _Cluster:
             key=f"clad-run-{task.kept[0].run_id}-{time.time_ns()}",
             pure=False,
         )
-        self.inflight[fut.key] = (fut, task, utc())
+        self.inflight[fut.key] = (fut, task, utc_now())
         for cfg in task.kept:
             yield RunEvent("started", cfg, started=self.inflight[fut.key][2])
 
@@ -160,7 +161,7 @@ class _Cluster:
             outcomes = fut.result()
         except Exception:  # noqa: BLE001 - the task itself failed (not the run)
             why = traceback.format_exc()
-            outcomes = [(failed_result(c, why), started, utc()) for c in task.kept]
+            outcomes = [(failed_result(c, why), started, utc_now()) for c in task.kept]
         fut.release()
         for cfg, (result, started_at, finished) in zip(task.kept, outcomes):
             yield RunEvent("finished", cfg, result=result, started=started_at, finished=finished)

@@ -26,7 +26,8 @@ from ..errors import CladValueError
 from .config import RunConfig
 from .run import execution_order
 from .settings import Execution
-from .tasks import RunEvent, Task, outcomes, plan_tasks, utc
+from ..results.store import utc_now
+from .tasks import RunEvent, Task, outcomes, plan_tasks
 
 __all__ = ["execute_grid", "check_execution"]
 
@@ -60,7 +61,7 @@ def _iter_sequential(
         computing = outcomes(task, timeout, threads, on_step)
         for runs in task.starts():
             for cfg in runs:
-                yield RunEvent("started", cfg, started=utc())
+                yield RunEvent("started", cfg, started=utc_now())
             for cfg in runs:
                 result, started, finished = next(computing)
                 yield RunEvent("finished", cfg, result=result, started=started, finished=finished)
@@ -76,20 +77,19 @@ def execute_grid(
     whole: Sequence[RunConfig] | None = None,
 ) -> Iterator[RunEvent]:
     """Compute every configuration where ``execution`` (an :class:`~clad.engine.settings.Execution`;
-        default: one after another here) says, and yield a ``"started"`` and a ``"finished"`` event
-        for each, as they happen. Each run uses at most ``execution.threads`` BLAS/OpenMP/torch
-        threads (None: no limit, and then results may depend on the executor). ``on_step(config,
-        step_name, step_index)`` is called after every evaluated concept step of a run computed here
-        (``jobs=1``, no Dask); with ``jobs > 1`` and ``on_step`` given, each step of a worker's run is
-        yielded as a ``"step"`` event instead (through a queue; not on Dask nor SLURM).
-        SLURM records its jobs in
-        ``store`` (:mod:`clad.engine.slurm`). Closing the generator (or Ctrl-C) stops the workers.
+    default: one after another here) says, and yield a ``"started"`` and a ``"finished"`` event
+    for each, as they happen. Each run uses at most ``execution.threads`` BLAS/OpenMP/torch
+    threads (None: no limit, and then results may depend on the executor). ``on_step(config,
+    step_name, step_index)`` is called after every evaluated concept step of a run computed here
+    (``jobs=1``, no Dask); with ``jobs > 1`` and ``on_step`` given, each step of a worker's run is
+    yielded as a ``"step"`` event instead (through a queue; not on Dask nor SLURM). SLURM records
+    its jobs in ``store`` (:mod:`clad.engine.slurm`). Closing the generator (or Ctrl-C) stops the workers.
 
-        The runs are planned into tasks (:func:`~clad.engine.tasks.plan_tasks`: replica units of
-        ``execution.replicas`` runs at most, sharing groups when ``sharing`` — a
-        :class:`~clad.engine.sharing.Sharing` — is on; with several workers, the largest group first
-        and a grid with fewer groups than workers has its largest groups halved until every worker has
-        one), and every back end computes each task with :func:`~clad.engine.tasks.compute`. ``whole``
+    The runs are planned into tasks (:func:`~clad.engine.tasks.plan_tasks`: replica units of
+    ``execution.replicas`` runs at most, sharing groups when ``sharing`` — a
+    :class:`~clad.engine.sharing.Sharing` — is on; with several workers, the largest group first
+    and a grid with fewer groups than workers has its largest groups halved until every worker has
+    one), and every back end computes each task with :func:`~clad.engine.tasks.compute`. ``whole``
     (default: ``configs``) is the grid the replica units are cut from, so that a resumed grid trains
     its runs in the units of the uninterrupted one."""
     ex = execution or Execution()

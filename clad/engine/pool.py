@@ -22,7 +22,8 @@ from typing import Iterator, Sequence
 
 from .forkserver import mp_context
 from .run import failed_result
-from .tasks import RunEvent, utc, THREAD_ENV_VARS, Task, compute, thread_env, timeout_result
+from ..results.store import utc_now
+from .tasks import RunEvent, THREAD_ENV_VARS, Task, compute, thread_env, timeout_result
 
 __all__ = ["iter_processes", "exit_with"]
 
@@ -114,7 +115,7 @@ def _stop_quietly(pool, queue) -> None:
 def _failed(task: Task, started: str, why: str) -> list[RunEvent]:
     """A ``"finished"`` event for each run of ``task``, failed for ``why``."""
     return [
-        RunEvent("finished", c, result=failed_result(c, why), started=started, finished=utc())
+        RunEvent("finished", c, result=failed_result(c, why), started=started, finished=utc_now())
         for c in task.kept
     ]
 
@@ -198,7 +199,7 @@ class _Pool:
             except RuntimeError:  # the pool failed between two runs
                 broken.append(task)
                 return
-            self.inflight[fut] = (task, utc())
+            self.inflight[fut] = (task, utc_now())
             for cfg in task.kept:
                 yield RunEvent("started", cfg, started=self.inflight[fut][1])
 
@@ -209,7 +210,7 @@ class _Pool:
 
         from pebble import ProcessExpired
 
-        finished = utc()
+        finished = utc_now()
         try:
             return fut.result()
         except TimeoutError:
@@ -263,7 +264,7 @@ class _Pool:
         for task in (t for b in broken for t in b.alone()):
             if task.kept[0].run_id in self.retried:
                 why = "the worker processes failed twice while computing this run"
-                yield from _failed(task, utc(), why)
+                yield from _failed(task, utc_now(), why)
             else:
                 self.retried.add(task.kept[0].run_id)
                 self.todo.append(task)

@@ -33,6 +33,7 @@ from typing import Callable, Iterator, Sequence
 
 from ..core.time_limit import RunTimeout, time_limit
 from ..results.record import RunResult
+from ..results.store import utc_now
 from .config import RunConfig
 from .run import failed_result, run_safely
 
@@ -45,7 +46,6 @@ __all__ = [
     "THREAD_ENV_VARS",
     "Outcome",
     "RunEvent",
-    "utc",
 ]
 
 log = logging.getLogger(__name__)
@@ -193,20 +193,13 @@ def outcomes(
     cache = task.sharing.cache_for(task.runs) if task.sharing is not None else None
     for cfg in task.runs:  # each with its time limit, never raising (a failed result instead)
         step = None if on_step is None else functools.partial(on_step, cfg)
-        started = utc()
+        started = utc_now()
         try:
             with using(cache), limited_threads(threads), time_limit(timeout):
                 result = run_safely(cfg, on_step=step)
         except RunTimeout:  # a BaseException: run_safely lets it through
             result = timeout_result(cfg, timeout or 0.0, traceback.format_exc())
-        yield result, started, utc()
-
-
-def utc() -> str:
-    """Now, as UTC ISO 8601."""
-    from ..results.store import utc_now
-
-    return utc_now()
+        yield result, started, utc_now()
 
 
 def timeout_result(cfg: RunConfig, seconds: float, detail: str = "") -> RunResult:
@@ -296,7 +289,7 @@ def _unit(
     step_lock = threading.Lock()
 
     def member(i: int, cfg: RunConfig) -> None:
-        started = utc()
+        started = utc_now()
         step = None
         if on_step is not None:
 
@@ -309,7 +302,7 @@ def _unit(
                 result = run_safely(cfg, on_step=step)
         except BaseException:  # noqa: BLE001 - recorded as the run's failure
             result = failed_result(cfg, traceback.format_exc())
-        out[i] = (result, started, utc())
+        out[i] = (result, started, utc_now())
 
     with limited_threads(threads), routing():
         workers = [

@@ -242,7 +242,14 @@ def curves_chart(curves: pd.DataFrame, title: str, height: int = 220) -> tuple[d
         "type": "nominal",
         "scale": colours,
         "title": "strategy + detector",
-        "legend": {"orient": "bottom", "columns": 3, "symbolType": "stroke"},
+        # the band's opacity would fade the merged legend's swatches: drawn as solid lines
+        "legend": {
+            "orient": "bottom",
+            "columns": 3,
+            "symbolType": "stroke",
+            "symbolOpacity": 1,
+            "symbolStrokeWidth": 2,
+        },
     }
     tooltip = [
         {"field": "config", "title": "strategy + detector"},

@@ -57,19 +57,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .reading import DEFAULT_NAME, StoreReader, damage_of, database_path
+from .reading import StoreReader, damage_of, database_path
 from .record import RunResult
 from .rows import FIELD_OF, JSON, OPTIONAL, PLAIN, json_text, real, split_metrics
 from ..errors import DataError
 
-__all__ = [
-    "ResultStore",
-    "DEFAULT_NAME",
-    "writable_destination",
-    "DestinationError",
-    "SCHEMA",
-    "utc_now",
-]
+__all__ = ["ResultStore", "writable_destination", "DestinationError", "SCHEMA", "utc_now"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
