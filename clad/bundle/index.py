@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..atomic import atomic_output
 from ..errors import DataError
 from .format import Bundle, read_bundle
 
@@ -65,5 +66,6 @@ def write_index(folder: str | Path) -> Path:
     frame = pd.DataFrame(index_rows(read_bundle(folder)))
     frame["seed"] = frame["seed"].astype("int64")
     path = folder / INDEX
-    frame.to_parquet(path, index=False, engine="pyarrow")
+    with atomic_output(path) as tmp:  # never a half-written index beside the bundle
+        frame.to_parquet(tmp, index=False, engine="pyarrow")
     return path

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ..engine.config import RunConfig, canonical
-from ..engine.identity import seed_reach
-from ..engine.identity import module_fingerprint
+from ..engine.identity import module_fingerprint, seed_reach
 from ..engine.result_key import canonical_config, differences, key_of, local_inputs, local_parts
 from ..results.record import RunResult
 from .format import UNVERIFIED, Bundle, read_bundle, result_of, said
