@@ -18,26 +18,8 @@ def choice(loader: str, key: str, value, allowed) -> str:
     return value
 
 
-def fraction(
-    loader: str,
-    key: str,
-    value,
-    low: float = 0.0,
-    high: float = 1.0,
-    low_open: bool = True,
-    high_open: bool = True,
-) -> float:
-    closed = {
-        (True, True): "neither",
-        (False, True): "left",
-        (True, False): "right",
-        (False, False): "both",
-    }
-    check(
-        loader,
-        {key: value},
-        {key: [Interval(Real, low, high, closed=closed[(low_open, high_open)])]},
-    )
+def fraction(loader: str, key: str, value, high: float = 1.0, closed: str = "neither") -> float:
+    check(loader, {key: value}, {key: [Interval(Real, 0.0, high, closed=closed)]})
     return float(value)
 
 
@@ -45,11 +27,6 @@ def integer(loader: str, key: str, value, minimum: int = 1, allow_none: bool = F
     allowed = [Interval(Integral, minimum, None, closed="left")] + ([None] if allow_none else [])
     check(loader, {key: value}, {key: allowed})
     return None if value is None else int(value)
-
-
-def flag(loader: str, key: str, value) -> bool:
-    check(loader, {key: value}, {key: FLAG})
-    return bool(value)
 
 
 def seed(loader: str, value) -> int:

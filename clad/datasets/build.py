@@ -105,7 +105,8 @@ class ConceptRows:
     anomalies: np.ndarray
 
 
-def _take(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def take_rows(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``X[idx]`` as floats (a copy of those rows only)."""
     # fancy indexing, not np.take(axis=0): np.take first copies a Fortran-ordered X whole (ADBench's are)
     part = X[idx]
     return part if part.dtype.kind == "f" else part.astype(np.float64)
@@ -146,8 +147,8 @@ def split_concept(X, y, g: ConceptRows, test_size: float, contamination: float, 
             )
     train_idx = np.sort(np.concatenate([train_normal, anomalies[:n_train_anom]]))
     test_idx = np.sort(np.concatenate([test_normal, anomalies[n_train_anom:]]))
-    train = Concept(g.name, _take(X, train_idx), y[train_idx])
-    test = Concept(g.name, _take(X, test_idx), y[test_idx])
+    train = Concept(g.name, take_rows(X, train_idx), y[train_idx])
+    test = Concept(g.name, take_rows(X, test_idx), y[test_idx])
     return train, test
 
 
@@ -221,9 +222,7 @@ def make_dataset(
     of :class:`numpy.random.SeedSequence`), so changing the order never changes the split.
     """
     test_size = _checks.fraction(loader, "test_size", test_size)
-    contamination = _checks.fraction(
-        loader, "contamination", contamination, 0.0, 0.5, low_open=False
-    )
+    contamination = _checks.fraction(loader, "contamination", contamination, 0.5, "left")
     _check_order(loader, order)
     _checks.choice(loader, "difficulty", difficulty, DIFFICULTIES)
     seed = _checks.seed(loader, random_state)
