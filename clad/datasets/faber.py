@@ -54,7 +54,7 @@ import numpy as np
 from ..core.concepts import Concept, ConceptDataset
 from ..errors import DataError
 from . import _checks
-from .build import order_concepts
+from .build import order_concepts, take_rows
 
 __all__ = [
     "FaberConcept",
@@ -134,46 +134,6 @@ def nearest_in_clusters(
     return out
 
 
-def _anomaly_parts(
-    X,
-    anomalies,
-    normal_parts,
-    k,
-    per_concept,
-    assignment,
-    kmeans_random_state,
-    anomaly_shuffle,
-    ss: np.random.SeedSequence,
-    loader,
-) -> list[np.ndarray]:
-    if assignment == "random":
-        if anomaly_shuffle == "published":
-            # Python's random.shuffle on a 2-D NumPy array, as published: its swaps go through row
-            # views, so a row is copied over another instead of exchanged (seeded here)
-            col = anomalies.reshape(-1, 1).copy()
-            random.Random(int(ss.generate_state(1)[0])).shuffle(col)
-            shuffled = col[:, 0]
-        else:
-            shuffled = np.random.default_rng(ss).permutation(anomalies)
-        return [shuffled[per_concept * i : per_concept * (i + 1)] for i in range(k)]
-    clusters = nearest_in_clusters(
-        X, anomalies, k, per_concept, kmeans_random_state, "anomalous", loader
-    )
-    if assignment == "clustered_random":
-        order = np.random.default_rng(ss).permutation(k)
-        return [clusters[i] for i in order]
-    # clustered_closest: greedy, concept by concept, nearest remaining anomaly-cluster mean
-    left = list(range(k))
-    means = [X[c].mean(axis=0) for c in clusters]
-    out = []
-    for part in normal_parts:
-        centre = X[part].mean(axis=0)
-        best = left[int(np.argmin([np.linalg.norm(centre - means[i]) for i in left]))]
-        out.append(clusters[best])
-        left.remove(best)
-    return out
-
-
 def faber_concepts(
     X,
     y,
@@ -212,18 +172,26 @@ def faber_concepts(
             f"{k} concepts min(int({len(anomalies)} / {k}), int(2 * {size} / 5)) = {per_concept} "
             "anomalies; a test set needs at least one"
         )
-    anom_parts = _anomaly_parts(
-        X,
-        anomalies,
-        normal_parts,
-        k,
-        per_concept,
-        assignment,
-        km_seed,
-        anomaly_shuffle,
-        anom_ss,
-        loader,
-    )
+    if assignment != "random":
+        clusters = nearest_in_clusters(X, anomalies, k, per_concept, km_seed, "anomalous", loader)
+    if assignment == "random" and anomaly_shuffle == "published":
+        # Python's random.shuffle on a 2-D NumPy array, as published: its swaps go through row
+        # views, so a row is copied over another instead of exchanged (seeded here)
+        col = anomalies.reshape(-1, 1).copy()
+        random.Random(int(anom_ss.generate_state(1)[0])).shuffle(col)
+        anom_parts = [col[per_concept * i : per_concept * (i + 1), 0] for i in range(k)]
+    elif assignment == "random":
+        shuffled = np.random.default_rng(anom_ss).permutation(anomalies)
+        anom_parts = [shuffled[per_concept * i : per_concept * (i + 1)] for i in range(k)]
+    elif assignment == "clustered_random":
+        anom_parts = [clusters[i] for i in np.random.default_rng(anom_ss).permutation(k)]
+    else:  # clustered_closest: greedy, concept by concept, nearest remaining anomaly-cluster mean
+        left, means, anom_parts = list(range(k)), [X[c].mean(axis=0) for c in clusters], []
+        for part in normal_parts:
+            centre = X[part].mean(axis=0)
+            best = left[int(np.argmin([np.linalg.norm(centre - means[i]) for i in left]))]
+            anom_parts.append(clusters[best])
+            left.remove(best)
     out = []
     for c, (part, anom) in enumerate(zip(normal_parts, anom_parts)):
         split = int(3 * len(part) / 5)
@@ -256,41 +224,24 @@ def scenario_faber(
     """
     seed = _checks.seed(loader, random_state)
     recipe_ss, order_ss = np.random.SeedSequence(seed).spawn(2)
-    concepts = faber_concepts(
-        X,
-        y,
-        n_concepts,
-        size_per_concept,
-        assignment,
-        kmeans_random_state,
-        anomaly_shuffle,
-        int(recipe_ss.generate_state(1)[0]),
-        rows=rows,
-        loader=loader,
-    )
-    y = np.asarray(y)
-
-    def take(idx):
-        part = X[idx]
-        return part if part.dtype.kind == "f" else part.astype(np.float64)
-
-    pairs = [
-        (
-            Concept(c.name, take(c.train), y[c.train].astype(np.int8)),
-            Concept(c.name, take(c.test), y[c.test].astype(np.int8)),
-        )
-        for c in concepts
-    ]
-    meta = dict(metadata or {})
-    meta.update(
-        recipe="faber2024",
+    params = dict(
         n_concepts=n_concepts,
         size_per_concept=size_per_concept,
         assignment=assignment,
         kmeans_random_state=kmeans_random_state,
         anomaly_shuffle=anomaly_shuffle,
-        random_state=seed,
     )
+    recipe_seed = int(recipe_ss.generate_state(1)[0])
+    concepts = faber_concepts(X, y, **params, random_state=recipe_seed, rows=rows, loader=loader)
+    y = np.asarray(y)
+    pairs = [
+        (
+            Concept(c.name, take_rows(X, c.train), y[c.train].astype(np.int8)),
+            Concept(c.name, take_rows(X, c.test), y[c.test].astype(np.int8)),
+        )
+        for c in concepts
+    ]
+    meta = {**(metadata or {}), "recipe": "faber2024", **params, "random_state": seed}
     return order_concepts(
         pairs,
         order=order,

@@ -118,10 +118,7 @@ def _rows(y, rows, all_rows: bool):
     """``(normal, anomalies, rows)`` as row indices of the smallest integer type."""
     itype = _index_dtype(len(y))
     if rows is None:
-        normal, anomalies = (
-            np.flatnonzero(y == 0).astype(itype),
-            np.flatnonzero(y == 1).astype(itype),
-        )
+        normal, anomalies = (np.flatnonzero(y == c).astype(itype) for c in (0, 1))
         return normal, anomalies, (np.arange(len(y), dtype=itype) if all_rows else None)
     rows = np.asarray(rows).astype(itype)
     yr = np.take(y, rows)
@@ -140,23 +137,11 @@ class Recipe(Validated, BaseEstimator):
     def __init__(self, n_concepts: int = 5):
         self.n_concepts = n_concepts
 
-    def groups(
-        self, X, y, random_state: int, rows=None
-    ) -> list[ConceptRows]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def groups(self, X, y, random_state: int, rows=None) -> list[ConceptRows]:
+        raise NotImplementedError  # pragma: no cover - abstract
 
     def dataset(
-        self,
-        X,
-        y,
-        *,
-        name: str,
-        loader: str,
-        split: Mapping,
-        recipe_seed: int,
-        split_seed: int,
-        rows=None,
-        metadata: dict | None = None,
+        self, X, y, *, name, loader, split, recipe_seed, split_seed, rows=None, metadata=None
     ):
         """The concepts of :meth:`groups` (seeded by ``recipe_seed``), split and ordered by
         :func:`~clad.datasets.build.make_dataset` (``split``: ``test_size``, ``contamination``,
@@ -218,10 +203,8 @@ class _Clustering(Recipe):
         parts = self.anomaly_parts(X, anomalies, k, model, scaler, rng)
         return [ConceptRows(f"cluster_{c}", normal[normal_lab == c], parts[c]) for c in range(k)]
 
-    def anomaly_parts(
-        self, X, anomalies, k, model, scaler, rng
-    ) -> list[np.ndarray]:  # pragma: no cover
-        raise NotImplementedError
+    def anomaly_parts(self, X, anomalies, k, model, scaler, rng) -> list[np.ndarray]:
+        raise NotImplementedError  # pragma: no cover
 
 
 class ClusterRandom(_Clustering):
@@ -289,50 +272,27 @@ class Faber2024(Recipe):
         )
 
     def dataset(
-        self,
-        X,
-        y,
-        *,
-        name: str,
-        loader: str,
-        split: Mapping,
-        recipe_seed: int,
-        split_seed: int,
-        rows=None,
-        metadata: dict | None = None,
+        self, X, y, *, name, loader, split, recipe_seed, split_seed, rows=None, metadata=None
     ):
-        given = {
-            k: v
-            for k, v, default in (
-                ("test_size", split["test_size"], 0.5),
-                ("contamination", split["contamination"], 0.0),
-            )
-            if v != default
-        }
-        if given:
-            shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        defaults = {"test_size": 0.5, "contamination": 0.0}
+        shown = ", ".join(f"{k}={split[k]!r}" for k, v in defaults.items() if split[k] != v)
+        if shown:
             raise CladValueError(
                 f"{loader}: {shown} does not apply to recipe='faber2024', which trains on the first "
                 "3/5 of each concept's normal rows, keeps every anomaly for testing and clusters all "
                 "rows; leave these at their defaults"
             )
-        meta = dict(metadata or {})
-        meta["max_rows"] = split["max_rows"]
         return scenario_faber(
             X,
             y,
             name=name,
             loader=loader,
-            n_concepts=self.n_concepts,
-            size_per_concept=self.size_per_concept,
-            assignment=self.assignment,
-            kmeans_random_state=self.kmeans_random_state,
-            anomaly_shuffle=self.anomaly_shuffle,
+            **self.get_params(),
             order=split["order"],
             difficulty=split["difficulty"],
             random_state=recipe_seed,
             rows=rows,
-            metadata=meta,
+            metadata={**(metadata or {}), "max_rows": split["max_rows"]},
         )
 
 
