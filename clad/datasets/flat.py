@@ -67,18 +67,17 @@ def first_non_finite(X: np.ndarray, block: int = 1 << 16) -> tuple[int, int] | N
     return None
 
 
-def check_flat(X, y, what: str, columns=None, row_name=None) -> tuple[np.ndarray, np.ndarray]:
+def check_flat(X, y, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Check a flat ``X`` (2-D finite numbers) and ``y`` (0/1, one per row); return them (y as int8).
 
     ``X`` is returned as it is (no copy, whatever its number type). A NaN or infinity is reported by
-    its row and column in the file, before any recipe (or scikit-learn) sees it: ``columns`` names
-    the columns, ``row_name(i)`` says where array row ``i`` is in the file (default: ``row i``,
-    counted from 0 as in the file's array).
+    its row and column (counted from 0 as in the file's array), before any recipe (or scikit-learn)
+    sees it.
 
-    >>> check_flat(np.array([[0.0, 1.0], [np.nan, 2.0]]), [0, 1], "adbench: 'x.npz'", columns=["a", "b"])
+    >>> check_flat(np.array([[0.0, 1.0], [np.nan, 2.0]]), [0, 1], "adbench: 'x.npz'")
     Traceback (most recent call last):
     ...
-    clad.errors.DataError: adbench: 'x.npz': X has nan at row 1 (counted from 0), column 'a' (index 0); expected finite numbers: fix or drop that row
+    clad.errors.DataError: adbench: 'x.npz': X has nan at row 1 (counted from 0), column 0 (counted from 0); expected finite numbers: fix or drop that row
     """
     X = np.asarray(X)
     if X.ndim != 2:
@@ -95,14 +94,9 @@ def check_flat(X, y, what: str, columns=None, row_name=None) -> tuple[np.ndarray
     bad = first_non_finite(X)
     if bad is not None:
         r, c = bad
-        where = row_name(r) if row_name is not None else f"row {r} (counted from 0)"
-        col = (
-            f"column {columns[c]!r} (index {c})"
-            if columns is not None
-            else f"column {c} (counted from 0)"
-        )
         raise DataError(
-            f"{what}: X has {float(X[r, c])!r} at {where}, {col}; expected finite numbers: fix or drop that row"
+            f"{what}: X has {float(X[r, c])!r} at row {r} (counted from 0), column {c} (counted from "
+            "0); expected finite numbers: fix or drop that row"
         )
     if not ((y == 0) | (y == 1)).all():  # no sorted copy of y, unlike np.unique
         shown = ", ".join(repr(v.item()) for v in np.unique(y)[:6])

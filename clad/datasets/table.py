@@ -36,6 +36,7 @@ from ..registry import did_you_mean
 from ..validation import declare
 from .build import SPLIT_CONSTRAINTS, ConceptRows, make_dataset, order_concepts
 from .files import locate
+from .flat import check_flat
 from .ordered import PREFIX_ANOMALIES, TEST_PARTS, ordered_split
 
 __all__ = ["load_table", "read_table"]
@@ -108,9 +109,9 @@ def _where(df: pd.DataFrame, row: int, file: str | None) -> str:
     return f"{'line ' + str(line) + ', ' if line else ''}data row {row + 1} of {str(path)!r}"
 
 
-def _check_values(df: pd.DataFrame, feature_columns, label_column, file: str | None) -> None:
-    """Refuse a missing or infinite feature or a label other than 0 / 1, naming the row and column
-    as they are in the table (before any split or shuffle)."""
+def _flat(df: pd.DataFrame, feature_columns, label_column, file: str | None):
+    """``X, y`` of the table; a missing or infinite feature or a label other than 0 / 1 is refused
+    naming the row and column as they are in the table (before any split or shuffle)."""
     values = df[list(feature_columns)].to_numpy(dtype=np.float64)
     bad = ~np.isfinite(values)
     if bad.any():
@@ -131,6 +132,7 @@ def _check_values(df: pd.DataFrame, feature_columns, label_column, file: str | N
             f"{_where(df, r, file)}; labels must be 0 (normal) or 1 (anomaly); found {shown} "
             f"({int(wrong.sum())} row(s) with another value)"
         )
+    return check_flat(values, labels, f"table: {str(file)!r}" if file is not None else "table")
 
 
 def _column(df: pd.DataFrame, key: str, column, what: str) -> str:
@@ -214,45 +216,52 @@ def load_table(
     instead (:func:`clad.datasets.ordered.ordered_split`; ``test_size`` and ``contamination`` are
     then unused), and records the split in ``dataset.metadata["split"]``.
     """
-    problems = _ordered_rules({"ordered": ordered})
-    if problems:
-        raise DataError("table: " + "; ".join(problems))
     df = _frame(file, frame, sha256, data_dir)
     concept_column = _column(df, "concept_column", concept_column, "concept")
     label_column = _column(df, "label_column", label_column, "label")
     feature_columns = _feature_columns(df, feature_columns, concept_column, label_column)
-    _check_values(df, feature_columns, label_column, file)
     X, y = _flat(df, feature_columns, label_column, file)
     if df[concept_column].isna().any():
         raise DataError(
             f"table: concept column {concept_column!r} has missing values; every row needs a concept"
         )
     codes, uniques = pd.factorize(df[concept_column], sort=False)
-    groups = []
-    for i, value in enumerate(uniques):
-        rows = np.flatnonzero(codes == i)
-        groups.append(ConceptRows(str(value), rows[y[rows] == 0], rows[y[rows] == 1]))
+    rows_of = [np.flatnonzero(codes == i) for i in range(len(uniques))]
     name = os.path.splitext(os.path.basename(str(file)))[0] if file is not None else "table"
     meta = {
         "file": None if file is None else str(file),
         "features": [str(c) for c in feature_columns],
     }
-    if ordered is not None:
-        return _ordered_dataset(
-            X, y, codes, uniques, ordered, name, meta, order, difficulty, random_state
+    if ordered is None:
+        groups = [ConceptRows(str(v), r[y[r] == 0], r[y[r] == 1]) for v, r in zip(uniques, rows_of)]
+        return make_dataset(
+            X,
+            y,
+            groups,
+            name=name,
+            test_size=test_size,
+            contamination=contamination,
+            order=order,
+            difficulty=difficulty,
+            random_state=random_state,
+            loader="table",
+            metadata=meta,
         )
-    return make_dataset(
-        X,
-        y,
-        groups,
-        name=name,
-        test_size=test_size,
-        contamination=contamination,
+    # each concept's rows, in the table's order, cut by ordered_split; then the concept order
+    pairs, records = [], {}
+    for value, rows in zip(uniques, rows_of):
+        tr, te, rec = ordered_split(str(value), X[rows], y[rows], loader="table", **ordered)
+        pairs.append((tr, te))
+        records[str(value)] = rec
+    meta["split"] = {"kind": "ordered", **ordered, "concepts": records}
+    return order_concepts(
+        pairs,
         order=order,
         difficulty=difficulty,
-        random_state=random_state,
-        loader="table",
+        random_state=np.random.SeedSequence(int(random_state)).spawn(2)[1],
+        name=name,
         metadata=meta,
+        loader="table",
     )
 
 
@@ -300,59 +309,3 @@ def _feature_columns(df, feature_columns, concept_column, label_column) -> list:
             "/ 1 (anomaly) or booleans"
         )
     return feature_columns
-
-
-def _flat(df, feature_columns, label_column, file) -> tuple[np.ndarray, np.ndarray]:
-    """``X, y`` of the table, checked by :func:`~clad.datasets.flat.check_flat` (a problem names
-    the line of a CSV file, else the frame's row)."""
-    from .flat import check_flat
-
-    where = f"table: {str(file)!r}" if file is not None else "table"
-    if file is not None and str(file).lower().endswith(_CSV):
-
-        def row_name(i):  # line 1 is the header
-            return f"data row {i + 1} (line {i + 2} of the file)"
-    else:
-
-        def row_name(i):
-            return f"row {df.index[i]!r}"
-
-    return check_flat(
-        df[list(feature_columns)].to_numpy(dtype=np.float64),
-        df[label_column].to_numpy(),
-        where,
-        columns=[str(c) for c in feature_columns],
-        row_name=row_name,
-    )
-
-
-def _ordered_dataset(
-    X,
-    y,
-    codes,
-    uniques,
-    ordered: dict,
-    name: str,
-    meta: dict,
-    order: str,
-    difficulty: str,
-    random_state,
-) -> ConceptDataset:
-    """Each concept's rows, in the table's order, cut by :func:`ordered_split`; then the concept order."""
-    pairs, records = [], {}
-    for i, value in enumerate(uniques):
-        rows = np.flatnonzero(codes == i)
-        tr, te, rec = ordered_split(str(value), X[rows], y[rows], loader="table", **ordered)
-        pairs.append((tr, te))
-        records[str(value)] = rec
-    meta = {**meta, "split": {"kind": "ordered", **ordered, "concepts": records}}
-    seed = np.random.SeedSequence(int(random_state)).spawn(2)[1]
-    return order_concepts(
-        pairs,
-        order=order,
-        difficulty=difficulty,
-        random_state=seed,
-        name=name,
-        metadata=meta,
-        loader="table",
-    )
