@@ -158,9 +158,8 @@ def load_adbench(
 
     rel = adbench_file(file)
     path = locate(rel, data_dir)
-    X, y = check_flat(
-        *read_npz_xy(path, "adbench"), f"adbench: {str(path)!r}"
-    )  # the file's int64 labels are dropped here
+    # the file's int64 labels are dropped here
+    X, y = check_flat(*read_npz_xy(path, "adbench"), f"adbench: {str(path)!r}")
     name = os.path.basename(rel)[:-4] if rel.endswith(".npz") else os.path.basename(rel)
     return scenario_from_flat(
         X,

@@ -84,10 +84,8 @@ def find_file(relpath: str) -> dict | None:
     parts = PurePosixPath(str(relpath).replace("\\", "/")).parts
     if len(parts) < 2:
         return None
-    folder, fname = (
-        parts[0],
-        "/".join(parts[1:]),
-    )  # a card may list files in subfolders (train/A-1.npy)
+    # a card may list files in subfolders (train/A-1.npy)
+    folder, fname = parts[0], "/".join(parts[1:])
     for card in _all_cards().values():
         if card["folder"] == folder and fname in card["files"]:
             return dict(card["files"][fname])

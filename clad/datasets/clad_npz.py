@@ -75,9 +75,8 @@ def load_clad_npz(
     """
     path = locate(file, data_dir, sha256=sha256)
     try:
-        if not zipfile.is_zipfile(
-            path
-        ):  # np.load would read it as a pickle and suggest allow_pickle
+        # np.load would read a file that is not a zip as a pickle and suggest allow_pickle
+        if not zipfile.is_zipfile(path):
             raise DataError(
                 f"clad_npz: {str(path)!r} is not a .npz file (a zip archive of arrays); write one with "
                 "clad.datasets.save_clad_npz or `clad datasets convert`"

@@ -60,23 +60,11 @@ FAMILIES = ("dos", "probe", "r2l", "u2r")
 SYMBOLIC = ("protocol_type", "service", "flag")
 #: families of the 17 attacks that occur only in KDDTest+ (the standard NSL-KDD mapping)
 TEST_ONLY_ATTACKS = {
-    "apache2": "dos",
-    "mailbomb": "dos",
-    "processtable": "dos",
-    "udpstorm": "dos",
-    "mscan": "probe",
-    "saint": "probe",
-    "httptunnel": "r2l",
-    "named": "r2l",
-    "sendmail": "r2l",
-    "snmpgetattack": "r2l",
-    "snmpguess": "r2l",
-    "worm": "r2l",
-    "xlock": "r2l",
-    "xsnoop": "r2l",
-    "ps": "u2r",
-    "sqlattack": "u2r",
-    "xterm": "u2r",
+    **dict.fromkeys(("apache2", "mailbomb", "processtable", "udpstorm"), "dos"),
+    **dict.fromkeys(("mscan", "saint"), "probe"),
+    **dict.fromkeys(("httptunnel", "named", "sendmail", "snmpgetattack", "snmpguess"), "r2l"),
+    **dict.fromkeys(("worm", "xlock", "xsnoop"), "r2l"),
+    **dict.fromkeys(("ps", "sqlattack", "xterm"), "u2r"),
 }
 
 

@@ -85,14 +85,12 @@ def make_synthetic(
     scales = rng.uniform(0.6, 1.4, size=n_concepts)
     # centres on a random walk of steps of length `separation`, re-drawn until far enough apart
     centres = np.zeros((n_concepts, n_features))
+    gap = separation * scales.max()
     for k in range(1, n_concepts):
         for _ in range(1000):
             step = rng.normal(size=n_features)
-            cand = centres[k - 1] + separation * scales.max() * step / np.linalg.norm(step)
-            if (
-                np.min(np.linalg.norm(centres[:k] - cand, axis=1))
-                >= separation * scales.max() * 0.99
-            ):
+            cand = centres[k - 1] + gap * step / np.linalg.norm(step)
+            if np.min(np.linalg.norm(centres[:k] - cand, axis=1)) >= gap * 0.99:
                 break
         centres[k] = cand
 

@@ -68,11 +68,9 @@ def _windowed_nbytes(args: dict) -> int | None:
         return None
     loader = DATASETS.resolve(inner)
     size = getattr(loader, "_data_nbytes", None)
-    base = (
-        size(arguments(loader, {**DATASETS.defaults(inner), **(args.get("params") or {})}))
-        if size
-        else None
-    )
+    if size is None:
+        return None
+    base = size(arguments(loader, {**DATASETS.defaults(inner), **(args.get("params") or {})}))
     return None if base is None else base * window // stride
 
 
