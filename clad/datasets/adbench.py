@@ -2,16 +2,8 @@
 
 The files live in ``<data dir>/adbench-classical/`` (see the ``adbench-classical`` dataset card).
 They have no native concepts: :func:`load_adbench` builds a continual scenario with a concept
-recipe (:mod:`clad.datasets.recipes`), by default the ``cluster_random`` recipe with 5 concepts.
-
-In a spec file::
-
-    [[datasets]]
-    name = "adbench"
-    file = "32_shuttle.npz"        # or "shuttle"
-    recipe = "cluster_closest"
-    n_concepts = 5
-    data_dir = "../shared/datasets"
+recipe (:mod:`clad.datasets.recipes`), by default the ``cluster_random`` recipe with 5 concepts (a
+spec entry: the datasets guide, ``docs/guides/datasets.md``; ``file = "shuttle"`` is enough).
 """
 
 from __future__ import annotations

@@ -7,21 +7,13 @@ normal rows and of its anomalies in one flat array ``X``. :func:`make_dataset` t
   the share of normal rows kept for testing); every anomaly goes to the test set, except that
   with ``contamination > 0`` anomalies are moved into training until they make up that share of
   the training rows (at least one anomaly always stays in the test set);
-* orders the concepts (training order = test-column order):
-
-  - ``"given"``: as the recipe made them;
-  - ``"random"``: a seeded random permutation (seeded by ``random_state``, i.e. the run seed);
-  - ``"random:<seed>"``: the random permutation fixed by ``<seed>`` alone, whatever the run seed
-    (what a spec's ``orders = { random = 3 }`` gives each of its orders);
-  - ``"easy_to_hard"`` / ``"hard_to_easy"``: by a stated difficulty measure, ``difficulty``:
-    ``"iforest_auc"`` (default) is the ROC-AUC of a fixed simple detector,
-    ``IsolationForest(n_estimators=100, random_state=0)``, trained on the concept's own training rows
-    and scored on its own test rows (higher ROC-AUC = easier); ``"anomaly_share"`` is the share of
-    anomalies in the concept's test rows (a larger share = easier: rarer anomalies are harder to find);
-  - ``"curriculum_ascending"`` / ``"curriculum_descending"`` / ``"drift_smooth"`` / ``"drift_abrupt"``:
-    from the single-task matrix M of the concepts (:mod:`clad.protocol.matrix_orders`), computed with the
-    same fixed detector, ``IsolationForest(n_estimators=100, random_state=0)``, a fresh one trained on
-    each concept's training rows and scored (ROC-AUC) on every concept's test rows.
+* orders the concepts (training order = test-column order) by ``order``, every form in
+  :data:`ORDERS` or ``"random:<seed>"``: ``"given"`` (as the recipe made them), ``"random"``
+  (seeded by ``random_state``, i.e. the run seed), ``"random:<seed>"`` (fixed by ``<seed>``
+  alone, see ``docs/guides/orders.md``), ``"easy_to_hard"`` / ``"hard_to_easy"`` by the
+  ``difficulty`` measure (:func:`concept_difficulty`; the datasets guide), and the orders from the
+  single-task matrix (:mod:`clad.protocol.matrix_orders`; the protocol guide). ``iforest_auc`` and
+  the matrix use one fixed detector, ``IsolationForest(n_estimators=100, random_state=0)``.
 
 Rows are gathered with one indexing ``X[idx]`` per concept part (indices sorted, so the file's row
 order is kept inside a concept); nothing else copies ``X``. The difficulty values and the order are
@@ -153,7 +145,9 @@ def split_concept(X, y, g: ConceptRows, test_size: float, contamination: float, 
 
 
 def concept_difficulty(train: Concept, test: Concept, measure: str = "iforest_auc") -> float:
-    """Ease of a concept: larger = easier (see the module docstring for the two measures)."""
+    """Ease of a concept, larger = easier: ``"iforest_auc"``, the ROC-AUC of the fixed detector
+    trained on the concept's training rows and scored on its test rows, or ``"anomaly_share"``,
+    the share of anomalies in its test rows (rarer anomalies are harder to find)."""
     if measure == "anomaly_share":
         return float(np.mean(test.y))
     from sklearn.ensemble import IsolationForest

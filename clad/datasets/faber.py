@@ -1,37 +1,13 @@
-"""The concept generator of Faber et al. (IEEE Access 2024), step for step as its published code.
+"""The concept generator of Faber et al. (IEEE Access 2024), step for step as its published code
+(github.com/lifelonglab/lifelong-anomaly-detection-scenarios; pyCLAD's scenarios were made with it).
 
-Reference: K. Faber, R. Corizzo, B. Sniezynski, N. Japkowicz, "Lifelong Continual Learning for
-Anomaly Detection: New Challenges, Perspectives, and Insights", IEEE Access 12, 2024; generator:
-github.com/lifelonglab/lifelong-anomaly-detection-scenarios (the scenarios pyCLAD ships were made
-with it). The recipe is ``faber2024`` beside clad's own recipes (:mod:`clad.datasets.recipes`).
-With ``k = n_concepts`` and ``s = size_per_concept``:
-
-1. The normal rows are clustered by k-means on the features *as given* (no scaling here):
-   scikit-learn ``KMeans(n_clusters=k, init="k-means++", n_init=10, max_iter=300, tol=1e-4,
-   algorithm="lloyd", random_state=kmeans_random_state)``, ``kmeans_random_state = 42`` as published.
-2. Concept ``c`` is made of the ``s`` rows *assigned to cluster c* that lie nearest its centroid
-   (all of them when the cluster has fewer; ties keep the rows' order), shuffled (seeded); its
-   first ``int(3 n / 5)`` rows train, the other normal rows test (``n`` = the concept's row count).
-3. Anomalies per concept: ``a = min(int(n_anomalies / k), int(2 s / 5))``, in test sets only,
-   placed by ``assignment``:
-
-   ``"random"``             all anomalies shuffled (seeded), concept c gets rows ``c a .. (c + 1) a - 1``;
-   ``"clustered_random"``   the anomalies clustered as in steps 1-2 (``a`` nearest rows per cluster),
-                            the k clusters put in a seeded random order, the i-th to concept i;
-   ``"clustered_closest"``  the same anomaly clusters matched greedily: for each concept in order, the
-                            remaining anomaly cluster whose mean lies nearest (Euclidean) the mean of
-                            the concept's normal rows (ties to the lowest cluster number).
-4. Each test set (normal test rows then anomalies) is shuffled (seeded).
-
-The published code's only unseeded steps are its shuffles; here each is drawn from ``random_state``
-(independent child seeds for the normal rows, the anomalies and the test sets). Given the same
-features, the concepts hold the same rows, as sets, as the published code's. One difference is a
-choice: the published ``"random"`` assignment shuffles the anomaly array with Python's
-``random.shuffle``, which on a 2-D NumPy array copies rows over one another instead of permuting
-them (so some anomalies occur several times and others never: the pyCLAD NSL-KDD file holds 2,000
-anomalous test rows of which 989 are distinct). clad permutes (``anomaly_shuffle="permutation"``,
-the default); ``anomaly_shuffle="published"`` reproduces the copying, seeded, for anyone who
-needs the published behaviour itself. Concept names are ``cluster_0`` .. ``cluster_{k-1}``.
+It is the recipe ``faber2024`` beside clad's own recipes (:mod:`clad.datasets.recipes`). Its steps
+(k-means on the features as given, the ``size_per_concept`` rows nearest each centroid, the capped
+anomalies placed by ``assignment``, the seeded shuffles), where it matches the published code and
+the one deliberate difference (``anomaly_shuffle``) are in the protocol guide
+(``docs/guides/protocol.md``, "The Faber et al. (2024) concept generator"). Each shuffle is drawn
+from ``random_state`` (independent child seeds for the normal rows, the anomalies and the test
+sets). Concept names are ``cluster_0`` .. ``cluster_{k-1}``.
 
 A small case (two tight groups of normal rows, four anomalies):
 
@@ -185,7 +161,8 @@ def faber_concepts(
         anom_parts = [shuffled[per_concept * i : per_concept * (i + 1)] for i in range(k)]
     elif assignment == "clustered_random":
         anom_parts = [clusters[i] for i in np.random.default_rng(anom_ss).permutation(k)]
-    else:  # clustered_closest: greedy, concept by concept, nearest remaining anomaly-cluster mean
+    else:  # clustered_closest: greedy, concept by concept, the nearest remaining anomaly-cluster
+        # mean (Euclidean, to the mean of the concept's normal rows; ties to the lowest cluster)
         left, means, anom_parts = list(range(k)), [X[c].mean(axis=0) for c in clusters], []
         for part in normal_parts:
             centre = X[part].mean(axis=0)

@@ -1,20 +1,14 @@
 """Where data files live, and checking that they are the files the dataset cards describe.
 
-A data file is named by its path *inside* a data directory, e.g. ``"adbench-classical/32_shuttle.npz"``.
-It is looked for, in this order, in
-
-1. ``$CLAD_DATA`` when that environment variable is set (so it overrides a ``data_dir`` written in a
-   spec file),
-2. the ``data_dir`` given (argument or spec key; a relative path is relative to the current directory),
-3. the default cache, the platform's user cache folder for clad (``platformdirs.user_cache_dir``:
-   ``$XDG_CACHE_HOME/clad`` or ``~/.cache/clad`` on Linux, ``~/Library/Caches/clad`` on macOS).
-
-The first place holding the file wins. A missing file is a :class:`~clad.errors.DataError` listing
-every place looked at, with the expected sha256 and the public source address from the dataset card.
-When a card lists the file's sha256 it is checked before the file is used; a mismatch is a
-``DataError``, never a silent use. Hashes are computed by :func:`pooch.file_hash` and remembered per
-process (by path, size and modification time), so a grid of runs hashes each file once; downloads
-go through :func:`pooch.retrieve`.
+A data file is named by its path *inside* a data directory (``"adbench-classical/32_shuttle.npz"``)
+and looked for in ``$CLAD_DATA`` (when set: it overrides a spec's ``data_dir``), then ``data_dir``
+(relative to the current directory), then the default cache (``platformdirs.user_cache_dir``:
+``$XDG_CACHE_HOME/clad`` or ``~/.cache/clad`` on Linux, ``~/Library/Caches/clad`` on macOS); the
+first place holding the file wins. A missing file, and a file whose sha256 is not its card's, is a
+:class:`~clad.errors.DataError` (what it says: the datasets guide, ``docs/guides/datasets.md``).
+Hashes are computed by :func:`pooch.file_hash` and remembered per process (by path, size and
+modification time), so a grid of runs hashes each file once; downloads go through
+:func:`pooch.retrieve`.
 
 >>> from pathlib import Path
 >>> default_cache_dir().name

@@ -1,19 +1,11 @@
 """A flat labelled dataset ``(X, y)`` -> a continual scenario: recipe, then split and order.
 
-Shared by the loaders of datasets without native concepts (ADBench, ODDS, a table without a concept
-column). The parameters read the same in every one of them and in a spec file:
-
-``recipe``                                 how concepts are made (:mod:`clad.datasets.recipes`): a name,
-                                           or a table with ``name`` and the recipe's parameters; the
-                                           recipe's parameters (``n_concepts``, ``fit_rows``; for
-                                           ``faber2024``, the published generator of Faber et al., which
-                                           makes its own split, ``size_per_concept``, ``assignment``,
-                                           ``kmeans_random_state``, ``anomaly_shuffle``) may also stand
-                                           beside it as the loader's own keys
-``test_size``, ``contamination``           the split of each concept (:mod:`clad.datasets.build`)
-``order``, ``difficulty``                  the concept order (:mod:`clad.datasets.build`)
-``max_rows``                               optional stratified subsample of the rows first
-``random_state``                           one seed; subsample, recipe and split get independent children
+Shared by the loaders of datasets without native concepts (ADBench, ODDS). Their parameters read
+the same in every one of them and in a spec file (the datasets guide, ``docs/guides/datasets.md``):
+``recipe`` and the recipe's own parameters (which may stand beside it as the loader's keys), the
+split (``test_size``, ``contamination``) and order (``order``, ``difficulty``) of
+:mod:`clad.datasets.build`, an optional stratified subsample of ``max_rows`` rows first, and one
+``random_state`` whose independent children seed the subsample, the recipe and the split.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)

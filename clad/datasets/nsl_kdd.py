@@ -12,11 +12,9 @@ Features (``preprocessing``):
                  ordinal encoded (``encoding``) and the numeric columns scaled (``scaling``: min-max or
                  standard), every transform fitted on the training file only (scikit-learn
                  ``ColumnTransformer``; symbolic columns first).
-``"faber2024"``  the preprocessing of the scenarios published by Faber et al. (IEEE Access 2024):
-                 both files pooled (training rows first), the three symbolic columns replaced in place
-                 by ordinal codes (``OrdinalEncoder``, categories in sorted order, fitted on both files),
-                 then all 41 columns min-max scaled over both files together. ``encoding`` and
-                 ``scaling`` stay at their defaults.
+``"faber2024"``  the preprocessing of the scenarios published by Faber et al. (IEEE Access 2024; the
+                 protocol guide, ``docs/guides/protocol.md``); ``encoding`` and ``scaling`` stay at
+                 their defaults.
 
 Concepts (``concepts``):
 
@@ -29,11 +27,8 @@ Concepts (``concepts``):
 ``"protocol"``  one concept per protocol (icmp, tcp, udp): its normal traffic, and in the test set
                 every attack on that protocol.
 ``"faber2024"`` the rows of both files pooled (as the published scenarios did) and cut into concepts by
-                the published generator (:mod:`clad.datasets.faber`: ``n_concepts``,
-                ``size_per_concept``, ``assignment``, ``kmeans_random_state``, ``anomaly_shuffle``).
-                With ``preprocessing="faber2024"``, ``n_concepts=5`` and ``size_per_concept=1000`` this
-                is how pyCLAD's NSL-KDD concept file was made (from the full KDDTrain+; the data here
-                hold its 20 % subset).
+                the published generator (:mod:`clad.datasets.faber`; how pyCLAD's NSL-KDD concept
+                file was made: the protocol guide).
 
 Training concepts come from the training file and test concepts from the test file, except with
 ``concepts="faber2024"``.

@@ -1,33 +1,17 @@
 """Concept recipes: turn one flat labelled dataset ``(X, y)`` into concepts (groups of row indices).
 
-The three clustering recipes follow Faber et al. (IEEE Access 2024), who built continual scenarios
-from flat datasets this way. In all three the *normal* rows are clustered into ``n_concepts``
-concepts with scikit-learn's :class:`~sklearn.cluster.KMeans` (``n_init=10``, on features min-max
-scaled to [0, 1] on the normal rows); they differ in where the anomalies go:
-
-``cluster_random``     anomalies shuffled and dealt out to the concepts in equal shares
-``cluster_closest``    each anomaly goes to the concept whose cluster centre is closest
-``cluster_clustered``  anomalies clustered into ``n_concepts`` clusters (k-means), and each anomaly
-                       cluster given to one concept through a seeded random one-to-one assignment
-``faber2024``          the published generator of Faber et al., step for step (:mod:`clad.datasets.faber`;
-                       run through :func:`clad.datasets.flat.scenario_from_flat`, as it makes its own split)
-``chunks``             no clustering: the rows, in file order, cut into ``n_concepts`` consecutive parts
-                       (for data kept in stream order, such as ADBench's http and smtp)
+What each recipe does (``cluster_random``, ``cluster_closest``, ``cluster_clustered`` after Faber et
+al., ``faber2024`` the published generator itself, :mod:`clad.datasets.faber`, and ``chunks``, the
+rows in file order, for data kept in stream order such as ADBench's http and smtp) and the forms a
+loader's ``recipe`` value takes are in the datasets guide (``docs/guides/datasets.md``); adding one
+is in CONTRIBUTING. A recipe is a class registered in :data:`RECIPES` with its own
+``_parameter_constraints``; :func:`as_recipe` turns a loader's value into a recipe object, checked
+once. Concept names are ``cluster_0`` .. (``chunk_0`` .. for ``chunks``).
 
 For large data the scaler and k-means are fitted on at most ``fit_rows`` normal rows drawn at random,
 and cluster labels are then predicted in blocks, so no scaled copy of the whole array is made.
 k-means runs single-threaded (``threadpoolctl``): these fits are small, and many threads on a busy
 machine, or in runs going on in parallel, make them many times slower, not faster.
-Concept names are ``cluster_0`` .. (``chunk_0`` .. for ``chunks``).
-
-A recipe is a class registered in :data:`RECIPES` with its own ``_parameter_constraints`` (the
-clustering recipes take ``n_concepts`` and ``fit_rows``, ``chunks`` ``n_concepts``, ``faber2024`` the
-published generator's parameters). A loader takes one ``recipe`` value: a registered name, or a
-table with ``name`` and the recipe's parameters (``recipe = { name = "cluster_closest", n_concepts = 3 }``
-in a spec); the recipe's parameters may also be given beside it, as the loader's own keys
-(``recipe = "cluster_closest"`` and ``n_concepts = 3``). :func:`as_recipe` turns either into a
-recipe object, checked once. To add a recipe: a :class:`Recipe` subclass with its ``groups``
-(or, like ``faber2024``, its own ``dataset``) and one ``RECIPES.add`` line below.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)

@@ -2,26 +2,19 @@
 
 34 experiment files with faults in three groups (``valve1`` 16, ``valve2`` 4, ``other`` 14), each a
 ``;``-separated CSV (``datetime``, the eight channels, ``anomaly``, ``changepoint``), and one
-fault-free run (not used here). SKAB's own protocol for outlier detection trains on the first 400
-rows of each experiment and tests on the rest, the prefix's few anomalous rows kept in training
-(:mod:`clad.datasets.ordered`); its leaderboard pools the confusion counts of the 34 files
-(:mod:`clad.metrics.pooled`).
+fault-free run (not used here). By default each experiment is cut as SKAB's outlier-detection
+protocol does (the first 400 rows train, the rest test, the prefix's few anomalous rows kept in
+training: :mod:`clad.datasets.ordered`; the protocol and its pooled counts are in
+``docs/guides/published.md``).
 
 Concepts: ``"files"`` (each experiment is one concept, named ``group/number``, in group order
 ``valve1``, ``valve2``, ``other`` and file number order) or ``"groups"`` (each group's files, each
 split on its own, concatenated in file order). ``dataset.metadata["split"]`` records the split of
 every file. The data (GPL-3.0) is looked for under ``<data dir>/skab/`` (see
 :mod:`clad.datasets.files`).
-
-In a spec file::
-
-    [[datasets]]
-    name = "skab"
-    data_dir = "../shared/datasets"
 """
 
 from __future__ import annotations
-
 
 import numpy as np
 

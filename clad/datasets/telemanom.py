@@ -1,32 +1,11 @@
 """NASA spacecraft telemetry in the telemanom layout (SMAP and MSL, Hundman et al. 2018).
 
-Files, inside a data directory (see :mod:`clad.datasets.files`), in the folder ``path``:
-
-* ``labeled_anomalies.csv`` — one row per channel: ``chan_id``, ``spacecraft``,
-  ``anomaly_sequences`` (``[[start, end], ...]``, inclusive indices into the channel's *test*
-  series), ``class``, ``num_values`` (the length of the test series);
-* ``train/CHAN.npy`` — the channel's nominal operation (steps x features, no labels);
-* ``test/CHAN.npy`` — the series to score; a step is an anomaly (label 1) when it lies in one of
-  the channel's ranges.
-
-``spacecraft`` chooses the CSV rows (``"SMAP"`` or ``"MSL"``; the original release lists both).
-A channel listed twice (P-2 in the SMAP release) is read once and its ranges are united.
-
-Concepts (``concepts``): ``"subsystem"`` (default) — the channel id's letter (``A-1`` is in
-subsystem ``A``): the channels of a subsystem are concatenated per split, in channel order;
-``"channel"`` — one concept per channel. Concepts come in alphabetical order (channels by number
-within a letter); ``subsystems`` keeps only the listed letters.
-
-Windows: with ``window`` set, every concept goes through :func:`clad.datasets.windows.window_dataset`
-with ``stride`` and ``window_label`` (its ``label``: ``"any"`` or ``"last"``); the channels of a subsystem are its segments, so no window spans
-two channels (nor the train/test split: they are different concepts). Without ``window`` a row is
-one time step (a 2-D concept). ``dataset.metadata`` records the channels of each concept and the
-rows each channel gives.
-
-Every test concept has a time axis (:attr:`Concept.time <clad.core.concepts.Concept.time>`): its
-channels, their lengths and point labels; the range metrics (``vus_pr``, ``range_f1``, ...) are
-computed on it, window scores mapped back to points by ``window_score`` (``"max"`` or
-``"mean"``, :mod:`clad.core.time_axis`), and results can be broken down per channel.
+The layout (``labeled_anomalies.csv``, whose ``num_values`` is a channel's number of test steps;
+``train/CHAN.npy``, ``test/CHAN.npy``; in the folder ``path`` of a data directory), the parameters,
+the concepts (a subsystem's channels concatenated, or one per channel), windows and the test
+concepts' time axis are in the time-series guide (``docs/guides/time-series.md``). Concepts come in
+alphabetical order (channels by number within a letter). A channel listed twice (P-2 in the SMAP
+release) is read once and its ranges are united.
 
 >>> from clad.datasets.cards import load_card
 >>> load_card("nasa-smap")["default_recipe"]["concepts"]

@@ -1,28 +1,12 @@
 """Sliding windows over time series: a transform any dataset's concepts can go through.
 
-A series of ``T`` steps and ``f`` features becomes ``n = (T - window) // stride + 1`` windows
-(none when ``T < window``); window ``i`` holds steps ``[i * stride, i * stride + window)`` and is
-one row of shape ``(window, f)``, so a windowed concept's ``X`` is 3-D, ``(n, window, f)``.
-Sequence models read it as it is; tabular detectors get each window flattened to ``window * f``
-columns by their adapter (:func:`clad.detectors.tabular.as_table`).
-
-Labels (``label``): a window is anomalous if **any** of its steps is (``"any"``, the default), or
-if its **last** step is (``"last"``: the window is the context that step is judged in). Training
-concepts without labels stay without labels.
-
-No window spans two series: a concept made of several segments (the channels of a telemetry
-subsystem, say) is windowed segment by segment, and a segment shorter than ``window`` gives no
-window. Training and test concepts are windowed apart, so no window spans the split either.
-
-Memory: the windows of one segment are a strided, read-only view of its array
-(:func:`numpy.lib.stride_tricks.sliding_window_view`), no copy; a concept of several segments
-concatenates their windows, one copy of ``n * window * f`` values. Choose ``stride`` with that in
-mind (``stride = window`` gives non-overlapping windows, as many values as the series).
-
-Points: a windowed test concept keeps its time axis (:class:`~clad.core.time_axis.TimeAxis`: the
-series, their point labels, ``window`` and ``stride``), so the range metrics score the points, not
-the windows; ``score_rule`` says how a point's score comes from the windows covering it
-(``"max"``, the default, or ``"mean"``; see :mod:`clad.core.time_axis`).
+How a series of ``T`` steps becomes ``(T - window) // stride + 1`` windows of shape ``(window, f)``
+(so a windowed concept's ``X`` is 3-D), how a window is labelled (``label``: ``"any"`` or
+``"last"``), why no window spans two segments or the train/test split, what windows cost in memory
+(one segment's windows are a read-only strided view, no copy) and how a point's score comes from
+its windows (``score_rule``, :mod:`clad.core.time_axis`) are in the time-series guide
+(``docs/guides/time-series.md``). Training concepts without labels stay without labels; a segment
+shorter than ``window`` gives no window.
 
 >>> import numpy as np
 >>> X = np.arange(10.0).reshape(10, 1); y = np.zeros(10, dtype=int); y[6] = 1
@@ -97,7 +81,8 @@ def sliding_windows(X: np.ndarray, window: int, stride: int = 1) -> np.ndarray:
 
 
 def window_labels(y: np.ndarray, window: int, stride: int = 1, label: str = "any") -> np.ndarray:
-    """One label per window of a series with step labels ``y`` (see the module docstring)."""
+    """One label per window of a series with step labels ``y``: 1 when any of its steps is
+    anomalous (``"any"``) or when its last step is (``"last"``)."""
     y = np.asarray(y)
     n = n_windows(y.shape[0], window, stride)
     if label == "last":
