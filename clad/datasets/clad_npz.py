@@ -82,8 +82,7 @@ def load_clad_npz(
                 "clad.datasets.save_clad_npz or `clad datasets convert`"
             )
         with np.load(path, allow_pickle=False) as z:
-            files = set(z.files)
-            if "format" not in files or str(z["format"]) != FORMAT:
+            if "format" not in z.files or str(z["format"]) != FORMAT:
                 raise DataError(
                     f"clad_npz: {str(path)!r} is not a clad concept file (no format {FORMAT!r}); "
                     "write one with clad.datasets.save_clad_npz or `clad datasets convert`"
@@ -91,12 +90,9 @@ def load_clad_npz(
             concepts = {}
             for role in ("train", "test"):
                 names = [str(n) for n in z[f"{role}_names"]]
+                # a concept without labels has no y array
                 concepts[role] = [
-                    Concept(
-                        n,
-                        z[f"{role}_X_{i}"],
-                        z[f"{role}_y_{i}"] if f"{role}_y_{i}" in files else None,
-                    )
+                    Concept(n, z[f"{role}_X_{i}"], z.get(f"{role}_y_{i}"))
                     for i, n in enumerate(names)
                 ]
             name = str(z["name"])

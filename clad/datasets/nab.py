@@ -84,16 +84,8 @@ def load_nab(path: str = "nab", families=NAB_FAMILIES, data_dir=None) -> Concept
         train.append(tr)
         test.append(te)
         windows[name], splits[name] = ranges, rec
-    meta = {
-        "split": {
-            "kind": "ordered",
-            "train": "probationary period",
-            "test": "all",
-            "files": splits,
-        },
-        "windows": windows,
-        "order": "given",
-    }
+    split = {"kind": "ordered", "train": "probationary period", "test": "all", "files": splits}
+    meta = {"split": split, "windows": windows, "order": "given"}
     return ConceptDataset(train, test, name="nab", metadata=meta)
 
 

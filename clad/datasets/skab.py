@@ -82,45 +82,31 @@ def load_skab(
     unknown = [g for g in groups if g not in SKAB_GROUPS]
     if unknown or not groups:
         raise DataError(f"skab: groups={groups!r}; expected some of {', '.join(SKAB_GROUPS)}")
+    split = {
+        "train_rows": train_rows,
+        "train_share": train_share,
+        "prefix_anomalies": prefix_anomalies,
+        "test": test,
+    }
     pairs, records = [], {}
     for g in groups:
         parts = []
         for k in SKAB_FILES[g]:
             X, y = read_skab(f"{g}/{k}.csv", path, data_dir)
-            tr, te, rec = ordered_split(
-                f"{g}/{k}",
-                X,
-                y,
-                train_rows=train_rows,
-                train_share=train_share,
-                prefix_anomalies=prefix_anomalies,
-                test=test,
-                loader="skab",
-            )
-            records[f"{g}/{k}"] = rec
+            tr, te, records[f"{g}/{k}"] = ordered_split(f"{g}/{k}", X, y, **split, loader="skab")
             parts.append((tr, te))
         if concepts == "files":
             pairs.extend(parts)
         else:
+            # the group's training parts joined, and its test parts
             pairs.append(
                 tuple(
-                    Concept(
-                        g,
-                        np.concatenate([p[i].X for p in parts]),
-                        np.concatenate([p[i].y for p in parts]),
-                    )
-                    for i in (0, 1)
+                    Concept(g, np.concatenate([c.X for c in cs]), np.concatenate([c.y for c in cs]))
+                    for cs in zip(*parts)
                 )
             )
     meta = {
-        "split": {
-            "kind": "ordered",
-            "train_rows": train_rows,
-            "train_share": train_share,
-            "prefix_anomalies": prefix_anomalies,
-            "test": test,
-            "files": records,
-        },
+        "split": {"kind": "ordered", **split, "files": records},
         "order": "given",
         "concepts": concepts,
     }

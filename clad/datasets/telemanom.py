@@ -70,11 +70,8 @@ def read_labels(
         table = pd.read_csv(csv)
     except (ValueError, OSError) as exc:
         raise DataError(f"telemanom: {str(csv)!r} could not be read as a CSV ({exc})") from None
-    missing = [
-        c
-        for c in ("chan_id", "spacecraft", "anomaly_sequences", "num_values")
-        if c not in table.columns
-    ]
+    needed = ("chan_id", "spacecraft", "anomaly_sequences", "num_values")
+    missing = [c for c in needed if c not in table.columns]
     if missing:
         raise DataError(
             f"telemanom: {str(csv)!r} lacks columns {missing}; expected the telemanom "
@@ -204,23 +201,21 @@ def load_telemanom(
         groups.setdefault(_channel_key(chan)[0] if concepts == "subsystem" else chan, []).append(
             chan
         )
+    join = lambda arrs: arrs[0] if len(arrs) == 1 else np.concatenate(arrs)
     train, test, seg_train, seg_test = [], [], [], []
     n_cols = None
     for name, chans in groups.items():
-        parts = {"train": [], "test": [], "y": []}
+        read = []
         for chan in chans:
-            X_tr, X_te, y = _channel(path, chan, data_dir, n_cols, labels[chan])
-            n_cols = X_tr.shape[1]
-            parts["train"].append(X_tr)
-            parts["test"].append(X_te)
-            parts["y"].append(y)
-        join = lambda arrs: arrs[0] if len(arrs) == 1 else np.concatenate(arrs)
-        train.append(Concept(name, join(parts["train"])))
-        y_all = join(parts["y"])
-        axis = TimeAxis(tuple(chans), tuple(len(a) for a in parts["test"]), y_all)
-        test.append(Concept(name, join(parts["test"]), y_all, time=axis))
-        seg_train.append([len(a) for a in parts["train"]])
-        seg_test.append([len(a) for a in parts["test"]])
+            read.append(_channel(path, chan, data_dir, n_cols, labels[chan]))
+            n_cols = read[-1][0].shape[1]
+        X_tr, X_te, ys = zip(*read)
+        train.append(Concept(name, join(X_tr)))
+        y_all = join(ys)
+        axis = TimeAxis(tuple(chans), tuple(len(a) for a in X_te), y_all)
+        test.append(Concept(name, join(X_te), y_all, time=axis))
+        seg_train.append([len(a) for a in X_tr])
+        seg_test.append([len(a) for a in X_te])
     meta = {
         "path": path,
         "spacecraft": spacecraft,
