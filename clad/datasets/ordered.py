@@ -54,11 +54,7 @@ def _prefix(n: int, train_rows, train_share, where: str) -> int:
             f"got train_rows={train_rows!r}, train_share={train_share!r}"
         )
     if train_rows is not None:
-        if (
-            isinstance(train_rows, bool)
-            or not isinstance(train_rows, (int, np.integer))
-            or train_rows < 1
-        ):
+        if isinstance(train_rows, bool) or not isinstance(train_rows, Integral) or train_rows < 1:
             raise DataError(f"{where}: train_rows={train_rows!r}; expected an integer >= 1")
         k = int(train_rows)
     else:
