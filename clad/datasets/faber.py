@@ -122,7 +122,7 @@ def faber_concepts(
     rows: np.ndarray | None = None,
     loader: str = "faber2024",
 ) -> list[FaberConcept]:
-    """The concepts of the published generator (see the module docstring for every step).
+    """The concepts of the published generator (every step: the protocol guide, module docstring).
 
     ``rows`` restricts the recipe to those row indices of ``X`` (default: all rows).
     """

@@ -117,7 +117,7 @@ def _encoder(encoding: str, scaling: str, numeric: list[str]):
 def _published_features(
     train_df: pd.DataFrame, test_df: pd.DataFrame
 ) -> tuple[np.ndarray, list[str]]:
-    """Both files' 41 features as the published scenarios prepared them (see the module docstring)."""
+    """Both files' 41 features as the published scenarios prepared them (the protocol guide)."""
     from sklearn.preprocessing import MinMaxScaler, OrdinalEncoder
 
     features = pd.concat([train_df.iloc[:, :41], test_df.iloc[:, :41]], ignore_index=True)
