@@ -147,9 +147,8 @@ def export(
     written = []
 
     def read(store) -> dict:
-        runs = store.load_results(
-            include_unfinished=True
-        )  # every run checked against its shape and types
+        # every run checked against its shape and types
+        runs = store.load_results(include_unfinished=True)
         return {
             "r_cells": with_declarations(store.tidy(), runs),
             "metrics": store.metrics_table(),

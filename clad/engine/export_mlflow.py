@@ -122,9 +122,8 @@ def _metrics(run, Metric, now: int) -> tuple[list, list[str]]:
     if run.peak_memory is not None:
         add("peak_memory_mb", run.peak_memory / 1e6)
     for key, value in (run.timings or {}).items():
-        if isinstance(
-            value, dict
-        ):  # counts, not seconds: the run's training steps and scoring passes
+        # counts, not seconds: the run's training steps and scoring passes
+        if isinstance(value, dict):
             for k, v in value.items():
                 add(f"{key}.{k}", v)
         elif isinstance(value, (list, tuple)):
@@ -217,9 +216,8 @@ def _fill_run(client, rid: str, run, classes, now: int) -> None:
             client.log_figure(rid, ax.figure, f"R/{base}.png")
     else:
         client.log_text(rid, run.error or "no error recorded", "error.txt")
-    client.set_tag(
-        rid, "clad.complete", "true"
-    )  # last: an export cut short before it is logged again
+    # last: an export cut short before it is logged again
+    client.set_tag(rid, "clad.complete", "true")
     client.set_terminated(rid, status="FINISHED" if run.ok else "FAILED")
 
 

@@ -186,9 +186,8 @@ def with_references(run: RunResult, references: dict[str, RunResult]) -> RunResu
         if not inputs:
             continue
         s = summarize(R, t, **inputs)
-        names = (
-            declare_reference_metrics()
-        )  # also those of metrics declared after clad.metrics was imported
+        # also those of metrics declared after clad.metrics was imported
+        names = declare_reference_metrics()
         mine = metrics.setdefault(base, {})
         mine.update({k: s[k] for k in names if k in s})
         mine["left_out"] = {

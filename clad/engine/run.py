@@ -257,9 +257,8 @@ def run_safely(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
         return run_config(cfg, on_step=on_step)
     except Exception:  # noqa: BLE001 - a failed run is recorded, the grid goes on
         return failed_result(cfg, traceback.format_exc())
-    except (
-        SystemExit
-    ) as exc:  # a plug-in ending the process (sys.exit) ends its run, never the grid
+    # a plug-in ending the process (sys.exit) ends its run, never the grid
+    except SystemExit as exc:
         return failed_result(
             cfg,
             f"the run called sys.exit({exc.code!r}) (a plug-in ending the process); the run "

@@ -159,9 +159,8 @@ def load_spec(path: str | Path) -> Spec:
         import stat as _stat
 
         mode = path.stat().st_mode
-        if not (
-            _stat.S_ISREG(mode) or _stat.S_ISDIR(mode)
-        ):  # a FIFO, a device (/dev/zero), a socket
+        # a FIFO, a device (/dev/zero), a socket
+        if not (_stat.S_ISREG(mode) or _stat.S_ISDIR(mode)):
             raise SpecError(
                 f"spec {str(path)!r} is not a regular file (a pipe, a device or a socket); expected a "
                 "TOML file"

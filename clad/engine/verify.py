@@ -88,9 +88,8 @@ def _tolerance_of(result: RunResult) -> tuple[float, str]:
     from ..detectors import DETECTORS
 
     name = (result.config.get("detector") or {}).get("name", "")
-    target = (
-        DETECTORS.path(name) if name in DETECTORS else name
-    )  # an import path: nothing is imported
+    # an import path: nothing is imported
+    target = DETECTORS.path(name) if name in DETECTORS else name
     module = target.split(":")[0] if isinstance(target, str) else getattr(target, "__module__", "")
     if module.startswith(("clad.detectors.torch", "torch")):
         return (
@@ -163,9 +162,8 @@ def _count_numbers(doc: Any) -> int:
 
 def _diff(path: str, ref: Any, got: Any, tol: float, out: list) -> None:
     if isinstance(ref, dict) and isinstance(got, dict):
-        for (
-            k
-        ) in ref:  # a value the rerun adds (a metric newer than the reference) is not a difference
+        # a value the rerun adds (a metric newer than the reference) is not a difference
+        for k in ref:
             if k not in got:
                 out.append((f"{path}.{k}", ref[k], "(absent)", None))
             else:
