@@ -1,22 +1,8 @@
-"""Tidy exports of a results database (``clad export DIR [--format csv|parquet]``).
-
-Three tables, one row per observation, written atomically next to the database (or into
-``dest``):
-
-* ``r_cells.<ext>`` — every cell of R: run labels, seed, base metric (with its label, whether it is
-  optimistic, and for a thresholded one the false-positive rate reached), step and test concept,
-  value (empty / null when undefined);
-* ``metrics.<ext>`` — every scalar continual metric of every run, with the cells it left out;
-* ``runs.<ext>`` — one row per run: status, labels, seed, configuration (JSON), error, times.
-
-``json`` writes ``results.json`` instead (the strict-JSON results file, every stored run), e.g. to
-bring it up to date after a run was killed.
-
-``per_series=True`` (``clad export DIR --per-series``) adds ``per_series.<ext>``: for time-series
-datasets whose test concepts are made of several series (the channels of a telemanom subsystem),
-one row per run, step, test concept and series, a column per base metric (the base metric
-computed on that series alone; empty where the series holds a single class). It is how a new
-method is compared per series with published per-series tables, without running anything again.
+"""Tidy exports of a results database (``clad export DIR [--format csv|parquet|json]
+[--per-series]``): the tables ``r_cells``, ``metrics``, ``runs`` and ``per_series``, or
+``results.json``, written atomically next to the database (or into ``dest``); each is described in
+docs/guides/reports.md ("Exports"). A row of ``r_cells`` also holds the base metric's label,
+whether it is optimistic, and for a thresholded one the false-positive rate reached.
 """
 
 from __future__ import annotations
@@ -55,7 +41,8 @@ _SERIES_KEYS = (
 
 def per_series_table(runs):
     """The per-series values of ``runs`` (:class:`~clad.results.record.RunResult`) as a table: one row
-    per run, step, test concept and series, one column per base metric (see the module docstring)."""
+    per run, step, test concept and series, one column per base metric computed on that series alone
+    (empty where the series holds a single class)."""
     import pandas as pd
 
     rows, metrics = [], []

@@ -1,36 +1,11 @@
 """Export a results database to MLflow (``clad export DIR --format mlflow [--tracking-uri URI]``).
 
 Every run stored in ``DIR/results.sqlite`` becomes one MLflow run in the experiment named after
-the spec, tagged ``clad.run_id``, ``clad.fingerprint`` (a hash of the run's record: its
-configuration, inputs, status, R and metrics) and, once everything is logged, ``clad.complete``.
-Exporting is idempotent by content: a run already exported with the same fingerprint and complete
-is left as it is; one whose fingerprint changed (it was computed again after an input changed) or
-whose export was cut short (still ``RUNNING``, artifacts missing) is deleted and logged again
-(*updated*); an exported run of this folder that the folder no longer holds (retired, see
-:func:`clad.engine.retire.retire_stale`) is deleted (*retired*). A tracking server that cannot
-be reached is an error naming the URI at once (no retries):
-
-* **parameters**: ``dataset``, ``scenario``, ``strategy``, ``detector`` (their labels), ``seed``,
-  ``base_metrics``, and every component parameter as ``<component>.<name>`` (e.g.
-  ``detector.n_estimators``);
-* **metrics**: every scalar continual metric as ``<base metric>.<metric>`` (e.g.
-  ``roc_auc.continual_average``) with the count of R cells it left out
-  (``<base metric>.<metric>.left_out``), the per-step curves (``roc_auc.accuracy_seen``, ...) and
-  the training rows kept (``memory_rows``) with ``step`` = the training step, the run's
-  seconds (``seconds.total``, ...) and peak memory (``peak_memory_mb``, when measured). Undefined values (NaN) are not logged: MLflow would show
-  them as numbers; the tag ``clad.undefined_metrics`` names them;
-* **artifacts**: R of every base metric as an MLflow table (``R/<base metric>.json``: a ``step``
-  column, ``"i: concept"``, then one column per test concept) and as a heatmap
-  (``R/<base metric>.png``); a failed run's traceback as ``error.txt``;
-* **tags**: ``clad.run_id``, ``clad.status`` and the versions of clad and the libraries behind
-  the numbers (``clad.version.<package>``).
-
-By default the tracking store is a local folder, ``DIR/mlruns``: MLflow's SQLite backend
-(``DIR/mlruns/mlflow.db``) with the artifacts in ``DIR/mlruns/artifacts`` — MLflow has put its
-plain-file backend in maintenance mode. ``tracking_uri`` may name any store MLflow reads
-(``sqlite:////absolute/path.db`` — artifacts of a new experiment then go to ``artifacts/`` beside
-the database —, ``http://host:5000``, or a ``file:`` folder when ``MLFLOW_ALLOW_FILE_STORE=true`` is
-set). Needs ``pip install 'clad[mlflow]'``.
+the spec; what each holds (parameters, metrics, artifacts, tags), the default store and how an
+export is idempotent by content (the ``clad.fingerprint`` and ``clad.complete`` tags; runs
+*updated* and *retired*) are in docs/guides/reports.md ("Exports"). A tracking server that cannot
+be reached is an error naming the URI at once (no retries). Undefined values (NaN) are not logged:
+MLflow would show them as numbers. Needs ``pip install 'clad[mlflow]'``.
 """
 
 from __future__ import annotations
@@ -225,7 +200,7 @@ def export_mlflow(
     folder: str | os.PathLike, tracking_uri: str | None = None, experiment: str | None = None
 ) -> dict:
     """Log the runs of ``folder/results.sqlite`` (or a database file) into an MLflow tracking
-    store, idempotently by content (see the module docstring); return ``{"tracking_uri",
+    store, idempotently by content (docs/guides/reports.md, "Exports"); return ``{"tracking_uri",
     "experiment_id", "exported", "updated", "skipped", "retired", "reasons"}`` (``exported``: runs
     logged for the first time; ``updated``: runs logged again, ``reasons`` saying why)."""
     from ..results.reading import read_store
