@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 
 from ..errors import CladValueError, DataError
 from ..results.reading import DEFAULT_NAME
+from .config import group_by
 
 __all__ = [
     "export_mlflow",
@@ -241,37 +242,31 @@ def export_mlflow(
             if found
             else client.create_experiment(name, artifact_location=artifacts)
         )
-        exported_before: dict[str, list] = {}
-        for found_run in _all_runs(client, experiment_id):
-            exported_before.setdefault(found_run.data.tags.get("clad.run_id"), []).append(found_run)
-        exported = updated = skipped = retired = 0
+        found_runs = _all_runs(client, experiment_id)
+        exported_before = group_by(found_runs, lambda r: r.data.tags.get("clad.run_id"))
+        counts = dict.fromkeys(("exported", "updated", "skipped", "retired"), 0)
         reasons: dict[str, int] = {}
         for run in runs:
             before = exported_before.pop(run.run_id, []) if run.run_id else []
             why = _why_again(before, run)
             if before and why is None:
-                skipped += 1
+                counts["skipped"] += 1
                 continue
             for old in before:
                 _discard(client, old.info.run_id, old.info.status)
             _log_run(client, experiment_id, run, classes, here)
+            counts["updated" if before else "exported"] += 1
             if before:
-                updated += 1
                 reasons[why] = reasons.get(why, 0) + 1
-            else:
-                exported += 1
         for rid, left in exported_before.items():  # exported from this folder, no longer in it
             for old in left:
                 if rid and old.data.tags.get("clad.folder") == here:
                     _discard(client, old.info.run_id, old.info.status)
-                    retired += 1
+                    counts["retired"] += 1
     return {
         "tracking_uri": tracking_uri,
         "experiment_id": experiment_id,
-        "exported": exported,
-        "updated": updated,
-        "skipped": skipped,
-        "retired": retired,
+        **counts,
         "reasons": reasons,
     }
 
@@ -291,10 +286,8 @@ def _why_again(before: list, run) -> str | None:
     if len(before) > 1:
         return "exported more than once"
     old = before[0]
-    if old.data.tags.get("clad.complete") != "true" or old.info.status not in (
-        "FINISHED",
-        "FAILED",
-    ):
+    complete = old.data.tags.get("clad.complete") == "true"
+    if not complete or old.info.status not in ("FINISHED", "FAILED"):
         return "its export was cut short"
     if old.data.tags.get("clad.fingerprint") != fingerprint(run):
         return "computed again since"

@@ -13,7 +13,7 @@ import logging
 from typing import Callable, Mapping
 
 from ..results.record import RunResult
-from .config import RunConfig
+from .config import RunConfig, group_by
 from .identity import changed_inputs, code_inputs, computation_keys
 from .result_key import with_result_key
 from .settings import Execution
@@ -45,7 +45,8 @@ class Phase:
     ):
         self.configs, self.records = configs, dict(records or {})
         self.keys = computation_keys(configs, share)
-        self.groups = by_key(configs, self.keys)
+        # configurations by computation key, in the spec's order (the first computes)
+        self.groups = group_by(configs, lambda c: self.keys[c.run_id])
         finished = fresh_finished(store, configs)
         self.resumed = len(finished)
         self.shared = fill_shared(store, self.groups, finished, self.decorate)
@@ -233,14 +234,6 @@ def run_labels(cfg) -> dict:
 def computing_runs(groups: dict[str, list[RunConfig]], settled: set[str]) -> list[RunConfig]:
     """The computing run of every group none of whose runs is settled."""
     return [g[0] for g in groups.values() if not settled & {c.run_id for c in g}]
-
-
-def by_key(configs: list[RunConfig], keys: dict[str, str]) -> dict[str, list[RunConfig]]:
-    """Configurations by computation key, in the spec's order (the first computes)."""
-    groups: dict[str, list[RunConfig]] = {}
-    for c in configs:
-        groups.setdefault(keys[c.run_id], []).append(c)
-    return groups
 
 
 def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:

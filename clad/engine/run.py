@@ -26,7 +26,7 @@ from ..results.record import RunResult, versions
 from ..core.run_warnings import merge, recording
 from ..core.seeding import seed_run
 from ..detectors import make_detector
-from .config import RunConfig, canonical
+from .config import RunConfig, canonical, group_by
 from .identity import seed_reach
 
 __all__ = [
@@ -143,10 +143,7 @@ def execution_order(configs) -> list[RunConfig]:
     >>> [(c.detector.name, c.seed) for c in execution_order(swapped)]
     [('hbos', 0), ('iforest', 0), ('hbos', 1), ('iforest', 1)]
     """
-    groups: dict[tuple[str, str], list[RunConfig]] = {}
-    for cfg in configs:
-        groups.setdefault(dataset_key(cfg), []).append(cfg)
-    return [cfg for group in groups.values() for cfg in group]
+    return [cfg for group in group_by(configs, dataset_key).values() for cfg in group]
 
 
 def build_run(cfg: RunConfig):

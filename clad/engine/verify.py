@@ -229,15 +229,11 @@ def compare(reference: dict, results: Iterable[RunResult]) -> list[RunCheck]:
     """Every run of the reference and of the rerun, compared (see :class:`RunCheck`)."""
     got = {_key(r): r for r in results}
     refs = {tuple(r["key"][k] for k in _KEY): r for r in reference.get("runs", [])}
-    checks = []
-    for key, ref in refs.items():
-        checks.append(
-            compare_run(ref, got[key])
-            if key in got
-            else RunCheck(key, "missing", ref.get("tolerance"))
-        )
-    checks += [RunCheck(key, "new") for key in got if key not in refs]
-    return checks
+    checks = [
+        compare_run(ref, got[key]) if key in got else RunCheck(key, "missing", ref.get("tolerance"))
+        for key, ref in refs.items()
+    ]
+    return checks + [RunCheck(key, "new") for key in got if key not in refs]
 
 
 @dataclass(frozen=True)
