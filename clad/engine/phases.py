@@ -240,14 +240,9 @@ def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
     """The record of configuration ``cfg`` that is the same computation as ``result``: its own
     labels, seed, configuration and run_id, the computed R, metrics and timings, and
     ``shared_from`` naming the run that computed them."""
-    labels = run_labels(cfg)
     return dataclasses.replace(
         result,
-        dataset=labels["dataset"],
-        scenario=labels["scenario"],
-        strategy=labels["strategy"],
-        detector=labels["detector"],
-        seed=int(cfg.seed),
+        **{**run_labels(cfg), "seed": int(cfg.seed)},
         config=cfg.to_dict(),
         run_id=cfg.run_id,
         shared_from=result.shared_from or result.run_id,

@@ -92,7 +92,6 @@ class Progress:
         self.failed = 0
         # runs that recorded warnings (those of earlier invocations too)
         self.flagged = int(flagged)
-        self.shared_runs = 0  # runs recorded as the same computation as another
         self._number: dict[str, int] = {}  # run_id -> its number in the log
         self.desc = desc
         self._current = ""
@@ -177,17 +176,22 @@ class Progress:
         self._show_active()
         self._refresh()
 
-    def finished(self, result: RunResult, cfg: RunConfig) -> None:
-        self._running = max(0, self._running - 1)
+    def _count(self, result: RunResult) -> int:
+        """Count a run that ended; its number in the log."""
         if result.ok:
             self.done += 1
         else:
             self.failed += 1
-        if result.warnings:
-            self.flagged += 1
         n = self.done + self.failed
         if result.run_id:
             self._number[result.run_id] = n
+        return n
+
+    def finished(self, result: RunResult, cfg: RunConfig) -> None:
+        self._running = max(0, self._running - 1)
+        if result.warnings:
+            self.flagged += 1
+        n = self._count(result)
         self._active.pop(cfg.run_id, None)
         if self._bar is not None:
             self._show_active()
@@ -215,20 +219,9 @@ class Progress:
     def shared(self, result: RunResult, cfg: RunConfig) -> None:
         """A run recorded as the same computation as ``result.shared_from``: counted and logged,
         with the number of the run that computed it."""
-        if result.ok:
-            self.done += 1
-        else:
-            self.failed += 1
-        self.shared_runs += 1
-        n = self.done + self.failed
-        if result.run_id:
-            self._number[result.run_id] = n
+        n = self._count(result)
         source = self._number.get(result.shared_from or "")
-        same = (
-            f"same computation as run {source}"
-            if source
-            else f"same computation as {result.shared_from}"
-        )
+        same = f"same computation as {f'run {source}' if source else result.shared_from}"
         if self._bar is not None:
             self._refresh(now=False)
             self._bar.update(1)

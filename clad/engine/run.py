@@ -73,30 +73,26 @@ _DATASETS_LOCK = threading.RLock()
 def _cached_dataset(name: str, params_json: str) -> ConceptDataset:
     """The dataset of loader ``name`` with these parameters, loaded once per process while the
     data files it read are unchanged (a replaced file is read again, never served stale)."""
-    with _DATASETS_LOCK:
-        return _load_cached(name, params_json)
-
-
-def _load_cached(name: str, params_json: str) -> ConceptDataset:
     from ..datasets import load_dataset
     from ..datasets.files import recording
 
     key = (name, params_json)
-    dataset = _DATASETS.get(key)
-    if dataset is not None and not _files_changed(_DATA_FILES.get(id(dataset), {})):
-        _DATASETS.move_to_end(key)
+    with _DATASETS_LOCK:
+        dataset = _DATASETS.get(key)
+        if dataset is not None and not _files_changed(_DATA_FILES.get(id(dataset), {})):
+            _DATASETS.move_to_end(key)
+            return dataset
+        if dataset is not None:
+            del _DATASETS[key]
+            _DATA_FILES.pop(id(dataset), None)
+        with recording() as seen:
+            dataset = load_dataset(name, json.loads(params_json))
+        _DATA_FILES[id(dataset)] = seen
+        _DATASETS[key] = dataset
+        while len(_DATASETS) > _CACHED:
+            _, dropped = _DATASETS.popitem(last=False)
+            _DATA_FILES.pop(id(dropped), None)
         return dataset
-    if dataset is not None:
-        del _DATASETS[key]
-        _DATA_FILES.pop(id(dataset), None)
-    with recording() as seen:
-        dataset = load_dataset(name, json.loads(params_json))
-    _DATA_FILES[id(dataset)] = seen
-    _DATASETS[key] = dataset
-    while len(_DATASETS) > _CACHED:
-        _, dropped = _DATASETS.popitem(last=False)
-        _DATA_FILES.pop(id(dropped), None)
-    return dataset
 
 
 def _seeded(cfg: RunConfig, strategy=None, scenario=None):
@@ -120,7 +116,7 @@ def _seeded(cfg: RunConfig, strategy=None, scenario=None):
 def run_dataset(cfg: RunConfig) -> ConceptDataset:
     """The dataset a configuration's runs learn (before a ``[tuning]`` view), from this process's
     cache: what :func:`build_run` loads, seeded from ``cfg.seed``."""
-    return _cached_dataset(cfg.dataset.name, canonical(_seeded(cfg).dataset_params))
+    return _cached_dataset(*dataset_key(cfg))
 
 
 def dataset_key(cfg: RunConfig) -> tuple[str, str]:
@@ -165,7 +161,10 @@ def build_run(cfg: RunConfig):
         from ..core.data_views import apply_view
         from ..core.seeding import validation_seed
 
-        dataset = _viewed(dataset, apply_view(dataset, cfg.data_view, validation_seed(cfg.seed)))
+        view = apply_view(dataset, cfg.data_view, validation_seed(cfg.seed))
+        # a part of the cached dataset, reading the data files the dataset read
+        _VIEW_FILES[view] = _DATA_FILES.get(id(dataset), {})
+        dataset = view
     return dataset, seeded.scenario, seeded.strategy
 
 
@@ -173,12 +172,6 @@ def build_run(cfg: RunConfig):
 _VIEW_FILES: "weakref.WeakKeyDictionary[ConceptDataset, dict[str, str]]" = (
     weakref.WeakKeyDictionary()
 )
-
-
-def _viewed(source: ConceptDataset, view: ConceptDataset) -> ConceptDataset:
-    """``view`` (a part of the cached ``source``), reading the data files ``source`` read."""
-    _VIEW_FILES[view] = _DATA_FILES.get(id(source), {})
-    return view
 
 
 def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:

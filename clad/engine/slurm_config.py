@@ -24,7 +24,6 @@ clad.errors.CladValueError: [slurm] runs_per_jobs: unknown key (did you mean 'ru
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import CladValueError
+from ..registry import did_you_mean
 
 __all__ = [
     "SlurmConfig",
@@ -192,11 +192,6 @@ def time_limit_minutes(resources: Mapping[str, Any], chunk: int, timeout: float 
     return 60
 
 
-def _did_you_mean(key: str, allowed) -> str:
-    close = difflib.get_close_matches(key, allowed, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def _no_control(where: str, key: str, value: str) -> None:
     """A value written into a job script or an sbatch option holds no control character (a line
     break there would start another line of the script)."""
@@ -285,7 +280,7 @@ def parse_slurm(table: Mapping[str, Any] | None, base: SlurmConfig | None = None
                 for k, v in res.items():
                     if k not in RESOURCE_KEYS:
                         raise CladValueError(
-                            f"[slurm.{key}.{name}] {k}: unknown key{_did_you_mean(k, RESOURCE_KEYS)}; "
+                            f"[slurm.{key}.{name}] {k}: unknown key{did_you_mean(k, RESOURCE_KEYS)}; "
                             f"allowed: {', '.join(RESOURCE_KEYS)}"
                         )
                     checked[k] = _check_value(f"[slurm.{key}.{name}]", k, v)
@@ -294,7 +289,7 @@ def parse_slurm(table: Mapping[str, Any] | None, base: SlurmConfig | None = None
             values[key] = _check_value("[slurm]", key, value)
         else:
             raise CladValueError(
-                f"[slurm] {key}: unknown key{_did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}"
+                f"[slurm] {key}: unknown key{did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}"
             )
     return replace(base or SlurmConfig(), **values, overrides=overrides)
 

@@ -246,17 +246,14 @@ def _execution_keys(r: SpecReading) -> None:
         value = r.raw.get(key)
         if value is None:
             continue
-        if key == "dask":
-            ok = isinstance(value, str) and value.strip()
-            found = (
-                []
-                if ok
-                else [
-                    f"dask: {value!r}; expected a scheduler address such as 'tcp://scheduler:8786'"
-                ]
-            )
-        else:
+        if key != "dask":
             found = validation_problems(None, {key: value}, _EXECUTION_CONSTRAINTS)
+        elif isinstance(value, str) and value.strip():
+            found = []
+        else:
+            found = [
+                f"dask: {value!r}; expected a scheduler address such as 'tcp://scheduler:8786'"
+            ]
         r.problems.extend(found)
         if not found:
             setattr(r, key, value)
