@@ -20,6 +20,18 @@ __all__ = ["export", "per_series_table", "FORMATS"]
 FORMATS = ("csv", "parquet", "json")
 
 
+def database_of(folder: str | os.PathLike) -> Path:
+    """The results database an export reads: ``folder/results.sqlite``, or a database file given
+    directly; a :class:`~clad.errors.DataError` when there is none."""
+    folder = Path(folder)
+    db = folder if folder.is_file() else folder / DEFAULT_NAME
+    if not db.is_file():
+        raise DataError(
+            f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first"
+        )
+    return db
+
+
 def _atomic(path: Path, write) -> None:
     with atomic_output(path) as tmp:
         write(tmp)
@@ -107,12 +119,7 @@ def export(
             "--per-series writes a table (csv or parquet); results.json holds the per-series "
             "values already (extras.time_series of each run)"
         )
-    folder = Path(folder)
-    db = folder if folder.is_file() else folder / DEFAULT_NAME
-    if not db.is_file():
-        raise DataError(
-            f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first"
-        )
+    db = database_of(folder)
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
@@ -153,10 +160,8 @@ def export(
         tables["per_series"] = table
     for name, df in tables.items():
         path = dest / f"{name}.{fmt}"
-        if fmt == "csv":
-            _write(path, lambda p, df=df: _atomic(p, lambda t: df.to_csv(t, index=False)))
-        else:
-            _write(path, lambda p, df=df: _atomic(p, lambda t: df.to_parquet(t, index=False)))
+        to_file = getattr(df, "to_csv" if fmt == "csv" else "to_parquet")
+        _write(path, lambda p, to_file=to_file: _atomic(p, lambda t: to_file(t, index=False)))
         written.append(path)
     return written
 

@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..errors import CladValueError, DataError
-from ..results.reading import DEFAULT_NAME
 from .config import group_by
+from .export import database_of
 
 __all__ = [
     "export_mlflow",
@@ -206,12 +206,7 @@ def export_mlflow(
     logged for the first time; ``updated``: runs logged again, ``reasons`` saying why)."""
     from ..results.reading import read_store
 
-    folder = Path(folder)
-    db = folder if folder.is_file() else folder / DEFAULT_NAME
-    if not db.is_file():
-        raise DataError(
-            f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first"
-        )
+    db = database_of(folder)
     classes = _mlflow()
     runs, spec = read_store(db, lambda store: (store.load_results(), store.get_meta("spec") or {}))
     from ..results.record import is_tuning_run

@@ -1,18 +1,13 @@
-"""Progress of a grid: a tqdm bar on a terminal, plain log lines otherwise.
+"""Progress of a grid: a tqdm bar on a terminal, plain log lines otherwise (what each shows:
+docs/guides/console.md, "Progress").
 
-The bar counts runs (finished and failed together, with elapsed time and estimated time left);
-its postfix shows how many failed and how many recorded warnings (when any did), and the current
-run's label with its concept step, shortened at a word boundary to the room the terminal leaves
-(under ``--jobs``, every running run's label and step, from the workers through a queue). The bar keeps a fixed width whatever the label,
-and a terminal that reports 0 columns is drawn 80 columns wide. While the bar is shown, clad's log
-lines go through tqdm (:func:`tqdm.contrib.logging.logging_redirect_tqdm`), so they never break it;
-warnings raised inside a run are recorded in that run's result (``RunResult.warnings``), counted
-here, and not printed. Without a terminal (a log file, a batch job) a line says every
-:data:`HEARTBEAT_SECONDS` how far the grid is and what is running, however long a run takes.
-
-A failed run's cause (the exception's whole message, see :attr:`RunResult.cause`) is printed when
-it happens; :func:`format_failures` groups every failure of a grid by cause for the end of the
-command's output.
+Under ``--jobs`` the bar shows every running run's label and step, from the workers through a
+queue. While the bar is shown, clad's log lines go through tqdm
+(:func:`tqdm.contrib.logging.logging_redirect_tqdm`), so they never break it; warnings raised
+inside a run are recorded in that run's result (``RunResult.warnings``), counted here, and not
+printed. A failed run's cause (:attr:`RunResult.cause`) is printed when it happens;
+:func:`format_failures` groups every failure of a grid by cause for the end of the command's
+output.
 """
 
 from __future__ import annotations

@@ -239,14 +239,8 @@ class _Grid:
             self.job_runs[str(job.job_id)] = list(run_ids)
             self.tokens[str(job.job_id)] = token
         done = self.store.get_meta(SUBMITTED_META, {}) or {}
-        self.store.set_meta(
-            SUBMITTED_META,
-            {
-                "jobs": int(done.get("jobs", 0)) + n,
-                "runs": int(done.get("runs", 0)) + sum(map(len, ids)),
-                "sbatch_calls": int(done.get("sbatch_calls", 0)) + 1,
-            },
-        )
+        added = {"jobs": n, "runs": sum(map(len, ids)), "sbatch_calls": 1}
+        self.store.set_meta(SUBMITTED_META, {k: int(done.get(k, 0)) + v for k, v in added.items()})
         self.save_jobs()
         self.store.set_meta(PENDING_META, {})
         log.info(

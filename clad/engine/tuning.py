@@ -23,10 +23,10 @@ from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..core.data_views import MODES
 from ..errors import CladError
 from ..registry import did_you_mean
-from ..validation import Integral, Interval, Real
+from ..validation import Interval, Real
 from ..validation import problems as validation_problems
 from .config import Component, RunConfig
-from .sections import MAX_RUNS, entries, grid_size, registries
+from .sections import MAX_RUNS, count_constraint, entries, grid_size, registries
 
 __all__ = ["TuningPlan", "parse_tuning", "TUNING_KEYS", "SCOPE"]
 
@@ -35,15 +35,7 @@ TUNING_KEYS = ("mode", "k", "fraction", "objective", "base_metric", "detectors",
 SCOPE = "dataset x scenario x strategy x detector x seed"
 
 _CONSTRAINTS = {
-    "k": [
-        Interval(
-            Integral,
-            1,
-            None,
-            closed="left",
-            description="an integer >= 1 (the number of first concepts to tune on)",
-        )
-    ],
+    "k": count_constraint("the number of first concepts to tune on"),
     "fraction": [
         Interval(
             Real,

@@ -100,11 +100,10 @@ def _tolerance_of(result: RunResult) -> tuple[float, str]:
 
 
 def _run_record(result: RunResult, tolerance: float | None) -> dict:
-    tol, why = (
-        (tolerance, "given when the reference was written")
-        if tolerance is not None
-        else _tolerance_of(result)
-    )
+    if tolerance is None:
+        tol, why = _tolerance_of(result)
+    else:
+        tol, why = tolerance, "given when the reference was written"
     d = result.to_dict()
     return {
         "key": {k: d[k] for k in _KEY},
