@@ -196,6 +196,7 @@ def run_spec(
     from .executors import check_execution
     from .forkserver import prestart_workers
     from ..results.reading import DEFAULT_NAME
+    from ..results.store import DestinationError, writable_destination
 
     spec = spec_of(spec)
     execution = execution if execution is not None else Execution.of(spec)
@@ -218,7 +219,12 @@ def run_spec(
         log.warning("the spec lists the same run more than once; each is run once")
     out = Path(out)
     db = out / DEFAULT_NAME
-    _writable_folder(out, db)
+    # out created, or a ResultsWriteError naming the path and why (a file of that name, a
+    # read-only or full file system)
+    try:
+        writable_destination(out, "folder", "--out")
+    except DestinationError as exc:
+        raise ResultsWriteError(out, db, exc) from exc
     lock = FolderLock(out, spec.name).acquire()  # one process writes a folder
     try:
         if fresh:
@@ -369,14 +375,3 @@ def _settle(store, spec, out, db, done: _Computed):
         r for r in store.load_results() if r.run_id not in set(ids) and not tuning_record(r)
     ]
     return results, references, everything
-
-
-def _writable_folder(out: Path, db: Path) -> None:
-    """Create ``out``; a :class:`ResultsWriteError` naming the path and why when it cannot be
-    written (a file of that name, a read-only or full file system)."""
-    from ..results.store import DestinationError, writable_destination
-
-    try:
-        writable_destination(out, "folder", "--out")
-    except DestinationError as exc:
-        raise ResultsWriteError(out, db, exc) from exc

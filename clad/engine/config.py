@@ -12,17 +12,29 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from .._version import __version__
 from ..core.time_limit import MAX_TIMEOUT
 from ..defaults import DEFAULT_BASE_METRIC
 
-__all__ = ["Component", "RunConfig", "canonical", "MAX_TIMEOUT"]
+__all__ = ["Component", "RunConfig", "canonical", "group_by", "MAX_TIMEOUT"]
 
 
 def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
+
+
+def group_by(items: Iterable, key: Callable[[Any], Any]) -> dict[Any, list]:
+    """``items`` by ``key(item)``: the groups in the order of their first item, each in order.
+
+    >>> group_by([1, 2, 3, 4], lambda n: n % 2)
+    {1: [1, 3], 0: [2, 4]}
+    """
+    groups: dict[Any, list] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
 
 
 @dataclass(frozen=True)

@@ -44,12 +44,8 @@ def _component_modules(configs: Sequence[RunConfig]) -> list[str]:
 
     modules = set()
     for cfg in configs:
-        for comp, registry in (
-            (cfg.dataset, DATASETS),
-            (cfg.scenario, SCENARIOS),
-            (cfg.strategy, STRATEGIES),
-            (cfg.detector, DETECTORS),
-        ):
+        components = (cfg.dataset, cfg.scenario, cfg.strategy, cfg.detector)
+        for comp, registry in zip(components, (DATASETS, SCENARIOS, STRATEGIES, DETECTORS)):
             path = registry.path(comp.name) if comp.name in registry else comp.name
             if isinstance(path, str) and (":" in path or "." in path):
                 module = path.partition(":")[0] if ":" in path else path.rpartition(".")[0]
@@ -131,14 +127,8 @@ class _Cluster:
     def submit(self) -> Iterator[RunEvent]:
         """Submit the next task (its runs share a step cache in one worker)."""
         task = self.todo.pop()
-        fut = self.client.submit(
-            compute,
-            task,
-            self.timeout,
-            self.threads,
-            key=f"clad-run-{task.kept[0].run_id}-{time.time_ns()}",
-            pure=False,
-        )
+        key = f"clad-run-{task.kept[0].run_id}-{time.time_ns()}"
+        fut = self.client.submit(compute, task, self.timeout, self.threads, key=key, pure=False)
         self.inflight[fut.key] = (fut, task, utc_now())
         for cfg in task.kept:
             yield RunEvent("started", cfg, started=self.inflight[fut.key][2])

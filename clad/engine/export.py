@@ -1,22 +1,8 @@
-"""Tidy exports of a results database (``clad export DIR [--format csv|parquet]``).
-
-Three tables, one row per observation, written atomically next to the database (or into
-``dest``):
-
-* ``r_cells.<ext>`` — every cell of R: run labels, seed, base metric (with its label, whether it is
-  optimistic, and for a thresholded one the false-positive rate reached), step and test concept,
-  value (empty / null when undefined);
-* ``metrics.<ext>`` — every scalar continual metric of every run, with the cells it left out;
-* ``runs.<ext>`` — one row per run: status, labels, seed, configuration (JSON), error, times.
-
-``json`` writes ``results.json`` instead (the strict-JSON results file, every stored run), e.g. to
-bring it up to date after a run was killed.
-
-``per_series=True`` (``clad export DIR --per-series``) adds ``per_series.<ext>``: for time-series
-datasets whose test concepts are made of several series (the channels of a telemanom subsystem),
-one row per run, step, test concept and series, a column per base metric (the base metric
-computed on that series alone; empty where the series holds a single class). It is how a new
-method is compared per series with published per-series tables, without running anything again.
+"""Tidy exports of a results database (``clad export DIR [--format csv|parquet|json]
+[--per-series]``): the tables ``r_cells``, ``metrics``, ``runs`` and ``per_series``, or
+``results.json``, written atomically next to the database (or into ``dest``); each is described in
+docs/guides/reports.md ("Exports"). A row of ``r_cells`` also holds the base metric's label,
+whether it is optimistic, and for a thresholded one the false-positive rate reached.
 """
 
 from __future__ import annotations
@@ -32,6 +18,18 @@ from ..results.store import DestinationError, writable_destination
 __all__ = ["export", "per_series_table", "FORMATS"]
 
 FORMATS = ("csv", "parquet", "json")
+
+
+def database_of(folder: str | os.PathLike) -> Path:
+    """The results database an export reads: ``folder/results.sqlite``, or a database file given
+    directly; a :class:`~clad.errors.DataError` when there is none."""
+    folder = Path(folder)
+    db = folder if folder.is_file() else folder / DEFAULT_NAME
+    if not db.is_file():
+        raise DataError(
+            f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first"
+        )
+    return db
 
 
 def _atomic(path: Path, write) -> None:
@@ -55,7 +53,8 @@ _SERIES_KEYS = (
 
 def per_series_table(runs):
     """The per-series values of ``runs`` (:class:`~clad.results.record.RunResult`) as a table: one row
-    per run, step, test concept and series, one column per base metric (see the module docstring)."""
+    per run, step, test concept and series, one column per base metric computed on that series alone
+    (empty where the series holds a single class)."""
     import pandas as pd
 
     rows, metrics = [], []
@@ -120,12 +119,7 @@ def export(
             "--per-series writes a table (csv or parquet); results.json holds the per-series "
             "values already (extras.time_series of each run)"
         )
-    folder = Path(folder)
-    db = folder if folder.is_file() else folder / DEFAULT_NAME
-    if not db.is_file():
-        raise DataError(
-            f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first"
-        )
+    db = database_of(folder)
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
@@ -147,9 +141,8 @@ def export(
     written = []
 
     def read(store) -> dict:
-        runs = store.load_results(
-            include_unfinished=True
-        )  # every run checked against its shape and types
+        # every run checked against its shape and types
+        runs = store.load_results(include_unfinished=True)
         return {
             "r_cells": with_declarations(store.tidy(), runs),
             "metrics": store.metrics_table(),
@@ -167,10 +160,8 @@ def export(
         tables["per_series"] = table
     for name, df in tables.items():
         path = dest / f"{name}.{fmt}"
-        if fmt == "csv":
-            _write(path, lambda p, df=df: _atomic(p, lambda t: df.to_csv(t, index=False)))
-        else:
-            _write(path, lambda p, df=df: _atomic(p, lambda t: df.to_parquet(t, index=False)))
+        to_file = getattr(df, "to_csv" if fmt == "csv" else "to_parquet")
+        _write(path, lambda p, to_file=to_file: _atomic(p, lambda t: to_file(t, index=False)))
         written.append(path)
     return written
 

@@ -1,36 +1,11 @@
 """Export a results database to MLflow (``clad export DIR --format mlflow [--tracking-uri URI]``).
 
 Every run stored in ``DIR/results.sqlite`` becomes one MLflow run in the experiment named after
-the spec, tagged ``clad.run_id``, ``clad.fingerprint`` (a hash of the run's record: its
-configuration, inputs, status, R and metrics) and, once everything is logged, ``clad.complete``.
-Exporting is idempotent by content: a run already exported with the same fingerprint and complete
-is left as it is; one whose fingerprint changed (it was computed again after an input changed) or
-whose export was cut short (still ``RUNNING``, artifacts missing) is deleted and logged again
-(*updated*); an exported run of this folder that the folder no longer holds (retired, see
-:func:`clad.engine.retire.retire_stale`) is deleted (*retired*). A tracking server that cannot
-be reached is an error naming the URI at once (no retries):
-
-* **parameters**: ``dataset``, ``scenario``, ``strategy``, ``detector`` (their labels), ``seed``,
-  ``base_metrics``, and every component parameter as ``<component>.<name>`` (e.g.
-  ``detector.n_estimators``);
-* **metrics**: every scalar continual metric as ``<base metric>.<metric>`` (e.g.
-  ``roc_auc.continual_average``) with the count of R cells it left out
-  (``<base metric>.<metric>.left_out``), the per-step curves (``roc_auc.accuracy_seen``, ...) and
-  the training rows kept (``memory_rows``) with ``step`` = the training step, the run's
-  seconds (``seconds.total``, ...) and peak memory (``peak_memory_mb``, when measured). Undefined values (NaN) are not logged: MLflow would show
-  them as numbers; the tag ``clad.undefined_metrics`` names them;
-* **artifacts**: R of every base metric as an MLflow table (``R/<base metric>.json``: a ``step``
-  column, ``"i: concept"``, then one column per test concept) and as a heatmap
-  (``R/<base metric>.png``); a failed run's traceback as ``error.txt``;
-* **tags**: ``clad.run_id``, ``clad.status`` and the versions of clad and the libraries behind
-  the numbers (``clad.version.<package>``).
-
-By default the tracking store is a local folder, ``DIR/mlruns``: MLflow's SQLite backend
-(``DIR/mlruns/mlflow.db``) with the artifacts in ``DIR/mlruns/artifacts`` — MLflow has put its
-plain-file backend in maintenance mode. ``tracking_uri`` may name any store MLflow reads
-(``sqlite:////absolute/path.db`` — artifacts of a new experiment then go to ``artifacts/`` beside
-the database —, ``http://host:5000``, or a ``file:`` folder when ``MLFLOW_ALLOW_FILE_STORE=true`` is
-set). Needs ``pip install 'clad[mlflow]'``.
+the spec; what each holds (parameters, metrics, artifacts, tags), the default store and how an
+export is idempotent by content (the ``clad.fingerprint`` and ``clad.complete`` tags; runs
+*updated* and *retired*) are in docs/guides/reports.md ("Exports"). A tracking server that cannot
+be reached is an error naming the URI at once (no retries). Undefined values (NaN) are not logged:
+MLflow would show them as numbers. Needs ``pip install 'clad[mlflow]'``.
 """
 
 from __future__ import annotations
@@ -45,7 +20,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..errors import CladValueError, DataError
-from ..results.reading import DEFAULT_NAME
+from .config import group_by
+from .export import database_of
 
 __all__ = [
     "export_mlflow",
@@ -122,9 +98,8 @@ def _metrics(run, Metric, now: int) -> tuple[list, list[str]]:
     if run.peak_memory is not None:
         add("peak_memory_mb", run.peak_memory / 1e6)
     for key, value in (run.timings or {}).items():
-        if isinstance(
-            value, dict
-        ):  # counts, not seconds: the run's training steps and scoring passes
+        # counts, not seconds: the run's training steps and scoring passes
+        if isinstance(value, dict):
             for k, v in value.items():
                 add(f"{key}.{k}", v)
         elif isinstance(value, (list, tuple)):
@@ -217,9 +192,8 @@ def _fill_run(client, rid: str, run, classes, now: int) -> None:
             client.log_figure(rid, ax.figure, f"R/{base}.png")
     else:
         client.log_text(rid, run.error or "no error recorded", "error.txt")
-    client.set_tag(
-        rid, "clad.complete", "true"
-    )  # last: an export cut short before it is logged again
+    # last: an export cut short before it is logged again
+    client.set_tag(rid, "clad.complete", "true")
     client.set_terminated(rid, status="FINISHED" if run.ok else "FAILED")
 
 
@@ -227,17 +201,12 @@ def export_mlflow(
     folder: str | os.PathLike, tracking_uri: str | None = None, experiment: str | None = None
 ) -> dict:
     """Log the runs of ``folder/results.sqlite`` (or a database file) into an MLflow tracking
-    store, idempotently by content (see the module docstring); return ``{"tracking_uri",
+    store, idempotently by content (docs/guides/reports.md, "Exports"); return ``{"tracking_uri",
     "experiment_id", "exported", "updated", "skipped", "retired", "reasons"}`` (``exported``: runs
     logged for the first time; ``updated``: runs logged again, ``reasons`` saying why)."""
     from ..results.reading import read_store
 
-    folder = Path(folder)
-    db = folder if folder.is_file() else folder / DEFAULT_NAME
-    if not db.is_file():
-        raise DataError(
-            f"no results database at {str(db)!r}; run 'clad run SPEC --out {folder}' first"
-        )
+    db = database_of(folder)
     classes = _mlflow()
     runs, spec = read_store(db, lambda store: (store.load_results(), store.get_meta("spec") or {}))
     from ..results.record import is_tuning_run
@@ -268,37 +237,31 @@ def export_mlflow(
             if found
             else client.create_experiment(name, artifact_location=artifacts)
         )
-        exported_before: dict[str, list] = {}
-        for found_run in _all_runs(client, experiment_id):
-            exported_before.setdefault(found_run.data.tags.get("clad.run_id"), []).append(found_run)
-        exported = updated = skipped = retired = 0
+        found_runs = _all_runs(client, experiment_id)
+        exported_before = group_by(found_runs, lambda r: r.data.tags.get("clad.run_id"))
+        counts = dict.fromkeys(("exported", "updated", "skipped", "retired"), 0)
         reasons: dict[str, int] = {}
         for run in runs:
             before = exported_before.pop(run.run_id, []) if run.run_id else []
             why = _why_again(before, run)
             if before and why is None:
-                skipped += 1
+                counts["skipped"] += 1
                 continue
             for old in before:
                 _discard(client, old.info.run_id, old.info.status)
             _log_run(client, experiment_id, run, classes, here)
+            counts["updated" if before else "exported"] += 1
             if before:
-                updated += 1
                 reasons[why] = reasons.get(why, 0) + 1
-            else:
-                exported += 1
         for rid, left in exported_before.items():  # exported from this folder, no longer in it
             for old in left:
                 if rid and old.data.tags.get("clad.folder") == here:
                     _discard(client, old.info.run_id, old.info.status)
-                    retired += 1
+                    counts["retired"] += 1
     return {
         "tracking_uri": tracking_uri,
         "experiment_id": experiment_id,
-        "exported": exported,
-        "updated": updated,
-        "skipped": skipped,
-        "retired": retired,
+        **counts,
         "reasons": reasons,
     }
 
@@ -318,10 +281,8 @@ def _why_again(before: list, run) -> str | None:
     if len(before) > 1:
         return "exported more than once"
     old = before[0]
-    if old.data.tags.get("clad.complete") != "true" or old.info.status not in (
-        "FINISHED",
-        "FAILED",
-    ):
+    complete = old.data.tags.get("clad.complete") == "true"
+    if not complete or old.info.status not in ("FINISHED", "FAILED"):
         return "its export was cut short"
     if old.data.tags.get("clad.fingerprint") != fingerprint(run):
         return "computed again since"

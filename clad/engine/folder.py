@@ -125,13 +125,8 @@ class FolderLock:
             os.close(self._fd)
             self._fd = None
         os.ftruncate(self._fd, 0)
-        os.pwrite(
-            self._fd,
-            json.dumps(
-                {"pid": os.getpid(), "host": socket.gethostname(), "spec": self.spec_name}
-            ).encode(),
-            0,
-        )
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "spec": self.spec_name}
+        os.pwrite(self._fd, json.dumps(holder).encode(), 0)
         return self
 
     def release(self) -> None:
@@ -196,11 +191,9 @@ def spec_differences(old: Any, new: Any, where: str = "") -> list[str]:
             for i, (a, b) in enumerate(zip(old, new))
             for d in spec_differences(a, b, f"{where}[{i}]")
         ]
-    return (
-        []
-        if canonical(old) == canonical(new)
-        else [f"{where or 'the spec'}: {_short(old)} -> {_short(new)}"]
-    )
+    if canonical(old) == canonical(new):
+        return []
+    return [f"{where or 'the spec'}: {_short(old)} -> {_short(new)}"]
 
 
 def _short(v: Any) -> str:

@@ -45,11 +45,8 @@ def _traits(
         json.loads(x) for x in (dataset_json, scenario_json, strategy_json, detector_json)
     )
     scenario = SCENARIOS.build(scenario_c["name"], scenario_c["params"])
-    strategy = make_strategy(
-        strategy_c["name"],
-        make_detector(detector_c["name"], detector_c["params"]),
-        strategy_c["params"],
-    )
+    detector = make_detector(detector_c["name"], detector_c["params"])
+    strategy = make_strategy(strategy_c["name"], detector, strategy_c["params"])
     factory = DATASETS.resolve(dataset["name"])
     same = None
     if not getattr(strategy, "reads_concept_id", True):
@@ -106,11 +103,10 @@ def computation_keys(
     inputs = inputs or {}
     out = {}
     for cfg in configs:
-        scenario, seed_matters = run_traits(cfg) if share else (None, True)
-        if not share:
-            out[cfg.run_id] = cfg.run_id + ":" + canonical(inputs.get(cfg.run_id, {}))
+        if share:
+            out[cfg.run_id] = cfg.computation_key(*run_traits(cfg), inputs.get(cfg.run_id))
         else:
-            out[cfg.run_id] = cfg.computation_key(scenario, seed_matters, inputs.get(cfg.run_id))
+            out[cfg.run_id] = cfg.run_id + ":" + canonical(inputs.get(cfg.run_id, {}))
     return out
 
 

@@ -13,7 +13,7 @@ import logging
 from typing import Callable, Mapping
 
 from ..results.record import RunResult
-from .config import RunConfig
+from .config import RunConfig, group_by
 from .identity import changed_inputs, code_inputs, computation_keys
 from .result_key import with_result_key
 from .settings import Execution
@@ -45,7 +45,8 @@ class Phase:
     ):
         self.configs, self.records = configs, dict(records or {})
         self.keys = computation_keys(configs, share)
-        self.groups = by_key(configs, self.keys)
+        # configurations by computation key, in the spec's order (the first computes)
+        self.groups = group_by(configs, lambda c: self.keys[c.run_id])
         finished = fresh_finished(store, configs)
         self.resumed = len(finished)
         self.shared = fill_shared(store, self.groups, finished, self.decorate)
@@ -235,26 +236,13 @@ def computing_runs(groups: dict[str, list[RunConfig]], settled: set[str]) -> lis
     return [g[0] for g in groups.values() if not settled & {c.run_id for c in g}]
 
 
-def by_key(configs: list[RunConfig], keys: dict[str, str]) -> dict[str, list[RunConfig]]:
-    """Configurations by computation key, in the spec's order (the first computes)."""
-    groups: dict[str, list[RunConfig]] = {}
-    for c in configs:
-        groups.setdefault(keys[c.run_id], []).append(c)
-    return groups
-
-
 def shared_copy(result: RunResult, cfg: RunConfig) -> RunResult:
     """The record of configuration ``cfg`` that is the same computation as ``result``: its own
     labels, seed, configuration and run_id, the computed R, metrics and timings, and
     ``shared_from`` naming the run that computed them."""
-    labels = run_labels(cfg)
     return dataclasses.replace(
         result,
-        dataset=labels["dataset"],
-        scenario=labels["scenario"],
-        strategy=labels["strategy"],
-        detector=labels["detector"],
-        seed=int(cfg.seed),
+        **{**run_labels(cfg), "seed": int(cfg.seed)},
         config=cfg.to_dict(),
         run_id=cfg.run_id,
         shared_from=result.shared_from or result.run_id,

@@ -234,12 +234,10 @@ class _Pool:
         for fut in done:
             task, started = self.inflight.pop(fut)
             outcomes = self.outcomes(fut, task, started, broken)
-            for cfg, (result, started_at, finished_at) in zip(task.kept, outcomes or ()):
-                events.append(
-                    RunEvent(
-                        "finished", cfg, result=result, started=started_at, finished=finished_at
-                    )
-                )
+            events += [
+                RunEvent("finished", cfg, result=result, started=started_at, finished=finished_at)
+                for cfg, (result, started_at, finished_at) in zip(task.kept, outcomes or ())
+            ]
         return events
 
     def lost(self) -> Iterator[RunEvent]:

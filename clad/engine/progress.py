@@ -1,18 +1,13 @@
-"""Progress of a grid: a tqdm bar on a terminal, plain log lines otherwise.
+"""Progress of a grid: a tqdm bar on a terminal, plain log lines otherwise (what each shows:
+docs/guides/console.md, "Progress").
 
-The bar counts runs (finished and failed together, with elapsed time and estimated time left);
-its postfix shows how many failed and how many recorded warnings (when any did), and the current
-run's label with its concept step, shortened at a word boundary to the room the terminal leaves
-(under ``--jobs``, every running run's label and step, from the workers through a queue). The bar keeps a fixed width whatever the label,
-and a terminal that reports 0 columns is drawn 80 columns wide. While the bar is shown, clad's log
-lines go through tqdm (:func:`tqdm.contrib.logging.logging_redirect_tqdm`), so they never break it;
-warnings raised inside a run are recorded in that run's result (``RunResult.warnings``), counted
-here, and not printed. Without a terminal (a log file, a batch job) a line says every
-:data:`HEARTBEAT_SECONDS` how far the grid is and what is running, however long a run takes.
-
-A failed run's cause (the exception's whole message, see :attr:`RunResult.cause`) is printed when
-it happens; :func:`format_failures` groups every failure of a grid by cause for the end of the
-command's output.
+Under ``--jobs`` the bar shows every running run's label and step, from the workers through a
+queue. While the bar is shown, clad's log lines go through tqdm
+(:func:`tqdm.contrib.logging.logging_redirect_tqdm`), so they never break it; warnings raised
+inside a run are recorded in that run's result (``RunResult.warnings``), counted here, and not
+printed. A failed run's cause (:attr:`RunResult.cause`) is printed when it happens;
+:func:`format_failures` groups every failure of a grid by cause for the end of the command's
+output.
 """
 
 from __future__ import annotations
@@ -92,7 +87,6 @@ class Progress:
         self.failed = 0
         # runs that recorded warnings (those of earlier invocations too)
         self.flagged = int(flagged)
-        self.shared_runs = 0  # runs recorded as the same computation as another
         self._number: dict[str, int] = {}  # run_id -> its number in the log
         self.desc = desc
         self._current = ""
@@ -177,17 +171,22 @@ class Progress:
         self._show_active()
         self._refresh()
 
-    def finished(self, result: RunResult, cfg: RunConfig) -> None:
-        self._running = max(0, self._running - 1)
+    def _count(self, result: RunResult) -> int:
+        """Count a run that ended; its number in the log."""
         if result.ok:
             self.done += 1
         else:
             self.failed += 1
-        if result.warnings:
-            self.flagged += 1
         n = self.done + self.failed
         if result.run_id:
             self._number[result.run_id] = n
+        return n
+
+    def finished(self, result: RunResult, cfg: RunConfig) -> None:
+        self._running = max(0, self._running - 1)
+        if result.warnings:
+            self.flagged += 1
+        n = self._count(result)
         self._active.pop(cfg.run_id, None)
         if self._bar is not None:
             self._show_active()
@@ -215,20 +214,9 @@ class Progress:
     def shared(self, result: RunResult, cfg: RunConfig) -> None:
         """A run recorded as the same computation as ``result.shared_from``: counted and logged,
         with the number of the run that computed it."""
-        if result.ok:
-            self.done += 1
-        else:
-            self.failed += 1
-        self.shared_runs += 1
-        n = self.done + self.failed
-        if result.run_id:
-            self._number[result.run_id] = n
+        n = self._count(result)
         source = self._number.get(result.shared_from or "")
-        same = (
-            f"same computation as run {source}"
-            if source
-            else f"same computation as {result.shared_from}"
-        )
+        same = f"same computation as {f'run {source}' if source else result.shared_from}"
         if self._bar is not None:
             self._refresh(now=False)
             self._bar.update(1)

@@ -1,23 +1,14 @@
 """Reference runs of a grid: computed once per dataset (with its concept order) x detector x seed x
 base metrics, shared by every strategy and scenario, and turned into metrics of every run.
 
-A spec's ``references = ["joint", "single_task"]`` (either or both) adds, for every distinct
-(dataset, detector, seed, base metrics) of its grid, one :class:`ReferenceConfig` per kind: a naive,
-concept-incremental run (labelled scenario ``reference``, strategy ``<kind>``) on the dataset
-:func:`clad.protocol.reference_models.reference_dataset` derives from the grid's (the joint model: all
-training concepts stacked; the single-task experts: each concept alone, the single-task matrix).
-The dataset is taken with its ``order`` parameter: a reference is computed on the very concepts of
-the runs it serves (a loader may draw its split or its concepts differently under another order),
-so each concept order has its own references. References are computed by the grid's executor
-(worker processes, Dask) after the runs (those of a ``[tuning]`` grid's evaluation runs, with the
-parameters the tuning chose), stored in the results database's ``reference_runs`` table and in
-``results.json`` under ``"references"``, and not computed again on resume
-(:func:`compute_references`).
-
-When the grid is done, :func:`attach_references` adds to every finished run the metrics against
-each reference (:mod:`clad.metrics.reference_metrics`: ``intransigence_joint``,
-``reference_forward_transfer_single_task``, ...), computed from the run's R and the reference's
-score for each of its test concepts (:func:`clad.protocol.reference_models.reference_scores`).
+A spec's ``references = ["joint", "single_task"]`` adds, for every distinct (dataset, detector,
+seed, base metrics) of its grid, one :class:`ReferenceConfig` per kind: a naive,
+concept-incremental run (scenario ``reference``, strategy ``<kind>``) on the dataset
+:func:`clad.protocol.reference_models.reference_dataset` derives from the grid's, taken with its
+``order`` parameter. :func:`compute_references` computes them with the grid's executor after the
+runs, stores them and never computes them again on resume; :func:`attach_references` then adds to
+every finished run its metrics against each reference (:mod:`clad.metrics.reference_metrics`).
+What they mean and where they are stored: docs/guides/references.md.
 
 >>> from clad.engine.config import Component, RunConfig
 >>> cfg = RunConfig(Component("synthetic", {"order": "random"}), Component("concept_aware"), Component("naive"),
@@ -186,9 +177,8 @@ def with_references(run: RunResult, references: dict[str, RunResult]) -> RunResu
         if not inputs:
             continue
         s = summarize(R, t, **inputs)
-        names = (
-            declare_reference_metrics()
-        )  # also those of metrics declared after clad.metrics was imported
+        # also those of metrics declared after clad.metrics was imported
+        names = declare_reference_metrics()
         mine = metrics.setdefault(base, {})
         mine.update({k: s[k] for k in names if k in s})
         mine["left_out"] = {

@@ -1,27 +1,15 @@
 """Replica groups: runs of a grid that train the same torch network with the same strategy,
 computed together in one process as one stacked model (:mod:`clad.detectors.torch_replicas`).
 
-Runs form a group when they differ only in what a replica can differ in: the seed, and the
-non-architectural training parameters of the detector (:data:`REPLICA_PARAMETERS`: learning
-rate, epochs, weight decay; a ``data_view`` too, i.e. the rows they train on). Everything else —
-the dataset, the scenario, the strategy and its parameters, the detector's network, batch size and
-device, the base metrics — is the group's key (:func:`group_key`). A group holds at most
-``replicas`` runs (the spec's key, default :data:`DEFAULT_REPLICAS`; ``replicas = 1`` turns
-replicas off); a larger group is cut into consecutive units in the grid's order.
-
-Which runs form a unit depends on the list of runs alone, never on the executor or the number
-of workers: every back end (this process, worker processes, Dask, SLURM jobs) computes a unit as
-one task (:class:`clad.engine.tasks.Task`, :func:`clad.engine.tasks.compute`), so the same spec
-gives bit-identical R wherever it runs. A resumed grid cuts its units from the whole grid and
-computes a unit holding a run still to compute with all its runs, keeping that run's result
-(:func:`clad.engine.tasks.plan_tasks`): its R is the uninterrupted grid's.
-
-A run's strategy says whether it can run per replica (``replicas_problem``: None, or the reason
-it cannot); runs whose strategy or detector cannot are units of one. A unit of K > 1 runs computes
-each run in its own thread; the runs meet at their torch training calls, which are trained
-together. Each result records its unit in ``extras["replicas"]`` (the unit's id, its size and
-the run's index in it). Per-run time limits are not enforced inside a unit of several runs
-(threads cannot be interrupted): a warning says so.
+Runs form a group when they differ only in what a replica can differ in
+(:data:`REPLICA_PARAMETERS`, the seed, a ``data_view``); everything else is the group's key
+(:func:`group_key`). A group holds at most ``replicas`` runs (default :data:`DEFAULT_REPLICAS`),
+a larger one is cut into consecutive units in the grid's order, and every back end computes a unit
+as one task (:class:`clad.engine.tasks.Task`), so the same spec gives bit-identical R wherever it
+runs. Which runs are trained together, what each replica keeps, resuming inside a unit, and the
+limits (threads, time limits, peak memory): docs/guides/replicas.md. A run's strategy says whether
+it can run per replica (``replicas_problem``: None, or the reason it cannot); runs whose strategy
+or detector cannot are units of one.
 """
 
 from __future__ import annotations

@@ -278,19 +278,14 @@ def r_digest(results) -> str:
     the quickstart's, which changes only with a change of ``NUMBERS_VERSION``."""
     import json
 
-    rows = []
-    for r in sorted(
-        (r for r in results if r.ok),
-        key=lambda r: (r.dataset, r.scenario, r.strategy, r.detector, r.seed),
-    ):
-        rows.append(
-            [
-                r.dataset,
-                r.scenario,
-                r.strategy,
-                r.detector,
-                r.seed,
-                {m: [[float(v).hex() for v in row] for row in R] for m, R in sorted(r.R.items())},
-            ]
-        )
+    def labels(r) -> list:
+        return [r.dataset, r.scenario, r.strategy, r.detector, r.seed]
+
+    rows = [
+        [
+            *labels(r),
+            {m: [[float(v).hex() for v in row] for row in R] for m, R in sorted(r.R.items())},
+        ]
+        for r in sorted((r for r in results if r.ok), key=lambda r: tuple(labels(r)))
+    ]
     return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()

@@ -26,7 +26,7 @@ from ..results.record import RunResult, versions
 from ..core.run_warnings import merge, recording
 from ..core.seeding import seed_run
 from ..detectors import make_detector
-from .config import RunConfig, canonical
+from .config import RunConfig, canonical, group_by
 from .identity import seed_reach
 
 __all__ = [
@@ -73,30 +73,26 @@ _DATASETS_LOCK = threading.RLock()
 def _cached_dataset(name: str, params_json: str) -> ConceptDataset:
     """The dataset of loader ``name`` with these parameters, loaded once per process while the
     data files it read are unchanged (a replaced file is read again, never served stale)."""
-    with _DATASETS_LOCK:
-        return _load_cached(name, params_json)
-
-
-def _load_cached(name: str, params_json: str) -> ConceptDataset:
     from ..datasets import load_dataset
     from ..datasets.files import recording
 
     key = (name, params_json)
-    dataset = _DATASETS.get(key)
-    if dataset is not None and not _files_changed(_DATA_FILES.get(id(dataset), {})):
-        _DATASETS.move_to_end(key)
+    with _DATASETS_LOCK:
+        dataset = _DATASETS.get(key)
+        if dataset is not None and not _files_changed(_DATA_FILES.get(id(dataset), {})):
+            _DATASETS.move_to_end(key)
+            return dataset
+        if dataset is not None:
+            del _DATASETS[key]
+            _DATA_FILES.pop(id(dataset), None)
+        with recording() as seen:
+            dataset = load_dataset(name, json.loads(params_json))
+        _DATA_FILES[id(dataset)] = seen
+        _DATASETS[key] = dataset
+        while len(_DATASETS) > _CACHED:
+            _, dropped = _DATASETS.popitem(last=False)
+            _DATA_FILES.pop(id(dropped), None)
         return dataset
-    if dataset is not None:
-        del _DATASETS[key]
-        _DATA_FILES.pop(id(dataset), None)
-    with recording() as seen:
-        dataset = load_dataset(name, json.loads(params_json))
-    _DATA_FILES[id(dataset)] = seen
-    _DATASETS[key] = dataset
-    while len(_DATASETS) > _CACHED:
-        _, dropped = _DATASETS.popitem(last=False)
-        _DATA_FILES.pop(id(dropped), None)
-    return dataset
 
 
 def _seeded(cfg: RunConfig, strategy=None, scenario=None):
@@ -120,7 +116,7 @@ def _seeded(cfg: RunConfig, strategy=None, scenario=None):
 def run_dataset(cfg: RunConfig) -> ConceptDataset:
     """The dataset a configuration's runs learn (before a ``[tuning]`` view), from this process's
     cache: what :func:`build_run` loads, seeded from ``cfg.seed``."""
-    return _cached_dataset(cfg.dataset.name, canonical(_seeded(cfg).dataset_params))
+    return _cached_dataset(*dataset_key(cfg))
 
 
 def dataset_key(cfg: RunConfig) -> tuple[str, str]:
@@ -143,10 +139,7 @@ def execution_order(configs) -> list[RunConfig]:
     >>> [(c.detector.name, c.seed) for c in execution_order(swapped)]
     [('hbos', 0), ('iforest', 0), ('hbos', 1), ('iforest', 1)]
     """
-    groups: dict[tuple[str, str], list[RunConfig]] = {}
-    for cfg in configs:
-        groups.setdefault(dataset_key(cfg), []).append(cfg)
-    return [cfg for group in groups.values() for cfg in group]
+    return [cfg for group in group_by(configs, dataset_key).values() for cfg in group]
 
 
 def build_run(cfg: RunConfig):
@@ -168,7 +161,10 @@ def build_run(cfg: RunConfig):
         from ..core.data_views import apply_view
         from ..core.seeding import validation_seed
 
-        dataset = _viewed(dataset, apply_view(dataset, cfg.data_view, validation_seed(cfg.seed)))
+        view = apply_view(dataset, cfg.data_view, validation_seed(cfg.seed))
+        # a part of the cached dataset, reading the data files the dataset read
+        _VIEW_FILES[view] = _DATA_FILES.get(id(dataset), {})
+        dataset = view
     return dataset, seeded.scenario, seeded.strategy
 
 
@@ -176,12 +172,6 @@ def build_run(cfg: RunConfig):
 _VIEW_FILES: "weakref.WeakKeyDictionary[ConceptDataset, dict[str, str]]" = (
     weakref.WeakKeyDictionary()
 )
-
-
-def _viewed(source: ConceptDataset, view: ConceptDataset) -> ConceptDataset:
-    """``view`` (a part of the cached ``source``), reading the data files ``source`` read."""
-    _VIEW_FILES[view] = _DATA_FILES.get(id(source), {})
-    return view
 
 
 def run_config(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None) -> RunResult:
@@ -257,9 +247,8 @@ def run_safely(cfg: RunConfig, on_step: Callable[[str, int], None] | None = None
         return run_config(cfg, on_step=on_step)
     except Exception:  # noqa: BLE001 - a failed run is recorded, the grid goes on
         return failed_result(cfg, traceback.format_exc())
-    except (
-        SystemExit
-    ) as exc:  # a plug-in ending the process (sys.exit) ends its run, never the grid
+    # a plug-in ending the process (sys.exit) ends its run, never the grid
+    except SystemExit as exc:
         return failed_result(
             cfg,
             f"the run called sys.exit({exc.code!r}) (a plug-in ending the process); the run "

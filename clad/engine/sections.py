@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import CladError
 from ..registry import Registry, check_params
+from ..validation import Integral, Interval
 from .config import Component
 
 __all__ = ["TOP_LEVEL_KEYS", "RESERVED", "MAX_RUNS", "registries", "entries", "grid_size"]
@@ -57,6 +58,11 @@ MAX_DATA_GB = 4.0
 CHECK_EVERY_COMBINATION = 256
 #: the keys of a section entry that are not the component's parameters
 RESERVED = ("name", "label", "grid")
+
+
+def count_constraint(meaning: str) -> list:
+    """The constraint of a key that holds an integer >= 1 (``meaning`` says what it counts)."""
+    return [Interval(Integral, 1, None, closed="left", description=f"an integer >= 1 ({meaning})")]
 
 
 def grid_size(grid: dict) -> int:

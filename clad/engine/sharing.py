@@ -44,7 +44,7 @@ from typing import Sequence
 from ..core.step_keys import describe
 from ..core.steps import DEFAULT_MAX_BYTES, StepCache, format_work, grid_work
 from ..errors import CladValueError
-from .config import RunConfig, canonical
+from .config import RunConfig, canonical, group_by
 
 __all__ = [
     "Sharing",
@@ -177,7 +177,4 @@ def group_key(cfg: RunConfig) -> str:
 def sharing_groups(configs: Sequence[RunConfig]) -> list[list[RunConfig]]:
     """``configs`` planned into groups of runs that can share training steps (:func:`group_key`),
     in the order of their first run, each in the given order."""
-    groups: dict[str, list[RunConfig]] = {}
-    for cfg in configs:
-        groups.setdefault(group_key(cfg), []).append(cfg)
-    return list(groups.values())
+    return list(group_by(configs, group_key).values())

@@ -3,40 +3,18 @@
 ``clad run SPEC --out DIR --slurm [CONFIG]`` (or :func:`~clad.engine.benchmark.run_spec` with a
 :class:`~clad.engine.slurm_config.SlurmConfig`) computes the runs left to compute in SLURM job
 arrays built by `submitit <https://github.com/facebookincubator/submitit>`_: each array task
-computes a chunk of runs one after another (:func:`clad.engine.slurm_worker.run_chunk`) and writes
-each run's result to a file of its own in the job folder; this process — the only one that opens
-the results database — folds those files into it as they appear. Why submitit rather than Dask
-workers started as SLURM jobs (dask-jobqueue): a submitit job lives on its own. Its inputs and
-outputs are files, so the submitting process can be stopped, killed or started again while the
-jobs go on, and a restarted ``clad run`` finds them again; a Dask scheduler dies with the process
-that started it, taking every task in flight with it.
+computes a chunk of tasks one after another (:func:`clad.engine.slurm_worker.run_chunk`, with
+:func:`~clad.engine.tasks.outcomes` as on every back end: the same threads, replica units and step
+cache) and writes each run's result to a file of its own (``RUN_ID.started``, ``RUN_ID.pkl``) in
+the job folder; this process — the only one that opens the results database — folds those files
+into it as they appear (a file folded twice writes the same record twice: one row). What a user
+sees, why submitit rather than dask-jobqueue, and how faults are classified and retried:
+docs/guides/running.md ("On a SLURM cluster").
 
-What it guarantees:
-
-* **Nothing submitted twice.** Finished runs and runs that are the same computation as another
-  (:mod:`clad.engine.identity`) are settled before anything reaches ``sbatch``; every job
-  submitted is recorded in the database (``meta`` key
-  ``slurm:jobs``: job id and the runs it computes; the job name carries a token written before
-  ``sbatch`` is called, so a job submitted just before the submitter died is found by name). A
-  ``clad run`` started again reattaches to the recorded jobs still queued or running and submits
-  only the runs no job holds.
-* **One writer.** Jobs write ``RUN_ID.started`` and ``RUN_ID.pkl`` files; a file folded twice
-  writes the same record twice (one row).
-* **Faults.** A job that ends without the result of each of its runs is classified from its
-  state (``squeue``, else ``sacct``) and its log: over its memory limit (the run that was
-  computing is recorded as failed, ``extras["failure"] == "infrastructure"``, with the reason;
-  not retried: give it more ``mem_gb``), over its time limit, cancelled, preempted, node
-  failure, never started, gone. Runs lost that way are submitted again up to ``retries`` times
-  (infrastructure failures), then recorded as failed naming the job and why. A run whose
-  detector raised is a failure of the method: recorded with its traceback, never retried. A job
-  requeued by SLURM (preemption) starts its chunk again and skips the runs already written.
-* **Same numbers, same steps.** A job computes its tasks with :func:`~clad.engine.tasks.outcomes`,
-  as every back end does: the same ``threads``, the same replica units (a unit with a run to compute
-  again is computed whole) and the same step cache per sharing group (``--verify-sharing`` too).
-
-The console shows, as they change, the counts of jobs queued and running and of runs finished,
-failed and to go. On Ctrl-C the jobs are cancelled (``cancel_on_exit = true``), left running
-(``false``), or the person is asked; the message says how to reattach.
+Every job submitted is recorded in the database (:data:`JOBS_META`); the job name carries a token
+written (:data:`PENDING_META`) before ``sbatch`` is called, so a job submitted just before the
+submitter died is found by name. A ``clad run`` started again reattaches to the recorded jobs still
+queued or running and submits only the runs no job holds.
 """
 
 from __future__ import annotations
@@ -53,7 +31,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import CladValueError
-from .config import RunConfig, canonical
+from .config import RunConfig, canonical, group_by
 from .tasks import THREAD_ENV_VARS, RunEvent, Task, plan_tasks
 from .run import execution_order
 from .slurm_jobs import (
@@ -84,6 +62,10 @@ ATTEMPTS_META = "slurm:attempts"
 #: ``meta`` key: ``{"jobs": n, "runs": n, "sbatch_calls": n}``: the jobs (array tasks) submitted for
 #: this folder, the runs they held and the ``sbatch`` calls that submitted them
 SUBMITTED_META = "slurm:submitted"
+
+
+#: what reading a result file a job left half-written (or with another clad's classes) raises
+_UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError)
 
 
 # -- the submitting side --------------------------------------------------------------------------
@@ -172,9 +154,7 @@ class _Grid:
         self._chunk(free)
 
     def _chunk(self, configs: list[RunConfig]) -> None:
-        groups: dict[str, list[RunConfig]] = {}
-        for c in configs:
-            groups.setdefault(canonical(self.slurm.resources(c)), []).append(c)
+        groups = group_by(configs, lambda c: canonical(self.slurm.resources(c)))
         estimate = self._run_seconds()
         for members in groups.values():
             res = self.slurm.resources(members[0])
@@ -199,9 +179,7 @@ class _Grid:
         if room <= 0 or not self.queue:
             return
         batch, self.queue = self.queue[:room], self.queue[room:]
-        by_res: dict[str, list[list[Task]]] = {}
-        for chunk in batch:
-            by_res.setdefault(canonical(self.slurm.resources(chunk[0].runs[0])), []).append(chunk)
+        by_res = group_by(batch, lambda chunk: canonical(self.slurm.resources(chunk[0].runs[0])))
         for chunks in by_res.values():
             self._submit_array(chunks)
 
@@ -261,14 +239,8 @@ class _Grid:
             self.job_runs[str(job.job_id)] = list(run_ids)
             self.tokens[str(job.job_id)] = token
         done = self.store.get_meta(SUBMITTED_META, {}) or {}
-        self.store.set_meta(
-            SUBMITTED_META,
-            {
-                "jobs": int(done.get("jobs", 0)) + n,
-                "runs": int(done.get("runs", 0)) + sum(map(len, ids)),
-                "sbatch_calls": int(done.get("sbatch_calls", 0)) + 1,
-            },
-        )
+        added = {"jobs": n, "runs": sum(map(len, ids)), "sbatch_calls": 1}
+        self.store.set_meta(SUBMITTED_META, {k: int(done.get(k, 0)) + v for k, v in added.items()})
         self.save_jobs()
         self.store.set_meta(PENDING_META, {})
         log.info(
@@ -297,13 +269,7 @@ class _Grid:
             if done.exists():
                 try:
                     result, started, finished, job = pickle.loads(done.read_bytes())
-                except (
-                    OSError,
-                    EOFError,
-                    pickle.UnpicklingError,
-                    AttributeError,
-                    ImportError,
-                ) as exc:
+                except _UNREADABLE as exc:
                     log.warning(
                         "%s: its result file %s cannot be read (%s); it is computed again",
                         cfg.describe(),
@@ -394,33 +360,24 @@ class _Grid:
                     retry.append(cfg)
                     continue
                 # the same memory would end the same way: not retried
-                if cause == "memory" and rid in here:
-                    yield from self._settle(
-                        cfg,
-                        infrastructure_failure(
-                            cfg, job, state, cause, detail, self.attempts.get(cfg.run_id, 0)
-                        ),
-                    )
+                ran_out = cause == "memory" and rid in here
+                if not ran_out:
+                    self.attempts[rid] = self.attempts.get(rid, 0) + 1
+                if ran_out or self.attempts[rid] > self.slurm.retries:
+                    tries = self.attempts.get(rid, 0)
+                    failure = infrastructure_failure(cfg, job, state, cause, detail, tries)
+                    yield from self._settle(cfg, failure)
                     continue
-                self.attempts[rid] = self.attempts.get(rid, 0) + 1
-                if self.attempts[rid] > self.slurm.retries:
-                    yield from self._settle(
-                        cfg,
-                        infrastructure_failure(
-                            cfg, job, state, cause, detail, self.attempts.get(cfg.run_id, 0)
-                        ),
-                    )
-                else:
-                    log.warning(
-                        "%s: SLURM job %s %s (state %s); submitting it again (attempt %d of %d)",
-                        cfg.describe(),
-                        job,
-                        CAUSE_TEXT[cause],
-                        state,
-                        self.attempts[rid] + 1,
-                        self.slurm.retries + 1,
-                    )
-                    retry.append(cfg)
+                log.warning(
+                    "%s: SLURM job %s %s (state %s); submitting it again (attempt %d of %d)",
+                    cfg.describe(),
+                    job,
+                    CAUSE_TEXT[cause],
+                    state,
+                    self.attempts[rid] + 1,
+                    self.slurm.retries + 1,
+                )
+                retry.append(cfg)
             self.store.set_meta(ATTEMPTS_META, self.attempts)
         if ended:
             self.save_jobs()

@@ -2,42 +2,15 @@
 
 ``clad run SPEC --out DIR --slurm`` reads the spec's ``[slurm]`` section; ``--slurm FILE`` reads
 the same keys from ``FILE`` (a TOML file with a ``[slurm]`` table, or with the keys at its top
-level) and wins over the spec's section, key by key. Every key is optional:
-
-==================  ==========================================================================
-``partition``       the partition jobs are submitted to (default: the cluster's default)
-``time_minutes``    each job's time limit (default: ``runs_per_job`` x the spec's ``timeout``
-                    plus 5 minutes of start-up; 60 without a ``timeout``)
-``cpus_per_run``    CPUs of a job (it computes one run at a time; default: the ``threads``)
-``mem_gb``          memory of a job in GB (default: the cluster's default)
-``gres``            generic resources, e.g. ``"gpu:1"``
-``runs_per_job``    runs computed one after another in one job (default: as many as make a job
-                    of about 5 minutes, from the times of runs already finished in the results
-                    folder, else from :data:`DEFAULT_RUN_SECONDS`; at most ``runs / max_jobs``
-                    rounded up, so that short grids still spread over ``max_jobs`` jobs)
-``max_jobs``        jobs queued or running at once (default 64)
-``retries``         times a run is submitted again after a failure of the infrastructure
-                    (node failure, preemption, a cancelled job, a job that never started;
-                    default 2); a failure of the method (an exception in a detector) is never
-                    retried
-``folder``          where jobs write their scripts, logs and per-run results: a folder every
-                    node can read and write (default: ``OUT/slurm``)
-``account``,        passed to ``sbatch`` as ``--account``, ``--qos``, ``--constraint``
-``qos``,
-``constraint``
-``setup``           shell lines run in the job before Python starts (``module load ...``)
-``python``          the Python command on the nodes (default: this process's interpreter)
-``poll_seconds``    seconds between two looks at the cluster (default 5)
-``cancel_on_exit``  on Ctrl-C cancel the submitted jobs (true), leave them running to reattach
-                    to (false); default: ask when the console is interactive, else leave them
-``sbatch``          a table of any other ``sbatch`` options, e.g. ``{exclusive = true}``
-==================  ==========================================================================
+level) and wins over the spec's section, key by key. Every key is optional: each is a field of
+:class:`SlurmConfig`, described with its default in docs/guides/running.md ("On a SLURM cluster").
+``retries`` counts failures of the infrastructure (node failure, preemption, a cancelled job, a job
+that never started); a failure of the method (an exception in a detector) is never retried.
 
 Per-component resources: ``[slurm.detectors.NAME]``, ``[slurm.strategies.NAME]`` and
-``[slurm.datasets.NAME]`` tables hold any of ``partition``, ``time_minutes``, ``cpus_per_run``,
-``mem_gb``, ``gres``, ``runs_per_job``, ``account``, ``qos``, ``constraint``, ``setup`` and
-``sbatch`` for the runs of that component (a torch detector's runs on a GPU partition, the others
-not); where several apply, detectors win over strategies over datasets.
+``[slurm.datasets.NAME]`` tables hold any of :data:`RESOURCE_KEYS` for the runs of that component
+(a torch detector's runs on a GPU partition, the others not); where several apply, detectors win
+over strategies over datasets.
 
 >>> cfg = parse_slurm({"partition": "cpu", "mem_gb": 4, "detectors": {"autoencoder": {"gres": "gpu:1",
 ...                    "partition": "gpu"}}})
@@ -51,16 +24,16 @@ clad.errors.CladValueError: [slurm] runs_per_jobs: unknown key (did you mean 'ru
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import CladValueError
+from ..registry import did_you_mean
 
 __all__ = [
     "SlurmConfig",
@@ -93,25 +66,6 @@ RESOURCE_KEYS = (
     "setup",
     "sbatch",
 )
-_TOP_KEYS = (
-    "partition",
-    "time_minutes",
-    "cpus_per_run",
-    "mem_gb",
-    "gres",
-    "runs_per_job",
-    "max_jobs",
-    "retries",
-    "folder",
-    "account",
-    "qos",
-    "constraint",
-    "setup",
-    "python",
-    "poll_seconds",
-    "cancel_on_exit",
-    "sbatch",
-)
 COMPONENT_KINDS = ("detectors", "strategies", "datasets")
 _INT_KEYS = ("time_minutes", "cpus_per_run", "runs_per_job", "max_jobs")
 _STR_KEYS = ("partition", "gres", "folder", "account", "qos", "constraint", "python")
@@ -130,7 +84,7 @@ MAXIMA = {
 
 @dataclass(frozen=True)
 class SlurmConfig:
-    """A validated ``[slurm]`` section (see the module docstring for each key); ``confirm_cancel``
+    """A validated ``[slurm]`` section (each key: docs/guides/running.md); ``confirm_cancel``
     (not a spec key) is asked, with the job ids, whether to cancel them on Ctrl-C when
     ``cancel_on_exit`` is None."""
 
@@ -189,6 +143,12 @@ class SlurmConfig:
         return "SLURM (" + ", ".join(parts) + ")"
 
 
+#: the keys of a ``[slurm]`` section: the fields of :class:`SlurmConfig` but the two set in code
+_TOP_KEYS = tuple(
+    f.name for f in fields(SlurmConfig) if f.name not in ("overrides", "confirm_cancel")
+)
+
+
 def runs_per_job(
     n: int,
     max_jobs: int,
@@ -230,11 +190,6 @@ def time_limit_minutes(resources: Mapping[str, Any], chunk: int, timeout: float 
     if timeout:
         return max(1, math.ceil((chunk * float(timeout) + START_UP_SECONDS) / 60))
     return 60
-
-
-def _did_you_mean(key: str, allowed) -> str:
-    close = difflib.get_close_matches(key, allowed, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _no_control(where: str, key: str, value: str) -> None:
@@ -325,7 +280,7 @@ def parse_slurm(table: Mapping[str, Any] | None, base: SlurmConfig | None = None
                 for k, v in res.items():
                     if k not in RESOURCE_KEYS:
                         raise CladValueError(
-                            f"[slurm.{key}.{name}] {k}: unknown key{_did_you_mean(k, RESOURCE_KEYS)}; "
+                            f"[slurm.{key}.{name}] {k}: unknown key{did_you_mean(k, RESOURCE_KEYS)}; "
                             f"allowed: {', '.join(RESOURCE_KEYS)}"
                         )
                     checked[k] = _check_value(f"[slurm.{key}.{name}]", k, v)
@@ -334,7 +289,7 @@ def parse_slurm(table: Mapping[str, Any] | None, base: SlurmConfig | None = None
             values[key] = _check_value("[slurm]", key, value)
         else:
             raise CladValueError(
-                f"[slurm] {key}: unknown key{_did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}"
+                f"[slurm] {key}: unknown key{did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}"
             )
     return replace(base or SlurmConfig(), **values, overrides=overrides)
 

@@ -95,53 +95,32 @@ def job_states(job_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     bases = sorted({j.split("_")[0] for j in job_ids})
     out: dict[str, tuple[str, str]] = {}
     for i in range(0, len(bases), 200):
+        ids = ",".join(bases[i : i + 200])
         try:
-            res = _command(
-                [
-                    "squeue",
-                    "-h",
-                    "-r",
-                    "--states=all",
-                    "-o",
-                    "%i|%T|%r",
-                    "-j",
-                    ",".join(bases[i : i + 200]),
-                ]
-            )
+            res = _command(["squeue", "-h", "-r", "--states=all", "-o", "%i|%T|%r", "-j", ids])
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ClusterUnreachable(f"squeue: {exc}") from None
         if res.returncode != 0 and "invalid job id" not in res.stderr.lower():
             raise ClusterUnreachable(f"squeue: {res.stderr.strip()[:300]}")
-        for line in res.stdout.splitlines():
-            parts = line.strip().split("|")
-            if len(parts) >= 2:
-                out[parts[0]] = (parts[1].split()[0], parts[2] if len(parts) > 2 else "")
+        out.update(_states(res.stdout))
     missing = [j for j in job_ids if j not in out]
     if missing:
+        ids = ",".join(sorted({j.split("_")[0] for j in missing}))
         try:
-            res = _command(
-                [
-                    "sacct",
-                    "-n",
-                    "-P",
-                    "-X",
-                    "-o",
-                    "JobID,State,Reason",
-                    "-j",
-                    ",".join(sorted({j.split("_")[0] for j in missing})),
-                ]
-            )
+            res = _command(["sacct", "-n", "-P", "-X", "-o", "JobID,State,Reason", "-j", ids])
         except (OSError, subprocess.TimeoutExpired):
             res = None
         if res is not None and res.returncode == 0:
-            for line in res.stdout.splitlines():
-                parts = line.strip().split("|")
-                if len(parts) >= 2 and parts[0] in missing:
-                    out[parts[0]] = (
-                        parts[1].split()[0] if parts[1] else "UNKNOWN",
-                        parts[2] if len(parts) > 2 else "",
-                    )
+            out.update((j, s) for j, s in _states(res.stdout) if j in missing)
     return {j: out[j] for j in job_ids if j in out}
+
+
+def _states(table: str):
+    """``(job_id, (state, reason))`` of each ``ID|STATE|REASON`` line (``squeue``, ``sacct``)."""
+    for line in table.splitlines():
+        parts = line.strip().split("|") + [""]
+        if len(parts) >= 3:
+            yield parts[0], ((parts[1].split() or ["UNKNOWN"])[0], parts[2])
 
 
 def jobs_by_name(name: str) -> list[str]:
@@ -156,14 +135,11 @@ def cancel_jobs(job_ids: Sequence[str]) -> None:
 
 def why_ended(jobs_folder: Path, job: str, state: str, reason: str) -> tuple[str, str]:
     """Why a job ended without every result: a cause of :data:`CAUSE_TEXT` and a detail."""
-    log_text = _tail(_log(jobs_folder, job))
-    cause = None
-    for name, pattern in _LOG_CAUSES:
-        if pattern.search(log_text):
-            cause = name
-            break
+    from submitit.core.utils import JobPaths
+
+    log_text = _tail(JobPaths(jobs_folder, job_id=job, task_id=0).stderr)
     cause = (
-        cause
+        next((name for name, pattern in _LOG_CAUSES if pattern.search(log_text)), None)
         or _STATE_CAUSES.get(state)
         or ("gone" if state == "GONE" else "lost" if state == "COMPLETED" else "failed")
     )
@@ -171,18 +147,11 @@ def why_ended(jobs_folder: Path, job: str, state: str, reason: str) -> tuple[str
     lines = [f"state {state}" + (f", reason {reason}" if reason and reason != "None" else "")]
     if error:
         lines.append("the job's Python process failed:\n" + error)
-    relevant = [ln for ln in log_text.splitlines() if "slurmstepd" in ln or "error" in ln.lower()][
-        -5:
-    ]
+    relevant = [ln for ln in log_text.splitlines() if "slurmstepd" in ln or "error" in ln.lower()]
+    relevant = relevant[-5:]
     if relevant:
         lines.append("job log: " + " | ".join(ln.strip() for ln in relevant))
     return cause, "; ".join(lines)
-
-
-def _log(jobs_folder: Path, job: str) -> Path:
-    from submitit.core.utils import JobPaths
-
-    return JobPaths(jobs_folder, job_id=job, task_id=0).stderr
 
 
 def _worker_error(jobs_folder: Path, job: str) -> str | None:
@@ -209,16 +178,9 @@ def infrastructure_failure(
         "memory": "; give its runs more memory (mem_gb in [slurm])",
         "time": "; give its jobs more time (time_minutes in [slurm]) or fewer runs per job",
     }.get(cause, "")
-    msg = (
-        f"{what}: SLURM job {job} {CAUSE_TEXT[cause]} while this run was to be computed"
-        + (
-            f" (after {tries} attempt{'s' if tries > 1 else ''})"
-            if cause not in ("memory",)
-            else ""
-        )
-        + f"{hint}\n{detail}"
-    )
-    result = failed_result(cfg, msg)
+    tried = "" if cause == "memory" else f" (after {tries} attempt{'s' if tries > 1 else ''})"
+    msg = f"{what}: SLURM job {job} {CAUSE_TEXT[cause]} while this run was to be computed{tried}"
+    result = failed_result(cfg, f"{msg}{hint}\n{detail}")
     return dataclasses.replace(
         result,
         extras={

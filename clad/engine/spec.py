@@ -1,63 +1,10 @@
 """Spec files: a benchmark grid in TOML, validated completely before anything runs.
 
-.. code-block:: toml
-
-    name = "quickstart"
-    base_metrics = ["roc_auc", "f1"]          # default ["roc_auc"]; time series: "vus_pr", "range_f1", ...;
-                                              # a plug-in's: "package.module:NAME" (a clad.metrics.BaseMetric)
-    base_metric_params = { vus_pr = { window = 50 } }   # optional: parameters of base metrics
-    baselines = true                          # optional: add the baseline detectors (random_scores and the
-                                              # simple time-series baselines) to every block; or a list
-    threshold = { fpr = 0.05 }                # optional: every detector's labels at this false-positive
-                                              # rate on held-out normal rows (default "own": each
-                                              # detector's own threshold; docs/guides/thresholds.md)
-    postprocess = { median = 5 }              # optional: every detector's scores smoothed in row order
-                                              # (median, mean or max over k rows; warmup = "partial"
-                                              # or "unflagged", the default; docs/guides/published.md)
-    seeds = 2                                 # a count (0, 1) or a list [0, 7]; default [0]
-    orders = ["given", "random"]              # optional: concept orders, passed as `order=` to
-                                              # loaders that take it ("given" needs no support);
-                                              # or a table: orders = { random = 3 } draws three
-                                              # fixed permutations from `order_seed`, each run
-                                              # with every seed (see docs/guides/orders.md)
-    order_seed = 0                            # optional: seed of those permutations (default 0)
-    jobs = 2                                  # optional: worker processes (clad run --jobs wins)
-    threads = 1                               # optional: BLAS/OpenMP/torch threads per run (default 1)
-    dask = "tcp://scheduler:8786"             # optional: run on a Dask cluster (--dask wins)
-                                              # (a [slurm] table, after the top-level keys, runs
-                                              # the grid as SLURM jobs: docs/guides/running.md)
-    timeout = 600                             # optional: seconds per run before it is failed
-    replicas = 32                             # optional: runs of one torch network trained together
-                                              # as one stacked model (default 32; 1: off; see
-                                              # docs/guides/replicas.md)
-    max_runs = 200000                         # optional: accept a grid this large (default 100,000),
-                                              # tuning runs and parameter combinations included
-    max_evaluations = 20000                   # optional: evaluations per run, anytime ones or R's cells
-                                              # (steps x test concepts; default 10,000)
-    max_data_gb = 16                          # optional: the largest generated data set (default 4 GB)
-    references = ["joint", "single_task"]     # optional: reference runs, once per dataset x detector x
-                                              # seed, and every run's metrics against them
-                                              # (see docs/guides/references.md)
-
-    [[datasets]]
-    name = "synthetic"                        # a registered name or "package.module:function"
-    n_concepts = 4                            # every other key is a keyword parameter
-
-    [[scenarios]]
-    name = "concept_agnostic"
-    batch_size = 200
-
-    strategies = ["naive", "cumulative"]      # a plain name needs no table
-
-    [[detectors]]
-    name = "iforest"
-    label = "IF-50"                           # optional display label
-    n_estimators = 50
-    grid = { max_samples = [64, 256] }        # optional: one entry per combination
-
-An optional ``[tuning]`` section chooses detector (and strategy) parameters on data the evaluation
-never scores (:mod:`clad.engine.tuning`, docs/guides/tuning.md); the grid's runs are then its
-evaluation runs.
+Every key a spec may hold, with its default, is in docs/guides/specs.md (an example spec there
+too); an optional ``[tuning]`` section chooses detector (and strategy) parameters on data the
+evaluation never scores (:mod:`clad.engine.tuning`, docs/guides/tuning.md), and a ``[slurm]`` table
+runs the grid as SLURM jobs (docs/guides/running.md). This module holds :func:`load_spec` and the
+readers of a spec's parts (``SPEC_READERS``, one per part).
 
 The grid is datasets x orders x scenarios x strategies x detectors x seeds. Every problem in the file is
 reported at once (a :class:`~clad.errors.SpecError` listing them), each with the key it is about
@@ -159,9 +106,8 @@ def load_spec(path: str | Path) -> Spec:
         import stat as _stat
 
         mode = path.stat().st_mode
-        if not (
-            _stat.S_ISREG(mode) or _stat.S_ISDIR(mode)
-        ):  # a FIFO, a device (/dev/zero), a socket
+        # a FIFO, a device (/dev/zero), a socket
+        if not (_stat.S_ISREG(mode) or _stat.S_ISDIR(mode)):
             raise SpecError(
                 f"spec {str(path)!r} is not a regular file (a pipe, a device or a socket); expected a "
                 "TOML file"

@@ -93,9 +93,8 @@ class TunedGrid(Grid):
 
     def __getitem__(self, i):
         cfg = super().__getitem__(i)
-        return (
-            cfg if isinstance(i, slice) else self.plan.evaluation_base(cfg)
-        )  # a slice calls this per item
+        # a slice calls this per item
+        return cfg if isinstance(i, slice) else self.plan.evaluation_base(cfg)
 
 
 def _check_scenarios(components: list[Component], problems: list[str]) -> dict[str, Any]:
@@ -243,9 +242,8 @@ def read_tuning(r: SpecReading) -> None:
     r.tuning = parse_tuning(r.raw["tuning"], r.sections, r.metrics, r.problems, max_runs=r.max_runs)
     if r.tuning is not None and not r.problems:
         r.configs = TunedGrid(r.configs, r.tuning)
-        n_tuning = r.tuning.count_upper(
-            r.configs
-        )  # a product, known before any tuning run is built
+        # a product, known before any tuning run is built
+        n_tuning = r.tuning.count_upper(r.configs)
         if r.configs.size + n_tuning > r.max_runs:
             r.problems.append(
                 f"the grid has {r.configs.size:,} evaluation runs and {n_tuning:,} tuning runs, more "

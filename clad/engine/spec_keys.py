@@ -25,10 +25,10 @@ from ..metrics.base import (
     metric_did_you_mean,
 )
 from ..registry import Registry, did_you_mean
-from ..validation import Integral, Interval, Real
+from ..validation import Interval, Real
 from ..validation import problems as validation_problems
 from .config import MAX_TIMEOUT, Component, RunConfig
-from .sections import MAX_DATA_GB, MAX_EVALUATIONS, MAX_RUNS, TOP_LEVEL_KEYS
+from .sections import MAX_DATA_GB, MAX_EVALUATIONS, MAX_RUNS, TOP_LEVEL_KEYS, count_constraint
 
 if TYPE_CHECKING:
     from ..scenarios.base import Scenario
@@ -201,15 +201,10 @@ def _threshold_serves_nothing(raw, metrics) -> list[str]:
     ]
 
 
-def _count(meaning: str) -> list:
-    """The constraint of a key that holds an integer >= 1."""
-    return [Interval(Integral, 1, None, closed="left", description=f"an integer >= 1 ({meaning})")]
-
-
 #: the spec's own keys of numbers, in the one vocabulary of clad.validation
 _EXECUTION_CONSTRAINTS = {
-    "jobs": _count("worker processes"),
-    "threads": _count("BLAS/OpenMP/torch threads per run"),
+    "jobs": count_constraint("worker processes"),
+    "threads": count_constraint("BLAS/OpenMP/torch threads per run"),
     "timeout": [
         Interval(
             Real,
@@ -220,9 +215,9 @@ _EXECUTION_CONSTRAINTS = {
             "leave timeout out for no limit",
         )
     ],
-    "replicas": _count("the most runs of one torch network trained together; 1: off"),
-    "max_runs": _count(f"the largest grid to accept; default {MAX_RUNS:,}"),
-    "max_evaluations": _count(
+    "replicas": count_constraint("the most runs of one torch network trained together; 1: off"),
+    "max_runs": count_constraint(f"the largest grid to accept; default {MAX_RUNS:,}"),
+    "max_evaluations": count_constraint(
         "the most evaluations of one run: anytime evaluations, or R's cells, training steps x "
         f"test concepts; default {MAX_EVALUATIONS:,}"
     ),
@@ -246,17 +241,14 @@ def _execution_keys(r: SpecReading) -> None:
         value = r.raw.get(key)
         if value is None:
             continue
-        if key == "dask":
-            ok = isinstance(value, str) and value.strip()
-            found = (
-                []
-                if ok
-                else [
-                    f"dask: {value!r}; expected a scheduler address such as 'tcp://scheduler:8786'"
-                ]
-            )
-        else:
+        if key != "dask":
             found = validation_problems(None, {key: value}, _EXECUTION_CONSTRAINTS)
+        elif isinstance(value, str) and value.strip():
+            found = []
+        else:
+            found = [
+                f"dask: {value!r}; expected a scheduler address such as 'tcp://scheduler:8786'"
+            ]
         r.problems.extend(found)
         if not found:
             setattr(r, key, value)

@@ -141,9 +141,8 @@ def apply_orders(
                 )
             continue
         for o, _ in values:
-            if (
-                takes_order and loader is not None
-            ):  # the loader's own declaration of `order`, at spec time
+            # the loader's own declaration of `order`, at spec time
+            if takes_order and loader is not None:
                 found = validation_problems(
                     f"datasets ({c.display})", {"order": o}, constraints_of(loader)
                 )

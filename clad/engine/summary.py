@@ -51,12 +51,7 @@ def summary_table(results: Iterable[RunResult]):
     lb = leaderboard(merge_shared(results))
     names = scalar_names()
     renamed = {f"{m}_{s}": f"{get_metric(m).label}_{s}" for m in names for s in (*STATS, "values")}
-    cols = (
-        list(KEYS)
-        + ["runs", "computations"]
-        + [renamed[f"{m}_{s}"] for m in names for s in (*STATS, "values")]
-    )
-    return lb.rename(columns=renamed)[cols]
+    return lb.rename(columns=renamed)[[*KEYS, "runs", "computations", *renamed.values()]]
 
 
 def display_table(table):
@@ -103,15 +98,8 @@ def markdown_table(df) -> str:
         "| " + " | ".join(cell(c) for c in df.columns) + " |",
         "|" + "|".join("---" for _ in df.columns) + "|",
     ]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join(lines)
-
-
-def _legend() -> str:
-    from ..report.tables import LEGEND
-
-    return LEGEND
 
 
 #: the width the end-of-run summary fits in
@@ -188,6 +176,8 @@ def write_summaries(
     folder: str | os.PathLike, results: Iterable[RunResult], title: str = "benchmark"
 ):
     """Write ``summary.csv`` and ``summary.md`` into ``folder``; returns the table."""
+    from ..report.tables import LEGEND
+
     folder = Path(folder)
     results = list(results)
     table = summary_table(results)
@@ -195,7 +185,7 @@ def write_summaries(
     md = [
         f"# {title}: summary",
         "",
-        f"{_legend()[0].upper()}{_legend()[1:]}; every metric is in summary.csv.",
+        f"{LEGEND[0].upper()}{LEGEND[1:]}; every metric is in summary.csv.",
         "",
     ]
     if len(table) == 0:

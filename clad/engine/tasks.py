@@ -313,15 +313,10 @@ def _unit(
             t.start()
         for t in workers:
             t.join()
-    uid = unit_id(unit)
+    uid, calls = unit_id(unit), group.stats.stacked_calls
     done = []
     for i, (result, started, finished) in enumerate(out):
-        record = {
-            "unit": uid,
-            "size": len(unit),
-            "index": i,
-            "stacked_calls": group.stats.stacked_calls,
-        }
+        record = {"unit": uid, "size": len(unit), "index": i, "stacked_calls": calls}
         result = dataclasses.replace(
             result,
             timings=_unit_share(result.timings, len(unit)),

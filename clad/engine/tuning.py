@@ -1,31 +1,13 @@
 """Tuning without test data: a spec's ``[tuning]`` section, its tuning runs and the choice.
 
-.. code-block:: toml
-
-    [tuning]
-    mode = "first_concepts"           # or "validation_split"
-    k = 2                             # first_concepts: tune on the first k concepts, evaluate on the others
-    # fraction = 0.2                  # validation_split: share of each test concept kept for validation
-    objective = "continual_average"   # a scalar metric of clad.metrics (default); its direction is read there
-    base_metric = "roc_auc"           # the base metric it is computed on (default: the spec's first)
-
-    [tuning.detectors.iforest]        # a detector of the spec, by label or name: the values to try
-    n_estimators = [50, 100]
-    max_samples = [64, 256]
-
-    [tuning.strategies.replay]        # optional: a strategy's values, tried with every detector candidate
-    buffer_size = [100, 500]
-
-Each run of the spec's grid (dataset x order x scenario x strategy x detector x seed) is an
-*evaluation run*. For each one whose detector or strategy has values to try, one *tuning run* per
-candidate (the product of the values) is run with the same dataset, scenario and seed on the
-``tune`` part of the data (:mod:`clad.core.data_views`); the candidate with the best objective is
-chosen **per dataset x scenario x strategy x detector x seed** (ties and undefined scores: the
-first candidate in the order of the grid, a NaN score never wins), and the evaluation run uses its
-parameters on the ``evaluate`` part. Every evaluation run of a spec with a ``[tuning]`` section
-sees the ``evaluate`` part, also one with nothing to tune, so that all of them are comparable.
-The evaluation run records the candidates, their scores, the objective and the choice in
-``extras["tuning"]`` (:func:`record`).
+The section's keys, its two modes and an example spec are in docs/guides/tuning.md. Each run of
+the spec's grid is an *evaluation run*; for each one whose detector or strategy has values to try,
+one *tuning run* per candidate is run on the ``tune`` part of the data
+(:mod:`clad.core.data_views`), the best candidate is chosen **per dataset x scenario x strategy x
+detector x seed** (ties: the first in the order of the grid; a NaN score never wins), and the
+evaluation run uses it on the ``evaluate`` part. Every evaluation run of a spec with a ``[tuning]``
+section sees the ``evaluate`` part, so that all of them are comparable. The evaluation run records
+the candidates, their scores, the objective and the choice in ``extras["tuning"]`` (:func:`record`).
 """
 
 from __future__ import annotations
@@ -41,10 +23,10 @@ from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..core.data_views import MODES
 from ..errors import CladError
 from ..registry import did_you_mean
-from ..validation import Integral, Interval, Real
+from ..validation import Interval, Real
 from ..validation import problems as validation_problems
 from .config import Component, RunConfig
-from .sections import MAX_RUNS, entries, grid_size, registries
+from .sections import MAX_RUNS, count_constraint, entries, grid_size, registries
 
 __all__ = ["TuningPlan", "parse_tuning", "TUNING_KEYS", "SCOPE"]
 
@@ -53,15 +35,7 @@ TUNING_KEYS = ("mode", "k", "fraction", "objective", "base_metric", "detectors",
 SCOPE = "dataset x scenario x strategy x detector x seed"
 
 _CONSTRAINTS = {
-    "k": [
-        Interval(
-            Integral,
-            1,
-            None,
-            closed="left",
-            description="an integer >= 1 (the number of first concepts to tune on)",
-        )
-    ],
+    "k": count_constraint("the number of first concepts to tune on"),
     "fraction": [
         Interval(
             Real,

@@ -88,9 +88,8 @@ def _tolerance_of(result: RunResult) -> tuple[float, str]:
     from ..detectors import DETECTORS
 
     name = (result.config.get("detector") or {}).get("name", "")
-    target = (
-        DETECTORS.path(name) if name in DETECTORS else name
-    )  # an import path: nothing is imported
+    # an import path: nothing is imported
+    target = DETECTORS.path(name) if name in DETECTORS else name
     module = target.split(":")[0] if isinstance(target, str) else getattr(target, "__module__", "")
     if module.startswith(("clad.detectors.torch", "torch")):
         return (
@@ -101,11 +100,10 @@ def _tolerance_of(result: RunResult) -> tuple[float, str]:
 
 
 def _run_record(result: RunResult, tolerance: float | None) -> dict:
-    tol, why = (
-        (tolerance, "given when the reference was written")
-        if tolerance is not None
-        else _tolerance_of(result)
-    )
+    if tolerance is None:
+        tol, why = _tolerance_of(result)
+    else:
+        tol, why = tolerance, "given when the reference was written"
     d = result.to_dict()
     return {
         "key": {k: d[k] for k in _KEY},
@@ -163,9 +161,8 @@ def _count_numbers(doc: Any) -> int:
 
 def _diff(path: str, ref: Any, got: Any, tol: float, out: list) -> None:
     if isinstance(ref, dict) and isinstance(got, dict):
-        for (
-            k
-        ) in ref:  # a value the rerun adds (a metric newer than the reference) is not a difference
+        # a value the rerun adds (a metric newer than the reference) is not a difference
+        for k in ref:
             if k not in got:
                 out.append((f"{path}.{k}", ref[k], "(absent)", None))
             else:
@@ -231,15 +228,11 @@ def compare(reference: dict, results: Iterable[RunResult]) -> list[RunCheck]:
     """Every run of the reference and of the rerun, compared (see :class:`RunCheck`)."""
     got = {_key(r): r for r in results}
     refs = {tuple(r["key"][k] for k in _KEY): r for r in reference.get("runs", [])}
-    checks = []
-    for key, ref in refs.items():
-        checks.append(
-            compare_run(ref, got[key])
-            if key in got
-            else RunCheck(key, "missing", ref.get("tolerance"))
-        )
-    checks += [RunCheck(key, "new") for key in got if key not in refs]
-    return checks
+    checks = [
+        compare_run(ref, got[key]) if key in got else RunCheck(key, "missing", ref.get("tolerance"))
+        for key, ref in refs.items()
+    ]
+    return checks + [RunCheck(key, "new") for key in got if key not in refs]
 
 
 @dataclass(frozen=True)
