@@ -90,9 +90,8 @@ def owned(X: np.ndarray, fresh: bool = False) -> np.ndarray:
         return X
     if not _writable_somewhere(X):
         return X
-    if is_memmap(
-        X
-    ):  # a file mapping may not fit in memory: never copied (open it with mmap_mode="r")
+    # a file mapping may not fit in memory: never copied (open it with mmap_mode="r")
+    if is_memmap(X):
         return readonly(X)
     copy = np.array(X, copy=True)
     copy.flags.writeable = False

@@ -110,9 +110,8 @@ def seed_run(
             detector = as_detector(own["detector"])
             set_random_state(detector, seeds["detector"])
             strategy.set_params(detector=detector)
-    if (
-        getattr(scenario, "random_state", "absent") is None
-    ):  # e.g. a gradual transition's interleaving
+    # e.g. a gradual transition's interleaving
+    if getattr(scenario, "random_state", "absent") is None:
         scenario = clone(scenario).set_params(random_state=seeds["scenario"])
     return SeededRun(strategy=strategy, scenario=scenario, dataset_params=params)
 

@@ -49,9 +49,10 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
+import dataclasses
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 import numpy as np
@@ -99,17 +100,10 @@ class Counts:
     verified: int = 0
 
     def copy(self) -> "Counts":
-        return Counts(
-            self.fits, self.fits_computed, self.passes, self.passes_computed, self.verified
-        )
+        return dataclasses.replace(self)
 
     def minus(self, other: "Counts") -> "Counts":
-        return Counts(
-            *(
-                getattr(self, f) - getattr(other, f)
-                for f in ("fits", "fits_computed", "passes", "passes_computed", "verified")
-            )
-        )
+        return Counts(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
 
 
 @dataclass
@@ -176,6 +170,12 @@ class StepCache:
             self.bytes -= dropped.nbytes
         self.peak_bytes = max(self.peak_bytes, self.bytes)
 
+    def count_fit(self) -> None:
+        """Count a fit computed without a key (unshareable, or asked for by an undeclared strategy)."""
+        with self._lock:
+            self.counts.fits += 1
+            self.counts.fits_computed += 1
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
@@ -188,9 +188,7 @@ class StepCache:
         try:
             key = fit_key(detector, X)
         except Unshareable:
-            with self._lock:
-                self.counts.fits += 1
-                self.counts.fits_computed += 1
+            self.count_fit()
             return detector.fit(X)
         X = owned(X)  # the cached state may keep the rows: never rows someone can change later
         return self._fitted(key, lambda: detector.fit(X), origin, owned_copy=False)
@@ -205,19 +203,9 @@ class StepCache:
                 raise Unshareable("a state without a key")
             key = "further:" + hash_parts("partial_fit", start, rows_fingerprint(X))
         except Unshareable:
-            with self._lock:
-                self.counts.fits += 1
-                self.counts.fits_computed += 1
-            detector.__dict__.pop(KEY_ATTR, None)  # its state is no longer the keyed one
-            detector.partial_fit(X)
-            return detector
+            return _train_further(self, detector, X)
         detector.__dict__.pop(KEY_ATTR, None)
-
-        def compute():
-            detector.partial_fit(X)
-            return detector
-
-        return self._fitted(key, compute, origin, owned_copy=True)
+        return self._fitted(key, lambda: _train_further(None, detector, X), origin, owned_copy=True)
 
     def _fitted(self, key: str, compute: Callable[[], Any], origin: str, owned_copy: bool) -> Any:
         """What ``compute()`` fits under ``key``, computed once: shared as it is, or (``owned_copy``,
@@ -393,12 +381,14 @@ def set_origin(run: str | None = None, step: int | None = None) -> None:
         o.step = step
 
 
-def _count_computed_fit(cache) -> None:
-    """Count a fit computed outside the cache (an undeclared strategy) in this thread's cache, if any."""
+def _train_further(cache: StepCache | None, detector, X):
+    """``detector.partial_fit(X)`` computed here (counted in ``cache``, if any): its state is no
+    longer the keyed one."""
     if cache is not None:
-        with cache._lock:
-            cache.counts.fits += 1
-            cache.counts.fits_computed += 1
+        cache.count_fit()
+    detector.__dict__.pop(KEY_ATTR, None)
+    detector.partial_fit(X)
+    return detector
 
 
 def fit_owned(strategy, detector, X):
@@ -406,8 +396,7 @@ def fit_owned(strategy, detector, X):
     (``partial_fit``): a copy of a shared state, never the shared object itself."""
     cache = current()
     if cache is None or declared(strategy) is None:
-        _count_computed_fit(cache)
-        return detector.fit(X)
+        return fit_fresh(strategy, detector, X)
     try:
         key = fit_key(detector, X)
     except Unshareable:
@@ -428,10 +417,7 @@ def fit_further(strategy, detector, X):
     cache = current()
     decl = declared(strategy)
     if cache is None or decl is None or "state" not in decl:
-        _count_computed_fit(cache)
-        detector.__dict__.pop(KEY_ATTR, None)
-        detector.partial_fit(X)
-        return detector
+        return _train_further(cache, detector, X)
     return cache.fit_further(detector, X, origin=origin())
 
 
@@ -440,7 +426,8 @@ def fit_fresh(strategy, detector, X):
     when the strategy declares its step inputs, else computed."""
     cache = current()
     if cache is None or declared(strategy) is None:
-        _count_computed_fit(cache)
+        if cache is not None:
+            cache.count_fit()
         return detector.fit(X)
     return cache.fit(detector, X, origin=origin())
 

@@ -72,20 +72,8 @@ from . import counts  # noqa: E402,F401,I001
 from . import nab  # noqa: E402,F401,I001
 from .pooled import pooled_counts, pooled_scores  # noqa: E402,I001
 from .reference_metrics import REFERENCE_METRICS, reference_input
-from .registry import (
-    INPUTS,
-    REGISTRY,
-    SCALAR_METRICS,
-    Metric,
-    concept_metric,
-    curve_metric,
-    get_metric,
-    register,
-    scalar_metric,
-    scalar_names,
-    summarize,
-    unregister,
-)
+from . import registry as _registry
+from .registry import *  # noqa: F403 - the declarations and summarize, in registry.py's __all__
 
 __all__ = [
     "learned_at",
@@ -124,16 +112,5 @@ __all__ = [
     "chance_level",
     "check_base_metrics",
     "check_metric_params",
-    "Metric",
-    "INPUTS",
-    "REGISTRY",
-    "SCALAR_METRICS",
-    "scalar_metric",
-    "curve_metric",
-    "concept_metric",
-    "register",
-    "unregister",
-    "get_metric",
-    "scalar_names",
-    "summarize",
+    *_registry.__all__,
 ]

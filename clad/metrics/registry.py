@@ -44,8 +44,6 @@ from .cells import nanmean, prepare
 __all__ = [
     "Metric",
     "INPUTS",
-    "KINDS",
-    "SCALES",
     "REGISTRY",
     "scalar_metric",
     "curve_metric",
