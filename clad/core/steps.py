@@ -1,34 +1,13 @@
 """Training steps computed once: a step's identity is its inputs.
 
-A training step's **key** is computed from its inputs alone, before anything is fitted:
-
-* a fresh fit (``Strategy._fit_new``): the detector's class and parameters as cloned from the
-  prototype (its ``random_state`` included: the seed stream it draws from) and the fingerprint of
-  exactly the rows, in their order, it is fitted on (:func:`fit_key`);
-* scoring under a fitted state: the key of that state (each fitted detector carries the key of
-  the fit that made it) and, for a strategy that reads it, the concept id it is told
-  (:func:`score_key`), with the fingerprint of the scored rows.
-
-Two steps with the same key give the same fitted state and the same scores, so a
-:class:`StepCache` computes each key once: fitted detectors and the :class:`~clad.core.scored.Scored`
-of each test concept under a fitted state are kept by key, within a bounded number of bytes
-(least recently used first out). A cache belongs to one thread of one process (:func:`using`);
-the engine runs the runs whose keys can coincide one after another in one process
-(:func:`clad.engine.sharing.sharing_groups`), so sharing does not depend on the executor.
-
-**Declarations.** A strategy is shared only if it says what enters its key: the class attribute
-``step_inputs`` (None: never shared). ``"rows"`` says that each of its fits is a fresh clone of
-the prototype fitted on the rows it hands ``_fit_new``, that it never changes a fitted detector
-afterwards, and that its ``score`` is the fitted detector's (or its own ``score_key`` says what
-its scores are a function of). ``"state"`` adds that a strategy training one detector further
-(``partial_fit``, fine-tuning) gets a copy of the state a step reaches, keyed by the state it
-started from and the rows (:func:`fit_owned`, :func:`fit_further`). A subclass that writes its own ``learn`` or ``score`` and does not
-declare again is never shared (:func:`declared`): a user's plug-in stays correct.
-
-**Verification.** A cache made with ``verify=True`` computes every step anyway and compares the
-shared result with the fresh one — the scores byte for byte, the fitted detector's learned state
-(arrays, ``state_dict``, RNG states; :func:`learned_state`) attribute by attribute — and raises
-:class:`SharingMismatch` naming the key and the two steps that gave it.
+A training step's **key** is computed from its inputs alone, before anything is fitted (a fresh
+fit: :func:`fit_key`; scoring under a fitted state: :func:`~clad.core.step_keys.score_key`). Two
+steps with the same key give the same fitted state and the same scores, so a :class:`StepCache`
+(one per thread of one process: :func:`using`) computes each key once. A strategy is shared only if
+it declares what enters its key (``step_inputs``, :func:`declared`); a cache made with
+``verify=True`` computes every step anyway and raises :class:`SharingMismatch` on a difference.
+The keys, the declarations and the verification: ``docs/guides/running.md`` (training steps computed once) and
+``docs/guides/writing-strategies.md`` (sharing training steps).
 
 >>> import numpy as np
 >>> from sklearn.ensemble import IsolationForest
