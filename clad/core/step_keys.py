@@ -79,11 +79,7 @@ def describe(obj: Any, depth: int = 0) -> str:
     get_params = getattr(obj, "get_params", None)
     if callable(get_params) and not isinstance(obj, type):
         cls = type(obj)
-        return (
-            f"{cls.__module__}.{cls.__qualname__}("
-            + describe(get_params(deep=False), depth + 1)
-            + ")"
-        )
+        return f"{cls.__module__}.{cls.__qualname__}({describe(get_params(deep=False), depth + 1)})"
     raise Unshareable(f"{type(obj).__name__} is not a configuration value")
 
 

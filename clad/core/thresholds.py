@@ -192,12 +192,8 @@ def batch_dependent(strategy, rows, concept_id=None, whole=None) -> bool:
     if whole is None:
         whole = strategy.score(rows, concept_id=concept_id).scores
     whole = np.asarray(whole, dtype=np.float64)
-    parts = np.concatenate(
-        [
-            np.asarray(strategy.score(rows[:h], concept_id=concept_id).scores, dtype=np.float64),
-            np.asarray(strategy.score(rows[h:], concept_id=concept_id).scores, dtype=np.float64),
-        ]
-    )
+    halves = [strategy.score(part, concept_id=concept_id).scores for part in (rows[:h], rows[h:])]
+    parts = np.concatenate([np.asarray(s, dtype=np.float64) for s in halves])
     return not np.allclose(whole, parts, rtol=1e-9, atol=1e-12, equal_nan=True)
 
 

@@ -150,15 +150,7 @@ class BaseMetric:
         clad.errors.CladTypeError: base metric m returned list [0.5, 0.5]; expected one real number (NaN where undefined)
         """
         v = np.asarray(value) if not isinstance(value, (str, bytes)) else None
-        if (
-            v is None
-            or v.ndim != 0
-            or not (
-                np.issubdtype(v.dtype, np.integer)
-                or np.issubdtype(v.dtype, np.floating)
-                or v.dtype == bool
-            )
-        ):
+        if v is None or v.ndim != 0 or v.dtype.kind not in "biuf":
             shown = repr(value)
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
             raise CladTypeError(
