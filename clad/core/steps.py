@@ -191,38 +191,51 @@ class StepCache:
         for a strategy that goes on training it) kept as a snapshot and handed out as copies."""
         with self._lock:
             self.counts.fits += 1
+
+        def keyed():
+            fitted = compute()
+            setattr(fitted, KEY_ATTR, key)
+            return fitted
+
+        def differs(entry: _Entry, fitted) -> str | None:
+            where = first_difference(entry.state or {}, learned_state(fitted))
+            if where is not None:
+                return (
+                    f"step key {key} was fitted by {entry.origin} and again by "
+                    f"{origin or 'another step'}, and the two fitted states differ in {where!r}: the "
+                    "strategy or detector declares fewer inputs than its fit reads"
+                )
+
+        keep = copy.deepcopy if owned_copy else None
+        fitted, computed = self._once(key, keyed, origin, "fits_computed", differs, keep)
+        return copy.deepcopy(fitted) if owned_copy and not computed else fitted
+
+    def _once(self, key, compute, origin, counter, differs, keep=None) -> tuple[Any, bool]:
+        """``(value, computed)``: what an earlier step gave under ``key`` (its warnings raised
+        again), or ``compute()`` (counted in ``counter``) kept under ``key``, as ``keep(value)``
+        when given. Verifying, an earlier result is computed anyway and compared: ``differs(entry,
+        value)`` describes a difference (a :class:`SharingMismatch`) or gives None."""
+        with self._lock:
             entry = self._get(key)
         if entry is not None and not self.verify:
             _replay(entry.warned)
-            return copy.deepcopy(entry.value) if owned_copy else entry.value
-        fitted, warned = _computing(compute)
+            return entry.value, False
+        value, warned = _computing(compute)
         _replay(warned)
-        setattr(fitted, KEY_ATTR, key)
         with self._lock:
-            self.counts.fits_computed += 1
+            if counter is not None:
+                setattr(self.counts, counter, getattr(self.counts, counter) + 1)
             if entry is not None:
                 self.counts.verified += 1
-                fresh = learned_state(fitted)
-                where = first_difference(entry.state or {}, fresh)
-                if where is not None:
-                    raise SharingMismatch(
-                        f"sharing verification failed: step key {key} was fitted by {entry.origin} and again by "
-                        f"{origin or 'another step'}, and the two fitted states differ in {where!r}: the strategy "
-                        "or detector declares fewer inputs than its fit reads"
-                    )
-                return fitted
-            kept = copy.deepcopy(fitted) if owned_copy else fitted
-            self._put(
-                key,
-                _Entry(
-                    kept,
-                    state_bytes(kept),
-                    origin,
-                    learned_state(kept) if self.verify else None,
-                    warned,
-                ),
-            )
-        return fitted
+                difference = differs(entry, value)
+                if difference is not None:
+                    raise SharingMismatch(f"sharing verification failed: {difference}")
+                return value, True
+            kept = value if keep is None else keep(value)
+            # a fit's learned state, to compare a later fit with
+            state = learned_state(kept) if self.verify and counter == "fits_computed" else None
+            self._put(key, _Entry(kept, state_bytes(kept), origin, state, warned))
+        return value, True
 
     # -- scores
     def score(
@@ -260,49 +273,28 @@ class StepCache:
             with self._lock:
                 self.counts.passes_computed += 1
             return compute(), True
-        with self._lock:
-            entry = self._get(full)
-        if entry is not None and not self.verify:
-            _replay(entry.warned)
-            return entry.value, False
-        value, warned = _computing(compute)
-        _replay(warned)
-        with self._lock:
-            self.counts.passes_computed += 1
-            if entry is not None:
-                self.counts.verified += 1
-                if not _same_scored(entry.value, value):
-                    raise SharingMismatch(
-                        f"sharing verification failed: scoring key {full} (state {key}) was computed by "
-                        f"{entry.origin} and again by {origin or 'another step'}, and the scores differ: the "
-                        "strategy declares fewer inputs than its scores read"
-                    )
-                return value, True
-            self._put(full, _Entry(value, state_bytes(value), origin, warned=warned))
-        return value, True
+
+        def differs(entry: _Entry, value) -> str | None:
+            if not _same_scored(entry.value, value):
+                return (
+                    f"scoring key {full} (state {key}) was computed by {entry.origin} and again by "
+                    f"{origin or 'another step'}, and the scores differ: the strategy declares fewer "
+                    "inputs than its scores read"
+                )
+
+        return self._once(full, compute, origin, "passes_computed", differs)
 
     # -- anything else computed from keyed inputs (the metric values of shared scores)
     def memo(self, key: str, compute: Callable[[], Any], origin: str = "") -> Any:
         """``compute()``, or what it gave an earlier call with the same ``key`` (its warnings
         raised again); verifying, computed anyway and compared (``repr``)."""
-        with self._lock:
-            entry = self._get(key)
-        if entry is not None and not self.verify:
-            _replay(entry.warned)
-            return entry.value
-        value, warned = _computing(compute)
-        _replay(warned)
-        with self._lock:
-            if entry is not None:
-                self.counts.verified += 1
-                if repr(entry.value) != repr(value):
-                    raise SharingMismatch(
-                        f"sharing verification failed: key {key} was computed by {entry.origin} and again by "
-                        f"{origin or 'another step'}, and the two differ"
-                    )
-                return value
-            self._put(key, _Entry(value, state_bytes(value), origin, warned=warned))
-        return value
+
+        def differs(entry: _Entry, value) -> str | None:
+            if repr(entry.value) != repr(value):
+                again = origin or "another step"
+                return f"key {key} was computed by {entry.origin} and again by {again}, and the two differ"
+
+        return self._once(key, compute, origin, None, differs)[0]
 
 
 def _same_scored(a, b) -> bool:
