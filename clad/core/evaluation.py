@@ -294,11 +294,8 @@ class Evaluator:
         if threshold is not None:  # a calibrated threshold: the values are this run's own
             scored, values_key = Scored(scored.scores, threshold), None
         fpr = (float(scored.threshold), realised_fpr(concept.y, scored.scores, scored.threshold))
-        trace = (
-            trace_scores(concept, scored, self._trace_at[1])
-            if self._trace_at is not None and self._trace_at[0] == j
-            else None
-        )
+        traced = self._trace_at is not None and self._trace_at[0] == j
+        trace = trace_scores(concept, scored, self._trace_at[1]) if traced else None
         series = (
             per_series(concept, scored, self._time_axis, self._metric) if self._timed[j] else None
         )
