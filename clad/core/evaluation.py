@@ -352,10 +352,10 @@ class Evaluator:
         x = scored.scores if decl.input == "scores" else flags(scored)
         return decl.checked(y, x, **self.metric_params.get(name, {}))
 
-    def _warn_once(self, key: str, message: str) -> None:
+    def _warn_once(self, key: str, message: str, category: type[Warning] = RunWarning) -> None:
         if key not in self._warned:
             self._warned.add(key)
-            warnings.warn(message, RunWarning, stacklevel=3)
+            warnings.warn(message, category, stacklevel=3)
 
     def _calibrated(self, strategy, with_ids: bool) -> list[float | None]:
         """Each test concept's threshold under the policy: None (the strategy's own) for ``"own"``;
@@ -402,14 +402,17 @@ class Evaluator:
         for j, (values, _, _, _) in enumerate(cells):
             if values is None or self._single_class[j]:
                 name = self.test_concepts[j].name
-                if name not in self._warned:
-                    self._warned.add(name)
-                    warnings.warn(
-                        f"test concept {name!r} has a single class; its base metrics are "
-                        f"undefined and recorded as NaN{'' if values is None else ' (its additive ones, counts and raw scores, are kept)'}",
-                        RuntimeWarning,
-                        stacklevel=2,
-                    )
+                kept = (
+                    ""
+                    if values is None
+                    else " (its additive ones, counts and raw scores, are kept)"
+                )
+                self._warn_once(
+                    name,
+                    f"test concept {name!r} has a single class; its base metrics are undefined and "
+                    f"recorded as NaN{kept}",
+                    RuntimeWarning,
+                )
                 if values is None:
                     continue
             for m in self.base_metrics:
