@@ -49,6 +49,9 @@ from .thresholds import calibrated_thresholds, check_threshold, realised_fpr, th
 
 __all__ = ["Evaluator", "Evaluation", "StepEvent", "AnytimeEvent"]
 
+#: what the single-class warning adds where the concept's additive base metrics are kept
+_ADDITIVE_KEPT = " (its additive ones, counts and raw scores, are kept)"
+
 
 @dataclass(frozen=True)
 class StepEvent:
@@ -326,19 +329,16 @@ class Evaluator:
                 )
                 points = "undefined"
 
+        def value(m: str) -> float:
+            if not self._decls[m].time_axis or points is None:
+                return self._metric(m, concept.y, scored)
+            return float("nan") if points == "undefined" else self._metric(m, *points)
+
         def compute() -> dict[str, float]:
-            values = {}
             # the arguments are clad's own, valid by construction: skip scikit-learn's parameter checks
             # (the data checks stay), which cost as much as the metric on a test set of a few hundred rows
             with sklearn.config_context(skip_parameter_validation=True):
-                for m in self.base_metrics:
-                    if self._decls[m].time_axis and points is not None:
-                        values[m] = (
-                            float("nan") if points == "undefined" else self._metric(m, *points)
-                        )
-                    else:
-                        values[m] = self._metric(m, concept.y, scored)
-            return values
+                return {m: value(m) for m in self.base_metrics}
 
         if values_key is None:
             return compute(), series, trace, fpr
@@ -402,15 +402,10 @@ class Evaluator:
         for j, (values, _, _, _) in enumerate(cells):
             if values is None or self._single_class[j]:
                 name = self.test_concepts[j].name
-                kept = (
-                    ""
-                    if values is None
-                    else " (its additive ones, counts and raw scores, are kept)"
-                )
                 self._warn_once(
                     name,
                     f"test concept {name!r} has a single class; its base metrics are undefined and "
-                    f"recorded as NaN{kept}",
+                    f"recorded as NaN{'' if values is None else _ADDITIVE_KEPT}",
                     RuntimeWarning,
                 )
                 if values is None:
