@@ -264,8 +264,7 @@ class ConceptDataset:
         name: str = "dataset",
         metadata: dict | None = None,
     ):
-        train = list(train)
-        test = list(test)
+        train, test = list(train), list(test)
         if not train:
             raise DataError(f"dataset {name!r}: no training concepts; expected at least one")
         if not test:

@@ -6,7 +6,8 @@ precision from the scores, F1 from ``scores > threshold``). A cell whose metric 
 (a single-class test concept) is NaN, with one warning naming the concept; it never stops a run.
 
 ``n_jobs`` scores the test concepts of a step concurrently in threads; R is bit-identical either
-way (which detectors it suits: ``docs/guides/performance.md``).
+way, each test concept still scored once by the same fitted model into its own cells (which
+detectors it suits: ``docs/guides/performance.md``).
 
 A scenario tells the evaluator what a step is by the method it calls: :meth:`Evaluator.end_of_concept`
 after the last row of a training concept (a row of R) and :meth:`Evaluator.anytime` every few

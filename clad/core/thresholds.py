@@ -100,14 +100,10 @@ def check_threshold(value) -> str | dict:
         and (2 <= size <= MAX_CALIBRATION_ROWS if key == "calibration" else False)
     )
     if not ok:
+        count = f" or a count of rows, an integer in [2, {MAX_CALIBRATION_ROWS:,}] (e.g. 300)"
         raise CladValueError(
             f"threshold.{key}={size!r}; expected a share of each training concept's normal rows "
-            "strictly between 0 and 1 (e.g. 0.2)"
-            + (
-                f" or a count of rows, an integer in [2, {MAX_CALIBRATION_ROWS:,}] (e.g. 300)"
-                if key == "calibration"
-                else ""
-            )
+            f"strictly between 0 and 1 (e.g. 0.2){count if key == 'calibration' else ''}"
         )
     return {"fpr": float(fpr), "calibration": size if isinstance(size, int) else float(size)}
 
