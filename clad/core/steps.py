@@ -6,8 +6,8 @@ steps with the same key give the same fitted state and the same scores, so a :cl
 (one per thread of one process: :func:`using`) computes each key once. A strategy is shared only if
 it declares what enters its key (``step_inputs``, :func:`declared`); a cache made with
 ``verify=True`` computes every step anyway and raises :class:`SharingMismatch` on a difference.
-The keys, the declarations and the verification: ``docs/guides/running.md`` (training steps computed once) and
-``docs/guides/writing-strategies.md`` (sharing training steps).
+The keys, the declarations and the verification: ``docs/guides/running.md`` (training steps
+computed once) and ``docs/guides/writing-strategies.md`` (sharing training steps).
 
 >>> import numpy as np
 >>> from sklearn.ensemble import IsolationForest
@@ -207,13 +207,17 @@ class StepCache:
                 )
 
         keep = copy.deepcopy if owned_copy else None
-        fitted, computed = self._once(key, keyed, origin, "fits_computed", differs, keep)
+        fitted, computed = self._once(
+            key, keyed, origin, "fits_computed", differs, keep, state=True
+        )
         return copy.deepcopy(fitted) if owned_copy and not computed else fitted
 
-    def _once(self, key, compute, origin, counter, differs, keep=None) -> tuple[Any, bool]:
+    def _once(
+        self, key, compute, origin, counter, differs, keep=None, state=False
+    ) -> tuple[Any, bool]:
         """``(value, computed)``: what an earlier step gave under ``key`` (its warnings raised
         again), or ``compute()`` (counted in ``counter``) kept under ``key``, as ``keep(value)``
-        when given. Verifying, an earlier result is computed anyway and compared: ``differs(entry,
+        when given (with its learned state when verifying, if ``state``). Verifying, an earlier result is computed anyway and compared: ``differs(entry,
         value)`` describes a difference (a :class:`SharingMismatch`) or gives None."""
         with self._lock:
             entry = self._get(key)
@@ -232,9 +236,8 @@ class StepCache:
                     raise SharingMismatch(f"sharing verification failed: {difference}")
                 return value, True
             kept = value if keep is None else keep(value)
-            # a fit's learned state, to compare a later fit with
-            state = learned_state(kept) if self.verify and counter == "fits_computed" else None
-            self._put(key, _Entry(kept, state_bytes(kept), origin, state, warned))
+            learned = learned_state(kept) if state and self.verify else None
+            self._put(key, _Entry(kept, state_bytes(kept), origin, learned, warned))
         return value, True
 
     # -- scores

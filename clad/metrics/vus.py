@@ -1,4 +1,4 @@
-"""VUS-PR and VUS-ROC (Paparrizos et al., VLDB 2022; defined in :mod:`clad.metrics.ranges`). A
+"""VUS-PR and VUS-ROC (Paparrizos et al., VLDB 2022; defined in ``docs/guides/time-series.md``). A
 buffer width costs one pass over the buffer points, whatever the number of ranges."""
 
 from __future__ import annotations
