@@ -90,9 +90,8 @@ def owned(X: np.ndarray, fresh: bool = False) -> np.ndarray:
         return X
     if not _writable_somewhere(X):
         return X
-    if is_memmap(
-        X
-    ):  # a file mapping may not fit in memory: never copied (open it with mmap_mode="r")
+    # a file mapping may not fit in memory: never copied (open it with mmap_mode="r")
+    if is_memmap(X):
         return readonly(X)
     copy = np.array(X, copy=True)
     copy.flags.writeable = False
@@ -265,8 +264,7 @@ class ConceptDataset:
         name: str = "dataset",
         metadata: dict | None = None,
     ):
-        train = list(train)
-        test = list(test)
+        train, test = list(train), list(test)
         if not train:
             raise DataError(f"dataset {name!r}: no training concepts; expected at least one")
         if not test:

@@ -40,24 +40,19 @@ def check_reversed(
             if s in position
         ]
         pairs = [(v, c) for v, c in pairs if np.isfinite(v) and np.isfinite(c)]
+        if not pairs:
+            continue
         below = sum((v < c) if decl.higher_is_better else (v > c) for v, c in pairs)
+        mean_v, mean_c = np.mean([v for v, _ in pairs]), np.mean([c for _, c in pairs])
         # most concepts below chance *and* their mean below the mean chance: a mean above chance
         # (a few good concepts) contradicts "reversed", so nothing is said
-        mean_v, mean_c = (
-            (np.mean([v for v, _ in pairs]), np.mean([c for _, c in pairs]))
-            if pairs
-            else (0.0, 0.0)
-        )
-        if (
-            pairs
-            and below > len(pairs) / 2
-            and (mean_v < mean_c if decl.higher_is_better else mean_v > mean_c)
-        ):
+        mean_below = mean_v < mean_c if decl.higher_is_better else mean_v > mean_c
+        if below > len(pairs) / 2 and mean_below:
             shown = "ROC-AUC below 0.5" if name == "roc_auc" else f"{name} below chance"
             warnings.warn(
                 f"{shown} on {below} of {len(pairs)} concepts just learned (mean "
-                f"{np.mean([v for v, _ in pairs]):.3f}, chance {np.mean([c for _, c in pairs]):.3f}): are "
-                "the scores reversed? clad expects higher scores for more anomalous rows",
+                f"{mean_v:.3f}, chance {mean_c:.3f}): are the scores reversed? clad expects higher "
+                "scores for more anomalous rows",
                 RunWarning,
                 stacklevel=2,
             )
@@ -92,9 +87,7 @@ def check_data(dataset, detector=None, batch_size: int | None = None) -> None:
     to float32 sees infinities), and a ``batch_size`` at least as long as the whole training stream
     (concept-agnostic: one batch, so every row of R is the same)."""
     big = float(np.finfo(np.float32).max)
-    needed, why = (
-        _rows_needed(detector) if detector is not None else (2, "a detector needs at least 2 rows")
-    )
+    needed, why = _rows_needed(detector)
     flat_concepts: list[str] = []  # constant features: one warning for the whole dataset
     for c in dataset.train:
         X = np.asarray(c.X)

@@ -111,11 +111,9 @@ def apply_view(dataset: ConceptDataset, view: Mapping | None, seed: int) -> Conc
         raise DataError(f"data view {dict(view)!r}: expected mode in {MODES} and part in {PARTS}")
     if mode == "first_concepts":
         chosen = tuning_concepts(dataset, int(view["k"]))
-        keep = (
-            (lambda name: name in chosen) if part == "tune" else (lambda name: name not in chosen)
-        )
-        train = [c for c in dataset.train if keep(c.name)]
-        test = [c for c in dataset.test if keep(c.name)]
+        tune = part == "tune"
+        train = [c for c in dataset.train if (c.name in chosen) == tune]
+        test = [c for c in dataset.test if (c.name in chosen) == tune]
     else:
         fraction = float(view["fraction"])
         seeds = np.random.SeedSequence(int(seed)).spawn(len(dataset.test))

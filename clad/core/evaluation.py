@@ -5,14 +5,9 @@ strategy and fills every requested base metric from those same scores (ROC-AUC a
 precision from the scores, F1 from ``scores > threshold``). A cell whose metric is undefined
 (a single-class test concept) is NaN, with one warning naming the concept; it never stops a run.
 
-``n_jobs`` scores the test concepts of a step concurrently in threads (default 1: one after the
-other). The scores, and so R, are bit-identical either way: each test concept is still scored once
-by the same fitted model, and every cell is written to its own place. Threads help where the
-detector's scoring runs outside the GIL for long stretches (neighbour searches such as LOF, kernel
-evaluations such as OneClassSVM, NumPy work); IsolationForest's scoring is a Python loop over its
-trees and does not gain. It needs a detector whose scoring only reads its fitted state, as every
-scikit-learn detector does; a few PyOD detectors (ECOD, COPOD) write attributes while scoring and
-must keep ``n_jobs=1``.
+``n_jobs`` scores the test concepts of a step concurrently in threads; R is bit-identical either
+way, each test concept still scored once by the same fitted model into its own cells (which
+detectors it suits: ``docs/guides/performance.md``).
 
 A scenario tells the evaluator what a step is by the method it calls: :meth:`Evaluator.end_of_concept`
 after the last row of a training concept (a row of R) and :meth:`Evaluator.anytime` every few
@@ -20,14 +15,11 @@ batches of a stream (a row of the anytime matrix). Code that wants to follow a r
 *observers*: callables that receive a frozen event (:class:`StepEvent`, :class:`AnytimeEvent`)
 after each row and can change nothing.
 
-Base metrics are declared in :mod:`clad.metrics.base` (one :class:`~clad.metrics.base.BaseMetric`
-each: ``roc_auc``, ``f1``, ``average_precision``, ``pr_auc_normalized``, the range metrics of time
-series ``vus_pr``, ``vus_roc``, ``range_f1``, ``event_f1``, ``pa_f1``, ``affiliation_f1`` and their
-optimistic ``*_oracle`` forms, or a user's, named by import path); the evaluator reads their
-declarations. A metric declared ``input="scores"`` is given the scores, one declared
-``input="labels"`` the labels ``scores > threshold``. A time-axis metric is computed on the time
-points of a test concept that has a time axis, else on its rows in order; such a concept's values
-per series and one series' scores are kept too (:mod:`clad.core.series_values`).
+The evaluator reads each base metric's declaration (:mod:`clad.metrics.base`): one declared
+``input="scores"`` is given the scores, one declared ``input="labels"`` the labels ``scores >
+threshold``. A time-axis metric is computed on the time points of a test concept that has a time
+axis, else on its rows in order; such a concept's values per series and one series' scores are
+kept too (:mod:`clad.core.series_values`).
 """
 
 from __future__ import annotations
@@ -57,6 +49,9 @@ from .step_keys import combine, rows_fingerprint, score_key
 from .thresholds import calibrated_thresholds, check_threshold, realised_fpr, threshold_record
 
 __all__ = ["Evaluator", "Evaluation", "StepEvent", "AnytimeEvent"]
+
+#: what the single-class warning adds where the concept's additive base metrics are kept
+_ADDITIVE_KEPT = " (its additive ones, counts and raw scores, are kept)"
 
 
 @dataclass(frozen=True)
@@ -118,7 +113,7 @@ class Evaluator:
         :attr:`BaseMetric.params <clad.metrics.base.BaseMetric.params>`.
     n_jobs : int or None, default 1
         Threads scoring the test concepts of a step concurrently (-1: one per CPU). R does not
-        depend on it (see the module docstring for the detectors it suits).
+        depend on it (the detectors it suits: ``docs/guides/performance.md``).
     observers : iterable of callables, default ()
         Each is called with a frozen :class:`StepEvent` or :class:`AnytimeEvent` after every row
         (progress display, logging); nothing they are given can change the run.
@@ -303,28 +298,19 @@ class Evaluator:
         if threshold is not None:  # a calibrated threshold: the values are this run's own
             scored, values_key = Scored(scored.scores, threshold), None
         fpr = (float(scored.threshold), realised_fpr(concept.y, scored.scores, scored.threshold))
-        trace = (
-            trace_scores(concept, scored, self._trace_at[1])
-            if self._trace_at is not None and self._trace_at[0] == j
-            else None
-        )
+        traced = self._trace_at is not None and self._trace_at[0] == j
+        trace = trace_scores(concept, scored, self._trace_at[1]) if traced else None
         series = (
             per_series(concept, scored, self._time_axis, self._metric) if self._timed[j] else None
         )
         if self._single_class[j]:
             counts = [m for m in self.base_metrics if self._decls[m].additive]
-            if not counts:
-                return None, series, trace, fpr
             # a count is defined on one class too; the other metrics are not
-            return (
-                {
-                    m: self._metric(m, concept.y, scored) if m in counts else float("nan")
-                    for m in self.base_metrics
-                },
-                series,
-                trace,
-                fpr,
-            )
+            values = {
+                m: self._metric(m, concept.y, scored) if m in counts else float("nan")
+                for m in self.base_metrics
+            }
+            return (values if counts else None), series, trace, fpr
         scores = np.asarray(scored.scores)
         if scores.size and np.all(scores == scores.flat[0]):
             self._warn_once(
@@ -344,27 +330,21 @@ class Evaluator:
                 )
                 points = "undefined"
 
+        def value(m: str) -> float:
+            if not self._decls[m].time_axis or points is None:
+                return self._metric(m, concept.y, scored)
+            return float("nan") if points == "undefined" else self._metric(m, *points)
+
         def compute() -> dict[str, float]:
-            values = {}
             # the arguments are clad's own, valid by construction: skip scikit-learn's parameter checks
             # (the data checks stay), which cost as much as the metric on a test set of a few hundred rows
             with sklearn.config_context(skip_parameter_validation=True):
-                for m in self.base_metrics:
-                    if self._decls[m].time_axis and points is not None:
-                        values[m] = (
-                            float("nan") if points == "undefined" else self._metric(m, *points)
-                        )
-                    else:
-                        values[m] = self._metric(m, concept.y, scored)
-            return values
+                return {m: value(m) for m in self.base_metrics}
 
+        if values_key is None:
+            return compute(), series, trace, fpr
         # the values of shared scores are shared too (a pure function of the scores and labels)
-        values = (
-            compute()
-            if values_key is None
-            else dict(self._cache.memo(values_key, compute, self._origin))
-        )
-        return values, series, trace, fpr
+        return dict(self._cache.memo(values_key, compute, self._origin)), series, trace, fpr
 
     def _metric(self, name: str, y, scored: Scored) -> float:
         # called only where both classes are present, so a range metric never warns here (no
@@ -373,10 +353,10 @@ class Evaluator:
         x = scored.scores if decl.input == "scores" else flags(scored)
         return decl.checked(y, x, **self.metric_params.get(name, {}))
 
-    def _warn_once(self, key: str, message: str) -> None:
+    def _warn_once(self, key: str, message: str, category: type[Warning] = RunWarning) -> None:
         if key not in self._warned:
             self._warned.add(key)
-            warnings.warn(message, RunWarning, stacklevel=3)
+            warnings.warn(message, category, stacklevel=3)
 
     def _calibrated(self, strategy, with_ids: bool) -> list[float | None]:
         """Each test concept's threshold under the policy: None (the strategy's own) for ``"own"``;
@@ -423,14 +403,12 @@ class Evaluator:
         for j, (values, _, _, _) in enumerate(cells):
             if values is None or self._single_class[j]:
                 name = self.test_concepts[j].name
-                if name not in self._warned:
-                    self._warned.add(name)
-                    warnings.warn(
-                        f"test concept {name!r} has a single class; its base metrics are "
-                        f"undefined and recorded as NaN{'' if values is None else ' (its additive ones, counts and raw scores, are kept)'}",
-                        RuntimeWarning,
-                        stacklevel=2,
-                    )
+                self._warn_once(
+                    name,
+                    f"test concept {name!r} has a single class; its base metrics are undefined and "
+                    f"recorded as NaN{'' if values is None else _ADDITIVE_KEPT}",
+                    RuntimeWarning,
+                )
                 if values is None:
                     continue
             for m in self.base_metrics:
@@ -513,32 +491,22 @@ class Evaluator:
             :class:`~clad.core.prequential.Prequential`).
         """
         self._preq.window = int(window)
-        self._preq.add(
-            np.asarray(y),
-            check_scored(
-                strategy.score(X, concept_id=None),
-                len(X),
-                strategy,
-                f"the batch after {rows_seen} training rows",
-            ),
-            rows_seen,
-        )
+        scored = strategy.score(X, concept_id=None)
+        what = f"the batch after {rows_seen} training rows"
+        self._preq.add(np.asarray(y), check_scored(scored, len(X), strategy, what), rows_seen)
 
     def result(self) -> Evaluation:
         self.close()
-        R = {m: np.vstack(rows) for m, rows in self._rows.items()}
-        anytime = None
-        if self._any_seen:
-            anytime = {m: np.vstack(rows) for m, rows in self._any_rows.items()}
+        any_seen = tuple(self._any_seen) or None
         return Evaluation(
-            R=R,
+            R={m: np.vstack(rows) for m, rows in self._rows.items()},
             steps=tuple(self._steps),
             fit_seconds=tuple(self._fit),
             score_seconds=tuple(self._score),
             memory_rows=tuple(self._memory),
-            anytime_R=anytime,
-            anytime_rows_seen=tuple(self._any_seen) if self._any_seen else None,
-            anytime_task=tuple(self._any_task) if self._any_seen else None,
+            anytime_R={m: np.vstack(r) for m, r in self._any_rows.items()} if any_seen else None,
+            anytime_rows_seen=any_seen,
+            anytime_task=tuple(self._any_task) if any_seen else None,
             learned_rows=tuple(self._learned_rows)
             if any(r is not None for r in self._learned_rows)
             else None,

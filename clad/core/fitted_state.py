@@ -46,11 +46,8 @@ def _walk(v: Any, path: str, out: dict, depth: int, seen: set) -> None:
         out[path] = repr(v)
         return
     if isinstance(v, np.ndarray):
-        out[path] = f"{v.dtype.str}{v.shape}:" + (
-            _digest(np.ascontiguousarray(v).tobytes())
-            if not v.dtype.hasobject
-            else repr(v.tolist())
-        )
+        data = repr(v.tolist()) if v.dtype.hasobject else _digest(np.ascontiguousarray(v).tobytes())
+        out[path] = f"{v.dtype.str}{v.shape}:{data}"
         return
     if isinstance(v, np.random.Generator):
         out[path] = repr(v.bit_generator.state)
@@ -125,7 +122,7 @@ def state_bytes(obj: Any, depth: int = 0, seen: set | None = None) -> int:
         return 0
     seen.add(id(obj))
     if isinstance(obj, np.ndarray):
-        return int(obj.nbytes) if obj.base is None or depth == 0 else int(obj.nbytes)
+        return int(obj.nbytes)
     mod = type(obj).__module__ or ""
     if mod.startswith("torch"):
         try:
@@ -140,9 +137,7 @@ def state_bytes(obj: Any, depth: int = 0, seen: set | None = None) -> int:
         return 64
     if isinstance(obj, (list, tuple)):
         return 64 + sum(state_bytes(v, depth + 1, seen) for v in obj)
-    if isinstance(obj, dict):
-        return 64 + sum(state_bytes(v, depth + 1, seen) for v in obj.values())
-    attrs = getattr(obj, "__dict__", None)
+    attrs = obj if isinstance(obj, dict) else getattr(obj, "__dict__", None)
     if isinstance(attrs, dict):
         return 64 + sum(state_bytes(v, depth + 1, seen) for v in attrs.values())
     return 32

@@ -3,17 +3,8 @@
 :func:`peak_rss` measures how far the process's resident set size (RSS) rose above its value at
 the start of a block: the kernel's high-water mark of the RSS (``VmHWM`` in ``/proc/self/status``),
 reset to the current RSS when the block starts (writing ``5`` to ``/proc/self/clear_refs``, Linux
-4.0 and later), minus the RSS at the start. So the measure is *per run*, not per worker lifetime,
-and covers every allocation of the run: numpy arrays, a library's C buffers, torch tensors.
-
-Why not :mod:`tracemalloc` (which sees numpy's arrays too): tracing every allocation made
-clad's runs 4 to 10 times slower (an IsolationForest fit 10 times, a numba detector's first call
-hundreds of times), and the fit and score seconds recorded beside the memory would then measure
-the tracing. The RSS costs nothing while the run computes. Its limits, stated where the value is
-shown: memory an earlier run in the same process freed but the allocator kept is reused without
-raising the RSS (the measure can be lower than the run's allocations, never higher than what it
-made the process take), and two runs computed at once in one process (Dask threads) share one
-RSS. Where ``/proc/self/clear_refs`` cannot be written (not Linux) nothing is measured (None).
+4.0 and later), minus the RSS at the start; None where that file cannot be written (not Linux).
+Why not :mod:`tracemalloc`, and the measure's limits: ``docs/guides/references.md`` (cost).
 
 >>> import numpy as np
 >>> with peak_rss() as peak:

@@ -110,9 +110,8 @@ def seed_run(
             detector = as_detector(own["detector"])
             set_random_state(detector, seeds["detector"])
             strategy.set_params(detector=detector)
-    if (
-        getattr(scenario, "random_state", "absent") is None
-    ):  # e.g. a gradual transition's interleaving
+    # e.g. a gradual transition's interleaving
+    if getattr(scenario, "random_state", "absent") is None:
         scenario = clone(scenario).set_params(random_state=seeds["scenario"])
     return SeededRun(strategy=strategy, scenario=scenario, dataset_params=params)
 
@@ -143,28 +142,13 @@ def seed_consumers(
     >>> seed_consumers(strategy=Replay(IsolationForest()))
     ('strategy', 'detector')
     """
-    a, b = (
-        seed_run(
-            s,
-            strategy=strategy,
-            scenario=scenario,
-            dataset_factory=dataset_factory,
-            dataset_params=dataset_params,
-        )
-        for s in (1, 2)
-    )
+    a, b = (seed_run(s, strategy, scenario, dataset_factory, dataset_params) for s in (1, 2))
     parts = []
     if a.dataset_params != b.dataset_params and getattr(dataset_factory, "uses_random_state", True):
         parts.append("dataset")
     if strategy is not None:
-        for part, x, y in (
-            ("strategy", a.strategy, b.strategy),
-            (
-                "detector",
-                a.strategy.get_params(deep=False).get("detector"),
-                b.strategy.get_params(deep=False).get("detector"),
-            ),
-        ):
+        detectors = [s.get_params(deep=False).get("detector") for s in (a.strategy, b.strategy)]
+        for part, x, y in (("strategy", a.strategy, b.strategy), ("detector", *detectors)):
             (sx, uses), (sy, _) = _seed_of(x), _seed_of(y)
             if sx != sy and uses:
                 parts.append(part)

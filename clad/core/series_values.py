@@ -71,9 +71,7 @@ def series_chance(concept: Concept, decl: BaseMetric, params: Mapping) -> list[f
             else concept.y[rows[k] : rows[k + 1]]
         )
         try:
-            out.append(
-                float(decl.chance_level(y, **params)) if np.unique(y).size == 2 else float("nan")
-            )
+            out.append(float(decl.chance_level(y, **params)) if np.unique(y).size == 2 else np.nan)
         except (ValueError, CladValueError):
             out.append(float("nan"))
     return out

@@ -79,11 +79,7 @@ def describe(obj: Any, depth: int = 0) -> str:
     get_params = getattr(obj, "get_params", None)
     if callable(get_params) and not isinstance(obj, type):
         cls = type(obj)
-        return (
-            f"{cls.__module__}.{cls.__qualname__}("
-            + describe(get_params(deep=False), depth + 1)
-            + ")"
-        )
+        return f"{cls.__module__}.{cls.__qualname__}({describe(get_params(deep=False), depth + 1)})"
     raise Unshareable(f"{type(obj).__name__} is not a configuration value")
 
 
@@ -122,12 +118,11 @@ def declared(strategy) -> tuple[str, ...] | None:
     owner = next((c for c in cls.__mro__ if "step_inputs" in c.__dict__), None)
     if owner is None or owner.__dict__["step_inputs"] is None:
         return None
+    own = ("learn", "score", "_fit_new", "_new_detector", "score_key")
     for c in cls.__mro__:
         if c is owner:
             break
-        if any(
-            m in c.__dict__ for m in ("learn", "score", "_fit_new", "_new_detector", "score_key")
-        ):
+        if any(m in c.__dict__ for m in own):
             return None
     return tuple(owner.__dict__["step_inputs"])
 

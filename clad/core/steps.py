@@ -1,34 +1,13 @@
 """Training steps computed once: a step's identity is its inputs.
 
-A training step's **key** is computed from its inputs alone, before anything is fitted:
-
-* a fresh fit (``Strategy._fit_new``): the detector's class and parameters as cloned from the
-  prototype (its ``random_state`` included: the seed stream it draws from) and the fingerprint of
-  exactly the rows, in their order, it is fitted on (:func:`fit_key`);
-* scoring under a fitted state: the key of that state (each fitted detector carries the key of
-  the fit that made it) and, for a strategy that reads it, the concept id it is told
-  (:func:`score_key`), with the fingerprint of the scored rows.
-
-Two steps with the same key give the same fitted state and the same scores, so a
-:class:`StepCache` computes each key once: fitted detectors and the :class:`~clad.core.scored.Scored`
-of each test concept under a fitted state are kept by key, within a bounded number of bytes
-(least recently used first out). A cache belongs to one thread of one process (:func:`using`);
-the engine runs the runs whose keys can coincide one after another in one process
-(:func:`clad.engine.sharing.sharing_groups`), so sharing does not depend on the executor.
-
-**Declarations.** A strategy is shared only if it says what enters its key: the class attribute
-``step_inputs`` (None: never shared). ``"rows"`` says that each of its fits is a fresh clone of
-the prototype fitted on the rows it hands ``_fit_new``, that it never changes a fitted detector
-afterwards, and that its ``score`` is the fitted detector's (or its own ``score_key`` says what
-its scores are a function of). ``"state"`` adds that a strategy training one detector further
-(``partial_fit``, fine-tuning) gets a copy of the state a step reaches, keyed by the state it
-started from and the rows (:func:`fit_owned`, :func:`fit_further`). A subclass that writes its own ``learn`` or ``score`` and does not
-declare again is never shared (:func:`declared`): a user's plug-in stays correct.
-
-**Verification.** A cache made with ``verify=True`` computes every step anyway and compares the
-shared result with the fresh one — the scores byte for byte, the fitted detector's learned state
-(arrays, ``state_dict``, RNG states; :func:`learned_state`) attribute by attribute — and raises
-:class:`SharingMismatch` naming the key and the two steps that gave it.
+A training step's **key** is computed from its inputs alone, before anything is fitted (a fresh
+fit: :func:`fit_key`; scoring under a fitted state: :func:`~clad.core.step_keys.score_key`). Two
+steps with the same key give the same fitted state and the same scores, so a :class:`StepCache`
+(one per thread of one process: :func:`using`) computes each key once. A strategy is shared only if
+it declares what enters its key (``step_inputs``, :func:`declared`); a cache made with
+``verify=True`` computes every step anyway and raises :class:`SharingMismatch` on a difference.
+The keys, the declarations and the verification: ``docs/guides/running.md`` (training steps
+computed once) and ``docs/guides/writing-strategies.md`` (sharing training steps).
 
 >>> import numpy as np
 >>> from sklearn.ensemble import IsolationForest
@@ -49,9 +28,10 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
+import dataclasses
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 import numpy as np
@@ -99,17 +79,10 @@ class Counts:
     verified: int = 0
 
     def copy(self) -> "Counts":
-        return Counts(
-            self.fits, self.fits_computed, self.passes, self.passes_computed, self.verified
-        )
+        return dataclasses.replace(self)
 
     def minus(self, other: "Counts") -> "Counts":
-        return Counts(
-            *(
-                getattr(self, f) - getattr(other, f)
-                for f in ("fits", "fits_computed", "passes", "passes_computed", "verified")
-            )
-        )
+        return Counts(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
 
 
 @dataclass
@@ -176,6 +149,12 @@ class StepCache:
             self.bytes -= dropped.nbytes
         self.peak_bytes = max(self.peak_bytes, self.bytes)
 
+    def count_fit(self) -> None:
+        """Count a fit computed without a key (unshareable, or asked for by an undeclared strategy)."""
+        with self._lock:
+            self.counts.fits += 1
+            self.counts.fits_computed += 1
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
@@ -188,9 +167,7 @@ class StepCache:
         try:
             key = fit_key(detector, X)
         except Unshareable:
-            with self._lock:
-                self.counts.fits += 1
-                self.counts.fits_computed += 1
+            self.count_fit()
             return detector.fit(X)
         X = owned(X)  # the cached state may keep the rows: never rows someone can change later
         return self._fitted(key, lambda: detector.fit(X), origin, owned_copy=False)
@@ -205,57 +182,63 @@ class StepCache:
                 raise Unshareable("a state without a key")
             key = "further:" + hash_parts("partial_fit", start, rows_fingerprint(X))
         except Unshareable:
-            with self._lock:
-                self.counts.fits += 1
-                self.counts.fits_computed += 1
-            detector.__dict__.pop(KEY_ATTR, None)  # its state is no longer the keyed one
-            detector.partial_fit(X)
-            return detector
+            return _train_further(self, detector, X)
         detector.__dict__.pop(KEY_ATTR, None)
-
-        def compute():
-            detector.partial_fit(X)
-            return detector
-
-        return self._fitted(key, compute, origin, owned_copy=True)
+        return self._fitted(key, lambda: _train_further(None, detector, X), origin, owned_copy=True)
 
     def _fitted(self, key: str, compute: Callable[[], Any], origin: str, owned_copy: bool) -> Any:
         """What ``compute()`` fits under ``key``, computed once: shared as it is, or (``owned_copy``,
         for a strategy that goes on training it) kept as a snapshot and handed out as copies."""
         with self._lock:
             self.counts.fits += 1
+
+        def keyed():
+            fitted = compute()
+            setattr(fitted, KEY_ATTR, key)
+            return fitted
+
+        def differs(entry: _Entry, fitted) -> str | None:
+            where = first_difference(entry.state or {}, learned_state(fitted))
+            if where is not None:
+                return (
+                    f"step key {key} was fitted by {entry.origin} and again by "
+                    f"{origin or 'another step'}, and the two fitted states differ in {where!r}: the "
+                    "strategy or detector declares fewer inputs than its fit reads"
+                )
+
+        keep = copy.deepcopy if owned_copy else None
+        fitted, computed = self._once(
+            key, keyed, origin, "fits_computed", differs, keep, state=True
+        )
+        return copy.deepcopy(fitted) if owned_copy and not computed else fitted
+
+    def _once(
+        self, key, compute, origin, counter, differs, keep=None, state=False
+    ) -> tuple[Any, bool]:
+        """``(value, computed)``: what an earlier step gave under ``key`` (its warnings raised
+        again), or ``compute()`` (counted in ``counter``) kept under ``key``, as ``keep(value)``
+        when given (with its learned state when verifying, if ``state``). Verifying, an earlier result is computed anyway and compared: ``differs(entry,
+        value)`` describes a difference (a :class:`SharingMismatch`) or gives None."""
+        with self._lock:
             entry = self._get(key)
         if entry is not None and not self.verify:
             _replay(entry.warned)
-            return copy.deepcopy(entry.value) if owned_copy else entry.value
-        fitted, warned = _computing(compute)
+            return entry.value, False
+        value, warned = _computing(compute)
         _replay(warned)
-        setattr(fitted, KEY_ATTR, key)
         with self._lock:
-            self.counts.fits_computed += 1
+            if counter is not None:
+                setattr(self.counts, counter, getattr(self.counts, counter) + 1)
             if entry is not None:
                 self.counts.verified += 1
-                fresh = learned_state(fitted)
-                where = first_difference(entry.state or {}, fresh)
-                if where is not None:
-                    raise SharingMismatch(
-                        f"sharing verification failed: step key {key} was fitted by {entry.origin} and again by "
-                        f"{origin or 'another step'}, and the two fitted states differ in {where!r}: the strategy "
-                        "or detector declares fewer inputs than its fit reads"
-                    )
-                return fitted
-            kept = copy.deepcopy(fitted) if owned_copy else fitted
-            self._put(
-                key,
-                _Entry(
-                    kept,
-                    state_bytes(kept),
-                    origin,
-                    learned_state(kept) if self.verify else None,
-                    warned,
-                ),
-            )
-        return fitted
+                difference = differs(entry, value)
+                if difference is not None:
+                    raise SharingMismatch(f"sharing verification failed: {difference}")
+                return value, True
+            kept = value if keep is None else keep(value)
+            learned = learned_state(kept) if state and self.verify else None
+            self._put(key, _Entry(kept, state_bytes(kept), origin, learned, warned))
+        return value, True
 
     # -- scores
     def score(
@@ -293,49 +276,28 @@ class StepCache:
             with self._lock:
                 self.counts.passes_computed += 1
             return compute(), True
-        with self._lock:
-            entry = self._get(full)
-        if entry is not None and not self.verify:
-            _replay(entry.warned)
-            return entry.value, False
-        value, warned = _computing(compute)
-        _replay(warned)
-        with self._lock:
-            self.counts.passes_computed += 1
-            if entry is not None:
-                self.counts.verified += 1
-                if not _same_scored(entry.value, value):
-                    raise SharingMismatch(
-                        f"sharing verification failed: scoring key {full} (state {key}) was computed by "
-                        f"{entry.origin} and again by {origin or 'another step'}, and the scores differ: the "
-                        "strategy declares fewer inputs than its scores read"
-                    )
-                return value, True
-            self._put(full, _Entry(value, state_bytes(value), origin, warned=warned))
-        return value, True
+
+        def differs(entry: _Entry, value) -> str | None:
+            if not _same_scored(entry.value, value):
+                return (
+                    f"scoring key {full} (state {key}) was computed by {entry.origin} and again by "
+                    f"{origin or 'another step'}, and the scores differ: the strategy declares fewer "
+                    "inputs than its scores read"
+                )
+
+        return self._once(full, compute, origin, "passes_computed", differs)
 
     # -- anything else computed from keyed inputs (the metric values of shared scores)
     def memo(self, key: str, compute: Callable[[], Any], origin: str = "") -> Any:
         """``compute()``, or what it gave an earlier call with the same ``key`` (its warnings
         raised again); verifying, computed anyway and compared (``repr``)."""
-        with self._lock:
-            entry = self._get(key)
-        if entry is not None and not self.verify:
-            _replay(entry.warned)
-            return entry.value
-        value, warned = _computing(compute)
-        _replay(warned)
-        with self._lock:
-            if entry is not None:
-                self.counts.verified += 1
-                if repr(entry.value) != repr(value):
-                    raise SharingMismatch(
-                        f"sharing verification failed: key {key} was computed by {entry.origin} and again by "
-                        f"{origin or 'another step'}, and the two differ"
-                    )
-                return value
-            self._put(key, _Entry(value, state_bytes(value), origin, warned=warned))
-        return value
+
+        def differs(entry: _Entry, value) -> str | None:
+            if repr(entry.value) != repr(value):
+                again = origin or "another step"
+                return f"key {key} was computed by {entry.origin} and again by {again}, and the two differ"
+
+        return self._once(key, compute, origin, None, differs)[0]
 
 
 def _same_scored(a, b) -> bool:
@@ -393,12 +355,14 @@ def set_origin(run: str | None = None, step: int | None = None) -> None:
         o.step = step
 
 
-def _count_computed_fit(cache) -> None:
-    """Count a fit computed outside the cache (an undeclared strategy) in this thread's cache, if any."""
+def _train_further(cache: StepCache | None, detector, X):
+    """``detector.partial_fit(X)`` computed here (counted in ``cache``, if any): its state is no
+    longer the keyed one."""
     if cache is not None:
-        with cache._lock:
-            cache.counts.fits += 1
-            cache.counts.fits_computed += 1
+        cache.count_fit()
+    detector.__dict__.pop(KEY_ATTR, None)
+    detector.partial_fit(X)
+    return detector
 
 
 def fit_owned(strategy, detector, X):
@@ -406,8 +370,7 @@ def fit_owned(strategy, detector, X):
     (``partial_fit``): a copy of a shared state, never the shared object itself."""
     cache = current()
     if cache is None or declared(strategy) is None:
-        _count_computed_fit(cache)
-        return detector.fit(X)
+        return fit_fresh(strategy, detector, X)
     try:
         key = fit_key(detector, X)
     except Unshareable:
@@ -428,10 +391,7 @@ def fit_further(strategy, detector, X):
     cache = current()
     decl = declared(strategy)
     if cache is None or decl is None or "state" not in decl:
-        _count_computed_fit(cache)
-        detector.__dict__.pop(KEY_ATTR, None)
-        detector.partial_fit(X)
-        return detector
+        return _train_further(cache, detector, X)
     return cache.fit_further(detector, X, origin=origin())
 
 
@@ -440,7 +400,8 @@ def fit_fresh(strategy, detector, X):
     when the strategy declares its step inputs, else computed."""
     cache = current()
     if cache is None or declared(strategy) is None:
-        _count_computed_fit(cache)
+        if cache is not None:
+            cache.count_fit()
         return detector.fit(X)
     return cache.fit(detector, X, origin=origin())
 

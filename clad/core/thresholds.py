@@ -1,32 +1,11 @@
 """Threshold policies: how every detector's labels (``scores > threshold``) are made.
 
-The thresholded base metrics (F1, range F1, event F1, ...: those declared ``input="labels"``) read
-labels, and the labels depend on a threshold. Two policies, one for every detector of a spec:
-
-* ``"own"`` (the default): each detector's own threshold -- PyOD's ``threshold_`` from its
-  ``contamination``, scikit-learn's ``offset_``, clad's autoencoders' training quantile, a
-  plug-in's own. Two detectors' F1 are then measured at different false-positive rates.
-* ``{"fpr": 0.05}``: the threshold is the score quantile at that false-positive rate on normal
-  rows the evaluation never scores: a *calibration split* of each training concept (``calibration``:
-  a share of its normal rows, 0.2 by default, or a count of rows), drawn from the run seed and taken
-  out of the training concept before anything is trained, as a tuning split is. After a training
-  step the threshold is the ``1 - fpr`` quantile (:func:`fpr_threshold`) of the model's scores on
-  the calibration rows of the concept just learned, scored as the test concept is (with its concept
-  id where the scenario gives one, and, for a detector whose score of a row depends on the other
-  rows scored with it (:func:`batch_dependent`), in the test concept's batch: :func:`joint_scores`); the
-  same rule for every detector and strategy. (Per-concept experts in a concept-aware scenario
-  therefore have each expert's threshold set on the newest concept's rows.)
-
-How far the realised rate on the concept just learned strays from the target is mostly sampling:
-with ``m`` calibration and ``n`` normal test rows it has a variance of about ``fpr (1 - fpr)
-(1/m + 1/n)``, so it lies within the binomial 95 % interval of the target for ``n`` rows (which
-ignores the calibration sample) in about ``P(|Z| < 1.96 / sqrt(1 + n/m))`` of the cells: 95 % only
-when ``m`` is many times ``n`` (docs/guides/thresholds.md has the measured decomposition).
-
-Whatever the policy, every thresholded cell records the false-positive rate it reached on the
-normal rows of its test concept (:func:`realised_fpr`): under ``{"fpr": 0.05}`` it starts near 0.05
-on the concept just learned, and how it drifts on past concepts after later steps is a forgetting
-of calibration that no continual metric shows.
+``"own"`` (the default) keeps each detector's own threshold; ``{"fpr": 0.05}`` sets it at the
+``1 - fpr`` quantile (:func:`fpr_threshold`) of the model's scores on a calibration split of each
+training concept's normal rows (:func:`calibration_split`), scored as the test concept is
+(:func:`calibrated_thresholds`). Whatever the policy, every thresholded cell records the
+false-positive rate it reached on the normal rows of its test concept (:func:`realised_fpr`). The
+rules, the sampling noise of the realised rate and its measurements: ``docs/guides/thresholds.md``.
 
 >>> check_threshold(None), check_threshold("own"), check_threshold({"fpr": 0.05})
 ('own', 'own', {'fpr': 0.05, 'calibration': 0.2})
@@ -121,14 +100,10 @@ def check_threshold(value) -> str | dict:
         and (2 <= size <= MAX_CALIBRATION_ROWS if key == "calibration" else False)
     )
     if not ok:
+        count = f" or a count of rows, an integer in [2, {MAX_CALIBRATION_ROWS:,}] (e.g. 300)"
         raise CladValueError(
             f"threshold.{key}={size!r}; expected a share of each training concept's normal rows "
-            "strictly between 0 and 1 (e.g. 0.2)"
-            + (
-                f" or a count of rows, an integer in [2, {MAX_CALIBRATION_ROWS:,}] (e.g. 300)"
-                if key == "calibration"
-                else ""
-            )
+            f"strictly between 0 and 1 (e.g. 0.2){count if key == 'calibration' else ''}"
         )
     return {"fpr": float(fpr), "calibration": size if isinstance(size, int) else float(size)}
 
@@ -213,12 +188,8 @@ def batch_dependent(strategy, rows, concept_id=None, whole=None) -> bool:
     if whole is None:
         whole = strategy.score(rows, concept_id=concept_id).scores
     whole = np.asarray(whole, dtype=np.float64)
-    parts = np.concatenate(
-        [
-            np.asarray(strategy.score(rows[:h], concept_id=concept_id).scores, dtype=np.float64),
-            np.asarray(strategy.score(rows[h:], concept_id=concept_id).scores, dtype=np.float64),
-        ]
-    )
+    halves = [strategy.score(part, concept_id=concept_id).scores for part in (rows[:h], rows[h:])]
+    parts = np.concatenate([np.asarray(s, dtype=np.float64) for s in halves])
     return not np.allclose(whole, parts, rtol=1e-9, atol=1e-12, equal_nan=True)
 
 

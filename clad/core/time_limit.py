@@ -59,7 +59,7 @@ def time_limit(seconds: float | None):
         yield
         return
 
-    def _raise(signum, frame):
+    def _raise(*_):
         raise RunTimeout(f"timeout: the run took longer than {seconds:g} s")
 
     old = signal.signal(signal.SIGALRM, _raise)

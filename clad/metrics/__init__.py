@@ -1,26 +1,9 @@
 r"""Continual metrics: pure functions of the matrix R, each declared once.
 
 ``R[i, j]`` is a base metric (ROC-AUC, F1, average precision) on test concept ``j`` after training
-step ``i``: rows are training steps, columns test concepts.
-
-Which cells count is decided by ``learned_at``: ``learned_at[j]`` is the first step ``t(j)`` at
-which test concept ``j`` was learned, or ``-1`` if it never was. Cells with ``i >= t(j)`` are
-*seen*, cells with ``i < t(j)`` are *future*. By default (the standard case: concept ``j`` learned at
-step ``j``) ``learned_at = [0, 1, ..., N-1]`` and columns beyond the number of rows are never
-learned. :func:`learned_at` builds it from concept names for the general case (recurring concepts,
-other orders, test concepts never trained).
-
-**NaN cells** (undefined base metric, e.g. ROC-AUC on a single-class test concept) are left out of
-every mean, never propagated; a mean over nothing is NaN. :func:`summarize` records, for every
-scalar metric, how many of its terms (cells, differences, concepts or steps) were left out.
-
-The formulas (the documented pyCLAD formulation; N steps, standard case):
-
-* continual average  :math:`CA = \mathrm{mean}_{i \ge j} R_{ij}`  (N(N+1)/2 cells)
-* backward transfer  :math:`BWT = \mathrm{mean}_{i > j} (R_{ij} - R_{jj})`  (N(N-1)/2 cells);
-  negative = forgetting. (pyCLAD's *code* averages :math:`R_{ij} - R_{i-1,j}`:
-  :func:`pyclad_code_backward_transfer`.)
-* forward transfer   :math:`FWT = \mathrm{mean}_{i < j} R_{ij}`  (N(N-1)/2 cells)
+step ``i``; :func:`learned_at` gives the step that first learned each test concept (which cells are
+*seen* and *future*: :mod:`~clad.metrics.cells`). NaN cells are left out of every mean. The
+formulas, what other tools call the same numbers and the general case: ``docs/guides/metrics.md``.
 
 >>> import numpy as np
 >>> R = np.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]], dtype=float)
@@ -32,9 +15,12 @@ Modules: :mod:`~clad.metrics.registry` (the declarations and :func:`summarize`),
 :mod:`~clad.metrics.dynamic` (per-step curves), :mod:`~clad.metrics.per_concept` (per-concept
 values), :mod:`~clad.metrics.base` (one declaration per *base* metric, the metric in every cell of R:
 :mod:`~clad.metrics.point`, :mod:`~clad.metrics.range_base`, :mod:`~clad.metrics.pr_auc_normalized`),
-:mod:`~clad.metrics.ranges` (the range metrics of one time series; VUS in :mod:`~clad.metrics.vus`, affiliation F1 in :mod:`~clad.metrics.affiliation`, their inputs in :mod:`~clad.metrics.range_inputs`), :mod:`~clad.metrics.reference_metrics` (the metrics against each reference model of a benchmark:
-``intransigence_joint``, ``intransigence_single_task``, ...), :mod:`~clad.metrics.cells` (shared helpers). **Adding a metric** is one function and its
-decorator (:func:`scalar_metric`, :func:`curve_metric` or :func:`concept_metric`) in
+:mod:`~clad.metrics.ranges` (the range metrics of one time series; VUS in :mod:`~clad.metrics.vus`,
+affiliation F1 in :mod:`~clad.metrics.affiliation`, their inputs in
+:mod:`~clad.metrics.range_inputs`), :mod:`~clad.metrics.reference_metrics` (the metrics against each
+reference model of a benchmark: ``intransigence_joint``, ``intransigence_single_task``, ...),
+:mod:`~clad.metrics.cells` (shared helpers). **Adding a metric** is one function and its decorator
+(:func:`scalar_metric`, :func:`curve_metric` or :func:`concept_metric`) in
 ``clad/metrics/continual.py`` (or any module of one's own that is imported); every summary,
 leaderboard, statistic and report reads it from :data:`REGISTRY`.
 """
@@ -72,20 +58,8 @@ from . import counts  # noqa: E402,F401,I001
 from . import nab  # noqa: E402,F401,I001
 from .pooled import pooled_counts, pooled_scores  # noqa: E402,I001
 from .reference_metrics import REFERENCE_METRICS, reference_input
-from .registry import (
-    INPUTS,
-    REGISTRY,
-    SCALAR_METRICS,
-    Metric,
-    concept_metric,
-    curve_metric,
-    get_metric,
-    register,
-    scalar_metric,
-    scalar_names,
-    summarize,
-    unregister,
-)
+from . import registry as _registry
+from .registry import *  # noqa: F403 - the declarations and summarize, in registry.py's __all__
 
 __all__ = [
     "learned_at",
@@ -124,16 +98,5 @@ __all__ = [
     "chance_level",
     "check_base_metrics",
     "check_metric_params",
-    "Metric",
-    "INPUTS",
-    "REGISTRY",
-    "SCALAR_METRICS",
-    "scalar_metric",
-    "curve_metric",
-    "concept_metric",
-    "register",
-    "unregister",
-    "get_metric",
-    "scalar_names",
-    "summarize",
+    *_registry.__all__,
 ]

@@ -52,7 +52,6 @@ __all__ = [
     "base_metric_bounds",
     "integer_at_least",
     "unit_interval",
-    "two_classes",
     "undefined_on_one_class",
     "METRIC_ALIASES",
     "metric_did_you_mean",
@@ -60,13 +59,6 @@ __all__ = [
 
 #: what a base metric's function reads beside the labels: the scores, or the thresholded labels
 INPUT_KINDS = ("scores", "labels")
-
-
-def _constant(value: float) -> Callable[..., float]:
-    def chance(y, **params) -> float:
-        return value
-
-    return chance
 
 
 @dataclass(frozen=True)
@@ -124,7 +116,8 @@ class BaseMetric:
                 f"base metric {self.name}: version={self.version!r}; expected an integer >= 1"
             )
         if not callable(self.chance):
-            object.__setattr__(self, "chance", _constant(float(self.chance)))
+            level = float(self.chance)
+            object.__setattr__(self, "chance", lambda y, **params: level)
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
     def __call__(self, y, x, **params) -> float:
@@ -150,15 +143,7 @@ class BaseMetric:
         clad.errors.CladTypeError: base metric m returned list [0.5, 0.5]; expected one real number (NaN where undefined)
         """
         v = np.asarray(value) if not isinstance(value, (str, bytes)) else None
-        if (
-            v is None
-            or v.ndim != 0
-            or not (
-                np.issubdtype(v.dtype, np.integer)
-                or np.issubdtype(v.dtype, np.floating)
-                or v.dtype == bool
-            )
-        ):
+        if v is None or v.ndim != 0 or v.dtype.kind not in "biuf":
             shown = repr(value)
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
             raise CladTypeError(
@@ -454,18 +439,13 @@ def base_metric_shown(name: str) -> str:
     return decl.shown if decl is not None else name
 
 
-def two_classes(y) -> bool:
-    """Whether labels ``y`` hold both classes."""
-    y = np.asarray(y)
-    return bool(y.size) and bool(y.min() != y.max())
-
-
 def undefined_on_one_class(fn: Callable[..., float]) -> Callable[..., float]:
     """Decorate a base metric's function so that labels of one class give NaN."""
 
     @functools.wraps(fn)
     def metric(y, x, **params) -> float:
-        if not two_classes(y):
+        labels = np.asarray(y)
+        if not labels.size or labels.min() == labels.max():  # one class
             return float("nan")
         return fn(y, x, **params)
 

@@ -30,9 +30,8 @@ def roc_auc(y, scores) -> float:
     time in a run. The result equals ``roc_auc_score`` bit for bit (tested on tied and untied
     scores).
     """
-    from scipy.integrate import (
-        trapezoid,
-    )  # imported here: a report that reads stored metrics needs no scipy.integrate
+    # imported here: a report that reads stored metrics needs no scipy.integrate
+    from scipy.integrate import trapezoid
 
     scores = np.asarray(scores)
     order = np.argsort(scores, kind="stable")[::-1]
@@ -52,9 +51,8 @@ def roc_auc(y, scores) -> float:
 @undefined_on_one_class
 def average_precision(y, scores) -> float:
     """Average precision: the step-wise area under the precision-recall curve (``average_precision_score``'s binary case)."""
-    from sklearn.metrics import (
-        precision_recall_curve,
-    )  # imported here, as below: a report needs no scikit-learn
+    # imported here, as below: a report needs no scikit-learn
+    from sklearn.metrics import precision_recall_curve
 
     precision, recall, _ = precision_recall_curve(y, scores)
     return float(-np.sum(np.diff(recall) * np.asarray(precision)[:-1]))

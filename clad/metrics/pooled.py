@@ -49,7 +49,7 @@ def cell_mask(
     ``"diagonal"`` and ``"off_diagonal"`` pair a step with the test concept of the same name (both
     name lists needed), or row ``i`` with column ``i`` without them."""
     n_rows, n_cols = shape
-    if isinstance(cells, np.ndarray) or isinstance(cells, (list, tuple)):
+    if isinstance(cells, (np.ndarray, list, tuple)):
         mask = np.asarray(cells, dtype=bool)
         if mask.shape != tuple(shape):
             raise CladValueError(

@@ -37,6 +37,19 @@ def undefined(name: str, reason: str) -> float:
     return float("nan")
 
 
+def check_int(name: str, key: str, value, low: int, high: int, note: str = "") -> int:
+    """``value`` as an integer from ``low`` to ``high``, else a ValueError naming ``name`` and ``key``."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or not low <= value <= high
+    ):
+        raise ValueError(
+            f"{name}: {key}={value!r}; expected an integer from {low} to {high:,}{note}"
+        )
+    return int(value)
+
+
 def check_labels(name: str, y) -> np.ndarray:
     """Labels ``y`` as a boolean array, checked: 1-D, non-empty, 0 or 1 only."""
     y = np.asarray(y)

@@ -1,55 +1,13 @@
 r"""Range-aware metrics of one time series: labels and scores (or predictions) in, a number out.
 
-An anomaly in a time series is a *range* of consecutive anomalous points; a detector that fires a
-little early or late, or once per range, is useful. These metrics score that. They are the
-metrics of the TSB-AD benchmark (Liu & Paparrizos, NeurIPS 2024, ``TSB_AD/evaluation/``) and give
-its numbers (checked on seeded random series by ``tests/metrics/test_range_metrics.py`` against values
-that ``benchmarks/tsb_ad_reference.py`` computed with TSB-AD's own code), except where that code has
-a defect, named below. Every function is vectorised over thresholds (and buffer widths), so a
-series of 8,000 points is scored in milliseconds.
-
-Threshold-free (from ``scores``, higher = more anomalous):
-
-* :func:`vus_pr`, :func:`vus_roc` -- the volume under the range-PR / range-ROC surface
-  (Paparrizos et al., VLDB 2022): the labels get a soft buffer of ``w // 2`` points on both sides of
-  every range (weight :math:`\sqrt{1 - d / w}` at distance ``d``), a range-aware TPR (recall times
-  the fraction of buffered ranges hit), FPR and precision are computed at ``thresholds`` score
-  quantiles, and the area under the curve is averaged over the buffer widths ``w = 0 ... window``.
-
-At given binary predictions (``pred``: 1 = flagged):
-
-* :func:`pa_f1` -- point-adjusted F1: a true range with one flagged point counts as wholly flagged.
-  **Random scores get a high PA-F1** (a long range is almost surely hit somewhere); never read it alone.
-* :func:`event_f1` -- event-wise recall (the fraction of true ranges hit) with point-wise precision.
-* :func:`range_f1` -- range-based F1 of Tatbul et al. (NeurIPS 2018) with flat positional bias and
-  cardinality factor :math:`1/x`: recall per true range is
-  :math:`\alpha \cdot \text{existence} + (1 - \alpha) \cdot \text{overlap} \cdot \gamma`, precision
-  per flagged range is its overlap fraction times :math:`\gamma` (``alpha = 0``), each averaged
-  over ranges.
-* :func:`affiliation_f1` -- the F1 of affiliation precision and recall (Huet et al., KDD 2022):
-  every true range owns the stretch of time closer to it than to any other (its *zone*); a flagged
-  point's precision is the probability that a random point of the zone lies farther from the
-  range, a true point's recall the probability that a random point of the zone lies farther from
-  it than the nearest flag. Precision averages over the zones holding flags, recall over all.
-
-:func:`oracle` gives the best value of one of them over a grid of thresholds (TSB-AD's way when
-it is given no predictions: ``n_thresholds`` evenly spaced between the smallest and the largest
-score, ``scores > t`` flagged). That value is **optimistic**: the threshold was chosen on the
-test labels.
-
-Undefined values are NaN with a :class:`RangeMetricWarning` saying why: labels without an
-anomaly (every metric), and for VUS labels without a normal point. :func:`chance_level` gives what
-a detector without scores (every point the same score, so every point flagged or none) gets on
-given labels: the baseline a value means something against.
-
-Where TSB-AD's code (release 1.5, the same files as the repository's commit 8763009) has a defect,
-clad computes the definition and the difference is documented (``docs/guides/time-series.md``):
-
-* point adjustment (``basic_metrics.py``, ``_adjust_predicts``, line 122 ``for j in range(i, 0,
-  -1)``) never walks back to index 0: a range starting at the first point, first flagged later,
-  keeps its first point unflagged there;
-* event extraction (``basic_metrics.py``, ``_get_events``, line 326 ``event_end = tim - 1``) ends a
-  range that runs to the last point one point early: a flag on the last point alone does not hit it.
+The metrics of the TSB-AD benchmark (Liu & Paparrizos, NeurIPS 2024), equal to its numbers except
+where its code has a defect: VUS-PR and VUS-ROC from the scores (:mod:`clad.metrics.vus`), and at
+given predictions (``pred``: 1 = flagged) point-adjusted, event, range and affiliation F1
+(:mod:`clad.metrics.affiliation`). :func:`oracle` is the best of one of these over a grid of
+thresholds chosen on the test labels (**optimistic**); :func:`chance_level` what a detector without
+scores gets. Undefined values are NaN with a :class:`RangeMetricWarning` saying why. Every function
+is vectorised over thresholds (and buffer widths). The definitions, the two defects of TSB-AD's code
+that clad does not copy and the comparison with TSB-AD's values: ``docs/guides/time-series.md``.
 
 >>> import numpy as np
 >>> y = np.array([0, 0, 1, 1, 1, 0, 0, 0, 1, 0])
@@ -60,6 +18,7 @@ clad computes the definition and the difference is documented (``docs/guides/tim
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
@@ -76,6 +35,7 @@ from .range_inputs import (
     MAX_WINDOW,
     RangeMetricWarning,
     anomaly_ranges,
+    check_int,
     check_labels,
     check_series,
     harmonic_f1,
@@ -230,8 +190,7 @@ def range_f1(y, pred, alpha: float = DEFAULT_ALPHA) -> float:
     >>> range_f1([0, 1, 1, 1, 1, 0], [0, 1, 1, 0, 0, 0])
     0.75
     """
-    alpha = _check_alpha(alpha)
-    return _at("range_f1", lambda y, p: _range_f1_rows(y, p, alpha), y, pred)
+    return _at("range_f1", functools.partial(_range_f1_rows, alpha=_check_alpha(alpha)), y, pred)
 
 
 #: threshold-dependent metrics: name -> (function of labels and a prediction matrix -> one value per row, or None)
@@ -272,32 +231,22 @@ def oracle(
         raise ValueError(
             f"oracle: metric={metric!r}; expected one of {', '.join(THRESHOLD_METRICS)}"
         )
-    if (
-        isinstance(n_thresholds, bool)
-        or not isinstance(n_thresholds, (int, np.integer))
-        or not 1 <= n_thresholds <= MAX_THRESHOLDS
-    ):
-        raise ValueError(
-            f"oracle: n_thresholds={n_thresholds!r}; expected an integer from 1 to {MAX_THRESHOLDS:,}"
-        )
+    n_thresholds = check_int("oracle", "n_thresholds", n_thresholds, 1, MAX_THRESHOLDS)
     name = next(k for k, v in ORACLE_METRICS.items() if v == metric)
     y, scores = check_series(name, y, scores, "scores")
     if not y.any():
         return undefined(name, "the labels hold no anomaly")
     grid = oracle_thresholds(scores, n_thresholds)
-    if (
-        scores.min() == scores.max()
-    ):  # no threshold tells the points apart: flag them all (the chance level)
+    # no threshold tells the points apart: flag them all (the chance level)
+    if scores.min() == scores.max():
         return chance_level(metric, y, **params)
     if metric == "affiliation_f1":
         return float(np.max(affiliation_curve(anomaly_ranges(y), scores, grid)))
+    rows = {"pa_f1": _pa_f1_rows, "event_f1": _event_f1_rows}.get(metric)
     if metric == "range_f1":
-        alpha = _check_alpha(params.pop("alpha", DEFAULT_ALPHA))
-
-        def rows(y, p):
-            return _range_f1_rows(y, p, alpha)
-    else:
-        rows = _pa_f1_rows if metric == "pa_f1" else _event_f1_rows
+        rows = functools.partial(
+            _range_f1_rows, alpha=_check_alpha(params.pop("alpha", DEFAULT_ALPHA))
+        )
     if params:
         raise ValueError(f"oracle: unknown parameters {sorted(params)} for {metric}")
     chunk = max(1, CHUNK_CELLS // y.size)
@@ -326,9 +275,8 @@ def chance_level(metric: str, y, **params) -> float:
     """
     y = check_labels("chance_level", y)
     base = ORACLE_METRICS.get(metric, metric)
-    params.pop(
-        "n_thresholds", None
-    )  # the oracle's grid: a constant score gives one threshold whatever it is
+    # the oracle's grid: a constant score gives one threshold whatever it is
+    params.pop("n_thresholds", None)
     if base in ("vus_pr", "vus_roc"):
         return {"vus_pr": vus_pr, "vus_roc": vus_roc}[base](y, np.zeros(y.size), **params)
     if base not in THRESHOLD_METRICS:

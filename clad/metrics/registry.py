@@ -44,8 +44,6 @@ from .cells import nanmean, prepare
 __all__ = [
     "Metric",
     "INPUTS",
-    "KINDS",
-    "SCALES",
     "REGISTRY",
     "scalar_metric",
     "curve_metric",
@@ -163,40 +161,18 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def _declare(
-    kind: str,
-    label: str,
-    higher_is_better: bool,
-    needs,
-    unit: str,
-    headline: bool,
-    name: str | None,
-    wrap: bool,
-    scale: str = "value",
-):
+def _declare(kind: str, label: str, lower_is_better: bool, needs, name: str | None, **fields):
     def decorate(fn: Callable) -> Callable:
-        public = fn
-        if wrap:
+        public, terms = fn, None
+        if kind == "scalar":
 
             @functools.wraps(fn)
             def public(*args, **kwargs) -> float:
                 return nanmean(fn(*args, **kwargs))
 
-            public.terms = fn
-        register(
-            Metric(
-                name or fn.__name__,
-                public,
-                kind,
-                label,
-                bool(higher_is_better),
-                tuple(needs),
-                unit,
-                bool(headline),
-                fn if wrap else None,
-                scale,
-            )
-        )
+            public.terms = terms = fn
+        fields.update(higher_is_better=not lower_is_better, needs=tuple(needs), terms=terms)
+        register(Metric(name or fn.__name__, public, kind, label, **fields))
         return public
 
     return decorate
@@ -214,21 +190,18 @@ def scalar_metric(
 ):
     """Declare a scalar metric: decorate the function that returns its terms (see the module);
     ``scale`` says how its range follows from the base metric's (:meth:`Metric.bounds`)."""
-    return _declare(
-        "scalar", label, not lower_is_better, needs, unit, headline, name, wrap=True, scale=scale
-    )
+    fields = {"unit": unit, "headline": bool(headline), "scale": scale}
+    return _declare("scalar", label, lower_is_better, needs, name, **fields)
 
 
 def curve_metric(label: str, *, lower_is_better: bool = False, needs=(), name: str | None = None):
     """Declare a per-step curve: the decorated function returns one value per training step."""
-    return _declare("curve", label, not lower_is_better, needs, "steps", False, name, wrap=False)
+    return _declare("curve", label, lower_is_better, needs, name, unit="steps")
 
 
 def concept_metric(label: str, *, lower_is_better: bool = False, needs=(), name: str | None = None):
     """Declare a per-concept metric: the decorated function returns one value per test concept."""
-    return _declare(
-        "per_concept", label, not lower_is_better, needs, "concepts", False, name, wrap=False
-    )
+    return _declare("per_concept", label, lower_is_better, needs, name, unit="concepts")
 
 
 def get_metric(name: str) -> Metric:

@@ -1,4 +1,4 @@
-"""VUS-PR and VUS-ROC (Paparrizos et al., VLDB 2022; defined in :mod:`clad.metrics.ranges`). A
+"""VUS-PR and VUS-ROC (Paparrizos et al., VLDB 2022; defined in ``docs/guides/time-series.md``). A
 buffer width costs one pass over the buffer points, whatever the number of ranges."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from .range_inputs import (
     MAX_THRESHOLDS,
     MAX_WINDOW,
     anomaly_ranges,
+    check_int,
     check_series,
     undefined,
 )
@@ -156,28 +157,6 @@ def _curve_areas(buffer_tp, hit, tp_core, n_pred, P: float, n: int):
     return roc, ap
 
 
-def _check_vus(name: str, window, thresholds) -> tuple[int, int]:
-    if (
-        isinstance(window, bool)
-        or not isinstance(window, (int, np.integer))
-        or not 0 <= window <= MAX_WINDOW
-    ):
-        raise ValueError(
-            f"{name}: window={window!r}; expected an integer from 0 to {MAX_WINDOW:,} (the largest buffer "
-            f"width, TSB-AD's slidingWindow, default {DEFAULT_WINDOW})"
-        )
-    if (
-        isinstance(thresholds, bool)
-        or not isinstance(thresholds, (int, np.integer))
-        or not 2 <= thresholds <= MAX_THRESHOLDS
-    ):
-        raise ValueError(
-            f"{name}: thresholds={thresholds!r}; expected an integer from 2 to {MAX_THRESHOLDS:,} "
-            f"(default {DEFAULT_VUS_THRESHOLDS})"
-        )
-    return int(window), int(thresholds)
-
-
 def vus(
     y, scores, window: int = DEFAULT_WINDOW, thresholds: int = DEFAULT_VUS_THRESHOLDS
 ) -> tuple[float, float]:
@@ -193,7 +172,11 @@ def vus(
     >>> [round(v, 4) for v in vus(y, s, window=0, thresholds=12)]
     [1.0, 1.0]
     """
-    window, thresholds = _check_vus("vus", window, thresholds)
+    note = f" (the largest buffer width, TSB-AD's slidingWindow, default {DEFAULT_WINDOW})"
+    window = check_int("vus", "window", window, 0, MAX_WINDOW, note)
+    thresholds = check_int(
+        "vus", "thresholds", thresholds, 2, MAX_THRESHOLDS, f" (default {DEFAULT_VUS_THRESHOLDS})"
+    )
     y, scores = check_series("vus", y, scores, "scores")
     if not y.any():
         return undefined("vus", "the labels hold no anomaly"), float("nan")
