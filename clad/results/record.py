@@ -47,13 +47,8 @@ __all__ = [
 #: the end of its origin and of its scenario's label, so that every table shows it apart
 UNVERIFIED = " (unverified)"
 
-_PACKAGES = {
-    "numpy": "numpy",
-    "scikit-learn": "scikit-learn",
-    "pyod": "pyod",
-    "torch": "torch",
-    "pandas": "pandas",
-}
+#: the libraries whose versions a run records (their distribution names)
+_PACKAGES = ("numpy", "scikit-learn", "pyod", "torch", "pandas")
 
 
 def versions() -> dict[str, str | None]:
@@ -68,11 +63,11 @@ def versions() -> dict[str, str | None]:
 @functools.lru_cache(maxsize=1)
 def _versions() -> tuple[tuple[str, str | None], ...]:
     out: dict[str, str | None] = {"clad": __version__, "python": platform.python_version()}
-    for key, dist in _PACKAGES.items():
+    for dist in _PACKAGES:
         try:
-            out[key] = metadata.version(dist)
+            out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
-            out[key] = None
+            out[dist] = None
     return tuple(out.items())
 
 
