@@ -37,14 +37,12 @@ class CheckReport:
         return not self.failures
 
     def __str__(self) -> str:
-        lines = [
-            f"{self.subject}: {len(self.results) - len(self.failures)}/{len(self.results)} checks passed"
+        passed = len(self.results) - len(self.failures)
+        lines = [f"{self.subject}: {passed}/{len(self.results)} checks passed"]
+        lines += [
+            f"  ok   {name}" if msg is None else f"  FAIL {name}: {msg}"
+            for name, msg in self.results.items()
         ]
-        for name, msg in self.results.items():
-            lines.append(
-                f"  {'ok  ' if msg is None else 'FAIL'} {name}"
-                + ("" if msg is None else f": {msg}")
-            )
         return "\n".join(lines)
 
 
@@ -184,11 +182,9 @@ def run_on_copies(
 def parametrize(objs, checks: dict, data_fn, argnames: str):
     import pytest
 
-    params, ids = [], []
-    for obj in objs:
-        for name, fn in checks.items():
-            params.append((obj, _bind(fn, data_fn)))
-            ids.append(f"{name_of(obj)}-{name}")
+    cases = [(obj, name, fn) for obj in objs for name, fn in checks.items()]
+    params = [(obj, _bind(fn, data_fn)) for obj, _, fn in cases]
+    ids = [f"{name_of(obj)}-{name}" for obj, name, _ in cases]
     return pytest.mark.parametrize(argnames, params, ids=ids)
 
 
