@@ -89,8 +89,13 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+def _nan(values) -> list:
+    """``values`` with JSON's null read back as NaN."""
+    return [float("nan") if v is None else v for v in values]
+
+
 def _matrix(rows) -> np.ndarray:
-    return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=np.float64)
+    return np.array([_nan(row) for row in rows], dtype=np.float64)
 
 
 def _metric_values(d: Mapping) -> dict:
@@ -99,7 +104,7 @@ def _metric_values(d: Mapping) -> dict:
         if isinstance(v, Mapping):
             out[k] = dict(v)
         elif isinstance(v, list):
-            out[k] = [float("nan") if x is None else x for x in v]
+            out[k] = _nan(v)
         else:
             out[k] = float("nan") if v is None else v
     return out
@@ -108,14 +113,10 @@ def _metric_values(d: Mapping) -> dict:
 def _prequential(d: Mapping | None) -> dict | None:
     if not d:
         return None
-    nan = float("nan")
-    return {
-        **d,
-        **{
-            kind: {m: [nan if v is None else v for v in vals] for m, vals in d[kind].items()}
-            for kind in ("cumulative", "windowed")
-        },
+    curves = {
+        kind: {m: _nan(vals) for m, vals in d[kind].items()} for kind in ("cumulative", "windowed")
     }
+    return {**d, **curves}
 
 
 def _anytime(a):
@@ -128,14 +129,12 @@ def _threshold(record: Mapping) -> dict:
     out = dict(record)
     for key in ("threshold", "realised_fpr"):
         if out.get(key) is not None:
-            out[key] = [[float("nan") if v is None else float(v) for v in row] for row in out[key]]
+            out[key] = [[float(v) for v in _nan(row)] for row in out[key]]
     return out
 
 
 def _chance(levels: Mapping) -> dict:
-    return {
-        m: [float("nan") if v is None else float(v) for v in values] for m, values in levels.items()
-    }
+    return {m: [float(v) for v in _nan(values)] for m, values in levels.items()}
 
 
 def _optional(convert: Callable) -> Callable:
