@@ -175,11 +175,9 @@ def bundle_files(results: Iterable[RunResult]) -> tuple[dict[str, bytes], list[s
         )
     shards: dict[str, list[dict]] = {}
     for key in sorted(rows):
-        row = rows[key]
-        rec = row["record"]
-        shards.setdefault(
-            f"runs/{_slug(rec['dataset'])}/{_slug(rec['detector'])}.jsonl", []
-        ).append(row)
+        rec = rows[key]["record"]
+        path = f"runs/{_slug(rec['dataset'])}/{_slug(rec['detector'])}.jsonl"
+        shards.setdefault(path, []).append(rows[key])
     files = {
         path: "".join(dumps(r) + "\n" for r in shard).encode("ascii")
         for path, shard in sorted(shards.items())

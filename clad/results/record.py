@@ -1,16 +1,13 @@
 """The run record: typed run results and the strict-JSON results file.
 
-A :class:`RunResult` is frozen: R per base metric (rows = training steps, columns = test
-concepts), the row and column labels, the continual metrics computed from R, timings, seed,
-versions and the run's full configuration; ``extras`` holds what a strategy reports beyond R
-(its optional ``extra_results(boundaries)`` hook, e.g. the drift report of ``drift_experts``). ``to_dict`` gives strict JSON (NaN -> ``null``), and
-``from_dict(to_dict(r))`` gives back an equal result. This pair is the one mapping between a run
-and stored data: ``results.json`` holds these records, and the results database
-(:mod:`clad.results.store`) lays the same records out in tables.
-
-The results file ``results.json`` is ``{"clad_version": ..., "runs": [run, ...]}``; it is written
-atomically (a temporary file renamed over the target), so a reader never sees half a file.
-:func:`clad.results.reading.load_results` reads it back.
+A :class:`RunResult` is frozen: R per base metric (rows = training steps, columns = test concepts),
+the row and column labels, the continual metrics computed from R, timings, seed, versions and the
+run's full configuration; ``extras`` holds what a strategy reports beyond R (its optional
+``extra_results(boundaries)`` hook, e.g. the drift report of ``drift_experts``). ``to_dict`` gives
+strict JSON (NaN -> ``null``), and ``from_dict(to_dict(r))`` gives back an equal result. This pair
+is the one mapping between a run and stored data: ``results.json`` (``docs/guides/results.md``;
+written atomically, read back by :func:`clad.results.reading.load_results`) holds these records, and
+the results database (:mod:`clad.results.store`) lays the same records out in tables.
 """
 
 from __future__ import annotations
