@@ -69,6 +69,15 @@ def _largest_change(a: dict, b: dict) -> float:
     return out
 
 
+def _library_versions(rows: Sequence[dict]) -> dict[str, str]:
+    """``{library: its versions in the key parts of rows, joined}``."""
+    libraries = [r["parts"]["libraries"] for r in rows]
+    return {
+        lib: ", ".join(sorted({str(have[lib]) for have in libraries if lib in have}))
+        for lib in sorted({k for have in libraries for k in have})
+    }
+
+
 def changes(current: Sequence[dict], previous: Sequence[dict]) -> list[dict]:
     """Rows of ``changes.csv``: ``new``, ``gone`` and ``moved`` runs between two sets of bundle rows."""
 
@@ -129,18 +138,7 @@ def leaderboard(
             "numbers_version": b.manifest.get("numbers_version"),
             "runs": len(b.rows),
             "unverified runs": sum(bool(missing_code(r["parts"])) for r in b.rows),
-            **{
-                f"{lib}": ", ".join(
-                    sorted(
-                        {
-                            str(r["parts"]["libraries"].get(lib))
-                            for r in b.rows
-                            if lib in r["parts"]["libraries"]
-                        }
-                    )
-                )
-                for lib in sorted({k for r in b.rows for k in r["parts"]["libraries"]})
-            },
+            **_library_versions(b.rows),
         }
         for b in bundles
     ]

@@ -32,12 +32,9 @@ def stream_batches(
     >>> [(len(x), ended) for x, ended in stream_batches([a, b], 3)]
     [(3, []), (3, [0]), (2, [1])]
     """
-    pieces: list[np.ndarray] = []
-    ended: list[int] = []
-    filled = 0
+    pieces, ended, filled = [], [], 0
     for k, arr in enumerate(arrays):
-        start = 0
-        n = arr.shape[0]
+        start, n = 0, arr.shape[0]
         while start < n:
             take = min(batch_size - filled, n - start)
             pieces.append(arr[start : start + take])
@@ -93,13 +90,8 @@ def _plan(lengths: Sequence[int], transition: int, rng: np.random.Generator | No
     for k in range(n):
         mixed = None
         if k < n - 1 and tail[k] + head[k + 1] > 0:
-            mixed = (
-                k,
-                lengths[k] - tail[k],
-                lengths[k],
-                _interleave_mask(tail[k], head[k + 1], rng),
-                head[k + 1],
-            )
+            mask = _interleave_mask(tail[k], head[k + 1], rng)
+            mixed = (k, lengths[k] - tail[k], lengths[k], mask, head[k + 1])
         # head and tail take at most half of a concept each, so a core is empty only when the
         # concept's tail goes into a window, which then ends the concept
         if lengths[k] - tail[k] - head[k] > 0:
