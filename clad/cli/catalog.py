@@ -59,10 +59,7 @@ def run_check(args) -> int:
         report = check_base_metric(metric, raise_on_failure=False)
         print(report)
         return 0 if report.ok else 1
-    if args.target in STRATEGIES:
-        factory = STRATEGIES.resolve(args.target)
-    else:
-        factory = DETECTORS.resolve(args.target)
+    factory = (STRATEGIES if args.target in STRATEGIES else DETECTORS).resolve(args.target)
     if isinstance(factory, type) and callable(getattr(factory, "learn", None)):
         from sklearn.ensemble import IsolationForest
 
