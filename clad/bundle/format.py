@@ -282,8 +282,7 @@ def _read_tar(path: Path) -> dict[str, bytes]:
 
 def _loader(path: Path):
     if path.is_file():
-        files = _read_tar(path)
-        return lambda name: files.get(name)
+        return _read_tar(path).get
 
     def read(name: str) -> bytes | None:
         f = path / name

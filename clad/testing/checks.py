@@ -92,17 +92,13 @@ def same(a, b) -> bool:
         return repr(a) == repr(b)
 
 
-def changed_params(obj, action) -> list[str]:
-    """Names of the parameters of ``obj`` that ``action(obj)`` changed."""
+def keeps_params(obj, action, problem: str) -> str | None:
+    """``problem`` naming the parameters that ``action`` on a fresh copy of ``obj`` changed, or None."""
+    obj = fresh(obj)
     before = {k: copy.deepcopy(v) for k, v in params_of(obj).items()}
     action(obj)
     after = params_of(obj)
-    return [k for k in before if k not in after or not same(before[k], after[k])]
-
-
-def keeps_params(obj, action, problem: str) -> str | None:
-    """``problem`` naming the parameters that ``action`` on a fresh copy of ``obj`` changed, or None."""
-    changed = changed_params(fresh(obj), action)
+    changed = [k for k in before if k not in after or not same(before[k], after[k])]
     return problem.format(changed) if changed else None
 
 
