@@ -168,6 +168,7 @@ class Registry:
 
     def __init__(self, kind: str, **rule):
         self.kind = kind
+        inspect.signature(kind_problem).bind(None, kind, **rule)  # a misspelt keyword fails here
         wanted = rule.get("methods") or rule.get("any_of") or rule.get("functions")
         self._kind_rule = rule if wanted else None
         self._entries: dict[str, str] = {}
