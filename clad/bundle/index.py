@@ -39,14 +39,8 @@ def index_rows(bundle: Bundle) -> list[dict]:
             for name, value in sorted(metrics.items())
             if value is None or isinstance(value, (int, float))
         }
-        out.append(
-            {
-                "key": row["key"],
-                **{k: record[k] for k in _FIELDS},
-                **values,
-                "bundle_sha256": bundle.sha256,
-            }
-        )
+        labels = {k: record[k] for k in _FIELDS}
+        out.append({"key": row["key"], **labels, **values, "bundle_sha256": bundle.sha256})
     return out
 
 

@@ -98,13 +98,8 @@ def changes(current: Sequence[dict], previous: Sequence[dict]) -> list[dict]:
                 for p in ("data", "numbers", "metrics", "libraries", "code")
                 if a["parts"].get(p) != b["parts"].get(p)
             ]
-            out.append(
-                {
-                    "change": "moved",
-                    **_said(b),
-                    "detail": f"{', '.join(parts)} changed; largest change of R {_largest_change(a, b):.6g}",
-                }
-            )
+            detail = f"{', '.join(parts)} changed; largest change of R {_largest_change(a, b):.6g}"
+            out.append({"change": "moved", **_said(b), "detail": detail})
     return out
 
 

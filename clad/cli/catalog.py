@@ -149,12 +149,10 @@ def _parameters(kind: str, registry, name: str) -> str:
             kind == "strategies" and p.name == "detector"
         ):
             continue  # a strategy's detector comes from the spec's [[detectors]]
-        if p.name in defaults:
-            parts.append(f"{p.name}={_toml_value(defaults[p.name])}")
-        elif p.default is p.empty:
-            parts.append(f"{p.name} (required)")
-        else:
-            parts.append(f"{p.name}={_toml_value(p.default)}")
+        value = defaults.get(p.name, p.default)
+        parts.append(
+            f"{p.name} (required)" if value is p.empty else f"{p.name}={_toml_value(value)}"
+        )
     return ", ".join(parts) or "no parameters"
 
 
