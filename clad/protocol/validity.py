@@ -181,17 +181,9 @@ def _non_trivial(M, names, th, chance=None) -> Check:
         f"{above} of {cells.size} cells >= {th.trivial_ceiling:g} (min cell {_fmt(cells.min())})"
         + ("" if ok else ": every cell is at the ceiling")
     )
-    return Check(
-        "non_trivial",
-        "PASS" if ok else "FAIL",
-        text,
-        {
-            "cells_at_ceiling": above,
-            "cells": int(cells.size),
-            "min": float(cells.min()),
-            "threshold": th.trivial_ceiling,
-        },
-    )
+    values = {"cells_at_ceiling": above, "cells": int(cells.size), "min": float(cells.min())}
+    values["threshold"] = th.trivial_ceiling
+    return Check("non_trivial", "PASS" if ok else "FAIL", text, values)
 
 
 def _forgetting(naive_bwt: float, n: int, th) -> Check:
@@ -204,12 +196,8 @@ def _forgetting(naive_bwt: float, n: int, th) -> Check:
     text = f"naive BWT = {naive_bwt:.3f} over {cells} cells {'<' if ok else '>='} {th.forgetting_max:g}"
     if not ok:
         text += ": learning later concepts costs little on earlier ones"
-    return Check(
-        "forgetting",
-        "PASS" if ok else "FAIL",
-        text,
-        {"naive_bwt": naive_bwt, "cells": cells, "threshold": th.forgetting_max},
-    )
+    values = {"naive_bwt": naive_bwt, "cells": cells, "threshold": th.forgetting_max}
+    return Check("forgetting", "PASS" if ok else "FAIL", text, values)
 
 
 def _no_redundancy(M, names, th) -> Check:
