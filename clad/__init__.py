@@ -59,9 +59,8 @@ def __getattr__(name: str):
     if name in _FUNCTIONS:
         value = getattr(importlib.import_module(_FUNCTIONS[name]), name)
     elif not name.startswith("_") and importlib.util.find_spec(f"clad.{name}") is not None:
-        value = importlib.import_module(
-            f"clad.{name}"
-        )  # a subpackage: clad.metrics, clad.errors, ...
+        # a subpackage: clad.metrics, clad.errors, ...
+        value = importlib.import_module(f"clad.{name}")
     elif not name.startswith("_") and name in (classes := _registered_classes()):
         module, _, qualname = classes[name].partition(":")
         value = getattr(importlib.import_module(module), qualname)

@@ -48,9 +48,7 @@ class SpecError(CladValueError):
     """One or more problems in a spec file; ``problems`` lists every one of them."""
 
     def __init__(self, problems: list[str] | str, source: str | None = None):
-        if isinstance(problems, str):
-            problems = [problems]
-        self.problems = list(problems)
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
         self.source = source
         head = f"{source}: " if source else ""
         if len(self.problems) == 1:

@@ -59,9 +59,8 @@ def import_object(path: str, what: str = "object") -> Any:
             f"{what} {path!r}: module {module_name!r} has a syntax error ({exc.filename}, line "
             f"{exc.lineno}: {exc.msg})"
         ) from None
-    except (
-        SystemExit
-    ) as exc:  # a module ending the process as it is imported: clad says so and goes on
+    # a module ending the process as it is imported: clad says so and goes on
+    except SystemExit as exc:
         raise CladValueError(
             f"{what} {path!r}: importing module {module_name!r} called sys.exit({exc.code!r}); "
             "a plug-in module must not end the process when it is imported"
@@ -162,25 +161,16 @@ def kind_problem(
 class Registry:
     """Short name -> import path of a class or factory, for one kind of thing.
 
-    ``methods``, ``any_of`` and ``functions`` say what an object of this kind is (see
-    :func:`kind_problem`); an import path naming anything else is refused before it is called.
+    ``rule`` (the keywords of :func:`kind_problem`: ``methods``, ``any_of``, ``functions``,
+    ``or_methods``, ``not_bases``) says what an object of this kind is; an import path naming
+    anything else is refused before it is called.
     """
 
-    def __init__(
-        self,
-        kind: str,
-        methods: tuple = (),
-        any_of: tuple = (),
-        functions: bool = False,
-        or_methods: tuple = (),
-        not_bases: tuple = (),
-    ):
+    def __init__(self, kind: str, **rule):
         self.kind = kind
-        self._kind_rule = (
-            (tuple(methods), tuple(any_of), functions, tuple(or_methods), tuple(not_bases))
-            if (methods or any_of or functions)
-            else None
-        )
+        inspect.signature(kind_problem).bind(None, kind, **rule)  # a misspelt keyword fails here
+        wanted = rule.get("methods") or rule.get("any_of") or rule.get("functions")
+        self._kind_rule = rule if wanted else None
         self._entries: dict[str, str] = {}
         self._docs: dict[str, str] = {}
         self._defaults: dict[str, dict] = {}
@@ -263,7 +253,7 @@ class Registry:
             # clad's own registered names may be factories; an import path from a spec must name an
             # object of this kind before anything is called
             if self._kind_rule is not None and not registered:
-                problem = kind_problem(obj, self.kind, *self._kind_rule)
+                problem = kind_problem(obj, self.kind, **self._kind_rule)
                 if problem:
                     raise CladTypeError(
                         f"{self.kind} {name!r} is not a {self.kind}: {problem}; nothing was called"

@@ -148,11 +148,7 @@ COUNT = Interval(Integral, 1, None, closed="left")
 def _constraint(c):
     # clad's own constraints (and a component's, such as a detector's declared filter) have
     # is_satisfied_by; scikit-learn's vocabulary is made into its constraint objects
-    return (
-        c
-        if isinstance(c, (ListOf, Device)) or callable(getattr(c, "is_satisfied_by", None))
-        else make_constraint(c)
-    )
+    return c if callable(getattr(c, "is_satisfied_by", None)) else make_constraint(c)
 
 
 def _head(who: str | None, key: str, value: Any) -> str:
@@ -211,13 +207,9 @@ class Validated:
         return merged
 
     def _validate_params(self) -> None:
-        check(
-            getattr(self, "name", None)
-            if isinstance(getattr(self, "name", None), str)
-            else type(self).__name__,
-            self.get_params(deep=False),
-            self._all_constraints(),
-        )
+        name = getattr(self, "name", None)
+        who = name if isinstance(name, str) else type(self).__name__
+        check(who, self.get_params(deep=False), self._all_constraints())
 
 
 def declare(

@@ -1,19 +1,10 @@
 """The bundle: finished runs in a form made for exchange (``clad export DIR --bundle OUT``).
 
-A bundle is a folder (or the same files in an uncompressed tar, ``OUT.tar``)::
-
-    manifest.json                       what the bundle holds, with every shard's sha256
-    runs/<dataset>/<detector>.jsonl     one run per line, sorted by result key
-
-Each line is one JSON object ``{"key", "parts", "config", "record"}``: the run's result key
-(:mod:`clad.engine.result_key`), its key parts but the configuration, its configuration and its
-record (the fields of :class:`~clad.results.record.RunResult` that mean the same on any machine:
-labels, seed, concepts, R, metrics, timings, versions...; not its ``run_id``, status, inputs
-(paths of this machine), ``shared_from`` or ``origin``). Every JSON text is written with sorted keys,
-no spaces and ASCII only; floats are written by Python's ``repr`` (the shortest text that reads
-back to the same double) and undefined values as ``null``, so the same runs give the same bytes.
-The manifest holds no time and no clad release; the bundle's sha256 is its manifest's sha256 (which
-names every shard's). The contract: docs/guides/bundles.md.
+A bundle is a folder (or the same files in an uncompressed tar, ``OUT.tar``): ``manifest.json``,
+what the bundle holds with every shard's sha256 (the bundle's sha256 is the manifest's), and
+``runs/<dataset>/<detector>.jsonl``, one run per line (``{"key", "parts", "config", "record"}``,
+sorted by result key). Every JSON text is written by :func:`dumps`, so the same runs give the same
+bytes. The contract (what a record leaves out, how values are written): docs/guides/bundles.md.
 """
 
 from __future__ import annotations
@@ -58,17 +49,7 @@ MANIFEST = "manifest.json"
 #: record fields a bundle leaves out: this folder's identities and paths, not the computation's, and
 #: what a receiver derives from the configuration itself (the seed's reach)
 LOCAL_FIELDS = frozenset(
-    {
-        "run_id",
-        "status",
-        "error",
-        "inputs",
-        "shared_from",
-        "result_key",
-        "origin",
-        "config",
-        "seed_reach",
-    }
+    "run_id status error inputs shared_from result_key origin config seed_reach".split()
 )
 _ROW_KEYS = ("key", "parts", "config", "record")
 
@@ -194,11 +175,9 @@ def bundle_files(results: Iterable[RunResult]) -> tuple[dict[str, bytes], list[s
         )
     shards: dict[str, list[dict]] = {}
     for key in sorted(rows):
-        row = rows[key]
-        rec = row["record"]
-        shards.setdefault(
-            f"runs/{_slug(rec['dataset'])}/{_slug(rec['detector'])}.jsonl", []
-        ).append(row)
+        rec = rows[key]["record"]
+        path = f"runs/{_slug(rec['dataset'])}/{_slug(rec['detector'])}.jsonl"
+        shards.setdefault(path, []).append(rows[key])
     files = {
         path: "".join(dumps(r) + "\n" for r in shard).encode("ascii")
         for path, shard in sorted(shards.items())
@@ -303,8 +282,7 @@ def _read_tar(path: Path) -> dict[str, bytes]:
 
 def _loader(path: Path):
     if path.is_file():
-        files = _read_tar(path)
-        return lambda name: files.get(name)
+        return _read_tar(path).get
 
     def read(name: str) -> bytes | None:
         f = path / name

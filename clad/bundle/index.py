@@ -2,13 +2,9 @@
 --index``), one row per run, to query a bundle with pandas, DuckDB or Polars without reading its
 shards.
 
-The index is derived, never a source of truth: it is computed from the shards alone and is not in
-the manifest, so the bundle's sha256 does not depend on it (Parquet's bytes depend on the pyarrow
-version) and a reader ignores it. Its columns: ``key``, ``dataset``, ``scenario``, ``strategy``,
-``detector``, ``seed``, one column ``BASE/METRIC`` per scalar continual metric of each base metric
-(e.g. ``roc_auc/final_average``; undefined values are null) and ``bundle_sha256``, the bundle it was
-derived from (an index whose ``bundle_sha256`` is not its bundle's is stale). Needs pyarrow
-(``pip install 'clad[parquet]'``).
+Derived from the shards alone and never a source of truth: not in the manifest, so the bundle's
+sha256 does not depend on it, and a reader ignores it. Its columns, and when it is stale:
+docs/guides/bundles.md. Needs pyarrow (``pip install 'clad[parquet]'``).
 """
 
 from __future__ import annotations
@@ -43,14 +39,8 @@ def index_rows(bundle: Bundle) -> list[dict]:
             for name, value in sorted(metrics.items())
             if value is None or isinstance(value, (int, float))
         }
-        out.append(
-            {
-                "key": row["key"],
-                **{k: record[k] for k in _FIELDS},
-                **values,
-                "bundle_sha256": bundle.sha256,
-            }
-        )
+        labels = {k: record[k] for k in _FIELDS}
+        out.append({"key": row["key"], **labels, **values, "bundle_sha256": bundle.sha256})
     return out
 
 

@@ -2,16 +2,10 @@
 
 The runs of every bundle (:mod:`clad.bundle.sources`) are read and checked, joined by result key
 (a run held by two bundles counts once; two bundles disagreeing on one key's R is a conflict,
-listed) and written as a static report by :func:`clad.report.make_report` (the top group with rank
-intervals, per-dataset drill-down, cost and quality; its details page says which bundle each run
-came from). A run naming a plug-in whose code is not available here cannot be recomputed here: it
-is unverified, and shown apart (its scenario's label ends with ``" (unverified)"``: a group of its
-own in every table, never ranked with the verified runs). Beside it, ``bundles.csv`` lists each
-bundle: its sha256, numbers-version, runs, unverified runs and the library versions its runs were
-computed with; with ``previous`` (an earlier bundle), ``changes.csv``
-lists what is new, what is gone and what moved (the same configuration under another key: other
-libraries, data or numbers-version), with the largest change of a value of R.
-Nothing is computed and no data is read.
+listed) and written as a static report by :func:`clad.report.make_report`, with ``bundles.csv``
+and, against a ``previous`` bundle, ``changes.csv`` beside it. A run naming a plug-in whose code is
+not available here is unverified, shown apart (its scenario's label ends with ``" (unverified)"``).
+Nothing is computed and no data is read. What the site shows: docs/guides/bundles.md.
 """
 
 from __future__ import annotations
@@ -51,18 +45,13 @@ def _read(source: str) -> Bundle:
 
 def _run(row: dict, sha256: str) -> RunResult:
     """The run of a bundle row, kept apart when it is unverified here (see the module docstring)."""
-    if not missing_code(row["parts"]):
-        return result_of(
-            row, run_id=RunConfig.from_dict(row["config"]).run_id, origin=f"bundle sha256:{sha256}"
-        )
-    config = kept_apart(row["config"])
-    result = result_of(
-        row,
-        config,
-        run_id=RunConfig.from_dict(config).run_id,
-        origin=f"bundle sha256:{sha256}{UNVERIFIED}",
+    unverified = bool(missing_code(row["parts"]))
+    config = kept_apart(row["config"]) if unverified else row["config"]
+    origin = f"bundle sha256:{sha256}" + (UNVERIFIED if unverified else "")
+    result = result_of(row, config, run_id=RunConfig.from_dict(config).run_id, origin=origin)
+    return (
+        dataclasses.replace(result, scenario=config["scenario"]["label"]) if unverified else result
     )
-    return dataclasses.replace(result, scenario=config["scenario"]["label"])
 
 
 def _said(row: dict) -> dict:
@@ -78,6 +67,15 @@ def _largest_change(a: dict, b: dict) -> float:
         if x.shape == y.shape and np.isfinite(x - y).any():
             out = max(out, float(np.nanmax(np.abs(x - y))))
     return out
+
+
+def _library_versions(rows: Sequence[dict]) -> dict[str, str]:
+    """``{library: its versions in the key parts of rows, joined}``."""
+    libraries = [r["parts"]["libraries"] for r in rows]
+    return {
+        lib: ", ".join(sorted({str(have[lib]) for have in libraries if lib in have}))
+        for lib in sorted({k for have in libraries for k in have})
+    }
 
 
 def changes(current: Sequence[dict], previous: Sequence[dict]) -> list[dict]:
@@ -100,13 +98,8 @@ def changes(current: Sequence[dict], previous: Sequence[dict]) -> list[dict]:
                 for p in ("data", "numbers", "metrics", "libraries", "code")
                 if a["parts"].get(p) != b["parts"].get(p)
             ]
-            out.append(
-                {
-                    "change": "moved",
-                    **_said(b),
-                    "detail": f"{', '.join(parts)} changed; largest change of R {_largest_change(a, b):.6g}",
-                }
-            )
+            detail = f"{', '.join(parts)} changed; largest change of R {_largest_change(a, b):.6g}"
+            out.append({"change": "moved", **_said(b), "detail": detail})
     return out
 
 
@@ -140,18 +133,7 @@ def leaderboard(
             "numbers_version": b.manifest.get("numbers_version"),
             "runs": len(b.rows),
             "unverified runs": sum(bool(missing_code(r["parts"])) for r in b.rows),
-            **{
-                f"{lib}": ", ".join(
-                    sorted(
-                        {
-                            str(r["parts"]["libraries"].get(lib))
-                            for r in b.rows
-                            if lib in r["parts"]["libraries"]
-                        }
-                    )
-                )
-                for lib in sorted({k for r in b.rows for k in r["parts"]["libraries"]})
-            },
+            **_library_versions(b.rows),
         }
         for b in bundles
     ]

@@ -1,19 +1,11 @@
 """Importing a bundle's runs: ``clad pull SOURCE --out DIR`` and ``clad run SPEC --from SOURCE``.
 
-A row is imported only when it is the same computation here: its result key is recomputed from its
-configuration with the data files, libraries, base metric versions, numbers-version and plug-in
-code of this machine (:func:`clad.engine.result_key.local_parts`), and must equal the bundle's. Every
-other row is refused with its reasons (``data bytes``, ``numbers-version``, ``base metric version``,
-``library version``, ``plug-in code``, or that it cannot be recomputed here), never mixed in. The
-bundle is read and checked whole before anything is written; the imported runs are written in one
-go, each recording its ``origin`` (``bundle sha256:HEX``) and the inputs it has here (so a later
-``clad run`` resumes them as finished and retires them if the data changes).
-
-A row that cannot be recomputed here only because a plug-in's code is not available (every other
-part of its key is this machine's) is importable only as *unverified* (``unverified=True``, ``clad
-pull --unverified``): its origin and its scenario's label end with ``" (unverified)"``
-(:data:`clad.bundle.format.UNVERIFIED`), so every table of the report and the leaderboard shows it
-in a group of its own, never ranked with the verified runs, and ``clad export`` leaves it out.
+A row is imported only when it is the same computation here: its result key, recomputed from its
+configuration with this machine's data files, libraries, base metric versions, numbers-version and
+plug-in code (:func:`clad.engine.result_key.local_parts`), must equal the bundle's. Every other row
+is refused with its reasons, never mixed in; one that differs only by a plug-in's code missing here
+may be imported as *unverified*, kept apart (:data:`clad.bundle.format.UNVERIFIED`). The bundle is
+read and checked whole before anything is written. What a user sees: docs/guides/bundles.md.
 """
 
 from __future__ import annotations
@@ -78,11 +70,8 @@ def _here(
         inputs = _inputs_here(config, missing)
         return inputs, local_parts(config, inputs), None
     except Exception as exc:  # noqa: BLE001 - a row this machine cannot recompute is refused, with why
-        return (
-            None,
-            None,
-            f"cannot be recomputed here ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
-        )
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return None, None, f"cannot be recomputed here ({type(exc).__name__}: {first})"
 
 
 def missing_code(parts: Mapping) -> list[str]:
@@ -128,17 +117,18 @@ def _imported(
     row: Mapping, config: Mapping, inputs: Mapping, sha256: str, verified: bool = True
 ) -> RunResult:
     config = config if verified else kept_apart(config)
-    result = result_of(
-        row,
-        config,
-        run_id=RunConfig.from_dict(dict(config)).run_id,
-        inputs=dict(inputs),
-        origin=f"bundle sha256:{sha256}" + ("" if verified else UNVERIFIED),
-    )
     cfg = RunConfig.from_dict(dict(config))
+    origin = f"bundle sha256:{sha256}" + ("" if verified else UNVERIFIED)
+    result = result_of(row, config, run_id=cfg.run_id, inputs=dict(inputs), origin=origin)
     return dataclasses.replace(
         result, **_labels(config), seed=int(config["seed"]), seed_reach=seed_reach(cfg)
     )
+
+
+def _reasons(row: Mapping, parts: Mapping | None, why: str | None) -> list[str]:
+    """Why bundle ``row`` is not the computation ``parts`` here (``why``: it cannot be recomputed)."""
+    theirs = {**row["parts"], "config": canonical_config(row["config"])}
+    return [why] if parts is None else differences(theirs, parts)
 
 
 def _plan_rows(bundle: Bundle, unverified: bool) -> tuple[list[RunResult], list[str]]:
@@ -150,8 +140,7 @@ def _plan_rows(bundle: Bundle, unverified: bool) -> tuple[list[RunResult], list[
         elif parts is not None and _verifiable_but_code(row, parts) and unverified:
             accepted.append(_imported(row, row["config"], inputs, bundle.sha256, verified=False))
         else:
-            theirs = {**row["parts"], "config": canonical_config(row["config"])}
-            reasons = [why] if parts is None else differences(theirs, parts)
+            reasons = _reasons(row, parts, why)
             if parts is not None and _verifiable_but_code(row, parts):
                 reasons.append("importable as unverified (--unverified)")
             refused.append(
@@ -181,14 +170,7 @@ def plan(
         if parts is not None and key_of(parts) in rows:
             accepted.append(_imported(rows[key_of(parts)], config, inputs, bundle.sha256))
         elif same is not None:
-            reasons = (
-                [why]
-                if parts is None
-                else differences(
-                    {**same["parts"], "config": canonical_config(same["config"])}, parts
-                )
-            )
-            refused.append(f"{cfg.describe()}: {'; '.join(reasons)}")
+            refused.append(f"{cfg.describe()}: {'; '.join(_reasons(same, parts, why))}")
     return accepted, refused
 
 

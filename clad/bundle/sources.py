@@ -1,14 +1,9 @@
 """Where a bundle comes from: ``clad pull SOURCE`` and ``clad run --from SOURCE``.
 
-* a path: a bundle folder or tar;
-* ``file://PATH`` or ``https://HOST/PATH`` (``http://`` too) to a bundle tar, pinned by the tar's
-  sha256, given as ``URL#sha256=HEX`` or with ``--sha256 HEX`` (downloaded by pooch; a URL without
-  a pin is refused);
-* ``git+URL@COMMIT`` (``URL`` a path or any URL git reads, ``COMMIT`` 40 hex digits) with an optional
-  ``#path=SUBFOLDER`` naming the bundle inside the repository (default: its root).
-
-:func:`opened` gives a local path for the time of a ``with`` block (downloads and clones go to a
-temporary folder removed afterwards).
+A path to a bundle folder or tar; a ``file://`` or ``https://`` (``http://``) URL to a tar, pinned
+by the tar's sha256 (``URL#sha256=HEX`` or ``--sha256 HEX``; downloaded by pooch); or
+``git+URL@COMMIT[#path=SUBFOLDER]`` (docs/guides/bundles.md). :func:`opened` gives a local path for
+the time of a ``with`` block (downloads and clones go to a temporary folder removed afterwards).
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ when it runs. The library layers never print; the commands do.
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import logging
 import os
 import sys
@@ -87,26 +89,17 @@ def _plugin_path(args) -> None:
             sys.path.append(folder)
 
 
-def _freeze_heap() -> None:
-    """Move every object to the garbage collector's permanent generation: the interpreter's last
-    collections at exit then skip the heap of the libraries a command imported (scikit-learn, SciPy,
-    pandas, PyOD: a third of a second of CPU at the end of every ``clad run``)."""
-    import gc
-
-    gc.freeze()
-
-
-_exit_hook: list = []  # whether _freeze_heap is registered to run at interpreter exit
+_exit_hook: list = []  # whether gc.freeze is registered to run at interpreter exit
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (default: the process's arguments); its exit status."""
-    if (
-        not _exit_hook
-    ):  # runs at interpreter exit only: a caller in a longer-lived process is untouched
-        import atexit
-
-        atexit.register(_freeze_heap)
+    # at interpreter exit only (a caller in a longer-lived process is untouched), every object moves
+    # to the garbage collector's permanent generation: the interpreter's last collections then skip
+    # the heap of the libraries a command imported (scikit-learn, SciPy, pandas, PyOD: a third of a
+    # second of CPU at the end of every ``clad run``)
+    if not _exit_hook:
+        atexit.register(gc.freeze)
         _exit_hook.append(True)
     with safe_console():
         return _main(argv)

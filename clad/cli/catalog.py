@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 
 from ..errors import CladError
 
@@ -58,10 +59,7 @@ def run_check(args) -> int:
         report = check_base_metric(metric, raise_on_failure=False)
         print(report)
         return 0 if report.ok else 1
-    if args.target in STRATEGIES:
-        factory = STRATEGIES.resolve(args.target)
-    else:
-        factory = DETECTORS.resolve(args.target)
+    factory = (STRATEGIES if args.target in STRATEGIES else DETECTORS).resolve(args.target)
     if isinstance(factory, type) and callable(getattr(factory, "learn", None)):
         from sklearn.ensemble import IsolationForest
 
@@ -87,12 +85,7 @@ def run_list(args) -> int:
     from ..scenarios import SCENARIOS
     from ..strategies import STRATEGIES
 
-    kinds = {
-        "detectors": DETECTORS,
-        "strategies": STRATEGIES,
-        "scenarios": SCENARIOS,
-        "datasets": DATASETS,
-    }
+    kinds = dict(detectors=DETECTORS, strategies=STRATEGIES, scenarios=SCENARIOS, datasets=DATASETS)
     width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     if args.kind == "base_metrics":
         _list_base_metrics(args.names, width)
@@ -106,21 +99,11 @@ def run_list(args) -> int:
 
 def _list_kind(kind: str, registry, width: int) -> None:
     """Print one registry's names, each with its parameters (and a strategy's replicas)."""
-    import textwrap
-
     path = "package.module:function" if kind == "datasets" else "package.module:Class"
     print(f"{kind} (name in a spec, or any '{path}'), with their parameters and defaults:")
     for name in registry.names():
         print(f"  {name:20s} {registry.doc(name)}")
-        print(
-            textwrap.fill(
-                _parameters(kind, registry, name),
-                width,
-                initial_indent=" " * 23,
-                subsequent_indent=" " * 23,
-                break_on_hyphens=False,
-            )
-        )
+        print(_fill(_parameters(kind, registry, name), width, break_on_hyphens=False))
         if kind == "strategies":  # whether runs of it can be trained as replicas of one torch model
             problem = getattr(registry.resolve(name), "replicas_problem", "not said")
             text = (
@@ -128,7 +111,13 @@ def _list_kind(kind: str, registry, width: int) -> None:
                 if problem is None
                 else f"replicas: no, one model at a time ({problem})"
             )
-            print(textwrap.fill(text, width, initial_indent=" " * 23, subsequent_indent=" " * 23))
+            print(_fill(text, width))
+
+
+def _fill(text: str, width: int, **options) -> str:
+    """``text`` wrapped to ``width`` in the column after the names."""
+    pad = " " * 23
+    return textwrap.fill(text, width, initial_indent=pad, subsequent_indent=pad, **options)
 
 
 def _toml_value(v) -> str:
@@ -160,19 +149,16 @@ def _parameters(kind: str, registry, name: str) -> str:
             kind == "strategies" and p.name == "detector"
         ):
             continue  # a strategy's detector comes from the spec's [[detectors]]
-        if p.name in defaults:
-            parts.append(f"{p.name}={_toml_value(defaults[p.name])}")
-        elif p.default is p.empty:
-            parts.append(f"{p.name} (required)")
-        else:
-            parts.append(f"{p.name}={_toml_value(p.default)}")
+        value = defaults.get(p.name, p.default)
+        parts.append(
+            f"{p.name} (required)" if value is p.empty else f"{p.name}={_toml_value(value)}"
+        )
     return ", ".join(parts) or "no parameters"
 
 
 def _list_base_metrics(names, width: int) -> None:
     """Print the declared base metrics and those named by import path in ``names``."""
     import inspect
-    import textwrap
 
     from ..metrics.base import base_metric_names, get_base_metric
 
@@ -203,15 +189,8 @@ def _list_base_metrics(names, width: int) -> None:
             + (["optimistic"] if m.optimistic else [])
         )
         print(f"  {name:20s} {m.label}")
-        print(
-            textwrap.fill(
-                "; ".join(facts) + (f"; parameters: {params}" if params else ""),
-                width,
-                initial_indent=" " * 23,
-                subsequent_indent=" " * 23,
-                break_on_hyphens=False,
-            )
-        )
+        text = "; ".join(facts) + (f"; parameters: {params}" if params else "")
+        print(_fill(text, width, break_on_hyphens=False))
 
 
 def run_version(args) -> int:

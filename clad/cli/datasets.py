@@ -9,6 +9,13 @@ from ..errors import CladValueError, DataError
 
 __all__ = ["add_parser", "command"]
 
+#: each action's number of arguments and usage line
+USAGE = {
+    "list": (0, "clad datasets list"),
+    "info": (1, "clad datasets info NAME"),
+    "convert": (2, "clad datasets convert SRC DST.npz --allow-pickle [--data-dir DIR]"),
+}
+
 
 def _list() -> int:
     from ..datasets import DATASETS
@@ -78,13 +85,8 @@ def _convert(src: str, dst: str, data_dir: str | None, allow_pickle: bool) -> in
 
 def command(args) -> int:
     """Run the subcommand for parsed ``args``; returns the exit code."""
-    n = {"list": 0, "info": 1, "convert": 2}[args.action]
+    n, usage = USAGE[args.action]
     if len(args.args) != n:
-        usage = {
-            "list": "clad datasets list",
-            "info": "clad datasets info NAME",
-            "convert": "clad datasets convert SRC DST.npz --allow-pickle [--data-dir DIR]",
-        }[args.action]
         print(f"usage: {usage}", file=sys.stderr)
         return 2
     if args.action == "list":
@@ -103,7 +105,7 @@ def add_parser(sub) -> None:
         "action",
         nargs="?",
         default="list",
-        choices=["list", "info", "convert"],
+        choices=list(USAGE),
         help="list: loaders and cards; info NAME: one card or loader; convert SRC DST: pyCLAD file -> .npz",
     )
     d.add_argument("args", nargs="*", help="NAME for info; SRC DST for convert")

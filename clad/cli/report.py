@@ -1,5 +1,5 @@
 """``clad report``: the figures, tables and statistics of a results folder; its options become
-:func:`clad.report.make_report`'s arguments in one place (:func:`_make_report`)."""
+:func:`clad.report.make_report`'s arguments in one place (:func:`_report`)."""
 
 from __future__ import annotations
 
@@ -29,31 +29,28 @@ def command(args) -> int:
         gc.unfreeze()
 
 
-def _make_report(args, results, out: Path):
-    """The one call of :func:`~clad.report.make_report`, with the command line's options."""
+def _report(args, results) -> int:
+    """The one call of :func:`~clad.report.make_report`, with the command line's options, and what
+    the console says of it."""
+    import warnings
+
     from ..report import load_spec_record, load_spec_text, make_report
     from ..results import load_references
-
-    return make_report(
-        results,
-        out,
-        spec=load_spec_record(args.dir),
-        spec_text=load_spec_text(args.dir),
-        stat_metrics=args.metric or (DEFAULT_METRIC,),
-        headline=args.headline,
-        latex_columns=args.latex_columns,
-        references=load_references(args.dir),
-    )
-
-
-def _report(args, results) -> int:
-    import warnings
 
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            report = _make_report(args, results, out)
+            report = make_report(
+                results,
+                out,
+                spec=load_spec_record(args.dir),
+                spec_text=load_spec_text(args.dir),
+                stat_metrics=args.metric or (DEFAULT_METRIC,),
+                headline=args.headline,
+                latex_columns=args.latex_columns,
+                references=load_references(args.dir),
+            )
         except OSError as exc:  # a read-only or full disk, or --out naming a file
             where = exc.filename or out
             print(

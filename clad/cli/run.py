@@ -90,20 +90,12 @@ def _run_spec(args, spec):
     """The one call of :func:`~clad.engine.benchmark.run_spec`, with the command line's options."""
     from ..engine.benchmark import run_spec
     from ..engine.progress import ProgressEvents
-    from ..engine.settings import Execution
     from ..engine.sharing import Sharing
 
     return run_spec(
         spec,
         args.out,
-        execution=Execution.of(
-            spec,
-            jobs=args.jobs,
-            threads=args.threads,
-            dask=args.dask,
-            timeout=args.timeout,
-            slurm=_slurm_config(args, spec),
-        ),
+        execution=_execution(args, spec),
         sharing=Sharing.of(
             spec, share=False if args.no_share else None, verify=args.verify_sharing
         ),
@@ -185,17 +177,9 @@ def _dry_run(args, spec) -> int:
     """Print the expanded grid, in the order its runs will start, and its size."""
     from ..engine.preflight import preflight_problems
     from ..engine.run import execution_order
-    from ..engine.settings import Execution
     from ..errors import SpecError
 
-    execution = Execution.of(
-        spec,
-        jobs=args.jobs,
-        threads=args.threads,
-        dask=args.dask,
-        timeout=args.timeout,
-        slurm=_slurm_config(args, spec),
-    )
+    execution = _execution(args, spec)
     found = preflight_problems(
         spec.configs, here=execution.dask is None and execution.slurm is None
     )
@@ -245,6 +229,20 @@ def _from_line(pulled, done) -> str:
     return (
         f"{len(pulled.imported)} runs imported from bundle sha256:{pulled.sha256[:12]}, {done.n_computed} "
         f"computed here{shared}{refused}"
+    )
+
+
+def _execution(args, spec):
+    """Where and how the runs compute: the command line's options over the spec's."""
+    from ..engine.settings import Execution
+
+    return Execution.of(
+        spec,
+        jobs=args.jobs,
+        threads=args.threads,
+        dask=args.dask,
+        timeout=args.timeout,
+        slurm=_slurm_config(args, spec),
     )
 
 

@@ -11,6 +11,17 @@ from ..defaults import DEFAULT_BASE_METRIC
 
 __all__ = ["add_validate", "run_validate", "add_verify", "run_verify"]
 
+#: the options of the thresholds of :class:`~clad.protocol.validity.Thresholds`, by field
+THRESHOLD_OPTIONS = {
+    "feasible_min": ("--feasible", "feasible: every M[j, j] >= X"),
+    "trivial_ceiling": ("--ceiling", "non-trivial: not every cell >= X"),
+    "forgetting_max": ("--forgetting", "forgetting: naive's backward transfer < X"),
+    "redundancy_tol": (
+        "--redundancy",
+        "no redundancy: no pair whose cross scores both lie within X of their diagonals",
+    ),
+}
+
 
 def add_validate(sub) -> None:
     """Declare ``clad validate`` (its arguments: :func:`_validate_arguments`, when it is parsed)."""
@@ -37,35 +48,11 @@ def _validate_arguments(p: argparse.ArgumentParser) -> None:
         choices=base_metric_names(),
         help=f"base metric of M (default {DEFAULT_BASE_METRIC})",
     )
-    p.add_argument(
-        "--feasible",
-        type=float,
-        default=d.feasible_min,
-        metavar="X",
-        help=f"feasible: every M[j, j] >= X (default {d.feasible_min:g})",
-    )
-    p.add_argument(
-        "--ceiling",
-        type=float,
-        default=d.trivial_ceiling,
-        metavar="X",
-        help=f"non-trivial: not every cell >= X (default {d.trivial_ceiling:g})",
-    )
-    p.add_argument(
-        "--forgetting",
-        type=float,
-        default=d.forgetting_max,
-        metavar="X",
-        help=f"forgetting: naive's backward transfer < X (default {d.forgetting_max:g})",
-    )
-    p.add_argument(
-        "--redundancy",
-        type=float,
-        default=d.redundancy_tol,
-        metavar="X",
-        help=f"no redundancy: no pair whose cross scores both lie within X of their diagonals "
-        f"(default {d.redundancy_tol:g})",
-    )
+    for field, (option, text) in THRESHOLD_OPTIONS.items():
+        default = getattr(d, field)
+        p.add_argument(
+            option, type=float, default=default, metavar="X", help=f"{text} (default {default:g})"
+        )
     p.add_argument("--json", metavar="FILE", default=None, help="also write the reports as JSON")
 
 
@@ -82,14 +69,8 @@ def run_validate(args) -> int:
     try:
         thresholds = Thresholds(args.feasible, args.ceiling, args.forgetting, args.redundancy)
     except CladValueError as exc:  # named by the option the user typed
-        options = {
-            "feasible_min": "--feasible",
-            "trivial_ceiling": "--ceiling",
-            "forgetting_max": "--forgetting",
-            "redundancy_tol": "--redundancy",
-        }
         text = str(exc)
-        for name, option in options.items():
+        for name, (option, _) in THRESHOLD_OPTIONS.items():
             text = text.replace(f"{name}=", f"{option} ")
         raise CladValueError(text) from None
     if args.json:  # before anything is computed: a destination that cannot be written fails at once

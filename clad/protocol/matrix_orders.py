@@ -1,25 +1,10 @@
 """Concept orders from a single-task matrix M (see :mod:`clad.protocol.single_task`).
 
-With ``M[i, j]`` the score on concept ``j`` of a detector trained on concept ``i`` alone:
-
-* the **difficulty** of concept ``j`` is ``1 - M[j, j]``;
-* the **distance** between two concepts is ``D[i, j] = 1 - (M[i, j] + M[j, i]) / 2`` (symmetric;
-  near 0 when a detector trained on either one does well on the other).
-
-=========================  ============================================================================
-order name                 order
-=========================  ============================================================================
-``curriculum_ascending``   by difficulty, easiest first
-``curriculum_descending``  by difficulty, hardest first
-``drift_smooth``           greedy: start from the easiest concept, then always the *nearest* (smallest D)
-                           concept not yet placed -- each step a small change
-``drift_abrupt``           greedy: start from the easiest concept, then always the *farthest* (largest D)
-                           concept not yet placed -- each step a large change
-=========================  ============================================================================
-
-Ties go to the concept that comes first in M. The names are accepted wherever a dataset loader
-takes ``order`` (and so in a spec's ``orders`` list): :func:`clad.datasets.build.order_concepts`
-computes M for them with a fixed detector.
+With ``M[i, j]`` the score on concept ``j`` of a detector trained on concept ``i`` alone, the
+orders of :data:`MATRIX_ORDERS` arrange concepts by their **difficulty** ``1 - M[j, j]`` (curriculum)
+or greedily from the easiest by their **distance** ``D[i, j] = 1 - (M[i, j] + M[j, i]) / 2`` (drift:
+always the nearest, or the farthest, concept not yet placed); ties go to the concept that comes
+first in M. What each name means and where it is accepted: ``docs/guides/protocol.md``.
 
 >>> import numpy as np
 >>> M = np.array([[0.90, 0.80, 0.30],

@@ -1,14 +1,10 @@
 """Reference models: what a detector reaches on each test concept without continual learning.
 
-Two kinds (:data:`REFERENCE_KINDS`), each the R of a naive (fresh detector per step),
-concept-incremental run on a dataset derived from the benchmark's:
-
-* ``joint``: one fresh detector fitted on every training concept together (their rows stacked in the
-  learning order, a recurring concept as often as it recurs: what the Cumulative strategy holds at its
-  last step), scored on every test concept. Its R has one row (:func:`joint_dataset`).
-* ``single_task``: a fresh detector per concept, scored on every concept: the single-task matrix M of
-  :mod:`clad.protocol.single_task` (:func:`~clad.protocol.single_task.single_task_dataset`), whose
-  diagonal is each concept's expert.
+Two kinds (:data:`REFERENCE_KINDS`; what each is: ``docs/guides/references.md``), each the R of a
+naive (fresh detector per step), concept-incremental run on a dataset derived from the benchmark's
+(:func:`reference_dataset`): ``joint`` on every training concept stacked into one, a recurring
+concept as often as it recurs (:func:`joint_dataset`; its R has one row), ``single_task`` on each
+concept alone (the single-task matrix M, whose diagonal is each concept's expert).
 
 :func:`reference_scores` turns a reference's R into one score per test concept of a run (NaN where
 the reference has none), the ``reference_<kind>`` input of the metrics declared by

@@ -103,6 +103,7 @@ def naive_matrix(
     ds = single_task_dataset(dataset)
     result = run_experiment(ds, scenario, strategy, (metric,), seed=seed)
     M = np.asarray(result.R[metric], dtype=np.float64)
+    levels = (result.chance or {}).get(metric)
     return SingleTaskMatrix(
         names=ds.test_names,
         M=M,
@@ -110,12 +111,5 @@ def naive_matrix(
         n_normal=tuple(int((c.y == 0).sum()) for c in ds.test),
         n_anomalous=tuple(int((c.y == 1).sum()) for c in ds.test),
         naive_bwt=float(result.metrics[metric]["backward_transfer"]),
-        chance=_chance_of(result, metric),
+        chance=None if levels is None else tuple(np.nan if v is None else float(v) for v in levels),
     )
-
-
-def _chance_of(result, metric: str) -> tuple[float, ...] | None:
-    levels = (result.chance or {}).get(metric)
-    if levels is None:
-        return None
-    return tuple(float("nan") if v is None else float(v) for v in levels)

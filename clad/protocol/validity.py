@@ -1,27 +1,10 @@
 """Is a scenario worth drawing conclusions from? Four checks on its single-task matrix M.
 
 M (see :mod:`clad.protocol.single_task`) holds, in cell ``[i, j]``, the score on concept ``j`` of a
-detector trained on concept ``i`` alone. With the default thresholds (ROC-AUC; every threshold is a
-parameter of :class:`Thresholds` and of ``clad validate``):
-
-=================  =========================================================================  ========
-check              passes when                                                                default
-=================  =========================================================================  ========
-``feasible``       every diagonal cell ``M[j, j] >= feasible_min``: each concept can be        0.7
-                   learned (a pure-noise concept stays near 0.5)
-``non_trivial``    not every cell ``>= trivial_ceiling``: something is left to get wrong        0.99
-``forgetting``     naive's backward transfer ``< forgetting_max``: learning a later concept     -0.01
-                   costs earlier ones, so continual strategies have something to fix
-``no_redundancy``  no pair ``i < j`` with ``M[i, j] >= M[j, j] - redundancy_tol`` *and*          0.01
-                   ``M[j, i] >= M[i, i] - redundancy_tol``: no two concepts that a detector
-                   trained on either one learns equally well
-=================  =========================================================================  ========
-
-Each check states its numbers and a verdict: ``PASS``, ``FAIL`` or ``n/a`` (undefined: NaN cells,
-or backward transfer with a single concept). A verdict compares point values with a threshold; it
-is not a significance test. For ROC-AUC the feasibility check also prints each diagonal cell's 95 %
-interval (Hanley & McNeil 1982: normal approximation, test rows independent) and flags a verdict
-whose interval contains the threshold as borderline.
+detector trained on concept ``i`` alone. The checks (feasible, non-trivial, forgetting, no
+redundancy), when each passes, the defaults of their thresholds (:class:`Thresholds`, the options of
+``clad validate``) and their verdicts (``PASS``, ``FAIL``, ``n/a``; a verdict compares point values
+with a threshold, it is not a significance test): ``docs/guides/protocol.md``.
 
 >>> import numpy as np
 >>> M = np.array([[0.95, 0.60], [0.55, 0.90]])
@@ -34,7 +17,7 @@ whose interval contains the threshold as borderline.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -54,7 +37,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The thresholds of the four checks (see the module docstring for their meaning and defaults)."""
+    """The thresholds of the four checks (their meaning: ``docs/guides/protocol.md``)."""
 
     feasible_min: float = 0.7
     trivial_ceiling: float = 0.99
@@ -62,24 +45,18 @@ class Thresholds:
     redundancy_tol: float = 0.01
 
     def __post_init__(self):
-        for name in ("feasible_min", "trivial_ceiling", "forgetting_max", "redundancy_tol"):
+        # every base metric (ROC-AUC, F1, average precision) lies in [0, 1]: a threshold outside its
+        # range would make a check pass or fail whatever the scores
+        names = [f.name for f in fields(self)]
+        for name in names:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise CladValueError(f"{name}={v!r}; expected a finite number")
-        # every base metric (ROC-AUC, F1, average precision) lies in [0, 1]: a threshold outside its
-        # range would make a check pass or fail whatever the scores
-        ranges = {
-            "feasible_min": (0.0, 1.0),
-            "trivial_ceiling": (0.0, 1.0),
-            "forgetting_max": (-1.0, 1.0),
-            "redundancy_tol": (0.0, 1.0),
-        }
-        for name, (low, high) in ranges.items():
-            v = getattr(self, name)
-            if not low <= v <= high:
+        for name in names:
+            v, low = getattr(self, name), -1.0 if name == "forgetting_max" else 0.0
+            if not low <= v <= 1.0:
                 raise CladValueError(
-                    f"{name}={v!r}; expected a number from {low:g} to {high:g} (base metrics lie "
-                    "in [0, 1])"
+                    f"{name}={v!r}; expected a number from {low:g} to 1 (base metrics lie in [0, 1])"
                 )
 
 
@@ -155,39 +132,29 @@ def _feasible(M, names, th, counts, chance=None) -> Check:
             f"undefined diagonal cells for {missing}",
             {"diagonal": diag.tolist()},
         )
-    if (
-        chance is not None
-    ):  # each concept against its own chance level: the threshold carried to its scale
+    # each concept against its own chance level: the threshold carried to its scale
+    if chance is not None:
         limits = np.broadcast_to(on_scale(th.feasible_min, chance), diag.shape)
         j = int(np.argmin(diag - limits))
         ok = bool(np.all(diag >= limits))
-        text = (
-            f"M[j, j] = {_fmt(diag[j])} ({names[j]}) {'>=' if ok else '<'} {_fmt(limits[j])}, its chance level "
-            f"{_fmt(chance[j])} carried {th.feasible_min:g} of ROC-AUC's scale"
-            + ("" if ok else f"; below in {int((diag < limits).sum())} of {diag.size} concepts")
-        )
-        return Check(
-            "feasible",
-            "PASS" if ok else "FAIL",
-            text,
-            {
-                "diagonal": diag.tolist(),
-                "min": float(diag[j]),
-                "argmin": names[j],
-                "threshold": th.feasible_min,
-                "thresholds": [float(v) for v in limits],
-                "chance": [float(c) for c in chance],
-            },
-        )
-    j = int(np.argmin(diag))
-    ok = bool(diag.min() >= th.feasible_min)
-    text = f"min M[j, j] = {_fmt(diag[j])} ({names[j]}) {'>=' if ok else '<'} {th.feasible_min:g}"
+    else:
+        j = int(np.argmin(diag))
+        ok = bool(diag.min() >= th.feasible_min)
     values = {
         "diagonal": diag.tolist(),
         "min": float(diag[j]),
         "argmin": names[j],
         "threshold": th.feasible_min,
     }
+    if chance is not None:
+        text = (
+            f"M[j, j] = {_fmt(diag[j])} ({names[j]}) {'>=' if ok else '<'} {_fmt(limits[j])}, its chance level "
+            f"{_fmt(chance[j])} carried {th.feasible_min:g} of ROC-AUC's scale"
+            + ("" if ok else f"; below in {int((diag < limits).sum())} of {diag.size} concepts")
+        )
+        values.update(thresholds=[float(v) for v in limits], chance=[float(c) for c in chance])
+        return Check("feasible", "PASS" if ok else "FAIL", text, values)
+    text = f"min M[j, j] = {_fmt(diag[j])} ({names[j]}) {'>=' if ok else '<'} {th.feasible_min:g}"
     if counts is not None:
         intervals = [auc_interval(d, a, n) for d, (n, a) in zip(diag, counts)]
         values["intervals_95"] = [list(iv) for iv in intervals]
@@ -214,17 +181,9 @@ def _non_trivial(M, names, th, chance=None) -> Check:
         f"{above} of {cells.size} cells >= {th.trivial_ceiling:g} (min cell {_fmt(cells.min())})"
         + ("" if ok else ": every cell is at the ceiling")
     )
-    return Check(
-        "non_trivial",
-        "PASS" if ok else "FAIL",
-        text,
-        {
-            "cells_at_ceiling": above,
-            "cells": int(cells.size),
-            "min": float(cells.min()),
-            "threshold": th.trivial_ceiling,
-        },
-    )
+    values = {"cells_at_ceiling": above, "cells": int(cells.size), "min": float(cells.min())}
+    values["threshold"] = th.trivial_ceiling
+    return Check("non_trivial", "PASS" if ok else "FAIL", text, values)
 
 
 def _forgetting(naive_bwt: float, n: int, th) -> Check:
@@ -237,12 +196,8 @@ def _forgetting(naive_bwt: float, n: int, th) -> Check:
     text = f"naive BWT = {naive_bwt:.3f} over {cells} cells {'<' if ok else '>='} {th.forgetting_max:g}"
     if not ok:
         text += ": learning later concepts costs little on earlier ones"
-    return Check(
-        "forgetting",
-        "PASS" if ok else "FAIL",
-        text,
-        {"naive_bwt": naive_bwt, "cells": cells, "threshold": th.forgetting_max},
-    )
+    values = {"naive_bwt": naive_bwt, "cells": cells, "threshold": th.forgetting_max}
+    return Check("forgetting", "PASS" if ok else "FAIL", text, values)
 
 
 def _no_redundancy(M, names, th) -> Check:
@@ -251,10 +206,8 @@ def _no_redundancy(M, names, th) -> Check:
     pairs, closest = [], None
     for i in range(n):
         for j in range(i + 1, n):
-            gaps = (
-                diag[j] - M[i, j],
-                diag[i] - M[j, i],
-            )  # how far each cross score stays below its diagonal
+            # how far each cross score stays below its diagonal
+            gaps = (diag[j] - M[i, j], diag[i] - M[j, i])
             if any(np.isnan(gaps)):
                 continue
             worst = max(gaps)
@@ -371,8 +324,7 @@ def validate(
 ) -> ValidityReport:
     """The :class:`ValidityReport` of a single-task matrix."""
     counts = list(zip(matrix.n_normal, matrix.n_anomalous)) if matrix.metric == "roc_auc" else None
-    chance = (
-        matrix.chance if matrix.metric != "roc_auc" else None
-    )  # ROC-AUC's chance is the thresholds' own
+    # ROC-AUC's chance is the thresholds' own
+    chance = matrix.chance if matrix.metric != "roc_auc" else None
     checks = check_matrix(matrix.M, matrix.names, matrix.naive_bwt, thresholds, counts, chance)
     return ValidityReport(dict(labels or {}), matrix, tuple(checks))

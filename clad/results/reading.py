@@ -177,16 +177,6 @@ class StoreReader:
         return default if row is None else json.loads(row[0])
 
     # -- reading ----------------------------------------------------------------------------
-    def settled_since(self, when: str) -> set[str]:
-        """Run ids finished (status ``ok``), or failed at or after ``when`` (ISO 8601, UTC)."""
-        return {
-            r
-            for (r,) in self._con.execute(
-                "SELECT run_id FROM runs WHERE status = 'ok' OR (status = 'failed' AND finished >= ?)",
-                (when,),
-            )
-        }
-
     def status(self) -> dict[str, str]:
         """``{run_id: status}`` for every recorded run."""
         return dict(self._con.execute("SELECT run_id, status FROM runs").fetchall())
@@ -233,12 +223,9 @@ class StoreReader:
             if r in want
         }
 
-    def count(self, status: str | None = None) -> int:
-        if status is None:
-            return int(self._con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
-        return int(
-            self._con.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0]
-        )
+    def count(self) -> int:
+        """How many runs are recorded."""
+        return int(self._con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 
     def load_results(
         self,
@@ -321,17 +308,10 @@ class StoreReader:
                     rec = dict(zip(_READ_COLUMNS, rows[rid][1:]))
                     yield checked_run(self.path, rec, cells.get(rid, {}), mets.get(rid, {}))
 
-    def _has_table(self, name: str) -> bool:
-        return (
-            self._con.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-            ).fetchone()
-            is not None
-        )
-
     def load_references(self) -> list[RunResult]:
         """Every stored reference run (finished and failed), in the order they finished."""
-        if not self._has_table("reference_runs"):  # a database of an earlier clad, opened read-only
+        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reference_runs'"
+        if self._con.execute(query).fetchone() is None:  # an earlier clad's, opened read-only
             return []
         out = []
         for rid, rec in self._con.execute(
@@ -444,9 +424,7 @@ def load_results(path: str | os.PathLike, tuning: bool = False) -> list[RunResul
     source = results_source(path)
     if source.suffix == ".sqlite":
         runs = read_store(source, lambda store: store.load_results())  # read-only, checked
-        if tuning:
-            return runs
-        return [r for r in runs if not is_tuning_run(r.config)]
+        return runs if tuning else [r for r in runs if not is_tuning_run(r.config)]
     return [RunResult.from_dict(r) for r in read_document(source)["runs"]]
 
 
@@ -458,7 +436,7 @@ def iter_results(
     never holds the whole folder; from ``results.json`` the file is read whole."""
     source = results_source(path)
     if source.suffix != ".sqlite":
-        yield from (r for r in load_results(source, tuning=tuning))
+        yield from load_results(source, tuning=tuning)
         return
     with StoreReader(source) as store:
         try:

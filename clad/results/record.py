@@ -1,16 +1,13 @@
 """The run record: typed run results and the strict-JSON results file.
 
-A :class:`RunResult` is frozen: R per base metric (rows = training steps, columns = test
-concepts), the row and column labels, the continual metrics computed from R, timings, seed,
-versions and the run's full configuration; ``extras`` holds what a strategy reports beyond R
-(its optional ``extra_results(boundaries)`` hook, e.g. the drift report of ``drift_experts``). ``to_dict`` gives strict JSON (NaN -> ``null``), and
-``from_dict(to_dict(r))`` gives back an equal result. This pair is the one mapping between a run
-and stored data: ``results.json`` holds these records, and the results database
-(:mod:`clad.results.store`) lays the same records out in tables.
-
-The results file ``results.json`` is ``{"clad_version": ..., "runs": [run, ...]}``; it is written
-atomically (a temporary file renamed over the target), so a reader never sees half a file.
-:func:`clad.results.reading.load_results` reads it back.
+A :class:`RunResult` is frozen: R per base metric (rows = training steps, columns = test concepts),
+the row and column labels, the continual metrics computed from R, timings, seed, versions and the
+run's full configuration; ``extras`` holds what a strategy reports beyond R (its optional
+``extra_results(boundaries)`` hook, e.g. the drift report of ``drift_experts``). ``to_dict`` gives
+strict JSON (NaN -> ``null``), and ``from_dict(to_dict(r))`` gives back an equal result. This pair
+is the one mapping between a run and stored data: ``results.json`` (``docs/guides/results.md``;
+written atomically, read back by :func:`clad.results.reading.load_results`) holds these records, and
+the results database (:mod:`clad.results.store`) lays the same records out in tables.
 """
 
 from __future__ import annotations
@@ -47,13 +44,8 @@ __all__ = [
 #: the end of its origin and of its scenario's label, so that every table shows it apart
 UNVERIFIED = " (unverified)"
 
-_PACKAGES = {
-    "numpy": "numpy",
-    "scikit-learn": "scikit-learn",
-    "pyod": "pyod",
-    "torch": "torch",
-    "pandas": "pandas",
-}
+#: the libraries whose versions a run records (their distribution names)
+_PACKAGES = ("numpy", "scikit-learn", "pyod", "torch", "pandas")
 
 
 def versions() -> dict[str, str | None]:
@@ -68,11 +60,11 @@ def versions() -> dict[str, str | None]:
 @functools.lru_cache(maxsize=1)
 def _versions() -> tuple[tuple[str, str | None], ...]:
     out: dict[str, str | None] = {"clad": __version__, "python": platform.python_version()}
-    for key, dist in _PACKAGES.items():
+    for dist in _PACKAGES:
         try:
-            out[key] = metadata.version(dist)
+            out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
-            out[key] = None
+            out[dist] = None
     return tuple(out.items())
 
 
@@ -94,8 +86,13 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+def _nan(values) -> list:
+    """``values`` with JSON's null read back as NaN."""
+    return [float("nan") if v is None else v for v in values]
+
+
 def _matrix(rows) -> np.ndarray:
-    return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=np.float64)
+    return np.array([_nan(row) for row in rows], dtype=np.float64)
 
 
 def _metric_values(d: Mapping) -> dict:
@@ -104,7 +101,7 @@ def _metric_values(d: Mapping) -> dict:
         if isinstance(v, Mapping):
             out[k] = dict(v)
         elif isinstance(v, list):
-            out[k] = [float("nan") if x is None else x for x in v]
+            out[k] = _nan(v)
         else:
             out[k] = float("nan") if v is None else v
     return out
@@ -113,14 +110,10 @@ def _metric_values(d: Mapping) -> dict:
 def _prequential(d: Mapping | None) -> dict | None:
     if not d:
         return None
-    nan = float("nan")
-    return {
-        **d,
-        **{
-            kind: {m: [nan if v is None else v for v in vals] for m, vals in d[kind].items()}
-            for kind in ("cumulative", "windowed")
-        },
+    curves = {
+        kind: {m: _nan(vals) for m, vals in d[kind].items()} for kind in ("cumulative", "windowed")
     }
+    return {**d, **curves}
 
 
 def _anytime(a):
@@ -133,14 +126,12 @@ def _threshold(record: Mapping) -> dict:
     out = dict(record)
     for key in ("threshold", "realised_fpr"):
         if out.get(key) is not None:
-            out[key] = [[float("nan") if v is None else float(v) for v in row] for row in out[key]]
+            out[key] = [[float(v) for v in _nan(row)] for row in out[key]]
     return out
 
 
 def _chance(levels: Mapping) -> dict:
-    return {
-        m: [float("nan") if v is None else float(v) for v in values] for m, values in levels.items()
-    }
+    return {m: [float(v) for v in _nan(values)] for m, values in levels.items()}
 
 
 def _optional(convert: Callable) -> Callable:

@@ -1,27 +1,14 @@
 """The results database: every run of a benchmark in one embedded SQLite file.
 
 ``clad run SPEC --out DIR`` keeps its runs in ``DIR/results.sqlite``; ``results.json``, the
-summaries and ``clad export`` are produced from it. Tables:
-
-``runs``
-    one row per run: a column per field of the run record (:class:`~clad.results.record.RunResult`,
-    whose field declarations say which columns hold a value as it is and which hold JSON; ``order``
-    is the column ``run_order``), except R and the metrics, which have tables of their own; plus the
-    per-step ``curves`` (JSON) and ``started`` / ``finished`` (UTC, ISO 8601). ``status`` is also
-    ``running`` while a run is computed.
-``r_cells``
-    R in long format: ``run_id, base_metric, step_index, step_concept, test_index, test_concept,
-    value`` (``NULL`` for an undefined cell).
-``metrics``
-    ``run_id, base_metric, metric, value, left_out`` (cells a mean left out; ``NULL`` if not counted).
-``reference_runs``
-    ``run_id, status, record, started, finished``: the reference runs of a spec with ``references``
-    (:mod:`clad.engine.references`), each record the strict-JSON record of a run
-    (:meth:`RunResult.to_dict <clad.results.record.RunResult.to_dict>`).
-``meta``
-    key/value pairs: the spec that last wrote to the database, clad's version.
-
-A ``claims`` table, which folders written by earlier versions of clad hold, is left alone.
+summaries and ``clad export`` are produced from it. Its tables are :data:`SCHEMA` (their columns:
+``docs/guides/running.md``): ``runs`` has a column per field of the run record
+(:class:`~clad.results.record.RunResult`, whose field declarations say which hold JSON; ``order`` is
+``run_order``) but R and the metrics, which have the long tables ``r_cells`` and ``metrics``; its
+``status`` is also ``running`` while a run is computed. ``reference_runs`` holds the strict-JSON
+record of each reference run (:mod:`clad.engine.references`), ``meta`` the spec that last wrote to
+the database and clad's version. A ``claims`` table, which folders written by earlier versions of
+clad hold, is left alone.
 
 Rows are written from, and read back into, the strict-JSON record of a run
 (:meth:`RunResult.to_dict <clad.results.record.RunResult.to_dict>` /
@@ -53,9 +40,10 @@ import functools
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from .reading import StoreReader, damage_of, database_path
 from .record import RunResult
@@ -335,16 +323,11 @@ class ResultStore(StoreReader):
         columns = lambda: {row[1] for row in self._con.execute("PRAGMA table_info(runs)")}  # noqa: E731
         if set(_ADDED_COLUMNS) <= columns():
             return
-        self._con.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction() as cur:
             have = columns()  # another process may have added some since
             for column in _ADDED_COLUMNS:
                 if column not in have:
-                    self._con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
-            self._con.execute("COMMIT")
-        except BaseException:
-            self._con.execute("ROLLBACK")
-            raise
+                    cur.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
 
     # -- plumbing ---------------------------------------------------------------------------
     def still_there(self) -> bool:
@@ -352,8 +335,17 @@ class ResultStore(StoreReader):
         replaced since it was opened: SQLite would go on writing into a file no one can read)."""
         return getattr(self, "_file", None) is None or _file_identity(self.path) == self._file
 
-    def _transaction(self):
-        return _Transaction(self._con)
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Cursor]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error) on the autocommit connection."""
+        cur = self._con.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
 
     def set_meta(self, key: str, value: Any) -> None:
         """Store a JSON value under ``key`` in the ``meta`` table."""
@@ -374,16 +366,8 @@ class ResultStore(StoreReader):
                 "VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(run_id) DO UPDATE SET status = 'running', started = excluded.started "
                 "WHERE runs.status != 'ok'",
-                (
-                    run_id,
-                    labels["dataset"],
-                    labels["scenario"],
-                    labels["strategy"],
-                    labels["detector"],
-                    int(labels["seed"]),
-                    json_text(config),
-                    started or utc_now(),
-                ),
+                (run_id, *(labels[k] for k in ("dataset", "scenario", "strategy", "detector")))
+                + (int(labels["seed"]), json_text(config), started or utc_now()),
             )
 
     def write(
@@ -471,21 +455,3 @@ class ResultStore(StoreReader):
                     finished or utc_now(),
                 ),
             )
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
-
-    def __init__(self, con: sqlite3.Connection):
-        self.con = con
-
-    def __enter__(self) -> sqlite3.Cursor:
-        self.cur = self.con.cursor()
-        self.cur.execute("BEGIN IMMEDIATE")
-        return self.cur
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.cur.execute("COMMIT")
-        else:
-            self.cur.execute("ROLLBACK")

@@ -32,12 +32,9 @@ def stream_batches(
     >>> [(len(x), ended) for x, ended in stream_batches([a, b], 3)]
     [(3, []), (3, [0]), (2, [1])]
     """
-    pieces: list[np.ndarray] = []
-    ended: list[int] = []
-    filled = 0
+    pieces, ended, filled = [], [], 0
     for k, arr in enumerate(arrays):
-        start = 0
-        n = arr.shape[0]
+        start, n = 0, arr.shape[0]
         while start < n:
             take = min(batch_size - filled, n - start)
             pieces.append(arr[start : start + take])
@@ -93,13 +90,8 @@ def _plan(lengths: Sequence[int], transition: int, rng: np.random.Generator | No
     for k in range(n):
         mixed = None
         if k < n - 1 and tail[k] + head[k + 1] > 0:
-            mixed = (
-                k,
-                lengths[k] - tail[k],
-                lengths[k],
-                _interleave_mask(tail[k], head[k + 1], rng),
-                head[k + 1],
-            )
+            mask = _interleave_mask(tail[k], head[k + 1], rng)
+            mixed = (k, lengths[k] - tail[k], lengths[k], mask, head[k + 1])
         # head and tail take at most half of a concept each, so a core is empty only when the
         # concept's tail goes into a window, which then ends the concept
         if lengths[k] - tail[k] - head[k] > 0:
@@ -222,37 +214,9 @@ class ConceptAgnostic(Scenario):
     The strategy gets ``learn(batch)`` calls only: no id, and no boundary signal (a batch may
     span two concepts, and batches are never cut short at a boundary: every batch but the last
     has ``batch_size`` rows). The evaluator knows the boundaries: R gets a row per training concept.
-
-    **When R's row of concept k is evaluated** (``evaluate``). The batch holding k's last row may
-    also hold rows of the next concepts (the *crossing* batch).
-
-    * ``"before_crossing_batch"`` (default, no look-ahead): k's row is evaluated before the
-      crossing batch is learned, i.e. after the last batch made only of rows up to k's end; k's
-      last rows, in the crossing batch, are learned in the next step. No cell of a later concept
-      is then evaluated after the strategy has learned any row of it. When a batch ends exactly
-      at k's end, k's row comes after that batch. The one exception: when the crossing batch is the
-      stream's first (a first concept shorter than a batch), nothing has been learned yet and
-      nothing could be scored, so k's row comes after it (``learned_rows`` records the rows of
-      later concepts it has seen).
-    * ``"after_crossing_batch"``: k's row is evaluated after the crossing batch is learned, so it
-      has seen every row of k and up to ``batch_size - 1`` rows of the next concepts (their
-      "future" cells are then not zero-shot).
-
-    Either way each R row records in ``learned_rows`` how many rows of its own concept
-    (``"concept"``) and of the later training concepts (``"later"``) the strategy had learned when
-    it was evaluated, out of the concept's ``"size"``.
-
-    **Anytime evaluation.** With ``anytime_every=k`` the test concepts are also scored after every
-    ``k``-th batch; with ``anytime_per_concept=H``, ``H`` times per training concept, when the
-    strategy has learned 1/H, 2/H, ..., all of its rows (the last one follows the ``evaluate``
-    rule, so it coincides with R's row). These rows form the *anytime* matrix, labelled by the
-    rows seen and by the task index (the training concept being learned); the anytime metrics
-    (:mod:`clad.metrics.anytime`) are derived from it.
-
-    **Prequential evaluation** (``prequential=True``, training concepts with labels, e.g. a recipe
-    with ``contamination``): each batch after the first is scored before it is learned
-    (test-then-train), and ROC-AUC, average precision and F1 are recorded over all rows scored so
-    far (cumulative) and over the last ``prequential_window`` batches (windowed).
+    When R's row of a concept is evaluated (``evaluate``; by default with no look-ahead), what
+    ``learned_rows`` records, anytime evaluation (``anytime_every``, ``anytime_per_concept``) and
+    prequential evaluation (``prequential``): ``docs/guides/streams.md``.
 
     With ``transition=w`` a change of concept is gradual rather than abrupt: over ``w`` rows around
     each boundary the rows of the two concepts are interleaved, the share of the new one growing

@@ -11,12 +11,9 @@ its values stay within its declared bounds on random labels and scores, a scorel
 (every row the same score, so every row flagged) gets its declared chance level, and labels of
 one class give NaN.
 
-Detector contract: ``fit(X)`` returns the detector itself; ``score(X)`` has shape ``(n,)`` and
-finite values; higher = more anomalous (checked on an easy concept); a clone is unfitted and has
-equal parameters; a fitted detector survives a pickle round trip; the same ``random_state`` gives
-the same scores; ``fit`` does not change parameters; ``fit`` and ``score`` leave their input
-unchanged (clad hands detectors read-only data, so a detector that writes into it fails every
-run); no mutable defaults in ``__init__``. Each check gets its own copy of the data.
+The contracts are the checks themselves, each named for what it asks (:data:`DETECTOR_CHECKS`,
+:data:`STRATEGY_CHECKS`, :data:`BASE_METRIC_CHECKS`; the detector's in words:
+``docs/guides/plugins.md``). Each check gets its own copy of the data.
 
 >>> from sklearn.ensemble import IsolationForest
 >>> check_detector(IsolationForest(n_estimators=20)).ok

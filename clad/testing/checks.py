@@ -37,14 +37,12 @@ class CheckReport:
         return not self.failures
 
     def __str__(self) -> str:
-        lines = [
-            f"{self.subject}: {len(self.results) - len(self.failures)}/{len(self.results)} checks passed"
+        passed = len(self.results) - len(self.failures)
+        lines = [f"{self.subject}: {passed}/{len(self.results)} checks passed"]
+        lines += [
+            f"  ok   {name}" if msg is None else f"  FAIL {name}: {msg}"
+            for name, msg in self.results.items()
         ]
-        for name, msg in self.results.items():
-            lines.append(
-                f"  {'ok  ' if msg is None else 'FAIL'} {name}"
-                + ("" if msg is None else f": {msg}")
-            )
         return "\n".join(lines)
 
 
@@ -94,17 +92,13 @@ def same(a, b) -> bool:
         return repr(a) == repr(b)
 
 
-def changed_params(obj, action) -> list[str]:
-    """Names of the parameters of ``obj`` that ``action(obj)`` changed."""
+def keeps_params(obj, action, problem: str) -> str | None:
+    """``problem`` naming the parameters that ``action`` on a fresh copy of ``obj`` changed, or None."""
+    obj = fresh(obj)
     before = {k: copy.deepcopy(v) for k, v in params_of(obj).items()}
     action(obj)
     after = params_of(obj)
-    return [k for k in before if k not in after or not same(before[k], after[k])]
-
-
-def keeps_params(obj, action, problem: str) -> str | None:
-    """``problem`` naming the parameters that ``action`` on a fresh copy of ``obj`` changed, or None."""
-    changed = changed_params(fresh(obj), action)
+    changed = [k for k in before if k not in after or not same(before[k], after[k])]
     return problem.format(changed) if changed else None
 
 
@@ -184,11 +178,9 @@ def run_on_copies(
 def parametrize(objs, checks: dict, data_fn, argnames: str):
     import pytest
 
-    params, ids = [], []
-    for obj in objs:
-        for name, fn in checks.items():
-            params.append((obj, _bind(fn, data_fn)))
-            ids.append(f"{name_of(obj)}-{name}")
+    cases = [(obj, name, fn) for obj in objs for name, fn in checks.items()]
+    params = [(obj, _bind(fn, data_fn)) for obj, _, fn in cases]
+    ids = [f"{name_of(obj)}-{name}" for obj, name, _ in cases]
     return pytest.mark.parametrize(argnames, params, ids=ids)
 
 

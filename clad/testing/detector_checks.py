@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from ..detectors import as_detector
 from ..errors import CladValueError
 from .checks import (
     CheckReport,
@@ -38,8 +39,6 @@ def _d_fit_returns_self(det, data):
 
 
 def _score(det, X_fit, X):
-    from ..detectors import as_detector
-
     # copies: a detector that writes into its input fails leaves_input_unchanged, and no other check
     return as_detector(fresh(det)).fit(X_fit.copy()).score(X.copy())
 
@@ -65,8 +64,6 @@ def _d_higher_is_more_anomalous(det, data):
 
 
 def _d_threshold(det, data):
-    from ..detectors import as_detector
-
     X, _, _ = data
     t = as_detector(fresh(det)).fit(X).threshold_
     if not np.isfinite(t):
@@ -77,8 +74,6 @@ def _d_clone_unfitted_equal_params(det, data):
     X, _, _ = data
     if not callable(getattr(det, "get_params", None)):
         # no get_params: clad clones the adapter, which deep-copies the never-fitted prototype
-        from ..detectors import as_detector
-
         det = as_detector(det)
     fitted = fresh(det)
     fitted.fit(X)
@@ -94,8 +89,6 @@ def _d_clone_unfitted_equal_params(det, data):
 
 
 def _d_pickle(det, data):
-    from ..detectors import as_detector
-
     X, X_test, _ = data
     a = as_detector(fresh(det)).fit(X.copy())
     b = pickle.loads(pickle.dumps(a))
@@ -123,8 +116,6 @@ def _changed_input(before: np.ndarray, after: np.ndarray, method: str) -> str | 
 
 
 def _d_leaves_input_unchanged(det, data):
-    from ..detectors import as_detector
-
     X, X_test, _ = data
     X_fit, X_score = X.copy(), X_test.copy()  # writeable, so that a write shows instead of raising
     fitted = as_detector(fresh(det)).fit(X_fit)
@@ -137,8 +128,6 @@ def _d_repeatable_scores(det, data):
     """Scoring the same rows twice with one fitted detector gives the same scores: the evaluator scores
     each test concept in one call per training step, and shares the scores of equal steps, so what a
     detector learns while it scores a call (NAB's windowed Gaussian) must start afresh with the next."""
-    from ..detectors import as_detector
-
     X, X_test, _ = data
     fitted = as_detector(fresh(det)).fit(X.copy())
     a, b = fitted.score(X_test.copy()), fitted.score(X_test.copy())

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import numpy as np
 
+from ..metrics.base import BaseMetric, get_base_metric
 from .checks import CheckReport, run_checks
 
 __all__ = ["BASE_METRIC_CHECKS", "check_base_metric"]
@@ -39,16 +41,12 @@ def _input(metric, scores, labels):
 
 
 def _m_declaration(metric, data=None):
-    from ..metrics.base import BaseMetric
-
     if not isinstance(metric, BaseMetric):
         return f"expected a clad.metrics.BaseMetric declaration, got {type(metric).__name__}"
     return None
 
 
 def _m_bounds(metric, data=None):
-    import warnings
-
     lo, hi = metric.bounds
     for y, scores, labels in _metric_cases():
         with warnings.catch_warnings():
@@ -63,8 +61,6 @@ def _m_bounds(metric, data=None):
 
 
 def _m_chance(metric, data=None):
-    import warnings
-
     for y, scores, _ in list(_metric_cases(seed=1, n_cases=10)):
         scoreless = (
             np.full(y.size, 0.5) if metric.input == "scores" else np.ones(y.size, dtype=np.int8)
@@ -86,8 +82,6 @@ def _m_chance(metric, data=None):
 
 
 def _m_one_class(metric, data=None):
-    import warnings
-
     rng = np.random.default_rng(2)
     scores = rng.normal(size=50)
     additive = getattr(metric, "additive", False)  # a count is defined on one class: finite
@@ -121,8 +115,6 @@ def check_base_metric(metric, raise_on_failure: bool = True) -> CheckReport:
     >>> check_base_metric("pr_auc_normalized").ok
     True
     """
-    from ..metrics.base import BaseMetric, get_base_metric
-
     decl = metric if isinstance(metric, BaseMetric) else get_base_metric(metric)
     checks = BASE_METRIC_CHECKS if isinstance(decl, BaseMetric) else {"declaration": _m_declaration}
     # a count is defined on one class: the same check, named for what it asks

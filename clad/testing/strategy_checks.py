@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from ..errors import CladValueError
+from ..strategies.base import Scored
 from .checks import (
     CheckReport,
     easy_concept,
@@ -42,8 +43,6 @@ def _learn_all(strategy, train):
 
 
 def _s_scores(strategy, test):
-    from ..strategies.base import Scored
-
     out = []
     for cid, X, _ in test:
         s = strategy.score(
