@@ -59,7 +59,6 @@ __all__ = [
     "TIME_SERIES_BASELINES",
 ]
 
-#: the registered names of the baselines (``random_scores`` first)
 #: how the values of a window are scaled per channel before a distance, a norm or a PCA
 SCALES = ("standard", "minmax", "none")
 
@@ -113,6 +112,10 @@ class _Scaled(_Baseline):
         self.n_features_in_ = int(np.prod(np.shape(X)[1:])) if np.ndim(X) > 1 else 1
         return self._scaled(W)
 
+    def fit(self, X, y=None):
+        self._fit_scale(X)
+        return self._set_threshold(X)
+
     def _scaled(self, W) -> np.ndarray:
         if self.scale == "none":
             return W
@@ -154,9 +157,8 @@ class RandomScores(_Baseline):
             )
         self.fits_ = getattr(self, "fits_", 0) + 1
         self.n_features_in_ = int(np.prod(np.shape(X)[1:])) if np.ndim(X) > 1 else 1
-        self.threshold_ = 1.0 - float(
-            self.contamination
-        )  # the 1 - contamination quantile of uniform scores
+        # the 1 - contamination quantile of uniform scores
+        self.threshold_ = 1.0 - float(self.contamination)
         return self
 
     def score(self, X) -> np.ndarray:
@@ -179,10 +181,6 @@ class SensorRange(_Scaled):
 
     scale = "none"  # a count of values outside the range does not depend on a scaling
 
-    def fit(self, X, y=None):
-        self._fit_scale(X)
-        return self._set_threshold(X)
-
     def score(self, X) -> np.ndarray:
         self._check_fitted("min_")
         W = _channels(X)
@@ -196,10 +194,6 @@ class WindowL2Norm(_Scaled):
     def __init__(self, scale: str = "standard", contamination: float = 0.1):
         self.scale = scale
         self.contamination = contamination
-
-    def fit(self, X, y=None):
-        self._fit_scale(X)
-        return self._set_threshold(X)
 
     def score(self, X) -> np.ndarray:
         T = self._table(X)
@@ -253,9 +247,8 @@ class PCAReconstruction(_Scaled):
         from sklearn.decomposition import PCA
 
         T = self._fit_scale(X).reshape(np.shape(X)[0], -1)
-        self.pca_ = PCA(
-            n_components=self._components(T.shape[1], T.shape[0]), svd_solver="full"
-        ).fit(T)
+        k = self._components(T.shape[1], T.shape[0])
+        self.pca_ = PCA(n_components=k, svd_solver="full").fit(T)
         return self._set_threshold(X)
 
     def score(self, X) -> np.ndarray:

@@ -132,16 +132,13 @@ class Experts(Strategy):
             return None
         return combine("experts", self.no_expert, keys, concept_id)
 
-    def _check_fitted(self, attr: str = "experts_"):
-        super()._check_fitted(attr)
-
     def choose_expert(self, X) -> str:
         """The key of the expert the task-agnostic rule picks for the test set ``X``."""
-        self._check_fitted()
+        self._check_fitted("experts_")
         return task_agnostic_choice(self.experts_, self.train_scores_, X)[0]
 
     def score(self, X, concept_id=None) -> Scored:
-        self._check_fitted()
+        self._check_fitted("experts_")
         if concept_id is not None:
             key = str(concept_id)
             if key in self.experts_:
