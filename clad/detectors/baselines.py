@@ -1,19 +1,15 @@
 """Named simple baselines, run like any method: a claim reads "beats the best baseline by more than
-noise" or does not stand.
+noise" or does not stand (what each is and why: ``docs/guides/thresholds.md``).
 
-* :class:`RandomScores` (``random_scores``): seeded uniform scores in [0, 1), as CAD-Benchmarks'
-  random model. Its R has a spread over seeds and it enters the statistics like any detector (the
-  analytic chance level has no variance). The scores of a row set are drawn from a generator seeded
-  by ``random_state``, the number of fits so far and the bytes of the rows, so scoring the same rows
-  twice gives the same scores (whatever the threads or the order of scoring).
+* :class:`RandomScores` (``random_scores``): seeded uniform scores in [0, 1). The scores of a row
+  set are drawn from a generator seeded by ``random_state``, the number of fits so far and the
+  bytes of the rows, so scoring the same rows twice gives the same scores (whatever the threads or
+  the order of scoring).
 
-The four simple baselines of Sarfraz et al., "Position: Quo Vadis, Unsupervised Time Series Anomaly
-Detection?" (ICML 2024), which match or beat deep detectors on the benchmarks clad's time-series
-scenarios come from. A row is a window ``(steps, channels)`` (or a table row: one step); the values
-are first scaled per channel on the training rows: ``scale="standard"`` (the default: ``(x - mean) / std``,
-so the L2 norm is the distance from the training mean), ``"minmax"`` (``(x - min) / (max - min)``,
-their "0-1" preprocessing, under which the L2 norm measures the distance from the smallest values) or
-``"none"``; a constant channel is only centred:
+The four simple baselines of Sarfraz et al. (ICML 2024) read a row as a window ``(steps,
+channels)`` (a table row: one step), its values first scaled per channel on the training rows:
+``scale="standard"`` (the default: ``(x - mean) / std``), ``"minmax"`` (``(x - min) / (max -
+min)``) or ``"none"``; a constant channel is only centred:
 
 * :class:`SensorRange` (``sensor_range``): how many values of the window lie outside their channel's
   training range ``[min, max]`` (their ``SensorRangeDeviation`` with ``count_sensors``, over every

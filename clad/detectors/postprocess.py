@@ -39,6 +39,9 @@ __all__ = ["Postprocessed", "rolling", "check_postprocess", "FILTERS", "WARMUPS"
 FILTERS = ("median", "mean", "max")
 WARMUPS = ("unflagged", "partial")
 _REDUCE = {"median": np.median, "mean": np.mean, "max": np.max}
+_FILTER_TEXT = (
+    "one filter and its window in rows, {median = k}, {mean = k} or {max = k} (k an integer >= 1)"
+)
 
 
 def check_postprocess(value) -> tuple[str, int]:
@@ -57,10 +60,7 @@ def check_postprocess(value) -> tuple[str, int]:
         ok = kind in FILTERS and isinstance(k, (int, np.integer)) and not isinstance(k, bool)
         ok = ok and k >= 1
     if not ok:
-        raise DetectorError(
-            f"postprocess={value!r}; expected one filter and its window in rows, {{median = k}}, "
-            "{mean = k} or {max = k} (k an integer >= 1)"
-        )
+        raise DetectorError(f"postprocess={value!r}; expected {_FILTER_TEXT}")
     return str(kind), int(k)
 
 
@@ -102,7 +102,7 @@ class _Filter:
         return True
 
     def __str__(self) -> str:
-        return "one filter and its window in rows, {median = k}, {mean = k} or {max = k} (k an integer >= 1)"
+        return _FILTER_TEXT
 
 
 class _DetectorName:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import CladValueError
 from .torch_base import TorchDetector, nn, torch
+from .torch_stacked import cell_step
 
 __all__ = [
     "SequenceAutoEncoder",
@@ -178,16 +179,7 @@ def _unrolled_layer(layer, x, taps):
             gh.requires_grad_(True)
         prev.append(h)
         ghs.append(gh)
-        if lstm:
-            # chunk: one backward concatenation (slices would each fill a full-size gradient)
-            i, f, g, o = (gi_t + gh).chunk(4, dim=1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-        else:
-            ir, iz, in_ = gi_t.chunk(3, dim=1)
-            hr, hz, hn = gh.chunk(3, dim=1)
-            r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
-            h = (1 - z) * torch.tanh(in_ + r * hn) + z * h
+        h, c = cell_step(lstm, gi_t, gh, h, c)
         outs.append(h)
     taps.append((layer, x, gi, torch.stack(prev, dim=1), ghs))
     return torch.stack(outs, dim=1), h
