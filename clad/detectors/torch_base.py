@@ -310,14 +310,12 @@ class TorchDetector(Validated, BaseEstimator):
         memory, mini-batches copied without blocking) or ``"host"`` (the CPU, or another device)."""
         X = torch.from_numpy(Xs)
         dev = self.torch_device
-        if dev.type == "cpu":
+        if dev.type != "cuda":
             return X, "host"
-        if dev.type == "cuda":
-            free, _ = torch.cuda.mem_get_info(dev)
-            if X.nbytes <= DEVICE_DATA_BUDGET * free:
-                return X.pin_memory().to(dev, non_blocking=True), "device"
-            return X.pin_memory(), "pinned"
-        return X, "host"
+        free, _ = torch.cuda.mem_get_info(dev)
+        if X.nbytes <= DEVICE_DATA_BUDGET * free:
+            return X.pin_memory().to(dev, non_blocking=True), "device"
+        return X.pin_memory(), "pinned"
 
     def _train(self, Xs: np.ndarray, epochs: int, extra_loss, grad_hook=None):
         """Train ``module_`` on the standardised rows ``Xs``; returns them as the tensor the

@@ -190,11 +190,8 @@ class AGEM(_Rehearsal):
             else:  # on a GPU without reading anything back
                 g, negative = agem_project(g, g_ref)
                 self._pending_projections = self._pending_projections + negative
-            pos = 0
-            for p in params:
-                n = p.grad.numel()
-                p.grad.copy_(g[pos : pos + n].view_as(p.grad))
-                pos += n
+            for p, part in zip(params, g.split([p.grad.numel() for p in params])):
+                p.grad.copy_(part.view_as(p.grad))
 
         return grad_hook
 
