@@ -281,7 +281,7 @@ def _lstm_squared_grad_sums(module: _SeqAE, xb) -> list:
         result[id(w_out)] = weight(d_out, h)
         result[id(b_out)] = bias(d_out.sum(dim=0))
         dh = d_out @ w_out
-        for saved in reversed(decoder):
+        for saved in reversed(encoder + decoder):
             d_gates = _lstm_gate_grads(saved, dh)
             layer = saved["layer"]
             d_sum = d_gates.sum(dim=0)
@@ -294,15 +294,8 @@ def _lstm_squared_grad_sums(module: _SeqAE, xb) -> list:
                 dh[-1] = d_sum @ layer.weight_ih_l0
             else:
                 result[id(layer.weight_ih_l0)] = weight(d_gates, saved["x"])
-                dh = d_gates @ layer.weight_ih_l0
-        for saved in reversed(encoder):
-            d_gates = _lstm_gate_grads(saved, dh)
-            layer = saved["layer"]
-            result[id(layer.weight_ih_l0)] = weight(d_gates, saved["x"])
-            result[id(layer.weight_hh_l0)] = weight(d_gates, saved["prev"])
-            result[id(layer.bias_ih_l0)] = result[id(layer.bias_hh_l0)] = bias(d_gates.sum(dim=0))
-            if saved is not encoder[0]:
-                dh = d_gates @ layer.weight_ih_l0
+                if saved is not encoder[0]:
+                    dh = d_gates @ layer.weight_ih_l0
         return [result[id(p)] for p in module.parameters()]
 
 
