@@ -196,8 +196,7 @@ def _adam_schedule(lr, epochs, nb: int, epoch: int, dev):
     ).astype(np.float64)
     step_size = (lr[None, :] / (1 - _BETA1**t)).astype(np.float32)
     bc2_sqrt = np.sqrt(1 - _BETA2**t).astype(np.float32)
-    both = torch.from_numpy(np.stack([step_size, bc2_sqrt])[..., None])
-    both = to_device(both, dev)
+    both = to_device(torch.from_numpy(np.stack([step_size, bc2_sqrt])[..., None]), dev)
     return both[0], both[1]
 
 
@@ -223,17 +222,14 @@ class _Stack:
         self.first_perm = background.submit(_permutations, self.gens, self.epochs > 0, n)
         background.shutdown(wait=False)
         self.named = named = [(nm, p.shape, p.numel()) for nm, p in template.named_parameters()]
-        self.flat = flat = torch.empty(
-            (k, sum(numel for _, _, numel in named)),
-            dtype=next(template.parameters()).dtype,
-            device=dev,
-        )
+        self.sizes = [numel for _, _, numel in named]
+        dtype = next(template.parameters()).dtype
+        self.flat = flat = torch.empty((k, sum(self.sizes)), dtype=dtype, device=dev)
         torch.cat(
             [p.detach().reshape(-1) for d in dets for p in d.module_.parameters()],
             out=flat.view(-1),
         )
         flat.requires_grad_(True)
-        self.sizes = [numel for _, _, numel in named]
         self.exp_avg = torch.zeros_like(flat, requires_grad=False)
         self.exp_avg_sq = torch.zeros_like(self.exp_avg)
         self.lr = np.array([float(d.learning_rate) for d in dets])

@@ -1,10 +1,9 @@
-"""Rehearsal for clad's PyTorch detectors: A-GEM and DER.
+"""Rehearsal for clad's PyTorch detectors: A-GEM and DER (``docs/guides/time-series.md``).
 
 Both keep **one** network, trained further (``partial_fit``) on every new concept or batch, and a
-bounded memory of past rows: a reservoir (:class:`~clad.strategies.memory.ReservoirBuffer`) of at
-most ``buffer_size`` rows, offered each ``learn`` call's rows after the call (so a call trains
-against the memory of the calls before it). The memory needs neither ids nor boundaries, so both
-run in every scenario. Rows are kept standardised (the detector's statistics from its first fit).
+reservoir (:class:`~clad.strategies.memory.ReservoirBuffer`) of at most ``buffer_size`` past rows,
+standardised, offered each ``learn`` call's rows after the call (so a call trains against the
+memory of the calls before it); it needs neither ids nor boundaries, so both run in every scenario.
 
 * :class:`AGEM` (averaged gradient episodic memory, Chaudhry et al., ICLR 2019): at every optimiser
   step the gradient ``g`` of the new mini-batch is compared with the gradient ``g_ref`` of the
