@@ -244,12 +244,8 @@ class ProtocolDetector(DetectorAdapter):
             )
         with writes_guard(self.name, "score"):  # the training rows' scores, for the threshold
             raw = est.score(X)
-        train_scores = check_scores(
-            raw,
-            int(np.shape(X)[0]),
-            type(est).__name__,
-            " training rows (scored in fit() to set the threshold)",
-        )
+        of = " training rows (scored in fit() to set the threshold)"
+        train_scores = check_scores(raw, int(np.shape(X)[0]), type(est).__name__, of)
         return float(np.quantile(train_scores, 1.0 - float(self.contamination)))
 
 

@@ -3,15 +3,16 @@
 Two adapters, both built on :class:`IncrementalDetector`, give such estimators clad's detector
 interface plus ``partial_fit(X)``: :class:`RiverDetector` (any river anomaly detector; a row goes
 to river as ``{column index: value}``) and :class:`~clad.detectors.partial_fit.PartialFitDetector`
-(any estimator with ``partial_fit``). ``fit(X)`` starts from a fresh copy of the estimator, ``partial_fit(X)`` goes on learning (``fit``
-if never fitted). ``threshold_`` is the estimator's own when the adapter has one (scikit-learn's
-``offset_``), else the ``1 - contamination`` quantile of the scores of the rows just learned,
-scored after learning. Windows (3-D rows) are flattened (:func:`~clad.detectors.tabular.as_table`).
-``random_state`` becomes the ``seed`` of every river estimator in a pipeline that takes one (or
-the wrapped estimator's ``random_state``), so the same seed gives the same scores.
+(any estimator with ``partial_fit``). ``fit(X)`` starts from a fresh copy of the estimator,
+``partial_fit(X)`` goes on learning (``fit`` if never fitted). ``threshold_`` is the estimator's
+own when the adapter has one (scikit-learn's ``offset_``), else the ``1 - contamination`` quantile
+of the scores of the rows just learned, scored after learning. Windows (3-D rows) are flattened
+(:func:`~clad.detectors.tabular.as_table`). ``random_state`` becomes the ``seed`` of every river
+estimator in a pipeline that takes one (or the wrapped estimator's ``random_state``), so the same
+seed gives the same scores.
 
-:func:`~clad.detectors.partial_fit.as_incremental` turns a detector into one of these, or says why it cannot; the
-``incremental`` strategy (:class:`clad.strategies.Incremental`) uses it.
+:func:`~clad.detectors.partial_fit.as_incremental` turns a detector into one of these, or says why
+it cannot; the ``incremental`` strategy (:class:`clad.strategies.Incremental`) uses it.
 
 >>> import numpy as np
 >>> det = half_space_trees(n_trees=5, height=4, window_size=50, random_state=0)

@@ -25,9 +25,10 @@ Randomness never touches torch's global generator: weights are initialised and b
 with a ``torch.Generator`` seeded from ``random_state`` (a different, derived seed for every
 training call), so on CPU the same seed gives bit-identical scores. ``device`` is ``"cpu"``
 (default) or e.g. ``"cuda"``; how a GPU is kept busy (the rows moved once within
-:data:`DEVICE_DATA_BUDGET`, one read of the loss per call, CUDA graphs, :meth:`~TorchDetector.gradient_pass`)
-is told in the strategies guide (``docs/guides/strategies.md``, "On a GPU"). The CPU path computes
-exactly what it computed before these device paths existed.
+:data:`DEVICE_DATA_BUDGET`, one read of the loss per call, CUDA graphs,
+:meth:`~TorchDetector.gradient_pass`) is told in the strategies guide
+(``docs/guides/strategies.md``, "On a GPU"). The CPU path computes exactly what it computed before
+these device paths existed.
 
 Runs of one grid that train the same network can be trained together as one stacked model
 (:mod:`clad.detectors.torch_replicas`): :meth:`TorchDetector._train` then hands its call to the
@@ -151,16 +152,17 @@ class TorchDetector(Validated, BaseEstimator):
         return type(self).__name__
 
     def _check_params(self) -> None:
+        who = self.name
         self._validate_params()
         try:
             dev = torch.device(self.device)
         except (RuntimeError, TypeError):
             raise CladValueError(
-                f"{self.name}: device={self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'"
+                f"{who}: device={self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'"
             ) from None
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise DetectorError(
-                f"{self.name}: device={self.device!r} but torch.cuda.is_available() is False; use device='cpu'"
+                f"{who}: device={self.device!r} but torch.cuda.is_available() is False; use device='cpu'"
             )
 
     def _shape_input(self, X: np.ndarray) -> np.ndarray:

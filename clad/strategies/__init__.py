@@ -112,10 +112,7 @@ def make_strategy(name: str, detector, params: dict | None = None, random_state:
     """Build the strategy registered as ``name`` around the detector prototype ``detector``."""
     params = dict(params or {})
     strat = STRATEGIES.build(name, {**params, "detector": detector})
-    if (
-        random_state is not None
-        and "random_state" in strat.get_params(deep=False)
-        and strat.random_state is None
-    ):
+    has_seed = "random_state" in strat.get_params(deep=False)
+    if random_state is not None and has_seed and strat.random_state is None:
         strat.set_params(random_state=random_state)
     return strat
