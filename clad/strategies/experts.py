@@ -115,8 +115,7 @@ class Experts(Strategy):
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "experts_"):
-            self.experts_ = {}
-            self.train_scores_ = {}
+            self.experts_, self.train_scores_ = {}, {}
         key = str(concept_id) if concept_id is not None else f"expert_{self.n_learn_calls_}"
         det = self._fit_new(X)
         self.experts_.pop(key, None)  # a retrained id becomes the latest expert
