@@ -442,8 +442,7 @@ class TorchDetector(Validated, BaseEstimator):
             ``grad_hook(module)`` sees the gradients before each optimiser step.
         """
         if not hasattr(self, "module_"):
-            self.fit(X)
-            return self
+            return self.fit(X)
         self._check_params()
         if epochs is not None:
             check(self.name, {"epochs": epochs}, {"epochs": [COUNT]})
