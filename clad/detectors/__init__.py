@@ -71,8 +71,8 @@ DETECTORS = Registry(
     methods=("fit",),
     any_of=("score", "decision_function", "score_samples"),
     or_methods=("learn_one", "score_one"),  # river's incremental detectors
-    not_bases=("ClassifierMixin", "RegressorMixin"),
-)  # scikit-learn's supervised estimators
+    not_bases=("ClassifierMixin", "RegressorMixin"),  # scikit-learn's supervised estimators
+)
 DETECTORS.add("iforest", "sklearn.ensemble:IsolationForest", "scikit-learn IsolationForest")
 DETECTORS.add(
     "lof",

@@ -69,18 +69,15 @@ def check_threshold(value, who: str) -> float:
     ...
     clad.errors.DetectorError: detector Mine: threshold_ is nan; expected a finite real number
     """
-    if isinstance(value, (bool, np.bool_)) or np.iscomplexobj(value):
-        raise DetectorError(
-            f"detector {who}: threshold_ is {value!r}; expected a finite real number"
-        )
-    try:
-        t = float(value)
-    except (TypeError, ValueError):
-        raise DetectorError(
-            f"detector {who}: threshold_ is {value!r}; expected a finite real number"
-        ) from None
-    if not np.isfinite(t):
-        raise DetectorError(f"detector {who}: threshold_ is {t!r}; expected a finite real number")
+    t = None
+    if not isinstance(value, (bool, np.bool_)) and not np.iscomplexobj(value):
+        try:
+            t = float(value)
+        except (TypeError, ValueError):
+            pass
+    if t is None or not np.isfinite(t):
+        v = value if t is None else t
+        raise DetectorError(f"detector {who}: threshold_ is {v!r}; expected a finite real number")
     return t
 
 
@@ -165,8 +162,7 @@ class DetectorAdapter(BaseEstimator):
 
     # subclass hooks
     def _fit_estimator(self, est, X):
-        returned = est.fit(X)
-        return returned
+        return est.fit(X)
 
     def _raw_score(self, est, X):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -248,12 +244,8 @@ class ProtocolDetector(DetectorAdapter):
             )
         with writes_guard(self.name, "score"):  # the training rows' scores, for the threshold
             raw = est.score(X)
-        train_scores = check_scores(
-            raw,
-            int(np.shape(X)[0]),
-            type(est).__name__,
-            " training rows (scored in fit() to set the threshold)",
-        )
+        of = " training rows (scored in fit() to set the threshold)"
+        train_scores = check_scores(raw, int(np.shape(X)[0]), type(est).__name__, of)
         return float(np.quantile(train_scores, 1.0 - float(self.contamination)))
 
 

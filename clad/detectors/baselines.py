@@ -1,19 +1,15 @@
 """Named simple baselines, run like any method: a claim reads "beats the best baseline by more than
-noise" or does not stand.
+noise" or does not stand (what each is and why: ``docs/guides/thresholds.md``).
 
-* :class:`RandomScores` (``random_scores``): seeded uniform scores in [0, 1), as CAD-Benchmarks'
-  random model. Its R has a spread over seeds and it enters the statistics like any detector (the
-  analytic chance level has no variance). The scores of a row set are drawn from a generator seeded
-  by ``random_state``, the number of fits so far and the bytes of the rows, so scoring the same rows
-  twice gives the same scores (whatever the threads or the order of scoring).
+* :class:`RandomScores` (``random_scores``): seeded uniform scores in [0, 1). The scores of a row
+  set are drawn from a generator seeded by ``random_state``, the number of fits so far and the
+  bytes of the rows, so scoring the same rows twice gives the same scores (whatever the threads or
+  the order of scoring).
 
-The four simple baselines of Sarfraz et al., "Position: Quo Vadis, Unsupervised Time Series Anomaly
-Detection?" (ICML 2024), which match or beat deep detectors on the benchmarks clad's time-series
-scenarios come from. A row is a window ``(steps, channels)`` (or a table row: one step); the values
-are first scaled per channel on the training rows: ``scale="standard"`` (the default: ``(x - mean) / std``,
-so the L2 norm is the distance from the training mean), ``"minmax"`` (``(x - min) / (max - min)``,
-their "0-1" preprocessing, under which the L2 norm measures the distance from the smallest values) or
-``"none"``; a constant channel is only centred:
+The four simple baselines of Sarfraz et al. (ICML 2024) read a row as a window ``(steps,
+channels)`` (a table row: one step), its values first scaled per channel on the training rows:
+``scale="standard"`` (the default: ``(x - mean) / std``), ``"minmax"`` (``(x - min) / (max -
+min)``) or ``"none"``; a constant channel is only centred:
 
 * :class:`SensorRange` (``sensor_range``): how many values of the window lie outside their channel's
   training range ``[min, max]`` (their ``SensorRangeDeviation`` with ``count_sensors``, over every
@@ -59,7 +55,6 @@ __all__ = [
     "TIME_SERIES_BASELINES",
 ]
 
-#: the registered names of the baselines (``random_scores`` first)
 #: how the values of a window are scaled per channel before a distance, a norm or a PCA
 SCALES = ("standard", "minmax", "none")
 
@@ -113,6 +108,10 @@ class _Scaled(_Baseline):
         self.n_features_in_ = int(np.prod(np.shape(X)[1:])) if np.ndim(X) > 1 else 1
         return self._scaled(W)
 
+    def fit(self, X, y=None):
+        self._fit_scale(X)
+        return self._set_threshold(X)
+
     def _scaled(self, W) -> np.ndarray:
         if self.scale == "none":
             return W
@@ -154,9 +153,8 @@ class RandomScores(_Baseline):
             )
         self.fits_ = getattr(self, "fits_", 0) + 1
         self.n_features_in_ = int(np.prod(np.shape(X)[1:])) if np.ndim(X) > 1 else 1
-        self.threshold_ = 1.0 - float(
-            self.contamination
-        )  # the 1 - contamination quantile of uniform scores
+        # the 1 - contamination quantile of uniform scores
+        self.threshold_ = 1.0 - float(self.contamination)
         return self
 
     def score(self, X) -> np.ndarray:
@@ -179,10 +177,6 @@ class SensorRange(_Scaled):
 
     scale = "none"  # a count of values outside the range does not depend on a scaling
 
-    def fit(self, X, y=None):
-        self._fit_scale(X)
-        return self._set_threshold(X)
-
     def score(self, X) -> np.ndarray:
         self._check_fitted("min_")
         W = _channels(X)
@@ -196,10 +190,6 @@ class WindowL2Norm(_Scaled):
     def __init__(self, scale: str = "standard", contamination: float = 0.1):
         self.scale = scale
         self.contamination = contamination
-
-    def fit(self, X, y=None):
-        self._fit_scale(X)
-        return self._set_threshold(X)
 
     def score(self, X) -> np.ndarray:
         T = self._table(X)
@@ -253,9 +243,8 @@ class PCAReconstruction(_Scaled):
         from sklearn.decomposition import PCA
 
         T = self._fit_scale(X).reshape(np.shape(X)[0], -1)
-        self.pca_ = PCA(
-            n_components=self._components(T.shape[1], T.shape[0]), svd_solver="full"
-        ).fit(T)
+        k = self._components(T.shape[1], T.shape[0])
+        self.pca_ = PCA(n_components=k, svd_solver="full").fit(T)
         return self._set_threshold(X)
 
     def score(self, X) -> np.ndarray:

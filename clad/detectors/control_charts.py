@@ -81,9 +81,7 @@ def combine_statistics(
             )
         values = np.asarray(values, dtype=np.float64)
         r = values / limit
-        exceeds = values > limit
-        r = np.where(exceeds, np.maximum(r, above), np.minimum(r, 1.0))
-        ratios.append(r)
+        ratios.append(np.where(values > limit, np.maximum(r, above), np.minimum(r, 1.0)))
     stacked = np.vstack(ratios)
     return stacked.max(axis=0) if rule == "any" else stacked.min(axis=0)
 
@@ -194,13 +192,8 @@ class HotellingT2(BaseEstimator):
             )
         space = self.pca_.transform(Z) if self.pca_ is not None else Z
         self.inv_cov_ = _inverse(np.cov(space.T))
-        t2 = (
-            m
-            * (n - 1)
-            * (n + 1)
-            / (n * (n - m))
-            * _quantile(st.f(m, n - m), self.p_value, self.limits)
-        )
+        f_quantile = _quantile(st.f(m, n - m), self.p_value, self.limits)
+        t2 = m * (n - 1) * (n + 1) / (n * (n - m)) * f_quantile
         self.limits_ = {"t2": float(self.limit_scale * t2)}
         if self.pca_ is not None:
             P = self.pca_.components_.T

@@ -1,25 +1,18 @@
 """Incremental detectors: estimators that learn batch after batch without starting over.
 
-Two adapters give such estimators clad's detector interface plus ``partial_fit(X)``, both built on
-:class:`IncrementalDetector`:
+Two adapters, both built on :class:`IncrementalDetector`, give such estimators clad's detector
+interface plus ``partial_fit(X)``: :class:`RiverDetector` (any river anomaly detector; a row goes
+to river as ``{column index: value}``) and :class:`~clad.detectors.partial_fit.PartialFitDetector`
+(any estimator with ``partial_fit``). ``fit(X)`` starts from a fresh copy of the estimator,
+``partial_fit(X)`` goes on learning (``fit`` if never fitted). ``threshold_`` is the estimator's
+own when the adapter has one (scikit-learn's ``offset_``), else the ``1 - contamination`` quantile
+of the scores of the rows just learned, scored after learning. Windows (3-D rows) are flattened
+(:func:`~clad.detectors.tabular.as_table`). ``random_state`` becomes the ``seed`` of every river
+estimator in a pipeline that takes one (or the wrapped estimator's ``random_state``), so the same
+seed gives the same scores.
 
-* :class:`RiverDetector` — any river anomaly detector (``learn_one`` / ``score_one``, and
-  ``learn_many`` where it exists), e.g. ``HalfSpaceTrees`` or ``OneClassSVM``, usually behind a
-  river scaler in a pipeline. A row goes to river as ``{column index: value}``.
-* :class:`~clad.detectors.partial_fit.PartialFitDetector` — any scikit-learn / PyOD / clad-interface estimator with
-  ``partial_fit`` (scikit-learn's ``SGDOneClassSVM``, say): ``fit`` is the estimator's own
-  ``fit``, ``partial_fit`` its ``partial_fit``, scores and threshold those of the matching adapter
-  of :func:`~clad.detectors.as_detector`.
-
-``fit(X)`` starts from a fresh copy of the estimator, ``partial_fit(X)`` goes on learning (``fit``
-if never fitted). ``threshold_`` is the estimator's own when the adapter has one (scikit-learn's
-``offset_``), else the ``1 - contamination`` quantile of the scores of the rows just learned,
-scored after learning. Windows (3-D rows) are flattened (:func:`~clad.detectors.tabular.as_table`).
-``random_state`` becomes the ``seed`` of every river estimator in a pipeline that takes one (or
-the wrapped estimator's ``random_state``), so the same seed gives the same scores.
-
-:func:`~clad.detectors.partial_fit.as_incremental` turns a detector into one of these, or says why it cannot; the
-``incremental`` strategy (:class:`clad.strategies.Incremental`) uses it.
+:func:`~clad.detectors.partial_fit.as_incremental` turns a detector into one of these, or says why
+it cannot; the ``incremental`` strategy (:class:`clad.strategies.Incremental`) uses it.
 
 >>> import numpy as np
 >>> det = half_space_trees(n_trees=5, height=4, window_size=50, random_state=0)
@@ -183,20 +176,14 @@ class RiverDetector(IncrementalDetector):
         use_learn_many: bool = True,
         random_state: int | None = None,
     ):
-        super().__init__(
-            estimator=estimator, contamination=contamination, random_state=random_state
-        )
+        super().__init__(estimator, contamination, random_state)
         self.higher_is_normal = higher_is_normal
         self.use_learn_many = use_learn_many
 
     @property
     def name(self) -> str:
         steps = getattr(self.estimator, "steps", None)  # a river pipeline: its last step
-        return (
-            str(list(steps)[-1])
-            if isinstance(steps, dict) and steps
-            else type(self.estimator).__name__
-        )
+        return str(list(steps)[-1]) if isinstance(steps, dict) and steps else super().name
 
     def _fresh(self):
         if not is_river(self.estimator):
@@ -220,11 +207,8 @@ class RiverDetector(IncrementalDetector):
 
     def _raw_score(self, X) -> np.ndarray:
         score_one = self.estimator_.score_one
-        s = np.fromiter(
-            (score_one(dict(enumerate(row))) for row in X.tolist()),
-            dtype=np.float64,
-            count=X.shape[0],
-        )
+        rows = (score_one(dict(enumerate(row))) for row in X.tolist())
+        s = np.fromiter(rows, dtype=np.float64, count=X.shape[0])
         return -s if self.higher_is_normal else s
 
 

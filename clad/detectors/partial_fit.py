@@ -31,9 +31,8 @@ class PartialFitDetector(IncrementalDetector):
 
     def _adapter(self) -> DetectorAdapter:
         adapter = as_detector(self.estimator)
-        if not isinstance(adapter, DetectorAdapter):  # a clad detector: its own interface
-            return None
-        return adapter
+        # None for a clad detector: its own interface
+        return adapter if isinstance(adapter, DetectorAdapter) else None
 
     def _fresh(self):
         if not callable(getattr(self.estimator, "partial_fit", None)):

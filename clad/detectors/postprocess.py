@@ -39,6 +39,9 @@ __all__ = ["Postprocessed", "rolling", "check_postprocess", "FILTERS", "WARMUPS"
 FILTERS = ("median", "mean", "max")
 WARMUPS = ("unflagged", "partial")
 _REDUCE = {"median": np.median, "mean": np.mean, "max": np.max}
+_FILTER_TEXT = (
+    "one filter and its window in rows, {median = k}, {mean = k} or {max = k} (k an integer >= 1)"
+)
 
 
 def check_postprocess(value) -> tuple[str, int]:
@@ -54,17 +57,10 @@ def check_postprocess(value) -> tuple[str, int]:
     ok = isinstance(value, dict) and len(value) == 1
     if ok:
         ((kind, k),) = value.items()
-        ok = (
-            kind in FILTERS
-            and isinstance(k, (int, np.integer))
-            and not isinstance(k, bool)
-            and k >= 1
-        )
+        ok = kind in FILTERS and isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+        ok = ok and k >= 1
     if not ok:
-        raise DetectorError(
-            f"postprocess={value!r}; expected one filter and its window in rows, {{median = k}}, "
-            "{mean = k} or {max = k} (k an integer >= 1)"
-        )
+        raise DetectorError(f"postprocess={value!r}; expected {_FILTER_TEXT}")
     return str(kind), int(k)
 
 
@@ -106,7 +102,7 @@ class _Filter:
         return True
 
     def __str__(self) -> str:
-        return "one filter and its window in rows, {median = k}, {mean = k} or {max = k} (k an integer >= 1)"
+        return _FILTER_TEXT
 
 
 class _DetectorName:
@@ -172,13 +168,8 @@ class Postprocessed(BaseEstimator):
 
     def _charts(self):
         inner = getattr(self.detector_, "estimator_", None)
-        if (
-            inner is not None
-            and callable(getattr(inner, "statistics", None))
-            and hasattr(inner, "limits_")
-        ):
-            return inner
-        return None
+        charts = callable(getattr(inner, "statistics", None)) and hasattr(inner, "limits_")
+        return inner if charts else None
 
     def score(self, X) -> np.ndarray:
         """The wrapped detector's score (or each of its statistics) smoothed over the rows of ``X`` in order."""

@@ -9,8 +9,6 @@ calls it; a detector of one's own that wants the 3-D windows sets ``_clad_detect
 ``as_detector`` passes it through unwrapped), as clad's sequence autoencoders do.
 
 >>> import numpy as np
-
-from ..errors import DetectorError
 >>> W = np.arange(12.0).reshape(2, 3, 2)
 >>> as_table(W).tolist()
 [[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0, 11.0]]

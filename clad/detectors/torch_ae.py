@@ -8,8 +8,6 @@ registered names ``autoencoder`` and ``vae`` are lazy import paths).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..validation import Interval, Real
 import torch
 from torch import nn
@@ -19,13 +17,13 @@ from .torch_base import TorchDetector
 __all__ = ["AutoEncoder", "VAE", "dense_squared_grad_sums"]
 
 
-def _mlp(sizes: list[int], last_activation: bool) -> list:
+def _mlp(sizes: list[int], last_activation: bool) -> nn.Sequential:
     layers = []
     for i in range(len(sizes) - 1):
         layers.append(nn.Linear(sizes[i], sizes[i + 1], device="meta"))
         if i < len(sizes) - 2 or last_activation:
             layers.append(nn.ReLU())
-    return layers
+    return nn.Sequential(*layers)
 
 
 class _DenseAE(nn.Module):
@@ -34,8 +32,8 @@ class _DenseAE(nn.Module):
 
     def __init__(self, n_features: int, hidden: tuple[int, ...]):
         super().__init__()
-        self.encoder = nn.Sequential(*_mlp([n_features, *hidden], last_activation=False))
-        self.decoder = nn.Sequential(*_mlp([*hidden[::-1], n_features], last_activation=False))
+        self.encoder = _mlp([n_features, *hidden], last_activation=False)
+        self.decoder = _mlp([*hidden[::-1], n_features], last_activation=False)
 
     def reconstruct(self, x):
         return self.decoder(self.encoder(x))
@@ -52,17 +50,11 @@ class _DenseVAE(nn.Module):
     def __init__(self, n_features: int, hidden: tuple[int, ...], beta: float):
         super().__init__()
         body, latent = list(hidden[:-1]), hidden[-1]
-        self.body = (
-            nn.Sequential(*_mlp([n_features, *body], last_activation=True))
-            if body
-            else nn.Identity()
-        )
+        self.body = _mlp([n_features, *body], last_activation=True) if body else nn.Identity()
         width = body[-1] if body else n_features
         self.mu = nn.Linear(width, latent, device="meta")
         self.logvar = nn.Linear(width, latent, device="meta")
-        self.decoder = nn.Sequential(
-            *_mlp([latent, *body[::-1], n_features], last_activation=False)
-        )
+        self.decoder = _mlp([latent, *body[::-1], n_features], last_activation=False)
         self.beta = float(beta)
 
     def reconstruct(self, x):  # deterministic: the decoded mean
@@ -76,10 +68,8 @@ class _DenseVAE(nn.Module):
         eps = torch.randn(mu.shape, generator=noise, device=mu.device, dtype=mu.dtype)
         recon = self.decoder(mu + torch.exp(0.5 * logvar) * eps)
         rec = torch.mean((recon - x) ** 2)
-        kl = (
-            -0.5 * torch.mean(torch.sum(1 + logvar - mu**2 - torch.exp(logvar), dim=1)) / x.shape[1]
-        )
-        return rec + self.beta * kl
+        kl = torch.mean(torch.sum(1 + logvar - mu**2 - torch.exp(logvar), dim=1))
+        return rec + self.beta * (-0.5 * kl / x.shape[1])
 
 
 class AutoEncoder(TorchDetector):
@@ -116,12 +106,7 @@ class AutoEncoder(TorchDetector):
     """
 
     def _build(self, n_features: int) -> nn.Module:
-        hidden = (
-            (self.hidden_sizes,)
-            if isinstance(self.hidden_sizes, (int, np.integer))
-            else self.hidden_sizes
-        )
-        return _DenseAE(n_features, tuple(int(h) for h in hidden))
+        return _DenseAE(n_features, self._hidden())
 
     def _squared_grad_sums(self, xb) -> list:
         """Rows of a table: :func:`dense_squared_grad_sums` (one backward pass, products of
@@ -209,9 +194,4 @@ class VAE(TorchDetector):
         self.beta = beta
 
     def _build(self, n_features: int) -> nn.Module:
-        hidden = (
-            (self.hidden_sizes,)
-            if isinstance(self.hidden_sizes, (int, np.integer))
-            else self.hidden_sizes
-        )
-        return _DenseVAE(n_features, tuple(int(h) for h in hidden), float(self.beta))
+        return _DenseVAE(n_features, self._hidden(), float(self.beta))

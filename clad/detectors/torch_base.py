@@ -24,23 +24,11 @@ Windows (3-D input, ``rows x window x features``) reach the dense networks flatt
 Randomness never touches torch's global generator: weights are initialised and batches shuffled
 with a ``torch.Generator`` seeded from ``random_state`` (a different, derived seed for every
 training call), so on CPU the same seed gives bit-identical scores. ``device`` is ``"cpu"``
-(default) or e.g. ``"cuda"``. On a CUDA device nothing in the training loop waits for the GPU:
-
-* the standardised training rows are moved to the device once per training call when they take
-  at most :data:`DEVICE_DATA_BUDGET` (a half) of the device's free memory; otherwise they stay in
-  pinned host memory and each mini-batch is copied with a non-blocking copy;
-* each epoch's shuffle is drawn on the CPU with the seeded generator (the same permutation as on
-  the CPU) and copied to the device once per epoch; the VAE's noise is drawn on the device;
-* the loss is summed on the device and read once, at the end of the training call;
-* a long training call of a network whose loss draws no random numbers replays its step as one
-  CUDA graph (:mod:`clad.detectors.torch_graph`): a step costs one launch instead of dozens;
-* scoring moves ``score_batch_size`` rows to the device at a time and reads the scores back once.
-
-Gradients taken outside training (the Fisher diagonal of EWC) go through
-:meth:`TorchDetector.gradient_pass`, which on a GPU puts recurrent layers in train mode (cuDNN's
-recurrent kernels refuse a backward pass in eval mode; clad's layers have no dropout, so the
-computation is that of eval mode). The CPU path computes exactly what it computed before these
-device paths existed.
+(default) or e.g. ``"cuda"``; how a GPU is kept busy (the rows moved once within
+:data:`DEVICE_DATA_BUDGET`, one read of the loss per call, CUDA graphs,
+:meth:`~TorchDetector.gradient_pass`) is told in the strategies guide
+(``docs/guides/strategies.md``, "On a GPU"). The CPU path computes exactly what it computed before
+these device paths existed.
 
 Runs of one grid that train the same network can be trained together as one stacked model
 (:mod:`clad.detectors.torch_replicas`): :meth:`TorchDetector._train` then hands its call to the
@@ -65,17 +53,12 @@ from .torch_graph import GraphedStep, use_graph
 from ..validation import COUNT, SEED, Interval, Device, ListOf, Real, Validated, check
 
 
-def _import_torch():
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is an optional dependency
-        raise ImportError(
-            "clad's autoencoder detectors need PyTorch; install it with: pip install 'clad[torch]'"
-        ) from exc
-    return torch
-
-
-torch = _import_torch()
+try:
+    import torch
+except ImportError as exc:  # pragma: no cover - torch is an optional dependency
+    raise ImportError(
+        "clad's autoencoder detectors need PyTorch; install it with: pip install 'clad[torch]'"
+    ) from exc
 nn = torch.nn
 
 __all__ = ["TorchDetector", "DEVICE_DATA_BUDGET", "REPLICA_THREAD", "to_device"]
@@ -109,12 +92,8 @@ def _init_(module: nn.Module, gen) -> None:
 def to_device(tensor, device):
     """``tensor`` on ``device``: unchanged on the CPU; to a CUDA device through pinned memory with
     a non-blocking copy (the host does not wait for the GPU)."""
-    if tensor.device == device or device.type == "cpu":
-        return tensor.to(device)
     if device.type == "cuda" and tensor.device.type == "cpu":
-        if not tensor.is_pinned():
-            tensor = tensor.pin_memory()
-        return tensor.to(device, non_blocking=True)
+        return (tensor if tensor.is_pinned() else tensor.pin_memory()).to(device, non_blocking=True)
     return tensor.to(device)
 
 
@@ -310,6 +289,11 @@ class TorchDetector(Validated, BaseEstimator):
     def _build(self, n_features: int) -> nn.Module:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _hidden(self) -> tuple[int, ...]:
+        """``hidden_sizes`` as a tuple of ints (one int is one layer)."""
+        h = self.hidden_sizes
+        return tuple(int(w) for w in ((h,) if isinstance(h, (int, np.integer)) else h))
+
     def _generators(self):
         """(CPU generator for init and shuffling, device generator for sampling noise) of this call."""
         if self.random_state is None:
@@ -328,14 +312,12 @@ class TorchDetector(Validated, BaseEstimator):
         memory, mini-batches copied without blocking) or ``"host"`` (the CPU, or another device)."""
         X = torch.from_numpy(Xs)
         dev = self.torch_device
-        if dev.type == "cpu":
+        if dev.type != "cuda":
             return X, "host"
-        if dev.type == "cuda":
-            free, _ = torch.cuda.mem_get_info(dev)
-            if X.nbytes <= DEVICE_DATA_BUDGET * free:
-                return X.pin_memory().to(dev, non_blocking=True), "device"
-            return X.pin_memory(), "pinned"
-        return X, "host"
+        free, _ = torch.cuda.mem_get_info(dev)
+        if X.nbytes <= DEVICE_DATA_BUDGET * free:
+            return X.pin_memory().to(dev, non_blocking=True), "device"
+        return X.pin_memory(), "pinned"
 
     def _train(self, Xs: np.ndarray, epochs: int, extra_loss, grad_hook=None):
         """Train ``module_`` on the standardised rows ``Xs``; returns them as the tensor the
@@ -355,14 +337,9 @@ class TorchDetector(Validated, BaseEstimator):
         X, where = self._training_rows(Xs)
         n, bs, dev = X.shape[0], int(self.batch_size), self.torch_device
         graphed = use_graph(module, dev, where, extra_loss, grad_hook, epochs * (n // bs))
-        # the step count on the device, for the graph
-        extra = {"capturable": True} if graphed else {}
-        opt = torch.optim.Adam(
-            module.parameters(),
-            lr=float(self.learning_rate),
-            weight_decay=float(self.weight_decay),
-            **extra,
-        )
+        lr, wd = float(self.learning_rate), float(self.weight_decay)
+        # capturable: the step count on the device, for the graph
+        opt = torch.optim.Adam(module.parameters(), lr=lr, weight_decay=wd, capturable=graphed)
         graph = GraphedStep(module, opt, X, bs) if graphed else None
         on_cpu = dev.type == "cpu"
         last = 0.0
@@ -465,8 +442,7 @@ class TorchDetector(Validated, BaseEstimator):
             ``grad_hook(module)`` sees the gradients before each optimiser step.
         """
         if not hasattr(self, "module_"):
-            self.fit(X)
-            return self
+            return self.fit(X)
         self._check_params()
         if epochs is not None:
             check(self.name, {"epochs": epochs}, {"epochs": [COUNT]})

@@ -11,13 +11,12 @@ requires), the next one is captured and replayed, and every later full mini-batc
 after copying its row indices into the graph's index tensor. A last, shorter mini-batch runs
 eagerly. Nothing reads the device: the loss sum stays on it.
 
-Only a network whose loss draws no random numbers (``graph_safe = True`` on its module: the dense
-and the sequence autoencoders, not the VAE), trained on rows that were moved to the device, with
-no extra loss and no gradient hook (plain fit / partial_fit: naive, cumulative, replay, window,
-experts, fine-tuning), and at least :data:`MIN_GRAPH_STEPS` full mini-batches per training call is
-graphed; every other training runs the eager loop. The optimiser is then Adam with
-``capturable=True`` (its step count on the device), which rounds like the eager one to float32
-precision. CPU training never comes here.
+Which training calls are graphed (:func:`use_graph`: a ``graph_safe`` network whose loss draws no
+random numbers, rows on the device, no extra loss or gradient hook, at least
+:data:`MIN_GRAPH_STEPS` full mini-batches) is told in ``docs/guides/strategies.md`` ("On a GPU");
+every other training runs the eager loop. The optimiser is then Adam with ``capturable=True`` (its
+step count on the device), which rounds like the eager one to float32 precision. CPU training
+never comes here.
 """
 
 from __future__ import annotations

@@ -1,39 +1,14 @@
 """Replicas: many training calls of one torch network trained at once, as one stacked model.
 
 K detectors with the same network (class and ``hidden_sizes``), the same ``batch_size`` and the
-same number of training rows can be trained together: their parameters are stacked along a new
-first axis (``K x ...``) and one forward/backward pass computes all K losses — batched matrix
-products instead of K small ones, which costs about one step while a step is bound by kernel
-launches and Python rather than arithmetic (a GPU, and small networks on the CPU).
-
-Each replica keeps everything that makes it its own run:
-
-* its parameters and its Adam state (moments and step count; its own ``learning_rate`` and
-  ``weight_decay``);
-* its random streams: the generators of :meth:`TorchDetector._generators` (the same seeds, drawn
-  in the same order: one shuffle per epoch, the VAE's noise per mini-batch), so its data order is
-  that of the run trained alone;
-* its training rows (shared when all replicas read the same rows, stacked when not);
-* its number of epochs: a replica whose training is over takes no further step (its update is
-  masked) — its own early stop — while the others go on;
-* its loss (``train_loss_``), and its threshold and scores, computed by its own detector after
-  training as when it trains alone;
-* the hooks of its strategy: ``extra_loss(module, xb)`` is called for each replica with a view of
-  that replica's parameters (a :class:`~clad.detectors.torch_stacked.ReplicaView`), so EWC's penalty, LwF's distillation and
-  DER's replay term are the replica's own. A ``grad_hook`` (A-GEM's projection) rewrites a
-  module's ``.grad`` between the backward pass and the step, which a stacked model does not have
-  per replica: :func:`train_replicas` refuses it, and strategies that use one say so
-  (``replicas_problem``), so the engine trains them one model at a time.
-
-What changes is the order of floating-point operations (a batched product instead of a single
-one, the recurrent layers unrolled step by step instead of PyTorch's fused kernel, Adam written on
-stacked tensors): a replica's learned parameters equal those of the same run trained alone up to
-float32 rounding (``tests/detectors/test_torch_replicas.py`` checks 1e-5 relative), not bit for bit.
-
-On CUDA a stacked call of at least :data:`GRAPH_MIN_STEPS` full mini-batch steps, without
-per-replica hooks or noise, captures its whole step (gather, forward, backward, Adam) once as a
-CUDA graph and replays it with the step's indices and Adam schedule copied into the graph's
-buffers (:data:`CUDA_GRAPHS` turns it off; a failed capture falls back to the step-by-step loop).
+same number of training rows (:func:`stack_key`) are trained together: their parameters are
+stacked along a new first axis (``K x ...``) and one forward/backward pass computes all K losses.
+What each replica keeps of its own run (parameters, Adam state, random streams, rows, epochs,
+loss, its strategy's ``extra_loss`` called on a
+:class:`~clad.detectors.torch_stacked.ReplicaView`), why a ``grad_hook`` is refused
+(:func:`train_replicas`), how close a replica is to its run alone (float32 rounding, not bit for
+bit) and when a stacked step is a CUDA graph (:data:`CUDA_GRAPHS`, :data:`GRAPH_MIN_STEPS`) are
+told in the replicas guide (``docs/guides/replicas.md``).
 
 :class:`ReplicaGroup` lets K runs, each in its own thread, meet at their training calls:
 ``TorchDetector`` hands a training call to the group of the thread it runs in
@@ -98,11 +73,6 @@ def _capture(step, dev):
             graph.capture_end()
     torch.cuda.current_stream(dev).wait_stream(side)
     return graph
-
-
-def _dtype(module) -> torch.dtype:
-    """The dtype of a network's parameters."""
-    return next(module.parameters()).dtype
 
 
 def _permutations(gens, active, n: int):
@@ -202,7 +172,11 @@ def _train_calls(calls: list) -> None:
         groups.setdefault(stack_key(c.det, c.Xs.shape[0]), []).append(c)
     for group in groups.values():
         try:
-            _train_stack(group)
+            # all parameters of all replicas in one (K, P) tensor: Adam is a handful of operations
+            stack = _Stack(group)
+            for e in range(int(stack.epochs.max())):
+                stack.epoch(e)
+            stack.finish()
         except Exception as exc:  # noqa: BLE001 - each member's call raises it
             for c in group:
                 c.error = exc
@@ -222,18 +196,8 @@ def _adam_schedule(lr, epochs, nb: int, epoch: int, dev):
     ).astype(np.float64)
     step_size = (lr[None, :] / (1 - _BETA1**t)).astype(np.float32)
     bc2_sqrt = np.sqrt(1 - _BETA2**t).astype(np.float32)
-    both = torch.from_numpy(np.stack([step_size, bc2_sqrt])[..., None])
-    both = to_device(both, dev)
+    both = to_device(torch.from_numpy(np.stack([step_size, bc2_sqrt])[..., None]), dev)
     return both[0], both[1]
-
-
-def _train_stack(calls: list) -> None:
-    """Train ``calls`` (all with the same :func:`stack_key`) as one stacked model: all parameters
-    of all replicas in one (K, P) tensor, so that Adam is a handful of operations per step."""
-    stack = _Stack(calls)
-    for e in range(int(stack.epochs.max())):
-        stack.epoch(e)
-    stack.finish()
 
 
 class _Stack:
@@ -258,15 +222,14 @@ class _Stack:
         self.first_perm = background.submit(_permutations, self.gens, self.epochs > 0, n)
         background.shutdown(wait=False)
         self.named = named = [(nm, p.shape, p.numel()) for nm, p in template.named_parameters()]
-        self.flat = flat = torch.empty(
-            (k, sum(numel for _, _, numel in named)), dtype=_dtype(template), device=dev
-        )
+        self.sizes = [numel for _, _, numel in named]
+        dtype = next(template.parameters()).dtype
+        self.flat = flat = torch.empty((k, sum(self.sizes)), dtype=dtype, device=dev)
         torch.cat(
             [p.detach().reshape(-1) for d in dets for p in d.module_.parameters()],
             out=flat.view(-1),
         )
         flat.requires_grad_(True)
-        self.sizes = [numel for _, _, numel in named]
         self.exp_avg = torch.zeros_like(flat, requires_grad=False)
         self.exp_avg_sq = torch.zeros_like(self.exp_avg)
         self.lr = np.array([float(d.learning_rate) for d in dets])
@@ -358,9 +321,8 @@ class _Stack:
 
     def graph_step(self) -> None:
         """The captured step: every input read from the graph's buffers."""
-        self.flat.grad = (
-            None  # at capture: the backward pass writes a new gradient buffer, the graph's own
-        )
+        # at capture: the backward pass writes a new gradient buffer, the graph's own
+        self.flat.grad = None
         idx = self.g_perm.index_select(1, self.g_cols + self.g_j * self.bs)
         step_size = self.g_sched[0].index_select(0, self.g_j).squeeze(0)
         bc2 = self.g_sched[1].index_select(0, self.g_j).squeeze(0)

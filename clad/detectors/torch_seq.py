@@ -8,10 +8,9 @@ layer (the sequence-to-sequence autoencoder of Malhotra et al. 2016, as in pyCLA
 autoencoder). A window's score is its mean squared reconstruction error over steps and features
 (standardised per feature); higher = more anomalous.
 
-Everything else is :class:`~clad.detectors.torch_base.TorchDetector`'s: ``device``, seeds drawn from
-``random_state`` only, ``epochs``, ``batch_size``, ``partial_fit`` with the ``extra_loss`` and
-``grad_hook`` hooks (so ``fine_tune``, ``ewc``, ``lwf``, ``agem`` and ``der`` work unchanged),
-``threshold_`` from ``contamination``. Registered as ``lstm_autoencoder`` and ``gru_autoencoder``.
+Everything else (``device``, seeds, ``partial_fit`` and its hooks, so every torch strategy works
+unchanged) is :class:`~clad.detectors.torch_base.TorchDetector`'s. Registered as
+``lstm_autoencoder`` and ``gru_autoencoder``.
 
 >>> import numpy as np
 >>> t = np.linspace(0, 12 * np.pi, 600)
@@ -31,6 +30,7 @@ import numpy as np
 
 from ..errors import CladValueError
 from .torch_base import TorchDetector, nn, torch
+from .torch_stacked import cell_step
 
 __all__ = [
     "SequenceAutoEncoder",
@@ -133,12 +133,7 @@ class SequenceAutoEncoder(TorchDetector):
         return X
 
     def _build(self, n_features: int) -> nn.Module:
-        hidden = (
-            (self.hidden_sizes,)
-            if isinstance(self.hidden_sizes, (int, np.integer))
-            else self.hidden_sizes
-        )
-        return _SeqAE(n_features, tuple(int(h) for h in hidden), self._cell)
+        return _SeqAE(n_features, self._hidden(), self._cell)
 
     def _fisher_batch_size(self) -> int:
         # rows per batched pass: score_batch_size on a GPU; on the CPU at most 256 (GRU) or 128
@@ -146,11 +141,9 @@ class SequenceAutoEncoder(TorchDetector):
         # from one pass to the next (larger batches are slower there: 0.3 s instead of 0.21 s
         # for an LSTM's 2,000 windows of 50 x 25 at 256 rows)
         step = int(self.score_batch_size)
-        return (
-            step
-            if self.torch_device.type != "cpu"
-            else min(step, 128 if self._cell == "lstm" else 256)
-        )
+        if self.torch_device.type != "cpu":
+            return step
+        return min(step, 128 if self._cell == "lstm" else 256)
 
     def _squared_grad_sums(self, xb) -> list:
         """As :meth:`TorchDetector._squared_grad_sums`, in one batched pass: ``torch.func.vmap``
@@ -186,16 +179,7 @@ def _unrolled_layer(layer, x, taps):
             gh.requires_grad_(True)
         prev.append(h)
         ghs.append(gh)
-        if lstm:
-            # chunk: one backward concatenation (slices would each fill a full-size gradient)
-            i, f, g, o = (gi_t + gh).chunk(4, dim=1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-        else:
-            ir, iz, in_ = gi_t.chunk(3, dim=1)
-            hr, hz, hn = gh.chunk(3, dim=1)
-            r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
-            h = (1 - z) * torch.tanh(in_ + r * hn) + z * h
+        h, c = cell_step(lstm, gi_t, gh, h, c)
         outs.append(h)
     taps.append((layer, x, gi, torch.stack(prev, dim=1), ghs))
     return torch.stack(outs, dim=1), h
@@ -207,12 +191,8 @@ def _lstm_states(layer, x):
     (:func:`_lstm_gate_grads`) needs, step-major: the input, the previous hidden states, the forget
     gates, and the factors that turn the gradients of a step's hidden and cell states into the
     gradients of its gate pre-activations. Returns (outputs, saved)."""
-    w_ih, w_hh, b_ih, b_hh = (
-        layer.weight_ih_l0,
-        layer.weight_hh_l0,
-        layer.bias_ih_l0,
-        layer.bias_hh_l0,
-    )
+    w_ih, w_hh = layer.weight_ih_l0, layer.weight_hh_l0
+    b_ih, b_hh = layer.bias_ih_l0, layer.bias_hh_l0
     hidden = layer.hidden_size
     out = layer(x.transpose(0, 1))[0].transpose(0, 1)  # the layer is batch first
     prev = torch.cat((out.new_zeros(1, *out.shape[1:]), out[:-1]))
@@ -258,12 +238,8 @@ def _lstm_gate_grads(saved, dh_out):
     is the loss's gradient with respect to the layer's output at each step (not through the
     recurrence); returns the gradient with respect to the gate pre-activations (steps, rows,
     4 * hidden). Rows do not interact, so each row's slice is that row's own gradient."""
-    w_hh, f, dc_dh, factors = (
-        saved["layer"].weight_hh_l0,
-        saved["f"],
-        saved["dc_dh"],
-        saved["factors"],
-    )
+    w_hh = saved["layer"].weight_hh_l0
+    f, dc_dh, factors = saved["f"], saved["dc_dh"], saved["factors"]
     steps = dh_out.shape[0]
     d_gates = torch.empty_like(factors)
     dc = None
@@ -305,7 +281,7 @@ def _lstm_squared_grad_sums(module: _SeqAE, xb) -> list:
         result[id(w_out)] = weight(d_out, h)
         result[id(b_out)] = bias(d_out.sum(dim=0))
         dh = d_out @ w_out
-        for saved in reversed(decoder):
+        for saved in reversed(encoder + decoder):
             d_gates = _lstm_gate_grads(saved, dh)
             layer = saved["layer"]
             d_sum = d_gates.sum(dim=0)
@@ -318,15 +294,8 @@ def _lstm_squared_grad_sums(module: _SeqAE, xb) -> list:
                 dh[-1] = d_sum @ layer.weight_ih_l0
             else:
                 result[id(layer.weight_ih_l0)] = weight(d_gates, saved["x"])
-                dh = d_gates @ layer.weight_ih_l0
-        for saved in reversed(encoder):
-            d_gates = _lstm_gate_grads(saved, dh)
-            layer = saved["layer"]
-            result[id(layer.weight_ih_l0)] = weight(d_gates, saved["x"])
-            result[id(layer.weight_hh_l0)] = weight(d_gates, saved["prev"])
-            result[id(layer.bias_ih_l0)] = result[id(layer.bias_hh_l0)] = bias(d_gates.sum(dim=0))
-            if saved is not encoder[0]:
-                dh = d_gates @ layer.weight_ih_l0
+                if saved is not encoder[0]:
+                    dh = d_gates @ layer.weight_ih_l0
         return [result[id(p)] for p in module.parameters()]
 
 
@@ -363,9 +332,8 @@ def unrolled_squared_grad_sums(module: _SeqAE, xb) -> list:
     grads = iter(torch.autograd.grad(loss, wrt))
 
     def weight(d, inp):  # sum over rows of (sum_t d_t outer inp_t)^2
-        if (
-            inp.stride(1) == 0
-        ):  # the same input at every step (the decoder's code): one outer product
+        # the same input at every step (the decoder's code): one outer product
+        if inp.stride(1) == 0:
             per_row = d.sum(dim=1).unsqueeze(2) * inp[:, 0].unsqueeze(1)
         else:
             per_row = torch.bmm(d.transpose(1, 2), inp)

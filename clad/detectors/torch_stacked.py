@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..errors import CladValueError
 from .torch_base import nn, torch
 
-__all__ = ["stacked_form", "stacked_reconstruct", "stacked_losses", "ReplicaView"]
+__all__ = ["stacked_form", "stacked_reconstruct", "stacked_losses", "ReplicaView", "cell_step"]
 
 
 # -- stacked forward passes -----------------------------------------------------------------------
@@ -18,14 +18,13 @@ def _linear(p, name, h):
 
 
 def _sequential(seq, prefix, p, h):
-    for i, layer in enumerate(seq):
+    """``h`` through the stacked layers of ``seq`` (a VAE's ``nn.Identity`` body: unchanged)."""
+    for i, layer in enumerate(seq if isinstance(seq, nn.Sequential) else ()):
         if isinstance(layer, nn.Linear):
             h = _linear(p, f"{prefix}.{i}", h)
         elif isinstance(layer, nn.ReLU):
             h = torch.relu(h)
-        elif isinstance(layer, nn.Identity):
-            pass
-        else:  # pragma: no cover - clad's networks hold only these
+        elif not isinstance(layer, nn.Identity):  # pragma: no cover - clad's layers are these
             raise CladValueError(f"replicas: no stacked form of layer {type(layer).__name__}")
     return h
 
@@ -35,6 +34,20 @@ def _flat_linear(x, w, b):
     shape = x.shape
     y = torch.baddbmm(b.unsqueeze(1), x.reshape(shape[0], -1, shape[-1]), w.transpose(1, 2))
     return y.reshape(*shape[:-1], w.shape[1])
+
+
+def cell_step(lstm: bool, gi_t, gh, h, c):
+    """One step of an LSTM (``lstm``) or GRU cell, PyTorch's documented equations, from the input
+    and recurrent pre-activations ``gi_t`` and ``gh`` (gates on the last axis); returns (h, c)."""
+    if lstm:
+        # chunk: one backward concatenation (slices would each fill a full-size gradient)
+        i, f, g, o = (gi_t + gh).chunk(4, dim=-1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        return torch.sigmoid(o) * torch.tanh(c), c
+    ir, iz, in_ = gi_t.chunk(3, dim=-1)
+    hr, hz, hn = gh.chunk(3, dim=-1)
+    r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
+    return (1 - z) * torch.tanh(in_ + r * hn) + z * h, c
 
 
 def _recurrent(layer, prefix, p, x, constant_input=False):
@@ -57,16 +70,7 @@ def _recurrent(layer, prefix, p, x, constant_input=False):
     # unbind: one backward stack (a slice per step would fill a full-size gradient per step)
     per_step = [gi] * steps if constant_input else gi.unbind(dim=2)
     for gi_t in per_step:
-        gh = torch.baddbmm(b_hh, h, w_hh_t)
-        if lstm:
-            i, f, g, o = (gi_t + gh).chunk(4, dim=-1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-        else:
-            ir, iz, in_ = gi_t.chunk(3, dim=-1)
-            hr, hz, hn = gh.chunk(3, dim=-1)
-            r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
-            h = (1 - z) * torch.tanh(in_ + r * hn) + z * h
+        h, c = cell_step(lstm, gi_t, torch.baddbmm(b_hh, h, w_hh_t), h, c)
         outs.append(h)
     return torch.stack(outs, dim=2), h
 
@@ -80,26 +84,19 @@ def stacked_reconstruct(template: nn.Module, p: dict, x):
     """The deterministic reconstruction of ``x`` (K, rows, ...) by K replicas of the network
     ``template`` whose parameters are the stacked tensors ``p`` (name -> (K, ...))."""
     if stacked_form(template) == "dense":
-        return _sequential(
-            template.decoder, "decoder", p, _sequential(template.encoder, "encoder", p, x)
-        )
+        h = _sequential(template.encoder, "encoder", p, x)
+        return _sequential(template.decoder, "decoder", p, h)
     if stacked_form(template) == "vae":
-        h = (
-            _sequential(template.body, "body", p, x)
-            if isinstance(template.body, nn.Sequential)
-            else x
-        )
+        h = _sequential(template.body, "body", p, x)
         return _sequential(template.decoder, "decoder", p, _linear(p, "mu", h))
     if stacked_form(template) == "sequence":
         h = x
         for i, layer in enumerate(template.encoder):
             h, last = _recurrent(layer, f"encoder.{i}", p, h)
-        steps = x.shape[2]
         h = last
         for i, layer in enumerate(template.decoder):
-            h, _ = _recurrent(
-                layer, f"decoder.{i}", p, h, constant_input=steps if i == 0 else False
-            )
+            steps = x.shape[2] if i == 0 else False  # the first layer reads the code at every step
+            h, _ = _recurrent(layer, f"decoder.{i}", p, h, constant_input=steps)
         return _flat_linear(h, p["output.weight"], p["output.bias"])
     raise CladValueError(f"replicas: no stacked form of network {type(template).__name__}")
 
@@ -126,11 +123,7 @@ def stacked_losses(template, p, x, weights, eps):
         The VAE's noise (K, rows, latent).
     """
     if stacked_form(template) == "vae":
-        h = (
-            _sequential(template.body, "body", p, x)
-            if isinstance(template.body, nn.Sequential)
-            else x
-        )
+        h = _sequential(template.body, "body", p, x)
         mu, logvar = _linear(p, "mu", h), _linear(p, "logvar", h).clamp(-10.0, 10.0)
         recon = _sequential(template.decoder, "decoder", p, mu + torch.exp(0.5 * logvar) * eps)
         rec = (_row_errors(recon, x) * weights).sum(dim=1)

@@ -91,15 +91,12 @@ class WindowedGaussian(BaseEstimator):
     def score(self, X) -> np.ndarray:
         if not hasattr(self, "threshold_"):
             raise DetectorError("detector WindowedGaussian: score() called before fit()")
-        values = np.concatenate(
-            [self.prefix_, np.asarray(as_table(X), dtype=np.float64)[:, self.column]]
-        )
+        column = np.asarray(as_table(X), dtype=np.float64)[:, self.column]
+        values = np.concatenate([self.prefix_, column])
         out = np.zeros(values.size)
         size, step = int(self.window_size), int(self.step_size)
-        mean, m2 = (
-            0.0,
-            0.0,
-        )  # while the window grows: its running mean and sum of squared deviations
+        # while the window grows: its running mean and sum of squared deviations
+        mean, m2 = 0.0, 0.0
         for i, v in enumerate(values[:size]):
             if i:
                 std = math.sqrt(m2 / i)
@@ -107,9 +104,8 @@ class WindowedGaussian(BaseEstimator):
             delta = float(v) - mean
             mean += delta / (i + 1)
             m2 += delta * (float(v) - mean)
-        if (
-            values.size > size
-        ):  # then the window slides forward step by step, its statistics updated after each
+        # then the window slides forward step by step, its statistics updated after each
+        if values.size > size:
             mean, std = self._stats(values[:size])
             for start in range(size, values.size, step):
                 block = values[start : start + step]

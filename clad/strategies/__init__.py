@@ -1,14 +1,7 @@
 """Strategies: what the detector(s) are trained on, step after step.
 
-Interface (see :mod:`clad.strategies.base`): ``learn(X, concept_id=None)`` and
-``score(X, concept_id=None) -> Scored``; class attributes ``requires_concept_id`` and
-``requires_boundaries`` say which scenarios can run the strategy (``supported_scenarios`` lists
-them), and ``memory_rows()`` reports the training rows a strategy keeps. Every strategy is a
+The interface and what a new strategy writes: :mod:`clad.strategies.base`. Every strategy is a
 scikit-learn estimator: ``clone`` gives an unfitted copy, and fitted strategies pickle.
-
-A new strategy subclasses :class:`Strategy` and writes ``learn`` (and ``score`` only if it keeps
-several detectors): the base class counts the learn calls, scores with ``detector_``, reports the
-rows of ``buffer_`` and hands every array over read-only.
 
 Registered names for spec files, read from the registry, with the scenarios each can run in
 (``aware`` = concept_aware, ``incr`` = concept_incremental, ``agn`` = concept_agnostic):
@@ -119,10 +112,7 @@ def make_strategy(name: str, detector, params: dict | None = None, random_state:
     """Build the strategy registered as ``name`` around the detector prototype ``detector``."""
     params = dict(params or {})
     strat = STRATEGIES.build(name, {**params, "detector": detector})
-    if (
-        random_state is not None
-        and "random_state" in strat.get_params(deep=False)
-        and strat.random_state is None
-    ):
+    has_seed = "random_state" in strat.get_params(deep=False)
+    if random_state is not None and has_seed and strat.random_state is None:
         strat.set_params(random_state=random_state)
     return strat

@@ -15,17 +15,11 @@ and ``requires_boundaries`` (not the concept-agnostic stream); ``supported_scena
 from them and from what each registered scenario gives. A scenario refuses a strategy whose needs
 it cannot meet before anything runs.
 
-What :class:`Strategy` does for every subclass, so that a subclass writes only ``learn`` (and
-``score`` when it has more than one detector):
-
-* ``learn`` and ``score`` receive ``X`` as a read-only array (a view, never a copy), and a detector
-  that tries to write into it raises a :class:`~clad.errors.DetectorError` naming the detector
-  and the method: runs never change each other's data;
-* the parameters are checked against ``_parameter_constraints`` (:mod:`clad.validation`) at the
-  first ``learn``;
-* ``n_learn_calls_`` counts the ``learn`` calls;
-* the default ``score`` scores with the single fitted detector ``detector_``;
-* the default ``memory_rows()`` is the number of rows in ``buffer_`` (0 without one).
+:class:`Strategy` does the rest for every subclass, so that a subclass writes only ``learn`` (and
+``score`` when it has more than one detector); the table in ``docs/guides/writing-strategies.md``
+lists it. Besides: ``learn`` and ``score`` receive ``X`` read-only (a view, never a copy), a
+detector's write into it raises a :class:`~clad.errors.DetectorError` naming the detector and the
+method, and the parameters are checked against ``_parameter_constraints`` at the first ``learn``.
 
 >>> import numpy as np
 >>> from sklearn.ensemble import IsolationForest
@@ -182,10 +176,10 @@ class Strategy(Validated, BaseEstimator, abc.ABC):
             raise CladValueError(f"{type(self).__name__}: score() called before any learn()")
 
     def _detector_name(self) -> str:
+        if self.detector is None:
+            return "None"
         try:
-            return (
-                detector_name(as_detector(self.detector)) if self.detector is not None else "None"
-            )
+            return detector_name(as_detector(self.detector))
         except Exception:  # noqa: BLE001 - only a label for an error message
             return type(self.detector).__name__
 

@@ -115,8 +115,7 @@ class Experts(Strategy):
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "experts_"):
-            self.experts_ = {}
-            self.train_scores_ = {}
+            self.experts_, self.train_scores_ = {}, {}
         key = str(concept_id) if concept_id is not None else f"expert_{self.n_learn_calls_}"
         det = self._fit_new(X)
         self.experts_.pop(key, None)  # a retrained id becomes the latest expert
@@ -132,16 +131,13 @@ class Experts(Strategy):
             return None
         return combine("experts", self.no_expert, keys, concept_id)
 
-    def _check_fitted(self, attr: str = "experts_"):
-        super()._check_fitted(attr)
-
     def choose_expert(self, X) -> str:
         """The key of the expert the task-agnostic rule picks for the test set ``X``."""
-        self._check_fitted()
+        self._check_fitted("experts_")
         return task_agnostic_choice(self.experts_, self.train_scores_, X)[0]
 
     def score(self, X, concept_id=None) -> Scored:
-        self._check_fitted()
+        self._check_fitted("experts_")
         if concept_id is not None:
             key = str(concept_id)
             if key in self.experts_:

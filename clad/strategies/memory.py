@@ -1,11 +1,7 @@
-"""Bounded memories of training rows used by replay and sliding-window strategies.
-
-* :class:`ReservoirBuffer` — a uniform sample of every row seen (Vitter's algorithm R, vectorised
-  per batch). Needs no concept boundaries, so it works in the concept-agnostic stream.
-* :class:`ConceptBalancedBuffer` — an equal share of the capacity per concept (shares differ by at
-  most one row); each share is a reservoir of its concept's rows. Needs to be told the concept of
-  each batch (one ``learn`` call = one concept).
-* :class:`RingBuffer` — the last ``capacity`` rows, written in place (a sliding window).
+"""Bounded memories of training rows used by replay and sliding-window strategies:
+:class:`ReservoirBuffer` (a uniform sample of every row seen; needs no concept boundaries),
+:class:`ConceptBalancedBuffer` (an equal share of the capacity per concept, told the concept of
+each batch) and :class:`RingBuffer` (the last ``capacity`` rows, a sliding window).
 
 All three keep their rows in one array that grows with the rows it holds (doubling, never beyond
 ``capacity``, so ``capacity = 10**9`` with 300 rows of data holds 300 rows, not 10**9): adding never

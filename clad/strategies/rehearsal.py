@@ -1,10 +1,9 @@
-"""Rehearsal for clad's PyTorch detectors: A-GEM and DER.
+"""Rehearsal for clad's PyTorch detectors: A-GEM and DER (``docs/guides/time-series.md``).
 
 Both keep **one** network, trained further (``partial_fit``) on every new concept or batch, and a
-bounded memory of past rows: a reservoir (:class:`~clad.strategies.memory.ReservoirBuffer`) of at
-most ``buffer_size`` rows, offered each ``learn`` call's rows after the call (so a call trains
-against the memory of the calls before it). The memory needs neither ids nor boundaries, so both
-run in every scenario. Rows are kept standardised (the detector's statistics from its first fit).
+reservoir (:class:`~clad.strategies.memory.ReservoirBuffer`) of at most ``buffer_size`` past rows,
+standardised, offered each ``learn`` call's rows after the call (so a call trains against the
+memory of the calls before it); it needs neither ids nor boundaries, so both run in every scenario.
 
 * :class:`AGEM` (averaged gradient episodic memory, Chaudhry et al., ICLR 2019): at every optimiser
   step the gradient ``g`` of the new mini-batch is compared with the gradient ``g_ref`` of the
@@ -27,9 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import CladValueError
 from ..validation import COUNT, Interval, Real
-from .memory import ReservoirBuffer, check_capacity
+from .memory import ReservoirBuffer
 from .regularization import Regularized
 
 __all__ = ["AGEM", "DER", "agem_project"]
@@ -65,11 +63,6 @@ class _Rehearsal(Regularized):
         self.memory_batch_size = memory_batch_size
         self.random_state = random_state
 
-    def _check_common(self) -> None:
-        check_capacity(self.buffer_size, type(self).__name__)
-        if self.memory_batch_size is not None:
-            check_capacity(self.memory_batch_size, type(self).__name__, "memory_batch_size")
-
     def _row_targets(self, Xs):
         """What the memory keeps for each standardised row besides the row itself (None: nothing)."""
         return None
@@ -88,21 +81,15 @@ class _Rehearsal(Regularized):
     def _generator(self):
         from ..detectors.torch_base import torch
 
-        seed = (
-            np.random.SeedSequence()
-            if self.random_state is None
-            else np.random.SeedSequence([int(self.random_state), int(self.n_learn_calls_)])
-        )
-        return torch.Generator(device="cpu").manual_seed(
-            int(seed.generate_state(1, dtype=np.uint32)[0])
-        )
+        rs = self.random_state
+        entropy = None if rs is None else [int(rs), int(self.n_learn_calls_)]
+        seed = np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint32)[0]
+        return torch.Generator(device="cpu").manual_seed(int(seed))
 
     def _sampler(self):
         """``sample()`` -> a random memory mini-batch (a float32 tensor on the device, rows of
         the memory's width), drawn with this call's generator."""
-        from ..detectors.torch_base import torch
-
-        from ..detectors.torch_base import to_device
+        from ..detectors.torch_base import to_device, torch
 
         memory = torch.from_numpy(np.ascontiguousarray(self.buffer_.view()))
         gen = self._generator()
@@ -142,7 +129,6 @@ class _Rehearsal(Regularized):
     def learn(self, X, concept_id=None):
         X = np.asarray(X)
         if not hasattr(self, "buffer_"):
-            self._check_params()
             self.buffer_ = ReservoirBuffer(int(self.buffer_size))
             self.rng_ = np.random.default_rng(self.random_state)
         if hasattr(self, "detector_") and len(self.buffer_):
@@ -180,9 +166,6 @@ class AGEM(_Rehearsal):
         "optimiser step, and a stacked model has one gradient tensor for all replicas"
     )
 
-    def _check_params(self) -> None:
-        self._check_common()
-
     def _projection(self):
         from ..detectors.torch_base import torch
 
@@ -206,11 +189,8 @@ class AGEM(_Rehearsal):
             else:  # on a GPU without reading anything back
                 g, negative = agem_project(g, g_ref)
                 self._pending_projections = self._pending_projections + negative
-            pos = 0
-            for p in params:
-                n = p.grad.numel()
-                p.grad.copy_(g[pos : pos + n].view_as(p.grad))
-                pos += n
+            for p, part in zip(params, g.split([p.grad.numel() for p in params])):
+                p.grad.copy_(part.view_as(p.grad))
 
         return grad_hook
 
@@ -272,21 +252,8 @@ class DER(_Rehearsal):
         self.alpha = alpha
         self.beta = beta
 
-    def _check_params(self) -> None:
-        self._check_common()
-        for name in ("alpha", "beta"):
-            value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not float(value) >= 0
-            ):
-                raise CladValueError(f"DER: {name}={value!r}; expected a number >= 0")
-
     def _row_targets(self, Xs):
-        from ..detectors.torch_base import torch
-
-        from ..detectors.torch_base import to_device
+        from ..detectors.torch_base import to_device, torch
 
         det = self.detector_
         with torch.no_grad():

@@ -63,20 +63,16 @@ class Replay(Strategy):
         self.mode = mode
         self.random_state = random_state
 
-    def _rng(self) -> np.random.Generator:
-        if not hasattr(self, "rng_"):
-            self.rng_ = np.random.default_rng(self.random_state)
-        return self.rng_
-
     def _make_buffer(self):
         return ReservoirBuffer(self.buffer_size)
 
     def _offer(self, X, concept_id) -> None:
-        self.buffer_.add(X, self._rng())
+        self.buffer_.add(X, self.rng_)
 
     def learn(self, X, concept_id=None):
         if not hasattr(self, "buffer_"):
             self.buffer_ = self._make_buffer()
+            self.rng_ = np.random.default_rng(self.random_state)
         if self.mode == "buffer_only":
             self._offer(X, concept_id)
             train = self.buffer_.view()
@@ -116,7 +112,7 @@ class BalancedReplay(Replay):
 
     def _offer(self, X, concept_id) -> None:
         key = concept_id if concept_id is not None else str(self.n_learn_calls_)
-        self.buffer_.add(X, key, self._rng())
+        self.buffer_.add(X, key, self.rng_)
 
 
 class Window(Strategy):
