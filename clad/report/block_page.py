@@ -26,9 +26,8 @@ def write_tables(p: Page) -> None:
         path = p.out / f"leaderboard.{fmt}"
         atomic_write(path, text)
         p.report.tables[fmt] = path
-    if (
-        not p.chance.empty
-    ):  # each continual metric of the chance matrices, per dataset, base metric and scenario
+    # each continual metric of the chance matrices, per dataset, base metric and scenario
+    if not p.chance.empty:
         atomic_write(p.out / "chance.csv", p.chance.to_csv(index=False))
         p.report.tables["chance"] = p.out / "chance.csv"
 

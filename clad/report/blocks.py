@@ -188,9 +188,8 @@ def _runs_frame(results: list[RunResult], by: str, base_metric: str, metric: str
             "value": [scalar_value(r, base_metric, metric) for r in results],
         }
     )
-    if (
-        by != "dataset"
-    ):  # the concept orders of one dataset are one dataset: one block, never several
+    # the concept orders of one dataset are one dataset: one block, never several
+    if by != "dataset":
         df["dataset"] = [dataset_of(r) for r in results]
     return df
 

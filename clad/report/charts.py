@@ -124,9 +124,8 @@ def base_spec(title: str, subtitle: str | None = None) -> dict:
 
 def _step_values(part: pd.DataFrame) -> tuple[list[int], dict[int, str]]:
     """The training steps in order, and each one's label (``step: concept learned``)."""
-    first = dict(
-        zip(part["step"].astype(int).tolist(), part["concept"].tolist())
-    )  # a step's last row: same concept
+    # a step's last row: same concept
+    first = dict(zip(part["step"].astype(int).tolist(), part["concept"].tolist()))
     steps = sorted(first)
     return steps, {s: f"{s}: {first[s]}" for s in steps}
 
@@ -397,9 +396,8 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
     ]
     width = max(300, min(WIDTH - 120, len(concepts) * max(40, 9 * len(labels) + 12)))
     metrics = list(dict.fromkeys(v["metric"] for v in values))
-    row_h = (
-        180 if len(metrics) <= 4 else 110
-    )  # many base metrics: lower panels, the page stays within its budget
+    # many base metrics: lower panels, the page stays within its budget
+    row_h = 180 if len(metrics) <= 4 else 110
     spec = {
         **base_spec(title, "positive = forgotten; ◆ = zero"),
         "data": {"values": values},

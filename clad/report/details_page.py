@@ -201,9 +201,8 @@ def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> s
     out = _versions_html(results)
     seeds = sorted({r.seed for r in results})
     out.append(f"<p>Seeds: {H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
-    if any(
-        isinstance((r.timings or {}).get("work"), dict) for r in results
-    ):  # training steps shared by key
+    # training steps shared by key
+    if any(isinstance((r.timings or {}).get("work"), dict) for r in results):
         from ..core.steps import format_work, grid_work
 
         out.append(
@@ -296,9 +295,8 @@ def _protocol_section(p: Page):
     validity = validity_section(
         [r for r in p.references if r.ok and r.config.get("reference") == "single_task"]
     )
-    if (
-        validity is not None
-    ):  # from the single-task references: is each scenario worth concluding from
+    # from the single-task references: is each scenario worth concluding from
+    if validity is not None:
         out.append(("validity", "Scenario validity", validity))
     return out
 

@@ -101,9 +101,8 @@ def tied_ranks(values) -> np.ndarray:
         tol = TIE_TOLERANCE * max(1.0, float(np.max(np.abs(v))))
         order = np.argsort(v, kind="stable")
         snapped = v[order].copy()
-        for j in range(
-            1, snapped.size
-        ):  # a run of values each within tol of the previous is one tie
+        # a run of values each within tol of the previous is one tie
+        for j in range(1, snapped.size):
             if snapped[j] - snapped[j - 1] <= tol:
                 snapped[j] = snapped[j - 1]
         merged = np.empty_like(v)
@@ -195,13 +194,11 @@ def _exact_friedman(
     observed = int(np.sum(r2.sum(axis=0) ** 2))
     if n == 1:  # one block: every arrangement has the same rank sums squared, so P(>= observed) = 1
         return 1.0
-    if (
-        math.factorial(k) > WORK_LIMIT
-    ):  # a block's arrangements alone exceed the budget: never listed
+    # a block's arrangements alone exceed the budget: never listed
+    if math.factorial(k) > WORK_LIMIT:
         raise _OverBudget(math.factorial(k))
-    base = int(
-        2 * k * n + 1
-    )  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
+    # every rank sum (doubled) lies in [0, base): a vector of them is one integer
+    base = int(2 * k * n + 1)
     packed = base**k < _PACKED_LIMIT
     weights = base ** np.arange(k, dtype=np.int64) if packed else None
     states = np.zeros((1, k), dtype=np.int64)
@@ -213,9 +210,8 @@ def _exact_friedman(
         )
         p_arr = mult / float(mult.sum())  # distinct arrangements of the block (ties repeat some)
         block = len(states) * len(arranged)
-        if (
-            work + block * (n - index) > WORK_LIMIT
-        ):  # the states never get fewer: the rest costs at least this
+        # the states never get fewer: the rest costs at least this
+        if work + block * (n - index) > WORK_LIMIT:
             raise _OverBudget(work + block * (n - index))
         work += block
         step = max(1, chunk_rows // len(arranged))

@@ -190,9 +190,8 @@ def _toml_value(value, tomli_w) -> str:
 
 
 def _name_first(table: dict) -> list:
-    return sorted(
-        table.items(), key=lambda kv: kv[0] != "name"
-    )  # stable: the rest keep their order
+    # stable: the rest keep their order
+    return sorted(table.items(), key=lambda kv: kv[0] != "name")
 
 
 def toml_text(spec) -> str:

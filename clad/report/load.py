@@ -92,9 +92,8 @@ def _slim(r: RunResult, shared: dict) -> RunResult:
         for k, v in r.config.items()
         if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")
     }
-    if (
-        isinstance(r.config.get("detector"), dict) and "name" in r.config["detector"]
-    ):  # baselines are known by name
+    # baselines are known by name
+    if isinstance(r.config.get("detector"), dict) and "name" in r.config["detector"]:
         config["detector"] = {"name": r.config["detector"]["name"]}
     config = once(config)
     chance = r.chance if r.chance is None else once(r.chance)
@@ -150,9 +149,8 @@ def _slim_threshold(threshold, once):
     for k, v in threshold.items():
         if k == "policy":
             out[k] = once(v)
-        elif (
-            k == "realised_fpr"
-        ):  # one array, not a list of lists of floats (a fifth of the memory)
+        # one array, not a list of lists of floats (a fifth of the memory)
+        elif k == "realised_fpr":
             out[k] = _frozen(v)
     return out
 

@@ -274,11 +274,10 @@ def _first_page(page: Page, blocks: list[tuple[str, int, str]]) -> tuple[list, s
     method = next((r.method for r in rankings if r.method), "the blocks")
     caveats = caveats_of(page)
     headline = headline_html(rankings, label, verdicts, method)
+    # one block: its scenarios first
     intro = (
         f"<p class='run'>{H.html.escape(what_was_run(page, len(page.results) - len(page.ok)))}</p>"
-        + (
-            headline + findings_html(page) if len(blocks) > 1 else findings_html(page) + headline
-        )  # one block: its scenarios first
+        + (headline + findings_html(page) if len(blocks) > 1 else findings_html(page) + headline)
         + caveat_box(caveats)
     )
     return first, intro, caveats

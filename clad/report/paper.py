@@ -128,9 +128,8 @@ def _test_line(c: Comparison) -> str:
     """What the test across blocks says, for the caption."""
     n, k = c.n_blocks, c.n_methods
     head = f"{n} block{'s (datasets)' if n != 1 else ' (a dataset)'}, {k} {plural(c.by)}"
-    if (
-        c.test is not None and c.statistic is None
-    ):  # two methods: the Wilcoxon signed-rank test over blocks
+    # two methods: the Wilcoxon signed-rank test over blocks
+    if c.test is not None and c.statistic is None:
         return f"{head}; {c.test.name} = {c.test.statistic:.3g}, p = {c.test.pvalue:.3g} ({c.test.method})"
     if c.statistic is None or c.test is None or n < 3:
         return f"{head}; no test across blocks ({c.message or 'too few blocks'})"

@@ -373,9 +373,8 @@ def plot_heatmap(
     if legend:
         from matplotlib.transforms import ScaledTranslation
 
-        below = ax.transAxes + ScaledTranslation(
-            0, -0.5, ax.figure.dpi_scale_trans
-        )  # under the x label
+        # under the x label
+        below = ax.transAxes + ScaledTranslation(0, -0.5, ax.figure.dpi_scale_trans)
         ax.legend(
             handles=_heatmap_key(
                 bool((np.asarray(data.learned_at) < 0).any()),

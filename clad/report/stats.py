@@ -45,7 +45,7 @@ from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
 from ..metrics import get_metric
-from .describe import describe, plural
+from .describe import STATS, describe, plural, stats_at
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import TestResult, friedman_test, iman_davenport, wilcoxon_test
 from .order_sensitivity import OrderAgreement, order_agreement, order_agreement_by_dataset
@@ -344,26 +344,8 @@ def paired_over_seeds(
         d = diff.to_numpy()
         st = describe(d[:, None]) if d.size else describe(np.full((1, 1), np.nan))
         better = int((d > 0).sum() if higher_is_better else (d < 0).sum())
-        rows.append(
-            {
-                "a": a,
-                "b": b,
-                **{
-                    f"difference_{k}": (int(v[0]) if k == "n" else float(v[0]))
-                    for k, v in st.items()
-                },
-                "a_better": better,
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "a",
-            "b",
-            *(f"difference_{k}" for k in ("mean", "std", "n", "ci_low", "ci_high")),
-            "a_better",
-        ],
-    )
+        rows.append([a, b, *stats_at(st, 0).values(), better])
+    return pd.DataFrame(rows, columns=["a", "b", *(f"difference_{k}" for k in STATS), "a_better"])
 
 
 def compare(
@@ -511,8 +493,8 @@ class Verdict:
         """Methods x methods p-values of a post-hoc test (``"nemenyi"`` or ``"wilcoxon_holm"``) as
         the verdict decides them: the p-value where the pair was tested, 1.0 (nothing claimed) where
         the omnibus test gated it off; None when the test does not apply. What a diagram draws."""
-        column = {"nemenyi": "nemenyi", "wilcoxon_holm": "wilcoxon_holm"}.get(test)
-        if column is None:
+        column = test
+        if column not in ("nemenyi", "wilcoxon_holm"):
             raise CladValueError(f"test={test!r}: allowed 'nemenyi', 'wilcoxon_holm'")
         if self.pairs.empty or (self.pairs[column] == "").all():
             return None
