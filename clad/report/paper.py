@@ -42,7 +42,7 @@ def blocks_frame(comparisons: Sequence[Comparison]) -> pd.DataFrame:
     for c in comparisons:
         if c.scores.empty:
             continue
-        seeds = _seed_counts(c)
+        seeds, key = _seed_counts(c), (c.by, c.metric, c.base_metric)
         for block, row in c.scores.iterrows():
             for method, score in row.items():
                 rank = (
@@ -50,18 +50,8 @@ def blocks_frame(comparisons: Sequence[Comparison]) -> pd.DataFrame:
                     if block in c.ranks.index and method in c.ranks.columns
                     else np.nan
                 )
-                rows.append(
-                    {
-                        "by": c.by,
-                        "metric": c.metric,
-                        "base_metric": c.base_metric,
-                        "block": str(block),
-                        "method": str(method),
-                        "score": float(score),
-                        "seeds": seeds.get((block, method), 0),
-                        "rank": float(rank),
-                    }
-                )
+                n = seeds.get((block, method), 0)
+                rows.append([*key, str(block), str(method), float(score), n, float(rank)])
     return pd.DataFrame(
         rows, columns=["by", "metric", "base_metric", "block", "method", "score", "seeds", "rank"]
     )

@@ -216,20 +216,12 @@ def rank_stability(
     alpha = (1 - LEVEL) / 2
     rows = []
     for k, c in enumerate(complete):
-        rows.append(
-            {
-                "configuration": str(c),
-                "mean": float(x[:, k].mean()),
-                "rank": int(observed[k]),
-                "rank_low": _quantile(ranks[:, k], weights, alpha + 1e-12),
-                "rank_high": _quantile(ranks[:, k], weights, 1 - alpha),
-                "p_first": float(weights[ranks[:, k] == 1].sum() / weights.sum())
-                if n >= MIN_BLOCKS_P_FIRST
-                else float("nan"),
-            }
-        )
-    table = pd.DataFrame(rows, columns=cols)
-    table = table.sort_values(
+        low = _quantile(ranks[:, k], weights, alpha + 1e-12)
+        high = _quantile(ranks[:, k], weights, 1 - alpha)
+        first = float(weights[ranks[:, k] == 1].sum() / weights.sum())
+        p_first = first if n >= MIN_BLOCKS_P_FIRST else float("nan")
+        rows.append([str(c), float(x[:, k].mean()), int(observed[k]), low, high, p_first])
+    table = pd.DataFrame(rows, columns=cols).sort_values(
         ["rank", "mean"], ascending=[True, not higher_is_better], kind="stable"
     )
     table = table.reset_index(drop=True)
@@ -266,13 +258,5 @@ def block_winners(
             continue
         margin = abs(float(row.iloc[0] - row.iloc[1])) if len(row) > 1 else float("nan")
         c = float(chance.get(block, float("nan"))) if chance is not None else float("nan")
-        rows.append(
-            {
-                "block": str(block),
-                "best": str(row.index[0]),
-                "score": float(row.iloc[0]),
-                "margin": margin,
-                "chance": c,
-            }
-        )
+        rows.append([str(block), str(row.index[0]), float(row.iloc[0]), margin, c])
     return pd.DataFrame(rows, columns=["block", "best", "score", "margin", "chance"])
