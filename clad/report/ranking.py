@@ -1,21 +1,13 @@
 """The headline across blocks: which configurations rank first, and how sure that is.
 
-A *configuration* is a strategy + detector within one scenario; a *block* is an independent unit
-of evidence: a dataset, over every concept order a spec ran it in. Each
-configuration's score in a block is its mean over seeds (:func:`block_scores`).
-
-**Rank stability** (the paired bootstrap over blocks MTEB's leaderboard uses for its rank
-intervals): resample the blocks with replacement, the same blocks for every configuration (paired);
-in each resample rank the configurations by their mean score over the drawn blocks (rank 1 = best;
-a tie shares the better rank); over the resamples, each configuration's **rank interval** (the
-2.5 % and 97.5 % quantiles of its rank) and **P(first)** (the share of resamples where it ranks
-first). With few blocks the bootstrap distribution is computed exactly, every multiset of blocks
-weighted by its multinomial probability (:data:`EXACT_MAX_MULTISETS`); with more, from
-:data:`RESAMPLES` resamples of a generator seeded with :data:`SEED`. The **top group** is every
-configuration whose rank interval reaches first place.
-
-**Nothing averaged over a missing cell.** A configuration without a value in some block (its runs
-failed there, or were skipped) is not ranked: :class:`Ranking` names it and the blocks it misses.
+A *configuration* is a strategy + detector within one scenario; a *block* a dataset, over every
+concept order a spec ran it in; its score there the mean over seeds (:func:`block_scores`). **Rank
+stability** is MTEB's paired bootstrap over blocks: each configuration's **rank interval** (2.5 %
+and 97.5 % quantiles of its rank over the resamples, ties sharing the better rank) and **P(first)**;
+exact over every multiset of blocks up to :data:`EXACT_MAX_MULTISETS`, else :data:`RESAMPLES`
+resamples seeded with :data:`SEED`. The **top group** is every configuration whose interval reaches
+first place; a configuration without a value in some block is not ranked (:class:`Ranking` names
+it). The procedure in full: ``docs/guides/reports.md``.
 """
 
 from __future__ import annotations

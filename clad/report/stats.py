@@ -1,31 +1,16 @@
 """Statistical comparison of methods (detectors or strategies) over independent blocks (by
 default every dataset, see :mod:`clad.report.blocks`), following Demšar (2006) and Benavoli et al.
-(2016):
-
-* the Friedman test on the blocks x methods table, its p-value exact (enumerated), from a seeded
-  permutation test or asymptotic (:func:`clad.report.exact.friedman_test`: exact up to
-  :data:`~clad.report.exact.EXACT_MAX_BLOCKS` blocks, the switch point), with Iman and Davenport's F
-  beside it;
-* average ranks (:func:`scipy.stats.rankdata` per block; rank 1 = best);
-* post-hoc, gated by the Friedman test: pairwise Wilcoxon signed-rank tests (exact over every sign
-  pattern up to the switch point, :func:`clad.report.exact.wilcoxon_test`) with Holm's correction
-  (:func:`holm`), and the Nemenyi test (the computation of
-  ``scikit_posthocs.posthoc_nemenyi_friedman``);
-* per pair, the median difference over blocks with a distribution-free interval from order
-  statistics (:func:`clad.report.exact.median_interval`): how large a difference is;
-* with several concept orders, whether the ranking survives the order
-  (:func:`clad.report.order_sensitivity.order_agreement`: Kendall's W, the share of orders the best stays best);
-* one verdict per comparison (:func:`comparison_verdict`): the text, the pair table and the
-  critical-difference diagram (:func:`clad.report.cd_diagram.plot_cd`) are all drawn from it, so they
-  cannot contradict each other.
-
-Assumptions, stated with every result: the blocks are independent (runs that are the same
-computation are merged first, and blocks that share a dataset are named), and a method's score in
-a block is the mean over seeds and the remaining configuration fields. With too few blocks (< 3)
-or methods (< 2) no test is run: :class:`Comparison` then carries a ``message`` saying why, and a
-:class:`StatisticsWarning` is issued; nothing raises. With exactly one block, methods are compared
-paired over seeds (:attr:`Comparison.paired`: the mean difference per pair with a 95 % Student-t
-interval, none below 3 seeds): evidence about that one block only, a weaker claim than a test over blocks.
+(2016): the Friedman test (p-value exact, permuted or asymptotic: :mod:`clad.report.exact`) with
+Iman and Davenport's F, average ranks, post-hoc tests gated by it (Wilcoxon signed-rank with Holm's
+correction, Nemenyi: :mod:`clad.report.posthoc`), per pair the median difference over blocks with
+a distribution-free interval, the ranking's agreement across concept orders
+(:mod:`clad.report.order_sensitivity`), and one verdict per comparison (:func:`comparison_verdict`)
+from which the text, the pair table and the critical-difference diagram are all drawn, so they
+cannot contradict each other. With too few blocks (< 3) or methods (< 2) nothing is tested: the
+:class:`Comparison` carries a ``message`` saying why and a :class:`StatisticsWarning` is issued;
+nothing raises. With one block the methods are compared paired over seeds
+(:attr:`Comparison.paired`), a weaker claim. What each test assumes and how its p-value is
+obtained: ``docs/guides/statistics.md``.
 """
 
 from __future__ import annotations

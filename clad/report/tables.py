@@ -1,16 +1,12 @@
 """Leaderboard tables as text: CSV (numbers), HTML (``mean ± std`` per cell), and the cells of the
 Markdown and LaTeX tables (:mod:`clad.report.table_formats`).
 
-Input is :func:`clad.report.leaderboard.leaderboard`; one table is made per dataset and base metric
-(rows: scenario, strategy, detector, in the order the spec gives them; runs that are one computation
-shown once, see :func:`clad.report.aggregate.merge_shared`), and the best mean of each column is
-marked within each scenario only when its interval is clear of the next best one's (see
-:func:`clad.report.leaderboard.best_status`). Cells show ``mean ± std``; the interval (a 95 %
-Student-t interval of the mean over seeds, cut to the metric's range) is in the CSV and in each HTML cell's
-tooltip, and with fewer than 3 seeds the tooltip gives the values instead. Column headers are the
-metrics' declared labels (:data:`clad.metrics.REGISTRY`); the cost columns
-(:data:`clad.report.cost.COST`) are a table of their own. A metric undefined for every row (e.g.
-``unlearned_average`` when every test concept is learned) is left out of the text tables.
+Input is :func:`clad.report.leaderboard.leaderboard`; one table per dataset and base metric, rows in
+the spec's order, the best mean marked as :func:`clad.report.leaderboard.best_status` decides, the
+interval in the CSV and each HTML cell's tooltip (what a cell says: ``docs/guides/statistics.md``).
+Headers are the metrics' declared labels; the cost columns (:data:`clad.report.cost.COST`) are a
+table of their own. A metric undefined for every row (e.g. ``unlearned_average`` when every test
+concept is learned) is left out of the text tables.
 """
 
 from __future__ import annotations
