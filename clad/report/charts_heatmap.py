@@ -73,7 +73,7 @@ def _heatmap_transforms(
         }
         for k, h in enumerate(items)
     ]
-    derived = [
+    return [
         lookup_labels("p", panel_rows, ("panel", "s", "d", "si", "di")),
         lookup_labels("i", [{"i": k, "step": r} for k, r in enumerate(rows)], ("step",)),
         lookup_labels(
@@ -90,7 +90,6 @@ def _heatmap_transforms(
         },
         {"calculate": f"datum.m != null && (datum.m - {vmin!r}) / {span!r} <= 0.6", "as": "light"},
     ]
-    return derived
 
 
 def _heatmap_tooltip(first) -> list[dict]:

@@ -45,8 +45,7 @@ class Scalars(Mapping):
         return cls(index, np.array([np.nan if v is None else float(v) for v in values.values()]))
 
     def __getitem__(self, key):
-        i = self._names[key]
-        v = float(self._values[i])
+        v = float(self._values[self._names[key]])
         return None if v != v else v
 
     def __iter__(self):
@@ -145,14 +144,12 @@ def _slim_threshold(threshold, once):
     policy, held once, and the realised false-positive rates); the thresholds themselves dropped."""
     if not isinstance(threshold, dict):
         return threshold
-    out = {}
-    for k, v in threshold.items():
-        if k == "policy":
-            out[k] = once(v)
-        # one array, not a list of lists of floats (a fifth of the memory)
-        elif k == "realised_fpr":
-            out[k] = _frozen(v)
-    return out
+    # the rates as one array, not a list of lists of floats (a fifth of the memory)
+    return {
+        k: once(v) if k == "policy" else _frozen(v)
+        for k, v in threshold.items()
+        if k in ("policy", "realised_fpr")
+    }
 
 
 def _frozen(rows):
