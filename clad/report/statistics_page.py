@@ -8,6 +8,7 @@ import warnings
 import pandas as pd
 
 from . import html as H
+from .describe import STATS
 from .order_sensitivity import order_sensitivity
 from .wording import result_text
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
@@ -87,10 +88,7 @@ def _paired_rows(c: Comparison) -> list[dict]:
             **key,
             "a": row["a"],
             "b": row["b"],
-            **{
-                f"difference_{k}": row[f"difference_{k}"]
-                for k in ("mean", "std", "n", "ci_low", "ci_high")
-            },
+            **{f"difference_{k}": row[f"difference_{k}"] for k in STATS},
             "a_better": int(row["a_better"]),
         }
         for _, row in c.paired.iterrows()

@@ -104,8 +104,7 @@ def comparison_html(c: Comparison, figs: FigureStore) -> str:
     ]
     if c.message and v.tested:
         out.append(H.message(c.message))
-    for note in c.notes:
-        out.append(H.message(note))
+    out += [H.message(note) for note in c.notes]
     if c.paired is not None and not c.paired.empty:
         shown = pd.DataFrame(
             {
