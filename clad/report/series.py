@@ -138,18 +138,13 @@ def per_series_table(results: Iterable[RunResult]) -> pd.DataFrame:
                     v = last[k] if k < len(last) else None
                     acc.setdefault(key, []).append(np.nan if v is None else float(v))
                     if concept in levels and k < len(levels[concept]):
-                        chance[key] = (
-                            float("nan")
-                            if levels[concept][k] is None
-                            else float(levels[concept][k])
-                        )
+                        level = levels[concept][k]
+                        chance[key] = float("nan") if level is None else float(level)
     rows = []
     for key, values in acc.items():
         v = np.asarray(values, dtype=np.float64)
         ok = v[~np.isnan(v)]
         mean = float(ok.mean()) if ok.size else float("nan")
         rows.append((*key, mean, int(ok.size), chance.get(key, float("nan"))))
-    return pd.DataFrame(
-        rows,
-        columns=[*CONFIG_KEYS, "base_metric", "test_concept", "series", "value", "n", "chance"],
-    )
+    columns = [*CONFIG_KEYS, "base_metric", "test_concept", "series", "value", "n", "chance"]
+    return pd.DataFrame(rows, columns=columns)
