@@ -3,16 +3,9 @@
 This module holds what they share (configurations computed once shown once, value bounds, the
 order of base metrics, the dataset of a run); the figures' data is in
 :mod:`clad.report.figure_data`, the leaderboard in :mod:`clad.report.leaderboard` and the chance
-levels in :mod:`clad.report.chance`.
-
-Nothing here plots or writes files. A *configuration* is dataset x scenario x strategy x detector;
-its runs differ only by seed. Means over seeds leave NaN out (a cell undefined in one seed does not
-hide the others); a value undefined in every seed stays NaN. ``std`` is the sample standard
-deviation (``ddof=1``), ``n`` the number of values (not runs) that entered the mean.
-
-``ci_low``/``ci_high`` are the interval over seeds of :mod:`clad.report.describe` (the rule's one
-home). Which scalar metrics exist, and whether higher or lower is better, is read from
-:data:`clad.metrics.REGISTRY`.
+levels in :mod:`clad.report.chance`. Nothing here plots or writes files. Means, standard deviations,
+counts and intervals over seeds are those of :mod:`clad.report.describe` (the rule's one home);
+which scalar metrics exist, and their direction, is read from :data:`clad.metrics.REGISTRY`.
 """
 
 from __future__ import annotations

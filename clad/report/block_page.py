@@ -13,24 +13,16 @@ from .figures import blocks_section, heatmap_section
 from .pages import label_of
 from .tables import cost_html, leaderboard_compact_html, leaderboard_html
 from .table_formats import leaderboard_latex, leaderboard_markdown
-from .sections import FIRST_PAGE_ROWS, Page, atomic_write, scrolled
+from .sections import FIRST_PAGE_ROWS, Page, scrolled
 
 
 def write_tables(p: Page) -> None:
-    numbers = p.lb.to_csv(index=False)
-    for fmt, text in (
-        ("csv", numbers),
-        ("md", leaderboard_markdown(p.lb, p.chance)),
-        ("tex", leaderboard_latex(p.lb, p.chance, p.latex_columns)),
-    ):
-        path = p.out / f"leaderboard.{fmt}"
-        atomic_write(path, text)
-        p.report.tables[fmt] = path
-    if (
-        not p.chance.empty
-    ):  # each continual metric of the chance matrices, per dataset, base metric and scenario
-        atomic_write(p.out / "chance.csv", p.chance.to_csv(index=False))
-        p.report.tables["chance"] = p.out / "chance.csv"
+    p.write("leaderboard.csv", p.lb, "csv")
+    p.write("leaderboard.md", leaderboard_markdown(p.lb, p.chance), "md")
+    p.write("leaderboard.tex", leaderboard_latex(p.lb, p.chance, p.latex_columns), "tex")
+    # each continual metric of the chance matrices, per dataset, base metric and scenario
+    if not p.chance.empty:
+        p.write("chance.csv", p.chance)
 
 
 def leaderboard_section(p: Page):

@@ -1,23 +1,12 @@
 """Independent evidence for the statistics: which runs are blocks of a test, and which are one.
 
 A *block* is a set of configuration fields (by default the dataset alone, :data:`DEFAULT_BLOCKS`);
-each method's score in a block is the mean over seeds and over the remaining fields. Two rules
-keep blocks independent:
-
-* **the same computation counts once.** Two scenario settings (or two blocks) whose runs have
-  identical R for every method, other field and seed (e.g. a strategy that never reads the concept
-  id, in ``concept_aware`` and ``concept_incremental``) are merged, and :class:`Blocks` says so.
-  Identity is checked on the recorded R matrices (every base metric) and concept names, and a
-  run recorded as sharing another's result (``shared_from``, see :mod:`clad.engine.identity`) is
-  that run's computation; runs without R are never merged.
-* **blocks that share a dataset are not independent.** The default blocks are datasets, each
-  dataset's score being the mean over its (distinct) scenario settings; finer blocks such as
-  dataset x scenario are allowed, and :class:`Blocks` names the datasets they share.
-* **the concept orders of a dataset are that dataset.** A spec's ``orders`` label each dataset
-  ``<label>[order=<name>]``; the blocks are datasets without their order
-  (:func:`clad.report.aggregate.dataset_of`), each order one more configuration averaged inside
-  its block. How a ranking moves with the order is measured within each dataset
-  (:mod:`clad.report.order_sensitivity`), never by counting orders as datasets.
+each method's score in a block is the mean over seeds and over the remaining fields. The rules that
+keep blocks independent (the same computation counts once, blocks that share a dataset are named,
+the concept orders of a dataset are that dataset) are those of ``docs/guides/statistics.md``; here,
+identity is checked on the recorded R matrices (every base metric) and concept names, a run
+recorded as sharing another's result (``shared_from``) is that run's computation, and runs without
+R are never merged.
 """
 
 from __future__ import annotations
@@ -188,9 +177,8 @@ def _runs_frame(results: list[RunResult], by: str, base_metric: str, metric: str
             "value": [scalar_value(r, base_metric, metric) for r in results],
         }
     )
-    if (
-        by != "dataset"
-    ):  # the concept orders of one dataset are one dataset: one block, never several
+    # the concept orders of one dataset are one dataset: one block, never several
+    if by != "dataset":
         df["dataset"] = [dataset_of(r) for r in results]
     return df
 

@@ -323,9 +323,8 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
         crossbar_props={"color": "#9a9a9a"} if grey else None,
     )
     ax.tick_params(labelsize=FONT["tick"])
-    if (
-        used == "Nemenyi"
-    ):  # the critical difference: average ranks further apart than this differ (Nemenyi)
+    # the critical difference: average ranks further apart than this differ (Nemenyi)
+    if used == "Nemenyi":
         from .posthoc import critical_difference
 
         cd = critical_difference(comparison.n_blocks, comparison.n_methods, comparison.alpha)
@@ -361,7 +360,6 @@ def plot_cd(comparison: "Comparison", ax: "Axes | None" = None, *, test: str = "
     set_title(ax, cd_title(comparison, used), width=ax.figure.get_figwidth() - 0.6)
     if used == "Nemenyi":
         ax.title.set_y(1.0)
-        ax.set_title(
-            ax.get_title(), fontsize=FONT["title"], pad=34
-        )  # room for the CD bar above the ticks
+        # room for the CD bar above the ticks
+        ax.set_title(ax.get_title(), fontsize=FONT["title"], pad=34)
     return ax

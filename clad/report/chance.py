@@ -37,11 +37,10 @@ def chance_value(r: RunResult, base_metric: str, name: str) -> float:
     C = chance_matrix(r, base_metric)
     if C is None or name not in REGISTRY or get_metric(name).needs:
         return float("nan")
+    at = learned_at(r.concepts, r.test_concepts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return float(
-            get_metric(name).function(C, learned_at=learned_at(r.concepts, r.test_concepts))
-        )
+        return float(get_metric(name).function(C, learned_at=at))
 
 
 def chance_table(

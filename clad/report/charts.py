@@ -28,27 +28,9 @@ SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 #: widest figure (px): the page's text column, less the room of the figure's menu button
 WIDTH = 1080
 #: the configurations' colours (matplotlib's tab10, then the light tab20 shades), one per label in order
-PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-    "#aec7e8",
-    "#ffbb78",
-    "#98df8a",
-    "#ff9896",
-    "#c5b0d5",
-    "#c49c94",
-    "#f7b6d2",
-    "#c7c7c7",
-    "#dbdb8d",
-    "#9edae5",
+PALETTE = tuple(
+    "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf "
+    "#aec7e8 #ffbb78 #98df8a #ff9896 #c5b0d5 #c49c94 #f7b6d2 #c7c7c7 #dbdb8d #9edae5".split()
 )
 #: colour of an undefined cell
 NA_COLOUR = "#d9d9d9"
@@ -76,6 +58,12 @@ def json_number(v) -> float | None:
 
 def config_label(strategy: str, detector: str) -> str:
     return f"{strategy} + {detector}"
+
+
+def band(m: float | None, s: float | None) -> dict:
+    """A mean and its std as figure data, with the ± std band (None where either is undefined)."""
+    none = m is None or s is None
+    return {"mean": m, "std": s, "lo": None if none else m - s, "hi": None if none else m + s}
 
 
 def order_by(values: list[dict], field: str, order: Sequence, key: str) -> dict:
@@ -124,9 +112,8 @@ def base_spec(title: str, subtitle: str | None = None) -> dict:
 
 def _step_values(part: pd.DataFrame) -> tuple[list[int], dict[int, str]]:
     """The training steps in order, and each one's label (``step: concept learned``)."""
-    first = dict(
-        zip(part["step"].astype(int).tolist(), part["concept"].tolist())
-    )  # a step's last row: same concept
+    # a step's last row: same concept
+    first = dict(zip(part["step"].astype(int).tolist(), part["concept"].tolist()))
     steps = sorted(first)
     return steps, {s: f"{s}: {first[s]}" for s in steps}
 
@@ -134,22 +121,17 @@ def _step_values(part: pd.DataFrame) -> tuple[list[int], dict[int, str]]:
 def _curves_values(curves: pd.DataFrame, panel: dict, step_label: dict) -> list[dict]:
     """One row per point of the learning curves, then the chance curve's (``config`` "chance":
     the mean chance level per panel and step)."""
-    values = []
     columns = (curves[c].tolist() for c in ("strategy", "detector", "kind", "step", "mean", "std"))
-    for strategy, detector, kind, step, m, s in zip(*columns):
-        m, s = json_number(m), json_number(s)
-        values.append(
-            {
-                "config": config_label(strategy, detector),
-                "panel": panel.get(kind, kind),
-                "step": step_label[int(step)],
-                "st": int(step),
-                "mean": m,
-                "std": s,
-                "lo": None if m is None or s is None else m - s,
-                "hi": None if m is None or s is None else m + s,
-            }
-        )
+    values = [
+        {
+            "config": config_label(strategy, detector),
+            "panel": panel.get(kind, kind),
+            "step": step_label[int(step)],
+            "st": int(step),
+            **band(json_number(m), json_number(s)),
+        }
+        for strategy, detector, kind, step, m, s in zip(*columns)
+    ]
     if "chance" in curves.columns and curves["chance"].notna().any():
         ref: dict[tuple, list[float]] = {}
         for kind, step, c in zip(
@@ -286,22 +268,16 @@ def _forgetting_values(table: pd.DataFrame) -> list[dict]:
     finite = means[np.isfinite(means)]
     span = float(np.ptp(np.append(finite, 0.0))) if finite.size else 0.0
     small = max(span, 0.05) * 0.01
-    values = []
-    for row in table.itertuples(index=False):
-        m, s = json_number(row.mean), json_number(row.std)
-        values.append(
-            {
-                "config": config_label(row.strategy, row.detector),
-                "concept": row.concept,
-                "metric": base_metric_shown(row.base_metric),
-                "mean": m,
-                "std": s,
-                "lo": None if m is None or s is None else m - s,
-                "hi": None if m is None or s is None else m + s,
-                "zero": m is not None and abs(m) < small,
-            }
-        )
-    return values
+    return [
+        {
+            "config": config_label(row.strategy, row.detector),
+            "concept": row.concept,
+            "metric": base_metric_shown(row.base_metric),
+            **band(json_number(row.mean), json_number(row.std)),
+            "zero": bool(math.isfinite(row.mean) and abs(row.mean) < small),
+        }
+        for row in table.itertuples(index=False)
+    ]
 
 
 def _forgetting_layers(values: list[dict], colour: dict, tooltip: list) -> list[dict]:
@@ -397,9 +373,8 @@ def forgetting_chart(table: pd.DataFrame, title: str) -> tuple[dict, int]:
     ]
     width = max(300, min(WIDTH - 120, len(concepts) * max(40, 9 * len(labels) + 12)))
     metrics = list(dict.fromkeys(v["metric"] for v in values))
-    row_h = (
-        180 if len(metrics) <= 4 else 110
-    )  # many base metrics: lower panels, the page stays within its budget
+    # many base metrics: lower panels, the page stays within its budget
+    row_h = 180 if len(metrics) <= 4 else 110
     spec = {
         **base_spec(title, "positive = forgotten; ◆ = zero"),
         "data": {"values": values},

@@ -40,9 +40,8 @@ def _heatmap_cells(items: Sequence) -> tuple[list[dict], list[str]]:
         t = np.asarray(h.learned_at)[None, :]
         i = np.arange(mean.shape[0])[:, None]
         code = np.where(t < 0, 3, np.where(i == t, 1, np.where(i < t, 2, 0)))
-        for (a, b), m in np.ndenumerate(
-            mean
-        ):  # a cell: short keys, its labels and text made by the browser
+        # a cell: short keys, its labels and text made by the browser
+        for (a, b), m in np.ndenumerate(mean):
             cell = {"p": p, "i": a, "j": b, "n": int(n[a, b]), "k": int(code[a, b])}
             if math.isfinite(m):
                 cell["m"] = round(float(m), 5)
@@ -74,7 +73,7 @@ def _heatmap_transforms(
         }
         for k, h in enumerate(items)
     ]
-    derived = [
+    return [
         lookup_labels("p", panel_rows, ("panel", "s", "d", "si", "di")),
         lookup_labels("i", [{"i": k, "step": r} for k, r in enumerate(rows)], ("step",)),
         lookup_labels(
@@ -91,7 +90,6 @@ def _heatmap_transforms(
         },
         {"calculate": f"datum.m != null && (datum.m - {vmin!r}) / {span!r} <= 0.6", "as": "light"},
     ]
-    return derived
 
 
 def _heatmap_tooltip(first) -> list[dict]:
@@ -118,10 +116,9 @@ def _heatmap_layers(
     """The cells (grey under every one: the undefined ones stay grey), the faded future cells, the
     borders, the numbers when ``annotate`` and the chance marks when some cell is at ``chance``."""
     tooltip = _heatmap_tooltip(first)
+    # under every cell: the undefined ones stay grey
     layer = [
-        {
-            "mark": {"type": "rect", "color": NA_COLOUR}
-        },  # under every cell: the undefined ones stay grey
+        {"mark": {"type": "rect", "color": NA_COLOUR}},
         {
             "mark": {"type": "rect"},
             "encoding": {
@@ -208,11 +205,12 @@ def _heatmap_facet(
     )
     row_head = min(text_px(strategies, 11), 160.0) + 30
     wrapped_rows = math.ceil(len(items) / columns)
+    # strategies in rows, detectors in columns: no taller
     if (
         full
         and row_head + label_w + len(detectors) * (panel_w + 14) + 90 <= WIDTH
         and len(strategies) <= wrapped_rows + 1
-    ):  # strategies in rows, detectors in columns: no taller
+    ):
         facet = {
             "facet": {
                 "row": {
@@ -288,10 +286,10 @@ def heatmap_chart(
         )
 
     panel_w, head, columns = layout(cell_w)
-    if (
-        not annotate and math.ceil(len(items) / columns) > 3
-    ):  # many colour-only panels: smaller cells,
-        cell_w = cell_h = SMALL_CELL  # titles cut at the panel's width (the header's label limit)
+    # many colour-only panels: smaller cells, titles cut at the panel's width (the header's label
+    # limit)
+    if not annotate and math.ceil(len(items) / columns) > 3:
+        cell_w = cell_h = SMALL_CELL
         panel_w, head, columns = layout(cell_w, title_room=10)
     x_axis = {
         "title": "test concept",

@@ -87,10 +87,7 @@ def cost_columns(runs: list[RunResult]) -> dict[str, float]:
     d = describe_each(
         values, [c.bounds[0] for c in COST.values()], [c.bounds[1] for c in COST.values()]
     )
-    out: dict[str, float] = {}
-    for k, name in enumerate(COST):
-        out.update({f"{name}_{s}": v for s, v in stats_at(d, k).items()})
-    return out
+    return {f"{name}_{s}": v for k, name in enumerate(COST) for s, v in stats_at(d, k).items()}
 
 
 def cost_table(results: Iterable[RunResult]) -> pd.DataFrame:
@@ -270,9 +267,6 @@ def cost_section(results: Iterable[RunResult], figs) -> str | None:
     figures = []
     for (dataset, scenario), part in table.groupby(["dataset", "scenario"], sort=False):
         spec, height = cost_chart(part, f"Cost of {dataset} / {scenario}")
-        figures.append(
-            figs.chart(
-                spec, height, "Cost", f"cost {dataset} / {scenario}", "cost", dataset, scenario
-            )
-        )
+        description = f"cost {dataset} / {scenario}"
+        figures.append(figs.chart(spec, height, "Cost", description, "cost", dataset, scenario))
     return out[0] + H.figure_grid(figures)

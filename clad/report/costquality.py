@@ -56,18 +56,11 @@ def cost_quality_table(
             if "fit_seconds_mean" in sub
             else np.full(len(sub), np.nan)
         )
-        if sub["dataset"].nunique() < blocks[scenario] or np.isnan(q).any():
+        n = int(sub["dataset"].nunique())
+        if n < blocks[scenario] or np.isnan(q).any():
             continue
-        rows.append(
-            {
-                "scenario": scenario,
-                "configuration": f"{strategy} + {detector}",
-                "quality": float(q.mean()),
-                "seconds": float(np.nanmean(t)) if np.isfinite(t).any() else float("nan"),
-                "blocks": int(sub["dataset"].nunique()),
-                "pareto": False,
-            }
-        )
+        seconds = float(np.nanmean(t)) if np.isfinite(t).any() else float("nan")
+        rows.append([scenario, f"{strategy} + {detector}", float(q.mean()), seconds, n, False])
     table = pd.DataFrame(rows, columns=cols)
     for scenario, sub in table.groupby("scenario", sort=False):
         table.loc[sub.index, "pareto"] = pareto_front(
@@ -79,18 +72,17 @@ def cost_quality_table(
 def _cost_quality_values(table: pd.DataFrame, scenarios: list) -> list[dict]:
     """One row per configuration and scenario; ``name`` is its label where it is one of the first
     eight configurations of its scenario's Pareto front (by seconds), else empty."""
-    values = []
-    for row in table.itertuples(index=False):
-        values.append(
-            {
-                "scenario": row.scenario,
-                "configuration": row.configuration,
-                "quality": json_number(row.quality),
-                "seconds": json_number(row.seconds),
-                "blocks": int(row.blocks),
-                "pareto": bool(row.pareto),
-            }
-        )
+    values = [
+        {
+            "scenario": row.scenario,
+            "configuration": row.configuration,
+            "quality": json_number(row.quality),
+            "seconds": json_number(row.seconds),
+            "blocks": int(row.blocks),
+            "pareto": bool(row.pareto),
+        }
+        for row in table.itertuples(index=False)
+    ]
     named = set()
     for scenario in scenarios:
         front = sorted(

@@ -2,19 +2,10 @@
 
 A *configuration* is dataset x scenario x strategy x detector; its runs differ only by seed.
 :func:`describe` gives, over axis 0, the mean (NaN left out), the sample standard deviation
-(``ddof=1``), ``n`` (the number of values that entered the mean) and an interval of the mean.
-
-**Intervals hold at a few seeds.** ``ci_low``/``ci_high`` are the 95 % Student-t interval of the
-mean over seeds: ``mean ± t(0.975, n - 1) · s / √n`` with the sample standard deviation ``s``
-(``ddof=1``). It assumes the seeds' values are independent draws whose mean is near-normally
-distributed; at 3 to 10 seeds it is honest where a percentile bootstrap is not (a bootstrap of 3
-values can never leave [min, max] and is 2 to 3 times too narrow). It is cut to the range the
-value can take (``bounds``: the metric's declared range, :func:`clad.report.aggregate.value_bounds`),
-so a ROC-AUC interval never passes 1. With fewer than :data:`MIN_INTERVAL_N` values no interval is
-given (NaN): two values say too little about where the mean lies, and a page shows the values
-themselves instead. Values that are all equal (a deterministic computation) give a zero-width
-interval: one independent value, which the pages say.
-:mod:`clad.report.aggregate`, :mod:`clad.report.cost` and :mod:`clad.report.stats` build on it.
+(``ddof=1``), ``n`` (the values that entered the mean) and the 95 % Student-t interval of the mean,
+cut to the value's range and none below :data:`MIN_INTERVAL_N` values: why this interval and not a
+bootstrap, ``docs/guides/statistics.md``. :mod:`clad.report.aggregate`, :mod:`clad.report.cost` and
+:mod:`clad.report.stats` build on it.
 """
 
 from __future__ import annotations

@@ -201,9 +201,8 @@ def _provenance(results: Sequence[RunResult], runs_csv: Path | None = None) -> s
     out = _versions_html(results)
     seeds = sorted({r.seed for r in results})
     out.append(f"<p>Seeds: {H.html.escape(', '.join(map(str, seeds)) or 'none')}</p>")
-    if any(
-        isinstance((r.timings or {}).get("work"), dict) for r in results
-    ):  # training steps shared by key
+    # training steps shared by key
+    if any(isinstance((r.timings or {}).get("work"), dict) for r in results):
         from ..core.steps import format_work, grid_work
 
         out.append(
@@ -222,8 +221,7 @@ def _baselines_section(p: Page):
     verdicts = baseline_verdicts(p.lb, baseline_detectors(p.shown))
     if verdicts.empty:
         return []
-    atomic_write(p.out / "baselines.csv", verdicts.to_csv(index=False))
-    p.report.tables["baselines"] = p.out / "baselines.csv"
+    p.write("baselines.csv", verdicts)
     return [("baselines", "Baselines", baseline_section(verdicts))]
 
 
@@ -236,9 +234,7 @@ def _thresholds_section(p: Page):
     import json
 
     # the drift after each step as a JSON list (null: no past concept yet), not a Python repr
-    csv = table.assign(drift_per_step=table["drift_per_step"].map(json.dumps))
-    atomic_write(p.out / "thresholds.csv", csv.to_csv(index=False))
-    p.report.tables["thresholds"] = p.out / "thresholds.csv"
+    p.write("thresholds.csv", table.assign(drift_per_step=table["drift_per_step"].map(json.dumps)))
     return [
         ("thresholds", "Thresholds and false-positive rates", threshold_section(p.shown, table))
     ]
@@ -250,8 +246,7 @@ def _timeseries_section(p: Page):
     trace_html = trace_section(p.ok, p.figs)
     channels = per_series_table(p.ok)
     if not channels.empty:
-        atomic_write(p.out / "per_series.csv", channels.to_csv(index=False))
-        p.report.tables["per_series"] = p.out / "per_series.csv"
+        p.write("per_series.csv", channels)
         shown = channels.copy()
         for c in ("value", "chance"):
             shown[c] = [f"{v:.3f}" if v == v else "n/a" for v in shown[c]]
@@ -264,9 +259,9 @@ def _timeseries_section(p: Page):
         trace_html = (trace_html or "") + H.details(
             f"Per-series values ({len(channels)} rows)", table
         )
-    return (
-        [] if trace_html is None else [("time-series", "Time series: scores per step", trace_html)]
-    )
+    if trace_html is None:
+        return []
+    return [("time-series", "Time series: scores per step", trace_html)]
 
 
 def _references_section(p: Page):
@@ -296,9 +291,8 @@ def _protocol_section(p: Page):
     validity = validity_section(
         [r for r in p.references if r.ok and r.config.get("reference") == "single_task"]
     )
-    if (
-        validity is not None
-    ):  # from the single-task references: is each scenario worth concluding from
+    # from the single-task references: is each scenario worth concluding from
+    if validity is not None:
         out.append(("validity", "Scenario validity", validity))
     return out
 
@@ -312,13 +306,8 @@ def _provenance_section(p: Page):
 
 
 def figures_section(p: Page):
-    return [
-        (
-            "figures",
-            "Index of figures",
-            H.details(f"{len(p.figs.entries)} figures", p.figs.index_html()),
-        )
-    ]
+    index = H.details(f"{len(p.figs.entries)} figures", p.figs.index_html())
+    return [("figures", "Index of figures", index)]
 
 
 #: the sections of the details page

@@ -1,31 +1,13 @@
 """Tests that stay exact at the sample sizes benchmarks have (3 to 8 independent blocks).
 
 Asymptotic tests (Friedman's chi-square, the normal approximation of the Wilcoxon signed-rank
-statistic) are least trustworthy where benchmarks live: few blocks, often with ties. Up to
-:data:`EXACT_MAX_BLOCKS` blocks (the one switch point), p-values come from the test's own null
-distribution instead:
-
-* **Friedman**: under "the methods perform alike" every arrangement of a block's observed ranks
-  (ties kept as they are) is equally likely. The exact distribution of the statistic is computed by
-  a dynamic programme over rank-sum vectors: block by block, every vector of the methods' rank sums
-  so far with the probability of reaching it (arrangements that give the same vector merged, and
-  vectors that are permutations of each other one state, kept sorted: the null distribution and
-  the statistic are symmetric in the methods), so the work grows with the number of distinct
-  vectors, not with the (k!)^n arrangements. It runs within a stated budget: at most
-  :data:`STATE_LIMIT` vectors held (about ``STATE_LIMIT x (k + 1) x 8`` bytes) and at most
-  :data:`WORK_LIMIT` candidate vectors made over all blocks (given up as soon as the blocks left
-  would pass it; candidates made in chunks of :data:`CHUNK_ROWS` rows). Measured on one core:
-  4 methods x 6 blocks 1 ms, 5 x 5 0.03-0.3 s, 5 x 10 about 1.4 s; 6 x 6, 7 x 3 and 8 x 8 pass the
-  budget (``benchmarks/exact_statistics.py`` prints the table). Beyond the budget, a seeded
-  Monte-Carlo permutation test (:data:`PERMUTATIONS` random within-block permutations, seed
-  :data:`PERMUTATION_SEED`) estimates it and states its Monte-Carlo standard error. Iman and
-  Davenport's F (Demšar 2006) is a monotone function of chi-square, so the same exact p holds for it.
-* **Wilcoxon signed-rank**: zero differences are dropped (``zero_method="wilcox"``, scipy's
-  default), tied absolute differences get their average rank, and the p-value is exact over all
-  2^m sign patterns of the m non-zero differences.
-
-Above the switch point the asymptotic tests stay (scipy's ``friedmanchisquare`` and
-``wilcoxon``). The module is pure numpy/scipy: numbers in, :class:`TestResult` out.
+statistic) are least trustworthy with few blocks and ties. Up to :data:`EXACT_MAX_BLOCKS` blocks
+(the one switch point) the p-values come from the test's own null distribution: Friedman's by a
+dynamic programme over rank-sum vectors within a budget (:data:`STATE_LIMIT`, :data:`WORK_LIMIT`),
+beyond it from a seeded permutation test (:data:`PERMUTATIONS`); Wilcoxon's over every sign
+pattern (:data:`ZERO_METHOD`). Above the switch point scipy's asymptotic tests stay. How each works,
+its measured cost and the tie rule (:data:`TIE_TOLERANCE`): the statistics guide
+(``docs/guides/statistics.md``). Pure numpy/scipy: numbers in, :class:`TestResult` out.
 
 >>> r = friedman_test([[1, 2, 3], [1, 2, 3], [1, 2, 3]])
 >>> r.method, r.arrangements, round(r.pvalue, 4), round(r.pvalue_asymptotic, 4)
@@ -37,6 +19,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,7 +48,8 @@ __all__ = [
 #: with more, the asymptotic tests are used
 EXACT_MAX_BLOCKS = 15
 #: the most distinct rank-sum vectors the exact Friedman programme may hold after a block (its
-#: time and memory budget); beyond it, a Monte-Carlo permutation test
+#: time and memory budget, about STATE_LIMIT x (k + 1) x 8 bytes); beyond it, a Monte-Carlo
+#: permutation test
 STATE_LIMIT = 1_000_000
 #: candidate rank-sum vectors made at once (states x k! arrangements, in chunks of this many rows)
 CHUNK_ROWS = 2_000_000
@@ -96,19 +80,16 @@ def tied_ranks(values) -> np.ndarray:
     for i, row in enumerate(values):
         if np.isnan(row).any():  # as scipy's rankdata: a row with NaN has no ranks
             continue
-        ok = slice(None)
-        v = row
-        tol = TIE_TOLERANCE * max(1.0, float(np.max(np.abs(v))))
-        order = np.argsort(v, kind="stable")
-        snapped = v[order].copy()
-        for j in range(
-            1, snapped.size
-        ):  # a run of values each within tol of the previous is one tie
+        tol = TIE_TOLERANCE * max(1.0, float(np.max(np.abs(row))))
+        order = np.argsort(row, kind="stable")
+        snapped = row[order].copy()
+        # a run of values each within tol of the previous is one tie
+        for j in range(1, snapped.size):
             if snapped[j] - snapped[j - 1] <= tol:
                 snapped[j] = snapped[j - 1]
-        merged = np.empty_like(v)
+        merged = np.empty_like(row)
         merged[order] = snapped
-        out[i, ok] = stats.rankdata(merged)
+        out[i] = stats.rankdata(merged)
     return out
 
 
@@ -137,11 +118,8 @@ class TestResult:
 
 def _tie_term(ranks: np.ndarray) -> float:
     """sum over blocks and tie groups of t^3 - t."""
-    total = 0.0
-    for row in np.atleast_2d(ranks):
-        _, counts = np.unique(row, return_counts=True)
-        total += float(np.sum(counts.astype(float) ** 3 - counts))
-    return total
+    counts = [np.unique(row, return_counts=True)[1].astype(float) for row in np.atleast_2d(ranks)]
+    return sum((float(np.sum(c**3 - c)) for c in counts), 0.0)
 
 
 def friedman_statistic(ranks) -> float:
@@ -195,13 +173,11 @@ def _exact_friedman(
     observed = int(np.sum(r2.sum(axis=0) ** 2))
     if n == 1:  # one block: every arrangement has the same rank sums squared, so P(>= observed) = 1
         return 1.0
-    if (
-        math.factorial(k) > WORK_LIMIT
-    ):  # a block's arrangements alone exceed the budget: never listed
+    # a block's arrangements alone exceed the budget: never listed
+    if math.factorial(k) > WORK_LIMIT:
         raise _OverBudget(math.factorial(k))
-    base = int(
-        2 * k * n + 1
-    )  # every rank sum (doubled) lies in [0, base): a vector of them is one integer
+    # every rank sum (doubled) lies in [0, base): a vector of them is one integer
+    base = int(2 * k * n + 1)
     packed = base**k < _PACKED_LIMIT
     weights = base ** np.arange(k, dtype=np.int64) if packed else None
     states = np.zeros((1, k), dtype=np.int64)
@@ -213,9 +189,8 @@ def _exact_friedman(
         )
         p_arr = mult / float(mult.sum())  # distinct arrangements of the block (ties repeat some)
         block = len(states) * len(arranged)
-        if (
-            work + block * (n - index) > WORK_LIMIT
-        ):  # the states never get fewer: the rest costs at least this
+        # the states never get fewer: the rest costs at least this
+        if work + block * (n - index) > WORK_LIMIT:
             raise _OverBudget(work + block * (n - index))
         work += block
         step = max(1, chunk_rows // len(arranged))
@@ -374,15 +349,8 @@ def wilcoxon_test(x, y, *, max_blocks: int = EXACT_MAX_BLOCKS) -> TestResult:
     zeros = n - m
     name = "Wilcoxon signed-rank"
     if m == 0:
-        return TestResult(
-            name,
-            0.0,
-            1.0,
-            "exact",
-            f"every one of the {n} differences is zero: nothing to test",
-            1.0,
-            arrangements=1,
-        )
+        reason = f"every one of the {n} differences is zero: nothing to test"
+        return TestResult(name, 0.0, 1.0, "exact", reason, 1.0, arrangements=1)
     # the normal approximation (scipy's ``method="approx"``: tie-corrected variance, no continuity correction)
     mean, variance = r2.sum() / 4.0, float(np.sum(r2.astype(float) ** 2)) / 16.0
     asym = (
@@ -391,19 +359,11 @@ def wilcoxon_test(x, y, *, max_blocks: int = EXACT_MAX_BLOCKS) -> TestResult:
         else 1.0
     )
     if n > max_blocks:
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = stats.wilcoxon(x, y, zero_method=ZERO_METHOD)
-        return TestResult(
-            name,
-            float(res.statistic),
-            float(res.pvalue),
-            "asymptotic",
-            f"{n} blocks > {max_blocks} (the switch point): scipy's wilcoxon",
-            asym,
-        )
+        reason = f"{n} blocks > {max_blocks} (the switch point): scipy's wilcoxon"
+        return TestResult(name, float(res.statistic), float(res.pvalue), "asymptotic", reason, asym)
     dropped = f", {zeros} zero difference{'s' if zeros != 1 else ''} dropped" if zeros else ""
     return TestResult(
         name,
@@ -438,8 +398,7 @@ def median_interval(d, confidence: float = 0.95) -> tuple[float, float, float, f
     d = np.sort(np.asarray(d, dtype=float))
     n = d.size
     if n == 0:
-        nan = float("nan")
-        return nan, nan, nan, nan
+        return (float("nan"),) * 4
     median = float(np.median(d))
     levels = _coverages(n)
     ok = np.nonzero(levels >= confidence)[0]

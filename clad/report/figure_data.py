@@ -203,15 +203,9 @@ def _averaged(results: Iterable[RunResult]):
         cols = canonical_columns(runs) if len(orders) > 1 else None
         for m in _base_metrics(runs):
             for i, part in enumerate(orders.values()):
+                name = _order_name(part, i) if len(orders) > 1 else None
                 try:
-                    out.append(
-                        (
-                            part,
-                            heatmap_data(
-                                part, m, cols, _order_name(part, i) if len(orders) > 1 else None
-                            ),
-                        )
-                    )
+                    out.append((part, heatmap_data(part, m, cols, name)))
                 except DataError as exc:
                     problems.append(str(exc))
     return out, problems
@@ -237,13 +231,8 @@ def _described(values, bounds, with_intervals: bool) -> dict[str, np.ndarray]:
     if with_intervals:
         return describe(values, bounds)
     mean, std, n = mean_std(np.asarray(values, dtype=np.float64))
-    return {
-        "mean": mean,
-        "std": std,
-        "n": n,
-        "ci_low": np.full(mean.shape, np.nan),
-        "ci_high": np.full(mean.shape, np.nan),
-    }
+    none = np.full(mean.shape, np.nan)
+    return {"mean": mean, "std": std, "n": n, "ci_low": none, "ci_high": none}
 
 
 def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -> pd.DataFrame:
@@ -271,14 +260,8 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
         if levels is None or m not in r.R:
             return None
         undefined = np.isnan(np.asarray(r.R[m], dtype=np.float64))
-        key = (
-            kind,
-            id(levels),
-            tuple(r.concepts),
-            tuple(r.test_concepts),
-            undefined.shape,
-            undefined.tobytes(),
-        )
+        key = (kind, id(levels), tuple(r.concepts), tuple(r.test_concepts), undefined.shape)
+        key += (undefined.tobytes(),)
         # runs holding one record of their levels (a report's slim runs) share it
         if key not in chance_curves:
             chance_curves[key] = fn(chance_matrix(r, m), t(r))
@@ -300,17 +283,9 @@ def learning_curves(results: Iterable[RunResult], with_intervals: bool = True) -
                 )
             for step in range(curves.shape[1]):
                 names = {r.concepts[step] for r in runs}
-                rows.append(
-                    {
-                        **dict(zip(CONFIG_KEYS, key)),
-                        "base_metric": m,
-                        "kind": kind,
-                        "step": step,
-                        "concept": names.pop() if len(names) == 1 else "",
-                        **stats_at(d, step),
-                        "chance": float(chance[step]),
-                    }
-                )
+                concept = names.pop() if len(names) == 1 else ""
+                stats = stats_at(d, step).values()
+                rows.append([*key, m, kind, step, concept, *stats, float(chance[step])])
     return pd.DataFrame(
         rows, columns=[*CONFIG_KEYS, "base_metric", "kind", "step", "concept", *STATS, "chance"]
     )
@@ -333,12 +308,5 @@ def forgetting_table(results: Iterable[RunResult], with_intervals: bool = True) 
         d = _described(np.stack(values), value_bounds("forgetting", m), with_intervals)
         for j, concept in enumerate(cols):
             if d["n"][j]:
-                rows.append(
-                    {
-                        **dict(zip(CONFIG_KEYS, key)),
-                        "base_metric": m,
-                        "concept": concept,
-                        **stats_at(d, j),
-                    }
-                )
+                rows.append([*key, m, concept, *stats_at(d, j).values()])
     return pd.DataFrame(rows, columns=[*CONFIG_KEYS, "base_metric", "concept", *STATS])

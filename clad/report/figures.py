@@ -210,14 +210,12 @@ def blocks_section(table: pd.DataFrame, figs: FigureStore, kind: str) -> str:
     if table.empty:
         return H.message("nothing to show: no finished run has a value here")
     out = []
-    if (
-        kind == "curves"
-    ):  # one figure per dataset, scenario and base metric: the first base metric shown
+    # one figure per dataset, scenario and base metric: the first base metric shown
+    if kind == "curves":
         bases = list(dict.fromkeys(table["base_metric"]))
         shown: dict[str, list[str]] = {b: [] for b in bases}
-        panel_h = (
-            220 if len(bases) <= 4 else 160
-        )  # many base metrics: lower panels, the page keeps its budget
+        # many base metrics: lower panels, the page keeps its budget
+        panel_h = 220 if len(bases) <= 4 else 160
         for (dataset, scenario, base), part in table.groupby(
             ["dataset", "scenario", "base_metric"], sort=False
         ):

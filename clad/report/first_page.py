@@ -60,16 +60,12 @@ def findings_html(p: Page) -> str:
     metric = next(iter(scalar_names(headline=True)), "continual_average")
     base = p.lb["base_metric"].iloc[0]
     part = p.lb[p.lb["base_metric"] == base]
-    items = [
-        f"<li>{text}</li>"
-        for text in headline_lines(
-            part,
-            metric,
-            p.chance,
-            p.results,
-            suffix=lambda dataset, scenario: _against_baselines(p, dataset, base, scenario, metric),
-        )
-    ]
+
+    def against_baselines(dataset, scenario):
+        return _against_baselines(p, dataset, base, scenario, metric)
+
+    lines = headline_lines(part, metric, p.chance, p.results, suffix=against_baselines)
+    items = [f"<li>{text}</li>" for text in lines]
     if not items:
         return ""
     from ..metrics.base import base_metric_shown
@@ -133,7 +129,7 @@ def caveats_of(p: Page) -> list[str]:
         for m in p.report.messages
         if ": " not in m or not any(m.startswith(c.title) for c in p.report.comparisons)
     ]
-    said = set()
+    said = []
     for c in p.report.comparisons:
         if not c.message:
             continue
@@ -145,9 +141,8 @@ def caveats_of(p: Page) -> list[str]:
             )
         else:
             text = "Statistics: " + c.message
-        if text not in said:
-            said.add(text)
-            out.append(text)
+        said.append(text)
+    out.extend(dict.fromkeys(said))
     out.extend(deterministic_caveats(p.shown))
     seeds = len({r.seed for r in p.ok})
     if 0 < seeds < MIN_INTERVAL_N:
@@ -167,22 +162,11 @@ def first_sections(
     if len(blocks) > 1 and any(not r.table.empty or r.missing for r in rankings):
         out.append(("ranking", "Ranking across blocks", ranking_html(rankings, tables, label)))
         base = p.lb["base_metric"].iloc[0] if not p.lb.empty else DEFAULT_METRIC
-        out.append(
-            (
-                "winners",
-                "Best per block",
-                winners_html(
-                    rankings,
-                    tables,
-                    p.chance,
-                    p.headline_metric,
-                    base,
-                    label,
-                    names,
-                    {r.dataset: dataset_of(r) for r in p.ok},
-                ),
-            )
+        block_of = {r.dataset: dataset_of(r) for r in p.ok}
+        winners = winners_html(
+            rankings, tables, p.chance, p.headline_metric, base, label, names, block_of
         )
+        out.append(("winners", "Best per block", winners))
     if len(p.lb) <= FIRST_PAGE_ROWS:  # a small grid: the whole compact leaderboard fits
         out.extend(leaderboard_section(p))
     out.extend(cost_quality_section(p))

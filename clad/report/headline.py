@@ -101,16 +101,11 @@ def headline_lines(
             nxt = ranked.iloc[1]
             mark = best_status(ranked, [metric], within=()).at[ranked.index[0], metric]
             gap = abs(top[f"{metric}_mean"] - nxt[f"{metric}_mean"])
-            if mark == BEST:
-                why = "intervals clear"
-            elif mark == WITHIN_NOISE:
-                why = "within noise"
-            elif mark == NO_NOISE_ESTIMATE:  # said once, in ONE_VALUE_LEGEND, not on every line
+            why = {BEST: "intervals clear", WITHIN_NOISE: "within noise"}.get(mark, "tied")
+            if mark == NO_NOISE_ESTIMATE:  # said once, in ONE_VALUE_LEGEND, not on every line
                 ones = [r for r in (top, nxt) if r.get(f"{metric}_n", 2) < 2]
                 how = "one seed" if all(r.get("runs", 1) <= 1 for r in ones) else "deterministic"
                 why = f"n = 1, {how} {ONE_VALUE_MARK}"
-            else:
-                why = "tied"
             text += f", {gap:.3f} ahead of {_config_text(nxt)} ({why})"
         if chance is not None and not chance.empty:
             ref = chance[

@@ -85,14 +85,8 @@ TABLE_ASSETS = ("tablesort.min.js", "tablesort.number.min.js", "clad-tables.js")
 #: Vega-Lite 6.4.1 and vega-embed 7.1.0 (BSD-3-Clause, their licences beside them) and clad's loader,
 #: which draws each figure when it scrolls into view
 CHART_ASSETS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "clad-charts.js")
-ASSETS = (
-    *TABLE_ASSETS,
-    *CHART_ASSETS,
-    "tablesort-LICENCE",
-    "vega-LICENCE",
-    "vega-lite-LICENCE",
-    "vega-embed-LICENCE",
-)
+LICENCES = ("tablesort-LICENCE", "vega-LICENCE", "vega-lite-LICENCE", "vega-embed-LICENCE")
+ASSETS = (*TABLE_ASSETS, *CHART_ASSETS, *LICENCES)
 
 
 def write_assets(folder) -> None:
@@ -173,15 +167,7 @@ def _toml_key(key) -> str:
 
 def _toml_value(value, tomli_w) -> str:
     if isinstance(value, dict):
-        return (
-            "{ "
-            + ", ".join(
-                f"{_toml_key(k)} = {_toml_value(v, tomli_w)}"
-                for k, v in value.items()
-                if v is not None
-            )
-            + " }"
-        )
+        return "{ " + ", ".join(_assignments(value.items(), tomli_w)) + " }"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v, tomli_w) for v in value if v is not None) + "]"
     if not isinstance(value, (str, int, float, bool)):
@@ -189,10 +175,14 @@ def _toml_value(value, tomli_w) -> str:
     return tomli_w.dumps({"v": value})[4:].rstrip("\n")
 
 
+def _assignments(items, tomli_w) -> list[str]:
+    """``key = value`` of each of ``items`` whose value is not None (TOML cannot hold None)."""
+    return [f"{_toml_key(k)} = {_toml_value(v, tomli_w)}" for k, v in items if v is not None]
+
+
 def _name_first(table: dict) -> list:
-    return sorted(
-        table.items(), key=lambda kv: kv[0] != "name"
-    )  # stable: the rest keep their order
+    # stable: the rest keep their order
+    return sorted(table.items(), key=lambda kv: kv[0] != "name")
 
 
 def toml_text(spec) -> str:
@@ -220,19 +210,10 @@ def toml_text(spec) -> str:
         for k, v in spec.items()
         if isinstance(v, (list, tuple)) and v and all(isinstance(t, dict) for t in v)
     }
-    lines = [
-        f"{_toml_key(k)} = {_toml_value(v, tomli_w)}"
-        for k, v in _name_first(spec)
-        if k not in tables and v is not None
-    ]
+    lines = _assignments(((k, v) for k, v in _name_first(spec) if k not in tables), tomli_w)
     for name, items in tables.items():
         for table in items:
-            lines += ["", f"[[{_toml_key(name)}]]"]
-            lines += [
-                f"{_toml_key(k)} = {_toml_value(v, tomli_w)}"
-                for k, v in _name_first(table)
-                if v is not None
-            ]
+            lines += ["", f"[[{_toml_key(name)}]]", *_assignments(_name_first(table), tomli_w)]
     return "\n".join(lines) + "\n"
 
 

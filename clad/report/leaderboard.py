@@ -29,11 +29,8 @@ def scalar_value(r: RunResult, base_metric: str, name: str) -> float:
     """
     v = r.metrics.get(base_metric, {}).get(name)
     if v is None and base_metric in r.R and name in REGISTRY and not get_metric(name).needs:
-        return float(
-            get_metric(name).function(
-                r.R[base_metric], learned_at=learned_at(r.concepts, r.test_concepts)
-            )
-        )
+        at = learned_at(r.concepts, r.test_concepts)
+        return float(get_metric(name).function(r.R[base_metric], learned_at=at))
     return float("nan") if v is None else float(v)
 
 
@@ -183,15 +180,9 @@ def scenario_groups(table: pd.DataFrame, within: Sequence[str]) -> list[tuple[tu
     return [(key, pd.Index(rows)) for key, rows in groups.items()]
 
 
-def _first_status(
-    mean: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    n: np.ndarray,
-    rows: np.ndarray,
-    higher: bool,
-):
-    """(the best row, its status) among the row positions ``rows``, or None (fewer than 2 values, a tie)."""
+def _first_status(mean, low, high, n, rows, higher: bool):
+    """(the best row, its status) among the row positions ``rows`` (the other arguments: arrays over
+    every row), or None (fewer than 2 values, a tie)."""
     rows = rows[~np.isnan(mean[rows])]
     if len(rows) < 2:
         return None
@@ -243,10 +234,8 @@ def best_status(
     if table.empty:
         return pd.DataFrame("", index=table.index, columns=list(metrics))
     # the groups as row positions, and the columns as arrays: one look-up per column, not per cell
-    groups = [
-        idx.to_numpy()
-        for _, idx in scenario_groups(table[list(within)].reset_index(drop=True), within)
-    ]
+    keys = table[list(within)].reset_index(drop=True)
+    groups = [idx.to_numpy() for _, idx in scenario_groups(keys, within)]
     member = np.zeros(len(table), dtype=np.int64)
     for rows in groups:
         member[rows] += 1

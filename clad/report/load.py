@@ -45,8 +45,7 @@ class Scalars(Mapping):
         return cls(index, np.array([np.nan if v is None else float(v) for v in values.values()]))
 
     def __getitem__(self, key):
-        i = self._names[key]
-        v = float(self._values[i])
+        v = float(self._values[self._names[key]])
         return None if v != v else v
 
     def __iter__(self):
@@ -92,9 +91,8 @@ def _slim(r: RunResult, shared: dict) -> RunResult:
         for k, v in r.config.items()
         if "dataset" in k or k in ("metadata", "checksums", "sha256", "reference", "base_metrics")
     }
-    if (
-        isinstance(r.config.get("detector"), dict) and "name" in r.config["detector"]
-    ):  # baselines are known by name
+    # baselines are known by name
+    if isinstance(r.config.get("detector"), dict) and "name" in r.config["detector"]:
         config["detector"] = {"name": r.config["detector"]["name"]}
     config = once(config)
     chance = r.chance if r.chance is None else once(r.chance)
@@ -146,15 +144,12 @@ def _slim_threshold(threshold, once):
     policy, held once, and the realised false-positive rates); the thresholds themselves dropped."""
     if not isinstance(threshold, dict):
         return threshold
-    out = {}
-    for k, v in threshold.items():
-        if k == "policy":
-            out[k] = once(v)
-        elif (
-            k == "realised_fpr"
-        ):  # one array, not a list of lists of floats (a fifth of the memory)
-            out[k] = _frozen(v)
-    return out
+    # the rates as one array, not a list of lists of floats (a fifth of the memory)
+    return {
+        k: once(v) if k == "policy" else _frozen(v)
+        for k, v in threshold.items()
+        if k in ("policy", "realised_fpr")
+    }
 
 
 def _frozen(rows):

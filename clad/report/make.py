@@ -136,11 +136,8 @@ def make_report(
     name = title or (f"clad report: {spec['name']}" if spec and spec.get("name") else "clad report")
     pages: dict[str, tuple[str, list, str]] = {}  # path -> (title, sections, intro)
     page.figs.page = "statistics.html"
-    pages["statistics.html"] = (
-        f"{name}: statistics",
-        [part for build in STATISTICS_SECTIONS for part in build(page)],
-        "",
-    )
+    statistics = [part for build in STATISTICS_SECTIONS for part in build(page)]
+    pages["statistics.html"] = (f"{name}: statistics", statistics, "")
     page.figs.page = "leaderboard.html"
     pages["leaderboard.html"] = (f"{name}: leaderboard", leaderboard_page(page), "")
     blocks_shown = _block_pages(page, name, pages)
@@ -150,15 +147,8 @@ def make_report(
     first, intro, caveats = _first_page(page, blocks_shown)
     pages["index.html"] = (name, first, intro)
     page.figs.prune()
-    details.append(
-        (
-            "caveats",
-            "Caveats",
-            "<ul>"
-            + "".join(f"<li>{H.html.escape(m)}</li>" for m in dict.fromkeys(caveats))
-            + "</ul>",
-        )
-    )
+    items = "".join(f"<li>{H.html.escape(m)}</li>" for m in dict.fromkeys(caveats))
+    details.append(("caveats", "Caveats", f"<ul>{items}</ul>"))
     page.figs.page = "details.html"
     details.extend(figures_section(page))
     pages["details.html"] = (f"{name}: details", details, "")
@@ -166,12 +156,8 @@ def make_report(
     report.figures = dict(page.figs.paths)
     report.pages = {p: out / p for p in pages}
     report.drawn, report.reused = page.figs.drawn, page.figs.reused
-    log.debug(
-        "report written to %s (%d figures, %d drawn)",
-        report.index,
-        len(report.figures),
-        report.drawn,
-    )
+    n_figures = len(report.figures)
+    log.debug("report written to %s (%d figures, %d drawn)", report.index, n_figures, report.drawn)
     return report
 
 
@@ -247,11 +233,8 @@ def _block_pages(page: Page, name: str, pages: dict) -> list[tuple[str, int, str
             f"<p class='back'><a href='../index.html'>← first page</a> · block {H.html.escape(block)}: "
             f"{runs_of[block]:,} runs</p>"
         )
-        pages[path] = (
-            f"{name}: {block}",
-            [p for build in BLOCK_SECTIONS for p in build(part)],
-            intro,
-        )
+        sections = [p for build in BLOCK_SECTIONS for p in build(part)]
+        pages[path] = (f"{name}: {block}", sections, intro)
     return [(b, runs_of[b], names[b]) for b in block_list]
 
 
@@ -274,11 +257,10 @@ def _first_page(page: Page, blocks: list[tuple[str, int, str]]) -> tuple[list, s
     method = next((r.method for r in rankings if r.method), "the blocks")
     caveats = caveats_of(page)
     headline = headline_html(rankings, label, verdicts, method)
+    # one block: its scenarios first
     intro = (
         f"<p class='run'>{H.html.escape(what_was_run(page, len(page.results) - len(page.ok)))}</p>"
-        + (
-            headline + findings_html(page) if len(blocks) > 1 else findings_html(page) + headline
-        )  # one block: its scenarios first
+        + (headline + findings_html(page) if len(blocks) > 1 else findings_html(page) + headline)
         + caveat_box(caveats)
     )
     return first, intro, caveats

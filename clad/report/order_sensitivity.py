@@ -72,12 +72,8 @@ def order_sensitivity(
             }
             for name in metrics:
                 label = get_metric(name).label
-                means = np.array(
-                    [
-                        nanmean([scalar_value(r, base, name) for r in part])
-                        for part in orders.values()
-                    ]
-                )
+                values = ([scalar_value(r, base, name) for r in part] for part in orders.values())
+                means = np.array([nanmean(v) for v in values])
                 ok = means[~np.isnan(means)]
                 row.update(
                     {
@@ -223,9 +219,5 @@ def order_agreement_by_dataset(
     for r in results:
         if r.ok:
             parts.setdefault(dataset_of(r), []).append(r)
-    out = {}
-    for dataset, runs in parts.items():
-        agreement = order_agreement(runs, by, metric, base_metric, best=best)
-        if agreement is not None:
-            out[dataset] = agreement
-    return out
+    found = {d: order_agreement(rs, by, metric, base_metric, best=best) for d, rs in parts.items()}
+    return {d: a for d, a in found.items() if a is not None}

@@ -92,16 +92,11 @@ def headline_lines(rankings: Sequence[Ranking], label: str) -> list[str]:
             out.append(f"{where}: no configuration has a value in every block, so none is ranked")
         else:
             top = t[t["configuration"].isin(r.top)]
+            columns = ("configuration", "mean", "rank_low", "rank_high", "p_first")
             names = "; ".join(
                 f"{c} {m:.3f} (rank {_rank_text(lo, hi)}"
                 + (f", P(first) {p:.2f})" if p == p else ")")
-                for c, m, lo, hi, p in zip(
-                    top["configuration"],
-                    top["mean"],
-                    top["rank_low"],
-                    top["rank_high"],
-                    top["p_first"],
-                )
+                for c, m, lo, hi, p in zip(*(top[k] for k in columns))
             )
             if n == 1:
                 best = top.iloc[0]
@@ -176,40 +171,16 @@ def ranking_html(rankings: Sequence[Ranking], tables: dict, label: str) -> str:
     """The ranking table: one row per scenario and configuration (sortable and filterable)."""
     rows = []
     for r in rankings:
-        fails = tables[r.scenario][1]
         for _, row in r.table.iterrows():
-            c = row["configuration"]
-            failed = int(fails[c].sum()) if c in fails else 0
-            rows.append(
-                (
-                    r.scenario,
-                    c,
-                    row["mean"],
-                    int(row["rank"]),
-                    int(row["rank_low"]),
-                    int(row["rank_high"]),
-                    row["p_first"],
-                    len(r.blocks),
-                    failed,
-                    c in r.top,
-                )
+            c, ranks = (
+                row["configuration"],
+                [int(row[k]) for k in ("rank", "rank_low", "rank_high")],
             )
-        for c, missing in r.missing.items():
-            failed = int(fails[c].sum()) if c in fails else 0
-            rows.append(
-                (
-                    r.scenario,
-                    c,
-                    float("nan"),
-                    None,
-                    None,
-                    None,
-                    float("nan"),
-                    len(r.blocks) - len(missing),
-                    failed,
-                    False,
-                )
-            )
+            rows.append((r, c, row["mean"], *ranks, row["p_first"], len(r.blocks), c in r.top))
+        rows += [
+            (r, c, float("nan"), None, None, None, float("nan"), len(r.blocks) - len(m), False)
+            for c, m in r.missing.items()
+        ]
     head = (
         "<thead><tr><th>scenario</th><th>configuration</th><th data-sort-method='number'>"
         + _e(label)
@@ -218,10 +189,12 @@ def ranking_html(rankings: Sequence[Ranking], tables: dict, label: str) -> str:
         "<th data-sort-method='number'>failed runs</th></tr></thead>"
     )
     body = []
-    for scenario, c, mean, rank, lo, hi, p, blocks, failed, top in rows:
+    for r, c, mean, rank, lo, hi, p, blocks, top in rows:
         ranked = rank is not None
+        fails = tables[r.scenario][1]
+        failed = int(fails[c].sum()) if c in fails else 0
         cells = [
-            f"<td>{_e(scenario)}</td>",
+            f"<td>{_e(r.scenario)}</td>",
             f"<td>{'<strong>' + _e(c) + '</strong>' if top else _e(c)}</td>",
             f"<td data-sort='{mean:.6f}'>{mean:.3f}</td>"
             if ranked

@@ -42,7 +42,7 @@ def blocks_frame(comparisons: Sequence[Comparison]) -> pd.DataFrame:
     for c in comparisons:
         if c.scores.empty:
             continue
-        seeds = _seed_counts(c)
+        seeds, key = _seed_counts(c), (c.by, c.metric, c.base_metric)
         for block, row in c.scores.iterrows():
             for method, score in row.items():
                 rank = (
@@ -50,18 +50,8 @@ def blocks_frame(comparisons: Sequence[Comparison]) -> pd.DataFrame:
                     if block in c.ranks.index and method in c.ranks.columns
                     else np.nan
                 )
-                rows.append(
-                    {
-                        "by": c.by,
-                        "metric": c.metric,
-                        "base_metric": c.base_metric,
-                        "block": str(block),
-                        "method": str(method),
-                        "score": float(score),
-                        "seeds": seeds.get((block, method), 0),
-                        "rank": float(rank),
-                    }
-                )
+                n = seeds.get((block, method), 0)
+                rows.append([*key, str(block), str(method), float(score), n, float(rank)])
     return pd.DataFrame(
         rows, columns=["by", "metric", "base_metric", "block", "method", "score", "seeds", "rank"]
     )
@@ -128,9 +118,8 @@ def _test_line(c: Comparison) -> str:
     """What the test across blocks says, for the caption."""
     n, k = c.n_blocks, c.n_methods
     head = f"{n} block{'s (datasets)' if n != 1 else ' (a dataset)'}, {k} {plural(c.by)}"
-    if (
-        c.test is not None and c.statistic is None
-    ):  # two methods: the Wilcoxon signed-rank test over blocks
+    # two methods: the Wilcoxon signed-rank test over blocks
+    if c.test is not None and c.statistic is None:
         return f"{head}; {c.test.name} = {c.test.statistic:.3g}, p = {c.test.pvalue:.3g} ({c.test.method})"
     if c.statistic is None or c.test is None or n < 3:
         return f"{head}; no test across blocks ({c.message or 'too few blocks'})"

@@ -95,9 +95,7 @@ UNLEARNED_HATCH = ".."
 
 
 def _axes(ax, figsize):
-    if ax is None:
-        ax = new_axes(figsize)
-    return ax
+    return new_axes(figsize) if ax is None else ax
 
 
 def _axes_width(ax) -> float:
@@ -373,9 +371,8 @@ def plot_heatmap(
     if legend:
         from matplotlib.transforms import ScaledTranslation
 
-        below = ax.transAxes + ScaledTranslation(
-            0, -0.5, ax.figure.dpi_scale_trans
-        )  # under the x label
+        # under the x label
+        below = ax.transAxes + ScaledTranslation(0, -0.5, ax.figure.dpi_scale_trans)
         ax.legend(
             handles=_heatmap_key(
                 bool((np.asarray(data.learned_at) < 0).any()),
@@ -409,6 +406,27 @@ def _label(strategy: str, detector: str) -> str:
     return f"{strategy} + {detector}"
 
 
+def _config_axes(ax, groups: list, categories: Sequence[str], spacing: float, legend: bool, styles):
+    """The Axes of a figure with ``categories`` on x and a line or bar per configuration of
+    ``groups`` (a new Figure sized for them and their legend when ``ax`` is None), the legend's
+    width and each configuration's style."""
+    labels = [_label(s, d) for (s, d), _ in groups]
+    legend_w = _legend_width(labels) if legend else 0.0
+    width = max(4.0, len(categories) * spacing) + 1.0 + legend_w
+    ax = _axes(ax, (width, 3.2 + _x_label_extent(categories, spacing)))
+    return ax, legend_w, styles or config_styles(labels)
+
+
+def _finish(ax, title: str, legend_w: float, legend: bool) -> "Axes":
+    """The title, in the width the legend leaves, and the legend beside the axes."""
+    set_title(ax, title, width=max(_axes_width(ax) - legend_w, 1.0))
+    if legend:
+        ax.legend(
+            fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False
+        )
+    return ax
+
+
 def _step_labels(part: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     steps = part.drop_duplicates("step").sort_values("step")
     return steps["step"].to_numpy(), [f"{s}: {c}" for s, c in zip(steps["step"], steps["concept"])]
@@ -431,15 +449,7 @@ def plot_curves(
     steps, step_labels = _step_labels(part) if not part.empty else (np.array([]), [])
     spacing = _category_spacing(step_labels, FONT["tick"], 0.3)
     groups = list(part.groupby(["strategy", "detector"], sort=False))
-    legend_w = _legend_width([_label(s, d) for (s, d), _ in groups]) if legend else 0.0
-    ax = _axes(
-        ax,
-        (
-            max(4.0, len(step_labels) * spacing) + 1.0 + legend_w,
-            3.2 + _x_label_extent(step_labels, spacing),
-        ),
-    )
-    styles = styles or config_styles([_label(s, d) for (s, d), _ in groups])
+    ax, legend_w, styles = _config_axes(ax, groups, step_labels, spacing, legend, styles)
     for (strategy, detector), g in groups:
         g = g.sort_values("step")
         x, m, s = g["step"].to_numpy(), g["mean"].to_numpy(float), g["std"].to_numpy(float)
@@ -474,18 +484,9 @@ def plot_curves(
         )
     ax.tick_params(axis="y", labelsize=FONT["tick"])
     ax.set_xlabel("training step: concept learned", fontsize=FONT["label"])
-    set_title(
-        ax,
-        title
-        or ("average over concepts seen so far" if kind == "seen" else "average over all concepts"),
-        width=max(_axes_width(ax) - legend_w, 1.0),
-    )
     ax.grid(alpha=0.3)
-    if legend and groups:
-        ax.legend(
-            fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False
-        )
-    return ax
+    seen = "average over concepts seen so far" if kind == "seen" else "average over all concepts"
+    return _finish(ax, title or seen, legend_w, legend and bool(groups))
 
 
 def _bar_spacing(n_bars: int) -> float:
@@ -508,15 +509,7 @@ def plot_forgetting(
     concepts = list(dict.fromkeys(table["concept"]))
     groups = list(table.groupby(["strategy", "detector"], sort=False))
     spacing = _category_spacing(concepts, FONT["tick"], _bar_spacing(len(groups)))
-    legend_w = _legend_width([_label(s, d) for (s, d), _ in groups]) if legend else 0.0
-    ax = _axes(
-        ax,
-        (
-            max(4.0, len(concepts) * spacing) + 1.0 + legend_w,
-            3.2 + _x_label_extent(concepts, spacing),
-        ),
-    )
-    styles = styles or config_styles([_label(s, d) for (s, d), _ in groups])
+    ax, legend_w, styles = _config_axes(ax, groups, concepts, spacing, legend, styles)
     width = 0.8 / max(len(groups), 1)
     means = table["mean"].to_numpy(float)
     finite = means[np.isfinite(means)]
@@ -556,14 +549,6 @@ def plot_forgetting(
     ax.set_xlabel("test concept", fontsize=FONT["label"])
     metric = base_metric_shown(table["base_metric"].iloc[0]) if not table.empty else ""
     ax.set_ylabel(f"forgetting in {metric}\n(peak − final)", fontsize=FONT["label"])
-    set_title(
-        ax,
-        title or "per-concept forgetting (positive = forgotten; ◆ = zero)",
-        width=max(_axes_width(ax) - legend_w, 1.0),
-    )
     ax.grid(axis="y", alpha=0.3)
-    if legend and groups:
-        ax.legend(
-            fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False
-        )
-    return ax
+    title = title or "per-concept forgetting (positive = forgotten; ◆ = zero)"
+    return _finish(ax, title, legend_w, legend and bool(groups))

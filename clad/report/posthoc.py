@@ -124,24 +124,12 @@ def pairs_frame(
     rows, tests = [], []
     for a, b in itertools.combinations(order, 2):
         x, y = scores[a].to_numpy(), scores[b].to_numpy()
-        median, low, high, level = median_interval(x - y)
         w = wilcoxon_test(x, y)
         tests.append(w)
-        rows.append(
-            {
-                "a": a,
-                "b": b,
-                "blocks": int(x.size),
-                "median_difference": median,
-                "ci_low": low,
-                "ci_high": high,
-                "ci_level": level,
-                "wilcoxon_statistic": w.statistic,
-                "wilcoxon_p": w.pvalue,
-                "wilcoxon_method": w.method,
-                "nemenyi_p": float(nemenyi.loc[a, b]) if nemenyi is not None else np.nan,
-            }
-        )
+        nemenyi_p = float(nemenyi.loc[a, b]) if nemenyi is not None else np.nan
+        # the median of a - b and its interval: (median, low, high, level)
+        row = [a, b, int(x.size), *median_interval(x - y)]
+        rows.append([*row, w.statistic, w.pvalue, w.method, nemenyi_p])
     adjusted = holm([t.pvalue for t in tests])
     table = pd.DataFrame(rows, columns=[c for c in PAIR_COLUMNS if c != "wilcoxon_holm_p"])
     table.insert(PAIR_COLUMNS.index("wilcoxon_holm_p"), "wilcoxon_holm_p", adjusted.astype(float))

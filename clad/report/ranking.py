@@ -1,21 +1,13 @@
 """The headline across blocks: which configurations rank first, and how sure that is.
 
-A *configuration* is a strategy + detector within one scenario; a *block* is an independent unit
-of evidence: a dataset, over every concept order a spec ran it in. Each
-configuration's score in a block is its mean over seeds (:func:`block_scores`).
-
-**Rank stability** (the paired bootstrap over blocks MTEB's leaderboard uses for its rank
-intervals): resample the blocks with replacement, the same blocks for every configuration (paired);
-in each resample rank the configurations by their mean score over the drawn blocks (rank 1 = best;
-a tie shares the better rank); over the resamples, each configuration's **rank interval** (the
-2.5 % and 97.5 % quantiles of its rank) and **P(first)** (the share of resamples where it ranks
-first). With few blocks the bootstrap distribution is computed exactly, every multiset of blocks
-weighted by its multinomial probability (:data:`EXACT_MAX_MULTISETS`); with more, from
-:data:`RESAMPLES` resamples of a generator seeded with :data:`SEED`. The **top group** is every
-configuration whose rank interval reaches first place.
-
-**Nothing averaged over a missing cell.** A configuration without a value in some block (its runs
-failed there, or were skipped) is not ranked: :class:`Ranking` names it and the blocks it misses.
+A *configuration* is a strategy + detector within one scenario; a *block* a dataset, over every
+concept order a spec ran it in; its score there the mean over seeds (:func:`block_scores`). **Rank
+stability** is MTEB's paired bootstrap over blocks: each configuration's **rank interval** (2.5 %
+and 97.5 % quantiles of its rank over the resamples, ties sharing the better rank) and **P(first)**;
+exact over every multiset of blocks up to :data:`EXACT_MAX_MULTISETS`, else :data:`RESAMPLES`
+resamples seeded with :data:`SEED`. The **top group** is every configuration whose interval reaches
+first place; a configuration without a value in some block is not ranked (:class:`Ranking` names
+it). The procedure in full: ``docs/guides/reports.md``.
 """
 
 from __future__ import annotations
@@ -216,20 +208,12 @@ def rank_stability(
     alpha = (1 - LEVEL) / 2
     rows = []
     for k, c in enumerate(complete):
-        rows.append(
-            {
-                "configuration": str(c),
-                "mean": float(x[:, k].mean()),
-                "rank": int(observed[k]),
-                "rank_low": _quantile(ranks[:, k], weights, alpha + 1e-12),
-                "rank_high": _quantile(ranks[:, k], weights, 1 - alpha),
-                "p_first": float(weights[ranks[:, k] == 1].sum() / weights.sum())
-                if n >= MIN_BLOCKS_P_FIRST
-                else float("nan"),
-            }
-        )
-    table = pd.DataFrame(rows, columns=cols)
-    table = table.sort_values(
+        low = _quantile(ranks[:, k], weights, alpha + 1e-12)
+        high = _quantile(ranks[:, k], weights, 1 - alpha)
+        first = float(weights[ranks[:, k] == 1].sum() / weights.sum())
+        p_first = first if n >= MIN_BLOCKS_P_FIRST else float("nan")
+        rows.append([str(c), float(x[:, k].mean()), int(observed[k]), low, high, p_first])
+    table = pd.DataFrame(rows, columns=cols).sort_values(
         ["rank", "mean"], ascending=[True, not higher_is_better], kind="stable"
     )
     table = table.reset_index(drop=True)
@@ -266,13 +250,5 @@ def block_winners(
             continue
         margin = abs(float(row.iloc[0] - row.iloc[1])) if len(row) > 1 else float("nan")
         c = float(chance.get(block, float("nan"))) if chance is not None else float("nan")
-        rows.append(
-            {
-                "block": str(block),
-                "best": str(row.index[0]),
-                "score": float(row.iloc[0]),
-                "margin": margin,
-                "chance": c,
-            }
-        )
+        rows.append([str(block), str(row.index[0]), float(row.iloc[0]), margin, c])
     return pd.DataFrame(rows, columns=["block", "best", "score", "margin", "chance"])

@@ -46,6 +46,13 @@ class Page:
     prefix: str = ""  # from the page being built to the report folder
     headline_metric: str = DEFAULT_METRIC
 
+    def write(self, name: str, data: str | pd.DataFrame, key: str | None = None) -> None:
+        """Write the file ``name`` of the report folder (a table as CSV) and list it among the
+        report's tables as ``key`` (by default its name without the suffix)."""
+        path = self.out / name
+        atomic_write(path, data.to_csv(index=False) if isinstance(data, pd.DataFrame) else data)
+        self.report.tables[key or path.stem] = path
+
 
 #: most leaderboard rows the first page holds as the compact leaderboard (beyond, the block pages hold it)
 FIRST_PAGE_ROWS = 120

@@ -79,10 +79,8 @@ def with_series_means(results: Iterable[RunResult]) -> list[RunResult]:
         steps, cols = len(r.concepts), list(r.test_concepts)
         for m, per_concept in data["values"].items():
             mat = np.full((steps, len(cols)), np.nan)
-            every, owner = (
-                [],
-                [],
-            )  # one column per series: each series weighs the same in the metrics
+            # one column per series: each series weighs the same in the metrics
+            every, owner = [], []
             for j, concept in enumerate(cols):
                 rows = per_concept.get(concept)
                 if rows is None:
@@ -111,9 +109,8 @@ def with_series_means(results: Iterable[RunResult]) -> list[RunResult]:
             levels = (data.get("chance") or {}).get(m)
             if levels is not None:
                 chance[name] = [_nanmean(levels[c]) if c in levels else float("nan") for c in cols]
-            elif (
-                m in chance
-            ):  # recorded before per-series chance levels were: unknown, but a chance row all the same
+            # recorded before per-series chance levels were: unknown, but a chance row all the same
+            elif m in chance:
                 chance[name] = [float("nan")] * len(cols)
         out.append(dataclasses.replace(r, R=R, metrics=metrics, chance=chance or None))
     return out
@@ -141,18 +138,13 @@ def per_series_table(results: Iterable[RunResult]) -> pd.DataFrame:
                     v = last[k] if k < len(last) else None
                     acc.setdefault(key, []).append(np.nan if v is None else float(v))
                     if concept in levels and k < len(levels[concept]):
-                        chance[key] = (
-                            float("nan")
-                            if levels[concept][k] is None
-                            else float(levels[concept][k])
-                        )
+                        level = levels[concept][k]
+                        chance[key] = float("nan") if level is None else float(level)
     rows = []
     for key, values in acc.items():
         v = np.asarray(values, dtype=np.float64)
         ok = v[~np.isnan(v)]
         mean = float(ok.mean()) if ok.size else float("nan")
         rows.append((*key, mean, int(ok.size), chance.get(key, float("nan"))))
-    return pd.DataFrame(
-        rows,
-        columns=[*CONFIG_KEYS, "base_metric", "test_concept", "series", "value", "n", "chance"],
-    )
+    columns = [*CONFIG_KEYS, "base_metric", "test_concept", "series", "value", "n", "chance"]
+    return pd.DataFrame(rows, columns=columns)

@@ -8,12 +8,13 @@ import warnings
 import pandas as pd
 
 from . import html as H
+from .describe import STATS
 from .order_sensitivity import order_sensitivity
 from .wording import result_text
 from .stats import DEFAULT_BLOCKS, Comparison, StatisticsWarning, compare
 from .stats_html import comparison_html, statistics_frame, statistics_intro, statistics_rows
 from .tables import frame_html
-from .sections import Page, atomic_write
+from .sections import Page
 
 
 def _statistics_section(p: Page):
@@ -41,8 +42,7 @@ def _statistics_section(p: Page):
                 stat_html.append(
                     H.details(f"{c.title}: {verdict_text(c)}", comparison_html(c, p.figs))
                 )
-    atomic_write(p.out / "statistics.csv", statistics_frame(stat_rows).to_csv(index=False))
-    p.report.tables["statistics"] = p.out / "statistics.csv"
+    p.write("statistics.csv", statistics_frame(stat_rows))
     paper = _paper_tables(p, p.report.comparisons[start:])
     intro = statistics_intro(p.blocks, p.alpha, tuple(p.blocks) == DEFAULT_BLOCKS)
     return [
@@ -61,11 +61,9 @@ def _paper_tables(p: Page, comparisons) -> str:
     test), and the line that links them."""
     from .paper import blocks_frame, main_table_latex, main_table_markdown
 
-    atomic_write(p.out / "blocks.csv", blocks_frame(comparisons).to_csv(index=False))
-    atomic_write(p.out / "main_table.tex", main_table_latex(comparisons))
-    atomic_write(p.out / "main_table.md", main_table_markdown(comparisons))
-    for name in ("blocks.csv", "main_table.tex", "main_table.md"):
-        p.report.tables[name.replace(".", "_")] = p.out / name
+    p.write("blocks.csv", blocks_frame(comparisons), "blocks_csv")
+    p.write("main_table.tex", main_table_latex(comparisons), "main_table_tex")
+    p.write("main_table.md", main_table_markdown(comparisons), "main_table_md")
     return (
         "<p class='legend'>For a paper: <a href='main_table.tex'>main_table.tex</a> (booktabs) and "
         "<a href='main_table.md'>main_table.md</a>, each comparison's methods × datasets with the mean "
@@ -90,10 +88,7 @@ def _paired_rows(c: Comparison) -> list[dict]:
             **key,
             "a": row["a"],
             "b": row["b"],
-            **{
-                f"difference_{k}": row[f"difference_{k}"]
-                for k in ("mean", "std", "n", "ci_low", "ci_high")
-            },
+            **{f"difference_{k}": row[f"difference_{k}"] for k in STATS},
             "a_better": int(row["a_better"]),
         }
         for _, row in c.paired.iterrows()
@@ -138,9 +133,7 @@ def _orders_section(p: Page):
     orders_table = order_sensitivity(p.ok)
     if orders_table.empty:
         return []
-    path = p.out / "order_sensitivity.csv"
-    atomic_write(path, orders_table.to_csv(index=False))
-    p.report.tables["order_sensitivity"] = path
+    p.write("order_sensitivity.csv", orders_table)
     return [("orders", "Order sensitivity", _orders_html(orders_table))]
 
 

@@ -1,31 +1,16 @@
 """Statistical comparison of methods (detectors or strategies) over independent blocks (by
 default every dataset, see :mod:`clad.report.blocks`), following Demšar (2006) and Benavoli et al.
-(2016):
-
-* the Friedman test on the blocks x methods table, its p-value exact (enumerated), from a seeded
-  permutation test or asymptotic (:func:`clad.report.exact.friedman_test`: exact up to
-  :data:`~clad.report.exact.EXACT_MAX_BLOCKS` blocks, the switch point), with Iman and Davenport's F
-  beside it;
-* average ranks (:func:`scipy.stats.rankdata` per block; rank 1 = best);
-* post-hoc, gated by the Friedman test: pairwise Wilcoxon signed-rank tests (exact over every sign
-  pattern up to the switch point, :func:`clad.report.exact.wilcoxon_test`) with Holm's correction
-  (:func:`holm`), and the Nemenyi test (the computation of
-  ``scikit_posthocs.posthoc_nemenyi_friedman``);
-* per pair, the median difference over blocks with a distribution-free interval from order
-  statistics (:func:`clad.report.exact.median_interval`): how large a difference is;
-* with several concept orders, whether the ranking survives the order
-  (:func:`clad.report.order_sensitivity.order_agreement`: Kendall's W, the share of orders the best stays best);
-* one verdict per comparison (:func:`comparison_verdict`): the text, the pair table and the
-  critical-difference diagram (:func:`clad.report.cd_diagram.plot_cd`) are all drawn from it, so they
-  cannot contradict each other.
-
-Assumptions, stated with every result: the blocks are independent (runs that are the same
-computation are merged first, and blocks that share a dataset are named), and a method's score in
-a block is the mean over seeds and the remaining configuration fields. With too few blocks (< 3)
-or methods (< 2) no test is run: :class:`Comparison` then carries a ``message`` saying why, and a
-:class:`StatisticsWarning` is issued; nothing raises. With exactly one block, methods are compared
-paired over seeds (:attr:`Comparison.paired`: the mean difference per pair with a 95 % Student-t
-interval, none below 3 seeds): evidence about that one block only, a weaker claim than a test over blocks.
+(2016): the Friedman test (p-value exact, permuted or asymptotic: :mod:`clad.report.exact`) with
+Iman and Davenport's F, average ranks, post-hoc tests gated by it (Wilcoxon signed-rank with Holm's
+correction, Nemenyi: :mod:`clad.report.posthoc`), per pair the median difference over blocks with
+a distribution-free interval, the ranking's agreement across concept orders
+(:mod:`clad.report.order_sensitivity`), and one verdict per comparison (:func:`comparison_verdict`)
+from which the text, the pair table and the critical-difference diagram are all drawn, so they
+cannot contradict each other. With too few blocks (< 3) or methods (< 2) nothing is tested: the
+:class:`Comparison` carries a ``message`` saying why and a :class:`StatisticsWarning` is issued;
+nothing raises. With one block the methods are compared paired over seeds
+(:attr:`Comparison.paired`), a weaker claim. What each test assumes and how its p-value is
+obtained: ``docs/guides/statistics.md``.
 """
 
 from __future__ import annotations
@@ -45,7 +30,7 @@ from ..defaults import DEFAULT_BASE_METRIC, DEFAULT_METRIC
 from ..results.record import RunResult
 from ..errors import CladValueError
 from ..metrics import get_metric
-from .describe import describe, plural
+from .describe import STATS, describe, plural, stats_at
 from .blocks import DEFAULT_BLOCKS, evidence_blocks
 from .exact import TestResult, friedman_test, iman_davenport, wilcoxon_test
 from .order_sensitivity import OrderAgreement, order_agreement, order_agreement_by_dataset
@@ -344,26 +329,8 @@ def paired_over_seeds(
         d = diff.to_numpy()
         st = describe(d[:, None]) if d.size else describe(np.full((1, 1), np.nan))
         better = int((d > 0).sum() if higher_is_better else (d < 0).sum())
-        rows.append(
-            {
-                "a": a,
-                "b": b,
-                **{
-                    f"difference_{k}": (int(v[0]) if k == "n" else float(v[0]))
-                    for k, v in st.items()
-                },
-                "a_better": better,
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "a",
-            "b",
-            *(f"difference_{k}" for k in ("mean", "std", "n", "ci_low", "ci_high")),
-            "a_better",
-        ],
-    )
+        rows.append([a, b, *stats_at(st, 0).values(), better])
+    return pd.DataFrame(rows, columns=["a", "b", *(f"difference_{k}" for k in STATS), "a_better"])
 
 
 def compare(
@@ -511,8 +478,8 @@ class Verdict:
         """Methods x methods p-values of a post-hoc test (``"nemenyi"`` or ``"wilcoxon_holm"``) as
         the verdict decides them: the p-value where the pair was tested, 1.0 (nothing claimed) where
         the omnibus test gated it off; None when the test does not apply. What a diagram draws."""
-        column = {"nemenyi": "nemenyi", "wilcoxon_holm": "wilcoxon_holm"}.get(test)
-        if column is None:
+        column = test
+        if column not in ("nemenyi", "wilcoxon_holm"):
             raise CladValueError(f"test={test!r}: allowed 'nemenyi', 'wilcoxon_holm'")
         if self.pairs.empty or (self.pairs[column] == "").all():
             return None

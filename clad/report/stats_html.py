@@ -37,22 +37,19 @@ def pair_table(v: Verdict) -> tuple[pd.DataFrame, pd.DataFrame]:
     order-statistic interval and coverage, the Wilcoxon p-value (raw, how it was computed, Holm-
     adjusted) and decision, the Nemenyi p-value and decision; and which cells are bold (the
     decisions that say "differ")."""
-    rows = []
-    for r in v.pairs.itertuples(index=False):
-        rows.append(
-            {
-                "pair": f"{r.a} vs {r.b}",
-                "median a − b [interval]": (
-                    f"{_num(r.median_difference)} [{_num(r.ci_low)}, {_num(r.ci_high)}] "
-                    f"({100 * r.ci_level:.3g} %)"
-                ),
-                "Wilcoxon p": f"{_num(r.wilcoxon_p)} ({r.wilcoxon_method})",
-                "Holm p": _num(r.wilcoxon_holm_p),
-                "Wilcoxon–Holm": r.wilcoxon_holm or "n/a",
-                "Nemenyi p": _num(r.nemenyi_p),
-                "Nemenyi": r.nemenyi or "n/a",
-            }
-        )
+    rows = [
+        [
+            f"{r.a} vs {r.b}",
+            f"{_num(r.median_difference)} [{_num(r.ci_low)}, {_num(r.ci_high)}] "
+            f"({100 * r.ci_level:.3g} %)",
+            f"{_num(r.wilcoxon_p)} ({r.wilcoxon_method})",
+            _num(r.wilcoxon_holm_p),
+            r.wilcoxon_holm or "n/a",
+            _num(r.nemenyi_p),
+            r.nemenyi or "n/a",
+        ]
+        for r in v.pairs.itertuples(index=False)
+    ]
     shown = pd.DataFrame(
         rows,
         columns=[
@@ -107,8 +104,7 @@ def comparison_html(c: Comparison, figs: FigureStore) -> str:
     ]
     if c.message and v.tested:
         out.append(H.message(c.message))
-    for note in c.notes:
-        out.append(H.message(note))
+    out += [H.message(note) for note in c.notes]
     if c.paired is not None and not c.paired.empty:
         shown = pd.DataFrame(
             {

@@ -51,7 +51,8 @@ def anytime_table(results: Iterable[RunResult]) -> pd.DataFrame:
         kept, seen, left = _same_stream(runs, lambda r: (r.anytime or {}).get("rows_seen"))
         if not kept:
             continue
-        anytime = kept[0].anytime
+        tasks = kept[0].anytime.get("task", [None] * len(seen))
+        boundaries = list(kept[0].anytime.get("boundaries") or [])
         for base in kept[0].metrics:
             for name, kind in ANYTIME_CURVES.items():
                 values = [r.metrics.get(base, {}).get(name) for r in kept]
@@ -59,33 +60,12 @@ def anytime_table(results: Iterable[RunResult]) -> pd.DataFrame:
                     continue
                 d = describe(np.array(values, dtype=float), base_bounds(base))
                 for e, rows_seen in enumerate(seen):
+                    stats = stats_at(d, e).values()
                     rows.append(
-                        {
-                            **dict(zip(CONFIG_KEYS, key)),
-                            "base_metric": base,
-                            "kind": kind,
-                            "evaluation": e,
-                            "rows_seen": rows_seen,
-                            "task": anytime.get("task", [None] * len(seen))[e],
-                            "boundaries": list(anytime.get("boundaries") or []),
-                            "left_out": left,
-                            **stats_at(d, e),
-                        }
+                        [*key, base, kind, e, rows_seen, tasks[e], boundaries, left, *stats]
                     )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            *CONFIG_KEYS,
-            "base_metric",
-            "kind",
-            "evaluation",
-            "rows_seen",
-            "task",
-            "boundaries",
-            "left_out",
-            *STATS,
-        ],
-    )
+    columns = [*CONFIG_KEYS, "base_metric", "kind", "evaluation", "rows_seen", "task", "boundaries"]
+    return pd.DataFrame(rows, columns=[*columns, "left_out", *STATS])
 
 
 def prequential_table(results: Iterable[RunResult]) -> pd.DataFrame:
@@ -105,31 +85,10 @@ def prequential_table(results: Iterable[RunResult]) -> pd.DataFrame:
                     base_bounds(metric),
                 )
                 for b, rows_seen in enumerate(seen):
-                    rows.append(
-                        {
-                            **dict(zip(CONFIG_KEYS, key)),
-                            "metric": metric,
-                            "kind": kind,
-                            "batch": b,
-                            "rows_seen": rows_seen,
-                            "window": window,
-                            "left_out": left,
-                            **stats_at(d, b),
-                        }
-                    )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            *CONFIG_KEYS,
-            "metric",
-            "kind",
-            "batch",
-            "rows_seen",
-            "window",
-            "left_out",
-            *STATS,
-        ],
-    )
+                    stats = stats_at(d, b).values()
+                    rows.append([*key, metric, kind, b, rows_seen, window, left, *stats])
+    columns = [*CONFIG_KEYS, "metric", "kind", "batch", "rows_seen", "window", "left_out", *STATS]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _stream_values(table: pd.DataFrame, panel: str, line: str | None) -> list[dict]:

@@ -205,32 +205,22 @@ def leaderboard_latex(
             leaderboard_sections(table, metrics, chance=chance, tips=False), bases
         ):
             text, marks = text.reset_index(drop=True), marks.reset_index(drop=True)
-            tail = (
-                r"mean $\pm$ std over seeds; bold: best in its scenario, its interval clear of the next best's; "
-                r"$\approx$: best but within noise"
-            )
-            out.append(
-                _latex_table(
-                    title + ("" if family in ("headline", "chosen") else f" ({family})"),
-                    (dataset, base, family),
-                    text,
-                    marks,
-                    tail,
-                )
-            )
+            name = title + ("" if family in ("headline", "chosen") else f" ({family})")
+            out.append(_latex_table(name, (dataset, base, family), text, marks, _LATEX_CAPTION))
     return "\n".join(out)
 
 
+#: the end of every LaTeX table's caption
+_LATEX_CAPTION = (
+    r"mean $\pm$ std over seeds; bold: best in its scenario, its interval clear of the next best's; "
+    r"$\approx$: best but within noise"
+)
+#: how a Markdown cell shows its mark
+_MARKDOWN_MARKS = {BEST: "**{}**", WITHIN_NOISE: "{} ≈", "chance": "_{}_"}
+
+
 def _marked(v: str, mark: str) -> str:
-    return (
-        f"**{v}**"
-        if mark == BEST
-        else f"{v} ≈"
-        if mark == WITHIN_NOISE
-        else f"_{v}_"
-        if mark == "chance"
-        else v
-    )
+    return _MARKDOWN_MARKS.get(mark, "{}").format(v)
 
 
 def leaderboard_markdown(table: pd.DataFrame, chance: pd.DataFrame | None = None) -> str:

@@ -1,16 +1,12 @@
 """Leaderboard tables as text: CSV (numbers), HTML (``mean ± std`` per cell), and the cells of the
 Markdown and LaTeX tables (:mod:`clad.report.table_formats`).
 
-Input is :func:`clad.report.leaderboard.leaderboard`; one table is made per dataset and base metric
-(rows: scenario, strategy, detector, in the order the spec gives them; runs that are one computation
-shown once, see :func:`clad.report.aggregate.merge_shared`), and the best mean of each column is
-marked within each scenario only when its interval is clear of the next best one's (see
-:func:`clad.report.leaderboard.best_status`). Cells show ``mean ± std``; the interval (a 95 %
-Student-t interval of the mean over seeds, cut to the metric's range) is in the CSV and in each HTML cell's
-tooltip, and with fewer than 3 seeds the tooltip gives the values instead. Column headers are the
-metrics' declared labels (:data:`clad.metrics.REGISTRY`); the cost columns
-(:data:`clad.report.cost.COST`) are a table of their own. A metric undefined for every row (e.g.
-``unlearned_average`` when every test concept is learned) is left out of the text tables.
+Input is :func:`clad.report.leaderboard.leaderboard`; one table per dataset and base metric, rows in
+the spec's order, the best mean marked as :func:`clad.report.leaderboard.best_status` decides, the
+interval in the CSV and each HTML cell's tooltip (what a cell says: ``docs/guides/statistics.md``).
+Headers are the metrics' declared labels; the cost columns (:data:`clad.report.cost.COST`) are a
+table of their own. A metric undefined for every row (e.g. ``unlearned_average`` when every test
+concept is learned) is left out of the text tables.
 """
 
 from __future__ import annotations
@@ -196,10 +192,9 @@ def _first_seen_positions(
 ) -> list[int]:
     """The positions ``rows`` sorted by ``keys`` (``columns`` holds each key's values, one per
     position), each key in the order its values first appear among ``rows``; a stable sort."""
-    rank: dict[str, dict] = {k: {} for k in keys}
-    for k in keys:
-        for i in rows:
-            rank[k].setdefault(columns[k][i], len(rank[k]))
+    rank = {
+        k: {v: n for n, v in enumerate(dict.fromkeys(columns[k][i] for i in rows))} for k in keys
+    }
     return sorted(rows, key=lambda i: tuple(rank[k][columns[k][i]] for k in keys))
 
 
@@ -324,7 +319,7 @@ def _row_tips(columns, pos: int, c, used, means, st, intervals_of) -> list[str]:
         interval_text(v, n[pos], low[pos], high[pos], None if values is None else values[pos])
         + computations
         + _relative_tip(v, None if c is None else c.get(f"{m}_mean"))
-        + _status_tip(mark)
+        + STATUS_TIPS.get(mark, "")
         for m, v, mark, (n, low, high, values) in zip(used, means, st, intervals_of)
     ]
 
@@ -347,17 +342,13 @@ def _relative_tip(mean, chance) -> str:
     return f"; {float(mean) - float(chance):+.3f} relative to chance ({float(chance):.3f})"
 
 
-def _status_tip(status: str) -> str:
-    if status == BEST:
-        return "; best in its scenario, its interval clear of the next best's"
-    if status == WITHIN_NOISE:
-        return "; the best mean in its scenario, but within noise of the next best (intervals overlap or too few seeds)"
-    if status == NO_NOISE_ESTIMATE:
-        return (
-            "; the best mean in its scenario, but it or the next best is one computation over its seeds "
-            "(fewer than two independent values): no noise can be estimated, so nothing is claimed"
-        )
-    return ""
+#: what a cell's tooltip says of its mark
+STATUS_TIPS = {
+    BEST: "; best in its scenario, its interval clear of the next best's",
+    WITHIN_NOISE: "; the best mean in its scenario, but within noise of the next best (intervals overlap or too few seeds)",
+    NO_NOISE_ESTIMATE: "; the best mean in its scenario, but it or the next best is one computation over its seeds "
+    "(fewer than two independent values): no noise can be estimated, so nothing is claimed",
+}
 
 
 def cost_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame]]:
@@ -486,12 +477,11 @@ def leaderboard_html(table: pd.DataFrame, chance: pd.DataFrame | None = None) ->
 
 def cost_html(table: pd.DataFrame) -> str | None:
     """HTML: the cost table of each dataset (None when no run recorded a cost)."""
-    out = []
-    for dataset, text, tips in cost_sections(table):
-        out.append(
-            f"<h3>{html.escape(dataset)}</h3>"
-            + frame_html(text, tips=tips, classes="table leaderboard")
-        )
+    out = [
+        f"<h3>{html.escape(dataset)}</h3>"
+        + frame_html(text, tips=tips, classes="table leaderboard")
+        for dataset, text, tips in cost_sections(table)
+    ]
     return "\n".join(out) if out else None
 
 

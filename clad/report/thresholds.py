@@ -44,10 +44,9 @@ def policies(runs: Sequence[RunResult]) -> list[str]:
 
 
 def _nanmean(values) -> float:
-    values = np.asarray(values, dtype=np.float64)
-    return (
-        float(np.mean(values[np.isfinite(values)])) if np.isfinite(values).any() else float("nan")
-    )
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    return float(np.mean(finite)) if finite.size else float("nan")
 
 
 def _drifts(r: RunResult) -> tuple[float, float, float, list[float]] | None:

@@ -61,11 +61,8 @@ def tuning_table(results: Sequence[RunResult]) -> pd.DataFrame:
         if not rec or rec.get("chosen") is None:
             continue
         cands = rec.get("candidates", [])
-        defined = [
-            i
-            for i, c in enumerate(cands)
-            if c.get("score") is not None and not math.isnan(c["score"])
-        ]
+        scores = [c.get("score") for c in cands]
+        defined = [i for i, s in enumerate(scores) if s is not None and not math.isnan(s)]
         best = cands[rec["chosen"]]
         sign = 1.0 if rec.get("higher_is_better", True) else -1.0  # margins in the better direction
         runner_up = max(

@@ -102,9 +102,7 @@ def posthoc_sentence(
         )
     else:
         named = (
-            "No pair differs by the Nemenyi test: the omnibus test says the "
-            + kind
-            + " differ, not which "
+            f"No pair differs by the Nemenyi test: the omnibus test says the {kind} differ, not which "
             "(it can detect a difference that no single pair shows)."
         )
     wh = [(a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["wilcoxon_holm"]) if d == DIFFER]
