@@ -48,12 +48,14 @@ themselves when this process is killed (SIGKILL)."""
 
 def command(args) -> int:
     """Run the spec ``args.spec`` into ``args.out`` (or list its grid); the exit status."""
+    if (args.jobs or 1) > 1 and not args.dry_run and args.dask is None:
+        from ..engine.forkserver import prestart_workers, spec_detectors
+
+        # started before anything heavy is imported: the server's imports (the grid's detector
+        # modules among them) overlap with this process's own and with checking the spec
+        prestart_workers(spec_detectors(args.spec))
     from ..engine.spec import load_spec
 
-    if (args.jobs or 1) > 1 and not args.dry_run and args.dask is None:
-        from ..engine.forkserver import prestart_workers
-
-        prestart_workers()  # its imports overlap with reading and checking the spec
     spec = load_spec(args.spec)
     if args.dry_run or args.out is None:
         for msg in spec.skipped:

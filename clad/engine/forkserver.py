@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-__all__ = ["mp_context", "prestart_workers"]
+__all__ = ["mp_context", "prestart_workers", "spec_detectors"]
 
 #: what the forkserver imports once, before it forks any worker: clad's run machinery (with the step
 #: cache's groups and the dataset loaders, which a worker's first run imports otherwise) and PyOD's base
@@ -67,3 +67,32 @@ def prestart_workers(detectors: Sequence[str] = ()) -> None:
         else:
             os.environ[_DETECTORS_VARIABLE] = before
         ctx.set_forkserver_preload(list(_PRELOAD))
+
+
+def spec_detectors(path) -> list[str]:
+    """The detector names a spec file lists (``detectors = ["hbos", {name = ...}]``), read without
+    checking anything (the spec is checked later), so that the server can import their modules while
+    the spec is checked; nothing when the file cannot be read.
+
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = os.path.join(d, "s.toml")
+    ...     _ = open(f, "w").write('detectors = ["lof", {name = "iforest"}, 3]')
+    ...     spec_detectors(f), spec_detectors(os.path.join(d, "missing.toml"))
+    (['lof', 'iforest'], [])
+    """
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as f:
+            listed = tomllib.load(f).get("detectors", [])
+    except (OSError, ValueError, TypeError):
+        return []
+    names = (
+        [d.get("name") if isinstance(d, dict) else d for d in listed]
+        if isinstance(listed, list)
+        else []
+    )
+    return [n for n in names if isinstance(n, str)]
