@@ -11,14 +11,9 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "scenarios" / "quickstart.toml"
 
-# tests/plugins.py is importable as `plugins` (specs and `clad check` name it by import path), and a
-# test module's fixtures by its name from any folder (tests/<package>/ mirrors clad/<package>/)
+# tests/plugins.py is importable as `plugins` (specs and `clad check` name it by import path), and
+# the modules that tests of several folders share (`runner_helpers`, `data_helpers`, ...) by their names
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path[1:1] = sorted(
-    str(d)
-    for d in Path(__file__).resolve().parent.iterdir()
-    if d.is_dir() and d.name != "data" and not d.name.startswith((".", "_"))
-)
 
 # one fixed, derandomised profile: property tests give the same examples on every run and stay fast
 settings.register_profile(

@@ -16,49 +16,7 @@ from clad.errors import CladValueError  # noqa: E402
 from clad.scenarios import ConceptAgnostic, ConceptIncremental  # noqa: E402
 from clad.strategies import EWC, STRATEGIES, FineTune, LwF, make_strategy  # noqa: E402
 
-
-def subspace_stream(n_concepts=3, k=2, n_train=300, n_test=200, offset=1.0, seed=0):
-    """Concept c: normal rows on its own k-dim subspace of R^d (d = k*n_concepts + 2); its
-    anomalies are normal-looking rows pushed by ``offset`` into the 2 dimensions no concept uses.
-    A network that still reconstructs concept c's subspace ranks them perfectly; one fine-tuned
-    on another subspace sees concept c's normal rows as off-subspace too, so it forgets."""
-    rng = np.random.default_rng(seed)
-    d = k * n_concepts + 2
-    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    comp = Q[:, n_concepts * k :]
-    train, test = [], []
-    for c in range(n_concepts):
-        B = Q[:, c * k : (c + 1) * k]
-
-        def normal(n):
-            return 2 * rng.normal(size=(n, k)) @ B.T + 0.05 * rng.normal(size=(n, d))
-
-        half = n_test // 2
-        dirs = rng.normal(size=(n_test - half, 2))
-        dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-        anomalies = normal(n_test - half) + offset * dirs @ comp.T
-        train.append(Concept(f"S{c}", normal(n_train)))
-        test.append(
-            Concept(
-                f"S{c}",
-                np.vstack([normal(half), anomalies]),
-                np.r_[np.zeros(half), np.ones(n_test - half)],
-            )
-        )
-    return ConceptDataset(train, test, name="subspaces")
-
-
-def ae(**kw):
-    params = dict(
-        hidden_sizes=(16, 6),
-        epochs=30,
-        batch_size=32,
-        learning_rate=3e-3,
-        random_state=0,
-        num_threads=1,
-    )
-    params.update(kw)
-    return AutoEncoder(**params)
+from torch_helpers import ae, subspace_stream  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ from clad.errors import CladValueError
 from clad.scenarios import ConceptAgnostic
 from clad.strategies import Cumulative, Naive
 
+from data_helpers import contaminated_dataset
+
 
 class RowLog:
     """A detector that records the training concepts of the rows it was fitted on (column 0 holds
@@ -152,21 +154,6 @@ def test_anytime_options_exclusive():
             ConceptAgnostic(anytime_every=2, anytime_per_concept=2),
             Naive(RowLog()),
         )
-
-
-def contaminated_dataset():
-    from clad.datasets.build import ConceptRows, make_dataset
-
-    rng = np.random.default_rng(1)
-    X = np.r_[rng.normal(size=(300, 3)), rng.normal(4.0, 1.0, size=(60, 3))]
-    y = np.r_[np.zeros(300, int), np.ones(60, int)]
-    groups = [
-        ConceptRows(
-            f"g{k}", np.arange(100 * k, 100 * k + 100), np.arange(300 + 20 * k, 320 + 20 * k)
-        )
-        for k in range(3)
-    ]
-    return make_dataset(X, y, groups, test_size=0.3, contamination=0.1, random_state=0)
 
 
 @pytest.mark.slow

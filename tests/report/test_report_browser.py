@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import warnings
 from pathlib import Path
 
@@ -24,16 +23,9 @@ import pytest
 import clad
 from clad.report import StatisticsWarning, make_report
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
+from browser_helpers import browser, needs_browser  # noqa: F401
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="needs Chromium and its driver (Debian: apt-get install chromium chromium-driver)",
-    ),
-]
+pytestmark = [pytest.mark.slow, needs_browser]
 
 LONG = "detector_with_a_long_name_to_check_that_nothing_overflows_x1"  # 60 characters
 
@@ -87,35 +79,6 @@ def quickstart_report(quickstart, tmp_path_factory):
             load_spec_record(quickstart.out),
             spec_text=load_spec_text(quickstart.out),
         )
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    webdriver = pytest.importorskip(
-        "selenium.webdriver", reason="needs selenium (pip install 'clad[test]')"
-    )
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(
-        options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER)
-    )
-    yield driver
-    driver.quit()
 
 
 _IMAGES = """

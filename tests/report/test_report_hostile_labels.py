@@ -7,7 +7,6 @@ no injected script run, every link resolving."""
 from __future__ import annotations
 
 import re
-import shutil
 import warnings
 from pathlib import Path
 from urllib.parse import unquote
@@ -22,6 +21,8 @@ from clad.report.charts import curves_chart, forgetting_chart
 from clad.report.charts_heatmap import heatmap_chart
 from clad.report.cost import cost_chart
 from clad.results import RunResult
+
+from browser_helpers import browser, needs_browser, page_figures  # noqa: F401
 
 #: names an adversarial user might give a data set, detector, strategy or concept
 HOSTILE = (
@@ -193,56 +194,9 @@ def test_labels_reach_figures_as_data_only(tmp_path):
 
 # -- in a real browser -----------------------------------------------------------------------------
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--window-size=1280,1000",
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(
-        options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER)
-    )
-    yield driver
-    driver.quit()
-
-
-_STATE = "return Array.from(document.querySelectorAll('div.chart[data-chart]')).map(e => [e.getAttribute('data-id'), e.className, e.textContent.slice(0, 200)])"
-
-
-def page_figures(browser, path: Path) -> list:
-    """Open ``path``, draw every figure at once and return ``(id, class, text)`` of each; the
-    console's errors are read by the caller."""
-    import time
-
-    browser.get(path.resolve().as_uri())
-    browser.execute_script("if (window.cladDrawAllCharts) { window.cladDrawAllCharts(); }")
-    for _ in range(300):
-        state = browser.execute_script(_STATE)
-        if all("drawn" in c or "failed" in c for _, c, _ in state):
-            return state
-        time.sleep(0.1)
-    return state
-
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    CHROMIUM is None or CHROMEDRIVER is None, reason="needs Chromium and its driver"
-)
+@needs_browser
 def test_hostile_names_give_distinct_pages_and_every_figure_drawn(browser, tmp_path):
     datasets = ("if", "set a", "set/a", "../x", "x" * 10_000, "a\u2028b", "</script><b>x</b>")
     runs = _runs(
@@ -332,9 +286,7 @@ def _hostile_spec(folder: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    CHROMIUM is None or CHROMEDRIVER is None, reason="needs Chromium and its driver"
-)
+@needs_browser
 def test_a_grid_of_hostile_names_run_and_reported_end_to_end(browser, tmp_path):
     from clad.cli import main
 
@@ -367,9 +319,7 @@ def test_a_grid_of_hostile_names_run_and_reported_end_to_end(browser, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    CHROMIUM is None or CHROMEDRIVER is None, reason="needs Chromium and its driver"
-)
+@needs_browser
 def test_every_learning_curve_names_its_lines_in_a_legend(browser, tmp_path):
     """The curves' ± std bands share the lines' colours: one legend names every configuration (a
     band whose colour had no legend once hid the lines' legend as well)."""

@@ -13,7 +13,7 @@ from clad.metrics import learned_at, summarize
 from clad.report import make_report
 from clad.results import RunResult
 
-from test_report_hostile_labels import CHROMEDRIVER, CHROMIUM, browser, page_figures  # noqa: F401
+from browser_helpers import browser, needs_browser, page_figures  # noqa: F401
 
 #: a block page's height (px, 1,400-px window), every figure open (tests/report/test_report_browser.py)
 BLOCK_PAGE_HEIGHT = 15_000
@@ -78,9 +78,7 @@ def smap_shaped_runs():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    CHROMIUM is None or CHROMEDRIVER is None, reason="needs Chromium and its driver"
-)
+@needs_browser
 def test_a_smap_shaped_block_page_holds_its_budget_with_every_figure_open(browser, tmp_path):  # noqa: F811
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
