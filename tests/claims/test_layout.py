@@ -271,3 +271,20 @@ def test_defaults_have_one_home():
                 if found:
                     offenders.append(f"{path.relative_to(ROOT)}:{d.lineno} {sorted(found)}")
     assert offenders == []
+
+
+def test_no_test_module_imports_another():
+    """What tests of several folders share lives in a helper module at tests/ (CONTRIBUTING)."""
+    tests = Path(__file__).resolve().parents[1]
+    found = []
+    for path in sorted(tests.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            found += [f"{path.relative_to(tests)}: {n}" for n in names if n.startswith("test_")]
+    assert found == []
