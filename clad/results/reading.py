@@ -223,9 +223,10 @@ class StoreReader:
             if r in want
         }
 
-    def count(self) -> int:
-        """How many runs are recorded."""
-        return int(self._con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+    def count(self, status: str | None = None) -> int:
+        """How many runs are recorded (with ``status``: how many have it, e.g. ``"ok"``)."""
+        where, args = ("", ()) if status is None else (" WHERE status = ?", (status,))
+        return int(self._con.execute("SELECT COUNT(*) FROM runs" + where, args).fetchone()[0])
 
     def load_results(
         self,
