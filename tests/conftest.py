@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "scenarios" / "quickstart.toml"
 
-# tests/plugins.py is importable as `plugins` (specs and `clad check` name it by import path), and
-# the modules that tests of several folders share (`runner_helpers`, `data_helpers`, ...) by their names
+# tests/plugins.py (and the other *_plugins modules) are importable as `plugins` (specs and `clad check`
+# name them by import path); the helper modules are imported as `tests.<name>` (tests/claims/test_layout.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # one fixed, derandomised profile: property tests give the same examples on every run and stay fast

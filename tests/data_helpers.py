@@ -1,6 +1,6 @@
 """What tests of several packages share about data: the shared real data sets (``SHARED``: the
-folder ``../shared/datasets`` beside the repository, else ``$CLAD_DATA``), a skip mark for the NASA
-SMAP copy, a hand-made telemanom folder (the ``mini`` fixture) and a small data set with
+folder ``../shared/datasets`` beside the repository, else ``$CLAD_DATA``) and skip marks for tests
+that read them (``needs``), a hand-made telemanom folder (the ``mini`` fixture) and a small data set with
 contaminated training concepts."""
 
 import os
@@ -11,22 +11,26 @@ import pytest
 
 
 def shared_data() -> Path:
-    """<repo root>/../shared/datasets, else $CLAD_DATA, else /work/shared/datasets."""
-    for cand in (
-        Path(__file__).resolve().parents[1].parent / "shared" / "datasets",
-        Path(os.environ.get("CLAD_DATA", "/nonexistent")),
-        Path("/work/shared/datasets"),
-    ):
-        if (cand / "nasa-smap" / "labeled_anomalies.csv").is_file():
-            return cand
-    return Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+    """<repo root>/../shared/datasets, else $CLAD_DATA where that holds the data sets."""
+    beside = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+    env = os.environ.get("CLAD_DATA")
+    return Path(env) if not beside.is_dir() and env and Path(env).is_dir() else beside
 
 
 SHARED = shared_data()
-needs_smap = pytest.mark.skipif(
-    not (SHARED / "nasa-smap").is_dir(),
-    reason=f"NASA SMAP copy not found at {SHARED}/nasa-smap (nor via CLAD_DATA)",
-)
+
+
+def needs(part: str = "") -> pytest.MarkDecorator:
+    """A skip mark for tests that read ``SHARED / part`` (the whole shared folder by default)."""
+    where = SHARED / part
+    return pytest.mark.skipif(
+        not where.is_dir(),
+        reason=f"real data not found at {where} (<repo root>/../shared/datasets, else $CLAD_DATA)",
+    )
+
+
+needs_data = needs()
+needs_smap = needs("nasa-smap")
 
 
 def channel(cid: int, n: int, d: int = 3) -> np.ndarray:

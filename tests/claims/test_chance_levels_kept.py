@@ -11,7 +11,7 @@ from clad.engine.benchmark import run_spec
 from clad.metrics import ranges
 from clad.protocol.validity import check_matrix, on_scale
 
-from runner_helpers import small_spec, synthetic
+from tests.runner_helpers import small_spec, synthetic
 
 RANGE_Y = np.array([0] * 20 + [1] * 5 + [0] * 30 + [1] * 3 + [0] * 22)
 

@@ -7,7 +7,7 @@ import pytest
 from clad.cli import main, terminal_safe
 from clad.errors import CladValueError
 
-from runner_helpers import run_main, small_spec, write_spec
+from tests.runner_helpers import run_main, small_spec, write_spec
 
 FAKE = "\x1b[2J\x1b[H0 failed: all runs passed\x9b1m"
 

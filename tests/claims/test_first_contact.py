@@ -14,7 +14,7 @@ from clad.engine.benchmark import run_spec
 from clad.engine.spec import parse_spec
 from clad.errors import DataError, SpecError
 
-from runner_helpers import run_main, small_spec, synthetic, write_spec
+from tests.runner_helpers import run_main, small_spec, synthetic, write_spec
 
 
 @pytest.mark.parametrize(

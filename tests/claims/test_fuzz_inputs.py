@@ -11,7 +11,7 @@ import pytest
 from clad.errors import CladError
 from clad.results.store import DestinationError
 
-from fuzzing import MAY_BE_VALID, cases, feature_cases, reliability_cases, surface_cases
+from tests.fuzzing import MAY_BE_VALID, cases, feature_cases, reliability_cases, surface_cases
 
 #: what a bad input may end in: a clad error, or a destination that cannot be written (exit 111)
 CLEAR = (CladError, DestinationError)

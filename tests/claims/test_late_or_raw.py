@@ -10,7 +10,7 @@ from clad.engine.benchmark import run_spec
 from clad.engine.spec import load_spec, parse_spec
 from clad.errors import CladError, CladTypeError, SpecError
 
-from runner_helpers import run_main, small_spec, synthetic, write_spec
+from tests.runner_helpers import run_main, small_spec, synthetic, write_spec
 
 TORCH = {"name": "autoencoder", "epochs": 1}
 

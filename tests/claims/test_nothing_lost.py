@@ -12,7 +12,7 @@ from clad.engine.folder import FolderInUse, FolderLock
 from clad.errors import DataError
 from clad.results.store import ResultStore
 
-from runner_helpers import run_main, small_spec, write_spec
+from tests.runner_helpers import run_main, small_spec, write_spec
 
 
 def _digest(path) -> str:

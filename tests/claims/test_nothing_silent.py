@@ -12,7 +12,7 @@ from clad.engine.benchmark import run_spec
 from clad.engine.verify import reference_path
 from clad.errors import DetectorError
 
-from runner_helpers import edit_reference, small_spec, spec_toml, synthetic
+from tests.runner_helpers import edit_reference, small_spec, spec_toml, synthetic
 
 
 @pytest.mark.parametrize(

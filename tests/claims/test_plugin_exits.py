@@ -13,7 +13,7 @@ from clad.detectors import DETECTORS
 from clad.errors import CladValueError
 from clad.registry import Registry
 
-from runner_helpers import run_clad, small_spec, synthetic, write_spec
+from tests.runner_helpers import run_clad, small_spec, synthetic, write_spec
 
 #: the longest a grid of 4 tiny runs may take before the test calls it a hang (seconds)
 HANG = 180

@@ -10,7 +10,7 @@ import pytest
 from clad.cli import main
 from clad.engine.benchmark import run_spec
 
-from runner_helpers import small_spec, synthetic
+from tests.runner_helpers import small_spec, synthetic
 
 
 @pytest.mark.parametrize(

@@ -3,19 +3,15 @@ and the windowed Gaussian detector's scoreboard rows from the raw series."""
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from clad.metrics.base import get_base_metric
 from clad.metrics.nab import label_windows, nab_normalized, nab_raw
+from tests.data_helpers import SHARED, needs
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-needs_data = pytest.mark.skipif(
-    not (SHARED / "nab").is_dir(),
-    reason=f"NAB not found at {SHARED / 'nab'} (<repo root>/../shared/datasets)",
-)
+needs_data = needs("nab")
 
 # one window of 100 rows, [1000, 1099], in 2,000 rows: the probationary period is floor(0.15 * 2000) = 300 rows
 N, LO, HI = 2000, 1000, 1099

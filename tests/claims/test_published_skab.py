@@ -9,12 +9,9 @@ import pytest
 
 from clad.datasets.ordered import ordered_split
 from clad.errors import DataError
+from tests.data_helpers import SHARED, needs
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-needs_data = pytest.mark.skipif(
-    not (SHARED / "skab").is_dir(),
-    reason=f"SKAB not found at {SHARED / 'skab'} (<repo root>/../shared/datasets)",
-)
+needs_data = needs("skab")
 
 
 # -- the ordered split -------------------------------------------------------------------------
@@ -343,7 +340,7 @@ def test_a_run_records_the_ordered_split_and_pools_its_counts():
 
 def test_spec_postprocess_wraps_every_detector_and_is_recorded():
     from clad.engine.spec import parse_spec
-    from runner_helpers import small_spec
+    from tests.runner_helpers import small_spec
 
     spec = parse_spec(
         small_spec(
@@ -375,7 +372,7 @@ def test_spec_postprocess_wraps_every_detector_and_is_recorded():
 def test_spec_postprocess_refuses_bad_values_at_spec_time(value, words):
     from clad.engine.spec import parse_spec
     from clad.errors import CladError
-    from runner_helpers import small_spec
+    from tests.runner_helpers import small_spec
 
     with pytest.raises(CladError, match=words):
         parse_spec(small_spec(postprocess=value))
@@ -456,7 +453,7 @@ def test_a_run_with_counts_records_its_pooled_scores():
 def test_detector_declarations_are_checked_when_the_spec_is_read(det, words):
     from clad.engine.spec import parse_spec
     from clad.errors import CladError
-    from runner_helpers import small_spec
+    from tests.runner_helpers import small_spec
 
     with pytest.raises(CladError, match=words):
         parse_spec(small_spec(detectors=[det]))

@@ -10,13 +10,9 @@ from clad.cli import main
 from clad.datasets.cards import tomllib
 from clad.datasets import DATASETS, card_names, load_card
 from clad.engine.spec import load_spec
+from tests.data_helpers import SHARED, needs_data
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "datasets"
-needs_data = pytest.mark.skipif(
-    not SHARED.is_dir(),
-    reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)",
-)
 SPECS = [
     "pyclad_nsl_kdd",
     "nsl_kdd_families",

@@ -1,7 +1,6 @@
 """Bad data gets a clear clad error: checksum mismatch, missing file, bad tables, mismatched files."""
 
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,12 +9,8 @@ import pytest
 from clad.datasets import load_adbench, load_npz_files, load_table, locate, sha256_of
 from clad.datasets.cards import find_file
 from clad.errors import CladTypeError, DataError
+from tests.data_helpers import SHARED, needs_data
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-needs_data = pytest.mark.skipif(
-    not SHARED.is_dir(),
-    reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)",
-)
 WBC = "adbench-classical/42_WBC.npz"
 
 

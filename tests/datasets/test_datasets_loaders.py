@@ -1,7 +1,5 @@
 """Each loader on the real files in ../shared/datasets: the shapes and label counts of its README."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,12 +16,7 @@ from clad.datasets import (
 )
 from clad.datasets.adbench import read_npz_xy
 from clad.datasets.mvtec import CATEGORIES
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-needs_data = pytest.mark.skipif(
-    not SHARED.is_dir(),
-    reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)",
-)
+from tests.data_helpers import SHARED, needs_data
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,5 @@
 """pyCLAD's NSL-KDD concept file through clad's concept-aware scenario, and its pickle opt-in."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from sklearn.ensemble import IsolationForest
@@ -10,12 +8,9 @@ import clad
 from clad.datasets import convert_pyclad, load_clad_npz, load_pyclad
 from clad.engine.spec import parse_spec
 from clad.errors import DataError
+from tests.data_helpers import SHARED, needs_data
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-pytestmark = pytest.mark.skipif(
-    not SHARED.is_dir(),
-    reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)",
-)
+pytestmark = needs_data
 NAMES = tuple(f"Cluster_{i}" for i in range(5))
 
 

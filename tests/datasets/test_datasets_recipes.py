@@ -1,7 +1,5 @@
 """Concept recipes on real data (ADBench shuttle), the split and the concept order."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -9,12 +7,8 @@ from clad.datasets import load_adbench, make_dataset, make_groups
 from clad.datasets.adbench import read_npz_xy
 from clad.datasets.build import ConceptRows
 from clad.errors import CladValueError
+from tests.data_helpers import SHARED, needs_data
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-needs_data = pytest.mark.skipif(
-    not SHARED.is_dir(),
-    reason=f"real datasets not found at {SHARED} (<repo root>/../shared/datasets)",
-)
 CLUSTERING = ("cluster_random", "cluster_closest", "cluster_clustered")
 
 

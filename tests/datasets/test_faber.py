@@ -1,7 +1,6 @@
 """The published generator of Faber et al. (recipe ``faber2024``) step by step on a hand-checkable case,
 and on NSL-KDD with the published preprocessing."""
 
-import os
 import random
 from pathlib import Path
 
@@ -11,12 +10,10 @@ import pytest
 from clad.datasets import load_adbench, load_nsl_kdd
 from clad.datasets.faber import faber_concepts
 from clad.errors import CladValueError, DataError
+from tests.data_helpers import SHARED, needs
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CLAD_DATA") or REPO.parent / "shared" / "datasets")
-needs_data = pytest.mark.skipif(
-    not (DATA / "nsl-kdd").is_dir(), reason=f"real datasets not found at {DATA}"
-)
+needs_data = needs("nsl-kdd")
 
 # One feature. Normal rows: group A (7 rows around 0.4), group B (3 rows at 10), group C (5 rows at 20).
 # Anomalies: three groups of three, around 6, -6 and 30.
@@ -162,9 +159,7 @@ def test_bad_parameters_are_named():
         faber_concepts(X, np.r_[np.zeros(23, int), np.ones(1, int)], n_concepts=3)
 
 
-@pytest.mark.skipif(
-    not (DATA / "adbench-classical").is_dir(), reason=f"real datasets not found at {DATA}"
-)
+@needs("adbench-classical")
 def test_adbench_takes_the_recipe_and_refuses_split_parameters():
     ds = load_adbench(
         "6_cardio.npz",
@@ -172,18 +167,18 @@ def test_adbench_takes_the_recipe_and_refuses_split_parameters():
         n_concepts=3,
         size_per_concept=200,
         assignment="clustered_closest",
-        data_dir=str(DATA),
+        data_dir=str(SHARED),
     )
     assert [c.n_rows for c in ds.train] == [120, 120, 120]
     assert all(int((c.y == 0).sum()) == 80 and 1 <= c.n_anomalies <= 80 for c in ds.test)
     with pytest.raises(CladValueError, match="test_size=0.3"):
-        load_adbench("6_cardio.npz", recipe="faber2024", test_size=0.3, data_dir=str(DATA))
+        load_adbench("6_cardio.npz", recipe="faber2024", test_size=0.3, data_dir=str(SHARED))
 
 
 @pytest.mark.slow
 @needs_data
 def test_nsl_kdd_published_preprocessing_by_hand():
-    ds = load_nsl_kdd(concepts="protocol", preprocessing="faber2024", data_dir=str(DATA))
+    ds = load_nsl_kdd(concepts="protocol", preprocessing="faber2024", data_dir=str(SHARED))
     names = ds.metadata["feature_names"]
     assert names[:4] == [
         "duration",
@@ -197,7 +192,7 @@ def test_nsl_kdd_published_preprocessing_by_hand():
     for c in ds.train:
         assert set(np.unique(c.X[:, 1]).tolist()) == {{"icmp": 0.0, "tcp": 0.5, "udp": 1.0}[c.name]}
     with pytest.raises(CladValueError, match="encoding='ordinal'"):
-        load_nsl_kdd(preprocessing="faber2024", encoding="ordinal", data_dir=str(DATA))
+        load_nsl_kdd(preprocessing="faber2024", encoding="ordinal", data_dir=str(SHARED))
 
 
 @needs_data
@@ -209,7 +204,7 @@ def test_nsl_kdd_faber2024_concepts_have_the_pyclad_shape():
         n_concepts=5,
         size_per_concept=1000,
         assignment="random",
-        data_dir=str(DATA),
+        data_dir=str(SHARED),
         random_state=0,
     )
     shapes = [

@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 from clad.cli import main  # noqa: E402
 from clad.engine.spec import load_spec  # noqa: E402
 
-from data_helpers import SHARED, needs_smap  # noqa: E402
+from tests.data_helpers import SHARED, needs_smap  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBSYSTEMS = ["A", "B", "D", "E", "F", "G", "P", "R", "S", "T"]

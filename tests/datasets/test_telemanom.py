@@ -1,14 +1,12 @@
 """The telemanom loader: on a hand-made folder in the same layout, and on the shared SMAP copy."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from clad.datasets import DATASETS, load_card, load_dataset, load_telemanom
 from clad.errors import CladValueError, DataError
 
-from data_helpers import SHARED, mini, needs_smap  # noqa: F401
+from tests.data_helpers import SHARED, mini, needs_smap  # noqa: F401
 
 
 @pytest.fixture(autouse=True)

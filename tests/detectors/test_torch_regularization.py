@@ -16,7 +16,7 @@ from clad.errors import CladValueError  # noqa: E402
 from clad.scenarios import ConceptAgnostic, ConceptIncremental  # noqa: E402
 from clad.strategies import EWC, STRATEGIES, FineTune, LwF, make_strategy  # noqa: E402
 
-from torch_helpers import ae, subspace_stream  # noqa: E402
+from tests.torch_helpers import ae, subspace_stream  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from clad.scenarios import ConceptAgnostic, ConceptIncremental  # noqa: E402
 from clad.strategies import AGEM, DER, STRATEGIES, FineTune  # noqa: E402
 from clad.testing import check_strategy  # noqa: E402
 
-from torch_helpers import ae, subspace_stream  # noqa: E402
+from tests.torch_helpers import ae, subspace_stream  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ from clad.cli import main
 from clad.engine.benchmark import run_spec
 from clad.engine.spec import parse_spec
 from clad.errors import SpecError
+from tests.data_helpers import SHARED, needs_data
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/datasets")
+pytestmark = needs_data
 
 LOADERS = {
     "adbench": {"file": "6_cardio.npz", "recipe": "cluster_closest", "n_concepts": 3},
@@ -32,7 +32,7 @@ def _spec(dataset: dict, orders, seeds=(0,), strategies=("naive",), **top) -> di
         "seeds": list(seeds),
         "strategies": list(strategies),
         "orders": orders,
-        "datasets": [{**dataset, "data_dir": str(DATA)}],
+        "datasets": [{**dataset, "data_dir": str(SHARED)}],
         "scenarios": ["concept_incremental"],
         "detectors": [{"name": "iforest", "n_estimators": 10}],
         **top,

@@ -13,9 +13,9 @@ from clad.engine.identity import computation_keys, run_traits
 from clad.engine.spec import parse_spec
 
 from tests.runner_helpers import synthetic
+from tests.data_helpers import SHARED, needs_data
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "datasets"
 
 
 def _cfg(scenario, strategy, detector, seed=0, dataset=("synthetic", {"n_concepts": 2})):
@@ -122,7 +122,7 @@ def test_spec_key_share_is_checked():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/datasets")
+@needs_data
 def test_sharing_is_exact_on_the_pyclad_spec(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     raw = tomllib.loads((ROOT / "scenarios" / "pyclad_nsl_kdd.toml").read_text())

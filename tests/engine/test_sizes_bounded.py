@@ -14,7 +14,7 @@ from clad.errors import SpecError
 from clad.metrics import ranges, vus
 from clad.report.exact import friedman_test
 
-from runner_helpers import small_spec, synthetic
+from tests.runner_helpers import small_spec, synthetic
 
 
 def _peak_mb(fn, *args, **kwargs):

@@ -2,16 +2,14 @@
 `clad run` share: values that only one component validated at run time, strategy x detector
 pairs, paths that must stay inside their data folder, import paths of the kind they must name."""
 
-from pathlib import Path
-
 import pytest
 
 from clad.cli import main
 from clad.engine.spec import parse_spec
 from clad.errors import CladValueError, SpecError
 from tests.runner_helpers import small_spec, synthetic, write_spec
+from tests.data_helpers import SHARED
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 BASE = small_spec(
     datasets=[synthetic(n_concepts=3, n_features=2, n_train=30, n_test=20)],
     scenarios=["concept_agnostic"],

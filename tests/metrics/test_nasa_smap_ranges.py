@@ -12,7 +12,7 @@ import pytest
 from clad.cli import main
 from clad.engine.spec import load_spec
 
-from data_helpers import SHARED, needs_smap  # noqa: E402
+from tests.data_helpers import SHARED, needs_smap  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBSYSTEMS = ["A", "B", "D", "E", "F", "G", "P", "R", "S", "T"]

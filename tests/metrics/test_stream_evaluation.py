@@ -12,7 +12,7 @@ from clad.errors import CladValueError
 from clad.scenarios import ConceptAgnostic
 from clad.strategies import Cumulative, Naive
 
-from data_helpers import contaminated_dataset
+from tests.data_helpers import contaminated_dataset
 
 
 class RowLog:

@@ -1,7 +1,6 @@
 """Scenario validity: the four checks on hand-made matrices, and `clad validate` on real and built-to-fail specs."""
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +12,9 @@ from clad.protocol import Thresholds, auc_interval, check_matrix, single_task_ma
 from clad.protocol.single_task import single_task_dataset
 
 from tests.runner_helpers import write_spec
+from tests.data_helpers import SHARED, needs
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CLAD_DATA") or REPO.parent / "shared" / "datasets")
 
 
 def _verdicts(checks):
@@ -153,11 +152,9 @@ def test_validate_flags_a_noise_concept_and_a_repeated_concept(tmp_path, capsys)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not (DATA / "pyclad-nsl-kdd").is_dir(), reason=f"real datasets not found at {DATA}"
-)
+@needs("pyclad-nsl-kdd")
 def test_validate_pyclad_nsl_kdd_passes(monkeypatch, capsys):
-    monkeypatch.setenv("CLAD_DATA", str(DATA))
+    monkeypatch.setenv("CLAD_DATA", str(SHARED))
     code = main(["validate", str(REPO / "scenarios" / "pyclad_nsl_kdd.toml")])
     out = capsys.readouterr().out
     assert code == 0, out

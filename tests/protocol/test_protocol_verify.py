@@ -1,7 +1,6 @@
 """`clad verify`: references written, rerun and compared; a changed number fails and names its run."""
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -11,9 +10,9 @@ from clad.cli import main
 from clad.engine.verify import reference_path
 
 from tests.runner_helpers import edit_reference, spec_toml, synthetic
+from tests.data_helpers import SHARED, needs
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CLAD_DATA") or REPO.parent / "shared" / "datasets")
 
 TINY = dict(
     strategies=["naive", "cumulative"],
@@ -94,10 +93,10 @@ def test_no_reference_is_a_clear_error(tmp_path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (DATA / "nsl-kdd").is_dir(), reason=f"real datasets not found at {DATA}")
+@needs("nsl-kdd")
 def test_the_reference_suite_verifies(monkeypatch, capsys):
     monkeypatch.chdir(REPO)
-    monkeypatch.setenv("CLAD_DATA", str(DATA))
+    monkeypatch.setenv("CLAD_DATA", str(SHARED))
     code = main(["verify", "scenarios/suite"])
     out = capsys.readouterr().out
     assert code == 0, out

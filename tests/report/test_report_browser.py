@@ -23,7 +23,7 @@ import pytest
 import clad
 from clad.report import StatisticsWarning, make_report
 
-from browser_helpers import browser, needs_browser  # noqa: F401
+from tests.browser_helpers import browser, needs_browser  # noqa: F401
 
 pytestmark = [pytest.mark.slow, needs_browser]
 

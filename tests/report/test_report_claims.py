@@ -405,7 +405,7 @@ def test_reversed_scores_warning_agrees_with_its_numbers():
 
 # -- time series: the per-series mean ---------------------------------------------------------------
 
-from data_helpers import mini  # noqa: E402,F401  (the hand-made telemanom folder)
+from tests.data_helpers import mini  # noqa: E402,F401  (the hand-made telemanom folder)
 
 
 @pytest.mark.slow

@@ -23,7 +23,11 @@ from clad.report.exact import (
     median_interval,
     wilcoxon_test,
 )
-from stats_helpers import exact_friedman_p, friedman_p_by_enumeration, signed_rank_p_by_enumeration
+from tests.stats_helpers import (
+    exact_friedman_p,
+    friedman_p_by_enumeration,
+    signed_rank_p_by_enumeration,
+)
 
 
 def _ranks(scores) -> np.ndarray:

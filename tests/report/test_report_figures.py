@@ -302,7 +302,7 @@ def test_stream_figures_are_drawn_by_the_browser_with_titled_axes(tmp_path, monk
     from clad import run_experiment
     from clad.scenarios import ConceptAgnostic
     from clad.strategies import Naive
-    from data_helpers import contaminated_dataset
+    from tests.data_helpers import contaminated_dataset
 
     scenario = ConceptAgnostic(
         batch_size=25, prequential=True, prequential_window=3, anytime_per_concept=3

@@ -22,7 +22,7 @@ from clad.report.charts_heatmap import heatmap_chart
 from clad.report.cost import cost_chart
 from clad.results import RunResult
 
-from browser_helpers import browser, needs_browser, page_figures  # noqa: F401
+from tests.browser_helpers import browser, needs_browser, page_figures  # noqa: F401
 
 #: names an adversarial user might give a data set, detector, strategy or concept
 HOSTILE = (

@@ -13,7 +13,7 @@ from scipy import stats
 from clad.report import StatisticsWarning, compare, compare_methods, score_matrix
 from clad.report.exact import PERMUTATIONS
 from clad.results import RunResult
-from stats_helpers import exact_friedman_p
+from tests.stats_helpers import exact_friedman_p
 
 # blocks x methods, higher is better, no ties within a block
 TABLE = pd.DataFrame(

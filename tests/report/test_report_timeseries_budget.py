@@ -13,7 +13,7 @@ from clad.metrics import learned_at, summarize
 from clad.report import make_report
 from clad.results import RunResult
 
-from browser_helpers import browser, needs_browser, page_figures  # noqa: F401
+from tests.browser_helpers import browser, needs_browser, page_figures  # noqa: F401
 
 #: a block page's height (px, 1,400-px window), every figure open (tests/report/test_report_browser.py)
 BLOCK_PAGE_HEIGHT = 15_000

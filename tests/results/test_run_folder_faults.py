@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner_helpers import run_main, synthetic, write_spec
+from tests.runner_helpers import run_main, synthetic, write_spec
 
 
 def _damage(db, where: bytes) -> None:
@@ -64,7 +64,7 @@ def test_a_results_folder_deleted_under_a_running_grid_is_said_and_not_recreated
     import time
     from pathlib import Path
 
-    from runner_helpers import spec_toml
+    from tests.runner_helpers import spec_toml
 
     root = Path(__file__).resolve().parents[2]
     gate, out = tmp_path / "gate", tmp_path / "out"
