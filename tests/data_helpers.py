@@ -1,7 +1,7 @@
 """What tests of several packages share about data: the shared real data sets (``SHARED``: the
-folder ``../shared/datasets`` beside the repository, else ``$CLAD_DATA``) and skip marks for tests
-that read them (``needs``), a hand-made telemanom folder (the ``mini`` fixture) and a small data set with
-contaminated training concepts."""
+folder ``../shared/datasets`` beside the repository, else ``$CLAD_DATA``) and skip marks for the
+tests that read them (``needs``), a hand-made telemanom folder (the ``mini`` fixture) and a small
+data set with contaminated training concepts."""
 
 import os
 from pathlib import Path
